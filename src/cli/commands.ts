@@ -1,0 +1,133 @@
+/**
+ * The command table: names, options and help of every `nyl` command. Kept free of heavy
+ * imports so that `nyl --version` and `--help` start fast; handlers are loaded on demand.
+ */
+export interface OptionSpec {
+  name: string;
+  short?: string;
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  value?: string;
+  help: string;
+}
+
+export interface CommandSpec {
+  /** Words after `nyl`, e.g. ['state', 'init']. */
+  words: string[];
+  summary: string;
+  usage: string;
+  description: string;
+  options: OptionSpec[];
+  examples: string[];
+}
+
+const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment.' };
+const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
+const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: "Wait up to this long (such as 10m) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD." };
+const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
+const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
+
+export const COMMANDS: CommandSpec[] = [
+  {
+    words: ['state', 'init'],
+    summary: "Create an environment's state",
+    usage: 'nyl state init -e <env> [--fresh --reason <text>] [options] [PATH]',
+    description:
+      "Creates state.yaml on the environment's desired and observed refs. Running it again changes nothing. " +
+      'A missing local bare repository (an absolute path or file:// URL) is created with its parents. ' +
+      '--fresh starts over deliberately: every unit becomes a new incarnation and executes again at the next reconcile; ' +
+      'it is also the way to start over at a location whose state was deleted.',
+    options: [
+      ENV,
+      { name: 'fresh', type: 'boolean', help: 'Start over: every unit becomes a new incarnation. Needs --reason.' },
+      REASON,
+      WAIT,
+      AUTHOR,
+      OUTPUT,
+    ],
+    examples: ['nyl state init -e dev', 'nyl state init -e dev --fresh --reason "start over after restoring the cluster"'],
+  },
+  {
+    words: ['reconcile'],
+    summary: "Execute an environment's ready units in dependency order and record the results",
+    usage: 'nyl reconcile -e <env> [--unit <name> | --units <a>,<b>] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',
+    description:
+      "Takes the environment's lease, executes waves of ready units until nothing is ready, writes one transition commit per state ref it changes, " +
+      'and releases the lease in the same atomic push. A run that changes nothing writes no commit. ' +
+      'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
+    options: [
+      ENV,
+      { name: 'unit', type: 'string', multiple: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
+      { name: 'units', type: 'string', multiple: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
+      { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
+      { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
+      { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
+      REASON,
+      WAIT,
+      AUTHOR,
+      OUTPUT,
+    ],
+    examples: ['nyl reconcile -e dev', 'nyl reconcile -e dev --units database,migrate --concurrency 2', 'nyl reconcile -e dev --fail-fast -o json'],
+  },
+  {
+    words: ['status'],
+    summary: 'Show the units of an environment and what needs attention',
+    usage: 'nyl status -e <env> [-o table|json] [PATH]',
+    description:
+      'Lists each unit of the environment with its kind, state, receipt, last run and detail, then warnings with their fixes. ' +
+      'Exit codes follow reconcile: 0 everything current, 2 something waits (pending, blocked, held), 3 a unit failed, 4 a unit is uncertain, 1 an error.',
+    options: [ENV, OUTPUT],
+    examples: ['nyl status -e dev', 'nyl status -e dev -o json'],
+  },
+];
+
+export function findCommand(args: string[]): { spec: CommandSpec; rest: string[] } | undefined {
+  for (const spec of COMMANDS) {
+    if (spec.words.every((w, i) => args[i] === w)) return { spec, rest: args.slice(spec.words.length) };
+  }
+  return undefined;
+}
+
+export function commandHelp(spec: CommandSpec): string {
+  const lines = [`nyl ${spec.words.join(' ')}: ${spec.summary}`, '', `Usage: ${spec.usage}`, '', wrap(spec.description, 100), '', 'Options:'];
+  const rows = spec.options.map((o) => [`${o.short ? `-${o.short}, ` : '    '}--${o.name}${o.value ? ` ${o.value}` : ''}`, o.help] as const);
+  rows.push(['    --help', 'Show this help.']);
+  const width = Math.max(...rows.map((r) => r[0].length)) + 2;
+  for (const [left, right] of rows) lines.push(`  ${left.padEnd(width)}${right}`);
+  lines.push(`  ${'[PATH]'.padEnd(width)}The project directory or a path beneath it. Default: .`);
+  if (spec.examples.length > 0) lines.push('', 'Examples:', ...spec.examples.map((e) => `  ${e}`));
+  return `${lines.join('\n')}\n`;
+}
+
+export function mainHelp(version: string): string {
+  const width = Math.max(...COMMANDS.map((c) => c.words.join(' ').length)) + 2;
+  return [
+    `nyl ${version}: reconciles units into environments and keeps all orchestration state in Git`,
+    '',
+    'Usage: nyl <command> [options] [PATH]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.words.join(' ').padEnd(width)}${c.summary}`),
+    '',
+    'Global options:',
+    '  --help      Show help (also after a command: nyl status --help).',
+    '  --version   Print the version.',
+    '',
+    'Exit codes: 0 done or nothing to change, 1 error or refusal, 2 waiting (lease held, blocked, held),',
+    '3 a unit failed, 4 a unit is uncertain, the lease was lost, or the run was cancelled.',
+    '',
+  ].join('\n');
+}
+
+function wrap(text: string, width: number): string {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(line);
+  return out.join('\n');
+}

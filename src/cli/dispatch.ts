@@ -1,0 +1,183 @@
+/**
+ * Turns a parsed command into a request, runs its operation with a real Runtime, renders the
+ * report (text or exactly one JSON document) and returns the exit code.
+ */
+import { NodeProcessRunner } from '../exec/process';
+import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
+import { Git } from '../git/git';
+import { FORMAT_VERSION, REPORT_API_VERSION, type Report } from '../report/types';
+import { OffsetClock, parseDuration, SystemClock, type Clock } from '../util/clock';
+import { FaultPoints, type Runtime } from '../util/runtime';
+import type { CommandSpec } from './commands';
+import { exitCodeOf } from './exit-code';
+import { parseCommand, type ParsedCommand } from './main';
+import { renderDiagnostics, renderReconcile, renderStateOperation, renderStatus } from './render-text';
+import { installSignalHandlers } from './signals';
+
+type Output = 'text' | 'json';
+
+function clockFrom(env: NodeJS.ProcessEnv): Clock {
+  // NYL_TEST_NOW pins the start instant (ISO or epoch ms) for tests; time still advances.
+  const pinned = env.NYL_TEST_NOW;
+  if (pinned) {
+    const ms = /^\d+$/.test(pinned) ? Number(pinned) : Date.parse(pinned);
+    if (!Number.isNaN(ms)) return new OffsetClock(ms);
+  }
+  return new SystemClock();
+}
+
+export function createRuntime(env: NodeJS.ProcessEnv, cancel: AbortSignal): Runtime {
+  const runner = new NodeProcessRunner();
+  const clock = clockFrom(env);
+  return {
+    git: new Git(runner, env),
+    runner,
+    clock,
+    env,
+    cancel,
+    faults: new FaultPoints(env, clock),
+    log: (line) => process.stderr.write(`${line}\n`),
+  };
+}
+
+function stringOpt(p: ParsedCommand, name: string): string | undefined {
+  const v = p.values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function requireEnvironment(p: ParsedCommand): string {
+  const e = stringOpt(p, 'environment');
+  if (!e) throw new NylError(diagnostic('NYL-USAGE', 'error', `nyl ${p.spec.words.join(' ')} needs -e <environment>`, { fix: 'pass -e <environment>' }));
+  return e;
+}
+
+function waitMs(p: ParsedCommand): number | undefined {
+  const text = stringOpt(p, 'wait-lease');
+  if (text === undefined) return undefined;
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new NylError(diagnostic('NYL-USAGE', 'error', `--wait-lease ${text} is not a duration`, { fix: 'pass a duration such as 30s, 10m or 1h' }));
+  return ms;
+}
+
+function outputOf(p: ParsedCommand): Output {
+  const o = stringOpt(p, 'output') ?? 'text';
+  if (o === 'json') return 'json';
+  if (o === 'text' || o === 'table') return 'text';
+  throw new NylError(diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format`, { fix: 'pass -o text, -o table or -o json' }));
+}
+
+function common(p: ParsedCommand) {
+  const req: { path: string; environment: string; author?: string; reason?: string } = { path: p.path, environment: requireEnvironment(p) };
+  const author = stringOpt(p, 'author');
+  if (author !== undefined) req.author = author;
+  const reason = stringOpt(p, 'reason');
+  if (reason !== undefined) req.reason = reason;
+  return req;
+}
+
+async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const name = p.spec.words.join(' ');
+  switch (name) {
+    case 'state init': {
+      const { stateInit } = await import('../operations/state-init');
+      const w = waitMs(p);
+      return stateInit(rt, { ...common(p), fresh: p.values.fresh === true, ...(w !== undefined ? { waitMs: w } : {}) });
+    }
+    case 'status': {
+      const { status } = await import('../operations/status');
+      return status(rt, common(p));
+    }
+    case 'reconcile': {
+      const { reconcile } = await import('../operations/reconcile');
+      const w = waitMs(p);
+      const units = listOpt(p, 'unit', 'units');
+      const source = stringOpt(p, 'source');
+      return reconcile(rt, {
+        ...common(p),
+        failFast: p.values['fail-fast'] === true,
+        concurrency: positiveInt(p, 'concurrency', 4),
+        ...(units.length > 0 ? { units } : {}),
+        ...(source !== undefined ? { source } : {}),
+        ...(w !== undefined ? { waitMs: w } : {}),
+      });
+    }
+    default:
+      throw new Error(`no operation for ${name}`);
+  }
+}
+
+function render(report: Report): string {
+  switch (report.kind) {
+    case 'StatusReport':
+      return renderStatus(report);
+    case 'ReconcileReport':
+      return renderReconcile(report);
+    default:
+      return renderStateOperation(report);
+  }
+}
+
+function listOpt(p: ParsedCommand, ...names: string[]): string[] {
+  const out: string[] = [];
+  for (const n of names) {
+    const v = p.values[n];
+    const items = Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
+    for (const item of items) out.push(...item.split(',').map((s) => s.trim()).filter(Boolean));
+  }
+  return out;
+}
+
+function positiveInt(p: ParsedCommand, name: string, fallback: number): number {
+  const text = stringOpt(p, name);
+  if (text === undefined) return fallback;
+  if (!/^[1-9]\d*$/.test(text)) throw new NylError(diagnostic('NYL-USAGE', 'error', `--${name} ${text} is not a positive integer`, { fix: `pass --${name} <n> with n >= 1` }));
+  return Number(text);
+}
+
+function reportKindOf(spec: CommandSpec): string {
+  return spec.words[0] === 'status' ? 'StatusReport' : spec.words[0] === 'reconcile' ? 'ReconcileReport' : 'StateOperationReport';
+}
+
+export async function dispatch(spec: CommandSpec, rest: string[]): Promise<number> {
+  const command = spec.words.join(' ');
+  const signals = installSignalHandlers();
+  let output: Output = 'text';
+  let environment = '';
+  try {
+    const parsed = parseCommand(spec, rest);
+    output = outputOf(parsed);
+    environment = stringOpt(parsed, 'environment') ?? '';
+    const rt = createRuntime(process.env, signals.signal);
+    const report = await runOperation(rt, parsed);
+    const code = exitCodeOf(report, report.errors, command);
+    if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    else process.stdout.write(render(report));
+    return code;
+  } catch (error) {
+    const diagnostics: Diagnostic[] =
+      error instanceof NylError
+        ? error.diagnostics
+        : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
+    const details = error instanceof NylError ? (error.details ?? {}) : {};
+    if (output === 'json') {
+      const doc = {
+        apiVersion: REPORT_API_VERSION,
+        formatVersion: FORMAT_VERSION,
+        kind: reportKindOf(spec),
+        ...(spec.words[0] === 'status' ? {} : { operation: spec.words.join('-') }),
+        environment,
+        result: 'refused',
+        errors: diagnostics,
+        warnings: [],
+        notes: [],
+        details,
+      };
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    } else {
+      process.stderr.write(`${renderDiagnostics(diagnostics)}\n`);
+    }
+    return exitCodeOf(undefined, diagnostics, command);
+  } finally {
+    signals.dispose();
+  }
+}

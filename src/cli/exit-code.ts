@@ -1,0 +1,43 @@
+/**
+ * The one place that decides exit codes (spec: 4 > 3 > 1 > 2 > 0 when several apply).
+ */
+import { CATALOG, type ExitCategory } from '../errors/catalog';
+import type { Diagnostic } from '../errors/diagnostic';
+import type { Report } from '../report/types';
+
+const RANK: Record<number, number> = { 0: 0, 2: 1, 1: 2, 3: 3, 4: 4 };
+
+export function worst(codes: number[]): number {
+  return codes.reduce((a, b) => (RANK[b]! > RANK[a]! ? b : a), 0);
+}
+
+/** Commands that run units: a cancellation there is exit 4, elsewhere a refusal (exit 1). */
+const RUN_COMMANDS = new Set(['reconcile', 'teardown']);
+
+export function exitOfDiagnostic(d: Diagnostic, command: string): ExitCategory {
+  if (d.code === 'NYL-RUN-CANCELLED') return RUN_COMMANDS.has(command) ? 4 : 1;
+  return CATALOG[d.code].exit;
+}
+
+export function exitCodeOf(report: Report | undefined, errors: Diagnostic[], command: string): number {
+  const codes: number[] = errors.map((d) => exitOfDiagnostic(d, command));
+  if (report?.kind === 'StatusReport') {
+    for (const u of Object.values(report.units)) {
+      if (u.state === 'uncertain' || (u.state === 'held' && u.condition?.type === 'uncertain')) codes.push(4);
+      else if (u.state === 'failed') codes.push(3);
+      else if (u.state !== 'current') codes.push(2);
+    }
+  }
+  if (report?.kind === 'ReconcileReport') {
+    const counted = report.selected ? report.selected.filter((n) => report.units[n]) : Object.keys(report.units);
+    for (const n of counted) codes.push(exitOfResult(report.units[n]!.result));
+  }
+  return worst(codes);
+}
+
+function exitOfResult(result: string): number {
+  if (result === 'uncertain') return 4;
+  if (result === 'failed') return 3;
+  if (['blocked', 'held', 'awaiting-approval', 'drifted', 'pending-teardown', 'tearing-down'].includes(result)) return 2;
+  return 0;
+}

@@ -1,0 +1,106 @@
+/**
+ * Text rendering of reports and diagnostics, in the shapes the spec shows.
+ */
+import type { Diagnostic } from '../errors/diagnostic';
+import type { ReconcileReport, StateOperationReport, StatusReport } from '../report/types';
+
+export function renderDiagnostic(d: Diagnostic): string {
+  const units = d.units && d.units.length > 0 ? ` (${d.units.join(', ')})` : '';
+  const lines = [`${d.severity} ${d.code}${units}`];
+  for (const l of d.message.split('\n')) lines.push(`  ${l}`);
+  if (d.location) {
+    const where = [d.location.file, d.location.line, d.location.column].filter((x) => x !== undefined).join(':');
+    lines.push(`  at: ${where}${d.location.pointer !== undefined ? ` ${d.location.pointer || '/'}` : ''}`);
+  }
+  lines.push(`  fix: ${d.fix}`);
+  return lines.join('\n');
+}
+
+export function renderDiagnostics(list: Diagnostic[]): string {
+  return list.map(renderDiagnostic).join('\n\n');
+}
+
+export function renderTable(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function fields(pairs: [string, string | undefined][]): string[] {
+  const present = pairs.filter((p): p is [string, string] => p[1] !== undefined);
+  const width = Math.max(0, ...present.map(([k]) => k.length + 1));
+  return present.map(([k, v]) => `  ${`${k}:`.padEnd(width)} ${v}`);
+}
+
+export function renderStateOperation(r: StateOperationReport): string {
+  const out = [`${r.operation} ${r.environment}: ${r.result}`];
+  const loc = r.details.location as Record<string, string> | undefined;
+  if (loc) {
+    out.push(
+      ...fields([
+        ['repository', loc.repository],
+        ['publish', loc.publishURL],
+        ['local', loc.localPath !== loc.repository ? loc.localPath : undefined],
+        ['desired ref', loc.desiredRef],
+        ['observed ref', loc.observedRef],
+        ['state path', loc.path],
+        ['coordination prefix', loc.coordinationRefPrefix],
+      ]),
+    );
+  }
+  out.push(...fields([['desired', r.desired], ['observed', r.observed]]));
+  for (const [k, v] of Object.entries(r.details)) {
+    if (k === 'location' || v === undefined) continue;
+    out.push(`  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  }
+  return withDiagnostics(out.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
+}
+
+function withDiagnostics(body: string, diags: Diagnostic[]): string {
+  return diags.length > 0 ? `${body}\n\n${renderDiagnostics(diags)}\n` : `${body}\n`;
+}
+
+export function renderStatus(r: StatusReport): string {
+  const parts: string[] = [];
+  if (r.unitOrder.length === 0) parts.push(`${r.environment}: no units`);
+  else {
+    const rows = r.unitOrder.map((n) => {
+      const u = r.units[n]!;
+      const state = u.state === 'held' && u.condition?.type === 'uncertain' ? 'held (uncertain)' : u.state;
+      return [u.name, u.kind, state, u.receipt, u.lastRun ? `${u.lastRun.at} ${u.lastRun.result}` : '-', u.detail];
+    });
+    parts.push(renderTable(['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'], rows));
+    const info = fields([
+      ['source', r.source],
+      ['desired', r.desired],
+      ['observed', r.observed],
+      ['lease', r.lease ? `${r.lease.status}: ${r.lease.operation} run ${r.lease.run} of ${r.lease.holder.name} on ${r.lease.holder.host}, deadline ${r.lease.deadline}` : undefined],
+    ]);
+    parts.push(`\n${info.join('\n')}`);
+  }
+  return withDiagnostics(parts.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
+}
+
+export function renderReconcile(r: ReconcileReport): string {
+  const parts: string[] = [];
+  if (r.unitOrder.length === 0) parts.push(`${r.environment}: no units`);
+  else {
+    const rows = r.unitOrder.map((n) => {
+      const u = r.units[n]!;
+      return [n, u.kind, u.result, u.detail];
+    });
+    parts.push(renderTable(['UNIT', 'KIND', 'RESULT', 'DETAIL'], rows));
+  }
+  const info = fields([
+    ['run', r.run],
+    ['source', r.source ? `${r.source}${r.sourceOverride ? ' (override)' : ''}` : undefined],
+    ['desired', r.desired],
+    ['observed', r.observed],
+  ]);
+  parts.push(`\n${info.join('\n')}`);
+  return withDiagnostics(parts.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
+}

@@ -1,0 +1,301 @@
+/**
+ * The one registry of Nyl's error and warning codes.
+ *
+ * Every code the spec names lives here with the exit category it maps to and the fix shown to
+ * users. Operations raise codes with a message and parameters; only the CLI turns them into text,
+ * JSON and exit codes. Tests assert codes, never wording.
+ */
+
+/** Exit categories of the spec: 1 refusal/config, 2 waiting, 3 failed, 4 uncertain. */
+export type ExitCategory = 1 | 2 | 3 | 4;
+
+export interface FixParams {
+  env?: string;
+  unit?: string;
+  units?: string[];
+  [key: string]: unknown;
+}
+
+interface CodeSpec {
+  exit: ExitCategory;
+  /** What the code means, for docs and `nyl help codes`. */
+  summary: string;
+  fix: (p: FixParams) => string;
+}
+
+const e = (p: FixParams): string => p.env ?? '<env>';
+const u = (p: FixParams): string => p.unit ?? '<unit>';
+
+export const CATALOG = {
+  'NYL-PROJECT-MISSING': {
+    exit: 1,
+    summary: 'No nyl.yaml was found in the directory or any parent.',
+    fix: () => 'run nyl inside a project, or pass its directory as [PATH]',
+  },
+  'NYL-SOURCE-INVALID': {
+    exit: 1,
+    summary: 'The project source does not validate.',
+    fix: (p) => String(p.fix ?? 'correct the source and commit it'),
+  },
+  'NYL-SOURCE-UNREACHABLE': {
+    exit: 1,
+    summary: 'The source revision cannot be resolved to a commit of the checkout.',
+    fix: (p) =>
+      `check the revision${p.rev ? ` ${String(p.rev)}` : ''} exists in this clone (git fetch it), or fix spec.source.ref`,
+  },
+  'NYL-USAGE': {
+    exit: 1,
+    summary: 'The command line is not valid.',
+    fix: (p) => String(p.fix ?? 'see nyl --help'),
+  },
+  'NYL-ENVIRONMENT-UNKNOWN': {
+    exit: 1,
+    summary: 'The project declares no such environment.',
+    fix: (p) => `declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
+  },
+  'NYL-COMMIT-IDENTITY-MISSING': {
+    exit: 1,
+    summary: 'No author for state commits.',
+    fix: () => 'pass --author "Name <email>", or set git config user.name and user.email',
+  },
+  'NYL-REASON-REQUIRED': {
+    exit: 1,
+    summary: 'The operation needs a reason.',
+    fix: (p) => `pass --reason "<why>" to ${String(p.operation ?? 'the command')}`,
+  },
+  'NYL-STATE-MISSING': {
+    exit: 1,
+    summary: 'The location holds no state for the environment.',
+    fix: (p) =>
+      `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old location>\`${p.fromLocal ? ` (the clone's branches hold state: \`nyl state move -e ${e(p)} --from local\`)` : ''}`,
+  },
+  'NYL-STATE-UNAVAILABLE': {
+    exit: 1,
+    summary: 'The state repository cannot be reached or read.',
+    fix: (p) => String(p.fix ?? 'check the repository URL, the network and your credentials, then run again'),
+  },
+  'NYL-STATE-CONFLICT': {
+    exit: 1,
+    summary: 'A commit outside Nyl changed the state while the command ran.',
+    fix: () => 'run the command again',
+  },
+  'NYL-STATE-DELETED': {
+    exit: 1,
+    summary: 'The state was deleted with nyl state delete.',
+    fix: (p) =>
+      `remove the Environment ${e(p)} from source to decommission it, or start it over with \`nyl state init -e ${e(p)} --fresh\``,
+  },
+  'NYL-STATE-MOVED': {
+    exit: 1,
+    summary: 'The state moved to another location.',
+    fix: (p) => `point the Environment ${e(p)} at ${String(p.movedTo ?? 'the new location')}, or run \`nyl state move -e ${e(p)}\``,
+  },
+  'NYL-STATE-DIVERGED': {
+    exit: 1,
+    summary: "The clone's known state branch diverged from the state repository.",
+    fix: (p) => `inspect ${String(p.ref ?? 'the local branch')} and recover its work; Nyl never rewrites it`,
+  },
+  'NYL-STATE-DELETE-INCARNATIONS': {
+    exit: 1,
+    summary: 'Units still have incarnations, teardowns or unimported runs.',
+    fix: (p) => `tear them down with \`nyl state delete -e ${e(p)} --teardown\` or \`nyl teardown --unit\`, or drop them with \`nyl state forget\``,
+  },
+  'NYL-LEASE-HELD': {
+    exit: 2,
+    summary: 'Another run holds the lease.',
+    fix: () => 'wait for the run to finish, or pass --wait-lease <duration>',
+  },
+  'NYL-LEASE-BROKEN': {
+    exit: 2,
+    summary: 'The lease was broken and its run is not imported yet.',
+    fix: (p) => `import the broken run with \`nyl recover -e ${e(p)}\`, then run the command again`,
+  },
+  'NYL-LEASE-LOST': {
+    exit: 4,
+    summary: 'Another invocation took over or deleted the lease.',
+    fix: (p) => `the run pushed nothing; run \`nyl reconcile -e ${e(p)}\` to import its checkpoints`,
+  },
+  'NYL-LEASE-NOT-HELD': {
+    exit: 1,
+    summary: 'There is no lease to break.',
+    fix: (p) => `nothing holds ${e(p)}; check it with \`nyl status -e ${e(p)}\``,
+  },
+  'NYL-RUN-CANCELLED': {
+    exit: 4,
+    summary: 'The run was cancelled by a signal.',
+    fix: (p) => `run \`nyl reconcile -e ${e(p)}\` again to take over its checkpoints`,
+  },
+  'NYL-RUN-STOPPED': {
+    exit: 2,
+    summary: '--fail-fast stopped the run.',
+    fix: (p) => `fix ${u(p)}, then run again; without --fail-fast a run continues with every unit that does not depend on it`,
+  },
+  'NYL-RUN-SUPERSEDED': {
+    exit: 4,
+    summary: 'A dead run checkpointed a unit with an execution key the resolution no longer has.',
+    fix: (p) => `check what ${u(p)} did; \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` runs it again`,
+  },
+  'NYL-RUN-LATE-CHECKPOINT': {
+    exit: 4,
+    summary: 'A run checkpointed a unit after it was marked uncertain.',
+    fix: (p) => `adopt it with \`nyl recover -e ${e(p)} --unit ${u(p)} --accept <run>\` or run it again with --retry`,
+  },
+  'NYL-RUN-UNIMPORTED': {
+    exit: 2,
+    summary: 'A run ended without its transition commit.',
+    fix: (p) => `run \`nyl reconcile -e ${e(p)}\` to import its checkpoints`,
+  },
+  'NYL-UNIT-UNKNOWN': {
+    exit: 1,
+    summary: 'No such unit.',
+    fix: (p) => String(p.fix ?? `check the unit name with \`nyl status -e ${e(p)}\``),
+  },
+  'NYL-UNIT-UNCERTAIN': {
+    exit: 4,
+    summary: 'A unit may have had effects without a recorded result.',
+    fix: (p) =>
+      `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or --accept`,
+  },
+  'NYL-UNIT-FAILED': {
+    exit: 3,
+    summary: 'A unit failed.',
+    fix: (p) =>
+      p.retryable === false
+        ? `fix the cause, then \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\``
+        : `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`,
+  },
+  'NYL-UNIT-HELD': {
+    exit: 2,
+    summary: 'A held unit keeps source changes or a teardown from applying.',
+    fix: (p) => `reconcile changes nothing about it until \`nyl resume -e ${e(p)} --unit ${u(p)}\``,
+  },
+  'NYL-UNIT-BLOCKED': {
+    exit: 2,
+    summary: 'A unit waits for a dependency without a current receipt.',
+    fix: () => 'reconcile the dependency first; the unit runs once it has a current receipt',
+  },
+  'NYL-UNIT-PENDING': {
+    exit: 2,
+    summary: 'Units wait for the next reconcile.',
+    fix: (p) => `run \`nyl reconcile -e ${e(p)}\``,
+  },
+  'NYL-UNIT-RELEASED': {
+    exit: 2,
+    summary: "A unit's resources were left in place.",
+    fix: () => 'remove them by hand when nothing needs them',
+  },
+  'NYL-UNIT-KIND-CHANGE': {
+    exit: 2,
+    summary: 'A unit changed its kind; the old incarnation is deleting first.',
+    fix: () => 'nothing to do: the new kind starts once the old incarnation is deleted',
+  },
+  'NYL-HOLD-REFUSED': {
+    exit: 1,
+    summary: 'A retained tombstone cannot be held.',
+    fix: (p) => `tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop it with \`nyl state forget -e ${e(p)} --unit ${u(p)}\``,
+  },
+  'NYL-HOLD-DELIVERED': {
+    exit: 2,
+    summary: 'The hold was delivered to the running run.',
+    fix: (p) => `nothing to fix: the running run records the hold; follow it with \`nyl status -e ${e(p)}\``,
+  },
+  'NYL-RECOVER-REASON-REQUIRED': {
+    exit: 1,
+    summary: 'The driver requires an explicit acknowledgement before retry.',
+    fix: () => 'verify the failure and pass a nonempty --reason',
+  },
+  'NYL-RECOVER-NOTHING': {
+    exit: 1,
+    summary: 'Nothing to recover.',
+    fix: (p) => `check the environment with \`nyl status -e ${e(p)}\``,
+  },
+  'NYL-RECOVER-CHECKPOINT-MISSING': {
+    exit: 1,
+    summary: 'The run has no receipt checkpoint of the unit.',
+    fix: () => 'pass a run the evidence lists as receipt, or use --retry',
+  },
+  'NYL-RECOVER-KEY-MISMATCH': {
+    exit: 1,
+    summary: 'The checkpoint was made for another execution key or uid, or the unit is held.',
+    fix: (p) => `use --retry to execute it again, or \`nyl resume -e ${e(p)} --unit ${u(p)}\` a held unit first`,
+  },
+  'NYL-SOURCE-WORKTREE': {
+    exit: 2,
+    summary: 'The run uses a working-file snapshot.',
+    fix: () => 'commit changes and run without --worktree for committed-source evidence',
+  },
+  'NYL-PLAN-UNITS-LEAVING': {
+    exit: 2,
+    summary: 'Units leave the ownership set.',
+    fix: () => 'restore them in source or the unitSelector if they should stay',
+  },
+  'NYL-TEARDOWN-PENDING': {
+    exit: 2,
+    summary: 'A teardown waits.',
+    fix: () => 'pass --allow-teardown, or wait for its deleting dependents or an approval',
+  },
+  'NYL-TEARDOWN-HAS-DEPENDENTS': {
+    exit: 2,
+    summary: 'Retained tombstones cite the unit.',
+    fix: () => 'pass --allow-dependents, or forget the tombstones',
+  },
+  'NYL-TEARDOWN-WAITING': {
+    exit: 2,
+    summary: 'A publication it depends on waits under its teardownWait.',
+    fix: () => 'run again later, or confirm with nyl teardown --confirm-removed',
+  },
+  'NYL-TEARDOWN-INCOMPLETE': {
+    exit: 2,
+    summary: 'A teardown cannot complete, or completed without a claim of removal.',
+    fix: () => 'meet the requirement or pass --allow-incomplete, and check what remains',
+  },
+  'NYL-TEARDOWN-CATALOG-MANUAL-SYNC': {
+    exit: 2,
+    summary: "A publication's target does not let its teardown complete.",
+    fix: () => 'set the catalog to sync automatically',
+  },
+  'NYL-TEARDOWN-APPLICATIONS-ORPHANED': {
+    exit: 2,
+    summary: "A publication's target does not let its teardown complete.",
+    fix: () => 'enable pruning of the applications',
+  },
+  'NYL-TEARDOWN-NAMESPACE-CONFIRM': {
+    exit: 2,
+    summary: "A publication's target does not let its teardown complete.",
+    fix: () => 'confirm the namespace removal',
+  },
+  'NYL-TEARDOWN-NAMESPACES-REMAIN': {
+    exit: 2,
+    summary: "A publication's teardown leaves namespaces behind.",
+    fix: () => 'remove the namespaces by hand when nothing needs them',
+  },
+  'NYL-TEARDOWN-CATALOG-REMAINS': {
+    exit: 2,
+    summary: "A publication's teardown leaves catalog objects behind.",
+    fix: () => 'remove the catalog entries by hand when nothing needs them',
+  },
+  'NYL-UNCHANGED': {
+    exit: 1,
+    summary: 'Nothing needed to change (a note, never an error).',
+    fix: () => 'nothing to do',
+  },
+  'NYL-INTERNAL': {
+    exit: 1,
+    summary: 'An unexpected internal error.',
+    fix: () => 'report this as a bug with the command line and its output; nothing was written unless the report says so',
+  },
+} as const satisfies Record<string, CodeSpec>;
+
+export type NylCode = keyof typeof CATALOG;
+
+export function isNylCode(value: string): value is NylCode {
+  return Object.prototype.hasOwnProperty.call(CATALOG, value);
+}
+
+export function exitCategoryOf(code: NylCode): ExitCategory {
+  return CATALOG[code].exit;
+}
+
+export function fixFor(code: NylCode, params: FixParams): string {
+  return CATALOG[code].fix(params);
+}

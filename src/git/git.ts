@@ -1,0 +1,106 @@
+/**
+ * The only builder of git argv. Every git invocation of Nyl goes through Git.run, which fixes the
+ * environment (no prompts, C locale for parsing) and counts processes and pushes for benchmarks
+ * (NYL_GIT_STATS=<file> appends one JSON line per command at exit).
+ */
+import { appendFileSync } from 'node:fs';
+import type { ProcessResult, ProcessRunner } from '../exec/process';
+
+export interface GitStats {
+  processes: number;
+  pushes: number;
+  fetches: number;
+  byCommand: Record<string, number>;
+}
+
+export interface GitRunOptions {
+  input?: string | Buffer;
+  env?: NodeJS.ProcessEnv;
+}
+
+export class GitError extends Error {
+  constructor(
+    readonly result: ProcessResult,
+    readonly dir: string,
+  ) {
+    super(
+      `git ${result.argv.slice(1).join(' ')} failed in ${dir} (exit ${String(result.code)}): ${result.stderr.toString().trim()}`,
+    );
+    this.name = 'GitError';
+  }
+}
+
+export class Git {
+  readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, byCommand: {} };
+  private readonly baseEnv: NodeJS.ProcessEnv;
+
+  constructor(
+    readonly runner: ProcessRunner,
+    env: NodeJS.ProcessEnv,
+  ) {
+    this.baseEnv = {
+      ...env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_OPTIONAL_LOCKS: '0',
+      LC_ALL: 'C',
+      LANG: 'C',
+      // Nyl writes commits with explicit identities and dates; never let a user's
+      // GIT_AUTHOR_* leak into state commits.
+      GIT_AUTHOR_NAME: undefined,
+      GIT_AUTHOR_EMAIL: undefined,
+      GIT_AUTHOR_DATE: undefined,
+      GIT_COMMITTER_NAME: undefined,
+      GIT_COMMITTER_EMAIL: undefined,
+      GIT_COMMITTER_DATE: undefined,
+      GIT_DIR: undefined,
+      GIT_WORK_TREE: undefined,
+      GIT_INDEX_FILE: undefined,
+    };
+    const statsFile = env.NYL_GIT_STATS;
+    if (statsFile) {
+      process.once('exit', () => {
+        try {
+          appendFileSync(statsFile, `${JSON.stringify({ argv: process.argv.slice(2), ...this.stats })}\n`);
+        } catch {
+          /* benchmarks only */
+        }
+      });
+    }
+  }
+
+  env(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+    return extra ? { ...this.baseEnv, ...extra } : this.baseEnv;
+  }
+
+  private count(args: string[]): void {
+    this.stats.processes++;
+    const verb = args.find((a) => !a.startsWith('-')) ?? '?';
+    this.stats.byCommand[verb] = (this.stats.byCommand[verb] ?? 0) + 1;
+    if (verb === 'push') this.stats.pushes++;
+    if (verb === 'fetch') this.stats.fetches++;
+  }
+
+  /** Runs git in dir; never throws for a non-zero exit. */
+  async run(dir: string, args: string[], options: GitRunOptions = {}): Promise<ProcessResult> {
+    this.count(args);
+    const runOptions: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer } = {
+      cwd: dir,
+      env: this.env(options.env),
+    };
+    if (options.input !== undefined) runOptions.input = options.input;
+    return this.runner.run(['git', ...args], runOptions);
+  }
+
+  /** Runs git and throws GitError unless it exits 0; returns stdout as text. */
+  async text(dir: string, args: string[], options: GitRunOptions = {}): Promise<string> {
+    const result = await this.run(dir, args, options);
+    if (result.code !== 0) throw new GitError(result, dir);
+    return result.stdout.toString();
+  }
+
+  /** Starts a long-lived git process (cat-file --batch). */
+  start(dir: string, args: string[]) {
+    this.count(args);
+    return this.runner.start(['git', ...args], { cwd: dir, env: this.baseEnv });
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Reading refs and moving them with compare-and-swap, locally and on remotes.
+ *
+ * A RefUpdate states the value a ref must have now (`expect`, null = absent) and the value it
+ * gets (`to`, null = delete). Local transactions use `update-ref --stdin` (all or nothing);
+ * remote ones use `push --atomic --porcelain` with one `--force-with-lease` per ref, so one stale
+ * expectation rejects the whole push.
+ */
+import type { Git } from './git';
+import { GitError } from './git';
+
+export const NULL_OID = '0'.repeat(40);
+
+export interface RefUpdate {
+  ref: string;
+  /** The value the ref must have now; null = must not exist; undefined = unchecked (local only). */
+  expect: string | null | undefined;
+  to: string | null;
+}
+
+export type RefWriteResult =
+  | { ok: true }
+  | { ok: false; kind: 'rejected'; refs: { ref: string; reason: string }[]; message: string }
+  | { ok: false; kind: 'unreachable'; message: string };
+
+/** Lists refs matching any of the prefixes (`refs/nyl/dev/`) or exact names. */
+export async function readRefs(git: Git, dir: string, patterns: string[]): Promise<Map<string, string>> {
+  const out = await git.text(dir, ['for-each-ref', '--format=%(objectname) %(refname)', ...patterns]);
+  return parseRefList(out);
+}
+
+export function parseRefList(out: string): Map<string, string> {
+  const refs = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    if (!line) continue;
+    const sp = line.indexOf(' ');
+    const tab = line.indexOf('\t');
+    const cut = tab >= 0 && (sp < 0 || tab < sp) ? tab : sp;
+    refs.set(line.slice(cut + 1), line.slice(0, cut));
+  }
+  return refs;
+}
+
+/** Applies updates in one local transaction; a mismatch of any expectation rejects all. */
+export async function updateRefsLocally(git: Git, dir: string, updates: RefUpdate[]): Promise<RefWriteResult> {
+  if (updates.length === 0) return { ok: true };
+  const lines = ['start'];
+  for (const u of updates) {
+    const expect = u.expect === undefined ? '' : ` ${u.expect ?? NULL_OID}`;
+    if (u.to === null) lines.push(`delete ${u.ref}${expect}`);
+    else lines.push(`update ${u.ref} ${u.to}${expect}`);
+  }
+  lines.push('prepare', 'commit', '');
+  const result = await git.run(dir, ['update-ref', '--stdin'], { input: lines.join('\n') });
+  if (result.code === 0) return { ok: true };
+  const message = result.stderr.toString().trim();
+  if (/cannot lock ref|reference already exists|is at .* but expected|unable to resolve reference/i.test(message)) {
+    const m = /cannot lock ref '([^']+)'/.exec(message);
+    return { ok: false, kind: 'rejected', refs: [{ ref: m?.[1] ?? '', reason: message }], message };
+  }
+  throw new GitError(result, dir);
+}
+
+/** Pushes all updates atomically with a lease per ref. */
+export async function pushAtomic(git: Git, dir: string, url: string, updates: RefUpdate[]): Promise<RefWriteResult> {
+  if (updates.length === 0) return { ok: true };
+  const args = ['push', '--atomic', '--porcelain', '--no-verify', '--quiet'];
+  for (const u of updates) {
+    if (u.expect === undefined) throw new Error(`a push of ${u.ref} needs the value it expects`);
+    args.push(`--force-with-lease=${u.ref}:${u.expect ?? ''}`);
+  }
+  args.push(url);
+  for (const u of updates) args.push(u.to === null ? `:${u.ref}` : `${u.to}:${u.ref}`);
+  const result = await git.run(dir, args);
+  if (result.code === 0) return { ok: true };
+  return classifyPushFailure(result.stdout.toString(), result.stderr.toString());
+}
+
+/**
+ * Tells a rejected push (stale lease, hook, atomic transaction failed) from an unreachable
+ * remote. Porcelain output has `To <url>` and one line per ref only when the remote was reached.
+ */
+export function classifyPushFailure(stdout: string, stderr: string): RefWriteResult {
+  const refs: { ref: string; reason: string }[] = [];
+  let reached = false;
+  for (const line of stdout.split('\n')) {
+    if (line.startsWith('To ')) reached = true;
+    const m = /^([!=+* -])\t([^\t]*)\t(.*)$/.exec(line);
+    if (m) {
+      reached = true;
+      if (m[1] === '!') {
+        const dst = m[2]!.slice(m[2]!.indexOf(':') + 1);
+        refs.push({ ref: dst, reason: m[3]! });
+      }
+    }
+  }
+  const message = (stderr.trim() || stdout.trim()).split('\n').slice(-3).join('\n');
+  if (reached || refs.length > 0) return { ok: false, kind: 'rejected', refs, message };
+  return { ok: false, kind: 'unreachable', message };
+}
+
+/** Lists remote refs by prefix. `git ls-remote` patterns match ref name ends, so filter here. */
+export async function lsRemote(
+  git: Git,
+  dir: string,
+  url: string,
+  prefixes: string[],
+): Promise<{ ok: true; refs: Map<string, string> } | { ok: false; message: string }> {
+  const result = await git.run(dir, ['ls-remote', url]);
+  if (result.code !== 0) return { ok: false, message: result.stderr.toString().trim() };
+  const all = parseRefList(result.stdout.toString());
+  const refs = new Map<string, string>();
+  for (const [ref, oid] of all) {
+    if (prefixes.some((p) => (p.endsWith('/') ? ref.startsWith(p) : ref === p))) refs.set(ref, oid);
+  }
+  return { ok: true, refs };
+}

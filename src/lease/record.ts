@@ -1,0 +1,62 @@
+/**
+ * The lease record: the `lease.yaml` of the commit the lease ref points at.
+ */
+import { API_VERSION, fromYaml, toYaml } from '../state/documents';
+
+export interface LeaseHolder {
+  /** The identity that runs the operation, "Name <email>". */
+  name: string;
+  host: string;
+  pid: number;
+}
+
+export interface LeaseBreak {
+  by: string;
+  reason: string;
+  at: string;
+}
+
+export interface LeaseRecord {
+  apiVersion: string;
+  kind: 'Lease';
+  environment: string;
+  run: string;
+  operation: string;
+  holder: LeaseHolder;
+  acquiredAt: string;
+  /** ISO time after which the lease may be taken over by an importer. */
+  deadline: string;
+  renewedAt?: string;
+  broken?: LeaseBreak;
+}
+
+export type LeaseStatus = 'live' | 'expired' | 'broken';
+
+/** Operations that import dead runs and so may take over an expired or broken lease. */
+export const IMPORTERS = new Set(['reconcile', 'teardown', 'recover']);
+
+/** Operations that leave run refs behind when they die. */
+export const RUN_OPERATIONS = new Set(['reconcile', 'teardown']);
+
+export function leaseStatus(record: LeaseRecord, nowMs: number): LeaseStatus {
+  if (record.broken) return 'broken';
+  return Date.parse(record.deadline) <= nowMs ? 'expired' : 'live';
+}
+
+export function serializeLease(record: LeaseRecord): string {
+  return toYaml(record);
+}
+
+export function parseLease(text: string): LeaseRecord | undefined {
+  try {
+    const value = fromYaml<LeaseRecord>(text);
+    if (!value || typeof value !== 'object' || value.kind !== 'Lease') return undefined;
+    return value;
+  } catch {
+    return undefined;
+  }
+}
+
+export function newLeaseRecord(init: Omit<LeaseRecord, 'apiVersion' | 'kind'>): LeaseRecord {
+  return { apiVersion: API_VERSION, kind: 'Lease', ...init };
+}

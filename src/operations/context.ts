@@ -1,0 +1,100 @@
+/**
+ * Opens what every environment command needs: the checkout, the project rendered from its
+ * source commit, the Environment, its state location and store, and (for writers) the author.
+ *
+ * The Environment's own declaration (its source ref and state location) is read at HEAD; its
+ * units are rendered at the source commit (spec.source.ref, or --source), so that pointing an
+ * environment at a release branch does not need that branch to know where state lives.
+ */
+import { fail } from '../errors/diagnostic';
+import { BatchReader } from '../git/batch-reader';
+import type { Identity } from '../git/object-writer';
+import { type Checkout, openCheckout } from '../project/checkout';
+import { CommitSourceTree } from '../project/commit-tree';
+import { loadProject } from '../project/load';
+import type { EnvironmentResource, Project } from '../project/types';
+import { type StateLocation, resolveLocation } from '../state/location';
+import { StateStore } from '../state/store';
+import type { Runtime } from '../util/runtime';
+import { resolveIdentity } from './identity';
+
+export interface EnvironmentRequest {
+  path: string;
+  environment: string;
+  /** --source: a revision that overrides the Environment's source for this run. */
+  source?: string;
+  author?: string;
+}
+
+export interface OpenedEnvironment {
+  checkout: Checkout;
+  /** Reads the checkout's objects (source). */
+  reader: BatchReader;
+  /** The project at the source commit. */
+  project: Project;
+  env: EnvironmentResource;
+  sourceCommit: string;
+  sourceOverride: boolean;
+  loc: StateLocation;
+  store: StateStore;
+  /** Present when the command writes state. */
+  author?: Identity;
+  close(): void;
+}
+
+async function resolveCommit(reader: BatchReader, rev: string, what: string): Promise<string> {
+  if (!/^[^\s\0]+$/.test(rev) || rev.startsWith('-')) {
+    fail('NYL-SOURCE-UNREACHABLE', `${what} ${JSON.stringify(rev)} is not a revision`, { rev });
+  }
+  const obj = await reader.read(`${rev}^{commit}`);
+  if (!obj || obj.type !== 'commit') {
+    fail('NYL-SOURCE-UNREACHABLE', `${what} ${rev} does not name a commit of this checkout`, { rev });
+  }
+  return obj.oid;
+}
+
+export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, options: { writes: boolean }): Promise<OpenedEnvironment> {
+  const checkout = await openCheckout(rt.git, req.path);
+  const author = options.writes ? resolveIdentity(req.author, checkout) : undefined;
+  const reader = new BatchReader(rt.git, checkout.workTree);
+  let store: StateStore | undefined;
+  try {
+    const head = await resolveCommit(reader, 'HEAD', 'the checkout\'s HEAD');
+    const atHead = await loadProject(checkout.projectRoot, new CommitSourceTree(reader, head, checkout.projectPrefix));
+    const env = atHead.environments.get(req.environment);
+    if (!env) {
+      fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${req.environment}`, {
+        env: req.environment,
+        known: [...atHead.environments.keys()].sort(),
+      });
+    }
+    const rev = req.source ?? env.spec.source?.ref ?? 'HEAD';
+    const sourceCommit = rev === 'HEAD' ? head : await resolveCommit(reader, rev, req.source ? '--source' : `spec.source.ref of ${env.name}`);
+    const project =
+      sourceCommit === head
+        ? atHead
+        : await loadProject(checkout.projectRoot, new CommitSourceTree(reader, sourceCommit, checkout.projectPrefix));
+    const loc = resolveLocation(atHead, env, checkout);
+    store = new StateStore(rt.git, loc, checkout, rt.env, reader);
+    const opened: OpenedEnvironment = {
+      checkout,
+      reader,
+      project,
+      env,
+      sourceCommit,
+      sourceOverride: req.source !== undefined,
+      loc,
+      store,
+      close: () => {
+        store!.close();
+        reader.close();
+      },
+    };
+    if (author) opened.author = author;
+    return opened;
+  } catch (error) {
+    store?.close();
+    reader.close();
+    throw error;
+  }
+}

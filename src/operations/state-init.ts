@@ -1,0 +1,177 @@
+/**
+ * `nyl state init -e ENV [--fresh --reason]` (spec 02): creates state.yaml on both state refs.
+ * Running it again changes nothing and takes no lease. A missing local bare repository (path or
+ * file://) is created with its parents; nothing else creates repositories.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { diagnostic, fail } from '../errors/diagnostic';
+import { acquireLease, formatIdentity } from '../lease/lease';
+import { type EnvironmentStateDoc, type StateEvent, newStateDoc, toYaml } from '../state/documents';
+import { describeLocation, type StateLocation } from '../state/location';
+import { publishTransition, type RefTransition } from '../state/publish';
+import { readStateDoc } from '../state/read';
+import { gitDirOf, type RefSnapshot, type StateStore } from '../state/store';
+import { transitionMessage } from '../state/transition';
+import { isoSeconds } from '../util/clock';
+import type { Runtime } from '../util/runtime';
+import { uuidv7 } from '../util/uuid';
+import { type EnvironmentRequest, openEnvironment } from './context';
+import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
+
+export interface StateInitRequest extends EnvironmentRequest {
+  fresh: boolean;
+  reason?: string;
+  waitMs?: number;
+}
+
+type Decision =
+  | { kind: 'unchanged'; state: EnvironmentStateDoc }
+  | { kind: 'write'; desired: EnvironmentStateDoc; observed: EnvironmentStateDoc; fresh: boolean };
+
+async function createLocalRepository(rt: Runtime, loc: StateLocation): Promise<boolean> {
+  if (loc.kind !== 'path') return false;
+  const path = loc.localPath!;
+  if (existsSync(path)) {
+    if (!gitDirOf(path)) {
+      fail('NYL-STATE-UNAVAILABLE', `${path} exists but is not a Git repository`, {
+        env: loc.environment,
+        fix: `point the Environment ${loc.environment} at a Git repository, or remove ${path} so that state init creates one`,
+      });
+    }
+    return false;
+  }
+  mkdirSync(dirname(path), { recursive: true });
+  await rt.git.text(dirname(path), ['init', '--bare', '--quiet', path]);
+  return true;
+}
+
+function decide(
+  env: string,
+  desired: EnvironmentStateDoc | undefined,
+  observed: EnvironmentStateDoc | undefined,
+  req: StateInitRequest,
+  event: StateEvent,
+): Decision {
+  if (desired?.status === 'moved') {
+    fail('NYL-STATE-MOVED', `the state of ${env} moved to ${desired.movedTo ?? 'another location'}`, { env, movedTo: desired.movedTo });
+  }
+  if (desired?.status === 'deleted' && !req.fresh) {
+    fail('NYL-STATE-DELETED', `the state of ${env} was deleted with \`nyl state delete\``, { env });
+  }
+  if (desired && !req.fresh) {
+    if (observed && observed.generation === desired.generation && observed.status === desired.status) {
+      return { kind: 'unchanged', state: desired };
+    }
+    // The observed ref lacks its copy (an init interrupted by hand, a ref restored): complete it.
+    return { kind: 'write', desired, observed: desired, fresh: false };
+  }
+  if (!desired) {
+    const doc = newStateDoc(env, event);
+    return { kind: 'write', desired: doc, observed: doc, fresh: false };
+  }
+  const generation = Math.max(desired.generation, observed?.generation ?? 0) + 1;
+  const doc: EnvironmentStateDoc = {
+    ...desired,
+    generation,
+    status: 'active',
+    events: [...desired.events, { ...event, type: 'fresh', generation }],
+  };
+  delete doc.movedTo;
+  return { kind: 'write', desired: doc, observed: doc, fresh: true };
+}
+
+async function readDocs(store: StateStore, refs: RefSnapshot) {
+  return Promise.all([
+    readStateDoc(store.reader, store.loc, refs.get(store.loc.desiredRef)),
+    readStateDoc(store.reader, store.loc, refs.get(store.loc.observedRef)),
+  ]);
+}
+
+export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<StateOperationReport> {
+  if (req.fresh && !req.reason?.trim()) {
+    fail('NYL-REASON-REQUIRED', '--fresh starts every unit over and needs a --reason', { operation: 'state init --fresh' });
+  }
+  const opened = await openEnvironment(rt, req, { writes: true });
+  try {
+    const { loc, store } = opened;
+    const author = opened.author!;
+    const envName = loc.environment;
+    const created = await createLocalRepository(rt, loc);
+    await store.ensureOpen();
+    const location = { ...describeLocation(loc, store.workDir), ...(created ? { created: 'true' } : {}) };
+    const report: StateOperationReport = {
+      apiVersion: REPORT_API_VERSION,
+      formatVersion: FORMAT_VERSION,
+      kind: 'StateOperationReport',
+      operation: 'state-init',
+      environment: envName,
+      result: 'unchanged',
+      details: { location },
+      ...emptyDiagnostics(),
+    };
+    const now = rt.clock.now();
+    const event: StateEvent = { type: 'initialized', at: isoSeconds(now), by: formatIdentity(author) };
+    if (req.reason) event.reason = req.reason;
+
+    let refs = await store.snapshot();
+    let [desired, observed] = await readDocs(store, refs);
+    let decision = decide(envName, desired, observed, req, event);
+    if (decision.kind === 'unchanged') {
+      report.desired = refs.get(loc.desiredRef);
+      report.observed = refs.get(loc.observedRef);
+      report.details.state = { generation: decision.state.generation, status: decision.state.status };
+      report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the state of ${envName} already exists; nothing changed`, { env: envName }));
+      await store.syncKnownBranches(refs);
+      return report;
+    }
+
+    const run = uuidv7(now);
+    const acquired = await acquireLease(rt, store, {
+      operation: 'state-init',
+      run,
+      author,
+      durationMs: opened.env.spec.lease.durationMs,
+      initial: refs,
+      ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
+    });
+    const lease = acquired.handle;
+    lease.startRenewal();
+    try {
+      await rt.faults.reach('lease-acquired');
+      // Decide again on what the lease protects: another init may have landed while we waited.
+      refs = acquired.snapshot;
+      [desired, observed] = await readDocs(store, refs);
+      decision = decide(envName, desired, observed, req, event);
+      if (decision.kind === 'unchanged') {
+        await lease.release();
+        report.desired = refs.get(loc.desiredRef);
+        report.observed = refs.get(loc.observedRef);
+        return report;
+      }
+      const body = { operation: 'state-init', generation: decision.desired.generation, ...(decision.fresh ? { fresh: true } : {}) };
+      const message = transitionMessage(envName, body, { requestedBy: formatIdentity(author), ...(req.reason ? { reason: req.reason } : {}) });
+      const transitions: RefTransition[] = [
+        { ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: new Map([['state.yaml', toYaml(decision.desired)]]), message },
+      ];
+      if (loc.observedRef !== loc.desiredRef) {
+        transitions.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: new Map([['state.yaml', toYaml(decision.observed)]]), message });
+      }
+      const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs });
+      report.result = 'done';
+      report.desired = published.commits.get(loc.desiredRef) ?? published.refs.get(loc.desiredRef);
+      report.observed = published.commits.get(loc.observedRef) ?? published.refs.get(loc.observedRef);
+      report.details.state = { generation: decision.desired.generation, status: decision.desired.status, fresh: decision.fresh };
+      const diverged = await store.syncKnownBranches(published.refs);
+      for (const ref of diverged) {
+        report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: envName, ref }));
+      }
+      return report;
+    } finally {
+      lease.stopRenewal();
+      if (!lease.lost) await lease.release().catch(() => undefined);
+    }
+  } finally {
+    opened.close();
+  }
+}

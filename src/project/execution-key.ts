@@ -1,0 +1,63 @@
+/**
+ * Canonical JSON and the execution key of a unit.
+ *
+ * The execution key is `sha256:` over the canonical JSON of kind, rendered spec, uid and the
+ * driver's version tag (DESIGN.md "Execution key"). Canonical JSON sorts object keys recursively,
+ * has no whitespace, keeps arrays in order and drops undefined members, so the same inputs give
+ * the same key on every machine and in every Node version.
+ */
+import { createHash } from 'node:crypto';
+
+export interface ExecutionKeyInput {
+  kind: string;
+  rendering: Record<string, unknown>;
+  uid: string;
+  driverVersion: string;
+}
+
+export function canonicalJson(value: unknown): string {
+  const out = encode(value, '');
+  if (out === undefined) throw new TypeError('canonicalJson: the value itself is undefined');
+  return out;
+}
+
+export function executionKey(input: ExecutionKeyInput): string {
+  const text = canonicalJson({
+    driverVersion: input.driverVersion,
+    kind: input.kind,
+    rendering: input.rendering,
+    uid: input.uid,
+  });
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/** Returns undefined for a value JSON omits (undefined), so that object members can drop it. */
+function encode(value: unknown, pointer: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'number':
+      // As JSON.stringify: NaN and the infinities have no JSON form.
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'object':
+      break;
+    default:
+      throw new TypeError(`canonicalJson: a ${typeof value} at '${pointer}' has no JSON form`);
+  }
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown, i) => encode(item, `${pointer}/${i}`) ?? 'null');
+    return `[${items.join(',')}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const members: string[] = [];
+  // Default sort compares UTF-16 code units: stable across locales, unlike localeCompare.
+  for (const key of Object.keys(record).sort()) {
+    const encoded = encode(record[key], `${pointer}/${key}`);
+    if (encoded !== undefined) members.push(`${JSON.stringify(key)}:${encoded}`);
+  }
+  return `{${members.join(',')}}`;
+}

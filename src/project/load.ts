@@ -1,0 +1,189 @@
+/**
+ * Loads a project from one source tree: `nyl.yaml`, then the files its Project documents include
+ * (level by level, one batched read per level), validated into a typed Project.
+ *
+ * Every problem of every file is collected and thrown together in one NylError, each naming
+ * file, line, column and JSON pointer, so that a user fixes a project in one pass.
+ */
+import * as path from 'node:path';
+import { type Diagnostic, type SourceLocation, NylError, diagnostic } from '../errors/diagnostic';
+import { expandGlob, isGlob, normalizePattern } from './glob';
+import { scanReferences } from './references';
+import { type Resource, type ProjectDocument, buildResource, isUnitKind } from './resources';
+import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema, validateSchema } from './schema';
+import { type SourceDocument, parseSourceFile } from './source-file';
+import type { Origin, Project, SourceTree } from './types';
+import { type ProjectResources, closest, sourceError, validateProject } from './validate';
+
+export const PROJECT_FILE = 'nyl.yaml';
+
+interface FileText {
+  path: string;
+  text: string;
+}
+
+/** Declared names of documents that did not validate, so that others do not report them unknown. */
+interface Declared {
+  environments: Set<string>;
+  repositories: Set<string>;
+  units: Set<string>;
+}
+
+export async function loadProject(root: string, tree: SourceTree): Promise<Project> {
+  const absoluteRoot = path.resolve(root);
+  const top = await tree.read(PROJECT_FILE);
+  if (top === undefined) {
+    throw new NylError(diagnostic('NYL-PROJECT-MISSING', 'error', `no ${PROJECT_FILE} in ${absoluteRoot}`));
+  }
+
+  const errors: Diagnostic[] = [];
+  const resources: Resource[] = [];
+  const documents = new Map<string, SourceDocument>();
+  const declared: Declared = { environments: new Set(), repositories: new Set(), units: new Set() };
+  const loaded = new Set([PROJECT_FILE]);
+  let listing: string[] | undefined;
+
+  let level: FileText[] = [{ path: PROJECT_FILE, text: top }];
+  while (level.length > 0) {
+    const projectDocs: { doc: ProjectDocument; source: SourceDocument }[] = [];
+    for (const file of level) {
+      const parsed = parseSourceFile(file.path, file.text);
+      errors.push(...parsed.errors);
+      for (const doc of parsed.documents) {
+        documents.set(documentKey(doc.file, doc.index), doc);
+        const resource = readDocument(doc, errors, declared);
+        if (!resource) continue;
+        resources.push(resource);
+        if (resource.kind === 'Project') projectDocs.push({ doc: resource, source: doc });
+      }
+    }
+    if (projectDocs.every((p) => p.doc.include.length === 0)) break;
+
+    listing ??= await tree.list();
+    const files = listing;
+    // Which include produced a path, to blame it when the file cannot be read.
+    const wanted = new Map<string, SourceLocation>();
+    for (const { doc, source } of projectDocs) {
+      doc.include.forEach((pattern, i) => {
+        const location = at(source, `/spec/include/${i}`);
+        const matches = isGlob(pattern) ? expandGlob(pattern, files) : files.filter((p) => p === normalizePattern(pattern));
+        if (matches.length === 0) {
+          errors.push(sourceError(location, `include "${pattern}" matches no file`, 'correct the pattern (relative to the project root), or remove it'));
+        }
+        for (const m of matches) {
+          if (loaded.has(m)) continue;
+          loaded.add(m);
+          wanted.set(m, location);
+        }
+      });
+    }
+    const paths = [...wanted.keys()];
+    const texts = paths.length > 0 ? await tree.readMany(paths) : [];
+    level = [];
+    paths.forEach((p, i) => {
+      const text = texts[i];
+      if (text === undefined) errors.push(sourceError(wanted.get(p)!, `included file ${p} cannot be read`, 'check that the file is committed'));
+      else level.push({ path: p, text });
+    });
+  }
+
+  const grouped = groupResources(resources);
+  const locate = (origin: Origin, pointer: string): SourceLocation => {
+    const doc = documents.get(documentKey(origin.file, origin.document));
+    return doc ? at(doc, pointer) : { file: origin.file, line: origin.line, pointer };
+  };
+  errors.push(...validateProject(grouped, locate, declared));
+  if (errors.length > 0) throw new NylError(sortDiagnostics(errors, [...loaded]));
+
+  const project: Project = {
+    root: absoluteRoot,
+    environments: new Map(grouped.environments.map((r) => [r.name, r])),
+    repositories: new Map(grouped.repositories.map((r) => [r.name, r])),
+    groups: new Map(grouped.groups.map((r) => [r.name, r])),
+    units: new Map(grouped.units.map((r) => [r.name, r])),
+  };
+  const first = resources.find((r): r is ProjectDocument => r.kind === 'Project');
+  if (first) project.name = first.name;
+  return project;
+}
+
+function documentKey(file: string, index: number): string {
+  return `${file}#${index}`;
+}
+
+function at(doc: SourceDocument, pointer: string): SourceLocation {
+  return { file: doc.file, ...doc.locate(pointer), pointer };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates one document; returns its resource, or undefined after recording its problems. */
+function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Declared): Resource | undefined {
+  const value = doc.value;
+  if (!isRecord(value)) {
+    errors.push(sourceError(at(doc, ''), 'a resource must be a mapping', `write a mapping with apiVersion: ${API_VERSION}, kind, metadata and spec`));
+    return undefined;
+  }
+  if (value.apiVersion !== API_VERSION) {
+    const found = value.apiVersion === undefined ? 'no apiVersion' : `apiVersion ${JSON.stringify(value.apiVersion)}`;
+    errors.push(sourceError(at(doc, '/apiVersion'), `unsupported ${found}`, `set apiVersion: ${API_VERSION}`));
+    return undefined;
+  }
+  const kind = value.kind;
+  if (!isResourceKind(kind)) {
+    const guess = typeof kind === 'string' ? closest(kind, RESOURCE_KINDS) : undefined;
+    errors.push(
+      sourceError(
+        at(doc, '/kind'),
+        kind === undefined ? 'the resource has no kind' : `unknown kind ${JSON.stringify(kind)}`,
+        `${guess ? `did you mean ${guess}? ` : ''}kind is one of: ${RESOURCE_KINDS.join(', ')}`,
+      ),
+    );
+    return undefined;
+  }
+
+  const problems = validateSchema(resourceSchema(kind), value);
+  const scan = isUnitKind(kind) && isRecord(value.spec) ? scanReferences(value.spec, kind) : undefined;
+  const all = [...problems, ...(scan?.problems ?? []).map((p) => ({ ...p, pointer: `/spec${p.pointer}` }))];
+  const name = isRecord(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : undefined;
+  if (all.length > 0) {
+    for (const p of all) errors.push(sourceError(at(doc, p.pointer), `${kind}${name ? ` ${name}` : ''}: ${p.message}`, p.fix, isUnitKind(kind) && name ? [name] : undefined));
+    if (name !== undefined) {
+      if (isUnitKind(kind)) declared.units.add(name);
+      else if (kind === 'Environment') declared.environments.add(name);
+      else if (kind === 'GitRepository') declared.repositories.add(name);
+    }
+    return undefined;
+  }
+
+  const origin: Origin = { file: doc.file, line: doc.start.line, pointer: '', document: doc.index };
+  const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : undefined;
+  return buildResource(kind, value, origin, scan, locations);
+}
+
+function groupResources(resources: Resource[]): ProjectResources {
+  const out: ProjectResources = { environments: [], repositories: [], groups: [], units: [] };
+  for (const r of resources) {
+    if (r.kind === 'Environment') out.environments.push(r);
+    else if (r.kind === 'GitRepository') out.repositories.push(r);
+    else if (r.kind === 'EnvironmentGroup') out.groups.push(r);
+    else if (r.kind !== 'Project') out.units.push(r);
+  }
+  return out;
+}
+
+/** Source order: files in load order, then line and column; stable for equal positions. */
+function sortDiagnostics(list: Diagnostic[], files: string[]): Diagnostic[] {
+  const rank = new Map(files.map((f, i) => [f, i]));
+  const key = (d: Diagnostic): [number, number, number] => [
+    rank.get(d.location?.file ?? '') ?? files.length,
+    d.location?.line ?? 0,
+    d.location?.column ?? 0,
+  ];
+  return list
+    .map((d, i) => ({ d, i, k: key(d) }))
+    .sort((a, b) => a.k[0] - b.k[0] || a.k[1] - b.k[1] || a.k[2] - b.k[2] || a.i - b.i)
+    .map((x) => x.d);
+}

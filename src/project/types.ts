@@ -1,0 +1,121 @@
+/**
+ * The typed project: what nyl.yaml and its includes declare, after validation.
+ * Produced by load.ts from the files of one source commit; consumed by operations and plan/.
+ */
+
+/** Where a value came from in source, for errors that name file, line and JSON pointer. */
+export interface Origin {
+  /** Path relative to the project root, e.g. `nyl.yaml` or `deploy/units.yaml`. */
+  file: string;
+  /** 1-based line of the resource document's start (or of the field, when known). */
+  line: number;
+  /** JSON pointer of the resource inside its document, always '' for the document itself. */
+  pointer: string;
+  /** 0-based index of the document inside its file. */
+  document: number;
+}
+
+export interface RepositorySpec {
+  repoURL: string;
+  publishURL?: string;
+}
+
+export interface StateSpec {
+  repository?: RepositorySpec;
+  repositoryRef?: string;
+  desiredRef?: string;
+  observedRef?: string;
+  path?: string;
+  coordinationRefPrefix?: string;
+}
+
+export interface EnvironmentResource {
+  kind: 'Environment';
+  name: string;
+  labels: Record<string, string>;
+  origin: Origin;
+  spec: {
+    source?: { ref?: string };
+    state?: StateSpec;
+    unitSelector?: { matchLabels: Record<string, string> };
+    values: Record<string, unknown>;
+    driftRepair: 'converge' | 'manual';
+    dependsOn: string[];
+    lease: { durationMs: number };
+  };
+}
+
+export interface GitRepositoryResource {
+  kind: 'GitRepository';
+  name: string;
+  labels: Record<string, string>;
+  origin: Origin;
+  spec: { url: string; publishURL?: string };
+}
+
+export interface EnvironmentGroupResource {
+  kind: 'EnvironmentGroup';
+  name: string;
+  labels: Record<string, string>;
+  origin: Origin;
+  spec: {
+    selector?: { matchLabels: Record<string, string> };
+    environments?: string[];
+    shared?: { state?: StateSpec };
+  };
+}
+
+export type UnitKind = 'Command' | 'Terraform' | 'OpenTofu' | 'OciImage';
+export const UNIT_KINDS: readonly UnitKind[] = ['Command', 'Terraform', 'OpenTofu', 'OciImage'];
+
+export interface UnitResource {
+  kind: UnitKind;
+  name: string;
+  labels: Record<string, string>;
+  origin: Origin;
+  /**
+   * The validated spec exactly as written (references unresolved), with defaults NOT applied,
+   * so that rendering and the execution key see what the user wrote.
+   */
+  spec: Record<string, unknown>;
+  /** spec.dependsOn plus every unit named by a `${{ units.X.outputs.K }}` reference, deduplicated, in order of appearance. */
+  dependsOn: string[];
+  /** Explicit dependsOn entries only, with their index in spec.dependsOn. */
+  declaredDependsOn: string[];
+  /** Every units.* reference inside spec, with its JSON pointer relative to spec (e.g. /env/DB_URL), in order of appearance. */
+  references: UnitReference[];
+  /**
+   * Source line and column of every spec string that holds a reference, keyed by its pointer
+   * inside spec, so that rendering errors can name the line. Absent for units built in code.
+   */
+  locations?: Record<string, { line: number; column: number }>;
+}
+
+export interface UnitReference {
+  unit: string;
+  output: string;
+  /** JSON pointer inside the unit's spec, e.g. `/env/DB_URL` (relative to spec). */
+  pointer: string;
+}
+
+export interface Project {
+  /** Absolute directory holding nyl.yaml. */
+  root: string;
+  /** Project name from a Project document, if any. */
+  name?: string;
+  environments: Map<string, EnvironmentResource>;
+  repositories: Map<string, GitRepositoryResource>;
+  groups: Map<string, EnvironmentGroupResource>;
+  /** Every unit, keyed by name (unit names are unique across kinds). */
+  units: Map<string, UnitResource>;
+}
+
+/** Reads the files of one source commit, paths relative to the project root. */
+export interface SourceTree {
+  /** Every file path of the commit under the project root (for include globs). */
+  list(): Promise<string[]>;
+  /** The text of one file, or undefined when missing. */
+  read(path: string): Promise<string | undefined>;
+  /** Reads many files at once (batched). */
+  readMany(paths: string[]): Promise<(string | undefined)[]>;
+}

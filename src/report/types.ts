@@ -1,0 +1,112 @@
+/**
+ * Versioned report shapes (DESIGN.md section 4). Operations return them; the CLI renders them as
+ * text or as exactly one JSON document and derives the exit code. Bump FORMAT_VERSION on any
+ * incompatible change; schemas/ publishes a JSON Schema per kind.
+ */
+import type { Diagnostic } from '../errors/diagnostic';
+
+export const REPORT_API_VERSION = 'nyl.io/v1';
+export const FORMAT_VERSION = 1;
+
+interface ReportBase {
+  apiVersion: typeof REPORT_API_VERSION;
+  formatVersion: typeof FORMAT_VERSION;
+  environment: string;
+  errors: Diagnostic[];
+  warnings: Diagnostic[];
+  notes: Diagnostic[];
+}
+
+export interface StateOperationReport extends ReportBase {
+  kind: 'StateOperationReport';
+  operation: string;
+  /** done: a commit landed; unchanged: nothing needed to change; delivered: a signal was sent; refused. */
+  result: 'done' | 'unchanged' | 'delivered' | 'refused';
+  desired?: string;
+  observed?: string;
+  details: Record<string, unknown>;
+}
+
+export type UnitStatusState =
+  | 'current'
+  | 'pending'
+  | 'outdated'
+  | 'blocked'
+  | 'failed'
+  | 'uncertain'
+  | 'held'
+  | 'leaving';
+
+export interface UnitStatus {
+  name: string;
+  kind: string;
+  state: UnitStatusState;
+  /** current, outdated or none. */
+  receipt: 'current' | 'outdated' | 'none';
+  uid?: string;
+  executionKey?: string;
+  receiptKey?: string;
+  lastRun?: { run: string; result: string; at: string };
+  detail: string;
+  condition?: { type: string; retryable: boolean; reason: string; run: string; since: string };
+  hold?: { by: string; reason?: string; since: string; pending?: string };
+  waits?: { pointer: string; unit: string; reason: string }[];
+}
+
+export interface LeaseSummary {
+  status: 'live' | 'expired' | 'broken';
+  run: string;
+  operation: string;
+  holder: { name: string; host: string; pid: number };
+  acquiredAt: string;
+  deadline: string;
+  broken?: { by: string; reason: string; at: string };
+}
+
+export interface StatusReport extends ReportBase {
+  kind: 'StatusReport';
+  source?: string;
+  desired?: string;
+  observed?: string;
+  lease?: LeaseSummary;
+  units: Record<string, UnitStatus>;
+  unitOrder: string[];
+  details: Record<string, unknown>;
+}
+
+export interface ReconcileUnitReport {
+  kind: string;
+  result: string;
+  detail: string;
+  uid?: string;
+  executionKey?: string;
+  durationMs?: number;
+  dispatched: boolean;
+  waits?: { pointer: string; unit: string; reason: string }[];
+  outputs?: string[];
+}
+
+export interface ReconcileReport extends ReportBase {
+  kind: 'ReconcileReport';
+  operation: 'reconcile';
+  /** Absent when the run found nothing to do and took no lease. */
+  run?: string;
+  source: string;
+  sourceOverride: boolean;
+  desired?: string;
+  observed?: string;
+  /** Did the run write a transition commit? */
+  committed: boolean;
+  units: Record<string, ReconcileUnitReport>;
+  /** Table order: dispatched units in dispatch order, then the rest in dependency order. */
+  unitOrder: string[];
+  /** Units named by --unit/--units; only these count for the exit code. */
+  selected?: string[];
+  details: Record<string, unknown>;
+}
+
+export type Report = StateOperationReport | StatusReport | ReconcileReport;
+
+export function emptyDiagnostics(): Pick<ReportBase, 'errors' | 'warnings' | 'notes'> {
+  return { errors: [], warnings: [], notes: [] };
+}

@@ -1,0 +1,98 @@
+/**
+ * The documents Nyl keeps on the state refs (DESIGN.md section 2) and their YAML form.
+ * YAML with sorted keys, so that `git log -p` of a state branch reads as a review.
+ */
+import { parse, stringify } from 'yaml';
+
+export const API_VERSION = 'nyl.io/v1';
+
+export interface StateEvent {
+  type: 'initialized' | 'fresh' | 'state-deleted' | 'moved';
+  at: string;
+  by: string;
+  reason?: string;
+  generation?: number;
+}
+
+export interface EnvironmentStateDoc {
+  apiVersion: string;
+  kind: 'EnvironmentState';
+  environment: string;
+  generation: number;
+  status: 'active' | 'deleted' | 'moved';
+  movedTo?: string;
+  events: StateEvent[];
+}
+
+export type LifecycleState = 'active' | 'held' | 'deleting' | 'pending-teardown' | 'retained';
+
+export interface HoldRecord {
+  by: string;
+  reason?: string;
+  since: string;
+  /** Source commit whose changes wait while held. */
+  pending?: string;
+}
+
+export interface DesiredUnitDoc {
+  uid?: string;
+  kind?: string;
+  /** Generation of state.yaml the incarnation belongs to; --fresh raises it. */
+  generation?: number;
+  source?: string;
+  rendering?: Record<string, unknown>;
+  dependsOn?: string[];
+  lifecycle: { state: LifecycleState };
+  hold?: HoldRecord;
+  deletion?: { cause: string; policy: string; since: string };
+  teardownRequest?: Record<string, unknown>;
+  approvals?: Record<string, unknown>[];
+}
+
+export interface ReceiptRecord {
+  run: string;
+  executionKey: string;
+  finishedAt: string;
+  outputs: Record<string, unknown>;
+  /** A copy of the desired document the receipt was produced for. */
+  desired: DesiredUnitDoc;
+}
+
+export interface ConditionRecord {
+  type: 'uncertain' | 'failed';
+  retryable: boolean;
+  reason: string;
+  run: string;
+  since: string;
+  evidence?: string[];
+  code?: string;
+}
+
+export interface ObservedUnitDoc {
+  uid?: string;
+  receipt?: ReceiptRecord;
+  condition?: ConditionRecord;
+  drift?: { status: string; observedAt: string; run: string };
+  acknowledgement?: { by: string; reason: string; at: string };
+  /** The last run that executed or failed the unit, for status. */
+  lastRun?: { run: string; result: string; at: string };
+}
+
+export function toYaml(value: unknown): string {
+  return stringify(value, { sortMapEntries: true, lineWidth: 0 });
+}
+
+export function fromYaml<T>(text: string): T {
+  return parse(text) as T;
+}
+
+export function newStateDoc(environment: string, event: StateEvent): EnvironmentStateDoc {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'EnvironmentState',
+    environment,
+    generation: 1,
+    status: 'active',
+    events: [event],
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * Where an environment's state lives (spec 01, "Where state lives"), decided without I/O.
+ *
+ * Order: the Environment's state.repositoryRef / state.repository, else that of the
+ * EnvironmentGroup with shared fields that selects it, else the checkout's origin, else the
+ * clone itself. A GitRepository's publishURL is used for pushes.
+ */
+import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { EnvironmentResource, Project, StateSpec } from '../project/types';
+
+export type LocationKind =
+  /** The clone's own branches are the state; the lease is a ref of the clone. */
+  | 'clone'
+  /** A repository on this machine (absolute path or file:// URL), opened directly. */
+  | 'path'
+  /** Any other URL, read through a bare cache repository (or the checkout when it is origin). */
+  | 'remote';
+
+export interface StateLocation {
+  environment: string;
+  kind: LocationKind;
+  /** Where reads come from: a URL, or for 'path' the file:// URL. Undefined for 'clone'. */
+  url?: string;
+  /** Where pushes go (publishURL, else url). */
+  pushURL?: string;
+  /** For 'path': the absolute filesystem path of the repository. */
+  localPath?: string;
+  /** Full ref names. */
+  desiredRef: string;
+  observedRef: string;
+  /** Directory of this environment's files on the state refs ('' for the root). */
+  statePath: string;
+  /** e.g. refs/nyl/ ; the lease is `${prefix}${env}/lease`. */
+  coordinationPrefix: string;
+  /** Which rule of the resolution order chose the repository, e.g. `Environment dev`. */
+  chosenBy: string;
+}
+
+export interface CheckoutFacts {
+  /** Absolute path of the checkout's work tree. */
+  workTree: string;
+  /** remote.origin.url, when the checkout has one. */
+  originURL?: string;
+}
+
+export const DEFAULT_PREFIX = 'refs/nyl/';
+
+function branchRef(name: string): string {
+  return name.startsWith('refs/') ? name : `refs/heads/${name}`;
+}
+
+/** Picks the state spec that names a repository, following the spec's order. */
+function pickRepositorySpec(
+  project: Project,
+  env: EnvironmentResource,
+): { spec?: StateSpec; chosenBy: string; shared?: StateSpec } {
+  const own = env.spec.state;
+  if (own?.repository || own?.repositoryRef) return { spec: own, chosenBy: `Environment ${env.name}` };
+  const groups = [...project.groups.values()]
+    .filter((g) => g.spec.shared?.state && selects(g, env))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const group = groups[0];
+  if (group) return { spec: group.spec.shared!.state!, chosenBy: `EnvironmentGroup ${group.name}`, shared: group.spec.shared!.state! };
+  return { chosenBy: '' };
+}
+
+function selects(group: Project['groups'] extends Map<string, infer G> ? G : never, env: EnvironmentResource): boolean {
+  if (group.spec.environments) return group.spec.environments.includes(env.name);
+  const match = group.spec.selector?.matchLabels ?? {};
+  return Object.entries(match).every(([k, v]) => env.labels[k] === v);
+}
+
+/** Absolute local path named by a URL or path, or undefined for a network URL. */
+export function localPathOf(url: string, base: string): string | undefined {
+  if (url.startsWith('file://')) return fileURLToPath(url);
+  if (isAbsolute(url)) return url;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^/]+:/.test(url)) return undefined;
+  if (url.startsWith('./') || url.startsWith('../')) return resolvePath(base, url);
+  return undefined;
+}
+
+/** A comparable identity for a repository URL: lower-case host, no trailing `/` or `.git`. */
+export function repositoryIdentity(url: string, base: string): string {
+  const local = localPathOf(url, base);
+  if (local) return pathToFileURL(resolvePath(local)).href.replace(/\/$/, '').replace(/\.git$/, '');
+  let s = url.trim().replace(/\/+$/, '').replace(/\.git$/, '');
+  const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/]*)(.*)$/i.exec(s);
+  if (m) s = `${m[1]!.toLowerCase()}${m[2]!.toLowerCase().replace(/^[^@]*@/, '')}${m[3]}`;
+  return s;
+}
+
+export function resolveLocation(project: Project, env: EnvironmentResource, checkout: CheckoutFacts): StateLocation {
+  const picked = pickRepositorySpec(project, env);
+  const own = env.spec.state ?? {};
+  // Ref names and the path come from the Environment, else the group's shared fields.
+  const shared = picked.shared ?? {};
+  const desiredRef = branchRef(own.desiredRef ?? shared.desiredRef ?? `nyl/${env.name}/desired`);
+  const observedRef = branchRef(own.observedRef ?? shared.observedRef ?? `nyl/${env.name}/observed`);
+  const statePath = (own.path ?? shared.path ?? '').replace(/^\/+|\/+$/g, '');
+  const coordinationPrefix = own.coordinationRefPrefix ?? shared.coordinationRefPrefix ?? DEFAULT_PREFIX;
+  const common = { environment: env.name, desiredRef, observedRef, statePath, coordinationPrefix };
+
+  let url: string | undefined;
+  let pushURL: string | undefined;
+  let chosenBy = picked.chosenBy;
+  if (picked.spec?.repositoryRef) {
+    const repo = project.repositories.get(picked.spec.repositoryRef);
+    if (!repo) throw new Error(`unknown GitRepository ${picked.spec.repositoryRef}`); // validated at load
+    url = repo.spec.url;
+    pushURL = repo.spec.publishURL ?? url;
+    chosenBy = `${chosenBy} (GitRepository ${repo.name})`;
+  } else if (picked.spec?.repository) {
+    url = picked.spec.repository.repoURL;
+    pushURL = picked.spec.repository.publishURL ?? url;
+  } else if (checkout.originURL) {
+    url = checkout.originURL;
+    pushURL = url;
+    chosenBy = "the checkout's origin";
+  }
+  if (url === undefined) return { ...common, kind: 'clone', chosenBy: 'the clone itself (no remote)' };
+
+  const local = localPathOf(url, checkout.workTree);
+  const localPush = pushURL ? localPathOf(pushURL, checkout.workTree) : undefined;
+  if (local && localPush && resolvePath(local) === resolvePath(localPush)) {
+    const abs = resolvePath(local);
+    if (abs === resolvePath(checkout.workTree) || abs === resolvePath(checkout.workTree, '.git')) {
+      return { ...common, kind: 'clone', chosenBy: `${chosenBy}: the checkout itself` };
+    }
+    const fileURL = pathToFileURL(abs).href;
+    return { ...common, kind: 'path', url: fileURL, pushURL: fileURL, localPath: abs, chosenBy };
+  }
+  return { ...common, kind: 'remote', url, pushURL: pushURL ?? url, chosenBy };
+}
+
+export function leaseRef(loc: StateLocation): string {
+  return `${loc.coordinationPrefix}${loc.environment}/lease`;
+}
+
+export function runsPrefix(loc: StateLocation): string {
+  return `${loc.coordinationPrefix}${loc.environment}/runs/`;
+}
+
+export function signalsPrefix(loc: StateLocation): string {
+  return `${loc.coordinationPrefix}${loc.environment}/signals/`;
+}
+
+export function evidencePrefix(loc: StateLocation): string {
+  return `${loc.coordinationPrefix}${loc.environment}/evidence/`;
+}
+
+/** The environment's coordination namespace: lease, runs, signals, evidence. */
+export function coordinationNamespace(loc: StateLocation): string {
+  return `${loc.coordinationPrefix}${loc.environment}/`;
+}
+
+/** Path of a file of this environment on the state refs. */
+export function statePathOf(loc: StateLocation, file: string): string {
+  return loc.statePath ? `${loc.statePath}/${file}` : file;
+}
+
+/** Human description of the location, as state init and status report it. */
+export function describeLocation(loc: StateLocation, localRepository: string): Record<string, string> {
+  const out: Record<string, string> = {
+    repository: loc.kind === 'clone' ? localRepository : loc.url!,
+    desiredRef: loc.desiredRef,
+    observedRef: loc.observedRef,
+    coordinationRefPrefix: loc.coordinationPrefix,
+    localPath: localRepository,
+    chosenBy: loc.chosenBy,
+  };
+  if (loc.pushURL && loc.pushURL !== loc.url) out.publishURL = loc.pushURL;
+  if (loc.statePath) out.path = loc.statePath;
+  return out;
+}

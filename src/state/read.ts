@@ -1,0 +1,53 @@
+/**
+ * Reads an environment's state documents from the desired and observed commits, through the
+ * store's batch reader: one tree read per directory and all unit files concurrently.
+ */
+import type { BatchReader } from '../git/batch-reader';
+import { type DesiredUnitDoc, type EnvironmentStateDoc, type ObservedUnitDoc, fromYaml } from './documents';
+import { type StateLocation, statePathOf } from './location';
+import type { RefSnapshot } from './store';
+
+export interface EnvironmentStateView {
+  desiredOid?: string;
+  observedOid?: string;
+  /** state.yaml of the desired ref (the observed ref carries a copy). */
+  state?: EnvironmentStateDoc;
+  desiredUnits: Map<string, DesiredUnitDoc>;
+  observedUnits: Map<string, ObservedUnitDoc>;
+}
+
+export async function readStateDoc(reader: BatchReader, loc: StateLocation, commit: string | undefined): Promise<EnvironmentStateDoc | undefined> {
+  if (!commit) return undefined;
+  const blob = await reader.read(`${commit}:${statePathOf(loc, 'state.yaml')}`);
+  if (!blob || blob.type !== 'blob') return undefined;
+  return fromYaml<EnvironmentStateDoc>(blob.content.toString());
+}
+
+export async function readUnitDocs<T>(reader: BatchReader, loc: StateLocation, commit: string | undefined): Promise<Map<string, T>> {
+  const units = new Map<string, T>();
+  if (!commit) return units;
+  const entries = await reader.readTree(`${commit}:${statePathOf(loc, 'units')}`);
+  if (!entries) return units;
+  const files = entries.filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+  const blobs = await reader.readMany(files.map((e) => e.oid));
+  files.forEach((e, i) => {
+    const blob = blobs[i];
+    if (blob) units.set(e.name.slice(0, -'.yaml'.length), fromYaml<T>(blob.content.toString()));
+  });
+  return units;
+}
+
+export async function readEnvironmentState(reader: BatchReader, loc: StateLocation, refs: RefSnapshot): Promise<EnvironmentStateView> {
+  const desiredOid = refs.get(loc.desiredRef);
+  const observedOid = refs.get(loc.observedRef);
+  const [state, desiredUnits, observedUnits] = await Promise.all([
+    readStateDoc(reader, loc, desiredOid),
+    readUnitDocs<DesiredUnitDoc>(reader, loc, desiredOid),
+    readUnitDocs<ObservedUnitDoc>(reader, loc, observedOid),
+  ]);
+  const view: EnvironmentStateView = { desiredUnits, observedUnits };
+  if (desiredOid) view.desiredOid = desiredOid;
+  if (observedOid) view.observedOid = observedOid;
+  if (state) view.state = state;
+  return view;
+}
