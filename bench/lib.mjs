@@ -1,0 +1,326 @@
+// Shared helpers of the Nyl benchmarks: temp repositories, project generation, timing, medians,
+// git statistics (NYL_GIT_STATS) and a git daemon. Node built-ins only.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(BENCH_DIR, '..');
+export const NYL = join(ROOT, 'bin', 'nyl');
+export const QUICK = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true';
+export const AUTHOR = 'Bench <bench@example.com>';
+
+/** Repetitions: `full` normally, `quick` with BENCH_QUICK=1. */
+export function reps(full, quick) {
+  return QUICK ? quick : full;
+}
+
+// ---------------------------------------------------------------- temp dirs
+
+const tempDirs = [];
+
+/** A fresh temporary directory, removed by cleanup() (unless BENCH_KEEP=1). */
+export function tempDir(label) {
+  const dir = mkdtempSync(join(tmpdir(), `nyl-bench-${label}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+
+export function cleanup() {
+  if (process.env.BENCH_KEEP === '1') {
+    if (tempDirs.length) process.stderr.write(`bench: kept ${tempDirs.length} temp dirs (BENCH_KEEP=1)\n`);
+    return;
+  }
+  while (tempDirs.length) rmSync(tempDirs.pop(), { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------- timing
+
+export function nowMs() {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+export function median(values) {
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export function summary(values) {
+  const s = [...values].sort((a, b) => a - b);
+  return { median: median(s), min: s[0], max: s[s.length - 1], n: s.length };
+}
+
+/**
+ * Runs argv to completion (asynchronously, so that a git daemon or other helper started by this
+ * process keeps being served) and measures its wall time with process.hrtime.
+ */
+export function exec(argv, { cwd, env, input, check = true } = {}) {
+  return new Promise((resolvePromise, reject) => {
+    const began = nowMs();
+    const child = spawn(argv[0], argv.slice(1), { cwd, env: env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out = [];
+    const err = [];
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const ms = nowMs() - began;
+      const result = { code, signal, ms, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+      if (check && code !== 0) {
+        const e = new Error(`${argv.join(' ')} exited ${code ?? signal} in ${cwd ?? process.cwd()}\n${result.stderr}${result.stdout}`.slice(0, 4000));
+        e.result = result;
+        reject(e);
+      } else resolvePromise(result);
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** Times `fn` (which returns a ms figure or a promise of one) n times; returns the ms values. */
+export async function repeat(n, fn) {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await fn(i));
+  return out;
+}
+
+/** Spawns argv `count` times with at most `limit` at once, like the engine's pool and driver. */
+export function spawnMany(argv, count, limit) {
+  return new Promise((resolvePromise, reject) => {
+    const began = nowMs();
+    let started = 0;
+    let finished = 0;
+    const next = () => {
+      if (started >= count) return;
+      started++;
+      const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      child.stdout.resume();
+      child.stderr.resume();
+      child.on('error', reject);
+      child.on('close', () => {
+        finished++;
+        if (finished === count) resolvePromise(nowMs() - began);
+        else next();
+      });
+    };
+    for (let i = 0; i < Math.min(limit, count); i++) next();
+  });
+}
+
+// ---------------------------------------------------------------- git
+
+export function gitEnv(extra = {}) {
+  return {
+    ...process.env,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_CONFIG_NOSYSTEM: '1',
+    LC_ALL: 'C',
+    ...extra,
+  };
+}
+
+export async function git(cwd, args, options = {}) {
+  return exec(['git', ...args], { ...options, cwd, env: gitEnv(options.env) });
+}
+
+/** An empty bare repository at dir. */
+export async function bareRepo(dir) {
+  mkdirSync(dir, { recursive: true });
+  await git(dir, ['init', '-q', '--bare']);
+  return dir;
+}
+
+export function fileUrl(path) {
+  return pathToFileURL(path).href;
+}
+
+// ---------------------------------------------------------------- projects
+
+/**
+ * The nyl.yaml text of one environment `dev` whose state lives at stateUrl, and `units` Command
+ * units (`run: ["true"]`) arranged in `waves` waves: unit i of wave k depends on unit i of wave
+ * k-1, so the engine executes the environment in exactly `waves` waves.
+ */
+export function projectYaml({ stateUrl, units, waves = 1, env = 'dev' }) {
+  const perWave = Math.ceil(units / waves);
+  const name = (n) => `u${String(n).padStart(4, '0')}`;
+  const docs = [
+    [
+      'apiVersion: nyl.io/v1',
+      'kind: Environment',
+      `metadata: {name: ${env}}`,
+      'spec:',
+      '  state:',
+      `    repository: {repoURL: ${JSON.stringify(stateUrl)}}`,
+    ].join('\n'),
+  ];
+  for (let n = 0; n < units; n++) {
+    const wave = Math.floor(n / perWave);
+    const lines = ['apiVersion: nyl.io/v1', 'kind: Command', `metadata: {name: ${name(n)}}`, 'spec:'];
+    if (wave > 0) lines.push(`  dependsOn: [${name(n - perWave)}]`);
+    lines.push('  run: ["true"]');
+    docs.push(lines.join('\n'));
+  }
+  return `${docs.join('\n---\n')}\n`;
+}
+
+/**
+ * A project checkout (git repo with nyl.yaml committed) under base/src, a state repository URL,
+ * and a cache dir. `stateUrl` defaults to a fresh empty bare repo base/state.git over file://.
+ */
+export async function makeProject({ units, waves = 1, stateUrl, label = 'proj' } = {}) {
+  const base = tempDir(label);
+  const src = join(base, 'src');
+  let statePath;
+  if (!stateUrl) {
+    statePath = await bareRepo(join(base, 'state.git'));
+    stateUrl = fileUrl(statePath);
+  }
+  mkdirSync(src, { recursive: true });
+  await git(src, ['init', '-q']);
+  await git(src, ['config', 'user.name', 'Bench']);
+  await git(src, ['config', 'user.email', 'bench@example.com']);
+  writeFileSync(join(src, 'nyl.yaml'), projectYaml({ stateUrl, units, waves }));
+  await git(src, ['add', 'nyl.yaml']);
+  await git(src, ['commit', '-q', '-m', 'bench project']);
+  return { base, src, stateUrl, statePath, cache: join(base, 'cache'), units, waves };
+}
+
+// ---------------------------------------------------------------- nyl
+
+let statsSeq = 0;
+
+/**
+ * Runs `nyl ...args` in the project, with NYL_GIT_STATS pointed at a fresh file; returns the wall
+ * time and the git statistics the process appended ({processes, pushes, fetches, byCommand}).
+ */
+export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs = [] } = {}) {
+  const statsFile = join(project.base, `stats-${process.pid}-${++statsSeq}.jsonl`);
+  const env = {
+    ...process.env,
+    NYL_CACHE_DIR: project.cache,
+    NYL_GIT_STATS: statsFile,
+    ...extraEnv,
+  };
+  const r = await exec([process.execPath, ...nodeArgs, NYL, ...args], { cwd: project.src, env, check: false });
+  let stats;
+  if (existsSync(statsFile)) {
+    const lines = readFileSync(statsFile, 'utf8').trim().split('\n').filter(Boolean);
+    stats = lines.length ? JSON.parse(lines[lines.length - 1]) : undefined;
+    rmSync(statsFile, { force: true });
+  }
+  if (check && r.code !== 0) {
+    throw new Error(`nyl ${args.join(' ')} exited ${r.code ?? r.signal}\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
+  }
+  return { ...r, stats };
+}
+
+export const AUTHOR_ARGS = ['--author', AUTHOR];
+
+// ---------------------------------------------------------------- shared fixtures
+
+const fixtures = new Map();
+
+/** Memoizes an async fixture for the whole bench process (scenarios may share an expensive one). */
+export function fixture(key, make) {
+  if (!fixtures.has(key)) fixtures.set(key, make());
+  return fixtures.get(key);
+}
+
+/**
+ * A 1,000-unit project (10 waves of 100), state initialized. With reconciled: true, after one full
+ * reconcile (every unit current). Both variants share nothing, so the order of scenarios is free.
+ */
+export function thousandUnits({ reconciled }) {
+  return fixture(`1000:${reconciled}`, async () => {
+    const p = await makeProject({ units: 1000, waves: 10, label: reconciled ? 'k-reconciled' : 'k-init' });
+    await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
+    if (reconciled) {
+      p.fullReconcile = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
+    }
+    return p;
+  });
+}
+
+// ---------------------------------------------------------------- node start-up reference
+
+/** Median wall time of `node -e 0` (memoized; scenarios startup and noop-1000 share it). */
+export function nodeStartup() {
+  return fixture('node-startup', async () => {
+    const runs = await repeat(reps(20, 7), async () => (await exec([process.execPath, '-e', '0'])).ms);
+    return summary(runs);
+  });
+}
+
+// ---------------------------------------------------------------- git daemon
+
+export function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolvePromise(port));
+    });
+  });
+}
+
+/**
+ * Starts `git daemon` serving every repository under baseDir with receive-pack enabled. Returns
+ * {url(name), stop()}; stop() kills exactly the daemon this call started.
+ */
+export async function startGitDaemon(baseDir) {
+  const port = await freePort();
+  const child = spawn(
+    'git',
+    ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${baseDir}`, '--listen=127.0.0.1', `--port=${port}`, baseDir],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: gitEnv() },
+  );
+  let stderr = '';
+  child.stderr.on('data', (b) => (stderr += b));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const url = (name) => `git://127.0.0.1:${port}/${name}`;
+  const stop = () =>
+    new Promise((resolvePromise) => {
+      if (exited) return resolvePromise();
+      child.once('exit', () => resolvePromise());
+      child.kill('SIGTERM');
+      setTimeout(() => {
+        if (!exited) child.kill('SIGKILL');
+      }, 2000).unref();
+    });
+  // Wait until it answers.
+  const probe = join(baseDir, '.probe.git');
+  await bareRepo(probe);
+  const deadline = nowMs() + 10000;
+  for (;;) {
+    if (exited) throw new Error(`git daemon exited: ${stderr}`);
+    const r = await exec(['git', 'ls-remote', url('.probe.git')], { env: gitEnv(), check: false });
+    if (r.code === 0) break;
+    if (nowMs() > deadline) {
+      await stop();
+      throw new Error(`git daemon did not answer on port ${port}: ${stderr}${r.stderr}`);
+    }
+    await new Promise((r2) => setTimeout(r2, 50));
+  }
+  return { port, url, stop, pid: child.pid };
+}
+
+// ---------------------------------------------------------------- formatting
+
+export function fmtMs(ms) {
+  if (ms === undefined || ms === null || Number.isNaN(ms)) return '-';
+  if (ms >= 10000) return `${(ms / 1000).toFixed(1)} s`;
+  if (ms >= 100) return `${ms.toFixed(0)} ms`;
+  return `${ms.toFixed(1)} ms`;
+}
+
+export function log(line) {
+  process.stderr.write(`${line}\n`);
+}

@@ -1,0 +1,51 @@
+// 5. noop-1000: a reconcile in which all 1,000 units are current, against the floor of reading the
+// state refs from the same remote (`git ls-remote` + `git fetch` of the state refs into a scratch
+// bare repository) plus Node's start-up.
+import { join } from 'node:path';
+import { AUTHOR_ARGS, bareRepo, exec, gitEnv, nodeStartup, nyl, repeat, reps, summary, tempDir, thousandUnits } from '../lib.mjs';
+
+export const id = 'noop-1000';
+export const title = 'no-op nyl reconcile -e dev, 1,000 current units';
+
+export async function run() {
+  const n = reps(5, 3);
+  const p = await thousandUnits({ reconciled: true });
+  await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]); // warm-up (and proves it is a no-op below)
+  const runs = await repeat(n, () => nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]));
+  const wall = summary(runs.map((r) => r.ms));
+  const stats = runs[runs.length - 1].stats;
+
+  // Floor: list the remote's refs, then fetch the state refs (desired, observed, coordination
+  // refs of dev) into a scratch bare repository that has none of their objects yet.
+  const ls = await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() });
+  const refs = ls.stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.split('\t')[1])
+    .filter((r) => r && (r.startsWith('refs/heads/nyl/dev/') || r.startsWith('refs/nyl/dev/')));
+  const scratchBase = tempDir('floor');
+  const floorRuns = await repeat(n + 1, async (i) => {
+    const scratch = await bareRepo(join(scratchBase, `scratch-${i}.git`));
+    const a = await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() });
+    const b = await exec(['git', 'fetch', '-q', '--no-tags', p.stateUrl, ...refs.map((r) => `+${r}:${r}`)], { cwd: scratch, env: gitEnv() });
+    return { lsRemote: a.ms, fetch: b.ms, total: a.ms + b.ms };
+  });
+  floorRuns.shift(); // warm-up
+  const floor = summary(floorRuns.map((r) => r.total));
+  const node = await nodeStartup();
+  const ratio = wall.median / (floor.median + node.median);
+  return {
+    metrics: [
+      { name: 'no-op reconcile wall', value: wall.median, unit: 'ms', spread: wall },
+      { name: 'git processes', value: stats?.processes, unit: 'count' },
+      { name: 'pushes', value: stats?.pushes, unit: 'count' },
+      { name: `floor: ls-remote + fetch of ${refs.length} refs`, value: floor.median, unit: 'ms', spread: floor },
+      { name: '  of which ls-remote', value: summary(floorRuns.map((r) => r.lsRemote)).median, unit: 'ms' },
+      { name: '  of which fetch', value: summary(floorRuns.map((r) => r.fetch)).median, unit: 'ms' },
+      { name: 'node -e 0', value: node.median, unit: 'ms' },
+      { name: 'ratio noop / (floor + node)', value: ratio, unit: 'x', target: { op: '<=', value: 3 } },
+    ],
+    notes: [`median of ${n}; the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`],
+    details: { stats, refs },
+  };
+}

@@ -1,0 +1,42 @@
+// 4. reconcile-500: reconcile of 500 Command units (`run: ["true"]`) in 10 waves of 50, default
+// concurrency (4), file:// state. Overhead per unit = (reconcile wall - the wall time of spawning
+// `true` 500 times from node with concurrency 4) / 500.
+import { AUTHOR_ARGS, makeProject, nyl, repeat, reps, spawnMany, summary } from '../lib.mjs';
+
+export const id = 'reconcile-500';
+export const title = 'nyl reconcile -e dev, 500 units in 10 waves (concurrency 4)';
+
+const UNITS = 500;
+const WAVES = 10;
+const CONCURRENCY = 4;
+
+export async function run() {
+  const n = reps(3, 1);
+  const runs = await repeat(n, async () => {
+    const p = await makeProject({ units: UNITS, waves: WAVES, label: 'r500' });
+    await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
+    const r = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
+    const executed = (r.stdout.match(/\bexecuted\b/g) ?? []).length;
+    if (executed < UNITS) throw new Error(`reconcile executed ${executed} of ${UNITS} units\n${r.stdout.slice(0, 2000)}`);
+    return r;
+  });
+  await spawnMany(['true'], 50, CONCURRENCY); // warm-up
+  const spawnRuns = await repeat(Math.max(n, 3), () => spawnMany(['true'], UNITS, CONCURRENCY));
+  const wall = summary(runs.map((r) => r.ms));
+  const spawnWall = summary(spawnRuns);
+  const stats = runs[runs.length - 1].stats;
+  const overhead = (wall.median - spawnWall.median) / UNITS;
+  const expectedPushes = 2 * WAVES + 2;
+  return {
+    metrics: [
+      { name: 'reconcile wall', value: wall.median, unit: 'ms', spread: wall },
+      { name: `spawn \`true\` x${UNITS} (concurrency ${CONCURRENCY})`, value: spawnWall.median, unit: 'ms', spread: spawnWall },
+      { name: 'overhead per unit', value: overhead, unit: 'ms', target: { op: '<', value: 5 } },
+      { name: 'git processes', value: stats?.processes, unit: 'count' },
+      { name: 'pushes', value: stats?.pushes, unit: 'count', target: { op: '<=', value: expectedPushes, label: `~2/wave+2 = ${expectedPushes}` } },
+      { name: 'fetches', value: stats?.fetches, unit: 'count' },
+    ],
+    notes: [`reconcile: median of ${n} (fresh project and state each); spawn baseline: median of ${Math.max(n, 3)}`],
+    details: { stats },
+  };
+}

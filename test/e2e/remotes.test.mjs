@@ -1,0 +1,112 @@
+// End-to-end over network remotes: git daemon and smart HTTP (git http-backend), started by the
+// suite on 127.0.0.1. State init and status work unchanged; a protected remote works; two
+// processes racing for one lease: exactly one wins, every round.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { startGitDaemon } from '../support/git-daemon.mjs';
+import { startGitHttp } from '../support/git-http.mjs';
+import { cliEnv, codes, environment, nyl, nylYaml } from '../support/cli.mjs';
+
+const RACER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'support', 'lease-racer.mjs');
+
+let base;
+let daemon;
+let http;
+
+before(async () => {
+  base = tempDir('nyl-remotes-');
+  daemon = await startGitDaemon(base);
+  http = await startGitHttp(base);
+});
+
+after(async () => {
+  await daemon?.stop();
+  await http?.stop();
+  cleanupAll();
+});
+
+function remoteRepo(name) {
+  const bare = makeBareRepo(path.join(base, `${name}.git`));
+  installProtectHook(bare);
+  return bare;
+}
+
+const transports = {
+  'file://': (name) => pathToFileURL(remoteRepo(name)).href,
+  'git daemon': (name) => (remoteRepo(name), daemon.url(`${name}.git`)),
+  'smart HTTP': (name) => (remoteRepo(name), http.url(`${name}.git`)),
+};
+
+function race(project, rounds, bare, leaseRef) {
+  return (async () => {
+    for (let round = 0; round < rounds; round++) {
+      const startAt = Date.now() + 250;
+      const runs = [0, 1].map(
+        () =>
+          new Promise((resolve) => {
+            const child = spawn(process.execPath, [RACER, project, 'dev', String(startAt)], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+            let out = '';
+            let err = '';
+            child.stdout.on('data', (b) => (out += b));
+            child.stderr.on('data', (b) => (err += b));
+            child.on('close', () => resolve({ out: out.trim(), err }));
+          }),
+      );
+      const results = await Promise.all(runs);
+      const winners = results.filter((r) => r.out.startsWith('won '));
+      const losers = results.filter((r) => r.out === 'lost NYL-LEASE-HELD');
+      assert.equal(winners.length, 1, `round ${round}: ${JSON.stringify(results)}`);
+      assert.equal(losers.length, 1, `round ${round}: ${JSON.stringify(results)}`);
+      assert.equal(git(bare, 'rev-parse', leaseRef), winners[0].out.slice(4), 'the lease is the winner');
+      git(bare, 'update-ref', '-d', leaseRef);
+    }
+  })();
+}
+
+for (const [name, urlFor] of Object.entries(transports)) {
+  describe(`state over ${name}`, () => {
+    test('state init, again unchanged, status; known branches follow', () => {
+      const repoName = `init-${name.replace(/\W/g, '')}`;
+      const url = urlFor(repoName);
+      const bare = path.join(base, `${repoName}.git`);
+      const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}"}`)) });
+      const first = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
+      assert.equal(first.code, 0, first.stderr + first.stdout);
+      assert.equal(first.json.result, 'done');
+      assert.equal(git(bare, 'rev-parse', 'refs/heads/nyl/dev/desired'), first.json.desired);
+      assert.equal(git(project, 'rev-parse', 'refs/heads/nyl/dev/desired'), first.json.desired);
+      assert.equal(git(bare, 'for-each-ref', 'refs/nyl/'), '', 'lease released');
+      const again = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
+      assert.equal(again.code, 0);
+      assert.equal(again.json.result, 'unchanged');
+      const status = nyl(project, ['status', '-e', 'dev', '-o', 'json']);
+      assert.equal(status.code, 0, status.stdout);
+      assert.equal(status.json.kind, 'StatusReport');
+      assert.equal(status.json.desired, first.json.desired);
+    });
+
+    test('two processes racing for one lease: exactly one wins, every round', async () => {
+      const repoName = `race-${name.replace(/\W/g, '')}`;
+      const url = urlFor(repoName);
+      const bare = path.join(base, `${repoName}.git`);
+      const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}"}`)) });
+      assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+      await race(project, name === "file://" ? 50 : 15, bare, 'refs/nyl/dev/lease');
+    });
+  });
+}
+
+describe('an unreachable network remote', () => {
+  test('fails NYL-STATE-UNAVAILABLE for init and status', () => {
+    const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${http.url('missing.git')}"}`)) });
+    for (const args of [['state', 'init', '-e', 'dev'], ['status', '-e', 'dev']]) {
+      const r = nyl(project, args);
+      assert.equal(r.code, 1, r.stdout + r.stderr);
+      assert.deepEqual(codes(r), ['NYL-STATE-UNAVAILABLE']);
+    }
+  });
+});

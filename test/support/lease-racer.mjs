@@ -1,0 +1,20 @@
+// A second real process for lease races: acquires the environment's lease through the same
+// modules the CLI uses, after waiting for a shared start instant, and prints `won <oid>` or
+// `lost <code>`. Usage: node lease-racer.mjs <project> <env> <startAtEpochMs>
+import { createRuntime } from '../../dist/cli/dispatch.js';
+import { openEnvironment } from '../../dist/operations/context.js';
+import { acquireLease } from '../../dist/lease/lease.js';
+import { uuidv7 } from '../../dist/util/uuid.js';
+
+const [project, env, startAt] = process.argv.slice(2);
+const rt = createRuntime(process.env, new AbortController().signal);
+const opened = await openEnvironment(rt, { path: project, environment: env }, { writes: true });
+await opened.store.ensureOpen();
+while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 1));
+try {
+  const acquired = await acquireLease(rt, opened.store, { operation: 'reconcile', run: uuidv7(Date.now()), author: opened.author, durationMs: 60_000 });
+  process.stdout.write(`won ${acquired.handle.oid}\n`);
+} catch (error) {
+  process.stdout.write(`lost ${error.code ?? error.message}\n`);
+}
+opened.close();
