@@ -11,7 +11,8 @@ import { hostname } from 'node:os';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { writeCommits, type Identity } from '../git/object-writer';
 import type { RefUpdate } from '../git/refs';
-import { leaseRef } from '../state/location';
+import { fromYaml } from '../state/documents';
+import { leaseRef, runsPrefix } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
@@ -33,6 +34,8 @@ export interface AcquireOptions {
   extraUpdates?: (leaseOid: string) => RefUpdate[];
   /** Refs the caller just read: the first attempt decides on them instead of reading again. */
   initial?: RefSnapshot;
+  /** Carry a broken lease's `broken` record into the new lease (recover: a crash leaves it broken). */
+  keepBroken?: boolean;
 }
 
 export interface Acquired {
@@ -102,6 +105,30 @@ function cancelled(env: string): NylError {
   );
 }
 
+/** Reads only run.yaml of every run ref: enough to tell a live run from a dead one. */
+export async function readRunHeaders(store: StateStore, refs: RefSnapshot): Promise<{ run: string; ref: string; oid: string; doc?: RunHeader }[]> {
+  const prefix = runsPrefix(store.loc);
+  const found = [...refs].filter(([ref]) => ref.startsWith(prefix));
+  if (found.length === 0) return [];
+  const blobs = await store.reader.readMany(found.map(([, oid]) => `${oid}:run.yaml`));
+  return found.map(([ref, oid], i) => {
+    const out: { run: string; ref: string; oid: string; doc?: RunHeader } = { run: ref.slice(prefix.length), ref, oid };
+    const b = blobs[i];
+    if (b) out.doc = fromYaml<RunHeader>(b.content.toString());
+    return out;
+  });
+}
+
+/** The fields of a run ref's run.yaml the lease protocol reads. */
+export interface RunHeader {
+  run: string;
+  operation: string;
+  holder: LeaseRecord['holder'];
+  startedAt: string;
+  deadline: string;
+  ended?: { at: string; reason: string };
+}
+
 /** Builds a lease commit whose parent is the lease it replaces or renews. */
 async function writeLeaseCommit(rt: Runtime, store: StateStore, record: LeaseRecord, parent: string | undefined, author: Identity, message: string): Promise<string> {
   const [oid] = await writeCommits(rt.git, store.workDir, [
@@ -145,6 +172,16 @@ export async function acquireLease(rt: Runtime, store: StateStore, options: Acqu
         throw brokenError(env, current, status === 'expired');
       }
     }
+    if (!blocked && !current?.record.broken) {
+      // "A live run whose lease ref is already gone" still holds the environment until its deadline.
+      const live = (await readRunHeaders(store, snapshot)).find((h) => h.doc && !h.doc.ended && Date.parse(h.doc.deadline) > now);
+      if (live?.doc) {
+        blocked = heldError(env, {
+          oid: live.oid,
+          record: newLeaseRecord({ environment: env, run: live.run, operation: live.doc.operation, holder: live.doc.holder, acquiredAt: live.doc.startedAt, deadline: live.doc.deadline }),
+        });
+      }
+    }
     if (blocked) {
       if (now >= waitUntil) throw blocked;
       await rt.clock.sleep(Math.min(1000, 100 + attempt * 100, waitUntil - now), rt.cancel);
@@ -159,6 +196,7 @@ export async function acquireLease(rt: Runtime, store: StateStore, options: Acqu
       acquiredAt: isoSeconds(now),
       deadline: isoSeconds(now + options.durationMs),
     });
+    if (options.keepBroken && current?.record.broken) record.broken = current.record.broken;
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
     const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }];
     if (options.extraUpdates) updates.push(...options.extraUpdates(oid));
@@ -184,6 +222,8 @@ export async function acquireLease(rt: Runtime, store: StateStore, options: Acqu
  */
 export class LeaseHandle {
   lost = false;
+  /** Called after each successful renewal with the new deadline (the run ref follows it). */
+  onRenewed: ((deadline: string) => Promise<void>) | undefined;
   private chain: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private released = false;
@@ -219,6 +259,7 @@ export class LeaseHandle {
       if (result.ok) {
         this.oid = oid;
         this.record = record;
+        await this.onRenewed?.(record.deadline).catch(() => undefined);
         return true;
       }
       if (result.kind === 'rejected') this.lost = true;
@@ -248,6 +289,16 @@ export class LeaseHandle {
   markReleased(): void {
     this.released = true;
     this.stopRenewal();
+  }
+
+  /** Puts back the lease this one replaced (recover that ends before its commit lands). */
+  async restore(previous: LeaseView): Promise<boolean> {
+    this.stopRenewal();
+    return this.exclusive(async (current) => {
+      const result = await this.store.write([{ ref: this.ref, expect: current, to: previous.oid }]);
+      this.released = true;
+      return result.ok;
+    });
   }
 
   /** Releases the lease without changing state (an operation that ends writing nothing). */

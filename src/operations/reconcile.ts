@@ -5,21 +5,20 @@
  */
 import { diagnostic, fail, type Diagnostic, NylError } from '../errors/diagnostic';
 import { materializeCommit } from '../git/materialize';
-import { acquireLease, formatIdentity, readLease } from '../lease/lease';
+import { acquireLease, formatIdentity } from '../lease/lease';
 import { ownershipSet } from '../project/selectors';
 import { resolveEnvironment, type Resolution } from '../plan/resolve';
 import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, REPORT_API_VERSION } from '../report/types';
-import { runEngine, type EngineResult } from '../run/engine';
+import { runEngine } from '../run/engine';
 import { newRunDoc, RunRecordWriter } from '../run/run-record';
 import type { UnitOutcome } from '../run/unit-result';
 import { hostname } from 'node:os';
-import { toYaml } from '../state/documents';
-import { canonicalJson } from '../project/execution-key';
-import { coordinationNamespace, runsPrefix } from '../state/location';
-import { publishTransition, type RefTransition } from '../state/publish';
+import { leaseRef, runsPrefix } from '../state/location';
+import { publishTransition } from '../state/publish';
+import { coordinationUpdates, takeOver } from '../run/takeover';
+import { buildTransitions, changedUnits } from '../run/transition-plan';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
-import { cacheRoot, type RefSnapshot } from '../state/store';
-import { transitionMessage } from '../state/transition';
+import { cacheRoot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
@@ -120,55 +119,6 @@ function fillUnits(report: ReconcileReport, outcomes: UnitOutcome[], dispatchOrd
   report.unitOrder = order;
 }
 
-function transitions(
-  opened: OpenedEnvironment,
-  refs: RefSnapshot,
-  view: EnvironmentStateView,
-  engine: EngineResult,
-  runId: string,
-  author: string,
-): RefTransition[] {
-  const { loc } = opened;
-  const desiredChanges = new Map<string, string | null>();
-  const observedChanges = new Map<string, string | null>();
-  const changed = new Set<string>();
-  for (const o of engine.outcomes.values()) {
-    const file = `units/${o.name}.yaml`;
-    if (o.desired) {
-      desiredChanges.set(file, toYaml(o.desired));
-      changed.add(o.name);
-    }
-    const next = engine.observed.get(o.name);
-    const prev = view.observedUnits.get(o.name);
-    // Only documents whose content changed: a run that changes nothing writes no commit.
-    if (next && (!prev || canonicalJson(next) !== canonicalJson(prev))) {
-      observedChanges.set(file, toYaml(next));
-      changed.add(o.name);
-    }
-  }
-  const units: Record<string, string> = {};
-  const executed: string[] = [];
-  for (const name of engine.order) {
-    const o = engine.outcomes.get(name);
-    if (!o || o.result === 'current') continue;
-    units[name] = o.result;
-    if (o.result === 'executed') executed.push(name);
-  }
-  const body = {
-    operation: 'reconcile',
-    run: runId,
-    source: opened.sourceCommit,
-    ...(opened.sourceOverride ? { sourceOverride: true } : {}),
-    units,
-    executed,
-  };
-  const message = transitionMessage(opened.env.name, body, { requestedBy: author, sourceOverride: opened.sourceOverride }, [...changed].sort());
-  const list: RefTransition[] = [];
-  if (desiredChanges.size > 0) list.push({ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: desiredChanges, message });
-  if (observedChanges.size > 0) list.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: observedChanges, message });
-  return list;
-}
-
 export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<ReconcileReport> {
   const opened = await openEnvironment(rt, req, { writes: true });
   try {
@@ -194,9 +144,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     }
 
     const resolution = resolveEnvironment({ project: opened.project, env, generation, desired: view.desiredUnits, observed: view.observedUnits });
-    const namespace = coordinationNamespace(loc);
-    const coordinationBusy = [...refs.keys()].some((r) => r.startsWith(namespace));
-    if (!coordinationBusy && nothingToDo(resolution, only)) {
+    const runsBusy = [...refs.keys()].some((r) => r.startsWith(runsPrefix(loc)) || r === leaseRef(loc));
+    if (!runsBusy && nothingToDo(resolution, only)) {
       const report = fastPathReport(opened, resolution, view, only);
       if (only) report.selected = [...only];
       await store.syncKnownBranches(refs);
@@ -230,7 +179,9 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     });
     record.oid = runCommit;
     const lease = acquired.handle;
+    lease.onRenewed = (deadline) => record.renew(deadline);
     lease.startRenewal();
+    let finished = false;
     try {
       await rt.faults.reach('lease-acquired');
       if (acquired.snapshot.get(loc.desiredRef) !== refs.get(loc.desiredRef) || acquired.snapshot.get(loc.observedRef) !== refs.get(loc.observedRef)) {
@@ -238,15 +189,23 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         generation = requireActiveState(env.name, view, loc);
       }
       refs = acquired.snapshot;
-      const leftovers = [...refs.keys()].filter((r) => r.startsWith(runsPrefix(loc)) && r !== record.ref);
       const report = baseReport(opened);
       report.run = runId;
       if (only) report.selected = [...only];
-      if (leftovers.length > 0) {
-        report.warnings.push(
-          diagnostic('NYL-RUN-UNIMPORTED', 'warning', `runs ${leftovers.map((r) => r.slice(runsPrefix(loc).length)).join(', ')} ended without their transition commit; this version does not import them yet`, { env: env.name }),
-        );
-      }
+
+      const takeover = await takeOver(
+        store,
+        refs,
+        { project: opened.project, env, generation, desired: view.desiredUnits, observed: view.observedUnits, now: isoSeconds(rt.clock.now()) },
+        runId,
+        acquired.replaced,
+      );
+      const imp = takeover.imported;
+      report.warnings.push(...imp.diagnostics);
+      if (takeover.leaseBroken) report.details.leaseBroken = takeover.leaseBroken;
+      if (imp.imported.length > 0) report.details.imported = imp.imported;
+      if (imp.recovered.length > 0) report.details.recovered = imp.recovered;
+
       const engine = await runEngine({
         rt,
         runId,
@@ -255,18 +214,29 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         env,
         sourceCommit: opened.sourceCommit,
         generation,
-        desired: view.desiredUnits,
-        observed: view.observedUnits,
+        desired: imp.desired,
+        observed: imp.observed,
         record,
         lease,
         projectDir: async () => {
           const root = await materializeCommit(rt.git, opened.checkout.workTree, opened.sourceCommit, cacheRoot(rt.env));
           return opened.checkout.projectPrefix ? `${root}/${opened.checkout.projectPrefix}` : root;
         },
-        options: { ...(only ? { only } : {}), failFast: req.failFast, concurrency: req.concurrency, killGraceMs: KILL_GRACE_MS },
+        options: { ...(only ? { only } : {}), failFast: req.failFast, concurrency: req.concurrency, killGraceMs: killGraceMs(rt.env) },
+      }).catch(async (error: unknown) => {
+        if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
+        throw error;
       });
       report.errors.push(...engine.errors);
       const outcomes = engine.order.map((n) => engine.outcomes.get(n)).filter((o): o is UnitOutcome => o !== undefined && (!only || only.has(o.name)));
+      for (const name of imp.imported) {
+        const o = engine.outcomes.get(name);
+        if (o && o.result === 'current') o.result = 'imported';
+      }
+      for (const name of imp.recovered) {
+        const o = engine.outcomes.get(name);
+        if (o && !o.dispatched && o.result === 'uncertain') o.result = 'recovered';
+      }
       fillUnits(report, outcomes, engine.dispatchOrder.filter((n) => !only || only.has(n)));
       report.warnings.push(...unitWarnings(env.name, outcomes));
       if (engine.stoppedAfter) {
@@ -275,11 +245,52 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         );
       }
       if (engine.cancelled) {
-        throw new NylError(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${runId} of ${env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: env.name }));
+        // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
+        await record.markEnded('cancelled').catch(() => undefined);
+        await lease.release().catch(() => undefined);
+        finished = true;
+        report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${runId} of ${env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: env.name }));
+        return report;
       }
-      const list = transitions(opened, refs, view, engine, runId, formatIdentity(author));
-      const published = await publishTransition(rt, store, lease, list, author, { release: true, known: refs, extraUpdates: [record.deletion()] });
-      report.committed = list.length > 0;
+
+      const finalDesired = new Map(imp.desired);
+      for (const o of engine.outcomes.values()) if (o.desired) finalDesired.set(o.name, o.desired);
+      const before = { desired: view.desiredUnits, observed: view.observedUnits };
+      const after = { desired: finalDesired, observed: engine.observed };
+      const units: Record<string, string> = {};
+      for (const name of engine.order) {
+        const o = engine.outcomes.get(name);
+        if (o && o.result !== 'current') units[name] = o.result;
+      }
+      const body = {
+        operation: 'reconcile',
+        run: runId,
+        source: opened.sourceCommit,
+        ...(opened.sourceOverride ? { sourceOverride: true } : {}),
+        units,
+        executed: engine.order.filter((n) => engine.outcomes.get(n)?.result === 'executed'),
+        imported: imp.imported,
+        recovered: imp.recovered,
+        ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
+      };
+      const transitions = buildTransitions(
+        loc,
+        refs,
+        env.name,
+        before,
+        after,
+        body,
+        { requestedBy: formatIdentity(author), sourceOverride: opened.sourceOverride },
+        changedUnits(before, after),
+        takeover.leaseBroken !== undefined,
+      );
+      const extraUpdates = [...coordinationUpdates(store, refs, takeover, engine.observed), record.deletion()];
+      const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs, extraUpdates }).catch(async (error: unknown) => {
+        if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
+        throw error;
+      });
+      finished = true;
+      report.committed = transitions.length > 0;
       report.desired = published.refs.get(loc.desiredRef);
       report.observed = published.refs.get(loc.observedRef);
       const diverged = await store.syncKnownBranches(published.refs);
@@ -289,9 +300,19 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       return report;
     } finally {
       lease.stopRenewal();
-      if (!lease.lost) await lease.release().catch(() => undefined);
+      if (!finished && !lease.lost) {
+        // An error before the transition: keep the run ref (it may hold checkpoints) and end it.
+        await record.markEnded('error').catch(() => undefined);
+        await lease.release().catch(() => undefined);
+      }
     }
   } finally {
     opened.close();
   }
+}
+
+/** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it. */
+function killGraceMs(env: NodeJS.ProcessEnv): number {
+  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
+  return Number.isFinite(override) && override > 0 ? override : KILL_GRACE_MS;
 }

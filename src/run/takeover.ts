@@ -1,0 +1,79 @@
+/**
+ * What an importer (reconcile, recover -e) does with the records dead runs left: import them, and
+ * compute the coordination refs its transition push moves: consumed run refs deleted, evidence
+ * refs kept for units left uncertain, evidence refs no uncertain unit needs deleted.
+ */
+import type { RefUpdate } from '../git/refs';
+import type { LeaseView } from '../lease/lease';
+import type { EnvironmentResource, Project } from '../project/types';
+import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import type { RefSnapshot, StateStore } from '../state/store';
+import { evidenceRefName, evidenceRefs, readRecordedRuns } from './dead-runs';
+import { importRuns, type ImportResult } from './import';
+
+export interface LeaseBreakRecord {
+  by: string;
+  reason: string;
+  at: string;
+  run: string;
+  operation: string;
+  holder: string;
+}
+
+export interface Takeover {
+  imported: ImportResult;
+  leaseBroken?: LeaseBreakRecord;
+}
+
+export async function takeOver(
+  store: StateStore,
+  refs: RefSnapshot,
+  input: { project: Project; env: EnvironmentResource; generation: number; desired: Map<string, DesiredUnitDoc>; observed: Map<string, ObservedUnitDoc>; now: string },
+  ownRun: string | undefined,
+  replaced: LeaseView | undefined,
+): Promise<Takeover> {
+  const runs = await readRecordedRuns(store, refs, ownRun);
+  const imported = importRuns({ ...input, runs });
+  const takeover: Takeover = { imported };
+  const broken = replaced?.record.broken;
+  if (broken) {
+    takeover.leaseBroken = {
+      by: broken.by,
+      reason: broken.reason,
+      at: broken.at,
+      run: replaced.record.run,
+      operation: replaced.record.operation,
+      holder: replaced.record.holder.name,
+    };
+  }
+  return takeover;
+}
+
+/** The coordination ref updates of an importer's transition push. */
+export function coordinationUpdates(store: StateStore, refs: RefSnapshot, takeover: Takeover | undefined, finalObserved: Map<string, ObservedUnitDoc>): RefUpdate[] {
+  const updates: RefUpdate[] = [];
+  const runOids = new Map<string, string>();
+  for (const run of takeover?.imported.consumed ?? []) {
+    updates.push({ ref: run.ref, expect: run.oid, to: null });
+    runOids.set(run.run, run.oid);
+  }
+  const stillUncertain = (unit: string) => finalObserved.get(unit)?.condition?.type === 'uncertain';
+  const wanted = new Map<string, string>();
+  for (const [unit, runs] of takeover?.imported.evidence ?? []) {
+    if (!stillUncertain(unit)) continue;
+    for (const run of runs) {
+      const oid = runOids.get(run);
+      if (oid) wanted.set(evidenceRefName(store, unit, run), oid);
+    }
+  }
+  const existing = evidenceRefs(store, refs);
+  for (const e of existing) {
+    if (wanted.has(e.ref)) continue;
+    if (!stillUncertain(e.unit)) updates.push({ ref: e.ref, expect: e.oid, to: null });
+  }
+  for (const [ref, oid] of wanted) {
+    const have = refs.get(ref);
+    if (have !== oid) updates.push({ ref, expect: have ?? null, to: oid });
+  }
+  return updates;
+}

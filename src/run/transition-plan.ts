@@ -1,0 +1,54 @@
+/**
+ * Builds an operation's transition commits from the documents before and after it: one commit per
+ * state ref whose documents changed, none when nothing did.
+ */
+import { canonicalJson } from '../project/execution-key';
+import { type DesiredUnitDoc, type ObservedUnitDoc, toYaml } from '../state/documents';
+import type { StateLocation } from '../state/location';
+import type { RefTransition } from '../state/publish';
+import type { RefSnapshot } from '../state/store';
+import { type TransitionBody, transitionMessage, type Trailers } from '../state/transition';
+
+export interface DocumentSets {
+  desired: Map<string, DesiredUnitDoc>;
+  observed: Map<string, ObservedUnitDoc>;
+}
+
+function diff<T>(before: Map<string, T>, after: Map<string, T>): Map<string, string | null> {
+  const changes = new Map<string, string | null>();
+  for (const [name, doc] of after) {
+    const prev = before.get(name);
+    if (prev === undefined || canonicalJson(prev) !== canonicalJson(doc)) changes.set(`units/${name}.yaml`, toYaml(doc));
+  }
+  for (const name of before.keys()) if (!after.has(name)) changes.set(`units/${name}.yaml`, null);
+  return changes;
+}
+
+export function changedUnits(before: DocumentSets, after: DocumentSets): string[] {
+  const names = new Set<string>();
+  for (const path of [...diff(before.desired, after.desired).keys(), ...diff(before.observed, after.observed).keys()]) {
+    names.add(path.slice('units/'.length, -'.yaml'.length));
+  }
+  return [...names].sort();
+}
+
+export function buildTransitions(
+  loc: StateLocation,
+  refs: RefSnapshot,
+  env: string,
+  before: DocumentSets,
+  after: DocumentSets,
+  body: TransitionBody,
+  trailers: Trailers,
+  headlineUnits: string[],
+  /** Write a commit on the desired ref even without document changes (a recorded lease break). */
+  forceDesired = false,
+): RefTransition[] {
+  const message = transitionMessage(env, body, trailers, headlineUnits);
+  const list: RefTransition[] = [];
+  const desired = diff(before.desired, after.desired);
+  const observed = diff(before.observed, after.observed);
+  if (desired.size > 0 || forceDesired) list.push({ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: desired, message });
+  if (observed.size > 0) list.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: observed, message });
+  return list;
+}
