@@ -214,6 +214,13 @@ export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs
     stats = lines.length ? JSON.parse(lines[lines.length - 1]) : undefined;
     rmSync(statsFile, { force: true });
   }
+  if (r.signal) {
+    // Nothing in the bench signals nyl; on a shared machine another session's crash tests may
+    // kill `nyl reconcile` processes by name. retryKilled() redoes the measurement.
+    const e = new Error(`nyl ${args.join(' ')} was killed by ${r.signal} from outside the bench`);
+    e.killedOutside = true;
+    throw e;
+  }
   if (check && r.code !== 0) {
     throw new Error(`nyl ${args.join(' ')} exited ${r.code ?? r.signal}\n${r.stderr.slice(-3000)}\n${r.stdout.slice(-2000)}`);
   }
@@ -221,6 +228,26 @@ export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs
 }
 
 export const AUTHOR_ARGS = ['--author', AUTHOR];
+
+/** How many measurements were redone because a nyl process was killed from outside. */
+export const retries = { count: 0, what: [] };
+
+/**
+ * Runs fn (which must build whatever state it needs afresh) and runs it again, up to `tries`
+ * times in all, when a nyl process it started was killed by a signal the bench did not send.
+ */
+export async function retryKilled(label, fn, tries = 3) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!error.killedOutside || attempt >= tries) throw error;
+      retries.count++;
+      retries.what.push(`${label}: ${error.message}`);
+      log(`bench: ${label}: ${error.message}; measuring again`);
+    }
+  }
+}
 
 // ---------------------------------------------------------------- shared fixtures
 
@@ -237,14 +264,16 @@ export function fixture(key, make) {
  * reconcile (every unit current). Both variants share nothing, so the order of scenarios is free.
  */
 export function thousandUnits({ reconciled }) {
-  return fixture(`1000:${reconciled}`, async () => {
-    const p = await makeProject({ units: 1000, waves: 10, label: reconciled ? 'k-reconciled' : 'k-init' });
-    await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
-    if (reconciled) {
-      p.fullReconcile = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
-    }
-    return p;
-  });
+  return fixture(`1000:${reconciled}`, () =>
+    retryKilled(`1,000-unit fixture`, async () => {
+      const p = await makeProject({ units: 1000, waves: 10, label: reconciled ? 'k-reconciled' : 'k-init' });
+      await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
+      if (reconciled) {
+        p.fullReconcile = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
+      }
+      return p;
+    }),
+  );
 }
 
 // ---------------------------------------------------------------- node start-up reference

@@ -4,7 +4,7 @@
 // Exit 0 when every scenario ran (a missed target is reported, not an error); 1 when one crashed.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, platform, release } from 'node:os';
+import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_DIR, QUICK, cleanup, fmtMs, log, nowMs } from './lib.mjs';
 import * as startup from './scenarios/startup.mjs';
@@ -56,6 +56,7 @@ async function main() {
   }
   const selected = wanted.length ? ALL.filter((s) => wanted.includes(s.id)) : ALL;
   const began = nowMs();
+  const loadBefore = loadavg()[0];
   const results = [];
   let crashed = false;
   try {
@@ -82,10 +83,18 @@ async function main() {
     if (r.error) rows.push([r.id, 'ERROR', '-', '', r.error.split('\n')[0].slice(0, 80)]);
     r.metrics.forEach((m, i) => rows.push([i === 0 ? r.id : '', m.name, formatValue(m), formatTarget(m), m.pass === undefined ? '' : m.pass ? 'ok' : 'MISSED']));
   }
-  const host = { node: process.version, git: gitVersion(), cpus: cpus().length, cpu: cpus()[0]?.model ?? '', platform: `${platform()} ${release()}` };
+  const host = {
+    node: process.version,
+    git: gitVersion(),
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? '',
+    platform: `${platform()} ${release()}`,
+    loadavg1: { before: loadBefore, after: loadavg()[0] },
+  };
   const totalSeconds = (nowMs() - began) / 1000;
   process.stdout.write(`Nyl benchmarks ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK)' : ''}\n`);
-  process.stdout.write(`${host.node}, ${host.git}, ${host.cpus} x ${host.cpu}, ${host.platform}\n\n`);
+  process.stdout.write(`${host.node}, ${host.git}, ${host.cpus} x ${host.cpu}, ${host.platform}\n`);
+  process.stdout.write(`load average (1 min) before ${loadBefore.toFixed(2)}, after ${host.loadavg1.after.toFixed(2)}: figures are wall times, so a busy machine inflates them\n\n`);
   process.stdout.write(`${table(rows)}\n`);
   for (const r of results) for (const note of r.notes ?? []) process.stdout.write(`  ${r.id}: ${note}\n`);
   process.stdout.write(`\ntotal ${totalSeconds.toFixed(1)} s\n`);

@@ -10,8 +10,13 @@ export const title = 'no-op nyl reconcile -e dev, 1,000 current units';
 export async function run() {
   const n = reps(5, 3);
   const p = await thousandUnits({ reconciled: true });
-  await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]); // warm-up (and proves it is a no-op below)
+  const refsBefore = (await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() })).stdout;
+  await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]); // warm-up
   const runs = await repeat(n, () => nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]));
+  const refsAfter = (await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() })).stdout;
+  if (refsAfter !== refsBefore) throw new Error(`a no-op reconcile moved state refs:\n${refsBefore}\n->\n${refsAfter}`);
+  const executed = runs.map((r) => (r.stdout.match(/\bexecuted\b/g) ?? []).length).reduce((a, b) => a + b, 0);
+  if (executed > 0) throw new Error(`a no-op reconcile executed ${executed} units`);
   const wall = summary(runs.map((r) => r.ms));
   const stats = runs[runs.length - 1].stats;
 
@@ -45,7 +50,7 @@ export async function run() {
       { name: 'node -e 0', value: node.median, unit: 'ms' },
       { name: 'ratio noop / (floor + node)', value: ratio, unit: 'x', target: { op: '<=', value: 3 } },
     ],
-    notes: [`median of ${n}; the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`],
+    notes: [`median of ${n} after one warm-up (state refs checked unchanged); the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`],
     details: { stats, refs },
   };
 }

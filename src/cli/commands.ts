@@ -70,6 +70,41 @@ export const COMMANDS: CommandSpec[] = [
     examples: ['nyl reconcile -e dev', 'nyl reconcile -e dev --units database,migrate --concurrency 2', 'nyl reconcile -e dev --fail-fast -o json'],
   },
   {
+    words: ['recover'],
+    summary: 'Import a broken run, retry a unit, or adopt a checkpoint',
+    usage: 'nyl recover -e <env> [--unit <name> (--retry | --accept <run>)] --reason <text> [options] [PATH]',
+    description:
+      'Without --unit, imports the run of a broken lease without executing anything: checkpoints with the current execution key become receipts, ' +
+      'units the run left without a checkpoint become uncertain. --unit U --retry clears the unit\'s condition so the next reconcile executes it; ' +
+      '--unit U --accept RUN adopts the receipt RUN checkpointed, when its execution key and uid equal the unit\'s desired document. ' +
+      'One transition commit; exit 0 also when units are left uncertain.',
+    options: [
+      ENV,
+      { name: 'unit', type: 'string', value: '<name>', help: 'The unit to recover; needs --retry or --accept.' },
+      { name: 'retry', type: 'boolean', help: 'Clear the condition; the next reconcile executes the unit.' },
+      { name: 'accept', type: 'string', value: '<run>', help: 'Adopt what this run checkpointed for the unit. Needs --unit and --reason.' },
+      REASON,
+      WAIT,
+      AUTHOR,
+      OUTPUT,
+    ],
+    examples: [
+      'nyl recover -e dev --reason "the CI runner was killed"',
+      'nyl recover -e dev --unit migrate --retry --reason "verified nothing was applied"',
+      'nyl recover -e dev --unit database --accept 0192f0c4-8d0a-7c3e-9a51-3c1f0e7d2b90 --reason "the runner finished after losing its lease"',
+    ],
+  },
+  {
+    words: ['lease', 'break'],
+    summary: 'Declare the holder of the lease gone',
+    usage: 'nyl lease break -e <env> --reason <text> [options] [PATH]',
+    description:
+      'Marks the lease broken, for example after a runner was killed. Only an importer (nyl reconcile, nyl recover -e <env>) takes a broken lease over, ' +
+      'and records the break in its transition commit; until then every other state writer refuses with NYL-LEASE-BROKEN. A lease already broken is reported as such.',
+    options: [ENV, REASON, AUTHOR, OUTPUT],
+    examples: ['nyl lease break -e dev --reason "runner was killed"'],
+  },
+  {
     words: ['status'],
     summary: 'Show the units of an environment and what needs attention',
     usage: 'nyl status -e <env> [-o table|json] [PATH]',

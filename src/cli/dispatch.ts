@@ -101,6 +101,23 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
         ...(w !== undefined ? { waitMs: w } : {}),
       });
     }
+    case 'recover': {
+      const { recover } = await import('../operations/recover');
+      const w = waitMs(p);
+      const unit = stringOpt(p, 'unit');
+      const accept = stringOpt(p, 'accept');
+      return recover(rt, {
+        ...common(p),
+        retry: p.values.retry === true,
+        ...(unit !== undefined ? { unit } : {}),
+        ...(accept !== undefined ? { accept } : {}),
+        ...(w !== undefined ? { waitMs: w } : {}),
+      });
+    }
+    case 'lease break': {
+      const { leaseBreak } = await import('../operations/lease-break');
+      return leaseBreak(rt, common(p));
+    }
     default:
       throw new Error(`no operation for ${name}`);
   }

@@ -6,9 +6,11 @@
  * Values reach the tool only as argv elements or environment variables, never spliced into
  * shell text: the source model refuses references inside `script`.
  *
- * Failures: a non-zero exit, a timeout, a tool that cannot start and an invalid outputs file
- * are retryable failures (the next reconcile runs the unit again); a tool still running when
- * the run is cancelled ends uncertain.
+ * Failures: a non-zero exit, a tool that cannot start and an invalid outputs file are retryable
+ * (the next reconcile runs the unit again). A timeout killed the tool midway, so its effects are
+ * unknown: that failure is not retried until an operator acknowledges it with
+ * `nyl recover --unit U --retry --reason`. A tool still running when the run is cancelled ends
+ * uncertain.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -83,7 +85,9 @@ export const commandDriver: Driver = {
     if (done.cancelled && !(done.code === 0)) {
       return { result: 'uncertain', reason: `cancelled while running (${done.signal ? `ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
     }
-    if (done.timedOut) return { result: 'failed', reason: `timed out after ${spec.timeout}`, retryable: true };
+    if (done.timedOut) {
+      return { result: 'failed', reason: `timed out after ${spec.timeout} and was killed`, retryable: false, acknowledgementRequired: true };
+    }
     if (done.code !== 0) {
       const why = done.signal ? `command was killed by ${done.signal}` : `command exited with code ${String(done.code)}`;
       return { result: 'failed', reason: why, retryable: true };

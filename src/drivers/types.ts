@@ -31,7 +31,7 @@ export interface DriverContext {
 
 export type DriverOutcome =
   | { result: 'receipt'; outputs: Record<string, unknown> }
-  | { result: 'failed'; reason: string; retryable: boolean }
+  | { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean }
   | { result: 'uncertain'; reason: string };
 
 export interface Driver {

@@ -196,7 +196,10 @@ export async function acquireLease(rt: Runtime, store: StateStore, options: Acqu
       acquiredAt: isoSeconds(now),
       deadline: isoSeconds(now + options.durationMs),
     });
-    if (options.keepBroken && current?.record.broken) record.broken = current.record.broken;
+    if (options.keepBroken && current?.record.broken) {
+      record.broken = current.record.broken;
+      record.brokenHolder = current.record.brokenHolder ?? { run: current.record.run, operation: current.record.operation, holder: current.record.holder };
+    }
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
     const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }];
     if (options.extraUpdates) updates.push(...options.extraUpdates(oid));

@@ -28,6 +28,8 @@ export interface LeaseRecord {
   deadline: string;
   renewedAt?: string;
   broken?: LeaseBreak;
+  /** The holder whose lease was broken, kept when an importer carries the break forward. */
+  brokenHolder?: { run: string; operation: string; holder: LeaseHolder };
 }
 
 export type LeaseStatus = 'live' | 'expired' | 'broken';

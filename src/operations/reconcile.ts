@@ -284,7 +284,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         changedUnits(before, after),
         takeover.leaseBroken !== undefined,
       );
-      const extraUpdates = [...coordinationUpdates(store, refs, takeover, engine.observed), record.deletion()];
+      const coordination = coordinationUpdates(store, refs, takeover, engine.observed);
+      const extraUpdates = () => [...coordination, record.deletion()];
       const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs, extraUpdates }).catch(async (error: unknown) => {
         if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
         throw error;

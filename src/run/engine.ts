@@ -20,7 +20,7 @@ import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import { currentUid, formatWait, resolveUnit } from '../plan/resolve';
 import { canonicalJson } from '../project/execution-key';
-import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
@@ -276,8 +276,10 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
         } else {
           rt.log(`${address(name)} ${outcome.result} in ${seconds(durationMs)}: ${outcome.reason}`);
           const retryable = outcome.result === 'failed' ? outcome.retryable : false;
-          checkpoints.set(name, { result: outcome.result, finishedAt, reason: outcome.reason, retryable });
-          const condition = { type: outcome.result, retryable, reason: outcome.reason, run: input.runId, since: finishedAt };
+          const ack = outcome.result === 'failed' && outcome.acknowledgementRequired === true;
+          checkpoints.set(name, { result: outcome.result, finishedAt, reason: outcome.reason, retryable, ...(ack ? { acknowledgementRequired: true } : {}) });
+          const condition: ConditionRecord = { type: outcome.result, retryable, reason: outcome.reason, run: input.runId, since: finishedAt };
+          if (ack) condition.acknowledgementRequired = true;
           const prev = observed.get(name);
           const keep: ObservedUnitDoc = prev && prev.uid === r.uid ? { ...prev } : { uid: r.uid };
           observed.set(name, { ...keep, uid: r.uid, condition, lastRun: { run: input.runId, result: outcome.result, at: finishedAt } });

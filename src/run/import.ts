@@ -145,6 +145,7 @@ export function importRuns(input: ImportInput): ImportResult {
       } else if (cp.result === 'failed' && keyMatches) {
         const base: ObservedUnitDoc = prev && prev.uid === doc.uid ? { ...prev } : { uid: doc.uid };
         base.condition = { type: 'failed', retryable: cp.retryable ?? true, reason: cp.reason ?? 'failed', run: run.run, since: cp.finishedAt };
+        if (cp.acknowledgementRequired) base.condition.acknowledgementRequired = true;
         base.lastRun = { run: run.run, result: 'failed', at: cp.finishedAt };
         observed.set(name, base);
         if (!result.imported.includes(name)) result.imported.push(name);

@@ -36,6 +36,7 @@ export interface Checkpoint {
   outputs?: Record<string, unknown>;
   reason?: string;
   retryable?: boolean;
+  acknowledgementRequired?: boolean;
 }
 
 export interface RunUnitDoc {

@@ -35,18 +35,16 @@ export async function takeOver(
   const runs = await readRecordedRuns(store, refs, ownRun);
   const imported = importRuns({ ...input, runs });
   const takeover: Takeover = { imported };
-  const broken = replaced?.record.broken;
-  if (broken) {
-    takeover.leaseBroken = {
-      by: broken.by,
-      reason: broken.reason,
-      at: broken.at,
-      run: replaced.record.run,
-      operation: replaced.record.operation,
-      holder: replaced.record.holder.name,
-    };
-  }
+  if (replaced?.record.broken) takeover.leaseBroken = leaseBreakRecord(replaced);
   return takeover;
+}
+
+/** Who broke which holder's lease, as a transition commit records it under leaseBroken. */
+export function leaseBreakRecord(replaced: LeaseView): LeaseBreakRecord {
+  const r = replaced.record;
+  const b = r.broken!;
+  const holder = r.brokenHolder ?? { run: r.run, operation: r.operation, holder: r.holder };
+  return { by: b.by, reason: b.reason, at: b.at, run: holder.run, operation: holder.operation, holder: holder.holder.name };
 }
 
 /** The coordination ref updates of an importer's transition push. */

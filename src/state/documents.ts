@@ -66,6 +66,8 @@ export interface ConditionRecord {
   since: string;
   evidence?: string[];
   code?: string;
+  /** The driver demands a reasoned acknowledgement (`recover --retry --reason`) before a retry. */
+  acknowledgementRequired?: boolean;
 }
 
 export interface ObservedUnitDoc {

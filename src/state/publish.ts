@@ -52,7 +52,8 @@ export async function publishTransition(
   lease: LeaseHandle,
   transitions: RefTransition[],
   author: Identity,
-  options: { extraUpdates?: RefUpdate[]; release: boolean; known?: RefSnapshot },
+  /** extraUpdates is evaluated at push time, inside the lease's exclusive section (a renewal may move a run ref). */
+  options: { extraUpdates?: RefUpdate[] | (() => RefUpdate[]); release: boolean; known?: RefSnapshot },
 ): Promise<PublishResult> {
   const env = store.loc.environment;
   let current = transitions;
@@ -64,7 +65,8 @@ export async function publishTransition(
     const outcome = await lease.exclusive(async (leaseOid) => {
       if (lease.lost) return { ok: false as const, lost: true };
       const updates: RefUpdate[] = current.map((t, i) => ({ ref: t.ref, expect: t.base ?? null, to: oids[i]! }));
-      updates.push(...(options.extraUpdates ?? []));
+      const extra = typeof options.extraUpdates === 'function' ? options.extraUpdates() : (options.extraUpdates ?? []);
+      updates.push(...extra);
       updates.push(options.release ? lease.releaseUpdate(leaseOid) : { ref: lease.ref, expect: leaseOid, to: leaseOid });
       const result = await store.write(updates);
       if (result.ok) return { ok: true as const, updates };
@@ -86,6 +88,11 @@ export async function publishTransition(
       throw new NylError(
         diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this operation pushed nothing to state`, { env }),
       );
+    }
+    if (current.every((t) => refs.get(t.ref) === t.base)) {
+      // Neither the lease nor a state ref moved: a coordination ref (run, evidence) did.
+      await lease.release().catch(() => undefined);
+      fail('NYL-STATE-CONFLICT', `a run or evidence ref of ${env} changed while the operation ran (a late checkpoint of a run that lost its lease?)`, { env });
     }
     const next: RefTransition[] = [];
     for (const t of current) {
