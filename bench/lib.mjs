@@ -202,7 +202,8 @@ let statsSeq = 0;
 export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs = [] } = {}) {
   const statsFile = join(project.base, `stats-${process.pid}-${++statsSeq}.jsonl`);
   const env = {
-    ...process.env,
+    // No NYL_* setting of the caller (fault injection, a clock, a cache) leaks into a measurement.
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NYL_'))),
     NYL_CACHE_DIR: project.cache,
     NYL_GIT_STATS: statsFile,
     ...extraEnv,
@@ -308,20 +309,34 @@ export async function startGitDaemon(baseDir) {
   const child = spawn(
     'git',
     ['daemon', '--reuseaddr', '--export-all', '--enable=receive-pack', `--base-path=${baseDir}`, '--listen=127.0.0.1', `--port=${port}`, baseDir],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: gitEnv() },
+    // Its own process group: `git daemon` runs git-daemon as a child, and stop() ends both.
+    { stdio: ['ignore', 'ignore', 'pipe'], env: gitEnv(), detached: true },
   );
   let stderr = '';
   child.stderr.on('data', (b) => (stderr += b));
   let exited = false;
-  child.on('exit', () => (exited = true));
+  const killGroup = (signal) => {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      /* already gone */
+    }
+  };
+  const onExit = () => killGroup('SIGKILL');
+  process.once('exit', onExit);
+  child.on('exit', () => {
+    exited = true;
+    process.removeListener('exit', onExit);
+    killGroup('SIGTERM'); // a git-daemon child left behind
+  });
   const url = (name) => `git://127.0.0.1:${port}/${name}`;
   const stop = () =>
     new Promise((resolvePromise) => {
       if (exited) return resolvePromise();
       child.once('exit', () => resolvePromise());
-      child.kill('SIGTERM');
+      killGroup('SIGTERM');
       setTimeout(() => {
-        if (!exited) child.kill('SIGKILL');
+        if (!exited) killGroup('SIGKILL');
       }, 2000).unref();
     });
   // Wait until it answers.

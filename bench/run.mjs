@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, platform, release } from 'node:os';
 import { join } from 'node:path';
-import { BENCH_DIR, QUICK, cleanup, fmtMs, log, nowMs } from './lib.mjs';
+import { BENCH_DIR, QUICK, cleanup, fmtMs, log, nowMs, retries } from './lib.mjs';
 import * as startup from './scenarios/startup.mjs';
 import * as stateInit from './scenarios/state-init.mjs';
 import * as status1000 from './scenarios/status-1000.mjs';
@@ -97,12 +97,13 @@ async function main() {
   process.stdout.write(`load average (1 min) before ${loadBefore.toFixed(2)}, after ${host.loadavg1.after.toFixed(2)}: figures are wall times, so a busy machine inflates them\n\n`);
   process.stdout.write(`${table(rows)}\n`);
   for (const r of results) for (const note of r.notes ?? []) process.stdout.write(`  ${r.id}: ${note}\n`);
+  if (retries.count) process.stdout.write(`  note: ${retries.count} measurement(s) redone after a nyl process was killed from outside the bench\n`);
   process.stdout.write(`\ntotal ${totalSeconds.toFixed(1)} s\n`);
 
   const dir = join(BENCH_DIR, 'results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'latest.json');
-  writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, host, totalSeconds, scenarios: results }, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify({ date: new Date().toISOString(), quick: QUICK, host, totalSeconds, retries, scenarios: results }, null, 2)}\n`);
   process.stdout.write(`wrote ${file}\n`);
   return crashed ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 // 4. reconcile-500: reconcile of 500 Command units (`run: ["true"]`) in 10 waves of 50, default
 // concurrency (4), file:// state. Overhead per unit = (reconcile wall - the wall time of spawning
 // `true` 500 times from node with concurrency 4) / 500, the baseline measured around each run.
-import { AUTHOR_ARGS, makeProject, nyl, repeat, reps, spawnMany, summary } from '../lib.mjs';
+import { AUTHOR_ARGS, makeProject, nyl, repeat, reps, retryKilled, spawnMany, summary } from '../lib.mjs';
 
 export const id = 'reconcile-500';
 export const title = 'nyl reconcile -e dev, 500 units in 10 waves (concurrency 4)';
@@ -17,7 +17,7 @@ export async function run() {
   // load on a shared machine; each run's overhead uses the mean of its two baselines.
   const spawnRuns = [];
   const overheads = [];
-  const runs = await repeat(n, async () => {
+  const runs = await repeat(n, () => retryKilled('reconcile-500', async () => {
     const p = await makeProject({ units: UNITS, waves: WAVES, label: 'r500' });
     await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
     const before = await spawnMany(['true'], UNITS, CONCURRENCY);
@@ -28,7 +28,7 @@ export async function run() {
     spawnRuns.push(before, after);
     overheads.push((r.ms - (before + after) / 2) / UNITS);
     return r;
-  });
+  }));
   const wall = summary(runs.map((r) => r.ms));
   const spawnWall = summary(spawnRuns);
   const stats = runs[runs.length - 1].stats;

@@ -1,18 +1,20 @@
 // 2. state-init: `nyl state init -e dev` against a fresh state repository, over file:// and
 // (optionally) a local `git daemon` with receive-pack enabled.
 import { join } from 'node:path';
-import { AUTHOR_ARGS, bareRepo, log, makeProject, nyl, repeat, reps, startGitDaemon, summary, tempDir } from '../lib.mjs';
+import { AUTHOR_ARGS, bareRepo, log, makeProject, nyl, repeat, reps, retryKilled, startGitDaemon, summary, tempDir } from '../lib.mjs';
 
 export const id = 'state-init';
 export const title = 'nyl state init -e dev (fresh state repository)';
 
 async function measure(n, makeStateUrl) {
-  const runs = await repeat(n, async (i) => {
-    const stateUrl = makeStateUrl ? await makeStateUrl(i) : undefined;
-    const p = await makeProject({ units: 1, stateUrl, label: 'init' });
-    const r = await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
-    return r;
-  });
+  let seq = 0;
+  const runs = await repeat(n, () =>
+    retryKilled('state-init', async () => {
+      const stateUrl = makeStateUrl ? await makeStateUrl(seq++) : undefined;
+      const p = await makeProject({ units: 1, stateUrl, label: 'init' });
+      return nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
+    }),
+  );
   return { wall: summary(runs.map((r) => r.ms)), stats: runs[runs.length - 1].stats };
 }
 

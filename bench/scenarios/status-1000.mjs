@@ -1,14 +1,15 @@
 // 3. status-1000: `nyl status -e dev` of an environment declaring 1,000 Command units,
 // (a) right after state init (no receipts), (b) after a reconcile of all 1,000 (all current).
-import { nyl, repeat, reps, summary, thousandUnits } from '../lib.mjs';
+import { nyl, repeat, reps, retryKilled, summary, thousandUnits } from '../lib.mjs';
 
 export const id = 'status-1000';
 export const title = 'nyl status -e dev, 1,000 units';
 
 async function measure(p, n) {
   // Exit 2 (pending units) is expected in (a): status follows reconcile's exit codes.
-  await nyl(p, ['status', '-e', 'dev'], { check: false });
-  const runs = await repeat(n, () => nyl(p, ['status', '-e', 'dev'], { check: false }));
+  const status = () => retryKilled('status', () => nyl(p, ['status', '-e', 'dev'], { check: false }));
+  await status();
+  const runs = await repeat(n, status);
   const codes = [...new Set(runs.map((r) => r.code))];
   if (codes.some((c) => c !== 0 && c !== 2)) throw new Error(`nyl status exited ${codes.join(',')}: ${runs[0].stderr.slice(-2000)}`);
   return { wall: summary(runs.map((r) => r.ms)), stats: runs[runs.length - 1].stats, codes, lines: runs[0].stdout.split('\n').length };

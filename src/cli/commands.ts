@@ -105,6 +105,25 @@ export const COMMANDS: CommandSpec[] = [
     examples: ['nyl lease break -e dev --reason "runner was killed"'],
   },
   {
+    words: ['hold'],
+    summary: 'Freeze a unit: reconcile changes nothing about it until resume',
+    usage: 'nyl hold -e <env> --unit <name> --reason <text> [options] [PATH]',
+    description:
+      'Writes one desired commit that holds the unit at the desired document of its latest receipt (a unit that never ran gets a held marker), without touching its resources ' +
+      'and without rendering source. While a reconcile holds the lease, the hold is delivered to that run (NYL-HOLD-DELIVERED), which records it. Holding a held unit changes nothing.',
+    options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to hold. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],
+    examples: ['nyl hold -e dev --unit database --reason "incident 4711"'],
+  },
+  {
+    words: ['resume'],
+    summary: 'Lift a hold',
+    usage: 'nyl resume -e <env> --unit <name> --reason <text> [options] [PATH]',
+    description:
+      "Lifts the hold only: keeps the unit's uid, receipt and condition. The next reconcile renders the unit from source again and applies what changed. Resuming a unit that is not held changes nothing.",
+    options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to resume. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],
+    examples: ['nyl resume -e dev --unit database --reason "incident 4711 resolved"'],
+  },
+  {
     words: ['status'],
     summary: 'Show the units of an environment and what needs attention',
     usage: 'nyl status -e <env> [-o table|json] [PATH]',

@@ -114,6 +114,19 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
         ...(w !== undefined ? { waitMs: w } : {}),
       });
     }
+    case 'hold':
+    case 'resume': {
+      const unit = stringOpt(p, 'unit');
+      if (!unit) throw new NylError(diagnostic('NYL-USAGE', 'error', `nyl ${name} needs --unit <name>`, { fix: 'pass --unit <name>' }));
+      const w = waitMs(p);
+      const req = { ...common(p), unit, ...(w !== undefined ? { waitMs: w } : {}) };
+      if (name === 'hold') {
+        const { hold } = await import('../operations/hold');
+        return hold(rt, req);
+      }
+      const { resume } = await import('../operations/resume');
+      return resume(rt, req);
+    }
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
       return leaseBreak(rt, common(p));

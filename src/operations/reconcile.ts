@@ -10,10 +10,13 @@ import { ownershipSet } from '../project/selectors';
 import { resolveEnvironment, type Resolution } from '../plan/resolve';
 import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, REPORT_API_VERSION } from '../report/types';
 import { runEngine } from '../run/engine';
+import { applyHolds } from '../run/apply-holds';
+import { readHoldSignals } from '../run/signals';
+import { commitHolds } from './hold-commit';
 import { newRunDoc, RunRecordWriter } from '../run/run-record';
 import type { UnitOutcome } from '../run/unit-result';
 import { hostname } from 'node:os';
-import { leaseRef, runsPrefix } from '../state/location';
+import { leaseRef, runsPrefix, signalsPrefix } from '../state/location';
 import { publishTransition } from '../state/publish';
 import { coordinationUpdates, takeOver } from '../run/takeover';
 import { buildTransitions, changedUnits } from '../run/transition-plan';
@@ -91,7 +94,8 @@ function fastPathReport(opened: OpenedEnvironment, resolution: Resolution, view:
     const r = resolution.units.get(name)!;
     if (r.phase === 'leaving') continue;
     const result = r.phase === 'current' ? 'current' : r.phase === 'held' ? 'held' : r.phase === 'failed' ? 'failed' : r.phase === 'uncertain' ? 'uncertain' : 'blocked';
-    const o: UnitOutcome = { name, kind: r.kind, result, detail: r.detail, dispatched: false };
+    const detail = r.phase === 'held' && r.detail.startsWith('pending changes from ') ? `held; changes from ${r.detail.slice('pending changes from '.length)} wait` : r.detail;
+    const o: UnitOutcome = { name, kind: r.kind, result, detail, dispatched: false };
     if (r.uid) o.uid = r.uid;
     if (r.executionKey) o.executionKey = r.executionKey;
     if (r.waits.length > 0) o.waits = r.waits;
@@ -143,8 +147,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       only = new Set(req.units);
     }
 
-    const resolution = resolveEnvironment({ project: opened.project, env, generation, desired: view.desiredUnits, observed: view.observedUnits });
-    const runsBusy = [...refs.keys()].some((r) => r.startsWith(runsPrefix(loc)) || r === leaseRef(loc));
+    const resolution = resolveEnvironment({ project: opened.project, env, generation, desired: view.desiredUnits, observed: view.observedUnits, sourceCommit: opened.sourceCommit });
+    const runsBusy = [...refs.keys()].some((r) => r.startsWith(runsPrefix(loc)) || r.startsWith(signalsPrefix(loc)) || r === leaseRef(loc));
     if (!runsBusy && nothingToDo(resolution, only)) {
       const report = fastPathReport(opened, resolution, view, only);
       if (only) report.selected = [...only];
@@ -222,6 +226,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
           const root = await materializeCommit(rt.git, opened.checkout.workTree, opened.sourceCommit, cacheRoot(rt.env));
           return opened.checkout.projectPrefix ? `${root}/${opened.checkout.projectPrefix}` : root;
         },
+        signals: () => readHoldSignals(store),
         options: { ...(only ? { only } : {}), failFast: req.failFast, concurrency: req.concurrency, killGraceMs: killGraceMs(rt.env) },
       }).catch(async (error: unknown) => {
         if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
@@ -253,8 +258,25 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         return report;
       }
 
-      const finalDesired = new Map(imp.desired);
+      let finalDesired = new Map(imp.desired);
       for (const o of engine.outcomes.values()) if (o.desired) finalDesired.set(o.name, o.desired);
+      // Holds delivered to the run: a unit it did not start is held as it was, one it ran as it ran.
+      const delivered = [...engine.holds.values()].map((h) => ({ unit: h.unit, by: h.by, at: h.at, ...(h.reason ? { reason: h.reason } : {}) }));
+      const holds = applyHolds(env.name, finalDesired, engine.observed, delivered);
+      finalDesired = holds.desired;
+      report.warnings.push(...holds.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
+      for (const name of [...holds.held, ...holds.alreadyHeld]) {
+        const o = engine.outcomes.get(name);
+        if (o && o.result !== 'held') {
+          o.detail = o.dispatched ? `held as it ran (${o.result})` : 'held by a hold delivered to this run';
+          o.result = 'held';
+        }
+        const u = report.units[name];
+        if (u && o) {
+          u.result = o.result;
+          u.detail = o.detail;
+        }
+      }
       const before = { desired: view.desiredUnits, observed: view.observedUnits };
       const after = { desired: finalDesired, observed: engine.observed };
       const units: Record<string, string> = {};
@@ -271,6 +293,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         executed: engine.order.filter((n) => engine.outcomes.get(n)?.result === 'executed'),
         imported: imp.imported,
         recovered: imp.recovered,
+        held: holds.held,
         ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
       };
       const transitions = buildTransitions(
@@ -285,7 +308,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         takeover.leaseBroken !== undefined,
       );
       const coordination = coordinationUpdates(store, refs, takeover, engine.observed);
-      const extraUpdates = () => [...coordination, record.deletion()];
+      const signalDeletions = engine.signals.map((sig) => ({ ref: sig.ref, expect: sig.oid, to: null }));
+      const extraUpdates = () => [...coordination, ...signalDeletions, record.deletion()];
       const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs, extraUpdates }).catch(async (error: unknown) => {
         if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
         throw error;
@@ -294,7 +318,9 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       report.committed = transitions.length > 0;
       report.desired = published.refs.get(loc.desiredRef);
       report.observed = published.refs.get(loc.observedRef);
-      const diverged = await store.syncKnownBranches(published.refs);
+      report.details.held = holds.held;
+      await applyLateHolds(rt, opened, report);
+      const diverged = await store.syncKnownBranches(await store.snapshot());
       for (const ref of diverged) {
         report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: env.name, ref }));
       }
@@ -309,6 +335,45 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     }
   } finally {
     opened.close();
+  }
+}
+
+/**
+ * A hold that reached the run after its last check is applied once the run released its lease, in
+ * a hold commit requested by whoever sent it: a delivered hold always takes effect. When another
+ * run took the lease meanwhile, that run applies the signals instead.
+ */
+async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const signals = await readHoldSignals(opened.store);
+    if (signals.length === 0) return;
+    try {
+      const result = await commitHolds(
+        rt,
+        opened,
+        signals.map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) })),
+        {
+          operation: 'hold',
+          requestedBy: [...new Set(signals.map((s) => s.by))].join(', '),
+          signalUpdates: signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null })),
+        },
+      );
+      report.details.heldAfterRun = result.applied.held;
+      if (result.desired) report.desired = result.desired;
+      for (const name of result.applied.held) {
+        const u = report.units[name];
+        if (u) {
+          u.detail = `held after the run (${u.result})`;
+          u.result = 'held';
+        }
+      }
+      return;
+    } catch (error) {
+      // Another run took the lease (it applies the signals), or a hold took its signal back.
+      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return;
+      if (error instanceof NylError && error.code === 'NYL-STATE-CONFLICT') continue;
+      throw error;
+    }
   }
 }
 

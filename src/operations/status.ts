@@ -127,6 +127,7 @@ export async function status(rt: Runtime, req: StatusRequest): Promise<StatusRep
       generation: view.state.generation,
       desired: view.desiredUnits,
       observed: view.observedUnits,
+      sourceCommit: opened.sourceCommit,
     });
     const statuses = resolution.order.map((n) => unitStatus(resolution.units.get(n)!));
     for (const s of statuses) report.units[s.name] = s;

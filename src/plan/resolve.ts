@@ -5,7 +5,7 @@
  */
 import { type Diagnostic } from '../errors/diagnostic';
 import { DRIVER_VERSIONS } from '../drivers/versions';
-import { executionKey } from '../project/execution-key';
+import { canonicalJson, executionKey } from '../project/execution-key';
 import { dependencyOrder } from '../project/graph';
 import { renderUnit } from '../project/render';
 import { ownershipSet } from '../project/selectors';
@@ -56,6 +56,8 @@ export interface ResolveInput {
   generation: number;
   desired: Map<string, DesiredUnitDoc>;
   observed: Map<string, ObservedUnitDoc>;
+  /** The source commit being resolved, named when a held unit's changes wait. */
+  sourceCommit?: string;
 }
 
 export interface Resolution {
@@ -98,6 +100,16 @@ export function resolveUnit(
   return out;
 }
 
+/** "pending changes from COMMIT" when source now renders the held unit differently. */
+function heldDetail(unit: UnitResource, input: ResolveInput, desired: DesiredUnitDoc, outputsOf: (name: string) => Record<string, unknown> | undefined): string {
+  if (!desired.uid) return 'held (no incarnation)';
+  const now = resolveUnit(unit, input.env, desired.uid, outputsOf);
+  const changed = now.rendering !== undefined && desired.rendering !== undefined && canonicalJson(now.rendering) !== canonicalJson(desired.rendering);
+  if (changed && input.sourceCommit) return `pending changes from ${input.sourceCommit}`;
+  if (desired.hold?.pending) return `pending changes from ${desired.hold.pending}`;
+  return 'held';
+}
+
 export function formatWait(w: Wait): string {
   return `${w.pointer} waits for ${w.unit} (${w.reason})`;
 }
@@ -130,7 +142,7 @@ export function resolveEnvironment(input: ResolveInput): Resolution {
 
     if (desired?.lifecycle?.state === 'held') {
       base.phase = 'held';
-      base.detail = desired.hold?.pending ? `pending changes from ${desired.hold.pending}` : 'held';
+      base.detail = heldDetail(unit, input, desired, outputsOf);
       if (observed?.condition?.type === 'uncertain') base.detail = `held (uncertain): ${observed.condition.reason}`;
       units.set(name, base);
       continue;

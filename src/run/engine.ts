@@ -25,6 +25,7 @@ import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { runPool } from './pool';
+import type { HoldSignal } from './signals';
 import { type Checkpoint, type RunRecordWriter, type RunUnitDoc, serializeRunUnit, unitFile } from './run-record';
 import type { UnitOutcome } from './unit-result';
 
@@ -50,8 +51,13 @@ export interface EngineInput {
   lease: LeaseHandle;
   /** Materializes the source commit on first use. */
   projectDir: () => Promise<string>;
+  /** Reads the hold signals delivered to the environment's runs (nyl hold while we run). */
+  signals?: () => Promise<HoldSignal[]>;
   options: EngineOptions;
 }
+
+/** How often, at most, the engine reads signals between dispatches inside a wave. */
+const SIGNAL_POLL_MS = 200;
 
 export interface EngineResult {
   outcomes: Map<string, UnitOutcome>;
@@ -66,6 +72,10 @@ export interface EngineResult {
   errors: Diagnostic[];
   /** The observed documents as the run leaves them (receipts and conditions it recorded). */
   observed: Map<string, ObservedUnitDoc>;
+  /** Holds delivered to the run, by unit (the first signal per unit). */
+  holds: Map<string, HoldSignal>;
+  /** Every signal the run read; its transition push deletes them. */
+  signals: HoldSignal[];
 }
 
 interface Ready {
@@ -99,7 +109,21 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const observed = new Map(input.observed);
   const dispatchOrder: string[] = [];
   const errors: Diagnostic[] = [];
-  const result: EngineResult = { outcomes, dispatchOrder, order, cancelled: false, lost: false, errors, observed };
+  const holds = new Map<string, HoldSignal>();
+  const seenSignals: HoldSignal[] = [];
+  const result: EngineResult = { outcomes, dispatchOrder, order, cancelled: false, lost: false, errors, observed, holds, signals: seenSignals };
+  let lastPoll = -Infinity;
+  const pollSignals = async (force: boolean): Promise<void> => {
+    if (!input.signals) return;
+    const now = rt.clock.now();
+    if (!force && now - lastPoll < SIGNAL_POLL_MS) return;
+    lastPoll = now;
+    for (const s of await input.signals()) {
+      if (seenSignals.some((x) => x.ref === s.ref)) continue;
+      seenSignals.push(s);
+      if (!holds.has(s.unit)) holds.set(s.unit, s);
+    }
+  };
   const address = (name: string) => `[${env.name}/${name}]`;
 
   const outputsOf = (name: string): Record<string, unknown> | undefined => {
@@ -135,6 +159,11 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       const obs = observed.get(name);
       if (desired?.lifecycle?.state === 'held') {
         finalize(name, unit.kind, { result: 'held', detail: `held; changes from ${input.sourceCommit} wait` });
+        continue;
+      }
+      const signal = holds.get(name);
+      if (signal) {
+        finalize(name, unit.kind, { result: 'held', detail: `held by ${signal.by}${signal.reason ? ` (${signal.reason})` : ''}, delivered to this run` });
         continue;
       }
       const uid = uidOf(name);
@@ -202,6 +231,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   let scratchRoot: string | undefined;
   try {
     for (;;) {
+      await pollSignals(true);
       const wave = assess();
       if (wave.length === 0) break;
       const stop = stopReason();
@@ -231,6 +261,13 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
 
       await runPool(wave, options.concurrency, async (r) => {
         const name = r.unit.name;
+        await pollSignals(false);
+        const held = holds.get(name);
+        if (held) {
+          checkpoints.set(name, { result: 'not-started', finishedAt: isoSeconds(rt.clock.now()), reason: `held by ${held.by}` });
+          finalize(name, r.unit.kind, { result: 'held', detail: `held by ${held.by}${held.reason ? ` (${held.reason})` : ''}, delivered to this run`, uid: r.uid });
+          return;
+        }
         const stopNow = stopReason();
         if (stopNow) {
           checkpoints.set(name, { result: 'not-started', finishedAt: isoSeconds(rt.clock.now()), reason: stopNow });
@@ -299,6 +336,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       }
       await rt.faults.reach('after-checkpoint-push');
     }
+    // A hold delivered while the last wave ran still applies: the unit is held as it ran.
+    if (!rt.cancel.aborted && !input.lease.lost) await pollSignals(true);
     // Whatever is still undecided waits for something that did not get a current receipt.
     for (const name of order) {
       if (outcomes.has(name) || skipped.has(name)) continue;

@@ -133,6 +133,19 @@ export class StateStore {
     return refs;
   }
 
+  /** Reads the current refs under one prefix of the state repository (signals, for a live run). */
+  async snapshotPrefix(prefix: string): Promise<RefSnapshot> {
+    if (this.loc.kind !== 'remote') return readRefs(this.git, this.workDir, [prefix]);
+    const result = await this.git.run(this.workDir, [
+      'fetch', '--no-tags', '--no-write-fetch-head', '--prune', '--quiet', '--no-auto-gc', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`,
+    ]);
+    if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
+    const mirrored = await readRefs(this.git, this.workDir, [this.mirror(prefix)]);
+    const refs: RefSnapshot = new Map();
+    for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
+    return refs;
+  }
+
   /** Slow path when a state ref does not exist yet: list, fetch what exists, drop stale mirrors. */
   private async fetchExisting(): Promise<void> {
     const { exact, prefixes } = this.watchedRefs;

@@ -326,6 +326,11 @@ describe('git facts the ref protocol depends on (file://)', () => {
       'Test User <test@example.com> 1767225600 Test User <test@example.com> 1767225600');
     assert.equal(git(p, 'show', 'HEAD:a/b.txt'), 'b');
     assert.match(git(p, 'rev-parse', 'HEAD'), OID);
+    // commitTree writes nested trees without touching refs or the index.
+    const c = commitTree(p, { 'units/db.yaml': 'kind: x\n', 'state.yaml': 's\n' }, { parents: [git(p, 'rev-parse', 'HEAD')] });
+    assert.equal(git(p, 'show', `${c}:units/db.yaml`), 'kind: x');
+    assert.equal(git(p, 'ls-tree', '-r', '--name-only', c), 'state.yaml\nunits/db.yaml');
+    assert.equal(git(p, 'rev-parse', 'HEAD'), git(p, 'rev-parse', `${c}^`));
     // Identical content gives identical ids across repositories.
     assert.equal(git(makeProject({ 'a/b.txt': 'b\n' }), 'rev-parse', 'HEAD'), git(p, 'rev-parse', 'HEAD'));
   });

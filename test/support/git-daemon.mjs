@@ -66,7 +66,8 @@ async function startOnce(baseDir, port, timeoutMs) {
   child.stderr.on('data', (d) => { stderr += d; });
   child.once('error', (err) => { stderr += String(err); });
   let gone = null;
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => {
+  // 'close' (not 'exit'): stderr is complete by then, for the "address in use" check below.
+  const exited = new Promise((resolve) => child.once('close', (code, signal) => {
     gone = { code, signal };
     resolve(gone);
   }));
@@ -78,7 +79,8 @@ async function startOnce(baseDir, port, timeoutMs) {
       const stop = () => {
         stopping ??= (async () => {
           if (!gone) {
-            child.ref(); // keep the event loop alive until the exit event arrives
+            child.ref(); // keep the event loop alive until the close event arrives
+            child.stderr.ref();
             killProcessGroup(child, 'SIGTERM');
             const timer = setTimeout(() => killProcessGroup(child, 'SIGKILL'), 2000);
             await exited;
@@ -99,12 +101,14 @@ async function startOnce(baseDir, port, timeoutMs) {
     }
     await sleep(50);
   }
+  const why = gone ? `exited (${gone.code ?? gone.signal})` : `did not accept connections within ${timeoutMs} ms`;
   if (!gone) {
     child.ref();
+    child.stderr.ref();
     killProcessGroup(child, 'SIGKILL');
     await exited;
   }
-  const err = new Error(`git daemon did not accept connections on 127.0.0.1:${port} within ${timeoutMs} ms: ${stderr.trim()}`);
+  const err = new Error(`git daemon on 127.0.0.1:${port} ${why}: ${stderr.trim()}`);
   err.addressInUse = /in use/i.test(stderr);
   throw err;
 }

@@ -125,11 +125,14 @@ const SCRUBBED = /^(GIT_(?!SSL_CAINFO$).*|http_proxy|https_proxy|HTTP_PROXY|HTTP
  * `extra` is merged last; a value of undefined removes the variable.
  */
 export function hermeticEnv(extra = {}) {
+  const globalConfig = globalConfigPath();
   const env = {};
   for (const [k, v] of Object.entries(process.env)) if (!SCRUBBED.test(k)) env[k] = v;
   Object.assign(env, {
-    GIT_CONFIG_GLOBAL: globalConfigPath(),
+    GIT_CONFIG_GLOBAL: globalConfig,
     GIT_CONFIG_NOSYSTEM: '1',
+    // Why: git also reads $XDG_CONFIG_HOME/git/{config,ignore,attributes}; point it at our dir.
+    XDG_CONFIG_HOME: path.dirname(globalConfig),
     GIT_AUTHOR_DATE: FIXED_DATE,
     GIT_COMMITTER_DATE: FIXED_DATE,
     GIT_TERMINAL_PROMPT: '0',
@@ -260,14 +263,28 @@ exit $status
   return hook;
 }
 
-/** Writes a commit with the given files (on top of `parents`) without touching any ref; returns its id. */
+function writeTree(repo, files) {
+  const blobs = [];
+  const dirs = new Map();
+  for (const [rel, content] of Object.entries(files)) {
+    const [head, ...rest] = rel.split('/').filter(Boolean);
+    if (rest.length === 0) blobs.push([head, content]);
+    else {
+      if (!dirs.has(head)) dirs.set(head, {});
+      dirs.get(head)[rest.join('/')] = content;
+    }
+  }
+  const entries = blobs.map(([name, content]) => `100644 blob ${git(repo, 'hash-object', '-w', '--stdin', { input: content })}\t${name}\n`);
+  for (const [name, sub] of dirs) entries.push(`040000 tree ${writeTree(repo, sub)}\t${name}\n`);
+  return git(repo, 'mktree', { input: entries.join('') });
+}
+
+/**
+ * Writes a commit holding exactly `files` (relative paths, subdirectories allowed) on top of
+ * `parents`, without touching any ref or the index; works in bare repositories. Returns its id.
+ * With the pinned dates, the same files, parents and message give the same id.
+ */
 export function commitTree(repo, files = {}, { parents = [], message = 'commit' } = {}) {
-  const entries = Object.entries(files).map(([name, content]) => {
-    if (name.includes('/')) throw new Error(`commitTree: flat file names only, got ${name}`);
-    const oid = git(repo, 'hash-object', '-w', '--stdin', { input: content });
-    return `100644 blob ${oid}\t${name}\n`;
-  });
-  const tree = git(repo, 'mktree', { input: entries.join('') });
-  const parentArgs = parents.flatMap((p) => ['-p', p]);
-  return git(repo, 'commit-tree', tree, ...parentArgs, '-m', message);
+  const tree = writeTree(repo, files);
+  return git(repo, 'commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), '-m', message);
 }

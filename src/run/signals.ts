@@ -1,0 +1,76 @@
+/**
+ * Signals to a running run (DESIGN.md section 2: `PREFIX/ENV/signals/RUN/ID`): a commit whose
+ * `signal.yaml` asks the run to hold a unit. `nyl hold` writes one while a reconcile holds the
+ * lease; the run reads them before starting units and applies them in its transition commit,
+ * deleting the signal refs in the same atomic push. Whoever deletes a signal ref (with a
+ * compare-and-swap) applies it: that makes a delivered hold take effect exactly once.
+ */
+import { writeCommits, type Identity } from '../git/object-writer';
+import { API_VERSION, fromYaml, toYaml } from '../state/documents';
+import { signalsPrefix } from '../state/location';
+import type { RefSnapshot, StateStore } from '../state/store';
+import type { Runtime } from '../util/runtime';
+import { uuidv7 } from '../util/uuid';
+
+export interface HoldSignal {
+  ref: string;
+  oid: string;
+  /** The run the signal was delivered to. */
+  run: string;
+  unit: string;
+  by: string;
+  reason?: string;
+  at: string;
+}
+
+interface SignalDoc {
+  apiVersion: string;
+  kind: 'Signal';
+  type: 'hold';
+  run: string;
+  unit: string;
+  by: string;
+  reason?: string;
+  at: string;
+}
+
+export function signalRefOf(store: StateStore, run: string, id: string): string {
+  return `${signalsPrefix(store.loc)}${run}/${id}`;
+}
+
+/** Writes a hold signal for run; returns its ref and commit, or undefined when the push was rejected. */
+export async function writeHoldSignal(
+  rt: Runtime,
+  store: StateStore,
+  run: string,
+  hold: { unit: string; by: string; reason?: string; at: string },
+  author: Identity,
+): Promise<{ ref: string; oid: string } | undefined> {
+  const doc: SignalDoc = { apiVersion: API_VERSION, kind: 'Signal', type: 'hold', run, ...hold };
+  const [oid] = await writeCommits(rt.git, store.workDir, [
+    { clearTree: true, changes: new Map([['signal.yaml', toYaml(doc)]]), message: `nyl: signal hold ${store.loc.environment} (${hold.unit})\n`, author, timeMs: rt.clock.now() },
+  ]);
+  const ref = signalRefOf(store, run, uuidv7(rt.clock.now()));
+  const result = await store.write([{ ref, expect: null, to: oid! }]);
+  return result.ok ? { ref, oid: oid! } : undefined;
+}
+
+/** Every hold signal in the environment's signal namespace, oldest first. */
+export async function readHoldSignals(store: StateStore, refs?: RefSnapshot): Promise<HoldSignal[]> {
+  const prefix = signalsPrefix(store.loc);
+  const snapshot = refs ?? (await store.snapshotPrefix(prefix));
+  const found = [...snapshot].filter(([ref]) => ref.startsWith(prefix)).sort(([a], [b]) => a.localeCompare(b));
+  if (found.length === 0) return [];
+  const blobs = await store.reader.readMany(found.map(([, oid]) => `${oid}:signal.yaml`));
+  const out: HoldSignal[] = [];
+  found.forEach(([ref, oid], i) => {
+    const b = blobs[i];
+    if (!b) return;
+    const doc = fromYaml<SignalDoc>(b.content.toString());
+    if (doc?.type !== 'hold' || !doc.unit) return;
+    const s: HoldSignal = { ref, oid, run: doc.run, unit: doc.unit, by: doc.by, at: doc.at };
+    if (doc.reason) s.reason = doc.reason;
+    out.push(s);
+  });
+  return out;
+}

@@ -1,0 +1,52 @@
+/**
+ * What a hold keeps and what resume lifts (spec 05), as pure functions over state documents.
+ *
+ * - A unit with a receipt is held at the desired document its latest receipt was produced for,
+ *   with its uid, so consumers keep resolving from what actually runs; a newer decision waiting
+ *   behind the hold is recorded as hold.pending.
+ * - An uncertain unit is held the same way; its condition stays. One without a receipt keeps
+ *   its document (and uid): it has nothing to fall back on.
+ * - A unit that never ran, or one nothing shows ever ran, gets a held marker: lifecycle held,
+ *   no uid, kind or rendering.
+ * - A deleting unit pauses: its deletion block stays next to the hold.
+ * - A retained tombstone cannot be held.
+ */
+import type { DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from './documents';
+
+export type HoldDecision =
+  | { kind: 'hold'; doc: DesiredUnitDoc; marker: boolean }
+  | { kind: 'already-held'; doc: DesiredUnitDoc }
+  | { kind: 'refused'; reason: 'retained' };
+
+export function holdDocument(desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, hold: HoldRecord): HoldDecision {
+  if (desired?.lifecycle?.state === 'held') return { kind: 'already-held', doc: desired };
+  if (desired?.lifecycle?.state === 'retained') return { kind: 'refused', reason: 'retained' };
+  const receipt = observed?.receipt && observed.uid && observed.uid === desired?.uid ? observed.receipt : undefined;
+  if (receipt) {
+    const base: DesiredUnitDoc = { ...receipt.desired };
+    const record: HoldRecord = { ...hold };
+    if (desired?.source && desired.source !== receipt.desired.source && desired.rendering && JSON.stringify(desired.rendering) !== JSON.stringify(receipt.desired.rendering)) {
+      record.pending = desired.source;
+    }
+    const doc: DesiredUnitDoc = { ...base, lifecycle: { state: 'held' }, hold: record };
+    if (desired?.deletion) doc.deletion = desired.deletion;
+    if (desired?.teardownRequest) doc.teardownRequest = desired.teardownRequest;
+    return { kind: 'hold', doc, marker: false };
+  }
+  if (desired?.uid && (observed?.condition?.type === 'uncertain' || desired.lifecycle?.state === 'deleting')) {
+    return { kind: 'hold', doc: { ...desired, lifecycle: { state: 'held' }, hold }, marker: false };
+  }
+  const marker: DesiredUnitDoc = { lifecycle: { state: 'held' }, hold };
+  return { kind: 'hold', doc: marker, marker: true };
+}
+
+/** The document after resume, or undefined when the unit is not held. */
+export function resumeDocument(desired: DesiredUnitDoc | undefined): DesiredUnitDoc | undefined {
+  if (desired?.lifecycle?.state !== 'held') return undefined;
+  const { hold: _lifted, ...rest } = desired;
+  return { ...rest, lifecycle: { state: desired.deletion ? 'deleting' : 'active' } };
+}
+
+export function isMarker(doc: DesiredUnitDoc): boolean {
+  return doc.lifecycle?.state === 'held' && !doc.uid && !doc.kind;
+}
