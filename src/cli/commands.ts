@@ -25,6 +25,7 @@ const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
 const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: "Wait up to this long (such as 10m) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD." };
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
+const LOCAL: OptionSpec = { name: 'local', type: 'boolean', help: "Operate on the clone's own state branches and lease, without fetching, pushing or taking a remote lease." };
 const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
 
 export const COMMANDS: CommandSpec[] = [
@@ -62,6 +63,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
+      LOCAL,
       REASON,
       WAIT,
       AUTHOR,
@@ -83,6 +85,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'unit', type: 'string', value: '<name>', help: 'The unit to recover; needs --retry or --accept.' },
       { name: 'retry', type: 'boolean', help: 'Clear the condition; the next reconcile executes the unit.' },
       { name: 'accept', type: 'string', value: '<run>', help: 'Adopt what this run checkpointed for the unit. Needs --unit and --reason.' },
+      LOCAL,
       REASON,
       WAIT,
       AUTHOR,
@@ -101,8 +104,8 @@ export const COMMANDS: CommandSpec[] = [
     description:
       'Marks the lease broken, for example after a runner was killed. Only an importer (nyl reconcile, nyl recover -e <env>) takes a broken lease over, ' +
       'and records the break in its transition commit; until then every other state writer refuses with NYL-LEASE-BROKEN. A lease already broken is reported as such.',
-    options: [ENV, REASON, AUTHOR, OUTPUT],
-    examples: ['nyl lease break -e dev --reason "runner was killed"'],
+    options: [ENV, REASON, LOCAL, AUTHOR, OUTPUT],
+    examples: ['nyl lease break -e dev --reason "runner was killed"', 'nyl lease break -e dev --local --reason "local run was killed"'],
   },
   {
     words: ['hold'],

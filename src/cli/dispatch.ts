@@ -67,11 +67,12 @@ function outputOf(p: ParsedCommand): Output {
 }
 
 function common(p: ParsedCommand) {
-  const req: { path: string; environment: string; author?: string; reason?: string } = { path: p.path, environment: requireEnvironment(p) };
+  const req: { path: string; environment: string; author?: string; reason?: string; local?: boolean } = { path: p.path, environment: requireEnvironment(p) };
   const author = stringOpt(p, 'author');
   if (author !== undefined) req.author = author;
   const reason = stringOpt(p, 'reason');
   if (reason !== undefined) req.reason = reason;
+  if (p.values.local === true) req.local = true;
   return req;
 }
 

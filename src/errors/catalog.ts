@@ -92,8 +92,9 @@ export const CATALOG = {
   },
   'NYL-STATE-DIVERGED': {
     exit: 1,
-    summary: "The clone's known state branch diverged from the state repository.",
-    fix: (p) => `inspect ${String(p.ref ?? 'the local branch')} and recover its work; Nyl never rewrites it`,
+    summary: "The clone's known state branch holds work the state repository does not have.",
+    fix: (p) =>
+      `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or, to discard it, delete the branch by hand: Nyl never rewrites it`,
   },
   'NYL-STATE-DELETE-INCARNATIONS': {
     exit: 1,

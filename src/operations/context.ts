@@ -24,6 +24,8 @@ export interface EnvironmentRequest {
   /** --source: a revision that overrides the Environment's source for this run. */
   source?: string;
   author?: string;
+  /** --local: operate on the clone's own branches and lease, without contacting remote state. */
+  local?: boolean;
 }
 
 export interface OpenedEnvironment {
@@ -74,7 +76,13 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       sourceCommit === head
         ? atHead
         : await loadProject(checkout.projectRoot, new CommitSourceTree(reader, sourceCommit, checkout.projectPrefix));
-    const loc = resolveLocation(atHead, env, checkout);
+    const configured = resolveLocation(atHead, env, checkout);
+    const loc: StateLocation = req.local ? { ...configured, kind: 'clone', chosenBy: `--local: the clone's own branches (configured: ${configured.url ?? 'the clone'})` } : configured;
+    if (req.local) {
+      delete loc.url;
+      delete loc.pushURL;
+      delete loc.localPath;
+    }
     store = new StateStore(rt.git, loc, checkout, rt.env, reader);
     const opened: OpenedEnvironment = {
       checkout,

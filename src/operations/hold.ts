@@ -43,6 +43,7 @@ async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest):
     const refs = await store.snapshot();
     const view = await readEnvironmentState(store.reader, loc, refs);
     requireHoldableState(env.name, view);
+    if (attempt === 0) await store.requireNoUnpublishedWork(refs);
     const d = view.desiredUnits.get(req.unit);
     if (!d && !view.observedUnits.has(req.unit) && !opened.project.units.has(req.unit)) {
       fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${env.name} has a unit ${req.unit}`, { env: env.name, unit: req.unit });

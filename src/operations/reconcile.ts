@@ -132,6 +132,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     let refs = await store.snapshot();
     let view = await readEnvironmentState(store.reader, loc, refs);
     let generation = requireActiveState(env.name, view, loc);
+    await store.requireNoUnpublishedWork(refs);
 
     const owned = new Set(ownershipSet(opened.project, env).map((u) => u.name));
     let only: Set<string> | undefined;
@@ -152,7 +153,6 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     if (!runsBusy && nothingToDo(resolution, only)) {
       const report = fastPathReport(opened, resolution, view, only);
       if (only) report.selected = [...only];
-      await store.syncKnownBranches(refs);
       return report;
     }
 

@@ -91,6 +91,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
     const report = stateOperationReport('recover', envName);
     const refs0 = await store.snapshot();
     const lease0 = await readLease(store, refs0);
+    await store.requireNoUnpublishedWork(refs0);
     const importing = lease0?.record.broken !== undefined;
     if (!importing && !req.unit) {
       fail('NYL-RECOVER-NOTHING', `the lease of ${envName} is not broken, so there is no run to import`, { env: envName });

@@ -33,6 +33,7 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
     const refs0 = await store.snapshot();
     const view0 = await readEnvironmentState(store.reader, loc, refs0);
     requireHoldableState(env.name, view0);
+    await store.requireNoUnpublishedWork(refs0);
     const check = (view: typeof view0) => {
       const d = view.desiredUnits.get(req.unit);
       if (!d && !view.observedUnits.has(req.unit)) {

@@ -117,6 +117,7 @@ export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<Sta
     let refs = await store.snapshot();
     let [desired, observed] = await readDocs(store, refs);
     let decision = decide(envName, desired, observed, req, event);
+    await store.requireNoUnpublishedWork(refs);
     if (decision.kind === 'unchanged') {
       report.desired = refs.get(loc.desiredRef);
       report.observed = refs.get(loc.observedRef);

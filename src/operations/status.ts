@@ -10,6 +10,9 @@ import { resolveEnvironment, type ResolvedUnit } from '../plan/resolve';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport, type UnitStatus } from '../report/types';
 import { describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
+import { readRecordedRuns } from '../run/dead-runs';
+import { importRuns } from '../run/import';
+import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment } from './context';
 
@@ -121,12 +124,29 @@ export async function status(rt: Runtime, req: StatusRequest): Promise<StatusRep
       report.errors.push(diagnostic('NYL-STATE-MOVED', 'error', `the state of ${env.name} moved to ${view.state.movedTo ?? 'another location'}`, { env: env.name, movedTo: view.state.movedTo }));
       return report;
     }
+    // Runs that ended without their transition commit wait for import; show what it will find.
+    const now = rt.clock.now();
+    const liveRun = lease && leaseStatus(lease.record, now) === 'live' ? lease.record.run : undefined;
+    const dead = (await readRecordedRuns(store, refs)).filter((r) => r.run !== liveRun && (!r.doc || r.doc.ended || Date.parse(r.doc.deadline) <= now || lease?.record.broken));
+    let desiredDocs = view.desiredUnits;
+    let observedDocs = view.observedUnits;
+    if (dead.length > 0) {
+      for (const r of dead) {
+        const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
+        report.warnings.push(
+          diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }),
+        );
+      }
+      const preview = importRuns({ project: opened.project, env, generation: view.state.generation, desired: desiredDocs, observed: observedDocs, runs: dead, now: isoSeconds(now) });
+      desiredDocs = preview.desired;
+      observedDocs = preview.observed;
+    }
     const resolution = resolveEnvironment({
       project: opened.project,
       env,
       generation: view.state.generation,
-      desired: view.desiredUnits,
-      observed: view.observedUnits,
+      desired: desiredDocs,
+      observed: observedDocs,
       sourceCommit: opened.sourceCommit,
     });
     const statuses = resolution.order.map((n) => unitStatus(resolution.units.get(n)!));

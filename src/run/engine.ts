@@ -258,6 +258,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       const projectDir = await input.projectDir();
       scratchRoot ??= mkdtempSync(join(tmpdir(), 'nyl-run-'));
       const checkpoints = new Map<string, Checkpoint>();
+      const dispatched = new Set<string>();
 
       await runPool(wave, options.concurrency, async (r) => {
         const name = r.unit.name;
@@ -274,7 +275,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
           finalize(name, r.unit.kind, { result: 'blocked', detail: stopNow, uid: r.uid });
           return;
         }
-        dispatchOrder.push(name);
+        dispatched.add(name);
         rt.log(`${address(name)} starting ${r.unit.kind} (reconcile): ${r.why}`);
         const began = rt.clock.now();
         const driver = driverFor(r.unit.kind);
@@ -325,6 +326,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
         }
       });
 
+      // The pool starts units in wave order, so that is the dispatch order (deterministic).
+      for (const r of wave) if (dispatched.has(r.unit.name)) dispatchOrder.push(r.unit.name);
       await rt.faults.reach('before-checkpoint-push');
       const changes = new Map<string, string>();
       for (const [name, checkpoint] of checkpoints) changes.set(unitFile(name), serializeRunUnit({ ...docs.get(name)!, checkpoint }));

@@ -212,6 +212,19 @@ export class StateStore {
     return diverged;
   }
 
+  /**
+   * Online writers refuse when the clone's known branches hold work the state repository lacks
+   * (a --local run's receipts): they never overwrite or merge it silently.
+   */
+  async requireNoUnpublishedWork(state: RefSnapshot): Promise<void> {
+    const diverged = await this.syncKnownBranches(state);
+    if (diverged.length === 0) return;
+    fail('NYL-STATE-DIVERGED', `the clone's ${diverged.join(' and ')} hold${diverged.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
+      env: this.loc.environment,
+      ref: diverged[0],
+    });
+  }
+
   close(): void {
     this.reader.close();
   }
