@@ -50,9 +50,32 @@ export function median(values) {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/** Median of the cpuMs of results (undefined when unknown). */
+export function cpuMedian(results) {
+  const v = results.map((r) => r.cpuMs).filter((x) => typeof x === 'number');
+  return v.length ? median(v) : undefined;
+}
+
 export function summary(values) {
   const s = [...values].sort((a, b) => a - b);
   return { median: median(s), min: s[0], max: s[s.length - 1], n: s.length };
+}
+
+/**
+ * CPU time (user + sys, ms) of the bench's reaped children and their reaped descendants, from
+ * /proc/self/stat (Linux; 10 ms ticks). Children run one at a time, so the difference around one
+ * run is that run's CPU, git and drivers included: a figure less sensitive to other load on the
+ * machine than wall time. Undefined where /proc is missing.
+ */
+export function childrenCpuMs() {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command name: state is field 3; cutime and cstime are fields 16 and 17.
+    return ((Number(fields[16 - 3]) + Number(fields[17 - 3])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -61,6 +84,7 @@ export function summary(values) {
  */
 export function exec(argv, { cwd, env, input, check = true } = {}) {
   return new Promise((resolvePromise, reject) => {
+    const cpuBefore = childrenCpuMs();
     const began = nowMs();
     const child = spawn(argv[0], argv.slice(1), { cwd, env: env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out = [];
@@ -70,7 +94,9 @@ export function exec(argv, { cwd, env, input, check = true } = {}) {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const ms = nowMs() - began;
-      const result = { code, signal, ms, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+      const cpuAfter = childrenCpuMs();
+      const cpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+      const result = { code, signal, ms, cpuMs, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
       if (check && code !== 0) {
         const e = new Error(`${argv.join(' ')} exited ${code ?? signal} in ${cwd ?? process.cwd()}\n${result.stderr}${result.stdout}`.slice(0, 4000));
         e.result = result;
@@ -92,6 +118,7 @@ export async function repeat(n, fn) {
 /** Spawns argv `count` times with at most `limit` at once, like the engine's pool and driver. */
 export function spawnMany(argv, count, limit) {
   return new Promise((resolvePromise, reject) => {
+    const cpuBefore = childrenCpuMs();
     const began = nowMs();
     let started = 0;
     let finished = 0;
@@ -104,7 +131,12 @@ export function spawnMany(argv, count, limit) {
       child.on('error', reject);
       child.on('close', () => {
         finished++;
-        if (finished === count) resolvePromise(nowMs() - began);
+        if (finished === count) {
+          const ms = nowMs() - began;
+          const cpuAfter = childrenCpuMs();
+          spawnMany.lastCpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+          resolvePromise(ms);
+        }
         else next();
       });
     };
@@ -282,8 +314,8 @@ export function thousandUnits({ reconciled }) {
 /** Median wall time of `node -e 0` (memoized; scenarios startup and noop-1000 share it). */
 export function nodeStartup() {
   return fixture('node-startup', async () => {
-    const runs = await repeat(reps(20, 7), async () => (await exec([process.execPath, '-e', '0'])).ms);
-    return summary(runs);
+    const runs = await repeat(reps(20, 7), () => exec([process.execPath, '-e', '0']));
+    return { ...summary(runs.map((r) => r.ms)), cpu: cpuMedian(runs) };
   });
 }
 

@@ -35,7 +35,7 @@ function verdict(m) {
 
 function table(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const line = (r) => r.map((c, i) => (i === 2 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r) => r.map((c, i) => (i === 2 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
@@ -78,10 +78,12 @@ async function main() {
     cleanup();
   }
 
-  const rows = [['scenario', 'metric', 'value', 'target', '']];
+  const rows = [['scenario', 'metric', 'value', 'cpu', 'target', '']];
   for (const r of results) {
-    if (r.error) rows.push([r.id, 'ERROR', '-', '', r.error.split('\n')[0].slice(0, 80)]);
-    r.metrics.forEach((m, i) => rows.push([i === 0 ? r.id : '', m.name, formatValue(m), formatTarget(m), m.pass === undefined ? '' : m.pass ? 'ok' : 'MISSED']));
+    if (r.error) rows.push([r.id, 'ERROR', '-', '', '', r.error.split('\n')[0].slice(0, 80)]);
+    r.metrics.forEach((m, i) =>
+      rows.push([i === 0 ? r.id : '', m.name, formatValue(m), m.cpu === undefined ? '' : fmtMs(m.cpu), formatTarget(m), m.pass === undefined ? '' : m.pass ? 'ok' : 'MISSED']),
+    );
   }
   const host = {
     node: process.version,
@@ -94,7 +96,8 @@ async function main() {
   const totalSeconds = (nowMs() - began) / 1000;
   process.stdout.write(`Nyl benchmarks ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK)' : ''}\n`);
   process.stdout.write(`${host.node}, ${host.git}, ${host.cpus} x ${host.cpu}, ${host.platform}\n`);
-  process.stdout.write(`load average (1 min) before ${loadBefore.toFixed(2)}, after ${host.loadavg1.after.toFixed(2)}: figures are wall times, so a busy machine inflates them\n\n`);
+  process.stdout.write(`load average (1 min) before ${loadBefore.toFixed(2)}, after ${host.loadavg1.after.toFixed(2)}: values are wall times, which a busy machine inflates;\n`);
+  process.stdout.write(`cpu = user+sys of the measured process and everything it waited for (git, drivers), 10 ms ticks\n\n`);
   process.stdout.write(`${table(rows)}\n`);
   for (const r of results) for (const note of r.notes ?? []) process.stdout.write(`  ${r.id}: ${note}\n`);
   if (retries.count) process.stdout.write(`  note: ${retries.count} measurement(s) redone after a nyl process was killed from outside the bench\n`);

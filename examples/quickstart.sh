@@ -44,8 +44,9 @@ state="$work/state.git"
 # Keep Nyl's cache (materialized source commits) inside the temporary directory too.
 export NYL_CACHE_DIR="$work/cache"
 
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 step() {
-  printf '\n\033[1m==> %s\033[0m\n' "$*"
+  printf '\n%s==> %s%s\n' "$bold" "$*" "$plain"
 }
 
 run() {

@@ -2,7 +2,7 @@
 // state refs from the same remote (`git ls-remote` + `git fetch` of the state refs into a scratch
 // bare repository) plus Node's start-up.
 import { join } from 'node:path';
-import { AUTHOR_ARGS, bareRepo, exec, gitEnv, nodeStartup, nyl, repeat, reps, retryKilled, summary, tempDir, thousandUnits } from '../lib.mjs';
+import { AUTHOR_ARGS, bareRepo, cpuMedian, exec, gitEnv, nodeStartup, nyl, repeat, reps, retryKilled, summary, tempDir, thousandUnits } from '../lib.mjs';
 
 export const id = 'noop-1000';
 export const title = 'no-op nyl reconcile -e dev, 1,000 current units';
@@ -35,7 +35,7 @@ export async function run() {
     const scratch = await bareRepo(join(scratchBase, `scratch-${i}.git`));
     const a = await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() });
     const b = await exec(['git', 'fetch', '-q', '--no-tags', p.stateUrl, ...refs.map((r) => `+${r}:${r}`)], { cwd: scratch, env: gitEnv() });
-    return { lsRemote: a.ms, fetch: b.ms, total: a.ms + b.ms };
+    return { lsRemote: a.ms, fetch: b.ms, total: a.ms + b.ms, cpuMs: a.cpuMs === undefined ? undefined : a.cpuMs + b.cpuMs };
   });
   floorRuns.shift(); // warm-up
   const floor = summary(floorRuns.map((r) => r.total));
@@ -43,13 +43,13 @@ export async function run() {
   const ratio = wall.median / (floor.median + node.median);
   return {
     metrics: [
-      { name: 'no-op reconcile wall', value: wall.median, unit: 'ms', spread: wall },
+      { name: 'no-op reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
       { name: 'git processes', value: stats?.processes, unit: 'count' },
       { name: 'pushes', value: stats?.pushes, unit: 'count' },
-      { name: `floor: ls-remote + fetch of ${refs.length} refs`, value: floor.median, unit: 'ms', spread: floor },
+      { name: `floor: ls-remote + fetch of ${refs.length} refs`, value: floor.median, unit: 'ms', cpu: cpuMedian(floorRuns), spread: floor },
       { name: '  of which ls-remote', value: summary(floorRuns.map((r) => r.lsRemote)).median, unit: 'ms' },
       { name: '  of which fetch', value: summary(floorRuns.map((r) => r.fetch)).median, unit: 'ms' },
-      { name: 'node -e 0', value: node.median, unit: 'ms' },
+      { name: 'node -e 0', value: node.median, unit: 'ms', cpu: node.cpu },
       { name: 'ratio noop / (floor + node)', value: ratio, unit: 'x', target: { op: '<=', value: 3 } },
     ],
     notes: [`median of ${n} after one warm-up (state refs checked unchanged); the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`],

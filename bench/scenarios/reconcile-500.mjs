@@ -1,7 +1,7 @@
 // 4. reconcile-500: reconcile of 500 Command units (`run: ["true"]`) in 10 waves of 50, default
 // concurrency (4), file:// state. Overhead per unit = (reconcile wall - the wall time of spawning
 // `true` 500 times from node with concurrency 4) / 500, the baseline measured around each run.
-import { AUTHOR_ARGS, makeProject, nyl, repeat, reps, retryKilled, spawnMany, summary } from '../lib.mjs';
+import { AUTHOR_ARGS, cpuMedian, makeProject, nyl, repeat, reps, retryKilled, spawnMany, summary } from '../lib.mjs';
 
 export const id = 'reconcile-500';
 export const title = 'nyl reconcile -e dev, 500 units in 10 waves (concurrency 4)';
@@ -16,11 +16,13 @@ export async function run() {
   // The baseline is measured right before and after each reconcile, so that both see the same
   // load on a shared machine; each run's overhead uses the mean of its two baselines.
   const spawnRuns = [];
+  const spawnCpu = [];
   const overheads = [];
   const runs = await repeat(n, () => retryKilled('reconcile-500', async () => {
     const p = await makeProject({ units: UNITS, waves: WAVES, label: 'r500' });
     await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
     const before = await spawnMany(['true'], UNITS, CONCURRENCY);
+    spawnCpu.push({ cpuMs: spawnMany.lastCpuMs });
     const r = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
     const after = await spawnMany(['true'], UNITS, CONCURRENCY);
     const executed = (r.stdout.match(/\bexecuted\b/g) ?? []).length;
@@ -36,8 +38,8 @@ export async function run() {
   const expectedPushes = 2 * WAVES + 2;
   return {
     metrics: [
-      { name: 'reconcile wall', value: wall.median, unit: 'ms', spread: wall },
-      { name: `spawn \`true\` x${UNITS} (concurrency ${CONCURRENCY})`, value: spawnWall.median, unit: 'ms', spread: spawnWall },
+      { name: 'reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
+      { name: `spawn \`true\` x${UNITS} (concurrency ${CONCURRENCY})`, value: spawnWall.median, unit: 'ms', cpu: cpuMedian(spawnCpu), spread: spawnWall },
       { name: 'overhead per unit', value: overhead.median, unit: 'ms', target: { op: '<', value: 5 }, spread: overhead },
       { name: 'git processes', value: stats?.processes, unit: 'count' },
       { name: 'pushes', value: stats?.pushes, unit: 'count', target: { op: '<=', value: expectedPushes, label: `~2/wave+2 = ${expectedPushes}` } },

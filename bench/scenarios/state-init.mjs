@@ -1,7 +1,7 @@
 // 2. state-init: `nyl state init -e dev` against a fresh state repository, over file:// and
 // (optionally) a local `git daemon` with receive-pack enabled.
 import { join } from 'node:path';
-import { AUTHOR_ARGS, bareRepo, log, makeProject, nyl, repeat, reps, retryKilled, startGitDaemon, summary, tempDir } from '../lib.mjs';
+import { AUTHOR_ARGS, bareRepo, cpuMedian, log, makeProject, nyl, repeat, reps, retryKilled, startGitDaemon, summary, tempDir } from '../lib.mjs';
 
 export const id = 'state-init';
 export const title = 'nyl state init -e dev (fresh state repository)';
@@ -15,7 +15,7 @@ async function measure(n, makeStateUrl) {
       return nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
     }),
   );
-  return { wall: summary(runs.map((r) => r.ms)), stats: runs[runs.length - 1].stats };
+  return { wall: summary(runs.map((r) => r.ms)), cpu: cpuMedian(runs), stats: runs[runs.length - 1].stats };
 }
 
 export async function run() {
@@ -24,7 +24,7 @@ export async function run() {
   const notes = [`median of ${n} runs, each against a new empty bare repository and an empty cache`];
   const file = await measure(n);
   metrics.push(
-    { name: 'file:// wall', value: file.wall.median, unit: 'ms', spread: file.wall },
+    { name: 'file:// wall', value: file.wall.median, unit: 'ms', cpu: file.cpu, spread: file.wall },
     { name: 'file:// git processes', value: file.stats?.processes, unit: 'count' },
     { name: 'file:// pushes', value: file.stats?.pushes, unit: 'count' },
     { name: 'file:// fetches', value: file.stats?.fetches, unit: 'count' },
@@ -41,7 +41,7 @@ export async function run() {
         return daemon.url(`state-${i}.git`);
       });
       metrics.push(
-        { name: 'git daemon wall', value: d.wall.median, unit: 'ms', spread: d.wall },
+        { name: 'git daemon wall', value: d.wall.median, unit: 'ms', cpu: d.cpu, spread: d.wall },
         { name: 'git daemon git processes', value: d.stats?.processes, unit: 'count' },
         { name: 'git daemon pushes', value: d.stats?.pushes, unit: 'count' },
         { name: 'git daemon fetches', value: d.stats?.fetches, unit: 'count' },

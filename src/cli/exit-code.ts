@@ -36,7 +36,8 @@ export function exitCodeOf(report: Report | undefined, errors: Diagnostic[], com
 }
 
 function exitOfResult(result: string): number {
-  if (result === 'uncertain') return 4;
+  // "recovered": a dead run left the unit uncertain and this run did not execute it again.
+  if (result === 'uncertain' || result === 'recovered') return 4;
   if (result === 'failed') return 3;
   if (['blocked', 'held', 'awaiting-approval', 'drifted', 'pending-teardown', 'tearing-down'].includes(result)) return 2;
   return 0;

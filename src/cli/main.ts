@@ -68,6 +68,14 @@ export async function main(argv: string[]): Promise<number> {
   return dispatch(found.spec, found.rest);
 }
 
+// `nyl status | head` closes stdout early: that is not an error of nyl.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => {

@@ -74,7 +74,9 @@ export function renderStatus(r: StatusReport): string {
       return [u.name, u.kind, state, u.receipt, u.lastRun ? `${u.lastRun.at} ${u.lastRun.result}` : '-', u.detail];
     });
     parts.push(renderTable(['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'], rows));
+    const loc = r.details.location as Record<string, string> | undefined;
     const info = fields([
+      ['state', loc ? `${loc.repository} (${loc.desiredRef}, ${loc.observedRef}${loc.path ? `, path ${loc.path}` : ''})` : undefined],
       ['source', r.source],
       ['desired', r.desired],
       ['observed', r.observed],

@@ -20,11 +20,16 @@ import { DRIVER_VERSIONS } from './versions';
 import type { Driver, DriverContext, DriverOutcome } from './types';
 
 interface CommandSpec {
-  run?: string[];
+  run?: unknown[];
   script?: string;
-  env?: Record<string, string>;
+  env?: Record<string, unknown>;
   workingDir?: string;
   timeout?: string;
+}
+
+/** A rendered value as a process sees it: strings as they are, anything else as JSON. */
+export function asProcessText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 function seconds(ms: number): string {
@@ -39,7 +44,7 @@ export function readOutputs(path: string): { ok: true; outputs: Record<string, u
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, reason: `NYL_OUTPUTS holds invalid JSON: ${(error as Error).message}` };
+    return { ok: false, reason: `NYL_OUTPUTS holds invalid JSON: ${(error as Error).message.split('\n')[0]}` };
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
     return { ok: false, reason: 'NYL_OUTPUTS must hold a JSON object' };
@@ -53,13 +58,15 @@ export const commandDriver: Driver = {
   defaultRecovery: 'manual',
   async execute(ctx: DriverContext): Promise<DriverOutcome> {
     const spec = ctx.rendering as CommandSpec;
-    const argv = spec.run ?? ['sh', '-e', '-c', spec.script ?? '', `nyl:${ctx.unit}`];
+    const argv = spec.run ? spec.run.map(asProcessText) : ['sh', '-e', '-c', spec.script ?? '', `nyl:${ctx.unit}`];
+    const declared: Record<string, string> = {};
+    for (const [k, v] of Object.entries(spec.env ?? {})) declared[k] = asProcessText(v);
     const outputsPath = join(ctx.scratchDir, 'outputs.json');
     const cwd = resolve(ctx.projectDir, spec.workingDir ?? '.');
     if (!existsSync(cwd)) return { result: 'failed', reason: `workingDir ${spec.workingDir ?? '.'} does not exist in the source commit`, retryable: true };
     const env: NodeJS.ProcessEnv = {
       ...ctx.baseEnv,
-      ...(spec.env ?? {}),
+      ...declared,
       NYL_OUTPUTS: outputsPath,
       NYL_ENVIRONMENT: ctx.environment,
       NYL_UNIT: ctx.unit,

@@ -6,8 +6,8 @@
  * JSON and exit codes. Tests assert codes, never wording.
  */
 
-/** Exit categories of the spec: 1 refusal/config, 2 waiting, 3 failed, 4 uncertain. */
-export type ExitCategory = 1 | 2 | 3 | 4;
+/** Exit categories of the spec: 0 informational, 1 refusal/config, 2 waiting, 3 failed, 4 uncertain. */
+export type ExitCategory = 0 | 1 | 2 | 3 | 4;
 
 export interface FixParams {
   env?: string;
@@ -109,7 +109,10 @@ export const CATALOG = {
   'NYL-LEASE-BROKEN': {
     exit: 2,
     summary: 'The lease was broken and its run is not imported yet.',
-    fix: (p) => `import the broken run with \`nyl recover -e ${e(p)}\`, then run the command again`,
+    fix: (p) =>
+      p.expired
+        ? `the holder is gone: \`nyl reconcile -e ${e(p)}\` takes the expired lease over and imports its run (or break it with \`nyl lease break -e ${e(p)} --reason ...\` and import it with \`nyl recover -e ${e(p)}\`), then run the command again`
+        : `import the broken run with \`nyl recover -e ${e(p)}\`, then run the command again`,
   },
   'NYL-LEASE-LOST': {
     exit: 4,
@@ -162,7 +165,7 @@ export const CATALOG = {
     summary: 'A unit failed.',
     fix: (p) =>
       p.retryable === false
-        ? `fix the cause, then \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\``
+        ? `fix the cause, then \`nyl recover -e ${e(p)} --unit ${u(p)} --retry${p.acknowledge ? ' --reason "<what you checked>"' : ''}\``
         : `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`,
   },
   'NYL-UNIT-HELD': {
@@ -181,7 +184,7 @@ export const CATALOG = {
     fix: (p) => `run \`nyl reconcile -e ${e(p)}\``,
   },
   'NYL-UNIT-RELEASED': {
-    exit: 2,
+    exit: 0,
     summary: "A unit's resources were left in place.",
     fix: () => 'remove them by hand when nothing needs them',
   },
@@ -196,7 +199,7 @@ export const CATALOG = {
     fix: (p) => `tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop it with \`nyl state forget -e ${e(p)} --unit ${u(p)}\``,
   },
   'NYL-HOLD-DELIVERED': {
-    exit: 2,
+    exit: 0,
     summary: 'The hold was delivered to the running run.',
     fix: (p) => `nothing to fix: the running run records the hold; follow it with \`nyl status -e ${e(p)}\``,
   },
@@ -276,7 +279,7 @@ export const CATALOG = {
     fix: () => 'remove the catalog entries by hand when nothing needs them',
   },
   'NYL-UNCHANGED': {
-    exit: 1,
+    exit: 0,
     summary: 'Nothing needed to change (a note, never an error).',
     fix: () => 'nothing to do',
   },

@@ -43,9 +43,12 @@ export class BatchReader {
     });
     child.stdin!.on('error', () => {});
     child.on('close', () => {
+      // A process closed by close() may end after a new one started: leave the new one alone.
+      if (this.child !== child) return;
       this.failed = new Error(`git cat-file --batch ended in ${this.dir}`);
       for (const p of this.queue.splice(0)) p.reject(this.failed);
       this.child = undefined;
+      this.buffer = Buffer.alloc(0);
     });
     this.child = child;
     return child;
@@ -99,6 +102,7 @@ export class BatchReader {
     if (this.child) {
       this.child.stdin!.end();
       this.child = undefined;
+      this.buffer = Buffer.alloc(0);
     }
   }
 }

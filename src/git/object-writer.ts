@@ -39,9 +39,19 @@ function dataBlock(content: FileContent): Buffer[] {
   return [Buffer.from(`data ${buf.length}\n`), buf, Buffer.from('\n')];
 }
 
+/** fast-import's C-style path quoting: backslash escapes and octal for control bytes. */
 function quotePath(path: string): string {
   if (/^[A-Za-z0-9._\-/]+$/.test(path)) return path;
-  return JSON.stringify(path);
+  let out = '"';
+  for (const byte of Buffer.from(path, 'utf8')) {
+    if (byte === 0x22) out += '\\"';
+    else if (byte === 0x5c) out += '\\\\';
+    else if (byte === 0x0a) out += '\\n';
+    else if (byte < 0x20 || byte === 0x7f) out += `\\${byte.toString(8).padStart(3, '0')}`;
+    else out += String.fromCharCode(byte);
+  }
+  // Returned as a latin1 string of raw bytes: callers encode the line with 'latin1'.
+  return `${out}"`;
 }
 
 export function buildFastImportStream(commits: CommitSpec[]): Buffer {
@@ -60,9 +70,9 @@ export function buildFastImportStream(commits: CommitSpec[]): Buffer {
     const paths = [...c.changes.keys()].sort();
     for (const path of paths) {
       const content = c.changes.get(path);
-      if (content === null || content === undefined) parts.push(Buffer.from(`D ${quotePath(path)}\n`));
+      if (content === null || content === undefined) parts.push(Buffer.from(`D ${quotePath(path)}\n`, 'latin1'));
       else {
-        parts.push(Buffer.from(`M 100644 inline ${quotePath(path)}\n`));
+        parts.push(Buffer.from(`M 100644 inline ${quotePath(path)}\n`, 'latin1'));
         parts.push(...dataBlock(content));
       }
     }

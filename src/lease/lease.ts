@@ -94,6 +94,7 @@ function brokenError(env: string, view: LeaseView, expired: boolean): NylError {
   return new NylError(
     diagnostic('NYL-LEASE-BROKEN', 'error', message, {
       env,
+      expired,
       data: { holder: r.holder, run: r.run, operation: r.operation, ...(r.broken ? { broken: r.broken } : {}) },
     }),
   );

@@ -55,7 +55,11 @@ async function resolveCommit(reader: BatchReader, rev: string, what: string): Pr
   return obj.oid;
 }
 
-export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, options: { writes: boolean }): Promise<OpenedEnvironment> {
+/**
+ * `renders: false` is for operations that never render units (state init, hold, resume, lease
+ * break): they read the project at HEAD only and do not need the Environment's source ref.
+ */
+export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, options: { writes: boolean; renders?: boolean }): Promise<OpenedEnvironment> {
   const checkout = await openCheckout(rt.git, req.path);
   const author = options.writes ? resolveIdentity(req.author, checkout) : undefined;
   const reader = new BatchReader(rt.git, checkout.workTree);
@@ -70,7 +74,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
         known: [...atHead.environments.keys()].sort(),
       });
     }
-    const rev = req.source ?? env.spec.source?.ref ?? 'HEAD';
+    const rev = options.renders === false ? 'HEAD' : (req.source ?? env.spec.source?.ref ?? 'HEAD');
     const sourceCommit = rev === 'HEAD' ? head : await resolveCommit(reader, rev, req.source ? '--source' : `spec.source.ref of ${env.name}`);
     const project =
       sourceCommit === head

@@ -24,7 +24,7 @@ export interface HoldRequest extends EnvironmentRequest {
 }
 
 export async function hold(rt: Runtime, req: HoldRequest): Promise<StateOperationReport> {
-  const opened = await openEnvironment(rt, req, { writes: true });
+  const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     return await holdIn(rt, opened, req);
   } finally {

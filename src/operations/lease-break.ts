@@ -23,7 +23,7 @@ export interface LeaseBreakRequest extends EnvironmentRequest {
 
 export async function leaseBreak(rt: Runtime, req: LeaseBreakRequest): Promise<StateOperationReport> {
   if (!req.reason?.trim()) fail('NYL-REASON-REQUIRED', 'breaking a lease needs a --reason, recorded with the break', { operation: 'lease break' });
-  const opened = await openEnvironment(rt, req, { writes: true });
+  const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     const { store, env } = opened;
     const author = opened.author!;

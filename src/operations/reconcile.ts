@@ -21,13 +21,13 @@ import { publishTransition } from '../state/publish';
 import { coordinationUpdates, takeOver } from '../run/takeover';
 import { buildTransitions, changedUnits } from '../run/transition-plan';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
-import { cacheRoot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { type EnvironmentRequest, type OpenedEnvironment, openEnvironment } from './context';
 
 export interface ReconcileRequest extends EnvironmentRequest {
+  reason?: string;
   units?: string[];
   failFast: boolean;
   concurrency: number;
@@ -50,7 +50,8 @@ function requireActiveState(envName: string, view: EnvironmentStateView, loc: Op
 function nothingToDo(resolution: Resolution, only: Set<string> | undefined): boolean {
   for (const [name, r] of resolution.units) {
     if (only && !only.has(name)) continue;
-    if (r.phase === 'pending' || r.phase === 'outdated' || r.phase === 'leaving') return false;
+    // Units that left the ownership set wait for lifecycle work this version does not do yet.
+    if (r.phase === 'pending' || r.phase === 'outdated') return false;
     if (r.phase === 'failed' && r.observed?.condition?.retryable) return false;
     if (r.phase === 'uncertain') return false;
   }
@@ -222,8 +223,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         observed: imp.observed,
         record,
         lease,
-        projectDir: async () => {
-          const root = await materializeCommit(rt.git, opened.checkout.workTree, opened.sourceCommit, cacheRoot(rt.env));
+        projectDir: async (dest) => {
+          const root = await materializeCommit(rt.git, opened.checkout.workTree, opened.sourceCommit, dest);
           return opened.checkout.projectPrefix ? `${root}/${opened.checkout.projectPrefix}` : root;
         },
         signals: () => readHoldSignals(store),
@@ -303,7 +304,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         before,
         after,
         body,
-        { requestedBy: formatIdentity(author), sourceOverride: opened.sourceOverride },
+        { requestedBy: formatIdentity(author), sourceOverride: opened.sourceOverride, ...(req.reason ? { reason: req.reason } : {}) },
         changedUnits(before, after),
         takeover.leaseBroken !== undefined,
       );

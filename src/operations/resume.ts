@@ -23,7 +23,7 @@ export interface ResumeRequest extends EnvironmentRequest {
 }
 
 export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOperationReport> {
-  const opened = await openEnvironment(rt, req, { writes: true });
+  const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     const { store, env, loc } = opened;
     const author = opened.author!;

@@ -53,6 +53,12 @@ function decide(
   req: StateInitRequest,
   event: StateEvent,
 ): Decision {
+  if (desired && desired.environment !== env) {
+    fail('NYL-SOURCE-INVALID', `the state refs already hold the state of environment ${desired.environment}, not ${env}`, {
+      env,
+      fix: `give ${env} its own state.desiredRef and state.observedRef, or a state.path, in its Environment`,
+    });
+  }
   if (desired?.status === 'moved') {
     fail('NYL-STATE-MOVED', `the state of ${env} moved to ${desired.movedTo ?? 'another location'}`, { env, movedTo: desired.movedTo });
   }
@@ -92,7 +98,7 @@ export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<Sta
   if (req.fresh && !req.reason?.trim()) {
     fail('NYL-REASON-REQUIRED', '--fresh starts every unit over and needs a --reason', { operation: 'state init --fresh' });
   }
-  const opened = await openEnvironment(rt, req, { writes: true });
+  const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     const { loc, store } = opened;
     const author = opened.author!;

@@ -63,6 +63,7 @@ function unitWarnings(env: string, units: UnitStatus[]): Diagnostic[] {
           unit: u.name,
           units: [u.name],
           retryable: u.condition.retryable,
+          acknowledge: u.condition.retryable === false,
         }),
       );
     }

@@ -49,8 +49,8 @@ export interface EngineInput {
   observed: Map<string, ObservedUnitDoc>;
   record: RunRecordWriter;
   lease: LeaseHandle;
-  /** Materializes the source commit on first use. */
-  projectDir: () => Promise<string>;
+  /** Materializes the source commit into the given directory (once, on first use). */
+  projectDir: (dest: string) => Promise<string>;
   /** Reads the hold signals delivered to the environment's runs (nyl hold while we run). */
   signals?: () => Promise<HoldSignal[]>;
   options: EngineOptions;
@@ -229,6 +229,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   };
 
   let scratchRoot: string | undefined;
+  let projectDir: string | undefined;
   try {
     for (;;) {
       await pollSignals(true);
@@ -255,8 +256,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
         throw error;
       }
       await rt.faults.reach('after-started-push');
-      const projectDir = await input.projectDir();
-      scratchRoot ??= mkdtempSync(join(tmpdir(), 'nyl-run-'));
+      scratchRoot ??= mkdtempSync(join(tmpdir(), `nyl-run-${input.runId}-`));
+      projectDir ??= await input.projectDir(join(scratchRoot, 'source'));
       const checkpoints = new Map<string, Checkpoint>();
       const dispatched = new Set<string>();
 
@@ -291,7 +292,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
             run: input.runId,
             kind: r.unit.kind,
             rendering: r.rendering,
-            projectDir,
+            projectDir: projectDir!,
             scratchDir,
             runner: rt.runner,
             clock: rt.clock,
@@ -301,6 +302,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
             toolOutput: (line) => rt.log(`  ${address(name)} ${line}`),
           });
         }
+        // A reason is one line: it goes into tables, progress lines and commit bodies.
+        if (outcome.result !== 'receipt') outcome = { ...outcome, reason: outcome.reason.replace(/\s*\n\s*/g, ' ').trim() };
         const finishedAtMs = rt.clock.now();
         const durationMs = finishedAtMs - began;
         const finishedAt = isoSeconds(finishedAtMs);

@@ -80,6 +80,8 @@ export function importRuns(input: ImportInput): ImportResult {
     base.condition = uncertain(run, reason, input.now, code);
     observed.set(name, base);
     if (!result.recovered.includes(name)) result.recovered.push(name);
+    const wasImported = result.imported.indexOf(name);
+    if (wasImported >= 0) result.imported.splice(wasImported, 1);
     const runs = result.evidence.get(name) ?? new Set<string>();
     runs.add(run);
     result.evidence.set(name, runs);

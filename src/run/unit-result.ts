@@ -38,6 +38,7 @@ export interface UnitOutcome {
 export function exitOfResult(result: UnitResult): 0 | 2 | 3 | 4 {
   switch (result) {
     case 'uncertain':
+    case 'recovered':
       return 4;
     case 'failed':
       return 3;

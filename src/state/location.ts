@@ -7,6 +7,7 @@
  */
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fail } from '../errors/diagnostic';
 import type { EnvironmentResource, Project, StateSpec } from '../project/types';
 
 export type LocationKind =
@@ -73,7 +74,15 @@ function selects(group: Project['groups'] extends Map<string, infer G> ? G : nev
 
 /** Absolute local path named by a URL or path, or undefined for a network URL. */
 export function localPathOf(url: string, base: string): string | undefined {
-  if (url.startsWith('file://')) return fileURLToPath(url);
+  if (url.startsWith('file://')) {
+    try {
+      return fileURLToPath(url);
+    } catch {
+      fail('NYL-SOURCE-INVALID', `${url} is not a local file:// URL (a file URL names no host: file:///absolute/path)`, {
+        fix: `write it as file:///${url.slice('file://'.length)} or as an absolute path`,
+      });
+    }
+  }
   if (isAbsolute(url)) return url;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/]+@[^/]+:/.test(url)) return undefined;
   if (url.startsWith('./') || url.startsWith('../')) return resolvePath(base, url);
@@ -82,11 +91,19 @@ export function localPathOf(url: string, base: string): string | undefined {
 
 /** A comparable identity for a repository URL: lower-case host, no trailing `/` or `.git`. */
 export function repositoryIdentity(url: string, base: string): string {
-  const local = localPathOf(url, base);
+  let local: string | undefined;
+  try {
+    local = localPathOf(url, base);
+  } catch {
+    local = undefined; // not a valid local URL: compare it as written
+  }
   if (local) return pathToFileURL(resolvePath(local)).href.replace(/\/$/, '').replace(/\.git$/, '');
   let s = url.trim().replace(/\/+$/, '').replace(/\.git$/, '');
   const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/]*)(.*)$/i.exec(s);
   if (m) s = `${m[1]!.toLowerCase()}${m[2]!.toLowerCase().replace(/^[^@]*@/, '')}${m[3]}`;
+  // scp-like `user@host:path` is ssh://host/path for identity purposes.
+  const scp = /^(?:[^@/]+@)?([^:/]+):(?!\/\/)(.*)$/.exec(s);
+  if (!m && scp) s = `ssh://${scp[1]!.toLowerCase()}/${scp[2]!.replace(/^\/+/, '')}`;
   return s;
 }
 

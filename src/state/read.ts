@@ -2,6 +2,7 @@
  * Reads an environment's state documents from the desired and observed commits, through the
  * store's batch reader: one tree read per directory and all unit files concurrently.
  */
+import { fail } from '../errors/diagnostic';
 import type { BatchReader } from '../git/batch-reader';
 import { type DesiredUnitDoc, type EnvironmentStateDoc, type ObservedUnitDoc, fromYaml } from './documents';
 import { type StateLocation, statePathOf } from './location';
@@ -45,6 +46,13 @@ export async function readEnvironmentState(reader: BatchReader, loc: StateLocati
     readUnitDocs<DesiredUnitDoc>(reader, loc, desiredOid),
     readUnitDocs<ObservedUnitDoc>(reader, loc, observedOid),
   ]);
+  if (state && state.environment !== loc.environment) {
+    // Two environments configured onto the same refs without their own `path` would share state.
+    fail('NYL-SOURCE-INVALID', `${loc.desiredRef} holds the state of environment ${state.environment}, not ${loc.environment}`, {
+      env: loc.environment,
+      fix: `give ${loc.environment} its own state.desiredRef and state.observedRef, or a state.path, in its Environment`,
+    });
+  }
   const view: EnvironmentStateView = { desiredUnits, observedUnits };
   if (desiredOid) view.desiredOid = desiredOid;
   if (observedOid) view.observedOid = observedOid;

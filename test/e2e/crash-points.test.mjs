@@ -1,0 +1,308 @@
+// Crash safety at every protocol step of `nyl reconcile` (DESIGN.md section 3): kill the run at a
+// fault point (or while a unit runs, or at a random moment), recover the environment the way an
+// operator would, and check that nothing was lost, forgotten, forced or executed twice.
+// Both recovery paths: (a) `nyl lease break` + `nyl reconcile` (takeover); (b) `nyl lease break`,
+// `nyl recover -e`, `nyl recover --unit U --retry` per uncertain unit, `nyl reconcile`.
+// The matrix runs over file:// and over a git daemon remote.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanupAll, git, tempDir } from '../support/git-fixtures.mjs';
+import { startGitDaemon } from '../support/git-daemon.mjs';
+import {
+  ENV,
+  LEASE,
+  RECONCILE_POINTS,
+  RUNS,
+  Scenario,
+  UNITS,
+  BUG_CHAINED_BREAK_UNRECORDED,
+  BUG_RECOVERED_EXIT,
+  allCodes,
+  assertCrashInvariants,
+  crashReconcile,
+  describeResult,
+  errorCodes,
+  recoverPath,
+  takeoverPath,
+} from '../support/crash-harness.mjs';
+
+after(cleanupAll);
+
+const ALL = Object.fromEntries(UNITS.map((u) => [u.name, 1]));
+const counts = (over) => ({ ...ALL, ...over });
+
+/**
+ * What each crash leaves, for a crash in wave 2 (base, config ran in wave 1; db, migrate in wave
+ * 2; app, report in wave 3). `a`: executions after the takeover path and the units left
+ * uncertain; `b`: executions after the recover path (every unit current in the end).
+ */
+const EXPECT = {
+  'lease-acquired': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
+  // db and migrate started, drivers not run: db (converge) runs in the takeover, migrate (manual) waits.
+  'after-started-push': { a: { counts: counts({ migrate: 0, app: 0 }), stuck: ['migrate'] }, b: { counts: ALL } },
+  // db and migrate ran without checkpoint: both uncertain; db converges (second execution).
+  'before-checkpoint-push': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) } },
+  'after-checkpoint-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
+  'before-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
+  'after-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
+  // migrate killed while running; db of the same wave finished but its checkpoint was never pushed.
+  'while-unit-runs': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) } },
+};
+
+/** Units whose checkpoint a crash at this point leaves as a receipt in the dead run's ref. */
+const CHECKPOINTED = {
+  'lease-acquired': [],
+  'after-started-push': ['base', 'config'],
+  'before-checkpoint-push': ['base', 'config'],
+  'after-checkpoint-push': ['base', 'config', 'db', 'migrate'],
+  'before-transition-push': UNITS.map((u) => u.name),
+  'after-transition-push': null, // the run ref is gone with the transition
+  'while-unit-runs': ['base', 'config'],
+};
+
+function receiptsIn(sc, run) {
+  return [...sc.deadRuns.get(run).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n).sort();
+}
+
+for (const transport of ['file', 'daemon']) {
+  // Tests of a transport run concurrently: each has its own project and state repository.
+  describe(`crash points over ${transport === 'file' ? 'file://' : 'git daemon'}`, { concurrency: 3 }, () => {
+    let daemon;
+    before(async () => {
+      if (transport !== 'daemon') return;
+      const base = tempDir('nyl-crash-daemon-');
+      const d = await startGitDaemon(base);
+      daemon = { base, url: d.url, stop: d.stop };
+    });
+    after(async () => {
+      await daemon?.stop();
+    });
+
+    for (const point of RECONCILE_POINTS) {
+      for (const way of ['takeover', 'recover']) {
+        const title =
+          way === 'takeover'
+            ? `killed at ${point}: lease break + reconcile takes over`
+            : `killed at ${point}: lease break, recover, retry, reconcile`;
+        test(title, async (t) => {
+          const sc = new Scenario({ transport, daemon });
+          try {
+            await sc.ok(['state', 'init', '-e', ENV]);
+            const before = sc.stateRefs();
+            const { deadRuns } = await crashReconcile(sc, point, { wave: 2 });
+
+            // What the crash left: the lease and the run ref, except after the transition landed.
+            const refs = sc.refs();
+            if (point === 'after-transition-push') {
+              assert.equal(refs[LEASE], undefined, 'the transition released the lease');
+              assert.deepEqual(deadRuns, [], 'the transition consumed the run ref');
+              assert.notEqual(sc.stateRefs().observed, before.observed);
+            } else {
+              assert.ok(refs[LEASE], 'the dead run still holds the lease');
+              assert.equal(deadRuns.length, 1, `one run ref: ${Object.keys(refs)}`);
+              assert.deepEqual(sc.stateRefs(), before, 'a dead run changed no state ref');
+              assert.deepEqual(receiptsIn(sc, deadRuns[0]), [...CHECKPOINTED[point]].sort(), 'receipt checkpoints in the run ref');
+            }
+
+            const expected = EXPECT[point][way === 'takeover' ? 'a' : 'b'];
+            if (way === 'takeover') {
+              const { broke, reconcile } = await takeoverPath(sc);
+              if (point === 'after-transition-push') {
+                assert.equal(broke.json.result, 'unchanged', 'nothing holds the lease after the transition');
+                assert.equal(reconcile.code, 0, describeResult(reconcile));
+              } else {
+                assert.equal(broke.json.result, 'done');
+                assert.equal(reconcile.json.details.leaseBroken?.run, deadRuns[0], `the takeover records the break: ${describeResult(reconcile)}`);
+                // Units left uncertain block their dependents (exit 2 at least); see the todo below for 4.
+                assert.equal(reconcile.code, expected.stuck.length > 0 ? reconcile.code : 0, describeResult(reconcile));
+                if (expected.stuck.length > 0) assert.ok([2, 4].includes(reconcile.code), describeResult(reconcile));
+                for (const name of expected.stuck) assert.equal(reconcile.json.units[name].result, 'recovered', `${name}: ${JSON.stringify(reconcile.json.units[name])}`);
+                if (expected.stuck.length > 0) {
+                  await t.test('the takeover exits 4 and warns NYL-UNIT-UNCERTAIN for the unit it leaves uncertain', { todo: BUG_RECOVERED_EXIT }, () => {
+                    assert.equal(reconcile.code, 4, 'exit 4: at least one execution is uncertain');
+                    assert.ok(allCodes(reconcile).includes('NYL-UNIT-UNCERTAIN'), `warnings: ${allCodes(reconcile)}`);
+                  });
+                }
+                for (const name of CHECKPOINTED[point]) assert.equal(reconcile.json.units[name].result, 'imported', `${name} is imported: ${JSON.stringify(reconcile.json.units[name])}`);
+              }
+            } else {
+              const { uncertain } = await recoverPath(sc);
+              t.diagnostic(`${point}: retried ${uncertain.join(', ') || 'nothing'}`);
+            }
+
+            const summary = await assertCrashInvariants(sc, { allCurrent: way === 'recover' });
+            assert.deepEqual(summary.counts, expected.counts, 'executions per unit');
+            if (way === 'takeover') assert.deepEqual(summary.stuck.sort(), expected.stuck, 'units left uncertain');
+          } finally {
+            await sc.cleanup();
+          }
+        });
+      }
+    }
+
+    if (transport === 'file') {
+      test('a takeover that leaves a unit without dependents uncertain: the unit is reported, the exit says so', async (t) => {
+        const sc = new Scenario({ transport, daemon });
+        try {
+          await sc.ok(['state', 'init', '-e', ENV]);
+          const { deadRuns } = await crashReconcile(sc, 'while-unit-runs', { slowUnit: 'report' });
+          const { reconcile } = await takeoverPath(sc);
+          assert.equal(reconcile.json.units.report.result, 'recovered', describeResult(reconcile));
+          assert.equal(reconcile.json.units.app.result, 'executed', 'app ran with report in wave 3 and converges');
+          assert.equal(sc.observedDoc('report').condition?.run, deadRuns[0]);
+          await t.test('exit 4 and NYL-UNIT-UNCERTAIN although nothing else is left to do', { todo: BUG_RECOVERED_EXIT }, () => {
+            assert.equal(reconcile.code, 4, describeResult(reconcile));
+            assert.ok(allCodes(reconcile).includes('NYL-UNIT-UNCERTAIN'), `warnings: ${allCodes(reconcile)}`);
+          });
+          const summary = await assertCrashInvariants(sc);
+          assert.deepEqual(summary.stuck, ['report']);
+          assert.deepEqual(summary.counts, counts({ app: 2 }));
+        } finally {
+          await sc.cleanup();
+        }
+      });
+    }
+
+    if (transport === 'file') {
+      test('the takeover dies too: the next takeover imports both runs, and both breaks are on record', async (t) => {
+        const sc = new Scenario({ transport, daemon });
+        try {
+          await sc.ok(['state', 'init', '-e', ENV]);
+          const { deadRuns: [k] } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+          await sc.leaseBreak('first runner killed');
+          // The takeover imports K in memory, runs db and migrate, and dies after checkpointing them.
+          const { deadRuns: [l] } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+          assert.ok(l && l !== k);
+          assert.ok(sc.refs()[`${RUNS}${k}`], "K's run ref waits for an import that lands");
+          await sc.leaseBreak('second runner killed');
+          const m = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+          assert.deepEqual([...m.json.details.imported].sort(), ['base', 'config', 'db', 'migrate'], describeResult(m));
+          assert.equal(m.json.details.leaseBroken?.run, l);
+          assert.equal(sc.observedDoc('base').receipt.run, k);
+          assert.equal(sc.observedDoc('db').receipt.run, l);
+          await t.test("the first break (K's, 'first runner killed') is recorded too", { todo: BUG_CHAINED_BREAK_UNRECORDED }, () => {
+            const log = git(sc.bare, 'log', '--format=%B', 'refs/heads/nyl/dev/desired');
+            assert.match(log, /first runner killed/);
+          });
+          // The invariants count every break; the first one is checked by the todo above.
+          sc.breaks = sc.breaks.filter((b) => b.run !== k);
+          const summary = await assertCrashInvariants(sc, { allCurrent: true });
+          assert.deepEqual(summary.counts, ALL, 'nothing ran twice');
+        } finally {
+          await sc.cleanup();
+        }
+      });
+
+      test('a dead run checkpointed a receipt for a key the unit no longer resolves to: uncertain, NYL-RUN-SUPERSEDED', async () => {
+        const sc = new Scenario({ transport, daemon });
+        try {
+          await sc.ok(['state', 'init', '-e', ENV]);
+          const { deadRuns: [dead] } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+          // base (converge) and config (manual) change what they run.
+          const file = path.join(sc.project, 'nyl.yaml');
+          let text = fs.readFileSync(file, 'utf8');
+          for (const name of ['base', 'config']) text = text.replace(`metadata: {name: ${name}}\nspec:\n`, `metadata: {name: ${name}}\nspec:\n  env: {VERSION: "2"}\n`);
+          fs.writeFileSync(file, text);
+          git(sc.project, 'commit', '-qam', 'base and config: version 2');
+          await sc.leaseBreak();
+          const r = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [2, 4]);
+          const superseded = r.json.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED').flatMap((w) => w.units ?? []).sort();
+          assert.deepEqual(superseded, ['base', 'config'], describeResult(r));
+          assert.equal(r.json.units.base.result, 'executed', 'base converges: it runs again for its new key');
+          assert.equal(r.json.units.config.result, 'recovered');
+          const config = sc.observedDoc('config');
+          assert.equal(config.condition?.type, 'uncertain');
+          assert.equal(config.condition?.run, dead);
+          assert.equal(config.condition?.code, 'NYL-RUN-SUPERSEDED');
+          const summary = await assertCrashInvariants(sc, { superseded: ['base', 'config'] });
+          assert.deepEqual(summary.stuck, ['config']);
+          assert.deepEqual(summary.counts, counts({ base: 2, migrate: 0, app: 0 }));
+        } finally {
+          await sc.cleanup();
+        }
+      });
+    }
+
+    test('a lease that EXPIRES (2s) is taken over by the next reconcile, which imports the dead run', async () => {
+      const sc = new Scenario({ transport, daemon, lease: '2s' });
+      try {
+        await sc.ok(['state', 'init', '-e', ENV]);
+        const { deadRuns } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+        const lease = sc.leaseDoc();
+        assert.ok(lease && !lease.broken, 'the dead run left a live lease');
+        // While the deadline lies ahead, the lease holds. (On a loaded machine the deadline may
+        // pass while that reconcile starts: then it is the takeover.)
+        let r;
+        if (Date.parse(lease.deadline) - Date.now() > 1000) {
+          const early = await sc.nyl(['reconcile', '-e', ENV, '-o', 'json']);
+          if (early.code === 0 && Date.now() >= Date.parse(lease.deadline)) r = early;
+          else {
+            assert.equal(early.code, 2, describeResult(early));
+            assert.deepEqual(errorCodes(early), ['NYL-LEASE-HELD']);
+            assert.equal(sc.leaseDoc()?.run, deadRuns[0], 'the refused run left the lease alone');
+          }
+        }
+        if (!r) {
+          const wait = Date.parse(sc.leaseDoc()?.deadline ?? 0) - Date.now() + 1100;
+          if (wait > 0) await sleep(wait);
+          r = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+        }
+        assert.equal(r.json.details.leaseBroken, undefined, 'an expired lease is no break');
+        assert.deepEqual([...r.json.details.imported].sort(), ['base', 'config'], describeResult(r));
+        assert.equal(r.json.units.base.result, 'imported');
+        assert.ok(!Object.keys(sc.refs()).some((ref) => ref.startsWith(RUNS)), 'the dead run ref is consumed');
+        const summary = await assertCrashInvariants(sc, { allCurrent: true });
+        assert.deepEqual(summary.counts, ALL);
+        assert.equal(sc.observedDoc('base').receipt.run, deadRuns[0]);
+      } finally {
+        await sc.cleanup();
+      }
+    });
+  });
+}
+
+describe('random kills', () => {
+  test('SIGKILL at a random moment of a reconcile, then recovery: the invariants hold', async (t) => {
+    const trials = Number(process.env.NYL_CRASH_TRIALS ?? 10);
+    const outcomes = new Map();
+    const tally = (k) => outcomes.set(k, (outcomes.get(k) ?? 0) + 1);
+    for (let trial = 0; trial < trials; trial++) {
+      const sc = new Scenario();
+      const delay = Math.floor(Math.random() * 1500);
+      const way = trial % 2 === 0 ? 'takeover' : 'recover';
+      try {
+        await sc.ok(['state', 'init', '-e', ENV]);
+        const before = sc.stateRefs();
+        const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { CRASH_UNIT_SLEEP: '0.3' } });
+        await Promise.race([sleep(delay), h.done]);
+        const finished = h.exited;
+        const result = await h.crash();
+        // Tools of the killed run are detached: let them end (they sleep 0.3 s).
+        await sleep(500);
+        sc.record(`reconcile killed after ${delay} ms`);
+        const deadRuns = sc.noteDeadRuns();
+        const refs = sc.refs();
+        let outcome;
+        if (finished || (result.signal !== 'SIGKILL' && result.code !== null)) outcome = `finished (exit ${result.code})`;
+        else if (!refs[LEASE] && deadRuns.length === 0) outcome = sc.stateRefs().observed === before.observed ? 'killed before the lease' : 'killed after the transition';
+        else {
+          const rec = deadRuns.length ? sc.deadRuns.get(deadRuns[0]) : undefined;
+          const docs = rec ? [...rec.units.values()] : [];
+          const done = docs.filter((d) => d.checkpoint).length;
+          outcome = docs.length === 0 ? 'killed holding the lease, no unit started' : `killed mid-run (${docs.length} started, ${done} checkpointed)`;
+        }
+        tally(outcome);
+        if (way === 'takeover') await takeoverPath(sc);
+        else await recoverPath(sc);
+        const summary = await assertCrashInvariants(sc, { allCurrent: way === 'recover' });
+        t.diagnostic(`trial ${trial}: kill after ${delay} ms: ${outcome}; ${way}; executions ${JSON.stringify(summary.counts)}${summary.stuck.length ? `; uncertain ${summary.stuck}` : ''}`);
+      } finally {
+        await sc.cleanup();
+      }
+    }
+    t.diagnostic(`outcomes of ${trials} trials: ${JSON.stringify(Object.fromEntries(outcomes))}`);
+  });
+});

@@ -1,0 +1,358 @@
+// Races around a broken lease: a holder that is still alive when its lease is broken, two
+// importers of one broken run at once, and a run that loses its lease while a unit runs and
+// checkpoints late. In every case exactly one writer changes state, and nothing is lost.
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cleanupAll, git } from '../support/git-fixtures.mjs';
+import { waitForFile } from '../support/cli.mjs';
+import {
+  BUG_LATE_CHECKPOINT_OVERWRITES,
+  DESIRED,
+  ENV,
+  EVIDENCE,
+  LEASE,
+  OBSERVED,
+  RUNS,
+  Scenario,
+  allCodes,
+  assertCrashInvariants,
+  commitBody,
+  commitsOf,
+  crashReconcile,
+  describeResult,
+  errorCodes,
+  lostLeaseRun,
+} from '../support/crash-harness.mjs';
+
+after(cleanupAll);
+
+/** Releases a paused process at every pause until it exits. */
+async function releaseUntilExit(h, marker) {
+  while (!h.exited) {
+    if (fs.existsSync(marker)) fs.rmSync(marker, { force: true });
+    await sleep(20);
+  }
+  return h.done;
+}
+
+/** The operations (commit messages) that recorded a lease break on the state branches. */
+function breakRecords(sc) {
+  const found = new Map();
+  for (const ref of [DESIRED, OBSERVED]) {
+    for (const c of commitsOf(sc.bare, ref)) {
+      const body = commitBody(c.message);
+      if (body.leaseBroken) found.set(c.message, body);
+    }
+  }
+  return [...found.values()];
+}
+
+/** State commits written since `before` (desired and observed), as messages. */
+function commitsSince(sc, before) {
+  const out = [];
+  for (const [key, ref] of [['desired', DESIRED], ['observed', OBSERVED]]) {
+    for (const c of commitsOf(sc.bare, ref)) {
+      if (c.oid === before[key]) break;
+      out.push(c);
+    }
+  }
+  return out;
+}
+
+describe('holder and breaker', () => {
+  test('a holder whose lease was broken while it ran pushes nothing to state: exit 4 NYL-LEASE-LOST', async () => {
+    const sc = new Scenario();
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const marker = path.join(sc.dir, 'pause');
+      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], {
+        env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
+      await waitForFile(marker);
+      const [run] = sc.runRefs();
+      assert.ok(run, 'the holder has a run ref');
+      const broke = await sc.leaseBreak('presumed dead');
+      assert.equal(broke.json.result, 'done');
+      assert.equal(broke.json.details.run, run);
+      assert.ok(sc.leaseDoc().broken, 'lease.yaml records the break');
+      const before = sc.stateRefs();
+
+      const r = await releaseUntilExit(holder, marker);
+      sc.record('holder ended');
+      assert.equal(r.code, 4, describeResult(r));
+      assert.deepEqual(errorCodes(r), ['NYL-LEASE-LOST']);
+      assert.deepEqual(sc.stateRefs(), before, 'the holder changed no state ref');
+      assert.ok(sc.leaseDoc()?.broken, 'the broken lease is left for an importer');
+      const runRef = sc.refs()[`${RUNS}${run}`];
+      assert.ok(runRef, 'its run ref stays for the next import');
+      const rec = sc.readRunCommit(runRef);
+      assert.equal(rec.run.ended?.reason, 'lease-lost', `run.yaml: ${JSON.stringify(rec.run)}`);
+      sc.deadRuns.set(run, rec);
+
+      // The next reconcile imports what the holder checkpointed; nothing runs twice.
+      const take = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [0, 2, 4]);
+      assert.equal(take.json.details.leaseBroken?.run, run, describeResult(take));
+      const summary = await assertCrashInvariants(sc);
+      for (const n of sc.unitNames) assert.ok(summary.counts[n] <= 1, `${n} ran at most once: ${JSON.stringify(summary.counts)}`);
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});
+
+// Each test has its own repositories: two at a time.
+describe('a live run whose lease ref is gone', () => {
+  test('still holds the environment (NYL-LEASE-HELD); `nyl lease break` breaks it; it then writes no state', async () => {
+    const sc = new Scenario();
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const marker = path.join(sc.dir, 'pause');
+      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], {
+        env: { NYL_FAULT_AT: 'after-checkpoint-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
+      await waitForFile(marker);
+      const [run] = sc.noteDeadRuns();
+      git(sc.bare, 'update-ref', '-d', LEASE);
+      sc.record('lease ref deleted by hand');
+      const other = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 2);
+      assert.deepEqual(errorCodes(other), ['NYL-LEASE-HELD']);
+      assert.equal(other.json.errors[0].data?.run, run, 'the live run is named as holder');
+      const broke = await sc.leaseBreak('holder looked dead');
+      assert.equal(broke.json.result, 'done', describeResult(broke));
+      assert.equal(broke.json.details.run, run);
+      assert.equal(sc.leaseDoc().run, run);
+      assert.ok(sc.leaseDoc().broken);
+      const before = sc.stateRefs();
+      const r = await releaseUntilExit(holder, marker);
+      sc.record('holder ended');
+      assert.equal(r.code, 4, describeResult(r));
+      assert.deepEqual(errorCodes(r), ['NYL-LEASE-LOST']);
+      assert.deepEqual(sc.stateRefs(), before);
+      sc.deadRuns.set(run, sc.readRunCommit(sc.refs()[`${RUNS}${run}`]));
+      const take = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+      assert.equal(take.json.details.leaseBroken?.run, run);
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1), 'the holder ran everything once; the takeover imported it');
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});
+
+describe('two importers at once', { concurrency: 2 }, () => {
+  const pairs = [
+    ['recover', 'reconcile'],
+    ['recover', 'recover'],
+    ['reconcile', 'reconcile'],
+  ];
+  const argsOf = (op) => (op === 'recover' ? ['recover', '-e', ENV, '-o', 'json'] : ['reconcile', '-e', ENV, '-o', 'json']);
+
+  /** Crash (every checkpoint pushed, no transition), break the lease: one import is due. */
+  async function brokenRun() {
+    const sc = new Scenario();
+    await sc.ok(['state', 'init', '-e', ENV]);
+    const { deadRuns } = await crashReconcile(sc, 'before-transition-push');
+    await sc.leaseBreak();
+    return { sc, dead: deadRuns[0], before: sc.stateRefs() };
+  }
+
+  /** Exactly one import landed; the other importer wrote nothing. */
+  function assertOneImport(sc, dead, before, results, { strict }) {
+    const landed = results.filter((r) => r.code === 0 && r.json?.details?.leaseBroken);
+    assert.equal(landed.length, 1, `exactly one import lands: ${results.map(describeResult).join('\n----\n')}`);
+    const [winner] = landed;
+    const loser = results.find((r) => r !== winner);
+    const allowed = strict ? [1, 2, 4] : [0, 1, 2, 4];
+    assert.ok(allowed.includes(loser.code), `the other exits ${allowed.join('|')}: ${describeResult(loser)}`);
+    if (loser.code === 2) assert.deepEqual(errorCodes(loser), ['NYL-LEASE-HELD'], describeResult(loser));
+    if (loser.code === 4) assert.deepEqual(errorCodes(loser), ['NYL-LEASE-LOST'], describeResult(loser));
+    if (loser.code === 0) assert.ok(!loser.json?.details?.leaseBroken && !loser.json?.committed, `a late importer found nothing to write: ${describeResult(loser)}`);
+
+    const refs = sc.refs();
+    assert.equal(refs[`${RUNS}${dead}`], undefined, 'the dead run ref is consumed');
+    assert.equal(refs[LEASE], undefined, 'no lease is left');
+    const breaks = breakRecords(sc);
+    assert.equal(breaks.length, 1, `leaseBroken is recorded by exactly one operation: ${JSON.stringify(breaks)}`);
+    assert.equal(breaks[0].leaseBroken.run, dead);
+    const written = commitsSince(sc, before);
+    const ops = new Set(written.map((c) => c.message));
+    assert.equal(ops.size, 1, `only the winner wrote: ${written.map((c) => c.subject).join(', ')}`);
+    return { winner, loser };
+  }
+
+  for (const [a, b] of pairs) {
+    test(`${a} and ${b} started together: exactly one import lands (3 rounds)`, async (t) => {
+      for (let round = 0; round < 3; round++) {
+        const { sc, dead, before } = await brokenRun();
+        try {
+          const ha = sc.start(argsOf(a));
+          const hb = sc.start(argsOf(b));
+          const results = await Promise.all([ha.done, hb.done]);
+          sc.record('race');
+          const { loser } = assertOneImport(sc, dead, before, results, { strict: false });
+          const loserOp = loser === results[0] ? a : b;
+          t.diagnostic(`round ${round}: ${loserOp} lost, exit ${loser.code} ${allCodes(loser).join(',')}${loserOp === 'recover' && loser.code === 0 ? ' (reported done without importing: see recover-import)' : ''}`);
+          const summary = await assertCrashInvariants(sc, { allCurrent: true });
+          assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1), 'each unit ran once');
+        } finally {
+          await sc.cleanup();
+        }
+      }
+    });
+
+    test(`${a} and ${b} overlap for sure (both pause once they hold the lease): one lands, the other writes nothing`, async (t) => {
+      const { sc, dead, before } = await brokenRun();
+      try {
+        const ma = path.join(sc.dir, 'pause-a');
+        const mb = path.join(sc.dir, 'pause-b');
+        const pause = (m) => ({ NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: m });
+        const ha = sc.start(argsOf(a), { env: pause(ma) });
+        const hb = sc.start(argsOf(b), { env: pause(mb) });
+        // One of them holds the lease and waits; let the other decide (refuse, or take it over).
+        const until = Date.now() + 20000;
+        while (!fs.existsSync(ma) && !fs.existsSync(mb) && Date.now() < until) await sleep(20);
+        while (!(fs.existsSync(ma) && fs.existsSync(mb)) && !ha.exited && !hb.exited && Date.now() < until) await sleep(20);
+        const both = fs.existsSync(ma) && fs.existsSync(mb);
+        const results = await Promise.all([releaseUntilExit(ha, ma), releaseUntilExit(hb, mb)]);
+        sc.record('race');
+        const { loser } = assertOneImport(sc, dead, before, results, { strict: true });
+        t.diagnostic(`both paused holding a lease: ${both}; ${loser === results[0] ? a : b} lost, exit ${loser.code} ${allCodes(loser).join(',')}`);
+      } finally {
+        await sc.cleanup();
+      }
+    });
+  }
+});
+
+describe('a run that loses its lease while a unit runs', () => {
+  test('pushes nothing to state, exits 4 NYL-LEASE-LOST; its late checkpoint is evidence and --accept adopts it', async () => {
+    const units = [
+      { name: 'slow', dependsOn: [], wave: 1 },
+      { name: 'after', recovery: 'converge', dependsOn: ['slow'], wave: 2 },
+    ];
+    const sc = new Scenario({ units });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const { run, lost, imported, stateAfterImport } = await lostLeaseRun(sc, 'slow');
+      assert.equal(imported.json.details.leaseBroken.run, run);
+      assert.deepEqual(imported.json.details.recovered, ['slow']);
+      assert.equal(lost.code, 4, describeResult(lost));
+      assert.deepEqual(errorCodes(lost), ['NYL-LEASE-LOST']);
+      assert.deepEqual(sc.stateRefs(), stateAfterImport, 'the run that lost its lease changed no state ref');
+      const late = sc.refs()[`${RUNS}${run}`];
+      assert.ok(late, 'the late checkpoint is left in a run ref');
+      assert.equal(sc.readRunCommit(late).units.get('slow').checkpoint?.result, 'receipt');
+
+      // The next importer reports the late checkpoint and keeps it as evidence.
+      const next = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [2, 4]);
+      assert.ok(allCodes(next).includes('NYL-RUN-LATE-CHECKPOINT'), describeResult(next));
+      assert.equal(sc.refs()[`${RUNS}${run}`], undefined, 'the run ref is consumed');
+      const evidence = sc.refs()[`${EVIDENCE}slow/${run}`];
+      assert.ok(evidence, 'evidence ref for slow');
+      assert.equal(sc.readRunCommit(evidence).units.get('slow').checkpoint?.result, 'receipt', 'the evidence holds the late receipt');
+      assert.equal(sc.observedDoc('slow').condition?.type, 'uncertain');
+
+      const accept = await sc.ok(['recover', '-e', ENV, '--unit', 'slow', '--accept', run, '--reason', 'the runner finished after losing its lease', '-o', 'json']);
+      assert.equal(accept.json.result, 'done');
+      const slow = sc.observedDoc('slow');
+      assert.equal(slow.receipt?.run, run, `adopted: ${JSON.stringify(slow)}`);
+      assert.equal(slow.condition, undefined);
+      assert.ok(!Object.keys(sc.refs()).some((r) => r.startsWith(EVIDENCE)), 'no uncertain unit needs evidence any more');
+
+      await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(summary.counts, { slow: 1, after: 1 }, 'slow was not executed again');
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});
+
+describe('a holder that cannot renew', () => {
+  test('with a 2s lease, a broken holder notices at its next renewal and starts no further unit', async () => {
+    const sc = new Scenario({ lease: '2s' });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const marker = path.join(sc.dir, 'pause');
+      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], {
+        env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
+      await waitForFile(marker);
+      const [run] = sc.noteDeadRuns();
+      await sc.leaseBreak();
+      const again = await sc.ok(['lease', 'break', '-e', ENV, '--reason', 'twice', '-o', 'json']);
+      assert.equal(again.json.result, 'unchanged', 'an already broken lease is reported as such');
+      assert.ok(allCodes(again).includes('NYL-UNCHANGED'));
+      await sleep(1500); // two renewal periods: the renewal finds the lease moved
+      const r = await releaseUntilExit(holder, marker);
+      sc.record('holder ended');
+      assert.equal(r.code, 4, describeResult(r));
+      assert.deepEqual(errorCodes(r), ['NYL-LEASE-LOST']);
+      assert.deepEqual(sc.executionCounts(), Object.fromEntries(sc.unitNames.map((n) => [n, 0])), 'no unit started after the lease was lost');
+      const rec = sc.readRunCommit(sc.refs()[`${RUNS}${run}`]);
+      for (const name of ['base', 'config']) assert.equal(rec.units.get(name).checkpoint?.result, 'not-started', `${name}: ${JSON.stringify(rec.units.get(name))}`);
+
+      const take = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+      assert.deepEqual(take.json.details.recovered ?? [], [], 'not-started units are not uncertain');
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1));
+    } finally {
+      await sc.cleanup();
+    }
+  });
+
+  test('a holder frozen (SIGSTOP) past its 2s deadline is taken over; woken, it writes no state and its late receipt does not replace the newer one', async (t) => {
+    const units = [
+      { name: 'slow', recovery: 'converge', dependsOn: [], wave: 1 },
+      { name: 'after', dependsOn: ['slow'], wave: 2 },
+    ];
+    const sc = new Scenario({ units, lease: '2s' });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const slowDir = fs.mkdtempSync(path.join(sc.dir, 'slow-'));
+      fs.writeFileSync(path.join(slowDir, 'gate'), '');
+      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { CRASH_SLOW_UNIT: 'slow', CRASH_SLOW_DIR: slowDir } });
+      await waitForFile(path.join(slowDir, 'running'));
+      const [run] = sc.noteDeadRuns();
+      holder.signal('SIGSTOP');
+      try {
+        const deadline = Date.parse(sc.leaseDoc().deadline);
+        await sleep(Math.max(0, deadline - Date.now()) + 1100);
+        // The taker imports the frozen run: slow is uncertain and converges, so it runs again.
+        const take = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+        assert.deepEqual(take.json.details.recovered, ['slow'], describeResult(take));
+        assert.equal(take.json.units.slow.result, 'executed');
+        const takerRun = take.json.run;
+        assert.equal(sc.observedDoc('slow').receipt.run, takerRun);
+        // The frozen run's tool finishes; then the run wakes up.
+        fs.rmSync(path.join(slowDir, 'gate'));
+        await sleep(300);
+        const before = sc.stateRefs();
+        holder.signal('SIGCONT');
+        const r = await holder.done;
+        sc.record('holder woke');
+        assert.equal(r.code, 4, describeResult(r));
+        assert.deepEqual(errorCodes(r), ['NYL-LEASE-LOST']);
+        assert.deepEqual(sc.stateRefs(), before, 'the woken holder wrote no state');
+        assert.equal(sc.readRunCommit(sc.refs()[`${RUNS}${run}`]).units.get('slow').checkpoint?.result, 'receipt', 'its late checkpoint is left behind');
+
+        const next = await sc.nyl(['reconcile', '-e', ENV, '-o', 'json']);
+        assert.ok([0, 2, 4].includes(next.code), describeResult(next));
+        assert.equal(sc.refs()[`${RUNS}${run}`], undefined, 'the late record is consumed');
+        await t.test('the late checkpoint is reported, not imported over the newer receipt', { todo: BUG_LATE_CHECKPOINT_OVERWRITES }, () => {
+          assert.equal(sc.observedDoc('slow').receipt.run, takerRun, `slow keeps the receipt of ${takerRun}: ${JSON.stringify(sc.observedDoc('slow').receipt)}`);
+          assert.ok(allCodes(next).includes('NYL-RUN-LATE-CHECKPOINT'), describeResult(next));
+        });
+        const summary = await assertCrashInvariants(sc, { allCurrent: true });
+        assert.deepEqual(summary.counts, { slow: 2, after: 1 });
+      } finally {
+        holder.signal('SIGCONT');
+      }
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});

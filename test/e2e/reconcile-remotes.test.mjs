@@ -1,0 +1,151 @@
+// End-to-end: two clones of one project reconcile one environment against one remote, over
+// file://, git daemon and smart HTTP (servers started by the suite on 127.0.0.1). Run at once, one
+// executes and the other exits 2 NYL-LEASE-HELD; with --wait-lease the second waits, runs after
+// the winner and finds every receipt current. Each clone has its own cache directory, as on two
+// machines; a last test covers two clones sharing one machine's cache.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { startGitDaemon } from '../support/git-daemon.mjs';
+import { startGitHttp } from '../support/git-http.mjs';
+import { codes, nyl, nylAsync } from '../support/cli.mjs';
+import { commitFiles, logLines, logs, projectYaml, refsUnder, results, scratch, stateCounts, waitForLog } from '../support/reconcile-helpers.mjs';
+
+let base;
+let daemon;
+let http;
+
+before(async () => {
+  base = tempDir('nyl-reconcile-remotes-');
+  daemon = await startGitDaemon(base);
+  http = await startGitHttp(base);
+});
+
+after(async () => {
+  await daemon?.stop();
+  await http?.stop();
+  cleanupAll();
+});
+
+const transports = {
+  'file://': (bare) => pathToFileURL(bare).href,
+  'git daemon': (bare, name) => daemon.url(`${name}.git`),
+  'smart HTTP': (bare, name) => http.url(`${name}.git`),
+};
+
+const STATE = ['refs/heads/nyl/dev/desired', 'refs/heads/nyl/dev/observed'];
+const known = (repo) => Object.fromEntries(STATE.map((r) => [r, refsUnder(repo, r)[r]]));
+
+/** A clone of origin with its own cache directory: { dir, env }. */
+function clone(origin, { sharedCache = false } = {}) {
+  const dir = path.join(tempDir('nyl-clone-'), 'work');
+  git(path.dirname(dir), 'clone', '-q', origin, dir);
+  return { dir, env: sharedCache ? {} : { NYL_CACHE_DIR: tempDir('nyl-cache-') } };
+}
+
+/** A state repository under the served base dir, its URL for the transport, a log, an origin project. */
+function world(name, transport, units) {
+  const repoName = `${name}-${transport.replace(/\W/g, '')}`;
+  const bare = makeBareRepo(path.join(base, `${repoName}.git`));
+  const url = transports[transport](bare, repoName);
+  const { log } = scratch();
+  const origin = makeProject({ 'nyl.yaml': projectYaml(url, units(log, 'v1')) });
+  return { bare, url, log, origin };
+}
+
+const units = (log, tag) => ({
+  first: logs(log, `first-${tag}`, 'sleep 1'),
+  second: `dependsOn: [first]\n${logs(log, `second-${tag}`, 'sleep 0.5')}`,
+  third: logs(log, `third-${tag}`, 'sleep 1'),
+});
+
+const run = (c, extra = []) => nylAsync(c.dir, ['reconcile', '-e', 'dev', '-o', 'json', ...extra], { env: c.env });
+
+for (const transport of Object.keys(transports)) {
+  describe(`two clones, one remote over ${transport}`, () => {
+    test('run at once: exactly one executes, the other exits 2 NYL-LEASE-HELD; then --wait-lease waits and finds every receipt current', async () => {
+      const w = world('clones', transport, units);
+      const one = clone(w.origin);
+      const two = clone(w.origin);
+      const init = nyl(one.dir, ['state', 'init', '-e', 'dev'], { env: one.env });
+      assert.equal(init.code, 0, init.stdout + init.stderr);
+
+      // Both at once: exactly one executes.
+      const done = await Promise.all([run(one), run(two)].map((r) => r.done));
+      const winner = done.find((r) => r.code === 0);
+      const loser = done.find((r) => r !== winner);
+      assert.ok(winner, done.map((r) => `${r.code}: ${r.stdout}${r.stderr}`).join('\n---\n'));
+      assert.equal(loser.code, 2, `${loser.stdout}${loser.stderr}`);
+      assert.deepEqual(codes(loser), ['NYL-LEASE-HELD']);
+      assert.deepEqual(results(winner.json), { first: 'executed', second: 'executed', third: 'executed' });
+      assert.deepEqual(logLines(w.log).sort(), ['first-v1', 'second-v1', 'third-v1'], 'each unit ran once');
+      assert.doesNotMatch(loser.stderr, /starting/);
+      assert.deepEqual(stateCounts(w.bare), { desired: 2, observed: 2 });
+      assert.deepEqual(refsUnder(w.bare, 'refs/nyl/'), {});
+
+      // A change reaches both clones; one runs, the other waits for the lease.
+      commitFiles(w.origin, { 'nyl.yaml': projectYaml(w.url, units(w.log, 'v2')) }, 'v2');
+      for (const c of [one, two]) git(c.dir, 'pull', '-q', '--ff-only');
+      const holder = run(one);
+      await waitForLog(w.log, 4);
+      const patient = run(two, ['--wait-lease', '30s']);
+      const first = await holder.done;
+      const second = await patient.done;
+      assert.equal(first.code, 0, first.stderr);
+      assert.deepEqual(results(first.json), { first: 'executed', second: 'executed', third: 'executed' });
+      assert.equal(second.code, 0, `${second.stdout}${second.stderr}`);
+      assert.deepEqual(results(second.json), { first: 'current', second: 'current', third: 'current' });
+      assert.deepEqual(second.json.errors, []);
+      assert.doesNotMatch(second.stderr, /starting/);
+      const lines = logLines(w.log);
+      assert.equal(lines.length, 6, lines.join('\n'));
+      assert.deepEqual(lines.slice(3).sort(), ['first-v2', 'second-v2', 'third-v2'], 'nothing executed twice');
+      assert.deepEqual(stateCounts(w.bare), { desired: 3, observed: 3 }, 'the waiting run wrote no commit');
+      assert.deepEqual(refsUnder(w.bare, 'refs/nyl/'), {}, 'lease and run refs are gone');
+
+      // The known branches of both clones end equal to the remote's.
+      const remote = known(w.bare);
+      assert.deepEqual(known(two.dir), remote);
+      assert.deepEqual(known(one.dir), remote);
+    });
+  });
+}
+
+describe("two clones sharing one machine's cache", () => {
+  test(
+    'reads from one clone while the other reconciles never fail on the shared cache repository',
+    { todo: "bug: concurrent fetches into the shared cache's refs/nyl-mirror/ fail: NYL-STATE-UNAVAILABLE 'cannot lock ref'" },
+    async () => {
+      const chain = (log, tag) => Object.fromEntries(Array.from({ length: 6 }, (_, i) => [
+        `u${i}`,
+        `${i ? `dependsOn: [u${i - 1}]\n` : ''}${logs(log, `u${i}-${tag}`, 'sleep 0.1')}`,
+      ]));
+      const w = world('shared', 'smart HTTP', chain);
+      const one = clone(w.origin, { sharedCache: true });
+      const two = clone(w.origin, { sharedCache: true });
+      assert.equal(nyl(one.dir, ['state', 'init', '-e', 'dev']).code, 0);
+      const holder = run(one);
+      let finished = false;
+      holder.done.then(() => { finished = true; });
+      const failures = [];
+      let reads = 0;
+      await Promise.all([0, 1].map(async () => {
+        while (!finished) {
+          const r = await nylAsync(two.dir, ['status', '-e', 'dev', '-o', 'json']).done;
+          reads++;
+          if (r.code === 1) failures.push(`${codes(r).join(',')}: ${r.json?.errors?.[0]?.message ?? r.stderr}`);
+        }
+      }));
+      const h = await holder.done;
+      assert.equal(h.code, 0, h.stdout + h.stderr);
+      assert.ok(reads > 0);
+      assert.deepEqual(failures, [], `${failures.length} of ${reads} status runs failed`);
+      // And a waiting reconcile in the other clone finds everything current.
+      const again = await run(two, ['--wait-lease', '30s']).done;
+      assert.equal(again.code, 0, again.stdout + again.stderr);
+      assert.equal(logLines(w.log).length, 6);
+    },
+  );
+});

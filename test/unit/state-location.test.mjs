@@ -1,0 +1,460 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadProject } from '../../dist/project/load.js';
+import {
+  DEFAULT_PREFIX,
+  coordinationNamespace,
+  evidencePrefix,
+  leaseRef,
+  localPathOf,
+  repositoryIdentity,
+  resolveLocation,
+  runsPrefix,
+  signalsPrefix,
+  statePathOf,
+} from '../../dist/state/location.js';
+import { documents, memoryTree, resource } from '../support/memory-tree.mjs';
+
+const WORK_TREE = '/work/checkout';
+const noOrigin = { workTree: WORK_TREE };
+const origin = (originURL) => ({ workTree: WORK_TREE, originURL });
+
+/** An Environment document with labels and optional spec lines. */
+const environment = (name, labels, ...specLines) => [
+  'apiVersion: nyl.io/v1',
+  'kind: Environment',
+  `metadata: {name: ${name}${labels ? `, labels: ${labels}` : ''}}`,
+  specLines.length > 0 ? 'spec:' : 'spec: {}',
+  ...specLines.map((l) => `  ${l}`),
+];
+
+/** Loads a project from resource documents and returns it with a resolver for one environment. */
+async function project(...docs) {
+  const p = await loadProject('/project', memoryTree({ 'nyl.yaml': documents(resource('Project', 'p'), ...docs) }));
+  return { p, at: (env, checkout = noOrigin) => resolveLocation(p, p.environments.get(env), checkout) };
+}
+
+/** A project built in code (for values the loader's validation would refuse). */
+function handProject({ state, groups = [], repositories = [] } = {}) {
+  const env = {
+    kind: 'Environment',
+    name: 'dev',
+    labels: {},
+    origin: { file: 'nyl.yaml', line: 1, pointer: '', document: 0 },
+    spec: { values: {}, driftRepair: 'converge', dependsOn: [], lease: { durationMs: 300000 }, ...(state ? { state } : {}) },
+  };
+  const p = {
+    root: '/project',
+    environments: new Map([['dev', env]]),
+    repositories: new Map(repositories.map((r) => [r.name, r])),
+    groups: new Map(groups.map((g) => [g.name, g])),
+    units: new Map(),
+  };
+  return { p, env };
+}
+
+// --- the clone itself and the checkout's origin ----------------------------------------------
+
+test('nothing configured and no origin: the clone itself, with every default', async () => {
+  const { at } = await project(environment('dev'));
+  const loc = at('dev');
+  assert.deepEqual(loc, {
+    environment: 'dev',
+    kind: 'clone',
+    desiredRef: 'refs/heads/nyl/dev/desired',
+    observedRef: 'refs/heads/nyl/dev/observed',
+    statePath: '',
+    coordinationPrefix: 'refs/nyl/',
+    chosenBy: 'the clone itself (no remote)',
+  });
+  assert.equal(DEFAULT_PREFIX, 'refs/nyl/');
+  assert.equal(loc.url, undefined);
+  assert.equal(loc.pushURL, undefined);
+  assert.equal(loc.localPath, undefined);
+});
+
+test('defaults of the refs name the environment', async () => {
+  const { at } = await project(environment('dev'), environment('pr-123'));
+  assert.equal(at('pr-123').desiredRef, 'refs/heads/nyl/pr-123/desired');
+  assert.equal(at('pr-123').observedRef, 'refs/heads/nyl/pr-123/observed');
+  assert.equal(at('dev').desiredRef, 'refs/heads/nyl/dev/desired');
+});
+
+test("nothing configured: the checkout's network origin is a remote, pushed to as read", async () => {
+  const { at } = await project(environment('dev'));
+  for (const url of ['https://git.example.com/org/shop.git', 'ssh://git@git.example.com/org/shop.git', 'git@git.example.com:org/shop.git']) {
+    const loc = at('dev', origin(url));
+    assert.equal(loc.kind, 'remote', url);
+    assert.equal(loc.url, url);
+    assert.equal(loc.pushURL, url);
+    assert.equal(loc.localPath, undefined);
+    assert.equal(loc.chosenBy, "the checkout's origin");
+  }
+});
+
+test("the checkout's origin on this machine is opened as a path", async () => {
+  const { at } = await project(environment('dev'));
+  const abs = at('dev', origin('/srv/git/shop.git'));
+  assert.equal(abs.kind, 'path');
+  assert.equal(abs.url, 'file:///srv/git/shop.git');
+  assert.equal(abs.pushURL, 'file:///srv/git/shop.git');
+  assert.equal(abs.localPath, '/srv/git/shop.git');
+  assert.equal(abs.chosenBy, "the checkout's origin");
+  const rel = at('dev', origin('../upstream.git'));
+  assert.equal(rel.kind, 'path');
+  assert.equal(rel.localPath, '/work/upstream.git');
+  assert.equal(rel.url, 'file:///work/upstream.git');
+});
+
+test('an origin that is the checkout itself (work tree or its .git) is the clone', async () => {
+  const { at } = await project(environment('dev'));
+  for (const url of [WORK_TREE, `${WORK_TREE}/`, `file://${WORK_TREE}`, `${WORK_TREE}/.git`, `file://${WORK_TREE}/.git`, './']) {
+    const loc = at('dev', origin(url));
+    assert.equal(loc.kind, 'clone', url);
+    assert.equal(loc.chosenBy, "the checkout's origin: the checkout itself", url);
+    assert.equal(loc.url, undefined);
+    assert.equal(loc.pushURL, undefined);
+  }
+});
+
+// --- the Environment's own repository -------------------------------------------------------
+
+test('state.repository with a file:// URL: kind path, opened directly, even when the checkout has an origin', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/state.git"}}'));
+  for (const checkout of [noOrigin, origin('https://git.example.com/org/shop.git')]) {
+    const loc = at('dev', checkout);
+    assert.equal(loc.kind, 'path');
+    assert.equal(loc.url, 'file:///srv/state.git');
+    assert.equal(loc.pushURL, 'file:///srv/state.git');
+    assert.equal(loc.localPath, '/srv/state.git');
+    assert.equal(loc.chosenBy, 'Environment dev');
+  }
+});
+
+test('state.repository with an absolute path: kind path with the file:// URL of that path', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {repository: {repoURL: /srv/state.git/}}'));
+  const loc = at('dev');
+  assert.equal(loc.kind, 'path');
+  assert.equal(loc.localPath, '/srv/state.git');
+  assert.equal(loc.url, 'file:///srv/state.git');
+  assert.equal(loc.pushURL, 'file:///srv/state.git');
+});
+
+test('relative ./ and ../ paths resolve against the checkout work tree', async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {repository: {repoURL: ./state.git}}'),
+    environment('qa', undefined, 'state: {repository: {repoURL: ../shared/state.git}}'),
+  );
+  const dev = at('dev');
+  assert.equal(dev.kind, 'path');
+  assert.equal(dev.localPath, '/work/checkout/state.git');
+  assert.equal(dev.url, 'file:///work/checkout/state.git');
+  const qa = at('qa');
+  assert.equal(qa.kind, 'path');
+  assert.equal(qa.localPath, '/work/shared/state.git');
+});
+
+test('a path with characters that need escaping becomes a proper file:// URL', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {repository: {repoURL: "/srv/my state#1.git"}}'));
+  const loc = at('dev');
+  assert.equal(loc.kind, 'path');
+  assert.equal(loc.localPath, '/srv/my state#1.git');
+  assert.equal(loc.url, 'file:///srv/my%20state%231.git');
+});
+
+test('a configured URL equal to the checkout itself is the clone', async () => {
+  for (const url of [`file://${WORK_TREE}`, WORK_TREE, `${WORK_TREE}/.git`, './']) {
+    const { at } = await project(environment('dev', undefined, `state: {repository: {repoURL: "${url}"}}`));
+    const loc = at('dev', origin('https://git.example.com/org/shop.git'));
+    assert.equal(loc.kind, 'clone', url);
+    assert.equal(loc.chosenBy, 'Environment dev: the checkout itself', url);
+    assert.equal(loc.url, undefined);
+  }
+});
+
+test('a network repoURL is a remote; publishURL is where pushes go', async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {repository: {repoURL: "https://git.example.com/state.git"}}'),
+    environment('qa', undefined, 'state: {repository: {repoURL: "https://git.example.com/state.git", publishURL: "ssh://git@git.example.com/state.git"}}'),
+  );
+  const dev = at('dev');
+  assert.equal(dev.kind, 'remote');
+  assert.equal(dev.url, 'https://git.example.com/state.git');
+  assert.equal(dev.pushURL, 'https://git.example.com/state.git');
+  assert.equal(dev.chosenBy, 'Environment dev');
+  const qa = at('qa');
+  assert.equal(qa.kind, 'remote');
+  assert.equal(qa.url, 'https://git.example.com/state.git');
+  assert.equal(qa.pushURL, 'ssh://git@git.example.com/state.git');
+});
+
+test('a local repoURL with the same local publishURL (in another form) stays a path', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/state.git", publishURL: /srv/state.git}}'));
+  const loc = at('dev');
+  assert.equal(loc.kind, 'path');
+  assert.equal(loc.pushURL, 'file:///srv/state.git');
+});
+
+test('a local repoURL with a different publishURL is not opened directly: it is a remote with both URLs', async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/a.git", publishURL: /srv/b.git}}'),
+    environment('qa', undefined, 'state: {repository: {repoURL: "file:///srv/a.git", publishURL: "https://git.example.com/a.git"}}'),
+  );
+  const dev = at('dev');
+  assert.equal(dev.kind, 'remote');
+  assert.equal(dev.url, 'file:///srv/a.git');
+  assert.equal(dev.pushURL, '/srv/b.git');
+  assert.equal(dev.localPath, undefined);
+  const qa = at('qa');
+  assert.equal(qa.kind, 'remote');
+  assert.equal(qa.pushURL, 'https://git.example.com/a.git');
+});
+
+test('state.repositoryRef reads the GitRepository url and pushes to its publishURL', async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {repositoryRef: state}'),
+    environment('qa', undefined, 'state: {repositoryRef: plain}'),
+    resource('GitRepository', 'state', 'url: https://git.example.com/state.git', 'publishURL: ssh://git@git.example.com/state.git'),
+    resource('GitRepository', 'plain', 'url: file:///srv/plain.git'),
+  );
+  const dev = at('dev', origin('https://git.example.com/org/shop.git'));
+  assert.equal(dev.kind, 'remote');
+  assert.equal(dev.url, 'https://git.example.com/state.git');
+  assert.equal(dev.pushURL, 'ssh://git@git.example.com/state.git');
+  assert.equal(dev.chosenBy, 'Environment dev (GitRepository state)');
+  const qa = at('qa');
+  assert.equal(qa.kind, 'path');
+  assert.equal(qa.url, 'file:///srv/plain.git');
+  assert.equal(qa.pushURL, 'file:///srv/plain.git');
+  assert.equal(qa.localPath, '/srv/plain.git');
+  assert.equal(qa.chosenBy, 'Environment qa (GitRepository plain)');
+});
+
+test('a GitRepository naming the checkout itself is the clone', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {repositoryRef: self}'), resource('GitRepository', 'self', `url: file://${WORK_TREE}`));
+  const loc = at('dev');
+  assert.equal(loc.kind, 'clone');
+  assert.equal(loc.chosenBy, 'Environment dev (GitRepository self): the checkout itself');
+});
+
+test('an unknown repositoryRef (only possible in code) throws', () => {
+  const { p, env } = handProject({ state: { repositoryRef: 'nope' } });
+  assert.throws(() => resolveLocation(p, env, noOrigin), /unknown GitRepository nope/);
+});
+
+// --- EnvironmentGroup shared state -----------------------------------------------------------
+
+test('a group selecting the environment by labels gives it its shared repository and fields', async () => {
+  const { at } = await project(
+    environment('dev', '{stage: development}'),
+    environment('prod', '{stage: production}'),
+    resource('GitRepository', 'state', 'url: https://git.example.com/state.git'),
+    resource(
+      'EnvironmentGroup',
+      'development',
+      'selector: {matchLabels: {stage: development}}',
+      'shared: {state: {repositoryRef: state, desiredRef: shared/desired, observedRef: refs/heads/shared/observed, path: envs/, coordinationRefPrefix: refs/heads/nyl-run/}}',
+    ),
+  );
+  const dev = at('dev', origin('https://git.example.com/org/shop.git'));
+  assert.deepEqual(dev, {
+    environment: 'dev',
+    kind: 'remote',
+    url: 'https://git.example.com/state.git',
+    pushURL: 'https://git.example.com/state.git',
+    desiredRef: 'refs/heads/shared/desired',
+    observedRef: 'refs/heads/shared/observed',
+    statePath: 'envs',
+    coordinationPrefix: 'refs/heads/nyl-run/',
+    chosenBy: 'EnvironmentGroup development (GitRepository state)',
+  });
+  // prod is not selected: the checkout's origin and every default.
+  const prod = at('prod', origin('https://git.example.com/org/shop.git'));
+  assert.equal(prod.kind, 'remote');
+  assert.equal(prod.url, 'https://git.example.com/org/shop.git');
+  assert.equal(prod.chosenBy, "the checkout's origin");
+  assert.equal(prod.desiredRef, 'refs/heads/nyl/prod/desired');
+  assert.equal(prod.coordinationPrefix, 'refs/nyl/');
+});
+
+test('a label selector needs every label with the same value', async () => {
+  const { at } = await project(
+    environment('dev', '{stage: development, region: eu}'),
+    environment('qa', '{stage: development}'),
+    resource('EnvironmentGroup', 'eu', 'selector: {matchLabels: {stage: development, region: eu}}', 'shared: {state: {repository: {repoURL: "file:///srv/eu.git"}}}'),
+  );
+  assert.equal(at('dev').chosenBy, 'EnvironmentGroup eu');
+  assert.equal(at('dev').localPath, '/srv/eu.git');
+  assert.equal(at('qa').kind, 'clone');
+});
+
+test('a group selecting the environment by its environments list', async () => {
+  const { at } = await project(
+    environment('dev', '{stage: development}'),
+    environment('qa'),
+    resource('EnvironmentGroup', 'listed', 'environments: [qa]', 'shared: {state: {repository: {repoURL: "https://git.example.com/s.git", publishURL: "https://push.example.com/s.git"}}}'),
+  );
+  const qa = at('qa');
+  assert.equal(qa.kind, 'remote');
+  assert.equal(qa.url, 'https://git.example.com/s.git');
+  assert.equal(qa.pushURL, 'https://push.example.com/s.git');
+  assert.equal(qa.chosenBy, 'EnvironmentGroup listed');
+  assert.equal(at('dev').kind, 'clone');
+});
+
+test('a group without shared state does not choose anything', async () => {
+  const { at } = await project(environment('dev'), resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}'));
+  assert.equal(at('dev').chosenBy, 'the clone itself (no remote)');
+});
+
+test("the Environment's own repository wins over a group's", async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/own.git"}}'),
+    resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {repository: {repoURL: "file:///srv/group.git"}}}'),
+  );
+  const loc = at('dev');
+  assert.equal(loc.localPath, '/srv/own.git');
+  assert.equal(loc.chosenBy, 'Environment dev');
+});
+
+test('of several groups with shared state, the first by name is used', async () => {
+  const { at } = await project(
+    environment('dev'),
+    resource('EnvironmentGroup', 'zeta', 'selector: {matchLabels: {}}', 'shared: {state: {repository: {repoURL: "file:///srv/zeta.git"}}}'),
+    resource('EnvironmentGroup', 'alpha', 'environments: [dev]', 'shared: {state: {repository: {repoURL: "file:///srv/alpha.git"}}}'),
+  );
+  const loc = at('dev');
+  assert.equal(loc.localPath, '/srv/alpha.git');
+  assert.equal(loc.chosenBy, 'EnvironmentGroup alpha');
+});
+
+test("the Environment's own ref names and path override the group's shared ones", async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {desiredRef: mine/desired, path: mine, coordinationRefPrefix: refs/mine/}'),
+    resource(
+      'EnvironmentGroup',
+      'all',
+      'selector: {matchLabels: {}}',
+      'shared: {state: {repository: {repoURL: "file:///srv/group.git"}, desiredRef: group/desired, observedRef: group/observed, path: group, coordinationRefPrefix: refs/group/}}',
+    ),
+  );
+  const loc = at('dev');
+  assert.equal(loc.localPath, '/srv/group.git');
+  assert.equal(loc.chosenBy, 'EnvironmentGroup all');
+  assert.equal(loc.desiredRef, 'refs/heads/mine/desired');
+  assert.equal(loc.observedRef, 'refs/heads/group/observed');
+  assert.equal(loc.statePath, 'mine');
+  assert.equal(loc.coordinationPrefix, 'refs/mine/');
+});
+
+test('a group sharing only ref fields: the fields apply, the repository is still origin or the clone', async () => {
+  const { at } = await project(environment('dev'), resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {coordinationRefPrefix: refs/heads/nyl-run/, path: envs/dev}}'));
+  const clone = at('dev');
+  assert.equal(clone.kind, 'clone');
+  assert.equal(clone.coordinationPrefix, 'refs/heads/nyl-run/');
+  assert.equal(clone.statePath, 'envs/dev');
+  const remote = at('dev', origin('https://git.example.com/org/shop.git'));
+  assert.equal(remote.kind, 'remote');
+  assert.equal(remote.chosenBy, "the checkout's origin");
+  assert.equal(remote.coordinationPrefix, 'refs/heads/nyl-run/');
+});
+
+// --- refs, path and prefix ------------------------------------------------------------------
+
+test('explicit refs: branch names get refs/heads/, full ref names are kept', async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {desiredRef: state/dev-desired, observedRef: refs/heads/state/dev-observed}'),
+    environment('qa', undefined, 'state: {desiredRef: refs/nyl-state/qa/desired, observedRef: observed}'),
+  );
+  assert.equal(at('dev').desiredRef, 'refs/heads/state/dev-desired');
+  assert.equal(at('dev').observedRef, 'refs/heads/state/dev-observed');
+  assert.equal(at('qa').desiredRef, 'refs/nyl-state/qa/desired');
+  assert.equal(at('qa').observedRef, 'refs/heads/observed');
+});
+
+test('statePath drops leading and trailing slashes', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {path: envs/dev/}'));
+  assert.equal(at('dev').statePath, 'envs/dev');
+  for (const [path, expected] of [['/envs/dev/', 'envs/dev'], ['//a//', 'a'], ['/', ''], ['a/b', 'a/b']]) {
+    const { p, env } = handProject({ state: { path } });
+    assert.equal(resolveLocation(p, env, noOrigin).statePath, expected, path);
+  }
+});
+
+test('coordinationRefPrefix: default refs/nyl/, or the branch prefix refs/heads/nyl-run/', async () => {
+  const { at } = await project(environment('dev'), environment('qa', undefined, 'state: {coordinationRefPrefix: refs/heads/nyl-run/}'));
+  const dev = at('dev');
+  assert.equal(dev.coordinationPrefix, 'refs/nyl/');
+  assert.equal(leaseRef(dev), 'refs/nyl/dev/lease');
+  assert.equal(runsPrefix(dev), 'refs/nyl/dev/runs/');
+  assert.equal(signalsPrefix(dev), 'refs/nyl/dev/signals/');
+  assert.equal(evidencePrefix(dev), 'refs/nyl/dev/evidence/');
+  assert.equal(coordinationNamespace(dev), 'refs/nyl/dev/');
+  const qa = at('qa');
+  assert.equal(qa.coordinationPrefix, 'refs/heads/nyl-run/');
+  assert.equal(leaseRef(qa), 'refs/heads/nyl-run/qa/lease');
+  assert.equal(runsPrefix(qa), 'refs/heads/nyl-run/qa/runs/');
+  assert.equal(signalsPrefix(qa), 'refs/heads/nyl-run/qa/signals/');
+  assert.equal(evidencePrefix(qa), 'refs/heads/nyl-run/qa/evidence/');
+});
+
+test('statePathOf joins the state path, or names the file at the root', async () => {
+  const { at } = await project(environment('dev'), environment('qa', undefined, 'state: {path: envs/qa}'));
+  assert.equal(statePathOf(at('dev'), 'state.yaml'), 'state.yaml');
+  assert.equal(statePathOf(at('qa'), 'units/db.yaml'), 'envs/qa/units/db.yaml');
+});
+
+// --- localPathOf and repositoryIdentity ------------------------------------------------------
+
+test('localPathOf: file:// URLs, absolute and ./ ../ paths are local; network URLs and scp syntax are not', () => {
+  assert.equal(localPathOf('file:///srv/a.git', '/base'), '/srv/a.git');
+  assert.equal(localPathOf('file:///srv/a%20b.git', '/base'), '/srv/a b.git');
+  assert.equal(localPathOf('/srv/a.git', '/base'), '/srv/a.git');
+  assert.equal(localPathOf('./a.git', '/base/x'), '/base/x/a.git');
+  assert.equal(localPathOf('../a.git', '/base/x'), '/base/a.git');
+  for (const url of ['https://h/a.git', 'ssh://git@h/a.git', 'git://h/a.git', 'git+ssh://h/a', 'git@h:org/a.git', 'HTTPS://H/a']) {
+    assert.equal(localPathOf(url, '/base'), undefined, url);
+  }
+});
+
+test('repositoryIdentity: lower-case scheme and host, no user, no trailing / or .git; the path keeps its case', () => {
+  const id = (url) => repositoryIdentity(url, '/base');
+  assert.equal(id('https://GitHub.com/Org/Repo.git'), 'https://github.com/Org/Repo');
+  assert.equal(id('HTTPS://github.com/Org/Repo/'), 'https://github.com/Org/Repo');
+  assert.equal(id('https://alice@github.com/Org/Repo.git'), 'https://github.com/Org/Repo');
+  assert.equal(id('https://alice:secret@GITHUB.com/Org/Repo.git/'), 'https://github.com/Org/Repo');
+  assert.equal(id('ssh://git@Git.Example.com:2222/org/repo.git'), 'ssh://git.example.com:2222/org/repo');
+  assert.equal(id(' https://github.com/org/repo// '), 'https://github.com/org/repo');
+  assert.notEqual(id('https://github.com/org/Repo'), id('https://github.com/org/repo'));
+  // All spellings of one repository compare equal.
+  const same = ['https://github.com/org/repo', 'https://github.com/org/repo.git', 'https://GitHub.com/org/repo/', 'https://bot@github.com/org/repo.git/'];
+  assert.equal(new Set(same.map(id)).size, 1);
+});
+
+test('repositoryIdentity of local repositories: one file:// identity for every spelling', () => {
+  const id = (url) => repositoryIdentity(url, '/work/checkout');
+  assert.equal(id('/srv/state.git'), 'file:///srv/state');
+  assert.equal(id('file:///srv/state.git'), 'file:///srv/state');
+  assert.equal(id('file:///srv/state.git/'), 'file:///srv/state');
+  assert.equal(id('/srv/state'), 'file:///srv/state');
+  assert.equal(id('/srv/x/../state.git'), 'file:///srv/state');
+  assert.equal(id('./state.git'), 'file:///work/checkout/state');
+  assert.equal(id('../state.git'), 'file:///work/state');
+});
+
+test('repositoryIdentity of scp-like URLs ignores the case of the host and the user', () => {
+  const id = (url) => repositoryIdentity(url, '/base');
+  assert.equal(id('git@GitHub.com:org/repo.git'), id('git@github.com:org/repo'));
+  assert.equal(id('deploy@github.com:org/repo.git'), id('git@github.com:org/repo.git'));
+});
+
+test('a file:// URL with a host (a typo for file:///) is not a raw TypeError', async () => {
+  const { at } = await project(environment('dev', undefined, 'state: {repository: {repoURL: "file://srv/state.git"}}'));
+  try {
+    const loc = at('dev');
+    assert.ok(['path', 'remote'].includes(loc.kind));
+  } catch (e) {
+    assert.equal(e.name, 'NylError', `${e.name}: ${e.message}`);
+  }
+  assert.doesNotThrow(() => repositoryIdentity('file://srv/state.git', '/base'));
+});
