@@ -39,7 +39,7 @@ async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest):
   await store.ensureOpen();
   const report = stateOperationReport('hold', env.name);
   report.details.unit = req.unit;
-  for (let attempt = 0; attempt < 20; attempt++) {
+  for (let attempt = 0; attempt < 50; attempt++) {
     const refs = await store.snapshot();
     const view = await readEnvironmentState(store.reader, loc, refs);
     requireHoldableState(env.name, view);
@@ -100,7 +100,14 @@ async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest):
       report.errors.push(...result.applied.diagnostics);
       return report;
     } catch (error) {
-      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD' && RUN_OPERATIONS.has(String(error.diagnostics[0]?.data?.operation))) continue;
+      // A run took the lease meanwhile (deliver to it), or a run applies late holds right now
+      // (a short hold operation): look again.
+      const holder = String(error instanceof NylError ? error.diagnostics[0]?.data?.operation : '');
+      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD' && (RUN_OPERATIONS.has(holder) || holder === 'hold')) {
+        await rt.clock.sleep(100 + attempt * 50, rt.cancel);
+        if (rt.cancel.aborted) throw error;
+        continue;
+      }
       throw error;
     }
   }

@@ -16,6 +16,8 @@ import { evidenceRefs, readRunUnit } from '../run/dead-runs';
 import { runRefName } from '../run/run-record';
 import { coordinationUpdates, leaseBreakRecord, takeOver, type Takeover } from '../run/takeover';
 import { buildTransitions } from '../run/transition-plan';
+import { applyHolds } from '../run/apply-holds';
+import { readHoldSignals } from '../run/signals';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { runsPrefix } from '../state/location';
 import { publishTransition } from '../state/publish';
@@ -193,6 +195,10 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
         observed.set(name, next);
         if (!recovered.includes(name)) recovered.push(name);
       }
+      // Holds delivered to runs that died take effect here: a delivered hold always takes effect.
+      const signals = await readHoldSignals(store, refs);
+      const holds = applyHolds(envName, desired, observed, signals.map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) })));
+      desired = holds.desired;
       const before = { desired: view.desiredUnits, observed: view.observedUnits };
       const after = { desired, observed };
       const leaseBroken = broken ? leaseBreakRecord(replaced!) : undefined;
@@ -201,10 +207,11 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
         units,
         imported: takeover?.imported.imported ?? [],
         recovered,
+        held: holds.held,
         ...(leaseBroken ? { leaseBroken } : {}),
       };
       const transitions = buildTransitions(loc, refs, envName, before, after, body, { requestedBy: formatIdentity(author), ...(req.reason ? { reason: req.reason } : {}) }, req.unit ? [req.unit] : [], leaseBroken !== undefined);
-      const extraUpdates = coordinationUpdates(store, refs, takeover, observed);
+      const extraUpdates = [...coordinationUpdates(store, refs, takeover, observed), ...signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null }))];
       await rt.faults.reach('before-recover-push');
       const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs, extraUpdates });
       landed = true;
@@ -216,6 +223,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
         report.details.runs = takeover.imported.consumed.map((r) => r.run);
       }
       report.details.recovered = recovered;
+      if (holds.held.length > 0) report.details.held = holds.held;
       if (leaseBroken) report.details.leaseBroken = leaseBroken;
       const uncertain = [...observed].filter(([, o]) => o.condition?.type === 'uncertain').map(([n]) => n);
       if (uncertain.length > 0) {

@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
 import { codes, nyl } from '../support/cli.mjs';
 import {
-  changeUnits, logLines, logs, message, reconcile, refsUnder, results, setup, stateCounts, table, trailer,
+  changeUnits, commitFiles, logLines, logs, message, reconcile, refsUnder, results, setup, stateCounts, table, trailer,
 } from '../support/reconcile-helpers.mjs';
 
 after(cleanupAll);
@@ -126,6 +126,7 @@ describe('failures', () => {
     const rows = Object.fromEntries(table(r.stdout).rows.map((row) => [row[0], row]));
     assert.deepEqual(rows.broken, ['broken', 'Command', 'failed', 'command exited with code 1']);
     assert.deepEqual(rows.report, ['report', 'Command', 'blocked', '/dependsOn/0 waits for broken (no-current-receipt)']);
+    assert.match(r.stdout, /^report +Command +blocked +\/dependsOn\/0 waits for broken \(no-current-receipt\)$/m);
     assert.deepEqual(rows.summary, ['summary', 'Command', 'blocked', '/dependsOn/0 waits for report (no-current-receipt)']);
     assert.deepEqual(rows.alone.slice(0, 3), ['alone', 'Command', 'executed']);
     assert.deepEqual(rows.next.slice(0, 3), ['next', 'Command', 'executed']);
@@ -481,5 +482,19 @@ describe('status after a run', () => {
     const remote = refsUnder(ctx.bare, 'refs/heads/nyl/');
     assert.equal(fixed.json.desired, remote['refs/heads/nyl/dev/desired']);
     assert.equal(fixed.json.observed, remote['refs/heads/nyl/dev/observed']);
+  });
+});
+
+describe('the process of a Command unit', () => {
+  test('gets NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN, NYL_UID and a writable NYL_OUTPUTS; workingDir is in the source commit, not the working tree', () => {
+    const ctx = setup((log) => ({
+      vars: `script: 'echo "$NYL_ENVIRONMENT|$NYL_UNIT|$NYL_RUN|$NYL_UID" >> ${log}; test -w "$(dirname "$NYL_OUTPUTS")"'`,
+      wd: `workingDir: sub\nscript: 'echo "wd $(basename "$(pwd)") $(cat file.txt)" >> ${log}'`,
+    }));
+    commitFiles(ctx.project, { 'sub/file.txt': 'committed' }, 'add sub');
+    fs.writeFileSync(`${ctx.project}/sub/file.txt`, 'uncommitted');
+    const r = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(logLines(ctx.log).sort(), [`dev|vars|${r.json.run}|${r.json.units.vars.uid}`, 'wd sub committed']);
   });
 });

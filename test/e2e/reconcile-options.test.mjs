@@ -174,6 +174,28 @@ describe('--fail-fast', () => {
   });
 });
 
+describe('timeout', () => {
+  test('a unit running past its timeout is killed and fails; exit 3; the other units are unaffected', async () => {
+    const ctx = setup((log) => ({
+      slow: `timeout: 1s\nscript: 'echo slow >> ${log}; sleep 4; echo late >> ${log}'`,
+      quick: logs(log, 'quick'),
+    }));
+    const started = Date.now();
+    const r = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.ok(Date.now() - started < 3500, 'the run did not wait for the tool');
+    assert.equal(r.json.units.slow.result, 'failed');
+    assert.match(r.json.units.slow.detail, /timed out after 1s/);
+    assert.ok(r.json.units.slow.durationMs >= 900 && r.json.units.slow.durationMs < 3000, String(r.json.units.slow.durationMs));
+    assert.equal(r.json.units.quick.result, 'executed');
+    assert.match(r.stderr, /^\[dev\/slow\] failed in 1\.\ds: timed out after 1s/m);
+    await new Promise((resolve) => setTimeout(resolve, 3500));
+    assert.deepEqual(logLines(ctx.log).sort(), ['quick', 'slow'], 'the killed tool never wrote its last line');
+    const observed = parseYaml(git(ctx.bare, 'show', 'refs/heads/nyl/dev/observed:units/slow.yaml'));
+    assert.equal(observed.condition.type, 'failed');
+  });
+});
+
 describe('--source', () => {
   test('renders at an older commit and marks the override in the transition commit; the next plain run renders HEAD', () => {
     const ctx = setup((log) => ({ app: logs(log, 'v1'), keep: logs(log, 'keep') }));

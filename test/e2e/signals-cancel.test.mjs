@@ -177,3 +177,89 @@ describe('a signal cancels the run', () => {
     });
   }
 });
+
+describe('signals at other moments', () => {
+  test('SIGTERM after the started push, before any driver: those units are checkpointed not-started and run once later', async () => {
+    const sc = new Scenario({ units: UNITS });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const marker = path.join(sc.dir, 'pause');
+      const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      await waitForFile(marker);
+      const [run] = sc.runRefs();
+      h.signal('SIGTERM');
+      await sleep(200);
+      fs.rmSync(marker);
+      const r = await h.done;
+      sc.record('cancelled before its drivers');
+      assert.equal(r.code, 4, describeResult(r));
+      assert.ok(errorCodes(r).includes('NYL-RUN-CANCELLED'));
+      const rec = runRecord(sc, run);
+      assert.equal(rec.units.get('tool').checkpoint?.result, 'not-started', JSON.stringify(rec.units.get('tool')));
+      assert.equal(sc.executionCounts().tool, 0);
+      sc.noteDeadRuns();
+      const next = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+      assert.deepEqual(next.json.details.recovered ?? [], [], 'a unit that never started is not uncertain');
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(summary.counts, { tool: 1, after: 1 });
+    } finally {
+      await sc.cleanup();
+    }
+  });
+
+  test('SIGINT while --wait-lease waits: reconcile exits 4, recover exits 1, NYL-RUN-CANCELLED, nothing written', async () => {
+    const sc = new Scenario({ units: UNITS });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const marker = path.join(sc.dir, 'pause');
+      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      await waitForFile(marker);
+      const refs = sc.refs();
+      for (const [args, code] of [[['reconcile', '-e', ENV, '--wait-lease', '30s', '-o', 'json'], 4], [['recover', '-e', ENV, '--unit', 'tool', '--retry', '--wait-lease', '30s', '-o', 'json'], 1]]) {
+        const waiter = sc.start(args);
+        await sleep(700);
+        assert.equal(waiter.exited, false, `${args[0]} waits for the lease`);
+        waiter.signal('SIGINT');
+        const r = await waiter.done;
+        assert.equal(r.code, code, describeResult(r));
+        assert.deepEqual(errorCodes(r), ['NYL-RUN-CANCELLED']);
+        assert.deepEqual(sc.refs(), refs, `${args[0]} wrote nothing`);
+      }
+      fs.rmSync(marker);
+      const done = await holder.done;
+      assert.equal(done.code, 0, describeResult(done));
+    } finally {
+      await sc.cleanup();
+    }
+  });
+
+  test('once recover holds the lease, a signal lets it finish its single commit', async () => {
+    const sc = new Scenario({ units: UNITS });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const { run } = await startRunning(sc, 'ignore').then(async ({ h, run, toolPid }) => {
+        await h.crash();
+        killPid(toolPid);
+        return { run };
+      });
+      sc.record('reconcile killed');
+      sc.noteDeadRuns();
+      await sc.leaseBreak();
+      const marker = path.join(sc.dir, 'pause-recover');
+      const h = sc.start(['recover', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'before-recover-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      await waitForFile(marker);
+      h.signal('SIGINT');
+      await sleep(200);
+      fs.rmSync(marker);
+      const r = await h.done;
+      sc.record('recover after SIGINT');
+      assert.equal(r.code, 0, describeResult(r));
+      assert.equal(r.json.details.leaseBroken?.run, run);
+      assert.equal(sc.refs()[LEASE], undefined);
+      assert.equal(sc.observedDoc('tool').condition?.type, 'uncertain');
+      await assertCrashInvariants(sc);
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});
