@@ -41,6 +41,8 @@ export async function run() {
   const floor = summary(floorRuns.map((r) => r.total));
   const node = await nodeStartup();
   const ratio = wall.median / (floor.median + node.median);
+  const [noopCpu, floorCpu] = [cpuMedian(runs), cpuMedian(floorRuns)];
+  const cpuRatio = noopCpu === undefined || floorCpu === undefined ? undefined : noopCpu / (floorCpu + node.cpu);
   return {
     metrics: [
       { name: 'no-op reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
@@ -51,6 +53,7 @@ export async function run() {
       { name: '  of which fetch', value: summary(floorRuns.map((r) => r.fetch)).median, unit: 'ms' },
       { name: 'node -e 0', value: node.median, unit: 'ms', cpu: node.cpu },
       { name: 'ratio noop / (floor + node)', value: ratio, unit: 'x', target: { op: '<=', value: 3 } },
+      { name: 'same ratio by cpu (info)', value: cpuRatio, unit: 'x' },
     ],
     notes: [`median of ${n} after one warm-up (state refs checked unchanged); the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`],
     details: { stats, refs },

@@ -41,6 +41,11 @@ export async function run() {
       { name: 'reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
       { name: `spawn \`true\` x${UNITS} (concurrency ${CONCURRENCY})`, value: spawnWall.median, unit: 'ms', cpu: cpuMedian(spawnCpu), spread: spawnWall },
       { name: 'overhead per unit', value: overhead.median, unit: 'ms', target: { op: '<', value: 5 }, spread: overhead },
+      {
+        name: 'cpu overhead per unit (info)',
+        value: cpuMedian(runs) === undefined ? undefined : (cpuMedian(runs) - cpuMedian(spawnCpu)) / UNITS,
+        unit: 'ms',
+      },
       { name: 'git processes', value: stats?.processes, unit: 'count' },
       { name: 'pushes', value: stats?.pushes, unit: 'count', target: { op: '<=', value: expectedPushes, label: `~2/wave+2 = ${expectedPushes}` } },
       { name: 'fetches', value: stats?.fetches, unit: 'count' },

@@ -16,7 +16,7 @@ import { leaseRef, runsPrefix } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { IMPORTERS, RUN_OPERATIONS, type LeaseRecord, leaseStatus, newLeaseRecord, parseLease, serializeLease } from './record';
+import { breaksCarriedBy, IMPORTERS, RUN_OPERATIONS, type LeaseRecord, leaseStatus, newLeaseRecord, parseLease, serializeLease } from './record';
 
 export interface LeaseView {
   oid: string;
@@ -197,6 +197,8 @@ export async function acquireLease(rt: Runtime, store: StateStore, options: Acqu
       acquiredAt: isoSeconds(now),
       deadline: isoSeconds(now + options.durationMs),
     });
+    const carried = current ? breaksCarriedBy(current.record) : [];
+    if (carried.length > 0) record.unrecordedBreaks = carried;
     if (options.keepBroken && current?.record.broken) {
       record.broken = current.record.broken;
       record.brokenHolder = current.record.brokenHolder ?? { run: current.record.run, operation: current.record.operation, holder: current.record.holder };

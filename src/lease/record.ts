@@ -30,6 +30,41 @@ export interface LeaseRecord {
   broken?: LeaseBreak;
   /** The holder whose lease was broken, kept when an importer carries the break forward. */
   brokenHolder?: { run: string; operation: string; holder: LeaseHolder };
+  /**
+   * Breaks no transition commit has recorded yet: an importer that took a broken lease over and
+   * died carries them, so the next importer records every break, not just the last one.
+   */
+  unrecordedBreaks?: LeaseBreakRecord[];
+}
+
+/** A break as a transition commit records it under leaseBroken. */
+export interface LeaseBreakRecord {
+  by: string;
+  reason: string;
+  at: string;
+  run: string;
+  operation: string;
+  holder: string;
+}
+
+/** The break of a broken lease record, naming the holder whose lease was broken. */
+export function breakOf(record: LeaseRecord): LeaseBreakRecord | undefined {
+  const b = record.broken;
+  if (!b) return undefined;
+  const holder = record.brokenHolder ?? { run: record.run, operation: record.operation, holder: record.holder };
+  return { by: b.by, reason: b.reason, at: b.at, run: holder.run, operation: holder.operation, holder: holder.holder.name };
+}
+
+/** Every break a replaced lease leaves unrecorded, oldest first, without duplicates. */
+export function breaksCarriedBy(record: LeaseRecord): LeaseBreakRecord[] {
+  const all = [...(record.unrecordedBreaks ?? []), ...(breakOf(record) ? [breakOf(record)!] : [])];
+  const seen = new Set<string>();
+  return all.filter((b) => {
+    const key = `${b.run}|${b.by}|${b.at}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 export type LeaseStatus = 'live' | 'expired' | 'broken';

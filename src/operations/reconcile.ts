@@ -52,6 +52,7 @@ function nothingToDo(resolution: Resolution, only: Set<string> | undefined): boo
     if (only && !only.has(name)) continue;
     // Units that left the ownership set wait for lifecycle work this version does not do yet.
     if (r.phase === 'pending' || r.phase === 'outdated') return false;
+    if (r.phase === 'leaving' && !r.desired?.uid && !only) return false; // a resumed marker to drop
     if (r.phase === 'failed' && r.observed?.condition?.retryable) return false;
     if (r.phase === 'uncertain') return false;
   }
@@ -79,7 +80,7 @@ function unitWarnings(env: string, outcomes: Iterable<UnitOutcome>): Diagnostic[
   const out: Diagnostic[] = [];
   for (const o of outcomes) {
     if (o.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${o.name} is held: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
-    if (o.result === 'uncertain') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${o.name} may have had effects without a recorded result: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
+    if (o.result === 'uncertain' || o.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${o.name} may have had effects without a recorded result: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
   }
   return out;
 }
@@ -208,6 +209,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       const imp = takeover.imported;
       report.warnings.push(...imp.diagnostics);
       if (takeover.leaseBroken) report.details.leaseBroken = takeover.leaseBroken;
+      if (takeover.leaseBrokenEarlier) report.details.leaseBrokenEarlier = takeover.leaseBrokenEarlier;
       if (imp.imported.length > 0) report.details.imported = imp.imported;
       if (imp.recovered.length > 0) report.details.recovered = imp.recovered;
 
@@ -278,6 +280,16 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
           u.detail = o.detail;
         }
       }
+      // A resumed held marker whose unit left the ownership set has no incarnation: drop its file.
+      const removed: string[] = [];
+      if (!only) {
+        for (const [name, doc] of finalDesired) {
+          if (!owned.has(name) && !doc.uid && doc.lifecycle?.state !== 'held') {
+            finalDesired.delete(name);
+            removed.push(name);
+          }
+        }
+      }
       const before = { desired: view.desiredUnits, observed: view.observedUnits };
       const after = { desired: finalDesired, observed: engine.observed };
       const units: Record<string, string> = {};
@@ -295,7 +307,9 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
         imported: imp.imported,
         recovered: imp.recovered,
         held: holds.held,
+        removed,
         ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
+        ...(takeover.leaseBrokenEarlier ? { leaseBrokenEarlier: takeover.leaseBrokenEarlier } : {}),
       };
       const transitions = buildTransitions(
         loc,

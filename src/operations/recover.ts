@@ -10,11 +10,11 @@
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { acquireLease, formatIdentity, type LeaseView, readLease } from '../lease/lease';
 import { executionKey } from '../project/execution-key';
-import { driverVersionOf } from '../plan/resolve';
+import { driverVersionOf, resolveEnvironment } from '../plan/resolve';
 import type { StateOperationReport } from '../report/types';
-import { evidenceRefs, readRunUnit } from '../run/dead-runs';
+import { evidenceRefName, evidenceRefs, readRunUnit } from '../run/dead-runs';
 import { runRefName } from '../run/run-record';
-import { coordinationUpdates, leaseBreakRecord, takeOver, type Takeover } from '../run/takeover';
+import { breakFields, coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
 import { buildTransitions } from '../run/transition-plan';
 import { applyHolds } from '../run/apply-holds';
 import { readHoldSignals } from '../run/signals';
@@ -36,6 +36,8 @@ export interface RecoverRequest extends EnvironmentRequest {
   reason?: string;
   waitMs?: number;
 }
+
+type Refuse = (code: 'NYL-RECOVER-NOTHING' | 'NYL-RECOVER-CHECKPOINT-MISSING' | 'NYL-RECOVER-KEY-MISMATCH' | 'NYL-RECOVER-REASON-REQUIRED', message: string, unit: string) => never;
 
 export interface EvidenceEntry {
   run: string;
@@ -113,6 +115,10 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
     let landed = false;
     try {
       await rt.faults.reach('lease-acquired');
+      if (!broken && !req.unit) {
+        // Another importer took the broken lease over and imported its run while we waited.
+        fail('NYL-RECOVER-NOTHING', `the lease of ${envName} is no longer broken: another importer imported its run`, { env: envName });
+      }
       const refs = acquired.snapshot;
       const view = await readEnvironmentState(store.reader, loc, refs);
       const state = view.state;
@@ -124,11 +130,11 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
             : diagnostic('NYL-STATE-MOVED', 'warning', `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
         if (req.unit) throw new NylError({ ...finding, severity: 'error' });
         if (!broken) throw new NylError(diagnostic('NYL-RECOVER-NOTHING', 'error', `the lease of ${envName} is not broken`, { env: envName }));
-        const leaseBroken = leaseBreakRecord(replaced!);
+        const breaks = breakFields(replaced);
         if (state) {
           // Record the break in an unchanged commit, so the history says who broke what and why.
           const empty = { desired: new Map(), observed: new Map() };
-          const transitions = buildTransitions(loc, refs, envName, empty, empty, { operation: 'recover', leaseBroken }, { requestedBy: formatIdentity(author), ...(req.reason ? { reason: req.reason } : {}) }, [], true);
+          const transitions = buildTransitions(loc, refs, envName, empty, empty, { operation: 'recover', ...breaks }, { requestedBy: formatIdentity(author), ...(req.reason ? { reason: req.reason } : {}) }, [], true);
           const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs });
           report.desired = published.commits.get(loc.desiredRef);
           report.result = 'done';
@@ -137,7 +143,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
           report.result = 'done';
         }
         landed = true;
-        report.details.leaseBroken = leaseBroken;
+        Object.assign(report.details, breaks);
         report.warnings.push(finding);
         return report;
       }
@@ -162,30 +168,39 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
         report.details.unit = name;
         report.details.evidence = evidence;
         if (o?.condition) report.details.condition = o.condition;
-        if (!o?.condition) {
-          fail('NYL-RECOVER-NOTHING', `${name} has no uncertain or failed condition`, { env: envName, unit: name, data: { evidence } });
-        }
+        /** Refusals carry the evidence listing in details, as the report would. */
+        const refuse: Refuse = (code, message, unit) => {
+          throw new NylError(diagnostic(code, 'error', message, { env: envName, unit, data: { evidence } }), { unit, evidence, ...(o?.condition ? { condition: o.condition } : {}) });
+        };
+        if (!o?.condition) refuse('NYL-RECOVER-NOTHING', `${name} has no uncertain or failed condition`, name);
         const next: ObservedUnitDoc = { ...o };
         delete next.condition;
         if (req.retry) {
           if (o.condition.acknowledgementRequired && !req.reason?.trim()) {
-            fail('NYL-RECOVER-REASON-REQUIRED', `${name} failed with "${o.condition.reason}"; its driver requires an acknowledgement before a retry`, { env: envName, unit: name });
+            refuse('NYL-RECOVER-REASON-REQUIRED', `${name} failed with "${o.condition.reason}"; its driver requires an acknowledgement before a retry`, name);
           }
           if (req.reason?.trim()) next.acknowledgement = { by: formatIdentity(author), reason: req.reason, at: isoSeconds(rt.clock.now()) };
           units[name] = { action: 'retry' };
         } else {
           const run = req.accept!;
           if (d?.lifecycle?.state === 'held') {
-            fail('NYL-RECOVER-KEY-MISMATCH', `${name} is held: a held unit runs nothing, so nothing can be accepted for it`, { env: envName, unit: name });
+            refuse('NYL-RECOVER-KEY-MISMATCH', `${name} is held: a held unit runs nothing, so nothing can be accepted for it`, name);
           }
-          const entry = evidence.find((e) => e.run === run);
-          const source = entry?.source === 'evidence' ? refs.get(`${loc.coordinationPrefix}${envName}/evidence/${name}/${run}`) : refs.get(runRefName(store, run));
-          const cp = source ? await readRunUnit(store, source, name) : undefined;
-          if (!run || !cp?.checkpoint || cp.checkpoint.result !== 'receipt') {
-            fail('NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${name}`, { env: envName, unit: name, data: { evidence } });
+          // A run may have both an evidence ref (its start, kept by a takeover) and a late run ref
+          // (its receipt): read every source of that run and take the receipt.
+          const sources = [refs.get(runRefName(store, run)), refs.get(evidenceRefName(store, name, run))].filter((o): o is string => o !== undefined);
+          const docs = await Promise.all(sources.map((oid) => readRunUnit(store, oid, name)));
+          const cp = docs.find((doc) => doc?.checkpoint?.result === 'receipt');
+          if (!run || !cp?.checkpoint) {
+            refuse('NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${name}`, name);
           }
-          if (cp.uid !== d?.uid || cp.executionKey !== keyOf(d)) {
-            fail('NYL-RECOVER-KEY-MISMATCH', `run ${run} executed ${name} with execution key ${cp.executionKey} and uid ${cp.uid}; its desired document now has ${keyOf(d) ?? 'none'} and uid ${d?.uid ?? 'none'}`, { env: envName, unit: name, data: { evidence } });
+          const now = resolveEnvironment({ project: opened.project, env, generation: state.generation, desired, observed, sourceCommit: opened.sourceCommit }).units.get(name);
+          const wanted = keyOf(d);
+          if (cp.uid !== d?.uid || cp.executionKey !== wanted || (now?.executionKey !== undefined && now.executionKey !== wanted)) {
+            const why = cp.uid !== d?.uid || cp.executionKey !== wanted
+              ? `its desired document has ${wanted ?? 'no execution key'} and uid ${d?.uid ?? 'none'}`
+              : `the source now resolves ${name} to ${now!.executionKey}`;
+            refuse('NYL-RECOVER-KEY-MISMATCH', `run ${run} executed ${name} with execution key ${cp.executionKey} and uid ${cp.uid}; ${why}`, name);
           }
           next.uid = cp.uid;
           next.receipt = { run, executionKey: cp.executionKey, finishedAt: cp.checkpoint.finishedAt, outputs: cp.checkpoint.outputs ?? {}, desired: cp.desired };
@@ -201,14 +216,15 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
       desired = holds.desired;
       const before = { desired: view.desiredUnits, observed: view.observedUnits };
       const after = { desired, observed };
-      const leaseBroken = broken ? leaseBreakRecord(replaced!) : undefined;
+      const breaks = broken ? breakFields(replaced) : {};
+      const leaseBroken = breaks.leaseBroken;
       const body = {
         operation: 'recover',
         units,
         imported: takeover?.imported.imported ?? [],
         recovered,
         held: holds.held,
-        ...(leaseBroken ? { leaseBroken } : {}),
+        ...breaks,
       };
       const transitions = buildTransitions(loc, refs, envName, before, after, body, { requestedBy: formatIdentity(author), ...(req.reason ? { reason: req.reason } : {}) }, req.unit ? [req.unit] : [], leaseBroken !== undefined);
       const extraUpdates = [...coordinationUpdates(store, refs, takeover, observed), ...signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null }))];
@@ -224,7 +240,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
       }
       report.details.recovered = recovered;
       if (holds.held.length > 0) report.details.held = holds.held;
-      if (leaseBroken) report.details.leaseBroken = leaseBroken;
+      Object.assign(report.details, breaks);
       const uncertain = [...observed].filter(([, o]) => o.condition?.type === 'uncertain').map(([n]) => n);
       if (uncertain.length > 0) {
         report.warnings.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `units left uncertain: ${uncertain.join(', ')}`, { env: envName, units: uncertain, unit: uncertain[0] }));

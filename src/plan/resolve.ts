@@ -102,7 +102,7 @@ export function resolveUnit(
 
 /** "pending changes from COMMIT" when source now renders the held unit differently. */
 function heldDetail(unit: UnitResource, input: ResolveInput, desired: DesiredUnitDoc, outputsOf: (name: string) => Record<string, unknown> | undefined): string {
-  if (!desired.uid) return 'held (no incarnation)';
+  if (!desired.uid) return '';
   const now = resolveUnit(unit, input.env, desired.uid, outputsOf);
   const changed = now.rendering !== undefined && desired.rendering !== undefined && canonicalJson(now.rendering) !== canonicalJson(desired.rendering);
   if (changed && input.sourceCommit) return `pending changes from ${input.sourceCommit}`;

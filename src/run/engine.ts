@@ -233,7 +233,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   try {
     for (;;) {
       await pollSignals(true);
-      const wave = assess();
+      // Names break ties within a parallel wave.
+      const wave = assess().sort((a, b) => a.unit.name.localeCompare(b.unit.name));
       if (wave.length === 0) break;
       const stop = stopReason();
       if (stop) {

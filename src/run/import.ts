@@ -94,7 +94,10 @@ export function importRuns(input: ImportInput): ImportResult {
       const cp = doc.checkpoint;
       if (cp?.result === 'not-started') continue;
       const prev = observed.get(name);
-      const late = prev?.condition?.type === 'uncertain' && prev.condition.run === run.run;
+      // Late: an earlier import already marked the unit uncertain for this run, or a newer run
+      // (run ids are UUIDv7, ordered by time) has executed it since.
+      const newerRun = prev?.lastRun?.run ?? prev?.receipt?.run;
+      const late = (prev?.condition?.type === 'uncertain' && prev.condition.run === run.run) || (newerRun !== undefined && newerRun > run.run);
       if (late) {
         if (cp) {
           const runs = result.evidence.get(name) ?? new Set<string>();

@@ -5,24 +5,19 @@
  */
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
+import { breaksCarriedBy, type LeaseBreakRecord } from '../lease/record';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { evidenceRefName, evidenceRefs, readRecordedRuns } from './dead-runs';
 import { importRuns, type ImportResult } from './import';
 
-export interface LeaseBreakRecord {
-  by: string;
-  reason: string;
-  at: string;
-  run: string;
-  operation: string;
-  holder: string;
-}
-
 export interface Takeover {
   imported: ImportResult;
+  /** The latest break this importer records. */
   leaseBroken?: LeaseBreakRecord;
+  /** Earlier breaks an importer that died did not record. */
+  leaseBrokenEarlier?: LeaseBreakRecord[];
 }
 
 export async function takeOver(
@@ -35,16 +30,17 @@ export async function takeOver(
   const runs = await readRecordedRuns(store, refs, ownRun);
   const imported = importRuns({ ...input, runs });
   const takeover: Takeover = { imported };
-  if (replaced?.record.broken) takeover.leaseBroken = leaseBreakRecord(replaced);
+  Object.assign(takeover, breakFields(replaced));
   return takeover;
 }
 
-/** Who broke which holder's lease, as a transition commit records it under leaseBroken. */
-export function leaseBreakRecord(replaced: LeaseView): LeaseBreakRecord {
-  const r = replaced.record;
-  const b = r.broken!;
-  const holder = r.brokenHolder ?? { run: r.run, operation: r.operation, holder: r.holder };
-  return { by: b.by, reason: b.reason, at: b.at, run: holder.run, operation: holder.operation, holder: holder.holder.name };
+/** leaseBroken (the latest break) and leaseBrokenEarlier (unrecorded older ones) of a replaced lease. */
+export function breakFields(replaced: LeaseView | undefined): { leaseBroken?: LeaseBreakRecord; leaseBrokenEarlier?: LeaseBreakRecord[] } {
+  const breaks = replaced ? breaksCarriedBy(replaced.record) : [];
+  if (breaks.length === 0) return {};
+  const out: { leaseBroken?: LeaseBreakRecord; leaseBrokenEarlier?: LeaseBreakRecord[] } = { leaseBroken: breaks[breaks.length - 1]! };
+  if (breaks.length > 1) out.leaseBrokenEarlier = breaks.slice(0, -1);
+  return out;
 }
 
 /** The coordination ref updates of an importer's transition push. */

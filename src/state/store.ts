@@ -109,6 +109,19 @@ export class StateStore {
     }
   }
 
+  /**
+   * Fetches into the work repository. Two nyl processes of one machine share a cache repository;
+   * their fetches may race for a ref lock there, which is retried, never reported as unavailable.
+   */
+  private async fetch(args: string[]) {
+    for (let attempt = 0; ; attempt++) {
+      const result = await this.git.run(this.workDir, ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', ...args]);
+      const stderr = result.stderr.toString();
+      if (result.code === 0 || attempt >= 8 || !/cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i.test(stderr)) return result;
+      await new Promise((r) => setTimeout(r, 30 + Math.random() * 60 * (attempt + 1)));
+    }
+  }
+
   /** Reads the current values of the environment's refs from the state repository. */
   async snapshot(): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
@@ -119,9 +132,7 @@ export class StateStore {
       ...exact.map((r) => `+${r}:${this.mirror(r)}`),
       ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
     ];
-    const result = await this.git.run(this.workDir, [
-      'fetch', '--no-tags', '--no-write-fetch-head', '--prune', '--quiet', '--no-auto-gc', this.loc.url!, ...specs,
-    ]);
+    const result = await this.fetch(['--prune', this.loc.url!, ...specs]);
     if (result.code !== 0) {
       const stderr = result.stderr.toString();
       if (!/couldn't find remote ref/i.test(stderr)) unavailable(this.loc, lastLine(stderr));
@@ -136,9 +147,7 @@ export class StateStore {
   /** Reads the current refs under one prefix of the state repository (signals, for a live run). */
   async snapshotPrefix(prefix: string): Promise<RefSnapshot> {
     if (this.loc.kind !== 'remote') return readRefs(this.git, this.workDir, [prefix]);
-    const result = await this.git.run(this.workDir, [
-      'fetch', '--no-tags', '--no-write-fetch-head', '--prune', '--quiet', '--no-auto-gc', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`,
-    ]);
+    const result = await this.fetch(['--prune', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`]);
     if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
     const mirrored = await readRefs(this.git, this.workDir, [this.mirror(prefix)]);
     const refs: RefSnapshot = new Map();
@@ -155,9 +164,7 @@ export class StateStore {
       ...exact.filter((r) => listed.refs.has(r)).map((r) => `+${r}:${this.mirror(r)}`),
       ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
     ];
-    const result = await this.git.run(this.workDir, [
-      'fetch', '--no-tags', '--no-write-fetch-head', '--prune', '--quiet', '--no-auto-gc', this.loc.url!, ...specs,
-    ]);
+    const result = await this.fetch(['--prune', this.loc.url!, ...specs]);
     if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
     const stale = exact.filter((r) => !listed.refs.has(r));
     if (stale.length > 0) {

@@ -2,9 +2,7 @@
 // it records, and what it leaves when it dies or fails before its commit lands.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import {

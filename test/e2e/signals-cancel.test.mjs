@@ -56,7 +56,7 @@ async function startRunning(sc, mode, env = {}) {
   await Promise.race([waitForFile(path.join(dir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended early: ${describeResult(r)}`); })]);
   const [run] = sc.runRefs();
   const toolPid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
-  sc.onCleanup = () => killPid(toolPid);
+  sc.toolPids.push(toolPid);
   return { h, dir, run, toolPid };
 }
 
@@ -102,7 +102,6 @@ describe('a signal cancels the run', () => {
         assert.deepEqual(summary.counts, { tool: 1, after: 1 }, 'nothing executed twice');
         assert.equal(sc.observedDoc('tool').receipt.run, run);
       } finally {
-        sc.onCleanup?.();
         await sc.cleanup();
       }
     });
@@ -171,7 +170,6 @@ describe('a signal cancels the run', () => {
           await assertCrashInvariants(sc);
         }
       } finally {
-        sc.onCleanup?.();
         await sc.cleanup();
       }
     });

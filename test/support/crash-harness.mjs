@@ -177,6 +177,10 @@ export class Scenario {
     this.dir = tempDir('nyl-crash-');
     this.logDir = path.join(this.dir, 'logs');
     fs.mkdirSync(this.logDir);
+    this.tmp = path.join(this.dir, 'tmp');
+    fs.mkdirSync(this.tmp);
+    /** Tool processes (their pids) to kill at cleanup: tools run detached from nyl. */
+    this.toolPids = [];
     const { bare, url } = stateRepo(transport, daemon);
     this.bare = bare;
     this.url = url;
@@ -233,11 +237,12 @@ export class Scenario {
   }
 
   /**
-   * Starts `nyl args...` in its own process group without waiting.
-   * Returns {child, pid, done, kill(signal) (the whole group), signal(sig) (nyl alone)}.
+   * Starts `nyl args...` in its own process group without waiting. Its TMPDIR is the scenario's,
+   * so that the scratch directories of a killed run are cleaned up with the scenario.
+   * Returns {child, pid, done, exited, kill(signal) (the whole group), signal(sig) (nyl alone), crash()}.
    */
   start(args, { env = {} } = {}) {
-    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv({ TMPDIR: this.tmp, ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     trackProcessGroup(child);
     let stdout = '';
     let stderr = '';
@@ -325,9 +330,10 @@ export class Scenario {
     return r;
   }
 
-  /** Kills every nyl this scenario started and still runs, and the slow tool of every crash. */
+  /** Kills every nyl this scenario started and still runs, and the tools of its crashes. */
   async cleanup() {
     for (const h of this.live) h.kill('SIGKILL');
+    for (const pid of this.toolPids) killPid(pid);
     for (const dir of this.slowDirs ?? []) {
       const pid = readPid(dir);
       if (pid) killPid(pid);
