@@ -13,7 +13,7 @@
  * uncertain.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { LineSplitter, supervise } from '../exec/supervise';
 import { parseDuration } from '../util/clock';
 import { DRIVER_VERSIONS } from './versions';
@@ -61,7 +61,7 @@ export const commandDriver: Driver = {
     const argv = spec.run ? spec.run.map(asProcessText) : ['sh', '-e', '-c', spec.script ?? '', `nyl:${ctx.unit}`];
     const declared: Record<string, string> = {};
     for (const [k, v] of Object.entries(spec.env ?? {})) declared[k] = asProcessText(v);
-    const outputsPath = join(ctx.scratchDir, 'outputs.json');
+    const outputsPath = ctx.outputsPath;
     const cwd = resolve(ctx.projectDir, spec.workingDir ?? '.');
     if (!existsSync(cwd)) return { result: 'failed', reason: `workingDir ${spec.workingDir ?? '.'} does not exist in the source commit`, retryable: true };
     const env: NodeJS.ProcessEnv = {

@@ -15,8 +15,10 @@ export interface DriverContext {
   rendering: Record<string, unknown>;
   /** The project directory of the source commit, materialized read-only for this run. */
   projectDir: string;
-  /** A private scratch directory for this execution. */
-  scratchDir: string;
+  /** Where the tool may write its outputs (a JSON object), passed as NYL_OUTPUTS. */
+  outputsPath: string;
+  /** A private scratch directory for this execution, created on first call. */
+  scratchDir: () => string;
   runner: ProcessRunner;
   clock: Clock;
   /** The environment tools inherit (the invoking process's, never spliced into shell text). */

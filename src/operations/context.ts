@@ -10,11 +10,12 @@ import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
 import type { Identity } from '../git/object-writer';
 import { type Checkout, openCheckout } from '../project/checkout';
-import { CommitSourceTree } from '../project/commit-tree';
-import { loadProject } from '../project/load';
+import { loadProjectAt } from '../project/project-cache';
+import { JsonCache } from '../util/json-cache';
+import { join } from 'node:path';
 import type { EnvironmentResource, Project } from '../project/types';
 import { type StateLocation, resolveLocation } from '../state/location';
-import { StateStore } from '../state/store';
+import { cacheRoot, PARSE_FORMAT, StateStore } from '../state/store';
 import type { Runtime } from '../util/runtime';
 import { resolveIdentity } from './identity';
 
@@ -66,7 +67,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
   let store: StateStore | undefined;
   try {
     const head = await resolveCommit(reader, 'HEAD', 'the checkout\'s HEAD');
-    const atHead = await loadProject(checkout.projectRoot, new CommitSourceTree(reader, head, checkout.projectPrefix));
+    const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
+    const atHead = await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache);
     const env = atHead.environments.get(req.environment);
     if (!env) {
       fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${req.environment}`, {
@@ -79,7 +81,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     const project =
       sourceCommit === head
         ? atHead
-        : await loadProject(checkout.projectRoot, new CommitSourceTree(reader, sourceCommit, checkout.projectPrefix));
+        : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
     const configured = resolveLocation(atHead, env, checkout);
     const loc: StateLocation = req.local ? { ...configured, kind: 'clone', chosenBy: `--local: the clone's own branches (configured: ${configured.url ?? 'the clone'})` } : configured;
     if (req.local) {

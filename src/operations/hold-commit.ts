@@ -45,7 +45,7 @@ export async function commitHolds(
   try {
     await rt.faults.reach('lease-acquired');
     const refs = acquired.snapshot;
-    const view = await readEnvironmentState(store.reader, loc, refs);
+    const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
     requireHoldableState(env.name, view);
     const applied = applyHolds(env.name, view.desiredUnits, view.observedUnits, holds);
     if (applied.held.length === 0 && (options.signalUpdates ?? []).length === 0) {

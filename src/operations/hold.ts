@@ -41,7 +41,7 @@ async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest):
   report.details.unit = req.unit;
   for (let attempt = 0; attempt < 50; attempt++) {
     const refs = await store.snapshot();
-    const view = await readEnvironmentState(store.reader, loc, refs);
+    const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
     requireHoldableState(env.name, view);
     if (attempt === 0) await store.requireNoUnpublishedWork(refs);
     const d = view.desiredUnits.get(req.unit);

@@ -20,7 +20,7 @@ import { leaseRef, runsPrefix, signalsPrefix } from '../state/location';
 import { publishTransition } from '../state/publish';
 import { coordinationUpdates, takeOver } from '../run/takeover';
 import { buildTransitions, changedUnits } from '../run/transition-plan';
-import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '../state/read';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
@@ -132,7 +132,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     const author = opened.author!;
     await store.ensureOpen();
     let refs = await store.snapshot();
-    let view = await readEnvironmentState(store.reader, loc, refs);
+    let view = await readEnvironmentState(store.reader, loc, refs, store.cache);
     let generation = requireActiveState(env.name, view, loc);
     await store.requireNoUnpublishedWork(refs);
 
@@ -191,7 +191,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     try {
       await rt.faults.reach('lease-acquired');
       if (acquired.snapshot.get(loc.desiredRef) !== refs.get(loc.desiredRef) || acquired.snapshot.get(loc.observedRef) !== refs.get(loc.observedRef)) {
-        view = await readEnvironmentState(store.reader, loc, acquired.snapshot);
+        view = await readEnvironmentState(store.reader, loc, acquired.snapshot, store.cache);
         generation = requireActiveState(env.name, view, loc);
       }
       refs = acquired.snapshot;
@@ -331,6 +331,10 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       });
       finished = true;
       report.committed = transitions.length > 0;
+      await Promise.all([
+        primeUnitDocs(store.reader, loc, published.commits.get(loc.desiredRef), finalDesired, store.cache),
+        primeUnitDocs(store.reader, loc, published.commits.get(loc.observedRef), engine.observed, store.cache),
+      ]);
       report.desired = published.refs.get(loc.desiredRef);
       report.observed = published.refs.get(loc.observedRef);
       report.details.held = holds.held;

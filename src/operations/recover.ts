@@ -120,7 +120,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
         fail('NYL-RECOVER-NOTHING', `the lease of ${envName} is no longer broken: another importer imported its run`, { env: envName });
       }
       const refs = acquired.snapshot;
-      const view = await readEnvironmentState(store.reader, loc, refs);
+      const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
       const state = view.state;
       if (!state || state.status !== 'active') {
         const finding = !state

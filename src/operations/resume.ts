@@ -31,7 +31,7 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
     const report = stateOperationReport('resume', env.name);
     report.details.unit = req.unit;
     const refs0 = await store.snapshot();
-    const view0 = await readEnvironmentState(store.reader, loc, refs0);
+    const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
     requireHoldableState(env.name, view0);
     await store.requireNoUnpublishedWork(refs0);
     const check = (view: typeof view0) => {
@@ -58,7 +58,7 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
     let landed = false;
     try {
       const refs = acquired.snapshot;
-      const view = refs === refs0 ? view0 : await readEnvironmentState(store.reader, loc, refs);
+      const view = refs === refs0 ? view0 : await readEnvironmentState(store.reader, loc, refs, store.cache);
       requireHoldableState(env.name, view);
       const next = check(view);
       if (!next) {

@@ -96,7 +96,7 @@ export async function status(rt: Runtime, req: StatusRequest): Promise<StatusRep
       throw error;
     }
     const refs = await store.snapshot();
-    const view = await readEnvironmentState(store.reader, loc, refs);
+    const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
     if (view.desiredOid) report.desired = view.desiredOid;
     if (view.observedOid) report.observed = view.observedOid;
     const lease = await readLease(store, refs);

@@ -285,7 +285,10 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
         if (!driver) {
           outcome = { result: 'failed', reason: `no driver for kind ${r.unit.kind} yet`, retryable: true };
         } else {
-          const scratchDir = mkdtempSync(join(scratchRoot!, `${name}-`));
+          const root = scratchRoot!;
+          let scratch: string | undefined;
+          // Files and directories per unit cost syscalls for every unit; most drivers need none.
+          const scratchDir = () => (scratch ??= mkdtempSync(join(root, `${name}-`)));
           outcome = await driver.execute({
             environment: env.name,
             unit: name,
@@ -294,6 +297,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
             kind: r.unit.kind,
             rendering: r.rendering,
             projectDir: projectDir!,
+            outputsPath: join(root, `${name}.outputs.json`),
             scratchDir,
             runner: rt.runner,
             clock: rt.clock,

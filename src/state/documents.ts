@@ -2,7 +2,8 @@
  * The documents Nyl keeps on the state refs (DESIGN.md section 2) and their YAML form.
  * YAML with sorted keys, so that `git log -p` of a state branch reads as a review.
  */
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
+import { emitYaml } from './yaml-emit';
 
 export const API_VERSION = 'nyl.io/v1';
 
@@ -81,7 +82,7 @@ export interface ObservedUnitDoc {
 }
 
 export function toYaml(value: unknown): string {
-  return stringify(value, { sortMapEntries: true, lineWidth: 0 });
+  return emitYaml(value);
 }
 
 export function fromYaml<T>(text: string): T {

@@ -3,7 +3,8 @@
  * store's batch reader: one tree read per directory and all unit files concurrently.
  */
 import { fail } from '../errors/diagnostic';
-import type { BatchReader } from '../git/batch-reader';
+import { type BatchReader, parseTree } from '../git/batch-reader';
+import type { JsonCache } from '../util/json-cache';
 import { type DesiredUnitDoc, type EnvironmentStateDoc, type ObservedUnitDoc, fromYaml } from './documents';
 import { type StateLocation, statePathOf } from './location';
 import type { RefSnapshot } from './store';
@@ -24,27 +25,35 @@ export async function readStateDoc(reader: BatchReader, loc: StateLocation, comm
   return fromYaml<EnvironmentStateDoc>(blob.content.toString());
 }
 
-export async function readUnitDocs<T>(reader: BatchReader, loc: StateLocation, commit: string | undefined): Promise<Map<string, T>> {
+/**
+ * Reads every units/NAME.yaml of a state commit. The parsed documents of a units tree are cached
+ * by the tree's object id: a run that finds nothing to do reads one tree and one JSON file per
+ * ref instead of parsing a YAML document per unit.
+ */
+export async function readUnitDocs<T>(reader: BatchReader, loc: StateLocation, commit: string | undefined, cache?: JsonCache): Promise<Map<string, T>> {
   const units = new Map<string, T>();
   if (!commit) return units;
-  const entries = await reader.readTree(`${commit}:${statePathOf(loc, 'units')}`);
-  if (!entries) return units;
-  const files = entries.filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+  const treeObject = await reader.read(`${commit}:${statePathOf(loc, 'units')}`);
+  if (!treeObject || treeObject.type !== 'tree') return units;
+  const cached = cache?.get<[string, T][]>('units', treeObject.oid);
+  if (cached) return new Map(cached);
+  const files = parseTree(treeObject.content).filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
   const blobs = await reader.readMany(files.map((e) => e.oid));
   files.forEach((e, i) => {
     const blob = blobs[i];
     if (blob) units.set(e.name.slice(0, -'.yaml'.length), fromYaml<T>(blob.content.toString()));
   });
+  cache?.set('units', treeObject.oid, [...units]);
   return units;
 }
 
-export async function readEnvironmentState(reader: BatchReader, loc: StateLocation, refs: RefSnapshot): Promise<EnvironmentStateView> {
+export async function readEnvironmentState(reader: BatchReader, loc: StateLocation, refs: RefSnapshot, cache?: JsonCache): Promise<EnvironmentStateView> {
   const desiredOid = refs.get(loc.desiredRef);
   const observedOid = refs.get(loc.observedRef);
   const [state, desiredUnits, observedUnits] = await Promise.all([
     readStateDoc(reader, loc, desiredOid),
-    readUnitDocs<DesiredUnitDoc>(reader, loc, desiredOid),
-    readUnitDocs<ObservedUnitDoc>(reader, loc, observedOid),
+    readUnitDocs<DesiredUnitDoc>(reader, loc, desiredOid, cache),
+    readUnitDocs<ObservedUnitDoc>(reader, loc, observedOid, cache),
   ]);
   if (state && state.environment !== loc.environment) {
     // Two environments configured onto the same refs without their own `path` would share state.
@@ -58,4 +67,11 @@ export async function readEnvironmentState(reader: BatchReader, loc: StateLocati
   if (observedOid) view.observedOid = observedOid;
   if (state) view.state = state;
   return view;
+}
+
+/** Records the documents a transition just wrote, so the next read of that tree parses nothing. */
+export async function primeUnitDocs<T>(reader: BatchReader, loc: StateLocation, commit: string | undefined, docs: Map<string, T>, cache: JsonCache): Promise<void> {
+  if (!commit) return;
+  const treeObject = await reader.read(`${commit}:${statePathOf(loc, 'units')}`);
+  if (treeObject?.type === 'tree') cache.set('units', treeObject.oid, [...docs]);
 }

@@ -17,12 +17,16 @@ import { BatchReader } from '../git/batch-reader';
 import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
 import type { Checkout } from '../project/checkout';
+import { JsonCache } from '../util/json-cache';
 import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
 
 /** Remote ref values as last read; absent refs are missing from the map. */
 export type RefSnapshot = Map<string, string>;
 
 const MIRROR = 'refs/nyl-mirror/';
+
+/** Raise when the shape of cached parsed documents changes. */
+export const PARSE_FORMAT = 'v1';
 
 export function cacheRoot(env: NodeJS.ProcessEnv): string {
   if (env.NYL_CACHE_DIR) return env.NYL_CACHE_DIR;
@@ -55,6 +59,8 @@ export class StateStore {
   /** Where objects are read and written. */
   readonly workDir: string;
   readonly reader: BatchReader;
+  /** Parsed state documents by Git object id. */
+  readonly cache: JsonCache;
   private readonly mirrored: boolean;
 
   constructor(
@@ -78,6 +84,7 @@ export class StateStore {
       this.mirrored = true;
     }
     this.reader = this.workDir === checkout.workTree ? checkoutReader : new BatchReader(git, this.workDir);
+    this.cache = new JsonCache(join(cacheRoot(env), 'parsed'), PARSE_FORMAT);
   }
 
   /** The refs this environment's state consists of, as remote names. */

@@ -1,0 +1,54 @@
+/**
+ * Loads the project of a commit, reusing the validated result of an earlier load of the same
+ * project tree: the key is the Git object id of the project's directory, which changes with any
+ * file in it. Parsing and validating a large nyl.yaml is the most expensive part of a run that
+ * finds nothing to do.
+ */
+import type { BatchReader } from '../git/batch-reader';
+import type { JsonCache } from '../util/json-cache';
+import { CommitSourceTree } from './commit-tree';
+import { loadProject } from './load';
+import type { Project } from './types';
+
+interface ProjectJson {
+  name?: string;
+  environments: [string, unknown][];
+  repositories: [string, unknown][];
+  groups: [string, unknown][];
+  units: [string, unknown][];
+}
+
+function toJson(p: Project): ProjectJson {
+  const out: ProjectJson = {
+    environments: [...p.environments],
+    repositories: [...p.repositories],
+    groups: [...p.groups],
+    units: [...p.units],
+  };
+  if (p.name !== undefined) out.name = p.name;
+  return out;
+}
+
+function fromJson(root: string, j: ProjectJson): Project {
+  const p = {
+    root,
+    environments: new Map(j.environments),
+    repositories: new Map(j.repositories),
+    groups: new Map(j.groups),
+    units: new Map(j.units),
+  } as Project;
+  if (j.name !== undefined) p.name = j.name;
+  return p;
+}
+
+export async function loadProjectAt(root: string, reader: BatchReader, commit: string, prefix: string, cache: JsonCache): Promise<Project> {
+  const tree = await reader.read(`${commit}:${prefix}`);
+  const key = tree?.type === 'tree' ? tree.oid : undefined;
+  if (key) {
+    const cached = cache.get<ProjectJson>('project', key);
+    if (cached) return fromJson(root, cached);
+  }
+  const project = await loadProject(root, new CommitSourceTree(reader, commit, prefix));
+  if (key) cache.set('project', key, toJson(project));
+  return project;
+}

@@ -1,0 +1,29 @@
+// The state documents' YAML emitter must read back as the same data through a YAML 1.2 parser.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parse } from 'yaml';
+import { emitYaml } from '../../dist/state/yaml-emit.js';
+
+const tricky = ['', ' lead', 'trail ', '#x', '- x', 'a: b', 'trail:', 'a:b', '12:30', '1:2:3', 'true', 'True', 'NULL', '~', 'yes', 'n', 'on',
+  '1', '-1', '+1', '1e5', '0x1F', '0o17', '.5', '1.', '.inf', '-.inf', '.nan', '1_000', '01a22a60-ff32', 'sha256:abc', '2026-11-30T02:55:30Z',
+  'multi\nline', 'tab\there', 'quote"d', "single'd", 'back\\slash', 'ünïcödé', '@at', '`tick', '%pct', '!bang', '&amp', '*star', '|pipe', '>gt', '[x]', '{x}', 'a, b', 'x # y'];
+
+test('every tricky string round-trips as a value and as a key', () => {
+  for (const s of tricky) {
+    const doc = { [s]: s, list: [s] };
+    assert.deepEqual(parse(emitYaml(doc)), doc, JSON.stringify(s));
+  }
+});
+
+test('nested collections, empties, numbers, booleans and null round-trip; keys are sorted', () => {
+  const doc = { z: 1, a: [1, 'two', { c: [], b: {} }, [], [[1], 2]], m: { deep: { deeper: [{ x: null, y: false }] } }, n: -3.25, t: true };
+  const text = emitYaml(doc);
+  assert.deepEqual(parse(text), doc);
+  assert.deepEqual(text.split('\n').filter((l) => /^\S/.test(l)).map((l) => l.split(':')[0].replace(/"/g, '')), ['a', 'm', 'n', 't', 'z']);
+});
+
+test('undefined members are left out, like JSON', () => {
+  assert.deepEqual(parse(emitYaml({ a: undefined, b: 1 })), { b: 1 });
+  assert.equal(emitYaml({}), '{}\n');
+  assert.equal(emitYaml([]), '[]\n');
+});
