@@ -21,6 +21,12 @@ export async function run() {
   if (executed > 0) throw new Error(`a no-op reconcile executed ${executed} units`);
   const wall = summary(runs.map((r) => r.ms));
   const stats = runs[runs.length - 1].stats;
+  // For reference: the same no-op with an empty NYL_CACHE_DIR each time (nothing parsed before),
+  // as on a fresh machine or CI runner.
+  const coldRuns = await repeat(reps(3, 1), () =>
+    retryKilled('cold no-op reconcile', () => nyl({ ...p, cache: tempDir('cold-cache') }, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS])),
+  );
+  const cold = summary(coldRuns.map((r) => r.ms));
 
   // Floor: list the remote's refs, then fetch the state refs (desired, observed, coordination
   // refs of dev) into a scratch bare repository that has none of their objects yet.
@@ -48,6 +54,7 @@ export async function run() {
       { name: 'no-op reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
       { name: 'git processes', value: stats?.processes, unit: 'count' },
       { name: 'pushes', value: stats?.pushes, unit: 'count' },
+      { name: 'same, empty NYL_CACHE_DIR (info)', value: cold.median, unit: 'ms', cpu: cpuMedian(coldRuns), spread: cold },
       { name: `floor: ls-remote + fetch of ${refs.length} refs`, value: floor.median, unit: 'ms', cpu: cpuMedian(floorRuns), spread: floor },
       { name: '  of which ls-remote', value: summary(floorRuns.map((r) => r.lsRemote)).median, unit: 'ms' },
       { name: '  of which fetch', value: summary(floorRuns.map((r) => r.fetch)).median, unit: 'ms' },

@@ -247,6 +247,11 @@ export class LeaseHandle {
     return leaseRef(this.store.loc);
   }
 
+  /** The deadline of the lease as last pushed: past it, another importer may take it over. */
+  get deadlineMs(): number {
+    return Date.parse(this.record.deadline);
+  }
+
   /** Runs fn with the current lease oid, serialized with renewals. */
   exclusive<T>(fn: (leaseOid: string) => Promise<T>): Promise<T> {
     const next = this.chain.then(() => fn(this.oid));

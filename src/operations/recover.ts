@@ -55,7 +55,7 @@ function keyOf(d: DesiredUnitDoc | undefined): string | undefined {
 }
 
 /** Every checkpoint of the unit that a run ref or evidence ref holds, newest run first. */
-async function listEvidence(store: StateStore, refs: RefSnapshot, unit: string, desired: DesiredUnitDoc | undefined): Promise<EvidenceEntry[]> {
+async function listEvidence(store: StateStore, refs: RefSnapshot, unit: string, desired: DesiredUnitDoc | undefined, resolvedKey: string | undefined): Promise<EvidenceEntry[]> {
   const prefix = runsPrefix(store.loc);
   const sources: { run: string; oid: string; source: 'run' | 'evidence' }[] = [];
   for (const [ref, oid] of refs) if (ref.startsWith(prefix)) sources.push({ run: ref.slice(prefix.length), oid, source: 'run' });
@@ -74,7 +74,7 @@ async function listEvidence(store: StateStore, refs: RefSnapshot, unit: string, 
       result,
       executionKey: d.executionKey,
       uid: d.uid,
-      acceptable: !held && result === 'receipt' && d.uid === desired?.uid && d.executionKey === key,
+      acceptable: !held && result === 'receipt' && d.uid === desired?.uid && d.executionKey === key && (resolvedKey === undefined || resolvedKey === key),
     });
   });
   return entries.sort((a, b) => b.run.localeCompare(a.run) || a.source.localeCompare(b.source));
@@ -164,7 +164,8 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
         const d = desired.get(name);
         const o = observed.get(name);
         if (!d && !o) fail('NYL-UNIT-UNKNOWN', `the state of ${envName} holds no unit ${name}`, { env: envName, unit: name });
-        const evidence = await listEvidence(store, refs, name, d);
+        const now = resolveEnvironment({ project: opened.project, env, generation: state.generation, desired, observed, sourceCommit: opened.sourceCommit }).units.get(name);
+        const evidence = await listEvidence(store, refs, name, d, now?.executionKey);
         report.details.unit = name;
         report.details.evidence = evidence;
         if (o?.condition) report.details.condition = o.condition;
@@ -194,7 +195,6 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
           if (!run || !cp?.checkpoint) {
             refuse('NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${name}`, name);
           }
-          const now = resolveEnvironment({ project: opened.project, env, generation: state.generation, desired, observed, sourceCommit: opened.sourceCommit }).units.get(name);
           const wanted = keyOf(d);
           if (cp.uid !== d?.uid || cp.executionKey !== wanted || (now?.executionKey !== undefined && now.executionKey !== wanted)) {
             const why = cp.uid !== d?.uid || cp.executionKey !== wanted

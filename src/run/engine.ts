@@ -224,6 +224,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const stopReason = (): string | undefined => {
     if (rt.cancel.aborted) return 'not started: the run was cancelled';
     if (input.lease.lost) return 'not started: the run lost its lease';
+    // A holder that could not renew stops starting units before its lease can be taken over.
+    if (rt.clock.now() >= input.lease.deadlineMs) return 'not started: the run could not renew its lease before its deadline';
     if (result.stoppedAfter) return `not started: --fail-fast stopped the run after ${result.stoppedAfter}`;
     return undefined;
   };

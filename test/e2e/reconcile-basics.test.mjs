@@ -142,8 +142,10 @@ describe('failures', () => {
     assert.deepEqual([...body.executed].sort(), ['alone', 'next']);
 
     // The same in JSON: waits name the pointer, the unit and the reason. The failed unit is retried.
+    const mid = stateCounts(ctx.bare);
     const again = reconcile(ctx.project, ['-o', 'json']);
     assert.equal(again.code, 3, again.stderr);
+    assert.deepEqual(stateCounts(ctx.bare), { desired: mid.desired, observed: mid.observed + 1 }, 'a commit only on the ref that changed');
     assert.deepEqual(logLines(ctx.log, { clear: true }), ['broken'], 'only the failed unit is retried');
     assert.deepEqual(results(again.json), { broken: 'failed', report: 'blocked', summary: 'blocked', alone: 'current', next: 'current' });
     assert.deepEqual(again.json.units.report.waits, [{ pointer: '/dependsOn/0', unit: 'broken', reason: 'no-current-receipt' }]);

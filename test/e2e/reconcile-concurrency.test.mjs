@@ -54,7 +54,7 @@ describe('--concurrency', () => {
     assert.equal(r4.code, 0, r4.stderr);
     const t4 = timing(parallel.log);
     assert.equal(t4.maxRunning, 4, JSON.stringify(t4));
-    assert.ok(t4.span >= 0.45 && t4.span < 0.9, `span ${t4.span}s`);
+    assert.ok(t4.span >= 0.45 && t4.span < 1.0, `span ${t4.span}s`);
 
     const serial = setup(four);
     const r1 = reconcile(serial.project, ['--concurrency', '1', '-o', 'json']);
@@ -80,21 +80,34 @@ describe('--concurrency', () => {
     assert.deepEqual(starts, ['alpha', 'bravo', 'charlie', 'delta']);
   });
 
+  test('names break ties within a later wave too: units that become ready together start in name order', () => {
+    // Wave 1: a, zz. Wave 2: b (after zz) and z (after a), ready together: b starts first,
+    // although the dependency order (a, zz, z, b) lists z first.
+    const ctx = setup((log) => ({
+      a: logs(log, 'a'),
+      zz: logs(log, 'zz'),
+      z: `dependsOn: [a]\n${logs(log, 'z')}`,
+      b: `dependsOn: [zz]\n${logs(log, 'b')}`,
+    }));
+    const r = reconcile(ctx.project, ['--concurrency', '1', '-o', 'json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(logLines(ctx.log), ['a', 'zz', 'b', 'z']);
+    assert.deepEqual(r.json.unitOrder, ['a', 'zz', 'b', 'z']);
+  });
+
   test(
-    'names break ties within a later wave too: units that become ready together start in name order',
-    { todo: 'bug: within a wave the engine dispatches in global Kahn order (z before b), not by name' },
+    "the name order does not depend on the user's locale",
+    { todo: 'bug: engine sorts a wave with localeCompare: under LC_ALL=da_DK.UTF-8 "aa" starts after "z" (code-unit order elsewhere)' },
     () => {
-      // Wave 1: a, zz. Wave 2: b (after zz) and z (after a), ready together: b starts first.
-      const ctx = setup((log) => ({
-        a: logs(log, 'a'),
-        zz: logs(log, 'zz'),
-        z: `dependsOn: [a]\n${logs(log, 'z')}`,
-        b: `dependsOn: [zz]\n${logs(log, 'b')}`,
-      }));
-      const r = reconcile(ctx.project, ['--concurrency', '1', '-o', 'json']);
-      assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(logLines(ctx.log), ['a', 'zz', 'b', 'z']);
-      assert.deepEqual(r.json.unitOrder, ['a', 'zz', 'b', 'z']);
+      // Under Danish collation "aa" sorts after "z", under Lithuanian "y" before "k"; names are
+      // ref and path components, so their order must be the same on every machine.
+      for (const locale of ['da_DK.UTF-8', 'lt_LT.UTF-8']) {
+        const ctx = setup((log) => Object.fromEntries(['z', 'y', 'k', 'b', 'aa'].map((n) => [n, logs(log, n)])));
+        const r = reconcile(ctx.project, ['--concurrency', '1', '-o', 'json'], { env: { LC_ALL: locale, LANG: locale } });
+        assert.equal(r.code, 0, r.stderr);
+        assert.deepEqual(logLines(ctx.log), ['aa', 'b', 'k', 'y', 'z'], locale);
+        assert.deepEqual(r.json.unitOrder, ['aa', 'b', 'k', 'y', 'z'], locale);
+      }
     },
   );
 });

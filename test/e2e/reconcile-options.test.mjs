@@ -165,12 +165,59 @@ describe('--fail-fast', () => {
     assert.deepEqual(next.json.warnings.map((w) => w.code), []);
   });
 
+  test('units already running when the first failure comes finish and are recorded', () => {
+    const ctx = setup((log) => ({
+      broken: `script: 'echo broken >> ${log}; exit 1'`,
+      slow: logs(log, 'slow-start', `sleep 1; echo slow-end >> ${log}`),
+      tail1: logs(log, 'tail1'),
+      tail2: logs(log, 'tail2'),
+    }));
+    const r = reconcile(ctx.project, ['--fail-fast', '--concurrency', '2', '-o', 'json']);
+    assert.equal(r.code, 3, r.stderr);
+    assert.deepEqual(logLines(ctx.log).sort(), ['broken', 'slow-end', 'slow-start']);
+    assert.deepEqual(results(r.json), { broken: 'failed', slow: 'executed', tail1: 'blocked', tail2: 'blocked' });
+    assert.deepEqual(r.json.warnings.map((w) => w.code), ['NYL-RUN-STOPPED']);
+    const slow = parseYaml(git(ctx.bare, 'show', 'refs/heads/nyl/dev/observed:units/slow.yaml'));
+    assert.equal(slow.receipt.executionKey, r.json.units.slow.executionKey, 'the running unit got its receipt');
+    assert.deepEqual(refsUnder(ctx.bare, 'refs/nyl/'), {});
+  });
+
   test('a run with --fail-fast and no failure is an ordinary run', () => {
     const ctx = setup((log) => ({ one: logs(log, 'one'), two: `dependsOn: [one]\n${logs(log, 'two')}` }));
     const r = reconcile(ctx.project, ['--fail-fast', '-o', 'json']);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(logLines(ctx.log), ['one', 'two']);
     assert.deepEqual(r.json.warnings, []);
+  });
+});
+
+describe('exit codes', () => {
+  test('the most severe wins: a failure (3) over an error (1), an error (1) over a blocked unit (2)', () => {
+    const units = (brokenFixed) => (log) => ({
+      database: ['script: |', `  echo database >> ${log}`, `  echo '{"url": "pg://db"}' > "$NYL_OUTPUTS"`].join('\n'),
+      // References an output database never writes: an error of this unit only.
+      migrate: `env: {U: "\${{ units.database.outputs.nokey }}"}\nscript: 'echo migrate >> ${log}'`,
+      waiter: `dependsOn: [migrate]\n${logs(log, 'waiter')}`,
+      broken: brokenFixed ? logs(log, 'broken') : `script: 'echo broken >> ${log}; exit 1'`,
+    });
+    const ctx = setup(units(false));
+    const failed = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(failed.code, 3, failed.stdout + failed.stderr);
+    assert.deepEqual(codes(failed), ['NYL-SOURCE-INVALID']);
+    assert.equal(failed.json.errors[0].location.pointer, '/spec/env/U');
+    assert.deepEqual(results(failed.json), { database: 'executed', migrate: 'blocked', waiter: 'blocked', broken: 'failed' });
+    assert.deepEqual(logLines(ctx.log, { clear: true }).sort(), ['broken', 'database']);
+
+    changeUnits(ctx, units(true));
+    const error = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(error.code, 1, error.stdout + error.stderr);
+    assert.deepEqual(results(error.json), { database: 'current', migrate: 'blocked', waiter: 'blocked', broken: 'executed' });
+    assert.deepEqual(logLines(ctx.log), ['broken']);
+
+    // Only the named units count: the blocked waiter alone is exit 2.
+    const named = reconcile(ctx.project, ['--unit', 'waiter', '-o', 'json']);
+    assert.equal(named.code, 2, named.stdout + named.stderr);
+    assert.deepEqual(results(named.json), { waiter: 'blocked' });
   });
 });
 

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import {
-  BUG_RECOVER_DONE_WITHOUT_IMPORT,
   DESIRED,
   ENV,
   LEASE,
@@ -223,7 +222,7 @@ describe('recover -e imports a broken run', () => {
     }
   });
 
-  test('a recover that finds the break already imported when it takes the lease imports nothing and says so', async (t) => {
+  test('a recover that finds the break already imported when it takes the lease imports nothing and says so', async () => {
     // Deterministic interleaving: the late recover read the broken lease, its lease push waits in a
     // pre-receive hook while another recover imports the run; then its push is rejected and it
     // takes a fresh lease.
@@ -243,10 +242,9 @@ describe('recover -e imports a broken run', () => {
       sc.record('late recover');
       assert.deepEqual(sc.refs(), afterFirst, 'the late recover wrote nothing');
       assert.equal(r.json?.details?.leaseBroken, undefined, describeResult(r));
-      await t.test('it refuses NYL-RECOVER-NOTHING instead of reporting done', { todo: BUG_RECOVER_DONE_WITHOUT_IMPORT }, () => {
-        assert.equal(r.code, 1, describeResult(r));
-        assert.deepEqual(errorCodes(r), ['NYL-RECOVER-NOTHING']);
-      });
+      // It refuses NYL-RECOVER-NOTHING instead of reporting done.
+      assert.equal(r.code, 1, describeResult(r));
+      assert.deepEqual(errorCodes(r), ['NYL-RECOVER-NOTHING']);
     } finally {
       await sc.cleanup();
     }

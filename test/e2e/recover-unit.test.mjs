@@ -7,9 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
 import {
-  BUG_ACCEPT_EVIDENCE_SHADOWS_RUN,
-  BUG_ACCEPT_STALE_DESIRED,
-  BUG_REFUSAL_WITHOUT_EVIDENCE,
+  BUG_EVIDENCE_ACCEPTABLE_STALE,
   ENV,
   EVIDENCE,
   RUNS,
@@ -75,14 +73,15 @@ describe('recover --unit --accept', () => {
     return { sc, k, l };
   }
 
-  test('the evidence listing: every checkpoint in run and evidence refs, newest run first, with result, key and acceptable', async (t) => {
+  test('the evidence listing: every checkpoint in run and evidence refs, newest run first, with result, key and acceptable', async () => {
     const { sc, k, l } = await twoRuns();
     try {
       assert.deepEqual(evidenceRefsOf(sc, 'slow'), [`${EVIDENCE}slow/${k}`, `${EVIDENCE}slow/${l}`]);
       assert.ok(sc.refs()[`${RUNS}${l}`], 'the late checkpoint of L waits in its run ref');
       const missing = await sc.ok(recoverUnit('slow', '--accept', k, '--reason', 'r'), 1);
       assert.deepEqual(errorCodes(missing), ['NYL-RECOVER-CHECKPOINT-MISSING'], 'K has no checkpoint of slow');
-      const evidence = missing.json.details?.evidence ?? missing.json.errors[0].data?.evidence;
+      // A refusal reports the listing under details.evidence, as the report would.
+      const evidence = missing.json.details?.evidence;
       assert.ok(Array.isArray(evidence), describeResult(missing));
       const runs = evidence.map((e) => e.run);
       assert.deepEqual([...runs].sort().reverse(), runs, `newest run first: ${JSON.stringify(evidence)}`);
@@ -97,9 +96,6 @@ describe('recover --unit --accept', () => {
         assert.equal(e.acceptable, false, JSON.stringify(e));
         assert.match(e.executionKey, /^sha256:/);
       }
-      await t.test('a refusal reports the listing under details.evidence', { todo: BUG_REFUSAL_WITHOUT_EVIDENCE }, () => {
-        assert.ok(Array.isArray(missing.json.details?.evidence), JSON.stringify(missing.json.details));
-      });
 
       // --retry lists the same evidence in its report and deletes the evidence refs with the condition.
       const retry = await sc.ok(recoverUnit('slow', '--retry', '--reason', 'checked'));
@@ -112,14 +108,21 @@ describe('recover --unit --accept', () => {
     }
   });
 
-  test('--accept of a run whose late receipt waits in its run ref adopts it', async (t) => {
+  test('--accept of a run whose late receipt waits in its run ref adopts it', async () => {
     const { sc, l } = await twoRuns();
     try {
-      const r = await sc.nyl(recoverUnit('slow', '--accept', l, '--reason', 'L finished after losing its lease'));
-      await t.test('adopted, although an evidence ref of the same run holds only its start', { todo: BUG_ACCEPT_EVIDENCE_SHADOWS_RUN }, () => {
-        assert.equal(r.code, 0, describeResult(r));
-        assert.equal(sc.observedDoc('slow').receipt?.run, l);
-      });
+      // Adopted, although an evidence ref of the same run holds only its start.
+      const r = await sc.ok(recoverUnit('slow', '--accept', l, '--reason', 'L finished after losing its lease'));
+      assert.equal(sc.observedDoc('slow').receipt?.run, l);
+      assert.equal(sc.observedDoc('slow').condition, undefined);
+      assert.deepEqual(evidenceRefsOf(sc, 'slow'), [], 'no uncertain unit needs the evidence any more');
+      assert.ok(sc.refs()[`${RUNS}${l}`], 'recover --unit deletes no run ref');
+      // The next reconcile imports L's run ref: the receipt stays L's, slow does not run again.
+      await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
+      assert.equal(sc.observedDoc('slow').receipt?.run, l);
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(summary.counts, { slow: 2, after: 1 }, 'K and L ran slow; nothing after the accept');
+      assert.equal(r.json.result, 'done');
     } finally {
       await sc.cleanup();
     }
@@ -201,18 +204,21 @@ describe('recover --unit --accept', () => {
       const lateKey = sc.readRunCommit(sc.refs()[`${EVIDENCE}slow/${run}`]).units.get('slow').executionKey;
       assert.notEqual(nowKey, lateKey, 'the source change gives slow another execution key');
 
-      const r = await sc.nyl(recoverUnit('slow', '--accept', run, '--reason', 'r'));
-      await t.test('refused: the checkpoint is not for what slow runs now', { todo: BUG_ACCEPT_STALE_DESIRED }, () => {
-        assert.equal(r.code, 1, describeResult(r));
-        assert.deepEqual(errorCodes(r), ['NYL-RECOVER-KEY-MISMATCH']);
-        const entry = (r.json.details?.evidence ?? r.json.errors[0]?.data?.evidence ?? []).find((e) => e.run === run);
-        assert.equal(entry?.acceptable, false);
+      // Refused: the checkpoint is not for what slow runs now.
+      const refs = sc.refs();
+      const r = await sc.ok(recoverUnit('slow', '--accept', run, '--reason', 'r'), 1);
+      assert.deepEqual(errorCodes(r), ['NYL-RECOVER-KEY-MISMATCH'], describeResult(r));
+      assert.deepEqual(sc.refs(), refs, 'nothing written');
+      await t.test('the evidence listing does not call that checkpoint acceptable', () => {
+        const entry = (r.json.details?.evidence ?? []).find((e) => e.run === run && e.result === 'receipt');
+        assert.ok(entry, JSON.stringify(r.json.details));
+        assert.equal(entry.acceptable, false, `--accept refuses it: ${JSON.stringify(entry)}`);
       });
-      if (r.code === 0) {
-        // What the adoption is worth: the receipt is for the old source, so slow runs again.
-        const next = await sc.nyl(['reconcile', '-e', ENV, '-o', 'json']);
-        t.diagnostic(`after the accept, the next reconcile: slow ${next.json?.units?.slow?.result}, exit ${next.code}`);
-      }
+      // --retry runs slow again for the new source.
+      await sc.ok(recoverUnit('slow', '--retry', '--reason', 'run version 2'));
+      await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(summary.counts, { slow: 2, after: 1 });
     } finally {
       await sc.cleanup();
     }

@@ -34,7 +34,7 @@ export function projectYaml(url, units, envExtra = '') {
  * Creates a project whose environment dev keeps state in a new file:// bare repository (or `url`)
  * with Command units `units` ({name: specLines}, or a function (log) -> that map), and runs
  * `nyl state init -e dev` unless init is false.
- * Returns { project, bare, url, dir, log }.
+ * envExtra: more lines of the Environment's spec. Returns { project, bare, url, dir, log, envExtra }.
  */
 export function setup(units, { url, bare, init = true, envExtra = '' } = {}) {
   const s = scratch();
@@ -46,13 +46,13 @@ export function setup(units, { url, bare, init = true, envExtra = '' } = {}) {
     const r = nyl(project, ['state', 'init', '-e', 'dev']);
     if (r.code !== 0) throw new Error(`state init failed (${r.code}): ${r.stdout}${r.stderr}`);
   }
-  return { project, ...state, ...s };
+  return { project, ...state, ...s, envExtra };
 }
 
-/** Rewrites nyl.yaml of the project with these units and commits it; returns the new HEAD. */
+/** Rewrites nyl.yaml of a setup() project with these units and commits it; returns the new HEAD. */
 export function changeUnits(ctx, units, message = 'change units') {
   const map = typeof units === 'function' ? units(ctx.log) : units;
-  return commitFiles(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, map) }, message);
+  return commitFiles(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, map, ctx.envExtra) }, message);
 }
 
 /** Writes files (relative paths) into the checkout and commits them; returns the new HEAD. */
