@@ -4,6 +4,7 @@
  */
 import { parse } from 'yaml';
 import { emitYaml } from './yaml-emit';
+import { NOT_EMITTED, readEmittedYaml } from './yaml-read';
 
 export const API_VERSION = 'nyl.io/v1';
 
@@ -86,7 +87,8 @@ export function toYaml(value: unknown): string {
 }
 
 export function fromYaml<T>(text: string): T {
-  return parse(text) as T;
+  const fast = readEmittedYaml(text);
+  return (fast === NOT_EMITTED ? parse(text) : fast) as T;
 }
 
 export function newStateDoc(environment: string, event: StateEvent): EnvironmentStateDoc {

@@ -27,3 +27,24 @@ test('undefined members are left out, like JSON', () => {
   assert.equal(emitYaml({}), '{}\n');
   assert.equal(emitYaml([]), '[]\n');
 });
+
+import { readEmittedYaml, NOT_EMITTED } from '../../dist/state/yaml-read.js';
+
+test('the strict reader reads back everything the emitter writes, like a YAML parser', () => {
+  const docs = [
+    Object.fromEntries(tricky.map((s, i) => [`k${i}`, s])),
+    { list: tricky, keys: Object.fromEntries(tricky.map((s) => [s, s])) },
+    { z: 1, a: [1, 'two', { c: [], b: {} }, [], [[1], 2], [{ x: 1, y: [{ z: 'w' }] }]], m: { deep: { deeper: [{ x: null, y: false }] } }, n: -3.25, big: 1e21, t: true },
+    [], {}, [{ a: 1 }, 'x', [1, [2, [3]]]],
+  ];
+  for (const doc of docs) {
+    const text = emitYaml(doc);
+    assert.deepEqual(readEmittedYaml(text), parse(text), text);
+  }
+});
+
+test('anything else is handed to the full parser', () => {
+  for (const text of ['a: 1 # comment\n', 'a: [1, 2]\n', 'a:\n\tb: 1\n', 'a: {b: 1}\n', "a: 'single'\n", 'a: |\n  block\n', '? complex\n']) {
+    assert.equal(readEmittedYaml(text), NOT_EMITTED, text);
+  }
+});
