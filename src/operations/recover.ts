@@ -7,6 +7,7 @@
  * lease broken for the next importer; one that fails before its commit lands puts the broken lease
  * back, and the run refs stay.
  */
+import { byCodeUnits } from '../util/compare';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { acquireLease, formatIdentity, type LeaseView, readLease } from '../lease/lease';
 import { executionKey } from '../project/execution-key';
@@ -77,7 +78,7 @@ async function listEvidence(store: StateStore, refs: RefSnapshot, unit: string, 
       acceptable: !held && result === 'receipt' && d.uid === desired?.uid && d.executionKey === key && (resolvedKey === undefined || resolvedKey === key),
     });
   });
-  return entries.sort((a, b) => b.run.localeCompare(a.run) || a.source.localeCompare(b.source));
+  return entries.sort((a, b) => byCodeUnits(b.run, a.run) || byCodeUnits(a.source, b.source));
 }
 
 export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOperationReport> {

@@ -2,6 +2,7 @@
  * Reads the run refs earlier runs left behind (`PREFIX/ENV/runs/RUN`) and the evidence refs a
  * takeover kept (`PREFIX/ENV/evidence/UNIT/RUN`), through the batch reader.
  */
+import { byCodeUnits } from '../util/compare';
 import { fromYaml } from '../state/documents';
 import { evidencePrefix, runsPrefix } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
@@ -42,7 +43,7 @@ export async function readRecordedRuns(store: StateStore, refs: RefSnapshot, exc
   const found = [...refs]
     .filter(([ref]) => ref.startsWith(prefix) && ref.slice(prefix.length) !== exclude)
     .map(([ref, oid]) => ({ run: ref.slice(prefix.length), ref, oid }))
-    .sort((a, b) => a.run.localeCompare(b.run));
+    .sort((a, b) => byCodeUnits(a.run, b.run));
   return Promise.all(found.map((f) => readRunCommit(store, f.run, f.ref, f.oid)));
 }
 

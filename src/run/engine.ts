@@ -7,6 +7,7 @@
  * cancellation, a lost lease and --fail-fast; a unit it then does not start is checkpointed
  * `not-started`, so an importer never mistakes it for an uncertain one.
  */
+import { byCodeUnits } from '../util/compare';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -236,7 +237,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
     for (;;) {
       await pollSignals(true);
       // Names break ties within a parallel wave.
-      const wave = assess().sort((a, b) => a.unit.name.localeCompare(b.unit.name));
+      const wave = assess().sort((a, b) => byCodeUnits(a.unit.name, b.unit.name));
       if (wave.length === 0) break;
       const stop = stopReason();
       if (stop) {

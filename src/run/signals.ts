@@ -5,6 +5,7 @@
  * deleting the signal refs in the same atomic push. Whoever deletes a signal ref (with a
  * compare-and-swap) applies it: that makes a delivered hold take effect exactly once.
  */
+import { byCodeUnits } from '../util/compare';
 import { writeCommits, type Identity } from '../git/object-writer';
 import { API_VERSION, fromYaml, toYaml } from '../state/documents';
 import { signalsPrefix } from '../state/location';
@@ -59,7 +60,7 @@ export async function writeHoldSignal(
 export async function readHoldSignals(store: StateStore, refs?: RefSnapshot): Promise<HoldSignal[]> {
   const prefix = signalsPrefix(store.loc);
   const snapshot = refs ?? (await store.snapshotPrefix(prefix));
-  const found = [...snapshot].filter(([ref]) => ref.startsWith(prefix)).sort(([a], [b]) => a.localeCompare(b));
+  const found = [...snapshot].filter(([ref]) => ref.startsWith(prefix)).sort(([a], [b]) => byCodeUnits(a, b));
   if (found.length === 0) return [];
   const blobs = await store.reader.readMany(found.map(([, oid]) => `${oid}:signal.yaml`));
   const out: HoldSignal[] = [];

@@ -5,6 +5,7 @@
  * EnvironmentGroup with shared fields that selects it, else the checkout's origin, else the
  * clone itself. A GitRepository's publishURL is used for pushes.
  */
+import { byCodeUnits } from '../util/compare';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fail } from '../errors/diagnostic';
@@ -60,7 +61,7 @@ function pickRepositorySpec(
   if (own?.repository || own?.repositoryRef) return { spec: own, chosenBy: `Environment ${env.name}` };
   const groups = [...project.groups.values()]
     .filter((g) => g.spec.shared?.state && selects(g, env))
-    .sort((a, b) => a.name.localeCompare(b.name));
+    .sort((a, b) => byCodeUnits(a.name, b.name));
   const group = groups[0];
   if (group) return { spec: group.spec.shared!.state!, chosenBy: `EnvironmentGroup ${group.name}`, shared: group.spec.shared!.state! };
   return { chosenBy: '' };

@@ -244,7 +244,7 @@ describe('a unit that never ran', () => {
     assert.equal(observedDoc(ctx.bare, 'migrate').uid, created.uid);
   });
 
-  test('the status row of a held marker is exactly the spec\'s `migrate  -  held  none  -` (no detail)', { todo: 'bug?: status prints DETAIL "held (no incarnation)" for a held marker; the spec 05 example row has an empty DETAIL' }, () => {
+  test('the status row of a held marker is exactly the spec\'s `migrate  -  held  none  -` (no detail)', () => {
     const ctx = setup((log) => ({ migrate: `script: 'echo migrate >> ${log}'` }));
     assert.equal(hold(ctx.project, 'migrate').code, 0);
     const st = status(ctx.project);
