@@ -8,7 +8,7 @@ import { acquireLease } from '../lease/lease';
 import type { RefUpdate } from '../git/refs';
 import { type AppliedHolds, applyHolds, type HoldRequest } from '../run/apply-holds';
 import { buildTransitions } from '../run/transition-plan';
-import { publishTransition } from '../state/publish';
+import { publishTransition } from '../lease/publish';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';

@@ -17,7 +17,7 @@ import { newRunDoc, RunRecordWriter } from '../run/run-record';
 import type { UnitOutcome } from '../run/unit-result';
 import { hostname } from 'node:os';
 import { leaseRef, runsPrefix, signalsPrefix } from '../state/location';
-import { publishTransition } from '../state/publish';
+import { publishTransition } from '../lease/publish';
 import { coordinationUpdates, takeOver } from '../run/takeover';
 import { buildTransitions, changedUnits } from '../run/transition-plan';
 import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '../state/read';

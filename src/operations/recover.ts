@@ -21,7 +21,7 @@ import { applyHolds } from '../run/apply-holds';
 import { readHoldSignals } from '../run/signals';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { runsPrefix } from '../state/location';
-import { publishTransition } from '../state/publish';
+import { publishTransition } from '../lease/publish';
 import { readEnvironmentState } from '../state/read';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { isoSeconds } from '../util/clock';

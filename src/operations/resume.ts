@@ -8,7 +8,7 @@ import { acquireLease, formatIdentity } from '../lease/lease';
 import type { StateOperationReport } from '../report/types';
 import { buildTransitions } from '../run/transition-plan';
 import { resumeDocument } from '../state/hold';
-import { publishTransition } from '../state/publish';
+import { publishTransition } from '../lease/publish';
 import { readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';

@@ -9,7 +9,7 @@ import { diagnostic, fail } from '../errors/diagnostic';
 import { acquireLease, formatIdentity } from '../lease/lease';
 import { type EnvironmentStateDoc, type StateEvent, newStateDoc, toYaml } from '../state/documents';
 import { describeLocation, type StateLocation } from '../state/location';
-import { publishTransition, type RefTransition } from '../state/publish';
+import { publishTransition, type RefTransition } from '../lease/publish';
 import { readStateDoc } from '../state/read';
 import { gitDirOf, type RefSnapshot, type StateStore } from '../state/store';
 import { transitionMessage } from '../state/transition';

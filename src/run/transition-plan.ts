@@ -5,7 +5,7 @@
 import { canonicalJson } from '../project/execution-key';
 import { type DesiredUnitDoc, type ObservedUnitDoc, toYaml } from '../state/documents';
 import type { StateLocation } from '../state/location';
-import type { RefTransition } from '../state/publish';
+import type { RefTransition } from '../lease/publish';
 import type { RefSnapshot } from '../state/store';
 import { type TransitionBody, transitionMessage, type Trailers } from '../state/transition';
 

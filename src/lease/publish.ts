@@ -9,10 +9,10 @@
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { type CommitSpec, type Identity, type FileContent, writeCommits } from '../git/object-writer';
 import type { RefUpdate } from '../git/refs';
-import { applyUpdates, type LeaseHandle } from '../lease/lease';
+import { applyUpdates, type LeaseHandle } from './lease';
 import type { Runtime } from '../util/runtime';
-import { statePathOf } from './location';
-import type { RefSnapshot, StateStore } from './store';
+import { statePathOf } from '../state/location';
+import type { RefSnapshot, StateStore } from '../state/store';
 
 export interface RefTransition {
   ref: string;
