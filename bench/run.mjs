@@ -12,8 +12,9 @@ import * as stateInit from './scenarios/state-init.mjs';
 import * as status1000 from './scenarios/status-1000.mjs';
 import * as reconcile500 from './scenarios/reconcile-500.mjs';
 import * as noop1000 from './scenarios/noop-1000.mjs';
+import * as takeover200 from './scenarios/takeover-200.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';

@@ -10,6 +10,7 @@ import { ownershipSet } from '../project/selectors';
 import { resolveEnvironment, type Resolution } from '../plan/resolve';
 import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, REPORT_API_VERSION } from '../report/types';
 import { runEngine } from '../run/engine';
+import { byCodeUnits } from '../util/compare';
 import { applyHolds } from '../run/apply-holds';
 import { readHoldSignals } from '../run/signals';
 import { commitHolds } from './hold-commit';
@@ -244,6 +245,13 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       for (const name of imp.recovered) {
         const o = engine.outcomes.get(name);
         if (o && !o.dispatched && o.result === 'uncertain') o.result = 'recovered';
+      }
+      // A held unit that left the ownership set is not deleted: it is reported held, its deletion pending.
+      if (!only) {
+        for (const [name, doc] of [...imp.desired].sort(([a], [b]) => byCodeUnits(a, b))) {
+          if (owned.has(name) || doc.lifecycle?.state !== 'held') continue;
+          outcomes.push({ name, kind: doc.kind ?? '-', result: 'held', detail: 'held with a pending deletion: it left the ownership set', dispatched: false });
+        }
       }
       fillUnits(report, outcomes, engine.dispatchOrder.filter((n) => !only || only.has(n)));
       report.warnings.push(...unitWarnings(env.name, outcomes));
