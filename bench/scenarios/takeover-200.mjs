@@ -4,7 +4,8 @@
 // (every checkpoint pushed, no transition commit), checked in the state repository, then
 // `nyl lease break`. Measured: the takeover `nyl reconcile -e dev -o json` (200 units imported,
 // nothing executed, no run or lease ref left) and, on other fixtures, `nyl recover -e dev` as the
-// alternative import path. Over file://, then over a local `git daemon` (BENCH_NO_DAEMON=1 skips).
+// alternative import path. Over file://, then over a local `git daemon` with receive-pack enabled
+// (BENCH_NO_DAEMON=1 skips it).
 import { join } from 'node:path';
 import {
   AUTHOR_ARGS,
@@ -89,8 +90,9 @@ async function killedReconcile(p, statePath) {
   }
   if (problems.length) {
     const e = new Error(`after the reconcile killed at ${FAULT}: ${problems.join('; ')}\n${r.stderr.slice(-1500)}`);
-    // Killed before its fault point: not by itself. retryKilled() builds a new fixture.
-    e.killedOutside = true;
+    // No run ref, or one with fewer unit files: killed before its fault point, not by itself
+    // (retryKilled() builds a new fixture). Anything else is a finding, not a retry.
+    e.killedOutside = refs.runs.length === 0 || (refs.runs.length === 1 && files.length < UNITS);
     throw e;
   }
   return { ms: r.ms, run: refs.runs[0] };
@@ -202,10 +204,16 @@ export async function run() {
         return { stateUrl: daemon.url(name), statePath };
       };
       const daemonTakeover = await repeat(n, () => takeover(makeState));
-      all.push(...daemonTakeover);
-      const f = figures('git daemon takeover reconcile', daemonTakeover);
-      metrics.push(...f.metrics);
-      details.daemonTakeover = f.stats;
+      const daemonRecover = await repeat(n, () => recover(makeState));
+      all.push(...daemonTakeover, ...daemonRecover);
+      for (const [label, runs, key] of [
+        ['git daemon takeover reconcile', daemonTakeover, 'daemonTakeover'],
+        ['git daemon recover', daemonRecover, 'daemonRecover'],
+      ]) {
+        const f = figures(label, runs);
+        metrics.push(...f.metrics);
+        details[key] = f.stats;
+      }
     } catch (error) {
       if (!/git daemon/.test(error.message)) throw error;
       log(`takeover-200: git daemon variant skipped: ${error.message.split('\n')[0]}`);
