@@ -308,7 +308,6 @@ describe('delivery to a running reconcile', () => {
 
   test(
     'a hold that paused after writing its signal while the run applies it after its lease: still exactly one effect, hold exits 0',
-    { todo: 'bug: nyl hold takes its signal back from the run\'s late-hold step, then exits 2 NYL-LEASE-HELD (lease operation hold); the run then finds no signal: the delivered hold is lost' },
     async () => {
       const ctx = chain();
       openGate(path.join(ctx.dir, 'gate'));
