@@ -1,0 +1,56 @@
+// --local (spec 01 "Local runs", spec 02 `lease break --local`): a run against the clone's own
+// state branches and lease, without fetching, pushing or taking the remote lease; online writers
+// then refuse rather than overwrite or merge the unpublished local work.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
+
+after(cleanupAll);
+
+test('reconcile --local, a killed local run, lease break --local and takeover; online writers refuse the unpublished work', async () => {
+  const bare = makeBareRepo();
+  const dir = tempDir();
+  const project = makeProject({
+    'nyl.yaml': nylYaml(
+      environment('dev', `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`),
+      command('a', `script: touch "${path.join(dir, 'a-ran')}"`),
+      command('b', `dependsOn: [a]\nscript: sleep 0.2`),
+    ),
+  });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  const remoteBefore = git(bare, 'for-each-ref', '--format=%(refname) %(objectname)');
+
+  // A local run that dies holding the clone's own lease.
+  const marker = path.join(dir, 'paused');
+  const run = nylAsync(project, ['reconcile', '-e', 'dev', '--local'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+  await waitForFile(marker);
+  run.child.kill('SIGKILL');
+  await run.done;
+  assert.ok(git(project, 'for-each-ref', 'refs/nyl/dev/lease'), 'the local lease is a ref of the clone');
+  assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'nothing reached the remote');
+
+  const held = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
+  assert.equal(held.code, 2, held.stdout);
+  assert.deepEqual(codes(held), ['NYL-LEASE-HELD']);
+
+  const broke = nyl(project, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'local run killed', '-o', 'json']);
+  assert.equal(broke.code, 0, broke.stdout + broke.stderr);
+  assert.equal(broke.json.result, 'done');
+
+  const takeover = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
+  assert.equal(takeover.code, 0, takeover.stdout + takeover.stderr);
+  assert.equal(takeover.json.units.a.result, 'executed');
+  assert.equal(takeover.json.details.leaseBroken.reason, 'local run killed');
+  assert.match(git(project, 'log', '-1', '--format=%B', 'refs/heads/nyl/dev/desired'), /leaseBroken:/);
+  assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'still nothing on the remote');
+  assert.equal(git(project, 'for-each-ref', 'refs/nyl/'), '', 'the local lease and run refs are gone');
+
+  // The clone's branches now hold receipts the remote lacks: online writers refuse.
+  const online = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(online.code, 1, online.stdout);
+  assert.deepEqual(codes(online), ['NYL-STATE-DIVERGED']);
+  assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'the refusal wrote nothing');
+});
