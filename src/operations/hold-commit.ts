@@ -3,22 +3,16 @@
  * desired commit (deleting the signal refs it applies, when a run's delivered holds are applied
  * after it released its lease). Shared by `nyl hold` and the run's late-signal step.
  */
-import { fail } from '../errors/diagnostic';
 import { acquireLease } from '../lease/lease';
 import type { RefUpdate } from '../git/refs';
 import { type AppliedHolds, applyHolds, type HoldRequest } from '../run/apply-holds';
 import { buildTransitions } from '../run/transition-plan';
 import { publishTransition } from '../lease/publish';
-import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import { readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import type { OpenedEnvironment } from './context';
-
-export function requireHoldableState(env: string, view: EnvironmentStateView): void {
-  if (!view.state) fail('NYL-STATE-MISSING', `the state of ${env} does not exist`, { env });
-  if (view.state.status === 'deleted') fail('NYL-STATE-DELETED', `the state of ${env} was deleted with \`nyl state delete\``, { env });
-  if (view.state.status === 'moved') fail('NYL-STATE-MOVED', `the state of ${env} moved to ${view.state.movedTo ?? 'another location'}`, { env, movedTo: view.state.movedTo });
-}
+import { requireActiveState } from './state-checks';
 
 export interface CommitHoldsResult {
   applied: AppliedHolds;
@@ -46,7 +40,7 @@ export async function commitHolds(
     await rt.faults.reach('lease-acquired');
     const refs = acquired.snapshot;
     const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-    requireHoldableState(env.name, view);
+    requireActiveState(env.name, view, loc);
     const applied = applyHolds(env.name, view.desiredUnits, view.observedUnits, holds);
     if (applied.held.length === 0 && (options.signalUpdates ?? []).length === 0) {
       await lease.release();

@@ -14,7 +14,8 @@ import { readEnvironmentState } from '../state/read';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
-import { commitHolds, requireHoldableState } from './hold-commit';
+import { commitHolds } from './hold-commit';
+import { requireActiveState } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface HoldRequest extends EnvironmentRequest {
@@ -42,7 +43,7 @@ async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest):
   for (let attempt = 0; attempt < 50; attempt++) {
     const refs = await store.snapshot();
     const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-    requireHoldableState(env.name, view);
+    requireActiveState(env.name, view, loc);
     if (attempt === 0) await store.requireNoUnpublishedWork(refs);
     const d = view.desiredUnits.get(req.unit);
     if (!d && !view.observedUnits.has(req.unit) && !opened.project.units.has(req.unit)) {

@@ -3,29 +3,31 @@
  * units, writes one transition commit per state ref it changes and releases the lease in the
  * same atomic push. A run with nothing to do takes no lease and writes nothing.
  */
-import { diagnostic, fail, type Diagnostic, NylError } from '../errors/diagnostic';
+import { hostname } from 'node:os';
+import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { materializeCommit } from '../git/materialize';
 import { acquireLease, formatIdentity } from '../lease/lease';
-import { ownershipSet } from '../project/selectors';
-import { resolveEnvironment, type Resolution } from '../plan/resolve';
-import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, REPORT_API_VERSION } from '../report/types';
-import { runEngine } from '../run/engine';
-import { byCodeUnits } from '../util/compare';
-import { applyHolds } from '../run/apply-holds';
-import { readHoldSignals } from '../run/signals';
-import { commitHolds } from './hold-commit';
-import { newRunDoc, RunRecordWriter } from '../run/run-record';
-import type { UnitOutcome } from '../run/unit-result';
-import { hostname } from 'node:os';
-import { leaseRef, runsPrefix, signalsPrefix } from '../state/location';
 import { publishTransition } from '../lease/publish';
+import { resolveEnvironment, type Resolution } from '../plan/resolve';
+import { ownershipSet } from '../project/selectors';
+import type { ReconcileReport } from '../report/types';
+import { applyHolds } from '../run/apply-holds';
+import { runEngine } from '../run/engine';
+import { newRunDoc, RunRecordWriter } from '../run/run-record';
+import { readHoldSignals } from '../run/signals';
 import { coordinationUpdates, takeOver } from '../run/takeover';
 import { buildTransitions, changedUnits } from '../run/transition-plan';
-import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '../state/read';
+import type { UnitOutcome } from '../run/unit-result';
+import { leaseRef, runsPrefix, signalsPrefix } from '../state/location';
+import { primeUnitDocs, readEnvironmentState } from '../state/read';
 import { isoSeconds } from '../util/clock';
+import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
-import { type EnvironmentRequest, type OpenedEnvironment, openEnvironment } from './context';
+import { type EnvironmentRequest, openEnvironment } from './context';
+import { applyLateHolds } from './late-holds';
+import { baseReport, fastPathReport, fillUnits, unitWarnings } from './reconcile-report';
+import { requireActiveState } from './state-checks';
 
 export interface ReconcileRequest extends EnvironmentRequest {
   reason?: string;
@@ -38,15 +40,6 @@ export interface ReconcileRequest extends EnvironmentRequest {
 /** How long a tool may run after a forwarded cancellation signal before it is killed. */
 const KILL_GRACE_MS = 30_000;
 
-function requireActiveState(envName: string, view: EnvironmentStateView, loc: OpenedEnvironment['loc']): number {
-  if (!view.state) {
-    fail('NYL-STATE-MISSING', `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}`, { env: envName });
-  }
-  if (view.state.status === 'deleted') fail('NYL-STATE-DELETED', `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
-  if (view.state.status === 'moved') fail('NYL-STATE-MOVED', `the state of ${envName} moved to ${view.state.movedTo ?? 'another location'}`, { env: envName, movedTo: view.state.movedTo });
-  return view.state.generation;
-}
-
 /** True when a reconcile of these units would execute nothing. */
 function nothingToDo(resolution: Resolution, only: Set<string> | undefined): boolean {
   for (const [name, r] of resolution.units) {
@@ -58,72 +51,6 @@ function nothingToDo(resolution: Resolution, only: Set<string> | undefined): boo
     if (r.phase === 'uncertain') return false;
   }
   return true;
-}
-
-function baseReport(opened: OpenedEnvironment): ReconcileReport {
-  return {
-    apiVersion: REPORT_API_VERSION,
-    formatVersion: FORMAT_VERSION,
-    kind: 'ReconcileReport',
-    operation: 'reconcile',
-    environment: opened.env.name,
-    source: opened.sourceCommit,
-    sourceOverride: opened.sourceOverride,
-    committed: false,
-    units: {},
-    unitOrder: [],
-    details: {},
-    ...emptyDiagnostics(),
-  };
-}
-
-function unitWarnings(env: string, outcomes: Iterable<UnitOutcome>): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  for (const o of outcomes) {
-    if (o.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${o.name} is held: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
-    if (o.result === 'uncertain' || o.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${o.name} may have had effects without a recorded result: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
-  }
-  return out;
-}
-
-/** The report of a run that found nothing to do, from the read-only resolution. */
-function fastPathReport(opened: OpenedEnvironment, resolution: Resolution, view: EnvironmentStateView, only: Set<string> | undefined): ReconcileReport {
-  const report = baseReport(opened);
-  if (view.desiredOid) report.desired = view.desiredOid;
-  if (view.observedOid) report.observed = view.observedOid;
-  const outcomes: UnitOutcome[] = [];
-  for (const name of resolution.order) {
-    if (only && !only.has(name)) continue;
-    const r = resolution.units.get(name)!;
-    if (r.phase === 'leaving') continue;
-    const result = r.phase === 'current' ? 'current' : r.phase === 'held' ? 'held' : r.phase === 'failed' ? 'failed' : r.phase === 'uncertain' ? 'uncertain' : 'blocked';
-    const detail = r.phase === 'held' && r.detail.startsWith('pending changes from ') ? `held; changes from ${r.detail.slice('pending changes from '.length)} wait` : r.detail;
-    const o: UnitOutcome = { name, kind: r.kind, result, detail, dispatched: false };
-    if (r.uid) o.uid = r.uid;
-    if (r.executionKey) o.executionKey = r.executionKey;
-    if (r.waits.length > 0) o.waits = r.waits;
-    outcomes.push(o);
-    report.errors.push(...r.errors);
-  }
-  fillUnits(report, outcomes, []);
-  report.warnings.push(...unitWarnings(opened.env.name, outcomes));
-  return report;
-}
-
-function fillUnits(report: ReconcileReport, outcomes: UnitOutcome[], dispatchOrder: string[]): void {
-  const byName = new Map(outcomes.map((o) => [o.name, o]));
-  const order = [...dispatchOrder, ...outcomes.map((o) => o.name).filter((n) => !dispatchOrder.includes(n))];
-  for (const name of order) {
-    const o = byName.get(name)!;
-    const u: ReconcileReport['units'][string] = { kind: o.kind, result: o.result, detail: o.detail, dispatched: o.dispatched };
-    if (o.uid) u.uid = o.uid;
-    if (o.executionKey) u.executionKey = o.executionKey;
-    if (o.durationMs !== undefined) u.durationMs = o.durationMs;
-    if (o.waits && o.waits.length > 0) u.waits = o.waits;
-    if (o.receipt) u.outputs = Object.keys(o.receipt.outputs).sort();
-    report.units[name] = u;
-  }
-  report.unitOrder = order;
 }
 
 export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<ReconcileReport> {
@@ -362,45 +289,6 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     }
   } finally {
     opened.close();
-  }
-}
-
-/**
- * A hold that reached the run after its last check is applied once the run released its lease, in
- * a hold commit requested by whoever sent it: a delivered hold always takes effect. When another
- * run took the lease meanwhile, that run applies the signals instead.
- */
-async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<void> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const signals = await readHoldSignals(opened.store);
-    if (signals.length === 0) return;
-    try {
-      const result = await commitHolds(
-        rt,
-        opened,
-        signals.map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) })),
-        {
-          operation: 'hold',
-          requestedBy: [...new Set(signals.map((s) => s.by))].join(', '),
-          signalUpdates: signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null })),
-        },
-      );
-      report.details.heldAfterRun = result.applied.held;
-      if (result.desired) report.desired = result.desired;
-      for (const name of result.applied.held) {
-        const u = report.units[name];
-        if (u) {
-          u.detail = `held after the run (${u.result})`;
-          u.result = 'held';
-        }
-      }
-      return;
-    } catch (error) {
-      // Another run took the lease (it applies the signals), or a hold took its signal back.
-      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return;
-      if (error instanceof NylError && error.code === 'NYL-STATE-CONFLICT') continue;
-      throw error;
-    }
   }
 }
 

@@ -13,7 +13,7 @@ import { readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { type EnvironmentRequest, openEnvironment } from './context';
-import { requireHoldableState } from './hold-commit';
+import { requireActiveState } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface ResumeRequest extends EnvironmentRequest {
@@ -32,7 +32,7 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
     report.details.unit = req.unit;
     const refs0 = await store.snapshot();
     const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
-    requireHoldableState(env.name, view0);
+    requireActiveState(env.name, view0, loc);
     await store.requireNoUnpublishedWork(refs0);
     const check = (view: typeof view0) => {
       const d = view.desiredUnits.get(req.unit);
@@ -59,7 +59,7 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
     try {
       const refs = acquired.snapshot;
       const view = refs === refs0 ? view0 : await readEnvironmentState(store.reader, loc, refs, store.cache);
-      requireHoldableState(env.name, view);
+      requireActiveState(env.name, view, loc);
       const next = check(view);
       if (!next) {
         await lease.release();

@@ -1,0 +1,48 @@
+/**
+ * Holds delivered to a run after its last check of signals.
+ */
+import { NylError } from '../errors/diagnostic';
+import type { ReconcileReport } from '../report/types';
+import { readHoldSignals } from '../run/signals';
+import type { Runtime } from '../util/runtime';
+import type { OpenedEnvironment } from './context';
+import { commitHolds } from './hold-commit';
+
+/**
+ * A hold that reached the run after its last check is applied once the run released its lease, in
+ * a hold commit requested by whoever sent it: a delivered hold always takes effect. When another
+ * run took the lease meanwhile, that run applies the signals instead.
+ */
+export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<void> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const signals = await readHoldSignals(opened.store);
+    if (signals.length === 0) return;
+    try {
+      const result = await commitHolds(
+        rt,
+        opened,
+        signals.map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) })),
+        {
+          operation: 'hold',
+          requestedBy: [...new Set(signals.map((s) => s.by))].join(', '),
+          signalUpdates: signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null })),
+        },
+      );
+      report.details.heldAfterRun = result.applied.held;
+      if (result.desired) report.desired = result.desired;
+      for (const name of result.applied.held) {
+        const u = report.units[name];
+        if (u) {
+          u.detail = `held after the run (${u.result})`;
+          u.result = 'held';
+        }
+      }
+      return;
+    } catch (error) {
+      // Another run took the lease (it applies the signals), or a hold took its signal back.
+      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return;
+      if (error instanceof NylError && error.code === 'NYL-STATE-CONFLICT') continue;
+      throw error;
+    }
+  }
+}
