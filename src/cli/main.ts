@@ -3,17 +3,12 @@
  * The only module that writes reports to stdout and calls process.exit.
  * Operations are loaded lazily so that --version and --help start fast.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { nylVersion } from '../util/version';
 import { type CommandSpec, commandHelp, findCommand, mainHelp } from './commands';
 
 function version(): string {
-  try {
-    return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
+  return nylVersion();
 }
 
 export interface ParsedCommand {

@@ -18,6 +18,7 @@ import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
 import type { Checkout } from '../project/checkout';
 import { JsonCache } from '../util/json-cache';
+import { nylVersion } from '../util/version';
 import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
 
 /** Remote ref values as last read; absent refs are missing from the map. */
@@ -25,8 +26,11 @@ export type RefSnapshot = Map<string, string>;
 
 const MIRROR = 'refs/nyl-mirror/';
 
-/** Raise when the shape of cached parsed documents changes. */
-export const PARSE_FORMAT = 'v1';
+/**
+ * Parsed documents are cached per Nyl version: a new version may validate or shape them
+ * differently. Raise the tag for a change within a version (development).
+ */
+export const PARSE_FORMAT = `v1-${nylVersion()}`;
 
 export function cacheRoot(env: NodeJS.ProcessEnv): string {
   if (env.NYL_CACHE_DIR) return env.NYL_CACHE_DIR;
