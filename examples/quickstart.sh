@@ -41,7 +41,7 @@ if [ "$keep" = false ]; then
 fi
 project="$work/shop"
 state="$work/state.git"
-# Keep Nyl's cache (materialized source commits) inside the temporary directory too.
+# Keep Nyl's cache (parse caches and mirrors of remote state) inside the temporary directory too.
 export NYL_CACHE_DIR="$work/cache"
 
 if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi

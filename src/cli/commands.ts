@@ -74,7 +74,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['recover'],
     summary: 'Import a broken run, retry a unit, or adopt a checkpoint',
-    usage: 'nyl recover -e <env> [--unit <name> (--retry | --accept <run>)] --reason <text> [options] [PATH]',
+    usage: 'nyl recover -e <env> [--unit <name> (--retry | --accept <run>)] [--reason <text>] [options] [PATH]',
     description:
       'Without --unit, imports the run of a broken lease without executing anything: checkpoints with the current execution key become receipts, ' +
       'units the run left without a checkpoint become uncertain. --unit U --retry clears the unit\'s condition so the next reconcile executes it; ' +
@@ -110,7 +110,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['hold'],
     summary: 'Freeze a unit: reconcile changes nothing about it until resume',
-    usage: 'nyl hold -e <env> --unit <name> --reason <text> [options] [PATH]',
+    usage: 'nyl hold -e <env> --unit <name> [--reason <text>] [options] [PATH]',
     description:
       'Writes one desired commit that holds the unit at the desired document of its latest receipt (a unit that never ran gets a held marker), without touching its resources ' +
       'and without rendering source. While a reconcile holds the lease, the hold is delivered to that run (NYL-HOLD-DELIVERED), which records it. Holding a held unit changes nothing.',
@@ -120,7 +120,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['resume'],
     summary: 'Lift a hold',
-    usage: 'nyl resume -e <env> --unit <name> --reason <text> [options] [PATH]',
+    usage: 'nyl resume -e <env> --unit <name> [--reason <text>] [options] [PATH]',
     description:
       "Lifts the hold only: keeps the unit's uid, receipt and condition. The next reconcile renders the unit from source again and applies what changed. Resuming a unit that is not held changes nothing.",
     options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to resume. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],

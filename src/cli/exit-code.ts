@@ -30,7 +30,10 @@ export function exitCodeOf(report: Report | undefined, errors: Diagnostic[], com
   }
   if (report?.kind === 'ReconcileReport') {
     const counted = report.selected ? report.selected.filter((n) => report.units[n]) : Object.keys(report.units);
-    for (const n of counted) codes.push(exitOfResult(report.units[n]!.result));
+    for (const n of counted) {
+      const u = report.units[n]!;
+      codes.push(u.uncertain ? 4 : exitOfResult(u.result));
+    }
   }
   return worst(codes);
 }

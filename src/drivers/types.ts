@@ -13,7 +13,7 @@ export interface DriverContext {
   run: string;
   kind: string;
   rendering: Record<string, unknown>;
-  /** The project directory of the source commit, materialized read-only for this run. */
+  /** The project directory of the source commit, materialized for this run (shared by its units). */
   projectDir: string;
   /** Where the tool may write its outputs (a JSON object), passed as NYL_OUTPUTS. */
   outputsPath: string;

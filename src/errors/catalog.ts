@@ -30,7 +30,7 @@ export const CATALOG = {
   'NYL-PROJECT-MISSING': {
     exit: 1,
     summary: 'No nyl.yaml was found in the directory or any parent.',
-    fix: () => 'run nyl inside a project, or pass its directory as [PATH]',
+    fix: (p) => String(p.fix ?? 'run nyl inside a project, or pass its directory as [PATH]'),
   },
   'NYL-SOURCE-INVALID': {
     exit: 1,
@@ -142,7 +142,7 @@ export const CATALOG = {
   'NYL-RUN-LATE-CHECKPOINT': {
     exit: 4,
     summary: 'A run checkpointed a unit after it was marked uncertain.',
-    fix: (p) => `adopt it with \`nyl recover -e ${e(p)} --unit ${u(p)} --accept <run>\` or run it again with --retry`,
+    fix: (p) => `adopt it with \`nyl recover -e ${e(p)} --unit ${u(p)} --accept <run> --reason "<why>"\` or run it again with --retry`,
   },
   'NYL-RUN-UNIMPORTED': {
     exit: 2,
@@ -158,7 +158,7 @@ export const CATALOG = {
     exit: 4,
     summary: 'A unit may have had effects without a recorded result.',
     fix: (p) =>
-      `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or --accept`,
+      `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``,
   },
   'NYL-UNIT-FAILED': {
     exit: 3,

@@ -35,6 +35,7 @@ export async function commitHolds(
     ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
   });
   const lease = acquired.handle;
+  lease.startRenewal();
   let landed = false;
   try {
     await rt.faults.reach('lease-acquired');

@@ -48,6 +48,7 @@ export function fastPathReport(opened: OpenedEnvironment, resolution: Resolution
     const result = r.phase === 'current' ? 'current' : r.phase === 'held' ? 'held' : r.phase === 'failed' ? 'failed' : r.phase === 'uncertain' ? 'uncertain' : 'blocked';
     const detail = r.phase === 'held' && r.detail.startsWith('pending changes from ') ? `held; changes from ${r.detail.slice('pending changes from '.length)} wait` : r.detail;
     const o: UnitOutcome = { name, kind: r.kind, result, detail, dispatched: false };
+    if (r.phase === 'held' && r.observed?.condition?.type === 'uncertain') o.uncertain = true;
     if (r.uid) o.uid = r.uid;
     if (r.executionKey) o.executionKey = r.executionKey;
     if (r.waits.length > 0) o.waits = r.waits;
@@ -69,6 +70,7 @@ export function fillUnits(report: ReconcileReport, outcomes: UnitOutcome[], disp
     if (o.executionKey) u.executionKey = o.executionKey;
     if (o.durationMs !== undefined) u.durationMs = o.durationMs;
     if (o.waits && o.waits.length > 0) u.waits = o.waits;
+    if (o.uncertain) u.uncertain = true;
     if (o.receipt) u.outputs = Object.keys(o.receipt.outputs).sort();
     report.units[name] = u;
   }

@@ -10,6 +10,7 @@
 import { byCodeUnits } from '../util/compare';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { acquireLease, formatIdentity, type LeaseView, readLease } from '../lease/lease';
+import { leaseStatus, RUN_OPERATIONS } from '../lease/record';
 import { executionKey } from '../project/execution-key';
 import { driverVersionOf, resolveEnvironment } from '../plan/resolve';
 import type { StateOperationReport } from '../report/types';
@@ -98,6 +99,14 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
     const lease0 = await readLease(store, refs0);
     await store.requireNoUnpublishedWork(refs0);
     const importing = lease0?.record.broken !== undefined;
+    if (lease0 && !importing && RUN_OPERATIONS.has(lease0.record.operation) && leaseStatus(lease0.record, rt.clock.now()) === 'expired') {
+      // A dead run whose lease expired is imported by the next reconcile (or break it first):
+      // recover imports only the run of a broken lease.
+      fail('NYL-LEASE-BROKEN', `the lease of ${envName} expired at ${lease0.record.deadline} while ${lease0.record.operation} run ${lease0.record.run} held it; its run is not imported yet`, {
+        env: envName,
+        expired: true,
+      });
+    }
     if (!importing && !req.unit) {
       fail('NYL-RECOVER-NOTHING', `the lease of ${envName} is not broken, so there is no run to import`, { env: envName });
     }
@@ -111,6 +120,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
       ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
     });
     const lease = acquired.handle;
+    lease.startRenewal();
     const replaced: LeaseView | undefined = acquired.replaced;
     const broken = replaced?.record.broken !== undefined;
     let landed = false;

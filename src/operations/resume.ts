@@ -55,6 +55,7 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
       ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
     });
     const lease = acquired.handle;
+    lease.startRenewal();
     let landed = false;
     try {
       const refs = acquired.snapshot;

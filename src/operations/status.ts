@@ -110,7 +110,7 @@ export async function status(rt: Runtime, req: StatusRequest): Promise<StatusRep
       } else {
         const code = st === 'live' ? 'NYL-LEASE-HELD' : 'NYL-LEASE-BROKEN';
         const message = st === 'live' ? `the lease of ${env.name} is held by ${describeHolder(lease.record)} until ${lease.record.deadline}` : `the lease of ${env.name} expired at ${lease.record.deadline}; ${describeHolder(lease.record)} held it`;
-        report.notes.push(diagnostic(code, 'note', message, { env: env.name }));
+        report.notes.push(diagnostic(code, 'note', message, { env: env.name, expired: st === 'expired' }));
       }
     }
     if (!view.state) {

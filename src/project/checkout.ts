@@ -48,7 +48,7 @@ export async function openCheckout(git: Git, start: string): Promise<Checkout> {
   if (!workTree) {
     fail('NYL-PROJECT-MISSING', `${projectRoot} holds nyl.yaml but is not inside a Git checkout`, {
       fix: 'run `git init` and commit the project: Nyl renders source from commits',
-    } as never);
+    });
   }
   const result = await git.run(projectRoot, [
     'config',

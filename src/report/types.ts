@@ -76,6 +76,8 @@ export interface ReconcileUnitReport {
   executionKey?: string;
   durationMs?: number;
   dispatched: boolean;
+  /** A held unit whose condition is uncertain (exit 4, as in status). */
+  uncertain?: boolean;
   waits?: { pointer: string; unit: string; reason: string }[];
   outputs?: string[];
 }

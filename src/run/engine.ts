@@ -159,7 +159,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       const desired = input.desired.get(name);
       const obs = observed.get(name);
       if (desired?.lifecycle?.state === 'held') {
-        finalize(name, unit.kind, { result: 'held', detail: `held; changes from ${input.sourceCommit} wait` });
+        finalize(name, unit.kind, heldOutcome(unit, desired, obs));
         continue;
       }
       const signal = holds.get(name);
@@ -220,6 +220,15 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       ready.push({ unit, uid, executionKey: key, rendering: r.rendering!, why, desired: desiredDoc });
     }
     return ready;
+  };
+
+  /** A held unit changes in no way; the report names the source commit whose changes wait. */
+  const heldOutcome = (unit: UnitResource, desired: DesiredUnitDoc, obs: ObservedUnitDoc | undefined) => {
+    const uncertain = obs?.condition?.type === 'uncertain' && obs.uid === desired.uid;
+    const now = desired.uid ? resolveUnit(unit, env, desired.uid, outputsOf) : undefined;
+    const changed = !desired.uid || (now?.rendering !== undefined && desired.rendering !== undefined && canonicalJson(now.rendering) !== canonicalJson(desired.rendering));
+    const detail = `${uncertain ? `held (uncertain): ${obs!.condition!.reason}` : 'held'}${changed ? `; changes from ${input.sourceCommit} wait` : ''}`;
+    return { result: 'held' as const, detail, ...(uncertain ? { uncertain: true } : {}) };
   };
 
   const stopReason = (): string | undefined => {

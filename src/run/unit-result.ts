@@ -32,6 +32,8 @@ export interface UnitOutcome {
   condition?: ConditionRecord;
   /** Was the unit dispatched (its driver started) in this run? */
   dispatched: boolean;
+  /** A held unit whose condition is uncertain: held, and still exit 4. */
+  uncertain?: boolean;
 }
 
 /** Exit category of a unit result: 4 uncertain, 3 failed, 2 waiting, 0 done. */

@@ -1,4 +1,4 @@
-// The layers of src/ depend downwards only (README, "Layout"):
+// The layers of src/ depend downwards only (README, "Source layout"):
 // cli -> operations -> {project, plan, run, state, lease, report} -> {drivers, git, exec} -> errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
