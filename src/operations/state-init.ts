@@ -95,9 +95,6 @@ async function readDocs(store: StateStore, refs: RefSnapshot) {
 }
 
 export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<StateOperationReport> {
-  if (req.fresh && !req.reason?.trim()) {
-    fail('NYL-REASON-REQUIRED', '--fresh starts every unit over and needs a --reason', { operation: 'state init --fresh' });
-  }
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     const { loc, store } = opened;

@@ -62,17 +62,17 @@ describe('state init in a clone without remote', () => {
     assert.match(git(project, 'show', 'nyl/dev/desired:envs/dev/state.yaml'), /environment: dev/);
   });
 
-  test('--fresh needs a reason and raises the generation', () => {
+  test('--fresh raises the generation each time, recording the reason when given', () => {
     const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev')) });
     assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
-    const noReason = nyl(project, ['state', 'init', '-e', 'dev', '--fresh']);
-    assert.equal(noReason.code, 1);
-    assert.deepEqual(codes(noReason), ['NYL-REASON-REQUIRED']);
+    const noReason = nyl(project, ['state', 'init', '-e', 'dev', '--fresh', '-o', 'json']);
+    assert.equal(noReason.code, 0, noReason.stderr);
+    assert.equal(noReason.json.result, 'done');
     const fresh = nyl(project, ['state', 'init', '-e', 'dev', '--fresh', '--reason', 'start over', '-o', 'json']);
     assert.equal(fresh.code, 0, fresh.stderr);
     assert.equal(fresh.json.result, 'done');
     const state = git(project, 'show', 'nyl/dev/desired:state.yaml');
-    assert.match(state, /generation: 2/);
+    assert.match(state, /generation: 3/);
     assert.match(state, /type: fresh/);
     assert.match(git(project, 'log', '-1', '--format=%B', 'nyl/dev/desired'), /Nyl-Reason: start over/);
   });
