@@ -64,6 +64,8 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
       LOCAL,
+      { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." },
+      { name: 'unit-log-dir', type: 'string', value: '<dir>', help: 'Append each unit\'s output, with its start and end lines, to <dir>/<env>/<unit>.log.' },
       REASON,
       WAIT,
       AUTHOR,

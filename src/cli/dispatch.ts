@@ -2,6 +2,7 @@
  * Turns a parsed command into a request, runs its operation with a real Runtime, renders the
  * report (text or exactly one JSON document) and returns the exit code.
  */
+import { resolve as resolvePath } from 'node:path';
 import { NodeProcessRunner } from '../exec/process';
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { Git } from '../git/git';
@@ -96,6 +97,8 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       return reconcile(rt, {
         ...common(p),
         failFast: p.values['fail-fast'] === true,
+        quietUnitOutput: p.values['quiet-unit-output'] === true,
+        ...(stringOpt(p, 'unit-log-dir') !== undefined ? { unitLogDir: resolvePath(stringOpt(p, 'unit-log-dir')!) } : {}),
         concurrency: positiveInt(p, 'concurrency', 4),
         ...(units.length > 0 ? { units } : {}),
         ...(source !== undefined ? { source } : {}),

@@ -35,6 +35,8 @@ export interface ReconcileRequest extends EnvironmentRequest {
   failFast: boolean;
   concurrency: number;
   waitMs?: number;
+  quietUnitOutput?: boolean;
+  unitLogDir?: string;
 }
 
 /** How long a tool may run after a forwarded cancellation signal before it is killed. */
@@ -158,7 +160,13 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
           return opened.checkout.projectPrefix ? `${root}/${opened.checkout.projectPrefix}` : root;
         },
         signals: () => readHoldSignals(store),
-        options: { ...(only ? { only } : {}), failFast: req.failFast, concurrency: req.concurrency, killGraceMs: killGraceMs(rt.env) },
+        options: {
+          ...(only ? { only } : {}),
+          failFast: req.failFast,
+          concurrency: req.concurrency,
+          killGraceMs: killGraceMs(rt.env),
+          output: { quiet: req.quietUnitOutput === true, ...(req.unitLogDir ? { logDir: req.unitLogDir } : {}) },
+        },
       }).catch(async (error: unknown) => {
         if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
         throw error;

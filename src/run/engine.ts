@@ -26,6 +26,7 @@ import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { runPool } from './pool';
+import { UnitOutput, type UnitOutputOptions } from './unit-output';
 import type { HoldSignal } from './signals';
 import { type Checkpoint, type RunRecordWriter, type RunUnitDoc, serializeRunUnit, unitFile } from './run-record';
 import type { UnitOutcome } from './unit-result';
@@ -36,6 +37,8 @@ export interface EngineOptions {
   failFast: boolean;
   concurrency: number;
   killGraceMs: number;
+  /** --quiet-unit-output and --unit-log-dir. */
+  output?: UnitOutputOptions;
 }
 
 export interface EngineInput {
@@ -125,7 +128,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       if (!holds.has(s.unit)) holds.set(s.unit, s);
     }
   };
-  const address = (name: string) => `[${env.name}/${name}]`;
+  const unitOutput = new UnitOutput(env.name, options.output ?? { quiet: false }, rt.log);
 
   const outputsOf = (name: string): Record<string, unknown> | undefined => {
     const o = outcomes.get(name);
@@ -290,7 +293,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
           return;
         }
         dispatched.add(name);
-        rt.log(`${address(name)} starting ${r.unit.kind} (reconcile): ${r.why}`);
+        unitOutput.event(name, `starting ${r.unit.kind} (reconcile): ${r.why}`);
         const began = rt.clock.now();
         const driver = driverFor(r.unit.kind);
         let outcome: DriverOutcome;
@@ -316,7 +319,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
             baseEnv: rt.env,
             cancel: rt.cancel,
             killGraceMs: options.killGraceMs,
-            toolOutput: (line) => rt.log(`  ${address(name)} ${line}`),
+            toolOutput: (line) => unitOutput.tool(name, line),
           });
         }
         // A reason is one line: it goes into tables, progress lines and commit bodies.
@@ -326,13 +329,13 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
         const finishedAt = isoSeconds(finishedAtMs);
         const base = { uid: r.uid, executionKey: r.executionKey, durationMs, dispatched: true, desired: r.desired };
         if (outcome.result === 'receipt') {
-          rt.log(`${address(name)} executed in ${seconds(durationMs)}`);
+          unitOutput.event(name, `executed in ${seconds(durationMs)}`);
           checkpoints.set(name, { result: 'receipt', finishedAt, outputs: outcome.outputs });
           const receipt = { run: input.runId, executionKey: r.executionKey, finishedAt, outputs: outcome.outputs, desired: r.desired };
           observed.set(name, { uid: r.uid, receipt, lastRun: { run: input.runId, result: 'executed', at: finishedAt } });
           finalize(name, r.unit.kind, { ...base, result: 'executed', detail: '', receipt });
         } else {
-          rt.log(`${address(name)} ${outcome.result} in ${seconds(durationMs)}: ${outcome.reason}`);
+          unitOutput.event(name, `${outcome.result} in ${seconds(durationMs)}: ${outcome.reason}`);
           const retryable = outcome.result === 'failed' ? outcome.retryable : false;
           const ack = outcome.result === 'failed' && outcome.acknowledgementRequired === true;
           checkpoints.set(name, { result: outcome.result, finishedAt, reason: outcome.reason, retryable, ...(ack ? { acknowledgementRequired: true } : {}) });
