@@ -5,6 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
+import { defaultRecovery } from '../drivers/registry';
 import { materializeCommit } from '../git/materialize';
 import { acquireLease, formatIdentity } from '../lease/lease';
 import { publishTransition } from '../lease/publish';
@@ -50,7 +51,8 @@ function nothingToDo(resolution: Resolution, only: Set<string> | undefined): boo
     if (r.phase === 'pending' || r.phase === 'outdated') return false;
     if (r.phase === 'leaving' && !r.desired?.uid && !only) return false; // a resumed marker to drop
     if (r.phase === 'failed' && r.observed?.condition?.retryable) return false;
-    if (r.phase === 'uncertain') return false;
+    // An uncertain unit runs again only under recovery: converge; otherwise it waits for recover.
+    if (r.phase === 'uncertain' && r.unit && ((r.unit.spec.recovery as string | undefined) ?? defaultRecovery(r.unit.kind)) === 'converge') return false;
   }
   return true;
 }

@@ -187,13 +187,14 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
         continue;
       }
       const key = r.executionKey!;
-      if (obs?.uid === uid && obs.receipt?.executionKey === key) {
-        finalize(name, unit.kind, { result: 'current', detail: '', uid, executionKey: key });
-        continue;
-      }
+      // Uncertainty outranks a matching receipt: the effects of what ran are unknown.
       const recovery = (unit.spec.recovery as string | undefined) ?? defaultRecovery(unit.kind);
       if (condition?.type === 'uncertain' && recovery !== 'converge') {
         finalize(name, unit.kind, { result: 'uncertain', detail: condition.reason, uid, executionKey: key });
+        continue;
+      }
+      if (condition?.type !== 'uncertain' && obs?.uid === uid && obs.receipt?.executionKey === key) {
+        finalize(name, unit.kind, { result: 'current', detail: '', uid, executionKey: key });
         continue;
       }
       if (condition?.type === 'failed' && !condition.retryable) {
