@@ -3,36 +3,21 @@
 // executes and the other exits 2 NYL-LEASE-HELD; with --wait-lease the second waits, runs after
 // the winner and finds every receipt current. Each clone has its own cache directory, as on two
 // machines; a last test covers two clones sharing one machine's cache.
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { startGitDaemon } from '../support/git-daemon.mjs';
-import { startGitHttp } from '../support/git-http.mjs';
+import { git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { networkRemotes } from '../support/network-remotes.mjs';
 import { codes, nyl, nylAsync } from '../support/cli.mjs';
 import { commitFiles, logLines, logs, projectYaml, refsUnder, results, scratch, stateCounts, waitForLog } from '../support/reconcile-helpers.mjs';
 
-let base;
-let daemon;
-let http;
-
-before(async () => {
-  base = tempDir('nyl-reconcile-remotes-');
-  daemon = await startGitDaemon(base);
-  http = await startGitHttp(base);
-});
-
-after(async () => {
-  await daemon?.stop();
-  await http?.stop();
-  cleanupAll();
-});
+const remotes = networkRemotes('nyl-reconcile-remotes-');
 
 const transports = {
   'file://': (bare) => pathToFileURL(bare).href,
-  'git daemon': (bare, name) => daemon.url(`${name}.git`),
-  'smart HTTP': (bare, name) => http.url(`${name}.git`),
+  'git daemon': (bare, name) => remotes.daemon.url(`${name}.git`),
+  'smart HTTP': (bare, name) => remotes.http.url(`${name}.git`),
 };
 
 const STATE = ['refs/heads/nyl/dev/desired', 'refs/heads/nyl/dev/observed'];
@@ -48,7 +33,7 @@ function clone(origin, { sharedCache = false } = {}) {
 /** A state repository under the served base dir, its URL for the transport, a log, an origin project. */
 function world(name, transport, units) {
   const repoName = `${name}-${transport.replace(/\W/g, '')}`;
-  const bare = makeBareRepo(path.join(base, `${repoName}.git`));
+  const bare = makeBareRepo(path.join(remotes.base, `${repoName}.git`));
   const url = transports[transport](bare, repoName);
   const { log } = scratch();
   const origin = makeProject({ 'nyl.yaml': projectYaml(url, units(log, 'v1')) });

@@ -1,44 +1,29 @@
 // End-to-end over network remotes: git daemon and smart HTTP (git http-backend), started by the
 // suite on 127.0.0.1. State init and status work unchanged; a protected remote works; two
 // processes racing for one lease: exactly one wins, every round.
-import { test, describe, before, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { startGitDaemon } from '../support/git-daemon.mjs';
-import { startGitHttp } from '../support/git-http.mjs';
+import { git, installProtectHook, makeBareRepo, makeProject } from '../support/git-fixtures.mjs';
+import { networkRemotes } from '../support/network-remotes.mjs';
 import { cliEnv, codes, environment, nyl, nylYaml } from '../support/cli.mjs';
 
 const RACER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'support', 'lease-racer.mjs');
 
-let base;
-let daemon;
-let http;
-
-before(async () => {
-  base = tempDir('nyl-remotes-');
-  daemon = await startGitDaemon(base);
-  http = await startGitHttp(base);
-});
-
-after(async () => {
-  await daemon?.stop();
-  await http?.stop();
-  cleanupAll();
-});
+const remotes = networkRemotes('nyl-remotes-');
 
 function remoteRepo(name) {
-  const bare = makeBareRepo(path.join(base, `${name}.git`));
+  const bare = makeBareRepo(path.join(remotes.base, `${name}.git`));
   installProtectHook(bare);
   return bare;
 }
 
 const transports = {
   'file://': (name) => pathToFileURL(remoteRepo(name)).href,
-  'git daemon': (name) => (remoteRepo(name), daemon.url(`${name}.git`)),
-  'smart HTTP': (name) => (remoteRepo(name), http.url(`${name}.git`)),
+  'git daemon': (name) => (remoteRepo(name), remotes.daemon.url(`${name}.git`)),
+  'smart HTTP': (name) => (remoteRepo(name), remotes.http.url(`${name}.git`)),
 };
 
 function race(project, rounds, bare, leaseRef) {
@@ -72,7 +57,7 @@ for (const [name, urlFor] of Object.entries(transports)) {
     test('state init, again unchanged, status; known branches follow', () => {
       const repoName = `init-${name.replace(/\W/g, '')}`;
       const url = urlFor(repoName);
-      const bare = path.join(base, `${repoName}.git`);
+      const bare = path.join(remotes.base, `${repoName}.git`);
       const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}"}`)) });
       const first = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
       assert.equal(first.code, 0, first.stderr + first.stdout);
@@ -92,7 +77,7 @@ for (const [name, urlFor] of Object.entries(transports)) {
     test('two processes racing for one lease: exactly one wins, every round', async () => {
       const repoName = `race-${name.replace(/\W/g, '')}`;
       const url = urlFor(repoName);
-      const bare = path.join(base, `${repoName}.git`);
+      const bare = path.join(remotes.base, `${repoName}.git`);
       const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}"}`)) });
       assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
       await race(project, name === "file://" ? 50 : 15, bare, 'refs/nyl/dev/lease');
@@ -102,7 +87,7 @@ for (const [name, urlFor] of Object.entries(transports)) {
 
 describe('an unreachable network remote', () => {
   test('fails NYL-STATE-UNAVAILABLE for init and status', () => {
-    const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${http.url('missing.git')}"}`)) });
+    const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${remotes.http.url('missing.git')}"}`)) });
     for (const args of [['state', 'init', '-e', 'dev'], ['status', '-e', 'dev']]) {
       const r = nyl(project, args);
       assert.equal(r.code, 1, r.stdout + r.stderr);
