@@ -168,6 +168,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
           concurrency: req.concurrency,
           killGraceMs: killGraceMs(rt.env),
           output: { quiet: req.quietUnitOutput === true, ...(req.unitLogDir ? { logDir: req.unitLogDir } : {}) },
+          // A signal read costs a fetch on a network remote: at most one a second between waves' checks.
+          ...(loc.kind === 'remote' ? { signalPollMs: 1000 } : {}),
         },
       }).catch(async (error: unknown) => {
         if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);

@@ -39,6 +39,8 @@ export interface EngineOptions {
   killGraceMs: number;
   /** --quiet-unit-output and --unit-log-dir. */
   output?: UnitOutputOptions;
+  /** Minimum time between signal reads inside a wave; a network remote wants it longer. */
+  signalPollMs?: number;
 }
 
 export interface EngineInput {
@@ -60,7 +62,7 @@ export interface EngineInput {
   options: EngineOptions;
 }
 
-/** How often, at most, the engine reads signals between dispatches inside a wave. */
+/** How often, at most, the engine reads signals between dispatches inside a wave (default). */
 const SIGNAL_POLL_MS = 200;
 
 export interface EngineResult {
@@ -120,7 +122,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const pollSignals = async (force: boolean): Promise<void> => {
     if (!input.signals) return;
     const now = rt.clock.now();
-    if (!force && now - lastPoll < SIGNAL_POLL_MS) return;
+    if (!force && now - lastPoll < (options.signalPollMs ?? SIGNAL_POLL_MS)) return;
     lastPoll = now;
     for (const s of await input.signals()) {
       if (seenSignals.some((x) => x.ref === s.ref)) continue;
