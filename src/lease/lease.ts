@@ -302,6 +302,14 @@ export class LeaseHandle {
     this.stopRenewal();
   }
 
+  /**
+   * Ends the lease of an operation that writes no transition: an importer that took a broken lease
+   * over puts it back (so the break is still recorded by the next importer), anyone else releases.
+   */
+  async end(replaced: LeaseView | undefined): Promise<boolean> {
+    return replaced?.record.broken || replaced?.record.unrecordedBreaks?.length ? this.restore(replaced) : this.release();
+  }
+
   /** Puts back the lease this one replaced (recover that ends before its commit lands). */
   async restore(previous: LeaseView): Promise<boolean> {
     this.stopRenewal();

@@ -90,8 +90,8 @@ export async function publishTransition(
       );
     }
     if (current.every((t) => refs.get(t.ref) === t.base)) {
-      // Neither the lease nor a state ref moved: a coordination ref (run, evidence) did.
-      await lease.release().catch(() => undefined);
+      // Neither the lease nor a state ref moved: a coordination ref (run, evidence) did. The caller
+      // ends the lease (released, or a broken lease put back), as on every other refusal.
       fail('NYL-STATE-CONFLICT', `a run or evidence ref of ${env} changed while the operation ran (a late checkpoint of a run that lost its lease?)`, { env });
     }
     const next: RefTransition[] = [];
@@ -102,7 +102,6 @@ export async function publishTransition(
         continue;
       }
       if (!t.base || !now || !(await onlyOthersChanged(store, t.base, now))) {
-        await lease.release().catch(() => undefined);
         fail('NYL-STATE-CONFLICT', `${t.ref} changed outside Nyl while the operation on ${env} ran`, { env, data: { ref: t.ref, expected: t.base ?? null, found: now ?? null } });
       }
       next.push({ ...t, base: now });

@@ -162,6 +162,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
           return opened.checkout.projectPrefix ? `${root}/${opened.checkout.projectPrefix}` : root;
         },
         signals: () => readHoldSignals(store),
+        signalsMayExist: () => store.mayHaveRefsUnder(signalsPrefix(loc)),
         options: {
           ...(only ? { only } : {}),
           failFast: req.failFast,
@@ -202,7 +203,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       if (engine.cancelled) {
         // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
         await record.markEnded('cancelled').catch(() => undefined);
-        await lease.release().catch(() => undefined);
+        await lease.end(acquired.replaced).catch(() => undefined);
         finished = true;
         report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${runId} of ${env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: env.name }));
         return report;
@@ -296,7 +297,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       if (!finished && !lease.lost) {
         // An error before the transition: keep the run ref (it may hold checkpoints) and end it.
         await record.markEnded('error').catch(() => undefined);
-        await lease.release().catch(() => undefined);
+        await lease.end(acquired.replaced).catch(() => undefined);
       }
     }
   } finally {

@@ -261,8 +261,7 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
     } finally {
       lease.stopRenewal();
       if (!landed && !lease.lost) {
-        if (broken && replaced) await lease.restore(replaced).catch(() => undefined);
-        else await lease.release().catch(() => undefined);
+        await lease.end(replaced).catch(() => undefined);
       }
     }
   } finally {

@@ -59,6 +59,8 @@ export interface EngineInput {
   projectDir: (dest: string) => Promise<string>;
   /** Reads the hold signals delivered to the environment's runs (nyl hold while we run). */
   signals?: () => Promise<HoldSignal[]>;
+  /** A cheap look whether any signal may exist (true/false), or undefined when only a read can tell. */
+  signalsMayExist?: () => boolean | undefined;
   options: EngineOptions;
 }
 
@@ -122,7 +124,13 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const pollSignals = async (force: boolean): Promise<void> => {
     if (!input.signals) return;
     const now = rt.clock.now();
-    if (!force && now - lastPoll < (options.signalPollMs ?? SIGNAL_POLL_MS)) return;
+    if (!force) {
+      // Before each unit: on this machine a look at the ref files tells exactly; over a network a
+      // read costs a fetch, so it happens at most every signalPollMs between the waves' reads.
+      const hint = input.signalsMayExist?.();
+      if (hint === false) return;
+      if (hint === undefined && now - lastPoll < (options.signalPollMs ?? SIGNAL_POLL_MS)) return;
+    }
     lastPoll = now;
     for (const s of await input.signals()) {
       if (seenSignals.some((x) => x.ref === s.ref)) continue;
@@ -264,12 +272,12 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
       for (const r of wave) {
         docs.set(r.unit.name, { unit: r.unit.name, uid: r.uid, kind: r.unit.kind, executionKey: r.executionKey, startedAt, desired: r.desired });
       }
+      const startFiles = new Map([...docs].map(([n, d]) => [unitFile(n), serializeRunUnit(d)]));
       try {
-        await input.record.write(
-          new Map([...docs].map(([n, d]) => [unitFile(n), serializeRunUnit(d)])),
-          `nyl: start ${wave.map((r) => r.unit.name).join(', ')}\n`,
-        );
+        await input.record.write(startFiles, `nyl: start ${wave.map((r) => r.unit.name).join(', ')}\n`);
       } catch (error) {
+        // These units never start: their start records must not reach the run ref later.
+        input.record.discard(startFiles.keys());
         result.lost = input.lease.lost = true;
         for (const r of wave) finalize(r.unit.name, r.unit.kind, { result: 'blocked', detail: 'not started: the run lost its lease', uid: r.uid });
         throw error;

@@ -78,6 +78,7 @@ export function importRuns(input: ImportInput): ImportResult {
     const uid = currentUid(desired.get(name), input.generation);
     if (uid) base.uid = uid;
     base.condition = uncertain(run, reason, input.now, code);
+    base.lastRun = { run, result: 'uncertain', at: input.now };
     observed.set(name, base);
     if (!result.recovered.includes(name)) result.recovered.push(name);
     const wasImported = result.imported.indexOf(name);
@@ -97,7 +98,10 @@ export function importRuns(input: ImportInput): ImportResult {
       // Late: an earlier import already marked the unit uncertain for this run, or a newer run
       // (run ids are UUIDv7, ordered by time) has executed it since.
       const newerRun = prev?.lastRun?.run ?? prev?.receipt?.run;
-      const late = (prev?.condition?.type === 'uncertain' && prev.condition.run === run.run) || (newerRun !== undefined && newerRun > run.run);
+      // Already imported as uncertain for this run (an operator may have cleared the condition
+      // with --retry since): what the run recorded now arrived late.
+      const importedUncertain = prev?.lastRun?.run === run.run && prev.lastRun.result === 'uncertain';
+      const late = (prev?.condition?.type === 'uncertain' && prev.condition.run === run.run) || importedUncertain || (newerRun !== undefined && newerRun > run.run);
       if (late) {
         if (cp) {
           const runs = result.evidence.get(name) ?? new Set<string>();

@@ -129,6 +129,11 @@ export class RunRecordWriter {
     });
   }
 
+  /** Forgets changes that were never pushed (start records of units that then did not start). */
+  discard(paths: Iterable<string>): void {
+    for (const p of paths) this.pending.delete(p);
+  }
+
   /** Moves the run's deadline with the lease's (a live run's run ref carries the same deadline). */
   renew(deadline: string): Promise<void> {
     return this.serialized(async () => {

@@ -4,8 +4,9 @@
  * - A unit with a receipt is held at the desired document its latest receipt was produced for,
  *   with its uid, so consumers keep resolving from what actually runs; a newer decision waiting
  *   behind the hold is recorded as hold.pending.
- * - An uncertain unit is held the same way; its condition stays. One without a receipt keeps
- *   its document (and uid): it has nothing to fall back on.
+ * - An uncertain unit is held the same way; its condition stays. One without a receipt, or a
+ *   failed one, keeps its document and uid: it has nothing to fall back on, and its condition
+ *   (a failure that needs `recover --retry`) must survive hold and resume.
  * - A unit that never ran, or one nothing shows ever ran, gets a held marker: lifecycle held,
  *   no uid, kind or rendering.
  * - A deleting unit pauses: its deletion block stays next to the hold.
@@ -33,7 +34,8 @@ export function holdDocument(desired: DesiredUnitDoc | undefined, observed: Obse
     if (desired?.teardownRequest) doc.teardownRequest = desired.teardownRequest;
     return { kind: 'hold', doc, marker: false };
   }
-  if (desired?.uid && (observed?.condition?.type === 'uncertain' || desired.lifecycle?.state === 'deleting')) {
+  // Something shows it ran (a condition, a last run) or it is deleting: keep its incarnation.
+  if (desired?.uid && (observed?.condition !== undefined || observed?.lastRun !== undefined || desired.lifecycle?.state === 'deleting')) {
     return { kind: 'hold', doc: { ...desired, lifecycle: { state: 'held' }, hold }, marker: false };
   }
   const marker: DesiredUnitDoc = { lifecycle: { state: 'held' }, hold };

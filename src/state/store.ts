@@ -9,7 +9,7 @@
  * In every case a write is all-or-nothing with a compare-and-swap per ref.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fail } from '../errors/diagnostic';
@@ -153,6 +153,28 @@ export class StateStore {
     const refs: RefSnapshot = new Map();
     for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
     return refs;
+  }
+
+  /**
+   * A cheap look for refs under a prefix of a repository on this machine, without starting git:
+   * loose refs are files under the git dir, packed ones lines of packed-refs. Returns undefined
+   * for network remotes, where only a fetch can tell.
+   */
+  mayHaveRefsUnder(prefix: string): boolean | undefined {
+    if (this.loc.kind === 'remote') return undefined;
+    const gitDir = gitDirOf(this.workDir);
+    if (!gitDir) return undefined;
+    const dir = join(gitDir, ...prefix.replace(/\/$/, '').split('/'));
+    try {
+      if (readdirSync(dir).length > 0) return true;
+    } catch {
+      /* no loose refs there */
+    }
+    try {
+      return readFileSync(join(gitDir, 'packed-refs'), 'utf8').includes(` ${prefix}`);
+    } catch {
+      return false;
+    }
   }
 
   /** Reads the current refs under one prefix of the state repository (signals, for a live run). */

@@ -75,11 +75,14 @@ test('a unit that never ran is held as a marker: no uid, kind or rendering', () 
   }
 });
 
-test('a failed unit without a receipt is held as a marker', () => {
-  const observed = { uid: UID, condition: { type: 'failed', retryable: true, reason: 'exit 1', run: 'r1', since: 'x' } };
+test('a failed unit without a receipt keeps its incarnation: its condition must survive hold and resume', () => {
+  const observed = { uid: UID, condition: { type: 'failed', retryable: false, reason: 'timed out', run: 'r1', since: 'x', acknowledgementRequired: true } };
   const d = holdDocument(ran, observed, HOLD);
-  assert.equal(d.marker, true);
-  assert.deepEqual(d.doc, { lifecycle: { state: 'held' }, hold: HOLD });
+  assert.equal(d.marker, false);
+  assert.equal(d.doc.uid, UID);
+  assert.deepEqual(d.doc.rendering, ran.rendering);
+  assert.equal(d.doc.lifecycle.state, 'held');
+  assert.equal(isMarker(d.doc), false);
 });
 
 test('a failed unit with a receipt is held at the receipt', () => {
