@@ -97,3 +97,24 @@ test('within one wave, a unit delivered a hold before it starts does not start (
   assert.equal(r.json.units.z.result, 'held');
   assert.match(git(bare, 'show', 'refs/heads/nyl/dev/desired:units/z.yaml'), /state: held/);
 });
+
+test('a held marker whose unit left the ownership set: after resume, the next reconcile removes its file', async () => {
+  const dir = tempDir();
+  const { bare, repo } = project(dir, [command('keep', `run: ["true"]`), command('later', `run: ["true"]`)]);
+  const hold = nyl(repo, ['hold', '-e', 'dev', '--unit', 'later', '--reason', 'not yet', '-o', 'json']);
+  assert.equal(hold.code, 0, hold.stdout);
+  assert.equal(hold.json.details.marker, true);
+  // Remove `later` from source, commit.
+  const file = path.join(repo, 'nyl.yaml');
+  const text = fs.readFileSync(file, 'utf8').split('\n---\n').filter((d) => !/name: later/.test(d)).join('\n---\n');
+  fs.writeFileSync(file, text);
+  git(repo, 'commit', '-qam', 'drop later');
+  const held = nyl(repo, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(held.json.units.later.result, 'held', 'reported held with a pending deletion');
+  assert.match(git(bare, 'show', 'refs/heads/nyl/dev/desired:units/later.yaml'), /state: held/, 'not deleted while held');
+  assert.equal(nyl(repo, ['resume', '-e', 'dev', '--unit', 'later']).code, 0);
+  const after = nyl(repo, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(after.code, 0, after.stdout);
+  assert.equal(git(bare, 'ls-tree', '--name-only', 'refs/heads/nyl/dev/desired:units/'), 'keep.yaml', 'the marker file is removed');
+  assert.match(git(bare, 'log', '-1', '--format=%B', 'refs/heads/nyl/dev/desired'), /removed:\n {2}- later/);
+});
