@@ -119,11 +119,6 @@ export const CATALOG = {
     summary: 'Another invocation took over or deleted the lease.',
     fix: (p) => `the run pushed nothing; run \`nyl reconcile -e ${e(p)}\` to import its checkpoints`,
   },
-  'NYL-LEASE-NOT-HELD': {
-    exit: 1,
-    summary: 'There is no lease to break.',
-    fix: (p) => `nothing holds ${e(p)}; check it with \`nyl status -e ${e(p)}\``,
-  },
   'NYL-RUN-CANCELLED': {
     exit: 4,
     summary: 'The run was cancelled by a signal.',

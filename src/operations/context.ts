@@ -89,7 +89,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       delete loc.pushURL;
       delete loc.localPath;
     }
-    store = new StateStore(rt.git, loc, checkout, rt.env, reader);
+    store = new StateStore(rt.git, loc, checkout, rt.env, reader, cache);
     const opened: OpenedEnvironment = {
       checkout,
       reader,

@@ -13,10 +13,11 @@ import { commitHolds } from './hold-commit';
  * a hold commit requested by whoever sent it: a delivered hold always takes effect. When another
  * run took the lease meanwhile, that run applies the signals instead.
  */
-export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<void> {
+/** Returns true when it wrote a hold commit (the state refs moved past the run's own push). */
+export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<boolean> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const signals = await readHoldSignals(opened.store);
-    if (signals.length === 0) return;
+    if (signals.length === 0) return false;
     try {
       const result = await commitHolds(
         rt,
@@ -37,12 +38,13 @@ export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, rep
           u.result = 'held';
         }
       }
-      return;
+      return true;
     } catch (error) {
       // Another run took the lease (it applies the signals), or a hold took its signal back.
-      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return;
+      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return false;
       if (error instanceof NylError && error.code === 'NYL-STATE-CONFLICT') continue;
       throw error;
     }
   }
+  return false;
 }

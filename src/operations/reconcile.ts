@@ -286,8 +286,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
       report.desired = published.refs.get(loc.desiredRef);
       report.observed = published.refs.get(loc.observedRef);
       report.details.held = holds.held;
-      await applyLateHolds(rt, opened, report);
-      const diverged = await store.syncKnownBranches(await store.snapshot());
+      const moved = await applyLateHolds(rt, opened, report);
+      const diverged = await store.syncKnownBranches(moved ? await store.snapshot() : published.refs);
       for (const ref of diverged) {
         report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: env.name, ref }));
       }

@@ -128,7 +128,7 @@ export async function status(rt: Runtime, req: StatusRequest): Promise<StatusRep
     // Runs that ended without their transition commit wait for import; show what it will find.
     const now = rt.clock.now();
     const liveRun = lease && leaseStatus(lease.record, now) === 'live' ? lease.record.run : undefined;
-    const dead = (await readRecordedRuns(store, refs)).filter((r) => r.run !== liveRun && (!r.doc || r.doc.ended || Date.parse(r.doc.deadline) <= now || lease?.record.broken));
+    const dead = (await readRecordedRuns(store, refs, liveRun)).filter((r) => (!r.doc || r.doc.ended || Date.parse(r.doc.deadline) <= now || lease?.record.broken));
     let desiredDocs = view.desiredUnits;
     let observedDocs = view.observedUnits;
     if (dead.length > 0) {

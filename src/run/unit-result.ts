@@ -35,20 +35,3 @@ export interface UnitOutcome {
   /** A held unit whose condition is uncertain: held, and still exit 4. */
   uncertain?: boolean;
 }
-
-/** Exit category of a unit result: 4 uncertain, 3 failed, 2 waiting, 0 done. */
-export function exitOfResult(result: UnitResult): 0 | 2 | 3 | 4 {
-  switch (result) {
-    case 'uncertain':
-    case 'recovered':
-      return 4;
-    case 'failed':
-      return 3;
-    case 'blocked':
-    case 'held':
-    case 'awaiting-approval':
-      return 2;
-    default:
-      return 0;
-  }
-}

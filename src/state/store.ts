@@ -73,6 +73,7 @@ export class StateStore {
     readonly checkout: Checkout,
     env: NodeJS.ProcessEnv,
     checkoutReader: BatchReader,
+    cache?: JsonCache,
   ) {
     if (loc.kind === 'clone') {
       this.workDir = checkout.workTree;
@@ -88,7 +89,7 @@ export class StateStore {
       this.mirrored = true;
     }
     this.reader = this.workDir === checkout.workTree ? checkoutReader : new BatchReader(git, this.workDir);
-    this.cache = new JsonCache(join(cacheRoot(env), 'parsed'), PARSE_FORMAT);
+    this.cache = cache ?? new JsonCache(join(cacheRoot(env), 'parsed'), PARSE_FORMAT);
   }
 
   /** The refs this environment's state consists of, as remote names. */
