@@ -230,8 +230,9 @@ let statsSeq = 0;
 /**
  * Runs `nyl ...args` in the project, with NYL_GIT_STATS pointed at a fresh file; returns the wall
  * time and the git statistics the process appended ({processes, pushes, fetches, byCommand}).
+ * `nodeArgs` go to node before bin/nyl; `wrap` is an argv prefix that starts node.
  */
-export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs = [] } = {}) {
+export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs = [], wrap = [] } = {}) {
   const statsFile = join(project.base, `stats-${process.pid}-${++statsSeq}.jsonl`);
   const env = {
     // No NYL_* setting of the caller (fault injection, a clock, a cache) leaks into a measurement.
@@ -240,7 +241,8 @@ export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs
     NYL_GIT_STATS: statsFile,
     ...extraEnv,
   };
-  const r = await exec([process.execPath, ...nodeArgs, NYL, ...args], { cwd: project.src, env, check: false });
+  // `wrap` is an argv prefix (e.g. /usr/bin/time -o FILE -f %M) that runs the node process.
+  const r = await exec([...wrap, process.execPath, ...nodeArgs, NYL, ...args], { cwd: project.src, env, check: false });
   let stats;
   if (existsSync(statsFile)) {
     const lines = readFileSync(statsFile, 'utf8').trim().split('\n').filter(Boolean);

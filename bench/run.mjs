@@ -13,19 +13,22 @@ import * as status1000 from './scenarios/status-1000.mjs';
 import * as reconcile500 from './scenarios/reconcile-500.mjs';
 import * as noop1000 from './scenarios/noop-1000.mjs';
 import * as takeover200 from './scenarios/takeover-200.mjs';
+import * as memory5000 from './scenarios/memory-5000.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';
   if (m.unit === 'ms') return fmtMs(m.value);
   if (m.unit === 'x') return `${m.value.toFixed(2)}x`;
+  if (m.unit === 'MB') return `${m.value.toFixed(1)} MB`;
+  if (!Number.isInteger(m.value)) return m.value.toFixed(2);
   return String(m.value);
 }
 
 function formatTarget(m) {
   if (!m.target) return '';
-  const v = m.unit === 'ms' ? fmtMs(m.target.value) : m.unit === 'x' ? `${m.target.value}x` : String(m.target.value);
+  const v = m.unit === 'ms' ? fmtMs(m.target.value) : m.unit === 'x' ? `${m.target.value}x` : m.unit === 'MB' ? `${m.target.value} MB` : String(m.target.value);
   return `${m.target.op} ${v}${m.target.label ? ` (${m.target.label})` : ''}`;
 }
 

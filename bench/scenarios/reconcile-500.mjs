@@ -1,6 +1,7 @@
 // 4. reconcile-500: reconcile of 500 Command units (`run: ["true"]`) in 10 waves of 50, default
 // concurrency (4), file:// state. Overhead per unit = (reconcile wall - the wall time of spawning
 // `true` 500 times from node with concurrency 4) / 500, the baseline measured around each run.
+// Pushes are informational (no target): with group commit their number depends on timing.
 import { AUTHOR_ARGS, cpuMedian, makeProject, nyl, repeat, reps, retryKilled, spawnMany, summary } from '../lib.mjs';
 
 export const id = 'reconcile-500';
@@ -35,22 +36,28 @@ export async function run() {
   const spawnWall = summary(spawnRuns);
   const stats = runs[runs.length - 1].stats;
   const overhead = summary(overheads);
-  const expectedPushes = 2 * WAVES + 2;
+  // Every run's counts (not only the last run's): group-committed checkpoint pushes vary with timing.
+  const counts = (key) => (runs.every((r) => typeof r.stats?.[key] === 'number') ? summary(runs.map((r) => r.stats[key])) : undefined);
+  const [processes, pushes, fetches] = [counts('processes'), counts('pushes'), counts('fetches')];
   return {
     metrics: [
       { name: 'reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
       { name: `spawn \`true\` x${UNITS} (concurrency ${CONCURRENCY})`, value: spawnWall.median, unit: 'ms', cpu: cpuMedian(spawnCpu), spread: spawnWall },
-      { name: 'overhead per unit', value: overhead.median, unit: 'ms', target: { op: '<', value: 5 }, spread: overhead },
+      { name: 'overhead per unit', value: overhead.median, unit: 'ms', target: { op: '<=', value: 2 }, spread: overhead },
       {
         name: 'cpu overhead per unit (info)',
         value: cpuMedian(runs) === undefined ? undefined : (cpuMedian(runs) - cpuMedian(spawnCpu)) / UNITS,
         unit: 'ms',
       },
-      { name: 'git processes', value: stats?.processes, unit: 'count' },
-      { name: 'pushes', value: stats?.pushes, unit: 'count', target: { op: '<=', value: expectedPushes, label: `~2/wave+2 = ${expectedPushes}` } },
-      { name: 'fetches', value: stats?.fetches, unit: 'count' },
+      { name: 'git processes', value: processes?.median, unit: 'count', spread: processes },
+      { name: 'pushes per run (info)', value: pushes?.median, unit: 'count', spread: pushes },
+      { name: `pushes per wave (info, ${WAVES} waves)`, value: pushes === undefined ? undefined : pushes.median / WAVES, unit: 'count' },
+      { name: 'fetches', value: fetches?.median, unit: 'count', spread: fetches },
     ],
-    notes: [`median of ${n} reconciles (fresh project and state each); overhead per unit = median over runs of (reconcile - mean of the spawn baselines right before and after) / ${UNITS}`],
-    details: { stats },
+    notes: [
+      `median of ${n} reconciles (fresh project and state each); overhead per unit = median over runs of (reconcile - mean of the spawn baselines right before and after) / ${UNITS}`,
+      `git processes / pushes / fetches per run: median ${processes?.median} / ${pushes?.median} / ${fetches?.median}, min-max ${processes?.min}-${processes?.max} / ${pushes?.min}-${pushes?.max} / ${fetches?.min}-${fetches?.max}`,
+    ],
+    details: { stats, perRun: runs.map((r) => ({ processes: r.stats?.processes, pushes: r.stats?.pushes, fetches: r.stats?.fetches })) },
   };
 }

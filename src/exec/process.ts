@@ -1,9 +1,19 @@
 /**
- * The only module that starts child processes.
+ * The process runner port, and its Node implementation: the only module that starts processes.
  *
- * A ProcessRunner runs argv (never a shell string) with an explicit environment, collects its
- * output, and reports failures with the same shape as results. Tests inject their own runner or
- * wrap this one to count, delay or crash.
+ * Contract (every implementation passes test/conformance/process-runner):
+ * - `run(argv, options)` runs argv (never a shell string) with an explicit environment and
+ *   resolves when the process has ended; it never rejects. A program that cannot be started
+ *   (missing, not executable, an argument Node refuses) resolves with `spawnError` set and a null
+ *   code, exactly like a failure: callers handle one shape.
+ * - `timeoutMs`: the process gets SIGTERM when it runs longer, SIGKILL `killGraceMs` later;
+ *   `timedOut` is then true.
+ * - `cancel`: when the signal aborts, the process gets the abort reason's signal (SIGINT or
+ *   SIGTERM), SIGKILL `killGraceMs` later; `cancelled` is then true.
+ * - `group: true` starts the process in its own process group and signals the whole group, so a
+ *   tool's own children end with it.
+ * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
+ *   stream (then it is streamed in chunks and the result's buffer stays empty).
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
@@ -11,8 +21,13 @@ export interface RunOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   input?: string | Buffer;
-  /** Milliseconds before SIGTERM, then SIGKILL 5 s later. */
   timeoutMs?: number;
+  cancel?: AbortSignal;
+  /** After SIGTERM/SIGINT (timeout or cancellation), SIGKILL this much later. Default 5 s. */
+  killGraceMs?: number;
+  group?: boolean;
+  onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
 }
 
 export interface ProcessResult {
@@ -22,86 +37,115 @@ export interface ProcessResult {
   stdout: Buffer;
   stderr: Buffer;
   timedOut: boolean;
+  cancelled: boolean;
   durationMs: number;
-  /** Set when the program could not be started at all (ENOENT, EACCES). */
+  /** Set when the program could not be started at all (ENOENT, EACCES, an invalid argument). */
   spawnError?: NodeJS.ErrnoException;
 }
 
-export interface StreamOptions extends Omit<RunOptions, 'input'> {
-  stdio?: SpawnOptions['stdio'];
-  detached?: boolean;
+export interface ProcessRunner {
+  run(argv: string[], options?: RunOptions): Promise<ProcessResult>;
 }
 
-export interface ProcessRunner {
-  /** Runs argv to completion and buffers its output. */
-  run(argv: string[], options?: RunOptions): Promise<ProcessResult>;
-  /** Starts argv with streams attached, for long-lived helpers and drivers. */
-  start(argv: string[], options?: StreamOptions): ChildProcess;
+export interface StreamOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  stdio?: SpawnOptions['stdio'];
 }
+
+const DEFAULT_KILL_GRACE_MS = 5000;
 
 export class NodeProcessRunner implements ProcessRunner {
   /** Incremented per started process; the benchmarks read it. */
   started = 0;
 
   run(argv: string[], options: RunOptions = {}): Promise<ProcessResult> {
-    const began = Date.now();
     this.started++;
-    return new Promise((resolve) => {
-      const [cmd, ...args] = argv;
-      const child = spawn(cmd!, args, {
+    const began = Date.now();
+    let child: ChildProcess;
+    try {
+      child = spawn(argv[0]!, argv.slice(1), {
         cwd: options.cwd,
         env: options.env ?? process.env,
-        stdio: ['pipe', 'pipe', 'pipe'],
+        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        detached: options.group === true,
       });
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      let timedOut = false;
-      let spawnError: NodeJS.ErrnoException | undefined;
-      let killTimer: NodeJS.Timeout | undefined;
-      const timer =
-        options.timeoutMs !== undefined
-          ? setTimeout(() => {
-              timedOut = true;
-              child.kill('SIGTERM');
-              killTimer = setTimeout(() => child.kill('SIGKILL'), 5000);
-            }, options.timeoutMs)
-          : undefined;
-      child.stdout!.on('data', (b: Buffer) => out.push(b));
-      child.stderr!.on('data', (b: Buffer) => err.push(b));
-      child.on('error', (error: NodeJS.ErrnoException) => {
-        spawnError = error;
-      });
-      child.stdin!.on('error', () => {
-        /* the child may exit before reading its input; its exit code tells what happened */
-      });
-      child.on('close', (code, signal) => {
-        if (timer) clearTimeout(timer);
-        if (killTimer) clearTimeout(killTimer);
-        const result: ProcessResult = {
-          argv,
-          code,
-          signal,
-          stdout: Buffer.concat(out),
-          stderr: Buffer.concat(err),
-          timedOut,
-          durationMs: Date.now() - began,
-        };
-        if (spawnError) result.spawnError = spawnError;
-        resolve(result);
-      });
-      if (options.input !== undefined) child.stdin!.end(options.input);
-      else child.stdin!.end();
-    });
+    } catch (error) {
+      // Node refuses some arguments synchronously (a NUL byte): the same shape as ENOENT.
+      return Promise.resolve(notStarted(argv, error as NodeJS.ErrnoException, began));
+    }
+    return supervise(child, argv, options, began);
   }
 
+  /** Starts a long-lived helper with streams attached (git cat-file --batch). */
   start(argv: string[], options: StreamOptions = {}): ChildProcess {
     this.started++;
-    const [cmd, ...args] = argv;
-    return spawn(cmd!, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'],
-      detached: options.detached ?? false,
-    });
+    return spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'] });
   }
+}
+
+function notStarted(argv: string[], error: NodeJS.ErrnoException, began: number): ProcessResult {
+  const empty = Buffer.alloc(0);
+  return { argv, code: null, signal: null, stdout: empty, stderr: empty, timedOut: false, cancelled: false, durationMs: Date.now() - began, spawnError: error };
+}
+
+function signalProcess(child: ChildProcess, group: boolean, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    if (group) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    try {
+      child.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+/** Waits for the child, applying timeout and cancellation, and collects its output. */
+function supervise(child: ChildProcess, argv: string[], options: RunOptions, began: number): Promise<ProcessResult> {
+  const group = options.group === true;
+  const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let timedOut = false;
+  let cancelled = false;
+  let spawnError: NodeJS.ErrnoException | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const stop = (signal: NodeJS.Signals) => {
+    signalProcess(child, group, signal);
+    killTimer ??= setTimeout(() => signalProcess(child, group, 'SIGKILL'), graceMs);
+  };
+  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
+    timedOut = true;
+    stop('SIGTERM');
+  }, options.timeoutMs);
+  const onCancel = () => {
+    cancelled = true;
+    stop(options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
+  };
+  if (options.cancel?.aborted) onCancel();
+  else options.cancel?.addEventListener('abort', onCancel, { once: true });
+  child.stdout!.on('data', options.onStdout ?? ((b: Buffer) => out.push(b)));
+  child.stderr!.on('data', options.onStderr ?? ((b: Buffer) => err.push(b)));
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    spawnError = error;
+  });
+  if (child.stdin) {
+    child.stdin.on('error', () => {
+      /* the child may exit before reading its input; its exit code tells what happened */
+    });
+    child.stdin.end(options.input);
+  }
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
+      options.cancel?.removeEventListener('abort', onCancel);
+      const result: ProcessResult = { argv, code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, cancelled, durationMs: Date.now() - began };
+      if (spawnError) result.spawnError = spawnError;
+      resolve(result);
+    });
+  });
 }

@@ -4,7 +4,7 @@
  * (NYL_GIT_STATS=<file> appends one JSON line per command at exit).
  */
 import { appendFileSync } from 'node:fs';
-import type { ProcessResult, ProcessRunner } from '../exec/process';
+import type { NodeProcessRunner, ProcessResult } from '../exec/process';
 
 export interface GitStats {
   processes: number;
@@ -35,7 +35,7 @@ export class Git {
   private readonly baseEnv: NodeJS.ProcessEnv;
 
   constructor(
-    readonly runner: ProcessRunner,
+    readonly runner: NodeProcessRunner,
     env: NodeJS.ProcessEnv,
   ) {
     this.baseEnv = {

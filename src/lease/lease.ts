@@ -1,22 +1,40 @@
 /**
- * The lease protocol (DESIGN.md section 3).
+ * The lease protocol (DESIGN.md section 3): one holder per environment, fenced by the lease ref.
  *
  * Acquire: an atomic push that creates (or takes over) PREFIX/ENV/lease with a compare-and-swap
- * on its previous value. Renew: a push of a child lease commit, CAS on the current one, while the
- * holder lives. Release: the holder's final atomic push deletes the lease together with the state
- * change (see LeaseHandle.exclusive). A rejected CAS means someone else moved the lease: the
- * holder lost it and must write nothing more.
+ * on its previous value. A held lease is a LeaseHandle, and every push of the holder goes through
+ * it, one at a time (`exclusive`), each carrying the lease in the same atomic push:
+ * - `fence`: the lease must still be ours (pushed unchanged; a moved lease rejects the push);
+ * - `renew`: a child lease commit with a new deadline (the periodic renewal, and every push that
+ *   lets units start, so that a holder that lost its lease starts nothing);
+ * - `release`: the lease is deleted (the holder's final push).
+ * A rejected push whose lease moved means the holder lost it: `lost` is set and it writes nothing
+ * more under the lease.
  */
 import { hostname } from 'node:os';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { writeCommits, type Identity } from '../git/object-writer';
-import type { RefUpdate } from '../git/refs';
-import { fromYaml } from '../state/documents';
-import { leaseRef, runsPrefix } from '../state/location';
-import type { RefSnapshot, StateStore } from '../state/store';
-import { isoSeconds } from '../util/clock';
+import type { Identity } from '../git/object-writer';
+import type { RefUpdate, RefWriteResult } from '../git/refs';
+import { leaseRef } from '../state/location';
+import { readRunHeaders, runIsLive } from '../state/run-record';
+import { applyUpdates, type RefSnapshot, type StateStore } from '../state/store';
+import { isoMillis, isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { breaksCarriedBy, IMPORTERS, RUN_OPERATIONS, type LeaseRecord, leaseStatus, newLeaseRecord, parseLease, serializeLease } from './record';
+import {
+  breaksCarriedBy,
+  IMPORTERS,
+  RUN_OPERATIONS,
+  type LeaseRecord,
+  type LeaseTiming,
+  leaseStatus,
+  leaseTiming,
+  newLeaseRecord,
+  parseLease,
+  serializeLease,
+} from './record';
+
+/** What the lease protocol needs of the runtime: time, cancellation, fault points. */
+export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'>;
 
 export interface LeaseView {
   oid: string;
@@ -31,7 +49,7 @@ export interface AcquireOptions {
   /** Wait up to this long while another holder has the lease. */
   waitMs?: number;
   /** More refs to move in the acquiring push (a run ref). */
-  extraUpdates?: (leaseOid: string) => RefUpdate[];
+  extraUpdates?: () => RefUpdate[];
   /** Refs the caller just read: the first attempt decides on them instead of reading again. */
   initial?: RefSnapshot;
   /** Carry a broken lease's `broken` record into the new lease (recover: a crash leaves it broken). */
@@ -50,33 +68,40 @@ export function formatIdentity(who: Identity): string {
   return `${who.name} <${who.email}>`;
 }
 
+export function describeHolder(record: LeaseRecord): string {
+  return `${record.operation} run ${record.run} of ${record.holder.name} on ${record.holder.host} (pid ${record.holder.pid})`;
+}
+
+/** An unreadable lease still holds the environment: never take over what we cannot read. */
+function unreadableLease(environment: string): LeaseRecord {
+  return newLeaseRecord({
+    environment,
+    run: 'unknown',
+    operation: 'unknown',
+    holder: { name: 'unknown', host: 'unknown', pid: 0 },
+    acquiredAt: isoSeconds(0),
+    deadline: '9999-12-31T00:00:00.000Z',
+  });
+}
+
 export async function readLease(store: StateStore, snapshot: RefSnapshot): Promise<LeaseView | undefined> {
   const oid = snapshot.get(leaseRef(store.loc));
   if (!oid) return undefined;
   const blob = await store.reader.read(`${oid}:lease.yaml`);
   const record = blob ? parseLease(blob.content.toString()) : undefined;
-  if (!record) {
-    // An unreadable lease still holds the environment: never take over what we cannot read.
-    return {
-      oid,
-      record: newLeaseRecord({
-        environment: store.loc.environment,
-        run: 'unknown',
-        operation: 'unknown',
-        holder: { name: 'unknown', host: 'unknown', pid: 0 },
-        acquiredAt: isoSeconds(0),
-        deadline: '9999-12-31T00:00:00Z',
-      }),
-    };
-  }
-  return { oid, record };
+  return { oid, record: record ?? unreadableLease(store.loc.environment) };
 }
 
-export function describeHolder(record: LeaseRecord): string {
-  return `${record.operation} run ${record.run} of ${record.holder.name} on ${record.holder.host} (pid ${record.holder.pid})`;
+/** A live run whose lease ref is already gone still holds the environment until its deadline. */
+export async function findLiveRun(store: StateStore, snapshot: RefSnapshot, nowMs: number, skewMs: number): Promise<LeaseView | undefined> {
+  const headers = await readRunHeaders(store.reader, store.loc, snapshot);
+  const live = headers.find((h) => h.doc && runIsLive(h.doc, nowMs, skewMs));
+  if (!live?.doc) return undefined;
+  const d = live.doc;
+  return { oid: live.oid, record: newLeaseRecord({ environment: store.loc.environment, run: live.run, operation: d.operation, holder: d.holder, acquiredAt: d.startedAt, deadline: d.deadline }) };
 }
 
-function heldError(env: string, view: LeaseView): NylError {
+export function heldError(env: string, view: LeaseView): NylError {
   const r = view.record;
   return new NylError(
     diagnostic('NYL-LEASE-HELD', 'error', `the lease of ${env} is held by ${describeHolder(r)} until ${r.deadline}`, {
@@ -86,7 +111,7 @@ function heldError(env: string, view: LeaseView): NylError {
   );
 }
 
-function brokenError(env: string, view: LeaseView, expired: boolean): NylError {
+export function brokenError(env: string, view: LeaseView, expired: boolean): NylError {
   const r = view.record;
   const message = expired
     ? `the lease of ${env} expired at ${r.deadline} while ${describeHolder(r)} held it; its run is not imported yet`
@@ -101,205 +126,204 @@ function brokenError(env: string, view: LeaseView, expired: boolean): NylError {
 }
 
 function cancelled(env: string): NylError {
-  return new NylError(
-    diagnostic('NYL-RUN-CANCELLED', 'error', `a signal arrived while waiting for the lease of ${env}; nothing was written`, { env }),
-  );
-}
-
-/** Reads only run.yaml of every run ref: enough to tell a live run from a dead one. */
-export async function readRunHeaders(store: StateStore, refs: RefSnapshot): Promise<{ run: string; ref: string; oid: string; doc?: RunHeader }[]> {
-  const prefix = runsPrefix(store.loc);
-  const found = [...refs].filter(([ref]) => ref.startsWith(prefix));
-  if (found.length === 0) return [];
-  const blobs = await store.reader.readMany(found.map(([, oid]) => `${oid}:run.yaml`));
-  return found.map(([ref, oid], i) => {
-    const out: { run: string; ref: string; oid: string; doc?: RunHeader } = { run: ref.slice(prefix.length), ref, oid };
-    const b = blobs[i];
-    if (b) out.doc = fromYaml<RunHeader>(b.content.toString());
-    return out;
-  });
-}
-
-/** The fields of a run ref's run.yaml the lease protocol reads. */
-export interface RunHeader {
-  run: string;
-  operation: string;
-  holder: LeaseRecord['holder'];
-  startedAt: string;
-  deadline: string;
-  ended?: { at: string; reason: string };
+  return new NylError(diagnostic('NYL-RUN-CANCELLED', 'error', `a signal arrived while waiting for the lease of ${env}; nothing was written`, { env }));
 }
 
 /** Builds a lease commit whose parent is the lease it replaces or renews. */
-async function writeLeaseCommit(rt: Runtime, store: StateStore, record: LeaseRecord, parent: string | undefined, author: Identity, message: string): Promise<string> {
-  const [oid] = await writeCommits(rt.git, store.workDir, [
-    {
-      ...(parent ? { parent } : {}),
-      clearTree: true,
-      changes: new Map([['lease.yaml', serializeLease(record)]]),
-      message,
-      author,
-      timeMs: rt.clock.now(),
-    },
+async function writeLeaseCommit(rt: LeaseRuntime, store: StateStore, record: LeaseRecord, parent: string | undefined, author: Identity, message: string): Promise<string> {
+  const [oid] = await store.writeCommits([
+    { ...(parent ? { parent } : {}), clearTree: true, changes: new Map([['lease.yaml', serializeLease(record)]]), message, author, timeMs: rt.clock.now() },
   ]);
   return oid!;
 }
 
-/** The refs after a successful write of updates onto snapshot. */
-export function applyUpdates(snapshot: RefSnapshot, updates: RefUpdate[]): RefSnapshot {
-  const next = new Map(snapshot);
-  for (const u of updates) {
-    if (u.to === null) next.delete(u.ref);
-    else next.set(u.ref, u.to);
+/**
+ * Why the current lease (or a live run) keeps this operation from taking the lease now: a
+ * NYL-LEASE-HELD error to wait on, or undefined when the lease may be taken. Throws
+ * NYL-LEASE-BROKEN at once when only an importer may take it over.
+ */
+async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: LeaseView | undefined, importer: boolean, nowMs: number, timing: LeaseTiming): Promise<NylError | undefined> {
+  const env = store.loc.environment;
+  if (current) {
+    const status = leaseStatus(current.record, nowMs, timing.skewMs);
+    if (status === 'live') return heldError(env, current);
+    if (!importer && (status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, status === 'expired');
+    if (status === 'broken') return undefined;
   }
-  return next;
+  const live = await findLiveRun(store, snapshot, nowMs, timing.skewMs);
+  return live ? heldError(env, live) : undefined;
+}
+
+function newHolderRecord(env: string, options: AcquireOptions, current: LeaseView | undefined, nowMs: number): LeaseRecord {
+  const record = newLeaseRecord({
+    environment: env,
+    run: options.run,
+    operation: options.operation,
+    holder: { name: formatIdentity(options.author), host: hostname(), pid: process.pid },
+    acquiredAt: isoSeconds(nowMs),
+    deadline: isoMillis(nowMs + options.durationMs),
+  });
+  const carried = current ? breaksCarriedBy(current.record) : [];
+  if (carried.length > 0) record.unrecordedBreaks = carried;
+  if (options.keepBroken && current?.record.broken) {
+    record.broken = current.record.broken;
+    record.brokenHolder = current.record.brokenHolder ?? { run: current.record.run, operation: current.record.operation, holder: current.record.holder };
+  }
+  return record;
 }
 
 /** Takes the environment's lease, waiting up to waitMs for a live holder. */
-export async function acquireLease(rt: Runtime, store: StateStore, options: AcquireOptions): Promise<Acquired> {
+export async function acquireLease(rt: LeaseRuntime, store: StateStore, options: AcquireOptions): Promise<Acquired> {
   const env = store.loc.environment;
+  const timing = leaseTiming(options.durationMs);
   const waitUntil = rt.clock.now() + (options.waitMs ?? 0);
-  const importer = IMPORTERS.has(options.operation);
   for (let attempt = 0; ; attempt++) {
     if (rt.cancel.aborted) throw cancelled(env);
     const snapshot = attempt === 0 && options.initial ? options.initial : await store.snapshot();
     const current = await readLease(store, snapshot);
     const now = rt.clock.now();
-    let blocked: NylError | undefined;
-    if (current) {
-      const status = leaseStatus(current.record, now);
-      if (status === 'live') blocked = heldError(env, current);
-      else if (!importer && (status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) {
-        throw brokenError(env, current, status === 'expired');
-      }
-    }
-    if (!blocked && !current?.record.broken) {
-      // "A live run whose lease ref is already gone" still holds the environment until its deadline.
-      const live = (await readRunHeaders(store, snapshot)).find((h) => h.doc && !h.doc.ended && Date.parse(h.doc.deadline) > now);
-      if (live?.doc) {
-        blocked = heldError(env, {
-          oid: live.oid,
-          record: newLeaseRecord({ environment: env, run: live.run, operation: live.doc.operation, holder: live.doc.holder, acquiredAt: live.doc.startedAt, deadline: live.doc.deadline }),
-        });
-      }
-    }
+    const blocked = await blockerOf(store, snapshot, current, IMPORTERS.has(options.operation), now, timing);
     if (blocked) {
       if (now >= waitUntil) throw blocked;
       await rt.clock.sleep(Math.min(1000, 100 + attempt * 100, waitUntil - now), rt.cancel);
       if (rt.cancel.aborted) throw cancelled(env);
       continue;
     }
-    const record = newLeaseRecord({
-      environment: env,
-      run: options.run,
-      operation: options.operation,
-      holder: { name: formatIdentity(options.author), host: hostname(), pid: process.pid },
-      acquiredAt: isoSeconds(now),
-      deadline: isoSeconds(now + options.durationMs),
-    });
-    const carried = current ? breaksCarriedBy(current.record) : [];
-    if (carried.length > 0) record.unrecordedBreaks = carried;
-    if (options.keepBroken && current?.record.broken) {
-      record.broken = current.record.broken;
-      record.brokenHolder = current.record.brokenHolder ?? { run: current.record.run, operation: current.record.operation, holder: current.record.holder };
-    }
+    const record = newHolderRecord(env, options, current, now);
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
-    const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }];
-    if (options.extraUpdates) updates.push(...options.extraUpdates(oid));
+    const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...(options.extraUpdates?.() ?? [])];
     const result = await store.write(updates);
     if (result.ok) {
-      const handle = new LeaseHandle(rt, store, oid, record, options.author, options.durationMs);
-      const after = applyUpdates(snapshot, updates);
-      const acquired: Acquired = { handle, snapshot: after };
+      const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates) };
       if (current) acquired.replaced = current;
       return acquired;
     }
-    if (result.kind === 'unreachable') {
-      fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
-    }
+    if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
     // Someone moved the lease between our read and our push: read again and decide anew.
     if (attempt > 50) fail('NYL-STATE-CONFLICT', `the lease of ${env} kept changing while acquiring it`, { env });
   }
 }
 
+export type LeaseMode = 'fence' | 'renew' | 'release';
+
+/** What a fenced write tells the caller that builds the rest of the push. */
+export interface LeaseStep {
+  /** The lease record as it is after this push (a renewal's new deadline). */
+  record: LeaseRecord;
+}
+
+/** The rest of a fenced push: refs to move with the lease, and what to do once they landed. */
+export interface PushPart {
+  updates: RefUpdate[];
+  landed?: () => void;
+}
+
+export type PushBuilder = (step: LeaseStep) => Promise<PushPart> | PushPart;
+
+export type FencedWriteResult = { ok: true; updates: RefUpdate[] } | { ok: false; lost: boolean; result: RefWriteResult };
+
 /**
- * A held lease. All pushes that expect the lease go through exclusive(), so a renewal never
- * races the holder's own final push.
+ * A held lease. All pushes of the holder go through `exclusive`, one at a time, so a renewal
+ * never races the holder's own pushes and at most one push is in flight.
  */
 export class LeaseHandle {
   lost = false;
-  /** Called after each successful renewal with the new deadline (the run ref follows it). */
-  onRenewed: ((deadline: string) => Promise<void>) | undefined;
-  private chain: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | undefined;
   private released = false;
+  private chain: Promise<unknown> = Promise.resolve();
+  private renewal: AbortController | undefined;
+  /** Builds the other refs a renewal moves with the lease (the run ref follows its deadline). */
+  renewalPart: PushBuilder | undefined;
 
   constructor(
-    private readonly rt: Runtime,
+    private readonly rt: LeaseRuntime,
     private readonly store: StateStore,
     public oid: string,
     public record: LeaseRecord,
     private readonly author: Identity,
-    private readonly durationMs: number,
+    readonly timing: LeaseTiming,
   ) {}
 
   get ref(): string {
     return leaseRef(this.store.loc);
   }
 
-  /** The deadline of the lease as last pushed: past it, another importer may take it over. */
+  /** The deadline of the lease as last pushed, in milliseconds. */
   get deadlineMs(): number {
     return Date.parse(this.record.deadline);
   }
 
-  /** Runs fn with the current lease oid, serialized with renewals. */
-  exclusive<T>(fn: (leaseOid: string) => Promise<T>): Promise<T> {
-    const next = this.chain.then(() => fn(this.oid));
+  /** May a unit start now? Not once lost, nor within the safety margin of the pushed deadline. */
+  mayStartUnit(): boolean {
+    return !this.lost && !this.released && this.rt.clock.now() < this.deadlineMs - this.timing.safetyMs;
+  }
+
+  /** Runs fn alone: no other push of this holder is in flight meanwhile. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn);
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  /** Renews the deadline now. Returns false when the lease was lost. */
-  renew(): Promise<boolean> {
-    return this.exclusive(async (current) => {
-      if (this.lost || this.released) return !this.lost;
-      const now = this.rt.clock.now();
-      const record: LeaseRecord = { ...this.record, deadline: isoSeconds(now + this.durationMs), renewedAt: isoSeconds(now) };
-      const oid = await writeLeaseCommit(this.rt, this.store, record, current, this.author, `nyl: renew lease ${record.environment}\n`);
-      const result = await this.store.write([{ ref: this.ref, expect: current, to: oid }]);
-      if (result.ok) {
-        this.oid = oid;
-        this.record = record;
-        await this.onRenewed?.(record.deadline).catch(() => undefined);
-        return true;
-      }
-      if (result.kind === 'rejected') this.lost = true;
-      return !this.lost;
-    });
+  /** The lease's own update for a push of the given mode, and the record after it. */
+  private async leaseUpdate(mode: LeaseMode): Promise<{ update: RefUpdate; record: LeaseRecord; oid: string | null }> {
+    if (mode === 'release') return { update: { ref: this.ref, expect: this.oid, to: null }, record: this.record, oid: null };
+    if (mode === 'fence') return { update: { ref: this.ref, expect: this.oid, to: this.oid }, record: this.record, oid: this.oid };
+    const now = this.rt.clock.now();
+    const record: LeaseRecord = { ...this.record, deadline: isoMillis(now + this.timing.durationMs), renewedAt: isoSeconds(now) };
+    const oid = await writeLeaseCommit(this.rt, this.store, record, this.oid, this.author, `nyl: renew lease ${record.environment}\n`);
+    return { update: { ref: this.ref, expect: this.oid, to: oid }, record, oid };
   }
 
-  /** Renews every third of the lease duration until stopped. */
+  /**
+   * Pushes the updates `build` returns together with the lease in one atomic push, alone. A
+   * rejected push whose lease moved marks the lease lost; `result` tells the caller the rest.
+   */
+  write(mode: LeaseMode, build: PushBuilder): Promise<FencedWriteResult> {
+    return this.exclusive(() => this.writeNow(mode, build));
+  }
+
+  private async writeNow(mode: LeaseMode, build: PushBuilder): Promise<FencedWriteResult> {
+    if (this.lost || this.released) return { ok: false, lost: this.lost, result: { ok: false, kind: 'rejected', refs: [], message: 'the lease is no longer held' } };
+    const lease = await this.leaseUpdate(mode);
+    const part = await build({ record: lease.record });
+    const updates = [...part.updates, lease.update];
+    const result = await this.store.write(updates);
+    if (result.ok) {
+      if (lease.oid === null) this.released = true;
+      else {
+        this.oid = lease.oid;
+        this.record = lease.record;
+      }
+      part.landed?.();
+      return { ok: true, updates };
+    }
+    if (result.kind === 'rejected') this.lost = (await this.store.snapshot()).get(this.ref) !== this.oid;
+    return { ok: false, lost: this.lost, result };
+  }
+
+  /** Renews the deadline now, moving what renewalUpdates adds in the same push. */
+  async renew(): Promise<boolean> {
+    const written = await this.write('renew', (step) => this.renewalPart?.(step) ?? { updates: [] });
+    return written.ok;
+  }
+
+  /** Renews every third of the lease duration until stopped; a failed renewal is retried then. */
   startRenewal(): void {
-    const every = Math.max(200, Math.floor(this.durationMs / 3));
-    this.timer = setInterval(() => {
-      void this.renew().catch(() => undefined);
-    }, every);
-    this.timer.unref();
+    const stop = new AbortController();
+    this.renewal = stop;
+    const every = Math.max(100, Math.floor(this.timing.durationMs / 3));
+    void (async () => {
+      for (;;) {
+        await this.rt.clock.sleep(every, stop.signal);
+        if (stop.signal.aborted || this.lost || this.released) return;
+        await this.renew().catch(() => undefined);
+      }
+    })();
   }
 
   stopRenewal(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
-
-  /** The update that releases the lease, for the holder's final atomic push. */
-  releaseUpdate(leaseOid: string): RefUpdate {
-    return { ref: this.ref, expect: leaseOid, to: null };
-  }
-
-  markReleased(): void {
-    this.released = true;
-    this.stopRenewal();
+    this.renewal?.abort();
+    this.renewal = undefined;
   }
 
   /**
@@ -310,11 +334,12 @@ export class LeaseHandle {
     return replaced?.record.broken || replaced?.record.unrecordedBreaks?.length ? this.restore(replaced) : this.release();
   }
 
-  /** Puts back the lease this one replaced (recover that ends before its commit lands). */
-  async restore(previous: LeaseView): Promise<boolean> {
+  /** Puts back the lease this one replaced (an importer that ends before its commit lands). */
+  restore(previous: LeaseView): Promise<boolean> {
     this.stopRenewal();
-    return this.exclusive(async (current) => {
-      const result = await this.store.write([{ ref: this.ref, expect: current, to: previous.oid }]);
+    return this.exclusive(async () => {
+      if (this.released || this.lost) return false;
+      const result = await this.store.write([{ ref: this.ref, expect: this.oid, to: previous.oid }]);
       this.released = true;
       return result.ok;
     });
@@ -323,11 +348,38 @@ export class LeaseHandle {
   /** Releases the lease without changing state (an operation that ends writing nothing). */
   async release(): Promise<boolean> {
     this.stopRenewal();
-    if (this.released) return true;
-    return this.exclusive(async (current) => {
-      const result = await this.store.write([this.releaseUpdate(current)]);
-      this.released = true;
-      return result.ok;
-    });
+    const written = await this.write('release', () => ({ updates: [] }));
+    return written.ok;
   }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+}
+
+export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' };
+
+/**
+ * Declares the holder gone (`nyl lease break`): the lease, or a live run whose lease ref is
+ * already gone, gets `broken: {by, reason, at}`. Only an importer takes a broken lease over; a
+ * holder still running can no longer renew or write, since each of its pushes expects its lease.
+ */
+export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, reason: string, message: (record: LeaseRecord) => string): Promise<BreakResult> {
+  const env = store.loc.environment;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const refs = await store.snapshot();
+    const current = await readLease(store, refs);
+    const now = rt.clock.now();
+    if (current?.record.broken) return { kind: 'already-broken', record: current.record };
+    const target = current ?? (await findLiveRun(store, refs, now, 0));
+    if (!target) return { kind: 'nothing-held' };
+    const record: LeaseRecord = { ...target.record, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
+    const parent = current?.oid;
+    const [oid] = await store.writeCommits([{ ...(parent ? { parent } : {}), clearTree: true, changes: new Map([['lease.yaml', serializeLease(record)]]), message: message(record), author, timeMs: now }]);
+    const result = await store.write([{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid! }]);
+    if (result.ok) return { kind: 'broken', record, oid: oid! };
+    if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
+    // The holder renewed or released meanwhile: look again.
+  }
+  fail('NYL-STATE-CONFLICT', `the lease of ${env} kept changing while breaking it`, { env });
 }

@@ -7,12 +7,11 @@
  * `path` is rebased past (environments sharing a ref); any other change is NYL-STATE-CONFLICT.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { type CommitSpec, type Identity, type FileContent, writeCommits } from '../git/object-writer';
-import type { RefUpdate } from '../git/refs';
-import { applyUpdates, type LeaseHandle } from './lease';
-import type { Runtime } from '../util/runtime';
+import type { CommitSpec, FileContent, Identity } from '../git/object-writer';
+import type { RefUpdate, RefWriteResult } from '../git/refs';
 import { statePathOf } from '../state/location';
-import type { RefSnapshot, StateStore } from '../state/store';
+import { applyUpdates, type RefSnapshot, type StateStore } from '../state/store';
+import type { LeaseHandle, LeaseRuntime } from './lease';
 
 export interface RefTransition {
   ref: string;
@@ -46,8 +45,13 @@ async function onlyOthersChanged(store: StateStore, from: string, to: string): P
   return a?.oid === b?.oid;
 }
 
+/**
+ * Publishes transitions under the lease: writes the commits, pushes them with the lease (released
+ * or fenced) and `extraUpdates` in one atomic push, and on a rejection rebases past other
+ * environments' commits or reports what moved.
+ */
 export async function publishTransition(
-  rt: Runtime,
+  rt: LeaseRuntime,
   store: StateStore,
   lease: LeaseHandle,
   transitions: RefTransition[],
@@ -55,58 +59,46 @@ export async function publishTransition(
   /** extraUpdates is evaluated at push time, inside the lease's exclusive section (a renewal may move a run ref). */
   options: { extraUpdates?: RefUpdate[] | (() => RefUpdate[]); release: boolean; known?: RefSnapshot },
 ): Promise<PublishResult> {
-  const env = store.loc.environment;
   let current = transitions;
-  let known: RefSnapshot | undefined = options.known;
   for (let attempt = 0; attempt < 20; attempt++) {
-    const specs = commitSpecs(store, current, author, rt.clock.now());
-    const oids = await writeCommits(rt.git, store.workDir, specs);
+    const oids = await store.writeCommits(commitSpecs(store, current, author, rt.clock.now()));
     await rt.faults.reach('before-transition-push');
-    const outcome = await lease.exclusive(async (leaseOid) => {
-      if (lease.lost) return { ok: false as const, lost: true };
-      const updates: RefUpdate[] = current.map((t, i) => ({ ref: t.ref, expect: t.base ?? null, to: oids[i]! }));
-      const extra = typeof options.extraUpdates === 'function' ? options.extraUpdates() : (options.extraUpdates ?? []);
-      updates.push(...extra);
-      updates.push(options.release ? lease.releaseUpdate(leaseOid) : { ref: lease.ref, expect: leaseOid, to: leaseOid });
-      const result = await store.write(updates);
-      if (result.ok) return { ok: true as const, updates };
-      if (result.kind === 'unreachable') {
-        fail('NYL-STATE-UNAVAILABLE', `cannot push the transition of ${env}: ${result.message}`, { env });
-      }
-      return { ok: false as const, lost: false };
-    });
-    if (outcome.ok) {
-      if (options.release) lease.markReleased();
+    const written = await lease.write(options.release ? 'release' : 'fence', () => ({
+      updates: [
+        ...current.map((t, i) => ({ ref: t.ref, expect: t.base ?? null, to: oids[i]! })),
+        ...(typeof options.extraUpdates === 'function' ? options.extraUpdates() : (options.extraUpdates ?? [])),
+      ],
+    }));
+    if (written.ok) {
       await rt.faults.reach('after-transition-push');
-      const refs = known ? applyUpdates(known, outcome.updates) : await store.snapshot();
+      const refs = options.known ? applyUpdates(options.known, written.updates) : await store.snapshot();
       return { commits: new Map(current.map((t, i) => [t.ref, oids[i]!])), refs };
     }
-    const refs = await store.snapshot();
-    known = refs;
-    if (outcome.lost || refs.get(lease.ref) !== lease.oid) {
-      lease.lost = true;
-      throw new NylError(
-        diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this operation pushed nothing to state`, { env }),
-      );
-    }
-    if (current.every((t) => refs.get(t.ref) === t.base)) {
-      // Neither the lease nor a state ref moved: a coordination ref (run, evidence) did. The caller
-      // ends the lease (released, or a broken lease put back), as on every other refusal.
-      fail('NYL-STATE-CONFLICT', `a run or evidence ref of ${env} changed while the operation ran (a late checkpoint of a run that lost its lease?)`, { env });
-    }
-    const next: RefTransition[] = [];
-    for (const t of current) {
-      const now = refs.get(t.ref);
-      if (now === t.base) {
-        next.push(t);
-        continue;
-      }
-      if (!t.base || !now || !(await onlyOthersChanged(store, t.base, now))) {
-        fail('NYL-STATE-CONFLICT', `${t.ref} changed outside Nyl while the operation on ${env} ran`, { env, data: { ref: t.ref, expected: t.base ?? null, found: now ?? null } });
-      }
-      next.push({ ...t, base: now });
-    }
-    current = next;
+    current = await rebaseAfterRejection(store, lease, current, written.result);
   }
-  fail('NYL-STATE-CONFLICT', `the state refs of ${env} kept changing`, { env });
+  fail('NYL-STATE-CONFLICT', `the state refs of ${store.loc.environment} kept changing`, { env: store.loc.environment });
+}
+
+/** After a rejected publish: the transitions to try again, or the refusal that explains it. */
+async function rebaseAfterRejection(store: StateStore, lease: LeaseHandle, current: RefTransition[], result: RefWriteResult): Promise<RefTransition[]> {
+  const env = store.loc.environment;
+  if (!result.ok && result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push the transition of ${env}: ${result.message}`, { env });
+  if (lease.lost) {
+    throw new NylError(diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this operation pushed nothing to state`, { env }));
+  }
+  const refs = await store.snapshot();
+  if (current.every((t) => refs.get(t.ref) === t.base)) {
+    // Neither the lease nor a state ref moved: a coordination ref (run, evidence) did. The caller
+    // ends the lease (released, or a broken lease put back), as on every other refusal.
+    fail('NYL-STATE-CONFLICT', `a run or evidence ref of ${env} changed while the operation ran (a late checkpoint of a run that lost its lease?)`, { env });
+  }
+  const next: RefTransition[] = [];
+  for (const t of current) {
+    const now = refs.get(t.ref);
+    if (now !== t.base && (!t.base || !now || !(await onlyOthersChanged(store, t.base, now)))) {
+      fail('NYL-STATE-CONFLICT', `${t.ref} changed outside Nyl while the operation on ${env} ran`, { env, data: { ref: t.ref, expected: t.base ?? null, found: now ?? null } });
+    }
+    next.push({ ...t, base: now });
+  }
+  return next;
 }

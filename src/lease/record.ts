@@ -1,14 +1,11 @@
 /**
- * The lease record: the `lease.yaml` of the commit the lease ref points at.
+ * The lease record: the `lease.yaml` of the commit the lease ref points at, and the timing rules
+ * every holder and taker applies to it.
  */
 import { API_VERSION, fromYaml, toYaml } from '../state/documents';
+import type { RunHolder } from '../state/run-record';
 
-export interface LeaseHolder {
-  /** The identity that runs the operation, "Name <email>". */
-  name: string;
-  host: string;
-  pid: number;
-}
+export type LeaseHolder = RunHolder;
 
 export interface LeaseBreak {
   by: string;
@@ -24,7 +21,7 @@ export interface LeaseRecord {
   operation: string;
   holder: LeaseHolder;
   acquiredAt: string;
-  /** ISO time after which the lease may be taken over by an importer. */
+  /** ISO time with milliseconds; past it (plus the taker's skew margin) an importer may take over. */
   deadline: string;
   renewedAt?: string;
   broken?: LeaseBreak;
@@ -75,9 +72,31 @@ export const IMPORTERS = new Set(['reconcile', 'teardown', 'recover']);
 /** Operations that leave run refs behind when they die. */
 export const RUN_OPERATIONS = new Set(['reconcile', 'teardown']);
 
-export function leaseStatus(record: LeaseRecord, nowMs: number): LeaseStatus {
+/**
+ * The margins of a lease of a given duration:
+ * - skewMs: a taker treats a lease as expired only once its deadline plus this margin has passed
+ *   on the taker's own clock, so that a holder whose clock runs behind is not taken over early;
+ * - safetyMs: a holder starts no unit when less than this is left before the deadline it last
+ *   pushed (a renewal that keeps failing stops it from starting anything near its deadline).
+ * Both are a tenth of the duration, at most 30 s: 30 s for the default 5-minute lease.
+ */
+export interface LeaseTiming {
+  durationMs: number;
+  skewMs: number;
+  safetyMs: number;
+}
+
+export const MAX_LEASE_MARGIN_MS = 30_000;
+
+export function leaseTiming(durationMs: number): LeaseTiming {
+  const margin = Math.min(MAX_LEASE_MARGIN_MS, Math.floor(durationMs / 10));
+  return { durationMs, skewMs: margin, safetyMs: margin };
+}
+
+/** live until the deadline plus the skew margin has passed on the caller's clock. */
+export function leaseStatus(record: LeaseRecord, nowMs: number, skewMs: number): LeaseStatus {
   if (record.broken) return 'broken';
-  return Date.parse(record.deadline) <= nowMs ? 'expired' : 'live';
+  return Date.parse(record.deadline) + skewMs <= nowMs ? 'expired' : 'live';
 }
 
 export function serializeLease(record: LeaseRecord): string {

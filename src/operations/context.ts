@@ -6,16 +6,19 @@
  * units are rendered at the source commit (spec.source.ref, or --source), so that pointing an
  * environment at a release branch does not need that branch to know where state lives.
  */
+import { join } from 'node:path';
+import { BUILTIN_DRIVERS, type DriverSet } from '../drivers/registry';
 import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
+import { materializeCommit } from '../git/materialize';
 import type { Identity } from '../git/object-writer';
 import { type Checkout, openCheckout } from '../project/checkout';
 import { loadProjectAt } from '../project/project-cache';
-import { JsonCache } from '../util/json-cache';
-import { join } from 'node:path';
 import type { EnvironmentResource, Project } from '../project/types';
+import { cacheRoot, GitStateStore, PARSE_FORMAT } from '../state/git-store';
 import { type StateLocation, resolveLocation } from '../state/location';
-import { cacheRoot, PARSE_FORMAT, StateStore } from '../state/store';
+import type { StateStore } from '../state/store';
+import { JsonCache } from '../util/json-cache';
 import type { Runtime } from '../util/runtime';
 import { resolveIdentity } from './identity';
 
@@ -29,10 +32,11 @@ export interface EnvironmentRequest {
   local?: boolean;
 }
 
+/**
+ * Everything an operation works on, opened once per command. Operations take it as an interface,
+ * so that the protocol is also tested in-process over an in-memory store and fake drivers.
+ */
 export interface OpenedEnvironment {
-  checkout: Checkout;
-  /** Reads the checkout's objects (source). */
-  reader: BatchReader;
   /** The project at the source commit. */
   project: Project;
   env: EnvironmentResource;
@@ -40,9 +44,20 @@ export interface OpenedEnvironment {
   sourceOverride: boolean;
   loc: StateLocation;
   store: StateStore;
+  drivers: DriverSet;
   /** Present when the command writes state. */
   author?: Identity;
+  /** Unpacks the source commit into dest; returns the project directory inside it. */
+  materialize(dest: string): Promise<string>;
   close(): void;
+}
+
+/** Unpacks the source commit of a checkout, as tools must see it (never the working tree). */
+function materializerOf(rt: Runtime, checkout: Checkout, commit: string): (dest: string) => Promise<string> {
+  return async (dest) => {
+    const root = await materializeCommit(rt.git, checkout.workTree, commit, dest);
+    return checkout.projectPrefix ? `${root}/${checkout.projectPrefix}` : root;
+  };
 }
 
 async function resolveCommit(reader: BatchReader, rev: string, what: string): Promise<string> {
@@ -89,16 +104,17 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       delete loc.pushURL;
       delete loc.localPath;
     }
-    store = new StateStore(rt.git, loc, checkout, rt.env, reader, cache);
+    const gitStore = new GitStateStore(rt.git, loc, checkout, rt.env, reader, cache);
+    store = gitStore;
     const opened: OpenedEnvironment = {
-      checkout,
-      reader,
       project,
       env,
       sourceCommit,
       sourceOverride: req.source !== undefined,
       loc,
       store,
+      drivers: BUILTIN_DRIVERS,
+      materialize: materializerOf(rt, checkout, sourceCommit),
       close: () => {
         store!.close();
         reader.close();

@@ -7,7 +7,7 @@
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { formatIdentity, readLease } from '../lease/lease';
-import { leaseStatus, RUN_OPERATIONS } from '../lease/record';
+import { leaseStatus, leaseTiming, RUN_OPERATIONS } from '../lease/record';
 import type { StateOperationReport } from '../report/types';
 import { writeHoldSignal } from '../run/signals';
 import { readEnvironmentState } from '../state/read';
@@ -27,13 +27,13 @@ export interface HoldRequest extends EnvironmentRequest {
 export async function hold(rt: Runtime, req: HoldRequest): Promise<StateOperationReport> {
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
-    return await holdIn(rt, opened, req);
+    return await holdOpened(rt, opened, req);
   } finally {
     opened.close();
   }
 }
 
-async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest): Promise<StateOperationReport> {
+export async function holdOpened(rt: Runtime, opened: OpenedEnvironment, req: Omit<HoldRequest, keyof EnvironmentRequest>): Promise<StateOperationReport> {
   const { store, env, loc } = opened;
   const author = opened.author!;
   const by = formatIdentity(author);
@@ -58,7 +58,7 @@ async function holdIn(rt: Runtime, opened: OpenedEnvironment, req: HoldRequest):
       fail('NYL-HOLD-REFUSED', `${req.unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env: env.name, unit: req.unit });
     }
     const lease = await readLease(store, refs);
-    const live = lease && leaseStatus(lease.record, rt.clock.now()) === 'live';
+    const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease.durationMs).skewMs) === 'live';
     if (lease?.record.broken) {
       throw new NylError(diagnostic('NYL-LEASE-BROKEN', 'error', `the lease of ${env.name} was broken by ${lease.record.broken.by} (${lease.record.broken.reason}); its run is not imported yet`, { env: env.name }));
     }

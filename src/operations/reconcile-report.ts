@@ -1,16 +1,21 @@
 /**
- * The ReconcileReport of a run: its table rows in the spec's order (dispatched units first, in
- * dispatch order, then the rest in dependency order) and the warnings its unit results raise.
+ * The ReconcileReport of a run: one row per unit with its result, in the spec's order (dispatched
+ * units first, in dispatch order, then the rest in dependency order), and the warnings the
+ * results raise. A dispatched unit's result is what its driver did; every other unit's result
+ * and detail are rendered from the planner's final action.
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
-import type { Resolution } from '../plan/resolve';
-import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, REPORT_API_VERSION } from '../report/types';
-import type { UnitOutcome } from '../run/unit-result';
+import type { Plan, UnitPlan } from '../plan/actions';
+import { runDetail } from '../plan/reasons';
+import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, type ReconcileUnitReport, REPORT_API_VERSION } from '../report/types';
+import type { EngineResult } from '../run/engine';
+import type { UnitOutcome } from '../run/run-state';
+import type { Takeover } from '../run/takeover';
 import type { EnvironmentStateView } from '../state/read';
 import type { OpenedEnvironment } from './context';
 
-export function baseReport(opened: OpenedEnvironment): ReconcileReport {
-  return {
+export function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undefined): ReconcileReport {
+  const report: ReconcileReport = {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
     kind: 'ReconcileReport',
@@ -24,55 +29,110 @@ export function baseReport(opened: OpenedEnvironment): ReconcileReport {
     details: {},
     ...emptyDiagnostics(),
   };
+  if (only) report.selected = [...only];
+  return report;
 }
 
-export function unitWarnings(env: string, outcomes: Iterable<UnitOutcome>): Diagnostic[] {
+/** Which import a row's unit came from: its receipt imported, or left uncertain by a dead run. */
+interface Imports {
+  imported: ReadonlySet<string>;
+  recovered: ReadonlySet<string>;
+}
+
+/** The result a unit the run did not dispatch has, by its final action. */
+function resultOfAction(plan: UnitPlan, imports: Imports): string {
+  const a = plan.action;
+  switch (a.type) {
+    case 'current':
+      return imports.imported.has(plan.name) ? 'imported' : 'current';
+    case 'uncertain':
+      return imports.recovered.has(plan.name) ? 'recovered' : 'uncertain';
+    case 'failed':
+    case 'held':
+      return a.type;
+    default:
+      return 'blocked';
+  }
+}
+
+function plannedRow(plan: UnitPlan, sourceCommit: string, imports: Imports): ReconcileUnitReport {
+  const row: ReconcileUnitReport = { kind: plan.kind, result: resultOfAction(plan, imports), detail: runDetail(plan, sourceCommit), dispatched: false };
+  if (plan.uid) row.uid = plan.uid;
+  if (plan.executionKey) row.executionKey = plan.executionKey;
+  if (plan.action.type === 'held' && plan.action.reason === 'held-uncertain') row.uncertain = true;
+  const waits = plan.action.type === 'wait' || (plan.action.type === 'blocked' && plan.action.reason === 'dependency-blocked') ? plan.action.waits : [];
+  if (waits.length > 0) row.waits = waits;
+  return row;
+}
+
+function dispatchedRow(o: UnitOutcome): ReconcileUnitReport {
+  const row: ReconcileUnitReport = { kind: o.kind, result: o.result, detail: o.detail, dispatched: true, uid: o.uid, durationMs: o.durationMs };
+  if (o.executionKey) row.executionKey = o.executionKey;
+  if (o.receipt) row.outputs = Object.keys(o.receipt.outputs).sort();
+  return row;
+}
+
+/** Units a run's table lists: selected ones, neither excluded by --unit nor merely leaving. */
+function listed(plan: UnitPlan, only: ReadonlySet<string> | undefined): boolean {
+  if (only && !only.has(plan.name)) return false;
+  return plan.action.type !== 'skip' && plan.action.type !== 'leave' && plan.action.type !== 'drop';
+}
+
+/** Fills the table: dispatched units first in dispatch order, then the rest in plan order. */
+export function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, dispatchOrder: string[], imports: Imports, only: ReadonlySet<string> | undefined): void {
+  const rows = new Map<string, ReconcileUnitReport>();
+  for (const name of plan.order) {
+    const unit = plan.units.get(name)!;
+    const outcome = outcomes.get(name);
+    if (outcome) rows.set(name, dispatchedRow(outcome));
+    else if (listed(unit, only)) rows.set(name, plannedRow(unit, report.source, imports));
+  }
+  const first = dispatchOrder.filter((n) => rows.has(n));
+  report.unitOrder = [...first, ...[...rows.keys()].filter((n) => !first.includes(n))];
+  for (const name of report.unitOrder) report.units[name] = rows.get(name)!;
+  for (const name of report.unitOrder) report.errors.push(...renderErrors(plan.units.get(name)!));
+}
+
+function renderErrors(plan: UnitPlan): Diagnostic[] {
+  return plan.action.type === 'blocked' && plan.action.reason === 'render-error' ? plan.action.errors : [];
+}
+
+/** NYL-UNIT-HELD and NYL-UNIT-UNCERTAIN for the rows that need attention. */
+export function unitWarnings(report: ReconcileReport): Diagnostic[] {
+  const env = report.environment;
   const out: Diagnostic[] = [];
-  for (const o of outcomes) {
-    if (o.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${o.name} is held: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
-    if (o.result === 'uncertain' || o.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${o.name} may have had effects without a recorded result: ${o.detail}`, { env, unit: o.name, units: [o.name] }));
+  for (const name of report.unitOrder) {
+    const u = report.units[name]!;
+    if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
+    if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name] }));
   }
   return out;
 }
 
-/** The report of a run that found nothing to do, from the read-only resolution. */
-export function fastPathReport(opened: OpenedEnvironment, resolution: Resolution, view: EnvironmentStateView, only: Set<string> | undefined): ReconcileReport {
-  const report = baseReport(opened);
+/** The report of a reconcile with nothing to do: from the plan, without a lease or a run. */
+export function quietReport(opened: OpenedEnvironment, plan: Plan, view: EnvironmentStateView, only: ReadonlySet<string> | undefined): ReconcileReport {
+  const report = baseReport(opened, only);
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
-  const outcomes: UnitOutcome[] = [];
-  for (const name of resolution.order) {
-    if (only && !only.has(name)) continue;
-    const r = resolution.units.get(name)!;
-    if (r.phase === 'leaving') continue;
-    const result = r.phase === 'current' ? 'current' : r.phase === 'held' ? 'held' : r.phase === 'failed' ? 'failed' : r.phase === 'uncertain' ? 'uncertain' : 'blocked';
-    const detail = r.phase === 'held' && r.detail.startsWith('pending changes from ') ? `held; changes from ${r.detail.slice('pending changes from '.length)} wait` : r.detail;
-    const o: UnitOutcome = { name, kind: r.kind, result, detail, dispatched: false };
-    if (r.phase === 'held' && r.observed?.condition?.type === 'uncertain') o.uncertain = true;
-    if (r.uid) o.uid = r.uid;
-    if (r.executionKey) o.executionKey = r.executionKey;
-    if (r.waits.length > 0) o.waits = r.waits;
-    outcomes.push(o);
-    report.errors.push(...r.errors);
-  }
-  fillUnits(report, outcomes, []);
-  report.warnings.push(...unitWarnings(opened.env.name, outcomes));
+  fillUnits(report, plan, new Map(), [], { imported: new Set(), recovered: new Set() }, only);
+  report.warnings.push(...unitWarnings(report));
   return report;
 }
 
-export function fillUnits(report: ReconcileReport, outcomes: UnitOutcome[], dispatchOrder: string[]): void {
-  const byName = new Map(outcomes.map((o) => [o.name, o]));
-  const order = [...dispatchOrder, ...outcomes.map((o) => o.name).filter((n) => !dispatchOrder.includes(n))];
-  for (const name of order) {
-    const o = byName.get(name)!;
-    const u: ReconcileReport['units'][string] = { kind: o.kind, result: o.result, detail: o.detail, dispatched: o.dispatched };
-    if (o.uid) u.uid = o.uid;
-    if (o.executionKey) u.executionKey = o.executionKey;
-    if (o.durationMs !== undefined) u.durationMs = o.durationMs;
-    if (o.waits && o.waits.length > 0) u.waits = o.waits;
-    if (o.uncertain) u.uncertain = true;
-    if (o.receipt) u.outputs = Object.keys(o.receipt.outputs).sort();
-    report.units[name] = u;
+/** The report of a run, before its transition: rows, imports, the fail-fast stop. */
+export function runReport(opened: OpenedEnvironment, run: string, takeover: Takeover, engine: EngineResult, only: ReadonlySet<string> | undefined): ReconcileReport {
+  const report = baseReport(opened, only);
+  report.run = run;
+  const imp = takeover.imported;
+  report.warnings.push(...imp.diagnostics);
+  if (takeover.leaseBroken) report.details.leaseBroken = takeover.leaseBroken;
+  if (takeover.leaseBrokenEarlier) report.details.leaseBrokenEarlier = takeover.leaseBrokenEarlier;
+  if (imp.imported.length > 0) report.details.imported = imp.imported;
+  if (imp.recovered.length > 0) report.details.recovered = imp.recovered;
+  fillUnits(report, engine.plan, engine.outcomes, engine.dispatchOrder, { imported: new Set(imp.imported), recovered: new Set(imp.recovered) }, only);
+  if (engine.stoppedAfter) {
+    const env = opened.env.name;
+    report.warnings.push(diagnostic('NYL-RUN-STOPPED', 'warning', `--fail-fast stopped the run of ${env} after unit ${engine.stoppedAfter}: it started no further unit`, { env, unit: engine.stoppedAfter }));
   }
-  report.unitOrder = order;
+  return report;
 }

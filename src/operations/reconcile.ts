@@ -1,36 +1,31 @@
 /**
- * `nyl reconcile -e ENV` (spec 03): takes the lease with a run ref, executes waves of ready
- * units, writes one transition commit per state ref it changes and releases the lease in the
- * same atomic push. A run with nothing to do takes no lease and writes nothing.
+ * `nyl reconcile -e ENV` (spec 03): plans the environment; with nothing to do it takes no lease and
+ * writes nothing. Otherwise, as a run: takes the lease with a run ref, imports what dead runs left
+ * (takeover), lets the engine apply the planner's waves, and publishes one transition commit per
+ * state ref it changes in the same atomic push that releases the lease.
  */
-import { hostname } from 'node:os';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { defaultRecovery } from '../drivers/registry';
-import { materializeCommit } from '../git/materialize';
-import { acquireLease, formatIdentity } from '../lease/lease';
-import { publishTransition } from '../lease/publish';
-import { resolveEnvironment, type Resolution } from '../plan/resolve';
+import type { Plan } from '../plan/actions';
+import { planEnvironment } from '../plan/planner';
 import { ownershipSet } from '../project/selectors';
 import type { ReconcileReport } from '../report/types';
-import { applyHolds } from '../run/apply-holds';
-import { runEngine } from '../run/engine';
-import { newRunDoc, RunRecordWriter } from '../run/run-record';
+import { type EngineResult, runEngine } from '../run/engine';
+import type { RunTransaction } from '../run/run-transaction';
+import { withRun } from '../run/run-transaction';
 import { readHoldSignals } from '../run/signals';
-import { coordinationUpdates, takeOver } from '../run/takeover';
-import { buildTransitions, changedUnits } from '../run/transition-plan';
-import type { UnitOutcome } from '../run/unit-result';
-import { leaseRef, runsPrefix, signalsPrefix } from '../state/location';
+import { coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
+import { coordinationNamespace, signalsPrefix } from '../state/location';
 import { primeUnitDocs, readEnvironmentState } from '../state/read';
+import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
-import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
-import { uuidv7 } from '../util/uuid';
-import { type EnvironmentRequest, openEnvironment } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 import { applyLateHolds } from './late-holds';
-import { baseReport, fastPathReport, fillUnits, unitWarnings } from './reconcile-report';
+import { quietReport, runReport, unitWarnings } from './reconcile-report';
+import { settleRun, type SettledRun } from './reconcile-settle';
 import { requireActiveState } from './state-checks';
 
-export interface ReconcileRequest extends EnvironmentRequest {
+export interface ReconcileOptions {
   reason?: string;
   units?: string[];
   failFast: boolean;
@@ -40,273 +35,171 @@ export interface ReconcileRequest extends EnvironmentRequest {
   unitLogDir?: string;
 }
 
+export interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
+
 /** How long a tool may run after a forwarded cancellation signal before it is killed. */
 const KILL_GRACE_MS = 30_000;
 
-/** True when a reconcile of these units would execute nothing. */
-function nothingToDo(resolution: Resolution, only: Set<string> | undefined): boolean {
-  for (const [name, r] of resolution.units) {
-    if (only && !only.has(name)) continue;
-    // Units that left the ownership set wait for lifecycle work this version does not do yet.
-    if (r.phase === 'pending' || r.phase === 'outdated') return false;
-    if (r.phase === 'leaving' && !r.desired?.uid && !only) return false; // a resumed marker to drop
-    if (r.phase === 'failed' && r.observed?.condition?.retryable) return false;
-    // An uncertain unit runs again only under recovery: converge; otherwise it waits for recover.
-    if (r.phase === 'uncertain' && r.unit && ((r.unit.spec.recovery as string | undefined) ?? defaultRecovery(r.unit.kind)) === 'converge') return false;
-  }
-  return true;
+/** The state a reconcile starts from, read without the lease. */
+interface Start {
+  refs: RefSnapshot;
+  view: Awaited<ReturnType<typeof readEnvironmentState>>;
+  generation: number;
 }
 
 export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<ReconcileReport> {
   const opened = await openEnvironment(rt, req, { writes: true });
   try {
-    const { loc, store, env } = opened;
-    const author = opened.author!;
-    await store.ensureOpen();
-    let refs = await store.snapshot();
-    let view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-    let generation = requireActiveState(env.name, view, loc);
-    await store.requireNoUnpublishedWork(refs);
-
-    const owned = new Set(ownershipSet(opened.project, env).map((u) => u.name));
-    let only: Set<string> | undefined;
-    if (req.units && req.units.length > 0) {
-      const unknown = req.units.filter((u) => !owned.has(u));
-      if (unknown.length > 0) {
-        fail('NYL-UNIT-UNKNOWN', `environment ${env.name} has no unit ${unknown.join(', ')}`, {
-          env: env.name,
-          units: unknown,
-          fix: `pick units of ${env.name}: ${[...owned].sort().join(', ') || '(none)'}`,
-        });
-      }
-      only = new Set(req.units);
-    }
-
-    const resolution = resolveEnvironment({ project: opened.project, env, generation, desired: view.desiredUnits, observed: view.observedUnits, sourceCommit: opened.sourceCommit });
-    const runsBusy = [...refs.keys()].some((r) => r.startsWith(runsPrefix(loc)) || r.startsWith(signalsPrefix(loc)) || r === leaseRef(loc));
-    if (!runsBusy && nothingToDo(resolution, only)) {
-      const report = fastPathReport(opened, resolution, view, only);
-      if (only) report.selected = [...only];
-      return report;
-    }
-
-    const now = rt.clock.now();
-    const runId = uuidv7(now);
-    const record = new RunRecordWriter(rt, store, runId, author);
-    const durationMs = env.spec.lease.durationMs;
-    const runCommit = await record.createCommit(
-      newRunDoc({
-        run: runId,
-        environment: env.name,
-        operation: 'reconcile',
-        holder: { name: formatIdentity(author), host: hostname(), pid: process.pid },
-        startedAt: isoSeconds(now),
-        deadline: isoSeconds(now + durationMs),
-        source: opened.sourceCommit,
-        ...(opened.sourceOverride ? { sourceOverride: true } : {}),
-      }),
-    );
-    const acquired = await acquireLease(rt, store, {
-      operation: 'reconcile',
-      run: runId,
-      author,
-      durationMs,
-      initial: refs,
-      extraUpdates: () => [record.creationUpdate(runCommit)],
-      ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
-    });
-    record.oid = runCommit;
-    const lease = acquired.handle;
-    lease.onRenewed = (deadline) => record.renew(deadline);
-    lease.startRenewal();
-    let finished = false;
-    try {
-      await rt.faults.reach('lease-acquired');
-      if (acquired.snapshot.get(loc.desiredRef) !== refs.get(loc.desiredRef) || acquired.snapshot.get(loc.observedRef) !== refs.get(loc.observedRef)) {
-        view = await readEnvironmentState(store.reader, loc, acquired.snapshot, store.cache);
-        generation = requireActiveState(env.name, view, loc);
-      }
-      refs = acquired.snapshot;
-      const report = baseReport(opened);
-      report.run = runId;
-      if (only) report.selected = [...only];
-
-      const takeover = await takeOver(
-        store,
-        refs,
-        { project: opened.project, env, generation, desired: view.desiredUnits, observed: view.observedUnits, now: isoSeconds(rt.clock.now()) },
-        runId,
-        acquired.replaced,
-      );
-      const imp = takeover.imported;
-      report.warnings.push(...imp.diagnostics);
-      if (takeover.leaseBroken) report.details.leaseBroken = takeover.leaseBroken;
-      if (takeover.leaseBrokenEarlier) report.details.leaseBrokenEarlier = takeover.leaseBrokenEarlier;
-      if (imp.imported.length > 0) report.details.imported = imp.imported;
-      if (imp.recovered.length > 0) report.details.recovered = imp.recovered;
-
-      const engine = await runEngine({
-        rt,
-        runId,
-        author,
-        project: opened.project,
-        env,
-        sourceCommit: opened.sourceCommit,
-        generation,
-        desired: imp.desired,
-        observed: imp.observed,
-        record,
-        lease,
-        projectDir: async (dest) => {
-          const root = await materializeCommit(rt.git, opened.checkout.workTree, opened.sourceCommit, dest);
-          return opened.checkout.projectPrefix ? `${root}/${opened.checkout.projectPrefix}` : root;
-        },
-        signals: () => readHoldSignals(store),
-        signalsMayExist: () => store.mayHaveRefsUnder(signalsPrefix(loc)),
-        options: {
-          ...(only ? { only } : {}),
-          failFast: req.failFast,
-          concurrency: req.concurrency,
-          killGraceMs: killGraceMs(rt.env),
-          output: { quiet: req.quietUnitOutput === true, ...(req.unitLogDir ? { logDir: req.unitLogDir } : {}) },
-          // A signal read costs a fetch on a network remote: at most one a second between waves' checks.
-          ...(loc.kind === 'remote' ? { signalPollMs: 1000 } : {}),
-        },
-      }).catch(async (error: unknown) => {
-        if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
-        throw error;
-      });
-      report.errors.push(...engine.errors);
-      const outcomes = engine.order.map((n) => engine.outcomes.get(n)).filter((o): o is UnitOutcome => o !== undefined && (!only || only.has(o.name)));
-      for (const name of imp.imported) {
-        const o = engine.outcomes.get(name);
-        if (o && o.result === 'current') o.result = 'imported';
-      }
-      for (const name of imp.recovered) {
-        const o = engine.outcomes.get(name);
-        if (o && !o.dispatched && o.result === 'uncertain') o.result = 'recovered';
-      }
-      // A held unit that left the ownership set is not deleted: it is reported held, its deletion pending.
-      if (!only) {
-        for (const [name, doc] of [...imp.desired].sort(([a], [b]) => byCodeUnits(a, b))) {
-          if (owned.has(name) || doc.lifecycle?.state !== 'held') continue;
-          outcomes.push({ name, kind: doc.kind ?? '-', result: 'held', detail: 'held with a pending deletion: it left the ownership set', dispatched: false });
-        }
-      }
-      fillUnits(report, outcomes, engine.dispatchOrder.filter((n) => !only || only.has(n)));
-      report.warnings.push(...unitWarnings(env.name, outcomes));
-      if (engine.stoppedAfter) {
-        report.warnings.push(
-          diagnostic('NYL-RUN-STOPPED', 'warning', `--fail-fast stopped the run of ${env.name} after unit ${engine.stoppedAfter}: it started no further unit`, { env: env.name, unit: engine.stoppedAfter }),
-        );
-      }
-      if (engine.cancelled) {
-        // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
-        await record.markEnded('cancelled').catch(() => undefined);
-        await lease.end(acquired.replaced).catch(() => undefined);
-        finished = true;
-        report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${runId} of ${env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: env.name }));
-        return report;
-      }
-
-      let finalDesired = new Map(imp.desired);
-      for (const o of engine.outcomes.values()) if (o.desired) finalDesired.set(o.name, o.desired);
-      // Holds delivered to the run: a unit it did not start is held as it was, one it ran as it ran.
-      const delivered = [...engine.holds.values()].map((h) => ({ unit: h.unit, by: h.by, at: h.at, ...(h.reason ? { reason: h.reason } : {}) }));
-      const holds = applyHolds(env.name, finalDesired, engine.observed, delivered);
-      finalDesired = holds.desired;
-      report.warnings.push(...holds.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
-      for (const name of [...holds.held, ...holds.alreadyHeld]) {
-        const o = engine.outcomes.get(name);
-        if (o && o.result !== 'held') {
-          o.detail = o.dispatched ? `held as it ran (${o.result})` : 'held by a hold delivered to this run';
-          o.result = 'held';
-        }
-        const u = report.units[name];
-        if (u && o) {
-          u.result = o.result;
-          u.detail = o.detail;
-        }
-      }
-      // A resumed held marker whose unit left the ownership set has no incarnation: drop its file.
-      const removed: string[] = [];
-      if (!only) {
-        for (const [name, doc] of finalDesired) {
-          if (!owned.has(name) && !doc.uid && doc.lifecycle?.state !== 'held') {
-            finalDesired.delete(name);
-            removed.push(name);
-          }
-        }
-      }
-      const before = { desired: view.desiredUnits, observed: view.observedUnits };
-      const after = { desired: finalDesired, observed: engine.observed };
-      const units: Record<string, string> = {};
-      for (const name of engine.order) {
-        const o = engine.outcomes.get(name);
-        if (o && o.result !== 'current') units[name] = o.result;
-      }
-      const body = {
-        operation: 'reconcile',
-        run: runId,
-        source: opened.sourceCommit,
-        ...(opened.sourceOverride ? { sourceOverride: true } : {}),
-        units,
-        executed: engine.order.filter((n) => engine.outcomes.get(n)?.result === 'executed'),
-        imported: imp.imported,
-        recovered: imp.recovered,
-        held: holds.held,
-        removed,
-        ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
-        ...(takeover.leaseBrokenEarlier ? { leaseBrokenEarlier: takeover.leaseBrokenEarlier } : {}),
-      };
-      const transitions = buildTransitions(
-        loc,
-        refs,
-        env.name,
-        before,
-        after,
-        body,
-        { requestedBy: formatIdentity(author), sourceOverride: opened.sourceOverride, ...(req.reason ? { reason: req.reason } : {}) },
-        changedUnits(before, after),
-        takeover.leaseBroken !== undefined,
-      );
-      const coordination = coordinationUpdates(store, refs, takeover, engine.observed);
-      const signalDeletions = engine.signals.map((sig) => ({ ref: sig.ref, expect: sig.oid, to: null }));
-      const extraUpdates = () => [...coordination, ...signalDeletions, record.deletion()];
-      const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs, extraUpdates }).catch(async (error: unknown) => {
-        if (error instanceof NylError && error.code === 'NYL-LEASE-LOST') await record.markEnded('lease-lost').catch(() => undefined);
-        throw error;
-      });
-      finished = true;
-      report.committed = transitions.length > 0;
-      await Promise.all([
-        primeUnitDocs(store.reader, loc, published.commits.get(loc.desiredRef), finalDesired, store.cache),
-        primeUnitDocs(store.reader, loc, published.commits.get(loc.observedRef), engine.observed, store.cache),
-      ]);
-      report.desired = published.refs.get(loc.desiredRef);
-      report.observed = published.refs.get(loc.observedRef);
-      report.details.held = holds.held;
-      const moved = await applyLateHolds(rt, opened, report);
-      const diverged = await store.syncKnownBranches(moved ? await store.snapshot() : published.refs);
-      for (const ref of diverged) {
-        report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: env.name, ref }));
-      }
-      return report;
-    } finally {
-      lease.stopRenewal();
-      if (!finished && !lease.lost) {
-        // An error before the transition: keep the run ref (it may hold checkpoints) and end it.
-        await record.markEnded('error').catch(() => undefined);
-        await lease.end(acquired.replaced).catch(() => undefined);
-      }
-    }
+    return await reconcileOpened(rt, opened, req);
   } finally {
     opened.close();
   }
+}
+
+export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions): Promise<ReconcileReport> {
+  const start = await readStart(opened);
+  const only = selectedUnits(opened, req.units);
+  const preview = planEnvironment({ ...planBase(opened, start), ...(only ? { run: { runId: '', only } } : {}) });
+  if (!coordinationBusy(opened, start.refs) && !hasWork(preview)) return quietReport(opened, preview, start.view, only);
+  return withRun(
+    rt,
+    opened.store,
+    {
+      operation: 'reconcile',
+      author: opened.author!,
+      durationMs: opened.env.spec.lease.durationMs,
+      source: opened.sourceCommit,
+      sourceOverride: opened.sourceOverride,
+      initial: start.refs,
+      ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
+    },
+    (run) => reconcileAsRun(rt, opened, req, only, start, run),
+  );
+}
+
+async function readStart(opened: OpenedEnvironment): Promise<Start> {
+  const { store, loc, env } = opened;
+  await store.ensureOpen();
+  const refs = await store.snapshot();
+  const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+  const generation = requireActiveState(env.name, view, loc);
+  await store.requireNoUnpublishedWork(refs);
+  return { refs, view, generation };
+}
+
+/** --unit/--units: names that must exist in the ownership set. */
+function selectedUnits(opened: OpenedEnvironment, units: string[] | undefined): Set<string> | undefined {
+  if (!units || units.length === 0) return undefined;
+  const owned = new Set(ownershipSet(opened.project, opened.env).map((u) => u.name));
+  const unknown = units.filter((u) => !owned.has(u));
+  if (unknown.length > 0) {
+    fail('NYL-UNIT-UNKNOWN', `environment ${opened.env.name} has no unit ${unknown.join(', ')}`, {
+      env: opened.env.name,
+      units: unknown,
+      fix: `pick units of ${opened.env.name}: ${[...owned].sort().join(', ') || '(none)'}`,
+    });
+  }
+  return new Set(units);
+}
+
+function planBase(opened: OpenedEnvironment, start: Start) {
+  return { project: opened.project, env: opened.env, generation: start.generation, desired: start.view.desiredUnits, observed: start.view.observedUnits, sourceCommit: opened.sourceCommit, drivers: opened.drivers };
+}
+
+/** A lease, run, signal or evidence ref: a run must look at it (import, apply, or wait). */
+function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean {
+  const prefix = coordinationNamespace(opened.loc);
+  return [...refs.keys()].some((r) => r.startsWith(prefix) && !r.startsWith(`${prefix}evidence/`));
+}
+
+/** Something a run would apply: an execution, a driver's prepare phase, a file to drop. */
+function hasWork(plan: Plan): boolean {
+  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop');
 }
 
 /** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it. */
 function killGraceMs(env: NodeJS.ProcessEnv): number {
   const override = Number(env.NYL_TEST_KILL_GRACE_MS);
   return Number.isFinite(override) && override > 0 ? override : KILL_GRACE_MS;
+}
+
+/** The state under the lease: read again only when the refs moved since the first read. */
+async function startUnderLease(opened: OpenedEnvironment, start: Start, snapshot: RefSnapshot): Promise<Start> {
+  const { loc, store } = opened;
+  if (snapshot.get(loc.desiredRef) === start.refs.get(loc.desiredRef) && snapshot.get(loc.observedRef) === start.refs.get(loc.observedRef)) return { ...start, refs: snapshot };
+  const view = await readEnvironmentState(store.reader, loc, snapshot, store.cache);
+  return { refs: snapshot, view, generation: requireActiveState(opened.env.name, view, loc) };
+}
+
+async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: Start, run: RunTransaction): Promise<Takeover> {
+  const input = { project: opened.project, env: opened.env, generation: start.generation, desired: start.view.desiredUnits, observed: start.view.observedUnits, now: isoSeconds(rt.clock.now()), drivers: opened.drivers };
+  return takeOver(opened.store, start.refs, input, run.runRef.run, run.tx.replaced);
+}
+
+function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction): Promise<EngineResult> {
+  const { store, loc } = opened;
+  return runEngine({
+    rt,
+    runRef: run.runRef,
+    lease: run.tx.lease,
+    project: opened.project,
+    env: opened.env,
+    sourceCommit: opened.sourceCommit,
+    generation: start.generation,
+    desired: takeover.imported.desired,
+    observed: takeover.imported.observed,
+    drivers: opened.drivers,
+    materialize: (dest) => opened.materialize(dest),
+    signals: { read: () => readHoldSignals(store), mayExist: () => store.mayHaveRefsUnder(signalsPrefix(loc)) },
+    options: {
+      ...(only ? { only } : {}),
+      failFast: req.failFast,
+      concurrency: req.concurrency,
+      killGraceMs: killGraceMs(rt.env),
+      output: { quiet: req.quietUnitOutput === true, ...(req.unitLogDir ? { logDir: req.unitLogDir } : {}) },
+      // A signal read costs a fetch on a network remote: at most one a second between waves' checks.
+      ...(loc.kind === 'remote' ? { signalPollMs: 1000 } : {}),
+    },
+  });
+}
+
+function leaseLost(env: string): NylError {
+  return new NylError(diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this run pushes nothing more to state and its run ref stays for the next run to import`, { env }));
+}
+
+async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, first: Start, run: RunTransaction): Promise<ReconcileReport> {
+  const start = await startUnderLease(opened, first, run.tx.snapshot);
+  const takeover = await takeOverDeadRuns(rt, opened, start, run);
+  const engine = await engineOf(rt, opened, req, only, start, takeover, run);
+  if (engine.lost) throw leaseLost(opened.env.name);
+  const report = runReport(opened, run.runRef.run, takeover, engine, only);
+  if (engine.cancelled) {
+    // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
+    await run.tx.end('cancelled');
+    report.warnings.push(...unitWarnings(report));
+    report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: opened.env.name }));
+    return report;
+  }
+  const settled = settleRun(opened, start, takeover, engine, only, report, req.reason);
+  return publishRun(rt, opened, start, takeover, engine, settled, run, report);
+}
+
+async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, settled: SettledRun, run: RunTransaction, report: ReconcileReport): Promise<ReconcileReport> {
+  const { store, loc } = opened;
+  const coordination = coordinationUpdates(store, start.refs, takeover, engine.observed);
+  const signals = engine.signals.map((sig) => ({ ref: sig.ref, expect: sig.oid, to: null }));
+  const published = await run.tx.publish(settled.transitions, () => [...coordination, ...signals, run.runRef.deletion()]);
+  report.committed = settled.transitions.length > 0;
+  await Promise.all([
+    primeUnitDocs(store.reader, loc, published.commits.get(loc.desiredRef), settled.desired, store.cache),
+    primeUnitDocs(store.reader, loc, published.commits.get(loc.observedRef), engine.observed, store.cache),
+  ]);
+  report.desired = published.refs.get(loc.desiredRef);
+  report.observed = published.refs.get(loc.observedRef);
+  const moved = await applyLateHolds(rt, opened, report);
+  const diverged = await store.syncKnownBranches(moved ? await store.snapshot() : published.refs);
+  for (const ref of diverged) {
+    report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: opened.env.name, ref }));
+  }
+  return report;
 }

@@ -6,17 +6,19 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { diagnostic, fail } from '../errors/diagnostic';
-import { acquireLease, formatIdentity } from '../lease/lease';
+import { formatIdentity } from '../lease/lease';
+import { withLease } from '../lease/transaction';
 import { type EnvironmentStateDoc, type StateEvent, newStateDoc, toYaml } from '../state/documents';
 import { describeLocation, type StateLocation } from '../state/location';
-import { publishTransition, type RefTransition } from '../lease/publish';
+import type { RefTransition } from '../lease/publish';
 import { readStateDoc } from '../state/read';
-import { gitDirOf, type RefSnapshot, type StateStore } from '../state/store';
+import { gitDirOf } from '../state/git-store';
+import type { RefSnapshot, StateStore } from '../state/store';
 import { transitionMessage } from '../state/transition';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
-import { type EnvironmentRequest, openEnvironment } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
 
 export interface StateInitRequest extends EnvironmentRequest {
@@ -50,7 +52,7 @@ function decide(
   env: string,
   desired: EnvironmentStateDoc | undefined,
   observed: EnvironmentStateDoc | undefined,
-  req: StateInitRequest,
+  req: { fresh: boolean },
   event: StateEvent,
 ): Decision {
   if (desired && desired.environment !== env) {
@@ -87,6 +89,18 @@ function decide(
   return { kind: 'write', desired: doc, observed: doc, fresh: true };
 }
 
+/** state.yaml on both refs (one commit when they are the same ref). */
+function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, decision: Extract<Decision, { kind: 'write' }>, req: { reason?: string }): RefTransition[] {
+  const { loc } = opened;
+  const body = { operation: 'state-init', generation: decision.desired.generation, ...(decision.fresh ? { fresh: true } : {}) };
+  const message = transitionMessage(loc.environment, body, { requestedBy: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}) });
+  const transitions: RefTransition[] = [{ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: new Map([['state.yaml', toYaml(decision.desired)]]), message }];
+  if (loc.observedRef !== loc.desiredRef) {
+    transitions.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: new Map([['state.yaml', toYaml(decision.observed)]]), message });
+  }
+  return transitions;
+}
+
 async function readDocs(store: StateStore, refs: RefSnapshot) {
   return Promise.all([
     readStateDoc(store.reader, store.loc, refs.get(store.loc.desiredRef)),
@@ -97,85 +111,68 @@ async function readDocs(store: StateStore, refs: RefSnapshot) {
 export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<StateOperationReport> {
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
-    const { loc, store } = opened;
-    const author = opened.author!;
-    const envName = loc.environment;
-    const created = await createLocalRepository(rt, loc);
-    await store.ensureOpen();
-    const location = { ...describeLocation(loc, store.workDir), ...(created ? { created: 'true' } : {}) };
-    const report: StateOperationReport = {
-      apiVersion: REPORT_API_VERSION,
-      formatVersion: FORMAT_VERSION,
-      kind: 'StateOperationReport',
-      operation: 'state-init',
-      environment: envName,
-      result: 'unchanged',
-      details: { location },
-      ...emptyDiagnostics(),
-    };
-    const now = rt.clock.now();
-    const event: StateEvent = { type: 'initialized', at: isoSeconds(now), by: formatIdentity(author) };
-    if (req.reason) event.reason = req.reason;
-
-    let refs = await store.snapshot();
-    let [desired, observed] = await readDocs(store, refs);
-    let decision = decide(envName, desired, observed, req, event);
-    await store.requireNoUnpublishedWork(refs);
-    if (decision.kind === 'unchanged') {
-      report.desired = refs.get(loc.desiredRef);
-      report.observed = refs.get(loc.observedRef);
-      report.details.state = { generation: decision.state.generation, status: decision.state.status };
-      report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the state of ${envName} already exists; nothing changed`, { env: envName }));
-      await store.syncKnownBranches(refs);
-      return report;
-    }
-
-    const run = uuidv7(now);
-    const acquired = await acquireLease(rt, store, {
-      operation: 'state-init',
-      run,
-      author,
-      durationMs: opened.env.spec.lease.durationMs,
-      initial: refs,
-      ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
-    });
-    const lease = acquired.handle;
-    lease.startRenewal();
-    try {
-      await rt.faults.reach('lease-acquired');
-      // Decide again on what the lease protects: another init may have landed while we waited.
-      refs = acquired.snapshot;
-      [desired, observed] = await readDocs(store, refs);
-      decision = decide(envName, desired, observed, req, event);
-      if (decision.kind === 'unchanged') {
-        await lease.release();
-        report.desired = refs.get(loc.desiredRef);
-        report.observed = refs.get(loc.observedRef);
-        return report;
-      }
-      const body = { operation: 'state-init', generation: decision.desired.generation, ...(decision.fresh ? { fresh: true } : {}) };
-      const message = transitionMessage(envName, body, { requestedBy: formatIdentity(author), ...(req.reason ? { reason: req.reason } : {}) });
-      const transitions: RefTransition[] = [
-        { ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: new Map([['state.yaml', toYaml(decision.desired)]]), message },
-      ];
-      if (loc.observedRef !== loc.desiredRef) {
-        transitions.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: new Map([['state.yaml', toYaml(decision.observed)]]), message });
-      }
-      const published = await publishTransition(rt, store, lease, transitions, author, { release: true, known: refs });
-      report.result = 'done';
-      report.desired = published.commits.get(loc.desiredRef) ?? published.refs.get(loc.desiredRef);
-      report.observed = published.commits.get(loc.observedRef) ?? published.refs.get(loc.observedRef);
-      report.details.state = { generation: decision.desired.generation, status: decision.desired.status, fresh: decision.fresh };
-      const diverged = await store.syncKnownBranches(published.refs);
-      for (const ref of diverged) {
-        report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: envName, ref }));
-      }
-      return report;
-    } finally {
-      lease.stopRenewal();
-      if (!lease.lost) await lease.release().catch(() => undefined);
-    }
+    const created = await createLocalRepository(rt, opened.loc);
+    return await stateInitOpened(rt, opened, req, created);
   } finally {
     opened.close();
   }
+}
+
+/** state init on an opened environment (its repository exists, or was just created). */
+export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, req: Omit<StateInitRequest, keyof EnvironmentRequest>, created = false): Promise<StateOperationReport> {
+  const { loc, store } = opened;
+  const author = opened.author!;
+  const envName = loc.environment;
+  await store.ensureOpen();
+  const location = { ...describeLocation(loc, store.localRepository), ...(created ? { created: 'true' } : {}) };
+  const report: StateOperationReport = {
+    apiVersion: REPORT_API_VERSION,
+    formatVersion: FORMAT_VERSION,
+    kind: 'StateOperationReport',
+    operation: 'state-init',
+    environment: envName,
+    result: 'unchanged',
+    details: { location },
+    ...emptyDiagnostics(),
+  };
+  const now = rt.clock.now();
+  const event: StateEvent = { type: 'initialized', at: isoSeconds(now), by: formatIdentity(author) };
+  if (req.reason) event.reason = req.reason;
+
+  let refs = await store.snapshot();
+  let [desired, observed] = await readDocs(store, refs);
+  let decision = decide(envName, desired, observed, req, event);
+  await store.requireNoUnpublishedWork(refs);
+  if (decision.kind === 'unchanged') {
+    report.desired = refs.get(loc.desiredRef);
+    report.observed = refs.get(loc.observedRef);
+    report.details.state = { generation: decision.state.generation, status: decision.state.status };
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the state of ${envName} already exists; nothing changed`, { env: envName }));
+    await store.syncKnownBranches(refs);
+    return report;
+  }
+
+  const options = { operation: 'state-init', run: uuidv7(now), author, durationMs: opened.env.spec.lease.durationMs, initial: refs, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) };
+  return await withLease(rt, store, options, async (tx) => {
+    // Decide again on what the lease protects: another init may have landed while we waited.
+    refs = tx.snapshot;
+    [desired, observed] = await readDocs(store, refs);
+    decision = decide(envName, desired, observed, req, event);
+    if (decision.kind === 'unchanged') {
+      await tx.end('nothing-to-write');
+      report.desired = refs.get(loc.desiredRef);
+      report.observed = refs.get(loc.observedRef);
+      return report;
+    }
+    const published = await tx.publish(initTransitions(opened, refs, decision, req));
+    report.result = 'done';
+    report.desired = published.commits.get(loc.desiredRef) ?? published.refs.get(loc.desiredRef);
+    report.observed = published.commits.get(loc.observedRef) ?? published.refs.get(loc.observedRef);
+    report.details.state = { generation: decision.desired.generation, status: decision.desired.status, fresh: decision.fresh };
+    const diverged = await store.syncKnownBranches(published.refs);
+    for (const ref of diverged) {
+      report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: envName, ref }));
+    }
+    return report;
+  });
 }

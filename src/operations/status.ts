@@ -4,41 +4,48 @@
  * known branches (fast-forward only).
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
-import { describeHolder, readLease } from '../lease/lease';
-import { leaseStatus } from '../lease/record';
-import { resolveEnvironment, type ResolvedUnit } from '../plan/resolve';
+import { describeHolder, type LeaseView, readLease } from '../lease/lease';
+import { leaseStatus, leaseTiming } from '../lease/record';
+import type { UnitPlan } from '../plan/actions';
+import { planEnvironment } from '../plan/planner';
+import { statusDetail, statusPhase } from '../plan/reasons';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport, type UnitStatus } from '../report/types';
+import { importRuns } from '../run/import';
 import { describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
-import { readRecordedRuns } from '../run/dead-runs';
-import { importRuns } from '../run/import';
+import type { EnvironmentStateDoc } from '../state/documents';
+import { readRecordedRuns, runIsLive } from '../state/run-record';
+import type { EnvironmentStateView } from '../state/read';
+import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { type EnvironmentRequest, openEnvironment } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 
 export type StatusRequest = EnvironmentRequest;
 
-function unitStatus(r: ResolvedUnit): UnitStatus {
-  const receipt = r.observed?.receipt;
+function unitStatus(p: UnitPlan): UnitStatus {
+  const receipt = p.observed?.receipt;
+  const state = statusPhase(p);
   const s: UnitStatus = {
-    name: r.name,
-    kind: r.desired?.kind ?? r.unit?.kind ?? '-',
-    state: r.phase,
-    receipt: !receipt ? 'none' : r.phase === 'current' || (r.phase === 'held' && receipt) ? 'current' : 'outdated',
-    detail: r.detail,
+    name: p.name,
+    kind: p.desired?.kind ?? p.unit?.kind ?? '-',
+    state,
+    receipt: !receipt ? 'none' : state === 'current' || state === 'held' ? 'current' : 'outdated',
+    detail: statusDetail(p),
   };
-  if (r.phase === 'held' && !r.desired?.kind) s.kind = '-';
-  if (r.uid) s.uid = r.uid;
-  if (r.executionKey) s.executionKey = r.executionKey;
+  if (state === 'held' && !p.desired?.kind) s.kind = '-';
+  if (p.uid && !p.newIncarnation) s.uid = p.uid;
+  if (p.executionKey) s.executionKey = p.executionKey;
   if (receipt) s.receiptKey = receipt.executionKey;
-  if (r.observed?.lastRun) s.lastRun = r.observed.lastRun;
+  if (p.observed?.lastRun) s.lastRun = p.observed.lastRun;
   else if (receipt) s.lastRun = { run: receipt.run, result: 'executed', at: receipt.finishedAt };
-  if (r.observed?.condition) {
-    const c = r.observed.condition;
+  if (p.observed?.condition) {
+    const c = p.observed.condition;
     s.condition = { type: c.type, retryable: c.retryable, reason: c.reason, run: c.run, since: c.since };
   }
-  if (r.desired?.hold) s.hold = r.desired.hold;
-  if (r.waits.length > 0) s.waits = r.waits;
+  if (p.desired?.hold) s.hold = p.desired.hold;
+  const a = p.action;
+  if (a.type === 'wait' || (a.type === 'blocked' && a.reason === 'dependency-blocked')) s.waits = a.waits;
   return s;
 }
 
@@ -74,93 +81,100 @@ function unitWarnings(env: string, units: UnitStatus[]): Diagnostic[] {
 export async function status(rt: Runtime, req: StatusRequest): Promise<StatusReport> {
   const opened = await openEnvironment(rt, req, { writes: false });
   try {
-    const { loc, store, env } = opened;
-    const report: StatusReport = {
-      apiVersion: REPORT_API_VERSION,
-      formatVersion: FORMAT_VERSION,
-      kind: 'StatusReport',
-      environment: env.name,
-      source: opened.sourceCommit,
-      units: {},
-      unitOrder: [],
-      details: { location: describeLocation(loc, store.workDir) },
-      ...emptyDiagnostics(),
-    };
-    try {
-      await store.ensureOpen();
-    } catch (error) {
-      if (error instanceof NylError) {
-        report.errors.push(...error.diagnostics);
-        return report;
-      }
-      throw error;
-    }
-    const refs = await store.snapshot();
-    const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-    if (view.desiredOid) report.desired = view.desiredOid;
-    if (view.observedOid) report.observed = view.observedOid;
-    const lease = await readLease(store, refs);
-    if (lease) {
-      const st = leaseStatus(lease.record, rt.clock.now());
-      report.lease = { status: st, run: lease.record.run, operation: lease.record.operation, holder: lease.record.holder, acquiredAt: lease.record.acquiredAt, deadline: lease.record.deadline };
-      if (lease.record.broken) report.lease.broken = lease.record.broken;
-      if (st === 'broken') {
-        const b = lease.record.broken!;
-        report.warnings.push(diagnostic('NYL-LEASE-BROKEN', 'warning', `the lease of ${env.name} was broken by ${b.by} at ${b.at} (${b.reason}); its run is not imported yet`, { env: env.name }));
-      } else {
-        const code = st === 'live' ? 'NYL-LEASE-HELD' : 'NYL-LEASE-BROKEN';
-        const message = st === 'live' ? `the lease of ${env.name} is held by ${describeHolder(lease.record)} until ${lease.record.deadline}` : `the lease of ${env.name} expired at ${lease.record.deadline}; ${describeHolder(lease.record)} held it`;
-        report.notes.push(diagnostic(code, 'note', message, { env: env.name, expired: st === 'expired' }));
-      }
-    }
-    if (!view.state) {
-      report.errors.push(diagnostic('NYL-STATE-MISSING', 'error', `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${env.name}`, { env: env.name }));
-      return report;
-    }
-    if (view.state.status === 'deleted') {
-      report.errors.push(diagnostic('NYL-STATE-DELETED', 'error', `the state of ${env.name} was deleted with \`nyl state delete\``, { env: env.name }));
-      return report;
-    }
-    if (view.state.status === 'moved') {
-      report.errors.push(diagnostic('NYL-STATE-MOVED', 'error', `the state of ${env.name} moved to ${view.state.movedTo ?? 'another location'}`, { env: env.name, movedTo: view.state.movedTo }));
-      return report;
-    }
-    // Runs that ended without their transition commit wait for import; show what it will find.
-    const now = rt.clock.now();
-    const liveRun = lease && leaseStatus(lease.record, now) === 'live' ? lease.record.run : undefined;
-    const dead = (await readRecordedRuns(store, refs, liveRun)).filter((r) => (!r.doc || r.doc.ended || Date.parse(r.doc.deadline) <= now || lease?.record.broken));
-    let desiredDocs = view.desiredUnits;
-    let observedDocs = view.observedUnits;
-    if (dead.length > 0) {
-      for (const r of dead) {
-        const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
-        report.warnings.push(
-          diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }),
-        );
-      }
-      const preview = importRuns({ project: opened.project, env, generation: view.state.generation, desired: desiredDocs, observed: observedDocs, runs: dead, now: isoSeconds(now) });
-      desiredDocs = preview.desired;
-      observedDocs = preview.observed;
-    }
-    const resolution = resolveEnvironment({
-      project: opened.project,
-      env,
-      generation: view.state.generation,
-      desired: desiredDocs,
-      observed: observedDocs,
-      sourceCommit: opened.sourceCommit,
-    });
-    const statuses = resolution.order.map((n) => unitStatus(resolution.units.get(n)!));
-    for (const s of statuses) report.units[s.name] = s;
-    report.unitOrder = resolution.order;
-    report.warnings.push(...unitWarnings(env.name, statuses));
-    for (const r of resolution.units.values()) report.errors.push(...r.errors);
-    const diverged = await store.syncKnownBranches(refs);
-    for (const ref of diverged) {
-      report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: env.name, ref }));
-    }
-    return report;
+    return await statusOpened(rt, opened);
   } finally {
     opened.close();
   }
+}
+
+function emptyReport(opened: OpenedEnvironment): StatusReport {
+  return {
+    apiVersion: REPORT_API_VERSION,
+    formatVersion: FORMAT_VERSION,
+    kind: 'StatusReport',
+    environment: opened.env.name,
+    source: opened.sourceCommit,
+    units: {},
+    unitOrder: [],
+    details: { location: describeLocation(opened.loc, opened.store.localRepository) },
+    ...emptyDiagnostics(),
+  };
+}
+
+/** Who holds or broke the lease, as the report and its notes show it. */
+function reportLease(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView, report: StatusReport): void {
+  const env = opened.env.name;
+  const r = lease.record;
+  const st = leaseStatus(r, rt.clock.now(), leaseTiming(opened.env.spec.lease.durationMs).skewMs);
+  report.lease = { status: st, run: r.run, operation: r.operation, holder: r.holder, acquiredAt: r.acquiredAt, deadline: r.deadline };
+  if (r.broken) report.lease.broken = r.broken;
+  if (st === 'broken') {
+    report.warnings.push(diagnostic('NYL-LEASE-BROKEN', 'warning', `the lease of ${env} was broken by ${r.broken!.by} at ${r.broken!.at} (${r.broken!.reason}); its run is not imported yet`, { env }));
+  } else if (st === 'live') {
+    report.notes.push(diagnostic('NYL-LEASE-HELD', 'note', `the lease of ${env} is held by ${describeHolder(r)} until ${r.deadline}`, { env, expired: false }));
+  } else {
+    report.notes.push(diagnostic('NYL-LEASE-BROKEN', 'note', `the lease of ${env} expired at ${r.deadline}; ${describeHolder(r)} held it`, { env, expired: true }));
+  }
+}
+
+/** Missing, deleted or moved state: the error status reports instead of units. */
+function inactiveState(opened: OpenedEnvironment, state: EnvironmentStateDoc | undefined): Diagnostic | undefined {
+  const { env, loc } = opened;
+  if (!state) return diagnostic('NYL-STATE-MISSING', 'error', `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${env.name}`, { env: env.name });
+  if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', 'error', `the state of ${env.name} was deleted with \`nyl state delete\``, { env: env.name });
+  if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', 'error', `the state of ${env.name} moved to ${state.movedTo ?? 'another location'}`, { env: env.name, movedTo: state.movedTo });
+  return undefined;
+}
+
+/**
+ * Runs that ended without their transition commit wait for import: status shows what that import
+ * will find (the live run's own record excluded).
+ */
+async function withUnimported(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, lease: LeaseView | undefined, view: EnvironmentStateView, report: StatusReport) {
+  const { store, env } = opened;
+  const now = rt.clock.now();
+  const skewMs = leaseTiming(env.spec.lease.durationMs).skewMs;
+  const liveRun = lease && leaseStatus(lease.record, now, skewMs) === 'live' ? lease.record.run : undefined;
+  const dead = (await readRecordedRuns(store.reader, store.loc, refs, liveRun)).filter((r) => !r.doc || !runIsLive(r.doc, now, skewMs) || lease?.record.broken);
+  if (dead.length === 0) return { desired: view.desiredUnits, observed: view.observedUnits };
+  for (const r of dead) {
+    const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
+    report.warnings.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }));
+  }
+  const preview = importRuns({ project: opened.project, env, generation: view.state!.generation, desired: view.desiredUnits, observed: view.observedUnits, runs: dead, now: isoSeconds(now), drivers: opened.drivers });
+  return { desired: preview.desired, observed: preview.observed };
+}
+
+export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Promise<StatusReport> {
+  const { loc, store, env } = opened;
+  const report = emptyReport(opened);
+  try {
+    await store.ensureOpen();
+  } catch (error) {
+    if (!(error instanceof NylError)) throw error;
+    report.errors.push(...error.diagnostics);
+    return report;
+  }
+  const refs = await store.snapshot();
+  const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+  if (view.desiredOid) report.desired = view.desiredOid;
+  if (view.observedOid) report.observed = view.observedOid;
+  const lease = await readLease(store, refs);
+  if (lease) reportLease(rt, opened, lease, report);
+  const inactive = inactiveState(opened, view.state);
+  if (inactive) {
+    report.errors.push(inactive);
+    return report;
+  }
+  const docs = await withUnimported(rt, opened, refs, lease, view, report);
+  const plan = planEnvironment({ project: opened.project, env, generation: view.state!.generation, desired: docs.desired, observed: docs.observed, sourceCommit: opened.sourceCommit, drivers: opened.drivers });
+  const statuses = plan.order.map((n) => unitStatus(plan.units.get(n)!));
+  for (const s of statuses) report.units[s.name] = s;
+  report.unitOrder = plan.order;
+  report.warnings.push(...unitWarnings(env.name, statuses));
+  for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
+  for (const ref of await store.syncKnownBranches(refs)) {
+    report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: env.name, ref }));
+  }
+  return report;
 }

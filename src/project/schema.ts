@@ -16,6 +16,8 @@ import {
   relativePathRule,
 } from './validate';
 
+import { DURATION_PATTERN, parseDuration } from '../util/duration';
+
 export const API_VERSION = 'nyl.io/v1';
 
 interface Described {
@@ -112,16 +114,7 @@ export const required = (schema: Schema): Field => ({ schema, required: true });
 
 // --- durations ------------------------------------------------------------------------------
 
-const DURATION = /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
-const DURATION_PATTERN = '^(?=\\d)(?:\\d+h)?(?:\\d+m)?(?:\\d+s)?(?:\\d+ms)?$';
-
-/** Milliseconds of a duration like `1h30m` or `500ms`; undefined when malformed. */
-export function parseDuration(text: string): number | undefined {
-  const m = DURATION.exec(text);
-  if (!m || text === '') return undefined;
-  const [h, min, s, ms] = [m[1], m[2], m[3], m[4]].map((x) => (x === undefined ? 0 : Number(x)));
-  return ((h! * 60 + min!) * 60 + s!) * 1000 + ms!;
-}
+export { parseDuration };
 
 // --- the source format ----------------------------------------------------------------------
 

@@ -4,7 +4,6 @@
  * incompatible change; schemas/ publishes a JSON Schema per kind.
  */
 import type { Diagnostic } from '../errors/diagnostic';
-import type { UnitPhase } from '../plan/resolve';
 
 export const REPORT_API_VERSION = 'nyl.io/v1';
 export const FORMAT_VERSION = 1;
@@ -28,8 +27,8 @@ export interface StateOperationReport extends ReportBase {
   details: Record<string, unknown>;
 }
 
-/** A unit's state in `nyl status`: the phase the resolution gives it. */
-export type UnitStatusState = UnitPhase;
+/** A unit's state in `nyl status`. */
+export type UnitStatusState = 'current' | 'pending' | 'outdated' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving';
 
 export interface UnitStatus {
   name: string;

@@ -16,10 +16,10 @@ import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { dependencyOrder } from '../project/graph';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project } from '../project/types';
-import { currentUid, resolveUnit } from '../plan/resolve';
+import type { DriverSet } from '../drivers/registry';
+import { currentUid, resolveUnit } from '../plan/planner';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import type { RecordedRun } from './dead-runs';
-import type { RunUnitDoc } from './run-record';
+import type { RecordedRun, RunUnitDoc } from '../state/run-record';
 
 export interface ImportInput {
   project: Project;
@@ -30,6 +30,7 @@ export interface ImportInput {
   runs: RecordedRun[];
   /** ISO time of the import. */
   now: string;
+  drivers?: DriverSet;
 }
 
 export interface ImportResult {
@@ -128,7 +129,7 @@ export function importRuns(input: ImportInput): ImportResult {
         continue;
       }
       const unit = byName.get(name);
-      const now = unit && uid ? resolveUnit(unit, input.env, uid, outputsOf) : undefined;
+      const now = unit && uid ? resolveUnit(unit, input.env, uid, outputsOf, undefined, input.drivers) : undefined;
       const keyMatches = uid === doc.uid && now?.executionKey === doc.executionKey;
       if (cp.result === 'receipt') {
         if (!keyMatches) {

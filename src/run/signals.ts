@@ -6,7 +6,7 @@
  * compare-and-swap) applies it: that makes a delivered hold take effect exactly once.
  */
 import { byCodeUnits } from '../util/compare';
-import { writeCommits, type Identity } from '../git/object-writer';
+import type { Identity } from '../git/object-writer';
 import { API_VERSION, fromYaml, toYaml } from '../state/documents';
 import { signalsPrefix } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
@@ -41,14 +41,14 @@ export function signalRefOf(store: StateStore, run: string, id: string): string 
 
 /** Writes a hold signal for run; returns its ref and commit, or undefined when the push was rejected. */
 export async function writeHoldSignal(
-  rt: Runtime,
+  rt: Pick<Runtime, 'clock'>,
   store: StateStore,
   run: string,
   hold: { unit: string; by: string; reason?: string; at: string },
   author: Identity,
 ): Promise<{ ref: string; oid: string } | undefined> {
   const doc: SignalDoc = { apiVersion: API_VERSION, kind: 'Signal', type: 'hold', run, ...hold };
-  const [oid] = await writeCommits(rt.git, store.workDir, [
+  const [oid] = await store.writeCommits([
     { clearTree: true, changes: new Map([['signal.yaml', toYaml(doc)]]), message: `nyl: signal hold ${store.loc.environment} (${hold.unit})\n`, author, timeMs: rt.clock.now() },
   ]);
   const ref = signalRefOf(store, run, uuidv7(rt.clock.now()));

@@ -6,11 +6,11 @@
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
 import { breaksCarriedBy, type LeaseBreakRecord } from '../lease/record';
-import type { EnvironmentResource, Project } from '../project/types';
-import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import type { ObservedUnitDoc } from '../state/documents';
+import { readRecordedRuns } from '../state/run-record';
 import type { RefSnapshot, StateStore } from '../state/store';
-import { evidenceRefName, evidenceRefs, readRecordedRuns } from './dead-runs';
-import { importRuns, type ImportResult } from './import';
+import { evidenceRefName, evidenceRefs } from './evidence';
+import { type ImportInput, importRuns, type ImportResult } from './import';
 
 export interface Takeover {
   imported: ImportResult;
@@ -23,11 +23,11 @@ export interface Takeover {
 export async function takeOver(
   store: StateStore,
   refs: RefSnapshot,
-  input: { project: Project; env: EnvironmentResource; generation: number; desired: Map<string, DesiredUnitDoc>; observed: Map<string, ObservedUnitDoc>; now: string },
+  input: Omit<ImportInput, 'runs'>,
   ownRun: string | undefined,
   replaced: LeaseView | undefined,
 ): Promise<Takeover> {
-  const runs = await readRecordedRuns(store, refs, ownRun);
+  const runs = await readRecordedRuns(store.reader, store.loc, refs, ownRun);
   const imported = importRuns({ ...input, runs });
   const takeover: Takeover = { imported };
   Object.assign(takeover, breakFields(replaced));

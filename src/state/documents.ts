@@ -56,6 +56,8 @@ export interface ReceiptRecord {
   executionKey: string;
   finishedAt: string;
   outputs: Record<string, unknown>;
+  /** sha256 of each sensitive output: the values themselves never enter a commit. */
+  sensitiveOutputs?: Record<string, { sha256: string }>;
   /** A copy of the desired document the receipt was produced for. */
   desired: DesiredUnitDoc;
 }

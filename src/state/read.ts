@@ -3,11 +3,10 @@
  * store's batch reader: one tree read per directory and all unit files concurrently.
  */
 import { fail } from '../errors/diagnostic';
-import { type BatchReader, parseTree } from '../git/batch-reader';
-import type { JsonCache } from '../util/json-cache';
+import { parseTree } from '../git/batch-reader';
 import { type DesiredUnitDoc, type EnvironmentStateDoc, type ObservedUnitDoc, fromYaml } from './documents';
 import { type StateLocation, statePathOf } from './location';
-import type { RefSnapshot } from './store';
+import type { DocumentCache, ObjectReader, RefSnapshot } from './store';
 
 export interface EnvironmentStateView {
   desiredOid?: string;
@@ -18,7 +17,7 @@ export interface EnvironmentStateView {
   observedUnits: Map<string, ObservedUnitDoc>;
 }
 
-export async function readStateDoc(reader: BatchReader, loc: StateLocation, commit: string | undefined): Promise<EnvironmentStateDoc | undefined> {
+export async function readStateDoc(reader: ObjectReader, loc: StateLocation, commit: string | undefined): Promise<EnvironmentStateDoc | undefined> {
   if (!commit) return undefined;
   const blob = await reader.read(`${commit}:${statePathOf(loc, 'state.yaml')}`);
   if (!blob || blob.type !== 'blob') return undefined;
@@ -30,7 +29,7 @@ export async function readStateDoc(reader: BatchReader, loc: StateLocation, comm
  * by the tree's object id: a run that finds nothing to do reads one tree and one JSON file per
  * ref instead of parsing a YAML document per unit.
  */
-export async function readUnitDocs<T>(reader: BatchReader, loc: StateLocation, commit: string | undefined, cache?: JsonCache): Promise<Map<string, T>> {
+export async function readUnitDocs<T>(reader: ObjectReader, loc: StateLocation, commit: string | undefined, cache?: DocumentCache): Promise<Map<string, T>> {
   const units = new Map<string, T>();
   if (!commit) return units;
   const treeObject = await reader.read(`${commit}:${statePathOf(loc, 'units')}`);
@@ -47,7 +46,7 @@ export async function readUnitDocs<T>(reader: BatchReader, loc: StateLocation, c
   return units;
 }
 
-export async function readEnvironmentState(reader: BatchReader, loc: StateLocation, refs: RefSnapshot, cache?: JsonCache): Promise<EnvironmentStateView> {
+export async function readEnvironmentState(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, cache?: DocumentCache): Promise<EnvironmentStateView> {
   const desiredOid = refs.get(loc.desiredRef);
   const observedOid = refs.get(loc.observedRef);
   const [state, desiredUnits, observedUnits] = await Promise.all([
@@ -70,7 +69,7 @@ export async function readEnvironmentState(reader: BatchReader, loc: StateLocati
 }
 
 /** Records the documents a transition just wrote, so the next read of that tree parses nothing. */
-export async function primeUnitDocs<T>(reader: BatchReader, loc: StateLocation, commit: string | undefined, docs: Map<string, T>, cache: JsonCache): Promise<void> {
+export async function primeUnitDocs<T>(reader: ObjectReader, loc: StateLocation, commit: string | undefined, docs: Map<string, T>, cache: DocumentCache): Promise<void> {
   if (!commit) return;
   const treeObject = await reader.read(`${commit}:${statePathOf(loc, 'units')}`);
   if (treeObject?.type === 'tree') cache.set('units', treeObject.oid, [...docs]);

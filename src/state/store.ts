@@ -1,284 +1,70 @@
 /**
- * Opens an environment's state location and moves its refs.
+ * The state store port: where an environment's state refs and their objects live.
  *
- * A StateStore knows one work repository where Nyl reads and writes objects:
- * - clone: the checkout itself; ref writes are local `update-ref` transactions;
- * - path: the local state repository itself; ref writes are atomic pushes to it (hooks apply);
- * - remote: the checkout when the location is its origin, else a bare cache repository;
- *   remote refs are mirrored under refs/nyl-mirror/ there, writes are atomic pushes.
- * In every case a write is all-or-nothing with a compare-and-swap per ref.
+ * Contract (every implementation, Git-backed or in memory, passes test/conformance/state-store):
+ * - `snapshot()` returns the current values of the environment's watched refs (desired, observed
+ *   and everything under its coordination prefix); absent refs are missing from the map.
+ * - `write(updates)` moves refs all or nothing: every update states the value its ref must have
+ *   now (`expect`, null = absent) and one stale expectation rejects the whole write
+ *   (`{ok: false, kind: 'rejected'}`), leaving every ref as it was. `unreachable` means nothing
+ *   is known about the outcome's cause beyond "the repository could not be reached".
+ * - `writeCommits(specs)` creates commits (with their trees and blobs) and returns their ids in
+ *   order; it moves no ref. Objects are immutable: the same id always reads the same content.
+ * - `reader` reads objects by id or `commit:path`; a tree's content is Git's binary tree format.
+ * - Reads after a successful write see that write (read-your-writes within one store).
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { fail } from '../errors/diagnostic';
-import { BatchReader } from '../git/batch-reader';
-import type { Git } from '../git/git';
-import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
-import type { Checkout } from '../project/checkout';
-import { JsonCache } from '../util/json-cache';
-import { nylVersion } from '../util/version';
-import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
+import type { TreeEntry, GitObject } from '../git/batch-reader';
+import type { CommitSpec } from '../git/object-writer';
+import type { RefUpdate, RefWriteResult } from '../git/refs';
+import type { StateLocation } from './location';
 
 /** Remote ref values as last read; absent refs are missing from the map. */
 export type RefSnapshot = Map<string, string>;
 
-const MIRROR = 'refs/nyl-mirror/';
-
-/**
- * Parsed documents are cached per Nyl version: a new version may validate or shape them
- * differently. Raise the tag for a change within a version (development).
- */
-export const PARSE_FORMAT = `v1-${nylVersion()}`;
-
-export function cacheRoot(env: NodeJS.ProcessEnv): string {
-  if (env.NYL_CACHE_DIR) return env.NYL_CACHE_DIR;
-  const xdg = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
-  return join(xdg, 'nyl');
+/** Reads immutable objects by id or `commit:path`. */
+export interface ObjectReader {
+  read(spec: string): Promise<GitObject | undefined>;
+  readMany(specs: string[]): Promise<(GitObject | undefined)[]>;
+  readTree(spec: string): Promise<TreeEntry[] | undefined>;
 }
 
-function isGitDir(path: string): boolean {
-  return existsSync(join(path, 'HEAD')) && existsSync(join(path, 'objects')) && existsSync(join(path, 'refs'));
+/** Values derived from immutable objects, keyed by object id; losing an entry only costs time. */
+export interface DocumentCache {
+  get<T>(kind: string, oid: string): T | undefined;
+  set(kind: string, oid: string, value: unknown): void;
 }
 
-/** The git dir of a repository path: a bare repository or a work tree with .git. */
-export function gitDirOf(path: string): string | undefined {
-  if (!existsSync(path)) return undefined;
-  if (!statSync(path).isDirectory()) return undefined;
-  if (isGitDir(path)) return path;
-  const dotGit = join(path, '.git');
-  if (existsSync(dotGit) && statSync(dotGit).isDirectory() && isGitDir(dotGit)) return dotGit;
-  return undefined;
-}
-
-function unavailable(loc: StateLocation, detail: string, fix?: string): never {
-  fail('NYL-STATE-UNAVAILABLE', `the state repository ${loc.url ?? 'of the clone'} of ${loc.environment} cannot be read: ${detail}`, {
-    env: loc.environment,
-    ...(fix ? { fix } : {}),
-  });
-}
-
-export class StateStore {
-  /** Where objects are read and written. */
-  readonly workDir: string;
-  readonly reader: BatchReader;
-  /** Parsed state documents by Git object id. */
-  readonly cache: JsonCache;
-  private readonly mirrored: boolean;
-
-  constructor(
-    readonly git: Git,
-    readonly loc: StateLocation,
-    readonly checkout: Checkout,
-    env: NodeJS.ProcessEnv,
-    checkoutReader: BatchReader,
-    cache?: JsonCache,
-  ) {
-    if (loc.kind === 'clone') {
-      this.workDir = checkout.workTree;
-      this.mirrored = false;
-    } else if (loc.kind === 'path') {
-      this.workDir = loc.localPath!;
-      this.mirrored = false;
-    } else {
-      const sameAsOrigin =
-        checkout.originURL !== undefined &&
-        repositoryIdentity(checkout.originURL, checkout.workTree) === repositoryIdentity(loc.url!, checkout.workTree);
-      this.workDir = sameAsOrigin ? checkout.workTree : join(cacheRoot(env), 'repos', cacheName(loc.url!));
-      this.mirrored = true;
-    }
-    this.reader = this.workDir === checkout.workTree ? checkoutReader : new BatchReader(git, this.workDir);
-    this.cache = cache ?? new JsonCache(join(cacheRoot(env), 'parsed'), PARSE_FORMAT);
-  }
-
-  /** The refs this environment's state consists of, as remote names. */
-  get watchedRefs(): { exact: string[]; prefixes: string[] } {
-    const exact = [...new Set([this.loc.desiredRef, this.loc.observedRef])];
-    return { exact, prefixes: [coordinationNamespace(this.loc)] };
-  }
-
-  private mirror(ref: string): string {
-    return this.mirrored ? `${MIRROR}${ref.slice('refs/'.length)}` : ref;
-  }
-
-  private unmirror(ref: string): string {
-    return this.mirrored ? `refs/${ref.slice(MIRROR.length)}` : ref;
-  }
-
-  /** Checks that the location can be opened; creates nothing (state init creates repositories). */
-  async ensureOpen(): Promise<void> {
-    if (this.loc.kind === 'path') {
-      if (!existsSync(this.workDir)) {
-        fail('NYL-STATE-MISSING', `the state repository ${this.workDir} of ${this.loc.environment} does not exist`, {
-          env: this.loc.environment,
-        });
-      }
-      if (!gitDirOf(this.workDir)) unavailable(this.loc, `${this.workDir} is not a Git repository`);
-    } else if (this.loc.kind === 'remote' && this.workDir !== this.checkout.workTree && !isGitDir(this.workDir)) {
-      mkdirSync(this.workDir, { recursive: true });
-      await this.git.text(this.workDir, ['init', '--bare', '--quiet']);
-    }
-  }
-
+export interface StateStore {
+  readonly loc: StateLocation;
+  readonly reader: ObjectReader;
+  readonly cache: DocumentCache;
+  /** Where objects are written, as reports name it (a directory, or `memory:` for fakes). */
+  readonly localRepository: string;
+  /** Checks that the location can be opened; creates no repository (state init does). */
+  ensureOpen(): Promise<void>;
+  snapshot(): Promise<RefSnapshot>;
+  /** The current refs under one prefix (signals, read by a live run between units). */
+  snapshotPrefix(prefix: string): Promise<RefSnapshot>;
+  /** A cheap look whether refs may exist under prefix; undefined when only a read can tell. */
+  mayHaveRefsUnder(prefix: string): boolean | undefined;
+  write(updates: RefUpdate[]): Promise<RefWriteResult>;
+  writeCommits(commits: CommitSpec[]): Promise<string[]>;
   /**
-   * Fetches into the work repository. Two nyl processes of one machine share a cache repository;
-   * their fetches may race for a ref lock there, which is retried, never reported as unavailable.
+   * Fast-forwards the clone's local known branches to the state refs (spec 01, "Local runs");
+   * returns the refs that diverged and were left alone.
    */
-  private async fetch(args: string[]) {
-    for (let attempt = 0; ; attempt++) {
-      const result = await this.git.run(this.workDir, ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', ...args]);
-      const stderr = result.stderr.toString();
-      if (result.code === 0 || attempt >= 8 || !/cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i.test(stderr)) return result;
-      await new Promise((r) => setTimeout(r, 30 + Math.random() * 60 * (attempt + 1)));
-    }
-  }
-
-  /** Reads the current values of the environment's refs from the state repository. */
-  async snapshot(): Promise<RefSnapshot> {
-    const { exact, prefixes } = this.watchedRefs;
-    if (this.loc.kind !== 'remote') {
-      return readRefs(this.git, this.workDir, [...exact, ...prefixes]);
-    }
-    const specs = [
-      ...exact.map((r) => `+${r}:${this.mirror(r)}`),
-      ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
-    ];
-    const result = await this.fetch(['--prune', this.loc.url!, ...specs]);
-    if (result.code !== 0) {
-      const stderr = result.stderr.toString();
-      if (!/couldn't find remote ref/i.test(stderr)) unavailable(this.loc, lastLine(stderr));
-      await this.fetchExisting();
-    }
-    const mirrored = await readRefs(this.git, this.workDir, [...exact.map((r) => this.mirror(r)), ...prefixes.map((p) => this.mirror(p))]);
-    const refs: RefSnapshot = new Map();
-    for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
-    return refs;
-  }
-
-  /**
-   * A cheap look for refs under a prefix of a repository on this machine, without starting git:
-   * loose refs are files under the git dir, packed ones lines of packed-refs. Returns undefined
-   * for network remotes, where only a fetch can tell.
-   */
-  mayHaveRefsUnder(prefix: string): boolean | undefined {
-    if (this.loc.kind === 'remote') return undefined;
-    const gitDir = gitDirOf(this.workDir);
-    if (!gitDir) return undefined;
-    const dir = join(gitDir, ...prefix.replace(/\/$/, '').split('/'));
-    try {
-      if (readdirSync(dir).length > 0) return true;
-    } catch {
-      /* no loose refs there */
-    }
-    try {
-      return readFileSync(join(gitDir, 'packed-refs'), 'utf8').includes(` ${prefix}`);
-    } catch {
-      return false;
-    }
-  }
-
-  /** Reads the current refs under one prefix of the state repository (signals, for a live run). */
-  async snapshotPrefix(prefix: string): Promise<RefSnapshot> {
-    if (this.loc.kind !== 'remote') return readRefs(this.git, this.workDir, [prefix]);
-    const result = await this.fetch(['--prune', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`]);
-    if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
-    const mirrored = await readRefs(this.git, this.workDir, [this.mirror(prefix)]);
-    const refs: RefSnapshot = new Map();
-    for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
-    return refs;
-  }
-
-  /** Slow path when a state ref does not exist yet: list, fetch what exists, drop stale mirrors. */
-  private async fetchExisting(): Promise<void> {
-    const { exact, prefixes } = this.watchedRefs;
-    const listed = await lsRemote(this.git, this.workDir, this.loc.url!, [...exact, ...prefixes]);
-    if (!listed.ok) unavailable(this.loc, lastLine(listed.message));
-    const specs = [
-      ...exact.filter((r) => listed.refs.has(r)).map((r) => `+${r}:${this.mirror(r)}`),
-      ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
-    ];
-    const result = await this.fetch(['--prune', this.loc.url!, ...specs]);
-    if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
-    const stale = exact.filter((r) => !listed.refs.has(r));
-    if (stale.length > 0) {
-      const have = await readRefs(this.git, this.workDir, stale.map((r) => this.mirror(r)));
-      await updateRefsLocally(
-        this.git,
-        this.workDir,
-        [...have].map(([ref, oid]) => ({ ref, expect: oid, to: null })),
-      );
-    }
-  }
-
-  /** Moves refs all-or-nothing; every update carries the value it expects. */
-  async write(updates: RefUpdate[]): Promise<RefWriteResult> {
-    if (this.loc.kind === 'clone') return updateRefsLocally(this.git, this.workDir, updates);
-    const result = await pushAtomic(this.git, this.workDir, this.loc.pushURL!, updates);
-    if (result.ok && this.mirrored) {
-      // Keep the mirror in step so the next read in this process sees what we wrote.
-      await updateRefsLocally(
-        this.git,
-        this.workDir,
-        updates.map((u) => ({ ref: this.mirror(u.ref), expect: undefined, to: u.to })),
-      );
-    }
-    return result;
-  }
-
-  /**
-   * Fast-forwards the clone's known branches to the state refs (spec 01, "Local runs"): creates
-   * them when missing, never rewrites one that diverged, sets no upstream. Returns the refs
-   * that diverged.
-   */
-  async syncKnownBranches(state: RefSnapshot): Promise<string[]> {
-    if (this.loc.kind === 'clone') return [];
-    const targets = [this.loc.desiredRef, this.loc.observedRef].filter((r, i, a) => a.indexOf(r) === i && state.has(r));
-    if (targets.length === 0) return [];
-    const known = await readRefs(this.git, this.checkout.workTree, targets);
-    const stale = targets.filter((r) => known.get(r) !== state.get(r));
-    if (stale.length === 0) return [];
-    const source = this.workDir === this.checkout.workTree ? '.' : this.workDir;
-    const result = await this.git.run(this.checkout.workTree, [
-      'fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', source,
-      ...stale.map((r) => `${this.mirror(r)}:${r}`),
-    ]);
-    if (result.code === 0) return [];
-    // A rejected non-fast-forward leaves the branch as it was; report it, change nothing.
-    const diverged: string[] = [];
-    for (const r of stale) {
-      const now = await readRefs(this.git, this.checkout.workTree, [r]);
-      if (now.get(r) !== state.get(r)) diverged.push(r);
-    }
-    return diverged;
-  }
-
-  /**
-   * Online writers refuse when the clone's known branches hold work the state repository lacks
-   * (a --local run's receipts): they never overwrite or merge it silently.
-   */
-  async requireNoUnpublishedWork(state: RefSnapshot): Promise<void> {
-    const diverged = await this.syncKnownBranches(state);
-    if (diverged.length === 0) return;
-    fail('NYL-STATE-DIVERGED', `the clone's ${diverged.join(' and ')} hold${diverged.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
-      env: this.loc.environment,
-      ref: diverged[0],
-    });
-  }
-
-  close(): void {
-    this.reader.close();
-  }
+  syncKnownBranches(state: RefSnapshot): Promise<string[]>;
+  /** Refuses with NYL-STATE-DIVERGED when the clone's known branches hold unpublished work. */
+  requireNoUnpublishedWork(state: RefSnapshot): Promise<void>;
+  close(): void;
 }
 
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter(Boolean);
-  return lines[lines.length - 1] ?? 'git failed';
-}
-
-function cacheName(url: string): string {
-  const id = repositoryIdentity(url, '/');
-  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
-  const readable = id.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(-40);
-  return `${readable}-${hash}.git`;
+/** The refs after a successful write of updates onto snapshot. */
+export function applyUpdates(snapshot: RefSnapshot, updates: RefUpdate[]): RefSnapshot {
+  const next = new Map(snapshot);
+  for (const u of updates) {
+    if (u.to === null) next.delete(u.ref);
+    else next.set(u.ref, u.to);
+  }
+  return next;
 }

@@ -50,19 +50,7 @@ export function isoSeconds(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-/**
- * Parses a duration such as 30s, 10m, 1h30m, 500ms. Returns milliseconds or undefined.
- */
-export function parseDuration(text: string): number | undefined {
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
-  let total = 0;
-  let matched = false;
-  let m: RegExpExecArray | null;
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-  while ((m = re.exec(text)) !== null) {
-    total += Number(m[1]) * units[m[2]!]!;
-    matched = true;
-    if (re.lastIndex === text.length) return Math.round(total);
-  }
-  return matched && re.lastIndex === text.length ? Math.round(total) : undefined;
+/** ISO 8601 in UTC with milliseconds, for deadlines: a 2 s lease lasts 2 s, not 1 to 2. */
+export function isoMillis(ms: number): string {
+  return new Date(Math.floor(ms)).toISOString();
 }

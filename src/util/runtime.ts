@@ -1,9 +1,9 @@
 /**
- * The ports every operation receives: process runner (through Git), clock, environment,
- * cancellation, fault points and the stderr sink. Tests build their own Runtime to pin time,
- * crash at a named point, or race two runs deterministically.
+ * The ports every operation receives: process runner (and Git, which runs through it), clock,
+ * environment, cancellation, fault points and the stderr sink. Tests build their own Runtime to
+ * pin time, crash at a named point, or race two runs deterministically, in one process or many.
  */
-import { writeFileSync, existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import type { ProcessRunner } from '../exec/process';
 import type { Git } from '../git/git';
 import type { Clock } from './clock';
@@ -15,18 +15,28 @@ export interface Runtime {
   env: NodeJS.ProcessEnv;
   /** Aborted on SIGINT/SIGTERM. */
   cancel: AbortSignal;
-  faults: FaultPoints;
+  faults: Faults;
   /** Progress lines for humans (stderr); reports go elsewhere. */
   log: (line: string) => void;
 }
 
 /**
- * Named points of the protocol where tests may crash or pause the process:
- * NYL_FAULT_AT=<point>[,<point>...] with NYL_FAULT_ACTION=kill|exit|pause.
- * `pause` writes NYL_FAULT_MARKER (a file path) and waits until that file is removed.
+ * Named points of the protocol where a test may crash or pause the process (a port: the CLI reads
+ * them from the environment, in-process tests script them). `units` names the units a point
+ * concerns, such as the checkpoints a push carries, so that a test can address "the checkpoint
+ * push that carries db". Reaching a point never changes what the protocol does.
  */
-export class FaultPoints {
-  private readonly points: Set<string>;
+export interface Faults {
+  reach(point: string, units?: readonly string[]): Promise<void>;
+}
+
+/**
+ * Fault points from the environment: NYL_FAULT_AT=<point>[@<unit>][,...] with
+ * NYL_FAULT_ACTION=kill|exit|pause. `pause` writes NYL_FAULT_MARKER (a file path) and waits until
+ * that file is removed.
+ */
+export class FaultPoints implements Faults {
+  private readonly points: { point: string; unit?: string }[];
   private readonly action: string;
   private readonly marker: string | undefined;
 
@@ -34,13 +44,20 @@ export class FaultPoints {
     env: NodeJS.ProcessEnv,
     private readonly clock: Clock,
   ) {
-    this.points = new Set((env.NYL_FAULT_AT ?? '').split(',').filter(Boolean));
+    this.points = (env.NYL_FAULT_AT ?? '').split(',').filter(Boolean).map((p) => {
+      const [point, unit] = p.split('@');
+      return unit ? { point: point!, unit } : { point: point! };
+    });
     this.action = env.NYL_FAULT_ACTION ?? 'kill';
     this.marker = env.NYL_FAULT_MARKER;
   }
 
-  async reach(point: string): Promise<void> {
-    if (!this.points.has(point)) return;
+  private matches(point: string, units: readonly string[] | undefined): boolean {
+    return this.points.some((p) => p.point === point && (!p.unit || (units ?? []).includes(p.unit)));
+  }
+
+  async reach(point: string, units?: readonly string[]): Promise<void> {
+    if (this.points.length === 0 || !this.matches(point, units)) return;
     if (this.action === 'pause') {
       if (this.marker) writeFileSync(this.marker, `${point}\n`);
       while (this.marker && existsSync(this.marker)) await this.clock.sleep(20);

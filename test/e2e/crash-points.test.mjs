@@ -36,18 +36,22 @@ const counts = (over) => ({ ...ALL, ...over });
  * What each crash leaves, for a crash in wave 2 (base, config ran in wave 1; db, migrate in wave
  * 2; app, report in wave 3). `a`: executions after the takeover path and the units left
  * uncertain; `b`: executions after the recover path (every unit current in the end).
+ * Checkpoints are pushed as each unit ends (group commit): at a checkpoint point of db, its
+ * sibling migrate still runs (see RECONCILE_POINTS).
  */
 const EXPECT = {
   'lease-acquired': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
   // db and migrate started, drivers not run: db (converge) runs in the takeover, migrate (manual) waits.
   'after-started-push': { a: { counts: counts({ migrate: 0, app: 0 }), stuck: ['migrate'] }, b: { counts: ALL } },
-  // db and migrate ran without checkpoint: both uncertain; db converges (second execution).
+  // db ran without checkpoint, migrate was still running: both uncertain; db converges (second execution).
   'before-checkpoint-push': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) } },
-  'after-checkpoint-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
+  // db's checkpoint landed while migrate still ran: db is imported, migrate uncertain.
+  'after-checkpoint-push': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) } },
+  'wave-checkpointed': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
   'before-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
   'after-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
-  // migrate killed while running; db of the same wave finished but its checkpoint was never pushed.
-  'while-unit-runs': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) } },
+  // migrate killed while running; db of the same wave finished and its checkpoint landed first.
+  'while-unit-runs': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) } },
 };
 
 /** Units whose checkpoint a crash at this point leaves as a receipt in the dead run's ref. */
@@ -55,10 +59,11 @@ const CHECKPOINTED = {
   'lease-acquired': [],
   'after-started-push': ['base', 'config'],
   'before-checkpoint-push': ['base', 'config'],
-  'after-checkpoint-push': ['base', 'config', 'db', 'migrate'],
+  'after-checkpoint-push': ['base', 'config', 'db'],
+  'wave-checkpointed': ['base', 'config', 'db', 'migrate'],
   'before-transition-push': UNITS.map((u) => u.name),
   'after-transition-push': null, // the run ref is gone with the transition
-  'while-unit-runs': ['base', 'config'],
+  'while-unit-runs': ['base', 'config', 'db'],
 };
 
 function receiptsIn(sc, run) {
@@ -145,14 +150,14 @@ for (const transport of ['file', 'daemon']) {
           const { deadRuns } = await crashReconcile(sc, 'while-unit-runs', { slowUnit: 'report' });
           const { reconcile } = await takeoverPath(sc);
           assert.equal(reconcile.json.units.report.result, 'recovered', describeResult(reconcile));
-          assert.equal(reconcile.json.units.app.result, 'executed', 'app ran with report in wave 3 and converges');
+          assert.equal(reconcile.json.units.app.result, 'imported', 'app ran with report in wave 3; its checkpoint landed before the crash');
           assert.equal(sc.observedDoc('report').condition?.run, deadRuns[0]);
           // Exit 4 and NYL-UNIT-UNCERTAIN although nothing else is left to do.
           assert.equal(reconcile.code, 4, describeResult(reconcile));
           assert.ok(allCodes(reconcile).includes('NYL-UNIT-UNCERTAIN'), `warnings: ${allCodes(reconcile)}`);
           const summary = await assertCrashInvariants(sc);
           assert.deepEqual(summary.stuck, ['report']);
-          assert.deepEqual(summary.counts, counts({ app: 2 }));
+          assert.deepEqual(summary.counts, ALL);
         } finally {
           await sc.cleanup();
         }
@@ -164,10 +169,10 @@ for (const transport of ['file', 'daemon']) {
         const sc = new Scenario({ transport, daemon });
         try {
           await sc.ok(['state', 'init', '-e', ENV]);
-          const { deadRuns: [k] } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+          const { deadRuns: [k] } = await crashReconcile(sc, 'wave-checkpointed', { wave: 1 });
           await sc.leaseBreak('first runner killed');
           // The takeover imports K in memory, runs db and migrate, and dies after checkpointing them.
-          const { deadRuns: [l] } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+          const { deadRuns: [l] } = await crashReconcile(sc, 'wave-checkpointed', { wave: 1 });
           assert.ok(l && l !== k);
           assert.ok(sc.refs()[`${RUNS}${k}`], "K's run ref waits for an import that lands");
           await sc.leaseBreak('second runner killed');
@@ -189,7 +194,7 @@ for (const transport of ['file', 'daemon']) {
         const sc = new Scenario({ transport, daemon });
         try {
           await sc.ok(['state', 'init', '-e', ENV]);
-          const { deadRuns: [dead] } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+          const { deadRuns: [dead] } = await crashReconcile(sc, 'wave-checkpointed', { wave: 1 });
           // base (converge) and config (manual) change what they run.
           const file = path.join(sc.project, 'nyl.yaml');
           let text = fs.readFileSync(file, 'utf8');
@@ -219,7 +224,7 @@ for (const transport of ['file', 'daemon']) {
       const sc = new Scenario({ transport, daemon, lease: '2s' });
       try {
         await sc.ok(['state', 'init', '-e', ENV]);
-        const { deadRuns } = await crashReconcile(sc, 'after-checkpoint-push', { wave: 1 });
+        const { deadRuns } = await crashReconcile(sc, 'wave-checkpointed', { wave: 1 });
         const lease = sc.leaseDoc();
         assert.ok(lease && !lease.broken, 'the dead run left a live lease');
         // While the deadline lies ahead, the lease holds. (On a loaded machine the deadline may

@@ -133,7 +133,8 @@ describe('recover -e imports a broken run', () => {
     const sc = new Scenario();
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
-      const { deadRuns: [dead] } = await crashReconcile(sc, 'while-unit-runs', { slowUnit: 'migrate' });
+      // db ended without its checkpoint pushed while migrate still ran: both uncertain.
+      const { deadRuns: [dead] } = await crashReconcile(sc, 'before-checkpoint-push', { wave: 2 });
       await sc.leaseBreak();
       const before = sc.stateRefs();
       const r = await sc.ok([...recoverArgs, '--unit', 'migrate', '--retry', '--reason', 'verified nothing was applied']);
@@ -164,7 +165,7 @@ describe('recover -e imports a broken run', () => {
     const sc = new Scenario();
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
-      const { deadRuns } = await crashReconcile(sc, 'after-checkpoint-push');
+      const { deadRuns } = await crashReconcile(sc, 'wave-checkpointed');
       await sc.leaseBreak('first break');
       const before = sc.stateRefs();
       const h = sc.start(recoverArgs, { env: { NYL_FAULT_AT: 'before-recover-push', NYL_FAULT_ACTION: 'kill' } });

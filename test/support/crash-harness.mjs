@@ -57,19 +57,30 @@ export const BUG_START_AFTER_DEADLINE =
 export const BUG_EVIDENCE_ACCEPTABLE_STALE =
   'bug: the evidence listing of `recover --unit` marks a receipt acceptable by the desired document in state while --accept refuses it with NYL-RECOVER-KEY-MISMATCH because the source changed';
 
-/** Fault points of `nyl reconcile`, in protocol order; "while-unit-runs" is the harness's own. */
+/**
+ * Fault points of `nyl reconcile`, in protocol order; "while-unit-runs" is the harness's own.
+ * Checkpoints are pushed by group commit (as soon as a unit ends), so a checkpoint point is
+ * addressed by the unit whose push it is, while the wave's other unit still runs:
+ * - before-checkpoint-push: the wave's first unit ended, its checkpoint not pushed;
+ * - after-checkpoint-push: the wave's first unit's checkpoint landed, its sibling still runs;
+ * - wave-checkpointed: every unit of the wave ended and its checkpoint landed.
+ */
 export const RECONCILE_POINTS = [
   'lease-acquired',
   'after-started-push',
   'before-checkpoint-push',
   'after-checkpoint-push',
+  'wave-checkpointed',
   'before-transition-push',
   'after-transition-push',
   'while-unit-runs',
 ];
 
 /** Points reached once per wave: the harness can crash at the n-th wave by pausing through the others. */
-const PER_WAVE = new Set(['after-started-push', 'before-checkpoint-push', 'after-checkpoint-push']);
+const PER_WAVE = new Set(['after-started-push', 'wave-checkpointed']);
+
+/** Points of one unit's checkpoint push: the harness holds the wave's other unit running. */
+const PER_PUSH = new Set(['before-checkpoint-push', 'after-checkpoint-push']);
 
 /**
  * The script of every unit. It appends its run to logs/UNIT.log (one line per execution), and
@@ -433,21 +444,9 @@ export async function crashReconcile(sc, point, { wave = 1, slowUnit = 'migrate'
   const args = ['reconcile', '-e', ENV, '-o', 'json'];
   let result;
   if (point === 'while-unit-runs') {
-    const slowDir = fs.mkdtempSync(path.join(sc.dir, 'slow-'));
-    (sc.slowDirs ??= []).push(slowDir);
-    fs.writeFileSync(path.join(slowDir, 'gate'), '');
-    // The other units of the slow unit's wave run too: wait until they did, so that the crash is
-    // always "one unit still running, its wave's other units executed, nothing checkpointed".
-    const slowWave = sc.units.find((u) => u.name === slowUnit)?.wave;
-    const siblings = sc.units.filter((u) => u.wave === slowWave && u.name !== slowUnit).map((u) => u.name);
-    const before = sc.executionCounts();
-    const h = sc.start(args, { env: { ...env, CRASH_SLOW_UNIT: slowUnit, CRASH_SLOW_DIR: slowDir } });
-    await Promise.race([waitForFile(path.join(slowDir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended before ${slowUnit} ran: ${describeResult(r)}`); })]);
-    for (const until = Date.now() + 10000; siblings.some((n) => sc.executionCounts()[n] === before[n]) && Date.now() < until; ) await sleep(20);
-    await sleep(100); // let them exit
-    result = await h.crash();
-    killPid(readPid(slowDir));
-    fs.rmSync(path.join(slowDir, 'gate'), { force: true });
+    result = await crashWhileUnitRuns(sc, args, slowUnit, env);
+  } else if (PER_PUSH.has(point)) {
+    result = await crashAtCheckpointPush(sc, args, point, wave, slowUnit, env);
   } else if (!PER_WAVE.has(point) || wave === 1) {
     const h = sc.start(args, { env: { ...env, NYL_FAULT_AT: point, NYL_FAULT_ACTION: 'kill' } });
     result = await h.done;
@@ -462,9 +461,56 @@ export async function crashReconcile(sc, point, { wave = 1, slowUnit = 'migrate'
     }
     result = await h.crash();
   }
-  sc.record(`reconcile killed at ${point}${PER_WAVE.has(point) ? ` (wave ${wave})` : ''}`);
+  sc.record(`reconcile killed at ${point}${PER_WAVE.has(point) || PER_PUSH.has(point) ? ` (wave ${wave})` : ''}`);
   assert.equal(result.signal, 'SIGKILL', `reconcile should die at ${point}: ${describeResult(result)}`);
   return { result, deadRuns: sc.noteDeadRuns() };
+}
+
+/** Starts the reconcile with `slow` waiting on a gate; returns its handle and the gate's directory. */
+function startGated(sc, args, slow, env) {
+  const slowDir = fs.mkdtempSync(path.join(sc.dir, 'slow-'));
+  (sc.slowDirs ??= []).push(slowDir);
+  fs.writeFileSync(path.join(slowDir, 'gate'), '');
+  const h = sc.start(args, { env: { ...env, CRASH_SLOW_UNIT: slow, CRASH_SLOW_DIR: slowDir } });
+  return { h, slowDir };
+}
+
+function releaseGated(slowDir) {
+  killPid(readPid(slowDir));
+  fs.rmSync(path.join(slowDir, 'gate'), { force: true });
+}
+
+/** The receipt checkpoints the live run ref holds now. */
+function receiptsInLiveRun(sc) {
+  const refs = sc.refs();
+  return sc.runRefs(refs).flatMap((run) => [...sc.readRunCommit(refs[`${RUNS}${run}`]).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n));
+}
+
+/**
+ * Kills nyl while `slowUnit` runs, once the other units of its wave ended and (group commit)
+ * their checkpoints reached the run ref: "one unit still running, its siblings' results durable".
+ */
+async function crashWhileUnitRuns(sc, args, slowUnit, env) {
+  const slowWave = sc.units.find((u) => u.name === slowUnit)?.wave;
+  const siblings = sc.units.filter((u) => u.wave === slowWave && u.name !== slowUnit).map((u) => u.name);
+  const { h, slowDir } = startGated(sc, args, slowUnit, env);
+  await Promise.race([waitForFile(path.join(slowDir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended before ${slowUnit} ran: ${describeResult(r)}`); })]);
+  for (const until = Date.now() + 10000; siblings.some((n) => !receiptsInLiveRun(sc).includes(n)) && Date.now() < until; ) await sleep(20);
+  const result = await h.crash();
+  releaseGated(slowDir);
+  return result;
+}
+
+/** Kills nyl at a checkpoint push of the wave's first unit while its sibling still runs. */
+async function crashAtCheckpointPush(sc, args, point, wave, slowUnit, env) {
+  const members = sc.units.filter((u) => u.wave === wave).map((u) => u.name).sort();
+  const slow = members.includes(slowUnit) ? slowUnit : members[members.length - 1];
+  const first = members.find((n) => n !== slow) ?? slow;
+  const { h, slowDir } = startGated(sc, args, slow, { ...env, NYL_FAULT_AT: `${point}@${first}`, NYL_FAULT_ACTION: 'kill' });
+  const result = await h.done;
+  await groupGone(h.pid);
+  releaseGated(slowDir);
+  return result;
 }
 
 /** Path (a): `nyl lease break`, then `nyl reconcile` takes over. */

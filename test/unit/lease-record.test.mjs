@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IMPORTERS, RUN_OPERATIONS, leaseStatus, newLeaseRecord, parseLease, serializeLease } from '../../dist/lease/record.js';
-import { isoSeconds, parseDuration } from '../../dist/util/clock.js';
+import { IMPORTERS, RUN_OPERATIONS, leaseStatus, leaseTiming, newLeaseRecord, parseLease, serializeLease } from '../../dist/lease/record.js';
+import { isoMillis, isoSeconds } from '../../dist/util/clock.js';
+import { parseDuration } from '../../dist/util/duration.js';
 import { UUID_RE, uuidv7 } from '../../dist/util/uuid.js';
 
 const T0 = Date.parse('2026-10-26T23:00:00Z');
@@ -27,19 +28,33 @@ test('newLeaseRecord sets apiVersion and kind', () => {
   assert.equal(r.environment, 'dev');
 });
 
-test('leaseStatus: live before the deadline, expired at and after it', () => {
+test('leaseStatus: live until the deadline plus the skew margin, expired from then on', () => {
   const r = record();
   const deadline = Date.parse(r.deadline);
-  assert.equal(leaseStatus(r, T0), 'live');
-  assert.equal(leaseStatus(r, deadline - 1), 'live');
-  assert.equal(leaseStatus(r, deadline), 'expired');
-  assert.equal(leaseStatus(r, deadline + 3_600_000), 'expired');
+  assert.equal(leaseStatus(r, T0, 0), 'live');
+  assert.equal(leaseStatus(r, deadline - 1, 0), 'live');
+  assert.equal(leaseStatus(r, deadline, 0), 'expired');
+  assert.equal(leaseStatus(r, deadline + 3_600_000, 0), 'expired');
+  // A taker whose clock runs ahead of the holder's does not take over within the margin.
+  assert.equal(leaseStatus(r, deadline + 29_999, 30_000), 'live');
+  assert.equal(leaseStatus(r, deadline + 30_000, 30_000), 'expired');
 });
 
 test('leaseStatus: broken wins over live and expired', () => {
   const r = record({ broken: { by: 'Bob <bob@example.com>', reason: 'runner was killed', at: '2026-10-26T23:01:00Z' } });
-  assert.equal(leaseStatus(r, T0), 'broken');
-  assert.equal(leaseStatus(r, Date.parse(r.deadline) + 1), 'broken');
+  assert.equal(leaseStatus(r, T0, 0), 'broken');
+  assert.equal(leaseStatus(r, Date.parse(r.deadline) + 1, 0), 'broken');
+});
+
+test('leaseTiming: skew and safety margins are a tenth of the lease, at most 30 s', () => {
+  assert.deepEqual(leaseTiming(300_000), { durationMs: 300_000, skewMs: 30_000, safetyMs: 30_000 });
+  assert.deepEqual(leaseTiming(2_000), { durationMs: 2_000, skewMs: 200, safetyMs: 200 });
+  assert.deepEqual(leaseTiming(3_600_000), { durationMs: 3_600_000, skewMs: 30_000, safetyMs: 30_000 });
+});
+
+test('isoMillis keeps milliseconds: a deadline is never floored to the second', () => {
+  assert.equal(isoMillis(T0 + 999), '2026-10-26T23:00:00.999Z');
+  assert.equal(Date.parse(isoMillis(T0 + 2_050)), T0 + 2_050);
 });
 
 test('serializeLease writes sorted-key YAML that parseLease reads back', () => {
@@ -71,26 +86,10 @@ test('importers and run operations', () => {
 
 // --- parseDuration and isoSeconds ------------------------------------------------------------
 
-test('parseDuration: units and combinations', () => {
-  const cases = {
-    '30s': 30_000,
-    '10m': 600_000,
-    '1h': 3_600_000,
-    '1h30m': 5_400_000,
-    '500ms': 500,
-    '1.5s': 1500,
-    '2d': 172_800_000,
-    '1h2m3s4ms': 3_723_004,
-    '0s': 0,
-    '90m': 5_400_000,
-    '0.5ms': 1,
-    '1m1ms': 60_001,
-  };
+test('parseDuration of the command line is the grammar of source (util/duration)', () => {
+  const cases = { '30s': 30_000, '10m': 600_000, '1h': 3_600_000, '1h30m': 5_400_000, '500ms': 500, '2d': 172_800_000, '1h2m3s4ms': 3_723_004, '0s': 0, '90m': 5_400_000, '1m1ms': 60_001 };
   for (const [text, ms] of Object.entries(cases)) assert.equal(parseDuration(text), ms, text);
-});
-
-test('parseDuration: malformed text is undefined', () => {
-  for (const text of ['', '10', 'm', '10x', '-1s', ' 30s', '30s ', '30 s', '1h30', '1h 30m', 's10', '.5s', '1.s', '10M', '1e3ms', 'ms', '30sx', '1h30mx']) {
+  for (const text of ['', '10', 'm', '10x', '-1s', ' 30s', '30s ', '30 s', '1h30', '1h 30m', 's10', '.5s', '1.5s', '10M', '1e3ms', 'ms', '30sx', '1h30mx', '30m1h']) {
     assert.equal(parseDuration(text), undefined, JSON.stringify(text));
   }
 });

@@ -13,13 +13,14 @@ import {
   validateSchema,
 } from '../../dist/project/schema.js';
 
-test('parseDuration reads h, m, s and ms in that order', () => {
+test('parseDuration (the one grammar of source and command line) reads d, h, m, s and ms in that order', () => {
   assert.equal(parseDuration('500ms'), 500);
   assert.equal(parseDuration('10s'), 10000);
   assert.equal(parseDuration('30m'), 1800000);
   assert.equal(parseDuration('1h30m'), 5400000);
   assert.equal(parseDuration('1h2m3s4ms'), 3723004);
-  for (const bad of ['', '5', 'm', '1.5h', '30m1h', '1d', ' 5m', '5 m', '10S']) assert.equal(parseDuration(bad), undefined, bad);
+  assert.equal(parseDuration('2d'), 172_800_000);
+  for (const bad of ['', '5', 'm', '1.5h', '30m1h', ' 5m', '5 m', '10S']) assert.equal(parseDuration(bad), undefined, bad);
 });
 
 test('unknown fields are errors naming the known fields, with a did-you-mean', () => {
@@ -111,8 +112,8 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
   assert.deepEqual(spec.properties.recovery.enum, ['converge', 'manual']);
   assert.equal(spec.properties.env.propertyNames.pattern, '^(?!NYL_)[A-Za-z_][A-Za-z0-9_]*$');
   const duration = new RegExp(spec.properties.timeout.pattern);
-  for (const ok of ['500ms', '10s', '30m', '1h30m']) assert.ok(duration.test(ok), ok);
-  for (const bad of ['', '5', '1d']) assert.ok(!duration.test(bad), bad);
+  for (const ok of ['500ms', '10s', '30m', '1h30m', '1d']) assert.ok(duration.test(ok), ok);
+  for (const bad of ['', '5', '1.5s', '30m1h']) assert.ok(!duration.test(bad), bad);
   const envState = js.$defs.Environment.properties.spec.properties.state;
   assert.deepEqual(envState.not, { required: ['repository', 'repositoryRef'] });
   assert.deepEqual(js.$defs.Terraform.properties.spec.properties.variables, { description: 'input variables', type: 'object' });

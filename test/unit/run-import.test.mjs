@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadProject } from '../../dist/project/load.js';
 import { importRuns } from '../../dist/run/import.js';
-import { resolveUnit } from '../../dist/plan/resolve.js';
+import { resolveUnit } from '../../dist/plan/planner.js';
 import { documents, memoryTree, resource } from '../support/memory-tree.mjs';
 
 const NOW = '2026-10-27T10:00:00Z';

@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadProject } from '../../dist/project/load.js';
-import { currentUid, driverVersionOf, formatWait, resolveEnvironment, resolveUnit } from '../../dist/plan/resolve.js';
+import { currentUid, formatWait, planEnvironment, resolveUnit } from '../../dist/plan/planner.js';
+import { executable } from '../../dist/plan/actions.js';
+import { runDetail, statusDetail, statusPhase } from '../../dist/plan/reasons.js';
+import { versionOf } from '../../dist/drivers/registry.js';
 import { documents, memoryTree, resource } from '../support/memory-tree.mjs';
 
 const U = {
@@ -51,15 +54,31 @@ const currentReceipt = (ctx, name, uid, outputs = {}, receiptOutputs = {}) => ({
   receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: {} },
 });
 
-const resolve = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit } = {}) =>
-  resolveEnvironment({
+const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit, run, newUids } = {}) =>
+  planEnvironment({
     project: ctx.project,
     env: ctx.env,
     generation,
     desired: new Map(Object.entries(desired)),
     observed: new Map(Object.entries(observed)),
     ...(sourceCommit ? { sourceCommit } : {}),
+    ...(run ? { run } : {}),
+    ...(newUids ? { newUids: new Map(Object.entries(newUids)) } : {}),
   });
+
+/** The plan as `nyl status` shows it: phase and detail rendered from each action. */
+function resolve(ctx, input) {
+  const plan = planOf(ctx, input);
+  const units = new Map(
+    [...plan.units].map(([n, u]) => {
+      const a = u.action;
+      const waits = a.type === 'wait' || (a.type === 'blocked' && a.reason === 'dependency-blocked') ? a.waits : [];
+      const errors = a.type === 'blocked' && a.reason === 'render-error' ? a.errors : [];
+      return [n, { ...u, phase: statusPhase(u), detail: statusDetail(u), waits, errors }];
+    }),
+  );
+  return { order: plan.order, units, plan };
+}
 
 const phases = (res) => Object.fromEntries([...res.units].map(([n, u]) => [n, u.phase]));
 const failed = (retryable, reason = 'command exited with code 1') => ({ type: 'failed', retryable, reason, run: 'r2', since: 'x' });
@@ -74,10 +93,10 @@ test('currentUid: the desired uid unless an older generation', () => {
   assert.equal(currentUid({ uid: 'u', generation: 3, lifecycle: { state: 'active' } }, 2), 'u');
 });
 
-test('driverVersionOf: the table, or kind/1 for others', () => {
-  assert.equal(driverVersionOf('Command'), 'command/1');
-  assert.equal(driverVersionOf('OciImage'), 'ociimage/1');
-  assert.equal(driverVersionOf('Helm'), 'helm/1');
+test('versionOf: the version tag of each kind, or kind/1 for a kind nobody knows', () => {
+  assert.equal(versionOf('Command'), 'command/1');
+  assert.equal(versionOf('OciImage'), 'ociimage/1');
+  assert.equal(versionOf('Helm'), 'helm/1');
 });
 
 test('formatWait', () => {
@@ -342,4 +361,118 @@ test('the unitSelector decides the ownership set; a dependency outside it blocks
   assert.equal(res.units.get('web').phase, 'blocked');
   assert.equal(res.units.get('web').detail, '/dependsOn/0 waits for db (no-current-receipt)');
   assert.equal(res.units.get('solo').phase, 'pending');
+});
+
+// --- the planner's actions: one decision per unit, for status and runs alike ----------------
+
+const RUN = '0192f0c4-8d0a-7c3e-9a51-00000000aaaa';
+const action = (plan, name) => plan.units.get(name).action;
+
+test('regression: a failure that needs acknowledgement outranks a receipt that matches again', async () => {
+  // db executed K1 (receipt), then failed not retryably for K2 (a timeout), then source reverted
+  // to K1: the receipt matches, but what the timed-out execution did is unknown.
+  const ctx = await shop();
+  const desired = { db: active(ctx, 'db', U.db), cache: active(ctx, 'cache', U.cache) };
+  const observed = { db: { ...currentReceipt(ctx, 'db', U.db, {}, { url: 'u' }), condition: failed(false, 'timed out after 1s and was killed') }, cache: currentReceipt(ctx, 'cache', U.cache) };
+  for (const run of [undefined, { runId: RUN }]) {
+    const plan = planOf(ctx, { desired, observed, run });
+    assert.deepEqual(action(plan, 'db'), { type: 'failed', reason: 'needs-acknowledgement', condition: observed.db.condition }, run ? 'in a run' : 'in status');
+    assert.equal(action(plan, 'app').type, 'blocked', 'its consumers do not resolve from the receipt');
+    assert.equal(runDetail(plan.units.get('db'), 'c1'), 'timed out after 1s and was killed (needs nyl recover --retry)');
+  }
+});
+
+test('a retryable failure executes again even when the receipt matches: it does not become current', async () => {
+  const ctx = await shop();
+  const observed = { db: { ...currentReceipt(ctx, 'db', U.db, {}, { url: 'u' }), condition: failed(true) } };
+  const plan = planOf(ctx, { desired: { db: active(ctx, 'db', U.db) }, observed, run: { runId: RUN } });
+  assert.equal(action(plan, 'db').type, 'execute');
+  assert.equal(action(plan, 'db').reason, 'retry-failure');
+  assert.equal(action(plan, 'app').type, 'wait', 'its consumer waits for the retry');
+});
+
+test('a condition of this very run is final for the run: failed-in-run, uncertain-in-run', async () => {
+  const ctx = await shop();
+  const inRun = (type, retryable) => ({ type, retryable, reason: 'r', run: RUN, since: 'x' });
+  const desired = { db: active(ctx, 'db', U.db), cache: active(ctx, 'cache', U.cache) };
+  const plan = planOf(ctx, { desired, observed: { db: { uid: U.db, condition: inRun('failed', true) }, cache: { uid: U.cache, condition: inRun('uncertain', false) } }, run: { runId: RUN } });
+  assert.equal(action(plan, 'db').reason, 'failed-in-run');
+  assert.equal(action(plan, 'cache').reason, 'uncertain-in-run');
+  assert.equal(action(plan, 'app').type, 'blocked');
+  // The same documents in status: the next reconcile retries db.
+  assert.equal(action(planOf(ctx, { desired, observed: { db: { uid: U.db, condition: inRun('failed', true) } } }), 'db').reason, 'retry-failure');
+});
+
+test('uncertain: converge executes again, manual waits for an operator', async () => {
+  const ctx = await shop([], []);
+  const observed = { db: { uid: U.db, condition: uncertain() } };
+  const desired = { db: active(ctx, 'db', U.db) };
+  assert.deepEqual(action(planOf(ctx, { desired, observed }), 'db').type, 'uncertain', 'Command defaults to manual');
+  const converging = await shop([], []);
+  converging.project.units.get('db').spec.recovery = 'converge';
+  const a = action(planOf(converging, { desired, observed }), 'db');
+  assert.equal(a.type, 'execute');
+  assert.equal(a.reason, 'converge-uncertain');
+});
+
+test('a run: new incarnations get the minted uid, a key and the desired document they execute for', async () => {
+  const ctx = await shop();
+  const plan = planOf(ctx, { sourceCommit: 'c7', newUids: { db: U.db, cache: U.cache, app: U.app, report: U.report }, run: { runId: RUN } });
+  const db = plan.units.get('db');
+  assert.equal(db.action.reason, 'no-incarnation');
+  assert.equal(db.uid, U.db);
+  assert.equal(db.newIncarnation, true);
+  assert.equal(db.executionKey, keyOf(ctx, 'db', U.db).executionKey);
+  assert.deepEqual(db.next, { uid: U.db, kind: 'Command', generation: 1, source: 'c7', rendering: { run: ['create-db'] }, dependsOn: [], lifecycle: { state: 'active' } });
+  assert.equal(action(plan, 'app').type, 'wait');
+  assert.deepEqual(executable(plan).map((u) => u.name), ['cache', 'db'], 'a wave in name order');
+});
+
+test('--unit: other units are skipped; a named unit whose dependency is skipped and has no receipt is blocked', async () => {
+  const ctx = await shop();
+  const plan = planOf(ctx, { newUids: { db: U.db, cache: U.cache, app: U.app, report: U.report }, run: { runId: RUN, only: new Set(['report']) } });
+  assert.deepEqual(action(plan, 'db'), { type: 'skip', reason: 'not-selected' });
+  assert.equal(action(plan, 'report').type, 'blocked');
+  assert.deepEqual(action(plan, 'report').waits, [{ pointer: '/dependsOn/0', unit: 'db', reason: 'no-current-receipt' }]);
+});
+
+test('a stopped run starts nothing: executions become run-stopped, their consumers blocked by them', async () => {
+  const ctx = await shop();
+  const plan = planOf(ctx, { newUids: { db: U.db, cache: U.cache, app: U.app, report: U.report }, run: { runId: RUN, stopped: { reason: 'fail-fast', after: 'broken' } } });
+  assert.deepEqual(action(plan, 'db'), { type: 'blocked', reason: 'run-stopped', stop: 'fail-fast', after: 'broken' });
+  assert.equal(runDetail(plan.units.get('db'), 'c1'), 'not started: --fail-fast stopped the run after broken');
+  assert.equal(action(plan, 'report').reason, 'dependency-blocked');
+  assert.equal(runDetail(plan.units.get('report'), 'c1'), '/dependsOn/0 waits for db (no-current-receipt)');
+});
+
+test('a hold delivered to the run holds a unit it has not run, not one it ran', async () => {
+  const ctx = await shop();
+  const hold = { by: 'Alice <a@example.com>', reason: 'incident', at: 'x' };
+  const ran = { uid: U.cache, ...currentReceipt(ctx, 'cache', U.cache), lastRun: { run: RUN, result: 'executed', at: 'x' } };
+  const plan = planOf(ctx, { desired: { cache: active(ctx, 'cache', U.cache) }, observed: { cache: ran }, newUids: { db: U.db }, run: { runId: RUN, holds: new Map([['db', hold], ['cache', hold]]) } });
+  assert.deepEqual(action(plan, 'db'), { type: 'held', reason: 'hold-delivered', delivered: hold });
+  assert.equal(runDetail(plan.units.get('db'), 'c1'), 'held by Alice <a@example.com> (incident), delivered to this run');
+  assert.equal(action(plan, 'cache').type, 'current', 'it ran: the run holds it as it ran, when it writes its transition');
+});
+
+test('a resumed held marker that left the ownership set is dropped, unless --unit names other units', async () => {
+  const ctx = await shop();
+  const desired = { gone: { lifecycle: { state: 'active' } } };
+  assert.deepEqual(action(planOf(ctx, { desired }), 'gone'), { type: 'drop', reason: 'marker-left' });
+  assert.deepEqual(action(planOf(ctx, { desired, run: { runId: RUN, only: new Set(['db']) } }), 'gone').type, 'skip');
+});
+
+test('a held unit in a run: its detail names the source commit whose changes wait', async () => {
+  const ctx = await shop();
+  const heldDoc = { ...active(ctx, 'db', U.db), rendering: { run: ['create-db', '--old'] }, lifecycle: { state: 'held' }, hold: { by: 'A', since: 'x' } };
+  const plan = planOf(ctx, { desired: { db: heldDoc }, sourceCommit: 'c5', run: { runId: RUN } });
+  assert.equal(runDetail(plan.units.get('db'), 'c5'), 'held; changes from c5 wait');
+  const marker = planOf(ctx, { desired: { db: { lifecycle: { state: 'held' }, hold: { by: 'A', since: 'x' } } }, sourceCommit: 'c5' });
+  assert.equal(runDetail(marker.units.get('db'), 'c5'), 'held; changes from c5 wait', 'a marker always has changes waiting');
+});
+
+test('the planner is pure: the same input gives the same plan', async () => {
+  const ctx = await shop();
+  const input = { desired: { db: active(ctx, 'db', U.db) }, observed: { db: { uid: U.db, condition: failed(true) } }, sourceCommit: 'c1', run: { runId: RUN } };
+  assert.deepEqual(planOf(ctx, input), planOf(ctx, input));
 });

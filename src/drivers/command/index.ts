@@ -1,0 +1,125 @@
+/**
+ * The Command driver (DESIGN.md section 1): runs `run` argv or `script` (by `sh -e -c`), with
+ * `env`, `workingDir` and `timeout`; `teardown:` and `check:` are actions of the same shape. The
+ * tool gets NYL_OUTPUTS (a path where it may write a JSON object: the receipt's outputs),
+ * NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN and NYL_UID.
+ *
+ * Values reach the tool only as argv elements or environment variables, never spliced into
+ * shell text: the source model refuses references inside the `script` fields (shellTextFields).
+ *
+ * Failures: a non-zero exit, a tool that cannot start and an invalid outputs file are retryable
+ * (the next reconcile runs the unit again). A timeout killed the tool midway, so its effects are
+ * unknown: that failure is not retried until an operator acknowledges it with
+ * `nyl recover --unit U --retry --reason`. A tool still running when the run is cancelled ends
+ * uncertain.
+ */
+import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import type { ProcessResult } from '../../exec/process';
+import { LineSplitter } from '../../exec/lines';
+import { parseDuration } from '../../util/duration';
+import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
+import { readOutputsFile } from './outputs';
+
+/** One runnable action: the unit itself, its teardown or its check. */
+export interface CommandAction {
+  run?: unknown[];
+  script?: string;
+  env?: Record<string, unknown>;
+  workingDir?: string;
+}
+
+interface CommandSpec extends CommandAction {
+  timeout?: string;
+  teardown?: CommandAction;
+  check?: CommandAction;
+}
+
+/** A rendered value as a process sees it: strings as they are, anything else as JSON. */
+export function asProcessText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function argvOf(action: CommandAction, ctx: DriverContext): string[] {
+  return action.run ? action.run.map(asProcessText) : ['sh', '-e', '-c', action.script ?? '', `nyl:${ctx.unit}`];
+}
+
+function envOf(action: CommandAction, ctx: DriverContext): NodeJS.ProcessEnv {
+  const declared: Record<string, string> = {};
+  for (const [k, v] of Object.entries(action.env ?? {})) declared[k] = asProcessText(v);
+  return { ...ctx.baseEnv, ...declared, NYL_OUTPUTS: ctx.outputsPath, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid };
+}
+
+/** Runs one action of the unit in its own process group, streaming its output line by line. */
+async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext): Promise<ProcessResult | { missingDir: string }> {
+  const cwd = resolve(ctx.projectDir, action.workingDir ?? '.');
+  if (!existsSync(cwd)) return { missingDir: action.workingDir ?? '.' };
+  const out = new LineSplitter(ctx.toolOutput);
+  const err = new LineSplitter(ctx.toolOutput);
+  const timeoutMs = timeout ? parseDuration(timeout) : undefined;
+  const done = await ctx.runner.run(argvOf(action, ctx), {
+    cwd,
+    env: envOf(action, ctx),
+    group: true,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    cancel: ctx.cancel,
+    killGraceMs: ctx.killGraceMs,
+    onStdout: (b) => out.push(b),
+    onStderr: (b) => err.push(b),
+  });
+  out.flush();
+  err.flush();
+  return done;
+}
+
+/** The failure or uncertainty of an action that did not exit 0, or undefined when it did. */
+function unsuccessful(done: ProcessResult | { missingDir: string }, timeout: string | undefined, okCodes: number[] = [0]): Failure | Uncertain | undefined {
+  if ('missingDir' in done) return failure(`workingDir ${done.missingDir} does not exist in the source commit`, true);
+  if (done.spawnError) return failure(`cannot start ${done.argv[0] ?? 'the command'}: ${done.spawnError.code ?? done.spawnError.message}`, true);
+  if (done.cancelled && done.code !== 0) {
+    return { result: 'uncertain', reason: `cancelled while running (${done.signal ? `ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
+  }
+  if (done.timedOut) return failure(`timed out after ${timeout} and was killed`, false, true);
+  if (done.code !== null && okCodes.includes(done.code)) return undefined;
+  return failure(done.signal ? `command was killed by ${done.signal}` : `command exited with code ${String(done.code)}`, true);
+}
+
+async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
+  const spec = ctx.rendering as CommandSpec;
+  const done = await runAction(spec, spec.timeout, ctx);
+  const bad = unsuccessful(done, spec.timeout);
+  if (bad) return bad;
+  const outputs = readOutputsFile(ctx.outputsPath);
+  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
+}
+
+async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
+  const spec = ctx.rendering as CommandSpec;
+  if (!spec.teardown) return failure(`${ctx.unit} declares no teardown: action, so its removal cannot be claimed`, false);
+  const bad = unsuccessful(await runAction(spec.teardown, spec.timeout, ctx), spec.timeout);
+  return bad ?? { result: 'removed' };
+}
+
+async function check(ctx: DriverContext): Promise<CheckOutcome> {
+  const spec = ctx.rendering as CommandSpec;
+  if (!spec.check) return { result: 'checked', drift: 'unknown', detail: `${ctx.unit} declares no check: action` };
+  const done = await runAction(spec.check, spec.timeout, ctx);
+  const bad = unsuccessful(done, spec.timeout, [0, 1]);
+  // A check has no effects: one that was cancelled is a failed check, not an uncertain one.
+  if (bad) return bad.result === 'uncertain' ? failure(bad.reason, true) : bad;
+  return { result: 'checked', drift: (done as ProcessResult).code === 0 ? 'in-sync' : 'drifted' };
+}
+
+export const commandDriver: Driver = {
+  kind: 'Command',
+  version: 'command/1',
+  defaultRecovery: 'manual',
+  shellTextFields: ['/script', '/teardown/script', '/check/script'],
+  apply,
+  teardown,
+  check,
+};

@@ -1,0 +1,22 @@
+/**
+ * The outputs file of a Command (NYL_OUTPUTS): a JSON object whose members become the receipt's
+ * outputs. A missing or empty file means no outputs.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { Outputs } from '../contract';
+
+export function readOutputsFile(path: string): { ok: true; outputs: Outputs } | { ok: false; reason: string } {
+  if (!existsSync(path)) return { ok: true, outputs: {} };
+  const text = readFileSync(path, 'utf8');
+  if (text.trim() === '') return { ok: true, outputs: {} };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, reason: `NYL_OUTPUTS holds invalid JSON: ${(error as Error).message.split('\n')[0]}` };
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'NYL_OUTPUTS must hold a JSON object' };
+  const outputs: Outputs = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) outputs[k] = { value: v, sensitive: false };
+  return { ok: true, outputs };
+}

@@ -1,0 +1,105 @@
+/**
+ * The driver contract (DESIGN.md section 7): one implementation per unit kind, in phases.
+ *
+ * - `prepare` (optional): I/O the execution key depends on, before it exists, such as resolving
+ *   an image tag to its digest. It returns the rendering to key, record and execute.
+ * - `plan` (optional): what an apply would change, without changing anything: a digest that an
+ *   approval can bind to, a summary, and whether there are changes at all.
+ * - `apply`: the execution; given the plan when there is one, it applies exactly that plan.
+ * - `teardown`: removes what the unit created.
+ * - `check`: observes drift without changing anything.
+ *
+ * Every outcome is data: a driver never throws for a failure of its tool. (The engine still
+ * contains a driver that throws: that unit alone fails, or ends uncertain once its tool started.)
+ * Outputs carry a `sensitive` flag; the engine never writes a sensitive value to Git or a log.
+ * Drivers never touch state; every process goes through the context's runner, which forwards
+ * the run's cancellation and kills a tool that outlives its grace period.
+ */
+import type { ProcessRunner } from '../exec/process';
+import type { Clock } from '../util/clock';
+
+export interface DriverContext {
+  environment: string;
+  unit: string;
+  uid: string;
+  run: string;
+  kind: string;
+  /** The rendered spec: every reference resolved. */
+  rendering: Record<string, unknown>;
+  /** The project directory of the source commit, materialized for this run (shared by its units). */
+  projectDir: string;
+  /** A private scratch directory for this execution, created on first call. */
+  scratchDir: () => string;
+  /** A path where the tool may write its outputs (a JSON object); the driver reads it back. */
+  outputsPath: string;
+  runner: ProcessRunner;
+  clock: Clock;
+  /** The environment tools inherit (the invoking process's, never spliced into shell text). */
+  baseEnv: NodeJS.ProcessEnv;
+  /** Cancellation of the run: forwarded to running tools. */
+  cancel: AbortSignal;
+  /** Grace period after a forwarded signal before a tool is killed. */
+  killGraceMs: number;
+  /** Tool output, one line at a time (the engine prefixes, masks and routes it). */
+  toolOutput: (line: string) => void;
+}
+
+export interface UnitOutput {
+  value: unknown;
+  sensitive: boolean;
+}
+
+export type Outputs = Record<string, UnitOutput>;
+
+export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean };
+export type Uncertain = { result: 'uncertain'; reason: string };
+
+export type PrepareOutcome = { result: 'prepared'; rendering: Record<string, unknown> } | Failure;
+
+export interface DriverPlan {
+  /** `sha256:...` of what would change: an approval binds to it. */
+  digest: string;
+  /** One line for humans, such as `+1 ~0 -0`. */
+  summary: string;
+  /** none: apply would change nothing (a receipt is recorded without applying). */
+  changes: 'none' | 'some' | 'unknown';
+  /** Driver-private data apply needs to apply exactly this plan (a saved plan file). */
+  artifact?: unknown;
+}
+
+export type PlanOutcome = { result: 'planned'; plan: DriverPlan } | Failure;
+
+export type ApplyOutcome = { result: 'receipt'; outputs: Outputs } | Failure | Uncertain;
+
+export type TeardownOutcome = { result: 'removed' } | Failure | Uncertain;
+
+export type CheckOutcome = { result: 'checked'; drift: 'in-sync' | 'drifted' | 'unknown'; detail?: string } | Failure;
+
+/** What the source model and the planner need to know of a kind, driver or not. */
+export interface KindDescriptor {
+  kind: string;
+  /** Part of every execution key: raising it re-executes every unit of the kind once. */
+  version: string;
+  defaultRecovery: 'converge' | 'manual';
+  /** JSON pointers inside spec of fields holding shell text: references are refused there. */
+  shellTextFields: readonly string[];
+}
+
+export interface Driver extends KindDescriptor {
+  prepare?(ctx: DriverContext): Promise<PrepareOutcome>;
+  plan?(ctx: DriverContext): Promise<PlanOutcome>;
+  apply(ctx: DriverContext, plan?: DriverPlan): Promise<ApplyOutcome>;
+  teardown?(ctx: DriverContext): Promise<TeardownOutcome>;
+  check?(ctx: DriverContext): Promise<CheckOutcome>;
+}
+
+/** A failure as data, with its reason on one line (tables, progress lines, commit bodies). */
+export function failure(reason: string, retryable: boolean, acknowledgementRequired = false): Failure {
+  const out: Failure = { result: 'failed', reason: oneLine(reason), retryable };
+  if (acknowledgementRequired) out.acknowledgementRequired = true;
+  return out;
+}
+
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}

@@ -1,0 +1,87 @@
+/**
+ * Settles a finished run into its transition: the desired documents it decided, the holds
+ * delivered to it (a unit it did not start is held as it was, one it ran as it ran), held markers
+ * to drop, and one transition commit per state ref whose documents changed.
+ */
+import { formatIdentity } from '../lease/lease';
+import type { RefTransition } from '../lease/publish';
+import type { ReconcileReport } from '../report/types';
+import { applyHolds } from '../run/apply-holds';
+import type { EngineResult } from '../run/engine';
+import type { HoldSignal } from '../run/signals';
+import type { Takeover } from '../run/takeover';
+import { buildTransitions, changedUnits } from '../run/transition-plan';
+import type { DesiredUnitDoc } from '../state/documents';
+import type { EnvironmentStateView } from '../state/read';
+import type { RefSnapshot } from '../state/store';
+import type { OpenedEnvironment } from './context';
+import { unitWarnings } from './reconcile-report';
+
+export interface SettledRun {
+  desired: Map<string, DesiredUnitDoc>;
+  transitions: RefTransition[];
+}
+
+interface Start {
+  refs: RefSnapshot;
+  view: EnvironmentStateView;
+}
+
+/** The first hold delivered per unit, in the order the run read them. */
+function deliveredHolds(signals: HoldSignal[]): { unit: string; by: string; at: string; reason?: string }[] {
+  const seen = new Set<string>();
+  return signals.filter((s) => !seen.has(s.unit) && seen.add(s.unit)).map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) }));
+}
+
+/** Applies delivered holds to the decided documents and shows them in the report's rows. */
+function settleHolds(opened: OpenedEnvironment, desired: Map<string, DesiredUnitDoc>, engine: EngineResult, report: ReconcileReport): { desired: Map<string, DesiredUnitDoc>; held: string[] } {
+  const holds = applyHolds(opened.env.name, desired, engine.observed, deliveredHolds(engine.signals));
+  report.warnings.push(...holds.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
+  for (const name of [...holds.held, ...holds.alreadyHeld]) {
+    const row = report.units[name];
+    if (!row || row.result === 'held') continue;
+    row.detail = row.dispatched ? `held as it ran (${row.result})` : 'held by a hold delivered to this run';
+    row.result = 'held';
+  }
+  report.details.held = holds.held;
+  return { desired: holds.desired, held: holds.held };
+}
+
+/** The transition body's lists, from the settled rows. */
+function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], removed: string[]) {
+  const units: Record<string, string> = {};
+  for (const name of engine.plan.order) {
+    const row = report.units[name];
+    if (row && row.result !== 'current') units[name] = row.result;
+  }
+  return {
+    operation: 'reconcile',
+    run: report.run,
+    source: opened.sourceCommit,
+    ...(opened.sourceOverride ? { sourceOverride: true } : {}),
+    units,
+    executed: engine.plan.order.filter((n) => engine.outcomes.get(n)?.result === 'executed'),
+    imported: takeover.imported.imported,
+    recovered: takeover.imported.recovered,
+    held,
+    removed,
+    ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
+    ...(takeover.leaseBrokenEarlier ? { leaseBrokenEarlier: takeover.leaseBrokenEarlier } : {}),
+  };
+}
+
+export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, only: ReadonlySet<string> | undefined, report: ReconcileReport, reason: string | undefined): SettledRun {
+  const decided = new Map(takeover.imported.desired);
+  for (const o of engine.outcomes.values()) if (o.desired) decided.set(o.name, o.desired);
+  const { desired, held } = settleHolds(opened, decided, engine, report);
+  // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
+  const removed = only ? [] : engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
+  for (const name of removed) desired.delete(name);
+  report.warnings.push(...unitWarnings(report));
+  const before = { desired: start.view.desiredUnits, observed: start.view.observedUnits };
+  const after = { desired, observed: engine.observed };
+  const trailers = { requestedBy: formatIdentity(opened.author!), sourceOverride: opened.sourceOverride, ...(reason ? { reason } : {}) };
+  const body = bodyOf(opened, engine, takeover, report, held, removed);
+  const transitions = buildTransitions(opened.loc, start.refs, opened.env.name, before, after, body, trailers, changedUnits(before, after), takeover.leaseBroken !== undefined);
+  return { desired, transitions };
+}

@@ -1,0 +1,129 @@
+/**
+ * `nyl recover --unit U (--retry | --accept RUN)`: the decision about one unit, after an import
+ * in the same command. The report's details show the unit's condition and the evidence: every
+ * checkpoint of the unit a run ref or evidence ref holds, newest run first, with whether
+ * `--accept` would adopt it. Refusals carry the same listing.
+ */
+import { diagnostic, fail, NylError } from '../errors/diagnostic';
+import { versionOf } from '../drivers/registry';
+import { formatIdentity } from '../lease/lease';
+import { planEnvironment } from '../plan/planner';
+import { executionKey } from '../project/execution-key';
+import type { StateOperationReport } from '../report/types';
+import { evidenceRefName, evidenceRefs } from '../run/evidence';
+import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import { readRunUnit, runRefName, type RunUnitDoc } from '../state/run-record';
+import { runsPrefix } from '../state/location';
+import type { RefSnapshot } from '../state/store';
+import { byCodeUnits } from '../util/compare';
+import { isoSeconds } from '../util/clock';
+import type { Runtime } from '../util/runtime';
+import type { OpenedEnvironment } from './context';
+import type { RecoverOptions, RecoverWork } from './recover';
+
+type RefusalCode = 'NYL-RECOVER-NOTHING' | 'NYL-RECOVER-CHECKPOINT-MISSING' | 'NYL-RECOVER-KEY-MISMATCH' | 'NYL-RECOVER-REASON-REQUIRED';
+
+export interface EvidenceEntry {
+  run: string;
+  source: 'run' | 'evidence';
+  result: string;
+  executionKey: string;
+  uid: string;
+  /** Would `--accept RUN` adopt this checkpoint? */
+  acceptable: boolean;
+}
+
+/** What one unit's decision works with. */
+interface UnitCase {
+  name: string;
+  desired: DesiredUnitDoc | undefined;
+  observed: ObservedUnitDoc | undefined;
+  /** The execution key the unit's recorded desired document has. */
+  recordedKey: string | undefined;
+  /** The execution key the source resolves the unit to now, when it resolves. */
+  resolvedKey: string | undefined;
+  evidence: EvidenceEntry[];
+}
+
+function keyOf(opened: OpenedEnvironment, d: DesiredUnitDoc | undefined): string | undefined {
+  if (!d?.uid || !d.kind || !d.rendering) return undefined;
+  return executionKey({ kind: d.kind, rendering: d.rendering, uid: d.uid, driverVersion: versionOf(d.kind, opened.drivers) });
+}
+
+/** Every checkpoint of the unit that a run ref or evidence ref holds, newest run first. */
+async function listEvidence(opened: OpenedEnvironment, refs: RefSnapshot, c: Omit<UnitCase, 'evidence'>): Promise<EvidenceEntry[]> {
+  const { store } = opened;
+  const prefix = runsPrefix(store.loc);
+  const sources: { run: string; oid: string; source: 'run' | 'evidence' }[] = [];
+  for (const [ref, oid] of refs) if (ref.startsWith(prefix)) sources.push({ run: ref.slice(prefix.length), oid, source: 'run' });
+  for (const e of evidenceRefs(store, refs)) if (e.unit === c.name) sources.push({ run: e.run, oid: e.oid, source: 'evidence' });
+  const docs = await Promise.all(sources.map((s) => readRunUnit(store.reader, s.oid, c.name)));
+  const held = c.desired?.lifecycle?.state === 'held';
+  const entries = sources.flatMap((s, i) => {
+    const d = docs[i];
+    if (!d) return [];
+    const result = d.checkpoint ? d.checkpoint.result : 'started';
+    const acceptable = !held && result === 'receipt' && d.uid === c.desired?.uid && d.executionKey === c.recordedKey && (c.resolvedKey === undefined || c.resolvedKey === c.recordedKey);
+    return [{ run: s.run, source: s.source, result, executionKey: d.executionKey, uid: d.uid, acceptable }];
+  });
+  return entries.sort((a, b) => byCodeUnits(b.run, a.run) || byCodeUnits(a.source, b.source));
+}
+
+function refusal(opened: OpenedEnvironment, c: UnitCase, code: RefusalCode, message: string): NylError {
+  const condition = c.observed?.condition;
+  return new NylError(diagnostic(code, 'error', message, { env: opened.env.name, unit: c.name, data: { evidence: c.evidence } }), { unit: c.name, evidence: c.evidence, ...(condition ? { condition } : {}) });
+}
+
+/** --retry: clears the condition, recording an acknowledgement when a reason is given. */
+function retry(rt: Runtime, opened: OpenedEnvironment, c: UnitCase, req: RecoverOptions, next: ObservedUnitDoc): Record<string, unknown> {
+  const condition = c.observed!.condition!;
+  if (condition.acknowledgementRequired && !req.reason?.trim()) {
+    throw refusal(opened, c, 'NYL-RECOVER-REASON-REQUIRED', `${c.name} failed with "${condition.reason}"; its driver requires an acknowledgement before a retry`);
+  }
+  if (req.reason?.trim()) next.acknowledgement = { by: formatIdentity(opened.author!), reason: req.reason, at: isoSeconds(rt.clock.now()) };
+  return { action: 'retry' };
+}
+
+/**
+ * --accept RUN: adopts the receipt RUN checkpointed, only for what the unit runs now. A run may
+ * have both an evidence ref (its start, kept by a takeover) and a late run ref (its receipt):
+ * every source of that run is read and the receipt taken.
+ */
+async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase, run: string, next: ObservedUnitDoc): Promise<Record<string, unknown>> {
+  const { store } = opened;
+  if (c.desired?.lifecycle?.state === 'held') throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `${c.name} is held: a held unit runs nothing, so nothing can be accepted for it`);
+  const sources = [refs.get(runRefName(store.loc, run)), refs.get(evidenceRefName(store, c.name, run))].filter((o): o is string => o !== undefined);
+  const docs = await Promise.all(sources.map((oid) => readRunUnit(store.reader, oid, c.name)));
+  const cp: RunUnitDoc | undefined = docs.find((doc) => doc?.checkpoint?.result === 'receipt');
+  if (!run || !cp?.checkpoint) throw refusal(opened, c, 'NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${c.name}`);
+  if (cp.uid !== c.desired?.uid || cp.executionKey !== c.recordedKey || (c.resolvedKey !== undefined && c.resolvedKey !== c.recordedKey)) {
+    const why = cp.uid !== c.desired?.uid || cp.executionKey !== c.recordedKey
+      ? `its desired document has ${c.recordedKey ?? 'no execution key'} and uid ${c.desired?.uid ?? 'none'}`
+      : `the source now resolves ${c.name} to ${c.resolvedKey}`;
+    throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `run ${run} executed ${c.name} with execution key ${cp.executionKey} and uid ${cp.uid}; ${why}`);
+  }
+  next.uid = cp.uid;
+  next.receipt = { run, executionKey: cp.executionKey, finishedAt: cp.checkpoint.finishedAt, outputs: cp.checkpoint.outputs ?? {}, desired: cp.desired };
+  next.lastRun = { run, result: 'executed', at: cp.checkpoint.finishedAt };
+  return { action: 'accept', run };
+}
+
+/** Applies --retry or --accept to the unit named by --unit, into work. */
+export async function decideUnit(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, generation: number, req: RecoverOptions, work: RecoverWork, report: StateOperationReport): Promise<void> {
+  const name = req.unit!;
+  const desired = work.desired.get(name);
+  const observed = work.observed.get(name);
+  if (!desired && !observed) fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${name}`, { env: opened.env.name, unit: name });
+  const plan = planEnvironment({ project: opened.project, env: opened.env, generation, desired: work.desired, observed: work.observed, sourceCommit: opened.sourceCommit, drivers: opened.drivers });
+  const base = { name, desired, observed, recordedKey: keyOf(opened, desired), resolvedKey: plan.units.get(name)?.executionKey };
+  const c: UnitCase = { ...base, evidence: await listEvidence(opened, refs, base) };
+  report.details.unit = name;
+  report.details.evidence = c.evidence;
+  if (observed?.condition) report.details.condition = observed.condition;
+  if (!observed?.condition) throw refusal(opened, c, 'NYL-RECOVER-NOTHING', `${name} has no uncertain or failed condition`);
+  const next: ObservedUnitDoc = { ...observed };
+  delete next.condition;
+  work.units[name] = req.retry ? retry(rt, opened, c, req, next) : await accept(opened, refs, c, req.accept!, next);
+  work.observed.set(name, next);
+  if (!work.recovered.includes(name)) work.recovered.push(name);
+}

@@ -1,0 +1,244 @@
+/**
+ * The planner: project + state (+ the run so far) -> one action per unit. Pure: no I/O, no clock,
+ * no randomness; the same input gives the same plan on every machine.
+ *
+ * It is the only place that decides what a unit does. Precedence, per unit of the ownership set,
+ * in dependency order (a unit's dependencies are decided before it):
+ *   held (in state, or by a hold delivered to the run) > a rendering error > a condition that
+ *   needs an operator (uncertain under manual recovery, a failure that needs acknowledgement, or
+ *   one that happened in this very run) > waiting for dependencies > retrying a failure or
+ *   converging an uncertain unit > a current receipt > executing.
+ * A condition outranks a matching receipt: what the last execution did is unknown or failed.
+ * Units outside the ownership set come last, by name.
+ */
+import { BUILTIN_DRIVERS, defaultRecovery, type DriverSet, versionOf } from '../drivers/registry';
+import type { Diagnostic } from '../errors/diagnostic';
+import { canonicalJson, executionKey } from '../project/execution-key';
+import { dependencyOrder } from '../project/graph';
+import { renderUnit } from '../project/render';
+import { ownershipSet } from '../project/selectors';
+import type { EnvironmentResource, Project, UnitResource } from '../project/types';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import { byCodeUnits } from '../util/compare';
+import type { Action, DeliveredHold, Plan, StopReason, UnitPlan, Wait } from './actions';
+import { willExecute } from './actions';
+
+export interface RunContext {
+  runId: string;
+  /** --unit/--units: only these execute. */
+  only?: ReadonlySet<string>;
+  /** Holds delivered to the run, by unit. */
+  holds?: ReadonlyMap<string, DeliveredHold>;
+  /** Set once the run starts no further unit. */
+  stopped?: { reason: StopReason; after?: string };
+}
+
+/** A rendering a driver's prepare phase produced, valid for the rendering it was made from. */
+export interface Prepared {
+  from: string;
+  rendering: Record<string, unknown>;
+}
+
+export interface PlanInput {
+  project: Project;
+  env: EnvironmentResource;
+  /** state.yaml generation: incarnations of older generations are over (--fresh). */
+  generation: number;
+  desired: ReadonlyMap<string, DesiredUnitDoc>;
+  observed: ReadonlyMap<string, ObservedUnitDoc>;
+  /** The source commit being resolved: recorded in desired documents, named when a hold waits. */
+  sourceCommit: string;
+  /** Fresh uids for units without an incarnation (a run mints them; status has none). */
+  newUids?: ReadonlyMap<string, string>;
+  prepared?: ReadonlyMap<string, Prepared>;
+  run?: RunContext;
+  /** The drivers whose version tags, recovery defaults and phases apply (default: the shipped ones). */
+  drivers?: DriverSet;
+}
+
+/** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
+export function currentUid(desired: DesiredUnitDoc | undefined, generation: number): string | undefined {
+  if (!desired?.uid) return undefined;
+  if ((desired.generation ?? 1) < generation) return undefined;
+  return desired.uid;
+}
+
+export function recoveryOf(unit: UnitResource, drivers: DriverSet = BUILTIN_DRIVERS): 'converge' | 'manual' {
+  return (unit.spec.recovery as 'converge' | 'manual' | undefined) ?? defaultRecovery(unit.kind, drivers);
+}
+
+export function formatWait(w: Wait): string {
+  return `${w.pointer} waits for ${w.unit} (${w.reason})`;
+}
+
+type OutputsOf = (name: string) => Record<string, unknown> | undefined;
+
+export interface Resolved {
+  rendering?: Record<string, unknown>;
+  executionKey?: string;
+  waits: Wait[];
+  errors: Diagnostic[];
+}
+
+/** Renders one unit against the outputs of current receipts and computes its execution key. */
+export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: string | undefined, outputsOf: OutputsOf, prepared?: Prepared, drivers: DriverSet = BUILTIN_DRIVERS): Resolved {
+  const waits: Wait[] = unit.declaredDependsOn.flatMap((dep, i) => (outputsOf(dep) === undefined ? [{ pointer: `/dependsOn/${i}`, unit: dep, reason: 'no-current-receipt' as const }] : []));
+  const rendered = renderUnit(unit, env, outputsOf);
+  if (!rendered.ok) {
+    if ('errors' in rendered) return { waits, errors: rendered.errors };
+    for (const w of rendered.waits) if (!waits.some((x) => x.unit === w.unit)) waits.push(w);
+    return { waits, errors: [] };
+  }
+  if (waits.length > 0) return { waits, errors: [] };
+  const rendering = prepared && prepared.from === canonicalJson(rendered.rendering) ? prepared.rendering : rendered.rendering;
+  const out: Resolved = { rendering, waits, errors: [] };
+  if (uid) out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, drivers) });
+  return out;
+}
+
+/** Plans every unit of the environment. */
+export function planEnvironment(input: PlanInput): Plan {
+  const owned = ownershipSet(input.project, input.env);
+  const ownedNames = new Set(owned.map((u) => u.name));
+  const order = dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => ownedNames.has(d)) }])));
+  const byName = new Map(owned.map((u) => [u.name, u]));
+  const units = new Map<string, UnitPlan>();
+  const outputsOf: OutputsOf = (name) => receiptOutputs(units.get(name));
+  for (const name of order) units.set(name, planOwnedUnit(byName.get(name)!, input, units, outputsOf));
+  const leaving = [...input.desired.keys()].filter((n) => !ownedNames.has(n)).sort(byCodeUnits);
+  for (const name of leaving) units.set(name, planLeavingUnit(name, input));
+  return { order: [...order, ...leaving], units };
+}
+
+/** Outputs consumers resolve from: a current receipt, or the receipt a held unit keeps. */
+function receiptOutputs(plan: UnitPlan | undefined): Record<string, unknown> | undefined {
+  if (!plan) return undefined;
+  const receipt = plan.observed?.receipt;
+  if (plan.action.type === 'current') return receipt?.outputs ?? {};
+  if (plan.action.type === 'held' && receipt && plan.observed?.uid === plan.desired?.uid) return receipt.outputs ?? {};
+  return undefined;
+}
+
+function base(unit: UnitResource, input: PlanInput): UnitPlan {
+  const desired = input.desired.get(unit.name);
+  const observed = input.observed.get(unit.name);
+  const plan: UnitPlan = { name: unit.name, kind: unit.kind, unit, action: { type: 'current', reason: 'receipt-current' } };
+  if (desired) plan.desired = desired;
+  if (observed) plan.observed = observed;
+  const uid = currentUid(desired, input.generation) ?? input.newUids?.get(unit.name);
+  if (uid) plan.uid = uid;
+  if (uid && !currentUid(desired, input.generation)) plan.newIncarnation = true;
+  return plan;
+}
+
+function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, outputsOf: OutputsOf): UnitPlan {
+  const plan = base(unit, input);
+  const held = heldAction(plan, input, outputsOf);
+  if (held) return { ...plan, action: held };
+  const resolved = resolveUnit(unit, input.env, plan.uid, outputsOf, input.prepared?.get(unit.name), input.drivers);
+  if (resolved.rendering) plan.rendering = resolved.rendering;
+  if (resolved.executionKey) plan.executionKey = resolved.executionKey;
+  const action = decide(plan, unit, input, resolved, planned);
+  return finish({ ...plan, action }, input);
+}
+
+/** The condition of the unit's current incarnation, if any. */
+function conditionOf(plan: UnitPlan): ConditionRecord | undefined {
+  return plan.uid && plan.observed?.uid === plan.uid ? plan.observed.condition : undefined;
+}
+
+/** Actions in precedence order after holds: see the module header. */
+function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: Resolved, planned: ReadonlyMap<string, UnitPlan>): Action {
+  if (resolved.errors.length > 0) return { type: 'blocked', reason: 'render-error', errors: resolved.errors };
+  const condition = conditionOf(plan);
+  const terminal = condition ? terminalCondition(condition, unit, input) : undefined;
+  if (terminal) return terminal;
+  if (resolved.waits.length > 0) return waitAction(resolved.waits, planned);
+  if ((input.drivers ?? BUILTIN_DRIVERS).driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
+  if (condition?.type === 'uncertain') return { type: 'execute', reason: 'converge-uncertain', condition };
+  if (condition?.type === 'failed') return { type: 'execute', reason: 'retry-failure', condition };
+  const receipt = plan.observed?.uid === plan.uid ? plan.observed?.receipt : undefined;
+  if (plan.uid && receipt && receipt.executionKey === resolved.executionKey) return { type: 'current', reason: 'receipt-current' };
+  if (receipt) return { type: 'execute', reason: 'key-changed' };
+  return { type: 'execute', reason: plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt' };
+}
+
+/** A condition that keeps the unit from executing: it waits for an operator, or arose in this run. */
+function terminalCondition(condition: ConditionRecord, unit: UnitResource, input: PlanInput): Action | undefined {
+  const inRun = input.run !== undefined && condition.run === input.run.runId;
+  if (condition.type === 'uncertain') {
+    if (inRun) return { type: 'uncertain', reason: 'uncertain-in-run', condition };
+    return recoveryOf(unit, input.drivers) === 'converge' ? undefined : { type: 'uncertain', reason: 'needs-recovery', condition };
+  }
+  if (inRun) return { type: 'failed', reason: 'failed-in-run', condition };
+  return condition.retryable ? undefined : { type: 'failed', reason: 'needs-acknowledgement', condition };
+}
+
+/** Waiting for dependencies that will execute first, or blocked by one that will not. */
+function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>): Action {
+  const stuck = waits.filter((w) => !willExecute(planned.get(w.unit)));
+  return stuck.length > 0 ? { type: 'blocked', reason: 'dependency-blocked', waits: [...stuck, ...waits.filter((w) => !stuck.includes(w))] } : { type: 'wait', reason: 'dependency-pending', waits };
+}
+
+/** A held unit changes in no way: held in state, or by a hold delivered to this run before it ran. */
+function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Action | undefined {
+  const desired = plan.desired;
+  if (desired?.lifecycle?.state === 'held') {
+    const sourceChanged = heldSourceChanged(plan, input, outputsOf);
+    const pending = sourceChanged && input.sourceCommit ? input.sourceCommit : desired.hold?.pending;
+    const condition = desired.uid && plan.observed?.uid === desired.uid ? plan.observed.condition : undefined;
+    const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}) };
+    return condition?.type === 'uncertain' ? { type: 'held', reason: 'held-uncertain', condition, ...extra } : { type: 'held', reason: 'held', ...extra };
+  }
+  const delivered = input.run?.holds?.get(plan.name);
+  const ranInThisRun = input.run !== undefined && plan.observed?.lastRun?.run === input.run.runId;
+  return delivered && !ranInThisRun ? { type: 'held', reason: 'hold-delivered', delivered } : undefined;
+}
+
+/** Does this source render the held unit differently from what it is held at? A marker always. */
+function heldSourceChanged(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): boolean {
+  const desired = plan.desired!;
+  if (!desired.uid) return true;
+  const now = resolveUnit(plan.unit!, input.env, desired.uid, outputsOf, input.prepared?.get(plan.name), input.drivers);
+  return now.rendering !== undefined && desired.rendering !== undefined && canonicalJson(now.rendering) !== canonicalJson(desired.rendering);
+}
+
+/** Run-level filters over a decided action: --unit, and a run that starts nothing more. */
+function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
+  const type = plan.action.type;
+  if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
+  const run = input.run;
+  if (run?.only && !run.only.has(plan.name)) return { ...plan, action: { type: 'skip', reason: 'not-selected' } };
+  if (type !== 'wait' && run?.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
+  if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
+  return plan;
+}
+
+/** The desired document an execution is for. */
+function nextDesired(plan: UnitPlan, input: PlanInput): DesiredUnitDoc | undefined {
+  if (!plan.uid || !plan.rendering) return undefined;
+  return {
+    uid: plan.uid,
+    kind: plan.kind,
+    generation: input.generation,
+    source: input.sourceCommit,
+    rendering: plan.rendering,
+    dependsOn: plan.unit!.dependsOn,
+    lifecycle: { state: 'active' },
+  };
+}
+
+function planLeavingUnit(name: string, input: PlanInput): UnitPlan {
+  const desired = input.desired.get(name)!;
+  const observed = input.observed.get(name);
+  const plan: UnitPlan = { name, kind: desired.kind ?? '-', desired, action: leavingAction(desired, input) };
+  if (observed) plan.observed = observed;
+  if (desired.uid) plan.uid = desired.uid;
+  return plan;
+}
+
+function leavingAction(desired: DesiredUnitDoc, input: PlanInput): Action {
+  if (desired.lifecycle?.state === 'held') return { type: 'held', reason: 'held-leaving', ...(desired.hold ? { hold: desired.hold } : {}) };
+  if (!desired.uid) return input.run?.only ? { type: 'skip', reason: 'not-selected' } : { type: 'drop', reason: 'marker-left' };
+  return { type: 'leave', reason: 'left-ownership-set' };
+}

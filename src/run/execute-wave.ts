@@ -1,0 +1,142 @@
+/**
+ * One execution wave: record that its units start (one push that also renews the lease, so a
+ * holder that lost it starts nothing), then run them with bounded concurrency. Before each unit
+ * starts, the run looks for delivered holds and for a reason to stop; a unit it then does not
+ * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
+ * Each unit's checkpoint goes to the group commit as soon as the unit ends.
+ */
+import { type ApplyOutcome, type DriverContext, failure } from '../drivers/contract';
+import type { DriverSet } from '../drivers/registry';
+import type { LeaseHandle } from '../lease/lease';
+import type { UnitPlan } from '../plan/actions';
+import { describeStop, startReason } from '../plan/reasons';
+import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile } from '../state/run-record';
+import { isoSeconds } from '../util/clock';
+import type { Runtime } from '../util/runtime';
+import type { GroupCommit } from './checkpoints';
+import { runPool } from './pool';
+import type { RunRef } from './run-ref';
+import { type RunState, splitOutputs } from './run-state';
+import type { SignalWatch } from './signal-watch';
+import type { UnitOutput } from './unit-output';
+import { executeUnit } from './unit-execution';
+import type { Workspace } from './workspace';
+
+export interface WaveContext {
+  rt: Runtime;
+  state: RunState;
+  runRef: RunRef;
+  lease: LeaseHandle;
+  commits: GroupCommit;
+  signals: SignalWatch;
+  output: UnitOutput;
+  drivers: DriverSet;
+  workspace: Workspace;
+  concurrency: number;
+  failFast: boolean;
+  killGraceMs: number;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+function startedMarker(plan: UnitPlan, startedAt: string): RunUnitDoc {
+  return { unit: plan.name, uid: plan.uid!, kind: plan.kind, executionKey: plan.executionKey!, startedAt, desired: plan.next! };
+}
+
+/** Pushes the wave's started markers with a lease renewal; false when its units may not start. */
+async function recordStarts(wave: UnitPlan[], markers: Map<string, RunUnitDoc>, ctx: WaveContext): Promise<boolean> {
+  const files = new Map([...markers].map(([name, doc]) => [unitFile(name), serializeRunUnit(doc)]));
+  ctx.runRef.queue(files);
+  const written = await ctx.runRef.push('renew', `nyl: start ${wave.map((u) => u.name).join(', ')}\n`).catch(() => undefined);
+  if (!written?.ok) {
+    // These units never start: their start records must not reach the run ref later.
+    ctx.runRef.discard(files.keys());
+    ctx.state.stop(written?.lost || ctx.lease.lost ? 'lease-lost' : 'state-unavailable');
+    return false;
+  }
+  await ctx.rt.faults.reach('after-started-push', wave.map((u) => u.name));
+  return true;
+}
+
+/** Why this unit must not start now, if anything; also notes a stop that applies to the whole run. */
+function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): string | undefined {
+  const hold = ctx.state.holds.get(plan.name);
+  if (hold) return `held by ${hold.by}`;
+  if (ctx.rt.cancel.aborted) ctx.state.stop('cancelled');
+  if (ctx.lease.lost) ctx.state.stop('lease-lost');
+  if (ctx.state.stopped) return describeStop(ctx.state.stopped.reason, ctx.state.stopped.after);
+  // Not sticky: the next wave's start push renews the lease, and the unit may start then.
+  if (!ctx.lease.mayStartUnit()) return describeStop('lease-deadline');
+  return undefined;
+}
+
+function checkpointOf(result: ApplyOutcome, finishedAt: string): Checkpoint {
+  if (result.result === 'receipt') return { result: 'receipt', finishedAt, ...splitOutputs(result.outputs) };
+  const cp: Checkpoint = { result: result.result, finishedAt, reason: result.reason, retryable: result.result === 'failed' ? result.retryable : false };
+  if (result.result === 'failed' && result.acknowledgementRequired) cp.acknowledgementRequired = true;
+  return cp;
+}
+
+/** What a driver gets for one unit of the run. */
+export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
+  const { rt, workspace } = ctx;
+  return {
+    environment: ctx.state.input.env.name,
+    unit: plan.name,
+    uid: plan.uid ?? '',
+    run: ctx.state.input.runId,
+    kind: plan.kind,
+    rendering: plan.rendering!,
+    projectDir,
+    scratchDir: () => workspace.scratchDir(plan.name),
+    outputsPath: workspace.outputsPath(plan.name),
+    runner: rt.runner,
+    clock: rt.clock,
+    baseEnv: rt.env,
+    cancel: rt.cancel,
+    killGraceMs: ctx.killGraceMs,
+    toolOutput: (line) => ctx.output.tool(plan.name, line),
+  };
+}
+
+/** Runs one unit of the wave, or records why it did not start. */
+async function runUnit(plan: UnitPlan, marker: RunUnitDoc, ctx: WaveContext): Promise<void> {
+  const { rt, state } = ctx;
+  await ctx.signals.poll(false);
+  const notStarted = reasonNotToStart(plan, ctx);
+  if (notStarted) {
+    ctx.commits.add(plan.name, unitFile(plan.name), serializeRunUnit({ ...marker, checkpoint: { result: 'not-started', finishedAt: isoSeconds(rt.clock.now()), reason: notStarted } }));
+    return;
+  }
+  state.dispatched(plan.name);
+  ctx.output.event(plan.name, `starting ${plan.kind} (reconcile): ${startReason(plan)}`);
+  const began = rt.clock.now();
+  const outcome = await ctx.workspace.projectDir().then(
+    (projectDir) => executeUnit(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
+    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
+  );
+  const finishedAtMs = rt.clock.now();
+  const finishedAt = isoSeconds(finishedAtMs);
+  const recorded = state.record(plan, outcome, finishedAtMs - began, finishedAt);
+  ctx.output.event(plan.name, outcome.result === 'receipt' ? `executed in ${seconds(recorded.durationMs)}` : `${outcome.result} in ${seconds(recorded.durationMs)}: ${outcome.reason}`);
+  ctx.commits.add(plan.name, unitFile(plan.name), serializeRunUnit({ ...marker, checkpoint: checkpointOf(outcome, finishedAt) }));
+  if (ctx.failFast && outcome.result !== 'receipt') state.stop('fail-fast', plan.name);
+}
+
+/**
+ * Records the wave's starts, then runs its units; returns when every started unit has ended and
+ * its checkpoint is durable (a wave's results are in the run ref before the next wave starts).
+ */
+export async function executeWave(wave: UnitPlan[], ctx: WaveContext): Promise<void> {
+  const startedAt = isoSeconds(ctx.rt.clock.now());
+  const markers = new Map(wave.map((u) => [u.name, startedMarker(u, startedAt)]));
+  if (!(await recordStarts(wave, markers, ctx))) return;
+  try {
+    await runPool(wave, ctx.concurrency, (u) => runUnit(u, markers.get(u.name)!, ctx));
+  } finally {
+    await ctx.commits.flush();
+  }
+  if (!ctx.commits.failure) await ctx.rt.faults.reach('wave-checkpointed', wave.map((u) => u.name));
+}

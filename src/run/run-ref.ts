@@ -1,0 +1,126 @@
+/**
+ * The writer of a live run's run ref (format: ../state/run-record.ts).
+ *
+ * Files to record (started markers, checkpoints) wait in `pending` until the next push takes
+ * them; every push is a child commit with a compare-and-swap on the run ref, made through the
+ * lease handle, so it is fenced by the lease and never in flight together with another push of
+ * the run. A push also carries run.yaml with the lease's deadline: a renewal moves both. Files a
+ * push could not land stay pending, so a run that lost its lease still leaves its late
+ * checkpoints behind as evidence (markEnded).
+ */
+import { fail } from '../errors/diagnostic';
+import type { Identity } from '../git/object-writer';
+import type { RefUpdate } from '../git/refs';
+import type { FencedWriteResult, LeaseHandle, LeaseMode, PushPart } from '../lease/lease';
+import { type RunDoc, runRefName, serializeRunDoc } from '../state/run-record';
+import type { StateStore } from '../state/store';
+import { isoSeconds, type Clock } from '../util/clock';
+
+export class RunRef {
+  readonly ref: string;
+  oid: string | undefined;
+  private lease: LeaseHandle | undefined;
+  private readonly pending = new Map<string, string>();
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly clock: Clock,
+    private readonly author: Identity,
+    private doc: RunDoc,
+  ) {
+    this.ref = runRefName(store.loc, doc.run);
+  }
+
+  get run(): string {
+    return this.doc.run;
+  }
+
+  /** The commit that creates the run ref; pushed together with the lease acquisition. */
+  async createCommit(): Promise<string> {
+    const [oid] = await this.store.writeCommits([
+      { clearTree: true, changes: new Map([['run.yaml', serializeRunDoc(this.doc)]]), message: `nyl: run ${this.doc.environment} ${this.doc.run}\n`, author: this.author, timeMs: this.clock.now() },
+    ]);
+    return oid!;
+  }
+
+  /** Takes the lease the run ref was created with: from now on every push goes through it. */
+  attach(lease: LeaseHandle, createdOid: string): void {
+    this.lease = lease;
+    this.oid = createdOid;
+    lease.renewalPart = (step) => this.partFor(step.record.deadline, `nyl: renew run ${this.doc.run}\n`);
+  }
+
+  /** Adds files for the next push. */
+  queue(files: Map<string, string>): void {
+    for (const [k, v] of files) this.pending.set(k, v);
+  }
+
+  hasPending(): boolean {
+    return this.pending.size > 0;
+  }
+
+  /** Forgets files that were never pushed (start records of units that then did not start). */
+  discard(paths: Iterable<string>): void {
+    for (const p of paths) this.pending.delete(p);
+  }
+
+  /**
+   * Pushes everything pending with the lease: `renew` for a push that lets units start (a holder
+   * that lost its lease starts nothing), `fence` for checkpoints.
+   */
+  push(mode: Extract<LeaseMode, 'renew' | 'fence'>, message: string): Promise<FencedWriteResult> {
+    const lease = this.lease;
+    if (!lease) throw new Error('run ref not attached to its lease');
+    return lease.write(mode, (step) => this.partFor(step.record.deadline, message));
+  }
+
+  /** A child commit with everything pending and run.yaml at the deadline; applied when it lands. */
+  private async partFor(deadline: string, message: string): Promise<PushPart> {
+    const doc = { ...this.doc, deadline };
+    const included = new Map(this.pending);
+    included.set('run.yaml', serializeRunDoc(doc));
+    const [oid] = await this.store.writeCommits([{ parent: this.oid!, changes: included, message, author: this.author, timeMs: this.clock.now() }]);
+    return {
+      updates: [{ ref: this.ref, expect: this.oid!, to: oid! }],
+      landed: () => {
+        this.oid = oid!;
+        this.doc = doc;
+        for (const [k, v] of included) if (this.pending.get(k) === v) this.pending.delete(k);
+      },
+    };
+  }
+
+  /** The update that deletes the run ref in the transition push (evaluated at push time). */
+  deletion(): RefUpdate {
+    return { ref: this.ref, expect: this.oid ?? null, to: null };
+  }
+
+  /**
+   * Marks the run ended without a transition commit (cancelled, lease lost, an error), so it waits
+   * for import without blocking anyone. When an importer already consumed the ref, it is created
+   * again with the late checkpoints: the next import keeps them as evidence. Not fenced by the
+   * lease (it may be lost), but alone like every push of the run.
+   */
+  markEnded(reason: string): Promise<void> {
+    const run = async () => {
+      this.doc = { ...this.doc, ended: { at: isoSeconds(this.clock.now()), reason } };
+      this.pending.set('run.yaml', serializeRunDoc(this.doc));
+      if (await this.pushUnfenced(`nyl: run ${this.doc.run} ended (${reason})\n`, false)) return;
+      await this.pushUnfenced(`nyl: run ${this.doc.run} ended (${reason}), late record\n`, true);
+    };
+    return this.lease ? this.lease.exclusive(run) : run();
+  }
+
+  private async pushUnfenced(message: string, recreate: boolean): Promise<boolean> {
+    if (!this.oid) return false;
+    const [oid] = await this.store.writeCommits([{ parent: this.oid, changes: new Map(this.pending), message, author: this.author, timeMs: this.clock.now() }]);
+    const result = await this.store.write([{ ref: this.ref, expect: recreate ? null : this.oid, to: oid! }]);
+    if (result.ok) {
+      this.oid = oid!;
+      this.pending.clear();
+      return true;
+    }
+    if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot record run ${this.doc.run} of ${this.store.loc.environment}: ${result.message}`, { env: this.store.loc.environment });
+    return false;
+  }
+}

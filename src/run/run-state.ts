@@ -1,0 +1,156 @@
+/**
+ * A run's progress: the observed documents as units end, holds delivered to it, why it stopped,
+ * and what it dispatched. `plan()` asks the planner about this progress; the engine applies the
+ * answer. Nothing here decides what a unit does.
+ */
+import { createHash } from 'node:crypto';
+import type { ApplyOutcome, Outputs } from '../drivers/contract';
+import type { DriverSet } from '../drivers/registry';
+import type { DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
+import { planEnvironment, type Prepared } from '../plan/planner';
+import { canonicalJson } from '../project/execution-key';
+import { ownershipSet } from '../project/selectors';
+import type { EnvironmentResource, Project } from '../project/types';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import { uuidv7 } from '../util/uuid';
+
+/** What happened to a unit the run dispatched. */
+export interface UnitOutcome {
+  name: string;
+  kind: string;
+  result: 'executed' | 'failed' | 'uncertain';
+  /** One line: empty for an execution, else the failure or uncertainty. */
+  detail: string;
+  uid: string;
+  /** Absent when the unit failed before its key existed (a failed prepare). */
+  executionKey?: string;
+  durationMs: number;
+  /** The desired document the run decided, when it differs from the recorded one. */
+  desired?: DesiredUnitDoc;
+  receipt?: ReceiptRecord;
+  condition?: ConditionRecord;
+}
+
+export interface RunStateInput {
+  runId: string;
+  project: Project;
+  env: EnvironmentResource;
+  sourceCommit: string;
+  generation: number;
+  desired: ReadonlyMap<string, DesiredUnitDoc>;
+  observed: ReadonlyMap<string, ObservedUnitDoc>;
+  only?: ReadonlySet<string>;
+  drivers: DriverSet;
+  /** Milliseconds since the epoch: new incarnations' uids are minted from it. */
+  now: number;
+}
+
+/** Same decision: equal documents apart from the source commit they were rendered from. */
+function sameDecision(a: DesiredUnitDoc | undefined, b: DesiredUnitDoc): boolean {
+  if (!a) return false;
+  return canonicalJson({ ...a, source: undefined }) === canonicalJson({ ...b, source: undefined });
+}
+
+export class RunState {
+  readonly observed: Map<string, ObservedUnitDoc>;
+  readonly holds = new Map<string, DeliveredHold>();
+  readonly outcomes = new Map<string, UnitOutcome>();
+  readonly dispatchOrder: string[] = [];
+  readonly prepared = new Map<string, Prepared>();
+  stopped: { reason: StopReason; after?: string } | undefined;
+  private readonly newUids: Map<string, string>;
+
+  constructor(readonly input: RunStateInput) {
+    this.observed = new Map(input.observed);
+    this.newUids = mintUids(input);
+  }
+
+  plan(): Plan {
+    const { input } = this;
+    return planEnvironment({
+      project: input.project,
+      env: input.env,
+      generation: input.generation,
+      desired: input.desired,
+      observed: this.observed,
+      sourceCommit: input.sourceCommit,
+      newUids: this.newUids,
+      prepared: this.prepared,
+      drivers: input.drivers,
+      run: { runId: input.runId, ...(input.only ? { only: input.only } : {}), holds: this.holds, ...(this.stopped ? { stopped: this.stopped } : {}) },
+    });
+  }
+
+  /** The run starts no further unit (the first reason is kept). */
+  stop(reason: StopReason, after?: string): void {
+    this.stopped ??= { reason, ...(after ? { after } : {}) };
+  }
+
+  deliverHold(unit: string, hold: DeliveredHold): void {
+    if (!this.holds.has(unit)) this.holds.set(unit, hold);
+  }
+
+  dispatched(name: string): void {
+    this.dispatchOrder.push(name);
+  }
+
+  /** Records what the driver reported: the receipt or the condition the unit now has. */
+  record(plan: UnitPlan, outcome: ApplyOutcome, durationMs: number, finishedAt: string): UnitOutcome {
+    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}), durationMs };
+    const decided = plan.next && !sameDecision(this.input.desired.get(plan.name), plan.next) ? { desired: plan.next } : {};
+    const lastRun = { run: this.input.runId, result: outcome.result === 'receipt' ? 'executed' : outcome.result, at: finishedAt };
+    let result: UnitOutcome;
+    if (outcome.result === 'receipt') {
+      const receipt = receiptOf(plan, outcome, this.input.runId, finishedAt);
+      this.observed.set(plan.name, { uid: plan.uid!, receipt, lastRun });
+      result = { ...base, ...decided, result: 'executed', detail: '', receipt };
+    } else {
+      const condition = conditionOf(outcome, this.input.runId, finishedAt);
+      const prev = this.observed.get(plan.name);
+      this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun });
+      result = { ...base, ...decided, result: outcome.result, detail: outcome.reason, condition };
+    }
+    this.outcomes.set(plan.name, result);
+    return result;
+  }
+}
+
+/** Uids for every owned unit without an incarnation: used only by those that execute. */
+function mintUids(input: RunStateInput): Map<string, string> {
+  const uids = new Map<string, string>();
+  for (const unit of ownershipSet(input.project, input.env)) {
+    const desired = input.desired.get(unit.name);
+    const current = desired?.uid && (desired.generation ?? 1) >= input.generation;
+    if (!current) uids.set(unit.name, uuidv7(input.now));
+  }
+  return uids;
+}
+
+/**
+ * A driver's outputs as state records them: plain values, and for each sensitive output only its
+ * sha256, so that a sensitive value never enters a commit.
+ */
+export function splitOutputs(outputs: Outputs): { outputs: Record<string, unknown>; sensitiveOutputs?: Record<string, { sha256: string }> } {
+  const plain: Record<string, unknown> = {};
+  const sensitive: Record<string, { sha256: string }> = {};
+  for (const [name, o] of Object.entries(outputs)) {
+    if (o.sensitive) sensitive[name] = { sha256: sha256Of(o.value) };
+    else plain[name] = o.value;
+  }
+  return Object.keys(sensitive).length > 0 ? { outputs: plain, sensitiveOutputs: sensitive } : { outputs: plain };
+}
+
+function receiptOf(plan: UnitPlan, outcome: Extract<ApplyOutcome, { result: 'receipt' }>, run: string, finishedAt: string): ReceiptRecord {
+  return { run, executionKey: plan.executionKey!, finishedAt, ...splitOutputs(outcome.outputs), desired: plan.next! };
+}
+
+function conditionOf(outcome: Exclude<ApplyOutcome, { result: 'receipt' }>, run: string, since: string): ConditionRecord {
+  const retryable = outcome.result === 'failed' ? outcome.retryable : false;
+  const condition: ConditionRecord = { type: outcome.result, retryable, reason: outcome.reason, run, since };
+  if (outcome.result === 'failed' && outcome.acknowledgementRequired) condition.acknowledgementRequired = true;
+  return condition;
+}
+
+function sha256Of(value: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+}

@@ -1,0 +1,66 @@
+/**
+ * A run's lease transaction (reconcile, and later teardown): the lease taken together with a new
+ * run ref in one atomic push, the run ref renewed with the lease, and, when the run ends without
+ * its transition commit, the run ref marked ended so that it waits for import without blocking
+ * anyone.
+ */
+import { hostname } from 'node:os';
+import type { Identity } from '../git/object-writer';
+import { formatIdentity } from '../lease/lease';
+import { type LeaseTransaction, withLease } from '../lease/transaction';
+import { newRunDoc } from '../state/run-record';
+import type { StateStore } from '../state/store';
+import { isoMillis, isoSeconds } from '../util/clock';
+import type { Runtime } from '../util/runtime';
+import { uuidv7 } from '../util/uuid';
+import { RunRef } from './run-ref';
+
+export interface RunOptions {
+  operation: 'reconcile' | 'teardown';
+  author: Identity;
+  durationMs: number;
+  source: string;
+  sourceOverride: boolean;
+  waitMs?: number;
+  /** The refs the caller just read: the first acquisition attempt decides on them. */
+  initial?: Map<string, string>;
+}
+
+export interface RunTransaction {
+  tx: LeaseTransaction;
+  runRef: RunRef;
+}
+
+/** Runs body as a run: its lease, its run ref, and a defined end whatever happens inside. */
+export async function withRun<T>(rt: Runtime, store: StateStore, options: RunOptions, body: (run: RunTransaction) => Promise<T>): Promise<T> {
+  const now = rt.clock.now();
+  const runId = uuidv7(now);
+  const doc = newRunDoc({
+    run: runId,
+    environment: store.loc.environment,
+    operation: options.operation,
+    holder: { name: formatIdentity(options.author), host: hostname(), pid: process.pid },
+    startedAt: isoSeconds(now),
+    deadline: isoMillis(now + options.durationMs),
+    source: options.source,
+    ...(options.sourceOverride ? { sourceOverride: true } : {}),
+  });
+  const runRef = new RunRef(store, rt.clock, options.author, doc);
+  const created = await runRef.createCommit();
+  return withLease(
+    rt,
+    store,
+    {
+      operation: options.operation,
+      run: runId,
+      author: options.author,
+      durationMs: options.durationMs,
+      extraUpdates: () => [{ ref: runRef.ref, expect: null, to: created }],
+      onAcquired: (lease) => runRef.attach(lease, created),
+      onUnpublished: (reason) => runRef.markEnded(reason),
+      ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
+      ...(options.initial ? { initial: options.initial } : {}),
+    },
+    (tx) => body({ tx, runRef }),
+  );
+}

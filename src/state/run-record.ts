@@ -1,0 +1,146 @@
+/**
+ * The run record: the format of a run ref `PREFIX/ENV/runs/RUN` (DESIGN.md section 2), in one
+ * place for everyone who reads or writes it (the lease protocol, runs, importers, status).
+ *
+ * A run ref's tree holds `run.yaml` (who runs what, and the run's deadline, renewed with the
+ * lease) and one `units/NAME.yaml` per unit the run started: the started marker (written before
+ * the driver runs) and, once the unit ended, its `checkpoint`. Each write is a child commit, so
+ * the ref's history is the run's log.
+ */
+import { byCodeUnits } from '../util/compare';
+import { API_VERSION, type DesiredUnitDoc, fromYaml, toYaml } from './documents';
+import { runsPrefix, type StateLocation } from './location';
+import type { ObjectReader, RefSnapshot } from './store';
+
+export interface RunHolder {
+  /** The identity that runs the operation, "Name <email>". */
+  name: string;
+  host: string;
+  pid: number;
+}
+
+export interface RunDoc {
+  apiVersion: string;
+  kind: 'Run';
+  run: string;
+  environment: string;
+  operation: string;
+  holder: RunHolder;
+  startedAt: string;
+  /** ISO time with milliseconds; moves with the lease's deadline while the run lives. */
+  deadline: string;
+  source: string;
+  sourceOverride?: boolean;
+  /** Set when the run ended without its transition commit (cancelled, lease lost, error). */
+  ended?: { at: string; reason: string };
+}
+
+export type CheckpointResult = 'receipt' | 'failed' | 'uncertain' | 'not-started';
+
+export interface Checkpoint {
+  result: CheckpointResult;
+  finishedAt: string;
+  outputs?: Record<string, unknown>;
+  /** sha256 of each sensitive output: the values themselves are never written to Git. */
+  sensitiveOutputs?: Record<string, { sha256: string }>;
+  reason?: string;
+  retryable?: boolean;
+  acknowledgementRequired?: boolean;
+}
+
+export interface RunUnitDoc {
+  unit: string;
+  uid: string;
+  kind: string;
+  executionKey: string;
+  startedAt: string;
+  /** The desired document the unit executes for; becomes the receipt's copy. */
+  desired: DesiredUnitDoc;
+  checkpoint?: Checkpoint;
+}
+
+/** A run ref as an importer or status reads it. */
+export interface RecordedRun {
+  run: string;
+  ref: string;
+  oid: string;
+  doc?: RunDoc;
+  units: Map<string, RunUnitDoc>;
+}
+
+/** A run ref with only its run.yaml read: enough to tell a live run from a dead one. */
+export interface RunHeader {
+  run: string;
+  ref: string;
+  oid: string;
+  doc?: RunDoc;
+}
+
+export function runRefName(loc: StateLocation, run: string): string {
+  return `${runsPrefix(loc)}${run}`;
+}
+
+export function unitFile(name: string): string {
+  return `units/${name}.yaml`;
+}
+
+export function newRunDoc(init: Omit<RunDoc, 'apiVersion' | 'kind'>): RunDoc {
+  return { apiVersion: API_VERSION, kind: 'Run', ...init };
+}
+
+export function serializeRunDoc(doc: RunDoc): string {
+  return toYaml(doc);
+}
+
+export function serializeRunUnit(doc: RunUnitDoc): string {
+  return toYaml(doc);
+}
+
+/** True while the run may still be running: not ended, and its deadline (plus skew) not passed. */
+export function runIsLive(doc: RunDoc, nowMs: number, skewMs: number): boolean {
+  return !doc.ended && Date.parse(doc.deadline) + skewMs > nowMs;
+}
+
+function runRefsOf(loc: StateLocation, refs: RefSnapshot, exclude?: string): { run: string; ref: string; oid: string }[] {
+  const prefix = runsPrefix(loc);
+  return [...refs]
+    .filter(([ref]) => ref.startsWith(prefix) && ref.slice(prefix.length) !== exclude)
+    .map(([ref, oid]) => ({ run: ref.slice(prefix.length), ref, oid }))
+    .sort((a, b) => byCodeUnits(a.run, b.run));
+}
+
+/** Reads only run.yaml of every run ref, oldest run first (run ids are UUIDv7). */
+export async function readRunHeaders(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot): Promise<RunHeader[]> {
+  const found = runRefsOf(loc, refs);
+  if (found.length === 0) return [];
+  const blobs = await reader.readMany(found.map((f) => `${f.oid}:run.yaml`));
+  return found.map((f, i) => {
+    const blob = blobs[i];
+    return blob ? { ...f, doc: fromYaml<RunDoc>(blob.content.toString()) } : f;
+  });
+}
+
+async function readRunCommit(reader: ObjectReader, found: { run: string; ref: string; oid: string }): Promise<RecordedRun> {
+  const [runBlob, unitsTree] = await Promise.all([reader.read(`${found.oid}:run.yaml`), reader.readTree(`${found.oid}:units`)]);
+  const files = (unitsTree ?? []).filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+  const blobs = await reader.readMany(files.map((f) => f.oid));
+  const units = new Map<string, RunUnitDoc>();
+  files.forEach((f, i) => {
+    const b = blobs[i];
+    if (b) units.set(f.name.slice(0, -'.yaml'.length), fromYaml<RunUnitDoc>(b.content.toString()));
+  });
+  const recorded: RecordedRun = { ...found, units };
+  if (runBlob) recorded.doc = fromYaml<RunDoc>(runBlob.content.toString());
+  return recorded;
+}
+
+/** Every run ref of the environment except `exclude`, with its unit records, oldest run first. */
+export async function readRecordedRuns(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, exclude?: string): Promise<RecordedRun[]> {
+  return Promise.all(runRefsOf(loc, refs, exclude).map((f) => readRunCommit(reader, f)));
+}
+
+/** Reads one unit's record from a run or evidence commit. */
+export async function readRunUnit(reader: ObjectReader, oid: string, unit: string): Promise<RunUnitDoc | undefined> {
+  const b = await reader.read(`${oid}:${unitFile(unit)}`);
+  return b ? fromYaml<RunUnitDoc>(b.content.toString()) : undefined;
+}
