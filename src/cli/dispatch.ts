@@ -12,7 +12,7 @@ import { parseDuration } from '../util/duration';
 import { FaultPoints, type Runtime } from '../util/runtime';
 import type { CommandSpec } from './commands';
 import { exitCodeOf } from './exit-code';
-import { parseCommand, type ParsedCommand } from './main';
+import { parseCommand, type ParsedCommand } from './parse';
 import { renderDiagnostics, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
 

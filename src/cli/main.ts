@@ -1,43 +1,15 @@
 /**
  * `nyl` entry point: argv -> typed request -> operation -> renderer -> exit code.
  * The only module that writes reports to stdout and calls process.exit.
- * Operations are loaded lazily so that --version and --help start fast.
+ * Operations are loaded lazily so that --version and --help start fast: this module loads only
+ * the command table and the version; argument parsing (parse.ts) and everything behind it come
+ * with dispatch.ts.
  */
-import { parseArgs } from 'node:util';
 import { nylVersion } from '../util/version';
-import { type CommandSpec, commandHelp, findCommand, mainHelp } from './commands';
+import { commandHelp, findCommand, mainHelp } from './commands';
 
 function version(): string {
   return nylVersion();
-}
-
-export interface ParsedCommand {
-  spec: CommandSpec;
-  values: Record<string, string | boolean | string[] | undefined>;
-  path: string;
-}
-
-function usageError(message: string, fix?: string): never {
-  // Imported here so that the fast paths do not load the catalog.
-  const { diagnostic, NylError } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
-  throw new NylError(diagnostic('NYL-USAGE', 'error', message, fix ? { fix } : {}));
-}
-
-export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
-  for (const o of spec.options) {
-    options[o.name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
-  }
-  let parsed;
-  try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    usageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')}`, `see \`nyl ${spec.words.join(' ')} --help\``);
-  }
-  if (parsed.positionals.length > 1) {
-    usageError(`unexpected arguments: ${parsed.positionals.slice(1).join(' ')}`, `see \`nyl ${spec.words.join(' ')} --help\``);
-  }
-  return { spec, values: parsed.values as ParsedCommand['values'], path: parsed.positionals[0] ?? '.' };
 }
 
 export async function main(argv: string[]): Promise<number> {

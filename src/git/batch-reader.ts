@@ -2,8 +2,10 @@
  * Reads objects through one long-lived `git cat-file --batch` process: one process for all the
  * blobs, trees and commits an operation reads, instead of one process per file.
  */
-import type { ChildProcess } from 'node:child_process';
 import type { Git } from './git';
+
+/** The process Git.start hands out (only src/exec names node:child_process). */
+type ChildProcess = ReturnType<Git['start']>;
 
 export interface GitObject {
   oid: string;

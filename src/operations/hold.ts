@@ -6,11 +6,11 @@
  * compare-and-swap delete: exactly one of them applies it) and holds the unit itself.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { formatIdentity, readLease } from '../lease/lease';
+import { formatIdentity, type LeaseView, readLease } from '../lease/lease';
 import { leaseStatus, leaseTiming, RUN_OPERATIONS } from '../lease/record';
 import type { StateOperationReport } from '../report/types';
 import { writeHoldSignal } from '../run/signals';
-import { readEnvironmentState } from '../state/read';
+import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
@@ -33,84 +33,97 @@ export async function hold(rt: Runtime, req: HoldRequest): Promise<StateOperatio
   }
 }
 
-export async function holdOpened(rt: Runtime, opened: OpenedEnvironment, req: Omit<HoldRequest, keyof EnvironmentRequest>): Promise<StateOperationReport> {
+type Outcome = StateOperationReport | 'again';
+
+/** The unit as state and source know it: refuses unknown units and tombstones; says when already held. */
+function checkUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string, report: StateOperationReport): StateOperationReport | undefined {
+  const { env } = opened;
+  const d = view.desiredUnits.get(unit);
+  if (!d && !view.observedUnits.has(unit) && !opened.project.units.has(unit)) {
+    fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${env.name} has a unit ${unit}`, { env: env.name, unit });
+  }
+  if (d?.lifecycle?.state === 'retained') fail('NYL-HOLD-REFUSED', `${unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env: env.name, unit });
+  if (d?.lifecycle?.state !== 'held') return undefined;
+  report.desired = view.desiredOid;
+  report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${unit} is already held by ${d.hold?.by ?? 'someone'}; nothing changed`, { env: env.name, unit }));
+  return report;
+}
+
+function delivered(opened: OpenedEnvironment, report: StateOperationReport, lease: LeaseView, unit: string, applied: boolean): StateOperationReport {
+  const r = lease.record;
+  report.result = 'delivered';
+  report.details.deliveredTo = { run: r.run, runner: r.holder, operation: r.operation };
+  const message = applied ? `the hold of ${unit} was applied by ${r.operation} run ${r.run}` : `the hold of ${unit} was delivered to ${r.operation} run ${r.run} of ${r.holder.name}; the run records it`;
+  report.notes.push(diagnostic('NYL-HOLD-DELIVERED', 'note', message, { env: opened.env.name }));
+  return report;
+}
+
+/**
+ * Delivers the hold to the run holding the lease through its signal ref. If the run finished
+ * meanwhile, the signal is taken back (a compare-and-swap delete: exactly one of them applies it)
+ * and the caller looks again.
+ */
+async function deliver(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView, request: HoldRequestDoc, report: StateOperationReport): Promise<Outcome> {
+  const { store } = opened;
+  const signal = await writeHoldSignal(rt, store, lease.record.run, request, opened.author!);
+  if (!signal) return 'again';
+  await rt.faults.reach('hold-signal-written');
+  const now = await readLease(store, await store.snapshot());
+  if (now && now.record.run === lease.record.run && !now.record.broken) return delivered(opened, report, lease, request.unit, false);
+  const takenBack = await store.write([{ ref: signal.ref, expect: signal.oid, to: null }]);
+  return takenBack.ok ? 'again' : delivered(opened, report, lease, request.unit, true);
+}
+
+/** Holds the unit with a hold commit of its own; 'again' when a run took the lease meanwhile. */
+async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldRequestDoc, req: HoldOptions, report: StateOperationReport, attempt: number): Promise<Outcome> {
+  try {
+    const result = await commitHolds(rt, opened, [request], { operation: 'hold', requestedBy: request.by, ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+    report.result = result.applied.held.length > 0 ? 'done' : 'unchanged';
+    report.desired = result.desired;
+    report.details.marker = result.applied.markers.includes(request.unit);
+    if (result.applied.alreadyHeld.includes(request.unit)) report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${request.unit} is already held; nothing changed`, { env: opened.env.name, unit: request.unit }));
+    report.errors.push(...result.applied.diagnostics);
+    return report;
+  } catch (error) {
+    // A run took the lease meanwhile (deliver to it), or a run applies late holds right now (a
+    // short hold operation): look again.
+    const holder = String(error instanceof NylError ? error.diagnostics[0]?.data?.operation : '');
+    if (!(error instanceof NylError) || error.code !== 'NYL-LEASE-HELD' || !(RUN_OPERATIONS.has(holder) || holder === 'hold')) throw error;
+    await rt.clock.sleep(100 + attempt * 50, rt.cancel);
+    if (rt.cancel.aborted) throw error;
+    return 'again';
+  }
+}
+
+type HoldOptions = Omit<HoldRequest, keyof EnvironmentRequest>;
+type HoldRequestDoc = { unit: string; by: string; reason?: string; at: string };
+
+/** One look at the environment: already held, delivered to a running run, or held by a commit. */
+async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions, report: StateOperationReport, attempt: number): Promise<Outcome> {
   const { store, env, loc } = opened;
-  const author = opened.author!;
-  const by = formatIdentity(author);
-  await store.ensureOpen();
-  const report = stateOperationReport('hold', env.name);
+  const refs = await store.snapshot();
+  const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+  requireActiveState(env.name, view, loc);
+  if (attempt === 0) await store.requireNoUnpublishedWork(refs);
+  const unchanged = checkUnit(opened, view, req.unit, report);
+  if (unchanged) return unchanged;
+  const lease = await readLease(store, refs);
+  if (lease?.record.broken) {
+    throw new NylError(diagnostic('NYL-LEASE-BROKEN', 'error', `the lease of ${env.name} was broken by ${lease.record.broken.by} (${lease.record.broken.reason}); its run is not imported yet`, { env: env.name }));
+  }
+  const request: HoldRequestDoc = { unit: req.unit, by: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) };
+  const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease.durationMs).skewMs) === 'live';
+  if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) return deliver(rt, opened, lease, request, report);
+  return commitHold(rt, opened, request, req, report, attempt);
+}
+
+export async function holdOpened(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions): Promise<StateOperationReport> {
+  await opened.store.ensureOpen();
+  const report = stateOperationReport('hold', opened.env.name);
   report.details.unit = req.unit;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const refs = await store.snapshot();
-    const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-    requireActiveState(env.name, view, loc);
-    if (attempt === 0) await store.requireNoUnpublishedWork(refs);
-    const d = view.desiredUnits.get(req.unit);
-    if (!d && !view.observedUnits.has(req.unit) && !opened.project.units.has(req.unit)) {
-      fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${env.name} has a unit ${req.unit}`, { env: env.name, unit: req.unit });
-    }
-    if (d?.lifecycle?.state === 'held') {
-      report.desired = view.desiredOid;
-      report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${req.unit} is already held by ${d.hold?.by ?? 'someone'}; nothing changed`, { env: env.name, unit: req.unit }));
-      return report;
-    }
-    if (d?.lifecycle?.state === 'retained') {
-      fail('NYL-HOLD-REFUSED', `${req.unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env: env.name, unit: req.unit });
-    }
-    const lease = await readLease(store, refs);
-    const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease.durationMs).skewMs) === 'live';
-    if (lease?.record.broken) {
-      throw new NylError(diagnostic('NYL-LEASE-BROKEN', 'error', `the lease of ${env.name} was broken by ${lease.record.broken.by} (${lease.record.broken.reason}); its run is not imported yet`, { env: env.name }));
-    }
-    if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) {
-      const run = lease.record.run;
-      const signal = await writeHoldSignal(rt, store, run, { unit: req.unit, by, ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) }, author);
-      if (!signal) continue;
-      await rt.faults.reach('hold-signal-written');
-      const after = await store.snapshot();
-      const now = await readLease(store, after);
-      if (now && now.record.run === run && !now.record.broken) {
-        report.result = 'delivered';
-        report.details.deliveredTo = { run, runner: lease.record.holder, operation: lease.record.operation };
-        report.notes.push(diagnostic('NYL-HOLD-DELIVERED', 'note', `the hold of ${req.unit} was delivered to ${lease.record.operation} run ${run} of ${lease.record.holder.name}; the run records it`, { env: env.name }));
-        return report;
-      }
-      // The run finished: take the signal back, unless the run already applied (deleted) it.
-      const takenBack = await store.write([{ ref: signal.ref, expect: signal.oid, to: null }]);
-      if (!takenBack.ok) {
-        report.result = 'delivered';
-        report.details.deliveredTo = { run, runner: lease.record.holder, operation: lease.record.operation };
-        report.notes.push(diagnostic('NYL-HOLD-DELIVERED', 'note', `the hold of ${req.unit} was applied by ${lease.record.operation} run ${run}`, { env: env.name }));
-        return report;
-      }
-      continue;
-    }
-    try {
-      const result = await commitHolds(rt, opened, [{ unit: req.unit, by, ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) }], {
-        operation: 'hold',
-        requestedBy: by,
-        ...(req.reason ? { reason: req.reason } : {}),
-        ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
-      });
-      report.result = result.applied.held.length > 0 ? 'done' : 'unchanged';
-      report.desired = result.desired;
-      report.details.marker = result.applied.markers.includes(req.unit);
-      if (result.applied.alreadyHeld.includes(req.unit)) {
-        report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${req.unit} is already held; nothing changed`, { env: env.name, unit: req.unit }));
-      }
-      report.errors.push(...result.applied.diagnostics);
-      return report;
-    } catch (error) {
-      // A run took the lease meanwhile (deliver to it), or a run applies late holds right now
-      // (a short hold operation): look again.
-      const holder = String(error instanceof NylError ? error.diagnostics[0]?.data?.operation : '');
-      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD' && (RUN_OPERATIONS.has(holder) || holder === 'hold')) {
-        await rt.clock.sleep(100 + attempt * 50, rt.cancel);
-        if (rt.cancel.aborted) throw error;
-        continue;
-      }
-      throw error;
-    }
+    const outcome = await holdOnce(rt, opened, req, report, attempt);
+    if (outcome !== 'again') return outcome;
   }
-  fail('NYL-STATE-CONFLICT', `the lease of ${env.name} kept changing while delivering the hold`, { env: env.name });
+  fail('NYL-STATE-CONFLICT', `the lease of ${opened.env.name} kept changing while delivering the hold`, { env: opened.env.name });
 }

@@ -15,11 +15,11 @@
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { dependencyOrder } from '../project/graph';
 import { ownershipSet } from '../project/selectors';
-import type { EnvironmentResource, Project } from '../project/types';
+import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { DriverSet } from '../drivers/registry';
 import { currentUid, resolveUnit } from '../plan/planner';
-import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import type { RecordedRun, RunUnitDoc } from '../state/run-record';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import type { Checkpoint, RecordedRun, RunUnitDoc } from '../state/run-record';
 
 export interface ImportInput {
   project: Project;
@@ -51,116 +51,137 @@ function uncertain(run: string, reason: string, now: string, code?: string): Con
   return c;
 }
 
-export function importRuns(input: ImportInput): ImportResult {
-  const desired = new Map(input.desired);
-  const observed = new Map(input.observed);
-  const result: ImportResult = { desired, observed, imported: [], recovered: [], evidence: new Map(), consumed: [...input.runs], diagnostics: [] };
-  if (input.runs.length === 0) return result;
-  const env = input.env.name;
-  const owned = ownershipSet(input.project, input.env);
-  const byName = new Map(owned.map((u) => [u.name, u]));
-  const ownedNames = new Set(byName.keys());
-  const order = dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => ownedNames.has(d)) }])));
-  const touched = new Set<string>();
-  for (const run of input.runs) for (const name of run.units.keys()) touched.add(name);
-  const names = [...order.filter((n) => touched.has(n)), ...[...touched].filter((n) => !ownedNames.has(n)).sort()];
+function remove(list: string[], name: string): void {
+  const i = list.indexOf(name);
+  if (i >= 0) list.splice(i, 1);
+}
 
-  const outputsOf = (name: string): Record<string, unknown> | undefined => {
-    const o = observed.get(name);
-    const d = desired.get(name);
-    const uid = currentUid(d, input.generation);
-    if (!o?.receipt || o.uid !== uid || o.condition) return undefined;
+/** One import: documents updated unit by unit, each unit's records oldest run first. */
+class Importer {
+  readonly result: ImportResult;
+  private readonly byName: Map<string, UnitResource>;
+  private readonly order: string[];
+
+  constructor(private readonly input: ImportInput) {
+    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), consumed: [...input.runs], diagnostics: [] };
+    const owned = ownershipSet(input.project, input.env);
+    this.byName = new Map(owned.map((u) => [u.name, u]));
+    const names = new Set(this.byName.keys());
+    this.order = dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => names.has(d)) }])));
+  }
+
+  /** Units the runs recorded: owned ones in dependency order (consumers resolve from imports), then the rest by name. */
+  private unitsToImport(): string[] {
+    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys()]));
+    return [...this.order.filter((n) => touched.has(n)), ...[...touched].filter((n) => !this.byName.has(n)).sort()];
+  }
+
+  private uidOf(name: string): string | undefined {
+    return currentUid(this.result.desired.get(name), this.input.generation);
+  }
+
+  private readonly outputsOf = (name: string): Record<string, unknown> | undefined => {
+    const o = this.result.observed.get(name);
+    if (!o?.receipt || o.uid !== this.uidOf(name) || o.condition) return undefined;
     return o.receipt.outputs ?? {};
   };
 
-  const markUncertain = (name: string, run: string, reason: string, code?: string) => {
-    const prev = observed.get(name);
-    const base: ObservedUnitDoc = prev ? { ...prev } : {};
-    const uid = currentUid(desired.get(name), input.generation);
-    if (uid) base.uid = uid;
-    base.condition = uncertain(run, reason, input.now, code);
-    base.lastRun = { run, result: 'uncertain', at: input.now };
-    observed.set(name, base);
-    if (!result.recovered.includes(name)) result.recovered.push(name);
-    const wasImported = result.imported.indexOf(name);
-    if (wasImported >= 0) result.imported.splice(wasImported, 1);
-    const runs = result.evidence.get(name) ?? new Set<string>();
-    runs.add(run);
-    result.evidence.set(name, runs);
-  };
+  private addEvidence(name: string, run: string): void {
+    const runs = this.result.evidence.get(name) ?? new Set<string>();
+    this.result.evidence.set(name, runs.add(run));
+  }
 
-  for (const name of names) {
-    for (const run of input.runs) {
-      const doc: RunUnitDoc | undefined = run.units.get(name);
-      if (!doc) continue;
-      const cp = doc.checkpoint;
-      if (cp?.result === 'not-started') continue;
-      const prev = observed.get(name);
-      // Late: an earlier import already marked the unit uncertain for this run, or a newer run
-      // (run ids are UUIDv7, ordered by time) has executed it since.
-      const newerRun = prev?.lastRun?.run ?? prev?.receipt?.run;
-      // Already imported as uncertain for this run (an operator may have cleared the condition
-      // with --retry since): what the run recorded now arrived late.
-      const importedUncertain = prev?.lastRun?.run === run.run && prev.lastRun.result === 'uncertain';
-      const late = (prev?.condition?.type === 'uncertain' && prev.condition.run === run.run) || importedUncertain || (newerRun !== undefined && newerRun > run.run);
-      if (late) {
-        if (cp) {
-          const runs = result.evidence.get(name) ?? new Set<string>();
-          runs.add(run.run);
-          result.evidence.set(name, runs);
-          result.diagnostics.push(
-            diagnostic('NYL-RUN-LATE-CHECKPOINT', 'warning', `run ${run.run} checkpointed ${name} (${cp.result}) after it was marked uncertain; the checkpoint stays as evidence`, {
-              env,
-              unit: name,
-              units: [name],
-              data: { run: run.run, result: cp.result },
-            }),
-          );
-        }
-        continue;
-      }
-      // A unit the dead run created keeps the run's incarnation.
-      if (!currentUid(desired.get(name), input.generation)) {
-        desired.set(name, doc.desired);
-      }
-      const uid = currentUid(desired.get(name), input.generation);
-      if (!cp || cp.result === 'uncertain') {
-        markUncertain(name, run.run, cp?.reason ? `run ${run.run}: ${cp.reason}` : `run ${run.run} started ${name} and ended without a checkpoint`);
-        continue;
-      }
-      const unit = byName.get(name);
-      const now = unit && uid ? resolveUnit(unit, input.env, uid, outputsOf, undefined, input.drivers) : undefined;
-      const keyMatches = uid === doc.uid && now?.executionKey === doc.executionKey;
-      if (cp.result === 'receipt') {
-        if (!keyMatches) {
-          markUncertain(name, run.run, `run ${run.run} applied ${name} for execution key ${doc.executionKey}, which it no longer resolves to`, 'NYL-RUN-SUPERSEDED');
-          result.diagnostics.push(
-            diagnostic('NYL-RUN-SUPERSEDED', 'warning', `run ${run.run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`, {
-              env,
-              unit: name,
-              units: [name],
-            }),
-          );
-          continue;
-        }
-        observed.set(name, {
-          uid: doc.uid,
-          receipt: { run: run.run, executionKey: doc.executionKey, finishedAt: cp.finishedAt, outputs: cp.outputs ?? {}, desired: doc.desired },
-          lastRun: { run: run.run, result: 'executed', at: cp.finishedAt },
-        });
-        result.evidence.delete(name);
-        const wasRecovered = result.recovered.indexOf(name);
-        if (wasRecovered >= 0) result.recovered.splice(wasRecovered, 1);
-        if (!result.imported.includes(name)) result.imported.push(name);
-      } else if (cp.result === 'failed' && keyMatches) {
-        const base: ObservedUnitDoc = prev && prev.uid === doc.uid ? { ...prev } : { uid: doc.uid };
-        base.condition = { type: 'failed', retryable: cp.retryable ?? true, reason: cp.reason ?? 'failed', run: run.run, since: cp.finishedAt };
-        if (cp.acknowledgementRequired) base.condition.acknowledgementRequired = true;
-        base.lastRun = { run: run.run, result: 'failed', at: cp.finishedAt };
-        observed.set(name, base);
-        if (!result.imported.includes(name)) result.imported.push(name);
+  private warn(code: 'NYL-RUN-LATE-CHECKPOINT' | 'NYL-RUN-SUPERSEDED', name: string, message: string, data?: Record<string, unknown>): void {
+    this.result.diagnostics.push(diagnostic(code, 'warning', message, { env: this.input.env.name, unit: name, units: [name], ...(data ? { data } : {}) }));
+  }
+
+  /**
+   * Late: an earlier import already marked the unit uncertain for this run (an operator may have
+   * cleared the condition with --retry since), or a newer run (run ids are UUIDv7, ordered by
+   * time) has executed it since. What it recorded stays as evidence only.
+   */
+  private isLate(name: string, run: string): boolean {
+    const prev = this.result.observed.get(name);
+    const newerRun = prev?.lastRun?.run ?? prev?.receipt?.run;
+    const importedUncertain = prev?.lastRun?.run === run && prev.lastRun.result === 'uncertain';
+    return (prev?.condition?.type === 'uncertain' && prev.condition.run === run) || importedUncertain || (newerRun !== undefined && newerRun > run);
+  }
+
+  private markUncertain(name: string, run: string, reason: string, code?: string): void {
+    const { observed, recovered, imported } = this.result;
+    const next: ObservedUnitDoc = { ...(observed.get(name) ?? {}) };
+    const uid = this.uidOf(name);
+    if (uid) next.uid = uid;
+    next.condition = uncertain(run, reason, this.input.now, code);
+    next.lastRun = { run, result: 'uncertain', at: this.input.now };
+    observed.set(name, next);
+    if (!recovered.includes(name)) recovered.push(name);
+    remove(imported, name);
+    this.addEvidence(name, run);
+  }
+
+  private importReceipt(name: string, run: string, doc: RunUnitDoc, cp: Checkpoint): void {
+    const receipt: ReceiptRecord = { run, executionKey: doc.executionKey, finishedAt: cp.finishedAt, outputs: cp.outputs ?? {}, desired: doc.desired };
+    if (cp.sensitiveOutputs) receipt.sensitiveOutputs = cp.sensitiveOutputs;
+    this.result.observed.set(name, { uid: doc.uid, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
+    this.result.evidence.delete(name);
+    remove(this.result.recovered, name);
+    if (!this.result.imported.includes(name)) this.result.imported.push(name);
+  }
+
+  private importFailure(name: string, run: string, doc: RunUnitDoc, cp: Checkpoint): void {
+    const prev = this.result.observed.get(name);
+    const next: ObservedUnitDoc = prev && prev.uid === doc.uid ? { ...prev } : { uid: doc.uid };
+    next.condition = { type: 'failed', retryable: cp.retryable ?? true, reason: cp.reason ?? 'failed', run, since: cp.finishedAt };
+    if (cp.acknowledgementRequired) next.condition.acknowledgementRequired = true;
+    next.lastRun = { run, result: 'failed', at: cp.finishedAt };
+    this.result.observed.set(name, next);
+    if (!this.result.imported.includes(name)) this.result.imported.push(name);
+  }
+
+  /** Does the record's key and uid equal what the unit resolves to now? */
+  private keyMatches(name: string, doc: RunUnitDoc): boolean {
+    const unit = this.byName.get(name);
+    const uid = this.uidOf(name);
+    if (!unit || !uid || uid !== doc.uid) return false;
+    return resolveUnit(unit, this.input.env, uid, this.outputsOf, undefined, this.input.drivers).executionKey === doc.executionKey;
+  }
+
+  /** One unit's record in one run. */
+  importRecord(name: string, run: string, doc: RunUnitDoc): void {
+    const cp = doc.checkpoint;
+    if (cp?.result === 'not-started') return;
+    if (this.isLate(name, run)) {
+      if (!cp) return;
+      this.addEvidence(name, run);
+      this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain; the checkpoint stays as evidence`, { run, result: cp.result });
+      return;
+    }
+    // A unit the dead run created keeps the run's incarnation.
+    if (!this.uidOf(name)) this.result.desired.set(name, doc.desired);
+    if (!cp || cp.result === 'uncertain') {
+      this.markUncertain(name, run, cp?.reason ? `run ${run}: ${cp.reason}` : `run ${run} started ${name} and ended without a checkpoint`);
+      return;
+    }
+    const matches = this.keyMatches(name, doc);
+    if (cp.result === 'receipt' && matches) return this.importReceipt(name, run, doc, cp);
+    if (cp.result === 'failed' && matches) return this.importFailure(name, run, doc, cp);
+    if (cp.result !== 'receipt') return;
+    this.markUncertain(name, run, `run ${run} applied ${name} for execution key ${doc.executionKey}, which it no longer resolves to`, 'NYL-RUN-SUPERSEDED');
+    this.warn('NYL-RUN-SUPERSEDED', name, `run ${run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`);
+  }
+
+  run(): ImportResult {
+    for (const name of this.unitsToImport()) {
+      for (const run of this.input.runs) {
+        const doc = run.units.get(name);
+        if (doc) this.importRecord(name, run.run, doc);
       }
     }
+    return this.result;
   }
-  return result;
+}
+
+export function importRuns(input: ImportInput): ImportResult {
+  return new Importer(input).run();
 }
