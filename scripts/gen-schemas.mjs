@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Writes schemas/source.schema.json from the source format's own schema DSL
-// (src/project/schema.ts, sourceJsonSchema()), so that the published JSON Schema and Nyl's
-// validation can never disagree. Run it through `npm run schemas`, which builds dist/ first.
+// (src/project/schema.ts, sourceJsonSchema(): the source model's kinds, and each unit kind's spec
+// fields from src/drivers/<kind>/spec.ts through the driver registry), so that the published JSON
+// Schema and Nyl's validation can never disagree. Run it through `npm run schemas`, which builds dist/ first.
 //
 //   node scripts/gen-schemas.mjs           # write schemas/source.schema.json
 //   node scripts/gen-schemas.mjs --check   # exit 1 when the file is missing or out of date

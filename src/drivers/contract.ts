@@ -17,6 +17,7 @@
  */
 import type { ProcessRunner } from '../exec/process';
 import type { Clock } from '../util/clock';
+import type { ObjectSchema } from '../util/schema';
 
 export interface DriverContext {
   environment: string;
@@ -83,6 +84,11 @@ export interface KindDescriptor {
   defaultRecovery: 'converge' | 'manual';
   /** JSON pointers inside spec of fields holding shell text: references are refused there. */
   shellTextFields: readonly string[];
+  /**
+   * The kind's own fields of spec (src/drivers/<kind>/spec.ts); the source model adds the fields
+   * every unit shares. Set by the registry for the built-in kinds; a fake driver needs none.
+   */
+  spec?: ObjectSchema;
 }
 
 export interface Driver extends KindDescriptor {

@@ -1,15 +1,22 @@
 /**
- * Every unit kind Nyl knows, and the driver that executes it. A kind without a driver yet still
- * validates and renders; a run reports its units failed with a clear reason instead of guessing.
+ * Every unit kind Nyl knows, its spec schema, and the driver that executes it. A kind without a
+ * driver yet still validates and renders; a run reports its units failed with a clear reason
+ * instead of guessing. The only place outside a kind's own folder that names kinds: the source
+ * model asks here (UNIT_KINDS, descriptor(kind).spec, isShellTextField).
  */
-import { commandDriver } from './command';
+import { commandDriver as commandImplementation } from './command';
+import { commandSpec } from './command/spec';
 import type { Driver, KindDescriptor } from './contract';
+import { ociImageSpec } from './oci-image/spec';
+import { openTofuSpec, terraformSpec } from './terraform/spec';
+
+const commandDriver: Driver = { ...commandImplementation, spec: commandSpec };
 
 /** Kinds whose driver arrives later: what the source model and execution keys need of them. */
 const PENDING_KINDS: KindDescriptor[] = [
-  { kind: 'Terraform', version: 'terraform/1', defaultRecovery: 'converge', shellTextFields: [] },
-  { kind: 'OpenTofu', version: 'opentofu/1', defaultRecovery: 'converge', shellTextFields: [] },
-  { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [] },
+  { kind: 'Terraform', version: 'terraform/1', defaultRecovery: 'converge', shellTextFields: [], spec: terraformSpec },
+  { kind: 'OpenTofu', version: 'opentofu/1', defaultRecovery: 'converge', shellTextFields: [], spec: openTofuSpec },
+  { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], spec: ociImageSpec },
 ];
 
 /** Which driver executes which kind: a port, so that tests run the engine with fake drivers. */

@@ -10,10 +10,12 @@ import { type Diagnostic, type SourceLocation, NylError, diagnostic } from '../e
 import { expandGlob, isGlob, normalizePattern } from './glob';
 import { scanReferences } from './references';
 import { type Resource, type ProjectDocument, buildResource, isUnitKind } from './resources';
-import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema, validateSchema } from './schema';
+import { closest } from '../util/closest';
+import { validateSchema } from '../util/schema';
+import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema } from './schema';
 import { type SourceDocument, parseSourceFile } from './source-file';
 import type { Origin, Project, SourceTree } from './types';
-import { type ProjectResources, closest, sourceError, validateProject } from './validate';
+import { type ProjectResources, nulBytes, sourceError, validateProject } from './validate';
 
 export const PROJECT_FILE = 'nyl.yaml';
 
@@ -126,28 +128,36 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
     errors.push(sourceError(at(doc, ''), 'a resource must be a mapping', `write a mapping with apiVersion: ${API_VERSION}, kind, metadata and spec`));
     return undefined;
   }
+  // A NUL byte anywhere is reported at its own pointer, instead of what else is wrong there.
+  const nul = nulBytes(value);
+  const nulAt = new Set(nul.map((p) => p.pointer));
+  const refuse = (pointer: string, message: string, fix: string): undefined => {
+    for (const p of nul) errors.push(sourceError(at(doc, p.pointer), p.message, p.fix));
+    if (!nulAt.has(pointer)) errors.push(sourceError(at(doc, pointer), message, fix));
+    return undefined;
+  };
   if (value.apiVersion !== API_VERSION) {
     const found = value.apiVersion === undefined ? 'no apiVersion' : `apiVersion ${JSON.stringify(value.apiVersion)}`;
-    errors.push(sourceError(at(doc, '/apiVersion'), `unsupported ${found}`, `set apiVersion: ${API_VERSION}`));
-    return undefined;
+    return refuse('/apiVersion', `unsupported ${found}`, `set apiVersion: ${API_VERSION}`);
   }
   const kind = value.kind;
   if (!isResourceKind(kind)) {
     const guess = typeof kind === 'string' ? closest(kind, RESOURCE_KINDS) : undefined;
-    errors.push(
-      sourceError(
-        at(doc, '/kind'),
-        kind === undefined ? 'the resource has no kind' : `unknown kind ${JSON.stringify(kind)}`,
-        `${guess ? `did you mean ${guess}? ` : ''}kind is one of: ${RESOURCE_KINDS.join(', ')}`,
-      ),
+    return refuse(
+      '/kind',
+      kind === undefined ? 'the resource has no kind' : `unknown kind ${JSON.stringify(kind)}`,
+      `${guess ? `did you mean ${guess}? ` : ''}kind is one of: ${RESOURCE_KINDS.join(', ')}`,
     );
-    return undefined;
   }
 
   const problems = validateSchema(resourceSchema(kind), value);
   const scan = isUnitKind(kind) && isRecord(value.spec) ? scanReferences(value.spec, kind) : undefined;
-  const all = [...problems, ...(scan?.problems ?? []).map((p) => ({ ...p, pointer: `/spec${p.pointer}` }))];
-  const name = isRecord(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : undefined;
+  const all = [
+    ...nul,
+    ...[...problems, ...(scan?.problems ?? []).map((p) => ({ ...p, pointer: `/spec${p.pointer}` }))].filter((p) => !nulAt.has(p.pointer)),
+  ];
+  const written = isRecord(value.metadata) ? value.metadata.name : undefined;
+  const name = typeof written === 'string' && !written.includes('\0') ? written : undefined;
   if (all.length > 0) {
     for (const p of all) errors.push(sourceError(at(doc, p.pointer), `${kind}${name ? ` ${name}` : ''}: ${p.message}`, p.fix, isUnitKind(kind) && name ? [name] : undefined));
     if (name !== undefined) {

@@ -3,11 +3,13 @@
  *
  * Allowed expressions (whitespace inside the braces optional): `env.name`, `env.values.KEY`,
  * `env.labels.KEY` and `units.NAME.outputs.KEY`. References may appear in any string value of a
- * unit spec except a Command's `script` fields (splicing values into shell text is an injection)
- * and `dependsOn` (names, not templates); never in mapping keys.
+ * unit spec except the fields its kind declares shell text (a Command's `script` fields: splicing
+ * values into shell text is an injection; the driver registry knows them) and `dependsOn` (names,
+ * not templates); never in mapping keys.
  */
+import { isShellTextField } from '../drivers/registry';
+import { childPointer } from '../util/schema';
 import { canonicalJson } from './execution-key';
-import { childPointer } from './schema';
 import type { UnitReference } from './types';
 
 export type Reference =
@@ -94,11 +96,6 @@ export function parseTemplate(text: string): { parts: TemplatePart[]; problems: 
   return { parts, problems };
 }
 
-/** Fields whose strings must hold no reference, by unit kind, as pointers inside spec. */
-function refusedPointer(kind: string, pointer: string): boolean {
-  return kind === 'Command' && ['/script', '/teardown/script', '/check/script'].includes(pointer);
-}
-
 /** Finds every reference of a unit spec, and every misplaced or malformed one. */
 export function scanReferences(spec: Record<string, unknown>, kind: string): ReferenceScan {
   const scan: ReferenceScan = { references: [], unitReferences: [], pointers: [], problems: [] };
@@ -122,7 +119,7 @@ export function scanReferences(spec: Record<string, unknown>, kind: string): Ref
 
 function scanString(value: string, pointer: string, kind: string, scan: ReferenceScan): void {
   if (!hasReference(value)) return;
-  if (refusedPointer(kind, pointer)) {
+  if (isShellTextField(kind, pointer)) {
     scan.problems.push({ pointer, message: `a reference in ${pointer.slice(1)} is refused`, fix: SCRIPT_FIX });
     return;
   }

@@ -3,8 +3,10 @@
  * design fixes (driftRepair converge, lease 5m, empty values/labels/dependsOn). Unit specs stay as
  * written: their defaults belong to drivers, and rendering must see what the user wrote.
  */
+import { UNIT_KINDS } from '../drivers/registry';
+import { parseDuration } from '../util/duration';
 import { type ReferenceScan } from './references';
-import { type ResourceKind, parseDuration } from './schema';
+import type { ResourceKind } from './schema';
 import type {
   EnvironmentGroupResource,
   EnvironmentResource,
@@ -14,7 +16,6 @@ import type {
   UnitKind,
   UnitResource,
 } from './types';
-import { UNIT_KINDS } from './types';
 
 export const DEFAULT_LEASE_MS = 5 * 60 * 1000;
 

@@ -1,129 +1,37 @@
 /**
- * The declarative schema of every source resource: one small DSL serves both validation (with
- * a problem per JSON pointer, unknown fields included) and the published JSON Schema
- * (`sourceJsonSchema()`, draft 2020-12), so that the two can never disagree.
+ * The schema of every source resource, in the DSL of src/util/schema.ts: one description serves
+ * both validation and the published JSON Schema (`sourceJsonSchema()`, draft 2020-12), so that
+ * the two can never disagree.
  *
- * Field rules that are more than a type (names, branch names, paths) come from validate.ts.
+ * The kinds of the source model (Project, Environment, GitRepository, EnvironmentGroup) are
+ * declared here. Unit kinds are not: each unit kind's own spec fields live next to its driver
+ * (src/drivers/<kind>/spec.ts) and come from the driver registry; this module adds the fields
+ * every unit shares.
  */
+import { BUILTIN_DRIVERS, UNIT_KINDS, type UnitKind } from '../drivers/registry';
+import { branchField, nameField, refPrefixRule, relativePathField } from '../util/fields';
 import {
-  type Rule,
-  NAME_PATTERN,
-  branchNameRule,
-  closest,
-  envVarNameRule,
-  nameRule,
-  refPrefixRule,
-  relativePathRule,
-} from './validate';
-
-import { DURATION_PATTERN, parseDuration } from '../util/duration';
+  type JsonSchemaObject,
+  type ObjectSchema,
+  type Schema,
+  boolean,
+  constant,
+  duration,
+  json,
+  list,
+  object,
+  oneOf,
+  required,
+  string,
+  stringMap,
+  toJsonSchema,
+} from '../util/schema';
 
 export const API_VERSION = 'nyl.io/v1';
 
-interface Described {
-  description?: string;
-}
-
-export interface StringSchema extends Described {
-  type: 'string';
-  /** Refuses an empty string. */
-  nonEmpty?: boolean;
-  rule?: Rule;
-  /** The rule as a JSON Schema pattern, when one exists. */
-  pattern?: string;
-}
-export interface ConstSchema extends Described {
-  type: 'const';
-  value: string;
-}
-export interface IntegerSchema extends Described {
-  type: 'integer';
-  minimum?: number;
-}
-export interface BooleanSchema extends Described {
-  type: 'boolean';
-}
-export interface EnumSchema extends Described {
-  type: 'enum';
-  values: readonly string[];
-}
-/** A positive duration such as `500ms`, `10s`, `30m`, `1h30m`. */
-export interface DurationSchema extends Described {
-  type: 'duration';
-}
-export interface StringMapSchema extends Described {
-  type: 'stringMap';
-  keyRule?: Rule;
-  keyPattern?: string;
-}
-export interface ListSchema extends Described {
-  type: 'list';
-  items: Schema;
-  minItems?: number;
-}
-export interface Field {
-  schema: Schema;
-  required?: boolean;
-}
-export interface ObjectSchema extends Described {
-  type: 'object';
-  fields: Record<string, Field>;
-  /** Groups of fields of which exactly one must be set. */
-  exactlyOne?: string[][];
-  /** Groups of fields of which at most one may be set. */
-  atMostOne?: string[][];
-}
-/** Free JSON: any value, a mapping of any values, or a mapping of scalars. */
-export interface JsonSchema extends Described {
-  type: 'json';
-  shape: 'any' | 'object' | 'scalarMap';
-}
-
-export type Schema =
-  | StringSchema
-  | ConstSchema
-  | IntegerSchema
-  | BooleanSchema
-  | EnumSchema
-  | DurationSchema
-  | StringMapSchema
-  | ListSchema
-  | ObjectSchema
-  | JsonSchema;
-
-// --- builders -------------------------------------------------------------------------------
-
-export const string = (opts: Omit<StringSchema, 'type'> = {}): StringSchema => ({ type: 'string', ...opts });
-export const constant = (value: string): ConstSchema => ({ type: 'const', value });
-export const integer = (opts: Omit<IntegerSchema, 'type'> = {}): IntegerSchema => ({ type: 'integer', ...opts });
-export const boolean = (description?: string): BooleanSchema => ({ type: 'boolean', ...(description ? { description } : {}) });
-export const oneOf = (values: readonly string[], description?: string): EnumSchema => ({ type: 'enum', values, ...(description ? { description } : {}) });
-export const duration = (description?: string): DurationSchema => ({ type: 'duration', ...(description ? { description } : {}) });
-export const stringMap = (opts: Omit<StringMapSchema, 'type'> = {}): StringMapSchema => ({ type: 'stringMap', ...opts });
-export const list = (items: Schema, opts: Omit<ListSchema, 'type' | 'items'> = {}): ListSchema => ({ type: 'list', items, ...opts });
-export const json = (shape: JsonSchema['shape'], description?: string): JsonSchema => ({ type: 'json', shape, ...(description ? { description } : {}) });
-export const object = (
-  fields: Record<string, Schema | Field>,
-  opts: Omit<ObjectSchema, 'type' | 'fields'> = {},
-): ObjectSchema => ({
-  type: 'object',
-  fields: Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, 'schema' in f ? f : { schema: f }])),
-  ...opts,
-});
-export const required = (schema: Schema): Field => ({ schema, required: true });
-
-// --- durations ------------------------------------------------------------------------------
-
-export { parseDuration };
-
 // --- the source format ----------------------------------------------------------------------
 
-const name = (description: string): StringSchema => string({ rule: nameRule, pattern: NAME_PATTERN.source, description });
-const relativePath = (description: string): StringSchema => string({ rule: relativePathRule, description });
-const branch = (description: string): StringSchema => string({ rule: branchNameRule, description });
 const matchLabels = object({ matchLabels: required(stringMap({ description: 'labels that must all be equal' })) });
-const envMap = (description: string): StringMapSchema =>
-  stringMap({ keyRule: envVarNameRule, keyPattern: '^(?!NYL_)[A-Za-z_][A-Za-z0-9_]*$', description });
 
 const stateSchema = object(
   {
@@ -131,16 +39,17 @@ const stateSchema = object(
       repoURL: required(string({ nonEmpty: true, description: 'where state is read (and written, without publishURL)' })),
       publishURL: string({ nonEmpty: true, description: 'where state is pushed' }),
     }),
-    repositoryRef: name('name of a GitRepository holding the state'),
-    desiredRef: branch('desired state branch; default nyl/<env>/desired'),
-    observedRef: branch('observed state branch; default nyl/<env>/observed'),
-    path: relativePath("this environment's directory on shared state refs"),
+    repositoryRef: nameField('name of a GitRepository holding the state'),
+    desiredRef: branchField('desired state branch; default nyl/<env>/desired'),
+    observedRef: branchField('observed state branch; default nyl/<env>/observed'),
+    path: relativePathField("this environment's directory on shared state refs"),
     coordinationRefPrefix: string({ rule: refPrefixRule, pattern: '^refs/.*/$', description: 'namespace of lease, run, signal and evidence refs; default refs/nyl/' }),
   },
   { atMostOne: [['repository', 'repositoryRef']] },
 );
 
-const unitCommon: Record<string, Schema> = {
+/** The fields of every unit's spec, whatever its kind (DESIGN.md section 1, "Units"). */
+const UNIT_COMMON: Record<string, Schema> = {
   dependsOn: list(string({ nonEmpty: true }), { description: 'unit names this unit runs after' }),
   recovery: oneOf(['converge', 'manual'], 'converge: safe to run again; manual: an uncertain or drifted unit waits for an operator'),
   approval: object({ required: boolean(), requireDigest: boolean() }),
@@ -148,44 +57,18 @@ const unitCommon: Record<string, Schema> = {
   timeout: duration('deadline of one execution'),
 };
 
-const commandAction = (what: string): Record<string, Schema> => ({
-  run: list(string(), { minItems: 1, description: `argv of the ${what}, run without a shell` }),
-  script: string({ nonEmpty: true, description: `shell text of the ${what}, run by sh -e; references are refused here` }),
-  env: envMap('environment variables of the process'),
-  workingDir: relativePath('working directory, relative to the project root'),
-});
+/** The spec schema of a unit kind: the common fields, then the kind's own from its driver. */
+function unitSpec(kind: UnitKind): ObjectSchema {
+  const own = BUILTIN_DRIVERS.descriptor(kind)?.spec;
+  if (!own) throw new Error(`the driver registry has no spec schema for the unit kind ${kind}`);
+  const clash = Object.keys(own.fields).filter((f) => f in UNIT_COMMON);
+  if (clash.length > 0) throw new Error(`the spec schema of ${kind} redeclares common unit fields: ${clash.join(', ')}`);
+  const groups = { ...(own.exactlyOne ? { exactlyOne: own.exactlyOne } : {}), ...(own.atMostOne ? { atMostOne: own.atMostOne } : {}) };
+  return object({ ...UNIT_COMMON, ...own.fields }, { ...(own.description ? { description: own.description } : {}), ...groups });
+}
 
-const commandSpec = object(
-  {
-    ...unitCommon,
-    ...commandAction('command'),
-    teardown: object(commandAction('teardown'), { exactlyOne: [['run', 'script']] }),
-    check: object(commandAction('drift check (exit 0 in sync, 1 drifted)'), { exactlyOne: [['run', 'script']] }),
-  },
-  { exactlyOne: [['run', 'script']] },
-);
-
-const moduleSpec = (tool: string): ObjectSchema =>
-  object({
-    ...unitCommon,
-    module: required(relativePath('root module directory in source')),
-    variables: json('object', 'input variables'),
-    binary: string({ nonEmpty: true, description: `executable; default ${tool}` }),
-    backendConfig: json('scalarMap', 'backend configuration passed to init'),
-  });
-
-const ociSpec = object({
-  ...unitCommon,
-  image: required(string({ nonEmpty: true, description: 'image reference; a tag is resolved to its digest' })),
-  command: list(string()),
-  args: list(string()),
-  env: envMap('environment variables of the container'),
-  runtime: oneOf(['podman', 'docker']),
-  network: string({ nonEmpty: true, description: 'container network; default none' }),
-});
-
-export const SPEC_SCHEMAS = {
-  Project: object({ include: list(relativePath('glob of resource files, relative to the project root')) }),
+const SOURCE_KINDS = {
+  Project: object({ include: list(relativePathField('glob of resource files, relative to the project root')) }),
   Environment: object({
     source: object({ ref: string({ nonEmpty: true, description: 'branch, tag or commit to render; default HEAD' }) }),
     state: stateSchema,
@@ -207,17 +90,20 @@ export const SPEC_SCHEMAS = {
     },
     { exactlyOne: [['selector', 'environments']] },
   ),
-  Command: commandSpec,
-  Terraform: moduleSpec('terraform'),
-  OpenTofu: moduleSpec('tofu'),
-  OciImage: ociSpec,
 } as const satisfies Record<string, ObjectSchema>;
 
-export type ResourceKind = keyof typeof SPEC_SCHEMAS;
+export type ResourceKind = keyof typeof SOURCE_KINDS | UnitKind;
+
+/** The spec schema of every kind: the source model's kinds, then the unit kinds in registry order. */
+export const SPEC_SCHEMAS: Readonly<Record<ResourceKind, ObjectSchema>> = {
+  ...SOURCE_KINDS,
+  ...(Object.fromEntries(UNIT_KINDS.map((kind) => [kind, unitSpec(kind)])) as Record<UnitKind, ObjectSchema>),
+};
+
 export const RESOURCE_KINDS = Object.keys(SPEC_SCHEMAS) as ResourceKind[];
 
 /** Kinds whose spec has nothing required, so that `spec` itself may be left out. */
-const SPEC_OPTIONAL: ReadonlySet<ResourceKind> = new Set(['Project', 'Environment']);
+const SPEC_OPTIONAL: ReadonlySet<ResourceKind> = new Set<ResourceKind>(['Project', 'Environment']);
 
 export function isResourceKind(value: unknown): value is ResourceKind {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(SPEC_SCHEMAS, value);
@@ -231,7 +117,7 @@ export function resourceSchema(kind: ResourceKind): ObjectSchema {
     kind: required(constant(kind)),
     metadata: required(
       object({
-        name: required(isNamed ? name('becomes a Git ref and path component') : string({ nonEmpty: true })),
+        name: required(isNamed ? nameField('becomes a Git ref and path component') : string({ nonEmpty: true })),
         labels: stringMap(),
       }),
     ),
@@ -239,184 +125,7 @@ export function resourceSchema(kind: ResourceKind): ObjectSchema {
   });
 }
 
-// --- JSON pointers --------------------------------------------------------------------------
-
-export function childPointer(base: string, key: string | number): string {
-  return `${base}/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`;
-}
-
-export function pointerSegments(pointer: string): string[] {
-  if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-}
-
-// --- validation -----------------------------------------------------------------------------
-
-export interface SchemaProblem {
-  /** JSON pointer of the offending value (or of the missing field) inside the validated value. */
-  pointer: string;
-  message: string;
-  fix: string;
-}
-
-export function validateSchema(schema: Schema, value: unknown, pointer = ''): SchemaProblem[] {
-  const out: SchemaProblem[] = [];
-  check(schema, value, pointer, out);
-  return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'an empty value';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return `a string (${JSON.stringify(value)})`;
-  return `a ${typeof value} (${String(value)})`;
-}
-
-function at(pointer: string): string {
-  return pointer === '' ? 'the document' : pointer;
-}
-
-function wrongType(pointer: string, expected: string, value: unknown, fix?: string): SchemaProblem {
-  const quote =
-    expected.includes('string') && (typeof value === 'number' || typeof value === 'boolean')
-      ? `quote the value ("${String(value)}") so that it is a string`
-      : `write ${expected} here`;
-  return { pointer, message: `${at(pointer)} must be ${expected}, found ${describe(value)}`, fix: fix ?? quote };
-}
-
-function check(schema: Schema, value: unknown, pointer: string, out: SchemaProblem[]): void {
-  switch (schema.type) {
-    case 'string':
-      if (typeof value !== 'string') return void out.push(wrongType(pointer, 'a string', value));
-      if (schema.nonEmpty && value === '') {
-        return void out.push({ pointer, message: `${at(pointer)} must not be empty`, fix: 'write a value or remove the field' });
-      }
-      applyRule(schema.rule, value, pointer, out);
-      return;
-    case 'const':
-      if (value !== schema.value) out.push(wrongType(pointer, JSON.stringify(schema.value), value, `write ${schema.value}`));
-      return;
-    case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) return void out.push(wrongType(pointer, 'an integer', value));
-      if (schema.minimum !== undefined && value < schema.minimum) {
-        out.push({ pointer, message: `${at(pointer)} must be at least ${schema.minimum}`, fix: `write a number >= ${schema.minimum}` });
-      }
-      return;
-    case 'boolean':
-      if (typeof value !== 'boolean') out.push(wrongType(pointer, 'true or false', value, 'write true or false'));
-      return;
-    case 'enum':
-      if (typeof value !== 'string' || !schema.values.includes(value)) {
-        out.push(wrongType(pointer, `one of ${schema.values.join(', ')}`, value, `write one of: ${schema.values.join(', ')}`));
-      }
-      return;
-    case 'duration': {
-      const ms = typeof value === 'string' ? parseDuration(value) : undefined;
-      if (ms === undefined || ms <= 0) {
-        out.push(wrongType(pointer, 'a positive duration', value, 'write a duration such as 500ms, 10s, 30m or 1h30m'));
-      }
-      return;
-    }
-    case 'stringMap':
-      if (!isRecord(value)) return void out.push(wrongType(pointer, 'a mapping of strings', value));
-      for (const [k, v] of Object.entries(value)) {
-        const p = childPointer(pointer, k);
-        applyRule(schema.keyRule, k, p, out);
-        if (typeof v !== 'string') out.push(wrongType(p, 'a string', v));
-      }
-      return;
-    case 'list':
-      if (!Array.isArray(value)) return void out.push(wrongType(pointer, 'a list', value));
-      if (schema.minItems !== undefined && value.length < schema.minItems) {
-        out.push({ pointer, message: `${at(pointer)} needs at least ${schema.minItems} item(s)`, fix: 'add the missing items' });
-      }
-      value.forEach((item: unknown, i) => check(schema.items, item, childPointer(pointer, i), out));
-      return;
-    case 'object':
-      return checkObject(schema, value, pointer, out);
-    case 'json':
-      return checkJson(schema, value, pointer, out);
-  }
-}
-
-function applyRule(rule: Rule | undefined, value: string, pointer: string, out: SchemaProblem[]): void {
-  const problem = rule?.(value);
-  if (problem) out.push({ pointer, ...problem });
-}
-
-function checkObject(schema: ObjectSchema, value: unknown, pointer: string, out: SchemaProblem[]): void {
-  if (!isRecord(value)) return void out.push(wrongType(pointer, 'a mapping', value));
-  const known = Object.keys(schema.fields);
-  for (const [key, field] of Object.entries(schema.fields)) {
-    if (value[key] === undefined) {
-      if (field.required) out.push({ pointer: childPointer(pointer, key), message: `${at(pointer)} misses the required field ${key}`, fix: `add ${key}` });
-      continue;
-    }
-    check(field.schema, value[key], childPointer(pointer, key), out);
-  }
-  for (const key of Object.keys(value)) {
-    if (known.includes(key)) continue;
-    const guess = closest(key, known);
-    out.push({
-      pointer: childPointer(pointer, key),
-      message: `unknown field ${key}; known fields: ${known.join(', ')}`,
-      fix: guess ? `did you mean ${guess}? Unknown fields are errors, never ignored` : `remove ${key}: unknown fields are errors, never ignored`,
-    });
-  }
-  for (const group of schema.exactlyOne ?? []) {
-    const present = group.filter((k) => value[k] !== undefined);
-    if (present.length === 0) {
-      out.push({ pointer, message: `${at(pointer)} needs exactly one of ${group.join(', ')}; none is set`, fix: `add one of ${group.join(', ')}` });
-    } else if (present.length > 1) {
-      out.push(tooMany(pointer, present, 'exactly'));
-    }
-  }
-  for (const group of schema.atMostOne ?? []) {
-    const present = group.filter((k) => value[k] !== undefined);
-    if (present.length > 1) out.push(tooMany(pointer, present, 'at most'));
-  }
-}
-
-function tooMany(pointer: string, present: string[], how: string): SchemaProblem {
-  return {
-    pointer: childPointer(pointer, present[present.length - 1]!),
-    message: `${present.join(' and ')} are both set in ${at(pointer)}; ${how} one is allowed`,
-    fix: `keep one of ${present.join(', ')} and remove the other`,
-  };
-}
-
-function checkJson(schema: JsonSchema, value: unknown, pointer: string, out: SchemaProblem[]): void {
-  if (schema.shape !== 'any' && !isRecord(value)) return void out.push(wrongType(pointer, 'a mapping', value));
-  if (schema.shape === 'scalarMap' && isRecord(value)) {
-    for (const [k, v] of Object.entries(value)) {
-      if (v !== null && typeof v === 'object') out.push(wrongType(childPointer(pointer, k), 'a string, number or boolean', v));
-    }
-  }
-  checkFinite(value, pointer, out);
-}
-
-/** YAML's .inf and .nan parse to numbers that JSON (and so state) cannot hold. */
-function checkFinite(value: unknown, pointer: string, out: SchemaProblem[]): void {
-  if (typeof value === 'number' && !Number.isFinite(value)) {
-    out.push({ pointer, message: `${at(pointer)} is ${String(value)}, which JSON cannot represent`, fix: 'write a finite number or a string' });
-  } else if (Array.isArray(value)) {
-    value.forEach((v: unknown, i) => checkFinite(v, childPointer(pointer, i), out));
-  } else if (isRecord(value)) {
-    for (const [k, v] of Object.entries(value)) checkFinite(v, childPointer(pointer, k), out);
-  }
-}
-
 // --- JSON Schema ----------------------------------------------------------------------------
-
-export type JsonSchemaObject = { [key: string]: unknown };
 
 /** The JSON Schema (draft 2020-12) of one source document, any kind. */
 export function sourceJsonSchema(): JsonSchemaObject {
@@ -430,51 +139,4 @@ export function sourceJsonSchema(): JsonSchemaObject {
     oneOf: RESOURCE_KINDS.map((kind) => ({ $ref: `#/$defs/${kind}` })),
     $defs: defs,
   };
-}
-
-export function toJsonSchema(schema: Schema): JsonSchemaObject {
-  const base: JsonSchemaObject = schema.description ? { description: schema.description } : {};
-  switch (schema.type) {
-    case 'string':
-      return { ...base, type: 'string', ...(schema.nonEmpty ? { minLength: 1 } : {}), ...(schema.pattern ? { pattern: schema.pattern } : {}) };
-    case 'const':
-      return { ...base, const: schema.value };
-    case 'integer':
-      return { ...base, type: 'integer', ...(schema.minimum !== undefined ? { minimum: schema.minimum } : {}) };
-    case 'boolean':
-      return { ...base, type: 'boolean' };
-    case 'enum':
-      return { ...base, enum: [...schema.values] };
-    case 'duration':
-      return { ...base, type: 'string', pattern: DURATION_PATTERN };
-    case 'stringMap':
-      return {
-        ...base,
-        type: 'object',
-        additionalProperties: { type: 'string' },
-        ...(schema.keyPattern ? { propertyNames: { pattern: schema.keyPattern } } : {}),
-      };
-    case 'list':
-      return { ...base, type: 'array', items: toJsonSchema(schema.items), ...(schema.minItems !== undefined ? { minItems: schema.minItems } : {}) };
-    case 'json':
-      if (schema.shape === 'any') return base;
-      if (schema.shape === 'object') return { ...base, type: 'object' };
-      return { ...base, type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } };
-    case 'object': {
-      const required = Object.entries(schema.fields).filter(([, f]) => f.required).map(([k]) => k);
-      const out: JsonSchemaObject = {
-        ...base,
-        type: 'object',
-        properties: Object.fromEntries(Object.entries(schema.fields).map(([k, f]) => [k, toJsonSchema(f.schema)])),
-        additionalProperties: false,
-      };
-      if (required.length > 0) out.required = required;
-      const all: JsonSchemaObject[] = [];
-      for (const group of schema.exactlyOne ?? []) all.push({ oneOf: group.map((k) => ({ required: [k] })) });
-      for (const group of schema.atMostOne ?? []) all.push({ not: { required: group } });
-      if (all.length === 1) Object.assign(out, all[0]);
-      else if (all.length > 1) out.allOf = all;
-      return out;
-    }
-  }
 }

@@ -5,7 +5,7 @@
  */
 import { type Document, LineCounter, isAlias, isMap, isNode, isScalar, isSeq, parseAllDocuments } from 'yaml';
 import type { Diagnostic } from '../errors/diagnostic';
-import { pointerSegments } from './schema';
+import { pointerSegments } from '../util/schema';
 import { sourceError } from './validate';
 
 export interface Position {

@@ -1,7 +1,11 @@
 /**
  * The typed project: what nyl.yaml and its includes declare, after validation.
  * Produced by load.ts from the files of one source commit; consumed by operations and plan/.
+ * Unit kinds are the driver registry's (src/drivers/registry.ts).
  */
+import type { UnitKind } from '../drivers/registry';
+
+export type { UnitKind };
 
 /** Where a value came from in source, for errors that name file, line and JSON pointer. */
 export interface Origin {
@@ -64,9 +68,6 @@ export interface EnvironmentGroupResource {
     shared?: { state?: StateSpec };
   };
 }
-
-export type UnitKind = 'Command' | 'Terraform' | 'OpenTofu' | 'OciImage';
-export const UNIT_KINDS: readonly UnitKind[] = ['Command', 'Terraform', 'OpenTofu', 'OciImage'];
 
 export interface UnitResource {
   kind: UnitKind;

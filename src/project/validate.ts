@@ -1,13 +1,17 @@
 /**
- * Validation rules of the source format.
+ * Validation rules of the source format beyond the schema of one field.
  *
- * Two layers live here: field rules (names, Git branch names, ref prefixes, relative paths,
- * environment variable names), which schema.ts attaches to string fields so that each problem is
- * reported at its own JSON pointer; and cross-resource checks over the typed resources of a whole
- * project (duplicates, unknown names, dependency cycles), which need every file loaded first.
- * Nothing here reads files: locations come from a `Locate` function the loader passes in.
+ * Field rules (names, Git branch names, ref prefixes, relative paths, environment variable names)
+ * live in src/util/fields.ts, which the schemas attach to string fields so that each problem is
+ * reported at its own JSON pointer. Here: the NUL byte check of whole documents, and the
+ * cross-resource checks over the typed resources of a whole project (duplicates, unknown names,
+ * dependency cycles), which need every file loaded first. Nothing here reads files: locations
+ * come from a `Locate` function the loader passes in.
  */
+import { UNIT_KINDS } from '../drivers/registry';
 import { type Diagnostic, type SourceLocation, diagnostic } from '../errors/diagnostic';
+import { closest } from '../util/closest';
+import { type SchemaProblem, childPointer } from '../util/schema';
 import { findCycles } from './graph';
 import type {
   EnvironmentGroupResource,
@@ -18,115 +22,42 @@ import type {
   UnitResource,
 } from './types';
 
-/** A field rule: a problem with its fix, or undefined when the value is fine. */
-export type Rule = (value: string) => { message: string; fix: string } | undefined;
-
-export const NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
-export const ENV_VAR_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export const nameRule: Rule = (value) =>
-  NAME_PATTERN.test(value)
-    ? undefined
-    : {
-        message: `invalid name "${value}"`,
-        fix:
-          'use 1 to 63 lowercase letters, digits and "-", starting and ending with a letter or digit: ' +
-          'names become Git ref and state path components, so nothing else is safe in every Git host and file system',
-      };
-
-export const envVarNameRule: Rule = (value) => {
-  if (!ENV_VAR_PATTERN.test(value)) {
-    return {
-      message: `invalid environment variable name "${value}"`,
-      fix: 'use letters, digits and "_", not starting with a digit',
-    };
-  }
-  if (value.startsWith('NYL_')) {
-    return {
-      message: `environment variable ${value} is reserved`,
-      fix: 'names starting with NYL_ are set by Nyl for the process (NYL_OUTPUTS, NYL_ENVIRONMENT, ...); pick another name',
-    };
-  }
-  return undefined;
-};
-
-/** A path inside the source or state tree: relative, not escaping its root. */
-export const relativePathRule: Rule = (value) => {
-  const problem = relativePathProblem(value);
-  return problem === undefined
-    ? undefined
-    : { message: `invalid path "${value}": ${problem}`, fix: 'write a path relative to the project root (e.g. infra/network), without ".." segments' };
-};
-
-/** A branch name by the rules of `git check-ref-format --branch`. */
-export const branchNameRule: Rule = (value) => {
-  const problem = refNameProblem(value);
-  return problem === undefined
-    ? undefined
-    : { message: `invalid branch name "${value}": ${problem}`, fix: 'use a valid Git branch name, e.g. nyl/dev/desired' };
-};
-
-export const refPrefixRule: Rule = (value) => {
-  let problem: string | undefined;
-  if (!value.startsWith('refs/')) problem = 'it must start with refs/';
-  else if (!value.endsWith('/')) problem = 'it must end with /';
-  else problem = refNameProblem(`${value}x`);
-  return problem === undefined
-    ? undefined
-    : { message: `invalid coordinationRefPrefix "${value}": ${problem}`, fix: 'use a ref namespace such as refs/nyl/ or refs/heads/nyl-run/' };
-};
-
-export function relativePathProblem(value: string): string | undefined {
-  if (value === '') return 'it is empty';
-  if (value.startsWith('/') || /^[A-Za-z]:/.test(value)) return 'it is absolute';
-  if (value.includes('\\')) return 'it contains a backslash; use /';
-  if (value.split('/').includes('..')) return 'it contains ".."';
-  return undefined;
-}
-
-/** The rules of git check-ref-format (with --allow-onelevel), as one problem sentence. */
-export function refNameProblem(value: string): string | undefined {
-  if (value === '') return 'it is empty';
-  if (value === '@') return 'it is "@"';
-  if (value.startsWith('-')) return 'it starts with "-"';
-  if (value.startsWith('/') || value.endsWith('/')) return 'it starts or ends with "/"';
-  if (value.includes('//')) return 'it contains "//"';
-  if (value.includes('..')) return 'it contains ".."';
-  if (value.includes('@{')) return 'it contains "@{"';
-  if (value.endsWith('.')) return 'it ends with "."';
-  if (/[\x00-\x20\x7f~^:?*[\\]/.test(value)) return 'it contains a space, a control character or one of ~^:?*[\\';
-  for (const component of value.split('/')) {
-    if (component.startsWith('.')) return `component "${component}" starts with "."`;
-    if (component.endsWith('.lock')) return `component "${component}" ends with ".lock"`;
-  }
-  return undefined;
-}
-
-/** The closest candidate within a small edit distance, for "did you mean" hints. */
-export function closest(word: string, candidates: Iterable<string>): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) {
-      best = c;
-      bestDistance = d;
+/**
+ * Every string of a document, key or value, that holds a NUL byte. No process can take one in
+ * an argument or environment variable, Git cannot store one in a path, and it cuts C strings
+ * short: refused in source, wherever it is, so that it never reaches a run.
+ */
+export function nulBytes(value: unknown, pointer = ''): SchemaProblem[] {
+  const out: SchemaProblem[] = [];
+  const visit = (v: unknown, p: string): void => {
+    if (typeof v === 'string') {
+      if (v.includes('\0')) out.push(nulProblem(p, 'value'));
+    } else if (Array.isArray(v)) {
+      v.forEach((item: unknown, i) => visit(item, childPointer(p, i)));
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [key, item] of Object.entries(v)) {
+        const child = childPointer(p, key);
+        if (key.includes('\0')) out.push(nulProblem(child, 'key'));
+        visit(item, child);
+      }
     }
-  }
-  return best;
+  };
+  visit(value, pointer);
+  return out;
 }
 
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      next.push(Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + cost));
-    }
-    row = next;
-  }
-  return row[b.length]!;
+function nulProblem(pointer: string, what: 'key' | 'value'): SchemaProblem {
+  return {
+    pointer,
+    message: `the ${what} at ${pointer === '' ? 'the document' : pointer} contains a NUL byte`,
+    fix: `remove the NUL byte (\\0) from the ${what}: no process argument, environment variable or Git path can hold one`,
+  };
+}
+
+/** "Command, Terraform, OpenTofu and OciImage": every unit kind, for messages. */
+function unitKindList(): string {
+  const kinds: readonly string[] = UNIT_KINDS;
+  return kinds.length < 2 ? kinds.join('') : `${kinds.slice(0, -1).join(', ')} and ${kinds[kinds.length - 1]!}`;
 }
 
 /** Maps a pointer inside a resource document to file, line and column. */
@@ -167,7 +98,7 @@ export function validateProject(
   invalid: DeclaredNames = NO_NAMES,
 ): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const units = firstByName(resources.units, 'unit', 'unit names are unique across Command, Terraform, OpenTofu and OciImage', locate, out);
+  const units = firstByName(resources.units, 'unit', `unit names are unique across ${unitKindList()}`, locate, out);
   const environments = firstByName(resources.environments, 'environment', 'environment names are unique in a project', locate, out);
   const repositories = firstByName(resources.repositories, 'GitRepository', 'GitRepository names are unique in a project', locate, out);
   firstByName(resources.groups, 'EnvironmentGroup', 'EnvironmentGroup names are unique in a project', locate, out);

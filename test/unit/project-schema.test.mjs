@@ -1,17 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  RESOURCE_KINDS,
-  SPEC_SCHEMAS,
-  list,
-  object,
-  parseDuration,
-  required,
-  resourceSchema,
-  sourceJsonSchema,
-  string,
-  validateSchema,
-} from '../../dist/project/schema.js';
+import { RESOURCE_KINDS, SPEC_SCHEMAS, resourceSchema, sourceJsonSchema } from '../../dist/project/schema.js';
+import { BUILTIN_DRIVERS, UNIT_KINDS } from '../../dist/drivers/registry.js';
+import { parseDuration } from '../../dist/util/duration.js';
+import { list, object, required, string, validateSchema } from '../../dist/util/schema.js';
 
 test('parseDuration (the one grammar of source and command line) reads d, h, m, s and ms in that order', () => {
   assert.equal(parseDuration('500ms'), 500);
@@ -120,4 +112,18 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
   assert.equal(js.$defs.Project.properties.spec.required, undefined);
   assert.equal(js.$defs.GitRepository.properties.spec.required[0], 'url');
   assert.doesNotThrow(() => JSON.stringify(js));
+});
+
+test('unit kinds come from the driver registry: the common unit fields, then the kind\'s own spec fields', () => {
+  assert.deepEqual(RESOURCE_KINDS.slice(4), [...UNIT_KINDS]);
+  const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout'];
+  for (const kind of UNIT_KINDS) {
+    const own = BUILTIN_DRIVERS.descriptor(kind).spec;
+    assert.ok(own, `${kind} has a spec schema in the registry`);
+    assert.deepEqual(Object.keys(SPEC_SCHEMAS[kind].fields), [...common, ...Object.keys(own.fields)], kind);
+    assert.deepEqual(SPEC_SCHEMAS[kind].exactlyOne, own.exactlyOne, kind);
+  }
+  const binary = (kind) => sourceJsonSchema().$defs[kind].properties.spec.properties.binary.description;
+  assert.equal(binary('Terraform'), 'executable; default terraform');
+  assert.equal(binary('OpenTofu'), 'executable; default tofu');
 });

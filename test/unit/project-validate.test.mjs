@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadProject } from '../../dist/project/load.js';
-import { NAME_PATTERN, refNameProblem, relativePathProblem, validateProject } from '../../dist/project/validate.js';
+import { nulBytes, validateProject } from '../../dist/project/validate.js';
+import { NAME_PATTERN, refNameProblem, relativePathProblem } from '../../dist/util/fields.js';
 import { at, documents, loadErrors, resource, yaml } from '../support/memory-tree.mjs';
 
 const errorsOf = (files) => loadErrors(loadProject, files);
@@ -232,4 +233,59 @@ test('validateProject is pure and falls back to document lines without a locator
     [20, '/spec/dependsOn/0', 'unit c depends on unknown unit "z"'],
     [1, '/spec/dependsOn/0', 'dependency cycle: a -> b -> a'],
   ]);
+});
+
+// --- NUL bytes ------------------------------------------------------------------------------
+
+test('nulBytes: every string, key or value, at any depth, by its pointer', () => {
+  const problems = nulBytes({ a: 'ok', 'k\0': 'ok', list: ['x', 'y\0'], deep: { 'a/b': { c: ['\0'] } }, n: 1, t: true, z: null });
+  assert.deepEqual(problems.map((p) => p.pointer), ['/k\0', '/list/1', '/deep/a~1b/c/0']);
+  assert.match(problems[0].message, /the key at \/k\0 contains a NUL byte/);
+  assert.match(problems[1].message, /the value at \/list\/1 contains a NUL byte/);
+  for (const p of problems) assert.match(p.fix, /^remove the NUL byte/);
+  assert.deepEqual(nulBytes({ a: ['b', { c: 'd' }] }), []);
+});
+
+test('a NUL byte in argv, env, script or any other string is NYL-SOURCE-INVALID at its line and pointer, and only that', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': documents(
+      resource('Environment', 'dev', 'values: {deep: {list: ["ok", "v\\0"]}}'),
+      resource('Command', 'argv', 'run: ["echo", "x\\0y"]'),
+      resource('Command', 'env', 'run: [echo]', 'env:', '  NAME: "x\\0y"', '  "BAD\\0KEY": ok'),
+      resource('Command', 'script', 'script: "echo \\0"', 'teardown: {run: [rm, "a\\0"]}'),
+      resource('Terraform', 'tf', 'module: "m\\0"', 'variables: {"k": ["\\0"]}'),
+    ),
+  });
+  const expected = [
+    [5, '/spec/values/deep/list/1', 'Environment dev: the value at /spec/values/deep/list/1 contains a NUL byte'],
+    [11, '/spec/run/1', 'Command argv: the value at /spec/run/1 contains a NUL byte'],
+    [19, '/spec/env/NAME', 'Command env: the value at /spec/env/NAME contains a NUL byte'],
+    [20, '/spec/env/BAD\0KEY', 'Command env: the key at /spec/env/BAD\0KEY contains a NUL byte'],
+    [26, '/spec/script', 'Command script: the value at /spec/script contains a NUL byte'],
+    [27, '/spec/teardown/run/1', 'Command script: the value at /spec/teardown/run/1 contains a NUL byte'],
+    [33, '/spec/module', 'Terraform tf: the value at /spec/module contains a NUL byte'],
+    [34, '/spec/variables/k/0', 'Terraform tf: the value at /spec/variables/k/0 contains a NUL byte'],
+  ];
+  assert.deepEqual(errors.map((d) => [d.location.line, d.location.pointer, d.message]), expected);
+  for (const d of errors) {
+    assertLocated(d, 'nyl.yaml', d.location.line, d.location.pointer);
+    assert.match(d.fix, /^remove the NUL byte/);
+  }
+  assert.deepEqual(errors[1].units, ['argv']);
+});
+
+test('a NUL byte in a name, a kind or an apiVersion is reported as such, not as an invalid name or unknown kind', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': documents(
+      resource('Command', '"db\\0"', 'run: [x]'),
+      resource('"Command\\0"', 'x', 'run: [x]'),
+      ['apiVersion: "nyl.io/v1\\0"', 'kind: Command', 'metadata: {name: y}', 'spec: {run: [x]}'],
+    ),
+  });
+  assert.deepEqual(errors.map((d) => [d.location.line, d.location.pointer, d.message]), [
+    [3, '/metadata/name', 'Command: the value at /metadata/name contains a NUL byte'],
+    [8, '/kind', 'the value at /kind contains a NUL byte'],
+    [13, '/apiVersion', 'the value at /apiVersion contains a NUL byte'],
+  ]);
+  for (const d of errors) assert.match(d.fix, /^remove the NUL byte/);
 });
