@@ -10,6 +10,7 @@ import type { RunRef } from './run-ref';
 export class GroupCommit {
   private inFlight: Promise<void> | undefined;
   private names: string[] = [];
+  private stopped = false;
   /** Set when a push failed: the lease was lost (or the repository unreachable); nothing more is pushed. */
   failure: { lost: boolean; message: string } | undefined;
   /** Pushes made, for reports and benchmarks. */
@@ -28,7 +29,7 @@ export class GroupCommit {
   }
 
   private kick(): void {
-    if (this.inFlight) return;
+    if (this.inFlight || this.stopped) return;
     this.inFlight = this.drain().finally(() => {
       this.inFlight = undefined;
       // A checkpoint may have arrived after the loop's last look: it must not wait for another.
@@ -36,17 +37,27 @@ export class GroupCommit {
     });
   }
 
-  /** Waits until every queued checkpoint is pushed, or a push failed. */
-  async flush(): Promise<void> {
+  /**
+   * Waits for the push in flight, without starting another: checkpoints still pending then ride
+   * on the run's next push (the next wave's started markers), and a run that ends writes them in
+   * its transition or, without one, when it marks its run ref ended.
+   */
+  async idle(): Promise<void> {
     while (this.inFlight) await this.inFlight;
-    if (!this.failure && this.runRef.hasPending()) {
-      this.kick();
-      await this.flush();
-    }
+  }
+
+  /** Units whose checkpoints wait for a push, for the message of the push that takes them. */
+  takeNames(): string[] {
+    return this.names.splice(0);
+  }
+
+  /** No further group-commit push (the run publishes its transition, or ends without one). */
+  stop(): void {
+    this.stopped = true;
   }
 
   private async drain(): Promise<void> {
-    while (!this.failure && this.runRef.hasPending()) {
+    while (!this.failure && !this.stopped && this.runRef.hasPending()) {
       const names = this.names.splice(0);
       await this.rt.faults.reach('before-checkpoint-push', names);
       const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`).catch((error: Error) => ({ ok: false as const, lost: false, result: { ok: false as const, kind: 'unreachable' as const, message: error.message } }));

@@ -138,7 +138,8 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const ctx = contextOf(input, state, workspace);
   try {
     await applyWaves(ctx);
-    await ctx.commits.flush();
+    ctx.commits.stop();
+    await ctx.commits.idle();
     // A hold delivered while the last wave ran still applies: the unit is held as it ran.
     if (!rt.cancel.aborted && !input.lease.lost) await ctx.signals.poll(true);
     noteStops(ctx);

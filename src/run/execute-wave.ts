@@ -45,11 +45,17 @@ function startedMarker(plan: UnitPlan, startedAt: string): RunUnitDoc {
   return { unit: plan.name, uid: plan.uid!, kind: plan.kind, executionKey: plan.executionKey!, startedAt, desired: plan.next! };
 }
 
-/** Pushes the wave's started markers with a lease renewal; false when its units may not start. */
+/**
+ * Pushes the wave's started markers (with the previous wave's last checkpoints, if any wait),
+ * fenced by the lease: a holder that lost its lease starts nothing. False when the units may not
+ * start.
+ */
 async function recordStarts(wave: UnitPlan[], markers: Map<string, RunUnitDoc>, ctx: WaveContext): Promise<boolean> {
   const files = new Map([...markers].map(([name, doc]) => [unitFile(name), serializeRunUnit(doc)]));
   ctx.runRef.queue(files);
-  const written = await ctx.runRef.push('renew', `nyl: start ${wave.map((u) => u.name).join(', ')}\n`).catch(() => undefined);
+  const riding = ctx.commits.takeNames();
+  const message = `nyl: start ${wave.map((u) => u.name).join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
+  const written = await ctx.runRef.push('fence', message).catch(() => undefined);
   if (!written?.ok) {
     // These units never start: their start records must not reach the run ref later.
     ctx.runRef.discard(files.keys());
@@ -127,7 +133,7 @@ async function runUnit(plan: UnitPlan, marker: RunUnitDoc, ctx: WaveContext): Pr
 
 /**
  * Records the wave's starts, then runs its units; returns when every started unit has ended and
- * its checkpoint is durable (a wave's results are in the run ref before the next wave starts).
+ * the checkpoint push in flight, if any, has landed.
  */
 export async function executeWave(wave: UnitPlan[], ctx: WaveContext): Promise<void> {
   const startedAt = isoSeconds(ctx.rt.clock.now());
@@ -136,7 +142,6 @@ export async function executeWave(wave: UnitPlan[], ctx: WaveContext): Promise<v
   try {
     await runPool(wave, ctx.concurrency, (u) => runUnit(u, markers.get(u.name)!, ctx));
   } finally {
-    await ctx.commits.flush();
+    await ctx.commits.idle();
   }
-  if (!ctx.commits.failure) await ctx.rt.faults.reach('wave-checkpointed', wave.map((u) => u.name));
 }

@@ -165,7 +165,7 @@ describe('recover -e imports a broken run', () => {
     const sc = new Scenario();
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
-      const { deadRuns } = await crashReconcile(sc, 'wave-checkpointed');
+      const { deadRuns } = await crashReconcile(sc, 'before-transition-push', { units: ['base', 'config'] });
       await sc.leaseBreak('first break');
       const before = sc.stateRefs();
       const h = sc.start(recoverArgs, { env: { NYL_FAULT_AT: 'before-recover-push', NYL_FAULT_ACTION: 'kill' } });

@@ -62,22 +62,22 @@ export const BUG_EVIDENCE_ACCEPTABLE_STALE =
  * Checkpoints are pushed by group commit (as soon as a unit ends), so a checkpoint point is
  * addressed by the unit whose push it is, while the wave's other unit still runs:
  * - before-checkpoint-push: the wave's first unit ended, its checkpoint not pushed;
- * - after-checkpoint-push: the wave's first unit's checkpoint landed, its sibling still runs;
- * - wave-checkpointed: every unit of the wave ended and its checkpoint landed.
+ * - after-checkpoint-push: the wave's first unit's checkpoint landed, its sibling still runs.
+ * (A wave's last checkpoints may ride on the next wave's started markers; for "the first wave
+ * checkpointed, nothing else started", crash a run of `units: [...]` before its transition.)
  */
 export const RECONCILE_POINTS = [
   'lease-acquired',
   'after-started-push',
   'before-checkpoint-push',
   'after-checkpoint-push',
-  'wave-checkpointed',
   'before-transition-push',
   'after-transition-push',
   'while-unit-runs',
 ];
 
 /** Points reached once per wave: the harness can crash at the n-th wave by pausing through the others. */
-const PER_WAVE = new Set(['after-started-push', 'wave-checkpointed']);
+const PER_WAVE = new Set(['after-started-push']);
 
 /** Points of one unit's checkpoint push: the harness holds the wave's other unit running. */
 const PER_PUSH = new Set(['before-checkpoint-push', 'after-checkpoint-push']);
@@ -440,8 +440,8 @@ export function trailer(message, name) {
  * per-wave points), or 'while-unit-runs' (SIGKILL of nyl's process group once `slowUnit` runs,
  * then of the tool). Returns {result, deadRuns}.
  */
-export async function crashReconcile(sc, point, { wave = 1, slowUnit = 'migrate', env = {} } = {}) {
-  const args = ['reconcile', '-e', ENV, '-o', 'json'];
+export async function crashReconcile(sc, point, { wave = 1, slowUnit = 'migrate', env = {}, units } = {}) {
+  const args = ['reconcile', '-e', ENV, '-o', 'json', ...(units ? ['--units', units.join(',')] : [])];
   let result;
   if (point === 'while-unit-runs') {
     result = await crashWhileUnitRuns(sc, args, slowUnit, env);
