@@ -54,6 +54,8 @@ export interface StreamOptions {
 }
 
 const DEFAULT_KILL_GRACE_MS = 5000;
+/** How long output may still arrive after a process exited before its streams are closed. */
+const STREAM_DRAIN_MS = 200;
 
 export class NodeProcessRunner implements ProcessRunner {
   /** Incremented per started process; the benchmarks read it. */
@@ -139,13 +141,26 @@ function supervise(child: ChildProcess, argv: string[], options: RunOptions, beg
     child.stdin.end(options.input);
   }
   return new Promise((resolve) => {
-    child.on('close', (code, signal) => {
+    let settled = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
       if (timer) clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       options.cancel?.removeEventListener('abort', onCancel);
-      const result: ProcessResult = { argv, code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, cancelled, durationMs: Date.now() - began };
+      const result: ProcessResult = { argv, code: spawnError ? null : code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, cancelled, durationMs: Date.now() - began };
       if (spawnError) result.spawnError = spawnError;
       resolve(result);
+    };
+    child.on('close', finish);
+    // A tool that leaves a background child holding its output has still ended when it exits:
+    // take what its streams deliver shortly after, then stop listening to them.
+    child.on('exit', (code, signal) => {
+      setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        finish(code, signal);
+      }, STREAM_DRAIN_MS).unref();
     });
   });
 }

@@ -19,7 +19,22 @@ import { byCodeUnits } from '../util/compare';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import type { OpenedEnvironment } from './context';
-import type { RecoverOptions, RecoverWork } from './recover';
+
+export interface RecoverOptions {
+  unit?: string;
+  retry: boolean;
+  accept?: string;
+  reason?: string;
+  waitMs?: number;
+}
+
+/** What recover decided: the documents after the import and the unit's action. */
+export interface RecoverWork {
+  desired: Map<string, DesiredUnitDoc>;
+  observed: Map<string, ObservedUnitDoc>;
+  units: Record<string, unknown>;
+  recovered: string[];
+}
 
 type RefusalCode = 'NYL-RECOVER-NOTHING' | 'NYL-RECOVER-CHECKPOINT-MISSING' | 'NYL-RECOVER-KEY-MISMATCH' | 'NYL-RECOVER-REASON-REQUIRED';
 

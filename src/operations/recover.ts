@@ -16,23 +16,17 @@ import { applyHolds } from '../run/apply-holds';
 import { readHoldSignals } from '../run/signals';
 import { breakFields, coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
 import { buildTransitions } from '../run/transition-plan';
-import type { DesiredUnitDoc, EnvironmentStateDoc, ObservedUnitDoc } from '../state/documents';
+import type { EnvironmentStateDoc } from '../state/documents';
 import { readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
-import { decideUnit } from './recover-unit';
+import { decideUnit, type RecoverOptions, type RecoverWork } from './recover-unit';
 import { stateOperationReport } from './report-base';
 
-export interface RecoverOptions {
-  unit?: string;
-  retry: boolean;
-  accept?: string;
-  reason?: string;
-  waitMs?: number;
-}
+export type { RecoverOptions, RecoverWork } from './recover-unit';
 
 export interface RecoverRequest extends EnvironmentRequest, RecoverOptions {}
 
@@ -97,14 +91,6 @@ async function recoverUnderLease(rt: Runtime, opened: OpenedEnvironment, req: Re
   report.warnings.push(...(takeover?.imported.diagnostics ?? []));
   if (req.unit) await decideUnit(rt, opened, tx.snapshot, view.state.generation, req, work, report);
   return publishRecovery(rt, opened, req, tx, { refs: tx.snapshot, view, takeover, work, broken }, report);
-}
-
-/** What recover decided: the documents after the import and the unit's action. */
-export interface RecoverWork {
-  desired: Map<string, DesiredUnitDoc>;
-  observed: Map<string, ObservedUnitDoc>;
-  units: Record<string, unknown>;
-  recovered: string[];
 }
 
 interface Recovery {

@@ -8,17 +8,25 @@ import type { ApplyOutcome, Driver, DriverContext } from '../drivers/contract';
 import { oneLine } from '../drivers/contract';
 import type { ProcessRunner } from '../exec/process';
 
-/** Wraps the context's runner to tell whether the driver started a process. */
+/** Wraps the context's runner to tell whether the driver started a process (one that could not start does not count). */
 function countingRunner(runner: ProcessRunner): { runner: ProcessRunner; started: () => boolean } {
   let started = 0;
+  let pending = 0;
   return {
     runner: {
-      run: (argv, options) => {
-        started++;
-        return runner.run(argv, options);
+      run: async (argv, options) => {
+        pending++;
+        try {
+          const result = await runner.run(argv, options);
+          if (!result.spawnError) started++;
+          return result;
+        } finally {
+          pending--;
+        }
       },
     },
-    started: () => started > 0,
+    // A process still running when the driver threw has started as far as anyone can tell.
+    started: () => started > 0 || pending > 0,
   };
 }
 

@@ -143,11 +143,15 @@ export class GitStateStore implements StateStore {
   }
 
   /** Reads the current values of the environment's refs from the state repository. */
+  /** Refs of a repository on this machine; one that vanished is unavailable, not an internal error. */
+  private async readLocalRefs(patterns: string[]): Promise<RefSnapshot> {
+    if (this.loc.kind === 'path' && !gitDirOf(this.workDir)) unavailable(this.loc, `${this.workDir} is not a Git repository (any more)`);
+    return readRefs(this.git, this.workDir, patterns);
+  }
+
   async snapshot(): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
-    if (this.loc.kind !== 'remote') {
-      return readRefs(this.git, this.workDir, [...exact, ...prefixes]);
-    }
+    if (this.loc.kind !== 'remote') return this.readLocalRefs([...exact, ...prefixes]);
     const specs = [
       ...exact.map((r) => `+${r}:${this.mirror(r)}`),
       ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
@@ -188,7 +192,7 @@ export class GitStateStore implements StateStore {
 
   /** Reads the current refs under one prefix of the state repository (signals, for a live run). */
   async snapshotPrefix(prefix: string): Promise<RefSnapshot> {
-    if (this.loc.kind !== 'remote') return readRefs(this.git, this.workDir, [prefix]);
+    if (this.loc.kind !== 'remote') return this.readLocalRefs([prefix]);
     const result = await this.fetch(['--prune', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`]);
     if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
     const mirrored = await readRefs(this.git, this.workDir, [this.mirror(prefix)]);

@@ -8,6 +8,10 @@
  *   now (`expect`, null = absent) and one stale expectation rejects the whole write
  *   (`{ok: false, kind: 'rejected'}`), leaving every ref as it was. `unreachable` means nothing
  *   is known about the outcome's cause beyond "the repository could not be reached".
+ *   As with `git push --atomic --force-with-lease`, an update whose ref already holds its target
+ *   value is up to date and passes whatever it expected. Nyl relies on that only where it is
+ *   safe: a fence (`expect` = `to` = the lease it holds) passes exactly while the lease is
+ *   unchanged, and every other target is a new commit that only its writer can produce.
  * - `writeCommits(specs)` creates commits (with their trees and blobs) and returns their ids in
  *   order; it moves no ref. Objects are immutable: the same id always reads the same content.
  * - `reader` reads objects by id or `commit:path`; a tree's content is Git's binary tree format.

