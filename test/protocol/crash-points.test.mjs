@@ -1,0 +1,110 @@
+// The end-to-end crash suite's scenarios (test/e2e/crash-points.test.mjs), in process: the same
+// six units, killed at every protocol step of a reconcile, then recovered the two ways an
+// operator would, checked against the same invariants and the same expected executions. A crash
+// here is deterministic: the process stops at its next I/O.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { World } from './world.mjs';
+import { assertInvariants, Journal } from './invariants.mjs';
+
+const ALL = { base: 1, config: 1, db: 1, migrate: 1, app: 1, report: 1 };
+const counts = (over) => ({ ...ALL, ...over });
+
+/**
+ * A crash in wave 2 (base, config ran in wave 1; db, migrate in wave 2; app, report in wave 3):
+ * `a`, the takeover path (executions, units left uncertain); `b`, the recover path (executions;
+ * every unit current in the end). As in the end-to-end suite.
+ */
+const EXPECT = {
+  'lease-acquired': { a: { counts: ALL, stuck: [] }, b: { counts: ALL }, checkpointed: [] },
+  'after-started-push': { a: { counts: counts({ migrate: 0, app: 0 }), stuck: ['migrate'] }, b: { counts: ALL }, checkpointed: ['base', 'config'] },
+  'before-checkpoint-push': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) }, checkpointed: ['base', 'config'] },
+  'after-checkpoint-push': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) }, checkpointed: ['base', 'config', 'db'] },
+  'before-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL }, checkpointed: ['app', 'base', 'config', 'db', 'migrate', 'report'] },
+  'after-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL }, checkpointed: null },
+  'while-unit-runs': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) }, checkpointed: ['base', 'config', 'db'] },
+};
+
+/** Kills a reconcile at `point` of wave 2 (for per-unit points: db's push, while migrate still runs). */
+async function crash(world, journal, point) {
+  const proc = world.process('victim');
+  let release;
+  if (['before-checkpoint-push', 'after-checkpoint-push', 'while-unit-runs'].includes(point)) release = world.driver.hold('migrate');
+  if (point === 'after-started-push') proc.crashAt(point, { nth: 2 });
+  else if (point === 'before-checkpoint-push' || point === 'after-checkpoint-push') proc.crashAt(point, { unit: 'db' });
+  else if (point !== 'while-unit-runs') proc.crashAt(point);
+  const run = proc.start('reconcile');
+  if (point === 'while-unit-runs') {
+    await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('db')), "db's checkpoint in the run ref");
+    proc.kill();
+  }
+  const outcome = await run.outcome;
+  assert.ok(outcome.died, `the reconcile died at ${point}: ${JSON.stringify(outcome.report?.units ?? outcome.codes)}`);
+  release?.();
+  return journal.noteDeadRuns();
+}
+
+async function takeoverPath(world, journal) {
+  const broke = await journal.leaseBreak(world.process('operator'));
+  const reconcile = await world.process('takeover').run('reconcile');
+  journal.note();
+  return { broke, reconcile };
+}
+
+async function recoverPath(world, journal) {
+  const op = world.process('operator');
+  const broke = await journal.leaseBreak(op);
+  const recover = await op.run('recover');
+  if (broke.report.result === 'done') assert.equal(recover.code, 0, JSON.stringify(recover.codes));
+  else assert.deepEqual(recover.codes, ['NYL-RECOVER-NOTHING']);
+  const status = (await op.run('status')).report;
+  const uncertain = Object.values(status.units).filter((u) => u.condition?.type === 'uncertain').map((u) => u.name);
+  for (const unit of uncertain) assert.equal((await op.run('recover', { unit, retry: true, reason: 'checked: safe to run again' })).code, 0);
+  const reconcile = await world.process('last').run('reconcile');
+  assert.equal(reconcile.code, 0, JSON.stringify(reconcile.report?.units));
+  journal.note();
+  return { uncertain };
+}
+
+describe('crash points, in process', { concurrency: 4 }, () => {
+  for (const point of Object.keys(EXPECT)) {
+    for (const way of ['takeover', 'recover']) {
+      test(`killed at ${point}: ${way === 'takeover' ? 'lease break + reconcile takes over' : 'lease break, recover, retry, reconcile'}`, async () => {
+        const world = await World.create();
+        try {
+          const journal = new Journal(world);
+          await world.process('init').run('state init');
+          journal.note();
+          const before = world.stateRefs();
+          const dead = await crash(world, journal, point);
+          const expected = EXPECT[point];
+          if (point === 'after-transition-push') {
+            assert.deepEqual(dead, [], 'the transition consumed the run ref');
+            assert.equal(world.refs()[world.leaseRef], undefined, 'and released the lease');
+          } else {
+            assert.equal(dead.length, 1);
+            assert.deepEqual(world.stateRefs(), before, 'a dead run changed no state ref');
+            assert.deepEqual(world.receiptsIn(dead[0]), expected.checkpointed, 'receipt checkpoints in the run ref');
+          }
+          if (way === 'takeover') {
+            const { reconcile } = await takeoverPath(world, journal);
+            if (dead.length > 0) {
+              assert.equal(reconcile.report.details.leaseBroken?.run, dead[0], 'the takeover records the break');
+              assert.equal(reconcile.code, expected.a.stuck.length > 0 ? 4 : 0);
+              for (const name of expected.a.stuck) assert.equal(reconcile.report.units[name].result, 'recovered');
+              for (const name of expected.checkpointed) assert.equal(reconcile.report.units[name].result, 'imported', name);
+            }
+          } else {
+            await recoverPath(world, journal);
+          }
+          const summary = await assertInvariants(world, journal, { allCurrent: way === 'recover' });
+          const want = way === 'takeover' ? expected.a : expected.b;
+          assert.deepEqual(summary.counts, want.counts, 'executions per unit');
+          if (way === 'takeover') assert.deepEqual(summary.stuck, want.stuck, 'units left uncertain');
+        } finally {
+          world.cleanup();
+        }
+      });
+    }
+  }
+});

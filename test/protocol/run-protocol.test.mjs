@@ -1,0 +1,250 @@
+// The run protocol in process, on virtual time: group commit of checkpoints, failures contained
+// per unit, the lease as fencing token, the skew and safety margins, delivered holds, and one
+// push in flight. Each test is deterministic: time moves only when the test (or the idle clock)
+// moves it, and a process stops at its next I/O when it is killed.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { receipt } from '../fakes/driver.mjs';
+import { ENV, World } from './world.mjs';
+import { assertInvariants, Journal } from './invariants.mjs';
+
+const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
+
+async function initialized(options) {
+  const world = await World.create(options);
+  await world.process('init').run('state init');
+  return world;
+}
+
+describe('group commit', () => {
+  test('a unit that finishes while a sibling runs 30 s is checkpointed at once; killed then, the next run imports it', async () => {
+    const world = await initialized({ units: [unit('fast', { recovery: 'converge' }), unit('slow')], delayMs: { fast: 500, slow: 30_000 } });
+    try {
+      const journal = new Journal(world);
+      world.clock.autoAdvance = false;
+      const victim = world.process('victim');
+      const run = victim.start('reconcile');
+      await world.until(() => world.driver.callsOf('slow').length === 1 && world.driver.callsOf('fast').length === 1, 'both units started');
+      const started = world.clock.now();
+      await world.clock.advance(500);
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('fast')), "fast's checkpoint in the run ref");
+      assert.ok(world.clock.now() - started < 1000, `checkpointed ${world.clock.now() - started} ms after it started, while slow still runs`);
+      assert.equal(world.driver.callsOf('slow')[0].outcome, undefined, 'slow still runs');
+      victim.kill();
+      assert.ok((await run.outcome).died);
+      journal.noteDeadRuns();
+      world.clock.autoAdvance = true;
+      await journal.leaseBreak(world.process('operator'));
+      const take = await world.process('takeover').run('reconcile');
+      assert.equal(take.report.units.fast.result, 'imported', JSON.stringify(take.report.units));
+      assert.equal(take.report.units.slow.result, 'recovered');
+      const summary = await assertInvariants(world, journal);
+      assert.deepEqual(summary.counts, { fast: 1, slow: 1 });
+      assert.deepEqual(summary.stuck, ['slow']);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('one push in flight at a time; a wave of quick units needs a handful of pushes, not one per unit', async () => {
+    const units = Array.from({ length: 40 }, (_, i) => unit(`u${String(i).padStart(2, '0')}`));
+    const world = await initialized({ units, delayMs: 5 });
+    try {
+      const p = world.process('runner');
+      const r = await p.run('reconcile', { concurrency: 8 });
+      assert.equal(r.code, 0);
+      assert.equal(p.stats.maxWritesInFlight, 1, 'never two pushes of one run at once');
+      // lease + start + checkpoints + transition; group commit batches the 40 checkpoints.
+      assert.ok(p.stats.writes < 40, `${p.stats.writes} writes for 40 units`);
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('failures are contained per unit', () => {
+  test('a driver that throws fails its unit alone; the sibling finishes under the lease; nothing runs twice', async () => {
+    let leaseWhileSiblingEnds;
+    const world = await initialized({
+      units: [unit('bad'), unit('after', { dependsOn: ['bad'] }), unit('slow')],
+      driver: { throws: { bad: 'spawn refused the arguments' } },
+      apply: {
+        slow: async (ctx) => {
+          await ctx.clock.sleep(5000);
+          leaseWhileSiblingEnds = world.refs()[world.leaseRef];
+          return receipt({ unit: 'slow' });
+        },
+      },
+    });
+    try {
+      const first = world.process('first').start('reconcile');
+      const second = world.process('second');
+      const r = await first.outcome;
+      assert.ok(leaseWhileSiblingEnds, 'the lease was held while the sibling ran');
+      assert.equal(r.code, 3);
+      assert.equal(r.report.units.bad.result, 'failed');
+      assert.match(r.report.units.bad.detail, /the Command driver failed: spawn refused the arguments/);
+      assert.equal(r.report.units.slow.result, 'executed');
+      assert.equal(r.report.units.after.result, 'blocked');
+      assert.equal(world.observedDoc('bad').condition.retryable, true, 'nothing started: the next reconcile retries it');
+      const again = await second.run('reconcile');
+      assert.equal(world.counts().slow, 1, 'slow never ran twice');
+      assert.equal(again.report.units.bad.result, 'failed', 'retried, and failed again');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a driver that throws after its tool started leaves the unit uncertain', async () => {
+    const world = await initialized({ units: [unit('half')], driver: { startProcess: { half: ['tool'] }, throws: { half: 'lost track of the tool' } } });
+    try {
+      world.processes[0].rt.runner.register('tool', async () => ({ code: 0 }));
+      const p = world.process('runner');
+      p.rt.runner.register('tool', async () => ({ code: 0 }));
+      const r = await p.run('reconcile');
+      assert.equal(r.code, 4);
+      assert.equal(r.report.units.half.result, 'uncertain');
+      assert.equal(world.observedDoc('half').condition.type, 'uncertain');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('the lease is the fencing token', () => {
+  test('a holder whose lease was taken starts nothing more: its next start push fails whole', async () => {
+    const world = await initialized({ units: [unit('first'), unit('second', { dependsOn: ['first'] })] });
+    try {
+      const before = world.stateRefs();
+      const holder = world.process('holder');
+      const paused = holder.pauseAt('after-checkpoint-push', { unit: 'first' });
+      const run = holder.start('reconcile');
+      await paused.reached;
+      world.repo.setRef(world.leaseRef, null); // someone deleted the lease behind its back
+      paused.release();
+      const r = await run.outcome;
+      assert.deepEqual(r.codes, ['NYL-LEASE-LOST']);
+      assert.equal(r.code, 4);
+      assert.equal(world.driver.callsOf('second').length, 0, 'the second wave never started');
+      const [dead] = world.runRefs();
+      assert.equal(world.runRecords(dead).get('second'), undefined, 'no started marker reached the run ref');
+      assert.deepEqual(world.stateRefs(), before, 'nothing reached state');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a run that lost its lease mid-unit records its late checkpoint as evidence; the importer keeps the unit uncertain', async () => {
+    const world = await initialized({ units: [unit('slow'), unit('next', { dependsOn: ['slow'] })] });
+    try {
+      const journal = new Journal(world);
+      const release = world.driver.hold('slow');
+      const run = world.process('holder').start('reconcile');
+      await world.driver.whenCalled('slow');
+      const [holderRun] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'), 'the runner looked dead');
+      const imported = await world.process('importer').run('recover');
+      assert.equal(imported.code, 0);
+      assert.equal(world.observedDoc('slow').condition.type, 'uncertain');
+      release();
+      const lost = await run.outcome;
+      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+      assert.equal(world.driver.callsOf('next').length, 0, 'nothing started after the lease was lost');
+      assert.equal(world.runRecords(holderRun).get('slow')?.checkpoint?.result, 'receipt', 'the late record was written again');
+      const next = await world.process('next').run('reconcile');
+      assert.ok(next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'), JSON.stringify(next.report.warnings));
+      assert.equal(world.observedDoc('slow').condition?.type, 'uncertain', 'a late checkpoint never overwrites the uncertain condition');
+      assert.ok(world.evidenceRefs().some((r) => r.endsWith(`slow/${holderRun}`)), 'its evidence is kept for recover --accept');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('lease timing', () => {
+  test('deadlines have millisecond precision: a 2 s lease taken at .050 lasts until .050 two seconds later', async () => {
+    const world = await initialized({ units: [unit('a')], lease: '2s', autoAdvance: false });
+    try {
+      const p = world.process('runner', { offsetMs: 50 });
+      const paused = p.pauseAt('lease-acquired');
+      const takenAt = p.clock.now();
+      const run = p.start('reconcile');
+      await paused.reached;
+      assert.equal(takenAt % 1000, 50);
+      assert.equal(Date.parse(world.leaseDoc().deadline), takenAt + 2000, world.leaseDoc().deadline);
+      const runDoc = world.doc(`refs/nyl/${ENV}/runs/${world.runRefs()[0]}`, 'run.yaml');
+      assert.equal(Date.parse(runDoc.deadline), takenAt + 2000, 'the run ref carries the same deadline');
+      world.clock.autoAdvance = true;
+      paused.release();
+      assert.equal((await run.outcome).code, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a taker waits for the deadline plus the skew margin on its own clock before it takes over', async () => {
+    const world = await initialized({ units: [unit('a'), unit('b', { dependsOn: ['a'] })], lease: '5m' });
+    try {
+      const journal = new Journal(world);
+      const victim = world.process('victim').crashAt('after-started-push', { nth: 2 });
+      assert.ok((await victim.start('reconcile').outcome).died);
+      journal.noteDeadRuns();
+      const deadline = Date.parse(world.leaseDoc().deadline);
+      // 20 s past the deadline on the taker's clock: within the 30 s margin, the lease holds.
+      const early = world.process('early', { offsetMs: deadline + 20_000 - world.clock.now() });
+      const held = await early.run('reconcile');
+      assert.deepEqual(held.codes, ['NYL-LEASE-HELD'], JSON.stringify({ deadline: world.leaseDoc().deadline, now: early.clock.now(), report: held.report?.units }));
+      const late = world.process('late', { offsetMs: deadline + 31_000 - world.clock.now() });
+      const take = await late.run('reconcile');
+      assert.equal(take.report.units.a.result, 'imported');
+      assert.equal(take.report.units.b.result, 'recovered', 'b started and may have had effects');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a holder whose renewals fail starts no unit within the safety margin of its deadline', async () => {
+    let unreachable = false;
+    const world = await initialized({ units: [unit('long'), unit('queued')], lease: '10s', delayMs: { long: 9_500, queued: 10 } });
+    try {
+      const p = world.process('holder', { unreachable: () => unreachable });
+      const paused = p.pauseAt('after-started-push');
+      const run = p.start('reconcile', { concurrency: 1 });
+      await paused.reached;
+      unreachable = true; // renewals and checkpoints fail from now on
+      paused.release();
+      const r = await run.outcome;
+      assert.equal(world.driver.callsOf('long').length, 1);
+      assert.equal(world.driver.callsOf('queued').length, 0, 'queued was due 9.5 s into a 10 s lease: past deadline - safety margin (1 s)');
+      assert.deepEqual(r.codes, ['NYL-STATE-UNAVAILABLE'], 'its transition cannot be pushed either');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('holds delivered to a running run', () => {
+  test('a unit not started yet is held as it was; one that ran is held as it ran', async () => {
+    const world = await initialized({ units: [unit('a'), unit('c'), unit('b', { dependsOn: ['a'] })] });
+    try {
+      const release = world.driver.hold('a');
+      const run = world.process('runner').start('reconcile');
+      await world.driver.whenCalled('a');
+      await world.until(() => world.driver.callsOf('c')[0]?.outcome !== undefined, 'c ran');
+      const operator = world.process('operator');
+      assert.equal((await operator.run('hold', { unit: 'b', reason: 'incident' })).report.result, 'delivered');
+      assert.equal((await operator.run('hold', { unit: 'c', reason: 'incident' })).report.result, 'delivered');
+      release();
+      const r = await run.outcome;
+      assert.equal(r.report.units.b.result, 'held');
+      assert.equal(r.report.units.c.result, 'held');
+      assert.equal(r.report.units.c.detail, 'held as it ran (executed)');
+      assert.equal(world.driver.callsOf('b').length, 0, 'b never started');
+      assert.equal(world.desiredDoc('b').lifecycle.state, 'held');
+      assert.equal(world.desiredDoc('c').lifecycle.state, 'held');
+      assert.deepEqual(Object.keys(world.refs()).filter((ref) => ref.includes('/signals/')), [], 'the signals were consumed');
+    } finally {
+      world.cleanup();
+    }
+  });
+});

@@ -1,0 +1,373 @@
+// An in-process world for protocol tests: one state repository in memory (MemoryRepository),
+// one virtual clock (ManualClock), one scripted driver (fakeDriver) that records every execution,
+// and any number of simulated `nyl` processes, each with its own runtime, store view, cancellation
+// and fault points. The operations under test are the real ones (reconcileOpened, recoverOpened,
+// ...), fed an OpenedEnvironment built here instead of from a Git checkout.
+//
+// A process can crash: from then on every store call, clock sleep and fault point of that process
+// never settles, so it stops at its next I/O exactly as a SIGKILL stops a real one (a write
+// already handed to the store lands, as a push already sent does). Nothing of it ever runs again;
+// its promises are simply abandoned.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { withDrivers } from '../../dist/drivers/registry.js';
+import { NylError } from '../../dist/errors/diagnostic.js';
+import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { loadProject } from '../../dist/project/load.js';
+import { leaseBreakOpened } from '../../dist/operations/lease-break.js';
+import { holdOpened } from '../../dist/operations/hold.js';
+import { reconcileOpened } from '../../dist/operations/reconcile.js';
+import { recoverOpened } from '../../dist/operations/recover.js';
+import { resumeOpened } from '../../dist/operations/resume.js';
+import { stateInitOpened } from '../../dist/operations/state-init.js';
+import { statusOpened } from '../../dist/operations/status.js';
+import { fromYaml } from '../../dist/state/documents.js';
+import { ManualClock } from '../fakes/clock.mjs';
+import { fakeDriver, receipt } from '../fakes/driver.mjs';
+import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
+import { FakeProcessRunner } from '../fakes/process-runner.mjs';
+import { memoryTree } from '../support/memory-tree.mjs';
+
+export const T0 = Date.parse('2026-11-30T12:00:00.000Z');
+export const ENV = 'dev';
+export const AUTHOR = { name: 'Alice', email: 'alice@example.com' };
+
+/** The six units of the end-to-end crash suite: three waves, converge and manual mixed. */
+export const SIX_UNITS = [
+  { name: 'base', recovery: 'converge', dependsOn: [] },
+  { name: 'config', dependsOn: [] },
+  { name: 'db', recovery: 'converge', dependsOn: ['base'] },
+  { name: 'migrate', dependsOn: ['config'] },
+  { name: 'app', recovery: 'converge', dependsOn: ['db', 'migrate'] },
+  { name: 'report', dependsOn: ['db'] },
+];
+
+const never = () => new Promise(() => {});
+
+// Runs unpack nothing here, but make a scratch directory per run; a crashed run leaves its own.
+// One temporary root per test process holds them all.
+const TMP_ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-world-'));
+process.env.TMPDIR = TMP_ROOT;
+process.on('exit', () => fs.rmSync(TMP_ROOT, { recursive: true, force: true }));
+
+function projectYaml(units, lease) {
+  const docs = [
+    ['apiVersion: nyl.io/v1', 'kind: Environment', `metadata: {name: ${ENV}}`, 'spec:', `  lease: {duration: ${lease}}`],
+    ...units.map((u) => [
+      'apiVersion: nyl.io/v1',
+      'kind: Command',
+      `metadata: {name: ${u.name}}`,
+      'spec:',
+      ...(u.recovery ? [`  recovery: ${u.recovery}`] : []),
+      ...(u.dependsOn?.length ? [`  dependsOn: [${u.dependsOn.join(', ')}]`] : []),
+      `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
+    ]),
+  ];
+  return `${docs.map((d) => d.join('\n')).join('\n---\n')}\n`;
+}
+
+/**
+ * A clock of one process: the world's time plus an offset. Once the process died its sleeps never
+ * end, and they leave the world's clock (a dead process's timer must not make time jump).
+ */
+class ProcessClock {
+  constructor(world, offsetMs, isDead, death) {
+    this.world = world;
+    this.offsetMs = offsetMs;
+    this.isDead = isDead;
+    this.death = death;
+  }
+
+  now() {
+    return this.world.clock.now() + this.offsetMs;
+  }
+
+  async sleep(ms, signal) {
+    if (this.isDead()) return never();
+    await this.world.clock.sleep(ms, signal ? AbortSignal.any([signal, this.death]) : this.death);
+    if (this.isDead()) return never();
+  }
+}
+
+/**
+ * A view of the store that stops answering once its process died. It also counts the process's
+ * writes in flight at once (`stats.maxWritesInFlight`): the protocol allows one at a time.
+ */
+function killableStore(store, isDead, stats) {
+  const guard = (fn) => async (...args) => {
+    if (isDead()) return never();
+    const result = await fn(...args);
+    if (isDead()) return never();
+    return result;
+  };
+  const write = guard(async (updates) => {
+    stats.inFlight++;
+    stats.maxWritesInFlight = Math.max(stats.maxWritesInFlight, stats.inFlight);
+    try {
+      return await store.write(updates);
+    } finally {
+      stats.inFlight--;
+      stats.writes++;
+    }
+  });
+  const reader = { read: guard((s) => store.reader.read(s)), readMany: guard((s) => store.reader.readMany(s)), readTree: guard((s) => store.reader.readTree(s)) };
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'reader') return reader;
+      if (prop === 'write') return write;
+      const value = Reflect.get(target, prop);
+      if (typeof value !== 'function' || prop === 'mayHaveRefsUnder' || prop === 'close') return typeof value === 'function' ? value.bind(target) : value;
+      return guard(value.bind(target));
+    },
+  });
+}
+
+/**
+ * Fault points of one process: `crashAt(point, {unit, nth})` kills the process when it reaches the
+ * point the nth time (counting only reaches that concern `unit`, when given); `pauseAt` holds it
+ * there until the returned release() is called.
+ */
+class ScriptedFaults {
+  constructor(proc) {
+    this.proc = proc;
+    this.rules = [];
+    this.reached = [];
+  }
+
+  add(point, { unit, nth = 1, action }) {
+    const rule = { point, unit, nth, action, seen: 0 };
+    this.rules.push(rule);
+    return rule;
+  }
+
+  async reach(point, units = []) {
+    this.reached.push({ point, units: [...units] });
+    for (const rule of this.rules) {
+      if (rule.point !== point || (rule.unit && !units.includes(rule.unit))) continue;
+      if (++rule.seen !== rule.nth) continue;
+      await rule.action();
+    }
+    if (this.proc.dead) return never();
+  }
+}
+
+/** One simulated `nyl` process. */
+export class Proc {
+  constructor(world, name, { offsetMs = 0, author = AUTHOR, unreachable } = {}) {
+    this.world = world;
+    this.name = name;
+    this.dead = false;
+    this.author = author;
+    this.lines = [];
+    this.controller = new AbortController();
+    this.died = new Promise((resolve) => (this.markDied = resolve));
+    const isDead = () => this.dead;
+    this.death = new AbortController();
+    this.clock = new ProcessClock(world, offsetMs, isDead, this.death.signal);
+    this.faults = new ScriptedFaults(this);
+    this.stats = { inFlight: 0, maxWritesInFlight: 0, writes: 0 };
+    const storeOptions = { ...world.storeOptions, ...(unreachable ? { unreachable } : {}) };
+    this.store = killableStore(new MemoryStateStore(world.repo, world.loc, storeOptions), isDead, this.stats);
+    this.rt = {
+      git: undefined,
+      runner: new FakeProcessRunner({ clock: world.clock }),
+      clock: this.clock,
+      env: {},
+      cancel: this.controller.signal,
+      faults: this.faults,
+      log: (line) => this.lines.push(line),
+    };
+  }
+
+  opened() {
+    return {
+      project: this.world.project,
+      env: this.world.env,
+      sourceCommit: this.world.sourceCommit,
+      sourceOverride: false,
+      loc: this.world.loc,
+      store: this.store,
+      drivers: this.world.drivers,
+      author: this.author,
+      materialize: async (dest) => {
+        fs.mkdirSync(dest, { recursive: true });
+        return dest;
+      },
+      close: () => {},
+    };
+  }
+
+  /** Kills the process (SIGKILL): it never does anything again. */
+  kill() {
+    this.dead = true;
+    this.death.abort();
+    this.markDied();
+  }
+
+  /** SIGTERM: the run stops starting units and ends as cancelled. */
+  cancel(reason = 'SIGTERM') {
+    this.controller.abort(reason);
+  }
+
+  crashAt(point, options = {}) {
+    this.faults.add(point, { ...options, action: () => this.kill() });
+    return this;
+  }
+
+  /** Pauses at a point; resolves `reached` when there, continues on release(). */
+  pauseAt(point, options = {}) {
+    let release;
+    let reachedResolve;
+    const reached = new Promise((r) => (reachedResolve = r));
+    const gate = new Promise((r) => (release = r));
+    this.faults.add(point, { ...options, action: async () => { reachedResolve(); await gate; } });
+    return { reached, release };
+  }
+
+  /**
+   * Starts an operation: {done} settles with {report, error, code} like the CLI's exit code;
+   * if the process dies first, `done` never settles and `died` does.
+   */
+  start(operation, options = {}) {
+    const run = OPERATIONS[operation];
+    assert.ok(run, `no operation ${operation}`);
+    const done = run(this.rt, this.opened(), options).then(
+      (report) => ({ report, code: exitCodeOf(report, report.errors, operation) }),
+      (error) => {
+        if (!(error instanceof NylError)) throw error;
+        return { error, codes: error.diagnostics.map((d) => d.code), code: exitCodeOf(undefined, error.diagnostics, operation) };
+      },
+    );
+    return { done, outcome: Promise.race([done, this.died.then(() => ({ died: true }))]) };
+  }
+
+  /** Runs an operation to its end, driving virtual time; refuses if the process dies meanwhile. */
+  async run(operation, options = {}) {
+    const result = await this.start(operation, options).outcome;
+    assert.ok(!result.died, `${this.name} died during ${operation}`);
+    return result;
+  }
+}
+
+const OPERATIONS = {
+  'state init': (rt, opened, o) => stateInitOpened(rt, opened, { fresh: false, ...o }),
+  reconcile: (rt, opened, o) => reconcileOpened(rt, opened, { failFast: false, concurrency: 4, ...o }),
+  recover: (rt, opened, o) => recoverOpened(rt, opened, { retry: false, ...o }),
+  'lease break': (rt, opened, o) => leaseBreakOpened(rt, opened, o.reason ?? 'the runner was killed'),
+  hold: (rt, opened, o) => holdOpened(rt, opened, o),
+  resume: (rt, opened, o) => resumeOpened(rt, opened, o),
+  status: (rt, opened) => statusOpened(rt, opened),
+};
+
+export class World {
+  /**
+   * units: [{name, recovery?, dependsOn?, version?}]; lease: a duration; apply: the fake driver's
+   * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run.
+   */
+  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true } = {}) {
+    const world = new World();
+    world.units = units;
+    world.leaseText = lease;
+    world.repo = new MemoryRepository('state');
+    world.clock = new ManualClock(T0, { autoAdvance });
+    world.loc = memoryLocation(ENV);
+    world.storeOptions = storeOptions;
+    world.sourceCommit = 'c0ffee0000000000000000000000000000000001';
+    world.project = await loadProject('/project', memoryTree({ 'nyl.yaml': projectYaml(units, lease) }));
+    world.env = world.project.environments.get(ENV);
+    world.driver = fakeDriver({ apply: { default: (ctx) => receipt({ unit: ctx.unit }), ...apply }, delayMs, ...driver });
+    world.drivers = withDrivers(world.driver);
+    world.processes = [];
+    return world;
+  }
+
+  process(name = `p${this.processes.length + 1}`, options) {
+    const p = new Proc(this, name, options);
+    this.processes.push(p);
+    return p;
+  }
+
+  /** Changes the project, as a new commit of source would. */
+  async setUnits(units) {
+    this.units = units;
+    this.project = await loadProject('/project', memoryTree({ 'nyl.yaml': projectYaml(units, this.leaseText ?? '5m') }));
+    this.env = this.project.environments.get(ENV);
+  }
+
+  cleanup() {
+    for (const p of this.processes) p.kill();
+  }
+
+  // --- what the state repository holds ----------------------------------------------------
+
+  refs() {
+    return Object.fromEntries(this.repo.refs());
+  }
+
+  get leaseRef() {
+    return `refs/nyl/${ENV}/lease`;
+  }
+
+  runRefs() {
+    return Object.keys(this.refs()).filter((r) => r.startsWith(`refs/nyl/${ENV}/runs/`)).map((r) => r.slice(`refs/nyl/${ENV}/runs/`.length));
+  }
+
+  evidenceRefs() {
+    return Object.keys(this.refs()).filter((r) => r.startsWith(`refs/nyl/${ENV}/evidence/`));
+  }
+
+  stateRefs() {
+    const r = this.refs();
+    return { desired: r[this.loc.desiredRef], observed: r[this.loc.observedRef] };
+  }
+
+  doc(ref, file) {
+    const oid = this.repo.refs().get(ref);
+    if (!oid) return undefined;
+    const text = this.repo.filesAt(oid).get(file);
+    return text === undefined ? undefined : fromYaml(text);
+  }
+
+  desiredDoc(unit) {
+    return this.doc(this.loc.desiredRef, `units/${unit}.yaml`);
+  }
+
+  observedDoc(unit) {
+    return this.doc(this.loc.observedRef, `units/${unit}.yaml`);
+  }
+
+  leaseDoc() {
+    return this.doc(this.leaseRef, 'lease.yaml');
+  }
+
+  /** A run ref's unit records: Map unit -> doc. */
+  runRecords(run) {
+    const oid = this.repo.refs().get(`refs/nyl/${ENV}/runs/${run}`);
+    const files = oid ? this.repo.filesAt(oid, 'units') : new Map();
+    return new Map([...files].map(([file, text]) => [file.replace(/\.yaml$/, ''), fromYaml(text)]));
+  }
+
+  receiptsIn(run) {
+    return [...this.runRecords(run)].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n).sort();
+  }
+
+  /** Executions per unit, by the run that executed them (the fake driver's apply calls). */
+  executions() {
+    return Object.fromEntries(this.units.map((u) => [u.name, this.driver.callsOf(u.name).map((c) => c.run)]));
+  }
+
+  counts() {
+    return Object.fromEntries(Object.entries(this.executions()).map(([n, runs]) => [n, runs.length]));
+  }
+
+  /** Waits (driving time) until predicate() holds. */
+  async until(predicate, what = 'a condition') {
+    for (let i = 0; i < 20000; i++) {
+      if (predicate()) return;
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.fail(`timed out waiting for ${what}`);
+  }
+}
