@@ -54,7 +54,7 @@ export interface StreamOptions {
 }
 
 const DEFAULT_KILL_GRACE_MS = 5000;
-/** How long output may still arrive after a process exited before its streams are closed. */
+/** How long the output of a tool that exited must be quiet before its streams are closed. */
 const STREAM_DRAIN_MS = 200;
 
 export class NodeProcessRunner implements ProcessRunner {
@@ -105,32 +105,64 @@ function signalProcess(child: ChildProcess, group: boolean, signal: NodeJS.Signa
   }
 }
 
-/** Waits for the child, applying timeout and cancellation, and collects its output. */
-function supervise(child: ChildProcess, argv: string[], options: RunOptions, began: number): Promise<ProcessResult> {
-  const group = options.group === true;
-  const graceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+/**
+ * Collects (or streams) a child's output; `whenQuiet(then)` runs `then` once the output has been
+ * quiet for STREAM_DRAIN_MS. The check runs from setImmediate, after the event loop's poll phase,
+ * so output already waiting in the pipe is read first, however busy the machine.
+ */
+function outputOf(child: ChildProcess, options: RunOptions) {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  let timedOut = false;
-  let cancelled = false;
-  let spawnError: NodeJS.ErrnoException | undefined;
+  let last = Date.now();
+  const onOut = options.onStdout ?? ((b: Buffer) => out.push(b));
+  const onErr = options.onStderr ?? ((b: Buffer) => err.push(b));
+  child.stdout!.on('data', (b: Buffer) => {
+    last = Date.now();
+    onOut(b);
+  });
+  child.stderr!.on('data', (b: Buffer) => {
+    last = Date.now();
+    onErr(b);
+  });
+  const whenQuiet = (then: () => void) => {
+    const check = () => setImmediate(() => (Date.now() - last >= STREAM_DRAIN_MS ? then() : setTimeout(check, STREAM_DRAIN_MS).unref()));
+    setTimeout(check, STREAM_DRAIN_MS).unref();
+  };
+  return { stdout: () => Buffer.concat(out), stderr: () => Buffer.concat(err), whenQuiet };
+}
+
+/** Timeout and cancellation: the signal first, SIGKILL after the grace period. */
+function stopperOf(child: ChildProcess, options: RunOptions) {
+  const group = options.group === true;
+  const state = { timedOut: false, cancelled: false };
   let killTimer: NodeJS.Timeout | undefined;
   const stop = (signal: NodeJS.Signals) => {
     signalProcess(child, group, signal);
-    killTimer ??= setTimeout(() => signalProcess(child, group, 'SIGKILL'), graceMs);
+    killTimer ??= setTimeout(() => signalProcess(child, group, 'SIGKILL'), options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   };
   const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-    timedOut = true;
+    state.timedOut = true;
     stop('SIGTERM');
   }, options.timeoutMs);
   const onCancel = () => {
-    cancelled = true;
+    state.cancelled = true;
     stop(options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
   };
   if (options.cancel?.aborted) onCancel();
   else options.cancel?.addEventListener('abort', onCancel, { once: true });
-  child.stdout!.on('data', options.onStdout ?? ((b: Buffer) => out.push(b)));
-  child.stderr!.on('data', options.onStderr ?? ((b: Buffer) => err.push(b)));
+  const dispose = () => {
+    if (timer) clearTimeout(timer);
+    if (killTimer) clearTimeout(killTimer);
+    options.cancel?.removeEventListener('abort', onCancel);
+  };
+  return { state, dispose };
+}
+
+/** Waits for the child, applying timeout and cancellation, and collects its output. */
+function supervise(child: ChildProcess, argv: string[], options: RunOptions, began: number): Promise<ProcessResult> {
+  const output = outputOf(child, options);
+  const stopper = stopperOf(child, options);
+  let spawnError: NodeJS.ErrnoException | undefined;
   child.on('error', (error: NodeJS.ErrnoException) => {
     spawnError = error;
   });
@@ -145,22 +177,20 @@ function supervise(child: ChildProcess, argv: string[], options: RunOptions, beg
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (settled) return;
       settled = true;
-      if (timer) clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      options.cancel?.removeEventListener('abort', onCancel);
-      const result: ProcessResult = { argv, code: spawnError ? null : code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, cancelled, durationMs: Date.now() - began };
+      stopper.dispose();
+      const { timedOut, cancelled } = stopper.state;
+      const result: ProcessResult = { argv, code: spawnError ? null : code, signal, stdout: output.stdout(), stderr: output.stderr(), timedOut, cancelled, durationMs: Date.now() - began };
       if (spawnError) result.spawnError = spawnError;
       resolve(result);
     };
     child.on('close', finish);
-    // A tool that leaves a background child holding its output has still ended when it exits:
-    // take what its streams deliver shortly after, then stop listening to them.
-    child.on('exit', (code, signal) => {
-      setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish(code, signal);
-      }, STREAM_DRAIN_MS).unref();
-    });
+    // A tool (its own process group) that leaves a background child holding its output has still
+    // ended when it exits: once its output is quiet, stop listening. Git never does that, so other
+    // processes end at 'close' only.
+    if (options.group) child.on('exit', (code, signal) => output.whenQuiet(() => {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      finish(code, signal);
+    }));
   });
 }

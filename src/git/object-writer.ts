@@ -54,33 +54,31 @@ function quotePath(path: string): string {
   return `${out}"`;
 }
 
-export function buildFastImportStream(commits: CommitSpec[]): Buffer {
-  const parts: Buffer[] = [Buffer.from('feature done\n')];
+/** The commands that create commits on the scratch branch; marks start at `firstMark`. */
+function commitCommands(commits: CommitSpec[], firstMark: number): Buffer[] {
+  const parts: Buffer[] = [];
   commits.forEach((c, i) => {
-    parts.push(Buffer.from(`reset ${SCRATCH}\n`));
-    parts.push(Buffer.from(`commit ${SCRATCH}\nmark :${i + 1}\n`));
+    parts.push(Buffer.from(`reset ${SCRATCH}\ncommit ${SCRATCH}\nmark :${firstMark + i}\n`));
     parts.push(Buffer.from(identityLine('author', c.author, c.timeMs)));
     parts.push(Buffer.from(identityLine('committer', c.author, c.timeMs)));
     parts.push(...dataBlock(c.message));
-    if (c.parent !== undefined) {
-      const from = typeof c.parent === 'string' ? c.parent : `:${c.parent.index + 1}`;
-      parts.push(Buffer.from(`from ${from}\n`));
-    }
+    if (c.parent !== undefined) parts.push(Buffer.from(`from ${typeof c.parent === 'string' ? c.parent : `:${firstMark + c.parent.index}`}\n`));
     if (c.clearTree) parts.push(Buffer.from('deleteall\n'));
-    const paths = [...c.changes.keys()].sort();
-    for (const path of paths) {
+    for (const path of [...c.changes.keys()].sort()) {
       const content = c.changes.get(path);
       if (content === null || content === undefined) parts.push(Buffer.from(`D ${quotePath(path)}\n`, 'latin1'));
-      else {
-        parts.push(Buffer.from(`M 100644 inline ${quotePath(path)}\n`, 'latin1'));
-        parts.push(...dataBlock(content));
-      }
+      else parts.push(Buffer.from(`M 100644 inline ${quotePath(path)}\n`, 'latin1'), ...dataBlock(content));
     }
     parts.push(Buffer.from('\n'));
   });
-  commits.forEach((_, i) => parts.push(Buffer.from(`get-mark :${i + 1}\n`)));
-  parts.push(Buffer.from(`reset ${SCRATCH}\nfrom ${NULL_OID}\n\ndone\n`));
-  return Buffer.concat(parts);
+  commits.forEach((_, i) => parts.push(Buffer.from(`get-mark :${firstMark + i}\n`)));
+  // No ref is left behind: the scratch branch is deleted when fast-import next updates refs.
+  parts.push(Buffer.from(`reset ${SCRATCH}\nfrom ${NULL_OID}\n\n`));
+  return parts;
+}
+
+export function buildFastImportStream(commits: CommitSpec[]): Buffer {
+  return Buffer.concat([Buffer.from('feature done\n'), ...commitCommands(commits, 1), Buffer.from('done\n')]);
 }
 
 /** Writes the commits into the repository at dir and returns their ids, in order. */
@@ -97,4 +95,77 @@ export async function writeCommits(git: Git, dir: string, commits: CommitSpec[])
     throw new Error(`git fast-import returned ${ids.length} commit ids for ${commits.length} commits`);
   }
   return ids;
+}
+
+/**
+ * One long-lived `git fast-import` for every commit a command writes into one repository: a
+ * batch's objects are visible to other git processes once its `checkpoint` has run, which a
+ * `get-mark` after it confirms (fast-import answers in order). Batches run one at a time.
+ * Saves a process per write: a run writes a commit per checkpoint push.
+ */
+export class FastImportSession {
+  private child: ReturnType<Git['start']> | undefined;
+  private out = '';
+  private err = '';
+  private waiter: { count: number; resolve: (lines: string[]) => void; reject: (e: Error) => void } | undefined;
+  private nextMark = 1;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly git: Git,
+    private readonly dir: string,
+  ) {}
+
+  write(commits: CommitSpec[]): Promise<string[]> {
+    if (commits.length === 0) return Promise.resolve([]);
+    const next = this.chain.then(() => this.writeNow(commits));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  private ensure(): NonNullable<FastImportSession['child']> {
+    if (this.child) return this.child;
+    const child = this.git.start(this.dir, ['fast-import', '--quiet']);
+    child.stdout!.on('data', (chunk: Buffer) => this.onOutput(chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (this.err += chunk.toString()));
+    child.stdin!.on('error', () => {});
+    child.on('close', (code) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      this.out = '';
+      this.waiter?.reject(new Error(`git fast-import ended (exit ${String(code)}) in ${this.dir}: ${this.err.trim()}`));
+      this.waiter = undefined;
+    });
+    this.child = child;
+    this.nextMark = 1;
+    return child;
+  }
+
+  private onOutput(text: string): void {
+    this.out += text;
+    const w = this.waiter;
+    if (!w) return;
+    const lines = this.out.split('\n');
+    if (lines.length - 1 < w.count) return;
+    this.out = lines.slice(w.count).join('\n');
+    this.waiter = undefined;
+    w.resolve(lines.slice(0, w.count));
+  }
+
+  private async writeNow(commits: CommitSpec[]): Promise<string[]> {
+    const child = this.ensure();
+    const first = this.nextMark;
+    this.nextMark += commits.length;
+    const answered = new Promise<string[]>((resolve, reject) => (this.waiter = { count: commits.length + 1, resolve, reject }));
+    child.stdin!.write(Buffer.concat([...commitCommands(commits, first), Buffer.from(`checkpoint\nget-mark :${first}\n`)]));
+    const lines = await answered;
+    const ids = lines.slice(0, commits.length);
+    if (!ids.every((l) => /^[0-9a-f]{40}$/.test(l))) throw new Error(`git fast-import answered ${JSON.stringify(lines)} in ${this.dir}`);
+    return ids;
+  }
+
+  close(): void {
+    this.child?.stdin!.end();
+    this.child = undefined;
+  }
 }

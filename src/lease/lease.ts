@@ -192,6 +192,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     const record = newHolderRecord(env, options, current, now);
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
     const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...(options.extraUpdates?.() ?? [])];
+    await rt.faults.reach('before-lease-push', [options.operation]);
     const result = await store.write(updates);
     if (result.ok) {
       const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates) };

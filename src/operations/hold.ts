@@ -65,6 +65,7 @@ function delivered(opened: OpenedEnvironment, report: StateOperationReport, leas
  */
 async function deliver(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView, request: HoldRequestDoc, report: StateOperationReport): Promise<Outcome> {
   const { store } = opened;
+  await rt.faults.reach('before-hold-signal', [request.unit]);
   const signal = await writeHoldSignal(rt, store, lease.record.run, request, opened.author!);
   if (!signal) return 'again';
   await rt.faults.reach('hold-signal-written');

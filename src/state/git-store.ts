@@ -17,7 +17,7 @@ import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
 import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
-import { type CommitSpec, writeCommits } from '../git/object-writer';
+import { type CommitSpec, FastImportSession } from '../git/object-writer';
 import type { Checkout } from '../project/checkout';
 import { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
@@ -66,6 +66,7 @@ export class GitStateStore implements StateStore {
   /** Parsed state documents by Git object id. */
   readonly cache: JsonCache;
   private readonly mirrored: boolean;
+  private writer: FastImportSession | undefined;
 
   constructor(
     readonly git: Git,
@@ -111,7 +112,8 @@ export class GitStateStore implements StateStore {
   }
 
   writeCommits(commits: CommitSpec[]): Promise<string[]> {
-    return writeCommits(this.git, this.workDir, commits);
+    this.writer ??= new FastImportSession(this.git, this.workDir);
+    return this.writer.write(commits);
   }
 
   /** Checks that the location can be opened; creates nothing (state init creates repositories). */
@@ -223,9 +225,22 @@ export class GitStateStore implements StateStore {
     }
   }
 
-  /** Moves refs all-or-nothing; every update carries the value it expects. */
+  /**
+   * Moves refs all-or-nothing; every update carries the value it expects.
+   *
+   * A repository of this machine (`path`) takes writes of coordination refs only (lease, run,
+   * signal and evidence refs: started markers, checkpoints, renewals) as a local ref transaction
+   * on the repository itself, one process instead of a push's seven; the objects are already
+   * there. Every write that moves a state ref is a push, so that the repository's hooks (branch
+   * protection) judge it.
+   */
   async write(updates: RefUpdate[]): Promise<RefWriteResult> {
     if (this.loc.kind === 'clone') return updateRefsLocally(this.git, this.workDir, updates);
+    const coordination = coordinationNamespace(this.loc);
+    if (this.loc.kind === 'path' && updates.every((u) => u.ref.startsWith(coordination))) {
+      if (!gitDirOf(this.workDir)) return { ok: false, kind: 'unreachable', message: `${this.workDir} is not a Git repository (any more)` };
+      return updateRefsLocally(this.git, this.workDir, updates);
+    }
     const result = await pushAtomic(this.git, this.workDir, this.loc.pushURL!, updates);
     if (result.ok && this.mirrored) {
       // Keep the mirror in step so the next read in this process sees what we wrote.
@@ -279,6 +294,7 @@ export class GitStateStore implements StateStore {
   }
 
   close(): void {
+    this.writer?.close();
     this.reader.close();
   }
 }

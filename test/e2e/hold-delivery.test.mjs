@@ -7,7 +7,7 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanupAll, ZERO_OID } from '../support/git-fixtures.mjs';
+import { cleanupAll } from '../support/git-fixtures.mjs';
 import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
 import { setup, reconcile } from '../support/reconcile-helpers.mjs';
 import {
@@ -212,28 +212,14 @@ describe('delivery to a running reconcile', () => {
   test('the run finished before it read the signal: nyl hold takes the signal back and holds the unit itself', async () => {
     const ctx = chain();
     const gate = path.join(ctx.dir, 'gate');
-    // The state repository delays the push of a new signal ref until the test releases it, so the
-    // run (whose lease nyl hold saw live) finishes before the signal exists.
+    // nyl hold pauses right before it writes its signal until the test releases it, so the run
+    // (whose lease nyl hold saw live) finishes before the signal exists.
     const waiting = path.join(ctx.dir, 'signal-push-waiting');
-    const release = path.join(ctx.dir, 'signal-push-release');
-    fs.writeFileSync(path.join(ctx.bare, 'hooks', 'pre-receive'), [
-      '#!/bin/sh',
-      'delay=0',
-      'while read -r old new ref; do',
-      `  case "$ref" in refs/nyl/dev/signals/*) [ "$new" != "${ZERO_OID}" ] && delay=1 ;; esac`,
-      'done',
-      'if [ $delay = 1 ]; then',
-      `  touch '${waiting}'`,
-      `  n=0; while [ ! -e '${release}' ] && [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done`,
-      'fi',
-      'exit 0',
-      '',
-    ].join('\n'), { mode: 0o755 });
     const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json']);
     try {
       await waitForLine(ctx.log, 'start a');
       const lease = leaseRecord(ctx.bare);
-      const h = holdAsync(ctx.project, 'b', { args: ['-o', 'json'] });
+      const h = holdAsync(ctx.project, 'b', { args: ['-o', 'json'], env: { NYL_FAULT_AT: 'before-hold-signal', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: waiting } });
       await waitForFile(waiting);
       openGate(gate);
       const done = await run.done;
@@ -241,7 +227,7 @@ describe('delivery to a running reconcile', () => {
       assert.equal(done.json.units.b.result, 'executed', 'the run never saw the hold');
       assert.deepEqual(coordinationRefs(ctx.bare), [], 'the run released its lease');
       const afterRun = tip(ctx.bare, DESIRED);
-      fs.writeFileSync(release, '');
+      fs.rmSync(waiting, { force: true });
       const r = await h.done;
       assert.equal(r.code, 0, show(r));
       assert.equal(r.json.result, 'done', show(r));
@@ -256,7 +242,7 @@ describe('delivery to a running reconcile', () => {
       assert.deepEqual(decision(desiredDoc(ctx.bare, 'b')), decision(obs.receipt.desired), 'held as it ran');
     } finally {
       openGate(gate);
-      fs.writeFileSync(release, '');
+      fs.rmSync(waiting, { force: true });
       await run.done;
     }
   });

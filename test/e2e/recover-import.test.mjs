@@ -3,6 +3,7 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import fs from 'node:fs';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import {
@@ -19,7 +20,6 @@ import {
   crashReconcile,
   describeResult,
   errorCodes,
-  installGateHook,
   trailer,
 } from '../support/crash-harness.mjs';
 
@@ -224,21 +224,25 @@ describe('recover -e imports a broken run', () => {
   });
 
   test('a recover that finds the break already imported when it takes the lease imports nothing and says so', async () => {
-    // Deterministic interleaving: the late recover read the broken lease, its lease push waits in a
-    // pre-receive hook while another recover imports the run; then its push is rejected and it
-    // takes a fresh lease.
+    // Deterministic interleaving: the late recover read the broken lease and pauses right before
+    // its lease push while another recover imports the run; then its push is rejected and it
+    // reads the lease again.
     const sc = new Scenario();
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
       await crashReconcile(sc, 'before-transition-push');
       await sc.leaseBreak();
-      const gate = installGateHook(sc.bare, sc.dir);
-      const late = sc.start(recoverArgs, { env: { CRASH_HOOK_DIR: gate.dir } });
-      await gate.entered();
+      const marker = path.join(sc.dir, 'late-recover-paused');
+      const late = sc.start(recoverArgs, { env: { NYL_FAULT_AT: 'before-lease-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      await waitForFile(marker);
       const first = await sc.ok(recoverArgs, 0);
       assert.ok(first.json.details.leaseBroken, describeResult(first));
       const afterFirst = sc.refs();
-      gate.open();
+      // Released at each pause (it reaches the point again after its rejected push) until it ends.
+      while (!late.exited) {
+        fs.rmSync(marker, { force: true });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       const r = await late.done;
       sc.record('late recover');
       assert.deepEqual(sc.refs(), afterFirst, 'the late recover wrote nothing');

@@ -544,9 +544,21 @@ export class MemoryStateStore {
     return false;
   }
 
+  /**
+   * How a write is applied, as the Git store does it: a clone's own branches, and a repository of
+   * this machine (kind 'path') for coordination refs only, take a local ref transaction
+   * ('update-ref'); everything else is a push.
+   */
+  modeFor(updates) {
+    if (this.mode === 'update-ref') return 'update-ref';
+    const coordination = `${this.loc.coordinationPrefix}${this.loc.environment}/`;
+    return this.loc.kind === 'path' && updates.every((u) => u.ref.startsWith(coordination)) ? 'update-ref' : 'push';
+  }
+
   async write(updates) {
     const copy = updates.map((u) => ({ ...u }));
-    this.repo.checkUpdates(copy, this.mode);
+    const mode = this.modeFor(copy);
+    this.repo.checkUpdates(copy, mode);
     if (copy.length === 0) {
       await tick();
       return { ok: true };
@@ -558,7 +570,7 @@ export class MemoryStateStore {
       this.stats.unreachable++;
       return { ok: false, kind: 'unreachable', message: `fatal: unable to access '${this.loc.pushURL ?? this.localRepository}': unreachable (memory store)` };
     }
-    const result = this.repo.applyUpdates(copy, this.mode);
+    const result = this.repo.applyUpdates(copy, mode);
     if (!result.ok) this.stats.rejected++;
     return result;
   }
