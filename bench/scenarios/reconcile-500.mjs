@@ -39,6 +39,9 @@ export async function run() {
   // Every run's counts (not only the last run's): group-committed checkpoint pushes vary with timing.
   const counts = (key) => (runs.every((r) => typeof r.stats?.[key] === 'number') ? summary(runs.map((r) => r.stats[key])) : undefined);
   const [processes, pushes, fetches] = [counts('processes'), counts('pushes'), counts('fetches')];
+  // Ref writes of the run: pushes, and the local ref transactions that write coordination refs
+  // (started markers, checkpoints, renewals) on a state repository of this machine.
+  const writes = runs.every((r) => r.stats?.byCommand) ? summary(runs.map((r) => (r.stats.byCommand.push ?? 0) + (r.stats.byCommand['update-ref'] ?? 0))) : undefined;
   return {
     metrics: [
       { name: 'reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },
@@ -51,7 +54,8 @@ export async function run() {
       },
       { name: 'git processes', value: processes?.median, unit: 'count', spread: processes },
       { name: 'pushes per run (info)', value: pushes?.median, unit: 'count', spread: pushes },
-      { name: `pushes per wave (info, ${WAVES} waves)`, value: pushes === undefined ? undefined : pushes.median / WAVES, unit: 'count' },
+      { name: 'ref writes per run: push + update-ref (info)', value: writes?.median, unit: 'count', spread: writes },
+      { name: `ref writes per wave (info, ${WAVES} waves)`, value: writes === undefined ? undefined : writes.median / WAVES, unit: 'count' },
       { name: 'fetches', value: fetches?.median, unit: 'count', spread: fetches },
     ],
     notes: [

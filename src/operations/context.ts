@@ -47,6 +47,12 @@ export interface OpenedEnvironment {
   drivers: DriverSet;
   /** Present when the command writes state. */
   author?: Identity;
+  /**
+   * Identifies everything the plan reads besides state (Nyl's version, the project at HEAD and at
+   * the source commit, the source commit, the shipped drivers), for caches of pure results.
+   * Absent when it cannot be known.
+   */
+  inputKey?: string;
   /** Unpacks the source commit into dest; returns the project directory inside it. */
   materialize(dest: string): Promise<string>;
   close(): void;
@@ -83,7 +89,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
   try {
     const head = await resolveCommit(reader, 'HEAD', 'the checkout\'s HEAD');
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
-    const atHead = await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache);
+    const headLoad = await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache);
+    const atHead = headLoad.project;
     const env = atHead.environments.get(req.environment);
     if (!env) {
       fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${req.environment}`, {
@@ -93,10 +100,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     }
     const rev = options.renders === false ? 'HEAD' : (req.source ?? env.spec.source?.ref ?? 'HEAD');
     const sourceCommit = rev === 'HEAD' ? head : await resolveCommit(reader, rev, req.source ? '--source' : `spec.source.ref of ${env.name}`);
-    const project =
-      sourceCommit === head
-        ? atHead
-        : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
+    const sourceLoad = sourceCommit === head ? headLoad : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
+    const project = sourceLoad.project;
     const configured = resolveLocation(atHead, env, checkout);
     const loc: StateLocation = req.local ? { ...configured, kind: 'clone', chosenBy: `--local: the clone's own branches (configured: ${configured.url ?? 'the clone'})` } : configured;
     if (req.local) {
@@ -104,8 +109,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       delete loc.pushURL;
       delete loc.localPath;
     }
-    const gitStore = new GitStateStore(rt.git, loc, checkout, rt.env, reader, cache);
-    store = gitStore;
+    store = new GitStateStore(rt.git, loc, checkout, rt.env, reader, cache);
     const opened: OpenedEnvironment = {
       project,
       env,
@@ -114,6 +118,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       loc,
       store,
       drivers: BUILTIN_DRIVERS,
+      ...(headLoad.treeOid && sourceLoad.treeOid ? { inputKey: `${PARSE_FORMAT}:${headLoad.treeOid}:${sourceLoad.treeOid}:${sourceCommit}` } : {}),
       materialize: materializerOf(rt, checkout, sourceCommit),
       close: () => {
         store!.close();

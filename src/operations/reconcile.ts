@@ -4,6 +4,7 @@
  * (takeover), lets the engine apply the planner's waves, and publishes one transition commit per
  * state ref it changes in the same atomic push that releases the lease.
  */
+import { createHash } from 'node:crypto';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import type { Plan } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
@@ -59,8 +60,12 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
 export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions): Promise<ReconcileReport> {
   const start = await readStart(opened);
   const only = selectedUnits(opened, req.units);
+  const busy = coordinationBusy(opened, start.refs);
+  const key = busy ? undefined : quietKey(opened, start, only);
+  const cached = key ? opened.store.cache.get<ReconcileReport>('quiet', key) : undefined;
+  if (cached) return cached;
   const preview = planEnvironment({ ...planBase(opened, start), ...(only ? { run: { runId: '', only } } : {}) });
-  if (!coordinationBusy(opened, start.refs) && !hasWork(preview)) return quietReport(opened, preview, start.view, only);
+  if (!busy && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only));
   return withRun(
     rt,
     opened.store,
@@ -104,6 +109,22 @@ function selectedUnits(opened: OpenedEnvironment, units: string[] | undefined): 
 
 function planBase(opened: OpenedEnvironment, start: Start) {
   return { project: opened.project, env: opened.env, generation: start.generation, desired: start.view.desiredUnits, observed: start.view.observedUnits, sourceCommit: opened.sourceCommit, drivers: opened.drivers };
+}
+
+/**
+ * The key of a reconcile that finds nothing to do: the planner is pure, so the same inputs (the
+ * opened environment's input key, the state commits, the selected units) give the same plan and
+ * the same report. A no-op reconcile then costs little more than reading the refs.
+ */
+function quietKey(opened: OpenedEnvironment, start: Start, only: Set<string> | undefined): string | undefined {
+  if (!opened.inputKey) return undefined;
+  const inputs = [opened.inputKey, opened.env.name, opened.sourceOverride, start.view.desiredOid ?? '', start.view.observedOid ?? '', [...(only ?? [])].sort()];
+  return createHash('sha1').update(JSON.stringify(inputs)).digest('hex');
+}
+
+function remember(opened: OpenedEnvironment, key: string | undefined, report: ReconcileReport): ReconcileReport {
+  if (key) opened.store.cache.set('quiet', key, report);
+  return report;
 }
 
 /** A lease, run, signal or evidence ref: a run must look at it (import, apply, or wait). */

@@ -52,6 +52,12 @@ export interface PlanInput {
   newUids?: ReadonlyMap<string, string>;
   prepared?: ReadonlyMap<string, Prepared>;
   run?: RunContext;
+  /**
+   * The plan of the same run a moment ago: decisions that no progress of a run can change are
+   * kept instead of decided again (the same input gives the same plan either way; this only saves
+   * rendering every unit of a large environment once per wave).
+   */
+  carry?: Plan;
   /** The drivers whose version tags, recovery defaults and phases apply (default: the shipped ones). */
   drivers?: DriverSet;
 }
@@ -96,16 +102,45 @@ export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: s
   return out;
 }
 
+interface OwnedGraph {
+  byName: Map<string, UnitResource>;
+  order: string[];
+}
+
+/** The ownership set in dependency order; a project and its environments never change, so it is kept per pair. */
+const graphs = new WeakMap<Project, WeakMap<EnvironmentResource, OwnedGraph>>();
+
+function ownedGraph(project: Project, env: EnvironmentResource): OwnedGraph {
+  const perEnv = graphs.get(project) ?? new WeakMap<EnvironmentResource, OwnedGraph>();
+  graphs.set(project, perEnv);
+  let graph = perEnv.get(env);
+  if (!graph) {
+    const owned = ownershipSet(project, env);
+    const names = new Set(owned.map((u) => u.name));
+    graph = { byName: new Map(owned.map((u) => [u.name, u])), order: dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => names.has(d)) }]))) };
+    perEnv.set(env, graph);
+  }
+  return graph;
+}
+
+/**
+ * A unit's plan from earlier in the same run that still holds: a decision no progress of the run
+ * can change (current, blocked, held, failed, uncertain, not selected), unless a hold arrived for it.
+ */
+function carried(name: string, input: PlanInput): UnitPlan | undefined {
+  const previous = input.carry?.units.get(name);
+  if (!previous || input.run?.holds?.has(name)) return undefined;
+  const type = previous.action.type;
+  return type === 'execute' || type === 'wait' || type === 'prepare' ? undefined : previous;
+}
+
 /** Plans every unit of the environment. */
 export function planEnvironment(input: PlanInput): Plan {
-  const owned = ownershipSet(input.project, input.env);
-  const ownedNames = new Set(owned.map((u) => u.name));
-  const order = dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => ownedNames.has(d)) }])));
-  const byName = new Map(owned.map((u) => [u.name, u]));
+  const { byName, order } = ownedGraph(input.project, input.env);
   const units = new Map<string, UnitPlan>();
   const outputsOf: OutputsOf = (name) => receiptOutputs(units.get(name));
-  for (const name of order) units.set(name, planOwnedUnit(byName.get(name)!, input, units, outputsOf));
-  const leaving = [...input.desired.keys()].filter((n) => !ownedNames.has(n)).sort(byCodeUnits);
+  for (const name of order) units.set(name, carried(name, input) ?? planOwnedUnit(byName.get(name)!, input, units, outputsOf));
+  const leaving = [...input.desired.keys()].filter((n) => !byName.has(n)).sort(byCodeUnits);
   for (const name of leaving) units.set(name, planLeavingUnit(name, input));
   return { order: [...order, ...leaving], units };
 }

@@ -7,7 +7,6 @@
 import type { BatchReader } from '../git/batch-reader';
 import type { JsonCache } from '../util/json-cache';
 import { CommitSourceTree } from './commit-tree';
-import { loadProject } from './load';
 import type { Project } from './types';
 
 interface ProjectJson {
@@ -41,14 +40,23 @@ function fromJson(root: string, j: ProjectJson): Project {
   return p;
 }
 
-export async function loadProjectAt(root: string, reader: BatchReader, commit: string, prefix: string, cache: JsonCache): Promise<Project> {
+/** A loaded project and the object id of its directory in the commit (what the cache keys it by). */
+export interface LoadedProject {
+  project: Project;
+  treeOid?: string;
+}
+
+export async function loadProjectAt(root: string, reader: BatchReader, commit: string, prefix: string, cache: JsonCache): Promise<LoadedProject> {
   const tree = await reader.read(`${commit}:${prefix}`);
   const key = tree?.type === 'tree' ? tree.oid : undefined;
   if (key) {
     const cached = cache.get<ProjectJson>('project', key);
-    if (cached) return fromJson(root, cached);
+    if (cached) return { project: fromJson(root, cached), treeOid: key };
   }
+  // The loader (YAML parser, validation) is loaded only on a cache miss: a warm run never needs it.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { loadProject } = require('./load') as typeof import('./load');
   const project = await loadProject(root, new CommitSourceTree(reader, commit, prefix));
   if (key) cache.set('project', key, toJson(project));
-  return project;
+  return key ? { project, treeOid: key } : { project };
 }

@@ -59,6 +59,7 @@ export class RunState {
   readonly prepared = new Map<string, Prepared>();
   stopped: { reason: StopReason; after?: string } | undefined;
   private readonly newUids: Map<string, string>;
+  private lastPlan: Plan | undefined;
 
   constructor(readonly input: RunStateInput) {
     this.observed = new Map(input.observed);
@@ -67,7 +68,8 @@ export class RunState {
 
   plan(): Plan {
     const { input } = this;
-    return planEnvironment({
+    this.lastPlan = planEnvironment({
+      ...(this.lastPlan ? { carry: this.lastPlan } : {}),
       project: input.project,
       env: input.env,
       generation: input.generation,
@@ -79,6 +81,7 @@ export class RunState {
       drivers: input.drivers,
       run: { runId: input.runId, ...(input.only ? { only: input.only } : {}), holds: this.holds, ...(this.stopped ? { stopped: this.stopped } : {}) },
     });
+    return this.lastPlan;
   }
 
   /** The run starts no further unit (the first reason is kept). */

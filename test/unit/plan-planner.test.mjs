@@ -476,3 +476,24 @@ test('the planner is pure: the same input gives the same plan', async () => {
   const input = { desired: { db: active(ctx, 'db', U.db) }, observed: { db: { uid: U.db, condition: failed(true) } }, sourceCommit: 'c1', run: { runId: RUN } };
   assert.deepEqual(planOf(ctx, input), planOf(ctx, input));
 });
+
+test('carry: decisions kept from the plan of a moment ago give the plan a fresh decision gives', async () => {
+  const ctx = await shop();
+  const newUids = { db: U.db, cache: U.cache, app: U.app, report: U.report };
+  const run = { runId: RUN, holds: new Map() };
+  const first = planOf(ctx, { newUids, run, sourceCommit: 'c1' });
+  // db and cache ran in this run: db with a receipt, cache failed.
+  const dbKey = first.units.get('db').executionKey;
+  const observed = {
+    db: { uid: U.db, receipt: { run: RUN, executionKey: dbKey, finishedAt: 'x', outputs: { url: 'u' }, desired: {} }, lastRun: { run: RUN, result: 'executed', at: 'x' } },
+    cache: { uid: U.cache, condition: { type: 'failed', retryable: true, reason: 'r', run: RUN, since: 'x' }, lastRun: { run: RUN, result: 'failed', at: 'x' } },
+  };
+  const input = { project: ctx.project, env: ctx.env, generation: 1, desired: new Map(), observed: new Map(Object.entries(observed)), sourceCommit: 'c1', newUids: new Map(Object.entries(newUids)), run };
+  const fresh = planEnvironment(input);
+  const kept = planEnvironment({ ...input, carry: first });
+  assert.deepEqual(kept, fresh);
+  assert.equal(kept.units.get('app').action.type, 'execute', 'app is ready now that db has a receipt');
+  // A hold that arrives for a unit with a kept decision is decided again.
+  const held = planEnvironment({ ...input, carry: fresh, run: { ...run, holds: new Map([['cache', { by: 'A', at: 'x' }]]) } });
+  assert.equal(held.units.get('cache').action.type, 'failed', 'cache already ran in this run: held as it ran, by the transition');
+});
