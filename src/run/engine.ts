@@ -8,18 +8,16 @@
  * (group commit). The engine never decides what a unit does: a unit it did not dispatch is
  * reported by its final action.
  */
-import type { DriverSet } from '../drivers/registry';
 import type { Diagnostic } from '../errors/diagnostic';
 import type { LeaseHandle } from '../lease/lease';
 import { executable, type Plan } from '../plan/actions';
-import type { EnvironmentResource, Project } from '../project/types';
-import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import type { ObservedUnitDoc } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import { GroupCommit } from './checkpoints';
 import { executeWave, type WaveContext } from './execute-wave';
 import { prepareWave } from './prepare-wave';
 import type { RunRef } from './run-ref';
-import { RunState, type UnitOutcome } from './run-state';
+import { type RunInputs, RunState, type UnitOutcome } from './run-state';
 import type { HoldSignal } from './signals';
 import { type SignalSource, SignalWatch } from './signal-watch';
 import { UnitOutput, type UnitOutputOptions } from './unit-output';
@@ -37,17 +35,10 @@ export interface EngineOptions {
   signalPollMs?: number;
 }
 
-export interface EngineInput {
+export interface EngineInput extends RunInputs {
   rt: Runtime;
   runRef: RunRef;
   lease: LeaseHandle;
-  project: Project;
-  env: EnvironmentResource;
-  sourceCommit: string;
-  generation: number;
-  desired: ReadonlyMap<string, DesiredUnitDoc>;
-  observed: ReadonlyMap<string, ObservedUnitDoc>;
-  drivers: DriverSet;
   /** Unpacks the source commit into a directory (once, on first use). */
   materialize: (dest: string) => Promise<string>;
   signals?: SignalSource;

@@ -31,16 +31,20 @@ export interface UnitOutcome {
   condition?: ConditionRecord;
 }
 
-export interface RunStateInput {
-  runId: string;
+/** What a run plans from: the project at its source commit and the state it starts from. */
+export interface RunInputs {
   project: Project;
   env: EnvironmentResource;
   sourceCommit: string;
   generation: number;
   desired: ReadonlyMap<string, DesiredUnitDoc>;
   observed: ReadonlyMap<string, ObservedUnitDoc>;
-  only?: ReadonlySet<string>;
   drivers: DriverSet;
+}
+
+export interface RunStateInput extends RunInputs {
+  runId: string;
+  only?: ReadonlySet<string>;
   /** Milliseconds since the epoch: new incarnations' uids are minted from it. */
   now: number;
 }
