@@ -1,5 +1,5 @@
 /**
- * Text rendering of reports and diagnostics, in the shapes the spec shows.
+ * Text rendering of reports and diagnostics.
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import type { ReconcileReport, StateOperationReport, StatusReport } from '../report/types';

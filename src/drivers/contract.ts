@@ -1,5 +1,5 @@
 /**
- * The driver contract (DESIGN.md section 7): one implementation per unit kind, in phases.
+ * The driver contract: one implementation per unit kind, in phases.
  *
  * - `prepare` (optional): I/O the execution key depends on, before it exists, such as resolving
  *   an image tag to its digest. It returns the rendering to key, record and execute.

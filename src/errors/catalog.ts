@@ -1,12 +1,12 @@
 /**
  * The one registry of Nyl's error and warning codes.
  *
- * Every code the spec names lives here with the exit category it maps to and the fix shown to
+ * Every code Nyl raises lives here with the exit category it maps to and the fix shown to
  * users. Operations raise codes with a message and parameters; only the CLI turns them into text,
  * JSON and exit codes. Tests assert codes, never wording.
  */
 
-/** Exit categories of the spec: 0 informational, 1 refusal/config, 2 waiting, 3 failed, 4 uncertain. */
+/** Exit categories: 0 informational, 1 refusal/config, 2 waiting, 3 failed, 4 uncertain. */
 export type ExitCategory = 0 | 1 | 2 | 3 | 4;
 
 export interface FixParams {

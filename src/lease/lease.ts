@@ -1,5 +1,5 @@
 /**
- * The lease protocol (DESIGN.md section 3): one holder per environment, fenced by the lease ref.
+ * The lease protocol: one holder per environment, fenced by the lease ref.
  *
  * Acquire: an atomic push that creates (or takes over) PREFIX/ENV/lease with a compare-and-swap
  * on its previous value. A held lease is a LeaseHandle, and every push of the holder goes through

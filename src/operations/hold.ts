@@ -1,5 +1,5 @@
 /**
- * `nyl hold -e ENV --unit U --reason R` (spec 05): freezes a unit without touching its resources.
+ * `nyl hold -e ENV --unit U --reason R`: freezes a unit without touching its resources.
  * Writes one desired commit, never renders source. While a reconcile or teardown run holds the
  * lease, the hold is delivered to that run through a signal ref instead (NYL-HOLD-DELIVERED); the
  * run applies it. If the run finished before it read the signal, hold takes the signal back (a

@@ -1,5 +1,5 @@
 /**
- * `nyl lease break -e ENV --reason` (spec 02): declares the lease holder gone. The holder is the
+ * `nyl lease break -e ENV --reason`: declares the lease holder gone. The holder is the
  * lease, or a live run whose lease ref is already gone. The lease ref then carries
  * `broken: {by, reason, at}`; only an importer (reconcile, teardown, recover -e) takes it over,
  * every other writer refuses with NYL-LEASE-BROKEN. A still-running holder can no longer renew or

@@ -1,5 +1,5 @@
 /**
- * The ReconcileReport of a run: one row per unit with its result, in the spec's order (dispatched
+ * The ReconcileReport of a run: one row per unit with its result, in this order (dispatched
  * units first, in dispatch order, then the rest in dependency order), and the warnings the
  * results raise. A dispatched unit's result is what its driver did; every other unit's result
  * and detail are rendered from the planner's final action.

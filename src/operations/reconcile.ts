@@ -1,5 +1,5 @@
 /**
- * `nyl reconcile -e ENV` (spec 03): plans the environment; with nothing to do it takes no lease and
+ * `nyl reconcile -e ENV`: plans the environment; with nothing to do it takes no lease and
  * writes nothing. Otherwise, as a run: takes the lease with a run ref, imports what dead runs left
  * (takeover), lets the engine apply the planner's waves, and publishes one transition commit per
  * state ref it changes in the same atomic push that releases the lease.

@@ -1,5 +1,5 @@
 /**
- * `nyl recover` (spec 04): imports the run of a broken lease without executing anything, clears a
+ * `nyl recover`: imports the run of a broken lease without executing anything, clears a
  * unit's uncertain condition or non-retryable failure (--retry), or adopts the receipt a run
  * checkpointed for it (--accept RUN). One transition commit, operation `recover`; no run record.
  *
@@ -142,7 +142,7 @@ function inactiveFinding(name: string, state: EnvironmentStateDoc | undefined, d
 }
 
 /**
- * Where state cannot be imported into, recover still clears the break (spec 04): an unchanged
+ * Where state cannot be imported into, recover still clears the break: an unchanged
  * commit records it when state.yaml exists, else the lease is simply released.
  */
 async function recoverInactive(opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, state: EnvironmentStateDoc | undefined, broken: boolean, report: StateOperationReport): Promise<StateOperationReport> {

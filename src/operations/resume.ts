@@ -1,5 +1,5 @@
 /**
- * `nyl resume -e ENV --unit U --reason R` (spec 05): lifts a hold. Deletes nothing and keeps the
+ * `nyl resume -e ENV --unit U --reason R`: lifts a hold. Deletes nothing and keeps the
  * unit's uid, receipt and condition; the next reconcile renders the unit again and applies what
  * changed. Takes the lease like every state operation.
  */

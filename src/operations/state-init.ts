@@ -1,5 +1,5 @@
 /**
- * `nyl state init -e ENV [--fresh --reason]` (spec 02): creates state.yaml on both state refs.
+ * `nyl state init -e ENV [--fresh --reason]`: creates state.yaml on both state refs.
  * Running it again changes nothing and takes no lease. A missing local bare repository (path or
  * file://) is created with its parents; nothing else creates repositories.
  */

@@ -2,7 +2,7 @@
  * Canonical JSON and the execution key of a unit.
  *
  * The execution key is `sha256:` over the canonical JSON of kind, rendered spec, uid and the
- * driver's version tag (DESIGN.md "Execution key"). Canonical JSON sorts object keys recursively,
+ * driver's version tag. Canonical JSON sorts object keys recursively,
  * has no whitespace, keeps arrays in order and drops undefined members, so the same inputs give
  * the same key on every machine and in every Node version.
  */

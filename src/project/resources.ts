@@ -1,6 +1,6 @@
 /**
- * Turns one schema-valid source document into its typed resource, applying the defaults the
- * design fixes (driftRepair converge, lease 5m, empty values/labels/dependsOn). Unit specs stay as
+ * Turns one schema-valid source document into its typed resource, applying the defaults
+ * of its fields (driftRepair converge, lease 5m, empty values/labels/dependsOn). Unit specs stay as
  * written: their defaults belong to drivers, and rendering must see what the user wrote.
  */
 import { UNIT_KINDS } from '../drivers/registry';

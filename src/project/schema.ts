@@ -48,7 +48,7 @@ const stateSchema = object(
   { atMostOne: [['repository', 'repositoryRef']] },
 );
 
-/** The fields of every unit's spec, whatever its kind (DESIGN.md section 1, "Units"). */
+/** The fields of every unit's spec, whatever its kind. */
 const UNIT_COMMON: Record<string, Schema> = {
   dependsOn: list(string({ nonEmpty: true }), { description: 'unit names this unit runs after' }),
   recovery: oneOf(['converge', 'manual'], 'converge: safe to run again; manual: an uncertain or drifted unit waits for an operator'),

@@ -1,5 +1,5 @@
 /**
- * Versioned report shapes (DESIGN.md section 4). Operations return them; the CLI renders them as
+ * Versioned report shapes. Operations return them; the CLI renders them as
  * text or as exactly one JSON document and derives the exit code. Bump FORMAT_VERSION on any
  * incompatible change; schemas/ publishes a JSON Schema per kind.
  */

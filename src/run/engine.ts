@@ -3,7 +3,7 @@
  * what it says (prepare, or execute), and asks again, until nothing is left to apply; then it
  * waits for the last checkpoints and returns the final plan with what it dispatched.
  *
- * Durability (DESIGN.md section 3, invariant 3): before a wave's drivers start, one push records
+ * Durability: before a wave's drivers start, one push records
  * that they started (and renews the lease); each unit's checkpoint is pushed as soon as it ends
  * (group commit). The engine never decides what a unit does: a unit it did not dispatch is
  * reported by its final action.

@@ -1,5 +1,5 @@
 /**
- * Signals to a running run (DESIGN.md section 2: `PREFIX/ENV/signals/RUN/ID`): a commit whose
+ * Signals to a running run (refs `PREFIX/ENV/signals/RUN/ID`): a commit whose
  * `signal.yaml` asks the run to hold a unit. `nyl hold` writes one while a reconcile holds the
  * lease; the run reads them before starting units and applies them in its transition commit,
  * deleting the signal refs in the same atomic push. Whoever deletes a signal ref (with a

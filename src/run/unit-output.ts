@@ -1,5 +1,5 @@
 /**
- * Where a unit's tool output goes (spec 03, "Output"): to stderr, indented and prefixed with the
+ * Where a unit's tool output goes: to stderr, indented and prefixed with the
  * unit's address on every line, unless --quiet-unit-output; and, with --unit-log-dir DIR,
  * appended to DIR/ENV/UNIT.log with the run's start and end lines, one file per unit.
  */

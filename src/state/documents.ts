@@ -1,5 +1,5 @@
 /**
- * The documents Nyl keeps on the state refs (DESIGN.md section 2) and their YAML form.
+ * The documents Nyl keeps on the state refs and their YAML form.
  * YAML with sorted keys, so that `git log -p` of a state branch reads as a review.
  */
 import { emitYaml } from './yaml-emit';

@@ -254,7 +254,7 @@ export class GitStateStore implements StateStore {
   }
 
   /**
-   * Fast-forwards the clone's known branches to the state refs (spec 01, "Local runs"): creates
+   * Fast-forwards the clone's known branches to the state refs: creates
    * them when missing, never rewrites one that diverged, sets no upstream. Returns the refs
    * that diverged.
    */

@@ -1,5 +1,5 @@
 /**
- * What a hold keeps and what resume lifts (spec 05), as pure functions over state documents.
+ * What a hold keeps and what resume lifts, as pure functions over state documents.
  *
  * - A unit with a receipt is held at the desired document its latest receipt was produced for,
  *   with its uid, so consumers keep resolving from what actually runs; a newer decision waiting

@@ -1,5 +1,5 @@
 /**
- * Where an environment's state lives (spec 01, "Where state lives"), decided without I/O.
+ * Where an environment's state lives, decided without I/O.
  *
  * Order: the Environment's state.repositoryRef / state.repository, else that of the
  * EnvironmentGroup with shared fields that selects it, else the checkout's origin, else the
@@ -52,7 +52,7 @@ function branchRef(name: string): string {
   return name.startsWith('refs/') ? name : `refs/heads/${name}`;
 }
 
-/** Picks the state spec that names a repository, following the spec's order. */
+/** Picks the state spec that names a repository, in the order above. */
 function pickRepositorySpec(
   project: Project,
   env: EnvironmentResource,

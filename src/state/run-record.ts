@@ -1,5 +1,5 @@
 /**
- * The run record: the format of a run ref `PREFIX/ENV/runs/RUN` (DESIGN.md section 2), in one
+ * The run record: the format of a run ref `PREFIX/ENV/runs/RUN`, in one
  * place for everyone who reads or writes it (the lease protocol, runs, importers, status).
  *
  * A run ref's tree holds `run.yaml` (who runs what, and the run's deadline, renewed with the

@@ -54,7 +54,7 @@ export interface StateStore {
   write(updates: RefUpdate[]): Promise<RefWriteResult>;
   writeCommits(commits: CommitSpec[]): Promise<string[]>;
   /**
-   * Fast-forwards the clone's local known branches to the state refs (spec 01, "Local runs");
+   * Fast-forwards the clone's local known branches to the state refs;
    * returns the refs that diverged and were left alone.
    */
   syncKnownBranches(state: RefSnapshot): Promise<string[]>;

@@ -1,5 +1,5 @@
 /**
- * Transition commits (DESIGN.md section 2, "Commits"): a headline `nyl: OPERATION ENV (units)`,
+ * Transition commits: a headline `nyl: OPERATION ENV (units)`,
  * a YAML body with the operation's lists, and trailers.
  */
 import { toYaml } from './documents';

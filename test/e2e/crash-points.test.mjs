@@ -1,4 +1,4 @@
-// Crash safety at every protocol step of `nyl reconcile` (DESIGN.md section 3): kill the run at a
+// Crash safety at every protocol step of `nyl reconcile`: kill the run at a
 // fault point (or while a unit runs, or at a random moment), recover the environment the way an
 // operator would, and check that nothing was lost, forgotten, forced or executed twice.
 // Both recovery paths: (a) `nyl lease break` + `nyl reconcile` (takeover); (b) `nyl lease break`,

@@ -1,4 +1,4 @@
-// End-to-end: `nyl hold` and `nyl resume` (spec 05), the commits they write, the repeatable no-ops,
+// End-to-end: `nyl hold` and `nyl resume`, the commits they write, the repeatable no-ops,
 // NYL-UNIT-UNKNOWN for resume, the JSON StateOperationReport, and that hold never renders source.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// End-to-end: a hold delivered to a running reconcile (spec 05, "While a run holds the lease").
+// End-to-end: a hold delivered to a running reconcile.
 // The run starts no held unit and records the hold in its transition commit; a unit it already ran
 // is held as it ran; a signal the run never read is taken back by nyl hold, which holds the unit
 // itself; a hold that arrives after the run's last unit is applied once the run released its lease.

@@ -1,4 +1,4 @@
-// End-to-end: what a hold keeps (spec 05, "What a hold keeps", and "Resume"): a running
+// End-to-end: what a hold and a resume keep: a running
 // incarnation stays at the document of its receipt and its consumers keep resolving from it; an
 // uncertain unit keeps its condition (status `held (uncertain)`, exit 4) also after resume; a unit
 // that never ran is held as a marker and its dependents stay blocked; a held unit that left source
@@ -244,7 +244,7 @@ describe('a unit that never ran', () => {
     assert.equal(observedDoc(ctx.bare, 'migrate').uid, created.uid);
   });
 
-  test('the status row of a held marker is exactly the spec\'s `migrate  -  held  none  -` (no detail)', () => {
+  test('the status row of a held marker is exactly `migrate  -  held  none  -` (no detail)', () => {
     const ctx = setup((log) => ({ migrate: `script: 'echo migrate >> ${log}'` }));
     assert.equal(hold(ctx.project, 'migrate').code, 0);
     const st = status(ctx.project);

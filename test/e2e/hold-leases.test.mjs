@@ -1,4 +1,4 @@
-// End-to-end: hold and resume against the lease (spec 05, "While a run holds the lease"): another
+// End-to-end: hold and resume against the lease: another
 // operation's lease stops both with NYL-LEASE-HELD (exit 2) unless --wait-lease; a reconcile's
 // lease stops resume; a broken, unimported lease stops both with NYL-LEASE-BROKEN naming
 // `nyl recover -e dev`; a signal while waiting for the lease cancels without writing anything.

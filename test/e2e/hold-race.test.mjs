@@ -1,5 +1,5 @@
-// End-to-end: the race between `nyl hold` and a running reconcile (spec 05, "While a run holds the
-// lease"). A reconcile of 50 Command units (5 waves of 10; each unit depends on the one before it
+// End-to-end: the race between `nyl hold` and a running reconcile.
+// A reconcile of 50 Command units (5 waves of 10; each unit depends on the one before it
 // in its column) and one hold of a chosen unit sent at a random moment: before the run reads its
 // signals, between units, after its last unit, or after it released the lease. Whatever the
 // moment, the hold takes effect exactly once and never while the unit executes:

@@ -1,4 +1,4 @@
-// --local (spec 01 "Local runs", spec 02 `lease break --local`): a run against the clone's own
+// --local runs and `lease break --local`: a run against the clone's own
 // state branches and lease, without fetching, pushing or taking the remote lease; online writers
 // then refuse rather than overwrite or merge the unpublished local work.
 import { test, after } from 'node:test';

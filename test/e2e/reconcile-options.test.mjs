@@ -91,7 +91,7 @@ describe('--unit and --units', () => {
 });
 
 describe('--fail-fast', () => {
-  test("the spec's example: the failed unit, its blocked consumer, NYL-RUN-STOPPED", () => {
+  test('the failed unit, its blocked consumer, NYL-RUN-STOPPED', () => {
     const ctx = setup((log) => ({
       broken: `script: 'echo broken >> ${log}; echo connection refused >&2; exit 1'`,
       report: `dependsOn: [broken]\n${logs(log, 'report')}`,

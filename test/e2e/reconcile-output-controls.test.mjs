@@ -1,4 +1,4 @@
-// Execution output controls (spec 03, "Output"): --quiet-unit-output hides tool output, and
+// Execution output controls: --quiet-unit-output hides tool output, and
 // --unit-log-dir DIR appends each unit's output with its start and end lines to DIR/ENV/UNIT.log.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';

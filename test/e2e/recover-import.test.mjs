@@ -1,4 +1,4 @@
-// `nyl recover -e dev` (spec 04, "Importing a broken run"): when it refuses, what it imports, what
+// `nyl recover -e dev`: when it refuses, what it imports, what
 // it records, and what it leaves when it dies or fails before its commit lands.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';

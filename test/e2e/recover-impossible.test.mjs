@@ -1,4 +1,4 @@
-// `nyl recover -e dev` where the state cannot be imported into (spec 04): a location whose state
+// `nyl recover -e dev` where the state cannot be imported into: a location whose state
 // was deleted or moved still gets its break recorded, in an unchanged commit, and the lease
 // released, so that the command that repairs the state can run. With --unit, recover refuses with
 // the state's finding instead.

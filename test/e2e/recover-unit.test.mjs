@@ -1,4 +1,4 @@
-// `nyl recover -e dev --unit U --retry | --accept RUN` (spec 04, "Recovering a unit"): what it
+// `nyl recover -e dev --unit U --retry | --accept RUN`: what it
 // refuses, what it adopts, the evidence it lists, the evidence refs it deletes, and the reasoned
 // acknowledgement a timed-out Command requires before a retry.
 import { test, describe, after } from 'node:test';

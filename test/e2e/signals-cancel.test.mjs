@@ -1,4 +1,4 @@
-// Cancellation of `nyl reconcile` by SIGINT/SIGTERM (spec 03, "Cancellation"): the signal is
+// Cancellation of `nyl reconcile` by SIGINT/SIGTERM: the signal is
 // forwarded to running tools, finished units are checkpointed, the run ends without a transition
 // commit and releases the lease, and the next reconcile takes its run ref over. A tool that
 // ignores the signal is killed after the grace; a second signal ends nyl at once.

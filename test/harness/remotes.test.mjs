@@ -1,5 +1,5 @@
 // Proves the test harness's Git remotes (file://, git daemon, smart HTTP) behave the way Nyl's ref
-// protocol relies on (DESIGN.md section 7, spec 01 "Git host compatibility"):
+// protocol relies on:
 // - the five host-check pushes pass with both coordination prefixes;
 // - the protect hook refuses non-fast-forward and deletion of protected state branches only;
 // - two racing pushes creating the same ref under an "absent" lease: exactly one wins, whole.

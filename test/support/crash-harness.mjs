@@ -1,7 +1,7 @@
 // Crash-safety harness: a project of Command units that count their executions, a state
 // repository whose refs are recorded after every command, ways to kill `nyl` at a protocol step
 // (fault points, while a unit runs, at a random moment), the operator's two recovery paths, and
-// the invariants every crash must keep (DESIGN.md section 3).
+// the invariants every crash must keep.
 //
 // Invariants checked by assertCrashInvariants():
 // - no receipt lost: a receipt checkpoint of a dead run is imported (observed receipt.run is that run);

@@ -1,4 +1,4 @@
-// Helpers for the `nyl hold` / `nyl resume` end-to-end tests (spec 05): running hold and resume,
+// Helpers for the `nyl hold` / `nyl resume` end-to-end tests: running hold and resume,
 // reading the desired and observed documents of a unit, the commits of the desired branch with
 // their YAML bodies, the coordination refs (lease, runs, signals), the status table, and unit
 // scripts that wait for a gate file so that a test decides when a unit finishes.

@@ -138,7 +138,7 @@ test('renderTable: columns padded to the widest cell, two spaces apart, last col
   );
 });
 
-test('renderTable: the status example of spec 05, with an empty last cell', () => {
+test('renderTable: a held marker\'s status row, with an empty last cell', () => {
   assert.equal(
     renderTable(['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'], [['migrate', '-', 'held', 'none', '-', '']]),
     'UNIT     KIND  STATE  RECEIPT  LAST RUN  DETAIL\nmigrate  -     held   none     -',
@@ -301,7 +301,7 @@ test('catalog fixes name the environment and unit they are given', () => {
   assert.match(fixFor('NYL-STATE-DELETED', { env: 'dev' }), /nyl state init -e dev --fresh/);
 });
 
-test('the spec\'s exit categories for the codes whose exit it states', () => {
+test('the exit categories of the codes whose exit is fixed', () => {
   const expected = {
     'NYL-LEASE-HELD': 2,
     'NYL-LEASE-BROKEN': 2,

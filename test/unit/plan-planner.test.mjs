@@ -304,7 +304,7 @@ test('held marker: no incarnation; consumers blocked', async () => {
   const ctx = await shop();
   const res = resolve(ctx, { desired: { db: { lifecycle: { state: 'held' }, hold: { by: 'A', since: 'x' } } }, sourceCommit: 'c1' });
   assert.equal(res.units.get('db').phase, 'held');
-  assert.equal(res.units.get('db').detail, '', 'a held marker has no detail, as in the spec\'s status example');
+  assert.equal(res.units.get('db').detail, '', 'a held marker has no detail');
   assert.equal(res.units.get('db').uid, undefined);
   assert.equal(res.units.get('report').phase, 'blocked');
   assert.equal(res.units.get('report').detail, '/dependsOn/0 waits for db (no-current-receipt)');

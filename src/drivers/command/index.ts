@@ -1,5 +1,5 @@
 /**
- * The Command driver (DESIGN.md section 1): runs `run` argv or `script` (by `sh -e -c`), with
+ * The Command driver: runs `run` argv or `script` (by `sh -e -c`), with
  * `env`, `workingDir` and `timeout`; `teardown:` and `check:` are actions of the same shape. The
  * tool gets NYL_OUTPUTS (a path where it may write a JSON object: the receipt's outputs),
  * NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN and NYL_UID.

@@ -1,5 +1,5 @@
 /**
- * The fields of a Command's spec (DESIGN.md section 1): `run` argv or `script` shell text, `env`,
+ * The fields of a Command's spec: `run` argv or `script` shell text, `env`,
  * `workingDir`, and `teardown:` and `check:` actions of the same shape. The source model adds the
  * fields every unit kind shares (dependsOn, recovery, approval, deletionPolicy, timeout).
  * References are refused in the `script` fields (the driver's shellTextFields).

@@ -1,5 +1,5 @@
 /**
- * The fields of an OciImage unit's spec (DESIGN.md section 1): the image (a tag is resolved to
+ * The fields of an OciImage unit's spec: the image (a tag is resolved to
  * its digest), command, args, env, the container runtime and network. The source model adds the
  * fields every unit kind shares.
  */

@@ -1,5 +1,5 @@
 /**
- * The fields of a Terraform or OpenTofu unit's spec (DESIGN.md section 1): the root module in
+ * The fields of a Terraform or OpenTofu unit's spec: the root module in
  * source, its variables, the executable (default `terraform` or `tofu`) and the backend
  * configuration. The two kinds share the fields; only the default binary differs. The source
  * model adds the fields every unit kind shares.
