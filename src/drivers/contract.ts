@@ -5,7 +5,8 @@
  *   an image tag to its digest. It returns the rendering to key, record and execute.
  * - `plan` (optional): what an apply would change, without changing anything: a digest that an
  *   approval can bind to, a summary, and whether there are changes at all.
- * - `apply`: the execution; given the plan when there is one, it applies exactly that plan.
+ * - `apply`: the execution; given the plan when there is one, it applies exactly that plan (a
+ *   plan without changes: it changes nothing and reports the outputs, so a receipt is recorded).
  * - `teardown`: removes what the unit created.
  * - `check`: observes drift without changing anything.
  *
@@ -62,7 +63,7 @@ export interface DriverPlan {
   digest: string;
   /** One line for humans, such as `+1 ~0 -0`. */
   summary: string;
-  /** none: apply would change nothing (a receipt is recorded without applying). */
+  /** none: nothing to change; `apply` given this plan reads the outputs and changes nothing. */
   changes: 'none' | 'some' | 'unknown';
   /** Driver-private data apply needs to apply exactly this plan (a saved plan file). */
   artifact?: unknown;

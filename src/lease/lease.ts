@@ -4,9 +4,10 @@
  * Acquire: an atomic push that creates (or takes over) PREFIX/ENV/lease with a compare-and-swap
  * on its previous value. A held lease is a LeaseHandle, and every push of the holder goes through
  * it, one at a time (`exclusive`), each carrying the lease in the same atomic push:
- * - `fence`: the lease must still be ours (pushed unchanged; a moved lease rejects the push);
- * - `renew`: a child lease commit with a new deadline (the periodic renewal, and every push that
- *   lets units start, so that a holder that lost its lease starts nothing);
+ * - `fence`: the lease must still be ours (pushed unchanged; a moved lease rejects the push): every
+ *   push that lets units start carries at least this, so a holder that lost its lease starts nothing;
+ * - `renew`: a child lease commit with a new deadline (the periodic renewal, and started markers
+ *   pushed once half of the lease has passed);
  * - `release`: the lease is deleted (the holder's final push).
  * A rejected push whose lease moved means the holder lost it: `lost` is set and it writes nothing
  * more under the lease.
@@ -177,6 +178,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
   const env = store.loc.environment;
   const timing = leaseTiming(options.durationMs);
   const waitUntil = rt.clock.now() + (options.waitMs ?? 0);
+  let lostRaces = 0;
   for (let attempt = 0; ; attempt++) {
     if (rt.cancel.aborted) throw cancelled(env);
     const snapshot = attempt === 0 && options.initial ? options.initial : await store.snapshot();
@@ -201,7 +203,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     }
     if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
     // Someone moved the lease between our read and our push: read again and decide anew.
-    if (attempt > 50) fail('NYL-STATE-CONFLICT', `the lease of ${env} kept changing while acquiring it`, { env });
+    if (++lostRaces > 50) fail('NYL-STATE-CONFLICT', `the lease of ${env} kept changing while acquiring it`, { env });
   }
 }
 
@@ -365,14 +367,15 @@ export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string } |
  * already gone, gets `broken: {by, reason, at}`. Only an importer takes a broken lease over; a
  * holder still running can no longer renew or write, since each of its pushes expects its lease.
  */
-export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, reason: string, message: (record: LeaseRecord) => string): Promise<BreakResult> {
+export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, reason: string, skewMs: number, message: (record: LeaseRecord) => string): Promise<BreakResult> {
   const env = store.loc.environment;
   for (let attempt = 0; attempt < 10; attempt++) {
     const refs = await store.snapshot();
     const current = await readLease(store, refs);
     const now = rt.clock.now();
     if (current?.record.broken) return { kind: 'already-broken', record: current.record };
-    const target = current ?? (await findLiveRun(store, refs, now, 0));
+    // A run takers still treat as live (its deadline plus the skew margin ahead) can be broken.
+    const target = current ?? (await findLiveRun(store, refs, now, skewMs));
     if (!target) return { kind: 'nothing-held' };
     const record: LeaseRecord = { ...target.record, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
     const parent = current?.oid;

@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { diagnostic, fail } from '../errors/diagnostic';
 import { breakLease } from '../lease/lease';
-import type { LeaseRecord } from '../lease/record';
+import { type LeaseRecord, leaseTiming } from '../lease/record';
 import type { StateOperationReport } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
@@ -36,7 +36,8 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
   const { store, env } = opened;
   await store.ensureOpen();
   const report = stateOperationReport('lease-break', env.name);
-  const result = await breakLease(rt, store, opened.author!, reason, (record) => breakMessage(env.name, reason, record));
+  const skewMs = leaseTiming(env.spec.lease.durationMs).skewMs;
+  const result = await breakLease(rt, store, opened.author!, reason, skewMs, (record) => breakMessage(env.name, reason, record));
   if (result.kind === 'nothing-held') {
     report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `nothing holds the lease of ${env.name}; there is nothing to break`, { env: env.name }));
     return report;

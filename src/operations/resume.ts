@@ -60,7 +60,8 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const options = { operation: 'resume', run: uuidv7(rt.clock.now()), author: opened.author!, durationMs: env.spec.lease.durationMs, initial: refs0, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) };
   return withLease(rt, store, options, async (tx) => {
     const refs = tx.snapshot;
-    const view = refs === refs0 ? view0 : await readEnvironmentState(store.reader, loc, refs, store.cache);
+    const moved = refs.get(loc.desiredRef) !== refs0.get(loc.desiredRef) || refs.get(loc.observedRef) !== refs0.get(loc.observedRef);
+    const view = moved ? await readEnvironmentState(store.reader, loc, refs, store.cache) : view0;
     requireActiveState(env.name, view, loc);
     const next = resumed(opened, view, req.unit);
     if (!next) {

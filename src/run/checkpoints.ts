@@ -3,6 +3,10 @@
  * every other checkpoint ready by then. At most one push is in flight; checkpoints that arrive
  * meanwhile ride on the next one. No checkpoint waits for a unit that still runs, so a crash
  * loses at most the checkpoints of the last second, never a finished sibling's result.
+ *
+ * Between waves nothing runs: the checkpoints that arrived while the wave's last push was in
+ * flight ride on the next wave's started markers instead of a push of their own (`settle`, then
+ * `resume` once the started markers landed).
  */
 import type { Runtime } from '../util/runtime';
 import type { RunRef } from './run-ref';
@@ -11,6 +15,7 @@ export class GroupCommit {
   private inFlight: Promise<void> | undefined;
   private names: string[] = [];
   private stopped = false;
+  private paused = false;
   /** Set when a push failed: the lease was lost (or the repository unreachable); nothing more is pushed. */
   failure: { lost: boolean; message: string } | undefined;
   /** Pushes made, for reports and benchmarks. */
@@ -29,7 +34,7 @@ export class GroupCommit {
   }
 
   private kick(): void {
-    if (this.inFlight || this.stopped) return;
+    if (this.inFlight || this.stopped || this.paused) return;
     this.inFlight = this.drain().finally(() => {
       this.inFlight = undefined;
       // A checkpoint may have arrived after the loop's last look: it must not wait for another.
@@ -37,13 +42,35 @@ export class GroupCommit {
     });
   }
 
-  /**
-   * Waits for the push in flight, without starting another: checkpoints still pending then ride
-   * on the run's next push (the next wave's started markers), and a run that ends writes them in
-   * its transition or, without one, when it marks its run ref ended.
-   */
+  /** Waits for the push in flight. */
   async idle(): Promise<void> {
     while (this.inFlight) await this.inFlight;
+  }
+
+  /**
+   * At the end of a wave: waits for the push in flight and starts no other until `resume`, so the
+   * checkpoints still pending ride on the run's next push (the next wave's started markers); a run
+   * that ends writes them in its transition or, without one, when it marks its run ref ended.
+   */
+  async settle(): Promise<void> {
+    this.paused = true;
+    await this.idle();
+  }
+
+  /** The next wave started: checkpoints are pushed as their units end again. */
+  resume(): void {
+    this.paused = false;
+    if (this.runRef.hasPending()) this.kick();
+  }
+
+  /**
+   * After the last wave: every checkpoint still pending is pushed before the run writes its
+   * transition, so a crash in between loses no result. Then nothing more is pushed.
+   */
+  async flush(): Promise<void> {
+    this.resume();
+    await this.idle();
+    this.stopped = true;
   }
 
   /** Units whose checkpoints wait for a push, for the message of the push that takes them. */
@@ -51,22 +78,25 @@ export class GroupCommit {
     return this.names.splice(0);
   }
 
-  /** No further group-commit push (the run publishes its transition, or ends without one). */
-  stop(): void {
-    this.stopped = true;
+  private async drain(): Promise<void> {
+    try {
+      while (!this.failure && !this.stopped && !this.paused && this.runRef.hasPending()) await this.pushOnce();
+    } catch (error) {
+      // Whatever went wrong, group commit stops (the run stops starting units and ends): a push
+      // that failed must not be retried in a loop.
+      this.failure = { lost: false, message: (error as Error)?.message ?? String(error) };
+    }
   }
 
-  private async drain(): Promise<void> {
-    while (!this.failure && !this.stopped && this.runRef.hasPending()) {
-      const names = this.names.splice(0);
-      await this.rt.faults.reach('before-checkpoint-push', names);
-      const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`).catch((error: Error) => ({ ok: false as const, lost: false, result: { ok: false as const, kind: 'unreachable' as const, message: error.message } }));
-      this.pushes++;
-      if (!written.ok) {
-        this.failure = { lost: written.lost, message: written.result.ok ? '' : written.result.message };
-        return;
-      }
-      await this.rt.faults.reach('after-checkpoint-push', names);
+  private async pushOnce(): Promise<void> {
+    const names = this.names.splice(0);
+    await this.rt.faults.reach('before-checkpoint-push', names);
+    const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`);
+    this.pushes++;
+    if (!written.ok) {
+      this.failure = { lost: written.lost, message: written.result.ok ? '' : written.result.message };
+      return;
     }
+    await this.rt.faults.reach('after-checkpoint-push', names);
   }
 }

@@ -3,10 +3,10 @@
  * what it says (prepare, or execute), and asks again, until nothing is left to apply; then it
  * waits for the last checkpoints and returns the final plan with what it dispatched.
  *
- * Durability: before a wave's drivers start, one push records
- * that they started (and renews the lease); each unit's checkpoint is pushed as soon as it ends
- * (group commit). The engine never decides what a unit does: a unit it did not dispatch is
- * reported by its final action.
+ * Durability: before a wave's drivers start, one write records that they started, carrying the
+ * lease (so a holder that lost it starts nothing); each unit's checkpoint is written as soon as
+ * it ends (group commit). The engine never decides what a unit does: a unit it did not dispatch
+ * is reported by its final action.
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import type { LeaseHandle } from '../lease/lease';
@@ -129,8 +129,7 @@ export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const ctx = contextOf(input, state, workspace);
   try {
     await applyWaves(ctx);
-    ctx.commits.stop();
-    await ctx.commits.idle();
+    await ctx.commits.flush();
     // A hold delivered while the last wave ran still applies: the unit is held as it ran.
     if (!rt.cancel.aborted && !input.lease.lost) await ctx.signals.poll(true);
     noteStops(ctx);

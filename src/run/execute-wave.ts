@@ -1,6 +1,6 @@
 /**
- * One execution wave: record that its units start (one push that also renews the lease, so a
- * holder that lost it starts nothing), then run them with bounded concurrency. Before each unit
+ * One execution wave: record that its units start (one push that carries the lease, so a holder
+ * that lost it starts nothing), then run them with bounded concurrency. Before each unit
  * starts, the run looks for delivered holds and for a reason to stop; a unit it then does not
  * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
  * Each unit's checkpoint goes to the group commit as soon as the unit ends.
@@ -46,22 +46,30 @@ function startedMarker(plan: UnitPlan, startedAt: string): RunUnitDoc {
 }
 
 /**
+ * The lease with a started-markers push: unchanged (a fence) while its deadline is far, renewed
+ * once half of it has passed, so that the wave's units start well within the deadline.
+ */
+function startMode(lease: LeaseHandle, now: number): 'fence' | 'renew' {
+  return lease.deadlineMs - now < lease.timing.durationMs / 2 ? 'renew' : 'fence';
+}
+
+/**
  * Pushes the wave's started markers (with the previous wave's last checkpoints, if any wait),
- * fenced by the lease: a holder that lost its lease starts nothing. False when the units may not
- * start.
+ * with the lease: a holder that lost its lease starts nothing. False when the units may not start.
  */
 async function recordStarts(wave: UnitPlan[], markers: Map<string, RunUnitDoc>, ctx: WaveContext): Promise<boolean> {
   const files = new Map([...markers].map(([name, doc]) => [unitFile(name), serializeRunUnit(doc)]));
   ctx.runRef.queue(files);
   const riding = ctx.commits.takeNames();
   const message = `nyl: start ${wave.map((u) => u.name).join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
-  const written = await ctx.runRef.push('fence', message).catch(() => undefined);
+  const written = await ctx.runRef.push(startMode(ctx.lease, ctx.rt.clock.now()), message).catch(() => undefined);
   if (!written?.ok) {
     // These units never start: their start records must not reach the run ref later.
     ctx.runRef.discard(files.keys());
     ctx.state.stop(written?.lost || ctx.lease.lost ? 'lease-lost' : 'state-unavailable');
     return false;
   }
+  ctx.commits.resume();
   await ctx.rt.faults.reach('after-started-push', wave.map((u) => u.name));
   return true;
 }
@@ -73,7 +81,7 @@ function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): string | undefined 
   if (ctx.rt.cancel.aborted) ctx.state.stop('cancelled');
   if (ctx.lease.lost) ctx.state.stop('lease-lost');
   if (ctx.state.stopped) return describeStop(ctx.state.stopped.reason, ctx.state.stopped.after);
-  // Not sticky: the next wave's start push renews the lease, and the unit may start then.
+  // Not sticky: the next wave's started markers renew the lease (its deadline is near), and the unit may start then.
   if (!ctx.lease.mayStartUnit()) return describeStop('lease-deadline');
   return undefined;
 }
@@ -142,6 +150,6 @@ export async function executeWave(wave: UnitPlan[], ctx: WaveContext): Promise<v
   try {
     await runPool(wave, ctx.concurrency, (u) => runUnit(u, markers.get(u.name)!, ctx));
   } finally {
-    await ctx.commits.idle();
+    await ctx.commits.settle();
   }
 }

@@ -65,8 +65,8 @@ export class RunRef {
   }
 
   /**
-   * Pushes everything pending with the lease: `renew` for a push that lets units start (a holder
-   * that lost its lease starts nothing), `fence` for checkpoints.
+   * Pushes everything pending, carrying the lease (`fence`: unchanged, or `renew`: a new
+   * deadline): a holder that lost its lease lands nothing.
    */
   push(mode: Extract<LeaseMode, 'renew' | 'fence'>, message: string): Promise<FencedWriteResult> {
     const lease = this.lease;

@@ -2,10 +2,6 @@
 // NodeProcessRunner (real processes: small `sh -c` scripts) and FakeProcessRunner (registered
 // programs that behave the same, on a ManualClock with autoAdvance). Then FakeProcessRunner's
 // own test API.
-//
-// Known disagreement, kept visible as a TODO instead of a failure: NodeProcessRunner resolves a
-// program that cannot be started asynchronously (ENOENT, EACCES, a missing cwd) with Node's
-// negative errno as `code` (-2, -13), while the contract says the code is null.
 
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -7,7 +7,12 @@ import type { Outputs } from '../contract';
 
 export function readOutputsFile(path: string): { ok: true; outputs: Outputs } | { ok: false; reason: string } {
   if (!existsSync(path)) return { ok: true, outputs: {} };
-  const text = readFileSync(path, 'utf8');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return { ok: false, reason: `NYL_OUTPUTS cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+  }
   if (text.trim() === '') return { ok: true, outputs: {} };
   let value: unknown;
   try {

@@ -1,0 +1,115 @@
+// Group commit (src/run/checkpoints.ts) against a scripted run ref: a checkpoint is pushed as soon
+// as its unit ends, with every other ready by then; one push at a time; between waves, what is
+// still pending waits for the next wave's started markers instead of a push of its own.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GroupCommit } from '../../dist/run/checkpoints.js';
+
+/** A run ref whose pushes the test completes by hand. */
+function scriptedRunRef() {
+  const pending = new Map();
+  const pushes = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  return {
+    pushes,
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    queue(files) {
+      for (const [k, v] of files) pending.set(k, v);
+    },
+    hasPending: () => pending.size > 0,
+    push(mode, message) {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const files = [...pending.keys()];
+      pending.clear();
+      let land;
+      const done = new Promise((resolve) => (land = () => {
+        inFlight--;
+        resolve({ ok: true, updates: [] });
+      }));
+      pushes.push({ mode, message, files, land });
+      return done;
+    },
+  };
+}
+
+const rt = { faults: { reach: async () => {} } };
+const turn = () => new Promise((r) => setImmediate(r));
+
+test('a checkpoint is pushed at once; those that end meanwhile ride on the next push; one push at a time', async () => {
+  const ref = scriptedRunRef();
+  const commits = new GroupCommit(rt, ref);
+  commits.add('a', 'units/a.yaml', 'a');
+  await turn();
+  assert.deepEqual(ref.pushes.map((p) => p.files), [['units/a.yaml']], 'a is pushed as soon as it ends');
+  commits.add('b', 'units/b.yaml', 'b');
+  commits.add('c', 'units/c.yaml', 'c');
+  await turn();
+  assert.equal(ref.pushes.length, 1, 'no second push while one is in flight');
+  ref.pushes[0].land();
+  await turn();
+  await turn();
+  assert.deepEqual(ref.pushes[1].files, ['units/b.yaml', 'units/c.yaml'], 'b and c share the next push');
+  assert.equal(ref.pushes[1].mode, 'fence', 'every checkpoint push carries the lease');
+  ref.pushes[1].land();
+  await commits.idle();
+  assert.equal(ref.maxInFlight, 1);
+});
+
+test('between waves, pending checkpoints wait for the next wave\'s started markers', async () => {
+  const ref = scriptedRunRef();
+  const commits = new GroupCommit(rt, ref);
+  commits.add('a', 'units/a.yaml', 'a');
+  await turn();
+  commits.add('b', 'units/b.yaml', 'b'); // the wave's last unit ends while a's push is in flight
+  const settled = commits.settle();
+  ref.pushes[0].land();
+  await settled;
+  await turn();
+  assert.equal(ref.pushes.length, 1, 'no push of its own for b');
+  assert.ok(ref.hasPending(), 'b waits for the next push');
+  assert.deepEqual(commits.takeNames(), ['b'], 'the started markers name what rides with them');
+  commits.resume();
+  commits.add('c', 'units/c.yaml', 'c');
+  await turn();
+  assert.equal(ref.pushes.length, 2, 'after resume, checkpoints are pushed as units end again');
+});
+
+test('a push that throws stops group commit instead of retrying in a loop', async () => {
+  const ref = scriptedRunRef();
+  let calls = 0;
+  ref.push = () => {
+    calls++;
+    throw new Error('run ref not attached');
+  };
+  const commits = new GroupCommit(rt, ref);
+  commits.add('a', 'units/a.yaml', 'a');
+  await commits.idle();
+  await turn();
+  assert.equal(calls, 1);
+  assert.deepEqual(commits.failure, { lost: false, message: 'run ref not attached' });
+});
+
+test('a failed push stops group commit; after flush nothing more is pushed', async () => {
+  const ref = scriptedRunRef();
+  ref.push = () => Promise.resolve({ ok: false, lost: true, result: { ok: false, kind: 'rejected', refs: [], message: 'stale' } });
+  const commits = new GroupCommit(rt, ref);
+  commits.add('a', 'units/a.yaml', 'a');
+  await commits.idle();
+  assert.deepEqual(commits.failure, { lost: true, message: 'stale' });
+  const ref2 = scriptedRunRef();
+  const other = new GroupCommit(rt, ref2);
+  await other.settle();
+  other.add('w', 'units/w.yaml', 'w');
+  const flushed = other.flush();
+  await turn();
+  assert.deepEqual(ref2.pushes.map((p) => p.files), [['units/w.yaml']], 'flush pushes what waited');
+  ref2.pushes[0].land();
+  await flushed;
+  other.add('x', 'units/x.yaml', 'x');
+  await turn();
+  assert.equal(ref2.pushes.length, 1, 'nothing after flush');
+});
