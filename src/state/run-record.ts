@@ -3,13 +3,20 @@
  * place for everyone who reads or writes it (the lease protocol, runs, importers, status).
  *
  * A run ref's tree holds `run.yaml` (who runs what, and the run's deadline, renewed with the
- * lease) and one `units/NAME.yaml` per unit the run started: the started marker (written before
+ * lease) and one `units/BB/NAME.yaml` per unit the run started: the started marker (written before
  * the driver runs) and, once the unit ended, its `checkpoint`. Each write is a child commit, so
  * the ref's history is the run's log.
+ *
+ * BB, two hex digits of the name's SHA-1, spreads the files over up to 256 directories: a run
+ * writes a commit per group of checkpoints, and each commit rewrites only the directories it
+ * touches, so a run of 5,000 units does not write a 5,000-entry tree a few hundred times. Records
+ * of older versions (`units/NAME.yaml`) are still read.
  */
+import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
 import { API_VERSION, type DesiredUnitDoc, fromYaml, toYaml } from './documents';
 import { runsPrefix, type StateLocation } from './location';
+import { parseTree, type TreeEntry } from '../git/batch-reader';
 import type { ObjectReader, RefSnapshot } from './store';
 
 export interface RunHolder {
@@ -81,6 +88,11 @@ export function runRefName(loc: StateLocation, run: string): string {
 }
 
 export function unitFile(name: string): string {
+  return `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${name}.yaml`;
+}
+
+/** Where older versions kept a unit's record. */
+function flatUnitFile(name: string): string {
   return `units/${name}.yaml`;
 }
 
@@ -120,9 +132,17 @@ export async function readRunHeaders(reader: ObjectReader, loc: StateLocation, r
   });
 }
 
+/** The unit record files of a `units` tree: in its directories, and flat (older versions). */
+async function unitRecordFiles(reader: ObjectReader, unitsTree: TreeEntry[]): Promise<TreeEntry[]> {
+  const dirs = unitsTree.filter((e) => e.type === 'tree');
+  const nested = await reader.readMany(dirs.map((d) => d.oid));
+  const inDirs = nested.flatMap((t) => (t?.type === 'tree' ? parseTree(t.content) : []));
+  return [...unitsTree, ...inDirs].filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+}
+
 async function readRunCommit(reader: ObjectReader, found: { run: string; ref: string; oid: string }): Promise<RecordedRun> {
   const [runBlob, unitsTree] = await Promise.all([reader.read(`${found.oid}:run.yaml`), reader.readTree(`${found.oid}:units`)]);
-  const files = (unitsTree ?? []).filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+  const files = await unitRecordFiles(reader, unitsTree ?? []);
   const blobs = await reader.readMany(files.map((f) => f.oid));
   const units = new Map<string, RunUnitDoc>();
   files.forEach((f, i) => {
@@ -141,6 +161,7 @@ export async function readRecordedRuns(reader: ObjectReader, loc: StateLocation,
 
 /** Reads one unit's record from a run or evidence commit. */
 export async function readRunUnit(reader: ObjectReader, oid: string, unit: string): Promise<RunUnitDoc | undefined> {
-  const b = await reader.read(`${oid}:${unitFile(unit)}`);
-  return b ? fromYaml<RunUnitDoc>(b.content.toString()) : undefined;
+  const [b, flat] = await reader.readMany([`${oid}:${unitFile(unit)}`, `${oid}:${flatUnitFile(unit)}`]);
+  const found = b ?? flat;
+  return found ? fromYaml<RunUnitDoc>(found.content.toString()) : undefined;
 }

@@ -17,6 +17,7 @@ import { cleanupAll, git, tempDir, trackProcessGroup } from '../support/git-fixt
 import { NYL, cliEnv, nyl, waitForFile } from '../support/cli.mjs';
 import { changeUnits, logLines, reconcile, refsUnder, results, setup, sleep } from '../support/reconcile-helpers.mjs';
 import { ENV, LEASE, RUNS, Scenario, describeResult, gitShow, killPid } from '../support/crash-harness.mjs';
+import { unitFile as runUnitFile } from '../../dist/state/run-record.js';
 
 after(cleanupAll);
 
@@ -229,7 +230,7 @@ describe('3. checkpoints do not wait for siblings', () => {
       let run;
       for (;;) {
         run ??= sc.runRefs()[0];
-        const text = run && gitShow(sc.bare, `${RUNS}${run}:units/fast.yaml`);
+        const text = run && gitShow(sc.bare, `${RUNS}${run}:${runUnitFile('fast')}`);
         if (text && YAML.parse(text)?.checkpoint?.result === 'receipt') {
           checkpointAfter = Date.now() - finished;
           break;

@@ -82,7 +82,7 @@ test('within one wave, a unit delivered a hold before it starts does not start (
     const deadline = Date.now() + 15000;
     for (;;) {
       const runRef = git(bare, 'for-each-ref', '--format=%(objectname)', 'refs/nyl/dev/runs/');
-      if (runRef && git(bare, 'ls-tree', '-r', '--name-only', runRef).includes('units/l.yaml')) break;
+      if (runRef && /(^|\n)units\/..\/l\.yaml$/m.test(git(bare, 'ls-tree', '-r', '--name-only', runRef))) break;
       if (Date.now() > deadline) throw new Error('the run did not start its wave');
       await new Promise((res) => setTimeout(res, 20));
     }

@@ -346,7 +346,7 @@ export class World {
   runRecords(run) {
     const oid = this.repo.refs().get(`refs/nyl/${ENV}/runs/${run}`);
     const files = oid ? this.repo.filesAt(oid, 'units') : new Map();
-    return new Map([...files].map(([file, text]) => [file.replace(/\.yaml$/, ''), fromYaml(text)]));
+    return new Map([...files].map(([file, text]) => [path.basename(file, '.yaml'), fromYaml(text)]));
   }
 
   receiptsIn(run) {

@@ -297,10 +297,11 @@ export class Scenario {
   readRunCommit(oid) {
     const run = YAML.parse(gitShow(this.bare, `${oid}:run.yaml`) ?? 'null');
     const units = new Map();
-    const listed = spawnSync('git', ['ls-tree', '--name-only', `${oid}:units`], { cwd: this.bare, encoding: 'utf8', env: hermeticEnv() });
+    // units/BB/NAME.yaml: the records are spread over directories.
+    const listed = spawnSync('git', ['ls-tree', '-r', '--name-only', `${oid}:units`], { cwd: this.bare, encoding: 'utf8', env: hermeticEnv() });
     const names = listed.status === 0 ? listed.stdout.split('\n').filter(Boolean) : [];
     const docs = catFiles(this.bare, names.map((n) => `${oid}:units/${n}`));
-    names.forEach((n, i) => units.set(n.replace(/\.yaml$/, ''), YAML.parse(docs[i])));
+    names.forEach((n, i) => units.set(path.basename(n, '.yaml'), YAML.parse(docs[i])));
     return { run, units };
   }
 
