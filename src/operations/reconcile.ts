@@ -58,12 +58,18 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
 }
 
 export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions): Promise<ReconcileReport> {
-  const start = await readStart(opened);
-  const only = selectedUnits(opened, req.units);
-  const busy = coordinationBusy(opened, start.refs);
-  const key = busy ? undefined : quietKey(opened, start, only);
+  await opened.store.ensureOpen();
+  const refs = await opened.store.snapshot();
+  const busy = coordinationBusy(opened, refs);
+  const key = busy ? undefined : quietKey(opened, refs, req.units);
   const cached = key ? opened.store.cache.get<ReconcileReport>('quiet', key) : undefined;
-  if (cached) return cached;
+  if (cached) {
+    // The same state commits as when the report was made: the state was active then, and is now.
+    await opened.store.requireNoUnpublishedWork(refs);
+    return cached;
+  }
+  const start = await readStart(opened, refs);
+  const only = selectedUnits(opened, req.units);
   const preview = planEnvironment({ ...planBase(opened, start), ...(only ? { run: { runId: '', only } } : {}) });
   if (!busy && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only));
   return withRun(
@@ -82,10 +88,8 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   );
 }
 
-async function readStart(opened: OpenedEnvironment): Promise<Start> {
+async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<Start> {
   const { store, loc, env } = opened;
-  await store.ensureOpen();
-  const refs = await store.snapshot();
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
   const generation = requireActiveState(env.name, view, loc);
   await store.requireNoUnpublishedWork(refs);
@@ -116,9 +120,10 @@ function planBase(opened: OpenedEnvironment, start: Start) {
  * opened environment's input key, the state commits, the selected units) give the same plan and
  * the same report. A no-op reconcile then costs little more than reading the refs.
  */
-function quietKey(opened: OpenedEnvironment, start: Start, only: Set<string> | undefined): string | undefined {
+function quietKey(opened: OpenedEnvironment, refs: RefSnapshot, units: string[] | undefined): string | undefined {
   if (!opened.inputKey) return undefined;
-  const inputs = [opened.inputKey, opened.env.name, opened.sourceOverride, start.view.desiredOid ?? '', start.view.observedOid ?? '', [...(only ?? [])].sort()];
+  const { desiredRef, observedRef } = opened.loc;
+  const inputs = [opened.inputKey, opened.env.name, opened.sourceOverride, refs.get(desiredRef) ?? '', refs.get(observedRef) ?? '', [...new Set(units ?? [])].sort()];
   return createHash('sha1').update(JSON.stringify(inputs)).digest('hex');
 }
 
