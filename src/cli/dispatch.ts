@@ -182,7 +182,8 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
     const parsed = parseCommand(spec, rest);
     output = outputOf(parsed);
     environment = stringOpt(parsed, 'environment') ?? '';
-    const rt = createRuntime(process.env, signals.signal);
+    // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
+    const rt = createRuntime({ ...process.env }, signals.signal);
     const report = await runOperation(rt, parsed);
     const code = exitCodeOf(report, report.errors, command);
     if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -10,7 +10,7 @@ import type { DriverSet } from '../drivers/registry';
 import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
 import { describeStop, startReason } from '../plan/reasons';
-import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile } from '../state/run-record';
+import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile, withCheckpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import type { GroupCommit } from './checkpoints';
@@ -41,8 +41,10 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
 
-function startedMarker(plan: UnitPlan, startedAt: string): RunUnitDoc {
-  return { unit: plan.name, uid: plan.uid!, kind: plan.kind, executionKey: plan.executionKey!, startedAt, desired: plan.next! };
+/** A unit's started marker, and its text (its checkpoint is written in front of it later). */
+function startedMarker(plan: UnitPlan, startedAt: string): string {
+  const doc: RunUnitDoc = { unit: plan.name, uid: plan.uid!, kind: plan.kind, executionKey: plan.executionKey!, startedAt, desired: plan.next! };
+  return serializeRunUnit(doc);
 }
 
 /**
@@ -57,8 +59,8 @@ function startMode(lease: LeaseHandle, now: number): 'fence' | 'renew' {
  * Pushes the wave's started markers (with the previous wave's last checkpoints, if any wait),
  * with the lease: a holder that lost its lease starts nothing. False when the units may not start.
  */
-async function recordStarts(wave: UnitPlan[], markers: Map<string, RunUnitDoc>, ctx: WaveContext): Promise<boolean> {
-  const files = new Map([...markers].map(([name, doc]) => [unitFile(name), serializeRunUnit(doc)]));
+async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx: WaveContext): Promise<boolean> {
+  const files = new Map([...markers].map(([name, text]) => [unitFile(name), text]));
   ctx.runRef.queue(files);
   const riding = ctx.commits.takeNames();
   const message = `nyl: start ${wave.map((u) => u.name).join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
@@ -116,12 +118,12 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
 }
 
 /** Runs one unit of the wave, or records why it did not start. */
-async function runUnit(plan: UnitPlan, marker: RunUnitDoc, ctx: WaveContext): Promise<void> {
+async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promise<void> {
   const { rt, state } = ctx;
   await ctx.signals.poll(false);
   const notStarted = reasonNotToStart(plan, ctx);
   if (notStarted) {
-    ctx.commits.add(plan.name, unitFile(plan.name), serializeRunUnit({ ...marker, checkpoint: { result: 'not-started', finishedAt: isoSeconds(rt.clock.now()), reason: notStarted } }));
+    ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, { result: 'not-started', finishedAt: isoSeconds(rt.clock.now()), reason: notStarted }));
     return;
   }
   state.dispatched(plan.name);
@@ -135,7 +137,7 @@ async function runUnit(plan: UnitPlan, marker: RunUnitDoc, ctx: WaveContext): Pr
   const finishedAt = isoSeconds(finishedAtMs);
   const recorded = state.record(plan, outcome, finishedAtMs - began, finishedAt);
   ctx.output.event(plan.name, outcome.result === 'receipt' ? `executed in ${seconds(recorded.durationMs)}` : `${outcome.result} in ${seconds(recorded.durationMs)}: ${outcome.reason}`);
-  ctx.commits.add(plan.name, unitFile(plan.name), serializeRunUnit({ ...marker, checkpoint: checkpointOf(outcome, finishedAt) }));
+  ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, checkpointOf(outcome, finishedAt)));
   if (ctx.failFast && outcome.result !== 'receipt') state.stop('fail-fast', plan.name);
 }
 
@@ -146,6 +148,8 @@ async function runUnit(plan: UnitPlan, marker: RunUnitDoc, ctx: WaveContext): Pr
 export async function executeWave(wave: UnitPlan[], ctx: WaveContext): Promise<void> {
   const startedAt = isoSeconds(ctx.rt.clock.now());
   const markers = new Map(wave.map((u) => [u.name, startedMarker(u, startedAt)]));
+  // Units run in the source commit's files: unpack them (once per run) while the markers are written.
+  ctx.workspace.projectDir().catch(() => undefined);
   if (!(await recordStarts(wave, markers, ctx))) return;
   try {
     await runPool(wave, ctx.concurrency, (u) => runUnit(u, markers.get(u.name)!, ctx));

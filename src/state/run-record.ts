@@ -87,8 +87,15 @@ export function runRefName(loc: StateLocation, run: string): string {
   return `${runsPrefix(loc)}${run}`;
 }
 
+const unitFiles = new Map<string, string>();
+
 export function unitFile(name: string): string {
-  return `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${name}.yaml`;
+  let file = unitFiles.get(name);
+  if (!file) {
+    file = `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${name}.yaml`;
+    unitFiles.set(name, file);
+  }
+  return file;
 }
 
 /** Where older versions kept a unit's record. */
@@ -106,6 +113,15 @@ export function serializeRunDoc(doc: RunDoc): string {
 
 export function serializeRunUnit(doc: RunUnitDoc): string {
   return toYaml(doc);
+}
+
+/**
+ * A started marker's record with its checkpoint, from the marker's text: `checkpoint` sorts
+ * before every other key of the record, so it is the checkpoint's YAML followed by the marker's
+ * (the same text serializeRunUnit gives, without emitting the desired document again).
+ */
+export function withCheckpoint(markerText: string, checkpoint: Checkpoint): string {
+  return toYaml({ checkpoint }) + markerText;
 }
 
 /** True while the run may still be running: not ended, and its deadline (plus skew) not passed. */

@@ -31,3 +31,15 @@ test('records in directories and flat records of earlier versions are both read'
   assert.equal((await readRunUnit(store.reader, oid, 'old')).unit, 'old');
   assert.equal(await readRunUnit(store.reader, oid, 'missing'), undefined);
 });
+
+test('a checkpoint written in front of a marker\'s text is the record serializeRunUnit writes', async () => {
+  const { withCheckpoint } = await import('../../dist/state/run-record.js');
+  const marker = { ...record('db'), desired: { uid: 'u', kind: 'Command', rendering: { run: ['a', 'b'], env: { X: 'line 1\nline 2' } }, lifecycle: { state: 'active' } } };
+  for (const checkpoint of [
+    { result: 'receipt', finishedAt: 'x', outputs: { url: 'postgres://db', n: 3, nested: { a: [1, 'two'] } } },
+    { result: 'failed', finishedAt: 'x', reason: 'command exited with code 1', retryable: true },
+    { result: 'not-started', finishedAt: 'x', reason: 'held by A' },
+  ]) {
+    assert.equal(withCheckpoint(serializeRunUnit(marker), checkpoint), serializeRunUnit({ ...marker, checkpoint }));
+  }
+});
