@@ -42,7 +42,10 @@ export interface DriverContext {
   cancel: AbortSignal;
   /** Grace period after a forwarded signal before a tool is killed. */
   killGraceMs: number;
-  /** Tool output, one line at a time (the engine prefixes, masks and routes it). */
+  /**
+   * Tool output, one line at a time (the engine prefixes and routes it). A driver never passes a
+   * sensitive value here: the engine cannot tell one in free text.
+   */
   toolOutput: (line: string) => void;
 }
 

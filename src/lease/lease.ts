@@ -49,8 +49,8 @@ export interface AcquireOptions {
   durationMs: number;
   /** Wait up to this long while another holder has the lease. */
   waitMs?: number;
-  /** More refs to move in the acquiring push (a run ref). */
-  extraUpdates?: () => RefUpdate[];
+  /** More refs to move in the acquiring push (a run ref, which carries the new lease's deadline). */
+  extraUpdates?: (record: LeaseRecord) => Promise<RefUpdate[]>;
   /** Refs the caller just read: the first attempt decides on them instead of reading again. */
   initial?: RefSnapshot;
   /** Carry a broken lease's `broken` record into the new lease (recover: a crash leaves it broken). */
@@ -193,7 +193,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     }
     const record = newHolderRecord(env, options, current, now);
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
-    const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...(options.extraUpdates?.() ?? [])];
+    const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...((await options.extraUpdates?.(record)) ?? [])];
     await rt.faults.reach('before-lease-push', [options.operation]);
     const result = await store.write(updates);
     if (result.ok) {
@@ -236,6 +236,8 @@ export class LeaseHandle {
   private renewal: AbortController | undefined;
   /** Builds the other refs a renewal moves with the lease (the run ref follows its deadline). */
   renewalPart: PushBuilder | undefined;
+  /** When a push last showed the lease to be ours (clock milliseconds). */
+  confirmedAt: number;
 
   constructor(
     private readonly rt: LeaseRuntime,
@@ -244,7 +246,9 @@ export class LeaseHandle {
     public record: LeaseRecord,
     private readonly author: Identity,
     readonly timing: LeaseTiming,
-  ) {}
+  ) {
+    this.confirmedAt = rt.clock.now();
+  }
 
   get ref(): string {
     return leaseRef(this.store.loc);
@@ -290,8 +294,10 @@ export class LeaseHandle {
     const lease = await this.leaseUpdate(mode);
     const part = await build({ record: lease.record });
     const updates = [...part.updates, lease.update];
+    const began = this.rt.clock.now();
     const result = await this.store.write(updates);
     if (result.ok) {
+      this.confirmedAt = began;
       if (lease.oid === null) this.released = true;
       else {
         this.oid = lease.oid;
@@ -302,6 +308,23 @@ export class LeaseHandle {
     }
     if (result.kind === 'rejected') this.lost = (await this.store.snapshot()).get(this.ref) !== this.oid;
     return { ok: false, lost: this.lost, result };
+  }
+
+  /**
+   * Makes sure the lease was ours less than maxAgeMs ago: waits for the push in flight (it
+   * confirms the lease when it lands), and pushes the lease unchanged when that is not recent
+   * enough. False when the lease is not held any more, or the repository cannot tell.
+   */
+  async confirm(maxAgeMs: number): Promise<boolean> {
+    const recent = () => this.rt.clock.now() - this.confirmedAt < maxAgeMs;
+    if (this.lost || this.released) return false;
+    // Usually a checkpoint push landed moments ago: no need to wait for the push in flight.
+    if (recent()) return true;
+    return this.exclusive(async () => {
+      if (this.lost || this.released) return false;
+      if (recent()) return true;
+      return (await this.writeNow('fence', () => ({ updates: [] }))).ok;
+    });
   }
 
   /** Renews the deadline now, moving what renewalUpdates adds in the same push. */

@@ -5,14 +5,14 @@
  * `--accept` would adopt it. Refusals carry the same listing.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { versionOf } from '../drivers/registry';
+import { versionOf } from '../drivers/kinds';
 import { formatIdentity } from '../lease/lease';
 import { planEnvironment } from '../plan/planner';
 import { executionKey } from '../project/execution-key';
 import type { StateOperationReport } from '../report/types';
 import { evidenceRefName, evidenceRefs } from '../run/evidence';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import { readRunUnit, runRefName, type RunUnitDoc } from '../state/run-record';
+import { readRunUnit, receiptOf, runRefName, type RunUnitDoc } from '../state/run-record';
 import { runsPrefix } from '../state/location';
 import type { RefSnapshot } from '../state/store';
 import { byCodeUnits } from '../util/compare';
@@ -118,7 +118,7 @@ async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase,
     throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `run ${run} executed ${c.name} with execution key ${cp.executionKey} and uid ${cp.uid}; ${why}`);
   }
   next.uid = cp.uid;
-  next.receipt = { run, executionKey: cp.executionKey, finishedAt: cp.checkpoint.finishedAt, outputs: cp.checkpoint.outputs ?? {}, desired: cp.desired };
+  next.receipt = receiptOf(run, cp, cp.checkpoint);
   next.lastRun = { run, result: 'executed', at: cp.checkpoint.finishedAt };
   return { action: 'accept', run };
 }

@@ -11,7 +11,8 @@
  * A condition outranks a matching receipt: what the last execution did is unknown or failed.
  * Units outside the ownership set come last, by name.
  */
-import { BUILTIN_DRIVERS, defaultRecovery, type DriverSet, versionOf } from '../drivers/registry';
+import { defaultRecovery, type KindSet, versionOf } from '../drivers/kinds';
+import type { DriverSet } from '../drivers/registry';
 import type { Diagnostic } from '../errors/diagnostic';
 import { canonicalJson, executionKey } from '../project/execution-key';
 import { dependencyOrder } from '../project/graph';
@@ -58,8 +59,8 @@ export interface PlanInput {
    * rendering every unit of a large environment once per wave).
    */
   carry?: Plan;
-  /** The drivers whose version tags, recovery defaults and phases apply (default: the shipped ones). */
-  drivers?: DriverSet;
+  /** The drivers whose version tags, recovery defaults and phases apply. */
+  drivers: DriverSet;
 }
 
 /** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
@@ -69,8 +70,8 @@ export function currentUid(desired: DesiredUnitDoc | undefined, generation: numb
   return desired.uid;
 }
 
-export function recoveryOf(unit: UnitResource, drivers: DriverSet = BUILTIN_DRIVERS): 'converge' | 'manual' {
-  return (unit.spec.recovery as 'converge' | 'manual' | undefined) ?? defaultRecovery(unit.kind, drivers);
+export function recoveryOf(unit: UnitResource, kinds: KindSet): 'converge' | 'manual' {
+  return (unit.spec.recovery as 'converge' | 'manual' | undefined) ?? defaultRecovery(unit.kind, kinds);
 }
 
 export function formatWait(w: Wait): string {
@@ -87,7 +88,7 @@ export interface Resolved {
 }
 
 /** Renders one unit against the outputs of current receipts and computes its execution key. */
-export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: string | undefined, outputsOf: OutputsOf, prepared?: Prepared, drivers: DriverSet = BUILTIN_DRIVERS): Resolved {
+export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: string | undefined, outputsOf: OutputsOf, kinds: KindSet, prepared?: Prepared): Resolved {
   const waits: Wait[] = unit.declaredDependsOn.flatMap((dep, i) => (outputsOf(dep) === undefined ? [{ pointer: `/dependsOn/${i}`, unit: dep, reason: 'no-current-receipt' as const }] : []));
   const rendered = renderUnit(unit, env, outputsOf);
   if (!rendered.ok) {
@@ -98,7 +99,7 @@ export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: s
   if (waits.length > 0) return { waits, errors: [] };
   const rendering = prepared && prepared.from === canonicalJson(rendered.rendering) ? prepared.rendering : rendered.rendering;
   const out: Resolved = { rendering, waits, errors: [] };
-  if (uid) out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, drivers) });
+  if (uid) out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, kinds) });
   return out;
 }
 
@@ -170,7 +171,7 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   const plan = base(unit, input);
   const held = heldAction(plan, input, outputsOf);
   if (held) return { ...plan, action: held };
-  const resolved = resolveUnit(unit, input.env, plan.uid, outputsOf, input.prepared?.get(unit.name), input.drivers);
+  const resolved = resolveUnit(unit, input.env, plan.uid, outputsOf, input.drivers, input.prepared?.get(unit.name));
   if (resolved.rendering) plan.rendering = resolved.rendering;
   if (resolved.executionKey) plan.executionKey = resolved.executionKey;
   const action = decide(plan, unit, input, resolved, planned);
@@ -189,7 +190,7 @@ function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: 
   const terminal = condition ? terminalCondition(condition, unit, input) : undefined;
   if (terminal) return terminal;
   if (resolved.waits.length > 0) return waitAction(resolved.waits, planned);
-  if ((input.drivers ?? BUILTIN_DRIVERS).driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
+  if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
   if (condition?.type === 'uncertain') return { type: 'execute', reason: 'converge-uncertain', condition };
   if (condition?.type === 'failed') return { type: 'execute', reason: 'retry-failure', condition };
   const receipt = plan.observed?.uid === plan.uid ? plan.observed?.receipt : undefined;
@@ -234,7 +235,7 @@ function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Act
 function heldSourceChanged(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): boolean {
   const desired = plan.desired!;
   if (!desired.uid) return true;
-  const now = resolveUnit(plan.unit!, input.env, desired.uid, outputsOf, input.prepared?.get(plan.name), input.drivers);
+  const now = resolveUnit(plan.unit!, input.env, desired.uid, outputsOf, input.drivers, input.prepared?.get(plan.name));
   return now.rendering !== undefined && desired.rendering !== undefined && canonicalJson(now.rendering) !== canonicalJson(desired.rendering);
 }
 

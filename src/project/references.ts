@@ -7,7 +7,7 @@
  * values into shell text is an injection; the driver registry knows them) and `dependsOn` (names,
  * not templates); never in mapping keys.
  */
-import { isShellTextField } from '../drivers/registry';
+import { isShellTextField } from '../drivers/kinds';
 import { childPointer } from '../util/schema';
 import { canonicalJson } from './execution-key';
 import type { UnitReference } from './types';

@@ -3,7 +3,7 @@
  * of its fields (driftRepair converge, lease 5m, empty values/labels/dependsOn). Unit specs stay as
  * written: their defaults belong to drivers, and rendering must see what the user wrote.
  */
-import { UNIT_KINDS } from '../drivers/registry';
+import { UNIT_KINDS } from '../drivers/kinds';
 import { parseDuration } from '../util/duration';
 import { type ReferenceScan } from './references';
 import type { ResourceKind } from './schema';

@@ -8,7 +8,7 @@
  * (src/drivers/<kind>/spec.ts) and come from the driver registry; this module adds the fields
  * every unit shares.
  */
-import { BUILTIN_DRIVERS, UNIT_KINDS, type UnitKind } from '../drivers/registry';
+import { BUILTIN_KINDS, UNIT_KINDS, type UnitKind } from '../drivers/kinds';
 import { branchField, nameField, refPrefixRule, relativePathField } from '../util/fields';
 import {
   type JsonSchemaObject,
@@ -59,7 +59,7 @@ const UNIT_COMMON: Record<string, Schema> = {
 
 /** The spec schema of a unit kind: the common fields, then the kind's own from its driver. */
 function unitSpec(kind: UnitKind): ObjectSchema {
-  const own = BUILTIN_DRIVERS.descriptor(kind)?.spec;
+  const own = BUILTIN_KINDS.descriptor(kind)?.spec;
   if (!own) throw new Error(`the driver registry has no spec schema for the unit kind ${kind}`);
   const clash = Object.keys(own.fields).filter((f) => f in UNIT_COMMON);
   if (clash.length > 0) throw new Error(`the spec schema of ${kind} redeclares common unit fields: ${clash.join(', ')}`);

@@ -3,7 +3,7 @@
  * Produced by load.ts from the files of one source commit; consumed by operations and plan/.
  * Unit kinds are the driver registry's (src/drivers/registry.ts).
  */
-import type { UnitKind } from '../drivers/registry';
+import type { UnitKind } from '../drivers/kinds';
 
 export type { UnitKind };
 

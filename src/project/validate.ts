@@ -8,7 +8,7 @@
  * dependency cycles), which need every file loaded first. Nothing here reads files: locations
  * come from a `Locate` function the loader passes in.
  */
-import { UNIT_KINDS } from '../drivers/registry';
+import { UNIT_KINDS } from '../drivers/kinds';
 import { type Diagnostic, type SourceLocation, diagnostic } from '../errors/diagnostic';
 import { closest } from '../util/closest';
 import { type SchemaProblem, childPointer } from '../util/schema';

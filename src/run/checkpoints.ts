@@ -7,22 +7,35 @@
  * Between waves nothing runs: the checkpoints that arrived while the wave's last push was in
  * flight ride on the next wave's started markers instead of a push of their own (`settle`, then
  * `resume` once the started markers landed).
+ *
+ * A push that did not reach the repository is retried after 0.5, 1, 2 and 4 s (a network blip
+ * must not end a run whose units keep running); a refused push (the lease moved) is never retried.
  */
 import type { Runtime } from '../util/runtime';
 import type { RunRef } from './run-ref';
+
+/** Waits before each retry of a push that did not reach the repository; then group commit gives up. */
+const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
+
+interface PushProblem {
+  lost: boolean;
+  /** The repository could not be reached: worth another try. */
+  transient: boolean;
+  message: string;
+}
 
 export class GroupCommit {
   private inFlight: Promise<void> | undefined;
   private names: string[] = [];
   private stopped = false;
   private paused = false;
-  /** Set when a push failed: the lease was lost (or the repository unreachable); nothing more is pushed. */
-  failure: { lost: boolean; message: string } | undefined;
+  /** Set when a push failed for good: the lease was lost, or the repository stayed unreachable; nothing more is pushed. */
+  failure: PushProblem | undefined;
   /** Pushes made, for reports and benchmarks. */
   pushes = 0;
 
   constructor(
-    private readonly rt: Pick<Runtime, 'faults'>,
+    private readonly rt: Pick<Runtime, 'faults' | 'clock'>,
     private readonly runRef: RunRef,
   ) {}
 
@@ -64,6 +77,15 @@ export class GroupCommit {
   }
 
   /**
+   * Between waves, before work that takes time but pushes nothing (a prepare wave): pushes what is
+   * pending now instead of letting it wait for the next started markers.
+   */
+  async pushPending(): Promise<void> {
+    this.resume();
+    await this.settle();
+  }
+
+  /**
    * After the last wave: every checkpoint still pending is pushed before the run writes its
    * transition, so a crash in between loses no result. Then nothing more is pushed.
    */
@@ -80,23 +102,43 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     try {
-      while (!this.failure && !this.stopped && !this.paused && this.runRef.hasPending()) await this.pushOnce();
+      await this.pushWithRetries();
     } catch (error) {
-      // Whatever went wrong, group commit stops (the run stops starting units and ends): a push
-      // that failed must not be retried in a loop.
-      this.failure = { lost: false, message: (error as Error)?.message ?? String(error) };
+      // Not the repository's answer (a bug, a commit that could not be written): group commit
+      // stops rather than retry (the run then ends).
+      this.failure = { lost: false, transient: false, message: (error as Error)?.message ?? String(error) };
     }
   }
 
-  private async pushOnce(): Promise<void> {
+  private async pushWithRetries(): Promise<void> {
+    let failed = 0;
+    while (!this.failure && !this.stopped && !this.paused && this.runRef.hasPending()) {
+      const problem = await this.pushOnce();
+      if (!problem) {
+        failed = 0;
+        continue;
+      }
+      if (!problem.transient || failed >= RETRY_DELAYS_MS.length) {
+        this.failure = problem;
+        return;
+      }
+      await this.rt.clock.sleep(RETRY_DELAYS_MS[failed++]!);
+    }
+  }
+
+  /** One push of everything pending; what went wrong, if it did not land. */
+  private async pushOnce(): Promise<PushProblem | undefined> {
     const names = this.names.splice(0);
     await this.rt.faults.reach('before-checkpoint-push', names);
     const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`);
     this.pushes++;
     if (!written.ok) {
-      this.failure = { lost: written.lost, message: written.result.ok ? '' : written.result.message };
-      return;
+      // The files stay pending in the run ref: the retry (or the run's end) takes them.
+      this.names.unshift(...names);
+      const { result } = written;
+      return { lost: written.lost, transient: !written.lost && !result.ok && result.kind === 'unreachable', message: result.ok ? '' : result.message };
     }
     await this.rt.faults.reach('after-checkpoint-push', names);
+    return undefined;
   }
 }

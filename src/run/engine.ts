@@ -14,7 +14,7 @@ import { executable, type Plan } from '../plan/actions';
 import type { ObservedUnitDoc } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import { GroupCommit } from './checkpoints';
-import { executeWave, type WaveContext } from './execute-wave';
+import { executeWave, noteStops, type WaveContext } from './execute-wave';
 import { prepareWave } from './prepare-wave';
 import type { RunRef } from './run-ref';
 import { type RunInputs, RunState, type UnitOutcome } from './run-state';
@@ -63,14 +63,6 @@ export interface EngineResult {
   /** Every signal the run read; its transition push deletes them. */
   signals: HoldSignal[];
   checkpointPushes: number;
-}
-
-/** Run-wide reasons to start nothing more, noted before each plan. */
-function noteStops(ctx: WaveContext): void {
-  if (ctx.rt.cancel.aborted) ctx.state.stop('cancelled');
-  if (ctx.lease.lost) ctx.state.stop('lease-lost');
-  const failed = ctx.commits.failure;
-  if (failed) ctx.state.stop(failed.lost ? 'lease-lost' : 'state-unavailable');
 }
 
 /** Applies waves until the planner has nothing left to execute. */

@@ -55,6 +55,11 @@ function startMode(lease: LeaseHandle, now: number): 'fence' | 'renew' {
   return lease.deadlineMs - now < lease.timing.durationMs / 2 ? 'renew' : 'fence';
 }
 
+/** A unit of the wave ended without starting: its record says so, so no importer takes it for uncertain. */
+function notStartedRecord(marker: string, reason: string, ctx: WaveContext): string {
+  return withCheckpoint(marker, { result: 'not-started', finishedAt: isoSeconds(ctx.rt.clock.now()), reason });
+}
+
 /**
  * Pushes the wave's started markers (with the previous wave's last checkpoints, if any wait),
  * with the lease: a holder that lost its lease starts nothing. False when the units may not start.
@@ -66,9 +71,11 @@ async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx:
   const message = `nyl: start ${wave.map((u) => u.name).join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
   const written = await ctx.runRef.push(startMode(ctx.lease, ctx.rt.clock.now()), message).catch(() => undefined);
   if (!written?.ok) {
-    // These units never start: their start records must not reach the run ref later.
-    ctx.runRef.discard(files.keys());
     ctx.state.stop(written?.lost || ctx.lease.lost ? 'lease-lost' : 'state-unavailable');
+    // A renewal may have carried the markers before this push failed: each unit's record says it
+    // never started (written when the run marks its end), so an importer never takes it for uncertain.
+    const why = describeStop(ctx.state.stopped!.reason);
+    ctx.runRef.queue(new Map(wave.map((u) => [unitFile(u.name), notStartedRecord(markers.get(u.name)!, why, ctx)])));
     return false;
   }
   ctx.commits.resume();
@@ -76,12 +83,28 @@ async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx:
   return true;
 }
 
-/** Why this unit must not start now, if anything; also notes a stop that applies to the whole run. */
-function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): string | undefined {
-  const hold = ctx.state.holds.get(plan.name);
-  if (hold) return `held by ${hold.by}`;
+/** Run-wide reasons to start nothing more: cancellation, a lost lease, checkpoints that cannot be pushed. */
+export function noteStops(ctx: Pick<WaveContext, 'rt' | 'lease' | 'commits' | 'state'>): void {
   if (ctx.rt.cancel.aborted) ctx.state.stop('cancelled');
   if (ctx.lease.lost) ctx.state.stop('lease-lost');
+  const failed = ctx.commits.failure;
+  if (failed) ctx.state.stop(failed.lost ? 'lease-lost' : 'state-unavailable');
+}
+
+/** A queued unit starts only if the lease was confirmed ours within this long (a forced break stops it). */
+const CONFIRM_WITHIN_MS = 1000;
+
+/** Why this unit must not start now, if anything; also notes a stop that applies to the whole run. */
+async function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): Promise<string | undefined> {
+  try {
+    await ctx.signals.poll(false);
+  } catch {
+    ctx.state.stop('state-unavailable');
+  }
+  const hold = ctx.state.holds.get(plan.name);
+  if (hold) return `held by ${hold.by}`;
+  noteStops(ctx);
+  if (!ctx.state.stopped && !(await ctx.lease.confirm(CONFIRM_WITHIN_MS))) ctx.state.stop(ctx.lease.lost ? 'lease-lost' : 'state-unavailable');
   if (ctx.state.stopped) return describeStop(ctx.state.stopped.reason, ctx.state.stopped.after);
   // Not sticky: the next wave's started markers renew the lease (its deadline is near), and the unit may start then.
   if (!ctx.lease.mayStartUnit()) return describeStop('lease-deadline');
@@ -117,27 +140,31 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
   };
 }
 
-/** Runs one unit of the wave, or records why it did not start. */
+/** Runs the unit's driver in the run's copy of the source; never throws. */
+async function execute(plan: UnitPlan, ctx: WaveContext): Promise<ApplyOutcome> {
+  return ctx.workspace.projectDir().then(
+    (projectDir) => executeUnit(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
+    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
+  );
+}
+
+/** Runs one unit of the wave, or records why it did not start; its checkpoint is always queued. */
 async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promise<void> {
   const { rt, state } = ctx;
-  await ctx.signals.poll(false);
-  const notStarted = reasonNotToStart(plan, ctx);
+  const notStarted = await reasonNotToStart(plan, ctx);
   if (notStarted) {
-    ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, { result: 'not-started', finishedAt: isoSeconds(rt.clock.now()), reason: notStarted }));
+    ctx.commits.add(plan.name, unitFile(plan.name), notStartedRecord(marker, notStarted, ctx));
     return;
   }
   state.dispatched(plan.name);
   ctx.output.event(plan.name, `starting ${plan.kind} (reconcile): ${startReason(plan)}`);
   const began = rt.clock.now();
-  const outcome = await ctx.workspace.projectDir().then(
-    (projectDir) => executeUnit(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
-    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
-  );
+  const outcome = await execute(plan, ctx);
   const finishedAtMs = rt.clock.now();
   const finishedAt = isoSeconds(finishedAtMs);
+  ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, checkpointOf(outcome, finishedAt)));
   const recorded = state.record(plan, outcome, finishedAtMs - began, finishedAt);
   ctx.output.event(plan.name, outcome.result === 'receipt' ? `executed in ${seconds(recorded.durationMs)}` : `${outcome.result} in ${seconds(recorded.durationMs)}: ${outcome.reason}`);
-  ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, checkpointOf(outcome, finishedAt)));
   if (ctx.failFast && outcome.result !== 'receipt') state.stop('fail-fast', plan.name);
 }
 

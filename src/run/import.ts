@@ -16,10 +16,10 @@ import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { dependencyOrder } from '../project/graph';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
-import type { DriverSet } from '../drivers/registry';
+import type { KindSet } from '../drivers/kinds';
 import { currentUid, resolveUnit } from '../plan/planner';
-import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
-import type { Checkpoint, RecordedRun, RunUnitDoc } from '../state/run-record';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import { type Checkpoint, type RecordedRun, receiptOf, type RunUnitDoc } from '../state/run-record';
 
 export interface ImportInput {
   project: Project;
@@ -30,7 +30,8 @@ export interface ImportInput {
   runs: RecordedRun[];
   /** ISO time of the import. */
   now: string;
-  drivers?: DriverSet;
+  /** The kinds whose version tags make execution keys. */
+  drivers: KindSet;
 }
 
 export interface ImportResult {
@@ -121,9 +122,7 @@ class Importer {
   }
 
   private importReceipt(name: string, run: string, doc: RunUnitDoc, cp: Checkpoint): void {
-    const receipt: ReceiptRecord = { run, executionKey: doc.executionKey, finishedAt: cp.finishedAt, outputs: cp.outputs ?? {}, desired: doc.desired };
-    if (cp.sensitiveOutputs) receipt.sensitiveOutputs = cp.sensitiveOutputs;
-    this.result.observed.set(name, { uid: doc.uid, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
+    this.result.observed.set(name, { uid: doc.uid, receipt: receiptOf(run, doc, cp), lastRun: { run, result: 'executed', at: cp.finishedAt } });
     this.result.evidence.delete(name);
     remove(this.result.recovered, name);
     if (!this.result.imported.includes(name)) this.result.imported.push(name);
@@ -144,7 +143,7 @@ class Importer {
     const unit = this.byName.get(name);
     const uid = this.uidOf(name);
     if (!unit || !uid || uid !== doc.uid) return false;
-    return resolveUnit(unit, this.input.env, uid, this.outputsOf, undefined, this.input.drivers).executionKey === doc.executionKey;
+    return resolveUnit(unit, this.input.env, uid, this.outputsOf, this.input.drivers).executionKey === doc.executionKey;
   }
 
   /** One unit's record in one run. */

@@ -4,18 +4,26 @@
  * started marker is needed. The prepared rendering feeds the next plan; a failed prepare is the
  * unit's failure in this run.
  */
-import { failure } from '../drivers/contract';
+import { failure, type PrepareOutcome } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { canonicalJson } from '../project/execution-key';
 import { isoSeconds } from '../util/clock';
 import { driverContext, type WaveContext } from './execute-wave';
 import { runPool } from './pool';
 
+/** The driver's prepare phase for one unit; whatever goes wrong is the unit's failure, never the run's. */
+async function prepared(plan: UnitPlan, ctx: WaveContext): Promise<PrepareOutcome> {
+  try {
+    const driver = ctx.drivers.driver(plan.kind)!;
+    return await driver.prepare!(driverContext(plan, ctx, await ctx.workspace.projectDir()));
+  } catch (error) {
+    return failure(`the ${plan.kind} driver failed to prepare: ${(error as Error)?.message ?? String(error)}`, true);
+  }
+}
+
 async function prepareUnit(plan: UnitPlan, ctx: WaveContext): Promise<void> {
-  const driver = ctx.drivers.driver(plan.kind)!;
   const began = ctx.rt.clock.now();
-  const dctx = driverContext(plan, ctx, await ctx.workspace.projectDir());
-  const outcome = await driver.prepare!(dctx).catch((error: Error) => failure(`the ${plan.kind} driver failed to prepare: ${error.message}`, true));
+  const outcome = await prepared(plan, ctx);
   if (outcome.result === 'prepared') {
     ctx.state.prepared.set(plan.name, { from: canonicalJson(plan.rendering), rendering: outcome.rendering });
     return;
@@ -29,6 +37,8 @@ async function prepareUnit(plan: UnitPlan, ctx: WaveContext): Promise<void> {
 export async function prepareWave(plan: Plan, ctx: WaveContext): Promise<boolean> {
   const wave = plan.order.map((n) => plan.units.get(n)!).filter((u) => u.action.type === 'prepare');
   if (wave.length === 0) return false;
+  // Prepare takes time (registry lookups): the last wave's checkpoints must not wait for it.
+  await ctx.commits.pushPending();
   await runPool(wave, ctx.concurrency, (u) => prepareUnit(u, ctx));
   return true;
 }

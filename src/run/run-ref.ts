@@ -35,18 +35,22 @@ export class RunRef {
     return this.doc.run;
   }
 
-  /** The commit that creates the run ref; pushed together with the lease acquisition. */
-  async createCommit(): Promise<string> {
+  /**
+   * The update that creates the run ref, pushed together with the lease acquisition: its run.yaml
+   * carries the deadline of the lease record that push writes (made anew for each attempt).
+   */
+  async creation(deadline: string): Promise<RefUpdate> {
+    this.doc = { ...this.doc, deadline };
     const [oid] = await this.store.writeCommits([
       { clearTree: true, changes: new Map([['run.yaml', serializeRunDoc(this.doc)]]), message: `nyl: run ${this.doc.environment} ${this.doc.run}\n`, author: this.author, timeMs: this.clock.now() },
     ]);
-    return oid!;
+    this.oid = oid!;
+    return { ref: this.ref, expect: null, to: oid! };
   }
 
   /** Takes the lease the run ref was created with: from now on every push goes through it. */
-  attach(lease: LeaseHandle, createdOid: string): void {
+  attach(lease: LeaseHandle): void {
     this.lease = lease;
-    this.oid = createdOid;
     lease.renewalPart = (step) => this.partFor(step.record.deadline, `nyl: renew run ${this.doc.run}\n`);
   }
 
@@ -57,11 +61,6 @@ export class RunRef {
 
   hasPending(): boolean {
     return this.pending.size > 0;
-  }
-
-  /** Forgets files that were never pushed (start records of units that then did not start). */
-  discard(paths: Iterable<string>): void {
-    for (const p of paths) this.pending.delete(p);
   }
 
   /**

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { ApplyOutcome, Outputs } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
-import { planEnvironment, type Prepared } from '../plan/planner';
+import { currentUid, planEnvironment, type Prepared } from '../plan/planner';
 import { canonicalJson } from '../project/execution-key';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project } from '../project/types';
@@ -126,9 +126,7 @@ export class RunState {
 function mintUids(input: RunStateInput): Map<string, string> {
   const uids = new Map<string, string>();
   for (const unit of ownershipSet(input.project, input.env)) {
-    const desired = input.desired.get(unit.name);
-    const current = desired?.uid && (desired.generation ?? 1) >= input.generation;
-    if (!current) uids.set(unit.name, uuidv7(input.now));
+    if (!currentUid(input.desired.get(unit.name), input.generation)) uids.set(unit.name, uuidv7(input.now));
   }
   return uids;
 }

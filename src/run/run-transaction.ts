@@ -46,7 +46,6 @@ export async function withRun<T>(rt: Runtime, store: StateStore, options: RunOpt
     ...(options.sourceOverride ? { sourceOverride: true } : {}),
   });
   const runRef = new RunRef(store, rt.clock, options.author, doc);
-  const created = await runRef.createCommit();
   return withLease(
     rt,
     store,
@@ -55,8 +54,8 @@ export async function withRun<T>(rt: Runtime, store: StateStore, options: RunOpt
       run: runId,
       author: options.author,
       durationMs: options.durationMs,
-      extraUpdates: () => [{ ref: runRef.ref, expect: null, to: created }],
-      onAcquired: (lease) => runRef.attach(lease, created),
+      extraUpdates: async (record) => [await runRef.creation(record.deadline)],
+      onAcquired: (lease) => runRef.attach(lease),
       onUnpublished: (reason) => runRef.markEnded(reason),
       ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
       ...(options.initial ? { initial: options.initial } : {}),

@@ -2,32 +2,46 @@
  * Executes one unit through its driver's phases (plan when the driver has one, then apply) and
  * turns whatever happens into an outcome, never an exception: a driver that throws makes this
  * unit failed (retryable) when none of its processes started, and uncertain once one did,
- * because then its effects are unknown. Siblings are never affected.
+ * because then its effects are unknown; processes it left running are ended first. Siblings are
+ * never affected.
  */
 import type { ApplyOutcome, Driver, DriverContext } from '../drivers/contract';
 import { oneLine } from '../drivers/contract';
-import type { ProcessRunner } from '../exec/process';
+import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 
-/** Wraps the context's runner to tell whether the driver started a process (one that could not start does not count). */
-function countingRunner(runner: ProcessRunner): { runner: ProcessRunner; started: () => boolean } {
-  let started = 0;
-  let pending = 0;
-  return {
-    runner: {
-      run: async (argv, options) => {
-        pending++;
-        try {
-          const result = await runner.run(argv, options);
-          if (!result.spawnError) started++;
-          return result;
-        } finally {
-          pending--;
-        }
-      },
-    },
-    // A process still running when the driver threw has started as far as anyone can tell.
-    started: () => started > 0 || pending > 0,
-  };
+/**
+ * Wraps the context's runner to tell whether the driver started a process (one that could not
+ * start does not count), and to end the processes a driver left running when it threw.
+ */
+class CountingRunner implements ProcessRunner {
+  private started = 0;
+  private readonly pending = new Set<Promise<ProcessResult>>();
+  private readonly abandon = new AbortController();
+
+  constructor(private readonly inner: ProcessRunner) {}
+
+  run(argv: string[], options: RunOptions = {}): Promise<ProcessResult> {
+    const cancel = options.cancel ? AbortSignal.any([options.cancel, this.abandon.signal]) : this.abandon.signal;
+    const running = this.inner.run(argv, { ...options, cancel }).then((result) => {
+      if (!result.spawnError) this.started++;
+      return result;
+    });
+    this.pending.add(running);
+    void running.finally(() => this.pending.delete(running));
+    return running;
+  }
+
+  /** Did a process start? One still running when the driver threw has, as far as anyone can tell. */
+  anyStarted(): boolean {
+    return this.started > 0 || this.pending.size > 0;
+  }
+
+  /** Terminates the processes still running (SIGTERM, then SIGKILL after the grace) and waits for them. */
+  async endAbandoned(): Promise<void> {
+    if (this.pending.size === 0) return;
+    this.abandon.abort('SIGTERM');
+    await Promise.all([...this.pending]);
+  }
 }
 
 async function phases(driver: Driver, ctx: DriverContext): Promise<ApplyOutcome> {
@@ -40,12 +54,15 @@ async function phases(driver: Driver, ctx: DriverContext): Promise<ApplyOutcome>
 /** The unit's outcome; reasons are one line (tables, progress lines, commit bodies). */
 export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
-  const counted = countingRunner(ctx.runner);
+  const counted = new CountingRunner(ctx.runner);
   try {
-    const outcome = await phases(driver, { ...ctx, runner: counted.runner });
+    const outcome = await phases(driver, { ...ctx, runner: counted });
     return outcome.result === 'receipt' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
   } catch (error) {
     const why = oneLine(`the ${ctx.kind} driver failed: ${(error as Error)?.message ?? String(error)}`);
-    return counted.started() ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true };
+    const started = counted.anyStarted();
+    // The unit's checkpoint must not be written while one of its processes still runs.
+    await counted.endAbandoned();
+    return started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true };
   }
 }

@@ -2,6 +2,9 @@
  * Where a unit's tool output goes: to stderr, indented and prefixed with the
  * unit's address on every line, unless --quiet-unit-output; and, with --unit-log-dir DIR,
  * appended to DIR/ENV/UNIT.log with the run's start and end lines, one file per unit.
+ *
+ * Writing output never throws: a log that cannot be written (disk full, a directory in the way)
+ * is reported once on stderr and then left alone, so it never costs a unit its checkpoint.
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +16,7 @@ export interface UnitOutputOptions {
 
 export class UnitOutput {
   private readonly created = new Set<string>();
+  private logBroken = false;
 
   constructor(
     private readonly env: string,
@@ -20,28 +24,40 @@ export class UnitOutput {
     private readonly stderr: (line: string) => void,
   ) {}
 
-  private file(unit: string): string | undefined {
-    if (!this.options.logDir) return undefined;
+  /** Appends a line to the unit's log, if there is one. */
+  private append(unit: string, line: string): void {
+    if (!this.options.logDir || this.logBroken) return;
     const dir = join(this.options.logDir, this.env);
-    if (!this.created.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      this.created.add(dir);
+    try {
+      if (!this.created.has(dir)) {
+        mkdirSync(dir, { recursive: true });
+        this.created.add(dir);
+      }
+      appendFileSync(join(dir, `${unit}.log`), `${line}\n`);
+    } catch (error) {
+      this.logBroken = true;
+      this.safely(`nyl: warning: cannot write unit logs in ${dir}, no more are written: ${(error as Error).message}`);
     }
-    return join(dir, `${unit}.log`);
+  }
+
+  private safely(line: string): void {
+    try {
+      this.stderr(line);
+    } catch {
+      // stderr closed: nothing more to tell anyone.
+    }
   }
 
   /** A start or end line of the unit: always on stderr, and in its log. */
   event(unit: string, text: string): void {
     const line = `[${this.env}/${unit}] ${text}`;
-    this.stderr(line);
-    const file = this.file(unit);
-    if (file) appendFileSync(file, `${line}\n`);
+    this.safely(line);
+    this.append(unit, line);
   }
 
   /** One line of the tool's own output. */
   tool(unit: string, text: string): void {
-    if (!this.options.quiet) this.stderr(`  [${this.env}/${unit}] ${text}`);
-    const file = this.file(unit);
-    if (file) appendFileSync(file, `${text}\n`);
+    if (!this.options.quiet) this.safely(`  [${this.env}/${unit}] ${text}`);
+    this.append(unit, text);
   }
 }

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
-import { API_VERSION, type DesiredUnitDoc, fromYaml, toYaml } from './documents';
+import { API_VERSION, type DesiredUnitDoc, fromYaml, type ReceiptRecord, toYaml } from './documents';
 import { runsPrefix, type StateLocation } from './location';
 import { parseTree, type TreeEntry } from '../git/batch-reader';
 import type { ObjectReader, RefSnapshot } from './store';
@@ -64,6 +64,16 @@ export interface RunUnitDoc {
   /** The desired document the unit executes for; becomes the receipt's copy. */
   desired: DesiredUnitDoc;
   checkpoint?: Checkpoint;
+}
+
+/**
+ * The receipt a unit's receipt checkpoint stands for, as the observed branch records it (an
+ * import, `recover --accept`): sensitive outputs keep only their digests.
+ */
+export function receiptOf(run: string, doc: RunUnitDoc, cp: Checkpoint): ReceiptRecord {
+  const receipt: ReceiptRecord = { run, executionKey: doc.executionKey, finishedAt: cp.finishedAt, outputs: cp.outputs ?? {}, desired: doc.desired };
+  if (cp.sensitiveOutputs) receipt.sensitiveOutputs = cp.sensitiveOutputs;
+  return receipt;
 }
 
 /** A run ref as an importer or status reads it. */

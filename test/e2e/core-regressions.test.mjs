@@ -1,8 +1,9 @@
 // Regression tests for bugs of the core that the rewrite fixes. Each test asserts the correct
 // behaviour and fails on the code before the fix:
 // 1. a non-retryable failure whose unit reverts to the rendering of its receipt stays failed;
-// 2. a NUL byte in argv or env is refused at validation, and a unit that cannot be spawned never
-//    lets its run release the lease while a sibling runs (which led to a double execution);
+// 2. a NUL byte in argv or env is refused at validation; one that arrives at run time (through a
+//    reference to a producer's outputs) fails its unit alone, and never lets the run release the
+//    lease while a sibling runs (which led to a double execution);
 // 3. a unit's checkpoint is pushed when it finishes, not after the slowest unit of its wave;
 // 4. lease deadlines keep their milliseconds.
 // Real processes and real Git repositories (a bare state repository over file://). Tools run in
@@ -17,9 +18,14 @@ import { cleanupAll, git, tempDir, trackProcessGroup } from '../support/git-fixt
 import { NYL, cliEnv, nyl, waitForFile } from '../support/cli.mjs';
 import { changeUnits, logLines, reconcile, refsUnder, results, setup, sleep } from '../support/reconcile-helpers.mjs';
 import { ENV, LEASE, RUNS, Scenario, describeResult, gitShow, killPid } from '../support/crash-harness.mjs';
-import { unitFile as runUnitFile } from '../../dist/state/run-record.js';
+import { createHash } from 'node:crypto';
 
 after(cleanupAll);
+
+/** Where a run ref keeps a unit's record: units/<first two hex digits of sha1(name)>/<name>.yaml. */
+function runUnitFile(name) {
+  return `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${name}.yaml`;
+}
 
 /** Whether a process is running (a zombie has ended). Linux /proc. */
 function alive(pid) {
@@ -131,14 +137,14 @@ describe('1. a non-retryable failure does not become current', () => {
 });
 
 describe('2. a NUL byte in argv or env', () => {
-  test('2a: a unit whose argv cannot be spawned does not end its run while a sibling runs; the sibling executes at most once', async () => {
+  test('2a: a unit whose env gets a NUL byte from a producer fails alone, while its sibling of the same wave runs; the sibling executes once', async () => {
     const dir = tempDir('nyl-regress-');
     const pids = path.join(dir, 'slow.pids');
+    // The producer's outputs hold a NUL byte (JSON \u0000): the source is valid, the value is not.
+    const producer = 'run: ["sh", "-c", "printf \'%s\' \'{\\"v\\":\\"x\\\\u0000y\\"}\' > \\"$NYL_OUTPUTS\\""]';
     // converge: an uncertain slow would run again in the next takeover, as its double execution showed.
-    const slow = (log) => `recovery: converge\nscript: 'echo $$ >> ${pids}; echo slow >> ${log}; sleep 3'`;
-    // state init validates the source: start valid, then commit the NUL byte.
-    const ctx = setup((log) => ({ bad: 'run: ["echo", "ok"]', slow: slow(log) }));
-    changeUnits(ctx, (log) => ({ bad: 'run: ["echo", "x\\0y"]', slow: slow(log) }), 'bad: a NUL byte in argv');
+    const slow = (log) => `recovery: converge\ndependsOn: [p]\nscript: 'echo $$ >> ${pids}; echo slow >> ${log}; sleep 3'`;
+    const ctx = setup((log) => ({ p: producer, bad: 'env: {X: "${{ units.p.outputs.v }}"}\nrun: ["true"]', slow: slow(log) }));
     const handles = [];
     try {
       const first = startNyl(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json']);
@@ -168,6 +174,9 @@ describe('2. a NUL byte in argv or env', () => {
         `slow executed ${runs} times; first reconcile: exit ${r1.code} ${JSON.stringify(r1.json?.errors?.map((e) => e.code))}, second: exit ${r2.code} slow ${r2.json?.units?.slow?.result}`,
       );
       assert.deepEqual(aliveAtExit, [], 'the first reconcile did not exit while slow was still running');
+      assert.equal(r1.json?.units?.bad?.result, 'failed', describeResult(r1));
+      assert.match(r1.json.units.bad.detail, /environment variable X contains a NUL byte/);
+      assert.equal(r1.json.units.slow.result, 'executed');
       assert.deepEqual(unleased, [], `the run held the lease while slow ran; it was gone ${unleased.length} time(s) while slow ran`);
     } finally {
       for (const h of handles) if (h.exitedAt === undefined) killPid(h.pid);
@@ -200,9 +209,10 @@ describe('2. a NUL byte in argv or env', () => {
 });
 
 describe('3. checkpoints do not wait for siblings', () => {
-  test('a finished unit is checkpointed within 1 s while its sibling runs; a takeover imports it; it ran once', async (t) => {
-    const CHECKPOINT_MS = 1000;
-    const POLL_MS = 5000; // well before slow's 30 s
+  test('a finished unit is checkpointed within 3 s while its sibling runs (30 s); a takeover imports it; it ran once', async (t) => {
+    // Far below slow's 30 s (what the checkpoint waited for before the fix), with room for a loaded machine.
+    const CHECKPOINT_MS = 3000;
+    const POLL_MS = 10000;
     const units = [
       {
         name: 'fast',

@@ -108,3 +108,98 @@ describe('crash points, in process', { concurrency: 4 }, () => {
     }
   }
 });
+
+describe('crashes of the operations that recover, in process', () => {
+  async function initialized() {
+    const world = await World.create();
+    const journal = new Journal(world);
+    await world.process('init').run('state init');
+    journal.note();
+    return { world, journal };
+  }
+
+  test('killed before its lease push: nothing was written, and the next reconcile needs no break', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const refs = world.refs();
+      const victim = world.process('victim').crashAt('before-lease-push');
+      assert.ok((await victim.start('reconcile').outcome).died);
+      assert.deepEqual(world.refs(), refs, 'no ref moved');
+      const next = await world.process('next').run('reconcile');
+      assert.equal(next.code, 0, JSON.stringify(next.codes));
+      assert.equal(next.report.details.leaseBroken, undefined);
+      await assertInvariants(world, journal, { allCurrent: true });
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('the takeover dies too: the next takeover imports both runs, and both breaks are on record', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const [first] = await crash(world, journal, 'after-started-push');
+      await journal.leaseBreak(world.process('operator'));
+      const taker = world.process('taker').crashAt('after-started-push');
+      assert.ok((await taker.start('reconcile').outcome).died, 'the takeover died once its units started');
+      const [second] = journal.noteDeadRuns();
+      assert.ok(second && second !== first);
+      await journal.leaseBreak(world.process('operator2'));
+      const last = await world.process('last').run('reconcile');
+      journal.note();
+      assert.deepEqual(journal.breaks.sort(), [first, second].sort(), 'both breaks are on record');
+      assert.ok([0, 4].includes(last.code), JSON.stringify(last.codes));
+      assert.deepEqual(world.runRefs(), [], 'both run refs were imported');
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // A recover's lease stays marked broken (so that one that dies needs no second break): another
+  // importer may replace it even while it runs. Fencing makes that safe: the replaced one lands nothing.
+  test('two importers race for the lease of a broken run: exactly one imports, the other writes nothing', async () => {
+    const { world, journal } = await initialized();
+    try {
+      await crash(world, journal, 'after-checkpoint-push');
+      await journal.leaseBreak(world.process('operator'));
+      const commitsBefore = world.repo.commitsOf(world.loc.observedRef).length;
+      const [a, b] = [world.process('a'), world.process('b')];
+      const pauses = [a.pauseAt('before-lease-push'), b.pauseAt('before-lease-push')];
+      const runs = [a.start('recover'), b.start('reconcile')];
+      await Promise.all(pauses.map((p) => p.reached));
+      pauses.forEach((p) => p.release());
+      const outcomes = await Promise.all(runs.map((r) => r.outcome));
+      journal.note();
+      const losers = outcomes.filter((o) => o.codes?.some((c) => c === 'NYL-LEASE-HELD' || c === 'NYL-LEASE-LOST'));
+      const winners = outcomes.filter((o) => !losers.includes(o) && (o.code === 0 || o.code === 4));
+      assert.deepEqual([winners.length, losers.length], [1, 1], JSON.stringify(outcomes.map((o) => ({ code: o.code, codes: o.codes }))));
+      assert.equal(world.repo.commitsOf(world.loc.observedRef).length, commitsBefore + 1, 'one transition commit: the winner\'s');
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('recover killed before its push: state unchanged; after a break, the next recover imports', async () => {
+    const { world, journal } = await initialized();
+    try {
+      await crash(world, journal, 'after-checkpoint-push');
+      await journal.leaseBreak(world.process('operator'));
+      const before = world.stateRefs();
+      const dying = world.process('dying').crashAt('before-recover-push');
+      assert.ok((await dying.start('recover').outcome).died);
+      assert.deepEqual(world.stateRefs(), before, 'state unchanged');
+      assert.equal(world.runRefs().length, 1, 'the dead run still waits for its import');
+      await journal.leaseBreak(world.process('operator2'), 'recover died');
+      const again = await world.process('again').run('recover');
+      assert.equal(again.code, 0, JSON.stringify(again.codes));
+      journal.note();
+      assert.deepEqual(world.runRefs(), []);
+      await world.process('last').run('reconcile');
+      journal.note();
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+});

@@ -4,7 +4,7 @@
 // moves it, and a process stops at its next I/O when it is killed.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { receipt } from '../fakes/driver.mjs';
+import { receipt, secret } from '../fakes/driver.mjs';
 import { ENV, World } from './world.mjs';
 import { assertInvariants, Journal } from './invariants.mjs';
 
@@ -127,7 +127,7 @@ describe('the lease is the fencing token', () => {
       assert.equal(r.code, 4);
       assert.equal(world.driver.callsOf('second').length, 0, 'the second wave never started');
       const [dead] = world.runRefs();
-      assert.equal(world.runRecords(dead).get('second'), undefined, 'no started marker reached the run ref');
+      assert.equal(world.runRecords(dead).get('second')?.checkpoint?.result ?? 'none', world.runRecords(dead).get('second') ? 'not-started' : 'none', 'no record says second may have started');
       assert.deepEqual(world.stateRefs(), before, 'nothing reached state');
     } finally {
       world.cleanup();
@@ -161,6 +161,73 @@ describe('the lease is the fencing token', () => {
   });
 });
 
+describe('a run that cannot push for a moment', () => {
+  test('a checkpoint push that does not reach the repository is retried while a sibling runs; the run goes on', async () => {
+    let down = false;
+    const world = await initialized({ units: [unit('a'), unit('slow'), unit('b', { dependsOn: ['a'] })] });
+    try {
+      const p = world.process('flaky', { unreachable: () => down });
+      const releaseSlow = world.driver.hold('slow');
+      const first = p.pauseAt('before-checkpoint-push', { unit: 'a' });
+      const retry = p.pauseAt('before-checkpoint-push', { unit: 'a', nth: 2 });
+      const run = p.start('reconcile');
+      await first.reached;
+      down = true;
+      const failedAt = world.clock.now();
+      first.release();
+      await retry.reached;
+      assert.ok(world.clock.now() - failedAt >= 500, 'the retry waits a little first');
+      down = false;
+      retry.release();
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('a')), "a's checkpoint in the run ref");
+      assert.equal(world.driver.callsOf('slow')[0].outcome, undefined, 'while slow still runs');
+      releaseSlow();
+      const r = await run.outcome;
+      assert.equal(r.code, 0, JSON.stringify(r.report?.units));
+      assert.equal(r.report.units.b.result, 'executed', 'the blip did not stop the run');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a checkpoint push refused because the lease moved is not retried, and no queued unit starts after it', async () => {
+    const world = await initialized({ units: [unit('long'), unit('queued')], delayMs: { long: 5_000, queued: 10 } });
+    try {
+      const p = world.process('holder');
+      const run = p.start('reconcile', { concurrency: 1 });
+      await world.driver.whenCalled('long');
+      world.repo.setRef(world.leaseRef, null); // the lease is gone while long runs
+      const r = await run.outcome;
+      assert.deepEqual(r.codes, ['NYL-LEASE-LOST']);
+      assert.equal(world.driver.callsOf('queued').length, 0, 'queued was next in line when long ended: it must not start');
+      const [dead] = world.runRefs();
+      assert.equal(world.runRecords(dead).get('queued')?.checkpoint?.result, 'not-started', 'its record says it never started');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a queued unit starts only when the lease was confirmed within a second', async () => {
+    const world = await initialized({ units: [unit('long'), unit('queued')], delayMs: { long: 5_000, queued: 10 } });
+    try {
+      const p = world.process('holder');
+      // long's checkpoint push waits: nothing but a push of its own can tell queued that the lease is gone.
+      const paused = p.pauseAt('before-checkpoint-push', { unit: 'long' });
+      const run = p.start('reconcile', { concurrency: 1 });
+      await world.driver.whenCalled('long');
+      world.repo.setRef(world.leaseRef, null);
+      await paused.reached;
+      await world.until(() => p.stats.writes >= 3, 'a push that confirms the lease');
+      paused.release();
+      const r = await run.outcome;
+      assert.deepEqual(r.codes, ['NYL-LEASE-LOST']);
+      assert.equal(world.driver.callsOf('queued').length, 0, 'the lease was confirmed 5 s ago, and then it was gone');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
 describe('lease timing', () => {
   test('deadlines have millisecond precision: a 2 s lease taken at .050 lasts until .050 two seconds later', async () => {
     const world = await initialized({ units: [unit('a')], lease: '2s', autoAdvance: false });
@@ -177,6 +244,28 @@ describe('lease timing', () => {
       world.clock.autoAdvance = true;
       paused.release();
       assert.equal((await run.outcome).code, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a run that waited for the lease carries the deadline of the lease it took, not of its start', async () => {
+    const world = await initialized({ units: [unit('a')], lease: '1m' });
+    try {
+      const release = world.driver.hold('a');
+      const first = world.process('first').start('reconcile');
+      await world.driver.whenCalled('a');
+      const waiter = world.process('waiter');
+      const paused = waiter.pauseAt('lease-acquired');
+      const second = waiter.start('reconcile', { waitMs: 10 * 60_000 });
+      await world.clock.sleep(20_000);
+      release();
+      assert.equal((await first.outcome).code, 0);
+      await paused.reached;
+      const runDoc = world.doc(`refs/nyl/${ENV}/runs/${world.runRefs()[0]}`, 'run.yaml');
+      assert.equal(runDoc.deadline, world.leaseDoc().deadline, 'the run ref and the lease share one deadline');
+      paused.release();
+      assert.equal((await second.outcome).code, 0);
     } finally {
       world.cleanup();
     }
@@ -243,6 +332,140 @@ describe('holds delivered to a running run', () => {
       assert.equal(world.desiredDoc('b').lifecycle.state, 'held');
       assert.equal(world.desiredDoc('c').lifecycle.state, 'held');
       assert.deepEqual(Object.keys(world.refs()).filter((ref) => ref.includes('/signals/')), [], 'the signals were consumed');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('sensitive outputs', () => {
+  const SECRET = 'hunter2-s3cr3t-value';
+
+  /** Every object of the state repository, and every line the processes wrote, that holds the secret. */
+  function leaks(world, procs) {
+    const found = [];
+    for (const [oid, obj] of world.repo.objects) if (obj.content.includes(SECRET)) found.push(`${obj.type} ${oid}`);
+    for (const p of procs) for (const line of p.lines) if (line.includes(SECRET)) found.push(`${p.name}: ${line}`);
+    return found;
+  }
+
+  /** A world whose unit s answers with a sensitive output; procs lists every process made with proc(). */
+  async function secretWorld() {
+    const world = await initialized({ units: [unit('s'), unit('slow')], apply: { s: receipt({ url: 'https://db', token: secret(SECRET) }) } });
+    const procs = [];
+    const proc = (name) => {
+      const p = world.process(name);
+      procs.push(p);
+      return p;
+    };
+    return { world, procs, proc, journal: new Journal(world) };
+  }
+
+  function assertDigestOnly(receiptDoc) {
+    assert.deepEqual(Object.keys(receiptDoc.sensitiveOutputs ?? {}), ['token'], JSON.stringify(receiptDoc));
+    assert.match(receiptDoc.sensitiveOutputs.token.sha256, /^sha256:[0-9a-f]{64}$/);
+    assert.equal(receiptDoc.outputs.url, 'https://db');
+    assert.equal(receiptDoc.outputs.token, undefined);
+  }
+
+  test('a sensitive output reaches Git only as a digest: checkpointed, then imported by a takeover', async () => {
+    const { world, procs, proc, journal } = await secretWorld();
+    try {
+      const releaseSlow = world.driver.hold('slow');
+      const victim = proc('victim');
+      const run = victim.start('reconcile');
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('s')), "s's checkpoint");
+      victim.kill();
+      await run.outcome;
+      releaseSlow();
+      journal.noteDeadRuns();
+      await journal.leaseBreak(proc('operator'));
+      const take = await proc('takeover').run('reconcile');
+      assert.equal(take.report.units.s.result, 'imported');
+      assertDigestOnly(world.observedDoc('s').receipt);
+      assert.deepEqual(leaks(world, procs), [], 'the secret is in no Git object and no line of output');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('recover --accept of a late checkpoint keeps only the digest of a sensitive output', async () => {
+    const { world, procs, proc, journal } = await secretWorld();
+    try {
+      const releaseS = world.driver.hold('s');
+      const run = proc('holder').start('reconcile');
+      await world.driver.whenCalled('s');
+      const [holderRun] = journal.noteDeadRuns();
+      await journal.leaseBreak(proc('operator'), 'looked dead');
+      await proc('importer').run('recover');
+      releaseS();
+      await run.outcome;
+      assert.equal(world.observedDoc('s').condition?.type, 'uncertain');
+      const accepted = await proc('accepter').run('recover', { unit: 's', accept: holderRun, reason: 'checked by hand' });
+      assert.equal(accepted.code, 0, JSON.stringify(accepted.report ?? accepted));
+      const receiptDoc = world.observedDoc('s').receipt;
+      assert.equal(receiptDoc.run, holderRun);
+      assertDigestOnly(receiptDoc);
+      assert.deepEqual(leaks(world, procs), [], 'the secret is in no Git object and no line of output');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('the prepare phase', () => {
+  /** A prepare that pins what the unit runs: its rendering gains the digest a registry lookup found. */
+  const pin = (digest) => async (ctx) => ({ result: 'prepared', rendering: { ...ctx.rendering, digest } });
+
+  test('a unit is prepared before its key exists, executes with the prepared rendering, and is current after', async () => {
+    const world = await initialized({ units: [unit('img'), unit('after', { dependsOn: ['img'] })], driver: { prepare: { img: pin('sha256:aaa'), default: true } } });
+    try {
+      const r = await world.process('runner').run('reconcile');
+      assert.equal(r.code, 0, JSON.stringify(r.report?.units));
+      const [apply] = world.driver.callsOf('img');
+      assert.equal(apply.rendering.digest, 'sha256:aaa', 'apply sees the prepared rendering');
+      assert.ok(world.driver.callsOf('img', 'prepare')[0].at <= apply.at, 'prepare comes first');
+      assert.equal(world.desiredDoc('img').rendering.digest, 'sha256:aaa', 'the desired document records what ran');
+      const again = await world.process('again').run('reconcile');
+      assert.equal(again.report.units.img.result, 'current', JSON.stringify(again.report.units.img));
+      assert.equal(world.driver.callsOf('img').length, 1, 'the same digest: no second execution');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a prepare that fails or throws fails its unit alone; its dependents are blocked; exit 3', async () => {
+    const world = await initialized({
+      units: [unit('bad'), unit('broken'), unit('dep', { dependsOn: ['bad'] }), unit('fine')],
+      driver: { prepare: { bad: { result: 'failed', reason: 'tag v9 not found', retryable: true }, broken: async () => { throw new Error('registry client bug'); }, default: true } },
+    });
+    try {
+      const r = await world.process('runner').run('reconcile');
+      assert.equal(r.code, 3, JSON.stringify(r.report?.units));
+      assert.equal(r.report.units.bad.result, 'failed');
+      assert.match(r.report.units.bad.detail, /tag v9 not found/);
+      assert.equal(r.report.units.broken.result, 'failed');
+      assert.match(r.report.units.broken.detail, /failed to prepare: registry client bug/);
+      assert.equal(r.report.units.dep.result, 'blocked');
+      assert.equal(r.report.units.fine.result, 'executed');
+      assert.deepEqual([world.driver.callsOf('bad').length, world.driver.callsOf('broken').length], [0, 0], 'nothing unprepared is applied');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test("a wave's checkpoints are pushed before the next prepare wave, not after it", async () => {
+    // a and b end together: b's checkpoint arrives while a's push is in flight, and would wait
+    // for the next wave's started markers, after img's prepare.
+    const world = await initialized({ units: [unit('a'), unit('b'), unit('img', { dependsOn: ['a', 'b'] })], delayMs: 10, driver: { prepare: { img: true } } });
+    try {
+      const gate = world.driver.hold('img', 'prepare');
+      const run = world.process('runner').start('reconcile');
+      await world.driver.whenCalled('img', 'prepare');
+      const receiptsWhenPreparing = world.runRefs().flatMap((r) => world.receiptsIn(r)).sort();
+      gate();
+      assert.equal((await run.outcome).code, 0);
+      assert.deepEqual(receiptsWhenPreparing, ['a', 'b'], "a's and b's checkpoints landed before img's prepare began");
     } finally {
       world.cleanup();
     }

@@ -10,6 +10,11 @@
 //   (c) plan/ imports no Node built-in except crypto (it stays pure);
 //   (d) no import cycle between files anywhere in src/;
 //   (e) every folder of src/ has a rank;
+//   (f) what plan/ loads at runtime, transitively, imports no Node built-in but crypto and no
+//       file of exec/ or git/ (type-only imports are erased and do not count);
+//   (g) a few exports have one door: acquireLease only from lease/transaction.ts (one lease
+//       transaction for every operation);
+//   (h) no function is longer than MAX_FUNCTION_LINES;
 //   plus: imports resolve (relative ones to a file under src/, bare ones to a built-in or a
 //   runtime dependency), and no unit kind name is spelled outside src/drivers.
 // The checker is itself tested against fixture sources that break each rule.
@@ -77,6 +82,13 @@ const FILE_ALLOWED = {
 /** Cycles tolerated for now (none): each entry must name a cycle that exists. */
 const KNOWN_CYCLES = [];
 
+/** Exports only the listed files may import: file -> export -> importers. */
+const ONE_DOOR = {
+  'lease/lease.ts': { acquireLease: ['lease/transaction.ts'] },
+};
+
+const MAX_FUNCTION_LINES = 80;
+
 const PROCESS_MODULES = new Set(['child_process']);
 const PLAN_BUILTINS = new Set(['crypto']);
 const UNIT_KIND_NAMES = ['Command', 'Terraform', 'OpenTofu', 'OciImage'];
@@ -86,7 +98,7 @@ const PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf
 const RUNTIME_PACKAGES = new Set(Object.keys(PACKAGE.dependencies ?? {}));
 const BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, '')));
 
-const RULES = { rank: RANK, allowed: ALLOWED, fileAllowed: FILE_ALLOWED, packages: RUNTIME_PACKAGES };
+const RULES = { rank: RANK, allowed: ALLOWED, fileAllowed: FILE_ALLOWED, packages: RUNTIME_PACKAGES, oneDoor: ONE_DOOR };
 
 // --- reading the import graph ---------------------------------------------------------------
 
@@ -98,18 +110,24 @@ function importsOf(fileName, text) {
   const sf = ts.createSourceFile(fileName, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
   const out = [];
   const literal = (node) => (node && (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) ? node.text : undefined);
-  const add = (node, form, spec) => out.push({ specifier: spec, form, line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1 });
+  // names: what the import takes (['*'] when it may take anything); typeOnly: erased at runtime.
+  const add = (node, form, spec, { names = ['*'], typeOnly = false } = {}) =>
+    out.push({ specifier: spec, form, names, typeOnly, line: sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1 });
   const visit = (node) => {
     if (ts.isImportDeclaration(node)) {
-      const typeOnly = node.importClause?.isTypeOnly;
-      add(node, node.importClause ? (typeOnly ? 'import type' : 'import') : 'side-effect import', literal(node.moduleSpecifier));
+      const clause = node.importClause;
+      const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
+      const names = named && !clause.name ? named.map((e) => (e.propertyName ?? e.name).text) : ['*'];
+      const typeOnly = Boolean(clause?.isTypeOnly || (named && !clause.name && named.length > 0 && named.every((e) => e.isTypeOnly)));
+      add(node, clause ? (clause.isTypeOnly ? 'import type' : 'import') : 'side-effect import', literal(node.moduleSpecifier), { names, typeOnly });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
-      add(node, 'export from', literal(node.moduleSpecifier));
+      const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
+      add(node, 'export from', literal(node.moduleSpecifier), { names: named ? named.map((e) => (e.propertyName ?? e.name).text) : ['*'], typeOnly: node.isTypeOnly });
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node, 'import = require', literal(node.moduleReference.expression));
     } else if (ts.isImportTypeNode(node)) {
       const arg = node.argument;
-      add(node, 'typeof import', ts.isLiteralTypeNode(arg) ? literal(arg.literal) : undefined);
+      add(node, 'typeof import', ts.isLiteralTypeNode(arg) ? literal(arg.literal) : undefined, { typeOnly: true });
     } else if (ts.isCallExpression(node)) {
       const callee = node.expression;
       const isDynamicImport = callee.kind === ts.SyntaxKind.ImportKeyword;
@@ -119,11 +137,22 @@ function importsOf(fileName, text) {
       if (isDynamicImport || isRequire) add(node, isDynamicImport ? 'import()' : 'require', literal(node.arguments[0]));
       // createRequire hands out a require that no check could follow.
       if (ts.isIdentifier(callee) && callee.text === 'createRequire') add(node, 'createRequire', undefined);
+    } else if (ts.isIdentifier(node) && node.text === 'require' && !isCalledRequire(node)) {
+      // `const load = require; load('x')`: an alias no check could follow.
+      add(node, 'require alias', undefined);
     }
     ts.forEachChild(node, visit);
   };
   visit(sf);
   return out;
+}
+
+/** Is this `require` identifier called at once (require(...), module.require(...)), or asked only for require.main? */
+function isCalledRequire(node) {
+  const parent = node.parent;
+  if (ts.isCallExpression(parent) && parent.expression === node) return true;
+  if (ts.isPropertyAccessExpression(parent) && parent.expression === node && parent.name.text === 'main') return true;
+  return ts.isPropertyAccessExpression(parent) && parent.name === node && ts.isCallExpression(parent.parent) && parent.parent.expression === parent;
 }
 
 /** The file a relative specifier names, among `files` (paths relative to src/, with /). */
@@ -146,6 +175,8 @@ function checkLayers(files, rules = RULES) {
   const problems = [];
   const known = new Set(Object.keys(files).filter((f) => f.endsWith('.ts')));
   const edges = new Map([...known].map((f) => [f, []]));
+  // What each file loads when it runs: relative imports that are not erased, and built-ins.
+  const runtime = new Map([...known].map((f) => [f, { files: [], builtins: [] }]));
 
   for (const folder of Object.keys(rules.allowed)) {
     if (!(folder in rules.rank)) problems.push(`ALLOWED lists ${folder}, which has no rank`);
@@ -183,6 +214,8 @@ function checkLayers(files, rules = RULES) {
           continue;
         }
         edges.get(file).push(target);
+        if (!imp.typeOnly) runtime.get(file).files.push(target);
+        problems.push(...oneDoorProblems(rules.oneDoor ?? {}, file, target, imp, where));
         const targetFolder = folderOf(target);
         if (!allowed.has(targetFolder)) {
           problems.push(`${where}: src/${folder}/ must not import src/${targetFolder}/ ('${imp.specifier}' is ${target})`);
@@ -193,6 +226,7 @@ function checkLayers(files, rules = RULES) {
       const isBuiltin = imp.specifier.startsWith('node:') || BUILTINS.has(bare.split('/')[0]);
       if (isBuiltin) {
         const name = bare.split('/')[0];
+        if (!imp.typeOnly) runtime.get(file).builtins.push(imp.specifier);
         if (PROCESS_MODULES.has(name) && folder !== 'exec') problems.push(`${where}: only src/exec/ may import ${imp.specifier}`);
         if (folder === 'plan' && !PLAN_BUILTINS.has(name)) problems.push(`${where}: src/plan/ is pure; it must not import ${imp.specifier}`);
         continue;
@@ -204,6 +238,7 @@ function checkLayers(files, rules = RULES) {
   }
 
   for (const cycle of findCycles(edges)) problems.push(`import cycle: ${cycle.join(' -> ')}`);
+  problems.push(...planLoadsProblems(runtime));
 
   const kindName = new RegExp(`(['"\`])(${UNIT_KIND_NAMES.join('|')})\\1`, 'g');
   for (const file of [...known].sort()) {
@@ -213,6 +248,61 @@ function checkLayers(files, rules = RULES) {
         problems.push(`${file}:${i + 1}: the unit kind name ${m[0]} is spelled outside src/${KIND_NAMES_HOME}/; ask the driver registry`);
       }
     });
+  }
+  return problems.sort();
+}
+
+/** An import of an export that has one door, from a file that is not that door. */
+function oneDoorProblems(oneDoor, file, target, imp, where) {
+  const guarded = oneDoor[target] ?? {};
+  const taken = imp.names.includes('*') ? Object.keys(guarded) : imp.names.filter((n) => n in guarded);
+  return taken.filter((n) => !guarded[n].includes(file)).map((n) => `${where}: only ${guarded[n].join(', ')} may import ${n} from ${target}`);
+}
+
+/**
+ * Everything plan/ loads at runtime, transitively, must be as pure as plan/ itself. What plan/
+ * imports directly is the layer check's to report; this one follows the rest.
+ */
+function planLoadsProblems(runtime) {
+  const problems = [];
+  const via = new Map();
+  const queue = [...runtime.keys()].filter((f) => folderOf(f) === 'plan').sort();
+  for (const f of queue) via.set(f, [f]);
+  while (queue.length > 0) {
+    const file = queue.shift();
+    const chain = via.get(file).join(' -> ');
+    if (folderOf(file) === 'exec' || folderOf(file) === 'git') {
+      if (via.get(file).length > 2) problems.push(`src/plan/ loads ${file} at runtime (${chain}): plan must stay pure`);
+      continue;
+    }
+    const builtins = folderOf(file) === 'plan' ? [] : runtime.get(file).builtins;
+    for (const b of builtins) {
+      if (!PLAN_BUILTINS.has(b.replace(/^node:/, '').split('/')[0])) problems.push(`src/plan/ loads ${b} at runtime (${chain}): plan must stay pure`);
+    }
+    for (const next of runtime.get(file).files) {
+      if (via.has(next)) continue;
+      via.set(next, [...via.get(file), next]);
+      queue.push(next);
+    }
+  }
+  return problems;
+}
+
+/** Functions longer than `max` lines (a screen is the aim; this is the hard limit). */
+function longFunctions(files, max = MAX_FUNCTION_LINES) {
+  const problems = [];
+  for (const [file, text] of Object.entries(files)) {
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+    const visit = (node) => {
+      const isFunction = ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isConstructorDeclaration(node) || ts.isGetAccessor(node);
+      if (isFunction && node.body) {
+        const first = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
+        const lines = sf.getLineAndCharacterOfPosition(node.end).line - first + 1;
+        if (lines > max) problems.push(`${file}:${first + 1}: ${node.name?.getText(sf) ?? 'a function'} has ${lines} lines (at most ${max})`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
   }
   return problems.sort();
 }
@@ -295,6 +385,10 @@ test('src/ follows its layers: allowed folders, child_process only in exec, a pu
   assert.deepEqual(KNOWN_CYCLES.filter((c) => !problems.includes(c)), [], 'these cycles are gone: remove them from KNOWN_CYCLES');
 });
 
+test(`no function of src/ is longer than ${MAX_FUNCTION_LINES} lines`, () => {
+  assert.deepEqual(longFunctions(readSources(SRC)), []);
+});
+
 test('every folder of src/ has a rank', () => {
   const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   assert.deepEqual(folders.filter((f) => !(f in RANK) || !(f in ALLOWED)), []);
@@ -310,9 +404,10 @@ const CLEAN = {
   'git/git.ts': "import { spawn } from '../exec/process';\nexport const g = spawn;\n",
   'util/duration.ts': "export const d = 1;\n",
   'util/runtime.ts': "import type { P } from '../exec/process.js';\nimport { g } from '../git/git';\nexport type R = P | typeof g;\n",
-  'drivers/command/index.ts': "import { d } from '../../util/duration';\nimport { spawn } from '../../exec/process';\nexport const kind = 'Command';\nexport { d, spawn };\n",
+  'drivers/kinds.ts': "export const kind = 'Command';\n",
+  'drivers/command/index.ts': "import { d } from '../../util/duration';\nimport { spawn } from '../../exec/process';\nimport { kind } from '../kinds';\nexport { d, kind, spawn };\n",
   'drivers/registry.ts': "export * from './command';\n",
-  'project/schema.ts': "import { kind } from '../drivers/registry';\nimport YAML from 'yaml';\nexport const k = kind + YAML;\n",
+  'project/schema.ts': "import { kind } from '../drivers/kinds';\nimport type { spawn } from '../drivers/registry';\nimport YAML from 'yaml';\nexport const k = kind + YAML;\nexport type S = typeof spawn;\n",
   'state/read.ts': "import { k } from '../project/schema';\nexport const s = k;\n",
   'plan/planner.ts': "import { createHash } from 'node:crypto';\nimport { s } from '../state/read';\nexport const p = createHash + s;\n",
   'report/types.ts': "import type { x } from '../errors/diagnostic';\nexport type T = typeof x;\n",
@@ -475,4 +570,42 @@ test('checker: unit kind names are spelled only under src/drivers', () => {
 test('checker: the table itself must point downwards', () => {
   const problems = checkLayers(CLEAN, { ...RULES, allowed: { ...ALLOWED, git: ['exec', 'errors', 'util'] } });
   assert.deepEqual(problems, ['ALLOWED lets git (rank 2) import util (rank 3): not lower']);
+});
+
+test('checker: plan loads nothing impure at runtime, however deep; type-only imports do not count', () => {
+  const impure = checkFixture({ 'drivers/kinds.ts': "import { readFileSync } from 'node:fs';\nexport const kind = 'Command';\nexport const r = readFileSync;\n" });
+  assert.ok(impure.includes('src/plan/ loads node:fs at runtime (plan/planner.ts -> state/read.ts -> project/schema.ts -> drivers/kinds.ts): plan must stay pure'), impure.join('\n'));
+  const viaExec = checkFixture({ 'project/schema.ts': "import { kind } from '../drivers/registry';\nexport const k = kind;\n" });
+  assert.ok(viaExec.includes('src/plan/ loads exec/process.ts at runtime (plan/planner.ts -> state/read.ts -> project/schema.ts -> drivers/registry.ts -> drivers/command/index.ts -> exec/process.ts): plan must stay pure'), viaExec.join('\n'));
+  const elided = checkFixture({ 'project/schema.ts': "import { kind } from '../drivers/kinds';\nimport { type spawn } from '../drivers/registry';\nexport const k = kind;\nexport type S = typeof spawn;\n" });
+  assert.deepEqual(elided, [], 'an import whose every name is a type is erased');
+});
+
+test('checker: an export with one door is imported only through it', () => {
+  const rules = { ...RULES, oneDoor: { 'lease/lease.ts': { acquire: ['lease/transaction.ts'] } } };
+  const files = {
+    ...CLEAN,
+    'lease/lease.ts': "import { s } from '../state/read';\nexport const l = s;\nexport const acquire = 1;\n",
+    'lease/transaction.ts': "import { acquire } from './lease';\nexport const t = acquire;\n",
+    'run/engine.ts': "import { p } from '../plan/planner';\nimport { l, acquire as take } from '../lease/lease';\nexport const e = p + l + take;\n",
+    'operations/reconcile.ts': "import * as lease from '../lease/lease';\nimport { e } from '../run/engine';\nexport const r = e + lease.l;\n",
+  };
+  assert.deepEqual(
+    checkLayers(files, rules).filter((p) => p.includes('may import')),
+    [
+      'operations/reconcile.ts:1 (import): only lease/transaction.ts may import acquire from lease/lease.ts',
+      'run/engine.ts:2 (import): only lease/transaction.ts may import acquire from lease/lease.ts',
+    ],
+  );
+});
+
+test('checker: a function over the limit is reported with its line and length', () => {
+  const body = Array.from({ length: 80 }, (_, i) => `  const v${i} = ${i};`).join('\n');
+  const problems = longFunctions({ 'run/long.ts': `export function long() {\n${body}\n}\nexport const short = () => 1;\n` });
+  assert.deepEqual(problems, ['run/long.ts:1: long has 82 lines (at most 80)']);
+});
+
+test('checker: require handed around as a value is refused: no check could follow it', () => {
+  const problems = checkFixture({ 'plan/alias.ts': "const load = require;\nexport const m = load('node:fs');\n" });
+  assert.deepEqual(problems, ['plan/alias.ts:1 (require alias): the module is not a string literal, so no check can follow it']);
 });

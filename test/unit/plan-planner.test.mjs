@@ -4,7 +4,8 @@ import { loadProject } from '../../dist/project/load.js';
 import { currentUid, formatWait, planEnvironment, resolveUnit } from '../../dist/plan/planner.js';
 import { executable } from '../../dist/plan/actions.js';
 import { runDetail, statusDetail, statusPhase } from '../../dist/plan/reasons.js';
-import { versionOf } from '../../dist/drivers/registry.js';
+import { BUILTIN_KINDS, versionOf } from '../../dist/drivers/kinds.js';
+import { BUILTIN_DRIVERS } from '../../dist/drivers/registry.js';
 import { documents, memoryTree, resource } from '../support/memory-tree.mjs';
 
 const U = {
@@ -35,7 +36,7 @@ async function shop(extraDocs = [], envLines = []) {
 }
 
 function keyOf(ctx, name, uid, outputs = {}) {
-  return resolveUnit(ctx.project.units.get(name), ctx.env, uid, (n) => outputs[n]);
+  return resolveUnit(ctx.project.units.get(name), ctx.env, uid, (n) => outputs[n], BUILTIN_KINDS);
 }
 
 const active = (ctx, name, uid, outputs = {}, extra = {}) => ({
@@ -59,6 +60,7 @@ const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit
     project: ctx.project,
     env: ctx.env,
     generation,
+    drivers: BUILTIN_DRIVERS,
     desired: new Map(Object.entries(desired)),
     observed: new Map(Object.entries(observed)),
     ...(sourceCommit ? { sourceCommit } : {}),
@@ -94,9 +96,9 @@ test('currentUid: the desired uid unless an older generation', () => {
 });
 
 test('versionOf: the version tag of each kind, or kind/1 for a kind nobody knows', () => {
-  assert.equal(versionOf('Command'), 'command/1');
-  assert.equal(versionOf('OciImage'), 'ociimage/1');
-  assert.equal(versionOf('Helm'), 'helm/1');
+  assert.equal(versionOf('Command', BUILTIN_KINDS), 'command/1');
+  assert.equal(versionOf('OciImage', BUILTIN_KINDS), 'ociimage/1');
+  assert.equal(versionOf('Helm', BUILTIN_KINDS), 'helm/1');
 });
 
 test('formatWait', () => {
@@ -488,7 +490,7 @@ test('carry: decisions kept from the plan of a moment ago give the plan a fresh 
     db: { uid: U.db, receipt: { run: RUN, executionKey: dbKey, finishedAt: 'x', outputs: { url: 'u' }, desired: {} }, lastRun: { run: RUN, result: 'executed', at: 'x' } },
     cache: { uid: U.cache, condition: { type: 'failed', retryable: true, reason: 'r', run: RUN, since: 'x' }, lastRun: { run: RUN, result: 'failed', at: 'x' } },
   };
-  const input = { project: ctx.project, env: ctx.env, generation: 1, desired: new Map(), observed: new Map(Object.entries(observed)), sourceCommit: 'c1', newUids: new Map(Object.entries(newUids)), run };
+  const input = { project: ctx.project, env: ctx.env, generation: 1, drivers: BUILTIN_DRIVERS, desired: new Map(), observed: new Map(Object.entries(observed)), sourceCommit: 'c1', newUids: new Map(Object.entries(newUids)), run };
   const fresh = planEnvironment(input);
   const kept = planEnvironment({ ...input, carry: first });
   assert.deepEqual(kept, fresh);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RESOURCE_KINDS, SPEC_SCHEMAS, resourceSchema, sourceJsonSchema } from '../../dist/project/schema.js';
-import { BUILTIN_DRIVERS, UNIT_KINDS } from '../../dist/drivers/registry.js';
+import { BUILTIN_KINDS, UNIT_KINDS } from '../../dist/drivers/kinds.js';
 import { parseDuration } from '../../dist/util/duration.js';
 import { list, object, required, string, validateSchema } from '../../dist/util/schema.js';
 
@@ -114,12 +114,12 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
   assert.doesNotThrow(() => JSON.stringify(js));
 });
 
-test('unit kinds come from the driver registry: the common unit fields, then the kind\'s own spec fields', () => {
+test('unit kinds come from their descriptors: the common unit fields, then the kind\'s own spec fields', () => {
   assert.deepEqual(RESOURCE_KINDS.slice(4), [...UNIT_KINDS]);
   const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout'];
   for (const kind of UNIT_KINDS) {
-    const own = BUILTIN_DRIVERS.descriptor(kind).spec;
-    assert.ok(own, `${kind} has a spec schema in the registry`);
+    const own = BUILTIN_KINDS.descriptor(kind).spec;
+    assert.ok(own, `${kind} has a spec schema`);
     assert.deepEqual(Object.keys(SPEC_SCHEMAS[kind].fields), [...common, ...Object.keys(own.fields)], kind);
     assert.deepEqual(SPEC_SCHEMAS[kind].exactlyOne, own.exactlyOne, kind);
   }

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadProject } from '../../dist/project/load.js';
 import { importRuns } from '../../dist/run/import.js';
+import { BUILTIN_KINDS } from '../../dist/drivers/kinds.js';
 import { resolveUnit } from '../../dist/plan/planner.js';
 import { documents, memoryTree, resource } from '../support/memory-tree.mjs';
 
@@ -36,7 +37,7 @@ async function shop() {
 
 /** The execution key the unit resolves to with these dependency outputs. */
 function keyOf(ctx, name, uid, outputs = {}) {
-  const r = resolveUnit(ctx.project.units.get(name), ctx.env, uid, (n) => outputs[n]);
+  const r = resolveUnit(ctx.project.units.get(name), ctx.env, uid, (n) => outputs[n], BUILTIN_KINDS);
   assert.ok(r.executionKey, `${name} resolves`);
   return r;
 }
@@ -70,6 +71,7 @@ function input(ctx, { desired = {}, observed = {}, runs, generation = 1 }) {
     project: ctx.project,
     env: ctx.env,
     generation,
+    drivers: BUILTIN_KINDS,
     desired: new Map(Object.entries(desired)),
     observed: new Map(Object.entries(observed)),
     runs,

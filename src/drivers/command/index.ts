@@ -19,6 +19,7 @@ import type { ProcessResult } from '../../exec/process';
 import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
+import { COMMAND_KIND } from '../kinds';
 import { readOutputsFile } from './outputs';
 
 /** One runnable action: the unit itself, its teardown or its check. */
@@ -54,16 +55,37 @@ function envOf(action: CommandAction, ctx: DriverContext): NodeJS.ProcessEnv {
   return { ...ctx.baseEnv, ...declared, NYL_OUTPUTS: ctx.outputsPath, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid };
 }
 
+/**
+ * Why no process can take this argv or environment: a NUL byte. The source is checked for them
+ * when it loads; one can still arrive in a value another unit's outputs provided.
+ */
+function nulByteIn(argv: string[], env: NodeJS.ProcessEnv): string | undefined {
+  const arg = argv.findIndex((a) => a.includes('\0'));
+  if (arg >= 0) return `argument ${arg} of the command contains a NUL byte`;
+  const name = Object.keys(env).find((k) => k.includes('\0') || env[k]?.includes('\0'));
+  if (name !== undefined) return `the environment variable ${name.replace(/\0/g, '\\0')} contains a NUL byte`;
+  return undefined;
+}
+
+/** An action that could not start; nothing ran. */
+interface Refused {
+  refused: string;
+}
+
 /** Runs one action of the unit in its own process group, streaming its output line by line. */
-async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext): Promise<ProcessResult | { missingDir: string }> {
+async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext): Promise<ProcessResult | Refused> {
   const cwd = resolve(ctx.projectDir, action.workingDir ?? '.');
-  if (!existsSync(cwd)) return { missingDir: action.workingDir ?? '.' };
+  if (!existsSync(cwd)) return { refused: `workingDir ${action.workingDir ?? '.'} does not exist in the source commit` };
+  const argv = argvOf(action, ctx);
+  const env = envOf(action, ctx);
+  const nul = nulByteIn(argv, env);
+  if (nul) return { refused: `${nul} (a value from a reference to another unit's outputs?): no process can take one` };
   const out = new LineSplitter(ctx.toolOutput);
   const err = new LineSplitter(ctx.toolOutput);
   const timeoutMs = timeout ? parseDuration(timeout) : undefined;
-  const done = await ctx.runner.run(argvOf(action, ctx), {
+  const done = await ctx.runner.run(argv, {
     cwd,
-    env: envOf(action, ctx),
+    env,
     group: true,
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     cancel: ctx.cancel,
@@ -77,8 +99,8 @@ async function runAction(action: CommandAction, timeout: string | undefined, ctx
 }
 
 /** The failure or uncertainty of an action that did not exit 0, or undefined when it did. */
-function unsuccessful(done: ProcessResult | { missingDir: string }, timeout: string | undefined, okCodes: number[] = [0]): Failure | Uncertain | undefined {
-  if ('missingDir' in done) return failure(`workingDir ${done.missingDir} does not exist in the source commit`, true);
+function unsuccessful(done: ProcessResult | Refused, timeout: string | undefined, okCodes: number[] = [0]): Failure | Uncertain | undefined {
+  if ('refused' in done) return failure(done.refused, true);
   if (done.spawnError) return failure(`cannot start ${done.argv[0] ?? 'the command'}: ${done.spawnError.code ?? done.spawnError.message}`, true);
   if (done.cancelled && done.code !== 0) {
     return { result: 'uncertain', reason: `cancelled while running (${done.signal ? `ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
@@ -114,11 +136,9 @@ async function check(ctx: DriverContext): Promise<CheckOutcome> {
   return { result: 'checked', drift: (done as ProcessResult).code === 0 ? 'in-sync' : 'drifted' };
 }
 
+/** The Command driver's phases; its descriptor (version, recovery, spec) is COMMAND_KIND in ../kinds.ts. */
 export const commandDriver: Driver = {
-  kind: 'Command',
-  version: 'command/1',
-  defaultRecovery: 'manual',
-  shellTextFields: ['/script', '/teardown/script', '/check/script'],
+  ...COMMAND_KIND,
   apply,
   teardown,
   check,

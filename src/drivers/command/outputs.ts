@@ -18,7 +18,9 @@ export function readOutputsFile(path: string): { ok: true; outputs: Outputs } | 
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, reason: `NYL_OUTPUTS holds invalid JSON: ${(error as Error).message.split('\n')[0]}` };
+    // Only where: JSON.parse quotes the text around the error, and it may hold a secret.
+    const at = /at position (\d+)/.exec((error as Error).message)?.[1];
+    return { ok: false, reason: `NYL_OUTPUTS holds invalid JSON${at ? ` at position ${at}` : ''} (its content is not shown)` };
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'NYL_OUTPUTS must hold a JSON object' };
   const outputs: Outputs = {};

@@ -1,0 +1,55 @@
+/**
+ * What Nyl knows of each unit kind without executing anything: its spec schema, the version tag
+ * in its execution keys, its default recovery and its shell-text fields. Pure data: the source
+ * model and the planner ask here, so that planning loads no driver code (no process, no file
+ * system). The drivers that execute kinds are in registry.ts. The only place outside a kind's own
+ * folder that names kinds.
+ */
+import type { KindDescriptor } from './contract';
+import { commandSpec } from './command/spec';
+import { ociImageSpec } from './oci-image/spec';
+import { openTofuSpec, terraformSpec } from './terraform/spec';
+
+/** Every unit kind, in a stable order. */
+export const UNIT_KINDS = ['Command', 'Terraform', 'OpenTofu', 'OciImage'] as const;
+export type UnitKind = (typeof UNIT_KINDS)[number];
+
+/** The Command kind; its driver (./command) adds the phases. */
+export const COMMAND_KIND: KindDescriptor = {
+  kind: 'Command',
+  version: 'command/1',
+  defaultRecovery: 'manual',
+  shellTextFields: ['/script', '/teardown/script', '/check/script'],
+  spec: commandSpec,
+};
+
+/** Kinds whose driver arrives later: what the source model and execution keys need of them. */
+export const PENDING_KINDS: readonly KindDescriptor[] = [
+  { kind: 'Terraform', version: 'terraform/1', defaultRecovery: 'converge', shellTextFields: [], spec: terraformSpec },
+  { kind: 'OpenTofu', version: 'opentofu/1', defaultRecovery: 'converge', shellTextFields: [], spec: openTofuSpec },
+  { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], spec: ociImageSpec },
+];
+
+/** Looks kinds up: the built-in ones, or those of a driver set (registry.ts, test fakes). */
+export interface KindSet {
+  descriptor(kind: string): KindDescriptor | undefined;
+}
+
+const builtin = new Map([COMMAND_KIND, ...PENDING_KINDS].map((k) => [k.kind, k]));
+
+/** The kinds Nyl ships. */
+export const BUILTIN_KINDS: KindSet = { descriptor: (kind) => builtin.get(kind) };
+
+/** The version tag of a kind, part of every execution key (kind/1 for a kind nobody knows). */
+export function versionOf(kind: string, kinds: KindSet): string {
+  return kinds.descriptor(kind)?.version ?? `${kind.toLowerCase()}/1`;
+}
+
+export function defaultRecovery(kind: string, kinds: KindSet): 'converge' | 'manual' {
+  return kinds.descriptor(kind)?.defaultRecovery ?? 'manual';
+}
+
+/** Does this spec field hold shell text (where references are refused)? */
+export function isShellTextField(kind: string, pointer: string): boolean {
+  return BUILTIN_KINDS.descriptor(kind)?.shellTextFields.includes(pointer) ?? false;
+}

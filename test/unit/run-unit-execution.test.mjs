@@ -1,0 +1,74 @@
+// One unit's execution (src/run/unit-execution.ts) and its output (src/run/unit-output.ts): a
+// driver that throws is contained, and the processes it left running end before its outcome is
+// known; writing a unit's output never throws, whatever happens to the log directory.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { executeUnit } from '../../dist/run/unit-execution.js';
+import { UnitOutput } from '../../dist/run/unit-output.js';
+import { ManualClock } from '../fakes/clock.mjs';
+import { FakeProcessRunner, blockUntil } from '../fakes/process-runner.mjs';
+
+function contextFor(runner, clock) {
+  return { kind: 'Command', unit: 'u', runner, clock, cancel: new AbortController().signal, killGraceMs: 1000 };
+}
+
+test('a driver that throws while its tool runs: the tool is terminated and waited for, and the unit is uncertain', async () => {
+  const clock = new ManualClock(0, { autoAdvance: true });
+  const runner = new FakeProcessRunner({ clock, programs: { tool: blockUntil(new Promise(() => {})) } });
+  let toolResult;
+  const driver = {
+    async apply(ctx) {
+      ctx.runner.run(['tool'], { cancel: ctx.cancel, killGraceMs: ctx.killGraceMs }).then((r) => (toolResult = r));
+      await runner.waitForCall(1);
+      throw new Error('bug after the tool started');
+    },
+  };
+  const outcome = await executeUnit(driver, contextFor(runner, clock));
+  assert.equal(outcome.result, 'uncertain');
+  assert.match(outcome.reason, /bug after the tool started/);
+  assert.equal(runner.running, 0, 'no process of the unit outlives its outcome');
+  await Promise.resolve();
+  assert.equal(toolResult?.signal, 'SIGTERM', 'the tool was asked to stop first');
+});
+
+test('a driver that throws before any process started: failed and retryable', async () => {
+  const clock = new ManualClock(0, { autoAdvance: true });
+  const runner = new FakeProcessRunner({ clock });
+  const outcome = await executeUnit({ apply: async () => { throw new Error('early'); } }, contextFor(runner, clock));
+  assert.deepEqual(outcome, { result: 'failed', reason: 'the Command driver failed: early', retryable: true });
+});
+
+test('a unit log that cannot be written is reported once; output goes on and nothing throws', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nyl-output-'));
+  try {
+    writeFileSync(join(dir, 'dev'), 'a file where the log directory should be');
+    const lines = [];
+    const output = new UnitOutput('dev', { quiet: false, logDir: dir }, (line) => lines.push(line));
+    output.event('u', 'starting');
+    output.tool('u', 'hello');
+    output.event('u', 'executed');
+    assert.equal(lines.filter((l) => l.includes('cannot write unit logs')).length, 1, lines.join('\n'));
+    assert.deepEqual(lines.filter((l) => !l.includes('cannot write')), ['[dev/u] starting', '  [dev/u] hello', '[dev/u] executed']);
+    const closed = new UnitOutput('dev', { quiet: false }, () => {
+      throw new Error('EPIPE');
+    });
+    assert.doesNotThrow(() => closed.tool('u', 'x'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('tool output: a character split across two chunks is one character; the last line comes with flush', async () => {
+  const { LineSplitter } = await import('../../dist/exec/lines.js');
+  const lines = [];
+  const splitter = new LineSplitter((l) => lines.push(l));
+  const bytes = Buffer.from('héllo wörld\r\nnext', 'utf8');
+  const cut = bytes.indexOf(0xc3) + 1; // inside é
+  splitter.push(bytes.subarray(0, cut));
+  splitter.push(bytes.subarray(cut));
+  splitter.flush();
+  assert.deepEqual(lines, ['héllo wörld', 'next']);
+});
