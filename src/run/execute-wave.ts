@@ -91,7 +91,7 @@ export function noteStops(ctx: Pick<WaveContext, 'rt' | 'lease' | 'commits' | 's
   if (failed) ctx.state.stop(failed.lost ? 'lease-lost' : 'state-unavailable');
 }
 
-/** A queued unit starts only if the lease was confirmed ours within this long (a forced break stops it). */
+/** A queued unit starts only if a write confirmed the lease within this long (one taken over meanwhile stops it). */
 const CONFIRM_WITHIN_MS = 1000;
 
 /** Why this unit must not start now, if anything; also notes a stop that applies to the whole run. */

@@ -16,12 +16,23 @@ import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 class CountingRunner implements ProcessRunner {
   private started = 0;
   private readonly pending = new Set<Promise<ProcessResult>>();
+  /** Follows the run's cancellation, and also aborts when the driver threw (one per unit). */
   private readonly abandon = new AbortController();
+  private readonly follow = () => this.abandon.abort(this.runCancel.reason);
 
-  constructor(private readonly inner: ProcessRunner) {}
+  constructor(
+    private readonly inner: ProcessRunner,
+    private readonly runCancel: AbortSignal,
+  ) {
+    if (runCancel.aborted) this.follow();
+    else runCancel.addEventListener('abort', this.follow, { once: true });
+  }
 
   run(argv: string[], options: RunOptions = {}): Promise<ProcessResult> {
-    const cancel = options.cancel ? AbortSignal.any([options.cancel, this.abandon.signal]) : this.abandon.signal;
+    // Drivers pass the run's signal (the contract): this unit's own follows it. Any other is
+    // combined, which Node makes costlier.
+    const own = this.abandon.signal;
+    const cancel = !options.cancel || options.cancel === this.runCancel ? own : AbortSignal.any([options.cancel, own]);
     const running = this.inner.run(argv, { ...options, cancel }).then((result) => {
       if (!result.spawnError) this.started++;
       return result;
@@ -42,6 +53,11 @@ class CountingRunner implements ProcessRunner {
     this.abandon.abort('SIGTERM');
     await Promise.all([...this.pending]);
   }
+
+  /** The unit is over: stop following the run's cancellation. */
+  close(): void {
+    this.runCancel.removeEventListener('abort', this.follow);
+  }
 }
 
 async function phases(driver: Driver, ctx: DriverContext): Promise<ApplyOutcome> {
@@ -54,7 +70,7 @@ async function phases(driver: Driver, ctx: DriverContext): Promise<ApplyOutcome>
 /** The unit's outcome; reasons are one line (tables, progress lines, commit bodies). */
 export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
-  const counted = new CountingRunner(ctx.runner);
+  const counted = new CountingRunner(ctx.runner, ctx.cancel);
   try {
     const outcome = await phases(driver, { ...ctx, runner: counted });
     return outcome.result === 'receipt' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
@@ -64,5 +80,7 @@ export async function executeUnit(driver: Driver | undefined, ctx: DriverContext
     // The unit's checkpoint must not be written while one of its processes still runs.
     await counted.endAbandoned();
     return started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true };
+  } finally {
+    counted.close();
   }
 }
