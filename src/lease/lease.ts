@@ -223,7 +223,7 @@ export interface PushPart {
 
 export type PushBuilder = (step: LeaseStep) => Promise<PushPart> | PushPart;
 
-export type FencedWriteResult = { ok: true; updates: RefUpdate[] } | { ok: false; lost: boolean; result: RefWriteResult };
+export type FencedWriteResult = { ok: true; updates: RefUpdate[] } | { ok: false; lost: boolean; result: RefWriteResult; refs?: RefSnapshot };
 
 /**
  * A held lease. All pushes of the holder go through `exclusive`, one at a time, so a renewal
@@ -306,8 +306,10 @@ export class LeaseHandle {
       part.landed?.();
       return { ok: true, updates };
     }
-    if (result.kind === 'rejected') this.lost = (await this.store.snapshot()).get(this.ref) !== this.oid;
-    return { ok: false, lost: this.lost, result };
+    if (result.kind !== 'rejected') return { ok: false, lost: this.lost, result };
+    const refs = await this.store.snapshot();
+    this.lost = refs.get(this.ref) !== this.oid;
+    return { ok: false, lost: this.lost, result, refs };
   }
 
   /**
@@ -378,9 +380,6 @@ export class LeaseHandle {
     return written.ok;
   }
 
-  get isReleased(): boolean {
-    return this.released;
-  }
 }
 
 export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' };
@@ -401,10 +400,9 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     const target = current ?? (await findLiveRun(store, refs, now, skewMs));
     if (!target) return { kind: 'nothing-held' };
     const record: LeaseRecord = { ...target.record, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
-    const parent = current?.oid;
-    const [oid] = await store.writeCommits([{ ...(parent ? { parent } : {}), clearTree: true, changes: new Map([['lease.yaml', serializeLease(record)]]), message: message(record), author, timeMs: now }]);
-    const result = await store.write([{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid! }]);
-    if (result.ok) return { kind: 'broken', record, oid: oid! };
+    const oid = await writeLeaseCommit(rt, store, record, current?.oid, author, message(record));
+    const result = await store.write([{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }]);
+    if (result.ok) return { kind: 'broken', record, oid };
     if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
     // The holder renewed or released meanwhile: look again.
   }

@@ -57,36 +57,37 @@ export async function publishTransition(
   transitions: RefTransition[],
   author: Identity,
   /** extraUpdates is evaluated at push time, inside the lease's exclusive section (a renewal may move a run ref). */
-  options: { extraUpdates?: RefUpdate[] | (() => RefUpdate[]); release: boolean; known?: RefSnapshot },
+  known: RefSnapshot,
+  extraUpdates: () => RefUpdate[] = () => [],
 ): Promise<PublishResult> {
   let current = transitions;
   for (let attempt = 0; attempt < 20; attempt++) {
     const oids = await store.writeCommits(commitSpecs(store, current, author, rt.clock.now()));
     await rt.faults.reach('before-transition-push');
-    const written = await lease.write(options.release ? 'release' : 'fence', () => ({
+    const written = await lease.write('release', () => ({
       updates: [
         ...current.map((t, i) => ({ ref: t.ref, expect: t.base ?? null, to: oids[i]! })),
-        ...(typeof options.extraUpdates === 'function' ? options.extraUpdates() : (options.extraUpdates ?? [])),
+        ...extraUpdates(),
       ],
     }));
     if (written.ok) {
       await rt.faults.reach('after-transition-push');
-      const refs = options.known ? applyUpdates(options.known, written.updates) : await store.snapshot();
+      const refs = applyUpdates(known, written.updates);
       return { commits: new Map(current.map((t, i) => [t.ref, oids[i]!])), refs };
     }
-    current = await rebaseAfterRejection(store, lease, current, written.result);
+    current = await rebaseAfterRejection(store, lease, current, written.result, written.refs);
   }
   fail('NYL-STATE-CONFLICT', `the state refs of ${store.loc.environment} kept changing`, { env: store.loc.environment });
 }
 
 /** After a rejected publish: the transitions to try again, or the refusal that explains it. */
-async function rebaseAfterRejection(store: StateStore, lease: LeaseHandle, current: RefTransition[], result: RefWriteResult): Promise<RefTransition[]> {
+async function rebaseAfterRejection(store: StateStore, lease: LeaseHandle, current: RefTransition[], result: RefWriteResult, seen: RefSnapshot | undefined): Promise<RefTransition[]> {
   const env = store.loc.environment;
   if (!result.ok && result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push the transition of ${env}: ${result.message}`, { env });
   if (lease.lost) {
     throw new NylError(diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this operation pushed nothing to state`, { env }));
   }
-  const refs = await store.snapshot();
+  const refs = seen ?? (await store.snapshot());
   if (current.every((t) => refs.get(t.ref) === t.base)) {
     // Neither the lease nor a state ref moved: a coordination ref (run, evidence) did. The caller
     // ends the lease (released, or a broken lease put back), as on every other refusal.

@@ -52,11 +52,7 @@ class Transaction implements LeaseTransaction {
   ) {}
 
   async publish(transitions: RefTransition[], extraUpdates?: () => RefUpdate[]): Promise<PublishResult> {
-    const published = await publishTransition(this.rt, this.store, this.lease, transitions, this.options.author, {
-      release: true,
-      known: this.snapshot,
-      ...(extraUpdates ? { extraUpdates } : {}),
-    });
+    const published = await publishTransition(this.rt, this.store, this.lease, transitions, this.options.author, this.snapshot, extraUpdates);
     this.settled = true;
     return published;
   }

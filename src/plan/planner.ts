@@ -111,7 +111,7 @@ interface OwnedGraph {
 /** The ownership set in dependency order; a project and its environments never change, so it is kept per pair. */
 const graphs = new WeakMap<Project, WeakMap<EnvironmentResource, OwnedGraph>>();
 
-function ownedGraph(project: Project, env: EnvironmentResource): OwnedGraph {
+export function ownedGraph(project: Project, env: EnvironmentResource): OwnedGraph {
   const perEnv = graphs.get(project) ?? new WeakMap<EnvironmentResource, OwnedGraph>();
   graphs.set(project, perEnv);
   let graph = perEnv.get(env);

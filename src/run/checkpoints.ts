@@ -31,8 +31,6 @@ export class GroupCommit {
   private paused = false;
   /** Set when a push failed for good: the lease was lost, or the repository stayed unreachable; nothing more is pushed. */
   failure: PushProblem | undefined;
-  /** Pushes made, for reports and benchmarks. */
-  pushes = 0;
 
   constructor(
     private readonly rt: Pick<Runtime, 'faults' | 'clock'>,
@@ -131,7 +129,6 @@ export class GroupCommit {
     const names = this.names.splice(0);
     await this.rt.faults.reach('before-checkpoint-push', names);
     const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`);
-    this.pushes++;
     if (!written.ok) {
       // The files stay pending in the run ref: the retry (or the run's end) takes them.
       this.names.unshift(...names);

@@ -8,7 +8,6 @@
  * it ends (group commit). The engine never decides what a unit does: a unit it did not dispatch
  * is reported by its final action.
  */
-import type { Diagnostic } from '../errors/diagnostic';
 import type { LeaseHandle } from '../lease/lease';
 import { executable, type Plan } from '../plan/actions';
 import type { ObservedUnitDoc } from '../state/documents';
@@ -56,13 +55,10 @@ export interface EngineResult {
   stoppedAfter?: string;
   cancelled: boolean;
   lost: boolean;
-  /** Rendering errors of units the run could not render. */
-  errors: Diagnostic[];
   /** The observed documents as the run leaves them (receipts and conditions it recorded). */
   observed: Map<string, ObservedUnitDoc>;
   /** Every signal the run read; its transition push deletes them. */
   signals: HoldSignal[];
-  checkpointPushes: number;
 }
 
 /** Applies waves until the planner has nothing left to execute. */
@@ -98,17 +94,14 @@ function contextOf(input: EngineInput, state: RunState, workspace: Workspace): W
 
 function resultOf(ctx: WaveContext, plan: Plan): EngineResult {
   const { state } = ctx;
-  const errors = [...plan.units.values()].flatMap((u) => (u.action.type === 'blocked' && u.action.reason === 'render-error' ? u.action.errors : []));
   const result: EngineResult = {
     plan,
     outcomes: state.outcomes,
     dispatchOrder: state.dispatchOrder,
     cancelled: ctx.rt.cancel.aborted,
-    lost: ctx.lease.lost || ctx.commits.failure?.lost === true,
-    errors,
+    lost: ctx.lease.lost,
     observed: state.observed,
     signals: ctx.signals.seen,
-    checkpointPushes: ctx.commits.pushes,
   };
   if (state.stopped?.reason === 'fail-fast' && state.stopped.after) result.stoppedAfter = state.stopped.after;
   return result;

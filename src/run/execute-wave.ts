@@ -96,11 +96,7 @@ const CONFIRM_WITHIN_MS = 1000;
 
 /** Why this unit must not start now, if anything; also notes a stop that applies to the whole run. */
 async function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): Promise<string | undefined> {
-  try {
-    await ctx.signals.poll(false);
-  } catch {
-    ctx.state.stop('state-unavailable');
-  }
+  await ctx.signals.poll(false);
   const hold = ctx.state.holds.get(plan.name);
   if (hold) return `held by ${hold.by}`;
   noteStops(ctx);
@@ -111,7 +107,7 @@ async function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): Promise<strin
   return undefined;
 }
 
-function checkpointOf(result: ApplyOutcome, finishedAt: string): Checkpoint {
+export function checkpointOf(result: ApplyOutcome, finishedAt: string): Checkpoint {
   if (result.result === 'receipt') return { result: 'receipt', finishedAt, ...splitOutputs(result.outputs) };
   const cp: Checkpoint = { result: result.result, finishedAt, reason: result.reason, retryable: result.result === 'failed' ? result.retryable : false };
   if (result.result === 'failed' && result.acknowledgementRequired) cp.acknowledgementRequired = true;
@@ -162,8 +158,9 @@ async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promis
   const outcome = await execute(plan, ctx);
   const finishedAtMs = rt.clock.now();
   const finishedAt = isoSeconds(finishedAtMs);
-  ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, checkpointOf(outcome, finishedAt)));
-  const recorded = state.record(plan, outcome, finishedAtMs - began, finishedAt);
+  const cp = checkpointOf(outcome, finishedAt);
+  ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, cp));
+  const recorded = state.record(plan, cp, finishedAtMs - began);
   ctx.output.event(plan.name, outcome.result === 'receipt' ? `executed in ${seconds(recorded.durationMs)}` : `${outcome.result} in ${seconds(recorded.durationMs)}: ${outcome.reason}`);
   if (ctx.failFast && outcome.result !== 'receipt') state.stop('fail-fast', plan.name);
 }

@@ -13,13 +13,11 @@
  * Units created by the dead run keep its uid (the run's desired document is adopted).
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
-import { dependencyOrder } from '../project/graph';
-import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { KindSet } from '../drivers/kinds';
-import { currentUid, resolveUnit } from '../plan/planner';
+import { currentUid, ownedGraph, resolveUnit } from '../plan/planner';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import { type Checkpoint, type RecordedRun, receiptOf, type RunUnitDoc } from '../state/run-record';
+import { type Checkpoint, conditionOf, type RecordedRun, receiptOf, type RunUnitDoc } from '../state/run-record';
 
 export interface ImportInput {
   project: Project;
@@ -60,15 +58,12 @@ function remove(list: string[], name: string): void {
 /** One import: documents updated unit by unit, each unit's records oldest run first. */
 class Importer {
   readonly result: ImportResult;
-  private readonly byName: Map<string, UnitResource>;
-  private readonly order: string[];
+  private readonly byName: ReadonlyMap<string, UnitResource>;
+  private readonly order: readonly string[];
 
   constructor(private readonly input: ImportInput) {
     this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), consumed: [...input.runs], diagnostics: [] };
-    const owned = ownershipSet(input.project, input.env);
-    this.byName = new Map(owned.map((u) => [u.name, u]));
-    const names = new Set(this.byName.keys());
-    this.order = dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => names.has(d)) }])));
+    ({ byName: this.byName, order: this.order } = ownedGraph(input.project, input.env));
   }
 
   /** Units the runs recorded: owned ones in dependency order (consumers resolve from imports), then the rest by name. */
@@ -131,8 +126,7 @@ class Importer {
   private importFailure(name: string, run: string, doc: RunUnitDoc, cp: Checkpoint): void {
     const prev = this.result.observed.get(name);
     const next: ObservedUnitDoc = prev && prev.uid === doc.uid ? { ...prev } : { uid: doc.uid };
-    next.condition = { type: 'failed', retryable: cp.retryable ?? true, reason: cp.reason ?? 'failed', run, since: cp.finishedAt };
-    if (cp.acknowledgementRequired) next.condition.acknowledgementRequired = true;
+    next.condition = conditionOf(run, cp);
     next.lastRun = { run, result: 'failed', at: cp.finishedAt };
     this.result.observed.set(name, next);
     if (!this.result.imported.includes(name)) this.result.imported.push(name);

@@ -8,20 +8,19 @@ import { failure, type PrepareOutcome } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { canonicalJson } from '../project/execution-key';
 import { isoSeconds } from '../util/clock';
-import { driverContext, type WaveContext } from './execute-wave';
+import { checkpointOf, driverContext, type WaveContext } from './execute-wave';
 import { runPool } from './pool';
+import { prepareUnit } from './unit-execution';
 
 /** The driver's prepare phase for one unit; whatever goes wrong is the unit's failure, never the run's. */
 async function prepared(plan: UnitPlan, ctx: WaveContext): Promise<PrepareOutcome> {
-  try {
-    const driver = ctx.drivers.driver(plan.kind)!;
-    return await driver.prepare!(driverContext(plan, ctx, await ctx.workspace.projectDir()));
-  } catch (error) {
-    return failure(`the ${plan.kind} driver failed to prepare: ${(error as Error)?.message ?? String(error)}`, true);
-  }
+  return ctx.workspace.projectDir().then(
+    (projectDir) => prepareUnit(ctx.drivers.driver(plan.kind)!, driverContext(plan, ctx, projectDir)),
+    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
+  );
 }
 
-async function prepareUnit(plan: UnitPlan, ctx: WaveContext): Promise<void> {
+async function prepareOne(plan: UnitPlan, ctx: WaveContext): Promise<void> {
   const began = ctx.rt.clock.now();
   const outcome = await prepared(plan, ctx);
   if (outcome.result === 'prepared') {
@@ -29,7 +28,7 @@ async function prepareUnit(plan: UnitPlan, ctx: WaveContext): Promise<void> {
     return;
   }
   const now = ctx.rt.clock.now();
-  ctx.state.record(plan, outcome, now - began, isoSeconds(now));
+  ctx.state.record(plan, checkpointOf(outcome, isoSeconds(now)), now - began);
   ctx.output.event(plan.name, `failed to prepare: ${outcome.reason}`);
 }
 
@@ -39,6 +38,6 @@ export async function prepareWave(plan: Plan, ctx: WaveContext): Promise<boolean
   if (wave.length === 0) return false;
   // Prepare takes time (registry lookups): the last wave's checkpoints must not wait for it.
   await ctx.commits.pushPending();
-  await runPool(wave, ctx.concurrency, (u) => prepareUnit(u, ctx));
+  await runPool(wave, ctx.concurrency, (u) => prepareOne(u, ctx));
   return true;
 }

@@ -12,35 +12,51 @@ import { fail } from '../errors/diagnostic';
 import type { Identity } from '../git/object-writer';
 import type { RefUpdate } from '../git/refs';
 import type { FencedWriteResult, LeaseHandle, LeaseMode, PushPart } from '../lease/lease';
+import type { LeaseRecord } from '../lease/record';
 import { type RunDoc, runRefName, serializeRunDoc } from '../state/run-record';
 import type { StateStore } from '../state/store';
 import { isoSeconds, type Clock } from '../util/clock';
+
+/** A run's run.yaml before the lease is taken: the holder and the deadline come from the lease. */
+export type RunDraft = Omit<RunDoc, 'holder' | 'deadline'>;
 
 export class RunRef {
   readonly ref: string;
   oid: string | undefined;
   private lease: LeaseHandle | undefined;
   private readonly pending = new Map<string, string>();
+  private written: RunDoc | undefined;
 
   constructor(
     private readonly store: StateStore,
     private readonly clock: Clock,
     private readonly author: Identity,
-    private doc: RunDoc,
+    private readonly draft: RunDraft,
   ) {
-    this.ref = runRefName(store.loc, doc.run);
+    this.ref = runRefName(store.loc, draft.run);
   }
 
   get run(): string {
-    return this.doc.run;
+    return this.draft.run;
+  }
+
+  /** run.yaml as last written; set by `creation`, which comes before every other write. */
+  private get doc(): RunDoc {
+    if (!this.written) throw new Error(`run ${this.draft.run} has no run ref yet`);
+    return this.written;
+  }
+
+  private set doc(doc: RunDoc) {
+    this.written = doc;
   }
 
   /**
    * The update that creates the run ref, pushed together with the lease acquisition: its run.yaml
-   * carries the deadline of the lease record that push writes (made anew for each attempt).
+   * carries the holder and the deadline of the lease record that push writes (made anew for each
+   * attempt).
    */
-  async creation(deadline: string): Promise<RefUpdate> {
-    this.doc = { ...this.doc, deadline };
+  async creation(lease: LeaseRecord): Promise<RefUpdate> {
+    this.doc = { ...this.draft, holder: lease.holder, deadline: lease.deadline };
     const [oid] = await this.store.writeCommits([
       { clearTree: true, changes: new Map([['run.yaml', serializeRunDoc(this.doc)]]), message: `nyl: run ${this.doc.environment} ${this.doc.run}\n`, author: this.author, timeMs: this.clock.now() },
     ]);

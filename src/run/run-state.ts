@@ -4,14 +4,14 @@
  * answer. Nothing here decides what a unit does.
  */
 import { createHash } from 'node:crypto';
-import type { ApplyOutcome, Outputs } from '../drivers/contract';
+import type { Outputs } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
-import { currentUid, planEnvironment, type Prepared } from '../plan/planner';
+import { currentUid, ownedGraph, planEnvironment, type Prepared } from '../plan/planner';
 import { canonicalJson } from '../project/execution-key';
-import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import { type Checkpoint, conditionOf, receiptOf } from '../state/run-record';
 import { uuidv7 } from '../util/uuid';
 
 /** What happened to a unit the run dispatched. */
@@ -101,21 +101,22 @@ export class RunState {
     this.dispatchOrder.push(name);
   }
 
-  /** Records what the driver reported: the receipt or the condition the unit now has. */
-  record(plan: UnitPlan, outcome: ApplyOutcome, durationMs: number, finishedAt: string): UnitOutcome {
+  /** Records a unit's checkpoint: the receipt or the condition the unit now has. */
+  record(plan: UnitPlan, cp: Checkpoint, durationMs: number): UnitOutcome {
+    const run = this.input.runId;
     const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}), durationMs };
     const decided = plan.next && !sameDecision(this.input.desired.get(plan.name), plan.next) ? { desired: plan.next } : {};
-    const lastRun = { run: this.input.runId, result: outcome.result === 'receipt' ? 'executed' : outcome.result, at: finishedAt };
     let result: UnitOutcome;
-    if (outcome.result === 'receipt') {
-      const receipt = receiptOf(plan, outcome, this.input.runId, finishedAt);
-      this.observed.set(plan.name, { uid: plan.uid!, receipt, lastRun });
+    if (cp.result === 'receipt') {
+      const receipt = receiptOf(run, { executionKey: plan.executionKey!, desired: plan.next! }, cp);
+      this.observed.set(plan.name, { uid: plan.uid!, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
       result = { ...base, ...decided, result: 'executed', detail: '', receipt };
     } else {
-      const condition = conditionOf(outcome, this.input.runId, finishedAt);
+      const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
+      const condition = conditionOf(run, cp);
       const prev = this.observed.get(plan.name);
-      this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun });
-      result = { ...base, ...decided, result: outcome.result, detail: outcome.reason, condition };
+      this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun: { run, result: type, at: cp.finishedAt } });
+      result = { ...base, ...decided, result: type, detail: cp.reason ?? '', condition };
     }
     this.outcomes.set(plan.name, result);
     return result;
@@ -125,8 +126,8 @@ export class RunState {
 /** Uids for every owned unit without an incarnation: used only by those that execute. */
 function mintUids(input: RunStateInput): Map<string, string> {
   const uids = new Map<string, string>();
-  for (const unit of ownershipSet(input.project, input.env)) {
-    if (!currentUid(input.desired.get(unit.name), input.generation)) uids.set(unit.name, uuidv7(input.now));
+  for (const name of ownedGraph(input.project, input.env).order) {
+    if (!currentUid(input.desired.get(name), input.generation)) uids.set(name, uuidv7(input.now));
   }
   return uids;
 }
@@ -143,17 +144,6 @@ export function splitOutputs(outputs: Outputs): { outputs: Record<string, unknow
     else plain[name] = o.value;
   }
   return Object.keys(sensitive).length > 0 ? { outputs: plain, sensitiveOutputs: sensitive } : { outputs: plain };
-}
-
-function receiptOf(plan: UnitPlan, outcome: Extract<ApplyOutcome, { result: 'receipt' }>, run: string, finishedAt: string): ReceiptRecord {
-  return { run, executionKey: plan.executionKey!, finishedAt, ...splitOutputs(outcome.outputs), desired: plan.next! };
-}
-
-function conditionOf(outcome: Exclude<ApplyOutcome, { result: 'receipt' }>, run: string, since: string): ConditionRecord {
-  const retryable = outcome.result === 'failed' ? outcome.retryable : false;
-  const condition: ConditionRecord = { type: outcome.result, retryable, reason: outcome.reason, run, since };
-  if (outcome.result === 'failed' && outcome.acknowledgementRequired) condition.acknowledgementRequired = true;
-  return condition;
 }
 
 function sha256Of(value: unknown): string {

@@ -4,16 +4,14 @@
  * its transition commit, the run ref marked ended so that it waits for import without blocking
  * anyone.
  */
-import { hostname } from 'node:os';
 import type { Identity } from '../git/object-writer';
-import { formatIdentity } from '../lease/lease';
 import { type LeaseTransaction, withLease } from '../lease/transaction';
-import { newRunDoc } from '../state/run-record';
+import { API_VERSION } from '../state/documents';
 import type { StateStore } from '../state/store';
-import { isoMillis, isoSeconds } from '../util/clock';
+import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
-import { RunRef } from './run-ref';
+import { RunRef, type RunDraft } from './run-ref';
 
 export interface RunOptions {
   operation: 'reconcile' | 'teardown';
@@ -35,17 +33,17 @@ export interface RunTransaction {
 export async function withRun<T>(rt: Runtime, store: StateStore, options: RunOptions, body: (run: RunTransaction) => Promise<T>): Promise<T> {
   const now = rt.clock.now();
   const runId = uuidv7(now);
-  const doc = newRunDoc({
+  const draft: RunDraft = {
+    apiVersion: API_VERSION,
+    kind: 'Run',
     run: runId,
     environment: store.loc.environment,
     operation: options.operation,
-    holder: { name: formatIdentity(options.author), host: hostname(), pid: process.pid },
     startedAt: isoSeconds(now),
-    deadline: isoMillis(now + options.durationMs),
     source: options.source,
     ...(options.sourceOverride ? { sourceOverride: true } : {}),
-  });
-  const runRef = new RunRef(store, rt.clock, options.author, doc);
+  };
+  const runRef = new RunRef(store, rt.clock, options.author, draft);
   return withLease(
     rt,
     store,
@@ -54,7 +52,7 @@ export async function withRun<T>(rt: Runtime, store: StateStore, options: RunOpt
       run: runId,
       author: options.author,
       durationMs: options.durationMs,
-      extraUpdates: async (record) => [await runRef.creation(record.deadline)],
+      extraUpdates: async (record) => [await runRef.creation(record)],
       onAcquired: (lease) => runRef.attach(lease),
       onUnpublished: (reason) => runRef.markEnded(reason),
       ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),

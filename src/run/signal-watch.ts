@@ -2,7 +2,9 @@
  * Reads hold signals delivered to a running run (`nyl hold` while it runs) and hands them to the
  * run's state. Before every unit the run looks; on a repository of this machine a look at the
  * ref files tells exactly whether a signal may exist, over a network a read costs a fetch, so it
- * happens at most every `pollMs` between the forced reads of every wave.
+ * happens at most every `pollMs` between the forced reads of every wave. A look that says no
+ * signal exists skips even a forced read. A read that fails stops the run (`state-unavailable`):
+ * a unit must not start while its holds cannot be seen.
  */
 import type { Clock } from '../util/clock';
 import type { RunState } from './run-state';
@@ -29,16 +31,23 @@ export class SignalWatch {
     private readonly pollMs: number = SIGNAL_POLL_MS,
   ) {}
 
+  /** Reads new signals; `force` (at a wave's edges) ignores the poll interval. */
   async poll(force: boolean): Promise<void> {
     if (!this.source) return;
     const now = this.clock.now();
-    if (!force) {
-      const hint = this.source.mayExist();
-      if (hint === false) return;
-      if (hint === undefined && now - this.lastRead < this.pollMs) return;
-    }
+    const hint = this.source.mayExist();
+    if (hint === false) return;
+    if (!force && hint === undefined && now - this.lastRead < this.pollMs) return;
     this.lastRead = now;
-    for (const s of await this.source.read()) {
+    let signals: HoldSignal[];
+    try {
+      signals = await this.source.read();
+    } catch {
+      // The state repository cannot be read: the run starts nothing more.
+      this.state.stop('state-unavailable');
+      return;
+    }
+    for (const s of signals) {
       if (this.seen.some((x) => x.ref === s.ref)) continue;
       this.seen.push(s);
       this.state.deliverHold(s.unit, { by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) });

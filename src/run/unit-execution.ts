@@ -5,8 +5,8 @@
  * because then its effects are unknown; processes it left running are ended first. Siblings are
  * never affected.
  */
-import type { ApplyOutcome, Driver, DriverContext } from '../drivers/contract';
-import { oneLine } from '../drivers/contract';
+import type { ApplyOutcome, Driver, DriverContext, PrepareOutcome } from '../drivers/contract';
+import { failure, oneLine } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 
 /**
@@ -67,20 +67,36 @@ async function phases(driver: Driver, ctx: DriverContext): Promise<ApplyOutcome>
   return driver.apply(ctx, planned.plan);
 }
 
-/** The unit's outcome; reasons are one line (tables, progress lines, commit bodies). */
-export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
-  if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
+/**
+ * Runs one driver phase with its processes counted, and turns a throw into `onThrow(why,
+ * started)` once every process the phase left running has ended: a unit's record must not be
+ * written while one of its processes still runs.
+ */
+async function contained<T>(ctx: DriverContext, phase: (ctx: DriverContext) => Promise<T>, what: string, onThrow: (why: string, started: boolean) => T): Promise<T> {
   const counted = new CountingRunner(ctx.runner, ctx.cancel);
   try {
-    const outcome = await phases(driver, { ...ctx, runner: counted });
-    return outcome.result === 'receipt' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
+    return await phase({ ...ctx, runner: counted });
   } catch (error) {
-    const why = oneLine(`the ${ctx.kind} driver failed: ${(error as Error)?.message ?? String(error)}`);
+    const why = oneLine(`the ${ctx.kind} driver ${what}: ${(error as Error)?.message ?? String(error)}`);
     const started = counted.anyStarted();
-    // The unit's checkpoint must not be written while one of its processes still runs.
     await counted.endAbandoned();
-    return started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true };
+    return onThrow(why, started);
   } finally {
     counted.close();
   }
+}
+
+/** The unit's outcome; reasons are one line (tables, progress lines, commit bodies). */
+export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
+  if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
+  const outcome = await contained<ApplyOutcome>(ctx, (c) => phases(driver, c), 'failed', (why, started) =>
+    started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
+  );
+  return outcome.result === 'receipt' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
+}
+
+/** The prepare phase of a unit whose driver has one; it has no effects, so a throw is a retryable failure. */
+export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<PrepareOutcome> {
+  const outcome = await contained<PrepareOutcome>(ctx, (c) => driver.prepare!(c), 'failed to prepare', (why) => failure(why, true));
+  return outcome.result === 'prepared' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
 }

@@ -15,7 +15,7 @@ export interface UnitOutputOptions {
 }
 
 export class UnitOutput {
-  private readonly created = new Set<string>();
+  private dirMade = false;
   private logBroken = false;
 
   constructor(
@@ -29,9 +29,9 @@ export class UnitOutput {
     if (!this.options.logDir || this.logBroken) return;
     const dir = join(this.options.logDir, this.env);
     try {
-      if (!this.created.has(dir)) {
+      if (!this.dirMade) {
         mkdirSync(dir, { recursive: true });
-        this.created.add(dir);
+        this.dirMade = true;
       }
       appendFileSync(join(dir, `${unit}.log`), `${line}\n`);
     } catch (error) {

@@ -19,7 +19,7 @@ import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
 import { type CommitSpec, FastImportSession } from '../git/object-writer';
 import type { Checkout } from '../project/checkout';
-import { JsonCache } from '../util/json-cache';
+import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
 import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
 import type { RefSnapshot, StateStore } from './store';
@@ -63,9 +63,9 @@ export class GitStateStore implements StateStore {
   /** Where objects are read and written. */
   readonly workDir: string;
   readonly reader: BatchReader;
-  /** Parsed state documents by Git object id. */
-  readonly cache: JsonCache;
   private readonly mirrored: boolean;
+  /** The git dir of a repository on this machine, once found (the cheap look for signals uses it per unit). */
+  private localGitDir: string | undefined;
   private writer: FastImportSession | undefined;
 
   constructor(
@@ -74,7 +74,7 @@ export class GitStateStore implements StateStore {
     readonly checkout: Checkout,
     env: NodeJS.ProcessEnv,
     checkoutReader: BatchReader,
-    cache?: JsonCache,
+    readonly cache: JsonCache,
   ) {
     if (loc.kind === 'clone') {
       this.workDir = checkout.workTree;
@@ -90,7 +90,6 @@ export class GitStateStore implements StateStore {
       this.mirrored = true;
     }
     this.reader = this.workDir === checkout.workTree ? checkoutReader : new BatchReader(git, this.workDir);
-    this.cache = cache ?? new JsonCache(join(cacheRoot(env), 'parsed'), PARSE_FORMAT);
   }
 
   /** The refs this environment's state consists of, as remote names. */
@@ -107,6 +106,7 @@ export class GitStateStore implements StateStore {
     return this.mirrored ? `refs/${ref.slice(MIRROR.length)}` : ref;
   }
 
+  /** The port's name for the repository objects go to. */
   get localRepository(): string {
     return this.workDir;
   }
@@ -144,13 +144,13 @@ export class GitStateStore implements StateStore {
     }
   }
 
-  /** Reads the current values of the environment's refs from the state repository. */
   /** Refs of a repository on this machine; one that vanished is unavailable, not an internal error. */
   private async readLocalRefs(patterns: string[]): Promise<RefSnapshot> {
     if (this.loc.kind === 'path' && !gitDirOf(this.workDir)) unavailable(this.loc, `${this.workDir} is not a Git repository (any more)`);
     return readRefs(this.git, this.workDir, patterns);
   }
 
+  /** Reads the current values of the environment's refs from the state repository. */
   async snapshot(): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
     if (this.loc.kind !== 'remote') return this.readLocalRefs([...exact, ...prefixes]);
@@ -164,7 +164,12 @@ export class GitStateStore implements StateStore {
       if (!/couldn't find remote ref/i.test(stderr)) unavailable(this.loc, lastLine(stderr));
       await this.fetchExisting();
     }
-    const mirrored = await readRefs(this.git, this.workDir, [...exact.map((r) => this.mirror(r)), ...prefixes.map((p) => this.mirror(p))]);
+    return this.readMirrored([...exact, ...prefixes]);
+  }
+
+  /** The mirrored copies of remote refs (exact names or prefixes), under their remote names. */
+  private async readMirrored(patterns: string[]): Promise<RefSnapshot> {
+    const mirrored = await readRefs(this.git, this.workDir, patterns.map((p) => this.mirror(p)));
     const refs: RefSnapshot = new Map();
     for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
     return refs;
@@ -173,12 +178,14 @@ export class GitStateStore implements StateStore {
   /**
    * A cheap look for refs under a prefix of a repository on this machine, without starting git:
    * loose refs are files under the git dir, packed ones lines of packed-refs. Returns undefined
-   * for network remotes, where only a fetch can tell.
+   * for network remotes, where only a fetch can tell, and for a repository whose refs are not
+   * files (reftable).
    */
   mayHaveRefsUnder(prefix: string): boolean | undefined {
     if (this.loc.kind === 'remote') return undefined;
-    const gitDir = gitDirOf(this.workDir);
-    if (!gitDir) return undefined;
+    this.localGitDir ??= gitDirOf(this.workDir);
+    const gitDir = this.localGitDir;
+    if (!gitDir || existsSync(join(gitDir, 'reftable'))) return undefined;
     const dir = join(gitDir, ...prefix.replace(/\/$/, '').split('/'));
     try {
       if (readdirSync(dir).length > 0) return true;
@@ -197,10 +204,7 @@ export class GitStateStore implements StateStore {
     if (this.loc.kind !== 'remote') return this.readLocalRefs([prefix]);
     const result = await this.fetch(['--prune', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`]);
     if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
-    const mirrored = await readRefs(this.git, this.workDir, [this.mirror(prefix)]);
-    const refs: RefSnapshot = new Map();
-    for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
-    return refs;
+    return this.readMirrored([prefix]);
   }
 
   /** Slow path when a state ref does not exist yet: list, fetch what exists, drop stale mirrors. */
@@ -272,12 +276,8 @@ export class GitStateStore implements StateStore {
     ]);
     if (result.code === 0) return [];
     // A rejected non-fast-forward leaves the branch as it was; report it, change nothing.
-    const diverged: string[] = [];
-    for (const r of stale) {
-      const now = await readRefs(this.git, this.checkout.workTree, [r]);
-      if (now.get(r) !== state.get(r)) diverged.push(r);
-    }
-    return diverged;
+    const now = await readRefs(this.git, this.checkout.workTree, stale);
+    return stale.filter((r) => now.get(r) !== state.get(r));
   }
 
   /**

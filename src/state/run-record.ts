@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
-import { API_VERSION, type DesiredUnitDoc, fromYaml, type ReceiptRecord, toYaml } from './documents';
+import { type ConditionRecord, type DesiredUnitDoc, fromYaml, type ReceiptRecord, toYaml } from './documents';
 import { runsPrefix, type StateLocation } from './location';
 import { parseTree, type TreeEntry } from '../git/batch-reader';
 import type { ObjectReader, RefSnapshot } from './store';
@@ -70,10 +70,18 @@ export interface RunUnitDoc {
  * The receipt a unit's receipt checkpoint stands for, as the observed branch records it (an
  * import, `recover --accept`): sensitive outputs keep only their digests.
  */
-export function receiptOf(run: string, doc: RunUnitDoc, cp: Checkpoint): ReceiptRecord {
+export function receiptOf(run: string, doc: Pick<RunUnitDoc, 'executionKey' | 'desired'>, cp: Checkpoint): ReceiptRecord {
   const receipt: ReceiptRecord = { run, executionKey: doc.executionKey, finishedAt: cp.finishedAt, outputs: cp.outputs ?? {}, desired: doc.desired };
   if (cp.sensitiveOutputs) receipt.sensitiveOutputs = cp.sensitiveOutputs;
   return receipt;
+}
+
+/** The condition a failed or uncertain checkpoint stands for (the run's own record, an import). */
+export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
+  const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
+  const condition: ConditionRecord = { type, retryable: type === 'failed' ? (cp.retryable ?? true) : false, reason: cp.reason ?? type, run, since: cp.finishedAt };
+  if (cp.acknowledgementRequired) condition.acknowledgementRequired = true;
+  return condition;
 }
 
 /** A run ref as an importer or status reads it. */
@@ -111,10 +119,6 @@ export function unitFile(name: string): string {
 /** Where older versions kept a unit's record. */
 function flatUnitFile(name: string): string {
   return `units/${name}.yaml`;
-}
-
-export function newRunDoc(init: Omit<RunDoc, 'apiVersion' | 'kind'>): RunDoc {
-  return { apiVersion: API_VERSION, kind: 'Run', ...init };
 }
 
 export function serializeRunDoc(doc: RunDoc): string {

@@ -252,4 +252,18 @@ describe('ManualClock: virtual time', () => {
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(woke, true, 'switched back on: pending sleepers are woken');
   });
+
+  test('autoAdvance: a sleep cancelled while the idle clock is about to jump does not move time', async () => {
+    // A renewal timer stopped when its operation ends: time must not jump to its wake time.
+    const clock = new ManualClock(0, { autoAdvance: true, idleTurns: 2 });
+    const stop = new AbortController();
+    void clock.sleep(100_000, stop.signal);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    stop.abort(); // the jump to 100 s was picked; its sleeper is gone before it happens
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(clock.now(), 0);
+    await clock.sleep(5);
+    assert.equal(clock.now(), 5, 'the next sleeper decides the next jump');
+  });
 });

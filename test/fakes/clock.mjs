@@ -128,7 +128,7 @@ export class ManualClock {
         const next = this.#earliest();
         if (!next) return this.#now;
         if (steps >= maxSteps) throw new Error(`ManualClock.runUntilIdle: still ${this.#sleepers.length} sleeper(s) after ${maxSteps} steps (t=${this.#now})`);
-        await this.#runTo(next.wake);
+        await this.#wakeNext();
       }
     });
   }
@@ -149,7 +149,7 @@ export class ManualClock {
       if (next) {
         idleSince = undefined;
         if (++steps > maxSteps) throw new Error(`ManualClock.drive: the promise is still pending after ${maxSteps} time jumps (t=${this.#now})`);
-        await this.#serial(() => this.#runTo(Math.max(next.wake, this.#now)));
+        await this.#serial(() => this.#wakeNext());
       } else {
         idleSince ??= Date.now();
         if (Date.now() - idleSince > realTimeoutMs) throw new Error(`ManualClock.drive: the promise is still pending after ${realTimeoutMs} ms of real time with nobody sleeping on the clock`);
@@ -157,6 +157,23 @@ export class ManualClock {
       }
     }
     return watched;
+  }
+
+  /**
+   * A jump of the idle clock: to the earliest sleeper still waiting, waking it and any due then.
+   * Time moves only together with a wake-up, so a sleep cancelled just before the jump (a timer
+   * its owner stopped) does not move time on its own.
+   */
+  async #wakeNext() {
+    await turn();
+    const first = this.#earliest();
+    if (!first) return;
+    const target = Math.max(first.wake, this.#now);
+    for (let next = first; next && next.wake <= target; next = this.#earliest()) {
+      if (next.wake > this.#now) this.#now = next.wake;
+      next.done();
+      await turn();
+    }
   }
 
   #earliest() {
@@ -202,7 +219,7 @@ export class ManualClock {
           await this.#quiet(this.#idleTurns);
           const next = this.#earliest();
           if (!this.#auto || !next) break;
-          await this.#serial(() => this.#runTo(Math.max(next.wake, this.#now)));
+          await this.#serial(() => this.#wakeNext());
         }
       } finally {
         this.#autoRunning = false;
