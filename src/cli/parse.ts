@@ -1,9 +1,10 @@
 /**
  * argv of one command -> its parsed options and path, by the command table's option specs.
- * A usage problem is an NYL-USAGE error. Kept light (node:util and the table only): the
- * diagnostic catalog is loaded only when there is a problem to report.
+ * A usage problem is an NYL-USAGE error. Only dispatch.ts loads this module, and it loads the
+ * diagnostic catalog itself: --version and --help load neither.
  */
 import { parseArgs } from 'node:util';
+import { diagnostic, NylError } from '../errors/diagnostic';
 import type { CommandSpec } from './commands';
 
 export interface ParsedCommand {
@@ -13,8 +14,6 @@ export interface ParsedCommand {
 }
 
 function usageError(message: string, fix?: string): never {
-  // Loaded here so that a valid command line does not pay for the catalog before it needs it.
-  const { diagnostic, NylError } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
   throw new NylError(diagnostic('NYL-USAGE', 'error', message, fix ? { fix } : {}));
 }
 

@@ -2,11 +2,9 @@
  * Which driver executes which unit kind. A kind without a driver yet still validates and renders
  * (./kinds.ts); a run reports its units failed with a clear reason instead of guessing.
  */
-import { commandDriver as commandPhases } from './command';
+import { commandDriver } from './command';
 import type { Driver, KindDescriptor } from './contract';
-import { COMMAND_KIND, type KindSet, PENDING_KINDS } from './kinds';
-
-const commandDriver: Driver = { ...commandPhases, ...COMMAND_KIND };
+import { type KindSet, PENDING_KINDS } from './kinds';
 
 /** Which driver executes which kind: a port, so that tests run the engine with fake drivers. */
 export interface DriverSet extends KindSet {
@@ -34,8 +32,7 @@ class Drivers implements DriverSet {
 /** The drivers Nyl ships. */
 export const BUILTIN_DRIVERS: DriverSet = new Drivers([commandDriver], PENDING_KINDS);
 
-/** The shipped drivers with some replaced or added (tests: fake drivers). */
+/** The shipped drivers with some replaced or added (tests: fake drivers): a later driver of a kind wins. */
 export function withDrivers(...drivers: Driver[]): DriverSet {
-  const replaced = new Set(drivers.map((d) => d.kind));
-  return new Drivers([commandDriver, ...drivers].filter((d) => !replaced.has(d.kind) || drivers.includes(d)), PENDING_KINDS.filter((k) => !replaced.has(k.kind)));
+  return new Drivers([commandDriver, ...drivers], PENDING_KINDS);
 }

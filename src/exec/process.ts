@@ -15,7 +15,7 @@
  * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
  *   stream (then it is streamed in chunks and the result's buffer stays empty).
  */
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 export interface RunOptions {
   cwd?: string;
@@ -50,7 +50,6 @@ export interface ProcessRunner {
 export interface StreamOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
-  stdio?: SpawnOptions['stdio'];
 }
 
 const DEFAULT_KILL_GRACE_MS = 5000;
@@ -58,7 +57,7 @@ const DEFAULT_KILL_GRACE_MS = 5000;
 const STREAM_DRAIN_MS = 200;
 
 export class NodeProcessRunner implements ProcessRunner {
-  /** Incremented per started process; the benchmarks read it. */
+  /** Incremented per started process: a test counts the processes an operation started. */
   started = 0;
 
   run(argv: string[], options: RunOptions = {}): Promise<ProcessResult> {
@@ -82,7 +81,7 @@ export class NodeProcessRunner implements ProcessRunner {
   /** Starts a long-lived helper with streams attached (git cat-file --batch). */
   start(argv: string[], options: StreamOptions = {}): ChildProcess {
     this.started++;
-    return spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: options.stdio ?? ['pipe', 'pipe', 'pipe'] });
+    return spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   }
 }
 

@@ -101,7 +101,10 @@ export async function writeCommits(git: Git, dir: string, commits: CommitSpec[])
  * One long-lived `git fast-import` for every commit a command writes into one repository: a
  * batch's objects are visible to other git processes once its `checkpoint` has run, which a
  * `get-mark` after it confirms (fast-import answers in order). Batches run one at a time.
- * Saves a process per write: a run writes a commit per checkpoint push.
+ * Saves the fast-import start per write (a run writes a commit per checkpoint push). Git still
+ * unpacks a batch smaller than fastimport.unpackLimit into loose objects with a
+ * `git unpack-objects` of its own, which Nyl's count of git processes does not see: loose
+ * objects keep the reads of the next batch fast, where a pack per batch would pile up.
  */
 export class FastImportSession {
   private child: ReturnType<Git['start']> | undefined;

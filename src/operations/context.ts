@@ -5,6 +5,9 @@
  * The Environment's own declaration (its source ref and state location) is read at HEAD; its
  * units are rendered at the source commit (spec.source.ref, or --source), so that pointing an
  * environment at a release branch does not need that branch to know where state lives.
+ *
+ * It also derives, from an opened environment, the inputs every operation hands on (the plan
+ * input, the lease options, the commit trailers), so that each is assembled one way.
  */
 import { join } from 'node:path';
 import { BUILTIN_DRIVERS, type DriverSet } from '../drivers/registry';
@@ -12,14 +15,20 @@ import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
 import { materializeCommit } from '../git/materialize';
 import type { Identity } from '../git/object-writer';
+import { formatIdentity } from '../lease/lease';
+import type { TransactionOptions } from '../lease/transaction';
+import type { PlanInput } from '../plan/planner';
 import { type Checkout, openCheckout } from '../project/checkout';
 import { loadProjectAt } from '../project/project-cache';
 import type { EnvironmentResource, Project } from '../project/types';
+import type { DocumentSets } from '../run/transition-plan';
 import { cacheRoot, GitStateStore, PARSE_FORMAT } from '../state/git-store';
 import { type StateLocation, resolveLocation } from '../state/location';
-import type { StateStore } from '../state/store';
+import type { RefSnapshot, StateStore } from '../state/store';
+import type { Trailers } from '../state/transition';
 import { JsonCache } from '../util/json-cache';
 import type { Runtime } from '../util/runtime';
+import { uuidv7 } from '../util/uuid';
 import { resolveIdentity } from './identity';
 
 export interface EnvironmentRequest {
@@ -132,4 +141,20 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     reader.close();
     throw error;
   }
+}
+
+/** What the planner reads for these documents; an import adds its runs and the time. */
+export function planInputOf(opened: OpenedEnvironment, generation: number, docs: DocumentSets): PlanInput & DocumentSets {
+  return { project: opened.project, env: opened.env, generation, desired: docs.desired, observed: docs.observed, sourceCommit: opened.sourceCommit, drivers: opened.drivers };
+}
+
+/** The lease an operation (not a run) takes: a fresh run id, the author, the Environment's duration. */
+export function leaseOptionsOf(rt: Runtime, opened: OpenedEnvironment, operation: string, more: { initial?: RefSnapshot; waitMs?: number | undefined; keepBroken?: boolean } = {}): TransactionOptions {
+  const { waitMs, ...rest } = more;
+  return { operation, run: uuidv7(rt.clock.now()), author: opened.author!, durationMs: opened.env.spec.lease.durationMs, ...rest, ...(waitMs !== undefined ? { waitMs } : {}) };
+}
+
+/** A transition's trailers: who asked (the author, unless a hold names its senders) and why. */
+export function trailersOf(opened: OpenedEnvironment, reason: string | undefined, requestedBy = formatIdentity(opened.author!)): Trailers {
+  return { requestedBy, ...(reason ? { reason } : {}) };
 }

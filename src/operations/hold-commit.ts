@@ -7,28 +7,36 @@ import type { RefUpdate } from '../git/refs';
 import { withLease } from '../lease/transaction';
 import { type AppliedHolds, applyHolds, type HoldRequest } from '../run/apply-holds';
 import { buildTransitions } from '../run/transition-plan';
-import { readEnvironmentState } from '../state/read';
+import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
-import { uuidv7 } from '../util/uuid';
-import type { OpenedEnvironment } from './context';
-import { requireActiveState } from './state-checks';
+import { leaseOptionsOf, type OpenedEnvironment, trailersOf } from './context';
+import { requireActiveState, stateUnderLease } from './state-checks';
 
 export interface CommitHoldsResult {
   applied: AppliedHolds;
   desired?: string;
+  /** The clone's known branches the sync after the hold commit left diverged; absent when it wrote nothing. */
+  diverged?: string[];
 }
 
-export async function commitHolds(
-  rt: Runtime,
-  opened: OpenedEnvironment,
-  holds: HoldRequest[],
-  options: { operation: string; requestedBy: string; reason?: string; waitMs?: number; signalUpdates?: RefUpdate[] },
-): Promise<CommitHoldsResult> {
+export interface CommitHoldsOptions {
+  operation: string;
+  requestedBy: string;
+  reason?: string;
+  waitMs?: number;
+  signalUpdates?: RefUpdate[];
+  /** The refs and state the caller just read: the lease decides on them, and the state is not read again unless it moved. */
+  first?: { refs: RefSnapshot; view: EnvironmentStateView };
+}
+
+export async function commitHolds(rt: Runtime, opened: OpenedEnvironment, holds: HoldRequest[], options: CommitHoldsOptions): Promise<CommitHoldsResult> {
   const { store, env, loc } = opened;
-  const lease = { operation: options.operation, run: uuidv7(rt.clock.now()), author: opened.author!, durationMs: env.spec.lease.durationMs, ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}) };
+  const first = options.first;
+  const lease = leaseOptionsOf(rt, opened, options.operation, { waitMs: options.waitMs, ...(first ? { initial: first.refs } : {}) });
   return withLease(rt, store, lease, async (tx) => {
     const refs = tx.snapshot;
-    const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+    const view = first ? await stateUnderLease(opened, first, refs) : await readEnvironmentState(store.reader, loc, refs, store.cache);
     requireActiveState(env.name, view, loc);
     const applied = applyHolds(env.name, view.desiredUnits, view.observedUnits, holds);
     const signalUpdates = options.signalUpdates ?? [];
@@ -39,11 +47,11 @@ export async function commitHolds(
     const units = Object.fromEntries(applied.held.map((u) => [u, { action: 'hold' }]));
     const before = { desired: view.desiredUnits, observed: view.observedUnits };
     const after = { desired: applied.desired, observed: view.observedUnits };
-    const trailers = { requestedBy: options.requestedBy, ...(options.reason ? { reason: options.reason } : {}) };
+    const trailers = trailersOf(opened, options.reason, options.requestedBy);
     const transitions = buildTransitions(loc, refs, env.name, before, after, { operation: 'hold', units, held: applied.held }, trailers, applied.held);
     const published = await tx.publish(transitions, () => signalUpdates);
     const desired = published.refs.get(loc.desiredRef);
-    await store.syncKnownBranches(published.refs);
-    return { applied, ...(desired ? { desired } : {}) };
+    const diverged = await store.syncKnownBranches(published.refs);
+    return { applied, ...(desired ? { desired } : {}), diverged };
   });
 }

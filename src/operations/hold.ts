@@ -6,11 +6,13 @@
  * compare-and-swap delete: exactly one of them applies it) and holds the unit itself.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { formatIdentity, type LeaseView, readLease } from '../lease/lease';
+import { brokenError, formatIdentity, type LeaseView, readLease } from '../lease/lease';
 import { leaseStatus, leaseTiming, RUN_OPERATIONS } from '../lease/record';
 import type { StateOperationReport } from '../report/types';
+import type { HoldRequest as HoldRequestDoc } from '../run/apply-holds';
 import { writeHoldSignal } from '../run/signals';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
@@ -75,10 +77,17 @@ async function deliver(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView,
   return takenBack.ok ? 'again' : delivered(opened, report, lease, request.unit, true);
 }
 
+/** The refs and state one look read: the hold commit decides on them unless they moved. */
+interface Look {
+  refs: RefSnapshot;
+  view: EnvironmentStateView;
+}
+
 /** Holds the unit with a hold commit of its own; 'again' when a run took the lease meanwhile. */
-async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldRequestDoc, req: HoldOptions, report: StateOperationReport, attempt: number): Promise<Outcome> {
+async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldRequestDoc, req: HoldOptions, look: Look, report: StateOperationReport, attempt: number): Promise<Outcome> {
   try {
-    const result = await commitHolds(rt, opened, [request], { operation: 'hold', requestedBy: request.by, ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+    const options = { operation: 'hold', requestedBy: request.by, ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}), first: look };
+    const result = await commitHolds(rt, opened, [request], options);
     report.result = result.applied.held.length > 0 ? 'done' : 'unchanged';
     report.desired = result.desired;
     report.details.marker = result.applied.markers.includes(request.unit);
@@ -97,7 +106,6 @@ async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldR
 }
 
 type HoldOptions = Omit<HoldRequest, keyof EnvironmentRequest>;
-type HoldRequestDoc = { unit: string; by: string; reason?: string; at: string };
 
 /** One look at the environment: already held, delivered to a running run, or held by a commit. */
 async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions, report: StateOperationReport, attempt: number): Promise<Outcome> {
@@ -109,13 +117,11 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   const unchanged = checkUnit(opened, view, req.unit, report);
   if (unchanged) return unchanged;
   const lease = await readLease(store, refs);
-  if (lease?.record.broken) {
-    throw new NylError(diagnostic('NYL-LEASE-BROKEN', 'error', `the lease of ${env.name} was broken by ${lease.record.broken.by} (${lease.record.broken.reason}); its run is not imported yet`, { env: env.name }));
-  }
+  if (lease?.record.broken) throw brokenError(env.name, lease, false);
   const request: HoldRequestDoc = { unit: req.unit, by: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) };
   const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease.durationMs).skewMs) === 'live';
   if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) return deliver(rt, opened, lease, request, report);
-  return commitHold(rt, opened, request, req, report, attempt);
+  return commitHold(rt, opened, request, req, { refs, view }, report, attempt);
 }
 
 export async function holdOpened(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions): Promise<StateOperationReport> {

@@ -6,7 +6,7 @@ import { fail } from '../errors/diagnostic';
 import type { Identity } from '../git/object-writer';
 import type { Checkout } from '../project/checkout';
 
-export function parseAuthor(text: string): Identity | undefined {
+function parseAuthor(text: string): Identity | undefined {
   const m = /^\s*([^<>]*?)\s*<([^<>\s]+@?[^<>\s]*)>\s*$/.exec(text);
   if (!m || !m[1] || !m[2]) return undefined;
   return { name: m[1], email: m[2] };

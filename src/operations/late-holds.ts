@@ -3,7 +3,7 @@
  */
 import { NylError } from '../errors/diagnostic';
 import type { ReconcileReport } from '../report/types';
-import { readHoldSignals } from '../run/signals';
+import { readHoldSignals, signalDeletions } from '../run/signals';
 import type { Runtime } from '../util/runtime';
 import type { OpenedEnvironment } from './context';
 import { commitHolds } from './hold-commit';
@@ -12,23 +12,18 @@ import { commitHolds } from './hold-commit';
  * A hold that reached the run after its last check is applied once the run released its lease, in
  * a hold commit requested by whoever sent it: a delivered hold always takes effect. When another
  * run took the lease meanwhile, that run applies the signals instead.
+ *
+ * Returns undefined when it wrote no hold commit. When it wrote one (the state refs moved past the
+ * run's own push), the hold commit already synced the clone's known branches: it returns the ones
+ * that sync left diverged, so that the run does not sync again.
  */
-/** Returns true when it wrote a hold commit (the state refs moved past the run's own push). */
-export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<boolean> {
+export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<string[] | undefined> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const signals = await readHoldSignals(opened.store);
-    if (signals.length === 0) return false;
+    if (signals.length === 0) return undefined;
     try {
-      const result = await commitHolds(
-        rt,
-        opened,
-        signals.map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) })),
-        {
-          operation: 'hold',
-          requestedBy: [...new Set(signals.map((s) => s.by))].join(', '),
-          signalUpdates: signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null })),
-        },
-      );
+      const requestedBy = [...new Set(signals.map((s) => s.by))].join(', ');
+      const result = await commitHolds(rt, opened, signals, { operation: 'hold', requestedBy, signalUpdates: signalDeletions(signals) });
       report.details.heldAfterRun = result.applied.held;
       if (result.desired) report.desired = result.desired;
       for (const name of result.applied.held) {
@@ -38,13 +33,13 @@ export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, rep
           u.result = 'held';
         }
       }
-      return true;
+      return result.diverged;
     } catch (error) {
       // Another run took the lease (it applies the signals), or a hold took its signal back.
-      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return false;
+      if (error instanceof NylError && error.code === 'NYL-LEASE-HELD') return undefined;
       if (error instanceof NylError && error.code === 'NYL-STATE-CONFLICT') continue;
       throw error;
     }
   }
-  return false;
+  return undefined;
 }

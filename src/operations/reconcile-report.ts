@@ -14,7 +14,7 @@ import type { Takeover } from '../run/takeover';
 import type { EnvironmentStateView } from '../state/read';
 import type { OpenedEnvironment } from './context';
 
-export function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undefined): ReconcileReport {
+function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undefined): ReconcileReport {
   const report: ReconcileReport = {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
@@ -79,7 +79,7 @@ function listed(plan: UnitPlan, only: ReadonlySet<string> | undefined): boolean 
 }
 
 /** Fills the table: dispatched units first in dispatch order, then the rest in plan order. */
-export function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, dispatchOrder: string[], imports: Imports, only: ReadonlySet<string> | undefined): void {
+function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, dispatchOrder: string[], imports: Imports, only: ReadonlySet<string> | undefined): void {
   const rows = new Map<string, ReconcileUnitReport>();
   for (const name of plan.order) {
     const unit = plan.units.get(name)!;
@@ -87,8 +87,8 @@ export function fillUnits(report: ReconcileReport, plan: Plan, outcomes: Readonl
     if (outcome) rows.set(name, dispatchedRow(outcome));
     else if (listed(unit, only)) rows.set(name, plannedRow(unit, report.source, imports));
   }
-  const first = dispatchOrder.filter((n) => rows.has(n));
-  report.unitOrder = [...first, ...[...rows.keys()].filter((n) => !first.includes(n))];
+  const first = new Set(dispatchOrder.filter((n) => rows.has(n)));
+  report.unitOrder = [...first, ...[...rows.keys()].filter((n) => !first.has(n))];
   for (const name of report.unitOrder) report.units[name] = rows.get(name)!;
   for (const name of report.unitOrder) report.errors.push(...renderErrors(plan.units.get(name)!));
 }

@@ -10,7 +10,7 @@ import { applyHolds } from '../run/apply-holds';
 import type { EngineResult } from '../run/engine';
 import type { HoldSignal } from '../run/signals';
 import type { Takeover } from '../run/takeover';
-import { buildTransitions, changedUnits } from '../run/transition-plan';
+import { buildTransitions } from '../run/transition-plan';
 import type { DesiredUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
@@ -28,9 +28,9 @@ interface Start {
 }
 
 /** The first hold delivered per unit, in the order the run read them. */
-function deliveredHolds(signals: HoldSignal[]): { unit: string; by: string; at: string; reason?: string }[] {
+function deliveredHolds(signals: HoldSignal[]): HoldSignal[] {
   const seen = new Set<string>();
-  return signals.filter((s) => !seen.has(s.unit) && seen.add(s.unit)).map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) }));
+  return signals.filter((s) => !seen.has(s.unit) && seen.add(s.unit));
 }
 
 /** Applies delivered holds to the decided documents and shows them in the report's rows. */
@@ -70,18 +70,19 @@ function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeo
   };
 }
 
-export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, only: ReadonlySet<string> | undefined, report: ReconcileReport, reason: string | undefined): SettledRun {
+export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, report: ReconcileReport, reason: string | undefined): SettledRun {
   const decided = new Map(takeover.imported.desired);
   for (const o of engine.outcomes.values()) if (o.desired) decided.set(o.name, o.desired);
   const { desired, held } = settleHolds(opened, decided, engine, report);
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
-  const removed = only ? [] : engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
+  // Under --unit the planner skips it instead of dropping it, so the file stays.
+  const removed = engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
   for (const name of removed) desired.delete(name);
   report.warnings.push(...unitWarnings(report));
   const before = { desired: start.view.desiredUnits, observed: start.view.observedUnits };
   const after = { desired, observed: engine.observed };
   const trailers = { requestedBy: formatIdentity(opened.author!), sourceOverride: opened.sourceOverride, ...(reason ? { reason } : {}) };
   const body = bodyOf(opened, engine, takeover, report, held, removed);
-  const transitions = buildTransitions(opened.loc, start.refs, opened.env.name, before, after, body, trailers, changedUnits(before, after), takeover.leaseBroken !== undefined);
+  const transitions = buildTransitions(opened.loc, start.refs, opened.env.name, before, after, body, trailers, 'changed', takeover.leaseBroken !== undefined);
   return { desired, transitions };
 }

@@ -13,18 +13,19 @@ import type { ReconcileReport } from '../report/types';
 import { type EngineResult, runEngine } from '../run/engine';
 import type { RunTransaction } from '../run/run-transaction';
 import { withRun } from '../run/run-transaction';
-import { readHoldSignals } from '../run/signals';
+import { readHoldSignals, signalDeletions } from '../run/signals';
 import { coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
 import { coordinationNamespace, signalsPrefix } from '../state/location';
-import { primeUnitDocs, readEnvironmentState } from '../state/read';
+import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
-import { requireActiveState } from './state-checks';
+import { divergedWarnings } from './report-base';
+import { requireActiveState, stateUnderLease } from './state-checks';
 
 export interface ReconcileOptions {
   reason?: string;
@@ -44,7 +45,7 @@ const KILL_GRACE_MS = 30_000;
 /** The state a reconcile starts from, read without the lease. */
 interface Start {
   refs: RefSnapshot;
-  view: Awaited<ReturnType<typeof readEnvironmentState>>;
+  view: EnvironmentStateView;
   generation: number;
 }
 
@@ -70,7 +71,7 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   }
   const start = await readStart(opened, refs);
   const only = selectedUnits(opened, req.units);
-  const preview = planEnvironment({ ...planBase(opened, start), ...(only ? { run: { runId: '', only } } : {}) });
+  const preview = planEnvironment({ ...startInput(opened, start), ...(only ? { run: { runId: '', only } } : {}) });
   if (!busy && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only));
   return withRun(
     rt,
@@ -111,10 +112,6 @@ function selectedUnits(opened: OpenedEnvironment, units: string[] | undefined): 
   return new Set(units);
 }
 
-function planBase(opened: OpenedEnvironment, start: Start) {
-  return { project: opened.project, env: opened.env, generation: start.generation, desired: start.view.desiredUnits, observed: start.view.observedUnits, sourceCommit: opened.sourceCommit, drivers: opened.drivers };
-}
-
 /**
  * The key of a reconcile that finds nothing to do: the planner is pure, so the same inputs (the
  * opened environment's input key, the state commits, the selected units) give the same plan and
@@ -151,15 +148,17 @@ function killGraceMs(env: NodeJS.ProcessEnv): number {
 
 /** The state under the lease: read again only when the refs moved since the first read. */
 async function startUnderLease(opened: OpenedEnvironment, start: Start, snapshot: RefSnapshot): Promise<Start> {
-  const { loc, store } = opened;
-  if (snapshot.get(loc.desiredRef) === start.refs.get(loc.desiredRef) && snapshot.get(loc.observedRef) === start.refs.get(loc.observedRef)) return { ...start, refs: snapshot };
-  const view = await readEnvironmentState(store.reader, loc, snapshot, store.cache);
-  return { refs: snapshot, view, generation: requireActiveState(opened.env.name, view, loc) };
+  const view = await stateUnderLease(opened, start, snapshot);
+  return view === start.view ? { ...start, refs: snapshot } : { refs: snapshot, view, generation: requireActiveState(opened.env.name, view, opened.loc) };
+}
+
+/** What the planner (and an import) reads of the start. */
+function startInput(opened: OpenedEnvironment, start: Start) {
+  return planInputOf(opened, start.generation, { desired: start.view.desiredUnits, observed: start.view.observedUnits });
 }
 
 async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: Start, run: RunTransaction): Promise<Takeover> {
-  const input = { project: opened.project, env: opened.env, generation: start.generation, desired: start.view.desiredUnits, observed: start.view.observedUnits, now: isoSeconds(rt.clock.now()), drivers: opened.drivers };
-  return takeOver(opened.store, start.refs, input, run.runRef.run, run.tx.replaced);
+  return takeOver(opened.store, start.refs, { ...startInput(opened, start), now: isoSeconds(rt.clock.now()) }, run.runRef.run, run.tx.replaced);
 }
 
 function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction): Promise<EngineResult> {
@@ -206,14 +205,14 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
     report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: opened.env.name }));
     return report;
   }
-  const settled = settleRun(opened, start, takeover, engine, only, report, req.reason);
+  const settled = settleRun(opened, start, takeover, engine, report, req.reason);
   return publishRun(rt, opened, start, takeover, engine, settled, run, report);
 }
 
 async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, settled: SettledRun, run: RunTransaction, report: ReconcileReport): Promise<ReconcileReport> {
   const { store, loc } = opened;
   const coordination = coordinationUpdates(store, start.refs, takeover, engine.observed);
-  const signals = engine.signals.map((sig) => ({ ref: sig.ref, expect: sig.oid, to: null }));
+  const signals = signalDeletions(engine.signals);
   const published = await run.tx.publish(settled.transitions, () => [...coordination, ...signals, run.runRef.deletion()]);
   report.committed = settled.transitions.length > 0;
   await Promise.all([
@@ -222,10 +221,8 @@ async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, 
   ]);
   report.desired = published.refs.get(loc.desiredRef);
   report.observed = published.refs.get(loc.observedRef);
-  const moved = await applyLateHolds(rt, opened, report);
-  const diverged = await store.syncKnownBranches(moved ? await store.snapshot() : published.refs);
-  for (const ref of diverged) {
-    report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: opened.env.name, ref }));
-  }
+  // A late hold commit synced the known branches past the run's push already: no second sync.
+  const diverged = (await applyLateHolds(rt, opened, report)) ?? (await store.syncKnownBranches(published.refs));
+  report.warnings.push(...divergedWarnings(opened.env.name, diverged));
   return report;
 }

@@ -18,7 +18,7 @@ import type { RefSnapshot } from '../state/store';
 import { byCodeUnits } from '../util/compare';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import type { OpenedEnvironment } from './context';
+import { type OpenedEnvironment, planInputOf } from './context';
 
 export interface RecoverOptions {
   unit?: string;
@@ -129,7 +129,7 @@ export async function decideUnit(rt: Runtime, opened: OpenedEnvironment, refs: R
   const desired = work.desired.get(name);
   const observed = work.observed.get(name);
   if (!desired && !observed) fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${name}`, { env: opened.env.name, unit: name });
-  const plan = planEnvironment({ project: opened.project, env: opened.env, generation, desired: work.desired, observed: work.observed, sourceCommit: opened.sourceCommit, drivers: opened.drivers });
+  const plan = planEnvironment(planInputOf(opened, generation, work));
   const base = { name, desired, observed, recordedKey: keyOf(opened, desired), resolvedKey: plan.units.get(name)?.executionKey };
   const c: UnitCase = { ...base, evidence: await listEvidence(opened, refs, base) };
   report.details.unit = name;

@@ -8,23 +8,23 @@
  * back (the lease transaction does), and the run refs stay.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { formatIdentity, type LeaseView, readLease } from '../lease/lease';
+import { brokenError, type LeaseView, readLease } from '../lease/lease';
 import { leaseStatus, leaseTiming, RUN_OPERATIONS } from '../lease/record';
 import { type LeaseTransaction, withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { applyHolds } from '../run/apply-holds';
-import { readHoldSignals } from '../run/signals';
+import { readHoldSignals, signalDeletions } from '../run/signals';
 import { breakFields, coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
 import { buildTransitions } from '../run/transition-plan';
 import type { EnvironmentStateDoc } from '../state/documents';
-import { readEnvironmentState } from '../state/read';
+import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { uuidv7 } from '../util/uuid';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
+import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, planInputOf, trailersOf } from './context';
 import { decideUnit, type RecoverOptions, type RecoverWork } from './recover-unit';
 import { stateOperationReport } from './report-base';
+import { inactiveStateDiagnostic } from './state-checks';
 
 export type { RecoverOptions, RecoverWork } from './recover-unit';
 
@@ -50,12 +50,12 @@ export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOp
 
 export async function recoverOpened(rt: Runtime, opened: OpenedEnvironment, req: RecoverOptions): Promise<StateOperationReport> {
   checkUsage(req);
-  const { store, env } = opened;
+  const { store } = opened;
   await store.ensureOpen();
   const refs = await store.snapshot();
   await store.requireNoUnpublishedWork(refs);
   refuseWithoutImport(rt, opened, await readLease(store, refs), req);
-  const options = { operation: 'recover', run: uuidv7(rt.clock.now()), author: opened.author!, durationMs: env.spec.lease.durationMs, initial: refs, keepBroken: true, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) };
+  const options = leaseOptionsOf(rt, opened, 'recover', { initial: refs, keepBroken: true, waitMs: req.waitMs });
   return withLease(rt, store, options, (tx) => recoverUnderLease(rt, opened, req, tx));
 }
 
@@ -68,7 +68,7 @@ function refuseWithoutImport(rt: Runtime, opened: OpenedEnvironment, lease: Leas
   const importing = lease?.record.broken !== undefined;
   const timing = leaseTiming(opened.env.spec.lease.durationMs);
   if (lease && !importing && RUN_OPERATIONS.has(lease.record.operation) && leaseStatus(lease.record, rt.clock.now(), timing.skewMs) === 'expired') {
-    fail('NYL-LEASE-BROKEN', `the lease of ${name} expired at ${lease.record.deadline} while ${lease.record.operation} run ${lease.record.run} held it; its run is not imported yet`, { env: name, expired: true });
+    throw brokenError(name, lease, true);
   }
   if (!importing && !req.unit) fail('NYL-RECOVER-NOTHING', `the lease of ${name} is not broken, so there is no run to import`, { env: name });
 }
@@ -81,7 +81,8 @@ async function recoverUnderLease(rt: Runtime, opened: OpenedEnvironment, req: Re
   if (!broken && !req.unit) fail('NYL-RECOVER-NOTHING', `the lease of ${env.name} is no longer broken: another importer imported its run`, { env: env.name });
   const view = await readEnvironmentState(store.reader, loc, tx.snapshot, store.cache);
   if (!view.state || view.state.status !== 'active') return recoverInactive(opened, req, tx, view.state, broken, report);
-  const takeover = broken ? await takeOver(store, tx.snapshot, { project: opened.project, env, generation: view.state.generation, desired: view.desiredUnits, observed: view.observedUnits, now: isoSeconds(rt.clock.now()), drivers: opened.drivers }, undefined, tx.replaced) : undefined;
+  const docs = { desired: view.desiredUnits, observed: view.observedUnits };
+  const takeover = broken ? await takeOver(store, tx.snapshot, { ...planInputOf(opened, view.state.generation, docs), now: isoSeconds(rt.clock.now()) }, undefined, tx.replaced) : undefined;
   const work: RecoverWork = {
     desired: new Map(takeover?.imported.desired ?? view.desiredUnits),
     observed: new Map(takeover?.imported.observed ?? view.observedUnits),
@@ -95,7 +96,7 @@ async function recoverUnderLease(rt: Runtime, opened: OpenedEnvironment, req: Re
 
 interface Recovery {
   refs: RefSnapshot;
-  view: Awaited<ReturnType<typeof readEnvironmentState>>;
+  view: EnvironmentStateView;
   takeover: Takeover | undefined;
   work: RecoverWork;
   broken: boolean;
@@ -105,13 +106,13 @@ async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: Reco
   const { store, loc, env } = opened;
   // Holds delivered to runs that died take effect here: a delivered hold always takes effect.
   const signals = await readHoldSignals(store, r.refs);
-  const holds = applyHolds(env.name, r.work.desired, r.work.observed, signals.map((s) => ({ unit: s.unit, by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) })));
+  const holds = applyHolds(env.name, r.work.desired, r.work.observed, signals);
   const breaks = r.broken ? breakFields(tx.replaced) : {};
   const body = { operation: 'recover', units: r.work.units, imported: r.takeover?.imported.imported ?? [], recovered: r.work.recovered, held: holds.held, ...breaks };
   const before = { desired: r.view.desiredUnits, observed: r.view.observedUnits };
   const after = { desired: holds.desired, observed: r.work.observed };
-  const transitions = buildTransitions(loc, r.refs, env.name, before, after, body, trailersOf(opened, req), req.unit ? [req.unit] : [], breaks.leaseBroken !== undefined);
-  const extra = [...coordinationUpdates(store, r.refs, r.takeover, r.work.observed), ...signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null }))];
+  const transitions = buildTransitions(loc, r.refs, env.name, before, after, body, trailersOf(opened, req.reason), req.unit ? [req.unit] : [], breaks.leaseBroken !== undefined);
+  const extra = [...coordinationUpdates(store, r.refs, r.takeover, r.work.observed), ...signalDeletions(signals)];
   await rt.faults.reach('before-recover-push');
   const published = await tx.publish(transitions, () => extra);
   report.result = 'done';
@@ -130,30 +131,20 @@ async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: Reco
   return report;
 }
 
-function trailersOf(opened: OpenedEnvironment, req: RecoverOptions) {
-  return { requestedBy: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}) };
-}
-
-/** The state's finding where nothing can be imported into: missing, deleted or moved. */
-function inactiveFinding(name: string, state: EnvironmentStateDoc | undefined, desiredRef: string) {
-  if (!state) return diagnostic('NYL-STATE-MISSING', 'warning', `${desiredRef} holds no state for ${name}`, { env: name });
-  if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', 'warning', `the state of ${name} was deleted with \`nyl state delete\``, { env: name });
-  return diagnostic('NYL-STATE-MOVED', 'warning', `the state of ${name} moved to ${state.movedTo ?? 'another location'}`, { env: name, movedTo: state.movedTo });
-}
-
 /**
  * Where state cannot be imported into, recover still clears the break: an unchanged
  * commit records it when state.yaml exists, else the lease is simply released.
  */
 async function recoverInactive(opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, state: EnvironmentStateDoc | undefined, broken: boolean, report: StateOperationReport): Promise<StateOperationReport> {
   const { loc, env } = opened;
-  const finding = inactiveFinding(env.name, state, loc.desiredRef);
-  if (req.unit) throw new NylError({ ...finding, severity: 'error' });
+  // With --unit there is nothing to decide on: a refusal. Else a warning beside the cleared break.
+  const finding = inactiveStateDiagnostic(env.name, state, loc, req.unit ? 'error' : 'warning')!;
+  if (req.unit) throw new NylError(finding);
   if (!broken) throw new NylError(diagnostic('NYL-RECOVER-NOTHING', 'error', `the lease of ${env.name} is not broken`, { env: env.name }));
   const breaks = breakFields(tx.replaced);
   if (state) {
     const empty = { desired: new Map(), observed: new Map() };
-    const transitions = buildTransitions(loc, tx.snapshot, env.name, empty, empty, { operation: 'recover', ...breaks }, trailersOf(opened, req), [], true);
+    const transitions = buildTransitions(loc, tx.snapshot, env.name, empty, empty, { operation: 'recover', ...breaks }, trailersOf(opened, req.reason), [], true);
     const published = await tx.publish(transitions);
     report.desired = published.commits.get(loc.desiredRef);
   } else {

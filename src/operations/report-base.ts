@@ -1,7 +1,11 @@
-/** The empty StateOperationReport every state operation starts from. */
+/**
+ * The empty StateOperationReport every state operation starts from, and the warnings several
+ * operations' reports share.
+ */
+import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
 
-export function stateOperationReport(operation: string, environment: string): StateOperationReport {
+export function stateOperationReport(operation: string, environment: string, details: Record<string, unknown> = {}): StateOperationReport {
   return {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
@@ -9,7 +13,12 @@ export function stateOperationReport(operation: string, environment: string): St
     operation,
     environment,
     result: 'unchanged',
-    details: {},
+    details,
     ...emptyDiagnostics(),
   };
+}
+
+/** NYL-STATE-DIVERGED for each of the clone's known branches a sync left as it was. */
+export function divergedWarnings(env: string, diverged: string[]): Diagnostic[] {
+  return diverged.map((ref) => diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env, ref }));
 }

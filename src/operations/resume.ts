@@ -4,7 +4,6 @@
  * changed. Takes the lease like every state operation.
  */
 import { diagnostic, fail } from '../errors/diagnostic';
-import { formatIdentity } from '../lease/lease';
 import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { buildTransitions } from '../run/transition-plan';
@@ -12,9 +11,8 @@ import { resumeDocument } from '../state/hold';
 import type { DesiredUnitDoc } from '../state/documents';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
-import { uuidv7 } from '../util/uuid';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
-import { requireActiveState } from './state-checks';
+import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
+import { requireActiveState, stateUnderLease } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface ResumeRequest extends EnvironmentRequest {
@@ -57,11 +55,9 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
     report.desired = view0.desiredOid;
     return unchanged(opened, report, req.unit);
   }
-  const options = { operation: 'resume', run: uuidv7(rt.clock.now()), author: opened.author!, durationMs: env.spec.lease.durationMs, initial: refs0, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) };
-  return withLease(rt, store, options, async (tx) => {
+  return withLease(rt, store, leaseOptionsOf(rt, opened, 'resume', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
-    const moved = refs.get(loc.desiredRef) !== refs0.get(loc.desiredRef) || refs.get(loc.observedRef) !== refs0.get(loc.observedRef);
-    const view = moved ? await readEnvironmentState(store.reader, loc, refs, store.cache) : view0;
+    const view = await stateUnderLease(opened, { refs: refs0, view: view0 }, refs);
     requireActiveState(env.name, view, loc);
     const next = resumed(opened, view, req.unit);
     if (!next) {
@@ -70,8 +66,8 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
     }
     const before = { desired: view.desiredUnits, observed: view.observedUnits };
     const after = { desired: new Map(view.desiredUnits).set(req.unit, next), observed: view.observedUnits };
-    const trailers = { requestedBy: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}) };
-    const published = await tx.publish(buildTransitions(loc, refs, env.name, before, after, { operation: 'resume', units: { [req.unit]: { action: 'resume' } } }, trailers, [req.unit]));
+    const body = { operation: 'resume', units: { [req.unit]: { action: 'resume' } } };
+    const published = await tx.publish(buildTransitions(loc, refs, env.name, before, after, body, trailersOf(opened, req.reason), [req.unit]));
     report.result = 'done';
     report.desired = published.refs.get(loc.desiredRef);
     await store.syncKnownBranches(published.refs);

@@ -1,16 +1,39 @@
 /**
- * The state a command needs before it changes anything: present, not deleted, not moved.
+ * The state a command needs before it changes anything: present, not deleted, not moved. Also
+ * the state under the lease, read again only when the state refs moved since the read before it.
  */
-import { fail } from '../errors/diagnostic';
+import { diagnostic, type Diagnostic, NylError, type Severity } from '../errors/diagnostic';
+import type { EnvironmentStateDoc } from '../state/documents';
 import type { StateLocation } from '../state/location';
-import type { EnvironmentStateView } from '../state/read';
+import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import type { RefSnapshot } from '../state/store';
+import type { OpenedEnvironment } from './context';
+
+/** Missing, deleted or moved state: an error where a command refuses, a warning where it goes on. */
+export function inactiveStateDiagnostic(envName: string, state: EnvironmentStateDoc | undefined, loc: StateLocation, severity: Severity = 'error'): Diagnostic | undefined {
+  if (!state) return diagnostic('NYL-STATE-MISSING', severity, `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}`, { env: envName });
+  if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
+  if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
+  return undefined;
+}
 
 /** Returns the state's generation; refuses missing, deleted or moved state. */
 export function requireActiveState(envName: string, view: EnvironmentStateView, loc: StateLocation): number {
-  if (!view.state) {
-    fail('NYL-STATE-MISSING', `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}`, { env: envName });
-  }
-  if (view.state.status === 'deleted') fail('NYL-STATE-DELETED', `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
-  if (view.state.status === 'moved') fail('NYL-STATE-MOVED', `the state of ${envName} moved to ${view.state.movedTo ?? 'another location'}`, { env: envName, movedTo: view.state.movedTo });
-  return view.state.generation;
+  const inactive = inactiveStateDiagnostic(envName, view.state, loc);
+  if (inactive) throw new NylError(inactive);
+  return view.state!.generation;
+}
+
+/** Did a state ref move between two snapshots (coordination refs aside)? */
+export function stateRefsMoved(loc: StateLocation, before: RefSnapshot, after: RefSnapshot): boolean {
+  return after.get(loc.desiredRef) !== before.get(loc.desiredRef) || after.get(loc.observedRef) !== before.get(loc.observedRef);
+}
+
+/**
+ * The state under the lease: the view read before taking it, unless a state ref moved since.
+ * The lease decides on the refs it was given first, so most often nothing moved: no second read.
+ */
+export async function stateUnderLease(opened: OpenedEnvironment, first: { refs: RefSnapshot; view: EnvironmentStateView }, snapshot: RefSnapshot): Promise<EnvironmentStateView> {
+  const { loc, store } = opened;
+  return stateRefsMoved(loc, first.refs, snapshot) ? readEnvironmentState(store.reader, loc, snapshot, store.cache) : first.view;
 }

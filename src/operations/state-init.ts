@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { diagnostic, fail } from '../errors/diagnostic';
+import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { formatIdentity } from '../lease/lease';
 import { withLease } from '../lease/transaction';
 import { type EnvironmentStateDoc, type StateEvent, newStateDoc, toYaml } from '../state/documents';
@@ -17,9 +17,10 @@ import type { RefSnapshot, StateStore } from '../state/store';
 import { transitionMessage } from '../state/transition';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { uuidv7 } from '../util/uuid';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
-import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
+import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
+import type { StateOperationReport } from '../report/types';
+import { divergedWarnings, stateOperationReport } from './report-base';
+import { inactiveStateDiagnostic, stateRefsMoved } from './state-checks';
 
 export interface StateInitRequest extends EnvironmentRequest {
   fresh: boolean;
@@ -49,24 +50,21 @@ async function createLocalRepository(rt: Runtime, loc: StateLocation): Promise<b
 }
 
 function decide(
-  env: string,
+  loc: StateLocation,
   desired: EnvironmentStateDoc | undefined,
   observed: EnvironmentStateDoc | undefined,
   req: { fresh: boolean },
   event: StateEvent,
 ): Decision {
+  const env = loc.environment;
   if (desired && desired.environment !== env) {
     fail('NYL-SOURCE-INVALID', `the state refs already hold the state of environment ${desired.environment}, not ${env}`, {
       env,
       fix: `give ${env} its own state.desiredRef and state.observedRef, or a state.path, in its Environment`,
     });
   }
-  if (desired?.status === 'moved') {
-    fail('NYL-STATE-MOVED', `the state of ${env} moved to ${desired.movedTo ?? 'another location'}`, { env, movedTo: desired.movedTo });
-  }
-  if (desired?.status === 'deleted' && !req.fresh) {
-    fail('NYL-STATE-DELETED', `the state of ${env} was deleted with \`nyl state delete\``, { env });
-  }
+  // Moved state stays where it went; deleted state comes back only --fresh.
+  if (desired && (desired.status === 'moved' || (desired.status === 'deleted' && !req.fresh))) throw new NylError(inactiveStateDiagnostic(env, desired, loc)!);
   if (desired && !req.fresh) {
     if (observed && observed.generation === desired.generation && observed.status === desired.status) {
       return { kind: 'unchanged', state: desired };
@@ -93,7 +91,7 @@ function decide(
 function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, decision: Extract<Decision, { kind: 'write' }>, req: { reason?: string }): RefTransition[] {
   const { loc } = opened;
   const body = { operation: 'state-init', generation: decision.desired.generation, ...(decision.fresh ? { fresh: true } : {}) };
-  const message = transitionMessage(loc.environment, body, { requestedBy: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}) });
+  const message = transitionMessage(loc.environment, body, trailersOf(opened, req.reason));
   const transitions: RefTransition[] = [{ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: new Map([['state.yaml', toYaml(decision.desired)]]), message }];
   if (loc.observedRef !== loc.desiredRef) {
     transitions.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: new Map([['state.yaml', toYaml(decision.observed)]]), message });
@@ -125,39 +123,32 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
   const envName = loc.environment;
   await store.ensureOpen();
   const location = { ...describeLocation(loc, store.localRepository), ...(created ? { created: 'true' } : {}) };
-  const report: StateOperationReport = {
-    apiVersion: REPORT_API_VERSION,
-    formatVersion: FORMAT_VERSION,
-    kind: 'StateOperationReport',
-    operation: 'state-init',
-    environment: envName,
-    result: 'unchanged',
-    details: { location },
-    ...emptyDiagnostics(),
-  };
+  const report = stateOperationReport('state-init', envName, { location });
   const now = rt.clock.now();
   const event: StateEvent = { type: 'initialized', at: isoSeconds(now), by: formatIdentity(author) };
   if (req.reason) event.reason = req.reason;
 
-  let refs = await store.snapshot();
-  let [desired, observed] = await readDocs(store, refs);
-  let decision = decide(envName, desired, observed, req, event);
-  await store.requireNoUnpublishedWork(refs);
-  if (decision.kind === 'unchanged') {
-    report.desired = refs.get(loc.desiredRef);
-    report.observed = refs.get(loc.observedRef);
-    report.details.state = { generation: decision.state.generation, status: decision.state.status };
+  const decideAt = async (refs: RefSnapshot) => {
+    const [desired, observed] = await readDocs(store, refs);
+    return decide(loc, desired, observed, req, event);
+  };
+  const first = await store.snapshot();
+  const initial = await decideAt(first);
+  await store.requireNoUnpublishedWork(first);
+  if (initial.kind === 'unchanged') {
+    report.desired = first.get(loc.desiredRef);
+    report.observed = first.get(loc.observedRef);
+    report.details.state = { generation: initial.state.generation, status: initial.state.status };
     report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the state of ${envName} already exists; nothing changed`, { env: envName }));
-    await store.syncKnownBranches(refs);
+    await store.syncKnownBranches(first);
     return report;
   }
 
-  const options = { operation: 'state-init', run: uuidv7(now), author, durationMs: opened.env.spec.lease.durationMs, initial: refs, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) };
-  return await withLease(rt, store, options, async (tx) => {
-    // Decide again on what the lease protects: another init may have landed while we waited.
-    refs = tx.snapshot;
-    [desired, observed] = await readDocs(store, refs);
-    decision = decide(envName, desired, observed, req, event);
+  return await withLease(rt, store, leaseOptionsOf(rt, opened, 'state-init', { initial: first, waitMs: req.waitMs }), async (tx) => {
+    // Decide again on what the lease protects when the state refs moved: another init may have
+    // landed while we waited.
+    const refs = tx.snapshot;
+    const decision = stateRefsMoved(loc, first, refs) ? await decideAt(refs) : initial;
     if (decision.kind === 'unchanged') {
       await tx.end('nothing-to-write');
       report.desired = refs.get(loc.desiredRef);
@@ -169,10 +160,7 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
     report.desired = published.commits.get(loc.desiredRef) ?? published.refs.get(loc.desiredRef);
     report.observed = published.commits.get(loc.observedRef) ?? published.refs.get(loc.observedRef);
     report.details.state = { generation: decision.desired.generation, status: decision.desired.status, fresh: decision.fresh };
-    const diverged = await store.syncKnownBranches(published.refs);
-    for (const ref of diverged) {
-      report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: envName, ref }));
-    }
+    report.warnings.push(...divergedWarnings(envName, await store.syncKnownBranches(published.refs)));
     return report;
   });
 }

@@ -5,7 +5,7 @@
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { describeHolder, type LeaseView, readLease } from '../lease/lease';
-import { leaseStatus, leaseTiming } from '../lease/record';
+import { type LeaseStatus, leaseStatus, leaseTiming } from '../lease/record';
 import type { UnitPlan } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
 import { statusDetail, statusPhase } from '../plan/reasons';
@@ -13,13 +13,14 @@ import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport
 import { importRuns } from '../run/import';
 import { describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
-import type { EnvironmentStateDoc } from '../state/documents';
 import { readRecordedRuns, runIsLive } from '../state/run-record';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
+import { divergedWarnings } from './report-base';
+import { inactiveStateDiagnostic } from './state-checks';
 
 export type StatusRequest = EnvironmentRequest;
 
@@ -101,11 +102,17 @@ function emptyReport(opened: OpenedEnvironment): StatusReport {
   };
 }
 
+/** The clock read and the lease's status that status decides everything on, taken once. */
+interface LeaseAt {
+  now: number;
+  skewMs: number;
+  lease?: { view: LeaseView; status: LeaseStatus };
+}
+
 /** Who holds or broke the lease, as the report and its notes show it. */
-function reportLease(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView, report: StatusReport): void {
+function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatus, report: StatusReport): void {
   const env = opened.env.name;
   const r = lease.record;
-  const st = leaseStatus(r, rt.clock.now(), leaseTiming(opened.env.spec.lease.durationMs).skewMs);
   report.lease = { status: st, run: r.run, operation: r.operation, holder: r.holder, acquiredAt: r.acquiredAt, deadline: r.deadline };
   if (r.broken) report.lease.broken = r.broken;
   if (st === 'broken') {
@@ -117,31 +124,22 @@ function reportLease(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView, r
   }
 }
 
-/** Missing, deleted or moved state: the error status reports instead of units. */
-function inactiveState(opened: OpenedEnvironment, state: EnvironmentStateDoc | undefined): Diagnostic | undefined {
-  const { env, loc } = opened;
-  if (!state) return diagnostic('NYL-STATE-MISSING', 'error', `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${env.name}`, { env: env.name });
-  if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', 'error', `the state of ${env.name} was deleted with \`nyl state delete\``, { env: env.name });
-  if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', 'error', `the state of ${env.name} moved to ${state.movedTo ?? 'another location'}`, { env: env.name, movedTo: state.movedTo });
-  return undefined;
-}
-
 /**
  * Runs that ended without their transition commit wait for import: status shows what that import
  * will find (the live run's own record excluded).
  */
-async function withUnimported(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, lease: LeaseView | undefined, view: EnvironmentStateView, report: StatusReport) {
+async function withUnimported(opened: OpenedEnvironment, refs: RefSnapshot, at: LeaseAt, view: EnvironmentStateView, report: StatusReport) {
   const { store, env } = opened;
-  const now = rt.clock.now();
-  const skewMs = leaseTiming(env.spec.lease.durationMs).skewMs;
-  const liveRun = lease && leaseStatus(lease.record, now, skewMs) === 'live' ? lease.record.run : undefined;
-  const dead = (await readRecordedRuns(store.reader, store.loc, refs, liveRun)).filter((r) => !r.doc || !runIsLive(r.doc, now, skewMs) || lease?.record.broken);
-  if (dead.length === 0) return { desired: view.desiredUnits, observed: view.observedUnits };
+  const { now, skewMs, lease } = at;
+  const liveRun = lease?.status === 'live' ? lease.view.record.run : undefined;
+  const dead = (await readRecordedRuns(store.reader, store.loc, refs, liveRun)).filter((r) => !r.doc || !runIsLive(r.doc, now, skewMs) || lease?.view.record.broken);
+  const docs = { desired: view.desiredUnits, observed: view.observedUnits };
+  if (dead.length === 0) return docs;
   for (const r of dead) {
     const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
     report.warnings.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }));
   }
-  const preview = importRuns({ project: opened.project, env, generation: view.state!.generation, desired: view.desiredUnits, observed: view.observedUnits, runs: dead, now: isoSeconds(now), drivers: opened.drivers });
+  const preview = importRuns({ ...planInputOf(opened, view.state!.generation, docs), runs: dead, now: isoSeconds(now) });
   return { desired: preview.desired, observed: preview.observed };
 }
 
@@ -160,21 +158,22 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
   const lease = await readLease(store, refs);
-  if (lease) reportLease(rt, opened, lease, report);
-  const inactive = inactiveState(opened, view.state);
+  const now = rt.clock.now();
+  const skewMs = leaseTiming(env.spec.lease.durationMs).skewMs;
+  const at: LeaseAt = { now, skewMs, ...(lease ? { lease: { view: lease, status: leaseStatus(lease.record, now, skewMs) } } : {}) };
+  if (at.lease) reportLease(opened, at.lease.view, at.lease.status, report);
+  const inactive = inactiveStateDiagnostic(env.name, view.state, loc);
   if (inactive) {
     report.errors.push(inactive);
     return report;
   }
-  const docs = await withUnimported(rt, opened, refs, lease, view, report);
-  const plan = planEnvironment({ project: opened.project, env, generation: view.state!.generation, desired: docs.desired, observed: docs.observed, sourceCommit: opened.sourceCommit, drivers: opened.drivers });
+  const docs = await withUnimported(opened, refs, at, view, report);
+  const plan = planEnvironment(planInputOf(opened, view.state!.generation, docs));
   const statuses = plan.order.map((n) => unitStatus(plan.units.get(n)!));
   for (const s of statuses) report.units[s.name] = s;
   report.unitOrder = plan.order;
   report.warnings.push(...unitWarnings(env.name, statuses));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
-  for (const ref of await store.syncKnownBranches(refs)) {
-    report.warnings.push(diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env: env.name, ref }));
-  }
+  report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
   return report;
 }

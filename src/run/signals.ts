@@ -7,21 +7,20 @@
  */
 import { byCodeUnits } from '../util/compare';
 import type { Identity } from '../git/object-writer';
+import type { RefUpdate } from '../git/refs';
 import { API_VERSION, fromYaml, toYaml } from '../state/documents';
 import { signalsPrefix } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
+import type { HoldRequest } from './apply-holds';
 
-export interface HoldSignal {
+/** A hold request as delivered: applyHolds takes signals as they are. */
+export interface HoldSignal extends HoldRequest {
   ref: string;
   oid: string;
   /** The run the signal was delivered to. */
   run: string;
-  unit: string;
-  by: string;
-  reason?: string;
-  at: string;
 }
 
 interface SignalDoc {
@@ -35,7 +34,7 @@ interface SignalDoc {
   at: string;
 }
 
-export function signalRefOf(store: StateStore, run: string, id: string): string {
+function signalRefOf(store: StateStore, run: string, id: string): string {
   return `${signalsPrefix(store.loc)}${run}/${id}`;
 }
 
@@ -44,7 +43,7 @@ export async function writeHoldSignal(
   rt: Pick<Runtime, 'clock'>,
   store: StateStore,
   run: string,
-  hold: { unit: string; by: string; reason?: string; at: string },
+  hold: HoldRequest,
   author: Identity,
 ): Promise<{ ref: string; oid: string } | undefined> {
   const doc: SignalDoc = { apiVersion: API_VERSION, kind: 'Signal', type: 'hold', run, ...hold };
@@ -74,4 +73,9 @@ export async function readHoldSignals(store: StateStore, refs?: RefSnapshot): Pr
     out.push(s);
   });
   return out;
+}
+
+/** Deletes the signals a push applies, each only as it was read: whoever deletes it applies it. */
+export function signalDeletions(signals: readonly HoldSignal[]): RefUpdate[] {
+  return signals.map((s) => ({ ref: s.ref, expect: s.oid, to: null }));
 }

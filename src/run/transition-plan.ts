@@ -14,24 +14,29 @@ export interface DocumentSets {
   observed: Map<string, ObservedUnitDoc>;
 }
 
+/** Changed files by path; an identical object is unchanged without serializing it. */
 function diff<T>(before: Map<string, T>, after: Map<string, T>): Map<string, string | null> {
   const changes = new Map<string, string | null>();
   for (const [name, doc] of after) {
     const prev = before.get(name);
+    if (prev === doc) continue;
     if (prev === undefined || canonicalJson(prev) !== canonicalJson(doc)) changes.set(`units/${name}.yaml`, toYaml(doc));
   }
   for (const name of before.keys()) if (!after.has(name)) changes.set(`units/${name}.yaml`, null);
   return changes;
 }
 
-export function changedUnits(before: DocumentSets, after: DocumentSets): string[] {
+/** The units whose files either ref changes, sorted: a run's headline names what it changed. */
+function unitsOf(...changes: Map<string, string | null>[]): string[] {
   const names = new Set<string>();
-  for (const path of [...diff(before.desired, after.desired).keys(), ...diff(before.observed, after.observed).keys()]) {
-    names.add(path.slice('units/'.length, -'.yaml'.length));
-  }
+  for (const c of changes) for (const path of c.keys()) names.add(path.slice('units/'.length, -'.yaml'.length));
   return [...names].sort();
 }
 
+/**
+ * headlineUnits names the units of the commit headline; 'changed' names every unit whose
+ * documents changed, from the same diff that builds the commits.
+ */
 export function buildTransitions(
   loc: StateLocation,
   refs: RefSnapshot,
@@ -40,14 +45,14 @@ export function buildTransitions(
   after: DocumentSets,
   body: TransitionBody,
   trailers: Trailers,
-  headlineUnits: string[],
+  headlineUnits: string[] | 'changed',
   /** Write a commit on the desired ref even without document changes (a recorded lease break). */
   forceDesired = false,
 ): RefTransition[] {
-  const message = transitionMessage(env, body, trailers, headlineUnits);
-  const list: RefTransition[] = [];
   const desired = diff(before.desired, after.desired);
   const observed = diff(before.observed, after.observed);
+  const message = transitionMessage(env, body, trailers, headlineUnits === 'changed' ? unitsOf(desired, observed) : headlineUnits);
+  const list: RefTransition[] = [];
   if (desired.size > 0 || forceDesired) list.push({ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: desired, message });
   if (observed.size > 0) list.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: observed, message });
   return list;

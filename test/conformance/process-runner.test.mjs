@@ -12,6 +12,7 @@ import path from 'node:path';
 import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { ManualClock } from '../fakes/clock.mjs';
 import { FakeProcessRunner, blockUntil, dieBy, exitWith, ignoring, inTurn, sleepFor, writeOutputs } from '../fakes/process-runner.mjs';
+import { isRunning } from '../support/proc.mjs';
 
 const GRACE = 200;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-runner-conformance-'));
@@ -89,25 +90,11 @@ const FAKE_PROGRAMS = {
   },
 };
 
-function realAlive(pid) {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    // A zombie nobody reaped yet (PID 1 of a container may not) is dead too.
-    return !/^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 const IMPLS = [
   {
     name: 'NodeProcessRunner',
     real: true,
-    make: () => ({ runner: new NodeProcessRunner(), argv: (key) => [...REAL[key]], isAlive: realAlive }),
+    make: () => ({ runner: new NodeProcessRunner(), argv: (key) => [...REAL[key]], isAlive: isRunning }),
   },
   {
     name: 'FakeProcessRunner',

@@ -498,15 +498,15 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
-      test('mayHaveRefsUnder: exact, except that the Git store may not know for a remote', async () => {
+      test('mayHaveRefsUnder: exact, except that the Git store cannot know for a remote (undefined: only a read can tell)', async () => {
         await withFixture(impl, async (fx) => {
           const store = await fx.open('dev');
           const [c1] = await twoCommits(fx, store);
           const signals = signalsPrefix(store.loc);
           const check = (expected, why) => {
             const got = store.mayHaveRefsUnder(signals);
-            if (impl.kind === 'remote' && !impl.memory && got === undefined) return;
-            assert.equal(got, expected, why);
+            if (impl.kind === 'remote' && !impl.memory) assert.equal(got, undefined, `${why}: a remote's refs are not on this machine`);
+            else assert.equal(got, expected, why);
           };
           check(false, 'nothing yet');
           fx.setRef('refs/nyl/dev/signalsx/a', c1);
@@ -658,7 +658,8 @@ test('identical CommitSpecs give identical commit and tree ids in every implemen
 describe('behaviour the contract comment leaves open: the memory store does what the Git store does', () => {
   const lease = (store) => `${coordinationNamespace(store.loc)}lease`;
   /**
-   * name -> scenario(store, c1, c2) returning a write's promise, and the outcome per family.
+   * name -> scenario(store, c1, c2) returning a write's promise, and the outcome per family; an
+   * outcome 'throws' names the message the write throws with (`error`), as Git words it.
    * `coordinationOnly`: the write moves only coordination refs, which a repository of this machine
    * (kind path) takes as a local transaction, like a clone.
    */
@@ -667,7 +668,7 @@ describe('behaviour the contract comment leaves open: the memory store does what
       coordinationOnly: true,
       run: (store) => store.write([{ ref: lease(store), expect: null, to: null }]),
       push: { result: 'ok', refs: {} },
-      'update-ref': { result: 'throws', refs: {} },
+      'update-ref': { result: 'throws', error: /delete refs\/nyl\/\w+\/lease: zero <oldvalue>/, refs: {} },
     },
     'expect undefined: unchecked by update-ref, refused (thrown) by a push': {
       coordinationOnly: true,
@@ -675,7 +676,7 @@ describe('behaviour the contract comment leaves open: the memory store does what
         assert.equal((await store.write([{ ref: lease(store), expect: null, to: c1 }])).ok, true);
         return store.write([{ ref: lease(store), expect: undefined, to: c2 }]);
       },
-      push: { result: 'throws', refs: { 'refs/nyl/ENV/lease': 'c1' } },
+      push: { result: 'throws', error: /a push of refs\/nyl\/\w+\/lease needs the value it expects/, refs: { 'refs/nyl/ENV/lease': 'c1' } },
       'update-ref': { result: 'ok', refs: { 'refs/nyl/ENV/lease': 'c2' } },
     },
     'a stale expectation of a ref already at its target: a push succeeds (moving the other refs), update-ref rejects': {
@@ -708,15 +709,19 @@ describe('behaviour the contract comment leaves open: the memory store does what
         const store = await fx.open(envName);
         const [c1, c2] = await twoCommits(fx, store);
         let result;
+        let error;
         try {
           const r = await scenario.run(store, c1, c2);
           result = r.ok ? 'ok' : r.kind;
-        } catch {
+        } catch (thrown) {
+          // A failed assertion of the scenario's own setup is no outcome of the write.
+          if (thrown instanceof assert.AssertionError) throw thrown;
           result = 'throws';
+          error = thrown;
         }
         const refs = {};
         for (const [ref, oid] of await store.snapshot()) refs[ref.replace(`/${envName}/`, '/ENV/')] = oid === c1 ? 'c1' : oid === c2 ? 'c2' : oid;
-        byScenario.set(name, { result, refs });
+        byScenario.set(name, { result, refs, error });
       }
       outcomes.set(impl.name, byScenario);
     })));
@@ -727,7 +732,11 @@ describe('behaviour the contract comment leaves open: the memory store does what
       for (const impl of IMPLS) {
         const local = !impl.push || (impl.kind === 'path' && scenario.coordinationOnly);
         const family = local ? 'update-ref' : 'push';
-        assert.deepEqual(outcomes.get(impl.name).get(name), scenario[family], `${impl.name} (${family})`);
+        const { error, ...outcome } = outcomes.get(impl.name).get(name);
+        const { error: thrownWith, ...expected } = scenario[family];
+        assert.deepEqual(outcome, expected, `${impl.name} (${family}): ${error?.stack ?? 'no exception'}`);
+        // Any exception would do for 'throws' otherwise: a TypeError of a bug in the store, too.
+        if (expected.result === 'throws') assert.match(error.message, thrownWith, `${impl.name} (${family})`);
       }
     });
   }

@@ -18,6 +18,7 @@ import { cleanupAll, git, tempDir, trackProcessGroup } from '../support/git-fixt
 import { NYL, cliEnv, nyl, waitForFile } from '../support/cli.mjs';
 import { changeUnits, logLines, reconcile, refsUnder, results, setup, sleep } from '../support/reconcile-helpers.mjs';
 import { ENV, LEASE, RUNS, Scenario, describeResult, gitShow, killPid } from '../support/crash-harness.mjs';
+import { isRunning } from '../support/proc.mjs';
 import { createHash } from 'node:crypto';
 
 after(cleanupAll);
@@ -25,16 +26,6 @@ after(cleanupAll);
 /** Where a run ref keeps a unit's record: units/<first two hex digits of sha1(name)>/<name>.yaml. */
 function runUnitFile(name) {
   return `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${name}.yaml`;
-}
-
-/** Whether a process is running (a zombie has ended). Linux /proc. */
-function alive(pid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** The pids listed in a file, one a line ([] when it does not exist). */
@@ -45,7 +36,7 @@ function pidsIn(file) {
 /** Waits (polling) until none of the pids listed in file runs; false when the deadline passed. */
 async function pidsGone(file, timeoutMs = 20000) {
   const until = Date.now() + timeoutMs;
-  while (pidsIn(file).some(alive)) {
+  while (pidsIn(file).some(isRunning)) {
     if (Date.now() > until) return false;
     await sleep(50);
   }
@@ -150,7 +141,7 @@ describe('2. a NUL byte in argv or env', () => {
       const first = startNyl(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json']);
       handles.push(first);
       let aliveAtExit = [];
-      first.onExit = () => (aliveAtExit = pidsIn(pids).filter(alive));
+      first.onExit = () => (aliveAtExit = pidsIn(pids).filter(isRunning));
       // While slow runs, its run must hold the lease. (A lease read, then slow seen still running:
       // it ran at the time of the read.)
       const unleased = [];
@@ -158,7 +149,7 @@ describe('2. a NUL byte in argv or env', () => {
         assert.ok(Date.now() < until, 'the first reconcile ends within 60 s');
         if (pidsIn(pids).length > 0) {
           const held = Object.keys(refsUnder(ctx.bare, 'refs/nyl/')).includes(LEASE);
-          if (!held && pidsIn(pids).some(alive) && first.exitedAt === undefined) unleased.push(Date.now());
+          if (!held && pidsIn(pids).some(isRunning) && first.exitedAt === undefined) unleased.push(Date.now());
         }
         await sleep(50);
       }

@@ -20,10 +20,17 @@ function errorCodes(r) {
   return (r.json?.errors ?? []).map((e) => e.code);
 }
 
-/** The state refs and the coordination refs; `liveRun`: leave out the run refs a live run moves itself (its checkpoints). */
-function snapshot(bare, { liveRun = false } = {}) {
-  const coordination = Object.fromEntries(Object.entries(refsUnder(bare, 'refs/nyl/dev/')).filter(([ref]) => !liveRun || !ref.startsWith('refs/nyl/dev/runs/')));
+/** The state refs and the coordination refs; `liveRun`: a run ID whose run ref to leave out (a live run moves it itself, with its checkpoints). */
+function snapshot(bare, { liveRun } = {}) {
+  const coordination = Object.fromEntries(Object.entries(refsUnder(bare, 'refs/nyl/dev/')).filter(([ref]) => ref !== `refs/nyl/dev/runs/${liveRun}`));
   return { desired: tip(bare, DESIRED), observed: tip(bare, OBSERVED), coordination };
+}
+
+/** The ID of the one run whose run ref exists now. */
+function onlyRun(bare) {
+  const runs = Object.keys(refsUnder(bare, 'refs/nyl/dev/runs/'));
+  assert.equal(runs.length, 1, `one run ref: ${runs.join(', ')}`);
+  return runs[0].slice('refs/nyl/dev/runs/'.length);
 }
 
 /** Units a and h (never reconciled); h is held (a marker) before the test takes the lease. */
@@ -129,12 +136,13 @@ describe('a reconcile holds the lease', () => {
     try {
       await waitForLine(ctx.log, 'start slow');
       // The run checkpoints its units as they end: its own run ref may move meanwhile.
-      const before = snapshot(ctx.bare, { liveRun: true });
+      const liveRun = onlyRun(ctx.bare);
+      const before = snapshot(ctx.bare, { liveRun });
       const r = resume(ctx.project, 'h', { args: ['-o', 'json'] });
       assert.equal(r.code, 2, show(r));
       assert.deepEqual(errorCodes(r), ['NYL-LEASE-HELD']);
       assert.equal(r.json.errors[0].data?.operation, 'reconcile');
-      assert.deepEqual(snapshot(ctx.bare, { liveRun: true }), before, 'nothing written');
+      assert.deepEqual(snapshot(ctx.bare, { liveRun }), before, 'nothing written');
 
       const waiting = nylAsync(ctx.project, ['resume', '-e', 'dev', '--unit', 'h', '--reason', 'resolved', '--wait-lease', '30s', '-o', 'json']);
       await sleep(500);

@@ -5,7 +5,8 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
-import { DESIRED, ENV, LEASE, RUNS, Scenario, allCodes, crashReconcile, errorCodes, trailer } from '../support/crash-harness.mjs';
+import { DESIRED, ENV, LEASE, RUNS, Scenario, allCodes, crashReconcile, errorCodes } from '../support/crash-harness.mjs';
+import { trailer } from '../support/commit-evidence.mjs';
 
 after(cleanupAll);
 

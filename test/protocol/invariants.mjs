@@ -10,20 +10,7 @@
 import assert from 'node:assert/strict';
 import { fromYaml } from '../../dist/state/documents.js';
 import { ENV } from './world.mjs';
-
-export function commitBody(message) {
-  const parts = message.split('\n\n');
-  if (parts.length < 3) return {};
-  try {
-    return fromYaml(parts.slice(1, -1).join('\n\n')) ?? {};
-  } catch {
-    return {};
-  }
-}
-
-export function trailer(message, name) {
-  return message.match(new RegExp(`^${name}: (.*)$`, 'm'))?.[1];
-}
+import { addRecoveryEvidence, commitBody } from '../support/commit-evidence.mjs';
 
 /** Records what a crash left, for the invariants: the dead runs' unit records, the state refs seen. */
 export class Journal {
@@ -136,15 +123,7 @@ function allowedRepeats(world) {
       if (doc?.condition?.run) conditionRuns.get(name)?.add(doc.condition.run);
     }
   }
-  for (const c of stateCommits(world)) {
-    const body = commitBody(c.message);
-    const run = trailer(c.message, 'Nyl-Run');
-    for (const name of body.recovered ?? []) {
-      if (!recoveredBy.has(name)) continue;
-      if (run) recoveredBy.get(name).add(run);
-      for (const b of [body.leaseBroken, ...(body.leaseBrokenEarlier ?? [])]) if (b?.run) conditionRuns.get(name).add(b.run);
-    }
-  }
+  addRecoveryEvidence(stateCommits(world), conditionRuns, recoveredBy);
   return { conditionRuns, recoveredBy };
 }
 

@@ -27,6 +27,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import YAML from 'yaml';
+import { addRecoveryEvidence, commitBody } from './commit-evidence.mjs';
+import { procStat } from './proc.mjs';
+
+export { commitBody, trailer } from './commit-evidence.mjs';
 import { NYL, cliEnv, command, environment, nylYaml, waitForFile } from './cli.mjs';
 import { git, hermeticEnv, installProtectHook, makeBareRepo, makeProject, tempDir, trackProcessGroup } from './git-fixtures.mjs';
 
@@ -350,13 +354,8 @@ function groupMembers(pgid) {
   const out = [];
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid && fields[0] !== 'Z') out.push(Number(entry));
-    } catch {
-      /* gone meanwhile */
-    }
+    const stat = procStat(Number(entry));
+    if (stat?.pgid === pgid && stat.state !== 'Z') out.push(Number(entry));
   }
   return out;
 }
@@ -415,22 +414,6 @@ export function commitsOf(repo, ref) {
       const [oid, message] = s.split('\0');
       return { oid, subject: message.split('\n')[0], message };
     });
-}
-
-/** The YAML body of a transition commit message (between headline and trailers). */
-export function commitBody(message) {
-  const parts = message.split('\n\n');
-  if (parts.length < 3) return {};
-  try {
-    return YAML.parse(parts.slice(1, -1).join('\n\n')) ?? {};
-  } catch {
-    return {};
-  }
-}
-
-export function trailer(message, name) {
-  const m = message.match(new RegExp(`^${name}: (.*)$`, 'm'));
-  return m ? m[1] : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -648,17 +631,9 @@ export async function assertCrashInvariants(sc, { allCurrent = false, superseded
   for (const c of history) {
     for (const [name, doc] of c.docs) if (doc?.condition?.run) conditionRuns.get(name).add(doc.condition.run);
   }
-  for (const c of [...desiredCommits, ...observedCommits]) {
-    const body = commitBody(c.message);
-    const run = trailer(c.message, 'Nyl-Run');
-    for (const name of body.recovered ?? []) {
-      if (!recoveredBy.has(name)) continue;
-      // A takeover that re-ran the unit in the same run; or an import of broken runs that made it
-      // uncertain (and maybe cleared it in the same commit: recover --unit U --retry).
-      if (run) recoveredBy.get(name).add(run);
-      for (const b of [body.leaseBroken, ...(body.leaseBrokenEarlier ?? [])]) if (b?.run) conditionRuns.get(name).add(b.run);
-    }
-  }
+  // A takeover that re-ran the unit in the same run; or an import of broken runs that made it
+  // uncertain (and maybe cleared it in the same commit: recover --unit U --retry).
+  addRecoveryEvidence([...desiredCommits, ...observedCommits], conditionRuns, recoveredBy);
   const executions = sc.executions();
   for (const [name, runs] of executions) {
     for (let i = 0; i + 1 < runs.length; i++) {

@@ -1,0 +1,143 @@
+// Operator options and operations on virtual time, in process: recover on a held unit,
+// --fail-fast after an uncertain outcome, the kill grace of a cancelled run, --wait-lease that
+// gives up, and a dead run's run ref that holds the environment once its lease ref is gone.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { receipt, uncertain } from '../fakes/driver.mjs';
+import { ignoring, sleepFor } from '../fakes/process-runner.mjs';
+import { ENV, World } from './world.mjs';
+import { Journal } from './invariants.mjs';
+
+const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
+
+describe('recover', () => {
+  test('recover on a held unit: --accept refuses NYL-RECOVER-KEY-MISMATCH, --retry clears the condition and the unit stays held', async () => {
+    const world = await World.create({ units: [unit('s'), unit('t')] });
+    await world.process('init').run('state init');
+    try {
+      const journal = new Journal(world);
+      const releaseS = world.driver.hold('s');
+      const run = world.process('holder').start('reconcile');
+      await world.driver.whenCalled('s');
+      const [holderRun] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      assert.equal((await world.process('importer').run('recover')).code, 0);
+      releaseS();
+      await run.outcome; // NYL-LEASE-LOST; its late receipt stays as evidence
+      const op = world.process('op');
+      assert.equal((await op.run('hold', { unit: 's', reason: 'incident' })).code, 0);
+      const refs = world.refs();
+      const accepted = await op.run('recover', { unit: 's', accept: holderRun, reason: 'checked' });
+      assert.equal(accepted.code, 1);
+      assert.deepEqual(accepted.codes, ['NYL-RECOVER-KEY-MISMATCH']);
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+      const retried = await op.run('recover', { unit: 's', retry: true, reason: 'checked' });
+      assert.equal(retried.code, 0, JSON.stringify(retried.codes));
+      assert.equal(world.observedDoc('s').condition, undefined, 'the condition is cleared');
+      assert.equal(world.desiredDoc('s').lifecycle.state, 'held', 'the unit stays held');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('--fail-fast', () => {
+  test('--fail-fast stops after an uncertain outcome: exit 4, no further unit, NYL-RUN-STOPPED, transition written', async () => {
+    const world = await World.create({ units: [unit('a'), unit('b'), unit('c')], apply: { a: uncertain('lost track of the tool') } });
+    await world.process('init').run('state init');
+    try {
+      const r = await world.process('runner').run('reconcile', { failFast: true, concurrency: 1 });
+      assert.equal(r.code, 4);
+      assert.deepEqual([world.counts().b, world.counts().c], [0, 0]);
+      assert.deepEqual(r.report.warnings.map((w) => w.code).sort(), ['NYL-RUN-STOPPED', 'NYL-UNIT-UNCERTAIN']);
+      for (const n of ['b', 'c']) assert.match(r.report.units[n].detail, /not started.*--fail-fast.*a/);
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('cancellation', () => {
+  test('SIGTERM: a tool that ignores it is killed exactly 30 s later; exit 4 NYL-RUN-CANCELLED; run ref kept, no transition', async () => {
+    const world = await World.create({
+      units: [unit('stubborn'), unit('after', { dependsOn: ['stubborn'] })], autoAdvance: false, delayMs: 0,
+      driver: { startProcess: { stubborn: ['tool'] } },
+      apply: { stubborn: (ctx, call) => (call.process?.signal ? uncertain(`ended by ${call.process.signal}`) : receipt({})) },
+    });
+    await world.process('init').run('state init');
+    try {
+      const before = world.stateRefs();
+      const p = world.process('runner');
+      p.rt.runner.register('tool', ignoring('SIGTERM', sleepFor(3_600_000)));
+      const run = p.start('reconcile');
+      await world.until(() => p.rt.runner.calls.length === 1, 'the tool runs');
+      p.cancel('SIGTERM');
+      await world.until(() => p.rt.runner.calls[0].signals.length === 1, 'SIGTERM delivered');
+      await world.clock.advance(29_999);
+      assert.deepEqual(p.rt.runner.calls[0].signals, ['SIGTERM'], 'no SIGKILL before 30 s');
+      await world.clock.advance(1);
+      await world.until(() => p.rt.runner.calls[0].signals.length === 2, 'SIGKILL');
+      world.clock.autoAdvance = true;
+      const r = await run.outcome;
+      assert.equal(r.code, 4);
+      assert.deepEqual(r.report.errors.map((e) => e.code), ['NYL-RUN-CANCELLED']);
+      assert.equal(r.report.units.stubborn.result, 'uncertain');
+      assert.equal(world.driver.callsOf('after').length, 0);
+      assert.deepEqual(world.stateRefs(), before, 'no transition commit');
+      assert.equal(world.runRefs().length, 1, 'the run ref stays for the next run');
+      assert.equal(world.refs()[world.leaseRef], undefined, 'the lease is released');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('waiting for the lease', () => {
+  test('--wait-lease gives up after its duration: exit 2 NYL-LEASE-HELD, nothing written', async () => {
+    const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
+    await world.process('init').run('state init');
+    try {
+      const release = world.driver.hold('a');
+      const first = world.process('first').start('reconcile');
+      await world.driver.whenCalled('a');
+      let settled;
+      const sleepers = world.clock.sleepers();
+      const waiter = world.process('waiter').start('reconcile', { waitMs: 60_000 });
+      waiter.outcome.then((o) => (settled = o));
+      await world.until(() => settled || world.clock.sleepers() > sleepers, 'the waiter waits');
+      await world.clock.advance(59_000);
+      assert.equal(settled, undefined, 'still waiting after 59 s');
+      await world.clock.advance(2_000);
+      await world.until(() => settled, 'the waiter gave up');
+      assert.equal(settled.code, 2);
+      assert.deepEqual(settled.codes, ['NYL-LEASE-HELD']);
+      world.clock.autoAdvance = true;
+      release();
+      assert.equal((await first.outcome).code, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a dead run whose lease ref is gone holds the environment until its run ref deadline plus the skew margin', async () => {
+    const world = await World.create({ units: [unit('a'), unit('b', { dependsOn: ['a'] })], lease: '5m' });
+    await world.process('init').run('state init');
+    try {
+      const victim = world.process('victim').crashAt('after-started-push', { nth: 2 });
+      assert.ok((await victim.start('reconcile').outcome).died);
+      const [run] = world.runRefs();
+      const deadline = Date.parse(world.doc(`refs/nyl/${ENV}/runs/${run}`, 'run.yaml').deadline);
+      world.repo.setRef(world.leaseRef, null);
+      const refs = world.refs();
+      const early = await world.process('early', { offsetMs: deadline + 20_000 - world.clock.now() }).run('reconcile');
+      assert.equal(early.code, 2);
+      assert.deepEqual(early.codes, ['NYL-LEASE-HELD']);
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+      const late = await world.process('late', { offsetMs: deadline + 31_000 - world.clock.now() }).run('reconcile');
+      assert.equal(late.report.units.a.result, 'imported');
+      assert.equal(late.report.units.b.result, 'recovered');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
