@@ -119,6 +119,12 @@ export const CATALOG = {
     summary: 'Another invocation took over or deleted the lease.',
     fix: (p) => `the run pushed nothing; run \`nyl reconcile -e ${e(p)}\` to import its checkpoints`,
   },
+  'NYL-CLOCK-SKEW': {
+    exit: 1,
+    summary: 'A lease or run record is stamped further in the future than the skew margin allows.',
+    fix: (p) =>
+      `synchronize the clocks of the hosts named (NTP), or raise spec.lease.skewMargin of the Environment; if the holder is gone, \`nyl lease break -e ${e(p)} --reason 'clock skew'\` lets an importer take over`,
+  },
   'NYL-RUN-CANCELLED': {
     exit: 4,
     summary: 'The run was cancelled by a signal.',

@@ -13,7 +13,7 @@
  * more under the lease.
  */
 import { hostname } from 'node:os';
-import { diagnostic, fail, NylError } from '../errors/diagnostic';
+import { type Diagnostic, diagnostic, fail, NylError, type Severity } from '../errors/diagnostic';
 import type { Identity } from '../git/object-writer';
 import type { RefUpdate, RefWriteResult } from '../git/refs';
 import { leaseRef } from '../state/location';
@@ -23,9 +23,11 @@ import { isoMillis, isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import {
   breaksCarriedBy,
+  clockSkewOf,
   IMPORTERS,
   RUN_OPERATIONS,
   type LeaseRecord,
+  type LeaseSettings,
   type LeaseTiming,
   leaseStatus,
   leaseTiming,
@@ -42,11 +44,11 @@ export interface LeaseView {
   record: LeaseRecord;
 }
 
-export interface AcquireOptions {
+/** The lease settings are the Environment's: its duration, and its skew margin when it sets one. */
+export interface AcquireOptions extends LeaseSettings {
   operation: string;
   run: string;
   author: Identity;
-  durationMs: number;
   /** Wait up to this long while another holder has the lease. */
   waitMs?: number;
   /** More refs to move in the acquiring push (a run ref, which carries the new lease's deadline). */
@@ -99,7 +101,8 @@ export async function findLiveRun(store: StateStore, snapshot: RefSnapshot, nowM
   const live = headers.find((h) => h.doc && runIsLive(h.doc, nowMs, skewMs));
   if (!live?.doc) return undefined;
   const d = live.doc;
-  return { oid: live.oid, record: newLeaseRecord({ environment: store.loc.environment, run: live.run, operation: d.operation, holder: d.holder, acquiredAt: d.startedAt, deadline: d.deadline }) };
+  const stamps = { acquiredAt: d.startedAt, deadline: d.deadline, ...(d.renewedAt ? { renewedAt: d.renewedAt } : {}) };
+  return { oid: live.oid, record: newLeaseRecord({ environment: store.loc.environment, run: live.run, operation: d.operation, holder: d.holder, ...stamps }) };
 }
 
 export function heldError(env: string, view: LeaseView): NylError {
@@ -110,6 +113,15 @@ export function heldError(env: string, view: LeaseView): NylError {
       data: { holder: r.holder, run: r.run, operation: r.operation, acquiredAt: r.acquiredAt, deadline: r.deadline },
     }),
   );
+}
+
+/** NYL-CLOCK-SKEW: the holder stamped its lease (or run) `aheadMs` in this host's future. */
+export function skewDiagnostic(env: string, view: LeaseView, aheadMs: number, skewMs: number, severity: Severity = 'error'): Diagnostic {
+  const r = view.record;
+  const here = hostname();
+  const ahead = `${Math.round(aheadMs / 1000)} s`;
+  const message = `the lease of ${env} is stamped ${ahead} in the future of this host's clock (${here}): ${describeHolder(r)} runs on a clock that far ahead, or this one runs behind; beyond the skew margin of ${Math.round(skewMs / 1000)} s no deadline can be trusted, so nothing is taken over`;
+  return diagnostic('NYL-CLOCK-SKEW', severity, message, { env, data: { hosts: [r.holder.host, here], holder: r.holder, run: r.run, aheadMs, skewMarginMs: skewMs } });
 }
 
 export function brokenError(env: string, view: LeaseView, expired: boolean): NylError {
@@ -147,12 +159,19 @@ async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: Leas
   const env = store.loc.environment;
   if (current) {
     const status = leaseStatus(current.record, nowMs, timing.skewMs);
-    if (status === 'live') return heldError(env, current);
+    if (status === 'live') return liveError(env, current, nowMs, timing);
     if (!importer && (status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, status === 'expired');
     if (status === 'broken') return undefined;
   }
   const live = await findLiveRun(store, snapshot, nowMs, timing.skewMs);
-  return live ? heldError(env, live) : undefined;
+  return live ? liveError(env, live, nowMs, timing) : undefined;
+}
+
+/** A live holder is waited for, unless its stamps show clock skew: that is thrown, never waited out. */
+function liveError(env: string, view: LeaseView, nowMs: number, timing: LeaseTiming): NylError {
+  const ahead = clockSkewOf(view.record, nowMs, timing.skewMs);
+  if (ahead !== undefined) throw new NylError(skewDiagnostic(env, view, ahead, timing.skewMs));
+  return heldError(env, view);
 }
 
 function newHolderRecord(env: string, options: AcquireOptions, current: LeaseView | undefined, nowMs: number): LeaseRecord {
@@ -176,7 +195,7 @@ function newHolderRecord(env: string, options: AcquireOptions, current: LeaseVie
 /** Takes the environment's lease, waiting up to waitMs for a live holder. */
 export async function acquireLease(rt: LeaseRuntime, store: StateStore, options: AcquireOptions): Promise<Acquired> {
   const env = store.loc.environment;
-  const timing = leaseTiming(options.durationMs);
+  const timing = leaseTiming(options);
   const waitUntil = rt.clock.now() + (options.waitMs ?? 0);
   let lostRaces = 0;
   for (let attempt = 0; ; attempt++) {

@@ -76,9 +76,11 @@ export const RUN_OPERATIONS = new Set(['reconcile', 'teardown']);
  * The margins of a lease of a given duration:
  * - skewMs: a taker treats a lease as expired only once its deadline plus this margin has passed
  *   on the taker's own clock, so that a holder whose clock runs behind is not taken over early;
+ *   and a record stamped further than this in the taker's future is evidence of clock skew;
  * - safetyMs: a holder starts no unit when less than this is left before the deadline it last
  *   pushed (a renewal that keeps failing stops it from starting anything near its deadline).
- * Both are a tenth of the duration, at most 30 s: 30 s for the default 5-minute lease.
+ * Both are a tenth of the duration, at most 30 s: 30 s for the default 5-minute lease. The
+ * Environment's `lease.skewMargin` sets the skew margin where clocks are known to drift further.
  */
 export interface LeaseTiming {
   durationMs: number;
@@ -86,11 +88,28 @@ export interface LeaseTiming {
   safetyMs: number;
 }
 
+/** The lease settings of an Environment (`spec.lease`). */
+export interface LeaseSettings {
+  durationMs: number;
+  skewMarginMs?: number | undefined;
+}
+
 export const MAX_LEASE_MARGIN_MS = 30_000;
 
-export function leaseTiming(durationMs: number): LeaseTiming {
-  const margin = Math.min(MAX_LEASE_MARGIN_MS, Math.floor(durationMs / 10));
-  return { durationMs, skewMs: margin, safetyMs: margin };
+export function leaseTiming(settings: LeaseSettings): LeaseTiming {
+  const margin = Math.min(MAX_LEASE_MARGIN_MS, Math.floor(settings.durationMs / 10));
+  return { durationMs: settings.durationMs, skewMs: settings.skewMarginMs ?? margin, safetyMs: margin };
+}
+
+/**
+ * How far beyond the skew margin the holder stamped its record in the caller's future (its
+ * acquisition or last renewal), or undefined when it did not: a clock that runs that far ahead
+ * or behind makes every deadline comparison meaningless, so it is reported, never taken over.
+ */
+export function clockSkewOf(record: Pick<LeaseRecord, 'acquiredAt' | 'renewedAt' | 'broken'>, nowMs: number, skewMs: number): number | undefined {
+  if (record.broken) return undefined;
+  const stamped = Math.max(Date.parse(record.acquiredAt), record.renewedAt ? Date.parse(record.renewedAt) : 0);
+  return stamped - nowMs > skewMs ? stamped - nowMs : undefined;
 }
 
 /** live until the deadline plus the skew margin has passed on the caller's clock. */

@@ -151,7 +151,7 @@ export function planInputOf(opened: OpenedEnvironment, generation: number, docs:
 /** The lease an operation (not a run) takes: a fresh run id, the author, the Environment's duration. */
 export function leaseOptionsOf(rt: Runtime, opened: OpenedEnvironment, operation: string, more: { initial?: RefSnapshot; waitMs?: number | undefined; keepBroken?: boolean } = {}): TransactionOptions {
   const { waitMs, ...rest } = more;
-  return { operation, run: uuidv7(rt.clock.now()), author: opened.author!, durationMs: opened.env.spec.lease.durationMs, ...rest, ...(waitMs !== undefined ? { waitMs } : {}) };
+  return { operation, run: uuidv7(rt.clock.now()), author: opened.author!, ...opened.env.spec.lease, ...rest, ...(waitMs !== undefined ? { waitMs } : {}) };
 }
 
 /** A transition's trailers: who asked (the author, unless a hold names its senders) and why. */

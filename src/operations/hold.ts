@@ -119,7 +119,7 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   const lease = await readLease(store, refs);
   if (lease?.record.broken) throw brokenError(env.name, lease, false);
   const request: HoldRequestDoc = { unit: req.unit, by: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) };
-  const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease.durationMs).skewMs) === 'live';
+  const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease).skewMs) === 'live';
   if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) return deliver(rt, opened, lease, request, report);
   return commitHold(rt, opened, request, req, { refs, view }, report, attempt);
 }

@@ -36,7 +36,7 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
   const { store, env } = opened;
   await store.ensureOpen();
   const report = stateOperationReport('lease-break', env.name);
-  const skewMs = leaseTiming(env.spec.lease.durationMs).skewMs;
+  const skewMs = leaseTiming(env.spec.lease).skewMs;
   const result = await breakLease(rt, store, opened.author!, reason, skewMs, (record) => breakMessage(env.name, reason, record));
   if (result.kind === 'nothing-held') {
     report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `nothing holds the lease of ${env.name}; there is nothing to break`, { env: env.name }));

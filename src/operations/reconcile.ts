@@ -79,7 +79,7 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
     {
       operation: 'reconcile',
       author: opened.author!,
-      durationMs: opened.env.spec.lease.durationMs,
+      ...opened.env.spec.lease,
       source: opened.sourceCommit,
       sourceOverride: opened.sourceOverride,
       initial: start.refs,

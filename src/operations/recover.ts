@@ -66,7 +66,7 @@ export async function recoverOpened(rt: Runtime, opened: OpenedEnvironment, req:
 function refuseWithoutImport(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView | undefined, req: RecoverOptions): void {
   const name = opened.env.name;
   const importing = lease?.record.broken !== undefined;
-  const timing = leaseTiming(opened.env.spec.lease.durationMs);
+  const timing = leaseTiming(opened.env.spec.lease);
   if (lease && !importing && RUN_OPERATIONS.has(lease.record.operation) && leaseStatus(lease.record, rt.clock.now(), timing.skewMs) === 'expired') {
     throw brokenError(name, lease, true);
   }

@@ -4,8 +4,8 @@
  * known branches (fast-forward only).
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
-import { describeHolder, type LeaseView, readLease } from '../lease/lease';
-import { type LeaseStatus, leaseStatus, leaseTiming } from '../lease/record';
+import { describeHolder, type LeaseView, readLease, skewDiagnostic } from '../lease/lease';
+import { clockSkewOf, type LeaseStatus, leaseStatus, leaseTiming } from '../lease/record';
 import type { UnitPlan } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
 import { statusDetail, statusPhase } from '../plan/reasons';
@@ -110,9 +110,11 @@ interface LeaseAt {
 }
 
 /** Who holds or broke the lease, as the report and its notes show it. */
-function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatus, report: StatusReport): void {
+function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatus, at: LeaseAt, report: StatusReport): void {
   const env = opened.env.name;
   const r = lease.record;
+  const ahead = clockSkewOf(r, at.now, at.skewMs);
+  if (ahead !== undefined) report.warnings.push(skewDiagnostic(env, lease, ahead, at.skewMs, 'warning'));
   report.lease = { status: st, run: r.run, operation: r.operation, holder: r.holder, acquiredAt: r.acquiredAt, deadline: r.deadline };
   if (r.broken) report.lease.broken = r.broken;
   if (st === 'broken') {
@@ -159,9 +161,9 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   if (view.observedOid) report.observed = view.observedOid;
   const lease = await readLease(store, refs);
   const now = rt.clock.now();
-  const skewMs = leaseTiming(env.spec.lease.durationMs).skewMs;
+  const skewMs = leaseTiming(env.spec.lease).skewMs;
   const at: LeaseAt = { now, skewMs, ...(lease ? { lease: { view: lease, status: leaseStatus(lease.record, now, skewMs) } } : {}) };
-  if (at.lease) reportLease(opened, at.lease.view, at.lease.status, report);
+  if (at.lease) reportLease(opened, at.lease.view, at.lease.status, at, report);
   const inactive = inactiveStateDiagnostic(env.name, view.state, loc);
   if (inactive) {
     report.errors.push(inactive);

@@ -110,6 +110,7 @@ export function buildResource(
     case 'Environment': {
       const source = spec.source === undefined ? undefined : defined({ ref: optionalString(record(spec.source).ref) });
       const lease = optionalString(record(spec.lease).duration);
+      const skewMargin = optionalString(record(spec.lease).skewMargin);
       return {
         kind,
         name,
@@ -122,7 +123,7 @@ export function buildResource(
           values: record(spec.values),
           driftRepair: spec.driftRepair === 'manual' ? 'manual' : 'converge',
           dependsOn: strings(spec.dependsOn),
-          lease: { durationMs: (lease === undefined ? undefined : parseDuration(lease)) ?? DEFAULT_LEASE_MS },
+          lease: defined({ durationMs: (lease === undefined ? undefined : parseDuration(lease)) ?? DEFAULT_LEASE_MS, skewMarginMs: skewMargin === undefined ? undefined : parseDuration(skewMargin) }),
         }),
       };
     }

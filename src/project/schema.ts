@@ -76,7 +76,10 @@ const SOURCE_KINDS = {
     values: json('object', 'available to rendering as env.values'),
     driftRepair: oneOf(['converge', 'manual']),
     dependsOn: list(string({ nonEmpty: true }), { description: 'environment names' }),
-    lease: object({ duration: duration('lease deadline, renewed while a run lives; default 5m') }),
+    lease: object({
+      duration: duration('lease deadline, renewed while a run lives; default 5m'),
+      skewMargin: duration('how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s'),
+    }),
   }),
   GitRepository: object({
     url: required(string({ nonEmpty: true })),

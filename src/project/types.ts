@@ -45,7 +45,8 @@ export interface EnvironmentResource {
     values: Record<string, unknown>;
     driftRepair: 'converge' | 'manual';
     dependsOn: string[];
-    lease: { durationMs: number };
+    /** skewMarginMs: set only when the source sets lease.skewMargin (the default depends on the duration). */
+    lease: { durationMs: number; skewMarginMs?: number };
   };
 }
 

@@ -67,7 +67,7 @@ export class RunRef {
   /** Takes the lease the run ref was created with: from now on every push goes through it. */
   attach(lease: LeaseHandle): void {
     this.lease = lease;
-    lease.renewalPart = (step) => this.partFor(step.record.deadline, `nyl: renew run ${this.doc.run}\n`);
+    lease.renewalPart = (step) => this.partFor(step.record, `nyl: renew run ${this.doc.run}\n`);
   }
 
   /** Adds files for the next push. */
@@ -86,12 +86,15 @@ export class RunRef {
   push(mode: Extract<LeaseMode, 'renew' | 'fence'>, message: string): Promise<FencedWriteResult> {
     const lease = this.lease;
     if (!lease) throw new Error('run ref not attached to its lease');
-    return lease.write(mode, (step) => this.partFor(step.record.deadline, message));
+    return lease.write(mode, (step) => this.partFor(step.record, message));
   }
 
-  /** A child commit with everything pending and run.yaml at the deadline; applied when it lands. */
-  private async partFor(deadline: string, message: string): Promise<PushPart> {
-    const doc = { ...this.doc, deadline };
+  /**
+   * A child commit with everything pending and run.yaml at the lease's deadline and renewal time
+   * (a taker tells clock skew from it when the lease ref is gone); applied when it lands.
+   */
+  private async partFor(lease: LeaseRecord, message: string): Promise<PushPart> {
+    const doc: RunDoc = { ...this.doc, deadline: lease.deadline, ...(lease.renewedAt ? { renewedAt: lease.renewedAt } : {}) };
     const included = new Map(this.pending);
     included.set('run.yaml', serializeRunDoc(doc));
     const [oid] = await this.store.writeCommits([{ parent: this.oid!, changes: included, message, author: this.author, timeMs: this.clock.now() }]);

@@ -6,6 +6,7 @@
  */
 import type { Identity } from '../git/object-writer';
 import { type LeaseTransaction, withLease } from '../lease/transaction';
+import type { LeaseSettings } from '../lease/record';
 import { API_VERSION } from '../state/documents';
 import type { StateStore } from '../state/store';
 import { isoSeconds } from '../util/clock';
@@ -13,10 +14,9 @@ import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { RunRef, type RunDraft } from './run-ref';
 
-export interface RunOptions {
+export interface RunOptions extends LeaseSettings {
   operation: 'reconcile' | 'teardown';
   author: Identity;
-  durationMs: number;
   source: string;
   sourceOverride: boolean;
   waitMs?: number;
@@ -52,6 +52,7 @@ export async function withRun<T>(rt: Runtime, store: StateStore, options: RunOpt
       run: runId,
       author: options.author,
       durationMs: options.durationMs,
+      skewMarginMs: options.skewMarginMs,
       extraUpdates: async (record) => [await runRef.creation(record)],
       onAcquired: (lease) => runRef.attach(lease),
       onUnpublished: (reason) => runRef.markEnded(reason),

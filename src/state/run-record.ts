@@ -36,6 +36,8 @@ export interface RunDoc {
   startedAt: string;
   /** ISO time with milliseconds; moves with the lease's deadline while the run lives. */
   deadline: string;
+  /** When the lease was last renewed (the holder's clock), moved with the deadline. */
+  renewedAt?: string;
   source: string;
   sourceOverride?: boolean;
   /** Set when the run ended without its transition commit (cancelled, lease lost, error). */

@@ -4,6 +4,7 @@
 // moves it, and a process stops at its next I/O when it is killed.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { receipt, secret } from '../fakes/driver.mjs';
 import { ENV, World } from './world.mjs';
 import { assertInvariants, Journal } from './invariants.mjs';
@@ -281,6 +282,90 @@ describe('lease timing', () => {
       assert.equal(runDoc.deadline, world.leaseDoc().deadline, 'the run ref and the lease share one deadline');
       paused.release();
       assert.equal((await second.outcome).code, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a taker whose clock is behind by more than a lease reports NYL-CLOCK-SKEW naming both hosts, and takes nothing over', async () => {
+    const world = await initialized({ units: [unit('a')], lease: '5m' });
+    try {
+      const release = world.driver.hold('a');
+      const holder = world.process('holder').start('reconcile');
+      await world.driver.whenCalled('a');
+      const [holderRun] = world.runRefs();
+      const state = world.stateRefs();
+      const behind = await world.process('behind', { offsetMs: -10 * 60_000 }).run('reconcile', { waitMs: 60_000 });
+      assert.equal(behind.code, 1, JSON.stringify(behind.codes));
+      assert.deepEqual(behind.codes, ['NYL-CLOCK-SKEW'], 'reported at once, not waited for');
+      const data = behind.error.diagnostics[0].data;
+      assert.deepEqual(data.hosts, [world.leaseDoc().holder.host, hostname()]);
+      assert.ok(data.aheadMs > 5 * 60_000, `stamped ${data.aheadMs} ms ahead: more than a lease`);
+      // The holder renews meanwhile; the taker wrote nothing.
+      assert.equal(world.leaseDoc().run, holderRun, 'the holder keeps its lease');
+      assert.deepEqual(world.runRefs(), [holderRun], 'no run ref of the taker');
+      assert.deepEqual(world.stateRefs(), state);
+      const status = await world.process('behind-status', { offsetMs: -10 * 60_000 }).run('status');
+      assert.deepEqual(status.report.warnings.map((w) => w.code), ['NYL-CLOCK-SKEW'], 'status warns of it too');
+      release();
+      assert.equal((await holder.outcome).code, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a live run whose lease ref is gone, stamped in the future beyond the margin, is reported as clock skew', async () => {
+    const world = await initialized({ units: [unit('a'), unit('b', { dependsOn: ['a'] })], lease: '5m' });
+    try {
+      const victim = world.process('victim').crashAt('after-started-push', { nth: 2 });
+      assert.ok((await victim.start('reconcile').outcome).died);
+      world.repo.setRef(world.leaseRef, null);
+      const refs = world.refs();
+      const behind = await world.process('behind', { offsetMs: -10 * 60_000 }).run('reconcile');
+      assert.deepEqual(behind.codes, ['NYL-CLOCK-SKEW']);
+      assert.equal(behind.code, 1);
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a taker whose clock is ahead by more than a lease takes over; the holder starts nothing more, nothing runs twice', async () => {
+    const world = await initialized({ units: [unit('first'), unit('second')], lease: '5m' });
+    try {
+      const journal = new Journal(world);
+      const release = world.driver.hold('first');
+      const holder = world.process('holder').start('reconcile', { concurrency: 1 });
+      await world.driver.whenCalled('first');
+      journal.noteDeadRuns();
+      const ahead = await world.process('ahead', { offsetMs: 10 * 60_000 }).run('reconcile');
+      // The holder's started markers covered its whole wave: both units are uncertain for the
+      // taker, which runs neither (a Command's recovery is manual).
+      assert.equal(ahead.code, 4);
+      for (const name of ['first', 'second']) assert.equal(ahead.report.units[name].result, 'recovered', name);
+      journal.note();
+      release();
+      const lost = await holder.outcome;
+      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+      assert.equal(lost.code, 4);
+      assert.deepEqual(world.counts(), { first: 1, second: 0 }, 'the holder started nothing after its lease was taken; nothing ran twice');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('lease.skewMargin widens the margin: a taker 10 min behind waits, one 10 min past the deadline does not take over', async () => {
+    const world = await initialized({ units: [unit('a'), unit('b', { dependsOn: ['a'] })], lease: '5m, skewMargin: 15m' });
+    try {
+      const victim = world.process('victim').crashAt('after-started-push', { nth: 2 });
+      assert.ok((await victim.start('reconcile').outcome).died);
+      const deadline = Date.parse(world.leaseDoc().deadline);
+      const behind = await world.process('behind', { offsetMs: -10 * 60_000 }).run('reconcile');
+      assert.deepEqual(behind.codes, ['NYL-LEASE-HELD'], 'within the margin: live, not skew');
+      const early = await world.process('early', { offsetMs: deadline + 10 * 60_000 - world.clock.now() }).run('reconcile');
+      assert.deepEqual(early.codes, ['NYL-LEASE-HELD']);
+      const late = await world.process('late', { offsetMs: deadline + 16 * 60_000 - world.clock.now() }).run('reconcile');
+      assert.equal(late.report.units.a.result, 'imported');
     } finally {
       world.cleanup();
     }

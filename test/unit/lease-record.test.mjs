@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { IMPORTERS, RUN_OPERATIONS, leaseStatus, leaseTiming, newLeaseRecord, parseLease, serializeLease } from '../../dist/lease/record.js';
+import { IMPORTERS, RUN_OPERATIONS, clockSkewOf, leaseStatus, leaseTiming, newLeaseRecord, parseLease, serializeLease } from '../../dist/lease/record.js';
 import { isoMillis, isoSeconds } from '../../dist/util/clock.js';
 import { parseDuration } from '../../dist/util/duration.js';
 import { UUID_RE, uuidv7 } from '../../dist/util/uuid.js';
@@ -47,9 +47,21 @@ test('leaseStatus: broken wins over live and expired', () => {
 });
 
 test('leaseTiming: skew and safety margins are a tenth of the lease, at most 30 s', () => {
-  assert.deepEqual(leaseTiming(300_000), { durationMs: 300_000, skewMs: 30_000, safetyMs: 30_000 });
-  assert.deepEqual(leaseTiming(2_000), { durationMs: 2_000, skewMs: 200, safetyMs: 200 });
-  assert.deepEqual(leaseTiming(3_600_000), { durationMs: 3_600_000, skewMs: 30_000, safetyMs: 30_000 });
+  assert.deepEqual(leaseTiming({ durationMs: 300_000 }), { durationMs: 300_000, skewMs: 30_000, safetyMs: 30_000 });
+  assert.deepEqual(leaseTiming({ durationMs: 2_000 }), { durationMs: 2_000, skewMs: 200, safetyMs: 200 });
+  assert.deepEqual(leaseTiming({ durationMs: 3_600_000 }), { durationMs: 3_600_000, skewMs: 30_000, safetyMs: 30_000 });
+  // lease.skewMargin sets the skew margin only: the safety margin is the holder's own.
+  assert.deepEqual(leaseTiming({ durationMs: 300_000, skewMarginMs: 600_000 }), { durationMs: 300_000, skewMs: 600_000, safetyMs: 30_000 });
+});
+
+test('clockSkewOf: a record acquired or renewed further than the skew margin in the future; a broken one never', () => {
+  const now = Date.parse('2026-12-01T12:00:00Z');
+  const at = (ms) => new Date(now + ms).toISOString();
+  assert.equal(clockSkewOf({ acquiredAt: at(-60_000) }, now, 30_000), undefined, 'in the past');
+  assert.equal(clockSkewOf({ acquiredAt: at(30_000) }, now, 30_000), undefined, 'at the margin');
+  assert.equal(clockSkewOf({ acquiredAt: at(31_000) }, now, 30_000), 31_000);
+  assert.equal(clockSkewOf({ acquiredAt: at(-600_000), renewedAt: at(120_000) }, now, 30_000), 120_000, 'the renewal counts');
+  assert.equal(clockSkewOf({ acquiredAt: at(600_000), broken: { by: 'x', reason: 'y', at: at(0) } }, now, 30_000), undefined, 'a broken lease is taken over by an importer whatever its stamps');
 });
 
 test('isoMillis keeps milliseconds: a deadline is never floored to the second', () => {
