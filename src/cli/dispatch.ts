@@ -4,8 +4,8 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import { NodeProcessRunner } from '../exec/process';
-import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
-import { Git } from '../git/git';
+import { diagnostic, type Diagnostic, fail, NylError } from '../errors/diagnostic';
+import { DEFAULT_NETWORK_TIMEOUT_MS, Git } from '../git/git';
 import { FORMAT_VERSION, REPORT_API_VERSION, type Report } from '../report/types';
 import { OffsetClock, SystemClock, type Clock } from '../util/clock';
 import { parseDuration } from '../util/duration';
@@ -28,11 +28,22 @@ function clockFrom(env: NodeJS.ProcessEnv): Clock {
   return new SystemClock();
 }
 
+/** NYL_GIT_TIMEOUT: how long a fetch, push or ls-remote may take (a duration, at most a day). */
+function networkTimeoutFrom(env: NodeJS.ProcessEnv): number {
+  const text = env.NYL_GIT_TIMEOUT;
+  if (text === undefined || text === '') return DEFAULT_NETWORK_TIMEOUT_MS;
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0 || ms > 86_400_000) {
+    fail('NYL-USAGE', `NYL_GIT_TIMEOUT=${JSON.stringify(text)} is not a duration between 1ms and 1d`, { fix: 'set NYL_GIT_TIMEOUT to a duration such as 30s or 2m, or unset it for the default of 60s' });
+  }
+  return ms;
+}
+
 export function createRuntime(env: NodeJS.ProcessEnv, cancel: AbortSignal): Runtime {
   const runner = new NodeProcessRunner();
   const clock = clockFrom(env);
   return {
-    git: new Git(runner, env),
+    git: new Git(runner, env, networkTimeoutFrom(env)),
     runner,
     clock,
     env,

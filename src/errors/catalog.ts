@@ -130,6 +130,12 @@ export const CATALOG = {
     summary: 'The run was cancelled by a signal.',
     fix: (p) => `run \`nyl reconcile -e ${e(p)}\` again to take over its checkpoints`,
   },
+  'NYL-RUN-UNRECORDED': {
+    exit: 4,
+    summary: 'The state repository stayed out of reach: the effects of the units the run started are not recorded in state.',
+    fix: (p) =>
+      `once the state repository is reachable again, run \`nyl reconcile -e ${e(p)}\`: after the lease's deadline it imports the run's checkpoints, and a unit whose checkpoint is missing becomes uncertain (see \`nyl status -e ${e(p)}\`)`,
+  },
   'NYL-RUN-STOPPED': {
     exit: 2,
     summary: '--fail-fast stopped the run.',

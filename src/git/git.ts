@@ -2,9 +2,14 @@
  * The only builder of git argv. Every git invocation of Nyl goes through Git.run, which fixes the
  * environment (no prompts, C locale for parsing) and counts processes and pushes for benchmarks
  * (NYL_GIT_STATS=<file> appends one JSON line per command at exit).
+ *
+ * A command that talks to another repository (fetch, push, ls-remote) is ended when it has not
+ * finished within the network timeout (60 s unless NYL_GIT_TIMEOUT says otherwise): a remote that
+ * accepts connections and never answers must not hang a run. State moves kilobytes to a few
+ * megabytes, so a minute without an end is a hang, not a slow link.
  */
 import { appendFileSync } from 'node:fs';
-import type { NodeProcessRunner, ProcessResult } from '../exec/process';
+import type { NodeProcessRunner, ProcessResult, RunOptions } from '../exec/process';
 
 export interface GitStats {
   processes: number;
@@ -30,6 +35,11 @@ export class GitError extends Error {
   }
 }
 
+/** How long a fetch, push or ls-remote may take before it is ended, unless NYL_GIT_TIMEOUT says otherwise. */
+export const DEFAULT_NETWORK_TIMEOUT_MS = 60_000;
+
+const NETWORK_VERBS = new Set(['fetch', 'push', 'ls-remote']);
+
 export class Git {
   readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, byCommand: {} };
   private readonly baseEnv: NodeJS.ProcessEnv;
@@ -37,6 +47,7 @@ export class Git {
   constructor(
     readonly runner: NodeProcessRunner,
     env: NodeJS.ProcessEnv,
+    readonly networkTimeoutMs: number = DEFAULT_NETWORK_TIMEOUT_MS,
   ) {
     this.baseEnv = {
       ...env,
@@ -72,23 +83,30 @@ export class Git {
     return extra ? { ...this.baseEnv, ...extra } : this.baseEnv;
   }
 
-  private count(args: string[]): void {
+  private count(args: string[]): string {
     this.stats.processes++;
     const verb = args.find((a) => !a.startsWith('-')) ?? '?';
     this.stats.byCommand[verb] = (this.stats.byCommand[verb] ?? 0) + 1;
     if (verb === 'push') this.stats.pushes++;
     if (verb === 'fetch') this.stats.fetches++;
+    return verb;
   }
 
   /** Runs git in dir; never throws for a non-zero exit. */
   async run(dir: string, args: string[], options: GitRunOptions = {}): Promise<ProcessResult> {
-    this.count(args);
-    const runOptions: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer } = {
-      cwd: dir,
-      env: this.env(options.env),
-    };
+    const verb = this.count(args);
+    const runOptions: RunOptions = { cwd: dir, env: this.env(options.env) };
     if (options.input !== undefined) runOptions.input = options.input;
+    // In a process group of its own: the timeout must end git's remote helper (git-remote-http) too.
+    if (NETWORK_VERBS.has(verb)) Object.assign(runOptions, { timeoutMs: this.networkTimeoutMs, killGraceMs: 1000, group: true });
     return this.runner.run(['git', ...args], runOptions);
+  }
+
+  /** What went wrong with a git command, in one line: its last error line, or that it timed out. */
+  failureOf(result: ProcessResult): string {
+    if (result.timedOut) return `git ${result.argv[1]} did not finish within ${this.networkTimeoutMs / 1000} s (NYL_GIT_TIMEOUT)`;
+    const lines = result.stderr.toString().trim().split('\n').filter(Boolean);
+    return lines[lines.length - 1] ?? `git ${result.argv[1]} failed`;
   }
 
   /** Runs git and throws GitError unless it exits 0; returns stdout as text. */

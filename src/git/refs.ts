@@ -73,6 +73,8 @@ export async function pushAtomic(git: Git, dir: string, url: string, updates: Re
   for (const u of updates) args.push(u.to === null ? `:${u.ref}` : `${u.to}:${u.ref}`);
   const result = await git.run(dir, args);
   if (result.code === 0) return { ok: true };
+  // Ended by its timeout, the push may or may not have landed: only a read can tell (the caller's).
+  if (result.timedOut) return { ok: false, kind: 'unreachable', message: git.failureOf(result) };
   return classifyPushFailure(result.stdout.toString(), result.stderr.toString());
 }
 
@@ -110,7 +112,7 @@ export async function lsRemote(
   prefixes: string[],
 ): Promise<{ ok: true; refs: Map<string, string> } | { ok: false; message: string }> {
   const result = await git.run(dir, ['ls-remote', url]);
-  if (result.code !== 0) return { ok: false, message: result.stderr.toString().trim() };
+  if (result.code !== 0) return { ok: false, message: git.failureOf(result) };
   const all = parseRefList(result.stdout.toString());
   const refs = new Map<string, string>();
   for (const [ref, oid] of all) {

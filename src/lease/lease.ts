@@ -21,6 +21,7 @@ import { readRunHeaders, runIsLive } from '../state/run-record';
 import { applyUpdates, type RefSnapshot, type StateStore } from '../state/store';
 import { isoMillis, isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
+import { writeRetried } from './retried-write';
 import {
   breaksCarriedBy,
   clockSkewOf,
@@ -214,7 +215,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
     const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...((await options.extraUpdates?.(record)) ?? [])];
     await rt.faults.reach('before-lease-push', [options.operation]);
-    const result = await store.write(updates);
+    const result = await writeRetried(rt, store, updates);
     if (result.ok) {
       const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates) };
       if (current) acquired.replaced = current;
@@ -314,7 +315,7 @@ export class LeaseHandle {
     const part = await build({ record: lease.record });
     const updates = [...part.updates, lease.update];
     const began = this.rt.clock.now();
-    const result = await this.store.write(updates);
+    const result = await writeRetried(this.rt, this.store, updates);
     if (result.ok) {
       this.confirmedAt = began;
       if (lease.oid === null) this.released = true;
@@ -386,7 +387,7 @@ export class LeaseHandle {
     this.stopRenewal();
     return this.exclusive(async () => {
       if (this.released || this.lost) return false;
-      const result = await this.store.write([{ ref: this.ref, expect: this.oid, to: previous.oid }]);
+      const result = await writeRetried(this.rt, this.store, [{ ref: this.ref, expect: this.oid, to: previous.oid }]);
       this.released = true;
       return result.ok;
     });
@@ -420,7 +421,7 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     if (!target) return { kind: 'nothing-held' };
     const record: LeaseRecord = { ...target.record, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, author, message(record));
-    const result = await store.write([{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }]);
+    const result = await writeRetried(rt, store, [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }]);
     if (result.ok) return { kind: 'broken', record, oid };
     if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
     // The holder renewed or released meanwhile: look again.

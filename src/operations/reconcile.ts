@@ -205,15 +205,44 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
     report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: opened.env.name }));
     return report;
   }
+  if (engine.unavailable) return endUnrecorded(opened, run, engine, report);
   const settled = settleRun(opened, start, takeover, engine, report, req.reason);
   return publishRun(rt, opened, start, takeover, engine, settled, run, report);
+}
+
+/**
+ * The state repository stayed out of reach (after retries): the run started nothing more, and
+ * what ran is not recorded in state. It still tries to end its run ref, with the checkpoints that
+ * wait, and to let the lease go; then says what is unrecorded and what to run once the repository
+ * is back. Nothing ran: plain NYL-STATE-UNAVAILABLE.
+ */
+async function endUnrecorded(opened: OpenedEnvironment, run: RunTransaction, engine: EngineResult, report: ReconcileReport, cause?: string): Promise<ReconcileReport> {
+  await run.tx.end('state-unavailable');
+  report.warnings.push(...unitWarnings(report));
+  const env = opened.env.name;
+  const why = `the state repository of ${env} could not be reached${cause ? ` (${cause})` : ''}`;
+  if (engine.dispatchOrder.length === 0) {
+    report.errors.push(diagnostic('NYL-STATE-UNAVAILABLE', 'error', `${why}; no unit was started`, { env }));
+    return report;
+  }
+  // A unit that never started has a record that says so waiting too: only what ran counts.
+  const lost = run.runRef.hasPending() ? engine.unpushed.filter((n) => engine.outcomes.has(n)) : [];
+  const message = `${why}: the results of ${engine.dispatchOrder.join(', ')} are not recorded in state${lost.length > 0 ? `, and the checkpoints of ${lost.join(', ')} did not reach run ${run.runRef.run} either` : `; run ${run.runRef.run} holds their checkpoints`}`;
+  report.errors.push(diagnostic('NYL-RUN-UNRECORDED', 'error', message, { env, units: engine.dispatchOrder, data: { run: run.runRef.run, withoutCheckpoint: lost } }));
+  return report;
 }
 
 async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, settled: SettledRun, run: RunTransaction, report: ReconcileReport): Promise<ReconcileReport> {
   const { store, loc } = opened;
   const coordination = coordinationUpdates(store, start.refs, takeover, engine.observed);
   const signals = signalDeletions(engine.signals);
-  const published = await run.tx.publish(settled.transitions, () => [...coordination, ...signals, run.runRef.deletion()]);
+  let published;
+  try {
+    published = await run.tx.publish(settled.transitions, () => [...coordination, ...signals, run.runRef.deletion()]);
+  } catch (error) {
+    if (!(error instanceof NylError && error.code === 'NYL-STATE-UNAVAILABLE')) throw error;
+    return endUnrecorded(opened, run, engine, report, error.diagnostics[0]!.message);
+  }
   report.committed = settled.transitions.length > 0;
   await Promise.all([
     primeUnitDocs(store.reader, loc, published.commits.get(loc.desiredRef), settled.desired, store.cache),

@@ -13,7 +13,7 @@ import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport
 import { importRuns } from '../run/import';
 import { describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
-import { readRecordedRuns, runIsLive } from '../state/run-record';
+import { type RecordedRun, readRecordedRuns, runIsLive } from '../state/run-record';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
@@ -126,23 +126,46 @@ function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatu
   }
 }
 
+/** A unit a live run started and has no result of yet. */
+interface Started {
+  run: string;
+  startedAt: string;
+}
+
+/**
+ * Units that live runs started without a checkpoint yet. Status shows them running, not pending:
+ * their effects may be under way (or the run could not record them, and its lease holds until
+ * its deadline).
+ */
+function startedByLiveRuns(live: RecordedRun[]): Map<string, Started> {
+  const started = new Map<string, Started>();
+  for (const r of live) for (const [name, doc] of r.units) if (!doc.checkpoint) started.set(name, { run: r.run, startedAt: doc.startedAt });
+  return started;
+}
+
+function showRunning(s: UnitStatus, started: Started): void {
+  s.state = 'running';
+  s.detail = `started by run ${started.run} at ${started.startedAt}; its result is not recorded yet`;
+}
+
 /**
  * Runs that ended without their transition commit wait for import: status shows what that import
- * will find (the live run's own record excluded).
+ * will find. A live run's records show which units it started.
  */
 async function withUnimported(opened: OpenedEnvironment, refs: RefSnapshot, at: LeaseAt, view: EnvironmentStateView, report: StatusReport) {
   const { store, env } = opened;
   const { now, skewMs, lease } = at;
-  const liveRun = lease?.status === 'live' ? lease.view.record.run : undefined;
-  const dead = (await readRecordedRuns(store.reader, store.loc, refs, liveRun)).filter((r) => !r.doc || !runIsLive(r.doc, now, skewMs) || lease?.view.record.broken);
-  const docs = { desired: view.desiredUnits, observed: view.observedUnits };
+  const runs = await readRecordedRuns(store.reader, store.loc, refs);
+  const isLive = (r: RecordedRun) => (r.run === lease?.view.record.run ? lease.status === 'live' : Boolean(r.doc && runIsLive(r.doc, now, skewMs) && !lease?.view.record.broken));
+  const dead = runs.filter((r) => !isLive(r));
+  const docs = { desired: view.desiredUnits, observed: view.observedUnits, started: startedByLiveRuns(runs.filter(isLive)) };
   if (dead.length === 0) return docs;
   for (const r of dead) {
     const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
     report.warnings.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }));
   }
   const preview = importRuns({ ...planInputOf(opened, view.state!.generation, docs), runs: dead, now: isoSeconds(now) });
-  return { desired: preview.desired, observed: preview.observed };
+  return { desired: preview.desired, observed: preview.observed, started: docs.started };
 }
 
 export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Promise<StatusReport> {
@@ -172,6 +195,7 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   const docs = await withUnimported(opened, refs, at, view, report);
   const plan = planEnvironment(planInputOf(opened, view.state!.generation, docs));
   const statuses = plan.order.map((n) => unitStatus(plan.units.get(n)!));
+  for (const s of statuses) if (docs.started.has(s.name)) showRunning(s, docs.started.get(s.name)!);
   for (const s of statuses) report.units[s.name] = s;
   report.unitOrder = plan.order;
   report.warnings.push(...unitWarnings(env.name, statuses));

@@ -28,7 +28,7 @@ export interface StateOperationReport extends ReportBase {
 }
 
 /** A unit's state in `nyl status`. */
-export type UnitStatusState = 'current' | 'pending' | 'outdated' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving';
+export type UnitStatusState = 'current' | 'pending' | 'outdated' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving' | 'running';
 
 export interface UnitStatus {
   name: string;

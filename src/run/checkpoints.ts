@@ -8,19 +8,15 @@
  * flight ride on the next wave's started markers instead of a push of their own (`settle`, then
  * `resume` once the started markers landed).
  *
- * A push that did not reach the repository is retried after 0.5, 1, 2 and 4 s (a network blip
- * must not end a run whose units keep running); a refused push (the lease moved) is never retried.
+ * A push that did not reach the repository is retried by the lease's write (a network blip must
+ * not end a run whose units keep running); when it still fails, or is refused (the lease moved),
+ * group commit pushes nothing more and the run starts no further unit.
  */
 import type { Runtime } from '../util/runtime';
 import type { RunRef } from './run-ref';
 
-/** Waits before each retry of a push that did not reach the repository; then group commit gives up. */
-const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
-
 interface PushProblem {
   lost: boolean;
-  /** The repository could not be reached: worth another try. */
-  transient: boolean;
   message: string;
 }
 
@@ -93,6 +89,11 @@ export class GroupCommit {
     this.stopped = true;
   }
 
+  /** Units whose checkpoints have not reached the repository (yet). */
+  unpushed(): string[] {
+    return [...this.names];
+  }
+
   /** Units whose checkpoints wait for a push, for the message of the push that takes them. */
   takeNames(): string[] {
     return this.names.splice(0);
@@ -100,27 +101,17 @@ export class GroupCommit {
 
   private async drain(): Promise<void> {
     try {
-      await this.pushWithRetries();
+      await this.pushAll();
     } catch (error) {
       // Not the repository's answer (a bug, a commit that could not be written): group commit
       // stops rather than retry (the run then ends).
-      this.failure = { lost: false, transient: false, message: (error as Error)?.message ?? String(error) };
+      this.failure = { lost: false, message: (error as Error)?.message ?? String(error) };
     }
   }
 
-  private async pushWithRetries(): Promise<void> {
-    let failed = 0;
+  private async pushAll(): Promise<void> {
     while (!this.failure && !this.stopped && !this.paused && this.runRef.hasPending()) {
-      const problem = await this.pushOnce();
-      if (!problem) {
-        failed = 0;
-        continue;
-      }
-      if (!problem.transient || failed >= RETRY_DELAYS_MS.length) {
-        this.failure = problem;
-        return;
-      }
-      await this.rt.clock.sleep(RETRY_DELAYS_MS[failed++]!);
+      this.failure = await this.pushOnce();
     }
   }
 
@@ -130,10 +121,10 @@ export class GroupCommit {
     await this.rt.faults.reach('before-checkpoint-push', names);
     const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`);
     if (!written.ok) {
-      // The files stay pending in the run ref: the retry (or the run's end) takes them.
+      // The files stay pending in the run ref: the run's end takes them.
       this.names.unshift(...names);
       const { result } = written;
-      return { lost: written.lost, transient: !written.lost && !result.ok && result.kind === 'unreachable', message: result.ok ? '' : result.message };
+      return { lost: written.lost, message: result.ok ? '' : result.message };
     }
     await this.rt.faults.reach('after-checkpoint-push', names);
     return undefined;

@@ -55,6 +55,10 @@ export interface EngineResult {
   stoppedAfter?: string;
   cancelled: boolean;
   lost: boolean;
+  /** The state repository could not be reached: the run started nothing more. */
+  unavailable: boolean;
+  /** Units whose checkpoints never reached the run ref (they wait for the run's last push). */
+  unpushed: string[];
   /** The observed documents as the run leaves them (receipts and conditions it recorded). */
   observed: Map<string, ObservedUnitDoc>;
   /** Every signal the run read; its transition push deletes them. */
@@ -100,6 +104,8 @@ function resultOf(ctx: WaveContext, plan: Plan): EngineResult {
     dispatchOrder: state.dispatchOrder,
     cancelled: ctx.rt.cancel.aborted,
     lost: ctx.lease.lost,
+    unavailable: state.stopped?.reason === 'state-unavailable',
+    unpushed: ctx.commits.unpushed(),
     observed: state.observed,
     signals: ctx.signals.seen,
   };

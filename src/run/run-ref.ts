@@ -13,6 +13,7 @@ import type { Identity } from '../git/object-writer';
 import type { RefUpdate } from '../git/refs';
 import type { FencedWriteResult, LeaseHandle, LeaseMode, PushPart } from '../lease/lease';
 import type { LeaseRecord } from '../lease/record';
+import { writeRetried } from '../lease/retried-write';
 import { type RunDoc, runRefName, serializeRunDoc } from '../state/run-record';
 import type { StateStore } from '../state/store';
 import { isoSeconds, type Clock } from '../util/clock';
@@ -132,7 +133,7 @@ export class RunRef {
   private async pushUnfenced(message: string, recreate: boolean): Promise<boolean> {
     if (!this.oid) return false;
     const [oid] = await this.store.writeCommits([{ parent: this.oid, changes: new Map(this.pending), message, author: this.author, timeMs: this.clock.now() }]);
-    const result = await this.store.write([{ ref: this.ref, expect: recreate ? null : this.oid, to: oid! }]);
+    const result = await writeRetried({ clock: this.clock }, this.store, [{ ref: this.ref, expect: recreate ? null : this.oid, to: oid! }]);
     if (result.ok) {
       this.oid = oid!;
       this.pending.clear();

@@ -66,6 +66,8 @@ export class GitStateStore implements StateStore {
   private readonly mirrored: boolean;
   /** The git dir of a repository on this machine, once found (the cheap look for signals uses it per unit). */
   private localGitDir: string | undefined;
+  /** The last fetch failed the way a network blip does (or timed out): the next ones try once. */
+  private remoteDown = false;
   private writer: FastImportSession | undefined;
 
   constructor(
@@ -134,13 +136,29 @@ export class GitStateStore implements StateStore {
   /**
    * Fetches into the work repository. Two nyl processes of one machine share a cache repository;
    * their fetches may race for a ref lock there, which is retried, never reported as unavailable.
+   * A network failure that may pass (an HTTP 5xx, a reset or refused connection) is retried after
+   * 0.5, 1 and 2 s; a fetch that hung until its timeout is not (the remote does not answer). Once
+   * a fetch failed so, the next ones are tried once each until one succeeds: a remote that stayed
+   * down is not waited for again at every read.
    */
-  private async fetch(args: string[]) {
+  private async fetch(args: string[], once = false) {
+    let network = once || this.remoteDown ? FETCH_RETRY_DELAYS_MS.length : 0;
     for (let attempt = 0; ; attempt++) {
       const result = await this.git.run(this.workDir, ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', ...args]);
       const stderr = result.stderr.toString();
-      if (result.code === 0 || attempt >= 8 || !/cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i.test(stderr)) return result;
-      await new Promise((r) => setTimeout(r, 30 + Math.random() * 60 * (attempt + 1)));
+      if (result.code === 0) {
+        this.remoteDown = false;
+        return result;
+      }
+      if (attempt < 8 && LOCK_RACE.test(stderr)) {
+        await sleep(30 + Math.random() * 60 * (attempt + 1));
+      } else if (network < FETCH_RETRY_DELAYS_MS.length && !result.timedOut && TRANSIENT_NETWORK.test(stderr)) {
+        await sleep(FETCH_RETRY_DELAYS_MS[network++]!);
+      } else {
+        // Tried in full (not once) and still down: the next fetches do not wait for it again.
+        if (!once && (result.timedOut || TRANSIENT_NETWORK.test(stderr))) this.remoteDown = true;
+        return result;
+      }
     }
   }
 
@@ -151,17 +169,17 @@ export class GitStateStore implements StateStore {
   }
 
   /** Reads the current values of the environment's refs from the state repository. */
-  async snapshot(): Promise<RefSnapshot> {
+  async snapshot(options: { once?: boolean } = {}): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
     if (this.loc.kind !== 'remote') return this.readLocalRefs([...exact, ...prefixes]);
     const specs = [
       ...exact.map((r) => `+${r}:${this.mirror(r)}`),
       ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
     ];
-    const result = await this.fetch(['--prune', this.loc.url!, ...specs]);
+    const result = await this.fetch(['--prune', this.loc.url!, ...specs], options.once);
     if (result.code !== 0) {
       const stderr = result.stderr.toString();
-      if (!/couldn't find remote ref/i.test(stderr)) unavailable(this.loc, lastLine(stderr));
+      if (!/couldn't find remote ref/i.test(stderr)) unavailable(this.loc, this.git.failureOf(result));
       await this.fetchExisting();
     }
     return this.readMirrored([...exact, ...prefixes]);
@@ -203,7 +221,7 @@ export class GitStateStore implements StateStore {
   async snapshotPrefix(prefix: string): Promise<RefSnapshot> {
     if (this.loc.kind !== 'remote') return this.readLocalRefs([prefix]);
     const result = await this.fetch(['--prune', this.loc.url!, `+${prefix}*:${this.mirror(prefix)}*`]);
-    if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
+    if (result.code !== 0) unavailable(this.loc, this.git.failureOf(result));
     return this.readMirrored([prefix]);
   }
 
@@ -211,13 +229,13 @@ export class GitStateStore implements StateStore {
   private async fetchExisting(): Promise<void> {
     const { exact, prefixes } = this.watchedRefs;
     const listed = await lsRemote(this.git, this.workDir, this.loc.url!, [...exact, ...prefixes]);
-    if (!listed.ok) unavailable(this.loc, lastLine(listed.message));
+    if (!listed.ok) unavailable(this.loc, listed.message);
     const specs = [
       ...exact.filter((r) => listed.refs.has(r)).map((r) => `+${r}:${this.mirror(r)}`),
       ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
     ];
     const result = await this.fetch(['--prune', this.loc.url!, ...specs]);
-    if (result.code !== 0) unavailable(this.loc, lastLine(result.stderr.toString()));
+    if (result.code !== 0) unavailable(this.loc, this.git.failureOf(result));
     const stale = exact.filter((r) => !listed.refs.has(r));
     if (stale.length > 0) {
       const have = await readRefs(this.git, this.workDir, stale.map((r) => this.mirror(r)));
@@ -299,9 +317,13 @@ export class GitStateStore implements StateStore {
   }
 }
 
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n').filter(Boolean);
-  return lines[lines.length - 1] ?? 'git failed';
+const LOCK_RACE = /cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i;
+/** Failures of the network or of a server under load, which the next try may not meet. */
+const TRANSIENT_NETWORK = /\b50[0234]\b|RPC failed|early EOF|unexpected disconnect|remote end hung up|Connection (refused|reset|timed out)|Could not resolve host|Empty reply|Operation timed out|transfer closed/i;
+const FETCH_RETRY_DELAYS_MS = [500, 1000, 2000];
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function cacheName(url: string): string {

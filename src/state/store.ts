@@ -46,7 +46,11 @@ export interface StateStore {
   readonly localRepository: string;
   /** Checks that the location can be opened; creates no repository (state init does). */
   ensureOpen(): Promise<void>;
-  snapshot(): Promise<RefSnapshot>;
+  /**
+   * `once`: a single attempt, for a caller that retries on its own (a write checking whether it
+   * landed); otherwise a read that fails the way a network blip does is tried again first.
+   */
+  snapshot(options?: { once?: boolean }): Promise<RefSnapshot>;
   /** The current refs under one prefix (signals, read by a live run between units). */
   snapshotPrefix(prefix: string): Promise<RefSnapshot>;
   /** A cheap look whether refs may exist under prefix; undefined when only a read can tell. */

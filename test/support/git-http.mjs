@@ -8,6 +8,7 @@
 // and is killed as a group by stop() and by git-fixtures' exit/signal handlers.
 
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -122,12 +123,60 @@ export function createGitHttpHandler(projectRoot, { remoteUser = 'nyl-test', onE
   };
 }
 
+/** A small seeded generator (mulberry32): the same seed injects faults at the same requests. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Wraps a handler with injected faults, for the network-fault tests:
+ * - silent: accept every connection and never answer (a hung remote);
+ * - push503 / fetch503: the probability that a push (receive-pack POST) or a fetch (upload-pack
+ *   POST) is answered 503 instead, drawn from `seed`, but never more than `maxInARow` requests in a
+ *   row (a transient fault passes: that is what retries are for);
+ * - downFile: while this file exists, every request is answered 503 (a remote that stays down).
+ * GET /__faults answers {requests, injected} so that a test can report what it injected.
+ */
+export function withFaults(handle, { silent = false, push503 = 0, fetch503 = 0, seed = 1, maxInARow = Infinity, downFile } = {}) {
+  const random = seeded(seed);
+  const counts = { requests: 0, injected: 0 };
+  let inARow = 0;
+  return function faulty(req, res) {
+    if (req.url === '/__faults') return void res.end(JSON.stringify(counts));
+    counts.requests++;
+    if (silent) return;
+    const post = req.method === 'POST';
+    const p = post && req.url.endsWith('/git-receive-pack') ? push503 : post && req.url.endsWith('/git-upload-pack') ? fetch503 : 0;
+    const down = downFile && existsSync(downFile);
+    const drawn = p > 0 && random() < p && inARow < maxInARow;
+    inARow = drawn ? inARow + 1 : p > 0 ? 0 : inARow;
+    if (down || drawn) {
+      counts.injected++;
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = 503;
+        res.end('injected fault\n');
+      });
+      return;
+    }
+    handle(req, res);
+  };
+}
+
 /**
  * Starts the server in this process (port 0 on 127.0.0.1). Pushes and fetches against it must
  * be asynchronous. Returns { url(repoName), stop(), port }.
  */
 export async function startGitHttpInProcess(projectRoot, opts = {}) {
-  const server = http.createServer(createGitHttpHandler(projectRoot, opts));
+  const handler = createGitHttpHandler(projectRoot, opts);
+  const server = http.createServer(opts.faults ? withFaults(handler, opts.faults) : handler);
   server.keepAliveTimeout = 1000;
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -150,8 +199,8 @@ export async function startGitHttpInProcess(projectRoot, opts = {}) {
  * waits until it listens. Returns { url(repoName) -> 'http://127.0.0.1:PORT/repoName',
  * stop() -> Promise, port, pid, stderr }. Safe with synchronous git calls.
  */
-export async function startGitHttp(projectRoot, { timeoutMs = 10000 } = {}) {
-  const child = spawn(process.execPath, [THIS_FILE, projectRoot], {
+export async function startGitHttp(projectRoot, { timeoutMs = 10000, faults } = {}) {
+  const child = spawn(process.execPath, [THIS_FILE, projectRoot, ...(faults ? [JSON.stringify(faults)] : [])], {
     env: hermeticEnv(),
     detached: true,
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -225,6 +274,7 @@ if (process.argv[1] && pathToFileURL(path.resolve(process.argv[1])).href === imp
   }
   const server = await startGitHttpInProcess(path.resolve(root), {
     onError: (err) => process.stderr.write(`${err.message}\n`),
+    ...(process.argv[3] ? { faults: JSON.parse(process.argv[3]) } : {}),
   });
   process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
   process.stdin.on('end', () => process.exit(0));
