@@ -7,6 +7,8 @@ export interface OptionSpec {
   short?: string;
   type: 'string' | 'boolean';
   multiple?: boolean;
+  /** The value is a comma-separated list of names (each must be non-empty). */
+  list?: boolean;
   value?: string;
   help: string;
 }
@@ -58,8 +60,8 @@ export const COMMANDS: CommandSpec[] = [
       'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
     options: [
       ENV,
-      { name: 'unit', type: 'string', multiple: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
-      { name: 'units', type: 'string', multiple: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
+      { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
