@@ -15,7 +15,7 @@ import { validateSchema } from '../util/schema';
 import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema } from './schema';
 import { type SourceDocument, parseSourceFile } from './source-file';
 import type { Origin, Project, SourceTree } from './types';
-import { type ProjectResources, nulBytes, sourceError, validateProject } from './validate';
+import { type ProjectResources, nulBytes, prototypeKeys, sourceError, validateProject } from './validate';
 
 export const PROJECT_FILE = 'nyl.yaml';
 
@@ -128,8 +128,8 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
     errors.push(sourceError(at(doc, ''), 'a resource must be a mapping', `write a mapping with apiVersion: ${API_VERSION}, kind, metadata and spec`));
     return undefined;
   }
-  // A NUL byte anywhere is reported at its own pointer, instead of what else is wrong there.
-  const nul = nulBytes(value);
+  // A NUL byte or a __proto__ key anywhere is reported at its own pointer, instead of what else is wrong there.
+  const nul = [...nulBytes(value), ...prototypeKeys(value)];
   const nulAt = new Set(nul.map((p) => p.pointer));
   const refuse = (pointer: string, message: string, fix: string): undefined => {
     for (const p of nul) errors.push(sourceError(at(doc, p.pointer), p.message, p.fix));
