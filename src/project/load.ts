@@ -169,8 +169,25 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
   }
 
   const origin: Origin = { file: doc.file, line: doc.start.line, pointer: '', document: doc.index };
-  const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : undefined;
+  const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : fieldLocations(doc, kind);
   return buildResource(kind, value, origin, scan, locations);
+}
+
+/** Fields whose line an error after loading may name (a state ref that is a source branch). */
+const LOCATED_FIELDS: Partial<Record<string, string[]>> = {
+  Environment: ['/spec/source/ref', '/spec/state/desiredRef', '/spec/state/observedRef'],
+  EnvironmentGroup: ['/spec/shared/state/desiredRef', '/spec/shared/state/observedRef'],
+};
+
+function fieldLocations(doc: SourceDocument, kind: string): Record<string, { line: number; column: number }> | undefined {
+  const pointers = (LOCATED_FIELDS[kind] ?? []).filter((p) => valueAt(doc.value, p) !== undefined);
+  return pointers.length > 0 ? Object.fromEntries(pointers.map((p) => [p, doc.locate(p)])) : undefined;
+}
+
+function valueAt(value: unknown, pointer: string): unknown {
+  let node = value;
+  for (const segment of pointer.slice(1).split('/')) node = isRecord(node) ? node[segment] : undefined;
+  return node;
 }
 
 function groupResources(resources: Resource[]): ProjectResources {
