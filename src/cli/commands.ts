@@ -25,7 +25,7 @@ export interface CommandSpec {
 
 const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment.' };
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
-const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: "Wait up to this long (such as 10m) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD." };
+const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
 const LOCAL: OptionSpec = { name: 'local', type: 'boolean', help: "Operate on the clone's own state branches and lease, without fetching, pushing or taking a remote lease." };
 const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
