@@ -44,10 +44,16 @@ export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
 /** Options whose value is a duration, with the range each accepts. */
 const DURATIONS: Record<string, DurationBounds> = { 'wait-lease': WAIT_LEASE_BOUNDS };
 
+/**
+ * An empty --reason is no reason and widens nothing: the commands that need one refuse it with
+ * their own code (NYL-REASON-REQUIRED, NYL-RECOVER-REASON-REQUIRED, which name the fix).
+ */
+const MAY_BE_EMPTY = new Set(['reason']);
+
 function checkValues(option: OptionSpec, value: string | boolean | string[] | undefined): void {
   const flag = `--${option.name}`;
   for (const text of typeof value === 'string' ? [value] : Array.isArray(value) ? value : []) {
-    if (text.trim() === '') {
+    if (text.trim() === '' && !MAY_BE_EMPTY.has(option.name)) {
       usageError(`${flag} has an empty value (an unset shell variable?)`, `pass ${flag} ${option.value ?? '<value>'}, or leave ${flag} out`);
     }
     if (option.list && text.split(',').some((item) => item.trim() === '')) {

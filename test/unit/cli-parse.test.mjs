@@ -94,6 +94,9 @@ test('an empty value (an unset shell variable) is NYL-USAGE, never "not given": 
   }
   const ok = findCommand(['reconcile', '-e', 'dev', '--units', 'a, b', '--unit', 'c']);
   assert.deepEqual(parseCommand(ok.spec, ok.rest).values.units, ['a, b']);
+  // An empty --reason is no reason: recover --retry refuses it with NYL-RECOVER-REASON-REQUIRED.
+  const blank = findCommand(['recover', '-e', 'dev', '--unit', 'a', '--retry', '--reason', ' ']);
+  assert.equal(parseCommand(blank.spec, blank.rest).values.reason, ' ');
 });
 
 test('--wait-lease takes a duration from 0s to 24h; anything else is NYL-USAGE naming the range', () => {
