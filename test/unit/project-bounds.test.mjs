@@ -1,5 +1,5 @@
 // Source that asks for more than Nyl can do safely is refused when the project loads, with file,
-// line and a fix (issue 9, items 7 and 8): durations out of their range, a lease shorter than its
+// line and a fix: durations out of their range, a lease shorter than its
 // renewal can serve, prototype keys, oversized files and alias bombs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
