@@ -7,6 +7,8 @@ export interface OptionSpec {
   short?: string;
   type: 'string' | 'boolean';
   multiple?: boolean;
+  /** The value is a comma-separated list of names (each must be non-empty). */
+  list?: boolean;
   value?: string;
   help: string;
 }
@@ -23,7 +25,7 @@ export interface CommandSpec {
 
 const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment.' };
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
-const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: "Wait up to this long (such as 10m) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD." };
+const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
 const LOCAL: OptionSpec = { name: 'local', type: 'boolean', help: "Operate on the clone's own state branches and lease, without fetching, pushing or taking a remote lease." };
 const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
@@ -37,10 +39,12 @@ export const COMMANDS: CommandSpec[] = [
       "Creates state.yaml on the environment's desired and observed refs. Running it again changes nothing. " +
       'A missing local bare repository (an absolute path or file:// URL) is created with its parents. ' +
       '--fresh starts over deliberately: every unit becomes a new incarnation and executes again at the next reconcile; ' +
-      'it is also the way to start over at a location whose state was deleted.',
+      'it is also the way to start over at a location whose state was deleted, and at a state repository that has no state ' +
+      "while this clone's known branches hold some (re-created empty): a plain init refuses there with NYL-STATE-DIVERGED, " +
+      'and --fresh continues the known history so that the branches fast-forward.',
     options: [
       ENV,
-      { name: 'fresh', type: 'boolean', help: 'Start over: every unit becomes a new incarnation. Needs --reason.' },
+      { name: 'fresh', type: 'boolean', help: "Start over deliberately: every unit becomes a new incarnation (also after state delete, or where the clone's known branches hold state the repository lacks)." },
       REASON,
       WAIT,
       AUTHOR,
@@ -58,8 +62,8 @@ export const COMMANDS: CommandSpec[] = [
       'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
     options: [
       ENV,
-      { name: 'unit', type: 'string', multiple: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
-      { name: 'units', type: 'string', multiple: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
+      { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },

@@ -64,12 +64,10 @@ function requireEnvironment(p: ParsedCommand): string {
   return e;
 }
 
+/** --wait-lease in milliseconds; parseCommand checked it is a duration within its bounds. */
 function waitMs(p: ParsedCommand): number | undefined {
   const text = stringOpt(p, 'wait-lease');
-  if (text === undefined) return undefined;
-  const ms = parseDuration(text);
-  if (ms === undefined) throw new NylError(diagnostic('NYL-USAGE', 'error', `--wait-lease ${text} is not a duration`, { fix: 'pass a duration such as 30s, 10m or 1h' }));
-  return ms;
+  return text === undefined ? undefined : parseDuration(text);
 }
 
 function outputOf(p: ParsedCommand): Output {
@@ -168,7 +166,8 @@ function listOpt(p: ParsedCommand, ...names: string[]): string[] {
   for (const n of names) {
     const v = p.values[n];
     const items = Array.isArray(v) ? v : typeof v === 'string' ? [v] : [];
-    for (const item of items) out.push(...item.split(',').map((s) => s.trim()).filter(Boolean));
+    // parseCommand refused empty names, so every item is one.
+    for (const item of items) out.push(...item.split(',').map((s) => s.trim()));
   }
   return out;
 }

@@ -2,10 +2,15 @@
  * argv of one command -> its parsed options and path, by the command table's option specs.
  * A usage problem is an NYL-USAGE error. Only dispatch.ts loads this module, and it loads the
  * diagnostic catalog itself: --version and --help load neither.
+ *
+ * Values are checked here, before anything is read or written: an empty value is refused (an
+ * unset shell variable in `--unit "$UNIT"` must not widen a command to every unit), each name of
+ * a comma-separated list must be non-empty, and durations must be within their bounds.
  */
 import { parseArgs } from 'node:util';
 import { diagnostic, NylError } from '../errors/diagnostic';
-import type { CommandSpec } from './commands';
+import { type DurationBounds, WAIT_LEASE_BOUNDS, durationProblem } from '../util/duration';
+import type { CommandSpec, OptionSpec } from './commands';
 
 export interface ParsedCommand {
   spec: CommandSpec;
@@ -31,5 +36,31 @@ export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
   if (parsed.positionals.length > 1) {
     usageError(`unexpected arguments: ${parsed.positionals.slice(1).join(' ')}`, `see \`nyl ${spec.words.join(' ')} --help\``);
   }
-  return { spec, values: parsed.values as ParsedCommand['values'], path: parsed.positionals[0] ?? '.' };
+  const values = parsed.values as ParsedCommand['values'];
+  for (const option of spec.options) checkValues(option, values[option.name]);
+  return { spec, values, path: parsed.positionals[0] ?? '.' };
+}
+
+/** Options whose value is a duration, with the range each accepts. */
+const DURATIONS: Record<string, DurationBounds> = { 'wait-lease': WAIT_LEASE_BOUNDS };
+
+/**
+ * An empty --reason is no reason and widens nothing: the commands that need one refuse it with
+ * their own code (NYL-REASON-REQUIRED, NYL-RECOVER-REASON-REQUIRED, which name the fix).
+ */
+const MAY_BE_EMPTY = new Set(['reason']);
+
+function checkValues(option: OptionSpec, value: string | boolean | string[] | undefined): void {
+  const flag = `--${option.name}`;
+  for (const text of typeof value === 'string' ? [value] : Array.isArray(value) ? value : []) {
+    if (text.trim() === '' && !MAY_BE_EMPTY.has(option.name)) {
+      usageError(`${flag} has an empty value (an unset shell variable?)`, `pass ${flag} ${option.value ?? '<value>'}, or leave ${flag} out`);
+    }
+    if (option.list && text.split(',').some((item) => item.trim() === '')) {
+      usageError(`${flag} ${text} has an empty name in its list`, `pass ${flag} ${option.value ?? '<a>,<b>'} with every name non-empty`);
+    }
+    const bounds = DURATIONS[option.name];
+    const problem = bounds && durationProblem(text, bounds);
+    if (problem) usageError(`${flag} ${problem.message}`, `pass ${flag} with ${problem.wanted}`);
+  }
 }

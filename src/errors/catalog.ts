@@ -94,7 +94,9 @@ export const CATALOG = {
     exit: 1,
     summary: "The clone's known state branch holds work the state repository does not have.",
     fix: (p) =>
-      `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or, to discard it, delete the branch by hand: Nyl never rewrites it`,
+      p.init
+        ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
+        : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or, to discard it, delete the branch by hand: Nyl never rewrites it`,
   },
   'NYL-STATE-DELETE-INCARNATIONS': {
     exit: 1,

@@ -17,6 +17,11 @@ export interface RefTransition {
   ref: string;
   /** The commit the transition builds on (undefined: the ref does not exist yet). */
   base: string | undefined;
+  /**
+   * The new commit's parent when it is not base: a fresh state init continues the clone's known
+   * branch of a ref the state repository lacks, so that branch fast-forwards instead of diverging.
+   */
+  parent?: string;
   /** Changes relative to the environment's directory: file -> content, null deletes. */
   changes: Map<string, FileContent | null>;
   message: string;
@@ -33,7 +38,8 @@ function commitSpecs(store: StateStore, transitions: RefTransition[], author: Id
     const changes = new Map<string, FileContent | null>();
     for (const [file, content] of t.changes) changes.set(statePathOf(store.loc, file), content);
     const spec: CommitSpec = { changes, message: t.message, author, timeMs };
-    if (t.base) spec.parent = t.base;
+    const parent = t.parent ?? t.base;
+    if (parent) spec.parent = parent;
     return spec;
   });
 }

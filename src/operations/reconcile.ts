@@ -140,10 +140,10 @@ function hasWork(plan: Plan): boolean {
   return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop');
 }
 
-/** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it. */
+/** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it, never lengthen it. */
 function killGraceMs(env: NodeJS.ProcessEnv): number {
   const override = Number(env.NYL_TEST_KILL_GRACE_MS);
-  return Number.isFinite(override) && override > 0 ? override : KILL_GRACE_MS;
+  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
 }
 
 /** The state under the lease: read again only when the refs moved since the first read. */

@@ -2,6 +2,10 @@
  * `nyl state init -e ENV [--fresh --reason]`: creates state.yaml on both state refs.
  * Running it again changes nothing and takes no lease. A missing local bare repository (path or
  * file://) is created with its parents; nothing else creates repositories.
+ *
+ * A state repository without state while the clone's known branches hold some (re-created empty,
+ * or a new one configured) is refused: a plain init would start over silently. `--fresh` starts
+ * over deliberately, on top of the known branches, so that they fast-forward.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -49,12 +53,35 @@ async function createLocalRepository(rt: Runtime, loc: StateLocation): Promise<b
   return true;
 }
 
+/**
+ * Refuses when the clone's known branches hold state the state repository lacks (a plain init
+ * would start over silently, abandoning it): NYL-STATE-DIVERGED naming `state move` and `--fresh`.
+ */
+function refuseKnownState(loc: StateLocation, known: RefSnapshot): void {
+  if (known.size === 0) return;
+  const refs = [...known.keys()];
+  fail(
+    'NYL-STATE-DIVERGED',
+    `the state repository ${loc.url ?? ''} holds no ${refs.join(' or ')} for ${loc.environment}, but the clone's known branch${refs.length > 1 ? 'es hold' : ' holds'} its state (was the repository re-created empty?); nothing was written`,
+    { env: loc.environment, ref: refs[0], init: true },
+  );
+}
+
+/** The known branches a --fresh init continues (their commits made usable); refused without --fresh. */
+async function knownStateToContinue(store: StateStore, refs: RefSnapshot, req: { fresh: boolean }): Promise<RefSnapshot> {
+  const known = await store.knownStateBeyond(refs);
+  if (!req.fresh) refuseKnownState(store.loc, known);
+  await store.adoptKnownBranches(known);
+  return known;
+}
+
 function decide(
   loc: StateLocation,
   desired: EnvironmentStateDoc | undefined,
   observed: EnvironmentStateDoc | undefined,
   req: { fresh: boolean },
   event: StateEvent,
+  continued = false,
 ): Decision {
   const env = loc.environment;
   if (desired && desired.environment !== env) {
@@ -63,8 +90,9 @@ function decide(
       fix: `give ${env} its own state.desiredRef and state.observedRef, or a state.path, in its Environment`,
     });
   }
-  // Moved state stays where it went; deleted state comes back only --fresh.
-  if (desired && (desired.status === 'moved' || (desired.status === 'deleted' && !req.fresh))) throw new NylError(inactiveStateDiagnostic(env, desired, loc)!);
+  // Moved state stays where it went; deleted state comes back only --fresh. (A known branch's
+  // copy describes another location: a --fresh init here continues it whatever it says.)
+  if (desired && !continued && (desired.status === 'moved' || (desired.status === 'deleted' && !req.fresh))) throw new NylError(inactiveStateDiagnostic(env, desired, loc)!);
   if (desired && !req.fresh) {
     if (observed && observed.generation === desired.generation && observed.status === desired.status) {
       return { kind: 'unchanged', state: desired };
@@ -87,28 +115,36 @@ function decide(
   return { kind: 'write', desired: doc, observed: doc, fresh: true };
 }
 
-/** state.yaml on both refs (one commit when they are the same ref). */
-function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, decision: Extract<Decision, { kind: 'write' }>, req: { reason?: string }): RefTransition[] {
+/** state.yaml on both refs (one commit when they are the same ref); a known branch continued is the parent. */
+function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, known: RefSnapshot, decision: Extract<Decision, { kind: 'write' }>, req: { reason?: string }): RefTransition[] {
   const { loc } = opened;
   const body = { operation: 'state-init', generation: decision.desired.generation, ...(decision.fresh ? { fresh: true } : {}) };
   const message = transitionMessage(loc.environment, body, trailersOf(opened, req.reason));
-  const transitions: RefTransition[] = [{ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: new Map([['state.yaml', toYaml(decision.desired)]]), message }];
-  if (loc.observedRef !== loc.desiredRef) {
-    transitions.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: new Map([['state.yaml', toYaml(decision.observed)]]), message });
-  }
+  const transition = (ref: string, doc: EnvironmentStateDoc): RefTransition => {
+    const parent = known.get(ref);
+    return { ref, base: refs.get(ref), ...(parent ? { parent } : {}), changes: new Map([['state.yaml', toYaml(doc)]]), message };
+  };
+  const transitions = [transition(loc.desiredRef, decision.desired)];
+  if (loc.observedRef !== loc.desiredRef) transitions.push(transition(loc.observedRef, decision.observed));
   return transitions;
 }
 
-async function readDocs(store: StateStore, refs: RefSnapshot) {
-  return Promise.all([
-    readStateDoc(store.reader, store.loc, refs.get(store.loc.desiredRef)),
-    readStateDoc(store.reader, store.loc, refs.get(store.loc.observedRef)),
-  ]);
+/** state.yaml of both refs: as the state repository has them, else as a known branch continued has them. */
+async function readDocs(store: StateStore, refs: RefSnapshot, known: RefSnapshot) {
+  const at = (ref: string) => refs.get(ref) ?? known.get(ref);
+  return Promise.all([readStateDoc(store.reader, store.loc, at(store.loc.desiredRef)), readStateDoc(store.reader, store.loc, at(store.loc.observedRef))]);
+}
+
+/** The known branches still missing from the state repository at these refs. */
+function stillMissing(known: RefSnapshot, refs: RefSnapshot): RefSnapshot {
+  return new Map([...known].filter(([ref]) => !refs.has(ref)));
 }
 
 export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<StateOperationReport> {
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
+    // A missing repository holds nothing: refuse before creating it, so that a refusal changes nothing.
+    if (!req.fresh && opened.loc.kind === 'path' && !existsSync(opened.loc.localPath!)) refuseKnownState(opened.loc, await opened.store.knownStateBeyond(new Map()));
     const created = await createLocalRepository(rt, opened.loc);
     return await stateInitOpened(rt, opened, req, created);
   } finally {
@@ -128,12 +164,13 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
   const event: StateEvent = { type: 'initialized', at: isoSeconds(now), by: formatIdentity(author) };
   if (req.reason) event.reason = req.reason;
 
-  const decideAt = async (refs: RefSnapshot) => {
-    const [desired, observed] = await readDocs(store, refs);
-    return decide(loc, desired, observed, req, event);
+  const decideAt = async (refs: RefSnapshot, known: RefSnapshot) => {
+    const [desired, observed] = await readDocs(store, refs, known);
+    return decide(loc, desired, observed, req, event, known.has(loc.desiredRef));
   };
   const first = await store.snapshot();
-  const initial = await decideAt(first);
+  const known = await knownStateToContinue(store, first, req);
+  const initial = await decideAt(first, known);
   await store.requireNoUnpublishedWork(first);
   if (initial.kind === 'unchanged') {
     report.desired = first.get(loc.desiredRef);
@@ -148,14 +185,15 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
     // Decide again on what the lease protects when the state refs moved: another init may have
     // landed while we waited.
     const refs = tx.snapshot;
-    const decision = stateRefsMoved(loc, first, refs) ? await decideAt(refs) : initial;
+    const continued = stillMissing(known, refs);
+    const decision = stateRefsMoved(loc, first, refs) ? await decideAt(refs, continued) : initial;
     if (decision.kind === 'unchanged') {
       await tx.end('nothing-to-write');
       report.desired = refs.get(loc.desiredRef);
       report.observed = refs.get(loc.observedRef);
       return report;
     }
-    const published = await tx.publish(initTransitions(opened, refs, decision, req));
+    const published = await tx.publish(initTransitions(opened, refs, continued, decision, req));
     report.result = 'done';
     report.desired = published.commits.get(loc.desiredRef) ?? published.refs.get(loc.desiredRef);
     report.observed = published.commits.get(loc.observedRef) ?? published.refs.get(loc.observedRef);

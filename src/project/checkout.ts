@@ -1,8 +1,9 @@
 /**
  * Finds the project (walking up from [PATH] to nyl.yaml) and the Git checkout around it, and
- * reads the few git config facts every command needs in one git process.
+ * reads the few git config facts every command needs in one git process, and the branch checked
+ * out from the HEAD file (no process), which a state ref must never be.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fail } from '../errors/diagnostic';
 import type { Git } from '../git/git';
@@ -17,6 +18,8 @@ export interface Checkout {
   originURL?: string;
   userName?: string;
   userEmail?: string;
+  /** The branch checked out, as a full ref name; absent when HEAD is detached. */
+  currentBranch?: string;
 }
 
 export function findProjectRoot(start: string): string {
@@ -40,6 +43,34 @@ function findWorkTree(projectRoot: string): string | undefined {
     if (parent === dir) return undefined;
     dir = parent;
   }
+}
+
+/** The git dir of a work tree: `.git`, or where a linked worktree's `.git` file points. */
+function gitDirOf(workTree: string): string | undefined {
+  const dotGit = join(workTree, '.git');
+  if (statSync(dotGit).isDirectory()) return dotGit;
+  const m = /^gitdir: *(.+?)\s*$/m.exec(readFileSync(dotGit, 'utf8'));
+  return m ? resolve(workTree, m[1]!) : undefined;
+}
+
+/**
+ * The branch HEAD names, read from the HEAD file: a git process per command costs more than the
+ * file read. A reftable repository keeps a placeholder there, so Git is asked instead.
+ */
+async function currentBranchOf(git: Git, workTree: string): Promise<string | undefined> {
+  let head: string | undefined;
+  try {
+    const gitDir = gitDirOf(workTree);
+    head = gitDir === undefined ? undefined : readFileSync(join(gitDir, 'HEAD'), 'utf8');
+  } catch {
+    head = undefined;
+  }
+  const m = head === undefined ? undefined : /^ref: *(refs\/\S+)\s*$/.exec(head);
+  if (m && m[1] !== 'refs/heads/.invalid') return m[1];
+  if (head !== undefined && !m) return undefined; // a detached HEAD holds a commit id
+  const asked = await git.run(workTree, ['symbolic-ref', '-q', 'HEAD']);
+  const ref = asked.stdout.toString().trim();
+  return asked.code === 0 && ref.startsWith('refs/') ? ref : undefined;
 }
 
 export async function openCheckout(git: Git, start: string): Promise<Checkout> {
@@ -69,5 +100,7 @@ export async function openCheckout(git: Git, start: string): Promise<Checkout> {
     else if (key === 'user.email') checkout.userEmail = value;
     else if (key === 'remote.origin.url') checkout.originURL = value;
   }
+  const branch = await currentBranchOf(git, workTree);
+  if (branch !== undefined) checkout.currentBranch = branch;
   return checkout;
 }

@@ -15,7 +15,7 @@ import { validateSchema } from '../util/schema';
 import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema } from './schema';
 import { type SourceDocument, parseSourceFile } from './source-file';
 import type { Origin, Project, SourceTree } from './types';
-import { type ProjectResources, nulBytes, sourceError, validateProject } from './validate';
+import { type ProjectResources, nulBytes, prototypeKeys, sourceError, validateProject } from './validate';
 
 export const PROJECT_FILE = 'nyl.yaml';
 
@@ -128,8 +128,8 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
     errors.push(sourceError(at(doc, ''), 'a resource must be a mapping', `write a mapping with apiVersion: ${API_VERSION}, kind, metadata and spec`));
     return undefined;
   }
-  // A NUL byte anywhere is reported at its own pointer, instead of what else is wrong there.
-  const nul = nulBytes(value);
+  // A NUL byte or a __proto__ key anywhere is reported at its own pointer, instead of what else is wrong there.
+  const nul = [...nulBytes(value), ...prototypeKeys(value)];
   const nulAt = new Set(nul.map((p) => p.pointer));
   const refuse = (pointer: string, message: string, fix: string): undefined => {
     for (const p of nul) errors.push(sourceError(at(doc, p.pointer), p.message, p.fix));
@@ -169,8 +169,25 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
   }
 
   const origin: Origin = { file: doc.file, line: doc.start.line, pointer: '', document: doc.index };
-  const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : undefined;
+  const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : fieldLocations(doc, kind);
   return buildResource(kind, value, origin, scan, locations);
+}
+
+/** Fields whose line an error after loading may name (a state ref that is a source branch). */
+const LOCATED_FIELDS: Partial<Record<string, string[]>> = {
+  Environment: ['/spec/source/ref', '/spec/state/desiredRef', '/spec/state/observedRef'],
+  EnvironmentGroup: ['/spec/shared/state/desiredRef', '/spec/shared/state/observedRef'],
+};
+
+function fieldLocations(doc: SourceDocument, kind: string): Record<string, { line: number; column: number }> | undefined {
+  const pointers = (LOCATED_FIELDS[kind] ?? []).filter((p) => valueAt(doc.value, p) !== undefined);
+  return pointers.length > 0 ? Object.fromEntries(pointers.map((p) => [p, doc.locate(p)])) : undefined;
+}
+
+function valueAt(value: unknown, pointer: string): unknown {
+  let node = value;
+  for (const segment of pointer.slice(1).split('/')) node = isRecord(node) ? node[segment] : undefined;
+  return node;
 }
 
 function groupResources(resources: Resource[]): ProjectResources {

@@ -77,7 +77,8 @@ function matchLabels(value: unknown): { matchLabels: Record<string, string> } | 
 
 /**
  * Builds the typed resource of a document the schema accepted. `scan` carries the references of
- * a unit spec and `locations` their source positions.
+ * a unit spec and `locations` their source positions (for an Environment or a group: those of its
+ * source and state ref fields).
  */
 export function buildResource(
   kind: ResourceKind,
@@ -101,6 +102,7 @@ export function buildResource(
         name,
         labels,
         origin,
+        ...(locations ? { locations } : {}),
         spec: defined({
           selector: matchLabels(spec.selector),
           environments: spec.environments === undefined ? undefined : strings(spec.environments),
@@ -116,6 +118,7 @@ export function buildResource(
         name,
         labels,
         origin,
+        ...(locations ? { locations } : {}),
         spec: defined({
           source,
           state: state(spec.state),

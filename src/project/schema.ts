@@ -9,6 +9,7 @@
  * every unit shares.
  */
 import { BUILTIN_KINDS, UNIT_KINDS, type UnitKind } from '../drivers/kinds';
+import { LEASE_BOUNDS, SKEW_MARGIN_BOUNDS, TIMEOUT_BOUNDS } from '../util/duration';
 import { branchField, nameField, refPrefixRule, relativePathField } from '../util/fields';
 import {
   type JsonSchemaObject,
@@ -54,7 +55,7 @@ const UNIT_COMMON: Record<string, Schema> = {
   recovery: oneOf(['converge', 'manual'], 'converge: safe to run again; manual: an uncertain or drifted unit waits for an operator'),
   approval: object({ required: boolean(), requireDigest: boolean() }),
   deletionPolicy: oneOf(['Teardown', 'Retain', 'Release'], 'what happens when the unit leaves the ownership set'),
-  timeout: duration('deadline of one execution'),
+  timeout: duration(TIMEOUT_BOUNDS, 'deadline of one execution'),
 };
 
 /** The spec schema of a unit kind: the common fields, then the kind's own from its driver. */
@@ -77,8 +78,8 @@ const SOURCE_KINDS = {
     driftRepair: oneOf(['converge', 'manual']),
     dependsOn: list(string({ nonEmpty: true }), { description: 'environment names' }),
     lease: object({
-      duration: duration('lease deadline, renewed while a run lives; default 5m'),
-      skewMargin: duration('how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s'),
+      duration: duration(LEASE_BOUNDS, 'lease deadline, renewed every third of it while a run lives; default 5m'),
+      skewMargin: duration(SKEW_MARGIN_BOUNDS, 'how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s'),
     }),
   }),
   GitRepository: object({

@@ -33,11 +33,16 @@ export interface StateSpec {
   coordinationRefPrefix?: string;
 }
 
+/** Line and column of some fields of a resource, keyed by JSON pointer (absent when built in code). */
+export type FieldLocations = Record<string, { line: number; column: number }>;
+
 export interface EnvironmentResource {
   kind: 'Environment';
   name: string;
   labels: Record<string, string>;
   origin: Origin;
+  /** Where the source ref and the state refs are written, for errors about them. */
+  locations?: FieldLocations;
   spec: {
     source?: { ref?: string };
     state?: StateSpec;
@@ -63,6 +68,8 @@ export interface EnvironmentGroupResource {
   name: string;
   labels: Record<string, string>;
   origin: Origin;
+  /** Where the shared state refs are written, for errors about them. */
+  locations?: FieldLocations;
   spec: {
     selector?: { matchLabels: Record<string, string> };
     environments?: string[];

@@ -3,7 +3,7 @@
  *
  * Field rules (names, Git branch names, ref prefixes, relative paths, environment variable names)
  * live in src/util/fields.ts, which the schemas attach to string fields so that each problem is
- * reported at its own JSON pointer. Here: the NUL byte check of whole documents, and the
+ * reported at its own JSON pointer. Here: the NUL byte and __proto__ key checks of whole documents, and the
  * cross-resource checks over the typed resources of a whole project (duplicates, unknown names,
  * dependency cycles), which need every file loaded first. Nothing here reads files: locations
  * come from a `Locate` function the loader passes in.
@@ -52,6 +52,29 @@ function nulProblem(pointer: string, what: 'key' | 'value'): SchemaProblem {
     message: `the ${what} at ${pointer === '' ? 'the document' : pointer} contains a NUL byte`,
     fix: `remove the NUL byte (\\0) from the ${what}: no process argument, environment variable or Git path can hold one`,
   };
+}
+
+/**
+ * Every mapping key `__proto__` of a document. The YAML parser keeps it as an ordinary key, but
+ * JavaScript code that copies a mapping by assignment sets the copy's prototype instead, so the
+ * entry would vanish on its way to a process or to state (`env: {__proto__: x}` was accepted and
+ * silently dropped). Refused wherever it is, like a NUL byte.
+ */
+export function prototypeKeys(value: unknown, pointer = ''): SchemaProblem[] {
+  const out: SchemaProblem[] = [];
+  const visit = (v: unknown, p: string): void => {
+    if (Array.isArray(v)) return v.forEach((item: unknown, i) => visit(item, childPointer(p, i)));
+    if (typeof v !== 'object' || v === null) return;
+    for (const [key, item] of Object.entries(v)) {
+      const child = childPointer(p, key);
+      if (key === '__proto__') {
+        out.push({ pointer: child, message: `the key __proto__ at ${child} is refused`, fix: 'rename the key: JavaScript reads __proto__ as the prototype of a mapping, so Nyl could not pass it on' });
+      }
+      visit(item, child);
+    }
+  };
+  visit(value, pointer);
+  return out;
 }
 
 /** "Command, Terraform, OpenTofu and OciImage": every unit kind, for messages. */

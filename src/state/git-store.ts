@@ -22,15 +22,18 @@ import type { Checkout } from '../project/checkout';
 import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
 import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
+import { readStateDoc } from './read';
 import type { RefSnapshot, StateStore } from './store';
 
 const MIRROR = 'refs/nyl-mirror/';
 
 /**
  * Parsed documents are cached per Nyl version: a new version may validate or shape them
- * differently. Raise the tag for a change within a version (development).
+ * differently. Raise the tag for a change within a version (development). v2: source limits,
+ * duration bounds and __proto__ keys are refused, and environments keep field locations, so a
+ * project validated before must be validated again.
  */
-export const PARSE_FORMAT = `v1-${nylVersion()}`;
+export const PARSE_FORMAT = `v2-${nylVersion()}`;
 
 export function cacheRoot(env: NodeJS.ProcessEnv): string {
   if (env.NYL_CACHE_DIR) return env.NYL_CACHE_DIR;
@@ -75,7 +78,7 @@ export class GitStateStore implements StateStore {
     readonly loc: StateLocation,
     readonly checkout: Checkout,
     env: NodeJS.ProcessEnv,
-    checkoutReader: BatchReader,
+    private readonly checkoutReader: BatchReader,
     readonly cache: JsonCache,
   ) {
     if (loc.kind === 'clone') {
@@ -309,6 +312,25 @@ export class GitStateStore implements StateStore {
       env: this.loc.environment,
       ref: diverged[0],
     });
+  }
+
+  async knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot> {
+    if (this.loc.kind === 'clone') return new Map();
+    const missing = [this.loc.desiredRef, this.loc.observedRef].filter((r, i, a) => a.indexOf(r) === i && !state.has(r));
+    if (missing.length === 0) return new Map();
+    const known = await readRefs(this.git, this.checkout.workTree, missing);
+    const holding = new Map<string, string>();
+    for (const [ref, tip] of known) {
+      if (await readStateDoc(this.checkoutReader, this.loc, tip)) holding.set(ref, tip);
+    }
+    return holding;
+  }
+
+  async adoptKnownBranches(known: RefSnapshot): Promise<void> {
+    if (known.size === 0 || this.workDir === this.checkout.workTree) return;
+    // Objects only: no ref is created in the work repository.
+    const result = await this.git.run(this.workDir, ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', this.checkout.workTree, ...known.keys()]);
+    if (result.code !== 0) unavailable(this.loc, `cannot copy the clone's known branches: ${this.git.failureOf(result)}`);
   }
 
   close(): void {

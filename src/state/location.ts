@@ -8,8 +8,8 @@
 import { byCodeUnits } from '../util/compare';
 import { isAbsolute, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { fail } from '../errors/diagnostic';
-import type { EnvironmentResource, Project, StateSpec } from '../project/types';
+import { type SourceLocation, fail } from '../errors/diagnostic';
+import type { EnvironmentGroupResource, EnvironmentResource, Project, StateSpec } from '../project/types';
 
 export type LocationKind =
   /** The clone's own branches are the state; the lease is a ref of the clone. */
@@ -44,6 +44,8 @@ export interface CheckoutFacts {
   workTree: string;
   /** remote.origin.url, when the checkout has one. */
   originURL?: string;
+  /** The branch checked out (a full ref name), unless HEAD is detached. */
+  currentBranch?: string;
 }
 
 export const DEFAULT_PREFIX = 'refs/nyl/';
@@ -56,15 +58,64 @@ function branchRef(name: string): string {
 function pickRepositorySpec(
   project: Project,
   env: EnvironmentResource,
-): { spec?: StateSpec; chosenBy: string; shared?: StateSpec } {
+): { spec?: StateSpec; chosenBy: string; shared?: StateSpec; group?: EnvironmentGroupResource } {
   const own = env.spec.state;
   if (own?.repository || own?.repositoryRef) return { spec: own, chosenBy: `Environment ${env.name}` };
   const groups = [...project.groups.values()]
     .filter((g) => g.spec.shared?.state && selects(g, env))
     .sort((a, b) => byCodeUnits(a.name, b.name));
   const group = groups[0];
-  if (group) return { spec: group.spec.shared!.state!, chosenBy: `EnvironmentGroup ${group.name}`, shared: group.spec.shared!.state! };
+  if (group) return { spec: group.spec.shared!.state!, chosenBy: `EnvironmentGroup ${group.name}`, shared: group.spec.shared!.state!, group };
   return { chosenBy: '' };
+}
+
+type StateRefField = 'desiredRef' | 'observedRef';
+
+/** The full ref names source.ref renders from as a branch, here or on its remote (origin/main: main). */
+function sourceBranchRefs(sourceRef: string | undefined): string[] {
+  if (sourceRef === undefined || sourceRef === 'HEAD') return [];
+  const remote = /^refs\/remotes\/[^/]+\/(.+)$/.exec(sourceRef) ?? /^origin\/(.+)$/.exec(sourceRef);
+  return [branchRef(sourceRef), ...(remote ? [`refs/heads/${remote[1]!}`] : [])];
+}
+
+/** Where a state ref is set: the Environment's field, the group's shared one, or nowhere (the default). */
+function stateRefLocation(env: EnvironmentResource, group: EnvironmentGroupResource | undefined, field: StateRefField, clash: 'source' | 'checkout'): SourceLocation & { pointer: string } {
+  const at = (r: EnvironmentResource | EnvironmentGroupResource, pointer: string): SourceLocation & { pointer: string } => {
+    const l = r.locations?.[pointer];
+    return { file: r.origin.file, line: l?.line ?? r.origin.line, ...(l ? { column: l.column } : {}), pointer };
+  };
+  if (env.spec.state?.[field] !== undefined) return at(env, `/spec/state/${field}`);
+  if (group?.spec.shared?.state?.[field] !== undefined) return at(group, `/spec/shared/state/${field}`);
+  return clash === 'source' ? at(env, '/spec/source/ref') : at(env, `/spec/state/${field}`);
+}
+
+/**
+ * Refuses a state ref that is a source branch: the branch the Environment's source.ref renders,
+ * or the branch checked out. Nyl commits state onto its state refs and fast-forwards the clone's
+ * branches of them; `desiredRef: main` once committed state onto the checked-out main (and
+ * origin's main).
+ */
+function refuseSourceBranchRefs(env: EnvironmentResource, group: EnvironmentGroupResource | undefined, refs: Record<StateRefField, string>, checkout: CheckoutFacts): void {
+  const source = sourceBranchRefs(env.spec.source?.ref);
+  for (const field of ['desiredRef', 'observedRef'] as const) {
+    const ref = refs[field];
+    const what = `the ${field === 'desiredRef' ? 'desired' : 'observed'} state ref ${ref} of environment ${env.name}`;
+    if (source.includes(ref)) {
+      const location = stateRefLocation(env, group, field, 'source');
+      fail('NYL-SOURCE-INVALID', `${what} is the branch its source.ref ${env.spec.source!.ref!} renders: state commits would land on the source`, {
+        location,
+        fix: location.pointer === '/spec/source/ref'
+          ? `point spec.source.ref at the branch to render, not at ${ref}, which holds the state of ${env.name}`
+          : `give the state a branch of its own: change ${location.pointer.slice(1).replace(/\//g, '.')} (the default is nyl/${env.name}/${field === 'desiredRef' ? 'desired' : 'observed'})`,
+      });
+    }
+    if (checkout.currentBranch === ref) {
+      fail('NYL-SOURCE-INVALID', `${what} is the branch checked out in ${checkout.workTree}: state commits would land on it`, {
+        location: stateRefLocation(env, group, field, 'checkout'),
+        fix: `check out a source branch (git switch <branch>) before running nyl, or give the state a branch of its own in spec.state.${field}`,
+      });
+    }
+  }
 }
 
 function selects(group: Project['groups'] extends Map<string, infer G> ? G : never, env: EnvironmentResource): boolean {
@@ -117,6 +168,7 @@ export function resolveLocation(project: Project, env: EnvironmentResource, chec
   const observedRef = branchRef(own.observedRef ?? shared.observedRef ?? `nyl/${env.name}/observed`);
   const statePath = (own.path ?? shared.path ?? '').replace(/^\/+|\/+$/g, '');
   const coordinationPrefix = own.coordinationRefPrefix ?? shared.coordinationRefPrefix ?? DEFAULT_PREFIX;
+  refuseSourceBranchRefs(env, picked.shared ? picked.group : undefined, { desiredRef, observedRef }, checkout);
   const common = { environment: env.name, desiredRef, observedRef, statePath, coordinationPrefix };
 
   let url: string | undefined;

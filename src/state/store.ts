@@ -64,6 +64,14 @@ export interface StateStore {
   syncKnownBranches(state: RefSnapshot): Promise<string[]>;
   /** Refuses with NYL-STATE-DIVERGED when the clone's known branches hold unpublished work. */
   requireNoUnpublishedWork(state: RefSnapshot): Promise<void>;
+  /**
+   * The clone's known branches of the state refs that `state` lacks, where they hold the
+   * environment's state.yaml (a state repository re-created empty): their tips, read in the
+   * clone; nothing is written anywhere. Empty when the clone's branches are the state itself.
+   */
+  knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot>;
+  /** Makes the commits of these known branches readable through `reader` and usable as parents. */
+  adoptKnownBranches(known: RefSnapshot): Promise<void>;
   close(): void;
 }
 

@@ -5,7 +5,7 @@
  * (src/project) and the drivers' spec schemas (src/drivers/<kind>/spec.ts) both build on it.
  */
 import { closest } from './closest';
-import { DURATION_PATTERN, parseDuration } from './duration';
+import { DURATION_PATTERN, type DurationBounds, durationProblem, formatDuration } from './duration';
 
 /** A field rule: a problem with its fix, or undefined when the value is fine. */
 export type Rule = (value: string) => { message: string; fix: string } | undefined;
@@ -37,9 +37,10 @@ export interface EnumSchema extends Described {
   type: 'enum';
   values: readonly string[];
 }
-/** A positive duration such as `500ms`, `10s`, `30m`, `1h30m`. */
+/** A duration such as `500ms`, `10s`, `30m`, `1h30m`, within its bounds (src/util/duration.ts). */
 export interface DurationSchema extends Described {
   type: 'duration';
+  bounds: DurationBounds;
 }
 export interface StringMapSchema extends Described {
   type: 'stringMap';
@@ -88,7 +89,11 @@ export const constant = (value: string): ConstSchema => ({ type: 'const', value 
 export const integer = (opts: Omit<IntegerSchema, 'type'> = {}): IntegerSchema => ({ type: 'integer', ...opts });
 export const boolean = (description?: string): BooleanSchema => ({ type: 'boolean', ...(description ? { description } : {}) });
 export const oneOf = (values: readonly string[], description?: string): EnumSchema => ({ type: 'enum', values, ...(description ? { description } : {}) });
-export const duration = (description?: string): DurationSchema => ({ type: 'duration', ...(description ? { description } : {}) });
+export const duration = (bounds: DurationBounds, description?: string): DurationSchema => ({
+  type: 'duration',
+  bounds,
+  ...(description ? { description: `${description} (${formatDuration(bounds.minMs)} to ${formatDuration(bounds.maxMs)})` } : {}),
+});
 export const stringMap = (opts: Omit<StringMapSchema, 'type'> = {}): StringMapSchema => ({ type: 'stringMap', ...opts });
 export const list = (items: Schema, opts: Omit<ListSchema, 'type' | 'items'> = {}): ListSchema => ({ type: 'list', items, ...opts });
 export const json = (shape: JsonSchema['shape'], description?: string): JsonSchema => ({ type: 'json', shape, ...(description ? { description } : {}) });
@@ -182,10 +187,9 @@ function check(schema: Schema, value: unknown, pointer: string, out: SchemaProbl
       }
       return;
     case 'duration': {
-      const ms = typeof value === 'string' ? parseDuration(value) : undefined;
-      if (ms === undefined || ms <= 0) {
-        out.push(wrongType(pointer, 'a positive duration', value, 'write a duration such as 500ms, 10s, 30m or 1h30m'));
-      }
+      const problem = typeof value === 'string' ? durationProblem(value, schema.bounds) : undefined;
+      if (typeof value !== 'string') out.push(wrongType(pointer, 'a duration', value, 'write a duration such as 10s, 30m or 1h30m'));
+      else if (problem) out.push({ pointer, message: `${at(pointer)}: ${problem.message}`, fix: `write ${problem.wanted}` });
       return;
     }
     case 'stringMap':

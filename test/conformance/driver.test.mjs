@@ -377,6 +377,27 @@ for (const impl of IMPLS.filter((i) => i.command)) {
       assert.match(noDir.reason, /workingDir no\/such\/dir does not exist/);
     });
 
+    test('a workingDir that leaves the source tree (a rendered "..", an absolute path, a committed symlink) fails before anything runs', async () => {
+      const outside = fs.mkdtempSync(path.join(tmp, 'outside-'));
+      const program = impl.name.includes('Fake') ? { run: ['ok'] } : { script: 'true' };
+      for (const [workingDir, link] of [['../..', undefined], ['sub/../..', undefined], [outside, undefined], ['escape', outside], ['sub/escape/x', outside], ['inside', 'sub']]) {
+        const env = impl.make();
+        const { ctx } = context({ unit: 'escaping', rendering: { ...program, workingDir }, runner: env.runner, clock: env.clock });
+        if (link) fs.symlinkSync(link === 'sub' ? path.join(ctx.projectDir, 'sub') : link, path.join(ctx.projectDir, workingDir.startsWith('sub/') ? 'sub/escape' : workingDir));
+        if (workingDir === 'sub/escape/x') fs.mkdirSync(path.join(outside, 'x'), { recursive: true });
+        const outcome = await env.driver.apply(ctx);
+        assertOutcome('apply', outcome);
+        if (workingDir === 'inside') {
+          assert.equal(outcome.result, 'receipt', 'a symlink that stays inside the source tree is fine');
+          continue;
+        }
+        assert.equal(outcome.result, 'failed', workingDir);
+        assert.equal(outcome.retryable, true);
+        assert.match(outcome.reason, /workingDir .* leaves the source tree/);
+        assert.equal(env.runner.started, 0, `nothing ran for workingDir ${workingDir}`);
+      }
+    });
+
     test('the tool gets NYL_* variables and the declared env (as text), and runs in workingDir', async () => {
       const { outcome, ctx } = await apply('probeEnv');
       assert.equal(outcome.result, 'receipt');

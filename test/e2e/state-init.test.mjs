@@ -252,3 +252,44 @@ describe('the lease during state init', () => {
     assert.deepEqual(Object.keys(refs(statePath, 'refs/nyl/')), []);
   });
 });
+
+describe('a state repository re-created empty while the clone knows its state', () => {
+  test('state init refuses (NYL-STATE-DIVERGED naming state move and --fresh) and writes nothing; --fresh starts over on top of the known history', () => {
+    const statePath = path.join(tempDir(), 'state.git');
+    const project = stateProject(statePath);
+    const first = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
+    assert.equal(first.code, 0, first.stderr);
+    const known = refs(project, 'refs/heads/nyl/');
+    assert.equal(known['refs/heads/nyl/dev/desired'], first.json.desired);
+
+    // The state repository is lost and re-created empty; a missing one behaves the same.
+    fs.rmSync(statePath, { recursive: true, force: true });
+    for (const recreate of [false, true]) {
+      if (recreate) makeBareRepo(statePath);
+      const r = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
+      assert.equal(r.code, 1, r.stderr);
+      assert.deepEqual(r.json.errors.map((e) => e.code), ['NYL-STATE-DIVERGED']);
+      assert.match(r.json.errors[0].message, /refs\/heads\/nyl\/dev\/desired/);
+      assert.match(r.json.errors[0].fix, /nyl state move -e dev --from local/);
+      assert.match(r.json.errors[0].fix, /nyl state init -e dev --fresh/);
+      assert.equal(fs.existsSync(statePath), recreate, 'a refusal creates no repository');
+      if (recreate) assert.deepEqual(refs(statePath), {}, 'nothing was written');
+      assert.deepEqual(refs(project, 'refs/heads/nyl/'), known, 'the known branches are untouched');
+    }
+
+    const fresh = nyl(project, ['state', 'init', '-e', 'dev', '--fresh', '--reason', 'state repository re-created', '-o', 'json']);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.deepEqual(fresh.json.warnings, [], 'the known branches follow: nothing diverged');
+    const remote = refs(statePath, 'refs/heads/nyl/');
+    assert.equal(remote['refs/heads/nyl/dev/desired'], fresh.json.desired);
+    assert.equal(git(statePath, 'rev-parse', `${fresh.json.desired}^`), known['refs/heads/nyl/dev/desired'], 'built on the known history');
+    const state = git(statePath, 'show', `${fresh.json.desired}:state.yaml`);
+    assert.match(state, /generation: 2/);
+    assert.match(state, /type: fresh/);
+    assert.deepEqual(refs(project, 'refs/heads/nyl/'), remote, 'the known branches fast-forwarded');
+
+    const status = nyl(project, ['status', '-e', 'dev', '-o', 'json']);
+    assert.equal(status.code, 0, status.stderr);
+    assert.deepEqual(status.json.warnings, []);
+  });
+});

@@ -592,6 +592,16 @@ export class MemoryStateStore {
     await tick();
   }
 
+  /** The memory store has no clone: no known branches. */
+  async knownStateBeyond() {
+    await tick();
+    return new Map();
+  }
+
+  async adoptKnownBranches() {
+    await tick();
+  }
+
   close() {
     this.closed = true;
   }

@@ -56,3 +56,57 @@ test('parseCommand: an unknown option or a second positional is NYL-USAGE with a
     );
   }
 });
+
+/** The NYL-USAGE diagnostic parseCommand throws for argv of a command. */
+function usageOf(argv) {
+  const { spec, rest } = findCommand(argv);
+  let error;
+  try {
+    parseCommand(spec, rest);
+  } catch (e) {
+    error = e;
+  }
+  assert.ok(error, `nyl ${argv.join(' ')} was accepted`);
+  assert.equal(error.diagnostics?.[0]?.code, 'NYL-USAGE', String(error));
+  return error.diagnostics[0];
+}
+
+test('an empty value (an unset shell variable) is NYL-USAGE, never "not given": --unit "" does not select every unit', () => {
+  for (const argv of [
+    ['reconcile', '-e', 'dev', '--unit', ''],
+    ['reconcile', '-e', 'dev', '--unit', '  '],
+    ['reconcile', '-e', 'dev', '--units', ''],
+    ['reconcile', '-e', 'dev', '--unit', 'a', '--unit', ''],
+    ['reconcile', '-e', 'dev', '--units', 'a,,b'],
+    ['reconcile', '-e', 'dev', '--units', 'a,'],
+    ['reconcile', '-e', 'dev', '--units', ','],
+    ['recover', '-e', 'dev', '--unit', ''],
+    ['hold', '-e', 'dev', '--unit', ''],
+    ['resume', '-e', 'dev', '--unit', ''],
+    ['status', '-e', ''],
+    ['reconcile', '-e', 'dev', '--source', ''],
+    ['reconcile', '-e', 'dev', '--unit-log-dir', ''],
+    ['state', 'init', '-e', 'dev', '--author', ''],
+  ]) {
+    const d = usageOf(argv);
+    assert.match(d.message, /empty/, argv.join(' '));
+    assert.ok(d.fix.length > 0);
+  }
+  const ok = findCommand(['reconcile', '-e', 'dev', '--units', 'a, b', '--unit', 'c']);
+  assert.deepEqual(parseCommand(ok.spec, ok.rest).values.units, ['a, b']);
+  // An empty --reason is no reason: recover --retry refuses it with NYL-RECOVER-REASON-REQUIRED.
+  const blank = findCommand(['recover', '-e', 'dev', '--unit', 'a', '--retry', '--reason', ' ']);
+  assert.equal(parseCommand(blank.spec, blank.rest).values.reason, ' ');
+});
+
+test('--wait-lease takes a duration from 0s to 24h; anything else is NYL-USAGE naming the range', () => {
+  for (const text of ['soon', '25h', '2d', '100000000h']) {
+    const d = usageOf(['reconcile', '-e', 'dev', '--wait-lease', text]);
+    assert.match(d.message, new RegExp(`--wait-lease ${text}`));
+    assert.match(`${d.message} ${d.fix}`, /24h/);
+  }
+  for (const text of ['0s', '500ms', '10m', '24h']) {
+    const { spec, rest } = findCommand(['hold', '-e', 'dev', '--unit', 'a', '--wait-lease', text]);
+    assert.equal(parseCommand(spec, rest).values['wait-lease'], text);
+  }
+});

@@ -458,3 +458,58 @@ test('a file:// URL with a host (a typo for file:///) is not a raw TypeError', a
   }
   assert.doesNotThrow(() => repositoryIdentity('file://srv/state.git', '/base'));
 });
+
+// --- state refs that are source branches ----------------------------------------------------
+
+/** The NYL-SOURCE-INVALID diagnostic resolving the location throws, or undefined. */
+function refusal(fn) {
+  try {
+    fn();
+  } catch (e) {
+    return e.diagnostics?.[0];
+  }
+  return undefined;
+}
+
+test("a state ref that is the branch source.ref names, or the checkout's current branch, is refused at its line", async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'source: {ref: main}', 'state:', '  desiredRef: main'),
+    environment('qa', undefined, 'source: {ref: origin/release}', 'state: {observedRef: release}'),
+    environment('ci', undefined, 'source: {ref: refs/heads/nyl/ci/desired}'),
+    environment('pr', undefined, 'state: {desiredRef: feature}'),
+    environment('ok', undefined, 'source: {ref: main}'),
+  );
+  const dev = refusal(() => at('dev'));
+  assert.equal(dev?.code, 'NYL-SOURCE-INVALID');
+  assert.deepEqual([dev.location.file, dev.location.line, dev.location.pointer], ['nyl.yaml', 12, '/spec/state/desiredRef']);
+  assert.match(dev.message, /refs\/heads\/main .*source\.ref/);
+  assert.match(dev.fix, /nyl\/dev\/desired/);
+
+  const qa = refusal(() => at('qa'));
+  assert.equal(qa?.location.pointer, '/spec/state/observedRef', "origin/release renders origin's release branch");
+  const ci = refusal(() => at('ci'));
+  assert.deepEqual([ci?.location.line, ci?.location.pointer], [25, '/spec/source/ref'], 'the default ref, clashing with source.ref');
+
+  const pr = refusal(() => at('pr', { workTree: WORK_TREE, currentBranch: 'refs/heads/feature' }));
+  assert.equal(pr?.code, 'NYL-SOURCE-INVALID');
+  assert.match(pr.message, /checked out/);
+  assert.equal(pr.location.pointer, '/spec/state/desiredRef');
+
+  const checkedOutDefault = refusal(() => at('ok', { workTree: WORK_TREE, currentBranch: 'refs/heads/nyl/ok/observed' }));
+  assert.match(checkedOutDefault?.message ?? '', /refs\/heads\/nyl\/ok\/observed .*checked out/);
+  assert.match(checkedOutDefault.fix, /git switch/);
+
+  assert.equal(at('ok', { workTree: WORK_TREE, currentBranch: 'refs/heads/main' }).desiredRef, 'refs/heads/nyl/ok/desired');
+  assert.equal(at('pr', { workTree: WORK_TREE, currentBranch: 'refs/heads/main' }).desiredRef, 'refs/heads/feature');
+});
+
+test("a group's shared state ref that is the member's source branch is refused at the group's field", async () => {
+  const { at } = await project(
+    environment('dev', '{stage: dev}', 'source: {ref: stable}'),
+    resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {stage: dev}}', 'shared:', '  state:', '    desiredRef: stable'),
+  );
+  const d = refusal(() => at('dev'));
+  assert.equal(d?.code, 'NYL-SOURCE-INVALID');
+  assert.equal(d.location.pointer, '/spec/shared/state/desiredRef');
+  assert.equal(d.location.line, 19);
+});

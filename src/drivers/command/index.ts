@@ -7,14 +7,17 @@
  * Values reach the tool only as argv elements or environment variables, never spliced into
  * shell text: the source model refuses references inside the `script` fields (shellTextFields).
  *
+ * The tool runs in workingDir, which must stay inside the project directory of the source commit
+ * once its symlinks are followed; one that leaves it fails the unit before anything starts.
+ *
  * Failures: a non-zero exit, a tool that cannot start and an invalid outputs file are retryable
  * (the next reconcile runs the unit again). A timeout killed the tool midway, so its effects are
  * unknown: that failure is not retried until an operator acknowledges it with
  * `nyl recover --unit U --retry --reason`. A tool still running when the run is cancelled ends
  * uncertain.
  */
-import { resolve } from 'node:path';
-import { existsSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
 import type { ProcessResult } from '../../exec/process';
 import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
@@ -72,10 +75,33 @@ interface Refused {
   refused: string;
 }
 
+/** True when path is dir itself or inside it. */
+function within(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * The tool's working directory: workingDir inside the project directory of the source commit.
+ * Validation refuses `..` and absolute paths as written, but a rendered reference can still hold
+ * them, and a committed symlink can point anywhere (a tool once ran in /etc): so the path is
+ * resolved with its symlinks followed, and refused unless it stays inside.
+ */
+function workingDirOf(action: CommandAction, ctx: DriverContext): { cwd: string } | Refused {
+  const written = action.workingDir ?? '.';
+  const cwd = resolve(ctx.projectDir, written);
+  const leaves = (to: string): Refused => ({ refused: `workingDir ${written} leaves the source tree (it resolves to ${to}); it must stay inside the project directory` });
+  if (!within(ctx.projectDir, cwd)) return leaves(cwd);
+  if (!existsSync(cwd)) return { refused: `workingDir ${written} does not exist in the source commit` };
+  const real = realpathSync(cwd);
+  return within(realpathSync(ctx.projectDir), real) ? { cwd } : leaves(real);
+}
+
 /** Runs one action of the unit in its own process group, streaming its output line by line. */
 async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext): Promise<ProcessResult | Refused> {
-  const cwd = resolve(ctx.projectDir, action.workingDir ?? '.');
-  if (!existsSync(cwd)) return { refused: `workingDir ${action.workingDir ?? '.'} does not exist in the source commit` };
+  const dir = workingDirOf(action, ctx);
+  if ('refused' in dir) return dir;
+  const { cwd } = dir;
   const argv = argvOf(action, ctx);
   const env = envOf(action, ctx);
   const nul = nulByteIn(argv, env);
