@@ -211,6 +211,7 @@ const IMPLS = [
   {
     name: 'Command driver, NodeProcessRunner',
     command: true,
+    real: true,
     make: () => ({ driver: COMMAND, runner: new NodeProcessRunner(), clock: new SystemClock(), rendering: (s) => REAL_RENDERINGS[s], running: (_driver, _unit, lines) => lines.when('started') }),
     outputs: Object.fromEntries(Object.entries(OUT).map(([k, v]) => [k, { value: v, sensitive: false }])),
   },
@@ -376,6 +377,22 @@ for (const impl of IMPLS.filter((i) => i.command)) {
       assert.equal(noDir.retryable, true);
       assert.match(noDir.reason, /workingDir no\/such\/dir does not exist/);
     });
+
+    if (impl.real) {
+      test('a script over 128 KiB, which the system cannot pass as one argument (E2BIG): failed, retryable, saying why and what to do', async () => {
+        const env = impl.make();
+        const script = `true # ${'x'.repeat(140 * 1024)}`;
+        const { ctx } = context({ unit: 'e2big', rendering: { script }, runner: env.runner, clock: env.clock });
+        const outcome = await env.driver.apply(ctx);
+        assertOutcome('apply', outcome);
+        assert.equal(outcome.result, 'failed');
+        assert.equal(outcome.retryable, true);
+        assert.match(outcome.reason, /E2BIG/);
+        assert.match(outcome.reason, /too large/);
+        assert.match(outcome.reason, /file/, 'the fix: put the script in a file of the source');
+        assert.ok(outcome.reason.length < 400, 'the reason does not carry the script');
+      });
+    }
 
     test('the tool gets NYL_* variables and the declared env (as text), and runs in workingDir', async () => {
       const { outcome, ctx } = await apply('probeEnv');
