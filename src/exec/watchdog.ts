@@ -56,7 +56,10 @@ export function gatedArgv(argv: string[], env: NodeJS.ProcessEnv): string[] | un
   return [SHELL, '-c', GATE_SCRIPT, 'nyl-gate', ENV, '-i', '--', ...pairs, ...argv];
 }
 
-/** The watchdog of this Nyl process, started on first use and again if it was killed. */
+/**
+ * The watchdog of this Nyl process, started with the first tool. One that someone killed is
+ * replaced when the next tool starts, and told every group that still runs.
+ */
 class Watchdog {
   private child: ChildProcess | undefined;
   /** The groups that run now, so that a watchdog started again lists them too. */

@@ -573,6 +573,18 @@ for (const impl of IMPLS) {
       });
     }
 
+    test("group: true: a program named with '=' cannot start (spawnError EINVAL, no exception); without group it can", async () => {
+      const { runner } = impl.make();
+      const dir = fs.mkdtempSync(path.join(tmp, 'eq-'));
+      const program = path.join(dir, 'a=b');
+      fs.writeFileSync(program, '#!/bin/sh\nexit 4\n', { mode: 0o755 });
+      if (!impl.real) runner.register('a=b', exitWith(4));
+      const grouped = await runSafely(runner, [program], { group: true });
+      assertNotStarted(grouped, 'EINVAL');
+      assert.equal(grouped.code, null);
+      assert.equal((await runner.run([program])).code, 4);
+    });
+
     test('without group, the same process outlives its dead host (so the tests above mean something)', async () => {
       const h = impl.make().host('familyPids', { group: false });
       const [pid, grandchild] = (await h.line).split(' ').map(Number);

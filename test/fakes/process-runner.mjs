@@ -22,7 +22,9 @@
 // - group: true also ties the process to the runner's host (the Nyl process): killHost() (the
 //   host dies, by SIGKILL or any other signal) kills every group process and its children at
 //   once (SIGKILL, no grace), while processes started without group keep running, as orphans
-//   do. A dead host starts nothing: run() after killHost() never settles.
+//   do. A dead host starts nothing: run() after killHost() never settles. A program whose name
+//   contains '=' cannot start in a group of its own (spawnError EINVAL): the real runner passes
+//   it to env(1), which would read it as an assignment.
 // - stdout/stderr are captured into the result unless onStdout/onStderr takes that stream
 //   (chunks are delivered synchronously, as Buffers, in the order written).
 // - started counts run() calls, refused ones included, as NodeProcessRunner does.
@@ -195,6 +197,7 @@ export class FakeProcessRunner {
     const refused = refusal(argv, options);
     if (refused) return notStarted(refused);
     if (options.cwd !== undefined && !isDirectory(options.cwd)) return notStarted(enoent(argv[0], argv.slice(1)));
+    if (options.group === true && argv[0].includes('=')) return notStarted(Object.assign(new Error(`spawn ${argv[0]} EINVAL: a program named with '=' cannot be started in a process group of its own`), { code: 'EINVAL', errno: -22 }));
     const program = this.#programs.find((p) => p.test(argv, options));
     if (!program) {
       // An unregistered path to a file that exists: as if it were not executable.
