@@ -15,7 +15,7 @@
  *   runner (Nyl): however that one dies, SIGKILL included, the group is killed at once, with no
  *   grace (src/exec/watchdog.ts). Nothing else changes for the caller: the same pid, exit code,
  *   signal, streams and environment as without a group, and a program that cannot start is a
- *   spawn error as well.
+ *   spawn error as well; only a program whose name contains `=` cannot start this way (EINVAL).
  * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
  *   stream (then it is streamed in chunks and the result's buffer stays empty).
  */

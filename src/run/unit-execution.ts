@@ -97,7 +97,7 @@ function shownName(name: string): string {
  * Why these outputs cannot be recorded, if they cannot. Depth first, without recursion: only
  * shallow enough values are then serialized to measure their size.
  */
-export function outputsProblem(outputs: Outputs): string | undefined {
+function outputsProblem(outputs: Outputs): string | undefined {
   const { bytes: maxBytes, depth: maxDepth } = OUTPUT_LIMITS;
   const values: Record<string, unknown> = {};
   for (const [name, output] of Object.entries(outputs)) {
@@ -106,7 +106,13 @@ export function outputsProblem(outputs: Outputs): string | undefined {
     }
     values[name] = output.value;
   }
-  const bytes = Buffer.byteLength(JSON.stringify(values) ?? '', 'utf8');
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(values) ?? '', 'utf8');
+  } catch (error) {
+    // A driver's bug (a BigInt, a cycle): this unit fails, not the run.
+    return `the outputs cannot be written as JSON (${(error as Error).message}); none of them is recorded`;
+  }
   if (bytes <= maxBytes) return undefined;
   return `the outputs take ${describeSize(bytes)} as JSON, more than the ${describeSize(maxBytes)} a unit may record; none of them is recorded`;
 }

@@ -102,3 +102,16 @@ test('outputs of any driver over 1 MiB as JSON, sensitive ones counted: failed (
   assert.match(outcome.reason, /the outputs take \d+ bytes as JSON, more than the 1 MiB a unit may record/);
   assert.ok(outcome.reason.length < 300, 'the reason does not carry the outputs');
 });
+
+test('outputs no JSON can hold (a BigInt, a cycle: a driver bug): failed, never a throw out of executeUnit', async () => {
+  const clock = new ManualClock(0, { autoAdvance: true });
+  const runner = new FakeProcessRunner({ clock });
+  const apply = (value) => ({ apply: async () => ({ result: 'receipt', outputs: { n: { value, sensitive: false } } }) });
+  const big = await executeUnit(apply(10n), contextFor(runner, clock));
+  assert.equal(big.result, 'failed');
+  assert.match(big.reason, /cannot be written as JSON/);
+  const cyclic = { a: 1 };
+  cyclic.self = cyclic;
+  const cycle = await executeUnit(apply(cyclic), contextFor(runner, clock));
+  assert.equal(cycle.result, 'failed', 'a cycle nests without end');
+});
