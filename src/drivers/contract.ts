@@ -56,6 +56,22 @@ export interface UnitOutput {
 
 export type Outputs = Record<string, UnitOutput>;
 
+/**
+ * What one unit may record as outputs, whatever its driver: at most `bytes` as JSON (the object
+ * of every output's value, sensitive ones included, in UTF-8), and no value nested deeper than
+ * `depth` levels of objects and arrays. The engine fails a unit whose outputs exceed either
+ * (retryable, like an invalid outputs file), and records none of them: state documents stay small
+ * enough to read on every run, and shallow enough for every writer and reader of them.
+ */
+export const OUTPUT_LIMITS = { bytes: 1024 * 1024, depth: 100 } as const;
+
+/** A size for a reason: exact bytes below 10 MiB (a limit of 1 MiB is passed by one byte too), MiB above. */
+export function describeSize(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  if (Number.isInteger(mib)) return `${mib} MiB`;
+  return mib < 10 ? `${bytes} bytes` : `${mib.toFixed(1)} MiB`;
+}
+
 export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean };
 export type Uncertain = { result: 'uncertain'; reason: string };
 

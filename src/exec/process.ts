@@ -11,11 +11,18 @@
  * - `cancel`: when the signal aborts, the process gets the abort reason's signal (SIGINT or
  *   SIGTERM), SIGKILL `killGraceMs` later; `cancelled` is then true.
  * - `group: true` starts the process in its own process group and signals the whole group, so a
- *   tool's own children end with it.
+ *   tool's own children end with it. Such a process never outlives the process that owns the
+ *   runner (Nyl): however that one dies, SIGKILL included, the group is killed at once, with no
+ *   grace (src/exec/watchdog.ts). Nothing else changes for the caller: the same pid, exit code,
+ *   signal, streams and environment as without a group, and a program that cannot start is a
+ *   spawn error as well; only a program whose name contains `=` cannot start this way (EINVAL).
  * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
  *   stream (then it is streamed in chunks and the result's buffer stays empty).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import { programError } from './program-path';
+import { gatedArgv, unwatch, watchThenGo } from './watchdog';
 
 export interface RunOptions {
   cwd?: string;
@@ -63,19 +70,9 @@ export class NodeProcessRunner implements ProcessRunner {
   run(argv: string[], options: RunOptions = {}): Promise<ProcessResult> {
     this.started++;
     const began = Date.now();
-    let child: ChildProcess;
-    try {
-      child = spawn(argv[0]!, argv.slice(1), {
-        cwd: options.cwd,
-        env: options.env ?? process.env,
-        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-        detached: options.group === true,
-      });
-    } catch (error) {
-      // Node refuses some arguments synchronously (a NUL byte): the same shape as ENOENT.
-      return Promise.resolve(notStarted(argv, error as NodeJS.ErrnoException, began));
-    }
-    return supervise(child, argv, options, began);
+    const started = options.group === true ? startGrouped(argv, options) : startPlain(argv, options);
+    if ('error' in started) return Promise.resolve(notStarted(argv, started.error, began));
+    return supervise(started.child, argv, options, began);
   }
 
   /** Starts a long-lived helper with streams attached (git cat-file --batch). */
@@ -83,6 +80,52 @@ export class NodeProcessRunner implements ProcessRunner {
     this.started++;
     return spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   }
+}
+
+type Started = { child: ChildProcess } | { error: NodeJS.ErrnoException };
+
+function stdinOf(options: RunOptions): 'ignore' | 'pipe' {
+  return options.input === undefined ? 'ignore' : 'pipe';
+}
+
+function startPlain(argv: string[], options: RunOptions): Started {
+  try {
+    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: [stdinOf(options), 'pipe', 'pipe'], detached: options.group === true });
+    return { child };
+  } catch (error) {
+    // Node refuses some arguments synchronously (a NUL byte): the same shape as ENOENT.
+    return { error: error as NodeJS.ErrnoException };
+  }
+}
+
+/** Arguments Node refuses before anything starts (no program name, a NUL byte): its refusal says it best. */
+function refusedByNode(argv: string[], env: NodeJS.ProcessEnv, cwd: string | undefined): boolean {
+  const file = argv[0];
+  if (typeof file !== 'string' || file === '') return true;
+  const nul = (v: unknown) => typeof v === 'string' && v.includes('\0');
+  return argv.some(nul) || nul(cwd) || Object.entries(env).some(([k, v]) => nul(k) || nul(v));
+}
+
+/**
+ * A process in its own group, which the watchdog kills should Nyl die (src/exec/watchdog.ts). The
+ * program is looked up first, so that a missing one is a spawn error rather than the gate's exit.
+ */
+function startGrouped(argv: string[], options: RunOptions): Started {
+  const env = options.env ?? process.env;
+  if (refusedByNode(argv, env, options.cwd)) return startPlain(argv, options);
+  const missing = programError(argv, env, options.cwd);
+  if (missing) return { error: missing };
+  const gated = gatedArgv(argv, env);
+  if (!gated) return { error: Object.assign(new Error(`spawn ${argv[0]} EINVAL: a program named with '=' cannot be started in a process group of its own`), { code: 'EINVAL', errno: -22, syscall: `spawn ${argv[0]}`, path: argv[0] }) };
+  let child: ChildProcess;
+  try {
+    child = spawn(gated[0]!, gated.slice(1), { cwd: options.cwd, env: {}, stdio: [stdinOf(options), 'pipe', 'pipe', 'pipe'], detached: true });
+  } catch (error) {
+    return { error: error as NodeJS.ErrnoException };
+  }
+  if (child.pid !== undefined) watchThenGo(child);
+  else (child.stdio[3] as Writable | null)?.destroy();
+  return { child };
 }
 
 function notStarted(argv: string[], error: NodeJS.ErrnoException, began: number): ProcessResult {
@@ -186,10 +229,16 @@ function supervise(child: ChildProcess, argv: string[], options: RunOptions, beg
     // A tool (its own process group) that leaves a background child holding its output has still
     // ended when it exits: once its output is quiet, stop listening. Git never does that, so other
     // processes end at 'close' only.
-    if (options.group) child.on('exit', (code, signal) => output.whenQuiet(() => {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-      finish(code, signal);
-    }));
+    if (options.group) {
+      child.on('exit', (code, signal) => {
+        // The tool has ended: its group is no longer the watchdog's to kill.
+        unwatch(child);
+        output.whenQuiet(() => {
+          child.stdout?.destroy();
+          child.stderr?.destroy();
+          finish(code, signal);
+        });
+      });
+    }
   });
 }

@@ -4,9 +4,11 @@
  * The execution key is `sha256:` over the canonical JSON of kind, rendered spec, uid and the
  * driver's version tag. Canonical JSON sorts object keys recursively,
  * has no whitespace, keeps arrays in order and drops undefined members, so the same inputs give
- * the same key on every machine and in every Node version.
+ * the same key on every machine and in every Node version. It recurses once per level and refuses
+ * data nested deeper than MAX_DOCUMENT_DEPTH (src/util/nesting.ts) with an error naming the limit.
  */
 import { createHash } from 'node:crypto';
+import { MAX_DOCUMENT_DEPTH, nestedTooDeep } from '../util/nesting';
 
 export interface ExecutionKeyInput {
   kind: string;
@@ -16,7 +18,7 @@ export interface ExecutionKeyInput {
 }
 
 export function canonicalJson(value: unknown): string {
-  const out = encode(value, '');
+  const out = encode(value, '', 0);
   if (out === undefined) throw new TypeError('canonicalJson: the value itself is undefined');
   return out;
 }
@@ -32,7 +34,7 @@ export function executionKey(input: ExecutionKeyInput): string {
 }
 
 /** Returns undefined for a value JSON omits (undefined), so that object members can drop it. */
-function encode(value: unknown, pointer: string): string | undefined {
+function encode(value: unknown, pointer: string, depth: number): string | undefined {
   if (value === undefined) return undefined;
   if (value === null) return 'null';
   switch (typeof value) {
@@ -48,15 +50,16 @@ function encode(value: unknown, pointer: string): string | undefined {
     default:
       throw new TypeError(`canonicalJson: a ${typeof value} at '${pointer}' has no JSON form`);
   }
+  if (depth + 1 > MAX_DOCUMENT_DEPTH) throw nestedTooDeep('canonicalJson');
   if (Array.isArray(value)) {
-    const items = value.map((item: unknown, i) => encode(item, `${pointer}/${i}`) ?? 'null');
+    const items = value.map((item: unknown, i) => encode(item, `${pointer}/${i}`, depth + 1) ?? 'null');
     return `[${items.join(',')}]`;
   }
   const record = value as Record<string, unknown>;
   const members: string[] = [];
   // Default sort compares UTF-16 code units: stable across locales, unlike localeCompare.
   for (const key of Object.keys(record).sort()) {
-    const encoded = encode(record[key], `${pointer}/${key}`);
+    const encoded = encode(record[key], `${pointer}/${key}`, depth + 1);
     if (encoded !== undefined) members.push(`${JSON.stringify(key)}:${encoded}`);
   }
   return `{${members.join(',')}}`;

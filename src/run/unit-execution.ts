@@ -2,12 +2,14 @@
  * Executes one unit through its driver's phases (plan when the driver has one, then apply) and
  * turns whatever happens into an outcome, never an exception: a driver that throws makes this
  * unit failed (retryable) when none of its processes started, and uncertain once one did,
- * because then its effects are unknown; processes it left running are ended first. Siblings are
- * never affected.
+ * because then its effects are unknown; processes it left running are ended first. Outputs
+ * beyond OUTPUT_LIMITS fail the unit (retryable) and none of them is kept, so no later writer
+ * has to take them. Siblings are never affected.
  */
-import type { ApplyOutcome, Driver, DriverContext, PrepareOutcome } from '../drivers/contract';
-import { failure, oneLine } from '../drivers/contract';
+import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome } from '../drivers/contract';
+import { OUTPUT_LIMITS, describeSize, failure, oneLine } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
+import { nestingDepth } from '../util/nesting';
 
 /**
  * Wraps the context's runner to tell whether the driver started a process (one that could not
@@ -86,13 +88,44 @@ async function contained<T>(ctx: DriverContext, phase: (ctx: DriverContext) => P
   }
 }
 
+/** An output's name in a reason: as it is when it is plain, else quoted and cut short. */
+function shownName(name: string): string {
+  return /^[\w.-]{1,100}$/.test(name) ? name : JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}...` : name);
+}
+
+/**
+ * Why these outputs cannot be recorded, if they cannot. Depth first, without recursion: only
+ * shallow enough values are then serialized to measure their size.
+ */
+function outputsProblem(outputs: Outputs): string | undefined {
+  const { bytes: maxBytes, depth: maxDepth } = OUTPUT_LIMITS;
+  const values: Record<string, unknown> = {};
+  for (const [name, output] of Object.entries(outputs)) {
+    if (nestingDepth(output.value, maxDepth) > maxDepth) {
+      return `output ${shownName(name)} nests deeper than ${maxDepth} levels of objects and arrays, the limit for outputs; none of the outputs is recorded`;
+    }
+    values[name] = output.value;
+  }
+  let bytes: number;
+  try {
+    bytes = Buffer.byteLength(JSON.stringify(values) ?? '', 'utf8');
+  } catch (error) {
+    // A driver's bug (a BigInt, a cycle): this unit fails, not the run.
+    return `the outputs cannot be written as JSON (${(error as Error).message}); none of them is recorded`;
+  }
+  if (bytes <= maxBytes) return undefined;
+  return `the outputs take ${describeSize(bytes)} as JSON, more than the ${describeSize(maxBytes)} a unit may record; none of them is recorded`;
+}
+
 /** The unit's outcome; reasons are one line (tables, progress lines, commit bodies). */
 export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
   const outcome = await contained<ApplyOutcome>(ctx, (c) => phases(driver, c), 'failed', (why, started) =>
     started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
   );
-  return outcome.result === 'receipt' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
+  if (outcome.result !== 'receipt') return { ...outcome, reason: oneLine(outcome.reason) };
+  const problem = outputsProblem(outcome.outputs);
+  return problem ? failure(problem, true) : outcome;
 }
 
 /** The prepare phase of a unit whose driver has one; it has no effects, so a throw is a retryable failure. */

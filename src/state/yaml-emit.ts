@@ -3,8 +3,10 @@
  * booleans, null) as block YAML with sorted keys, so `git log -p` of a state branch reads as a
  * review. It is an order of magnitude faster than a general YAML library, which matters when a
  * run writes a document per unit. Strings are written plain only when YAML 1.2 reads them back
- * as the same string; everything else is JSON-quoted (JSON strings are valid YAML).
+ * as the same string; everything else is JSON-quoted (JSON strings are valid YAML). It recurses
+ * once per level and refuses data nested deeper than MAX_DOCUMENT_DEPTH (src/util/nesting.ts).
  */
+import { MAX_DOCUMENT_DEPTH, nestedTooDeep } from '../util/nesting';
 
 const RESERVED = /^(?:true|false|null|~|y|n|yes|no|on|off)$/i;
 const NUMBERISH = /^[-+]?(?:\d[\d_]*|0o[0-7]+|0x[0-9a-f]+|(?:\.\d+|\d+(?:\.\d*)?)(?:e[-+]?\d+)?|\.inf|\.nan)$/i;
@@ -39,18 +41,19 @@ function scalar(v: unknown): string {
   return JSON.stringify(String(v));
 }
 
-function block(v: Record<string, unknown> | unknown[], indent: number, out: string[]): void {
+/** Writes a collection at `depth` (the document is 1) with its items below it. */
+function block(v: Record<string, unknown> | unknown[], indent: number, depth: number, out: string[]): void {
   const pad = ' '.repeat(indent);
   if (Array.isArray(v)) {
     for (const item of v) {
-      if (!isCollection(item) || isEmptyCollection(item)) {
+      if (!isCollection(item) || isEmptyCollection(within(item, depth))) {
         out.push(`${pad}- ${scalar(item)}`);
       } else if (Array.isArray(item)) {
         out.push(`${pad}-`);
-        block(item, indent + 2, out);
+        block(item, indent + 2, depth + 1, out);
       } else {
         const start = out.length;
-        block(item, indent + 2, out);
+        block(item, indent + 2, depth + 1, out);
         out[start] = `${pad}- ${out[start]!.slice(indent + 2)}`;
       }
     }
@@ -59,18 +62,24 @@ function block(v: Record<string, unknown> | unknown[], indent: number, out: stri
   for (const key of Object.keys(v).sort()) {
     const value = v[key];
     if (value === undefined) continue;
-    if (!isCollection(value) || isEmptyCollection(value)) {
+    if (!isCollection(value) || isEmptyCollection(within(value, depth))) {
       out.push(`${pad}${str(key)}: ${scalar(value)}`);
     } else {
       out.push(`${pad}${str(key)}:`);
-      block(value, indent + 2, out);
+      block(value, indent + 2, depth + 1, out);
     }
   }
+}
+
+/** A collection one level below `depth`, refused when that is deeper than a document may nest. */
+function within<T>(child: T, depth: number): T {
+  if (depth + 1 > MAX_DOCUMENT_DEPTH) throw nestedTooDeep('YAML');
+  return child;
 }
 
 export function emitYaml(value: unknown): string {
   if (!isCollection(value) || isEmptyCollection(value)) return `${scalar(value)}\n`;
   const out: string[] = [];
-  block(value, 0, out);
+  block(value, 0, 1, out);
   return `${out.join('\n')}\n`;
 }

@@ -125,6 +125,8 @@ const REAL_RENDERINGS = {
   noOutputs: { script: 'true' },
   invalidJson: { script: `printf '{not json\\n' > "$NYL_OUTPUTS"` },
   notObject: { script: `printf '[1,2]' > "$NYL_OUTPUTS"` },
+  bigFile: { script: 'head -c 1100000 /dev/zero > "$NYL_OUTPUTS"' },
+  protoOutput: { script: `printf '{"__proto__":{"x":1}}' > "$NYL_OUTPUTS"` },
   fails: { script: 'echo "bad things happened" >&2; echo "on two lines" >&2; exit 3' },
   cannotStart: { run: ['nyl-conformance-no-such-tool'] },
   missingDir: { script: 'true', workingDir: 'no/such/dir' },
@@ -150,6 +152,8 @@ const FAKE_RUNNER_PROGRAMS = {
   'write-outputs': writeOutputs(OUT),
   'write-invalid': writeOutputs('{not json\n'),
   'write-array': writeOutputs([1, 2]),
+  'write-big': writeOutputs('\0'.repeat(1_100_000)),
+  'write-proto': writeOutputs('{"__proto__":{"x":1}}'),
   fail3: exitWith(3, { stderr: 'bad things happened\non two lines\n' }),
   ok: exitWith(0),
   exit1: exitWith(1),
@@ -174,6 +178,8 @@ const FAKE_RUNNER_RENDERINGS = {
   noOutputs: { run: ['ok'] },
   invalidJson: { run: ['write-invalid'] },
   notObject: { run: ['write-array'] },
+  bigFile: { run: ['write-big'] },
+  protoOutput: { run: ['write-proto'] },
   fails: { run: ['fail3'] },
   cannotStart: { run: ['nyl-conformance-no-such-tool'] },
   missingDir: { run: ['ok'], workingDir: 'no/such/dir' },
@@ -211,6 +217,7 @@ const IMPLS = [
   {
     name: 'Command driver, NodeProcessRunner',
     command: true,
+    real: true,
     make: () => ({ driver: COMMAND, runner: new NodeProcessRunner(), clock: new SystemClock(), rendering: (s) => REAL_RENDERINGS[s], running: (_driver, _unit, lines) => lines.when('started') }),
     outputs: Object.fromEntries(Object.entries(OUT).map(([k, v]) => [k, { value: v, sensitive: false }])),
   },
@@ -366,6 +373,16 @@ for (const impl of IMPLS.filter((i) => i.command)) {
       assert.match(outcome.reason, /JSON object/);
     });
 
+    test('NYL_OUTPUTS larger than 1 MiB: failed, retryable, not read; an output named __proto__: failed', async () => {
+      const big = (await apply('bigFile')).outcome;
+      assert.equal(big.result, 'failed');
+      assert.equal(big.retryable, true);
+      assert.match(big.reason, /^NYL_OUTPUTS is 1100000 bytes, more than the 1 MiB .* it was not read$/);
+      const proto = (await apply('protoOutput')).outcome;
+      assert.equal(proto.result, 'failed');
+      assert.match(proto.reason, /__proto__/);
+    });
+
     test('a tool that cannot start, a workingDir that does not exist: failed, retryable', async () => {
       const missing = (await apply('cannotStart')).outcome;
       assert.equal(missing.result, 'failed');
@@ -397,6 +414,22 @@ for (const impl of IMPLS.filter((i) => i.command)) {
         assert.equal(env.runner.started, 0, `nothing ran for workingDir ${workingDir}`);
       }
     });
+
+    if (impl.real) {
+      test('a script over 128 KiB, which the system cannot pass as one argument (E2BIG): failed, retryable, saying why and what to do', async () => {
+        const env = impl.make();
+        const script = `true # ${'x'.repeat(140 * 1024)}`;
+        const { ctx } = context({ unit: 'e2big', rendering: { script }, runner: env.runner, clock: env.clock });
+        const outcome = await env.driver.apply(ctx);
+        assertOutcome('apply', outcome);
+        assert.equal(outcome.result, 'failed');
+        assert.equal(outcome.retryable, true);
+        assert.match(outcome.reason, /E2BIG/);
+        assert.match(outcome.reason, /too large/);
+        assert.match(outcome.reason, /file/, 'the fix: put the script in a file of the source');
+        assert.ok(outcome.reason.length < 400, 'the reason does not carry the script');
+      });
+    }
 
     test('the tool gets NYL_* variables and the declared env (as text), and runs in workingDir', async () => {
       const { outcome, ctx } = await apply('probeEnv');

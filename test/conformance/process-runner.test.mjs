@@ -1,7 +1,10 @@
 // The ProcessRunner port (src/exec/process.ts): one suite of its contract, run against
 // NodeProcessRunner (real processes: small `sh -c` scripts) and FakeProcessRunner (registered
-// programs that behave the same, on a ManualClock with autoAdvance). Then FakeProcessRunner's
-// own test API.
+// programs that behave the same, on a ManualClock with autoAdvance), once as given and once with
+// group: true on every run (a process in its own group must look exactly the same to its caller:
+// exit code, signal, streams, environment, spawn errors). Then the process-group rules, among
+// them what happens when the runner's host (the Nyl process) dies: the real runner runs in a
+// host process the test kills (test/support/runner-host.mjs). Then FakeProcessRunner's own test API.
 
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,10 +12,14 @@ import { getEventListeners } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { ManualClock } from '../fakes/clock.mjs';
 import { FakeProcessRunner, blockUntil, dieBy, exitWith, ignoring, inTurn, sleepFor, writeOutputs } from '../fakes/process-runner.mjs';
 import { isRunning } from '../support/proc.mjs';
+
+const HOST = fileURLToPath(new URL('../support/runner-host.mjs', import.meta.url));
 
 const GRACE = 200;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-runner-conformance-'));
@@ -37,6 +44,12 @@ const REAL = {
   stubborn: ['sh', '-c', `trap '' TERM INT; echo ready; ${LOOP}`],
   /** Starts a grandchild (its pid on stdout), then waits. */
   family: ['sh', '-c', 'sleep 30 </dev/null >/dev/null 2>&1 & echo $!; wait'],
+  /** The same, printing its own pid and the grandchild's on one line. */
+  familyPids: ['sh', '-c', 'sleep 30 </dev/null >/dev/null 2>&1 & echo $$ $!; wait'],
+  /** Ignores SIGTERM and SIGINT, prints its pid and the pid of a grandchild, and waits. */
+  stubbornPids: ['sh', '-c', `trap '' TERM INT; sleep 30 </dev/null >/dev/null 2>&1 & echo $$ $!; ${LOOP}`],
+  /** Prints its whole environment as JSON. */
+  envJson: [process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'],
   /** Exits at once, leaving a background child that holds its stdout for 3 s. */
   detach: ['sh', '-c', 'echo started; sleep 3 & exit 0'],
 };
@@ -83,6 +96,20 @@ const FAKE_PROGRAMS = {
     await io.sleep(30_000);
     return { code: 0 };
   },
+  familyPids: async (_argv, _options, io) => {
+    io.stdout(`${io.pid} ${io.spawnChild()}\n`);
+    await io.sleep(30_000);
+    return { code: 0 };
+  },
+  stubbornPids: ignoring(['SIGTERM', 'SIGINT'], async (_argv, _options, io) => {
+    io.stdout(`${io.pid} ${io.spawnChild()}\n`);
+    await io.sleep(60_000);
+    return { code: 0 };
+  }),
+  envJson: async (_argv, _options, io) => {
+    io.stdout(JSON.stringify(io.env));
+    return { code: 0 };
+  },
   detach: async (_argv, _options, io) => {
     io.stdout('started\n');
     io.spawnChild();
@@ -90,21 +117,66 @@ const FAKE_PROGRAMS = {
   },
 };
 
+/** Runs argv in a host process (a stand-in for Nyl) that the test then kills. */
+function realHost(argv, options) {
+  const child = spawn(process.execPath, [HOST, JSON.stringify(options), ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let text = '';
+  const line = new Promise((resolve) => {
+    child.stdout.on('data', (b) => {
+      text += b;
+      if (text.includes('\n')) resolve(text.split('\n')[0]);
+    });
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  return { line, kill: (signal = 'SIGKILL') => child.kill(signal), exited, isAlive: isRunning };
+}
+
+/**
+ * The same for the fake: a runner of its own whose clock stands still (a grace period never ends
+ * by itself); its host dies with killHost(), and a signal to the host cancels the run.
+ */
+function fakeHost(argv, options) {
+  const runner = new FakeProcessRunner({ clock: new ManualClock(0), programs: FAKE_PROGRAMS });
+  const cancel = new AbortController();
+  const run = startStreaming(runner, argv, { ...options, cancel: cancel.signal });
+  return {
+    line: run.ready,
+    kill: (signal = 'SIGKILL') => (signal === 'SIGKILL' ? runner.killHost() : cancel.abort(signal)),
+    exited: Promise.resolve(),
+    isAlive: (pid) => runner.isAlive(pid),
+  };
+}
+
 const IMPLS = [
   {
     name: 'NodeProcessRunner',
     real: true,
-    make: () => ({ runner: new NodeProcessRunner(), argv: (key) => [...REAL[key]], isAlive: isRunning }),
+    make: () => ({ runner: new NodeProcessRunner(), argv: (key) => [...REAL[key]], isAlive: isRunning, host: (key, options) => realHost(REAL[key], options) }),
   },
   {
     name: 'FakeProcessRunner',
     real: false,
     make: () => {
       const runner = new FakeProcessRunner({ programs: FAKE_PROGRAMS });
-      return { runner, argv: (key) => [key], isAlive: (pid) => runner.isAlive(pid) };
+      return { runner, argv: (key) => [key], isAlive: (pid) => runner.isAlive(pid), host: (key, options) => fakeHost([key], options) };
     },
   },
 ];
+
+/** The same implementation with group: true on every run that does not say otherwise. */
+function grouped(impl) {
+  return {
+    ...impl,
+    name: `${impl.name}, group: true`,
+    make: () => {
+      const made = impl.make();
+      const inner = made.runner;
+      const runner = Object.create(inner);
+      runner.run = (argv, options = {}) => inner.run(argv, { group: true, ...options });
+      return { ...made, runner };
+    },
+  };
+}
 
 // --- helpers ----------------------------------------------------------------------------------
 
@@ -162,7 +234,7 @@ function runSafely(runner, argv, options) {
 
 // --- the suite --------------------------------------------------------------------------------
 
-for (const impl of IMPLS) {
+for (const impl of [...IMPLS, ...IMPLS.map(grouped)]) {
   describe(`ProcessRunner contract: ${impl.name}`, () => {
     test('exit code, empty streams, flags false, argv echoed', async () => {
       const { runner, argv } = impl.make();
@@ -231,6 +303,14 @@ for (const impl of IMPLS) {
       } finally {
         delete process.env.NYL_CONFORMANCE_INHERITED;
       }
+    });
+
+    test('env reaches the process exactly: names a shell drops or sets (A.B, IFS, PWD, SHLVL, _) stay as given', async () => {
+      const { runner, argv } = impl.make();
+      const env = { PATH: process.env.PATH, 'A.B': 'dotted', 'A-B': 'dashed', '1X': 'digit', IFS: 'x', PWD: '/nowhere', SHLVL: '7', _: 'underscore', MULTI: 'line 1\nline 2', EMPTY: '' };
+      const result = await runner.run(argv('envJson'), { env, cwd: tmp });
+      assert.equal(result.code, 0, result.stderr.toString());
+      assert.deepEqual(JSON.parse(result.stdout.toString()), env);
     });
 
     test('cwd is the working directory', async () => {
@@ -381,6 +461,28 @@ for (const impl of IMPLS) {
       assert.ok(result.durationMs < 2000);
     });
 
+    test('started counts runs', async () => {
+      const { runner, argv } = impl.make();
+      const before = runner.started;
+      await runner.run(argv('exit3'));
+      await Promise.all([runner.run(argv('exit3')), runner.run(argv('exit3'))]);
+      assert.equal(runner.started - before, 3);
+    });
+  });
+}
+
+// --- process groups, and the death of the host ----------------------------------------------------
+
+function killQuietly(pid) {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
+}
+
+for (const impl of IMPLS) {
+  describe(`ProcessRunner contract, process groups: ${impl.name}`, () => {
     test('group: true signals the whole process group: a child of the child ends too', async () => {
       const { runner, argv, isAlive } = impl.make();
       const ac = new AbortController();
@@ -423,12 +525,78 @@ for (const impl of IMPLS) {
       assert.ok(result.durationMs < 1500, `${result.durationMs} ms`);
     });
 
-    test('started counts runs', async () => {
-      const { runner, argv } = impl.make();
-      const before = runner.started;
-      await runner.run(argv('exit3'));
-      await Promise.all([runner.run(argv('exit3')), runner.run(argv('exit3'))]);
-      assert.equal(runner.started - before, 3);
+
+    test('group: true: when the host (the Nyl process) dies by SIGKILL, the process and its child end at once', async () => {
+      const h = impl.make().host('familyPids', { group: true, killGraceMs: 30_000 });
+      const [pid, grandchild] = (await h.line).split(' ').map(Number);
+      const isAlive = h.isAlive;
+      assert.ok(isAlive(pid) && isAlive(grandchild), 'the process and its child run');
+      h.kill('SIGKILL');
+      await h.exited;
+      const gone = await eventually(() => !isAlive(pid) && !isAlive(grandchild), 2000);
+      try {
+        assert.ok(gone, `process ${pid} and its child ${grandchild} end within 2 s of the host's death`);
+      } finally {
+        if (impl.real) for (const p of [pid, grandchild]) killQuietly(p);
+      }
+    });
+
+    test('group: true: a process that ignores the cancellation signal ends as soon as the host dies, not after the grace', async () => {
+      const h = impl.make().host('stubbornPids', { group: true, killGraceMs: 30_000 });
+      const [pid, grandchild] = (await h.line).split(' ').map(Number);
+      const isAlive = h.isAlive;
+      h.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(isAlive(pid), 'the process ignores SIGTERM; the grace runs');
+      h.kill('SIGKILL');
+      await h.exited;
+      const gone = await eventually(() => !isAlive(pid) && !isAlive(grandchild), 2000);
+      try {
+        assert.ok(gone, `process ${pid} and its child ${grandchild} end within 2 s of the host's death, not 30 s`);
+      } finally {
+        if (impl.real) for (const p of [pid, grandchild]) killQuietly(p);
+      }
+    });
+
+    if (impl.real) {
+      test('group: true: a watchdog someone killed is replaced; the next process still ends with its host', async () => {
+        const h = impl.make().host('familyPids', { group: true, killWatchdog: true });
+        const [pid, grandchild] = (await h.line).split(' ').map(Number);
+        h.kill('SIGKILL');
+        await h.exited;
+        const gone = await eventually(() => !h.isAlive(pid) && !h.isAlive(grandchild), 2000);
+        try {
+          assert.ok(gone, `process ${pid} and its child ${grandchild} end within 2 s of the host's death`);
+        } finally {
+          for (const p of [pid, grandchild]) killQuietly(p);
+        }
+      });
+    }
+
+    test("group: true: a program named with '=' cannot start (spawnError EINVAL, no exception); without group it can", async () => {
+      const { runner } = impl.make();
+      const dir = fs.mkdtempSync(path.join(tmp, 'eq-'));
+      const program = path.join(dir, 'a=b');
+      fs.writeFileSync(program, '#!/bin/sh\nexit 4\n', { mode: 0o755 });
+      if (!impl.real) runner.register('a=b', exitWith(4));
+      const grouped = await runSafely(runner, [program], { group: true });
+      assertNotStarted(grouped, 'EINVAL');
+      assert.equal(grouped.code, null);
+      assert.equal((await runner.run([program])).code, 4);
+    });
+
+    test('without group, the same process outlives its dead host (so the tests above mean something)', async () => {
+      const h = impl.make().host('familyPids', { group: false });
+      const [pid, grandchild] = (await h.line).split(' ').map(Number);
+      const isAlive = h.isAlive;
+      h.kill('SIGKILL');
+      await h.exited;
+      await new Promise((r) => setTimeout(r, 300));
+      try {
+        assert.ok(isAlive(pid) && isAlive(grandchild), 'both still run');
+      } finally {
+        if (impl.real) for (const p of [pid, grandchild]) killQuietly(p);
+      }
     });
   });
 }

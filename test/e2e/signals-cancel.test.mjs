@@ -1,7 +1,8 @@
 // Cancellation of `nyl reconcile` by SIGINT/SIGTERM: the signal is
 // forwarded to running tools, finished units are checkpointed, the run ends without a transition
 // commit and releases the lease, and the next reconcile takes its run ref over. A tool that
-// ignores the signal is killed after the grace; a second signal ends nyl at once.
+// ignores the signal is killed after the grace; a second signal ends nyl at once, and the tool
+// with it.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
+import { groupEnds } from '../support/proc.mjs';
 import {
   ENV,
   LEASE,
@@ -154,7 +156,8 @@ describe('a signal cancels the run', () => {
         sc.record(`reconcile after two ${sig}`);
         assert.equal(r.code, code, describeResult(r));
         assert.ok(Date.now() - sent < 2000, 'at once');
-        killPid(toolPid); // the tool ignores signals; a forced kill of nyl leaves it like a crash does
+        // The tool ignores the signals, but dies with nyl: its watchdog kills its group.
+        assert.ok(await groupEnds(toolPid, 3000), `the tool (group ${toolPid}) ends with nyl`);
         assert.ok(sc.refs()[LEASE], 'the lease is left as after a crash');
         const rec = runRecord(sc, run);
         assert.equal(rec.run.ended, undefined, 'the run ref is not marked ended');

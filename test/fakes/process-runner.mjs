@@ -19,6 +19,12 @@
 //   on but its result and later output are ignored.
 // - group: true delivers each signal to the process's children too (io.spawnChild); without
 //   it, children outlive their parent, as real orphans do (check with runner.isAlive(pid)).
+// - group: true also ties the process to the runner's host (the Nyl process): killHost() (the
+//   host dies, by SIGKILL or any other signal) kills every group process and its children at
+//   once (SIGKILL, no grace), while processes started without group keep running, as orphans
+//   do. A dead host starts nothing: run() after killHost() never settles. A program whose name
+//   contains '=' cannot start in a group of its own (spawnError EINVAL): the real runner passes
+//   it to env(1), which would read it as an assignment.
 // - stdout/stderr are captured into the result unless onStdout/onStderr takes that stream
 //   (chunks are delivered synchronously, as Buffers, in the order written).
 // - started counts run() calls, refused ones included, as NodeProcessRunner does.
@@ -43,7 +49,7 @@
 //
 // Runner API: new FakeProcessRunner({ clock?, programs?: { name: handler } }); register(nameOr
 // Predicate, handler) (later wins); run(argv, options); started; calls; handlerErrors; running
-// (processes alive now); isAlive(pid); waitForCall(n?) (resolves with calls[n-1]).
+// (processes alive now); isAlive(pid); waitForCall(n?) (resolves with calls[n-1]); killHost().
 // Ready-made handlers: exitWith(code, { stdout?, stderr? }), dieBy(signal),
 // writeOutputs(json, { code? }), sleepFor(ms, { code? }), blockUntil(promise, { code? }),
 // ignoring(signals, handler) (traps them: only SIGKILL ends it early), inTurn(...handlers)
@@ -122,6 +128,9 @@ export class FakeProcessRunner {
   #alive = new Set();
   #running = 0;
   #callWaiters = [];
+  /** How to kill each running group process (group: true) when the host dies. */
+  #groupKills = new Set();
+  #hostDead = false;
 
   /**
    * @param {{ clock?: object, programs?: Record<string, Function> }} [options]
@@ -153,6 +162,15 @@ export class FakeProcessRunner {
     return this.#running;
   }
 
+  /**
+   * The host (the Nyl process that owns this runner) dies: every process started with group: true
+   * is killed at once (SIGKILL) with its children; the others run on, as orphans.
+   */
+  killHost() {
+    this.#hostDead = true;
+    for (const kill of [...this.#groupKills]) kill();
+  }
+
   /** Resolves with calls[n - 1] once there have been n calls (n default: the next one). */
   waitForCall(n = this.calls.length + 1) {
     if (this.calls.length >= n) return Promise.resolve(this.calls[n - 1]);
@@ -160,6 +178,7 @@ export class FakeProcessRunner {
   }
 
   run(argv, options = {}) {
+    if (this.#hostDead) return new Promise(() => {});
     this.started++;
     const clock = this.clock;
     const began = clock.now();
@@ -178,6 +197,7 @@ export class FakeProcessRunner {
     const refused = refusal(argv, options);
     if (refused) return notStarted(refused);
     if (options.cwd !== undefined && !isDirectory(options.cwd)) return notStarted(enoent(argv[0], argv.slice(1)));
+    if (options.group === true && argv[0].includes('=')) return notStarted(Object.assign(new Error(`spawn ${argv[0]} EINVAL: a program named with '=' cannot be started in a process group of its own`), { code: 'EINVAL', errno: -22 }));
     const program = this.#programs.find((p) => p.test(argv, options));
     if (!program) {
       // An unregistered path to a file that exists: as if it were not executable.
@@ -216,6 +236,7 @@ export class FakeProcessRunner {
       ended = true;
       this.#alive.delete(pid);
       this.#running--;
+      this.#groupKills.delete(killedWithHost);
       over.abort();
       options.cancel?.removeEventListener('abort', onCancel);
       const result = {
@@ -247,6 +268,9 @@ export class FakeProcessRunner {
       killed.abort(signal);
       end(null, signal);
     };
+
+    const killedWithHost = () => deliver('SIGKILL');
+    if (group) this.#groupKills.add(killedWithHost);
 
     const stop = (signal) => {
       deliver(signal);

@@ -199,8 +199,9 @@ export class Proc {
     };
   }
 
-  /** Kills the process (SIGKILL): it never does anything again. */
+  /** Kills the process (SIGKILL): it never does anything again, and its tools die with it. */
   kill() {
+    this.rt.runner.killHost();
     this.dead = true;
     this.death.abort();
     this.markDied();

@@ -19,3 +19,24 @@ export function isRunning(pid) {
   const state = procStat(pid)?.state;
   return state !== undefined && state !== 'Z' && state !== 'X';
 }
+
+/** The pids of the running processes (zombies excluded) of process group pgid. */
+export function groupMembers(pgid) {
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat?.pgid === pgid && stat.state !== 'Z' && stat.state !== 'X') out.push(Number(entry));
+  }
+  return out;
+}
+
+/** Waits until process group pgid has no running member; false when timeoutMs passed first. */
+export async function groupEnds(pgid, timeoutMs) {
+  const until = Date.now() + timeoutMs;
+  while (groupMembers(pgid).length > 0) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}

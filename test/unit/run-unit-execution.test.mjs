@@ -1,6 +1,7 @@
 // One unit's execution (src/run/unit-execution.ts) and its output (src/run/unit-output.ts): a
 // driver that throws is contained, and the processes it left running end before its outcome is
-// known; writing a unit's output never throws, whatever happens to the log directory.
+// known; outputs beyond the limits of any driver fail the unit; writing a unit's output never
+// throws, whatever happens to the log directory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -71,4 +72,46 @@ test('tool output: a character split across two chunks is one character; the las
   splitter.push(bytes.subarray(cut));
   splitter.flush();
   assert.deepEqual(lines, ['héllo wörld', 'next']);
+});
+
+function deepValue(levels) {
+  let v = 'bottom';
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+}
+
+test('outputs of any driver nested deeper than 100 levels: failed (retryable), naming the output and the limit', async () => {
+  const clock = new ManualClock(0, { autoAdvance: true });
+  const runner = new FakeProcessRunner({ clock });
+  const receipt = (outputs) => ({ apply: async () => ({ result: 'receipt', outputs }) });
+  const deep = await executeUnit(receipt({ ok: { value: 1, sensitive: false }, tree: { value: deepValue(101), sensitive: true } }), contextFor(runner, clock));
+  assert.equal(deep.result, 'failed', JSON.stringify(deep).slice(0, 300));
+  assert.equal(deep.retryable, true);
+  assert.match(deep.reason, /output tree nests deeper than 100 levels/);
+  const edge = await executeUnit(receipt({ tree: { value: deepValue(100), sensitive: false } }), contextFor(runner, clock));
+  assert.equal(edge.result, 'receipt');
+});
+
+test('outputs of any driver over 1 MiB as JSON, sensitive ones counted: failed (retryable), naming the size and the limit', async () => {
+  const clock = new ManualClock(0, { autoAdvance: true });
+  const runner = new FakeProcessRunner({ clock });
+  const half = 'x'.repeat(600 * 1024);
+  const outcome = await executeUnit({ apply: async () => ({ result: 'receipt', outputs: { a: { value: half, sensitive: false }, b: { value: half, sensitive: true } } }) }, contextFor(runner, clock));
+  assert.equal(outcome.result, 'failed');
+  assert.equal(outcome.retryable, true);
+  assert.match(outcome.reason, /the outputs take \d+ bytes as JSON, more than the 1 MiB a unit may record/);
+  assert.ok(outcome.reason.length < 300, 'the reason does not carry the outputs');
+});
+
+test('outputs no JSON can hold (a BigInt, a cycle: a driver bug): failed, never a throw out of executeUnit', async () => {
+  const clock = new ManualClock(0, { autoAdvance: true });
+  const runner = new FakeProcessRunner({ clock });
+  const apply = (value) => ({ apply: async () => ({ result: 'receipt', outputs: { n: { value, sensitive: false } } }) });
+  const big = await executeUnit(apply(10n), contextFor(runner, clock));
+  assert.equal(big.result, 'failed');
+  assert.match(big.reason, /cannot be written as JSON/);
+  const cyclic = { a: 1 };
+  cyclic.self = cyclic;
+  const cycle = await executeUnit(apply(cyclic), contextFor(runner, clock));
+  assert.equal(cycle.result, 'failed', 'a cycle nests without end');
 });

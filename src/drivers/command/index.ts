@@ -10,8 +10,9 @@
  * The tool runs in workingDir, which must stay inside the project directory of the source commit
  * once its symlinks are followed; one that leaves it fails the unit before anything starts.
  *
- * Failures: a non-zero exit, a tool that cannot start and an invalid outputs file are retryable
- * (the next reconcile runs the unit again). A timeout killed the tool midway, so its effects are
+ * Failures: a non-zero exit, a tool that cannot start (a command too large for the system
+ * included), a NUL byte from another unit's outputs in argv or env, and an invalid or too large
+ * outputs file are retryable (the next reconcile runs the unit again). A timeout killed the tool midway, so its effects are
  * unknown: that failure is not retried until an operator acknowledges it with
  * `nyl recover --unit U --retry --reason`. A tool still running when the run is cancelled ends
  * uncertain.
@@ -124,10 +125,17 @@ async function runAction(action: CommandAction, timeout: string | undefined, ctx
   return done;
 }
 
+/** Why a tool could not start; for a command too large for the system, also what to do. */
+function cannotStart(program: string | undefined, error: NodeJS.ErrnoException): string {
+  const why = `cannot start ${program ?? 'the command'}: ${error.code ?? error.message}`;
+  if (error.code !== 'E2BIG') return why;
+  return `${why} (its arguments and environment are too large for the system; on Linux one argument, such as a script, or one environment variable may take at most 128 KiB: put a long script in a file of the source and run that file, and pass large values in files)`;
+}
+
 /** The failure or uncertainty of an action that did not exit 0, or undefined when it did. */
 function unsuccessful(done: ProcessResult | Refused, timeout: string | undefined, okCodes: number[] = [0]): Failure | Uncertain | undefined {
   if ('refused' in done) return failure(done.refused, true);
-  if (done.spawnError) return failure(`cannot start ${done.argv[0] ?? 'the command'}: ${done.spawnError.code ?? done.spawnError.message}`, true);
+  if (done.spawnError) return failure(cannotStart(done.argv[0], done.spawnError), true);
   if (done.cancelled && done.code !== 0) {
     return { result: 'uncertain', reason: `cancelled while running (${done.signal ? `ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
   }

@@ -1,14 +1,20 @@
 /**
  * The outputs file of a Command (NYL_OUTPUTS): a JSON object whose members become the receipt's
- * outputs. A missing or empty file means no outputs.
+ * outputs. A missing or empty file means no outputs. A file larger than the outputs of a unit may
+ * take (OUTPUT_LIMITS) is refused unread; the engine checks the parsed outputs against the limits.
+ * JSON.parse does not recurse, so a deeply nested file parses safely.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import type { Outputs } from '../contract';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { OUTPUT_LIMITS, type Outputs, describeSize } from '../contract';
 
 export function readOutputsFile(path: string): { ok: true; outputs: Outputs } | { ok: false; reason: string } {
   if (!existsSync(path)) return { ok: true, outputs: {} };
   let text: string;
   try {
+    const size = statSync(path).size;
+    if (size > OUTPUT_LIMITS.bytes) {
+      return { ok: false, reason: `NYL_OUTPUTS is ${describeSize(size)}, more than the ${describeSize(OUTPUT_LIMITS.bytes)} the outputs of a unit may take; it was not read` };
+    }
     text = readFileSync(path, 'utf8');
   } catch (error) {
     return { ok: false, reason: `NYL_OUTPUTS cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
@@ -23,6 +29,8 @@ export function readOutputsFile(path: string): { ok: true; outputs: Outputs } | 
     return { ok: false, reason: `NYL_OUTPUTS holds invalid JSON${at ? ` at position ${at}` : ''} (its content is not shown)` };
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return { ok: false, reason: 'NYL_OUTPUTS must hold a JSON object' };
+  // JSON.parse makes "__proto__" an own member; assigned to the outputs, it would vanish silently.
+  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) return { ok: false, reason: 'NYL_OUTPUTS names an output __proto__, which cannot be recorded: rename it' };
   const outputs: Outputs = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) outputs[k] = { value: v, sensitive: false };
   return { ok: true, outputs };
