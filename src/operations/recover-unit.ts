@@ -10,7 +10,7 @@ import { formatIdentity } from '../lease/lease';
 import { planEnvironment } from '../plan/planner';
 import { executionKey } from '../project/execution-key';
 import type { StateOperationReport } from '../report/types';
-import { evidenceRefName, evidenceRefs } from '../run/evidence';
+import { evidenceRefName, evidenceRefs, lateEvidenceRefName } from '../run/evidence';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { readRunUnit, receiptOf, runRefName, type RunUnitDoc } from '../state/run-record';
 import { runsPrefix } from '../state/location';
@@ -107,7 +107,7 @@ function retry(rt: Runtime, opened: OpenedEnvironment, c: UnitCase, req: Recover
 async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase, run: string, next: ObservedUnitDoc): Promise<Record<string, unknown>> {
   const { store } = opened;
   if (c.desired?.lifecycle?.state === 'held') throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `${c.name} is held: a held unit runs nothing, so nothing can be accepted for it`);
-  const sources = [refs.get(runRefName(store.loc, run)), refs.get(evidenceRefName(store, c.name, run))].filter((o): o is string => o !== undefined);
+  const sources = [runRefName(store.loc, run), evidenceRefName(store, c.name, run), lateEvidenceRefName(store, c.name, run)].map((ref) => refs.get(ref)).filter((o): o is string => o !== undefined);
   const docs = await Promise.all(sources.map((oid) => readRunUnit(store.reader, oid, c.name)));
   const cp: RunUnitDoc | undefined = docs.find((doc) => doc?.checkpoint?.result === 'receipt');
   if (!run || !cp?.checkpoint) throw refusal(opened, c, 'NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${c.name}`);

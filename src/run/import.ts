@@ -8,8 +8,10 @@
  * - a receipt checkpoint with another key or uid recorded real effects for something the unit no
  *   longer resolves to: uncertain, NYL-RUN-SUPERSEDED;
  * - a failed checkpoint with the current key is imported as the failure it recorded;
- * - a checkpoint of a run whose unit an earlier import already marked uncertain is a late
- *   checkpoint: kept as evidence, adopted only by `nyl recover --accept` (NYL-RUN-LATE-CHECKPOINT).
+ * - a checkpoint of a run whose unit an earlier import already marked uncertain, or that a newer
+ *   run has executed since, is a late checkpoint: it never replaces the newer result, it is kept
+ *   as evidence (listed under `late`), and only `nyl recover --accept` adopts it
+ *   (NYL-RUN-LATE-CHECKPOINT).
  * Units created by the dead run keep its uid (the run's desired document is adopted).
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
@@ -39,6 +41,8 @@ export interface ImportResult {
   recovered: string[];
   /** Units left uncertain, with the runs whose records are their evidence. */
   evidence: Map<string, Set<string>>;
+  /** Late checkpoints, by unit: the runs whose records are kept as evidence even once the unit is not uncertain. */
+  late: Map<string, Set<string>>;
   /** Run refs consumed by the import (deleted in the importer's transition push). */
   consumed: RecordedRun[];
   diagnostics: Diagnostic[];
@@ -62,7 +66,7 @@ class Importer {
   private readonly order: readonly string[];
 
   constructor(private readonly input: ImportInput) {
-    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), consumed: [...input.runs], diagnostics: [] };
+    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), late: new Map(), consumed: [...input.runs], diagnostics: [] };
     ({ byName: this.byName, order: this.order } = ownedGraph(input.project, input.env));
   }
 
@@ -82,9 +86,9 @@ class Importer {
     return o.receipt.outputs ?? {};
   };
 
-  private addEvidence(name: string, run: string): void {
-    const runs = this.result.evidence.get(name) ?? new Set<string>();
-    this.result.evidence.set(name, runs.add(run));
+  private addEvidence(name: string, run: string, to = this.result.evidence): void {
+    const runs = to.get(name) ?? new Set<string>();
+    to.set(name, runs.add(run));
   }
 
   private warn(code: 'NYL-RUN-LATE-CHECKPOINT' | 'NYL-RUN-SUPERSEDED', name: string, message: string, data?: Record<string, unknown>): void {
@@ -147,7 +151,8 @@ class Importer {
     if (this.isLate(name, run)) {
       if (!cp) return;
       this.addEvidence(name, run);
-      this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain; the checkpoint stays as evidence`, { run, result: cp.result });
+      this.addEvidence(name, run, this.result.late);
+      this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain or executed again; the checkpoint stays as evidence`, { run, result: cp.result });
       return;
     }
     // A unit the dead run created keeps the run's incarnation.
