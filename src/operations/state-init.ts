@@ -101,8 +101,8 @@ function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, decision:
 
 async function readDocs(store: StateStore, refs: RefSnapshot) {
   return Promise.all([
-    readStateDoc(store.reader, store.loc, refs.get(store.loc.desiredRef)),
-    readStateDoc(store.reader, store.loc, refs.get(store.loc.observedRef)),
+    readStateDoc(store.reader, store.loc, store.loc.desiredRef, refs.get(store.loc.desiredRef)),
+    readStateDoc(store.reader, store.loc, store.loc.observedRef, refs.get(store.loc.observedRef)),
   ]);
 }
 

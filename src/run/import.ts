@@ -11,7 +11,10 @@
  * - a checkpoint of a run whose unit an earlier import already marked uncertain, or that a newer
  *   run has executed since, is a late checkpoint: it never replaces the newer result, it is kept
  *   as evidence (listed under `late`), and only `nyl recover --accept` adopts it
- *   (NYL-RUN-LATE-CHECKPOINT).
+ *   (NYL-RUN-LATE-CHECKPOINT);
+ * - a damaged record (`recover` imports damaged runs; reconcile refuses them) makes its unit
+ *   uncertain: nothing it says is trusted. A run whose run.yaml is damaged is damaged as a whole:
+ *   every unit it names becomes uncertain.
  * Units created by the dead run keep its uid (the run's desired document is adopted).
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
@@ -19,7 +22,8 @@ import type { EnvironmentResource, Project, UnitResource } from '../project/type
 import type { KindSet } from '../drivers/kinds';
 import { currentUid, ownedGraph, resolveUnit } from '../plan/planner';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import { type Checkpoint, conditionOf, type RecordedRun, receiptOf, type RunUnitDoc } from '../state/run-record';
+import { type Damage, whereOf } from '../state/damage';
+import { type Checkpoint, conditionOf, type RecordedRun, receiptOf, runDamaged, type RunUnitDoc } from '../state/run-record';
 
 export interface ImportInput {
   project: Project;
@@ -72,7 +76,7 @@ class Importer {
 
   /** Units the runs recorded: owned ones in dependency order (consumers resolve from imports), then the rest by name. */
   private unitsToImport(): string[] {
-    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys()]));
+    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys(), ...damagedUnits(run)]));
     return [...this.order.filter((n) => touched.has(n)), ...[...touched].filter((n) => !this.byName.has(n)).sort()];
   }
 
@@ -169,15 +173,41 @@ class Importer {
     this.warn('NYL-RUN-SUPERSEDED', name, `run ${run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`);
   }
 
+  /**
+   * A unit whose record cannot be trusted: uncertain, unless a newer result makes the run late.
+   * A healthy record of a damaged run still names the incarnation the run created.
+   */
+  importDamaged(name: string, run: RecordedRun, damage: Damage): void {
+    if (this.isLate(name, run.run)) return;
+    const doc = run.units.get(name);
+    if (doc && !this.uidOf(name)) this.result.desired.set(name, doc.desired);
+    this.markUncertain(name, run.run, `run ${run.run}'s records are damaged (${whereOf(damage)}: ${damage.problem}); nothing they say is trusted`, 'NYL-STATE-CORRUPT');
+  }
+
   run(): ImportResult {
     for (const name of this.unitsToImport()) {
       for (const run of this.input.runs) {
+        const damage = damageFor(run, name);
         const doc = run.units.get(name);
-        if (doc) this.importRecord(name, run.run, doc);
+        if (damage) this.importDamaged(name, run, damage);
+        else if (doc) this.importRecord(name, run.run, doc);
       }
     }
     return this.result;
   }
+}
+
+/** The units a run's damaged records name. */
+function damagedUnits(run: RecordedRun): string[] {
+  return run.damage.flatMap((d) => (d.unit ? [d.unit] : []));
+}
+
+/** Why a run's record of a unit cannot be trusted: its own damage, or the whole run's. */
+function damageFor(run: RecordedRun, name: string): Damage | undefined {
+  if (run.damage.length === 0) return undefined;
+  const own = run.damage.find((d) => d.unit === name);
+  if (own) return own;
+  return runDamaged(run) && run.units.has(name) ? run.damage.find((d) => d.document === 'run') : undefined;
 }
 
 export function importRuns(input: ImportInput): ImportResult {

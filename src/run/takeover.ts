@@ -1,16 +1,23 @@
 /**
  * What an importer (reconcile, recover -e) does with the records dead runs left: import them, and
- * compute the coordination refs its transition push moves: consumed run refs deleted, evidence
- * refs kept for units left uncertain and for late checkpoints, evidence refs nobody needs deleted.
+ * compute the coordination refs its transition push moves: consumed run refs deleted (a damaged
+ * one set aside under `damaged/runs/RUN`), evidence refs kept for units left uncertain and for
+ * late checkpoints, evidence refs nobody needs deleted.
+ *
+ * A reconcile refuses damaged runs and signals (NYL-STATE-CORRUPT) before it starts anything;
+ * only `recover`, an operator's explicit decision, imports them (`tolerate`).
  */
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
 import { breaksCarriedBy, type LeaseBreakRecord } from '../lease/record';
 import type { ObservedUnitDoc } from '../state/documents';
-import { readRecordedRuns } from '../state/run-record';
+import { requireUndamaged } from '../state/damage';
+import { damagedPrefix } from '../state/location';
+import { type RecordedRun, readRecordedRuns } from '../state/run-record';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { type EvidenceRef, evidenceRefName, evidenceRefs, lateEvidenceRefName } from './evidence';
 import { type ImportInput, importRuns, type ImportResult } from './import';
+import { readSignals } from './signals';
 
 export interface Takeover {
   imported: ImportResult;
@@ -26,12 +33,20 @@ export async function takeOver(
   input: Omit<ImportInput, 'runs'>,
   ownRun: string | undefined,
   replaced: LeaseView | undefined,
+  options: { tolerate?: boolean } = {},
 ): Promise<Takeover> {
   const runs = await readRecordedRuns(store.reader, store.loc, refs, ownRun);
+  if (!options.tolerate) await refuseDamage(store, refs, runs);
   const imported = importRuns({ ...input, runs });
   const takeover: Takeover = { imported };
   Object.assign(takeover, breakFields(replaced));
   return takeover;
+}
+
+/** A damaged run or signal: nothing may start before an operator set it aside (`recover`). */
+async function refuseDamage(store: StateStore, refs: RefSnapshot, runs: RecordedRun[]): Promise<void> {
+  const signals = await readSignals(store, refs);
+  requireUndamaged(store.loc.environment, [...runs.flatMap((r) => r.damage), ...signals.damaged]);
 }
 
 /** leaseBroken (the latest break) and leaseBrokenEarlier (unrecorded older ones) of a replaced lease. */
@@ -41,6 +56,17 @@ export function breakFields(replaced: LeaseView | undefined): { leaseBroken?: Le
   const out: { leaseBroken?: LeaseBreakRecord; leaseBrokenEarlier?: LeaseBreakRecord[] } = { leaseBroken: breaks[breaks.length - 1]! };
   if (breaks.length > 1) out.leaseBrokenEarlier = breaks.slice(0, -1);
   return out;
+}
+
+/** Consumed run refs: deleted, and a damaged one set aside under `damaged/runs/RUN`. */
+function consumedRunUpdates(store: StateStore, refs: RefSnapshot, consumed: readonly RecordedRun[]): RefUpdate[] {
+  const updates: RefUpdate[] = [];
+  for (const run of consumed) {
+    updates.push({ ref: run.ref, expect: run.oid, to: null });
+    const keep = `${damagedPrefix(store.loc)}runs/${run.run}`;
+    if (run.damage.length > 0) updates.push({ ref: keep, expect: refs.get(keep) ?? null, to: run.oid });
+  }
+  return updates;
 }
 
 /** The evidence refs the import wants: for units still uncertain, and for late checkpoints. */
@@ -67,7 +93,7 @@ function unneeded(e: EvidenceRef, finalObserved: Map<string, ObservedUnitDoc>): 
 
 /** The coordination ref updates of an importer's transition push. */
 export function coordinationUpdates(store: StateStore, refs: RefSnapshot, takeover: Takeover | undefined, finalObserved: Map<string, ObservedUnitDoc>): RefUpdate[] {
-  const updates: RefUpdate[] = (takeover?.imported.consumed ?? []).map((run) => ({ ref: run.ref, expect: run.oid, to: null }));
+  const updates = consumedRunUpdates(store, refs, takeover?.imported.consumed ?? []);
   const wanted = wantedEvidence(store, takeover?.imported, (unit) => finalObserved.get(unit)?.condition?.type === 'uncertain');
   for (const e of evidenceRefs(store, refs)) {
     if (!wanted.has(e.ref) && unneeded(e, finalObserved)) updates.push({ ref: e.ref, expect: e.oid, to: null });
