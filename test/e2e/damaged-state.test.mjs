@@ -4,7 +4,8 @@
 // (which used to crash on it).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cleanupAll, commitTree, git } from '../support/git-fixtures.mjs';
+import { cleanupAll, commitTree, git, tempDir } from '../support/git-fixtures.mjs';
+import { startGitDaemon } from '../support/git-daemon.mjs';
 import { DESIRED, ENV, LEASE, Scenario, describeResult, errorCodes } from '../support/crash-harness.mjs';
 
 after(cleanupAll);
@@ -52,8 +53,17 @@ test('invalid YAML in a desired unit document: exit 1 NYL-STATE-CORRUPT at its r
   }
 });
 
-test('a lease ref pointing at a blob: reconcile and status report it, lease break breaks it, the next reconcile records the break', async () => {
-  const sc = new Scenario({ units: UNITS });
+for (const transport of ['file', 'daemon']) {
+  test(`a lease ref pointing at a blob (${transport}): reconcile and status report it, lease break breaks it, the next reconcile records the break`, async () => {
+    await leaseOnBlob(transport);
+  });
+}
+
+/** Over a daemon, every read fetches the coordination refs, the blob too, into the cache repository. */
+async function leaseOnBlob(transport) {
+  const base = transport === 'daemon' ? tempDir('nyl-damaged-') : undefined;
+  const daemon = base ? await startGitDaemon(base) : undefined;
+  const sc = new Scenario({ units: UNITS, ...(daemon ? { transport, daemon: { base, url: daemon.url } } : {}) });
   try {
     await sc.ok(['state', 'init', '-e', ENV]);
     const blob = git(sc.bare, 'hash-object', '-w', '--stdin', { input: 'not a lease\n' });
@@ -77,5 +87,6 @@ test('a lease ref pointing at a blob: reconcile and status report it, lease brea
     assert.deepEqual(sc.executionCounts(), { once: 1, again: 1 });
   } finally {
     await sc.cleanup();
+    await daemon?.stop();
   }
-});
+}
