@@ -98,6 +98,24 @@ export const CATALOG = {
         ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
         : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or, to discard it, delete the branch by hand: Nyl never rewrites it`,
   },
+  'NYL-STATE-CORRUPT': {
+    exit: 1,
+    summary: 'A state document or coordination ref is damaged: invalid YAML, the wrong shape, or not a commit Nyl wrote.',
+    fix: (p) => {
+      if (p.repair === 'lease') {
+        return `break the lease with \`nyl lease break -e ${e(p)} --reason "<why>"\`; the next \`nyl recover -e ${e(p)}\` or \`nyl reconcile -e ${e(p)}\` imports what its holder left`;
+      }
+      if (p.repair === 'evidence') return `inspect it with \`git log ${String(p.ref ?? 'the evidence ref')}\`; a damaged record cannot be accepted, use --retry`;
+      if (p.repair === 'signal-set-aside') return `if it asked to hold a unit, hold it again with \`nyl hold -e ${e(p)} --unit <unit> --reason "<why>"\``;
+      const what: Record<string, string> = {
+        state: 'it restores state.yaml from its copy on the other state ref or from its history',
+        unit: 'the unit keeps its incarnation and becomes uncertain; nothing is guessed',
+        run: "the run ref is set aside under the environment's damaged/ refs and the units it names become uncertain",
+        signal: "the signal is set aside under the environment's damaged/ refs; hold the unit again if it asked for a hold",
+      };
+      return `repair it with \`nyl recover -e ${e(p)} --reason "<why>"\`: ${what[String(p.repair)] ?? 'the damaged content stays in history'}`;
+    },
+  },
   'NYL-STATE-DELETE-INCARNATIONS': {
     exit: 1,
     summary: 'Units still have incarnations, teardowns or unimported runs.',

@@ -16,7 +16,8 @@ import { hostname } from 'node:os';
 import { type Diagnostic, diagnostic, fail, NylError, type Severity } from '../errors/diagnostic';
 import type { Identity } from '../git/object-writer';
 import type { RefUpdate, RefWriteResult } from '../git/refs';
-import { leaseRef } from '../state/location';
+import { corruptError, type Damage } from '../state/damage';
+import { damagedPrefix, leaseRef } from '../state/location';
 import { readRunHeaders, runIsLive } from '../state/run-record';
 import { applyUpdates, type RefSnapshot, type StateStore } from '../state/store';
 import { isoMillis, isoSeconds } from '../util/clock';
@@ -33,9 +34,9 @@ import {
   leaseStatus,
   leaseTiming,
   newLeaseRecord,
-  parseLease,
   serializeLease,
 } from './record';
+import { leaseDamage, parseLeaseDocument } from './lease-doc';
 
 /** What the lease protocol needs of the runtime: time, cancellation, fault points. */
 export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'>;
@@ -43,6 +44,8 @@ export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'>;
 export interface LeaseView {
   oid: string;
   record: LeaseRecord;
+  /** Set when the lease ref holds no readable lease: it stops every taker until `lease break`. */
+  damage?: Damage;
 }
 
 /** The lease settings are the Environment's: its duration, and its skew margin when it sets one. */
@@ -76,7 +79,7 @@ export function describeHolder(record: LeaseRecord): string {
   return `${record.operation} run ${record.run} of ${record.holder.name} on ${record.holder.host} (pid ${record.holder.pid})`;
 }
 
-/** An unreadable lease still holds the environment: never take over what we cannot read. */
+/** The record that stands for a damaged lease: its holder is unknown, so nobody takes it over unbroken. */
 function unreadableLease(environment: string): LeaseRecord {
   return newLeaseRecord({
     environment,
@@ -92,8 +95,9 @@ export async function readLease(store: StateStore, snapshot: RefSnapshot): Promi
   const oid = snapshot.get(leaseRef(store.loc));
   if (!oid) return undefined;
   const blob = await store.reader.read(`${oid}:lease.yaml`);
-  const record = blob ? parseLease(blob.content.toString()) : undefined;
-  return { oid, record: record ?? unreadableLease(store.loc.environment) };
+  const parsed = blob ? parseLeaseDocument<LeaseRecord>(blob.content.toString()) : undefined;
+  if (parsed?.ok) return { oid, record: parsed.value };
+  return { oid, record: unreadableLease(store.loc.environment), damage: await leaseDamage(store.reader, leaseRef(store.loc), oid, parsed) };
 }
 
 /** A live run whose lease ref is already gone still holds the environment until its deadline. */
@@ -158,6 +162,7 @@ async function writeLeaseCommit(rt: LeaseRuntime, store: StateStore, record: Lea
  */
 async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: LeaseView | undefined, importer: boolean, nowMs: number, timing: LeaseTiming): Promise<NylError | undefined> {
   const env = store.loc.environment;
+  if (current?.damage) throw corruptError(env, [current.damage]);
   if (current) {
     const status = leaseStatus(current.record, nowMs, timing.skewMs);
     if (status === 'live') return liveError(env, current, nowMs, timing);
@@ -402,14 +407,25 @@ export class LeaseHandle {
 
 }
 
-export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' };
+export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' };
+
+/**
+ * Breaking a damaged lease: the break commit continues the damaged lease commit's history when
+ * it is one, and the damaged object is set aside under `damaged/lease/OID` in the same push, so
+ * it stays reachable after the importer releases the lease.
+ */
+function damagedLeasePart(store: StateStore, current: LeaseView | undefined): { parent: string | undefined; updates: RefUpdate[]; keptAt?: string } {
+  if (!current?.damage) return { parent: current?.oid, updates: [] };
+  const keptAt = `${damagedPrefix(store.loc)}lease/${current.oid}`;
+  return { parent: current.damage.path ? current.oid : undefined, updates: [{ ref: keptAt, expect: null, to: current.oid }], keptAt };
+}
 
 /**
  * Declares the holder gone (`nyl lease break`): the lease, or a live run whose lease ref is
  * already gone, gets `broken: {by, reason, at}`. Only an importer takes a broken lease over; a
  * holder still running can no longer renew or write, since each of its pushes expects its lease.
  */
-export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, reason: string, skewMs: number, message: (record: LeaseRecord) => string): Promise<BreakResult> {
+export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, reason: string, skewMs: number, message: (record: LeaseRecord, damage?: Damage) => string): Promise<BreakResult> {
   const env = store.loc.environment;
   for (let attempt = 0; attempt < 10; attempt++) {
     const refs = await store.snapshot();
@@ -419,10 +435,13 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     // A run takers still treat as live (its deadline plus the skew margin ahead) can be broken.
     const target = current ?? (await findLiveRun(store, refs, now, skewMs));
     if (!target) return { kind: 'nothing-held' };
-    const record: LeaseRecord = { ...target.record, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
-    const oid = await writeLeaseCommit(rt, store, record, current?.oid, author, message(record));
-    const result = await writeRetried(rt, store, [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }]);
-    if (result.ok) return { kind: 'broken', record, oid };
+    // A damaged lease has no deadline anyone could read: its broken record carries the break's time.
+    const times = current?.damage ? { acquiredAt: isoSeconds(now), deadline: isoMillis(now) } : {};
+    const record: LeaseRecord = { ...target.record, ...times, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
+    const damaged = damagedLeasePart(store, current);
+    const oid = await writeLeaseCommit(rt, store, record, damaged.parent, author, message(record, current?.damage));
+    const result = await writeRetried(rt, store, [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...damaged.updates]);
+    if (result.ok) return { kind: 'broken', record, oid, ...(current?.damage ? { damage: current.damage, keptAt: damaged.keptAt! } : {}) };
     if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push to the state repository of ${env}: ${result.message}`, { env });
     // The holder renewed or released meanwhile: look again.
   }

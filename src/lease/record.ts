@@ -2,7 +2,8 @@
  * The lease record: the `lease.yaml` of the commit the lease ref points at, and the timing rules
  * every holder and taker applies to it.
  */
-import { API_VERSION, fromYaml, toYaml } from '../state/documents';
+import { API_VERSION, toYaml } from '../state/documents';
+import { parseLeaseDocument } from './lease-doc';
 import type { RunHolder } from '../state/run-record';
 
 export type LeaseHolder = RunHolder;
@@ -122,14 +123,10 @@ export function serializeLease(record: LeaseRecord): string {
   return toYaml(record);
 }
 
+/** The lease record of a lease.yaml, or undefined when it is damaged (see ./lease-doc.ts). */
 export function parseLease(text: string): LeaseRecord | undefined {
-  try {
-    const value = fromYaml<LeaseRecord>(text);
-    if (!value || typeof value !== 'object' || value.kind !== 'Lease') return undefined;
-    return value;
-  } catch {
-    return undefined;
-  }
+  const parsed = parseLeaseDocument<LeaseRecord>(text);
+  return parsed.ok ? parsed.value : undefined;
 }
 
 export function newLeaseRecord(init: Omit<LeaseRecord, 'apiVersion' | 'kind'>): LeaseRecord {

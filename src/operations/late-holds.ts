@@ -3,7 +3,7 @@
  */
 import { NylError } from '../errors/diagnostic';
 import type { ReconcileReport } from '../report/types';
-import { readHoldSignals, signalDeletions } from '../run/signals';
+import { readSignals, signalDeletions } from '../run/signals';
 import type { Runtime } from '../util/runtime';
 import type { OpenedEnvironment } from './context';
 import { commitHolds } from './hold-commit';
@@ -19,7 +19,8 @@ import { commitHolds } from './hold-commit';
  */
 export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, report: ReconcileReport): Promise<string[] | undefined> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const signals = await readHoldSignals(opened.store);
+    // A damaged signal is left where it is: the next command that needs it refuses and names it.
+    const { signals } = await readSignals(opened.store);
     if (signals.length === 0) return undefined;
     try {
       const requestedBy = [...new Set(signals.map((s) => s.by))].join(', ');

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { diagnostic, fail } from '../errors/diagnostic';
 import { breakLease } from '../lease/lease';
 import { type LeaseRecord, leaseTiming } from '../lease/record';
+import { type Damage, whereOf } from '../state/damage';
 import type { StateOperationReport } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
@@ -28,8 +29,9 @@ export async function leaseBreak(rt: Runtime, req: LeaseBreakRequest): Promise<S
   }
 }
 
-function breakMessage(env: string, reason: string, record: LeaseRecord): string {
-  return `nyl: break lease ${env}\n\nrun: ${record.run}\nby: ${record.broken!.by} on ${hostname()}\n\nNyl-Reason: ${reason.replace(/\s*\n\s*/g, ' ')}\n`;
+function breakMessage(env: string, reason: string, record: LeaseRecord, damage: Damage | undefined): string {
+  const damaged = damage ? `damaged: ${whereOf(damage)} (${damage.problem})\n` : '';
+  return `nyl: break lease ${env}\n\nrun: ${record.run}\nby: ${record.broken!.by} on ${hostname()}\n${damaged}\nNyl-Reason: ${reason.replace(/\s*\n\s*/g, ' ')}\n`;
 }
 
 export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, reason: string): Promise<StateOperationReport> {
@@ -37,7 +39,7 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
   await store.ensureOpen();
   const report = stateOperationReport('lease-break', env.name);
   const skewMs = leaseTiming(env.spec.lease).skewMs;
-  const result = await breakLease(rt, store, opened.author!, reason, skewMs, (record) => breakMessage(env.name, reason, record));
+  const result = await breakLease(rt, store, opened.author!, reason, skewMs, (record, damage) => breakMessage(env.name, reason, record, damage));
   if (result.kind === 'nothing-held') {
     report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `nothing holds the lease of ${env.name}; there is nothing to break`, { env: env.name }));
     return report;
@@ -51,6 +53,14 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
   }
   report.result = 'done';
   report.details.lease = result.oid;
+  if (result.damage) {
+    // Nobody can tell who held a damaged lease: the note says what was broken and where it is kept.
+    report.details.damaged = { object: result.damage.object, problem: result.damage.problem, keptAt: result.keptAt };
+    report.notes.push(
+      diagnostic('NYL-LEASE-BROKEN', 'note', `the damaged lease of ${env.name} (${whereOf(result.damage)}: ${result.damage.problem}) is broken and kept at ${result.keptAt}; import what its holder left with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``, { env: env.name }),
+    );
+    return report;
+  }
   report.notes.push(
     diagnostic('NYL-LEASE-BROKEN', 'note', `the lease of ${env.name} held by ${r.operation} run ${r.run} of ${r.holder.name} is broken; import its run with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``, { env: env.name }),
   );

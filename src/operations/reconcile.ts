@@ -15,7 +15,7 @@ import type { RunTransaction } from '../run/run-transaction';
 import { withRun } from '../run/run-transaction';
 import { readHoldSignals, signalDeletions } from '../run/signals';
 import { coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
-import { coordinationNamespace, signalsPrefix } from '../state/location';
+import { coordinationNamespace, damagedPrefix, signalsPrefix } from '../state/location';
 import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
@@ -129,10 +129,14 @@ function remember(opened: OpenedEnvironment, key: string | undefined, report: Re
   return report;
 }
 
-/** A lease, run, signal or evidence ref: a run must look at it (import, apply, or wait). */
+/**
+ * A lease, run or signal ref: a run must look at it (import, apply, or wait). Evidence and damaged
+ * refs set aside are kept for people to inspect; no run acts on them.
+ */
 function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean {
   const prefix = coordinationNamespace(opened.loc);
-  return [...refs.keys()].some((r) => r.startsWith(prefix) && !r.startsWith(`${prefix}evidence/`));
+  const inert = [`${prefix}evidence/`, damagedPrefix(opened.loc)];
+  return [...refs.keys()].some((r) => r.startsWith(prefix) && !inert.some((p) => r.startsWith(p)));
 }
 
 /** Something a run would apply: an execution, a driver's prepare phase, a file to drop. */

@@ -10,9 +10,10 @@ import { formatIdentity } from '../lease/lease';
 import { planEnvironment } from '../plan/planner';
 import { executionKey } from '../project/execution-key';
 import type { StateOperationReport } from '../report/types';
-import { evidenceRefName, evidenceRefs } from '../run/evidence';
+import { evidenceRefName, evidenceRefs, lateEvidenceRefName } from '../run/evidence';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import { readRunUnit, receiptOf, runRefName, type RunUnitDoc } from '../state/run-record';
+import { damageDiagnostic } from '../state/damage';
+import { readRunUnit, readRunUnitRecord, receiptOf, runRefName, type RunUnitDoc } from '../state/run-record';
 import { runsPrefix } from '../state/location';
 import type { RefSnapshot } from '../state/store';
 import { byCodeUnits } from '../util/compare';
@@ -65,17 +66,24 @@ function keyOf(opened: OpenedEnvironment, d: DesiredUnitDoc | undefined): string
   return executionKey({ kind: d.kind, rendering: d.rendering, uid: d.uid, driverVersion: versionOf(d.kind, opened.drivers) });
 }
 
-/** Every checkpoint of the unit that a run ref or evidence ref holds, newest run first. */
-async function listEvidence(opened: OpenedEnvironment, refs: RefSnapshot, c: Omit<UnitCase, 'evidence'>): Promise<EvidenceEntry[]> {
+/**
+ * Every checkpoint of the unit that a run ref or evidence ref holds, newest run first. A damaged
+ * record is listed with result `damaged` (never acceptable) and reported as a warning.
+ */
+async function listEvidence(opened: OpenedEnvironment, refs: RefSnapshot, c: Omit<UnitCase, 'evidence'>, report: StateOperationReport): Promise<EvidenceEntry[]> {
   const { store } = opened;
   const prefix = runsPrefix(store.loc);
-  const sources: { run: string; oid: string; source: 'run' | 'evidence' }[] = [];
-  for (const [ref, oid] of refs) if (ref.startsWith(prefix)) sources.push({ run: ref.slice(prefix.length), oid, source: 'run' });
-  for (const e of evidenceRefs(store, refs)) if (e.unit === c.name) sources.push({ run: e.run, oid: e.oid, source: 'evidence' });
-  const docs = await Promise.all(sources.map((s) => readRunUnit(store.reader, s.oid, c.name)));
+  const sources: { run: string; ref: string; oid: string; source: 'run' | 'evidence' }[] = [];
+  for (const [ref, oid] of refs) if (ref.startsWith(prefix)) sources.push({ run: ref.slice(prefix.length), ref, oid, source: 'run' });
+  for (const e of evidenceRefs(store, refs)) if (e.unit === c.name) sources.push({ run: e.run, ref: e.ref, oid: e.oid, source: 'evidence' });
+  const records = await Promise.all(sources.map((s) => readRunUnitRecord(store.reader, s.ref, s.oid, c.name)));
   const held = c.desired?.lifecycle?.state === 'held';
   const entries = sources.flatMap((s, i) => {
-    const d = docs[i];
+    const { doc: d, damage } = records[i]!;
+    if (damage) {
+      report.warnings.push(damageDiagnostic(opened.env.name, { ...damage, document: s.source === 'evidence' ? 'evidence' : 'run-unit' }, 'warning'));
+      return [{ run: s.run, source: s.source, result: 'damaged', executionKey: '', uid: '', acceptable: false }];
+    }
     if (!d) return [];
     const result = d.checkpoint ? d.checkpoint.result : 'started';
     const acceptable = !held && result === 'receipt' && d.uid === c.desired?.uid && d.executionKey === c.recordedKey && (c.resolvedKey === undefined || c.resolvedKey === c.recordedKey);
@@ -107,7 +115,7 @@ function retry(rt: Runtime, opened: OpenedEnvironment, c: UnitCase, req: Recover
 async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase, run: string, next: ObservedUnitDoc): Promise<Record<string, unknown>> {
   const { store } = opened;
   if (c.desired?.lifecycle?.state === 'held') throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `${c.name} is held: a held unit runs nothing, so nothing can be accepted for it`);
-  const sources = [refs.get(runRefName(store.loc, run)), refs.get(evidenceRefName(store, c.name, run))].filter((o): o is string => o !== undefined);
+  const sources = [runRefName(store.loc, run), evidenceRefName(store, c.name, run), lateEvidenceRefName(store, c.name, run)].map((ref) => refs.get(ref)).filter((o): o is string => o !== undefined);
   const docs = await Promise.all(sources.map((oid) => readRunUnit(store.reader, oid, c.name)));
   const cp: RunUnitDoc | undefined = docs.find((doc) => doc?.checkpoint?.result === 'receipt');
   if (!run || !cp?.checkpoint) throw refusal(opened, c, 'NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${c.name}`);
@@ -131,7 +139,7 @@ export async function decideUnit(rt: Runtime, opened: OpenedEnvironment, refs: R
   if (!desired && !observed) fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${name}`, { env: opened.env.name, unit: name });
   const plan = planEnvironment(planInputOf(opened, generation, work));
   const base = { name, desired, observed, recordedKey: keyOf(opened, desired), resolvedKey: plan.units.get(name)?.executionKey };
-  const c: UnitCase = { ...base, evidence: await listEvidence(opened, refs, base) };
+  const c: UnitCase = { ...base, evidence: await listEvidence(opened, refs, base, report) };
   report.details.unit = name;
   report.details.evidence = c.evidence;
   if (observed?.condition) report.details.condition = observed.condition;

@@ -132,7 +132,8 @@ function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, known: Re
 /** state.yaml of both refs: as the state repository has them, else as a known branch continued has them. */
 async function readDocs(store: StateStore, refs: RefSnapshot, known: RefSnapshot) {
   const at = (ref: string) => refs.get(ref) ?? known.get(ref);
-  return Promise.all([readStateDoc(store.reader, store.loc, at(store.loc.desiredRef)), readStateDoc(store.reader, store.loc, at(store.loc.observedRef))]);
+  const { desiredRef, observedRef } = store.loc;
+  return Promise.all([readStateDoc(store.reader, store.loc, desiredRef, at(desiredRef)), readStateDoc(store.reader, store.loc, observedRef, at(observedRef))]);
 }
 
 /** The known branches still missing from the state repository at these refs. */

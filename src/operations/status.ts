@@ -2,6 +2,11 @@
  * `nyl status -e ENV`: what each unit of the environment is now, who holds or broke the lease,
  * and what needs attention. Reads state and renders source; writes nothing but the clone's
  * known branches (fast-forward only).
+ *
+ * Damage (NYL-STATE-CORRUPT) is an error of status, whatever the document: each damaged
+ * document stops every writer until it is repaired, so a pipeline that checks status must see it.
+ * Status still shows what it can: a damaged unit is `blocked`, the others as they are; only a
+ * damaged state.yaml leaves it nothing to show.
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { describeHolder, type LeaseView, readLease, skewDiagnostic } from '../lease/lease';
@@ -11,6 +16,8 @@ import { planEnvironment } from '../plan/planner';
 import { statusDetail, statusPhase } from '../plan/reasons';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport, type UnitStatus } from '../report/types';
 import { importRuns } from '../run/import';
+import { readSignals } from '../run/signals';
+import { type Damage, damageDiagnostic, whereOf } from '../state/damage';
 import { describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
 import { type RecordedRun, readRecordedRuns, runIsLive } from '../state/run-record';
@@ -161,11 +168,39 @@ async function withUnimported(opened: OpenedEnvironment, refs: RefSnapshot, at: 
   const docs = { desired: view.desiredUnits, observed: view.observedUnits, started: startedByLiveRuns(runs.filter(isLive)) };
   if (dead.length === 0) return docs;
   for (const r of dead) {
+    reportDamage(opened, r.damage, report);
+    if (r.damage.some((d) => d.document === 'run')) continue;
     const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
     report.warnings.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }));
   }
   const preview = importRuns({ ...planInputOf(opened, view.state!.generation, docs), runs: dead, now: isoSeconds(now) });
   return { desired: preview.desired, observed: preview.observed, started: docs.started };
+}
+
+/** Units with a damaged document, and the detail status shows for them. */
+function damagedUnits(env: string, damage: readonly Damage[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const d of damage) if (d.unit) out.set(d.unit, `damaged: ${whereOf(d)}: ${d.problem}; repair it with \`nyl recover -e ${env} --reason "<why>"\``);
+  return out;
+}
+
+/** Damage as status reports it: an error each (see the module header). */
+function reportDamage(opened: OpenedEnvironment, damage: readonly Damage[], report: StatusReport): void {
+  report.errors.push(...damage.map((d) => damageDiagnostic(opened.env.name, d)));
+}
+
+/** The lease and what status decides on it; a damaged lease is an error and decides nothing. */
+async function leaseAt(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, report: StatusReport): Promise<LeaseAt> {
+  const lease = await readLease(opened.store, refs);
+  const now = rt.clock.now();
+  const skewMs = leaseTiming(opened.env.spec.lease).skewMs;
+  if (lease?.damage) {
+    reportDamage(opened, [lease.damage], report);
+    return { now, skewMs };
+  }
+  const at: LeaseAt = { now, skewMs, ...(lease ? { lease: { view: lease, status: leaseStatus(lease.record, now, skewMs) } } : {}) };
+  if (at.lease) reportLease(opened, at.lease.view, at.lease.status, at, report);
+  return at;
 }
 
 export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Promise<StatusReport> {
@@ -179,21 +214,17 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
     return report;
   }
   const refs = await store.snapshot();
-  const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+  const view = await readEnvironmentState(store.reader, loc, refs, store.cache, { tolerate: true });
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
-  const lease = await readLease(store, refs);
-  const now = rt.clock.now();
-  const skewMs = leaseTiming(env.spec.lease).skewMs;
-  const at: LeaseAt = { now, skewMs, ...(lease ? { lease: { view: lease, status: leaseStatus(lease.record, now, skewMs) } } : {}) };
-  if (at.lease) reportLease(opened, at.lease.view, at.lease.status, at, report);
-  const inactive = inactiveStateDiagnostic(env.name, view.state, loc);
-  if (inactive) {
-    report.errors.push(inactive);
-    return report;
-  }
+  const at = await leaseAt(rt, opened, refs, report);
+  reportDamage(opened, view.damage, report);
+  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : inactiveStateDiagnostic(env.name, view.state, loc);
+  if (inactive) report.errors.push(inactive);
+  if (!view.state || inactive) return report;
+  reportDamage(opened, (await readSignals(store, refs)).damaged, report);
   const docs = await withUnimported(opened, refs, at, view, report);
-  const plan = planEnvironment(planInputOf(opened, view.state!.generation, docs));
+  const plan = planEnvironment({ ...planInputOf(opened, view.state.generation, docs), damaged: damagedUnits(env.name, view.damage) });
   const statuses = plan.order.map((n) => unitStatus(plan.units.get(n)!));
   for (const s of statuses) if (docs.started.has(s.name)) showRunning(s, docs.started.get(s.name)!);
   for (const s of statuses) report.units[s.name] = s;

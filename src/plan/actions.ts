@@ -17,7 +17,7 @@ export interface Wait {
 }
 
 /** Why a run starts no further unit. */
-export type StopReason = 'cancelled' | 'lease-lost' | 'lease-deadline' | 'fail-fast' | 'state-unavailable';
+export type StopReason = 'cancelled' | 'lease-lost' | 'lease-deadline' | 'fail-fast' | 'state-unavailable' | 'signal-damaged';
 
 /** A hold delivered to a running run through its signal ref. */
 export interface DeliveredHold {
@@ -46,6 +46,8 @@ export type Action =
   | { type: 'blocked'; reason: 'dependency-blocked'; waits: Wait[] }
   | { type: 'blocked'; reason: 'render-error'; errors: Diagnostic[] }
   | { type: 'blocked'; reason: 'run-stopped'; stop: StopReason; after?: string }
+  /** A state document of the unit is damaged: nothing is decided on it until `nyl recover` repairs it. */
+  | { type: 'blocked'; reason: 'state-damaged'; problem: string }
   /** pending: the source commit whose changes wait; sourceChanged: this source renders it differently. */
   | { type: 'held'; reason: 'held'; hold?: HoldRecord; pending?: string; sourceChanged: boolean }
   | { type: 'held'; reason: 'held-uncertain'; hold?: HoldRecord; condition: ConditionRecord; pending?: string; sourceChanged: boolean }

@@ -4,7 +4,7 @@
  *
  * It is the only place that decides what a unit does. Precedence, per unit of the ownership set,
  * in dependency order (a unit's dependencies are decided before it):
- *   held (in state, or by a hold delivered to the run) > a rendering error > a condition that
+ *   damaged state documents > held (in state, or by a hold delivered to the run) > a rendering error > a condition that
  *   needs an operator (uncertain under manual recovery, a failure that needs acknowledgement, or
  *   one that happened in this very run) > waiting for dependencies > retrying a failure or
  *   converging an uncertain unit > a current receipt > executing.
@@ -61,6 +61,11 @@ export interface PlanInput {
   carry?: Plan;
   /** The drivers whose version tags, recovery defaults and phases apply. */
   drivers: DriverSet;
+  /**
+   * Units whose state documents are damaged, with what is wrong (status shows them; writers
+   * refuse before they plan). Nothing is decided on a document that could not be read.
+   */
+  damaged?: ReadonlyMap<string, string>;
 }
 
 /** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
@@ -169,6 +174,8 @@ function base(unit: UnitResource, input: PlanInput): UnitPlan {
 
 function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, outputsOf: OutputsOf): UnitPlan {
   const plan = base(unit, input);
+  const damaged = input.damaged?.get(unit.name);
+  if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
   const held = heldAction(plan, input, outputsOf);
   if (held) return { ...plan, action: held };
   const resolved = resolveUnit(unit, input.env, plan.uid, outputsOf, input.drivers, input.prepared?.get(unit.name));

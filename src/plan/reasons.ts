@@ -35,6 +35,7 @@ const STOPS: Record<StopReason, string> = {
   'lease-deadline': 'the run could not renew its lease before its deadline',
   'fail-fast': '--fail-fast stopped the run',
   'state-unavailable': 'the state repository could not be reached',
+  'signal-damaged': 'a signal to the run is damaged (it may hold a unit; `nyl status` names it)',
 };
 
 export function describeStop(stop: StopReason, after?: string): string {
@@ -56,6 +57,7 @@ function common(a: Action): string | undefined {
     case 'blocked':
       if (a.reason === 'render-error') return a.errors[0]!.message;
       if (a.reason === 'run-stopped') return describeStop(a.stop, a.after);
+      if (a.reason === 'state-damaged') return a.problem;
       return formatWait(a.waits[0]!);
     case 'uncertain':
       return a.condition.reason;

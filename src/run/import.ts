@@ -8,8 +8,13 @@
  * - a receipt checkpoint with another key or uid recorded real effects for something the unit no
  *   longer resolves to: uncertain, NYL-RUN-SUPERSEDED;
  * - a failed checkpoint with the current key is imported as the failure it recorded;
- * - a checkpoint of a run whose unit an earlier import already marked uncertain is a late
- *   checkpoint: kept as evidence, adopted only by `nyl recover --accept` (NYL-RUN-LATE-CHECKPOINT).
+ * - a checkpoint of a run whose unit an earlier import already marked uncertain, or that a newer
+ *   run has executed since, is a late checkpoint: it never replaces the newer result, it is kept
+ *   as evidence (listed under `late`), and only `nyl recover --accept` adopts it
+ *   (NYL-RUN-LATE-CHECKPOINT);
+ * - a damaged record (`recover` imports damaged runs; reconcile refuses them) makes its unit
+ *   uncertain: nothing it says is trusted. A run whose run.yaml is damaged is damaged as a whole:
+ *   every unit it names becomes uncertain.
  * Units created by the dead run keep its uid (the run's desired document is adopted).
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
@@ -17,7 +22,8 @@ import type { EnvironmentResource, Project, UnitResource } from '../project/type
 import type { KindSet } from '../drivers/kinds';
 import { currentUid, ownedGraph, resolveUnit } from '../plan/planner';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import { type Checkpoint, conditionOf, type RecordedRun, receiptOf, type RunUnitDoc } from '../state/run-record';
+import { type Damage, whereOf } from '../state/damage';
+import { type Checkpoint, conditionOf, type RecordedRun, receiptOf, runDamaged, type RunUnitDoc } from '../state/run-record';
 
 export interface ImportInput {
   project: Project;
@@ -39,6 +45,8 @@ export interface ImportResult {
   recovered: string[];
   /** Units left uncertain, with the runs whose records are their evidence. */
   evidence: Map<string, Set<string>>;
+  /** Late checkpoints, by unit: the runs whose records are kept as evidence even once the unit is not uncertain. */
+  late: Map<string, Set<string>>;
   /** Run refs consumed by the import (deleted in the importer's transition push). */
   consumed: RecordedRun[];
   diagnostics: Diagnostic[];
@@ -62,13 +70,13 @@ class Importer {
   private readonly order: readonly string[];
 
   constructor(private readonly input: ImportInput) {
-    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), consumed: [...input.runs], diagnostics: [] };
+    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), late: new Map(), consumed: [...input.runs], diagnostics: [] };
     ({ byName: this.byName, order: this.order } = ownedGraph(input.project, input.env));
   }
 
   /** Units the runs recorded: owned ones in dependency order (consumers resolve from imports), then the rest by name. */
   private unitsToImport(): string[] {
-    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys()]));
+    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys(), ...damagedUnits(run)]));
     return [...this.order.filter((n) => touched.has(n)), ...[...touched].filter((n) => !this.byName.has(n)).sort()];
   }
 
@@ -82,9 +90,9 @@ class Importer {
     return o.receipt.outputs ?? {};
   };
 
-  private addEvidence(name: string, run: string): void {
-    const runs = this.result.evidence.get(name) ?? new Set<string>();
-    this.result.evidence.set(name, runs.add(run));
+  private addEvidence(name: string, run: string, to = this.result.evidence): void {
+    const runs = to.get(name) ?? new Set<string>();
+    to.set(name, runs.add(run));
   }
 
   private warn(code: 'NYL-RUN-LATE-CHECKPOINT' | 'NYL-RUN-SUPERSEDED', name: string, message: string, data?: Record<string, unknown>): void {
@@ -147,7 +155,8 @@ class Importer {
     if (this.isLate(name, run)) {
       if (!cp) return;
       this.addEvidence(name, run);
-      this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain; the checkpoint stays as evidence`, { run, result: cp.result });
+      this.addEvidence(name, run, this.result.late);
+      this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain or executed again; the checkpoint stays as evidence`, { run, result: cp.result });
       return;
     }
     // A unit the dead run created keeps the run's incarnation.
@@ -164,15 +173,41 @@ class Importer {
     this.warn('NYL-RUN-SUPERSEDED', name, `run ${run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`);
   }
 
+  /**
+   * A unit whose record cannot be trusted: uncertain, unless a newer result makes the run late.
+   * A healthy record of a damaged run still names the incarnation the run created.
+   */
+  importDamaged(name: string, run: RecordedRun, damage: Damage): void {
+    if (this.isLate(name, run.run)) return;
+    const doc = run.units.get(name);
+    if (doc && !this.uidOf(name)) this.result.desired.set(name, doc.desired);
+    this.markUncertain(name, run.run, `run ${run.run}'s records are damaged (${whereOf(damage)}: ${damage.problem}); nothing they say is trusted`, 'NYL-STATE-CORRUPT');
+  }
+
   run(): ImportResult {
     for (const name of this.unitsToImport()) {
       for (const run of this.input.runs) {
+        const damage = damageFor(run, name);
         const doc = run.units.get(name);
-        if (doc) this.importRecord(name, run.run, doc);
+        if (damage) this.importDamaged(name, run, damage);
+        else if (doc) this.importRecord(name, run.run, doc);
       }
     }
     return this.result;
   }
+}
+
+/** The units a run's damaged records name. */
+function damagedUnits(run: RecordedRun): string[] {
+  return run.damage.flatMap((d) => (d.unit ? [d.unit] : []));
+}
+
+/** Why a run's record of a unit cannot be trusted: its own damage, or the whole run's. */
+function damageFor(run: RecordedRun, name: string): Damage | undefined {
+  if (run.damage.length === 0) return undefined;
+  const own = run.damage.find((d) => d.unit === name);
+  if (own) return own;
+  return runDamaged(run) && run.units.has(name) ? run.damage.find((d) => d.document === 'run') : undefined;
 }
 
 export function importRuns(input: ImportInput): ImportResult {

@@ -117,8 +117,9 @@ export class RunRef {
   /**
    * Marks the run ended without a transition commit (cancelled, lease lost, an error), so it waits
    * for import without blocking anyone. When an importer already consumed the ref, it is created
-   * again with the late checkpoints: the next import keeps them as evidence. Not fenced by the
-   * lease (it may be lost), but alone like every push of the run.
+   * again with run.yaml and the late checkpoints only (its history keeps the rest): the records
+   * the importer consumed must not be imported twice, and the next import keeps the late ones as
+   * evidence. Not fenced by the lease (it may be lost), but alone like every push of the run.
    */
   markEnded(reason: string): Promise<void> {
     const run = async () => {
@@ -132,7 +133,7 @@ export class RunRef {
 
   private async pushUnfenced(message: string, recreate: boolean): Promise<boolean> {
     if (!this.oid) return false;
-    const [oid] = await this.store.writeCommits([{ parent: this.oid, changes: new Map(this.pending), message, author: this.author, timeMs: this.clock.now() }]);
+    const [oid] = await this.store.writeCommits([{ parent: this.oid, clearTree: recreate, changes: new Map(this.pending), message, author: this.author, timeMs: this.clock.now() }]);
     const result = await writeRetried({ clock: this.clock }, this.store, [{ ref: this.ref, expect: recreate ? null : this.oid, to: oid! }]);
     if (result.ok) {
       this.oid = oid!;

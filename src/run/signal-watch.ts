@@ -3,9 +3,11 @@
  * run's state. Before every unit the run looks; on a repository of this machine a look at the
  * ref files tells exactly whether a signal may exist, over a network a read costs a fetch, so it
  * happens at most every `pollMs` between the forced reads of every wave. A look that says no
- * signal exists skips even a forced read. A read that fails stops the run (`state-unavailable`):
- * a unit must not start while its holds cannot be seen.
+ * signal exists skips even a forced read. A read that fails stops the run (`state-unavailable`,
+ * or `signal-damaged` for a signal it cannot read): a unit must not start while its holds cannot
+ * be seen.
  */
+import { NylError } from '../errors/diagnostic';
 import type { Clock } from '../util/clock';
 import type { RunState } from './run-state';
 import type { HoldSignal } from './signals';
@@ -42,9 +44,10 @@ export class SignalWatch {
     let signals: HoldSignal[];
     try {
       signals = await this.source.read();
-    } catch {
-      // The state repository cannot be read: the run starts nothing more.
-      this.state.stop('state-unavailable');
+    } catch (error) {
+      // The state repository cannot be read, or a signal is damaged (it may hold any unit): the
+      // run starts nothing more.
+      this.state.stop(error instanceof NylError && error.code === 'NYL-STATE-CORRUPT' ? 'signal-damaged' : 'state-unavailable');
       return;
     }
     for (const s of signals) {

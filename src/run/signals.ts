@@ -8,7 +8,9 @@
 import { byCodeUnits } from '../util/compare';
 import type { Identity } from '../git/object-writer';
 import type { RefUpdate } from '../git/refs';
-import { API_VERSION, fromYaml, toYaml } from '../state/documents';
+import { type Damage, damageOf, requireUndamaged } from '../state/damage';
+import { API_VERSION, toYaml } from '../state/documents';
+import { parseStateDocument } from '../state/parse';
 import { signalsPrefix } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
 import type { Runtime } from '../util/runtime';
@@ -55,24 +57,48 @@ export async function writeHoldSignal(
   return result.ok ? { ref, oid: oid! } : undefined;
 }
 
-/** Every hold signal in the environment's signal namespace, oldest first. */
-export async function readHoldSignals(store: StateStore, refs?: RefSnapshot): Promise<HoldSignal[]> {
+/** The signals of the environment as read: the hold signals, and the signal refs that are damaged. */
+export interface SignalsRead {
+  signals: HoldSignal[];
+  damaged: Damage[];
+}
+
+/** One signal ref as read: its hold, or damage (a ref without a readable signal.yaml). */
+function signalOf(ref: string, oid: string, blob: { content: Buffer } | undefined): HoldSignal | Damage {
+  const at = { ref, object: oid, path: 'signal.yaml' };
+  if (!blob) return damageOf('signal', at, { problem: 'the ref holds no signal.yaml (or is not a commit)' });
+  const parsed = parseStateDocument<SignalDoc>('signal', blob.content.toString());
+  if (!parsed.ok) return damageOf('signal', at, parsed.flaw);
+  const doc = parsed.value;
+  const s: HoldSignal = { ref, oid, run: doc.run, unit: doc.unit, by: doc.by, at: doc.at };
+  if (doc.reason) s.reason = doc.reason;
+  return s;
+}
+
+/** Every signal in the environment's signal namespace, oldest first, with the damaged ones apart. */
+export async function readSignals(store: StateStore, refs?: RefSnapshot): Promise<SignalsRead> {
   const prefix = signalsPrefix(store.loc);
   const snapshot = refs ?? (await store.snapshotPrefix(prefix));
   const found = [...snapshot].filter(([ref]) => ref.startsWith(prefix)).sort(([a], [b]) => byCodeUnits(a, b));
-  if (found.length === 0) return [];
+  const out: SignalsRead = { signals: [], damaged: [] };
+  if (found.length === 0) return out;
   const blobs = await store.reader.readMany(found.map(([, oid]) => `${oid}:signal.yaml`));
-  const out: HoldSignal[] = [];
   found.forEach(([ref, oid], i) => {
-    const b = blobs[i];
-    if (!b) return;
-    const doc = fromYaml<SignalDoc>(b.content.toString());
-    if (doc?.type !== 'hold' || !doc.unit) return;
-    const s: HoldSignal = { ref, oid, run: doc.run, unit: doc.unit, by: doc.by, at: doc.at };
-    if (doc.reason) s.reason = doc.reason;
-    out.push(s);
+    const read = signalOf(ref, oid, blobs[i]);
+    if ('document' in read) out.damaged.push(read);
+    else out.signals.push(read);
   });
   return out;
+}
+
+/**
+ * Every hold signal, oldest first. Refuses NYL-STATE-CORRUPT when a signal is damaged: it may
+ * have asked to hold a unit, so nothing may start as if it had not.
+ */
+export async function readHoldSignals(store: StateStore, refs?: RefSnapshot): Promise<HoldSignal[]> {
+  const read = await readSignals(store, refs);
+  requireUndamaged(store.loc.environment, read.damaged);
+  return read.signals;
 }
 
 /** Deletes the signals a push applies, each only as it was read: whoever deletes it applies it. */

@@ -1,16 +1,23 @@
 /**
  * What an importer (reconcile, recover -e) does with the records dead runs left: import them, and
- * compute the coordination refs its transition push moves: consumed run refs deleted, evidence
- * refs kept for units left uncertain, evidence refs no uncertain unit needs deleted.
+ * compute the coordination refs its transition push moves: consumed run refs deleted (a damaged
+ * one set aside under `damaged/runs/RUN`), evidence refs kept for units left uncertain and for
+ * late checkpoints, evidence refs nobody needs deleted.
+ *
+ * A reconcile refuses damaged runs and signals (NYL-STATE-CORRUPT) before it starts anything;
+ * only `recover`, an operator's explicit decision, imports them (`tolerate`).
  */
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
 import { breaksCarriedBy, type LeaseBreakRecord } from '../lease/record';
 import type { ObservedUnitDoc } from '../state/documents';
-import { readRecordedRuns } from '../state/run-record';
+import { requireUndamaged } from '../state/damage';
+import { damagedPrefix } from '../state/location';
+import { type RecordedRun, readRecordedRuns } from '../state/run-record';
 import type { RefSnapshot, StateStore } from '../state/store';
-import { evidenceRefName, evidenceRefs } from './evidence';
+import { type EvidenceRef, evidenceRefName, evidenceRefs, lateEvidenceRefName } from './evidence';
 import { type ImportInput, importRuns, type ImportResult } from './import';
+import { readSignals } from './signals';
 
 export interface Takeover {
   imported: ImportResult;
@@ -26,12 +33,20 @@ export async function takeOver(
   input: Omit<ImportInput, 'runs'>,
   ownRun: string | undefined,
   replaced: LeaseView | undefined,
+  options: { tolerate?: boolean } = {},
 ): Promise<Takeover> {
   const runs = await readRecordedRuns(store.reader, store.loc, refs, ownRun);
+  if (!options.tolerate) await refuseDamage(store, refs, runs);
   const imported = importRuns({ ...input, runs });
   const takeover: Takeover = { imported };
   Object.assign(takeover, breakFields(replaced));
   return takeover;
+}
+
+/** A damaged run or signal: nothing may start before an operator set it aside (`recover`). */
+async function refuseDamage(store: StateStore, refs: RefSnapshot, runs: RecordedRun[]): Promise<void> {
+  const signals = await readSignals(store, refs);
+  requireUndamaged(store.loc.environment, [...runs.flatMap((r) => r.damage), ...signals.damaged]);
 }
 
 /** leaseBroken (the latest break) and leaseBrokenEarlier (unrecorded older ones) of a replaced lease. */
@@ -43,27 +58,45 @@ export function breakFields(replaced: LeaseView | undefined): { leaseBroken?: Le
   return out;
 }
 
-/** The coordination ref updates of an importer's transition push. */
-export function coordinationUpdates(store: StateStore, refs: RefSnapshot, takeover: Takeover | undefined, finalObserved: Map<string, ObservedUnitDoc>): RefUpdate[] {
+/** Consumed run refs: deleted, and a damaged one set aside under `damaged/runs/RUN`. */
+function consumedRunUpdates(store: StateStore, refs: RefSnapshot, consumed: readonly RecordedRun[]): RefUpdate[] {
   const updates: RefUpdate[] = [];
-  const runOids = new Map<string, string>();
-  for (const run of takeover?.imported.consumed ?? []) {
+  for (const run of consumed) {
     updates.push({ ref: run.ref, expect: run.oid, to: null });
-    runOids.set(run.run, run.oid);
+    const keep = `${damagedPrefix(store.loc)}runs/${run.run}`;
+    if (run.damage.length > 0) updates.push({ ref: keep, expect: refs.get(keep) ?? null, to: run.oid });
   }
-  const stillUncertain = (unit: string) => finalObserved.get(unit)?.condition?.type === 'uncertain';
+  return updates;
+}
+
+/** The evidence refs the import wants: for units still uncertain, and for late checkpoints. */
+function wantedEvidence(store: StateStore, imported: ImportResult | undefined, stillUncertain: (unit: string) => boolean): Map<string, string> {
+  const runOids = new Map((imported?.consumed ?? []).map((run) => [run.run, run.oid]));
   const wanted = new Map<string, string>();
-  for (const [unit, runs] of takeover?.imported.evidence ?? []) {
-    if (!stillUncertain(unit)) continue;
+  for (const [unit, runs] of imported?.evidence ?? []) {
     for (const run of runs) {
       const oid = runOids.get(run);
-      if (oid) wanted.set(evidenceRefName(store, unit, run), oid);
+      if (!oid) continue;
+      if (stillUncertain(unit)) wanted.set(evidenceRefName(store, unit, run), oid);
+      else if (imported!.late.get(unit)?.has(run)) wanted.set(lateEvidenceRefName(store, unit, run), oid);
     }
   }
-  const existing = evidenceRefs(store, refs);
-  for (const e of existing) {
-    if (wanted.has(e.ref)) continue;
-    if (!stillUncertain(e.unit)) updates.push({ ref: e.ref, expect: e.oid, to: null });
+  return wanted;
+}
+
+/** Evidence nobody needs: no uncertain unit for a run's record; a late checkpoint adopted, or of a unit state no longer has. */
+function unneeded(e: EvidenceRef, finalObserved: Map<string, ObservedUnitDoc>): boolean {
+  const observed = finalObserved.get(e.unit);
+  if (e.late) return !observed || observed.receipt?.run === e.run;
+  return observed?.condition?.type !== 'uncertain';
+}
+
+/** The coordination ref updates of an importer's transition push. */
+export function coordinationUpdates(store: StateStore, refs: RefSnapshot, takeover: Takeover | undefined, finalObserved: Map<string, ObservedUnitDoc>): RefUpdate[] {
+  const updates = consumedRunUpdates(store, refs, takeover?.imported.consumed ?? []);
+  const wanted = wantedEvidence(store, takeover?.imported, (unit) => finalObserved.get(unit)?.condition?.type === 'uncertain');
+  for (const e of evidenceRefs(store, refs)) {
+    if (!wanted.has(e.ref) && unneeded(e, finalObserved)) updates.push({ ref: e.ref, expect: e.oid, to: null });
   }
   for (const [ref, oid] of wanted) {
     const have = refs.get(ref);

@@ -1,9 +1,9 @@
 /**
  * The documents Nyl keeps on the state refs and their YAML form.
- * YAML with sorted keys, so that `git log -p` of a state branch reads as a review.
+ * YAML with sorted keys, so that `git log -p` of a state branch reads as a review. Reading goes
+ * through ./parse.ts, which checks every document's shape.
  */
 import { emitYaml } from './yaml-emit';
-import { NOT_EMITTED, readEmittedYaml } from './yaml-read';
 
 export const API_VERSION = 'nyl.io/v1';
 
@@ -83,23 +83,8 @@ export interface ObservedUnitDoc {
   lastRun?: { run: string; result: string; at: string };
 }
 
-/**
- * The full YAML parser, for documents the fast reader does not take (a hand edit). Loaded on first
- * use: the library costs about 25 ms to load, and a command that reads only what Nyl wrote never
- * needs it.
- */
-function fullYamlParser(): (text: string) => unknown {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (require('yaml') as typeof import('yaml')).parse;
-}
-
 export function toYaml(value: unknown): string {
   return emitYaml(value);
-}
-
-export function fromYaml<T>(text: string): T {
-  const fast = readEmittedYaml(text);
-  return (fast === NOT_EMITTED ? fullYamlParser()(text) : fast) as T;
 }
 
 export function newStateDoc(environment: string, event: StateEvent): EnvironmentStateDoc {

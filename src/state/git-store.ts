@@ -22,7 +22,7 @@ import type { Checkout } from '../project/checkout';
 import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
 import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
-import { readStateDoc } from './read';
+import { readStateFile } from './read';
 import type { RefSnapshot, StateStore } from './store';
 
 const MIRROR = 'refs/nyl-mirror/';
@@ -321,7 +321,9 @@ export class GitStateStore implements StateStore {
     const known = await readRefs(this.git, this.checkout.workTree, missing);
     const holding = new Map<string, string>();
     for (const [ref, tip] of known) {
-      if (await readStateDoc(this.checkoutReader, this.loc, tip)) holding.set(ref, tip);
+      // A damaged state.yaml is state too: a fresh one must not silently replace it.
+      const read = await readStateFile(this.checkoutReader, this.loc, ref, tip);
+      if (read.doc || read.damage) holding.set(ref, tip);
     }
     return holding;
   }

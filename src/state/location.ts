@@ -219,7 +219,15 @@ export function evidencePrefix(loc: StateLocation): string {
   return `${loc.coordinationPrefix}${loc.environment}/evidence/`;
 }
 
-/** The environment's coordination namespace: lease, runs, signals, evidence. */
+/**
+ * Where `lease break` and `recover` set damaged coordination refs aside (`damaged/lease/OID`,
+ * `damaged/runs/RUN`, `damaged/signals/RUN/ID`): kept for inspection, read by no command.
+ */
+export function damagedPrefix(loc: StateLocation): string {
+  return `${loc.coordinationPrefix}${loc.environment}/damaged/`;
+}
+
+/** The environment's coordination namespace: lease, runs, signals, evidence, damaged refs. */
 export function coordinationNamespace(loc: StateLocation): string {
   return `${loc.coordinationPrefix}${loc.environment}/`;
 }

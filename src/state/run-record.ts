@@ -14,9 +14,11 @@
  */
 import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
-import { type ConditionRecord, type DesiredUnitDoc, fromYaml, type ReceiptRecord, toYaml } from './documents';
+import { type Damage, damageOf } from './damage';
+import { type ConditionRecord, type DesiredUnitDoc, type ReceiptRecord, toYaml } from './documents';
 import { runsPrefix, type StateLocation } from './location';
-import { parseTree, type TreeEntry } from '../git/batch-reader';
+import { parseStateDocument } from './parse';
+import { type GitObject, parseTree, type TreeEntry } from '../git/batch-reader';
 import type { ObjectReader, RefSnapshot } from './store';
 
 export interface RunHolder {
@@ -86,13 +88,17 @@ export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
   return condition;
 }
 
-/** A run ref as an importer or status reads it. */
+/**
+ * A run ref as an importer or status reads it. Damaged records are left out of `units` and listed
+ * in `damage`: a damaged run.yaml (or a ref that is no run commit) makes the whole run damaged.
+ */
 export interface RecordedRun {
   run: string;
   ref: string;
   oid: string;
   doc?: RunDoc;
   units: Map<string, RunUnitDoc>;
+  damage: Damage[];
 }
 
 /** A run ref with only its run.yaml read: enough to tell a live run from a dead one. */
@@ -100,7 +106,14 @@ export interface RunHeader {
   run: string;
   ref: string;
   oid: string;
+  /** Absent when run.yaml is damaged: nobody can tell whether such a run lives. */
   doc?: RunDoc;
+  damage?: Damage;
+}
+
+/** Is the whole run damaged (its run.yaml, or the ref itself), not only some unit records? */
+export function runDamaged(run: RecordedRun): boolean {
+  return run.damage.some((d) => d.document === 'run');
 }
 
 export function runRefName(loc: StateLocation, run: string): string {
@@ -153,36 +166,55 @@ function runRefsOf(loc: StateLocation, refs: RefSnapshot, exclude?: string): { r
     .sort((a, b) => byCodeUnits(a.run, b.run));
 }
 
+/** run.yaml of a run commit as read: the document, or damage (a missing run.yaml, or no commit at all). */
+async function runDocOf(reader: ObjectReader, found: { ref: string; oid: string }, blob: GitObject | undefined): Promise<{ doc?: RunDoc; damage?: Damage }> {
+  const at = { ref: found.ref, object: found.oid };
+  if (!blob) {
+    const target = await reader.read(found.oid);
+    const problem = target && target.type !== 'commit' ? `the ref points at a ${target.type}, not a commit` : 'the run commit holds no run.yaml';
+    return { damage: damageOf('run', target?.type === 'commit' ? { ...at, path: 'run.yaml' } : at, { problem }) };
+  }
+  const parsed = parseStateDocument<RunDoc>('run', blob.content.toString());
+  return parsed.ok ? { doc: parsed.value } : { damage: damageOf('run', { ...at, path: 'run.yaml' }, parsed.flaw) };
+}
+
 /** Reads only run.yaml of every run ref, oldest run first (run ids are UUIDv7). */
 export async function readRunHeaders(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot): Promise<RunHeader[]> {
   const found = runRefsOf(loc, refs);
   if (found.length === 0) return [];
   const blobs = await reader.readMany(found.map((f) => `${f.oid}:run.yaml`));
-  return found.map((f, i) => {
-    const blob = blobs[i];
-    return blob ? { ...f, doc: fromYaml<RunDoc>(blob.content.toString()) } : f;
-  });
+  return Promise.all(found.map(async (f, i) => ({ ...f, ...(await runDocOf(reader, f, blobs[i])) })));
 }
 
 /** The unit record files of a `units` tree: in its directories, and flat (older versions). */
-async function unitRecordFiles(reader: ObjectReader, unitsTree: TreeEntry[]): Promise<TreeEntry[]> {
+async function unitRecordFiles(reader: ObjectReader, unitsTree: TreeEntry[]): Promise<(TreeEntry & { dir?: string })[]> {
   const dirs = unitsTree.filter((e) => e.type === 'tree');
   const nested = await reader.readMany(dirs.map((d) => d.oid));
-  const inDirs = nested.flatMap((t) => (t?.type === 'tree' ? parseTree(t.content) : []));
+  const inDirs = nested.flatMap((t, i) => (t?.type === 'tree' ? parseTree(t.content).map((e) => ({ ...e, dir: dirs[i]!.name })) : []));
   return [...unitsTree, ...inDirs].filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+}
+
+/** The path of a unit record file found in a `units` tree (in its directory, or flat). */
+function recordPath(file: TreeEntry & { dir?: string }): string {
+  return file.dir ? `units/${file.dir}/${file.name}` : `units/${file.name}`;
 }
 
 async function readRunCommit(reader: ObjectReader, found: { run: string; ref: string; oid: string }): Promise<RecordedRun> {
   const [runBlob, unitsTree] = await Promise.all([reader.read(`${found.oid}:run.yaml`), reader.readTree(`${found.oid}:units`)]);
   const files = await unitRecordFiles(reader, unitsTree ?? []);
   const blobs = await reader.readMany(files.map((f) => f.oid));
-  const units = new Map<string, RunUnitDoc>();
+  const recorded: RecordedRun = { ...found, units: new Map(), damage: [] };
+  const header = await runDocOf(reader, found, runBlob);
+  if (header.doc) recorded.doc = header.doc;
+  if (header.damage) recorded.damage.push(header.damage);
   files.forEach((f, i) => {
     const b = blobs[i];
-    if (b) units.set(f.name.slice(0, -'.yaml'.length), fromYaml<RunUnitDoc>(b.content.toString()));
+    if (!b) return;
+    const unit = f.name.slice(0, -'.yaml'.length);
+    const parsed = parseStateDocument<RunUnitDoc>('run-unit', b.content.toString());
+    if (parsed.ok) recorded.units.set(unit, parsed.value);
+    else recorded.damage.push(damageOf('run-unit', { ref: found.ref, object: found.oid, path: recordPath(f), unit }, parsed.flaw));
   });
-  const recorded: RecordedRun = { ...found, units };
-  if (runBlob) recorded.doc = fromYaml<RunDoc>(runBlob.content.toString());
   return recorded;
 }
 
@@ -191,9 +223,17 @@ export async function readRecordedRuns(reader: ObjectReader, loc: StateLocation,
   return Promise.all(runRefsOf(loc, refs, exclude).map((f) => readRunCommit(reader, f)));
 }
 
-/** Reads one unit's record from a run or evidence commit. */
-export async function readRunUnit(reader: ObjectReader, oid: string, unit: string): Promise<RunUnitDoc | undefined> {
+/** One unit's record in a run or evidence commit: the document, damage, or neither (no record). */
+export async function readRunUnitRecord(reader: ObjectReader, ref: string, oid: string, unit: string): Promise<{ doc?: RunUnitDoc; damage?: Damage }> {
   const [b, flat] = await reader.readMany([`${oid}:${unitFile(unit)}`, `${oid}:${flatUnitFile(unit)}`]);
   const found = b ?? flat;
-  return found ? fromYaml<RunUnitDoc>(found.content.toString()) : undefined;
+  if (!found) return {};
+  const parsed = parseStateDocument<RunUnitDoc>('run-unit', found.content.toString());
+  if (parsed.ok) return { doc: parsed.value };
+  return { damage: damageOf('run-unit', { ref, object: oid, path: b ? unitFile(unit) : flatUnitFile(unit), unit }, parsed.flaw) };
+}
+
+/** Reads one unit's record from a run or evidence commit; a damaged record reads as none. */
+export async function readRunUnit(reader: ObjectReader, oid: string, unit: string): Promise<RunUnitDoc | undefined> {
+  return (await readRunUnitRecord(reader, oid, oid, unit)).doc;
 }

@@ -112,7 +112,8 @@ function mapping(lines: string[], start: number, indent: number, firstBody?: str
     const body = i === start && firstBody !== undefined ? firstBody : lines[i]!.slice(indent);
     if (body.startsWith('-')) break;
     const kv = splitKey(body);
-    if (!kv) throw new Unsupported();
+    // A duplicate key is never emitted: the full parser refuses it instead of keeping either value.
+    if (!kv || kv.key === '__proto__' || Object.prototype.hasOwnProperty.call(out, kv.key)) throw new Unsupported();
     if (kv.rest === undefined) {
       const [v, next] = block(lines, i + 1, indent + 2);
       out[kv.key] = v;

@@ -63,6 +63,8 @@ export interface ObjectSchema extends Described {
   exactlyOne?: string[][];
   /** Groups of fields of which at most one may be set. */
   atMostOne?: string[][];
+  /** Fields it does not know are allowed (a record other versions may extend); by default they are errors. */
+  open?: boolean;
 }
 /** Free JSON: any value, a mapping of any values, or a mapping of scalars. */
 export interface JsonSchema extends Described {
@@ -230,7 +232,7 @@ function checkObject(schema: ObjectSchema, value: unknown, pointer: string, out:
     check(field.schema, value[key], childPointer(pointer, key), out);
   }
   for (const key of Object.keys(value)) {
-    if (known.includes(key)) continue;
+    if (schema.open || known.includes(key)) continue;
     const guess = closest(key, known);
     out.push({
       pointer: childPointer(pointer, key),
@@ -319,7 +321,7 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
         ...base,
         type: 'object',
         properties: Object.fromEntries(Object.entries(schema.fields).map(([k, f]) => [k, toJsonSchema(f.schema)])),
-        additionalProperties: false,
+        additionalProperties: schema.open === true,
       };
       if (required.length > 0) out.required = required;
       const all: JsonSchemaObject[] = [];

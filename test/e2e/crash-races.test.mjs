@@ -384,9 +384,13 @@ describe('a holder that cannot renew', () => {
         const next = await sc.nyl(['reconcile', '-e', ENV, '-o', 'json']);
         assert.ok([0, 2, 4].includes(next.code), describeResult(next));
         assert.equal(sc.refs()[`${RUNS}${run}`], undefined, 'the late record is consumed');
-        // The late checkpoint is reported, not imported over the newer receipt.
+        // The late checkpoint is reported, not imported over the newer receipt, and kept as
+        // evidence (as its warning says) although slow is not uncertain.
         assert.equal(sc.observedDoc('slow').receipt.run, takerRun, `slow keeps the receipt of ${takerRun}: ${JSON.stringify(sc.observedDoc('slow').receipt)}`);
         assert.ok(allCodes(next).includes('NYL-RUN-LATE-CHECKPOINT'), describeResult(next));
+        const evidence = sc.refs()[`${EVIDENCE}slow/late/${run}`];
+        assert.ok(evidence, `the late checkpoint is kept as evidence: ${Object.keys(sc.refs()).join(', ')}`);
+        assert.equal(sc.readRunCommit(evidence).units.get('slow').checkpoint?.result, 'receipt');
         const summary = await assertCrashInvariants(sc, { allCurrent: true });
         assert.deepEqual(summary.counts, { slow: 2, after: 1 });
       } finally {

@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
+import { unitFile } from '../../dist/state/run-record.js';
 import { receipt, secret } from '../fakes/driver.mjs';
 import { ENV, World } from './world.mjs';
 import { assertInvariants, Journal } from './invariants.mjs';
@@ -169,6 +170,45 @@ describe('the lease is the fencing token', () => {
       assert.ok(next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'), JSON.stringify(next.report.warnings));
       assert.equal(world.observedDoc('slow').condition?.type, 'uncertain', 'a late checkpoint never overwrites the uncertain condition');
       assert.ok(world.evidenceRefs().some((r) => r.endsWith(`slow/${holderRun}`)), 'its evidence is kept for recover --accept');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a late checkpoint of a unit executed again meanwhile is kept as evidence, and later runs keep it', async () => {
+    let open;
+    const gate = new Promise((resolve) => (open = resolve));
+    let calls = 0;
+    const world = await World.create({
+      units: [unit('slow', { recovery: 'converge' })],
+      apply: { slow: async () => (++calls === 1 ? (await gate, receipt({ v: 'late' })) : receipt({ v: 'taker' })) },
+    });
+    await world.process('init').run('state init');
+    try {
+      const journal = new Journal(world);
+      const holder = world.process('holder').start('reconcile');
+      await world.driver.whenCalled('slow');
+      const [holderRun] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      // The taker imports slow as uncertain and, as it converges, runs it again.
+      const taker = await world.process('taker').run('reconcile');
+      assert.equal(taker.report.units.slow.result, 'executed');
+      open();
+      assert.deepEqual((await holder.outcome).codes, ['NYL-LEASE-LOST']);
+      assert.equal(world.receiptsIn(holderRun).length, 1, 'the late receipt is left in a run ref');
+
+      const next = await world.process('next').run('reconcile');
+      assert.ok(next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'), JSON.stringify(next.report.warnings));
+      assert.equal(world.observedDoc('slow').receipt.run, taker.report.run, 'it never replaces the newer receipt');
+      const evidence = `refs/nyl/${ENV}/evidence/slow/late/${holderRun}`;
+      assert.ok(world.refs()[evidence], `kept as evidence: ${JSON.stringify(world.evidenceRefs())}`);
+      assert.equal(world.doc(evidence, unitFile('slow')).checkpoint.outputs.v, 'late');
+
+      // Later runs, which delete the evidence no uncertain unit needs, keep it.
+      await world.setUnits([unit('slow', { recovery: 'converge', version: 'v2' })]);
+      assert.equal((await world.process('later').run('reconcile')).code, 0);
+      assert.equal(calls, 3);
+      assert.ok(world.refs()[evidence], 'still kept');
     } finally {
       world.cleanup();
     }

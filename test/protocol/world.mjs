@@ -23,7 +23,7 @@ import { recoverOpened } from '../../dist/operations/recover.js';
 import { resumeOpened } from '../../dist/operations/resume.js';
 import { stateInitOpened } from '../../dist/operations/state-init.js';
 import { statusOpened } from '../../dist/operations/status.js';
-import { fromYaml } from '../../dist/state/documents.js';
+import YAML from 'yaml';
 import { ManualClock } from '../fakes/clock.mjs';
 import { fakeDriver, receipt } from '../fakes/driver.mjs';
 import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
@@ -328,7 +328,7 @@ export class World {
     const oid = this.repo.refs().get(ref);
     if (!oid) return undefined;
     const text = this.repo.filesAt(oid).get(file);
-    return text === undefined ? undefined : fromYaml(text);
+    return text === undefined ? undefined : YAML.parse(text);
   }
 
   desiredDoc(unit) {
@@ -347,7 +347,25 @@ export class World {
   runRecords(run) {
     const oid = this.repo.refs().get(`refs/nyl/${ENV}/runs/${run}`);
     const files = oid ? this.repo.filesAt(oid, 'units') : new Map();
-    return new Map([...files].map(([file, text]) => [path.basename(file, '.yaml'), fromYaml(text)]));
+    return new Map([...files].map(([file, text]) => [path.basename(file, '.yaml'), YAML.parse(text)]));
+  }
+
+  /** The text of a file of a ref's commit, as stored. */
+  text(ref, file) {
+    const oid = this.repo.refs().get(ref);
+    return oid ? this.repo.filesAt(oid).get(file) : undefined;
+  }
+
+  /**
+   * Changes files of a ref's commit behind Nyl's back, as a hand edit or a broken tool would: a
+   * child commit (a new root when the ref is absent) with the files set, and the ref moved to it.
+   * Returns the new commit.
+   */
+  edit(ref, files, { message = 'hand edit\n', parent = this.repo.refs().get(ref) } = {}) {
+    const spec = { changes: new Map(Object.entries(files)), message, author: { name: 'Mallory', email: 'mallory@example.com' }, timeMs: this.clock.now() };
+    const [oid] = this.repo.writeCommits([parent ? { ...spec, parent } : spec]);
+    this.repo.setRef(ref, oid);
+    return oid;
   }
 
   receiptsIn(run) {

@@ -608,9 +608,11 @@ export async function assertCrashInvariants(sc, { allCurrent = false, superseded
     else assert.ok(u.state === 'current' || stuck.has(name) || waiting.has(name), `${name} is current, uncertain naming a dead run, or waits for one: ${JSON.stringify(u)}`);
   }
 
-  // Evidence refs only for units still uncertain.
+  // Evidence refs only for units still uncertain, and for late checkpoints (evidence/UNIT/late/RUN),
+  // which are kept whatever the unit is now.
   for (const ref of Object.keys(refs).filter((r) => r.startsWith(EVIDENCE))) {
-    const unit = ref.slice(EVIDENCE.length).split('/')[0];
+    const [unit, late] = ref.slice(EVIDENCE.length).split('/');
+    if (late === 'late') continue;
     assert.equal(units[unit]?.condition?.type, 'uncertain', `${ref} is kept only while ${unit} is uncertain: ${JSON.stringify(units[unit])}`);
   }
 

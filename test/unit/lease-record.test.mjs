@@ -87,7 +87,12 @@ test('parseLease of garbage, other kinds and non-objects is undefined', () => {
   for (const text of ['', '   ', 'not: [yaml', '{{{', '- a\n- b\n', '42', 'hello', 'null', 'kind: Run\nrun: x\n', 'kind: lease\n', '---\nkind: Lease\n---\nkind: Lease\n', '\u0000\u0001']) {
     assert.equal(parseLease(text), undefined, JSON.stringify(text));
   }
-  assert.deepEqual(parseLease('kind: Lease\n'), { kind: 'Lease' }, 'only the kind is checked');
+  // A lease is read as a lease only when everything a taker decides on is there: a holder, a run
+  // and a deadline that is a time. Anything less is damage, which `nyl lease break` breaks.
+  assert.equal(parseLease('kind: Lease\n'), undefined, 'the kind alone is no lease');
+  assert.equal(parseLease(serializeLease({ ...record(), deadline: 'soon' })), undefined, 'a deadline that is no time');
+  assert.equal(parseLease(serializeLease({ ...record(), holder: 'Bob' })), undefined, 'a holder that is no mapping');
+  assert.deepEqual(parseLease(serializeLease({ ...record(), futureField: 1 })), { ...record(), futureField: 1 }, 'a field of a newer version is kept, not damage');
 });
 
 test('importers and run operations', () => {

@@ -63,7 +63,7 @@ function unitDoc(ctx, name, uid, { outputs = {}, checkpoint, key, desired } = {}
 const receipt = (outputs = {}, finishedAt = '2026-10-27T09:01:00Z') => ({ result: 'receipt', finishedAt, outputs });
 
 function run(id, ...docs) {
-  return { run: id, ref: `refs/nyl/dev/runs/${id}`, oid: 'a'.repeat(40), units: new Map(docs.map((d) => [d.unit, d])) };
+  return { run: id, ref: `refs/nyl/dev/runs/${id}`, oid: 'a'.repeat(40), units: new Map(docs.map((d) => [d.unit, d])), damage: [] };
 }
 
 function input(ctx, { desired = {}, observed = {}, runs, generation = 1 }) {
@@ -393,4 +393,41 @@ test('consumed lists every run, also those with nothing to import', async () => 
   assert.deepEqual(r.consumed, runs);
   assert.notEqual(r.consumed, runs, 'a copy');
   assert.deepEqual(r.imported, ['cache']);
+});
+
+// --- damaged records (only `recover` imports them; reconcile refuses) --------------------------
+
+const damage = (document, unit) => ({ document, ref: `refs/nyl/dev/runs/${R1}`, object: 'a'.repeat(40), problem: 'invalid YAML: x', line: 2, ...(unit ? { unit, path: `units/${unit}.yaml` } : { path: 'run.yaml' }) });
+
+test('a damaged unit record makes its unit uncertain; the healthy records of the same run are imported', async () => {
+  const ctx = await shop();
+  const db = unitDoc(ctx, 'db', U.db, { checkpoint: receipt({ url: 'postgres://db' }) });
+  const broken = { ...run(R1, db), damage: [damage('run-unit', 'cache')] };
+  const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, runs: [broken] }));
+  assert.deepEqual(r.imported, ['db']);
+  assert.deepEqual(r.recovered, ['cache']);
+  const c = r.observed.get('cache').condition;
+  assert.equal(c.type, 'uncertain');
+  assert.equal(c.code, 'NYL-STATE-CORRUPT');
+  assert.match(c.reason, /units\/cache\.yaml: invalid YAML/);
+  assert.deepEqual(r.evidence.get('cache'), new Set([R1]));
+});
+
+test('a damaged run.yaml makes every unit the run names uncertain, even one with a receipt; the incarnation it created is kept', async () => {
+  const ctx = await shop();
+  const db = unitDoc(ctx, 'db', U.db, { checkpoint: receipt({ url: 'postgres://db' }) });
+  const r = importRuns(input(ctx, { runs: [{ ...run(R1, db), damage: [damage('run')] }] }));
+  assert.deepEqual(r.imported, []);
+  assert.deepEqual(r.recovered, ['db']);
+  assert.equal(r.observed.get('db').condition.code, 'NYL-STATE-CORRUPT');
+  assert.equal(r.observed.get('db').receipt, undefined, 'nothing a damaged run says is trusted');
+  assert.equal(r.desired.get('db').uid, U.db, 'the uid the run created is adopted, so the unit does not start anew');
+});
+
+test('a damaged record of a run older than the unit\'s receipt changes nothing', async () => {
+  const ctx = await shop();
+  const observed = { db: { uid: U.db, receipt: { run: R2, executionKey: 'sha256:k', finishedAt: NOW, outputs: {}, desired: desiredDoc(ctx, 'db', U.db) }, lastRun: { run: R2, result: 'executed', at: NOW } } };
+  const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed, runs: [{ ...run(R1), damage: [damage('run-unit', 'db')] }] }));
+  assert.deepEqual(r.observed.get('db'), observed.db);
+  assert.deepEqual(r.recovered, []);
 });

@@ -1,0 +1,150 @@
+/**
+ * The shapes of the documents Nyl keeps in Git, in the schema DSL that validates source. Every
+ * document is checked against its shape when it is read, so that a hand edit or a broken tool
+ * (a misspelt field, a number where a uid belongs) is reported as damage instead of being read
+ * as something else: a desired document without its `uid` would otherwise start a new
+ * incarnation and run the unit again.
+ *
+ * The shapes list exactly the fields Nyl writes; any other field is damage, as a field of a newer
+ * version would be: this version cannot know what it means. Free data (renderings, outputs) is
+ * only checked to be JSON.
+ */
+import { boolean, constant, integer, json, list, object, oneOf, required, type Rule, type Schema, type SchemaProblem, string } from '../util/schema';
+
+/** A time Nyl decides on (a deadline): one that Date.parse cannot read would never pass. */
+export const timeRule: Rule = (value) =>
+  Number.isNaN(Date.parse(value)) ? { message: `${JSON.stringify(value)} is not an ISO 8601 time`, fix: 'write a time such as 2026-11-30T12:00:00.000Z' } : undefined;
+
+const text = () => string({ nonEmpty: true });
+const time = () => string({ nonEmpty: true, rule: timeRule });
+
+const holder = object({ name: required(text()), host: required(string()), pid: required(integer()) });
+
+const desiredFields = {
+  uid: text(),
+  kind: text(),
+  generation: integer({ minimum: 1 }),
+  source: string(),
+  rendering: json('object'),
+  dependsOn: list(text()),
+  lifecycle: required(object({ state: required(oneOf(['active', 'held', 'deleting', 'pending-teardown', 'retained'])) })),
+  hold: object({ by: required(text()), reason: string(), since: required(text()), pending: string() }),
+  deletion: object({ cause: required(text()), policy: required(text()), since: required(text()), run: string() }),
+  teardownRequest: json('object'),
+  approvals: list(json('object')),
+};
+
+/** A desired document as it is copied into a receipt or a run record. */
+export const DESIRED_COPY: Schema = object(desiredFields);
+
+const sensitive = json('object');
+
+const receipt = object({
+  run: required(text()),
+  executionKey: required(text()),
+  finishedAt: required(text()),
+  outputs: required(json('object')),
+  sensitiveOutputs: sensitive,
+  desired: required(DESIRED_COPY),
+});
+
+const condition = object({
+  type: required(oneOf(['uncertain', 'failed'])),
+  retryable: required(boolean()),
+  reason: required(string()),
+  run: required(text()),
+  since: required(text()),
+  evidence: list(text()),
+  code: text(),
+  acknowledgementRequired: boolean(),
+});
+
+const SHAPES = {
+  state: object({
+    apiVersion: required(text()),
+    kind: required(constant('EnvironmentState')),
+    environment: required(text()),
+    generation: required(integer({ minimum: 1 })),
+    status: required(oneOf(['active', 'deleted', 'moved'])),
+    movedTo: text(),
+    events: required(
+      list(
+        object({
+          type: required(oneOf(['initialized', 'fresh', 'state-deleted', 'moved'])),
+          at: required(text()),
+          by: required(text()),
+          reason: string(),
+          generation: integer({ minimum: 1 }),
+        }),
+      ),
+    ),
+  }),
+  'desired-unit': DESIRED_COPY,
+  'observed-unit': object({
+    uid: text(),
+    receipt,
+    condition,
+    drift: object({ status: required(text()), observedAt: required(text()), run: required(text()), detail: string() }),
+    acknowledgement: object({ by: required(text()), reason: required(string()), at: required(text()) }),
+    lastRun: object({ run: required(text()), result: required(text()), at: required(text()) }),
+    released: object({ at: required(text()), run: required(text()), by: required(text()) }),
+  }),
+  run: object({
+    apiVersion: required(text()),
+    kind: required(constant('Run')),
+    run: required(text()),
+    environment: required(text()),
+    operation: required(text()),
+    holder: required(holder),
+    startedAt: required(text()),
+    deadline: required(time()),
+    renewedAt: time(),
+    source: required(text()),
+    sourceOverride: boolean(),
+    ended: object({ at: required(text()), reason: required(text()) }),
+  }),
+  'run-unit': object({
+    unit: required(text()),
+    uid: required(text()),
+    kind: required(text()),
+    executionKey: required(text()),
+    startedAt: required(text()),
+    desired: required(DESIRED_COPY),
+    checkpoint: object({
+      result: required(oneOf(['receipt', 'failed', 'uncertain', 'not-started'])),
+      finishedAt: required(text()),
+      outputs: json('object'),
+      sensitiveOutputs: sensitive,
+      reason: string(),
+      retryable: boolean(),
+      acknowledgementRequired: boolean(),
+    }),
+  }),
+  signal: object({
+    apiVersion: required(text()),
+    kind: required(constant('Signal')),
+    type: required(constant('hold')),
+    run: required(text()),
+    unit: required(text()),
+    by: required(text()),
+    reason: string(),
+    at: required(text()),
+  }),
+} satisfies Record<string, Schema>;
+
+export type StateDocumentKind = keyof typeof SHAPES;
+
+export function shapeOf(kind: StateDocumentKind): Schema {
+  return SHAPES[kind];
+}
+
+/**
+ * What the schema DSL cannot say: the desired document of an incarnation (one with a kind or a
+ * rendering) names it by `uid`. Only a marker (held, or resumed before its unit ever ran) has none.
+ */
+export function extraProblems(kind: StateDocumentKind, value: unknown): SchemaProblem[] {
+  if (kind !== 'desired-unit') return [];
+  const doc = value as { uid?: unknown; kind?: unknown; rendering?: unknown };
+  if (doc.uid !== undefined || (doc.kind === undefined && doc.rendering === undefined)) return [];
+  return [{ pointer: '/uid', message: 'the desired document of an incarnation (it has a kind or rendering) misses its uid', fix: 'add uid' }];
+}
