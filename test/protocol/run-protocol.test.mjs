@@ -363,6 +363,13 @@ describe('lease timing', () => {
       assert.deepEqual(behind.codes, ['NYL-CLOCK-SKEW']);
       assert.equal(behind.code, 1);
       assert.deepEqual(world.refs(), refs, 'nothing written');
+      // The fix the error names: an operator who knows the holder is gone breaks the lease, and an
+      // importer takes it over whatever the clocks say.
+      const operator = world.process('operator', { offsetMs: -10 * 60_000 });
+      assert.equal((await operator.run('lease break', { reason: 'clock skew' })).report.result, 'done');
+      const recovered = await operator.run('recover');
+      assert.equal(recovered.code, 0, JSON.stringify(recovered.codes ?? recovered.report?.errors));
+      assert.deepEqual(world.runRefs(), [], 'the dead run is imported');
     } finally {
       world.cleanup();
     }
