@@ -138,20 +138,29 @@ function seeded(seed) {
 /**
  * Wraps a handler with injected faults, for the network-fault tests:
  * - silent: accept every connection and never answer (a hung remote);
+ * - silentFile: while this file exists, requests are accepted and never answered (a remote that
+ *   stops answering mid-run); a request that arrived while it existed stays unanswered;
  * - push503 / fetch503: the probability that a push (receive-pack POST) or a fetch (upload-pack
  *   POST) is answered 503 instead, drawn from `seed`, but never more than `maxInARow` requests in a
  *   row (a transient fault passes: that is what retries are for);
  * - downFile: while this file exists, every request is answered 503 (a remote that stays down).
- * GET /__faults answers {requests, injected} so that a test can report what it injected.
+ * GET /__faults answers {requests, injected, silenced, inFlight} so that a test can report what it
+ * injected (503s), how many requests it left unanswered, and wait until no request is in flight
+ * (a push of a killed client no longer lands late).
  */
-export function withFaults(handle, { silent = false, push503 = 0, fetch503 = 0, seed = 1, maxInARow = Infinity, downFile } = {}) {
+export function withFaults(handle, { silent = false, silentFile, push503 = 0, fetch503 = 0, seed = 1, maxInARow = Infinity, downFile } = {}) {
   const random = seeded(seed);
-  const counts = { requests: 0, injected: 0 };
+  const counts = { requests: 0, injected: 0, silenced: 0, inFlight: 0 };
   let inARow = 0;
   return function faulty(req, res) {
     if (req.url === '/__faults') return void res.end(JSON.stringify(counts));
     counts.requests++;
-    if (silent) return;
+    counts.inFlight++;
+    res.on('close', () => counts.inFlight--);
+    if (silent || (silentFile && existsSync(silentFile))) {
+      counts.silenced++;
+      return;
+    }
     const post = req.method === 'POST';
     const p = post && req.url.endsWith('/git-receive-pack') ? push503 : post && req.url.endsWith('/git-upload-pack') ? fetch503 : 0;
     const down = downFile && existsSync(downFile);
