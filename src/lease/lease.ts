@@ -65,10 +65,17 @@ export interface AcquireOptions extends LeaseSettings {
 
 export interface Acquired {
   handle: LeaseHandle;
-  /** The state refs as they were when the lease was taken. */
+  /** The refs the acquisition decided on, with its own updates applied. */
   snapshot: RefSnapshot;
   /** The lease this acquisition replaced (expired or broken), if any. */
   replaced?: LeaseView;
+  /**
+   * The lease ref was absent when `snapshot` was read. A compare-and-swap on an absent ref cannot
+   * tell whether someone took the lease and let it go again before the push landed (another
+   * writer's whole transaction; seconds when the push was retried), so the state may have moved
+   * since: read the refs again under the lease before deciding on them.
+   */
+  readBeforeAbsentLease: boolean;
 }
 
 export function formatIdentity(who: Identity): string {
@@ -222,7 +229,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     await rt.faults.reach('before-lease-push', [options.operation]);
     const result = await writeRetried(rt, store, updates);
     if (result.ok) {
-      const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates) };
+      const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates), readBeforeAbsentLease: !current };
       if (current) acquired.replaced = current;
       return acquired;
     }

@@ -401,3 +401,56 @@ describe('a holder that cannot renew', () => {
     }
   });
 });
+
+// A writer decides on the refs it read, then takes the lease with a compare-and-swap on the lease
+// ref alone. A lease ref that was absent at the read may have been taken and let go again before
+// that push lands (another writer's whole transaction; seconds when the push is retried over a
+// flaky network), with the state moved meanwhile: the writer must decide on the state under its
+// lease, not on what it read before. (Found by the hold campaign over smart HTTP with 503s.)
+describe('a writer whose read is older than the lease it takes', () => {
+  /** Starts `nyl reconcile` paused right before its lease push (it has read the state); returns {h, release()}. */
+  async function pausedBeforeLease(sc) {
+    const marker = path.join(sc.dir, 'before-lease');
+    const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'before-lease-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+    await Promise.race([waitForFile(marker, 30000), h.done.then((r) => { throw new Error(`reconcile ended before its lease push: ${describeResult(r)}`); })]);
+    return { h, release: () => releaseUntilExit(h, marker) };
+  }
+
+  test('another reconcile ran from start to end before its lease push landed: it runs nothing again', async () => {
+    const sc = new Scenario();
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const late = await pausedBeforeLease(sc);
+      const other = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+      assert.deepEqual(Object.values(other.json.units).map((u) => u.result), sc.unitNames.map(() => 'executed'));
+      const r = await late.release();
+      sc.record('the late reconcile ended');
+      assert.equal(r.code, 0, describeResult(r));
+      assert.deepEqual(Object.values(r.json.units).map((u) => u.result), sc.unitNames.map(() => 'current'), describeResult(r));
+      const summary = await assertCrashInvariants(sc, { allCurrent: true });
+      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1), `nothing ran twice: ${JSON.stringify(summary.counts)}`);
+    } finally {
+      await sc.cleanup();
+    }
+  });
+
+  test('a hold commit landed before its lease push: the held unit and its dependents are not started', async () => {
+    const sc = new Scenario();
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const late = await pausedBeforeLease(sc);
+      const held = await sc.ok(['hold', '-e', ENV, '--unit', 'migrate', '--reason', 'incident', '-o', 'json'], 0);
+      assert.equal(held.json.result, 'done', describeResult(held));
+      const r = await late.release();
+      sc.record('the late reconcile ended');
+      assert.equal(r.code, 2, describeResult(r));
+      assert.deepEqual(errorCodes(r), [], describeResult(r));
+      assert.equal(r.json.units.migrate.result, 'held', describeResult(r));
+      const counts = sc.executionCounts();
+      assert.deepEqual([counts.migrate, counts.app], [0, 0], `the held unit and its dependent never ran: ${JSON.stringify(counts)}`);
+      assert.deepEqual([counts.base, counts.config, counts.db, counts.report], [1, 1, 1, 1], JSON.stringify(counts));
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});
