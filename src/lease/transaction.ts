@@ -80,9 +80,9 @@ export async function withLease<T>(rt: LeaseRuntime, store: StateStore, options:
   options.onAcquired?.(acquired.handle);
   acquired.handle.startRenewal();
   try {
-    // The lease was taken over an absent lease ref: the refs read before may be stale (see
-    // Acquired). Under the lease nothing moves any more: the body decides on the refs as they are.
-    if (acquired.readBeforeAbsentLease) tx.snapshot = await store.snapshot();
+    // The refs read before the lease was taken may be stale (see Acquired). Under the lease
+    // nothing moves any more: the body decides on the refs as they are.
+    if (acquired.mayBeStale) tx.snapshot = await store.snapshot();
     await rt.faults.reach('lease-acquired');
     return await body(tx);
   } finally {
