@@ -205,9 +205,10 @@ export class Scenario {
   /**
    * transport 'file', 'daemon' (with daemon {base, url(repo)}), or 'http' / 'http-faults' (with
    * server {base, url(repo)}, or use Scenario.open(), which starts one); publishDaemon: a second
-   * server of the same base, used as the state repository's publishURL (pushes go there).
+   * server of the same base, used as the state repository's publishURL (pushes go there); env:
+   * the environment of every nyl it starts (NYL_GIT_TIMEOUT, say).
    */
-  constructor({ transport = 'file', daemon, server = daemon, publishDaemon, units = UNITS, lease } = {}) {
+  constructor({ transport = 'file', daemon, server = daemon, publishDaemon, units = UNITS, lease, env = {} } = {}) {
     this.dir = tempDir('nyl-crash-');
     this.logDir = path.join(this.dir, 'logs');
     fs.mkdirSync(this.logDir);
@@ -217,6 +218,8 @@ export class Scenario {
     this.toolPids = [];
     const { bare, url, publishURL } = stateRepo(transport, server, 'state', publishDaemon);
     this.transport = transport;
+    /** Environment of every nyl this scenario starts (a command's own env comes on top). */
+    this.env = env;
     this.bare = bare;
     this.url = url;
     this.units = units;
@@ -339,7 +342,7 @@ export class Scenario {
    * Returns {child, pid, done, exited, kill(signal) (the whole group), signal(sig) (nyl alone), crash()}.
    */
   start(args, { env = {} } = {}) {
-    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv({ TMPDIR: this.tmp, ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv({ TMPDIR: this.tmp, ...this.env, ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     trackProcessGroup(child);
     let stdout = '';
     let stderr = '';
