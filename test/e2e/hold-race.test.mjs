@@ -228,7 +228,7 @@ test(`over smart HTTP with 503s at random positions too (${HTTP_TRIALS} trials)`
       state: { bare, url: server.url('state.git') },
       note: async () => {
         const c = await server.counts();
-        return `http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503`;
+        return `http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches)`;
       },
       close: () => server.stop(),
     };

@@ -144,10 +144,11 @@ export function stateRepo(transport, server, name = 'state', publishServer = und
 /**
  * The faults of the 'http-faults' transport: a push (receive-pack) is answered 503 with
  * probability push503, a fetch or ls-remote (upload-pack) with fetch503, at positions drawn from
- * the scenario's seed, never more than maxInARow requests in a row: transient faults, which the
- * retries (0.5, 1, 2, 4 s for writes; 0.5, 1, 2 s for fetches) must ride out.
+ * the scenario's seed, never more than maxInARow requests in a row and then at least `cooldown`
+ * answered: transient faults, which the retries (0.5, 1, 2, 4 s for writes; 0.5, 1, 2 s for
+ * fetches) must ride out.
  */
-export const HTTP_FAULTS = { push503: 0.25, fetch503: 0.1, maxInARow: 2 };
+export const HTTP_FAULTS = { push503: 0.3, fetch503: 0.1, maxInARow: 2, cooldown: 3 };
 
 /**
  * Starts a smart-HTTP server of its own over a new base directory, with `faults` (see
@@ -261,11 +262,11 @@ export class Scenario {
     return this.ownServer?.counts();
   }
 
-  /** "seed S: I of R requests answered 503[, N left unanswered]", for assertion messages; '' without faults. */
+  /** "TRANSPORT seed S: I of R requests answered 503 (P pushes, F fetches)[, N left unanswered]", for assertion messages; '' without faults. */
   async faultNote() {
     const c = await this.faultCounts().catch(() => undefined);
     if (!c) return '';
-    return `${this.transport} seed ${this.seed}: ${c.injected} of ${c.requests} requests answered 503${c.silenced ? `, ${c.silenced} left unanswered` : ''}`;
+    return `${this.transport} seed ${this.seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches)${c.silenced ? `, ${c.silenced} left unanswered` : ''}`;
   }
 
   /**
