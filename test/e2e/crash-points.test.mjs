@@ -78,7 +78,8 @@ const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9100);
 
 for (const transport of ['file', 'daemon', 'http-faults']) {
   // Tests of a transport run concurrently: each has its own project and state repository.
-  describe(`crash points over ${TRANSPORT_NAMES[transport]}`, { concurrency: 3 }, () => {
+  // Over http-faults, tests spend much of their time waiting for retries: more of them at once.
+  describe(`crash points over ${TRANSPORT_NAMES[transport]}`, { concurrency: transport === 'http-faults' ? 5 : 3 }, () => {
     let daemon;
     let seeds = FAULT_SEED;
     /**
