@@ -582,15 +582,20 @@ async function crashWhileUnitRuns(sc, args, slowUnit, env) {
   return result;
 }
 
-/** Kills nyl at a checkpoint push of the wave's first unit while its sibling still runs. */
+/**
+ * Kills nyl at a checkpoint push of the wave's first unit while its sibling still runs. Paused
+ * there, nyl is killed once the sibling's tool runs: on a loaded machine the first unit may end
+ * and reach its push before the sibling's tool has even started.
+ */
 async function crashAtCheckpointPush(sc, args, point, wave, slowUnit, env) {
   const members = sc.units.filter((u) => u.wave === wave).map((u) => u.name).sort();
   const slow = members.includes(slowUnit) ? slowUnit : members[members.length - 1];
   const first = members.find((n) => n !== slow) ?? slow;
-  const { h, slowDir } = startGated(sc, args, slow, { ...env, NYL_FAULT_AT: `${point}@${first}`, NYL_FAULT_ACTION: 'kill' });
-  const result = await h.done;
-  await groupGone(h.pid);
-  await sc.settle();
+  const marker = path.join(sc.dir, `fault-${point}-${Date.now()}`);
+  const { h, slowDir } = startGated(sc, args, slow, { ...env, NYL_FAULT_AT: `${point}@${first}`, NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker });
+  const reached = [waitForFile(marker, 30000), ...(first !== slow ? [waitForFile(path.join(slowDir, 'running'), 30000)] : [])];
+  await Promise.race([Promise.all(reached), h.done.then((r) => { throw new Error(`reconcile ended before ${point} of ${first}: ${describeResult(r)}`); })]);
+  const result = await h.crash();
   releaseGated(slowDir);
   return result;
 }
