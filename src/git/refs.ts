@@ -7,6 +7,7 @@
  * expectation rejects the whole push.
  */
 import type { Git } from './git';
+import type { ProcessResult } from '../exec/process';
 import { GitError } from './git';
 
 export const NULL_OID = '0'.repeat(40);
@@ -104,14 +105,18 @@ export function classifyPushFailure(stdout: string, stderr: string): RefWriteRes
   return { ok: false, kind: 'unreachable', message };
 }
 
-/** Lists remote refs by prefix. `git ls-remote` patterns match ref name ends, so filter here. */
+/**
+ * Lists remote refs by prefix. `git ls-remote` patterns match ref name ends, so filter here.
+ * `run` runs the command (a caller that retries network failures passes its own).
+ */
 export async function lsRemote(
   git: Git,
   dir: string,
   url: string,
   prefixes: string[],
+  run: (args: string[]) => Promise<ProcessResult> = (args) => git.run(dir, args),
 ): Promise<{ ok: true; refs: Map<string, string> } | { ok: false; message: string }> {
-  const result = await git.run(dir, ['ls-remote', url]);
+  const result = await run(['ls-remote', url]);
   if (result.code !== 0) return { ok: false, message: git.failureOf(result) };
   const all = parseRefList(result.stdout.toString());
   const refs = new Map<string, string>();

@@ -65,10 +65,21 @@ export interface AcquireOptions extends LeaseSettings {
 
 export interface Acquired {
   handle: LeaseHandle;
-  /** The state refs as they were when the lease was taken. */
+  /** The refs the acquisition decided on, with its own updates applied. */
   snapshot: RefSnapshot;
   /** The lease this acquisition replaced (expired or broken), if any. */
   replaced?: LeaseView;
+  /**
+   * Refs may have moved between the read of `snapshot` and the push that took the lease, although
+   * the lease ref was where the push expected it; read them again under the lease before deciding
+   * on them. The compare-and-swap covers the lease ref alone:
+   * - an absent lease ref may have been taken and let go again meanwhile (another writer's whole
+   *   transaction; seconds when the push was retried);
+   * - the holder of an expired lease still lands fenced writes (a late checkpoint in its run ref),
+   *   which leave its lease ref as it is.
+   * Only a broken lease fences everything: its holder's writes expect the lease it had.
+   */
+  mayBeStale: boolean;
 }
 
 export function formatIdentity(who: Identity): string {
@@ -222,7 +233,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     await rt.faults.reach('before-lease-push', [options.operation]);
     const result = await writeRetried(rt, store, updates);
     if (result.ok) {
-      const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates) };
+      const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates), mayBeStale: !current?.record.broken };
       if (current) acquired.replaced = current;
       return acquired;
     }

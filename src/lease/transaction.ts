@@ -19,7 +19,7 @@ export type UnpublishedReason = 'error' | 'lease-lost' | 'cancelled' | 'nothing-
 
 export interface LeaseTransaction {
   readonly lease: LeaseHandle;
-  /** The state refs as they were when the lease was taken. */
+  /** The state refs under the lease (as they were once it was taken). */
   readonly snapshot: RefSnapshot;
   /** The expired or broken lease this one replaced. */
   readonly replaced: LeaseView | undefined;
@@ -47,7 +47,7 @@ class Transaction implements LeaseTransaction {
     private readonly store: StateStore,
     private readonly options: TransactionOptions,
     readonly lease: LeaseHandle,
-    readonly snapshot: RefSnapshot,
+    public snapshot: RefSnapshot,
     readonly replaced: LeaseView | undefined,
   ) {}
 
@@ -80,6 +80,9 @@ export async function withLease<T>(rt: LeaseRuntime, store: StateStore, options:
   options.onAcquired?.(acquired.handle);
   acquired.handle.startRenewal();
   try {
+    // The refs read before the lease was taken may be stale (see Acquired). Under the lease
+    // nothing moves any more: the body decides on the refs as they are.
+    if (acquired.mayBeStale) tx.snapshot = await store.snapshot();
     await rt.faults.reach('lease-acquired');
     return await body(tx);
   } finally {

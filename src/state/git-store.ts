@@ -139,15 +139,23 @@ export class GitStateStore implements StateStore {
   /**
    * Fetches into the work repository. Two nyl processes of one machine share a cache repository;
    * their fetches may race for a ref lock there, which is retried, never reported as unavailable.
-   * A network failure that may pass (an HTTP 5xx, a reset or refused connection) is retried after
-   * 0.5, 1 and 2 s; a fetch that hung until its timeout is not (the remote does not answer). Once
-   * a fetch failed so, the next ones are tried once each until one succeeds: a remote that stayed
-   * down is not waited for again at every read.
+   * Network failures are retried as readRemote says.
    */
-  private async fetch(args: string[], once = false) {
+  private fetch(args: string[], once = false) {
+    return this.readRemote(['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', ...args], once);
+  }
+
+  /**
+   * Runs a git command that reads the remote (fetch, ls-remote). A network failure that may pass
+   * (an HTTP 5xx, a reset or refused connection) is retried after 0.5, 1 and 2 s; a command that
+   * hung until its timeout is not (the remote does not answer). Once a read failed so, the next
+   * ones are tried once each until one succeeds: a remote that stayed down is not waited for again
+   * at every read.
+   */
+  private async readRemote(args: string[], once = false): Promise<GitResult> {
     let network = once || this.remoteDown ? FETCH_RETRY_DELAYS_MS.length : 0;
     for (let attempt = 0; ; attempt++) {
-      const result = await this.git.run(this.workDir, ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', ...args]);
+      const result = await this.git.run(this.workDir, args);
       const stderr = result.stderr.toString();
       if (result.code === 0) {
         this.remoteDown = false;
@@ -158,7 +166,7 @@ export class GitStateStore implements StateStore {
       } else if (network < FETCH_RETRY_DELAYS_MS.length && !result.timedOut && TRANSIENT_NETWORK.test(stderr)) {
         await sleep(FETCH_RETRY_DELAYS_MS[network++]!);
       } else {
-        // Tried in full (not once) and still down: the next fetches do not wait for it again.
+        // Tried in full (not once) and still down: the next reads do not wait for it again.
         if (!once && (result.timedOut || TRANSIENT_NETWORK.test(stderr))) this.remoteDown = true;
         return result;
       }
@@ -231,7 +239,8 @@ export class GitStateStore implements StateStore {
   /** Slow path when a state ref does not exist yet: list, fetch what exists, drop stale mirrors. */
   private async fetchExisting(): Promise<void> {
     const { exact, prefixes } = this.watchedRefs;
-    const listed = await lsRemote(this.git, this.workDir, this.loc.url!, [...exact, ...prefixes]);
+    // The listing is a read like a fetch: a 503 on it is retried too (it used to fail the read).
+    const listed = await lsRemote(this.git, this.workDir, this.loc.url!, [...exact, ...prefixes], (args) => this.readRemote(args));
     if (!listed.ok) unavailable(this.loc, listed.message);
     const specs = [
       ...exact.filter((r) => listed.refs.has(r)).map((r) => `+${r}:${this.mirror(r)}`),
@@ -340,6 +349,9 @@ export class GitStateStore implements StateStore {
     this.reader.close();
   }
 }
+
+/** What a git command gave (src/state/ reaches processes only through Git). */
+type GitResult = Awaited<ReturnType<Git['run']>>;
 
 const LOCK_RACE = /cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i;
 /** Failures of the network or of a server under load, which the next try may not meet. */

@@ -3,7 +3,10 @@
 // operator would, and check that nothing was lost, forgotten, forced or executed twice.
 // Both recovery paths: (a) `nyl lease break` + `nyl reconcile` (takeover); (b) `nyl lease break`,
 // `nyl recover -e`, `nyl recover --unit U --retry` per uncertain unit, `nyl reconcile`.
-// The matrix runs over file:// and over a git daemon remote.
+// The matrix runs over file://, over a git daemon remote, and over smart HTTP with a server that
+// answers pushes and fetches with a 503 at random positions ('http-faults': a server of each
+// test's own, its faults drawn from a seed per test, NYL_FAULT_SEED + the test's index; at most
+// two in a row, so every fault is transient and retried).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -70,10 +73,37 @@ function receiptsIn(sc, run) {
   return [...sc.deadRuns.get(run).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n).sort();
 }
 
-for (const transport of ['file', 'daemon']) {
+const TRANSPORT_NAMES = { file: 'file://', daemon: 'git daemon', 'http-faults': 'smart HTTP with 503s at random positions' };
+const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9100);
+
+for (const transport of ['file', 'daemon', 'http-faults']) {
   // Tests of a transport run concurrently: each has its own project and state repository.
-  describe(`crash points over ${transport === 'file' ? 'file://' : 'git daemon'}`, { concurrency: 3 }, () => {
+  // Over http-faults, tests spend much of their time waiting for retries: more of them at once.
+  describe(`crash points over ${TRANSPORT_NAMES[transport]}`, { concurrency: transport === 'http-faults' ? 5 : 3 }, () => {
     let daemon;
+    let seeds = FAULT_SEED;
+    /**
+     * A test's scenario: over 'http-faults', with a server of its own and the next seed (taken when
+     * the test is defined, so that its seed does not depend on the order tests finish in).
+     */
+    const scenarioFor = () => {
+      const seed = seeds++;
+      return async (t, opts = {}) => {
+        const sc = await Scenario.open({ transport, daemon, seed, ...opts });
+        if (transport === 'http-faults') t.diagnostic(`NYL_FAULT_SEED=${seed}`);
+        return sc;
+      };
+    };
+    /** Runs the test body; over 'http-faults' its failure names the seed and what was injected, and its end reports the faults. */
+    const run = async (t, sc, body) => {
+      try {
+        await sc.noting(body);
+        const note = await sc.faultNote();
+        if (note) t.diagnostic(note);
+      } finally {
+        await sc.cleanup();
+      }
+    };
     before(async () => {
       if (transport !== 'daemon') return;
       const base = tempDir('nyl-crash-daemon-');
@@ -90,9 +120,10 @@ for (const transport of ['file', 'daemon']) {
           way === 'takeover'
             ? `killed at ${point}: lease break + reconcile takes over`
             : `killed at ${point}: lease break, recover, retry, reconcile`;
+        const open = scenarioFor();
         test(title, async (t) => {
-          const sc = new Scenario({ transport, daemon });
-          try {
+          const sc = await open(t);
+          await run(t, sc, async () => {
             await sc.ok(['state', 'init', '-e', ENV]);
             const before = sc.stateRefs();
             const { deadRuns } = await crashReconcile(sc, point, { wave: 2 });
@@ -135,9 +166,7 @@ for (const transport of ['file', 'daemon']) {
             const summary = await assertCrashInvariants(sc, { allCurrent: way === 'recover' });
             assert.deepEqual(summary.counts, expected.counts, 'executions per unit');
             if (way === 'takeover') assert.deepEqual(summary.stuck.sort(), expected.stuck, 'units left uncertain');
-          } finally {
-            await sc.cleanup();
-          }
+          });
         });
       }
     }
@@ -220,9 +249,10 @@ for (const transport of ['file', 'daemon']) {
       });
     }
 
-    test('a lease that EXPIRES (2s) is taken over by the next reconcile, which imports the dead run', async () => {
-      const sc = new Scenario({ transport, daemon, lease: '2s' });
-      try {
+    const openExpiring = scenarioFor();
+    test('a lease that EXPIRES (2s) is taken over by the next reconcile, which imports the dead run', async (t) => {
+      const sc = await openExpiring(t, { lease: '2s' });
+      await run(t, sc, async () => {
         await sc.ok(['state', 'init', '-e', ENV]);
         const { deadRuns } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
         const lease = sc.leaseDoc();
@@ -251,9 +281,7 @@ for (const transport of ['file', 'daemon']) {
         const summary = await assertCrashInvariants(sc, { allCurrent: true });
         assert.deepEqual(summary.counts, ALL);
         assert.equal(sc.observedDoc('base').receipt.run, deadRuns[0]);
-      } finally {
-        await sc.cleanup();
-      }
+      });
     });
   });
 }

@@ -11,11 +11,16 @@
 // - if the hold took effect before it started, it never ran, and neither did its dependents.
 //
 // NYL_HOLD_TRIALS sets the number of trials (default 20); NYL_HOLD_SEED makes the moments repeatable.
+//
+// The campaign also runs over smart HTTP with a server that answers pushes and fetches with a 503
+// at random positions (NYL_HOLD_HTTP_TRIALS trials, default 6; a server per trial, its faults
+// drawn from NYL_FAULT_SEED + the trial, at most two in a row): the same invariants hold.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cleanupAll } from '../support/git-fixtures.mjs';
+import { HTTP_FAULTS, startHttpServer } from '../support/crash-harness.mjs';
+import { cleanupAll, makeBareRepo } from '../support/git-fixtures.mjs';
 import { nylAsync, waitForFile } from '../support/cli.mjs';
 import { setup } from '../support/reconcile-helpers.mjs';
 import {
@@ -28,6 +33,8 @@ const WAVES = 5;
 const WIDTH = 10;
 const TRIALS = Math.max(1, Number(process.env.NYL_HOLD_TRIALS ?? 20) || 20);
 const SEED = Number(process.env.NYL_HOLD_SEED ?? Date.now() % 1_000_000);
+const HTTP_TRIALS = Math.max(1, Number(process.env.NYL_HOLD_HTTP_TRIALS ?? 6) || 6);
+const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9500);
 
 /** A small seeded generator (mulberry32), so a failing trial can be replayed with NYL_HOLD_SEED. */
 function random(seed) {
@@ -76,8 +83,8 @@ async function releaseUntilDone(proc, marker) {
  * 'before-transition-push' (every unit ran, the transition is not pushed), 'after-exit', or a
  * delay in ms after the reconcile started.
  */
-async function trial(moment, unit) {
-  const ctx = setup(units);
+async function trial(moment, unit, state = {}) {
+  const ctx = setup(units, state);
   const marker = path.join(ctx.dir, 'paused');
   const paused = typeof moment === 'string' && moment !== 'after-exit';
   // --wait-lease: a hold commit that lands just before the run must not make the run refuse.
@@ -161,30 +168,69 @@ function check(label, { ctx, run, hold }, unit) {
   return `${path} (${c.body.operation === 'hold' ? 'hold commit' : 'transition'})`;
 }
 
-test(`a hold sent at a random moment takes effect exactly once and never mid-execution (${TRIALS} trials)`, { timeout: 600_000 }, async (t) => {
+/**
+ * The campaign: `trials` holds of a random unit at a random moment (the first three pin the
+ * edges), each checked as above; then the paths the holds took must cover the run's edges.
+ * open(i) gives trial i's state repository (state: {url, bare}, or {} for file://), its note(),
+ * which failures and the trial's diagnostic carry, and close().
+ */
+async function campaign(t, trials, open = async () => ({ state: {}, note: async () => '', close: async () => {} })) {
   const rnd = random(SEED);
-  t.diagnostic(`NYL_HOLD_SEED=${SEED} NYL_HOLD_TRIALS=${TRIALS}`);
+  t.diagnostic(`NYL_HOLD_SEED=${SEED} trials ${trials}`);
   const all = [];
   for (let w = 1; w <= WAVES; w++) for (let c = 0; c < WIDTH; c++) all.push(name(w, c));
   const fixed = ['after-exit', 'lease-acquired', 'before-transition-push'];
   let runMs = 2000;
   const seen = new Map();
-  for (let i = 0; i < TRIALS; i++) {
+  for (let i = 0; i < trials; i++) {
     const unit = all[Math.floor(rnd() * all.length)];
     // The first trials pin the three edges; the rest pick a moment anywhere in a run (measured by
     // the first trial, from the start of the process); later moments land after the run.
-    const moment = i < fixed.length && TRIALS >= fixed.length ? fixed[i] : Math.round(rnd() * runMs);
-    const label = `trial ${i + 1} (seed ${SEED}, moment ${moment})`;
-    const result = await trial(moment, unit);
-    if (moment === 'after-exit') runMs = Math.max(500, result.runMs);
-    const path = check(label, result, unit);
-    seen.set(path, (seen.get(path) ?? 0) + 1);
-    t.diagnostic(`${label}: ${unit}: ${path}`);
+    const moment = i < fixed.length && trials >= fixed.length ? fixed[i] : Math.round(rnd() * runMs);
+    const remote = await open(i);
+    try {
+      const label = `trial ${i + 1} (seed ${SEED}, moment ${moment})`;
+      let path;
+      try {
+        const result = await trial(moment, unit, remote.state);
+        if (moment === 'after-exit') runMs = Math.max(500, result.runMs);
+        path = check(label, result, unit);
+      } catch (error) {
+        const note = await remote.note();
+        if (note) error.message += `\n[${note}]`;
+        throw error;
+      }
+      seen.set(path, (seen.get(path) ?? 0) + 1);
+      const note = await remote.note();
+      t.diagnostic(`${label}: ${unit}: ${path}${note ? ` [${note}]` : ''}`);
+    } finally {
+      await remote.close();
+    }
   }
   t.diagnostic(`paths: ${[...seen].map(([p, n]) => `${p} x${n}`).join(', ')}`);
-  if (TRIALS >= fixed.length) {
+  if (trials >= fixed.length) {
     assert.ok(seen.get('not started by the run (transition)') || seen.get('ran, then held by the run (transition)'), 'some hold reached the run');
     assert.ok(seen.get('ran, then held by the run (hold commit)'), 'some hold arrived after the last unit');
     assert.ok(seen.get('after the run (hold commit)'), 'some hold arrived after the run');
   }
+}
+
+test(`a hold sent at a random moment takes effect exactly once and never mid-execution (${TRIALS} trials)`, { timeout: 600_000 }, async (t) => {
+  await campaign(t, TRIALS);
+});
+
+test(`over smart HTTP with 503s at random positions too (${HTTP_TRIALS} trials)`, { timeout: 600_000 }, async (t) => {
+  await campaign(t, HTTP_TRIALS, async (i) => {
+    const seed = FAULT_SEED + i;
+    const server = await startHttpServer({ ...HTTP_FAULTS, seed });
+    const bare = makeBareRepo(path.join(server.base, 'state.git'));
+    return {
+      state: { bare, url: server.url('state.git') },
+      note: async () => {
+        const c = await server.counts();
+        return `http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches)`;
+      },
+      close: () => server.stop(),
+    };
+  });
 });

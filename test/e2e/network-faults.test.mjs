@@ -84,3 +84,19 @@ test('a remote that goes down mid-run and stays down: exit 4 NYL-RUN-UNRECORDED;
   assert.equal(next.json.units.a.result, 'recovered', 'started without a recorded result: uncertain, not run again');
   assert.deepEqual(logLines(ctx.log).filter((l) => l.startsWith('start')), ['start a']);
 });
+
+test('every read of a remote without state yet answered 503 twice before it passes: state init and status retry the listing too', async () => {
+  // fetch503: 1 with maxInARow: 2 answers upload-pack requests 503, 503, then passes, again and
+  // again: the first read of a repository without state refs fetches (503, 503, answered: no such
+  // ref) and then lists its refs (ls-remote: 503, 503, answered), each within the fetch retries.
+  const remote = await faultyRemote({ fetch503: 1, maxInARow: 2 });
+  const ctx = setup({ a: "script: 'true'" }, { url: remote.url, init: false });
+  const init = nyl(ctx.project, ['state', 'init', '-e', 'dev', '-o', 'json']);
+  assert.equal(init.code, 0, `${init.stdout}${init.stderr}\n[${await remote.injected()} faults injected]`);
+  // Exit 2: the unit is pending (not an error).
+  const status = nyl(ctx.project, ['status', '-e', 'dev', '-o', 'json']);
+  assert.equal(status.code, 2, `${status.stdout}${status.stderr}\n[${await remote.injected()} faults injected]`);
+  assert.deepEqual(status.json.errors, []);
+  assert.equal(status.json.units.a.state, 'pending');
+  assert.ok((await remote.injected()) >= 4, 'faults were injected');
+});

@@ -3,11 +3,18 @@
 // executes and the other exits 2 NYL-LEASE-HELD; with --wait-lease the second waits, runs after
 // the winner and finds every receipt current. Each clone has its own cache directory, as on two
 // machines; a last test covers two clones sharing one machine's cache.
+// The race also runs in rounds over smart HTTP with a server that answers pushes and fetches with
+// a 503 at random positions (a server per round, its faults drawn from NYL_FAULT_SEED + the
+// round, at most two in a row): exactly one executes and nothing runs twice. There the other may
+// also come after the first (its retried reads delay it past the first's end): it then takes the
+// lease after the first let it go, and must find every receipt current.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { HTTP_FAULTS } from '../support/crash-harness.mjs';
 import { git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { startGitHttp } from '../support/git-http.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { codes, nyl, nylAsync } from '../support/cli.mjs';
 import { commitFiles, logLines, logs, projectYaml, refsUnder, results, scratch, stateCounts, waitForLog } from '../support/reconcile-helpers.mjs';
@@ -30,11 +37,14 @@ function clone(origin, { sharedCache = false } = {}) {
   return { dir, env: sharedCache ? {} : { NYL_CACHE_DIR: tempDir('nyl-cache-') } };
 }
 
-/** A state repository under the served base dir, its URL for the transport, a log, an origin project. */
-function world(name, transport, units) {
+/**
+ * A state repository under the served base dir, its URL for the transport (or from urlOf(bare,
+ * repoName)), a log, an origin project.
+ */
+function world(name, transport, units, urlOf = transports[transport]) {
   const repoName = `${name}-${transport.replace(/\W/g, '')}`;
   const bare = makeBareRepo(path.join(remotes.base, `${repoName}.git`));
-  const url = transports[transport](bare, repoName);
+  const url = urlOf(bare, repoName);
   const { log } = scratch();
   const origin = makeProject({ 'nyl.yaml': projectYaml(url, units(log, 'v1')) });
   return { bare, url, log, origin };
@@ -48,55 +58,100 @@ const units = (log, tag) => ({
 
 const run = (c, extra = []) => nylAsync(c.dir, ['reconcile', '-e', 'dev', '-o', 'json', ...extra], { env: c.env });
 
+/**
+ * Two clones reconcile at once: exactly one executes, the other exits 2 NYL-LEASE-HELD; then a
+ * change reaches both, one runs and the other waits for the lease (--wait-lease) and finds every
+ * receipt current. mayMiss: the other may also come after the one that executes (retried reads
+ * can delay it past that run's end): then it executes nothing and finds every receipt current.
+ * Returns whether the two overlapped.
+ */
+async function raceThenWait(w, { mayMiss = false } = {}) {
+  const one = clone(w.origin);
+  const two = clone(w.origin);
+  const init = nyl(one.dir, ['state', 'init', '-e', 'dev'], { env: one.env });
+  assert.equal(init.code, 0, init.stdout + init.stderr);
+
+  // Both at once: exactly one executes.
+  const done = await Promise.all([run(one), run(two)].map((r) => r.done));
+  const executedAll = (r) => r.code === 0 && Object.values(results(r.json)).every((x) => x === 'executed');
+  const winner = done.find(executedAll) ?? done.find((r) => r.code === 0);
+  const loser = done.find((r) => r !== winner);
+  assert.ok(winner, done.map((r) => `${r.code}: ${r.stdout}${r.stderr}`).join('\n---\n'));
+  const overlapped = !(mayMiss && loser.code === 0);
+  if (overlapped) {
+    assert.equal(loser.code, 2, `${loser.stdout}${loser.stderr}`);
+    assert.deepEqual(codes(loser), ['NYL-LEASE-HELD']);
+  } else {
+    assert.deepEqual(results(loser.json), { first: 'current', second: 'current', third: 'current' }, `${loser.stdout}${loser.stderr}`);
+  }
+  assert.deepEqual(results(winner.json), { first: 'executed', second: 'executed', third: 'executed' });
+  assert.deepEqual(logLines(w.log).sort(), ['first-v1', 'second-v1', 'third-v1'], 'each unit ran once');
+  assert.doesNotMatch(loser.stderr, /starting/);
+  assert.deepEqual(stateCounts(w.bare), { desired: 2, observed: 2 });
+  assert.deepEqual(refsUnder(w.bare, 'refs/nyl/'), {});
+
+  // A change reaches both clones; one runs, the other waits for the lease.
+  commitFiles(w.origin, { 'nyl.yaml': projectYaml(w.url, units(w.log, 'v2')) }, 'v2');
+  for (const c of [one, two]) git(c.dir, 'pull', '-q', '--ff-only');
+  const holder = run(one);
+  await waitForLog(w.log, 4);
+  const patient = run(two, ['--wait-lease', '30s']);
+  const first = await holder.done;
+  const second = await patient.done;
+  assert.equal(first.code, 0, first.stderr);
+  assert.deepEqual(results(first.json), { first: 'executed', second: 'executed', third: 'executed' });
+  assert.equal(second.code, 0, `${second.stdout}${second.stderr}`);
+  assert.deepEqual(results(second.json), { first: 'current', second: 'current', third: 'current' });
+  assert.deepEqual(second.json.errors, []);
+  assert.doesNotMatch(second.stderr, /starting/);
+  const lines = logLines(w.log);
+  assert.equal(lines.length, 6, lines.join('\n'));
+  assert.deepEqual(lines.slice(3).sort(), ['first-v2', 'second-v2', 'third-v2'], 'nothing executed twice');
+  assert.deepEqual(stateCounts(w.bare), { desired: 3, observed: 3 }, 'the waiting run wrote no commit');
+  assert.deepEqual(refsUnder(w.bare, 'refs/nyl/'), {}, 'lease and run refs are gone');
+
+  // The known branches of both clones end equal to the remote's.
+  const remote = known(w.bare);
+  assert.deepEqual(known(two.dir), remote);
+  assert.deepEqual(known(one.dir), remote);
+  return overlapped;
+}
+
 for (const transport of Object.keys(transports)) {
   describe(`two clones, one remote over ${transport}`, () => {
     test('run at once: exactly one executes, the other exits 2 NYL-LEASE-HELD; then --wait-lease waits and finds every receipt current', async () => {
-      const w = world('clones', transport, units);
-      const one = clone(w.origin);
-      const two = clone(w.origin);
-      const init = nyl(one.dir, ['state', 'init', '-e', 'dev'], { env: one.env });
-      assert.equal(init.code, 0, init.stdout + init.stderr);
-
-      // Both at once: exactly one executes.
-      const done = await Promise.all([run(one), run(two)].map((r) => r.done));
-      const winner = done.find((r) => r.code === 0);
-      const loser = done.find((r) => r !== winner);
-      assert.ok(winner, done.map((r) => `${r.code}: ${r.stdout}${r.stderr}`).join('\n---\n'));
-      assert.equal(loser.code, 2, `${loser.stdout}${loser.stderr}`);
-      assert.deepEqual(codes(loser), ['NYL-LEASE-HELD']);
-      assert.deepEqual(results(winner.json), { first: 'executed', second: 'executed', third: 'executed' });
-      assert.deepEqual(logLines(w.log).sort(), ['first-v1', 'second-v1', 'third-v1'], 'each unit ran once');
-      assert.doesNotMatch(loser.stderr, /starting/);
-      assert.deepEqual(stateCounts(w.bare), { desired: 2, observed: 2 });
-      assert.deepEqual(refsUnder(w.bare, 'refs/nyl/'), {});
-
-      // A change reaches both clones; one runs, the other waits for the lease.
-      commitFiles(w.origin, { 'nyl.yaml': projectYaml(w.url, units(w.log, 'v2')) }, 'v2');
-      for (const c of [one, two]) git(c.dir, 'pull', '-q', '--ff-only');
-      const holder = run(one);
-      await waitForLog(w.log, 4);
-      const patient = run(two, ['--wait-lease', '30s']);
-      const first = await holder.done;
-      const second = await patient.done;
-      assert.equal(first.code, 0, first.stderr);
-      assert.deepEqual(results(first.json), { first: 'executed', second: 'executed', third: 'executed' });
-      assert.equal(second.code, 0, `${second.stdout}${second.stderr}`);
-      assert.deepEqual(results(second.json), { first: 'current', second: 'current', third: 'current' });
-      assert.deepEqual(second.json.errors, []);
-      assert.doesNotMatch(second.stderr, /starting/);
-      const lines = logLines(w.log);
-      assert.equal(lines.length, 6, lines.join('\n'));
-      assert.deepEqual(lines.slice(3).sort(), ['first-v2', 'second-v2', 'third-v2'], 'nothing executed twice');
-      assert.deepEqual(stateCounts(w.bare), { desired: 3, observed: 3 }, 'the waiting run wrote no commit');
-      assert.deepEqual(refsUnder(w.bare, 'refs/nyl/'), {}, 'lease and run refs are gone');
-
-      // The known branches of both clones end equal to the remote's.
-      const remote = known(w.bare);
-      assert.deepEqual(known(two.dir), remote);
-      assert.deepEqual(known(one.dir), remote);
+      await raceThenWait(world('clones', transport, units));
     });
   });
 }
+
+const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9300);
+const ROUNDS = Math.max(1, Number(process.env.NYL_RACE_ROUNDS ?? 3) || 3);
+
+describe('two clones, one remote over smart HTTP with 503s at random positions', { concurrency: ROUNDS }, () => {
+  for (let round = 0; round < ROUNDS; round++) {
+    const seed = FAULT_SEED + round;
+    test(`round ${round + 1} (NYL_FAULT_SEED=${seed}): exactly one executes, the other exits NYL-LEASE-HELD (or, come after it, finds every receipt current); --wait-lease finds every receipt current`, async (t) => {
+      const server = await startGitHttp(remotes.base, { faults: { ...HTTP_FAULTS, seed } });
+      const counts = async () => (await fetch(`http://127.0.0.1:${server.port}/__faults`)).json();
+      try {
+        const w = world(`clones-faults-${round}`, 'smart HTTP', units, (bare, repoName) => server.url(`${repoName}.git`));
+        let overlapped;
+        try {
+          overlapped = await raceThenWait(w, { mayMiss: true });
+        } catch (error) {
+          const c = await counts();
+          error.message += `\n[http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches)]`;
+          throw error;
+        }
+        const c = await counts();
+        t.diagnostic(`http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches); ${overlapped ? 'the two overlapped: the other exited NYL-LEASE-HELD' : 'the other came after the first: it executed nothing, every unit current'}`);
+      } finally {
+        await server.stop();
+      }
+    });
+  }
+});
 
 describe("two clones sharing one machine's cache", () => {
   test('while one clone reconciles, the other waits for the lease and reads status; nothing fails on the shared cache repository', async () => {

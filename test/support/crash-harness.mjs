@@ -33,6 +33,7 @@ import { procStat } from './proc.mjs';
 export { commitBody, trailer } from './commit-evidence.mjs';
 import { NYL, cliEnv, command, environment, nylYaml, waitForFile } from './cli.mjs';
 import { git, hermeticEnv, installProtectHook, makeBareRepo, makeProject, tempDir, trackProcessGroup } from './git-fixtures.mjs';
+import { startGitHttp } from './git-http.mjs';
 
 export const ENV = 'dev';
 export const DESIRED = 'refs/heads/nyl/dev/desired';
@@ -122,18 +123,44 @@ export function projectYaml({ url, publishURL, lease, units, logDir }) {
   return nylYaml(environment(ENV, envSpec.join('\n')), ...units.map((u) => unitYaml({ ...u, script: typeof u.script === 'function' ? u.script(logDir) : u.script }, script)));
 }
 
-/** A state repository reachable over file:// (transport 'file') or a running git daemon. */
-export function stateRepo(transport, daemon, name = 'state', publishDaemon = undefined) {
+/**
+ * A state repository reachable over file:// (transport 'file'), or served by `server` ({base,
+ * url(repo)}: a git daemon for 'daemon', a smart-HTTP server for 'http' and 'http-faults').
+ * A served one is protected like a Git host's: deletions and non-fast-forward updates of state
+ * branches are refused.
+ */
+export function stateRepo(transport, server, name = 'state', publishServer = undefined) {
   if (transport === 'file') {
     const bare = makeBareRepo();
     return { bare, url: pathToFileURL(bare).href };
   }
-  const base = daemon.base;
+  const base = server.base;
   const repo = `${name}-${path.basename(tempDir('nyl-daemon-repo-'))}.git`;
   const bare = makeBareRepo(path.join(base, repo));
-  // A Git host protects state branches: deletions and non-fast-forward updates are refused.
   installProtectHook(bare);
-  return { bare, url: daemon.url(repo), ...(publishDaemon ? { publishURL: publishDaemon.url(repo) } : {}) };
+  return { bare, url: server.url(repo), ...(publishServer ? { publishURL: publishServer.url(repo) } : {}) };
+}
+
+/**
+ * The faults of the 'http-faults' transport: a push (receive-pack) is answered 503 with
+ * probability push503, a fetch or ls-remote (upload-pack) with fetch503, at positions drawn from
+ * the scenario's seed, never more than maxInARow requests in a row and then at least `cooldown`
+ * answered: transient faults, which the retries (0.5, 1, 2, 4 s for writes; 0.5, 1, 2 s for
+ * fetches) must ride out.
+ */
+export const HTTP_FAULTS = { push503: 0.3, fetch503: 0.1, maxInARow: 2, cooldown: 3 };
+
+/**
+ * Starts a smart-HTTP server of its own over a new base directory, with `faults` (see
+ * git-http.mjs withFaults) when given. Returns {base, url(repo), port, stop(), counts()}: counts()
+ * is what the server injected ({requests, injected, silenced, inFlight}), or undefined without
+ * faults.
+ */
+export async function startHttpServer(faults) {
+  const base = tempDir('nyl-crash-http-');
+  const server = await startGitHttp(base, faults ? { faults } : {});
+  const counts = async () => (faults ? (await fetch(`http://127.0.0.1:${server.port}/__faults`)).json() : undefined);
+  return { base, url: server.url, port: server.port, stop: server.stop, counts };
 }
 
 /** Kills a process group (or process) by pid, ignoring one that is gone. */
@@ -177,10 +204,12 @@ export function describeResult(r) {
  */
 export class Scenario {
   /**
-   * transport 'file' or 'daemon' (with daemon {base, url(repo)}); publishDaemon: a second daemon
-   * serving the same base, used as the state repository's publishURL (pushes go there).
+   * transport 'file', 'daemon' (with daemon {base, url(repo)}), or 'http' / 'http-faults' (with
+   * server {base, url(repo)}, or use Scenario.open(), which starts one); publishDaemon: a second
+   * server of the same base, used as the state repository's publishURL (pushes go there); env:
+   * the environment of every nyl it starts (NYL_GIT_TIMEOUT, say).
    */
-  constructor({ transport = 'file', daemon, publishDaemon, units = UNITS, lease } = {}) {
+  constructor({ transport = 'file', daemon, server = daemon, publishDaemon, units = UNITS, lease, env = {} } = {}) {
     this.dir = tempDir('nyl-crash-');
     this.logDir = path.join(this.dir, 'logs');
     fs.mkdirSync(this.logDir);
@@ -188,7 +217,10 @@ export class Scenario {
     fs.mkdirSync(this.tmp);
     /** Tool processes (their pids) to kill at cleanup: tools run detached from nyl. */
     this.toolPids = [];
-    const { bare, url, publishURL } = stateRepo(transport, daemon, 'state', publishDaemon);
+    const { bare, url, publishURL } = stateRepo(transport, server, 'state', publishDaemon);
+    this.transport = transport;
+    /** Environment of every nyl this scenario starts (a command's own env comes on top). */
+    this.env = env;
     this.bare = bare;
     this.url = url;
     this.units = units;
@@ -202,6 +234,68 @@ export class Scenario {
     this.breaks = [];
     this.live = new Set();
     this.record('created');
+  }
+
+  /**
+   * A scenario whose 'http' or 'http-faults' transport has a server of its own, stopped by
+   * cleanup(): its faults (HTTP_FAULTS for 'http-faults', with `seed`, then `faults`) hit this
+   * scenario's requests only, so a seed replays the same faults at the same request positions.
+   * Other transports: as `new Scenario(opts)`.
+   */
+  static async open({ transport = 'file', seed = 1, faults, ...opts } = {}) {
+    if (!transport.startsWith('http') || opts.server || opts.daemon) return new Scenario({ transport, ...opts });
+    const spec = transport === 'http-faults' ? { ...HTTP_FAULTS, seed, ...faults } : faults && { seed, ...faults };
+    const server = await startHttpServer(spec);
+    try {
+      const sc = new Scenario({ transport, server, ...opts });
+      sc.ownServer = server;
+      sc.seed = spec?.seed;
+      return sc;
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+  }
+
+  /** What this scenario's own server injected: {requests, injected, silenced, inFlight}, or undefined. */
+  async faultCounts() {
+    return this.ownServer?.counts();
+  }
+
+  /** "TRANSPORT seed S: I of R requests answered 503 (P pushes, F fetches)[, N left unanswered]", for assertion messages; '' without faults. */
+  async faultNote() {
+    const c = await this.faultCounts().catch(() => undefined);
+    if (!c) return '';
+    return `${this.transport} seed ${this.seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches)${c.silenced ? `, ${c.silenced} left unanswered` : ''}`;
+  }
+
+  /**
+   * Runs fn; an error it throws says the transport's seed and the faults injected so far, so
+   * that a failure over 'http-faults' can be replayed.
+   */
+  async noting(fn) {
+    try {
+      return await fn();
+    } catch (error) {
+      const note = await this.faultNote();
+      if (note && error instanceof Error) {
+        error.message = `${error.message}\n[${note}]`;
+        error.stack = `[${note}]\n${error.stack}`;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Waits until this scenario's own server has no request in flight (up to timeoutMs): a push of
+   * a killed nyl that its server still handles must not land while the recovery runs.
+   */
+  async settle(timeoutMs = 15000) {
+    if (!this.ownServer?.counts || !(await this.faultCounts())) return;
+    for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(20)) {
+      const c = await this.faultCounts();
+      if (c.inFlight === 0) return;
+    }
   }
 
   /** The refs of the state repository: {refname: oid}. */
@@ -249,7 +343,7 @@ export class Scenario {
    * Returns {child, pid, done, exited, kill(signal) (the whole group), signal(sig) (nyl alone), crash()}.
    */
   start(args, { env = {} } = {}) {
-    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv({ TMPDIR: this.tmp, ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv({ TMPDIR: this.tmp, ...this.env, ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     trackProcessGroup(child);
     let stdout = '';
     let stderr = '';
@@ -272,6 +366,7 @@ export class Scenario {
         child.kill('SIGKILL');
         const result = await done;
         await groupGone(child.pid);
+        await this.settle();
         return result;
       },
     };
@@ -338,7 +433,7 @@ export class Scenario {
     return r;
   }
 
-  /** Kills every nyl this scenario started and still runs, and the tools of its crashes. */
+  /** Kills every nyl this scenario started and still runs, and the tools of its crashes; stops its own server. */
   async cleanup() {
     for (const h of this.live) h.kill('SIGKILL');
     for (const pid of this.toolPids) killPid(pid);
@@ -346,6 +441,7 @@ export class Scenario {
       const pid = readPid(dir);
       if (pid) killPid(pid);
     }
+    await this.ownServer?.stop();
   }
 }
 
@@ -435,6 +531,7 @@ export async function crashReconcile(sc, point, { wave = 1, slowUnit = 'migrate'
     const h = sc.start(args, { env: { ...env, NYL_FAULT_AT: point, NYL_FAULT_ACTION: 'kill' } });
     result = await h.done;
     await groupGone(h.pid);
+    await sc.settle();
   } else {
     const marker = path.join(sc.dir, `fault-${point}-${Date.now()}`);
     const h = sc.start(args, { env: { ...env, NYL_FAULT_AT: point, NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
@@ -485,14 +582,20 @@ async function crashWhileUnitRuns(sc, args, slowUnit, env) {
   return result;
 }
 
-/** Kills nyl at a checkpoint push of the wave's first unit while its sibling still runs. */
+/**
+ * Kills nyl at a checkpoint push of the wave's first unit while its sibling still runs. Paused
+ * there, nyl is killed once the sibling's tool runs: on a loaded machine the first unit may end
+ * and reach its push before the sibling's tool has even started.
+ */
 async function crashAtCheckpointPush(sc, args, point, wave, slowUnit, env) {
   const members = sc.units.filter((u) => u.wave === wave).map((u) => u.name).sort();
   const slow = members.includes(slowUnit) ? slowUnit : members[members.length - 1];
   const first = members.find((n) => n !== slow) ?? slow;
-  const { h, slowDir } = startGated(sc, args, slow, { ...env, NYL_FAULT_AT: `${point}@${first}`, NYL_FAULT_ACTION: 'kill' });
-  const result = await h.done;
-  await groupGone(h.pid);
+  const marker = path.join(sc.dir, `fault-${point}-${Date.now()}`);
+  const { h, slowDir } = startGated(sc, args, slow, { ...env, NYL_FAULT_AT: `${point}@${first}`, NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker });
+  const reached = [waitForFile(marker, 30000), ...(first !== slow ? [waitForFile(path.join(slowDir, 'running'), 30000)] : [])];
+  await Promise.race([Promise.all(reached), h.done.then((r) => { throw new Error(`reconcile ended before ${point} of ${first}: ${describeResult(r)}`); })]);
+  const result = await h.crash();
   releaseGated(slowDir);
   return result;
 }

@@ -138,27 +138,43 @@ function seeded(seed) {
 /**
  * Wraps a handler with injected faults, for the network-fault tests:
  * - silent: accept every connection and never answer (a hung remote);
+ * - silentFile: while this file exists, requests are accepted and never answered (a remote that
+ *   stops answering mid-run); a request that arrived while it existed stays unanswered;
  * - push503 / fetch503: the probability that a push (receive-pack POST) or a fetch (upload-pack
  *   POST) is answered 503 instead, drawn from `seed`, but never more than `maxInARow` requests in a
- *   row (a transient fault passes: that is what retries are for);
+ *   row (a transient fault passes: that is what retries are for), and after a fault the next
+ *   `cooldown` such requests are answered (a try of a fetch is two POSTs, ls-refs and fetch: one
+ *   answered between two faults would not let a retry through, and four failed tries in a row
+ *   are a remote that stays down, not a transient fault);
  * - downFile: while this file exists, every request is answered 503 (a remote that stays down).
- * GET /__faults answers {requests, injected} so that a test can report what it injected.
+ * GET /__faults answers {requests, injected, pushes503, fetches503, silenced, inFlight} so that a
+ * test can report what it injected (503s in all, and drawn ones on pushes and fetches), how many
+ * requests it left unanswered, and wait until no request is in flight (a push of a killed client
+ * no longer lands late).
  */
-export function withFaults(handle, { silent = false, push503 = 0, fetch503 = 0, seed = 1, maxInARow = Infinity, downFile } = {}) {
+export function withFaults(handle, { silent = false, silentFile, push503 = 0, fetch503 = 0, seed = 1, maxInARow = Infinity, cooldown = 0, downFile } = {}) {
   const random = seeded(seed);
-  const counts = { requests: 0, injected: 0 };
+  const counts = { requests: 0, injected: 0, pushes503: 0, fetches503: 0, silenced: 0, inFlight: 0 };
   let inARow = 0;
+  let cool = 0;
   return function faulty(req, res) {
     if (req.url === '/__faults') return void res.end(JSON.stringify(counts));
     counts.requests++;
-    if (silent) return;
+    counts.inFlight++;
+    res.on('close', () => counts.inFlight--);
+    if (silent || (silentFile && existsSync(silentFile))) {
+      counts.silenced++;
+      return;
+    }
     const post = req.method === 'POST';
     const p = post && req.url.endsWith('/git-receive-pack') ? push503 : post && req.url.endsWith('/git-upload-pack') ? fetch503 : 0;
     const down = downFile && existsSync(downFile);
-    const drawn = p > 0 && random() < p && inARow < maxInARow;
+    const drawn = p > 0 && random() < p && inARow < maxInARow && (inARow > 0 || cool === 0);
+    if (p > 0 && !drawn) cool = inARow > 0 ? cooldown : Math.max(0, cool - 1);
     inARow = drawn ? inARow + 1 : p > 0 ? 0 : inARow;
     if (down || drawn) {
       counts.injected++;
+      if (drawn) counts[req.url.endsWith('/git-receive-pack') ? 'pushes503' : 'fetches503']++;
       req.resume();
       req.on('end', () => {
         res.statusCode = 503;
