@@ -26,6 +26,7 @@ import { setup } from '../support/reconcile-helpers.mjs';
 import {
   coordinationRefs, decision, describe as show, desiredDoc, holdAsync, holdCommitsOf, logLines, observedDoc, pauseAt, sleep,
 } from '../support/hold-helpers.mjs';
+import { seededRandom } from '../support/seeded.mjs';
 
 after(cleanupAll);
 
@@ -35,18 +36,6 @@ const TRIALS = Math.max(1, Number(process.env.NYL_HOLD_TRIALS ?? 20) || 20);
 const SEED = Number(process.env.NYL_HOLD_SEED ?? Date.now() % 1_000_000);
 const HTTP_TRIALS = Math.max(1, Number(process.env.NYL_HOLD_HTTP_TRIALS ?? 6) || 6);
 const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9500);
-
-/** A small seeded generator (mulberry32), so a failing trial can be replayed with NYL_HOLD_SEED. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const name = (wave, col) => `w${wave}-${col}`;
 
@@ -175,7 +164,7 @@ function check(label, { ctx, run, hold }, unit) {
  * which failures and the trial's diagnostic carry, and close().
  */
 async function campaign(t, trials, open = async () => ({ state: {}, note: async () => '', close: async () => {} })) {
-  const rnd = random(SEED);
+  const rnd = seededRandom(SEED);
   t.diagnostic(`NYL_HOLD_SEED=${SEED} trials ${trials}`);
   const all = [];
   for (let w = 1; w <= WAVES; w++) for (let c = 0; c < WIDTH; c++) all.push(name(w, c));

@@ -21,6 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll, tempDir } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import { ENV, RUNS, Scenario, assertCrashInvariants, describeResult, errorCodes, killPid } from '../support/crash-harness.mjs';
+import { seededRandom } from '../support/seeded.mjs';
 
 after(cleanupAll);
 
@@ -30,18 +31,6 @@ const LEASE = '3s';
 const GIVE_UP_MS = 40_000;
 const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9700);
 const RANDOM_TRIALS = Math.max(0, Number(process.env.NYL_SILENT_TRIALS ?? 2) || 0);
-
-/** A small seeded generator (mulberry32): the same seed draws the same moment. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ARGS = ['reconcile', '-e', ENV, '-o', 'json'];
 
@@ -225,7 +214,7 @@ describe('a remote that stops answering mid-run (NYL_GIT_TIMEOUT=1s, lease 3s)',
   test('silent past the lease while a unit runs, then back while the run retries and another reconcile waits to take over: one goes on, the invariants hold', async (t) => {
     await comesBack(t);
   });
-  const rnd = random(FAULT_SEED);
+  const rnd = seededRandom(FAULT_SEED);
   for (let i = 0; i < RANDOM_TRIALS; i++) {
     const delay = Math.round(rnd() * 2000);
     test(`silent ${delay} ms after the start (NYL_FAULT_SEED=${FAULT_SEED}, trial ${i + 1}): the same`, async (t) => {

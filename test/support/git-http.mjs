@@ -13,6 +13,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { hermeticEnv, killProcessGroup, trackProcessGroup } from './git-fixtures.mjs';
+import { seededRandom } from './seeded.mjs';
 
 const THIS_FILE = fileURLToPath(import.meta.url);
 let backendPath = null;
@@ -123,18 +124,6 @@ export function createGitHttpHandler(projectRoot, { remoteUser = 'nyl-test', onE
   };
 }
 
-/** A small seeded generator (mulberry32): the same seed injects faults at the same requests. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Wraps a handler with injected faults, for the network-fault tests:
  * - silent: accept every connection and never answer (a hung remote);
@@ -153,7 +142,7 @@ function seeded(seed) {
  * no longer lands late).
  */
 export function withFaults(handle, { silent = false, silentFile, push503 = 0, fetch503 = 0, seed = 1, maxInARow = Infinity, cooldown = 0, downFile } = {}) {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const counts = { requests: 0, injected: 0, pushes503: 0, fetches503: 0, silenced: 0, inFlight: 0 };
   let inARow = 0;
   let cool = 0;
