@@ -35,11 +35,16 @@ export async function main(argv: string[]): Promise<number> {
   return dispatch(found.spec, found.rest);
 }
 
-// `nyl status | head` closes stdout early: that is not an error of nyl.
+/**
+ * `nyl reconcile | head -1` closes the output early. That is not an error of nyl, and above all
+ * no reason to stop: a run that died here would abandon its lease and run ref with its units
+ * running. So once nobody reads a stream, what is written to it is dropped, and the command
+ * finishes as it would have, recording everything, with the exit code it would have had.
+ */
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    stream.write = () => true;
   });
 }
 
