@@ -179,6 +179,30 @@ function positiveInt(p: ParsedCommand, name: string, fallback: number): number {
   return Number(text);
 }
 
+/**
+ * Did the command line ask for JSON? Read from the raw arguments, so that a command line the
+ * parser refuses (an unknown option, a missing value) still gets exactly one JSON document.
+ */
+export function asksForJson(args: readonly string[]): boolean {
+  return args.some((a, i) => ((a === '-o' || a === '--output') && args[i + 1] === 'json') || a === '-ojson' || a === '-o=json' || a === '--output=json');
+}
+
+/** The one JSON document of a command that refused before it ran (a `kind` of every command's family). */
+export function refusalDocument(kind: string, operation: string | undefined, environment: string, diagnostics: Diagnostic[], details: Record<string, unknown> = {}) {
+  return {
+    apiVersion: REPORT_API_VERSION,
+    formatVersion: FORMAT_VERSION,
+    kind,
+    ...(operation ? { operation } : {}),
+    environment,
+    result: 'refused',
+    errors: diagnostics,
+    warnings: [],
+    notes: [],
+    details,
+  };
+}
+
 function reportKindOf(spec: CommandSpec): string {
   return spec.words[0] === 'status' ? 'StatusReport' : spec.words[0] === 'reconcile' ? 'ReconcileReport' : 'StateOperationReport';
 }
@@ -186,7 +210,7 @@ function reportKindOf(spec: CommandSpec): string {
 export async function dispatch(spec: CommandSpec, rest: string[]): Promise<number> {
   const command = spec.words.join(' ');
   const signals = installSignalHandlers();
-  let output: Output = 'text';
+  let output: Output = asksForJson(rest) ? 'json' : 'text';
   let environment = '';
   try {
     const parsed = parseCommand(spec, rest);
@@ -206,18 +230,7 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
         : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
     const details = error instanceof NylError ? (error.details ?? {}) : {};
     if (output === 'json') {
-      const doc = {
-        apiVersion: REPORT_API_VERSION,
-        formatVersion: FORMAT_VERSION,
-        kind: reportKindOf(spec),
-        ...(spec.words[0] === 'status' ? {} : { operation: spec.words.join('-') }),
-        environment,
-        result: 'refused',
-        errors: diagnostics,
-        warnings: [],
-        notes: [],
-        details,
-      };
+      const doc = refusalDocument(reportKindOf(spec), spec.words[0] === 'status' ? undefined : spec.words.join('-'), environment, diagnostics, details);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
       process.stderr.write(`${renderDiagnostics(diagnostics)}\n`);

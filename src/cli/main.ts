@@ -12,6 +12,21 @@ function version(): string {
   return nylVersion();
 }
 
+/** An unknown command is NYL-USAGE: as text on stderr, or as the one JSON document -o json asks for. */
+function unknownCommand(argv: string[]): number {
+  const message = `unknown command: nyl ${argv.join(' ')}`;
+  const fix = 'see `nyl --help` for the commands';
+  const { asksForJson, refusalDocument } = require('./dispatch') as typeof import('./dispatch');
+  if (!asksForJson(argv)) {
+    process.stderr.write(`error NYL-USAGE\n  ${message}\n  fix: ${fix}\n`);
+    return 1;
+  }
+  const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
+  const doc = refusalDocument('StateOperationReport', argv.find((a) => !a.startsWith('-')), '', [diagnostic('NYL-USAGE', 'error', message, { fix })]);
+  process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  return 1;
+}
+
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === '--version' || argv[0] === '-V' || argv[0] === 'version') {
     process.stdout.write(`nyl ${version()}\n`);
@@ -23,10 +38,7 @@ export async function main(argv: string[]): Promise<number> {
     return argv.length === 0 ? 1 : 0;
   }
   const found = findCommand(argv);
-  if (!found) {
-    process.stderr.write(`error NYL-USAGE\n  unknown command: nyl ${argv.join(' ')}\n  fix: see \`nyl --help\` for the commands\n`);
-    return 1;
-  }
+  if (!found) return unknownCommand(argv);
   if (found.rest.includes('--help') || found.rest.includes('-h')) {
     process.stdout.write(commandHelp(found.spec));
     return 0;
