@@ -110,3 +110,11 @@ test('--wait-lease takes a duration from 0s to 24h; anything else is NYL-USAGE n
     assert.equal(parseCommand(spec, rest).values['wait-lease'], text);
   }
 });
+
+test('state init --help agrees with the command: --fresh works without --reason, which it records when given', () => {
+  const { spec } = findCommand(['state', 'init']);
+  assert.match(spec.usage, /\[--fresh \[--reason <text>\]\]/, 'the usage shows --reason as optional with --fresh');
+  assert.match(spec.description, /--reason is recorded/);
+  const parsed = parseCommand(spec, ['-e', 'dev', '--fresh']);
+  assert.equal(parsed.values.fresh, true, 'accepted without --reason (the fix of NYL-STATE-DELETED names --fresh alone)');
+});
