@@ -275,6 +275,7 @@ describe('delivery to a running reconcile', () => {
       assert.equal(top.body.operation, 'hold');
       assert.equal(top.body.units.c.action, 'hold');
       assert.deepEqual(top.trailers['Nyl-Requested-By'], [ALICE], 'requested by whoever sent the hold');
+      assert.deepEqual(top.trailers['Nyl-Reason'], ['incident 4711'], 'with the reason the hold was sent with');
       const transition = commitAt(ctx.bare, `${DESIRED}^`);
       assert.equal(transition.body.operation, 'reconcile');
       assert.equal(transition.body.run, lease.run);
