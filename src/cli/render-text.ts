@@ -77,6 +77,7 @@ export function renderStatus(r: StatusReport): string {
     const loc = r.details.location as Record<string, string> | undefined;
     const info = fields([
       ['state', loc ? `${loc.repository} (${loc.desiredRef}, ${loc.observedRef}${loc.path ? `, path ${loc.path}` : ''})` : undefined],
+      ['local', loc && loc.localPath !== loc.repository ? loc.localPath : undefined],
       ['source', r.source],
       ['desired', r.desired],
       ['observed', r.observed],
