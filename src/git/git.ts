@@ -40,6 +40,11 @@ export const DEFAULT_NETWORK_TIMEOUT_MS = 60_000;
 
 const NETWORK_VERBS = new Set(['fetch', 'push', 'ls-remote']);
 
+/** The git command of an argv (after git itself): its first word that is not an option. */
+function verbOf(args: readonly string[]): string {
+  return args.find((a) => !a.startsWith('-')) ?? '?';
+}
+
 export class Git {
   readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, byCommand: {} };
   private readonly baseEnv: NodeJS.ProcessEnv;
@@ -85,7 +90,7 @@ export class Git {
 
   private count(args: string[]): string {
     this.stats.processes++;
-    const verb = args.find((a) => !a.startsWith('-')) ?? '?';
+    const verb = verbOf(args);
     this.stats.byCommand[verb] = (this.stats.byCommand[verb] ?? 0) + 1;
     if (verb === 'push') this.stats.pushes++;
     if (verb === 'fetch') this.stats.fetches++;
@@ -104,9 +109,10 @@ export class Git {
 
   /** What went wrong with a git command, in one line: its last error line, or that it timed out. */
   failureOf(result: ProcessResult): string {
-    if (result.timedOut) return `git ${result.argv[1]} did not finish within ${this.networkTimeoutMs / 1000} s (NYL_GIT_TIMEOUT)`;
+    const verb = verbOf(result.argv.slice(1));
+    if (result.timedOut) return `git ${verb} did not finish within ${this.networkTimeoutMs / 1000} s (NYL_GIT_TIMEOUT)`;
     const lines = result.stderr.toString().trim().split('\n').filter(Boolean);
-    return lines[lines.length - 1] ?? `git ${result.argv[1]} failed`;
+    return lines[lines.length - 1] ?? `git ${verb} failed`;
   }
 
   /** Runs git and throws GitError unless it exits 0; returns stdout as text. */

@@ -107,14 +107,13 @@ export function classifyPushFailure(stdout: string, stderr: string): RefWriteRes
 
 /**
  * Lists remote refs by prefix. `git ls-remote` patterns match ref name ends, so filter here.
- * `run` runs the command (a caller that retries network failures passes its own).
+ * `run` runs the command: the caller's, so that its retries of network failures apply.
  */
 export async function lsRemote(
   git: Git,
-  dir: string,
   url: string,
   prefixes: string[],
-  run: (args: string[]) => Promise<ProcessResult> = (args) => git.run(dir, args),
+  run: (args: string[]) => Promise<ProcessResult>,
 ): Promise<{ ok: true; refs: Map<string, string> } | { ok: false; message: string }> {
   const result = await run(['ls-remote', url]);
   if (result.code !== 0) return { ok: false, message: git.failureOf(result) };

@@ -7,11 +7,10 @@ import type { RefUpdate } from '../git/refs';
 import { withLease } from '../lease/transaction';
 import { type AppliedHolds, applyHolds, type HoldRequest } from '../run/apply-holds';
 import { buildTransitions } from '../run/transition-plan';
-import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
-import type { RefSnapshot } from '../state/store';
+import { readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { leaseOptionsOf, type OpenedEnvironment, trailersOf } from './context';
-import { requireActiveState, stateUnderLease } from './state-checks';
+import { requireActiveState, type StateRead, stateUnderLease } from './state-checks';
 
 export interface CommitHoldsResult {
   applied: AppliedHolds;
@@ -27,7 +26,7 @@ export interface CommitHoldsOptions {
   waitMs?: number;
   signalUpdates?: RefUpdate[];
   /** The refs and state the caller just read: the lease decides on them, and the state is not read again unless it moved. */
-  first?: { refs: RefSnapshot; view: EnvironmentStateView };
+  first?: StateRead;
 }
 
 export async function commitHolds(rt: Runtime, opened: OpenedEnvironment, holds: HoldRequest[], options: CommitHoldsOptions): Promise<CommitHoldsResult> {

@@ -12,12 +12,11 @@ import type { StateOperationReport } from '../report/types';
 import type { HoldRequest as HoldRequestDoc } from '../run/apply-holds';
 import { writeHoldSignal } from '../run/signals';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
-import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 import { commitHolds } from './hold-commit';
-import { requireActiveState } from './state-checks';
+import { requireActiveState, type StateRead } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface HoldRequest extends EnvironmentRequest {
@@ -77,14 +76,8 @@ async function deliver(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView,
   return takenBack.ok ? 'again' : delivered(opened, report, lease, request.unit, true);
 }
 
-/** The refs and state one look read: the hold commit decides on them unless they moved. */
-interface Look {
-  refs: RefSnapshot;
-  view: EnvironmentStateView;
-}
-
 /** Holds the unit with a hold commit of its own; 'again' when a run took the lease meanwhile. */
-async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldRequestDoc, req: HoldOptions, look: Look, report: StateOperationReport, attempt: number): Promise<Outcome> {
+async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldRequestDoc, req: HoldOptions, look: StateRead, report: StateOperationReport, attempt: number): Promise<Outcome> {
   try {
     const options = { operation: 'hold', requestedBy: request.by, ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}), first: look };
     const result = await commitHolds(rt, opened, [request], options);

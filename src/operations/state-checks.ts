@@ -24,6 +24,12 @@ export function requireActiveState(envName: string, view: EnvironmentStateView, 
   return view.state!.generation;
 }
 
+/** The refs one read saw and the state read at them: a write under the lease decides on them unless they moved. */
+export interface StateRead {
+  refs: RefSnapshot;
+  view: EnvironmentStateView;
+}
+
 /** Did a state ref move between two snapshots (coordination refs aside)? */
 export function stateRefsMoved(loc: StateLocation, before: RefSnapshot, after: RefSnapshot): boolean {
   return after.get(loc.desiredRef) !== before.get(loc.desiredRef) || after.get(loc.observedRef) !== before.get(loc.observedRef);
@@ -33,7 +39,7 @@ export function stateRefsMoved(loc: StateLocation, before: RefSnapshot, after: R
  * The state under the lease: the view read before taking it, unless a state ref moved since.
  * The lease decides on the refs it was given first, so most often nothing moved: no second read.
  */
-export async function stateUnderLease(opened: OpenedEnvironment, first: { refs: RefSnapshot; view: EnvironmentStateView }, snapshot: RefSnapshot): Promise<EnvironmentStateView> {
+export async function stateUnderLease(opened: OpenedEnvironment, first: StateRead, snapshot: RefSnapshot): Promise<EnvironmentStateView> {
   const { loc, store } = opened;
   return stateRefsMoved(loc, first.refs, snapshot) ? readEnvironmentState(store.reader, loc, snapshot, store.cache) : first.view;
 }

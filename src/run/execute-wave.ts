@@ -5,7 +5,7 @@
  * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
  * Each unit's checkpoint goes to the group commit as soon as the unit ends.
  */
-import { type ApplyOutcome, type DriverContext, failure } from '../drivers/contract';
+import { type ApplyOutcome, type DriverContext, type Failure, failure } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
@@ -136,12 +136,20 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
   };
 }
 
-/** Runs the unit's driver in the run's copy of the source; never throws. */
-async function execute(plan: UnitPlan, ctx: WaveContext): Promise<ApplyOutcome> {
+/**
+ * Runs a phase of the unit's driver in the run's copy of the source; a source that cannot be
+ * unpacked is the unit's retryable failure. Never throws when `phase` does not.
+ */
+export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>): Promise<T | Failure> {
   return ctx.workspace.projectDir().then(
-    (projectDir) => executeUnit(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
+    (projectDir) => phase(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
     (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
   );
+}
+
+/** Runs the unit's driver in the run's copy of the source; never throws. */
+function execute(plan: UnitPlan, ctx: WaveContext): Promise<ApplyOutcome> {
+  return inProjectDir(plan, ctx, executeUnit);
 }
 
 /** Runs one unit of the wave, or records why it did not start; its checkpoint is always queued. */

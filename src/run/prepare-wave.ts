@@ -4,20 +4,17 @@
  * started marker is needed. The prepared rendering feeds the next plan; a failed prepare is the
  * unit's failure in this run.
  */
-import { failure, type PrepareOutcome } from '../drivers/contract';
+import type { PrepareOutcome } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { canonicalJson } from '../project/execution-key';
 import { isoSeconds } from '../util/clock';
-import { checkpointOf, driverContext, type WaveContext } from './execute-wave';
+import { checkpointOf, inProjectDir, type WaveContext } from './execute-wave';
 import { runPool } from './pool';
 import { prepareUnit } from './unit-execution';
 
 /** The driver's prepare phase for one unit; whatever goes wrong is the unit's failure, never the run's. */
 async function prepared(plan: UnitPlan, ctx: WaveContext): Promise<PrepareOutcome> {
-  return ctx.workspace.projectDir().then(
-    (projectDir) => prepareUnit(ctx.drivers.driver(plan.kind)!, driverContext(plan, ctx, projectDir)),
-    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
-  );
+  return inProjectDir(plan, ctx, (driver, dctx) => prepareUnit(driver!, dctx));
 }
 
 async function prepareOne(plan: UnitPlan, ctx: WaveContext): Promise<void> {

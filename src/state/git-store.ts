@@ -142,7 +142,7 @@ export class GitStateStore implements StateStore {
    * Network failures are retried as readRemote says.
    */
   private fetch(args: string[], once = false) {
-    return this.readRemote(['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', ...args], once);
+    return this.readRemote([...FETCH, ...args], once);
   }
 
   /**
@@ -240,7 +240,7 @@ export class GitStateStore implements StateStore {
   private async fetchExisting(): Promise<void> {
     const { exact, prefixes } = this.watchedRefs;
     // The listing is a read like a fetch: a 503 on it is retried too (it used to fail the read).
-    const listed = await lsRemote(this.git, this.workDir, this.loc.url!, [...exact, ...prefixes], (args) => this.readRemote(args));
+    const listed = await lsRemote(this.git, this.loc.url!, [...exact, ...prefixes], (args) => this.readRemote(args));
     if (!listed.ok) unavailable(this.loc, listed.message);
     const specs = [
       ...exact.filter((r) => listed.refs.has(r)).map((r) => `+${r}:${this.mirror(r)}`),
@@ -301,7 +301,7 @@ export class GitStateStore implements StateStore {
     if (stale.length === 0) return [];
     const source = this.workDir === this.checkout.workTree ? '.' : this.workDir;
     const result = await this.git.run(this.checkout.workTree, [
-      'fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', source,
+      ...FETCH, source,
       ...stale.map((r) => `${this.mirror(r)}:${r}`),
     ]);
     if (result.code === 0) return [];
@@ -340,7 +340,7 @@ export class GitStateStore implements StateStore {
   async adoptKnownBranches(known: RefSnapshot): Promise<void> {
     if (known.size === 0 || this.workDir === this.checkout.workTree) return;
     // Objects only: no ref is created in the work repository.
-    const result = await this.git.run(this.workDir, ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc', this.checkout.workTree, ...known.keys()]);
+    const result = await this.git.run(this.workDir, [...FETCH, this.checkout.workTree, ...known.keys()]);
     if (result.code !== 0) unavailable(this.loc, `cannot copy the clone's known branches: ${this.git.failureOf(result)}`);
   }
 
@@ -352,6 +352,9 @@ export class GitStateStore implements StateStore {
 
 /** What a git command gave (src/state/ reaches processes only through Git). */
 type GitResult = Awaited<ReturnType<Git['run']>>;
+
+/** Every fetch of Nyl: no tags, no FETCH_HEAD, quiet, no automatic gc in the middle of a run. */
+const FETCH = ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-auto-gc'];
 
 const LOCK_RACE = /cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i;
 /** Failures of the network or of a server under load, which the next try may not meet. */

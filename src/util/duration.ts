@@ -25,8 +25,7 @@ const SECOND = 1000;
 const HOUR = 3600 * SECOND;
 const DAY = 24 * HOUR;
 
-/** The longest delay a Node timer holds; every bound below stays under it. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+// Every bound below stays under the longest delay a Node timer holds, 2^31-1 ms (about 24.8 days).
 
 /** The range a duration must fall in, both ends included. */
 export interface DurationBounds {

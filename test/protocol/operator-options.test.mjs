@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { receipt, uncertain } from '../fakes/driver.mjs';
 import { ignoring, sleepFor } from '../fakes/process-runner.mjs';
-import { ENV, World } from './world.mjs';
+import { World } from './world.mjs';
 import { Journal } from './invariants.mjs';
 
 const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
@@ -46,8 +46,11 @@ describe('--fail-fast', () => {
     const world = await World.create({ units: [unit('a'), unit('b'), unit('c')], apply: { a: uncertain('lost track of the tool') } });
     await world.process('init').run('state init');
     try {
+      const state = world.stateRefs();
       const r = await world.process('runner').run('reconcile', { failFast: true, concurrency: 1 });
       assert.equal(r.code, 4);
+      assert.notDeepEqual(world.stateRefs(), state, 'the transition is written');
+      assert.equal(world.observedDoc('a').condition?.type, 'uncertain', 'it records what the run decided');
       assert.deepEqual([world.counts().b, world.counts().c], [0, 0]);
       assert.deepEqual(r.report.warnings.map((w) => w.code).sort(), ['NYL-RUN-STOPPED', 'NYL-UNIT-UNCERTAIN']);
       for (const n of ['b', 'c']) assert.match(r.report.units[n].detail, /not started.*--fail-fast.*a/);
@@ -101,6 +104,7 @@ describe('waiting for the lease', () => {
       const first = world.process('first').start('reconcile');
       await world.driver.whenCalled('a');
       let settled;
+      const refs = world.refs();
       const sleepers = world.clock.sleepers();
       const waiter = world.process('waiter').start('reconcile', { waitMs: 60_000 });
       waiter.outcome.then((o) => (settled = o));
@@ -111,6 +115,7 @@ describe('waiting for the lease', () => {
       await world.until(() => settled, 'the waiter gave up');
       assert.equal(settled.code, 2);
       assert.deepEqual(settled.codes, ['NYL-LEASE-HELD']);
+      assert.deepEqual(world.refs(), refs, 'the waiter wrote nothing (the holder did not write meanwhile either)');
       world.clock.autoAdvance = true;
       release();
       assert.equal((await first.outcome).code, 0);
@@ -126,7 +131,7 @@ describe('waiting for the lease', () => {
       const victim = world.process('victim').crashAt('after-started-push', { nth: 2 });
       assert.ok((await victim.start('reconcile').outcome).died);
       const [run] = world.runRefs();
-      const deadline = Date.parse(world.doc(`refs/nyl/${ENV}/runs/${run}`, 'run.yaml').deadline);
+      const deadline = Date.parse(world.runDoc(run).deadline);
       world.repo.setRef(world.leaseRef, null);
       const refs = world.refs();
       const early = await world.process('early', { offsetMs: deadline + 20_000 - world.clock.now() }).run('reconcile');

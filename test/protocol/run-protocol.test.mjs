@@ -137,7 +137,7 @@ describe('the lease is the fencing token', () => {
       const records = world.runRecords(dead);
       // The failed start push may have landed its markers with a renewal; so when the run marks its
       // end, every unit of that wave gets a record that says it never started.
-      assert.equal(world.doc(`refs/nyl/${ENV}/runs/${dead}`, 'run.yaml').ended?.reason, 'lease-lost', 'the run marked its end');
+      assert.equal(world.runDoc(dead).ended?.reason, 'lease-lost', 'the run marked its end');
       assert.equal(records.get('second')?.checkpoint?.result, 'not-started', JSON.stringify(records.get('second')));
       assert.match(records.get('second').checkpoint.reason, /not started: the run lost its lease/);
       assert.equal(records.get('first')?.checkpoint?.result, 'receipt');
@@ -293,7 +293,7 @@ describe('lease timing', () => {
       await paused.reached;
       assert.equal(takenAt % 1000, 50);
       assert.equal(Date.parse(world.leaseDoc().deadline), takenAt + 2000, world.leaseDoc().deadline);
-      const runDoc = world.doc(`refs/nyl/${ENV}/runs/${world.runRefs()[0]}`, 'run.yaml');
+      const runDoc = world.runDoc();
       assert.equal(Date.parse(runDoc.deadline), takenAt + 2000, 'the run ref carries the same deadline');
       world.clock.autoAdvance = true;
       paused.release();
@@ -316,7 +316,7 @@ describe('lease timing', () => {
       release();
       assert.equal((await first.outcome).code, 0);
       await paused.reached;
-      const runDoc = world.doc(`refs/nyl/${ENV}/runs/${world.runRefs()[0]}`, 'run.yaml');
+      const runDoc = world.runDoc();
       assert.equal(runDoc.deadline, world.leaseDoc().deadline, 'the run ref and the lease share one deadline');
       paused.release();
       assert.equal((await second.outcome).code, 0);

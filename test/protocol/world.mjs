@@ -343,6 +343,11 @@ export class World {
     return this.doc(this.leaseRef, 'lease.yaml');
   }
 
+  /** run.yaml of a run ref (the only one there, by default). */
+  runDoc(run = this.runRefs()[0]) {
+    return this.doc(`refs/nyl/${ENV}/runs/${run}`, 'run.yaml');
+  }
+
   /** A run ref's unit records: Map unit -> doc. */
   runRecords(run) {
     const oid = this.repo.refs().get(`refs/nyl/${ENV}/runs/${run}`);
