@@ -3,7 +3,6 @@
  * delivered to it (a unit it did not start is held as it was, one it ran as it ran), held markers
  * to drop, and one transition commit per state ref whose documents changed.
  */
-import { formatIdentity } from '../lease/lease';
 import type { RefTransition } from '../lease/publish';
 import type { ReconcileReport } from '../report/types';
 import { applyHolds } from '../run/apply-holds';
@@ -14,7 +13,7 @@ import { buildTransitions } from '../run/transition-plan';
 import type { DesiredUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
-import type { OpenedEnvironment } from './context';
+import { type OpenedEnvironment, trailersOf } from './context';
 import { unitWarnings } from './reconcile-report';
 
 export interface SettledRun {
@@ -81,7 +80,7 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   report.warnings.push(...unitWarnings(report));
   const before = { desired: start.view.desiredUnits, observed: start.view.observedUnits };
   const after = { desired, observed: engine.observed };
-  const trailers = { requestedBy: formatIdentity(opened.author!), sourceOverride: opened.sourceOverride, ...(reason ? { reason } : {}) };
+  const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride };
   const body = bodyOf(opened, engine, takeover, report, held, removed);
   const transitions = buildTransitions(opened.loc, start.refs, opened.env.name, before, after, body, trailers, 'changed', takeover.leaseBroken !== undefined);
   return { desired, transitions };
