@@ -59,14 +59,21 @@ function pickRepositorySpec(
   project: Project,
   env: EnvironmentResource,
 ): { spec?: StateSpec; chosenBy: string; shared?: StateSpec; group?: EnvironmentGroupResource } {
+  const group = sharingGroup(project, env);
+  const shared = group ? { shared: group.spec.shared!.state!, group } : {};
   const own = env.spec.state;
-  if (own?.repository || own?.repositoryRef) return { spec: own, chosenBy: `Environment ${env.name}` };
-  const groups = [...project.groups.values()]
-    .filter((g) => g.spec.shared?.state && selects(g, env))
-    .sort((a, b) => byCodeUnits(a.name, b.name));
-  const group = groups[0];
-  if (group) return { spec: group.spec.shared!.state!, chosenBy: `EnvironmentGroup ${group.name}`, shared: group.spec.shared!.state!, group };
+  // The repository is taken whole (never a URL from one and a publishURL from another); the
+  // group still lends every field the member leaves unset.
+  if (own?.repository || own?.repositoryRef) return { spec: own, chosenBy: `Environment ${env.name}`, ...shared };
+  if (group) return { spec: group.spec.shared!.state!, chosenBy: `EnvironmentGroup ${group.name}`, ...shared };
   return { chosenBy: '' };
+}
+
+/** The group whose shared state applies to an Environment: of those selecting it, the first by name. */
+function sharingGroup(project: Project, env: EnvironmentResource): EnvironmentGroupResource | undefined {
+  return [...project.groups.values()]
+    .filter((g) => g.spec.shared?.state && selects(g, env))
+    .sort((a, b) => byCodeUnits(a.name, b.name))[0];
 }
 
 type StateRefField = 'desiredRef' | 'observedRef';

@@ -317,6 +317,36 @@ test("the Environment's own repository wins over a group's", async () => {
   assert.equal(loc.chosenBy, 'Environment dev');
 });
 
+test("a member naming its own repository still takes the group's shared fields it does not set", async () => {
+  const { at } = await project(
+    environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/own.git"}, observedRef: mine/observed}'),
+    resource(
+      'EnvironmentGroup',
+      'all',
+      'selector: {matchLabels: {}}',
+      'shared: {state: {repository: {repoURL: "file:///srv/group.git"}, desiredRef: group/desired, observedRef: group/observed, path: group, coordinationRefPrefix: refs/group/}}',
+    ),
+  );
+  const loc = at('dev');
+  assert.equal(loc.localPath, '/srv/own.git');
+  assert.equal(loc.chosenBy, 'Environment dev');
+  assert.equal(loc.desiredRef, 'refs/heads/group/desired');
+  assert.equal(loc.observedRef, 'refs/heads/mine/observed');
+  assert.equal(loc.statePath, 'group');
+  assert.equal(loc.coordinationPrefix, 'refs/group/');
+});
+
+test("a member's own repository and a group's shared ref that is the member's source branch: refused at the group's field", async () => {
+  const { p } = await project(
+    environment('dev', undefined, 'source: {ref: stable}', 'state: {repository: {repoURL: "file:///srv/own.git"}}'),
+    resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {desiredRef: stable}}'),
+  );
+  assert.throws(() => resolveLocation(p, p.environments.get('dev'), noOrigin), (e) => {
+    assert.match(JSON.stringify(e), /shared\/state\/desiredRef/);
+    return true;
+  });
+});
+
 test('of several groups with shared state, the first by name is used', async () => {
   const { at } = await project(
     environment('dev'),
