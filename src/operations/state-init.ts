@@ -7,7 +7,7 @@
  * or a new one configured) is refused: a plain init would start over silently. `--fresh` starts
  * over deliberately, on top of the known branches, so that they fast-forward.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { formatIdentity } from '../lease/lease';
@@ -40,17 +40,32 @@ async function createLocalRepository(rt: Runtime, loc: StateLocation): Promise<b
   if (loc.kind !== 'path') return false;
   const path = loc.localPath!;
   if (existsSync(path)) {
-    if (!gitDirOf(path)) {
-      fail('NYL-STATE-UNAVAILABLE', `${path} exists but is not a Git repository`, {
-        env: loc.environment,
-        fix: `point the Environment ${loc.environment} at a Git repository, or remove ${path} so that state init creates one`,
-      });
-    }
+    refuseNonRepository(loc, path);
     return false;
   }
   mkdirSync(dirname(path), { recursive: true });
-  await rt.git.text(dirname(path), ['init', '--bare', '--quiet', path]);
-  return true;
+  // Built beside its place and renamed into it: a concurrent init never sees a half-made
+  // repository, and of several creating it at once exactly one rename lands.
+  const scratch = mkdtempSync(`${path}.creating-`);
+  try {
+    await rt.git.text(dirname(path), ['init', '--bare', '--quiet', scratch]);
+    renameSync(scratch, path);
+    return true;
+  } catch (e) {
+    if (!existsSync(path)) throw e;
+    refuseNonRepository(loc, path); // another init created it first
+    return false;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function refuseNonRepository(loc: StateLocation, path: string): void {
+  if (gitDirOf(path)) return;
+  fail('NYL-STATE-UNAVAILABLE', `${path} exists but is not a Git repository`, {
+    env: loc.environment,
+    fix: `point the Environment ${loc.environment} at a Git repository, or remove ${path} so that state init creates one`,
+  });
 }
 
 /**

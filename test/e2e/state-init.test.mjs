@@ -118,6 +118,22 @@ describe('local state repositories', () => {
     assert.equal(r.json.details.location.repository, pathToFileURL(statePath).href);
   });
 
+  test('four concurrent inits against a missing file:// repository: each ends done, unchanged or NYL-LEASE-HELD', async () => {
+    // Rounds, because the race (one process sees the directory another is still creating) is short.
+    for (let round = 0; round < 3; round++) {
+      const statePath = path.join(tempDir(), 'nested', 'state.git');
+      const project = stateProject(pathToFileURL(statePath).href);
+      const runs = await Promise.all([0, 1, 2, 3].map(() => nylAsync(project, ['state', 'init', '-e', 'dev', '-o', 'json']).done));
+      for (const r of runs) {
+        assert.ok(r.code === 0 || (r.code === 2 && codes(r).includes('NYL-LEASE-HELD')), `round ${round}: exit ${r.code}: ${r.stdout}${r.stderr}`);
+      }
+      assert.ok(runs.some((r) => r.json?.result === 'done'), 'one of them initialised the state');
+      assert.equal(git(statePath, 'rev-parse', '--is-bare-repository'), 'true');
+      assert.ok(refs(statePath)['refs/heads/nyl/dev/desired']);
+      assert.deepEqual(fs.readdirSync(path.dirname(statePath)), ['state.git'], 'no scratch directory left beside it');
+    }
+  });
+
   test('an absolute path works like file://', () => {
     const statePath = path.join(tempDir(), 'state.git');
     const project = stateProject(statePath);
