@@ -69,9 +69,20 @@ function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeo
   };
 }
 
+/** The source each held unit's hold keeps from applying, where the planner says to record it. */
+function recordHeldPending(decided: Map<string, DesiredUnitDoc>, engine: EngineResult): void {
+  for (const [name, plan] of engine.plan.units) {
+    const a = plan.action;
+    const doc = decided.get(name);
+    if (a.type !== 'held' || !('recordPending' in a) || !a.recordPending || !doc?.hold) continue;
+    decided.set(name, { ...doc, hold: { ...doc.hold, pending: a.pending! } });
+  }
+}
+
 export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, report: ReconcileReport, reason: string | undefined): SettledRun {
   const decided = new Map(takeover.imported.desired);
   for (const o of engine.outcomes.values()) if (o.desired) decided.set(o.name, o.desired);
+  recordHeldPending(decided, engine);
   const { desired, held } = settleHolds(opened, decided, engine, report);
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
   // Under --unit the planner skips it instead of dropping it, so the file stays.

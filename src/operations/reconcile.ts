@@ -141,7 +141,7 @@ function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean
 
 /** Something a run would apply: an execution, a driver's prepare phase, a file to drop. */
 function hasWork(plan: Plan): boolean {
-  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop');
+  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || (u.action.type === 'held' && 'recordPending' in u.action));
 }
 
 /** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it, never lengthen it. */

@@ -48,9 +48,12 @@ export type Action =
   | { type: 'blocked'; reason: 'run-stopped'; stop: StopReason; after?: string }
   /** A state document of the unit is damaged: nothing is decided on it until `nyl recover` repairs it. */
   | { type: 'blocked'; reason: 'state-damaged'; problem: string }
-  /** pending: the source commit whose changes wait; sourceChanged: this source renders it differently. */
-  | { type: 'held'; reason: 'held'; hold?: HoldRecord; pending?: string; sourceChanged: boolean }
-  | { type: 'held'; reason: 'held-uncertain'; hold?: HoldRecord; condition: ConditionRecord; pending?: string; sourceChanged: boolean }
+  /**
+   * pending: the source commit whose changes wait; sourceChanged: this source renders it
+   * differently; recordPending: the run records `pending` under the unit's hold.pending.
+   */
+  | { type: 'held'; reason: 'held'; hold?: HoldRecord; pending?: string; sourceChanged: boolean; recordPending?: true }
+  | { type: 'held'; reason: 'held-uncertain'; hold?: HoldRecord; condition: ConditionRecord; pending?: string; sourceChanged: boolean; recordPending?: true }
   | { type: 'held'; reason: 'hold-delivered'; delivered: DeliveredHold }
   | { type: 'held'; reason: 'held-leaving'; hold?: HoldRecord }
   /** A failure that needs `nyl recover --retry` (or that happened in this very run). */

@@ -230,12 +230,22 @@ function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Act
     const sourceChanged = heldSourceChanged(plan, input, outputsOf);
     const pending = sourceChanged && input.sourceCommit ? input.sourceCommit : desired.hold?.pending;
     const condition = desired.uid && plan.observed?.uid === desired.uid ? plan.observed.condition : undefined;
-    const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}) };
+    const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}), ...(recordsPending(plan, input, pending) ? { recordPending: true as const } : {}) };
     return condition?.type === 'uncertain' ? { type: 'held', reason: 'held-uncertain', condition, ...extra } : { type: 'held', reason: 'held', ...extra };
   }
   const delivered = input.run?.holds?.get(plan.name);
   const ranInThisRun = input.run !== undefined && plan.observed?.lastRun?.run === input.run.runId;
   return delivered && !ranInThisRun ? { type: 'held', reason: 'hold-delivered', delivered } : undefined;
+}
+
+/**
+ * Newer source the hold keeps from applying is recorded under hold.pending: whenever it differs
+ * from what is recorded there, for a unit this run may change (under --unit, only named ones).
+ */
+function recordsPending(plan: UnitPlan, input: PlanInput, pending: string | undefined): boolean {
+  const hold = plan.desired?.hold;
+  if (!hold || pending === undefined || pending === hold.pending) return false;
+  return !input.run?.only || input.run.only.has(plan.name);
 }
 
 /** Does this source render the held unit differently from what it is held at? A marker always. */

@@ -67,8 +67,12 @@ describe('a unit with a running incarnation', () => {
     assert.equal(r.json.units.c.result, 'executed', 'a consumer whose own spec changed executes');
     assert.deepEqual(logLines(ctx.log), ['c2 1'], "c ran with the held unit's receipt outputs; a did not run");
 
-    assert.deepEqual(desiredDoc(ctx.bare, 'a'), held, 'the held document is untouched by the reconcile');
+    assert.equal(held.hold.pending, undefined, 'nothing waited when the hold was written');
+    assert.deepEqual(desiredDoc(ctx.bare, 'a'), { ...held, hold: { ...held.hold, pending: s2 } }, 'the reconcile records the source the hold keeps from applying, and changes nothing else');
     assert.deepEqual(observedDoc(ctx.bare, 'a'), observedBefore);
+    const desiredTip = tip(ctx.bare, DESIRED);
+    assert.equal(reconcile(ctx.project).code, 2);
+    assert.equal(tip(ctx.bare, DESIRED), desiredTip, 'recorded once: the next reconcile of the same source writes nothing');
     assert.equal(desiredDoc(ctx.bare, 'c').rendering.env.X, '1');
     assert.deepEqual(coordinationRefs(ctx.bare), []);
 
@@ -102,6 +106,25 @@ describe('a unit with a running incarnation', () => {
     const st = status(ctx.project, ['-o', 'json']);
     assert.equal(st.json.units.a.state, 'held');
     assert.equal(st.json.units.a.detail, `pending changes from ${s2}`);
+  });
+});
+
+describe('hold.pending', () => {
+  test('follows the newest source the hold keeps from applying, also when nothing else would change', () => {
+    const ctx = setup(consumers('1'));
+    assert.equal(reconcile(ctx.project).code, 0);
+    assert.equal(hold(ctx.project, 'a').code, 0);
+    const s2 = changeUnits(ctx, consumers('2'));
+    const r = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(r.code, 2, show(r));
+    assert.equal(r.json.units.a.result, 'held');
+    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, s2, 'recorded by a run that executed nothing');
+    assert.equal(commitAt(ctx.bare, DESIRED).body.operation, 'reconcile');
+    const s3 = changeUnits(ctx, consumers('3'));
+    assert.equal(reconcile(ctx.project).code, 2);
+    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, s3);
+    const st = status(ctx.project, ['-o', 'json']);
+    assert.equal(st.json.units.a.detail, `pending changes from ${s3}`);
   });
 });
 
