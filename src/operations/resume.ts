@@ -7,12 +7,14 @@ import { diagnostic, fail } from '../errors/diagnostic';
 import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { buildTransitions } from '../run/transition-plan';
+import { readSignals, type HoldSignal, signalDeletions } from '../run/signals';
 import { resumeDocument } from '../state/hold';
+import type { RefSnapshot } from '../state/store';
 import type { DesiredUnitDoc } from '../state/documents';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
-import { requireActiveState, stateUnderLease } from './state-checks';
+import { requireActive, requireActiveState, stateUnderLease } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface ResumeRequest extends EnvironmentRequest {
@@ -30,11 +32,10 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
   }
 }
 
-/** The document after resume, or undefined when the unit is not held; unknown units refuse. */
-function resumed(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string): DesiredUnitDoc | undefined {
-  const d = view.desiredUnits.get(unit);
-  if (!d && !view.observedUnits.has(unit)) fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${unit}`, { env: opened.env.name, unit });
-  return resumeDocument(d);
+/** Refuses a unit that neither source nor state knows (bad input changes nothing, and needs no lease). */
+function requireKnownUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string): void {
+  if (view.desiredUnits.has(unit) || view.observedUnits.has(unit) || opened.project.units.has(unit)) return;
+  fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${opened.env.name} has a unit ${unit}`, { env: opened.env.name, unit });
 }
 
 function unchanged(opened: OpenedEnvironment, report: StateOperationReport, unit: string): StateOperationReport {
@@ -42,6 +43,12 @@ function unchanged(opened: OpenedEnvironment, report: StateOperationReport, unit
   return report;
 }
 
+/**
+ * Resume decides under the lease, like every state operation: while a run holds it, a hold may
+ * be on its way to that run, so "not held" cannot be known. A hold delivered to a run that has
+ * not applied it yet (the run released its lease before its late hold commit) is older than this
+ * resume: the resume takes its signal back in the same push, so it never takes effect.
+ */
 export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: Omit<ResumeRequest, keyof EnvironmentRequest>): Promise<StateOperationReport> {
   const { store, env, loc } = opened;
   await store.ensureOpen();
@@ -49,28 +56,34 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   report.details.unit = req.unit;
   const refs0 = await store.snapshot();
   const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
-  requireActiveState(env.name, view0, loc);
+  await requireActive(opened, { refs: refs0, view: view0 });
   await store.requireNoUnpublishedWork(refs0);
-  if (!resumed(opened, view0, req.unit)) {
-    report.desired = view0.desiredOid;
-    return unchanged(opened, report, req.unit);
-  }
+  requireKnownUnit(opened, view0, req.unit);
   return withLease(rt, store, leaseOptionsOf(rt, opened, 'resume', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
     const view = await stateUnderLease(opened, { refs: refs0, view: view0 }, refs);
     requireActiveState(env.name, view, loc);
-    const next = resumed(opened, view, req.unit);
-    if (!next) {
+    const next = resumeDocument(view.desiredUnits.get(req.unit));
+    const superseded = (await readSignals(store, refs)).signals.filter((s) => s.unit === req.unit);
+    report.desired = view.desiredOid;
+    if (!next && superseded.length === 0) {
       await tx.end('nothing-to-write');
       return unchanged(opened, report, req.unit);
     }
-    const before = { desired: view.desiredUnits, observed: view.observedUnits };
-    const after = { desired: new Map(view.desiredUnits).set(req.unit, next), observed: view.observedUnits };
-    const body = { operation: 'resume', units: { [req.unit]: { action: 'resume' } } };
-    const published = await tx.publish(buildTransitions(loc, refs, env.name, before, after, body, trailersOf(opened, req.reason), [req.unit]));
+    const published = await tx.publish(resumeTransitions(opened, refs, view, req, next, superseded), () => signalDeletions(superseded));
     report.result = 'done';
     report.desired = published.refs.get(loc.desiredRef);
+    if (superseded.length > 0) report.details.superseded = superseded.map((s) => s.run);
     await store.syncKnownBranches(published.refs);
     return report;
   });
+}
+
+/** One desired commit: the hold lifted, and the delivered holds it supersedes listed. */
+function resumeTransitions(opened: OpenedEnvironment, refs: RefSnapshot, view: EnvironmentStateView, req: { unit: string; reason?: string }, next: DesiredUnitDoc | undefined, superseded: HoldSignal[]) {
+  const before = { desired: view.desiredUnits, observed: view.observedUnits };
+  const after = { desired: next ? new Map(view.desiredUnits).set(req.unit, next) : view.desiredUnits, observed: view.observedUnits };
+  const delivered = superseded.map((s) => ({ run: s.run, by: s.by, at: s.at }));
+  const body = { operation: 'resume', units: { [req.unit]: { action: 'resume' } }, ...(delivered.length > 0 ? { supersededHolds: delivered } : {}) };
+  return buildTransitions(opened.loc, refs, opened.env.name, before, after, body, trailersOf(opened, req.reason), [req.unit], next === undefined);
 }

@@ -12,7 +12,7 @@ import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
 import { setup, reconcile } from '../support/reconcile-helpers.mjs';
 import {
   DESIRED, OBSERVED, commitAt, coordinationRefs, decision, describe as show, desiredDoc, gatedScript, holdAsync, hold, holdCommitsOf,
-  logLines, observedDoc, openGate, pauseAt, readYaml, signalRefs, sleep, tip, waitForLine,
+  logLines, observedDoc, openGate, pauseAt, readYaml, resume, signalRefs, sleep, tip, waitForLine,
 } from '../support/hold-helpers.mjs';
 
 after(cleanupAll);
@@ -355,5 +355,61 @@ describe('delivery to a running reconcile', () => {
     assert.equal(next.json.units.b.result, 'held');
     assert.deepEqual(logLines(ctx.log), ['start a', 'end a']);
     assertSettled(ctx.bare, 'b');
+  });
+});
+
+describe('a resume after a delivered hold', () => {
+  test('while the run holds the lease resume exits 2 NYL-LEASE-HELD, even with nothing to change; once the lease is free it supersedes the hold, which never takes effect', async () => {
+    const ctx = chain();
+    openGate(path.join(ctx.dir, 'gate'));
+    const marker = path.join(ctx.dir, 'paused');
+    // The run pauses before its transition push, and again before its late hold commit takes the lease.
+    const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json'], { env: pauseAt(['before-transition-push', 'before-lease-push@hold'], marker) });
+    try {
+      await waitForFile(marker);
+      const h = hold(ctx.project, 'c', { args: ['-o', 'json'] });
+      assert.ok(h.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'), show(h));
+      const early = resume(ctx.project, 'c', { args: ['-o', 'json'] });
+      assert.equal(early.code, 2, `resume decides under the lease: ${show(early)}`);
+      assert.deepEqual(early.json.errors.map((e) => e.code), ['NYL-LEASE-HELD']);
+
+      fs.rmSync(marker);
+      await waitForFile(marker);
+      assert.equal(fs.readFileSync(marker, 'utf8').trim(), 'before-lease-push');
+      const late = resume(ctx.project, 'c', { args: ['-o', 'json'] });
+      assert.equal(late.code, 0, show(late));
+      assert.equal(late.json.result, 'done', 'the resume supersedes the delivered hold');
+      assert.deepEqual(signalRefs(ctx.bare), [], 'it took the signal back');
+      const top = commitAt(ctx.bare, DESIRED);
+      assert.equal(top.body.operation, 'resume');
+      assert.equal(top.body.units.c.action, 'resume');
+
+      // The late hold commit goes on to its own transition push (which the signal's deletion fences).
+      while (run.child.exitCode === null && run.child.signalCode === null) {
+        if (fs.existsSync(marker)) fs.rmSync(marker);
+        await sleep(20);
+      }
+      const done = await run.done;
+      assert.equal(done.code, 0, show(done));
+      assert.equal(done.json.units.c.result, 'executed');
+      assert.equal(desiredDoc(ctx.bare, 'c').lifecycle.state, 'active', 'the superseded hold never took effect');
+      assert.deepEqual(holdCommitsOf(ctx.bare, 'c'), []);
+      assert.deepEqual(coordinationRefs(ctx.bare), []);
+    } finally {
+      fs.rmSync(marker, { force: true });
+      run.child.kill('SIGKILL');
+      await run.done;
+    }
+  });
+
+  test('a unit not held: resume still takes the lease, and ends 0 with a note when it is free', () => {
+    const ctx = chain();
+    openGate(path.join(ctx.dir, 'gate'));
+    assert.equal(reconcile(ctx.project).code, 0);
+    const r = resume(ctx.project, 'a', { args: ['-o', 'json'] });
+    assert.equal(r.code, 0, show(r));
+    assert.equal(r.json.result, 'unchanged');
+    assert.ok(r.json.notes.some((n) => n.code === 'NYL-UNCHANGED'));
+    assert.deepEqual(coordinationRefs(ctx.bare), []);
   });
 });
