@@ -143,7 +143,8 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     }
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
-      return leaseBreak(rt, common(p));
+      const w = waitMs(p);
+      return leaseBreak(rt, { ...common(p), ...(w !== undefined ? { waitMs: w } : {}) });
     }
     default:
       throw new Error(`no operation for ${name}`);

@@ -418,7 +418,7 @@ export class LeaseHandle {
 
 }
 
-export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' };
+export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held'; waited: boolean };
 
 /**
  * Breaking a damaged lease: the break commit continues the damaged lease commit's history when
@@ -431,13 +431,40 @@ function damagedLeasePart(store: StateStore, current: LeaseView | undefined): { 
   return { parent: current.damage.path ? current.oid : undefined, updates: [{ ref: keptAt, expect: null, to: current.oid }], keptAt };
 }
 
+export interface BreakOptions {
+  reason: string;
+  skewMs: number;
+  /** How long to give the holder to release the lease by itself before breaking it. */
+  waitMs?: number;
+  message: (record: LeaseRecord, damage?: Damage) => string;
+}
+
+/**
+ * --wait-lease for a break: waits while a holder is there, up to waitUntil; true when it waited.
+ * A holder that releases meanwhile leaves nothing to break; the caller looks again either way.
+ */
+async function waitBeforeBreaking(rt: LeaseRuntime, store: StateStore, waitUntil: number, skewMs: number): Promise<boolean> {
+  let waited = false;
+  for (let now = rt.clock.now(); now < waitUntil; now = rt.clock.now()) {
+    const refs = await store.snapshot();
+    const current = await readLease(store, refs);
+    if (current?.record.broken || !(current ?? (await findLiveRun(store, refs, now, skewMs)))) return waited;
+    waited = true;
+    await rt.clock.sleep(Math.min(1000, waitUntil - now), rt.cancel);
+    if (rt.cancel.aborted) throw cancelled(store.loc.environment);
+  }
+  return waited;
+}
+
 /**
  * Declares the holder gone (`nyl lease break`): the lease, or a live run whose lease ref is
  * already gone, gets `broken: {by, reason, at}`. Only an importer takes a broken lease over; a
  * holder still running can no longer renew or write, since each of its pushes expects its lease.
  */
-export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, reason: string, skewMs: number, message: (record: LeaseRecord, damage?: Damage) => string): Promise<BreakResult> {
+export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, options: BreakOptions): Promise<BreakResult> {
   const env = store.loc.environment;
+  const { reason, skewMs, message } = options;
+  const waited = await waitBeforeBreaking(rt, store, rt.clock.now() + (options.waitMs ?? 0), skewMs);
   for (let attempt = 0; attempt < 10; attempt++) {
     const refs = await store.snapshot();
     const current = await readLease(store, refs);
@@ -445,7 +472,7 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     if (current?.record.broken) return { kind: 'already-broken', record: current.record };
     // A run takers still treat as live (its deadline plus the skew margin ahead) can be broken.
     const target = current ?? (await findLiveRun(store, refs, now, skewMs));
-    if (!target) return { kind: 'nothing-held' };
+    if (!target) return { kind: 'nothing-held', waited };
     // A damaged lease has no deadline anyone could read: its broken record carries the break's time.
     const times = current?.damage ? { acquiredAt: isoSeconds(now), deadline: isoMillis(now) } : {};
     const record: LeaseRecord = { ...target.record, ...times, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };

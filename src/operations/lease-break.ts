@@ -17,13 +17,17 @@ import { stateOperationReport } from './report-base';
 
 export interface LeaseBreakRequest extends EnvironmentRequest {
   reason?: string;
+  /** Gives the holder this long to release the lease by itself before breaking it. */
+  waitMs?: number;
 }
+
+type LeaseBreakOptions = Omit<LeaseBreakRequest, keyof EnvironmentRequest> & { reason: string };
 
 export async function leaseBreak(rt: Runtime, req: LeaseBreakRequest): Promise<StateOperationReport> {
   if (!req.reason?.trim()) fail('NYL-REASON-REQUIRED', 'breaking a lease needs a --reason, recorded with the break', { operation: 'lease break' });
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
-    return await leaseBreakOpened(rt, opened, req.reason!);
+    return await leaseBreakOpened(rt, opened, { reason: req.reason!, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
   } finally {
     opened.close();
   }
@@ -34,14 +38,17 @@ function breakMessage(env: string, reason: string, record: LeaseRecord, damage: 
   return `nyl: break lease ${env}\n\nrun: ${record.run}\nby: ${record.broken!.by} on ${hostname()}\n${damaged}\nNyl-Reason: ${reason.replace(/\s*\n\s*/g, ' ')}\n`;
 }
 
-export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, reason: string): Promise<StateOperationReport> {
+export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, req: LeaseBreakOptions): Promise<StateOperationReport> {
   const { store, env } = opened;
+  const reason = req.reason;
   await store.ensureOpen();
   const report = stateOperationReport('lease-break', env.name);
   const skewMs = leaseTiming(env.spec.lease).skewMs;
-  const result = await breakLease(rt, store, opened.author!, reason, skewMs, (record, damage) => breakMessage(env.name, reason, record, damage));
+  const message = (record: LeaseRecord, damage: Damage | undefined) => breakMessage(env.name, reason, record, damage);
+  const result = await breakLease(rt, store, opened.author!, { reason, skewMs, message, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
   if (result.kind === 'nothing-held') {
-    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `nothing holds the lease of ${env.name}; there is nothing to break`, { env: env.name }));
+    const what = result.waited ? `the holder released the lease of ${env.name} while lease break waited` : `nothing holds the lease of ${env.name}`;
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${what}; there is nothing to break`, { env: env.name }));
     return report;
   }
   const r = result.record;

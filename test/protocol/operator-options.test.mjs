@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { receipt, uncertain } from '../fakes/driver.mjs';
 import { ignoring, sleepFor } from '../fakes/process-runner.mjs';
-import { World } from './world.mjs';
+import { T0, World } from './world.mjs';
 import { Journal } from './invariants.mjs';
 
 const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
@@ -96,6 +96,74 @@ describe('cancellation', () => {
 });
 
 describe('waiting for the lease', () => {
+  for (const releasesInTime of [true, false]) {
+    const title = releasesInTime ? 'a holder that releases the lease in time is not broken' : 'a holder still there when the wait ends is broken then';
+    test(`lease break --wait-lease: ${title}`, async () => {
+      const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
+      await world.process('init').run('state init');
+      try {
+        const release = world.driver.hold('a');
+        const run = world.process('holder').start('reconcile');
+        await world.driver.whenCalled('a');
+        let settled;
+        const sleepers = world.clock.sleepers();
+        const breaker = world.process('breaker').start('lease break', { waitMs: 60_000 });
+        breaker.outcome.then((o) => (settled = o));
+        await world.until(() => settled || world.clock.sleepers() > sleepers, 'the breaker waits');
+        await world.clock.advance(30_000);
+        assert.equal(settled, undefined, 'still waiting after 30 s');
+        assert.equal(world.leaseDoc()?.broken, undefined, 'nothing broken while waiting');
+        if (releasesInTime) {
+          world.clock.autoAdvance = true;
+          release();
+          assert.equal((await run.outcome).code, 0, 'the holder finished and released the lease');
+          await world.until(() => settled, 'the breaker ended');
+          assert.equal(settled.code, 0);
+          assert.equal(settled.report.result, 'unchanged');
+          assert.deepEqual(settled.report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+          assert.match(settled.report.notes[0].message, /the holder released the lease of dev while lease break waited/);
+        } else {
+          world.clock.autoAdvance = true; // the wait goes on in one-second looks until it ends
+          await world.until(() => settled, 'the breaker broke the lease');
+          assert.ok(world.clock.now() >= T0 + 60_000, 'not before the wait ended');
+          assert.equal(settled.code, 0);
+          assert.equal(settled.report.result, 'done');
+          assert.equal(world.leaseDoc().broken.reason, 'the runner was killed');
+          world.clock.autoAdvance = true;
+          release();
+          assert.notEqual((await run.outcome).code, 0, 'the broken holder cannot write');
+        }
+      } finally {
+        world.cleanup();
+      }
+    });
+  }
+
+  test('lease break --wait-lease cancelled while waiting: NYL-RUN-CANCELLED, nothing written', async () => {
+    const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
+    await world.process('init').run('state init');
+    try {
+      const release = world.driver.hold('a');
+      const run = world.process('holder').start('reconcile');
+      await world.driver.whenCalled('a');
+      const refs = world.refs();
+      const sleepers = world.clock.sleepers();
+      const breaker = world.process('breaker');
+      const waiting = breaker.start('lease break', { waitMs: 60_000 });
+      await world.until(() => world.clock.sleepers() > sleepers, 'the breaker waits');
+      breaker.cancel('SIGINT');
+      const settled = await waiting.outcome;
+      assert.equal(settled.code, 1);
+      assert.deepEqual(settled.codes, ['NYL-RUN-CANCELLED']);
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+      world.clock.autoAdvance = true;
+      release();
+      assert.equal((await run.outcome).code, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test('--wait-lease gives up after its duration: exit 2 NYL-LEASE-HELD, nothing written', async () => {
     const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
     await world.process('init').run('state init');
