@@ -67,7 +67,9 @@ export const CATALOG = {
     exit: 1,
     summary: 'The location holds no state for the environment.',
     fix: (p) =>
-      `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old location>\`${p.fromLocal ? ` (the clone's branches hold state: \`nyl state move -e ${e(p)} --from local\`)` : ''}`,
+      p.fromLocal
+        ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\``
+        : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old location>\``,
   },
   'NYL-STATE-UNAVAILABLE': {
     exit: 1,

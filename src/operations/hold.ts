@@ -16,7 +16,7 @@ import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 import { commitHolds } from './hold-commit';
-import { requireActiveState, type StateRead } from './state-checks';
+import { requireActive, type StateRead } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface HoldRequest extends EnvironmentRequest {
@@ -105,7 +105,7 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   const { store, env, loc } = opened;
   const refs = await store.snapshot();
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-  requireActiveState(env.name, view, loc);
+  await requireActive(opened, { refs, view });
   if (attempt === 0) await store.requireNoUnpublishedWork(refs);
   const unchanged = checkUnit(opened, view, req.unit, report);
   if (unchanged) return unchanged;

@@ -25,7 +25,7 @@ import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
 import { divergedWarnings } from './report-base';
-import { requireActiveState, stateUnderLease } from './state-checks';
+import { requireActive, requireActiveState, stateUnderLease } from './state-checks';
 
 export interface ReconcileOptions {
   reason?: string;
@@ -90,9 +90,9 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
 }
 
 async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<Start> {
-  const { store, loc, env } = opened;
+  const { store, loc } = opened;
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-  const generation = requireActiveState(env.name, view, loc);
+  const generation = await requireActive(opened, { refs, view });
   await store.requireNoUnpublishedWork(refs);
   return { refs, view, generation };
 }

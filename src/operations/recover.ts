@@ -29,7 +29,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { damageOfSurvey, giveIncarnations, type RepairRecord, repairStateFiles, repairUnits, runsDamaged, setAsideSignals, type StateRepair, survey, type Survey } from './recover-damage';
 import { decideUnit, type RecoverOptions, type RecoverWork } from './recover-unit';
 import { stateOperationReport } from './report-base';
-import { inactiveStateDiagnostic } from './state-checks';
+import { inactiveStateOf } from './state-checks';
 
 export type { RecoverOptions, RecoverWork } from './recover-unit';
 
@@ -197,7 +197,7 @@ async function recoverInactive(opened: OpenedEnvironment, req: RecoverOptions, t
   const { loc, env } = opened;
   const state = repair.state;
   // With --unit there is nothing to decide on: a refusal. Else a warning beside the cleared break.
-  const finding = inactiveStateDiagnostic(env.name, state, loc, req.unit ? 'error' : 'warning')!;
+  const finding = (await inactiveStateOf(opened, tx.snapshot, state, req.unit ? 'error' : 'warning'))!;
   if (req.unit) throw new NylError(finding);
   if (!broken && repair.repaired.length === 0) throw new NylError(diagnostic('NYL-RECOVER-NOTHING', 'error', `the lease of ${env.name} is not broken`, { env: env.name }));
   const breaks = broken ? breakFields(tx.replaced) : {};

@@ -9,12 +9,34 @@ import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { OpenedEnvironment } from './context';
 
-/** Missing, deleted or moved state: an error where a command refuses, a warning where it goes on. */
-export function inactiveStateDiagnostic(envName: string, state: EnvironmentStateDoc | undefined, loc: StateLocation, severity: Severity = 'error'): Diagnostic | undefined {
-  if (!state) return diagnostic('NYL-STATE-MISSING', severity, `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}`, { env: envName });
+/**
+ * Missing, deleted or moved state: an error where a command refuses, a warning where it goes on.
+ * `fromLocal`: the clone's own branches hold the missing state (a remote was configured since),
+ * so the way forward is moving it there, never starting over.
+ */
+export function inactiveStateDiagnostic(envName: string, state: EnvironmentStateDoc | undefined, loc: StateLocation, severity: Severity = 'error', fromLocal = false): Diagnostic | undefined {
+  if (!state) return missingStateDiagnostic(envName, loc, severity, fromLocal);
   if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
   if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
   return undefined;
+}
+
+function missingStateDiagnostic(envName: string, loc: StateLocation, severity: Severity, fromLocal: boolean): Diagnostic {
+  const local = fromLocal ? `; the clone's own branches hold its state` : '';
+  return diagnostic('NYL-STATE-MISSING', severity, `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}${local}`, { env: envName, ...(fromLocal ? { fromLocal: true } : {}) });
+}
+
+/** As inactiveStateDiagnostic, telling missing state apart from state the clone's own branches hold. */
+export async function inactiveStateOf(opened: OpenedEnvironment, refs: RefSnapshot, state: EnvironmentStateDoc | undefined, severity: Severity = 'error'): Promise<Diagnostic | undefined> {
+  const fromLocal = !state && (await opened.store.knownStateBeyond(refs)).size > 0;
+  return inactiveStateDiagnostic(opened.env.name, state, opened.loc, severity, fromLocal);
+}
+
+/** Returns the state's generation; refuses missing, deleted or moved state, naming the way forward. */
+export async function requireActive(opened: OpenedEnvironment, read: StateRead): Promise<number> {
+  const inactive = await inactiveStateOf(opened, read.refs, read.view.state);
+  if (inactive) throw new NylError(inactive);
+  return read.view.state!.generation;
 }
 
 /** Returns the state's generation; refuses missing, deleted or moved state. */

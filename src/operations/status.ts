@@ -27,7 +27,7 @@ import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { divergedWarnings } from './report-base';
-import { inactiveStateDiagnostic } from './state-checks';
+import { inactiveStateOf } from './state-checks';
 
 export type StatusRequest = EnvironmentRequest;
 
@@ -219,7 +219,7 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   if (view.observedOid) report.observed = view.observedOid;
   const at = await leaseAt(rt, opened, refs, report);
   reportDamage(opened, view.damage, report);
-  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : inactiveStateDiagnostic(env.name, view.state, loc);
+  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : await inactiveStateOf(opened, refs, view.state);
   if (inactive) report.errors.push(inactive);
   if (!view.state || inactive) return report;
   reportDamage(opened, (await readSignals(store, refs)).damaged, report);

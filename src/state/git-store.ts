@@ -125,8 +125,10 @@ export class GitStateStore implements StateStore {
   async ensureOpen(): Promise<void> {
     if (this.loc.kind === 'path') {
       if (!existsSync(this.workDir)) {
+        const fromLocal = (await this.knownStateBeyond(new Map())).size > 0;
         fail('NYL-STATE-MISSING', `the state repository ${this.workDir} of ${this.loc.environment} does not exist`, {
           env: this.loc.environment,
+          ...(fromLocal ? { fromLocal: true } : {}),
         });
       }
       if (!gitDirOf(this.workDir)) unavailable(this.loc, `${this.workDir} is not a Git repository`);

@@ -54,3 +54,28 @@ test('reconcile --local, a killed local run, lease break --local and takeover; o
   assert.deepEqual(codes(online), ['NYL-STATE-DIVERGED']);
   assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'the refusal wrote nothing');
 });
+
+test("adding an origin to a project whose state lives in the clone: every command names `nyl state move -e dev --from local`, and only that", () => {
+  const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev'), command('a', 'script: "true"')) });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+  const bare = makeBareRepo();
+  git(project, 'remote', 'add', 'origin', pathToFileURL(bare).href);
+  for (const args of [['status'], ['reconcile'], ['hold', '--unit', 'a', '--reason', 'x'], ['resume', '--unit', 'a', '--reason', 'x'], ['recover', '--unit', 'a', '--retry', '--reason', 'x']]) {
+    const r = nyl(project, [...args, '-e', 'dev', '-o', 'json']);
+    assert.equal(r.code, 1, `${args[0]}: ${r.stdout}${r.stderr}`);
+    const missing = r.json.errors.find((e) => e.code === 'NYL-STATE-MISSING');
+    assert.ok(missing, `${args[0]}: ${r.stdout}`);
+    assert.match(missing.fix, /`nyl state move -e dev --from local`/, args[0]);
+    assert.doesNotMatch(missing.fix, /state init|<old location>/, `${args[0]} must not suggest starting over`);
+  }
+  const text = nyl(project, ['status', '-e', 'dev']);
+  assert.match(text.stdout + text.stderr, /nyl state move -e dev --from local/);
+  assert.equal(git(bare, 'for-each-ref'), '', 'nothing was written to the new remote');
+
+  // Without state in the clone, both ways forward stay named.
+  const fresh = makeProject({ 'nyl.yaml': nylYaml(environment('dev')) }, { origin: makeBareRepo() });
+  const r = nyl(fresh, ['status', '-e', 'dev', '-o', 'json']);
+  assert.equal(r.code, 1);
+  assert.match(r.json.errors[0].fix, /nyl state init -e dev/);
+});
