@@ -16,6 +16,7 @@
  * Drivers never touch state; every process goes through the context's runner, which forwards
  * the run's cancellation and kills a tool that outlives its grace period.
  */
+import type { ToolLine } from '../exec/lines';
 import type { ProcessRunner } from '../exec/process';
 import type { Clock } from '../util/clock';
 import type { ObjectSchema } from '../util/schema';
@@ -43,10 +44,11 @@ export interface DriverContext {
   /** Grace period after a forwarded signal before a tool is killed. */
   killGraceMs: number;
   /**
-   * Tool output, one line at a time (the engine prefixes and routes it). A driver never passes a
-   * sensitive value here: the engine cannot tell one in free text.
+   * Tool output, one line at a time, as bytes and as text (LineSplitter makes both): the engine
+   * prints the text prefixed and logs the bytes. A driver never passes a sensitive value here: the
+   * engine cannot tell one in free text.
    */
-  toolOutput: (line: string) => void;
+  toolOutput: (line: ToolLine) => void;
 }
 
 export interface UnitOutput {

@@ -31,6 +31,8 @@ function context({ unit, rendering, runner, clock, kind = 'Command', cancel = ne
   const dir = projectDir ?? path.join(root, 'source');
   fs.mkdirSync(path.join(dir, 'sub'), { recursive: true });
   const lines = [];
+  /** The bytes of every line, as the driver passed them. */
+  lines.bytes = [];
   const lineWaiters = [];
   /** Resolves (in a microtask, before virtual time can move) once `text` was a line of output. */
   lines.when = (text) => (lines.includes(text) ? Promise.resolve() : new Promise((resolve) => lineWaiters.push({ text, resolve })));
@@ -49,9 +51,10 @@ function context({ unit, rendering, runner, clock, kind = 'Command', cancel = ne
     baseEnv: { ...process.env },
     cancel,
     killGraceMs: GRACE,
-    toolOutput: (line) => {
-      lines.push(line);
-      for (const w of lineWaiters.filter((x) => x.text === line)) w.resolve();
+    toolOutput: ({ bytes, text }) => {
+      lines.push(text);
+      lines.bytes.push(bytes);
+      for (const w of lineWaiters.filter((x) => x.text === text)) w.resolve();
     },
   };
   return { ctx, lines };
@@ -438,9 +441,10 @@ for (const impl of IMPLS.filter((i) => i.command)) {
       assert.deepEqual(got, { unit: 'probeEnv', run: ctx.run, uid: 'uid-probeEnv', environment: 'dev', greeting: 'hello world', count: '3', cwd: fs.realpathSync(path.join(ctx.projectDir, 'sub')) });
     });
 
-    test('tool output reaches toolOutput line by line', async () => {
+    test('tool output reaches toolOutput line by line, as text and as the bytes written', async () => {
       const { lines } = await apply('fails');
       assert.deepEqual([...lines], ['bad things happened', 'on two lines']);
+      assert.equal(Buffer.concat(lines.bytes).toString('latin1'), 'bad things happened\non two lines\n');
     });
 
     test('cancellation of a tool that ignores the signal: SIGKILL after the grace period, uncertain', async () => {

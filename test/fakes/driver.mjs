@@ -34,7 +34,8 @@
 //                ctx.runner (cwd projectDir, env baseEnv + NYL_OUTPUTS/NYL_UNIT/NYL_RUN/NYL_UID,
 //                ctx.cancel, ctx.killGraceMs, output to ctx.toolOutput) before it throws or answers;
 //                its result is in call.process
-//   toolOutput   { [unit]: [lines] }: lines apply writes to ctx.toolOutput
+//   toolOutput   { [unit]: [lines] }: lines (text) apply writes to ctx.toolOutput, each as its
+//                text and its bytes with a newline
 // An Answer: an outcome object ({ result: 'receipt' | 'failed' | 'uncertain', ... } or the
 // phase's own), a function async (ctx, call) => outcome (it may throw), or an array of those,
 // used one per call (attempts), the last one repeating.
@@ -47,6 +48,7 @@
 // until release(), or ends uncertain when ctx.cancel aborts first), and reset() (forgets calls).
 
 import { createHash } from 'node:crypto';
+import { LineSplitter } from '../../dist/exec/lines.js';
 
 /** Outputs for a receipt: plain values are not sensitive; wrap secrets with secret(). */
 export function receipt(outputs = {}) {
@@ -149,24 +151,19 @@ export function fakeDriver(options = {}) {
   async function startProcess(call, ctx) {
     const argv = perUnit(options.startProcess, call, ctx);
     if (!argv) return;
-    const line = (l) => ctx.toolOutput?.(l);
-    const split = () => {
-      let tail = '';
-      return (b) => {
-        const parts = (tail + b.toString()).split('\n');
-        tail = parts.pop();
-        parts.forEach(line);
-      };
-    };
+    const out = new LineSplitter((l) => ctx.toolOutput?.(l));
+    const err = new LineSplitter((l) => ctx.toolOutput?.(l));
     call.process = await ctx.runner.run(argv, {
       cwd: ctx.projectDir,
       env: { ...ctx.baseEnv, NYL_OUTPUTS: ctx.outputsPath, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid, NYL_ENVIRONMENT: ctx.environment },
       cancel: ctx.cancel,
       killGraceMs: ctx.killGraceMs,
       group: true,
-      onStdout: split(),
-      onStderr: split(),
+      onStdout: (b) => out.push(b),
+      onStderr: (b) => err.push(b),
     });
+    out.flush();
+    err.flush();
   }
 
   async function phase(name, option, ctx, plan) {
@@ -186,7 +183,7 @@ export function fakeDriver(options = {}) {
             return call.outcome;
           }
         }
-        for (const l of perUnit(options.toolOutput, call, ctx) ?? []) ctx.toolOutput?.(l);
+        for (const l of perUnit(options.toolOutput, call, ctx) ?? []) ctx.toolOutput?.({ bytes: Buffer.from(`${l}\n`), text: l });
         await startProcess(call, ctx);
         const message = perUnit(options.throws, call, ctx);
         if (message !== undefined && message !== null && message !== false) throw new Error(String(message));

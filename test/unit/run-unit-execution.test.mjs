@@ -49,29 +49,17 @@ test('a unit log that cannot be written is reported once; output goes on and not
     const lines = [];
     const output = new UnitOutput('dev', { quiet: false, logDir: dir }, (line) => lines.push(line));
     output.event('u', 'starting');
-    output.tool('u', 'hello');
+    output.tool('u', { bytes: Buffer.from('hello\n'), text: 'hello' });
     output.event('u', 'executed');
     assert.equal(lines.filter((l) => l.includes('cannot write unit logs')).length, 1, lines.join('\n'));
     assert.deepEqual(lines.filter((l) => !l.includes('cannot write')), ['[dev/u] starting', '  [dev/u] hello', '[dev/u] executed']);
     const closed = new UnitOutput('dev', { quiet: false }, () => {
       throw new Error('EPIPE');
     });
-    assert.doesNotThrow(() => closed.tool('u', 'x'));
+    assert.doesNotThrow(() => closed.tool('u', { bytes: Buffer.from('x\n'), text: 'x' }));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-});
-
-test('tool output: a character split across two chunks is one character; the last line comes with flush', async () => {
-  const { LineSplitter } = await import('../../dist/exec/lines.js');
-  const lines = [];
-  const splitter = new LineSplitter((l) => lines.push(l));
-  const bytes = Buffer.from('héllo wörld\r\nnext', 'utf8');
-  const cut = bytes.indexOf(0xc3) + 1; // inside é
-  splitter.push(bytes.subarray(0, cut));
-  splitter.push(bytes.subarray(cut));
-  splitter.flush();
-  assert.deepEqual(lines, ['héllo wörld', 'next']);
 });
 
 function deepValue(levels) {
