@@ -39,9 +39,13 @@ export const CATALOG = {
   },
   'NYL-SOURCE-UNREACHABLE': {
     exit: 1,
-    summary: 'The source revision cannot be resolved to a commit of the checkout.',
-    fix: (p) =>
-      `check the revision${p.rev ? ` ${String(p.rev)}` : ''} exists in this clone (git fetch it), or fix spec.source.ref`,
+    summary: 'The source revision is not a commit of the checkout that a branch or tag reaches.',
+    fix: (p) => {
+      const other = p.override ? 'pass --source a revision of a branch or tag' : `point spec.source.ref of ${e(p)} at a branch, a tag or a commit one of them reaches`;
+      if (p.commit === undefined) return `check the revision${p.rev ? ` ${String(p.rev)}` : ''} exists in this clone (git fetch it), or ${other}`;
+      const c = String(p.commit);
+      return `fetch the branches and tags of every remote with \`git fetch --all --tags\`, then check that \`git branch -a --contains ${c}\` or \`git tag --contains ${c}\` names one; otherwise ${other}`;
+    },
   },
   'NYL-USAGE': {
     exit: 1,

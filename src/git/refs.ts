@@ -30,6 +30,19 @@ export async function readRefs(git: Git, dir: string, patterns: string[]): Promi
   return parseRefList(out);
 }
 
+/** The first ref matching the patterns whose history holds commit, or undefined when none does. */
+export async function refContaining(git: Git, dir: string, commit: string, patterns: string[]): Promise<string | undefined> {
+  const out = await git.text(dir, ['for-each-ref', '--count=1', '--format=%(refname)', `--contains=${commit}`, ...patterns]);
+  return out.trim() || undefined;
+}
+
+/** Whether ancestor is descendant or in its history (`merge-base --is-ancestor`: exit 0 yes, 1 no). */
+export async function isAncestor(git: Git, dir: string, ancestor: string, descendant: string): Promise<boolean> {
+  const result = await git.run(dir, ['merge-base', '--is-ancestor', ancestor, descendant]);
+  if (result.code === 0 || result.code === 1) return result.code === 0;
+  throw new GitError(result, dir);
+}
+
 export function parseRefList(out: string): Map<string, string> {
   const refs = new Map<string, string>();
   for (const line of out.split('\n')) {

@@ -13,7 +13,9 @@ import { join } from 'node:path';
 import { BUILTIN_DRIVERS, type DriverSet } from '../drivers/registry';
 import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
+import type { Git } from '../git/git';
 import { materializeCommit } from '../git/materialize';
+import { isAncestor, refContaining } from '../git/refs';
 import type { Identity } from '../git/object-writer';
 import { formatIdentity } from '../lease/lease';
 import type { TransactionOptions } from '../lease/transaction';
@@ -75,15 +77,47 @@ function materializerOf(rt: Runtime, checkout: Checkout, commit: string): (dest:
   };
 }
 
-async function resolveCommit(reader: BatchReader, rev: string, what: string): Promise<string> {
+/** Who asked for a source revision, for messages and fixes: --source, or the Environment's source.ref. */
+interface SourceAsker {
+  what: string;
+  env?: string;
+  override?: boolean;
+}
+
+async function resolveCommit(reader: BatchReader, rev: string, asker: SourceAsker): Promise<string> {
+  const { what, ...params } = asker;
   if (!/^[^\s\0]+$/.test(rev) || rev.startsWith('-')) {
-    fail('NYL-SOURCE-UNREACHABLE', `${what} ${JSON.stringify(rev)} is not a revision`, { rev });
+    fail('NYL-SOURCE-UNREACHABLE', `${what} ${JSON.stringify(rev)} is not a revision`, { rev, ...params, data: { rev } });
   }
   const obj = await reader.read(`${rev}^{commit}`);
   if (!obj || obj.type !== 'commit') {
-    fail('NYL-SOURCE-UNREACHABLE', `${what} ${rev} does not name a commit of this checkout`, { rev });
+    fail('NYL-SOURCE-UNREACHABLE', `${what} ${rev} does not name a commit of this checkout`, { rev, ...params, data: { rev } });
   }
   return obj.oid;
+}
+
+/** Branches, tags and remote-tracking branches: what this clone shares with, or got from, others. */
+const SHARED_REFS = ['refs/heads/', 'refs/tags/', 'refs/remotes/'];
+
+/**
+ * Refuses a source commit that no branch or tag of the clone reaches, whether --source or
+ * source.ref names it: such a commit was never shared for review (a fork's commit fetched by id,
+ * another clone's unpushed work), and state would record it as what the environment runs.
+ * HEAD counts too: it is what a plain run renders anyway.
+ */
+async function checkReachable(git: Git, workTree: string, rev: string, commit: string, head: string, asker: SourceAsker): Promise<void> {
+  if (commit === head || (await refContaining(git, workTree, commit, SHARED_REFS)) || (await isAncestor(git, workTree, commit, head))) return;
+  const { what, ...params } = asker;
+  const named = rev === commit ? rev : `${rev} (commit ${commit})`;
+  fail('NYL-SOURCE-UNREACHABLE', `${what} ${named} is not reached by any branch or tag of this clone`, { rev, commit, ...params, data: { rev, commit } });
+}
+
+/** The commit units render at: --source, else the Environment's source.ref, else HEAD. */
+async function resolveSource(git: Git, checkout: Checkout, reader: BatchReader, rev: string, head: string, asker: SourceAsker): Promise<string> {
+  if (rev === 'HEAD') return head;
+  const commit = await resolveCommit(reader, rev, asker);
+  await checkReachable(git, checkout.workTree, rev, commit, head, asker);
+  return commit;
 }
 
 /**
@@ -96,7 +130,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
   const reader = new BatchReader(rt.git, checkout.workTree);
   let store: StateStore | undefined;
   try {
-    const head = await resolveCommit(reader, 'HEAD', 'the checkout\'s HEAD');
+    const head = await resolveCommit(reader, 'HEAD', { what: 'the checkout\'s HEAD' });
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
     const headLoad = await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache);
     const atHead = headLoad.project;
@@ -108,7 +142,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       });
     }
     const rev = options.renders === false ? 'HEAD' : (req.source ?? env.spec.source?.ref ?? 'HEAD');
-    const sourceCommit = rev === 'HEAD' ? head : await resolveCommit(reader, rev, req.source ? '--source' : `spec.source.ref of ${env.name}`);
+    const asker = req.source !== undefined ? { what: '--source', env: env.name, override: true } : { what: `spec.source.ref of ${env.name}`, env: env.name };
+    const sourceCommit = await resolveSource(rt.git, checkout, reader, rev, head, asker);
     const sourceLoad = sourceCommit === head ? headLoad : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
     const project = sourceLoad.project;
     const configured = resolveLocation(atHead, env, checkout);

@@ -3,7 +3,9 @@
  * (level by level, one batched read per level), validated into a typed Project.
  *
  * Every problem of every file is collected and thrown together in one NylError, each naming
- * file, line, column and JSON pointer, so that a user fixes a project in one pass.
+ * file, line, column and JSON pointer, so that a user fixes a project in one pass. Problems that
+ * keep source from being read (YAML syntax, limits, includes that read nothing) come first: what
+ * they hide declares nothing, so no name is reported unknown while one of them stands.
  */
 import * as path from 'node:path';
 import { type Diagnostic, type SourceLocation, NylError, diagnostic } from '../errors/diagnostic';
@@ -24,11 +26,33 @@ interface FileText {
   text: string;
 }
 
-/** Declared names of documents that did not validate, so that others do not report them unknown. */
+/**
+ * Names declared by documents that did not validate, so that others do not report them unknown.
+ * `incomplete` once some source could not be read: it may declare any name.
+ */
 interface Declared {
   environments: Set<string>;
   repositories: Set<string>;
   units: Set<string>;
+  incomplete: boolean;
+}
+
+/** What loading collects across files and include levels. */
+interface Loading {
+  /** Problems that keep source from being read: syntax, limits, includes that read nothing. */
+  unread: Diagnostic[];
+  /** Every other problem. */
+  errors: Diagnostic[];
+  resources: Resource[];
+  documents: Map<string, SourceDocument>;
+  declared: Declared;
+  /** Files read or about to be, in load order. */
+  loaded: Set<string>;
+}
+
+interface ProjectSource {
+  doc: ProjectDocument;
+  source: SourceDocument;
 }
 
 export async function loadProject(root: string, tree: SourceTree): Promise<Project> {
@@ -37,68 +61,94 @@ export async function loadProject(root: string, tree: SourceTree): Promise<Proje
   if (top === undefined) {
     throw new NylError(diagnostic('NYL-PROJECT-MISSING', 'error', `no ${PROJECT_FILE} in ${absoluteRoot}`));
   }
-
-  const errors: Diagnostic[] = [];
-  const resources: Resource[] = [];
-  const documents = new Map<string, SourceDocument>();
-  const declared: Declared = { environments: new Set(), repositories: new Set(), units: new Set() };
-  const loaded = new Set([PROJECT_FILE]);
+  const loading: Loading = {
+    unread: [],
+    errors: [],
+    resources: [],
+    documents: new Map(),
+    declared: { environments: new Set(), repositories: new Set(), units: new Set(), incomplete: false },
+    loaded: new Set([PROJECT_FILE]),
+  };
   let listing: string[] | undefined;
-
   let level: FileText[] = [{ path: PROJECT_FILE, text: top }];
   while (level.length > 0) {
-    const projectDocs: { doc: ProjectDocument; source: SourceDocument }[] = [];
-    for (const file of level) {
-      const parsed = parseSourceFile(file.path, file.text);
-      errors.push(...parsed.errors);
-      for (const doc of parsed.documents) {
-        documents.set(documentKey(doc.file, doc.index), doc);
-        const resource = readDocument(doc, errors, declared);
-        if (!resource) continue;
-        resources.push(resource);
-        if (resource.kind === 'Project') projectDocs.push({ doc: resource, source: doc });
-      }
-    }
+    const projectDocs = readLevel(level, loading);
     if (projectDocs.every((p) => p.doc.include.length === 0)) break;
-
     listing ??= await tree.list();
-    const files = listing;
-    // Which include produced a path, to blame it when the file cannot be read.
-    const wanted = new Map<string, SourceLocation>();
-    for (const { doc, source } of projectDocs) {
-      doc.include.forEach((pattern, i) => {
-        const location = at(source, `/spec/include/${i}`);
-        const matches = isGlob(pattern) ? expandGlob(pattern, files) : files.filter((p) => p === normalizePattern(pattern));
-        if (matches.length === 0) {
-          errors.push(sourceError(location, `include "${pattern}" matches no file`, 'correct the pattern (relative to the project root), or remove it'));
-        }
-        for (const m of matches) {
-          if (loaded.has(m)) continue;
-          loaded.add(m);
-          wanted.set(m, location);
-        }
-      });
-    }
-    const paths = [...wanted.keys()];
-    const texts = paths.length > 0 ? await tree.readMany(paths) : [];
-    level = [];
-    paths.forEach((p, i) => {
-      const text = texts[i];
-      if (text === undefined) errors.push(sourceError(wanted.get(p)!, `included file ${p} cannot be read`, 'check that the file is committed'));
-      else level.push({ path: p, text });
-    });
+    level = await readIncluded(tree, includedFiles(projectDocs, listing, loading), loading);
   }
 
-  const grouped = groupResources(resources);
-  const locate = (origin: Origin, pointer: string): SourceLocation => {
+  const grouped = groupResources(loading.resources);
+  loading.declared.incomplete ||= loading.unread.length > 0;
+  loading.errors.push(...validateProject(grouped, locatorOf(loading.documents), loading.declared));
+  // Why first: what could not be read declares nothing, so later errors may be its consequences.
+  const files = [...loading.loaded];
+  const all = [...sortDiagnostics(loading.unread, files), ...sortDiagnostics(loading.errors, files)];
+  if (all.length > 0) throw new NylError(all);
+  return projectOf(absoluteRoot, grouped, loading.resources);
+}
+
+/** Parses and validates the files of one include level; returns its Project documents. */
+function readLevel(level: FileText[], loading: Loading): ProjectSource[] {
+  const projectDocs: ProjectSource[] = [];
+  for (const file of level) {
+    const parsed = parseSourceFile(file.path, file.text);
+    loading.unread.push(...parsed.errors);
+    for (const doc of parsed.documents) {
+      loading.documents.set(documentKey(doc.file, doc.index), doc);
+      const resource = readDocument(doc, loading.errors, loading.declared);
+      if (!resource) continue;
+      loading.resources.push(resource);
+      if (resource.kind === 'Project') projectDocs.push({ doc: resource, source: doc });
+    }
+  }
+  return projectDocs;
+}
+
+/** The files the includes of these Project documents add, each with the include that names it. */
+function includedFiles(projectDocs: ProjectSource[], files: string[], loading: Loading): Map<string, SourceLocation> {
+  // Which include produced a path, to blame it when the file cannot be read.
+  const wanted = new Map<string, SourceLocation>();
+  for (const { doc, source } of projectDocs) {
+    doc.include.forEach((pattern, i) => {
+      const location = at(source, `/spec/include/${i}`);
+      const matches = isGlob(pattern) ? expandGlob(pattern, files) : files.filter((p) => p === normalizePattern(pattern));
+      if (matches.length === 0) {
+        loading.unread.push(sourceError(location, `include "${pattern}" matches no file`, 'correct the pattern (relative to the project root), or remove it'));
+      }
+      for (const m of matches) {
+        if (loading.loaded.has(m)) continue;
+        loading.loaded.add(m);
+        wanted.set(m, location);
+      }
+    });
+  }
+  return wanted;
+}
+
+/** Reads the wanted files in one batch; a file that cannot be read is an error at its include. */
+async function readIncluded(tree: SourceTree, wanted: Map<string, SourceLocation>, loading: Loading): Promise<FileText[]> {
+  const paths = [...wanted.keys()];
+  const texts = paths.length > 0 ? await tree.readMany(paths) : [];
+  const level: FileText[] = [];
+  paths.forEach((p, i) => {
+    const text = texts[i];
+    if (text === undefined) loading.unread.push(sourceError(wanted.get(p)!, `included file ${p} cannot be read`, 'check that the file is committed'));
+    else level.push({ path: p, text });
+  });
+  return level;
+}
+
+function locatorOf(documents: Map<string, SourceDocument>): (origin: Origin, pointer: string) => SourceLocation {
+  return (origin, pointer) => {
     const doc = documents.get(documentKey(origin.file, origin.document));
     return doc ? at(doc, pointer) : { file: origin.file, line: origin.line, pointer };
   };
-  errors.push(...validateProject(grouped, locate, declared));
-  if (errors.length > 0) throw new NylError(sortDiagnostics(errors, [...loaded]));
+}
 
+function projectOf(root: string, grouped: ProjectResources, resources: Resource[]): Project {
   const project: Project = {
-    root: absoluteRoot,
+    root,
     environments: new Map(grouped.environments.map((r) => [r.name, r])),
     repositories: new Map(grouped.repositories.map((r) => [r.name, r])),
     groups: new Map(grouped.groups.map((r) => [r.name, r])),
@@ -160,17 +210,23 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
   const name = typeof written === 'string' && !written.includes('\0') ? written : undefined;
   if (all.length > 0) {
     for (const p of all) errors.push(sourceError(at(doc, p.pointer), `${kind}${name ? ` ${name}` : ''}: ${p.message}`, p.fix, isUnitKind(kind) && name ? [name] : undefined));
-    if (name !== undefined) {
-      if (isUnitKind(kind)) declared.units.add(name);
-      else if (kind === 'Environment') declared.environments.add(name);
-      else if (kind === 'GitRepository') declared.repositories.add(name);
-    }
+    declare(declared, kind, name, value);
     return undefined;
   }
 
   const origin: Origin = { file: doc.file, line: doc.start.line, pointer: '', document: doc.index };
   const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : fieldLocations(doc, kind);
   return buildResource(kind, value, origin, scan, locations);
+}
+
+/** Records what a document that did not validate declares, so that its name is not reported unknown. */
+function declare(declared: Declared, kind: string, name: string | undefined, value: Record<string, unknown>): void {
+  // Why: an invalid Project document's includes are not followed, so what they declare is unknown.
+  if (kind === 'Project' && isRecord(value.spec) && value.spec.include !== undefined) declared.incomplete = true;
+  if (name === undefined) return;
+  if (isUnitKind(kind)) declared.units.add(name);
+  else if (kind === 'Environment') declared.environments.add(name);
+  else if (kind === 'GitRepository') declared.repositories.add(name);
 }
 
 /** Fields whose line an error after loading may name (a state ref that is a source branch). */

@@ -104,6 +104,8 @@ export interface DeclaredNames {
   environments: ReadonlySet<string>;
   repositories: ReadonlySet<string>;
   units: ReadonlySet<string>;
+  /** Some source could not be read: it may declare any name, so none is reported unknown. */
+  incomplete?: boolean;
 }
 
 const NO_NAMES: DeclaredNames = { environments: new Set(), repositories: new Set(), units: new Set() };
@@ -114,55 +116,59 @@ interface Named {
   origin: Origin;
 }
 
-/** Cross-resource checks of a whole project; returns every problem found, in source order. */
+/** Cross-resource checks of a whole project; returns every problem found. */
 export function validateProject(
   resources: ProjectResources,
   locate: Locate = originLocate,
   invalid: DeclaredNames = NO_NAMES,
 ): Diagnostic[] {
   const out: Diagnostic[] = [];
-  const units = firstByName(resources.units, 'unit', `unit names are unique across ${unitKindList()}`, locate, out);
-  const environments = firstByName(resources.environments, 'environment', 'environment names are unique in a project', locate, out);
-  const repositories = firstByName(resources.repositories, 'GitRepository', 'GitRepository names are unique in a project', locate, out);
+  const unique: UniqueResources = {
+    units: firstByName(resources.units, 'unit', `unit names are unique across ${unitKindList()}`, locate, out),
+    environments: firstByName(resources.environments, 'environment', 'environment names are unique in a project', locate, out),
+    repositories: firstByName(resources.repositories, 'GitRepository', 'GitRepository names are unique in a project', locate, out),
+    groups: resources.groups,
+  };
   firstByName(resources.groups, 'EnvironmentGroup', 'EnvironmentGroup names are unique in a project', locate, out);
+  // Why: an unknown name is then no finding of its own, only a consequence of what was not read.
+  if (!invalid.incomplete) out.push(...unknownNames(unique, invalid, locate));
+  out.push(...unitCycles(unique.units, locate));
+  out.push(...environmentCycles(unique.environments, locate));
+  return out;
+}
 
-  const unitNames = union(units.keys(), invalid.units);
-  const envNames = union(environments.keys(), invalid.environments);
-  const repoNames = union(repositories.keys(), invalid.repositories);
+/** The first resource of each name, which references resolve to. */
+interface UniqueResources {
+  units: Map<string, UnitResource>;
+  environments: Map<string, EnvironmentResource>;
+  repositories: Map<string, GitRepositoryResource>;
+  groups: EnvironmentGroupResource[];
+}
 
-  for (const unit of units.values()) {
+/** Every reference to a unit, environment or GitRepository that nothing declares. */
+function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: Locate): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const unitNames = union(unique.units.keys(), invalid.units);
+  const envNames = union(unique.environments.keys(), invalid.environments);
+  const repoNames = union(unique.repositories.keys(), invalid.repositories);
+  for (const unit of unique.units.values()) {
     unit.declaredDependsOn.forEach((dep, i) => {
       if (unitNames.has(dep)) return;
-      out.push(
-        unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]),
-      );
+      out.push(unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]));
     });
     for (const ref of unit.references) {
       if (unitNames.has(ref.unit)) continue;
-      out.push(
-        unknownName(
-          locate(unit.origin, `/spec${ref.pointer}`),
-          `unit ${unit.name} references outputs of unknown unit "${ref.unit}"`,
-          ref.unit,
-          'unit',
-          unitNames,
-          [unit.name],
-        ),
-      );
+      out.push(unknownName(locate(unit.origin, `/spec${ref.pointer}`), `unit ${unit.name} references outputs of unknown unit "${ref.unit}"`, ref.unit, 'unit', unitNames, [unit.name]));
     }
   }
-  out.push(...unitCycles(units, locate));
-
-  for (const env of environments.values()) {
+  for (const env of unique.environments.values()) {
     env.spec.dependsOn.forEach((dep, i) => {
       if (envNames.has(dep)) return;
       out.push(unknownName(locate(env.origin, `/spec/dependsOn/${i}`), `environment ${env.name} depends on unknown environment "${dep}"`, dep, 'Environment', envNames));
     });
     checkRepositoryRef(env.spec.state, env, '/spec/state', repoNames, locate, out);
   }
-  out.push(...environmentCycles(environments, locate));
-
-  for (const group of resources.groups) {
+  for (const group of unique.groups) {
     (group.spec.environments ?? []).forEach((name, i) => {
       if (envNames.has(name)) return;
       out.push(unknownName(locate(group.origin, `/spec/environments/${i}`), `group ${group.name} lists unknown environment "${name}"`, name, 'Environment', envNames));

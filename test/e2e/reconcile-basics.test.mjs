@@ -4,11 +4,13 @@
 // append to a log file so that the tests see what ran, in which order and how many times.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
-import { nyl } from '../support/cli.mjs';
+import { command, nyl, nylYaml } from '../support/cli.mjs';
 import {
-  changeUnits, logLines, logs, message, reconcile, refsUnder, results, setup, stateCounts, table, trailer,
+  changeUnits, commitFiles, logLines, logs, message, reconcile, refsUnder, results, setup, stateCounts, table, trailer,
 } from '../support/reconcile-helpers.mjs';
 
 after(cleanupAll);
@@ -267,5 +269,44 @@ describe('status after a run', () => {
     const remote = refsUnder(ctx.bare, 'refs/heads/nyl/');
     assert.equal(fixed.json.desired, remote['refs/heads/nyl/dev/desired']);
     assert.equal(fixed.json.observed, remote['refs/heads/nyl/dev/observed']);
+  });
+});
+
+describe('invalid source', () => {
+  // A document that does not parse declares nothing; references to it were reported as unknown
+  // units, before the syntax error that caused them (issue 10, item 20).
+  test('a YAML syntax error comes first, its unknown-unit fallout is not reported, other errors follow; exit 1; nothing written', () => {
+    const ctx = setup((log) => ({ db: logs(log, 'db'), app: `dependsOn: [db]\n${logs(log, 'app')}` }));
+    const before = { bare: refsUnder(ctx.bare), clone: refsUnder(ctx.project, 'refs/heads/nyl/'), lease: refsUnder(ctx.project, 'refs/nyl/') };
+    const nylYamlText = fs.readFileSync(path.join(ctx.project, 'nyl.yaml'), 'utf8');
+    const [envDoc] = nylYamlText.split('\n---\n');
+    commitFiles(ctx.project, {
+      'nyl.yaml': nylYaml(
+        'apiVersion: nyl.io/v1\nkind: Project\nmetadata: {name: shop}\nspec: {include: ["units/*.yaml"]}',
+        envDoc,
+        command('app', `dependsOn: [db]\nenv: {URL: "\${{ units.db.outputs.url }}"}\n${logs(ctx.log, 'app')}`),
+        command('late', `${logs(ctx.log, 'late')}\ntimeout: forever`),
+      ),
+      'units/db.yaml': `${command('db', logs(ctx.log, 'db'))}\n  env: {A: [b}\n`,
+    });
+
+    const r = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const where = r.json.errors.map((e) => [e.code, e.location?.file, e.location?.pointer]);
+    assert.ok(where.length >= 2, JSON.stringify(r.json.errors));
+    const syntax = where.filter(([, file]) => file === 'units/db.yaml');
+    assert.deepEqual(where, [...syntax, ['NYL-SOURCE-INVALID', 'nyl.yaml', '/spec/timeout']], JSON.stringify(r.json.errors.map((e) => e.message)));
+    assert.match(r.json.errors[0].message, /^YAML syntax error: /);
+    assert.equal(r.json.errors[0].location.line, 6);
+    assert.ok(r.json.errors[0].fix);
+    assert.ok(r.json.errors.every((e) => !/unknown/.test(e.message)), JSON.stringify(r.json.errors.map((e) => e.message)));
+
+    const text = reconcile(ctx.project);
+    assert.equal(text.code, 1);
+    const blocks = [...(text.stdout + text.stderr).matchAll(/^error (NYL-[A-Z-]+).*\n(?: {2}.*\n)*? {2}at: (\S+)/gm)].map((m) => [m[1], m[2].split(':')[0]]);
+    assert.deepEqual(blocks, [...syntax.map(() => ['NYL-SOURCE-INVALID', 'units/db.yaml']), ['NYL-SOURCE-INVALID', 'nyl.yaml']], text.stdout + text.stderr);
+
+    assert.deepEqual(logLines(ctx.log), []);
+    assert.deepEqual({ bare: refsUnder(ctx.bare), clone: refsUnder(ctx.project, 'refs/heads/nyl/'), lease: refsUnder(ctx.project, 'refs/nyl/') }, before, 'nothing written');
   });
 });

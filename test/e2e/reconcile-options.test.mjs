@@ -3,10 +3,10 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
-import { cleanupAll, git, installProtectHook } from '../support/git-fixtures.mjs';
+import { cleanupAll, commitTree, git, installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
 import { codes } from '../support/cli.mjs';
 import {
-  changeUnits, logLines, logs, message, reconcile, refsUnder, results, setup, stateCounts, stateRepo, table, trailer,
+  changeUnits, commitFiles, logLines, logs, message, projectYaml, reconcile, refsUnder, results, setup, stateCounts, stateRepo, table, trailer,
 } from '../support/reconcile-helpers.mjs';
 
 after(cleanupAll);
@@ -298,6 +298,71 @@ describe('--source', () => {
     assert.deepEqual(logLines(ctx.log), []);
     assert.deepEqual(stateCounts(ctx.bare), start);
     assert.deepEqual(refsUnder(ctx.bare, 'refs/nyl/'), {});
+  });
+
+  // Spec 03: --source must pass the same reachability checks as the Environment's source. A
+  // commit no branch or tag reaches (unpushed work of another clone, a fork's commit fetched by
+  // id) has not been shared, so rendering it would record unreviewable source in state.
+  test('a commit no branch or tag reaches is refused with NYL-SOURCE-UNREACHABLE naming it, as --source and as spec.source.ref; once one reaches it, it is accepted', () => {
+    const origin = makeBareRepo();
+    const ctx = setup((log) => ({ app: logs(log, 'v1') }));
+    git(ctx.project, 'remote', 'add', 'origin', origin);
+    const v1 = git(ctx.project, 'rev-parse', 'HEAD');
+    const dangling = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'dangling') }) }, { parents: [v1], message: 'dangling' });
+    const untouched = () => ({ bare: refsUnder(ctx.bare), clone: refsUnder(ctx.project, 'refs/heads/nyl/'), lease: refsUnder(ctx.project, 'refs/nyl/') });
+    const start = untouched();
+
+    for (const rev of [dangling, dangling.slice(0, 12)]) {
+      const r = reconcile(ctx.project, ['--source', rev, '-o', 'json']);
+      assert.equal(r.code, 1, `${rev}: ${r.stdout}${r.stderr}`);
+      assert.deepEqual(codes(r), ['NYL-SOURCE-UNREACHABLE']);
+      assert.match(r.json.errors[0].message, new RegExp(`^--source ${rev}\\b`));
+      assert.match(r.json.errors[0].message, new RegExp(dangling));
+      assert.match(r.json.errors[0].fix, new RegExp(`git branch -a --contains ${dangling}`));
+      const text = reconcile(ctx.project, ['--source', rev]);
+      assert.equal(text.code, 1);
+      assert.match(text.stdout + text.stderr, /^error NYL-SOURCE-UNREACHABLE\n/m);
+    }
+    const asRef = commitFiles(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'v1') }, `source: {ref: ${dangling}}`) });
+    const configured = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(configured.code, 1, configured.stdout + configured.stderr);
+    assert.deepEqual(codes(configured), ['NYL-SOURCE-UNREACHABLE']);
+    assert.match(configured.json.errors[0].message, new RegExp(`spec.source.ref of dev ${dangling}`));
+    assert.match(configured.json.errors[0].fix, /spec\.source\.ref of dev/);
+    assert.deepEqual(logLines(ctx.log), []);
+    assert.deepEqual(untouched(), start, 'nothing written: no state commit, no lease, no run ref');
+
+    // The fix works typed as printed: once origin has a branch holding the commit, fetching it is enough.
+    git(ctx.project, 'push', '-q', origin, `${dangling}:refs/heads/feature`);
+    const fix = reconcile(ctx.project, ['--source', dangling, '-o', 'json']).json.errors[0].fix;
+    for (const [, command] of fix.matchAll(/`(git [^`]+)`/g)) git(ctx.project, ...command.split(' ').slice(1));
+    const fetched = reconcile(ctx.project, ['--source', dangling, '-o', 'json']);
+    assert.equal(fetched.code, 0, fetched.stdout + fetched.stderr);
+    assert.equal(fetched.json.source, dangling);
+    assert.deepEqual(logLines(ctx.log, { clear: true }), ['dangling']);
+    const viaRef = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(viaRef.code, 0, viaRef.stdout + viaRef.stderr);
+    assert.equal(viaRef.json.source, dangling);
+
+    // A tag, or a local branch, reaches a commit as well.
+    const tagged = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'tagged') }) }, { parents: [asRef], message: 'tagged' });
+    git(ctx.project, 'tag', 'release-1', tagged);
+    const byTag = reconcile(ctx.project, ['--source', tagged, '-o', 'json']);
+    assert.equal(byTag.code, 0, byTag.stdout + byTag.stderr);
+    assert.deepEqual(logLines(ctx.log, { clear: true }), ['tagged']);
+    const branched = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'branched') }) }, { parents: [asRef], message: 'branched' });
+    git(ctx.project, 'branch', 'topic', branched);
+    const byBranch = reconcile(ctx.project, ['--source', `${branched}~0`, '-o', 'json']);
+    assert.equal(byBranch.code, 0, byBranch.stdout + byBranch.stderr);
+    assert.deepEqual(logLines(ctx.log, { clear: true }), ['branched']);
+
+    // So does HEAD, detached or not: a plain run renders it anyway, so --source may name its history.
+    const parent = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'parent') }) }, { parents: [asRef], message: 'parent' });
+    const detached = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'detached') }) }, { parents: [parent], message: 'detached' });
+    git(ctx.project, 'checkout', '-q', '--detach', detached);
+    const byHead = reconcile(ctx.project, ['--source', parent, '-o', 'json']);
+    assert.equal(byHead.code, 0, byHead.stdout + byHead.stderr);
+    assert.deepEqual(logLines(ctx.log), ['parent']);
   });
 });
 

@@ -148,6 +148,75 @@ test('YAML syntax errors are NYL-SOURCE-INVALID at the line yaml reports; other 
   assert.equal(errors[2].location.pointer, '/spec/bad');
 });
 
+// A document that does not parse declares nothing, so references to what it would have declared
+// looked unknown, and those errors came before the syntax error that caused them (issue 10, item 20).
+test('a syntax error comes first and the unknown names it may cause are not reported; errors it did not cause follow it', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': documents(
+      resource('Project', 'p', 'include: ["units/*.yaml"]'),
+      resource('Environment', 'dev', 'dependsOn: [network]', 'state: {repositoryRef: state}'),
+      resource('Command', 'app', 'run: [app, "${{ units.db.outputs.url }}"]', 'dependsOn: [db]'),
+      resource('EnvironmentGroup', 'all', 'environments: [dev, network]'),
+      resource('Command', 'late', 'run: [x]', 'timeout: forever'),
+    ),
+    'units/db.yaml': yaml(
+      'apiVersion: nyl.io/v1',
+      'kind: Command',
+      'metadata: {name: db}',
+      'spec:',
+      '  run: [db',
+    ),
+    'units/other.yaml': documents(resource('Command', 'other', 'run: [x]', 'recovery: sometimes')),
+  });
+  assert.deepEqual(errors.map((e) => [e.location.file, e.location.line, e.location.pointer]), [
+    ['units/db.yaml', 6, ''],
+    ['nyl.yaml', 32, '/spec/timeout'],
+    ['units/other.yaml', 6, '/spec/recovery'],
+  ]);
+  assert.match(errors[0].message, /^YAML syntax error: /);
+  assert.equal(errors[0].fix, 'fix the YAML syntax at this line');
+  assert.ok(errors.every((e) => !/unknown/.test(e.message)), JSON.stringify(errors.map((e) => e.message)));
+});
+
+test('the same within one file: the syntax error of a later document comes before the errors above it', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': yaml(
+      ...resource('Environment', 'dev', 'driftRepair: sometimes'),
+      '---',
+      ...resource('Command', 'app', 'run: [app]', 'dependsOn: [db]'),
+      '---',
+      ...resource('Command', 'db', 'run: [db'),
+    ),
+  });
+  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
+    [19, ''],
+    [5, '/spec/driftRepair'],
+  ]);
+  assert.match(errors[0].message, /^YAML syntax error: /);
+});
+
+test('a file over a limit, an invalid Project document, an included file that cannot be read and an include that matches nothing hide names as a syntax error does', async () => {
+  const units = resource('Command', 'app', 'run: [app]', 'dependsOn: [db]');
+  const big = await errorsOf({
+    'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]'), units),
+    'db.yaml': `# ${'x'.repeat(1024 * 1024)}\n`,
+  });
+  assert.deepEqual(big.map((e) => [e.location.file, e.location.line]), [['db.yaml', 1]]);
+  const invalid = await errorsOf({ 'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]', 'bogus: 1'), units), 'db.yaml': documents(resource('Command', 'db', 'run: [x]')) });
+  assert.deepEqual(invalid.map((e) => e.location.pointer), ['/spec/bogus'], 'an invalid Project document is not followed, so db.yaml is not read');
+  const none = await errorsOf({ 'nyl.yaml': documents(resource('Project', 'p', 'include: [dbs/*.yaml]'), units) });
+  assert.deepEqual(none.map((e) => e.location.pointer), ['/spec/include/0']);
+  const tree = memoryTree({ 'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]'), units), 'db.yaml': 'x: 1' });
+  tree.readMany = async (paths) => paths.map(() => undefined);
+  const unread = await loadProject('/p', tree).catch((e) => e);
+  assert.deepEqual(unread.diagnostics.map((e) => e.location.pointer), ['/spec/include/0']);
+});
+
+test('an unknown name is still reported when every document parsed', async () => {
+  const errors = await errorsOf({ 'nyl.yaml': documents(resource('Command', 'app', 'run: [app]', 'dependsOn: [db]'), resource('Command', 'other', 'run: [x]')) });
+  assert.deepEqual(errors.map((e) => e.message), ['unit app depends on unknown unit "db"']);
+});
+
 test('errors of every file come back together, in file and line order', async () => {
   const errors = await errorsOf({
     'nyl.yaml': documents(resource('Project', 'p', 'include: ["units/*.yaml"]'), resource('Environment', 'Dev')),
