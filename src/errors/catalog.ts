@@ -46,7 +46,7 @@ export const CATALOG = {
   'NYL-USAGE': {
     exit: 1,
     summary: 'The command line is not valid.',
-    fix: (p) => String(p.fix ?? 'see nyl --help'),
+    fix: (p) => String(p.fix ?? 'see `nyl --help`'),
   },
   'NYL-ENVIRONMENT-UNKNOWN': {
     exit: 1,
@@ -131,7 +131,7 @@ export const CATALOG = {
     summary: 'The lease was broken and its run is not imported yet.',
     fix: (p) =>
       p.expired
-        ? `the holder is gone: \`nyl reconcile -e ${e(p)}\` takes the expired lease over and imports its run (or break it with \`nyl lease break -e ${e(p)} --reason ...\` and import it with \`nyl recover -e ${e(p)}\`), then run the command again`
+        ? `the holder is gone: \`nyl reconcile -e ${e(p)}\` takes the expired lease over and imports its run (or break it with \`nyl lease break -e ${e(p)} --reason "<why>"\` and import it with \`nyl recover -e ${e(p)}\`), then run the command again`
         : `import the broken run with \`nyl recover -e ${e(p)}\`, then run the command again`,
   },
   'NYL-LEASE-LOST': {
