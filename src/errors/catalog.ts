@@ -184,16 +184,23 @@ export const CATALOG = {
   'NYL-UNIT-UNCERTAIN': {
     exit: 4,
     summary: 'A unit may have had effects without a recorded result.',
+    // Why `unimported`: recover decides only what state records (or a broken lease's run it
+    // imports itself); an uncertainty that waits in a cancelled or lost run's ref reaches state
+    // with the next reconcile's import, so naming recover alone would fail as printed.
     fix: (p) =>
-      `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``,
+      p.unimported
+        ? `check what ${u(p)} did; \`nyl reconcile -e ${e(p)}\` first imports the run that left it uncertain and runs a converging unit again; others then need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``
+        : `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``,
   },
   'NYL-UNIT-FAILED': {
     exit: 3,
     summary: 'A unit failed.',
-    fix: (p) =>
-      p.retryable === false
-        ? `fix the cause, then \`nyl recover -e ${e(p)} --unit ${u(p)} --retry${p.acknowledge ? ' --reason "<what you checked>"' : ''}\``
-        : `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`,
+    fix: (p) => {
+      if (p.retryable !== false) return `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`;
+      const retry = `\`nyl recover -e ${e(p)} --unit ${u(p)} --retry${p.acknowledge ? ' --reason "<what you checked>"' : ''}\``;
+      // As for NYL-UNIT-UNCERTAIN: a failure still in an unimported run's ref is not in state yet.
+      return p.unimported ? `fix the cause; \`nyl reconcile -e ${e(p)}\` first imports the run that recorded the failure, then ${retry}` : `fix the cause, then ${retry}`;
+    },
   },
   'NYL-UNIT-HELD': {
     exit: 2,
