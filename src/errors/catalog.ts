@@ -50,7 +50,7 @@ export const CATALOG = {
   'NYL-USAGE': {
     exit: 1,
     summary: 'The command line is not valid.',
-    fix: (p) => String(p.fix ?? 'see nyl --help'),
+    fix: (p) => String(p.fix ?? 'see `nyl --help`'),
   },
   'NYL-ENVIRONMENT-UNKNOWN': {
     exit: 1,
@@ -137,7 +137,7 @@ export const CATALOG = {
     summary: 'The lease was broken and its run is not imported yet.',
     fix: (p) =>
       p.expired
-        ? `the holder is gone: \`nyl reconcile -e ${e(p)}\` takes the expired lease over and imports its run (or break it with \`nyl lease break -e ${e(p)} --reason ...\` and import it with \`nyl recover -e ${e(p)}\`), then run the command again`
+        ? `the holder is gone: \`nyl reconcile -e ${e(p)}\` takes the expired lease over and imports its run (or break it with \`nyl lease break -e ${e(p)} --reason "<why>"\` and import it with \`nyl recover -e ${e(p)}\`), then run the command again`
         : `import the broken run with \`nyl recover -e ${e(p)}\`, then run the command again`,
   },
   'NYL-LEASE-LOST': {
@@ -190,16 +190,23 @@ export const CATALOG = {
   'NYL-UNIT-UNCERTAIN': {
     exit: 4,
     summary: 'A unit may have had effects without a recorded result.',
+    // Why `unimported`: recover decides only what state records (or a broken lease's run it
+    // imports itself); an uncertainty that waits in a cancelled or lost run's ref reaches state
+    // with the next reconcile's import, so naming recover alone would fail as printed.
     fix: (p) =>
-      `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``,
+      p.unimported
+        ? `check what ${u(p)} did; \`nyl reconcile -e ${e(p)}\` first imports the run that left it uncertain and runs a converging unit again; others then need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``
+        : `check what ${u(p)} did; a converging unit runs again in the next reconcile, others need \`nyl recover -e ${e(p)} --unit ${u(p)} --retry\` or \`--accept <run> --reason "<why>"\``,
   },
   'NYL-UNIT-FAILED': {
     exit: 3,
     summary: 'A unit failed.',
-    fix: (p) =>
-      p.retryable === false
-        ? `fix the cause, then \`nyl recover -e ${e(p)} --unit ${u(p)} --retry${p.acknowledge ? ' --reason "<what you checked>"' : ''}\``
-        : `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`,
+    fix: (p) => {
+      if (p.retryable !== false) return `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`;
+      const retry = `\`nyl recover -e ${e(p)} --unit ${u(p)} --retry${p.acknowledge ? ' --reason "<what you checked>"' : ''}\``;
+      // As for NYL-UNIT-UNCERTAIN: a failure still in an unimported run's ref is not in state yet.
+      return p.unimported ? `fix the cause; \`nyl reconcile -e ${e(p)}\` first imports the run that recorded the failure, then ${retry}` : `fix the cause, then ${retry}`;
+    },
   },
   'NYL-UNIT-HELD': {
     exit: 2,

@@ -97,14 +97,19 @@ function renderErrors(plan: UnitPlan): Diagnostic[] {
   return plan.action.type === 'blocked' && plan.action.reason === 'render-error' ? plan.action.errors : [];
 }
 
-/** NYL-UNIT-HELD and NYL-UNIT-UNCERTAIN for the rows that need attention. */
-export function unitWarnings(report: ReconcileReport): Diagnostic[] {
+/**
+ * NYL-UNIT-HELD and NYL-UNIT-UNCERTAIN for the rows that need attention. `unimported`: the run
+ * ends without its transition commit (cancelled, state out of reach), so what it found waits in
+ * its run ref for the next reconcile's import, and the fixes name that reconcile first.
+ */
+export function unitWarnings(report: ReconcileReport, { unimported = false } = {}): Diagnostic[] {
   const env = report.environment;
+  const pending = unimported ? { unimported } : {};
   const out: Diagnostic[] = [];
   for (const name of report.unitOrder) {
     const u = report.units[name]!;
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
-    if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name] }));
+    if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
   }
   return out;
 }

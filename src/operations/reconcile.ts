@@ -205,7 +205,7 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
   if (engine.cancelled) {
     // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
     await run.tx.end('cancelled');
-    report.warnings.push(...unitWarnings(report));
+    report.warnings.push(...unitWarnings(report, { unimported: true }));
     report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: opened.env.name }));
     return report;
   }
@@ -222,7 +222,7 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
  */
 async function endUnrecorded(opened: OpenedEnvironment, run: RunTransaction, engine: EngineResult, report: ReconcileReport, cause?: string): Promise<ReconcileReport> {
   await run.tx.end('state-unavailable');
-  report.warnings.push(...unitWarnings(report));
+  report.warnings.push(...unitWarnings(report, { unimported: true }));
   const env = opened.env.name;
   const why = `the state repository of ${env} could not be reached${cause ? ` (${cause})` : ''}`;
   if (engine.dispatchOrder.length === 0) {

@@ -21,6 +21,7 @@ import { type Damage, damageDiagnostic, whereOf } from '../state/damage';
 import { describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
 import { type RecordedRun, readRecordedRuns, runIsLive } from '../state/run-record';
+import type { ObservedUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
@@ -57,9 +58,14 @@ function unitStatus(p: UnitPlan): UnitStatus {
   return s;
 }
 
-function unitWarnings(env: string, units: UnitStatus[]): Diagnostic[] {
+/**
+ * Warnings of the units that need attention. `unimported` names the units whose condition only an
+ * import by the next reconcile brings into state: their fixes name that reconcile first.
+ */
+function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<string>): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const u of units) {
+    const pending = unimported.has(u.name) ? { unimported: true } : {};
     if (u.state === 'held' && u.hold) {
       out.push(
         diagnostic('NYL-UNIT-HELD', 'warning', `${u.name} is held by ${u.hold.by}${u.hold.reason ? ` (${u.hold.reason})` : ''} since ${u.hold.since}`, {
@@ -70,7 +76,7 @@ function unitWarnings(env: string, units: UnitStatus[]): Diagnostic[] {
       );
     }
     if (u.condition?.type === 'uncertain') {
-      out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, { env, unit: u.name, units: [u.name] }));
+      out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
     } else if (u.state === 'failed' && u.condition) {
       out.push(
         diagnostic('NYL-UNIT-FAILED', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, {
@@ -79,6 +85,7 @@ function unitWarnings(env: string, units: UnitStatus[]): Diagnostic[] {
           units: [u.name],
           retryable: u.condition.retryable,
           acknowledge: u.condition.retryable === false,
+          ...pending,
         }),
       );
     }
@@ -177,6 +184,22 @@ async function withUnimported(opened: OpenedEnvironment, refs: RefSnapshot, at: 
   return { desired: preview.desired, observed: preview.observed, started: docs.started };
 }
 
+/**
+ * Units whose condition comes from a dead run's records, not from state, where `recover --unit`
+ * cannot reach it: recover imports only the run of a broken lease, so a cancelled run, one that
+ * lost its lease or one whose lease merely expired waits for the next reconcile's import.
+ */
+function awaitingImport(at: LeaseAt, state: ReadonlyMap<string, ObservedUnitDoc>, preview: ReadonlyMap<string, ObservedUnitDoc>): Set<string> {
+  const out = new Set<string>();
+  if (at.lease?.view.record.broken) return out;
+  for (const [name, doc] of preview) {
+    const c = doc.condition;
+    const recorded = state.get(name)?.condition;
+    if (c && (recorded?.run !== c.run || recorded.since !== c.since || recorded.type !== c.type)) out.add(name);
+  }
+  return out;
+}
+
 /** Units with a damaged document, and the detail status shows for them. */
 function damagedUnits(env: string, damage: readonly Damage[]): Map<string, string> {
   const out = new Map<string, string>();
@@ -229,7 +252,7 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   for (const s of statuses) if (docs.started.has(s.name)) showRunning(s, docs.started.get(s.name)!);
   for (const s of statuses) report.units[s.name] = s;
   report.unitOrder = plan.order;
-  report.warnings.push(...unitWarnings(env.name, statuses));
+  report.warnings.push(...unitWarnings(env.name, statuses, awaitingImport(at, view.observedUnits, docs.observed)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
   return report;

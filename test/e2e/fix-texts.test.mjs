@@ -1,0 +1,497 @@
+// Fix texts work as printed: for every catalog code whose fix names a `nyl ...` command, a
+// scenario makes the built CLI print it, and the test runs each command the fix names exactly as
+// printed (split into words as sh would, never through a shell), in the same directory, filling
+// only the placeholders in angle brackets that the reader must fill. Each command must be
+// accepted (no usage error, unknown unit, missing reason, nothing to do) and make the progress
+// the fix promises. A meta-check keeps the scenarios complete: every code and variant whose fix
+// names a command has a scenario, or a skip below with its reason.
+//
+// Scenarios that share a setup are one group (one test); groups run two at a time because the
+// one whose state repository goes away mostly waits for Nyl's write retries.
+import { test, describe, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CATALOG, fixFor } from '../../dist/errors/catalog.js';
+import { command, environment, nylYaml } from '../support/cli.mjs';
+import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { commitFiles } from '../support/reconcile-helpers.mjs';
+import { describe as show, gatedScript, logLines, openGate, waitUntil } from '../support/hold-helpers.mjs';
+import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
+
+after(cleanupAll);
+
+const ENV = 'dev';
+const DESIRED = 'refs/heads/nyl/dev/desired';
+const LEASE = 'refs/nyl/dev/lease';
+const RUNS = 'refs/nyl/dev/runs/';
+
+/**
+ * Parameter sets that select a catalog fix's variants, named as the keys below spell them
+ * (`CODE (variant)`). They mirror what the raise sites pass; a new variant parameter belongs here.
+ */
+const PROBES = {
+  '': {},
+  expired: { expired: true },
+  init: { init: true },
+  fromLocal: { fromLocal: true },
+  unimported: { unimported: true },
+  'not retryable': { retryable: false, acknowledge: true },
+  'not retryable, unimported': { retryable: false, acknowledge: true, unimported: true },
+  ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
+};
+
+/**
+ * Fix texts this test does not run, each with the reason. Only variants whose scenario a later
+ * feature owns, or that no command prints: their texts stay as they are until that feature lands.
+ */
+const SKIPPED = {
+  'NYL-STATE-MOVED': 'names only `nyl state move`, and only `nyl state move` (not built yet) leaves a moved location',
+  'NYL-STATE-DIVERGED': 'outside `state init`, the only command it names is `nyl state move --from local` (not built yet)',
+  'NYL-STATE-MISSING (fromLocal)': 'the move from local branches to a new remote belongs to `nyl state move` (not built yet); no raise site passes fromLocal',
+  'NYL-STATE-DELETE-INCARNATIONS': 'reported by `nyl state delete` (not built yet); names `nyl teardown` and `nyl state forget` (not built yet)',
+  'NYL-HOLD-REFUSED': 'a retained tombstone needs deletion policies (not built yet); names `nyl teardown` and `nyl state forget` (not built yet)',
+  'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
+  'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
+  'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
+};
+
+/** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
+const UNBUILT = ['nyl state move', 'nyl state forget', 'nyl state delete', 'nyl state reset', 'nyl state restore', 'nyl teardown', 'nyl plan', 'nyl verify'];
+
+/** Codes whose raise sites write their own fix (the catalog's is a fallback): their text is not compared. */
+const OWN_FIX = new Set(['NYL-USAGE']);
+
+/** Codes that say a printed command could not be run as printed. */
+const NOT_RUNNABLE = new Set(['NYL-USAGE', 'NYL-UNIT-UNKNOWN', 'NYL-ENVIRONMENT-UNKNOWN', 'NYL-PROJECT-MISSING', 'NYL-REASON-REQUIRED', 'NYL-RECOVER-REASON-REQUIRED', 'NYL-RECOVER-NOTHING', 'NYL-INTERNAL']);
+
+/** What the test fills in for the placeholders every reader fills the same way. */
+const FILL = { '<why>': 'checked by the fix-texts test', '<what you checked>': 'checked by the fix-texts test: nothing was applied' };
+
+/** The words after `nyl` that name a command, to find commands a fix names outside backticks. */
+const COMMAND_WORDS = /\bnyl (?:--help|reconcile|status|recover|hold|resume|state|lease|teardown|plan|verify)\b/;
+
+function parseKey(key) {
+  const m = /^(NYL-[A-Z0-9-]+)(?: \((.+)\))?$/.exec(key);
+  return { code: m[1], probe: m[2] ?? '' };
+}
+
+/**
+ * The printed diagnostics of one group and the commands their fixes name. `covers` declares the
+ * keys the group prints; printed() refuses an undeclared one and done() a declared one not printed,
+ * so the meta-check can trust the declarations.
+ */
+class Fixes {
+  constructor(covers) {
+    this.covers = new Set(covers);
+    this.seen = new Set();
+  }
+
+  /**
+   * The diagnostic of `key` in result (about `unit`, or the one `where` picks); its fix is the
+   * catalog's text of that variant, given the raise site's other parameters `params`.
+   */
+  printed(result, key, { unit, where = () => true, params = {} } = {}) {
+    const { code, probe } = parseKey(key);
+    assert.ok(this.covers.has(key), `${key} is declared in the group's covers`);
+    // A refusal about one unit may name it in its message only (no units list).
+    const about = (x) => !unit || (x.units ? x.units.includes(unit) : x.message.includes(unit));
+    const d = diagnosticsOf(result).find((x) => x.code === code && about(x) && where(x));
+    assert.ok(d, `${key}${unit ? ` about ${unit}` : ''} is printed:\n${show(result)}`);
+    if (!OWN_FIX.has(code)) {
+      const named = unit ?? d.units?.[0];
+      const all = { env: ENV, ...(named ? { unit: named } : {}), ...PROBES[probe], ...params };
+      assert.equal(d.fix, fixFor(code, all), `the fix of ${key} is the catalog's text of that variant`);
+    }
+    this.seen.add(key);
+    return d;
+  }
+
+  /** The commands d's fix names that this version has, with their argv (placeholders filled). */
+  commands(d, fill = {}) {
+    const named = nylCommands(d.fix);
+    assert.ok(named.length > 0, `the fix of ${d.code} names a nyl command: ${d.fix}`);
+    return named.filter((c) => !UNBUILT.some((u) => c === u || c.startsWith(`${u} `))).map((c) => ({ command: c, argv: argvOf(c, { ...FILL, ...fill }) }));
+  }
+
+  /** The one command d's fix names (asserted), to run. */
+  only(d, fill) {
+    const cmds = this.commands(d, fill);
+    assert.equal(cmds.length, 1, `one runnable command in: ${d.fix}`);
+    return cmds[0];
+  }
+
+  /** Runs a printed command in cwd; it must be accepted and exit with one of `exits`. */
+  async exec(cwd, cmd, exits, { env = {} } = {}) {
+    const r = await runNyl(cwd, cmd.argv, { env });
+    const refused = diagnosticsOf(r).filter((d) => d.severity === 'error' && NOT_RUNNABLE.has(d.code));
+    assert.deepEqual(refused.map((d) => d.code), [], `\`${cmd.command}\` runs as printed:\n${show(r)}`);
+    assert.ok(exits.includes(r.code), `\`${cmd.command}\` exits ${exits.join(' or ')}:\n${show(r)}`);
+    return r;
+  }
+
+  done() {
+    assert.deepEqual([...this.covers].filter((k) => !this.seen.has(k)), [], 'every key the group declares was printed');
+  }
+}
+
+const GROUPS = [];
+
+/** One scenario group: a test that runs body(fixes) and checks what it printed against covers. */
+function group(name, covers, body) {
+  GROUPS.push({ name, covers });
+  test(name, async () => {
+    const fixes = new Fixes(covers);
+    await body(fixes);
+    fixes.done();
+  });
+}
+
+// --- projects -----------------------------------------------------------------------------------
+
+/** A project whose environment dev keeps its state in the clone itself (`state` undefined) or in `state`'s repository. */
+function project(units, { state, envExtra = '' } = {}) {
+  const spec = [state ? `state:\n  repository: {repoURL: "${state}"}` : '', envExtra].filter(Boolean).join('\n');
+  const yaml = nylYaml(environment(ENV, spec), ...Object.entries(units).map(([name, lines]) => command(name, lines)));
+  const dir = makeProject({ 'nyl.yaml': yaml });
+  return { dir, yaml };
+}
+
+/** A scratch directory with a unit log and a gate that gated units wait for. */
+function scratch() {
+  const dir = tempDir('nyl-fix-');
+  return { log: path.join(dir, 'log'), gate: path.join(dir, 'gate') };
+}
+
+/** `nyl args...` that must exit with one of `exits`: the test's own steps, not printed fixes. */
+async function step(cwd, args, exits = [0], env = {}) {
+  const r = await runNyl(cwd, args, { env });
+  assert.ok(exits.includes(r.code), `nyl ${args.join(' ')} exits ${exits.join(' or ')}:\n${show(r)}`);
+  return r;
+}
+
+const status = (cwd, env) => runNyl(cwd, ['status', '-e', ENV, '-o', 'json'], { env });
+
+/** A copy of a project whose state lives in the clone: a second world to try another way forward in. */
+function fork(dir) {
+  const copy = path.join(tempDir('nyl-fork-'), 'project');
+  fs.cpSync(dir, copy, { recursive: true });
+  return copy;
+}
+
+/** The run refs of repo. */
+function runRefs(repo) {
+  return git(repo, 'for-each-ref', '--format=%(refname)', RUNS).split('\n').filter(Boolean);
+}
+
+/** Whether a run ref of repo holds a checkpoint of unit. */
+function checkpointed(repo, unit) {
+  return runRefs(repo).some((ref) => {
+    const file = git(repo, 'ls-tree', '-r', '--name-only', ref).split('\n').find((f) => f.endsWith(`/${unit}.yaml`));
+    return file !== undefined && /^checkpoint:/m.test(git(repo, 'show', `${ref}:${file}`));
+  });
+}
+
+/** Every file of a commit of repo: path -> text. */
+function filesOf(repo, rev) {
+  const names = git(repo, 'ls-tree', '-r', '--name-only', rev).split('\n').filter(Boolean);
+  return Object.fromEntries(names.map((n) => [n, `${git(repo, 'cat-file', 'blob', `${rev}:${n}`)}\n`]));
+}
+
+/** Commits `change(files)` on top of ref in repo, as a hand edit outside Nyl would. */
+function editRef(repo, ref, change) {
+  const tip = git(repo, 'rev-parse', ref);
+  const commit = commitTree(repo, change(filesOf(repo, tip)), { parents: [tip], message: 'hand edit' });
+  git(repo, 'update-ref', ref, commit, tip);
+}
+
+/** Points ref at a blob: a coordination ref that is not the commit Nyl wrote. */
+function refToBlob(repo, ref) {
+  const blob = git(repo, 'hash-object', '-w', '--stdin', { input: 'not a commit\n' });
+  git(repo, 'update-ref', ref, blob);
+}
+
+/**
+ * A first reconcile of dir cancelled by SIGTERM while a and b run, after t timed out and f failed:
+ * the cancelled run's report (exit 4).
+ */
+async function cancelWhileRunning(dir, s) {
+  await step(dir, ['state', 'init', '-e', ENV]);
+  const h = startNyl(dir, ['reconcile', '-e', ENV, '-o', 'json']);
+  const running = () => ['start a', 'start b'].every((l) => logLines(s.log).includes(l)) && /\[dev\/t\] failed/.test(h.stderrSoFar());
+  await waitUntil(running, 20000, 'a and b running, t timed out');
+  h.child.kill('SIGTERM');
+  const cancelled = await h.done;
+  assert.equal(cancelled.code, 4, show(cancelled));
+  return cancelled;
+}
+
+// --- the scenarios --------------------------------------------------------------------------------
+
+describe('fix texts work as printed', { concurrency: 2 }, () => {
+  group(
+    'a cancelled first run: status and the run name reconcile before recover, and each then works as printed',
+    ['NYL-RUN-CANCELLED', 'NYL-RUN-UNIMPORTED', 'NYL-UNIT-UNCERTAIN (unimported)', 'NYL-UNIT-UNCERTAIN', 'NYL-UNIT-FAILED', 'NYL-UNIT-FAILED (not retryable)', 'NYL-UNIT-FAILED (not retryable, unimported)', 'NYL-UNIT-HELD', 'NYL-RECOVER-KEY-MISMATCH'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ a: gatedScript(s.log, s.gate), b: gatedScript(s.log, s.gate), t: `timeout: 1s\nscript: '[ -e ${s.gate} ] || sleep 5'`, f: `script: 'echo f >> ${s.log}; exit 1'` });
+      const cancelled = await cancelWhileRunning(dir, s);
+      const run = cancelled.json.run;
+      const reconcile = fx.only(fx.printed(cancelled, 'NYL-RUN-CANCELLED'));
+      const ofRun = fx.commands(fx.printed(cancelled, 'NYL-UNIT-UNCERTAIN (unimported)', { unit: 'b' }));
+
+      // The regression: status suggested `nyl recover -e dev --unit b --retry`, which refused with
+      // NYL-UNIT-UNKNOWN. Its commands run as printed, in order: the first one imports the run
+      // (its ref is consumed) and retries f; a and b stay uncertain (manual), t failed.
+      const before = await status(dir);
+      assert.equal(before.code, 4, show(before));
+      const [first, retryB] = fx.commands(fx.printed(before, 'NYL-UNIT-UNCERTAIN (unimported)', { unit: 'b' }));
+      const imported = await fx.exec(dir, first, [4]);
+      assert.deepEqual(runRefs(dir), [], 'the cancelled run is imported');
+      assert.equal(logLines(s.log).filter((l) => l === 'f').length, 2, 'f ran again');
+
+      // Every fix of that moment names the same reconcile first.
+      assert.deepEqual(ofRun, [first, retryB], 'the cancelled run names the same two steps');
+      assert.deepEqual([reconcile, fx.only(fx.printed(before, 'NYL-RUN-UNIMPORTED')), fx.only(fx.printed(before, 'NYL-UNIT-FAILED', { unit: 'f' }))], [first, first, first]);
+      const [importT, retryT] = fx.commands(fx.printed(before, 'NYL-UNIT-FAILED (not retryable, unimported)', { unit: 't' }));
+      assert.deepEqual(importT, first);
+
+      // Printed commands print text: what they did is read from state.
+      const recorded = await status(dir);
+      assert.deepEqual(['a', 'b', 't'].map((u) => recorded.json.units[u].condition?.run), [run, run, run], show(recorded));
+      assert.deepEqual(fx.commands(fx.printed(imported, 'NYL-UNIT-UNCERTAIN', { unit: 'b' })), [retryB]);
+      assert.deepEqual(fx.commands(fx.printed(recorded, 'NYL-UNIT-FAILED (not retryable)', { unit: 't' })), [retryT]);
+
+      // The final reconcile shows their progress: a manual uncertain unit and a timed-out one run only once decided.
+      await fx.exec(dir, retryB, [0]);
+      await fx.exec(dir, retryT, [0]);
+
+      // A held uncertain unit: --accept refuses, naming resume; resume, then the uncertain fix.
+      await step(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'investigating']);
+      const mismatch = await step(dir, ['recover', '-e', ENV, '--unit', 'a', '--accept', run, '--reason', 'r', '-o', 'json'], [1]);
+      const resume = fx.only(fx.printed(mismatch, 'NYL-RECOVER-KEY-MISMATCH', { unit: 'a' }));
+      const held = await status(dir);
+      assert.deepEqual(fx.only(fx.printed(held, 'NYL-UNIT-HELD', { unit: 'a' })), resume);
+      const retryA = fx.only(fx.printed(held, 'NYL-UNIT-UNCERTAIN', { unit: 'a' }));
+      await fx.exec(dir, resume, [0]);
+      await fx.exec(dir, retryA, [0]);
+
+      openGate(s.gate);
+      const last = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3]);
+      assert.deepEqual(['a', 'b', 't'].map((u) => last.json.units[u].result), ['executed', 'executed', 'executed'], show(last));
+    },
+  );
+
+  group(
+    'no state yet, then a state repository re-created empty, then deleted state; usage errors and names that do not exist',
+    ['NYL-STATE-MISSING', 'NYL-STATE-DIVERGED (init)', 'NYL-STATE-DELETED', 'NYL-RECOVER-NOTHING', 'NYL-UNIT-UNKNOWN', 'NYL-USAGE'],
+    async (fx) => {
+      const bare = makeBareRepo();
+      const { dir } = project({ x: "script: 'true'" }, { state: pathToFileURL(bare).href });
+      const missing = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
+      const init = fx.only(fx.printed(missing, 'NYL-STATE-MISSING'));
+      await fx.exec(dir, init, [0]);
+      assert.ok(git(bare, 'rev-parse', DESIRED));
+
+      const nothing = await step(dir, ['recover', '-e', ENV, '-o', 'json'], [1]);
+      const look = fx.only(fx.printed(nothing, 'NYL-RECOVER-NOTHING'));
+      const unknown = await step(dir, ['resume', '-e', ENV, '--unit', 'nosuch', '-o', 'json'], [1]);
+      assert.deepEqual(fx.only(fx.printed(unknown, 'NYL-UNIT-UNKNOWN')), look);
+      const shown = await fx.exec(dir, look, [2]);
+      assert.match(shown.stdout, /^x +Command +pending/m, 'status names the units there are');
+
+      for (const [args, words] of [[['recover', '-e', ENV, '--retry-all'], ['recover', '--help']], [['frobnicate', '-e', ENV], ['--help']]]) {
+        const usage = await step(dir, args, [1]);
+        const help = fx.only(fx.printed(usage, 'NYL-USAGE'));
+        assert.deepEqual(help.argv, words);
+        const r = await fx.exec(dir, help, [0]);
+        assert.match(r.stdout, /Usage: nyl|Commands/, r.stdout);
+      }
+
+      // The repository is re-created empty while the clone's known branches hold the state.
+      fs.rmSync(bare, { recursive: true });
+      makeBareRepo(bare);
+      const diverged = await step(dir, ['state', 'init', '-e', ENV, '-o', 'json'], [1]);
+      const fresh = fx.only(fx.printed(diverged, 'NYL-STATE-DIVERGED (init)', { params: { ref: DESIRED } }));
+      await fx.exec(dir, fresh, [0]);
+      assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /status: active/);
+
+      // Deleted state, as `nyl state delete` leaves it.
+      editRef(bare, DESIRED, (files) => ({ ...files, 'state.yaml': files['state.yaml'].replace('status: active', 'status: deleted') }));
+      const deleted = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(deleted, 'NYL-STATE-DELETED')), [0]);
+      assert.equal((await status(dir)).json.errors.length, 0);
+    },
+  );
+
+  group(
+    'a run that loses its lease while a unit runs: the break, the import, a superseded checkpoint, a late one',
+    ['NYL-HOLD-DELIVERED', 'NYL-LEASE-BROKEN', 'NYL-RUN-SUPERSEDED', 'NYL-LEASE-LOST', 'NYL-RUN-LATE-CHECKPOINT'],
+    async (fx) => {
+      const s = scratch();
+      const units = (quick) => ({ slow: gatedScript(s.log, s.gate), quick: `script: '${quick}'`, other: "script: 'true'" });
+      const holdOther = ['hold', '-e', ENV, '--unit', 'other', '--reason', 'incident', '-o', 'json'];
+      const { dir } = project(units('true'));
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const h = startNyl(dir, ['reconcile', '-e', ENV, '-o', 'json']);
+      await waitUntil(() => logLines(s.log).includes('start slow') && checkpointed(dir, 'quick') && checkpointed(dir, 'other'), 20000, 'slow running, quick and other checkpointed');
+      const run = runRefs(dir)[0].slice(RUNS.length);
+
+      const delivered = await step(dir, holdOther);
+      await fx.exec(dir, fx.only(fx.printed(delivered, 'NYL-HOLD-DELIVERED')), [0, 2, 4]);
+
+      // quick's source changes, so the checkpoint the run made is for something quick no longer is.
+      commitFiles(dir, { 'nyl.yaml': project(units('echo changed')).yaml });
+      await step(dir, ['lease', 'break', '-e', ENV, '--reason', 'the runner looked dead']);
+      // Holding again what the dead run was told to hold: refused until the run is imported.
+      const broken = await step(dir, holdOther, [2]);
+      const imported = await fx.exec(dir, fx.only(fx.printed(broken, 'NYL-LEASE-BROKEN')), [0]);
+      assert.match(imported.stdout, /leaseBroken: .*the runner looked dead/, show(imported));
+      await step(dir, holdOther); // "then run the command again"
+      await fx.exec(dir, fx.only(fx.printed(imported, 'NYL-RUN-SUPERSEDED', { unit: 'quick' })), [0]);
+
+      openGate(s.gate);
+      const lost = await h.done;
+      assert.equal(lost.code, 4, show(lost));
+      const next = await fx.exec(dir, fx.only(fx.printed(lost, 'NYL-LEASE-LOST')), [4]);
+      assert.deepEqual(runRefs(dir), [], "the lost run's checkpoints are imported");
+      // The reader takes the run from the message: `run RUN checkpointed slow ...`.
+      const late = fx.printed(next, 'NYL-RUN-LATE-CHECKPOINT', { unit: 'slow' });
+      assert.equal(/^run (\S+) checkpointed/.exec(late.message)?.[1], run, late.message);
+      await fx.exec(dir, fx.only(late, { '<run>': run }), [0]);
+      const done = await step(dir, ['status', '-e', ENV, '-o', 'json'], [2]); // other is held
+      assert.equal(done.json.units.slow.lastRun.run, run, 'slow has the receipt of the run that lost its lease');
+      assert.equal(done.json.units.quick.state, 'current', 'quick ran again after its retry');
+    },
+  );
+
+  group(
+    "a killed run's lease seen from a clock behind (skew) and ahead (expired); each way forward in its own copy",
+    ['NYL-CLOCK-SKEW', 'NYL-LEASE-BROKEN (expired)'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ a: gatedScript(s.log, s.gate), c: "script: 'true'" });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const h = startNyl(dir, ['reconcile', '-e', ENV]);
+      await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
+      h.child.kill('SIGKILL');
+      await h.done;
+      openGate(s.gate);
+      const behind = { NYL_TEST_NOW: String(Date.now() - 10 * 60_000) };
+      const ahead = { NYL_TEST_NOW: String(Date.now() + 60 * 60_000) };
+
+      const skew = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1], behind);
+      const breakIt = fx.only(fx.printed(skew, 'NYL-CLOCK-SKEW'));
+      const second = fork(dir);
+      await fx.exec(dir, breakIt, [0], { env: behind });
+      assert.match(git(dir, 'show', `${LEASE}:lease.yaml`), /reason: "?clock skew/);
+      await step(dir, ['reconcile', '-e', ENV], [4], behind); // an importer takes it over
+
+      const expired = await step(second, ['hold', '-e', ENV, '--unit', 'c', '--reason', 'r', '-o', 'json'], [2], ahead);
+      const cmds = fx.commands(fx.printed(expired, 'NYL-LEASE-BROKEN (expired)'));
+      assert.deepEqual(cmds.map((c) => c.argv[0]), ['reconcile', 'lease', 'recover']);
+      const third = fork(second);
+      await fx.exec(second, cmds[0], [4], { env: ahead });
+      await fx.exec(third, cmds[1], [0], { env: ahead });
+      await fx.exec(third, cmds[2], [0], { env: ahead });
+      for (const world of [second, third]) {
+        assert.equal(git(world, 'for-each-ref', LEASE), '', 'the lease is taken over and released');
+        await step(world, ['hold', '-e', ENV, '--unit', 'c', '--reason', 'r'], [0], ahead); // "then run the command again"
+      }
+    },
+  );
+
+  group(
+    'damaged state documents, a damaged signal and a damaged lease',
+    ['NYL-STATE-CORRUPT (state)', 'NYL-STATE-CORRUPT (unit)', 'NYL-STATE-CORRUPT (run)', 'NYL-STATE-CORRUPT (signal)', 'NYL-STATE-CORRUPT (signal-set-aside)', 'NYL-STATE-CORRUPT (lease)'],
+    async (fx) => {
+      const { dir } = project({ x: "script: 'true'", y: "script: 'true'" });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      const corrupt = (result, what, document) => fx.only(fx.printed(result, `NYL-STATE-CORRUPT (${what})`, { where: (d) => d.data?.document === document }));
+
+      // A damaged state.yaml leaves status nothing else to show: repaired on its own first.
+      editRef(dir, DESIRED, (files) => ({ ...files, 'state.yaml': 'status: [\n' }));
+      const recover = corrupt(await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]), 'state', 'state');
+      await fx.exec(dir, recover, [0]);
+      assert.match(git(dir, 'show', `${DESIRED}:state.yaml`), /status: active/);
+
+      editRef(dir, DESIRED, (files) => ({ ...files, 'units/x.yaml': `${files['units/x.yaml']}uid: again\n` }));
+      refToBlob(dir, `${RUNS}01a00000-0000-7000-8000-000000000001`);
+      refToBlob(dir, 'refs/nyl/dev/signals/01a00000-0000-7000-8000-000000000002/01a00000-0000-7000-8000-000000000003');
+      const damaged = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
+      const repairs = [corrupt(damaged, 'unit', 'desired-unit'), corrupt(damaged, 'run', 'run'), corrupt(damaged, 'signal', 'signal')];
+      for (const r of repairs) assert.deepEqual(r, recover, 'every repair names the same recover');
+      const repaired = await fx.exec(dir, recover, [0]);
+      const hold = fx.only(fx.printed(repaired, 'NYL-STATE-CORRUPT (signal-set-aside)'), { '<unit>': 'y' });
+      await fx.exec(dir, hold, [0]);
+      const clean = await status(dir);
+      assert.deepEqual(clean.json.errors, [], show(clean));
+      assert.ok(clean.json.units.y.hold, 'y is held again');
+
+      refToBlob(dir, LEASE);
+      const lease = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1, 4]); // x is uncertain since its repair: 4 wins
+      const [breakIt, importer, reconcile] = fx.commands(fx.printed(lease, 'NYL-STATE-CORRUPT (lease)', { where: (d) => d.data?.document === 'lease' }));
+      await fx.exec(dir, breakIt, [0]);
+      const other = fork(dir);
+      await fx.exec(dir, importer, [0]);
+      await fx.exec(other, reconcile, [4]); // x, uncertain since its repair, is manual
+      for (const world of [dir, other]) assert.equal(git(world, 'for-each-ref', LEASE), '', 'the broken lease is taken over and released');
+    },
+  );
+
+  group('a state repository that goes away while a unit runs and comes back', ['NYL-RUN-UNRECORDED'], async (fx) => {
+    const s = scratch();
+    const bare = makeBareRepo();
+    const { dir } = project({ a: gatedScript(s.log, s.gate) }, { state: pathToFileURL(bare).href, envExtra: 'lease: {duration: 4s}' });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    const h = startNyl(dir, ['reconcile', '-e', ENV, '-o', 'json']);
+    await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
+    const away = `${bare}.away`;
+    fs.renameSync(bare, away);
+    openGate(s.gate);
+    const r = await h.done;
+    fs.renameSync(away, bare);
+    assert.equal(r.code, 4, show(r));
+    // The run's retries outlast its 4 s lease, so "after the lease's deadline" holds already.
+    const [reconcile, look] = fx.commands(fx.printed(r, 'NYL-RUN-UNRECORDED'));
+    await fx.exec(dir, reconcile, [4]);
+    assert.deepEqual(runRefs(bare), [], "the run's records are imported");
+    const after = await fx.exec(dir, look, [4]);
+    assert.match(after.stdout, /^a +Command +uncertain/m, 'a started without a recorded result: uncertain, not run again');
+    assert.deepEqual(logLines(s.log).filter((l) => l.startsWith('start')), ['start a']);
+  });
+});
+
+// --- the meta-check -------------------------------------------------------------------------------
+
+/** Every variant key of the catalog whose fix names a nyl command: `CODE` and `CODE (probe)` for texts that differ. */
+function keysNamingCommands() {
+  const keys = [];
+  for (const code of Object.keys(CATALOG)) {
+    const texts = new Set();
+    for (const [probe, params] of Object.entries(PROBES)) {
+      const text = fixFor(code, { env: ENV, unit: 'u', ...params });
+      if (texts.has(text) || !COMMAND_WORDS.test(text)) continue;
+      texts.add(text);
+      keys.push(probe ? `${code} (${probe})` : code);
+    }
+  }
+  return keys;
+}
+
+/** The nyl commands a fix names outside backticks: a reader cannot tell where such a command ends. */
+function bareCommands(text) {
+  return COMMAND_WORDS.test(text.replace(/`[^`]*`/g, '')) ? [text] : [];
+}
+
+test('every catalog fix that names a nyl command has a scenario here, or a skip with its reason', () => {
+  const required = keysNamingCommands();
+  const covered = new Set(GROUPS.flatMap((g) => g.covers));
+  assert.deepEqual(required.filter((k) => !covered.has(k) && !(k in SKIPPED)), [], 'variants without a scenario');
+  assert.deepEqual([...covered, ...Object.keys(SKIPPED)].filter((k) => !required.includes(k)), [], 'scenarios or skips of variants that name no command');
+  assert.deepEqual(Object.keys(SKIPPED).filter((k) => covered.has(k)), [], 'a skipped variant has a scenario: drop the skip');
+  const runnable = required.filter((k) => !(k in SKIPPED));
+  assert.deepEqual(runnable.flatMap((k) => bareCommands(fixFor(parseKey(k).code, { env: ENV, unit: 'u', ...PROBES[parseKey(k).probe] }))), [], 'commands named outside backticks');
+});
