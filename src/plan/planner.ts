@@ -19,7 +19,7 @@ import { dependencyOrder } from '../project/graph';
 import { renderUnit } from '../project/render';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
-import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import { byCodeUnits } from '../util/compare';
 import type { Action, DeliveredHold, Plan, StopReason, UnitPlan, Wait } from './actions';
 import { willExecute } from './actions';
@@ -66,6 +66,15 @@ export interface PlanInput {
    * refuse before they plan). Nothing is decided on a document that could not be read.
    */
   damaged?: ReadonlyMap<string, string>;
+}
+
+/**
+ * Same decision: equal desired documents apart from the source commit they were rendered from
+ * (a unit that executes again with the same rendering keeps the commit of the earlier decision).
+ */
+export function sameDecision(a: DesiredUnitDoc | undefined, b: DesiredUnitDoc): boolean {
+  if (!a) return false;
+  return canonicalJson({ ...a, source: undefined }) === canonicalJson({ ...b, source: undefined });
 }
 
 /** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
@@ -201,9 +210,18 @@ function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: 
   if (condition?.type === 'uncertain') return { type: 'execute', reason: 'converge-uncertain', condition };
   if (condition?.type === 'failed') return { type: 'execute', reason: 'retry-failure', condition };
   const receipt = plan.observed?.uid === plan.uid ? plan.observed?.receipt : undefined;
-  if (plan.uid && receipt && receipt.executionKey === resolved.executionKey) return { type: 'current', reason: 'receipt-current' };
+  if (plan.uid && receipt && receipt.executionKey === resolved.executionKey) return currentAction(plan.desired, receipt);
   if (receipt) return { type: 'execute', reason: 'key-changed' };
   return { type: 'execute', reason: plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt' };
+}
+
+/**
+ * A current receipt. The desired branch must say what Nyl decided: when it holds another decision
+ * than the one the receipt was produced for (a failed change that source reverted), a run writes
+ * the receipt's document again.
+ */
+function currentAction(desired: DesiredUnitDoc | undefined, receipt: ReceiptRecord): Action {
+  return sameDecision(desired, receipt.desired) ? { type: 'current', reason: 'receipt-current' } : { type: 'current', reason: 'desired-restored' };
 }
 
 /** A condition that keeps the unit from executing: it waits for an operator, or arose in this run. */
@@ -259,12 +277,22 @@ function heldSourceChanged(plan: UnitPlan, input: PlanInput, outputsOf: OutputsO
 /** Run-level filters over a decided action: --unit, and a run that starts nothing more. */
 function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
   const type = plan.action.type;
+  if (plan.action.type === 'current' && plan.action.reason === 'desired-restored') return restoreDesired(plan, input);
   if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
   const run = input.run;
   if (run?.only && !run.only.has(plan.name)) return { ...plan, action: { type: 'skip', reason: 'not-selected' } };
   if (type !== 'wait' && run?.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
   if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
   return plan;
+}
+
+/**
+ * The receipt's document to write again. Not for units --unit leaves out: a run changes nothing
+ * about those, so the next run without --unit writes it.
+ */
+function restoreDesired(plan: UnitPlan, input: PlanInput): UnitPlan {
+  if (input.run?.only && !input.run.only.has(plan.name)) return { ...plan, action: { type: 'current', reason: 'receipt-current' } };
+  return { ...plan, next: plan.observed!.receipt!.desired };
 }
 
 /** The desired document an execution is for. */

@@ -46,10 +46,17 @@ function holder(by: string, reason: string | undefined): string {
   return `held by ${by}${reason ? ` (${reason})` : ''}`;
 }
 
+/** The decision a current unit's desired document returns to: its receipt's, from this commit. */
+function restoredFrom(plan: UnitPlan): string {
+  const source = plan.next?.source;
+  return `the desired document of its receipt again${source ? ` (source ${source})` : ''}`;
+}
+
 /** Detail text shared by status and runs, for actions that read the same in both. */
 function common(a: Action): string | undefined {
   switch (a.type) {
     case 'current':
+      return a.reason === 'receipt-current' ? '' : undefined;
     case 'skip':
       return '';
     case 'wait':
@@ -78,6 +85,8 @@ export function statusDetail(plan: UnitPlan): string {
   const shared = common(a);
   if (shared !== undefined) return shared;
   switch (a.type) {
+    case 'current':
+      return `its receipt is current; the desired branch holds another decision, and the next reconcile records ${restoredFrom(plan)}`;
     case 'execute':
       if (a.reason === 'retry-failure') return `${a.condition!.reason} (retried by the next reconcile)`;
       if (a.reason === 'converge-uncertain') return a.condition!.reason;
@@ -102,6 +111,8 @@ export function runDetail(plan: UnitPlan, sourceCommit: string): string {
   const shared = common(a);
   if (shared !== undefined) return shared;
   switch (a.type) {
+    case 'current':
+      return `recorded ${restoredFrom(plan)}`;
     case 'execute':
       return `executes: ${statusDetail(plan)}`;
     case 'failed':

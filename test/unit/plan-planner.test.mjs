@@ -49,10 +49,10 @@ const active = (ctx, name, uid, outputs = {}, extra = {}) => ({
   ...extra,
 });
 
-/** An observed doc with a receipt current for the unit's rendering with these dependency outputs. */
+/** An observed doc with a receipt current for the unit's rendering with these dependency outputs, produced for its active() document. */
 const currentReceipt = (ctx, name, uid, outputs = {}, receiptOutputs = {}) => ({
   uid,
-  receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: {} },
+  receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: active(ctx, name, uid, outputs) },
 });
 
 const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit, run, newUids } = {}) =>
@@ -391,6 +391,30 @@ test('a retryable failure executes again even when the receipt matches: it does 
   assert.equal(action(plan, 'db').type, 'execute');
   assert.equal(action(plan, 'db').reason, 'retry-failure');
   assert.equal(action(plan, 'app').type, 'wait', 'its consumer waits for the retry');
+});
+
+test('current against a receipt of another decision than the desired document: the run writes the receipt\'s document again', async () => {
+  // db executed K1 at c1; a change to K2 failed and wrote its document; an operator cleared the
+  // failure and source reverted to K1. The receipt is current; the desired branch still says K2.
+  const ctx = await shop();
+  const observed = { db: currentReceipt(ctx, 'db', U.db, {}, { url: 'u' }) };
+  const abandoned = { ...active(ctx, 'db', U.db), source: 'c2', rendering: { run: ['create-db', 'v2'] } };
+  for (const run of [undefined, { runId: RUN }, { runId: RUN, only: new Set(['db']) }]) {
+    const db = planOf(ctx, { desired: { db: abandoned }, observed, run, sourceCommit: 'c3' }).units.get('db');
+    assert.deepEqual(db.action, { type: 'current', reason: 'desired-restored' });
+    assert.deepEqual(db.next, observed.db.receipt.desired, 'the document the receipt was produced for, with its source');
+  }
+  const db = planOf(ctx, { desired: { db: abandoned }, observed }).units.get('db');
+  assert.equal(statusPhase(db), 'current');
+  assert.equal(statusDetail(db), 'its receipt is current; the desired branch holds another decision, and the next reconcile records the desired document of its receipt again (source c1)');
+  assert.equal(runDetail(db, 'c3'), 'recorded the desired document of its receipt again (source c1)');
+  const other = planOf(ctx, { desired: { db: abandoned }, observed, run: { runId: RUN, only: new Set(['cache']) } }).units.get('db');
+  assert.deepEqual(other.action, { type: 'current', reason: 'receipt-current' }, '--unit names other units: a run changes nothing about db');
+  assert.equal(other.next, undefined);
+  // The same decision rendered from another commit is not another decision.
+  const same = planOf(ctx, { desired: { db: { ...active(ctx, 'db', U.db), source: 'c9' } }, observed }).units.get('db');
+  assert.deepEqual(same.action, { type: 'current', reason: 'receipt-current' });
+  assert.equal(same.next, undefined);
 });
 
 test('a condition of this very run is final for the run: failed-in-run, uncertain-in-run', async () => {
