@@ -47,8 +47,17 @@ export type Action =
    * was produced for (`next`) again, so that the desired branch says what Nyl decided.
    */
   | { type: 'current'; reason: 'desired-restored' }
-  /** Waits for dependencies that will get a current receipt first (status shows it pending). */
-  | { type: 'wait'; reason: 'dependency-pending'; waits: Wait[] }
+  /**
+   * Waits for dependencies that will get a current receipt first, then executes for a reason of
+   * its own (`executes`): status shows it as that execution (pending, outdated, failed, uncertain).
+   */
+  | { type: 'wait'; reason: 'dependency-pending'; waits: Wait[]; executes: ExecuteReason; condition?: ConditionRecord }
+  /**
+   * Waits for dependencies that will get a current receipt first, then is decided again: nothing
+   * of its own changed, so its receipt may still be current once it resolves from their new
+   * outputs (status: awaiting-dependencies).
+   */
+  | { type: 'wait'; reason: 'upstream-pending'; waits: Wait[] }
   | { type: 'blocked'; reason: 'dependency-blocked'; waits: Wait[] }
   | { type: 'blocked'; reason: 'render-error'; errors: Diagnostic[] }
   | { type: 'blocked'; reason: 'run-stopped'; stop: StopReason; after?: string }

@@ -6,8 +6,9 @@
  * in dependency order (a unit's dependencies are decided before it):
  *   damaged state documents > held (in state, or by a hold delivered to the run) > a rendering error > a condition that
  *   needs an operator (uncertain under manual recovery, a failure that needs acknowledgement, or
- *   one that happened in this very run) > waiting for dependencies > retrying a failure or
- *   converging an uncertain unit > a current receipt > executing.
+ *   one that happened in this very run) > waiting for dependencies (then executing for a reason
+ *   of its own, or only re-evaluated) > retrying a failure or converging an uncertain unit > a
+ *   current receipt (writing its desired document back when the branch holds another) > executing.
  * A condition outranks a matching receipt: what the last execution did is unknown or failed.
  * Units outside the ownership set come last, by name.
  */
@@ -21,7 +22,7 @@ import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import { byCodeUnits } from '../util/compare';
-import type { Action, DeliveredHold, Plan, StopReason, UnitPlan, Wait } from './actions';
+import type { Action, DeliveredHold, ExecuteReason, Plan, StopReason, UnitPlan, Wait } from './actions';
 import { willExecute } from './actions';
 
 export interface RunContext {
@@ -194,6 +195,11 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   return finish({ ...plan, action }, input);
 }
 
+/** The unit's receipt in its current incarnation, current or not. */
+function receiptOf(plan: UnitPlan | undefined): ReceiptRecord | undefined {
+  return plan?.uid && plan.observed?.uid === plan.uid ? plan.observed.receipt : undefined;
+}
+
 /** The condition of the unit's current incarnation, if any. */
 function conditionOf(plan: UnitPlan): ConditionRecord | undefined {
   return plan.uid && plan.observed?.uid === plan.uid ? plan.observed.condition : undefined;
@@ -205,14 +211,44 @@ function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: 
   const condition = conditionOf(plan);
   const terminal = condition ? terminalCondition(condition, unit, input) : undefined;
   if (terminal) return terminal;
-  if (resolved.waits.length > 0) return waitAction(resolved.waits, planned);
+  if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
   if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
-  if (condition?.type === 'uncertain') return { type: 'execute', reason: 'converge-uncertain', condition };
-  if (condition?.type === 'failed') return { type: 'execute', reason: 'retry-failure', condition };
-  const receipt = plan.observed?.uid === plan.uid ? plan.observed?.receipt : undefined;
-  if (plan.uid && receipt && receipt.executionKey === resolved.executionKey) return currentAction(plan.desired, receipt);
-  if (receipt) return { type: 'execute', reason: 'key-changed' };
-  return { type: 'execute', reason: plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt' };
+  const reason = executeReason(plan, condition, resolved.executionKey);
+  if (reason) return { type: 'execute', reason, ...(condition ? { condition } : {}) };
+  return currentAction(plan.desired, receiptOf(plan)!);
+}
+
+/** Why the unit executes by its own state, or undefined when its receipt is for `key`. */
+function executeReason(plan: UnitPlan, condition: ConditionRecord | undefined, key: string | undefined): ExecuteReason | undefined {
+  if (condition?.type === 'uncertain') return 'converge-uncertain';
+  if (condition?.type === 'failed') return 'retry-failure';
+  const receipt = receiptOf(plan);
+  if (receipt && receipt.executionKey === key) return undefined;
+  if (receipt) return 'key-changed';
+  return plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt';
+}
+
+/**
+ * What a waiting unit does once its dependencies ran: execute for a reason of its own (a condition,
+ * no receipt, a change of its own), or nothing decided yet (undefined): it is re-evaluated then,
+ * and may stay current. Only a receipt without a condition needs the provisional key.
+ */
+function afterWait(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, condition: ConditionRecord | undefined): ExecuteReason | undefined {
+  if (condition || !receiptOf(plan)) return executeReason(plan, condition, undefined);
+  const provisional = provisionalKey(plan, unit, input, planned);
+  return provisional === undefined ? undefined : executeReason(plan, undefined, provisional);
+}
+
+/**
+ * The key a waiting unit resolves to from the outputs its dependencies' latest receipts hold: what
+ * it consumed when it last ran, unless they ran without it since. A key other than its receipt's
+ * is a change of its own, whatever its dependencies output next. Undefined when that cannot be
+ * told: a dependency without any receipt, or a driver that resolves the key in a prepare phase.
+ */
+function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): string | undefined {
+  if (!plan.uid || input.drivers.driver(unit.kind)?.prepare) return undefined;
+  const latest: OutputsOf = (name) => receiptOf(planned.get(name))?.outputs;
+  return resolveUnit(unit, input.env, plan.uid, latest, input.drivers).executionKey;
 }
 
 /**
@@ -235,10 +271,15 @@ function terminalCondition(condition: ConditionRecord, unit: UnitResource, input
   return condition.retryable ? undefined : { type: 'failed', reason: 'needs-acknowledgement', condition };
 }
 
-/** Waiting for dependencies that will execute first, or blocked by one that will not. */
-function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>): Action {
+/**
+ * Waiting for dependencies that will execute first, or blocked by one that will not. A waiting unit
+ * executes afterwards for `executes`, or without one is re-evaluated (`upstream-pending`).
+ */
+function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>, executes: ExecuteReason | undefined, condition: ConditionRecord | undefined): Action {
   const stuck = waits.filter((w) => !willExecute(planned.get(w.unit)));
-  return stuck.length > 0 ? { type: 'blocked', reason: 'dependency-blocked', waits: [...stuck, ...waits.filter((w) => !stuck.includes(w))] } : { type: 'wait', reason: 'dependency-pending', waits };
+  if (stuck.length > 0) return { type: 'blocked', reason: 'dependency-blocked', waits: [...stuck, ...waits.filter((w) => !stuck.includes(w))] };
+  if (!executes) return { type: 'wait', reason: 'upstream-pending', waits };
+  return { type: 'wait', reason: 'dependency-pending', waits, executes, ...(condition ? { condition } : {}) };
 }
 
 /** A held unit changes in no way: held in state, or by a hold delivered to this run before it ran. */

@@ -67,3 +67,34 @@ describe('the desired branch says what Nyl decided', () => {
     }
   });
 });
+
+describe('status says which units execute and which are re-evaluated after their dependencies', () => {
+  test('only the upstream changed: its dependent awaits its dependencies (exit 2) and ends current without executing; dependents with changes of their own are outdated or pending', async () => {
+    const world = await World.create({ units: [unit('up'), unit('down', { dependsOn: ['up'] }), unit('own', { dependsOn: ['up'] })] });
+    try {
+      await world.process('init').run('state init');
+      assert.equal((await world.process('s1').run('reconcile')).code, 0);
+      await commitSource(world, S2, [unit('up', { version: 'v2' }), unit('down', { dependsOn: ['up'] }), unit('own', { dependsOn: ['up'], version: 'v2' }), unit('fresh', { dependsOn: ['up'] })]);
+
+      const status = await world.process('look').run('status');
+      const view = Object.fromEntries(Object.entries(status.report.units).map(([n, u]) => [n, [u.state, u.receipt]]));
+      assert.deepEqual(view, {
+        up: ['outdated', 'outdated'],
+        down: ['awaiting-dependencies', 'unresolved'],
+        own: ['outdated', 'outdated'],
+        fresh: ['pending', 'none'],
+      });
+      assert.equal(status.report.units.down.detail, '/dependsOn/0 waits for up (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)');
+      assert.equal(status.report.units.own.detail, '/dependsOn/0 waits for up (no-current-receipt); execution key changed');
+      assert.deepEqual(status.report.units.down.waits, [{ pointer: '/dependsOn/0', unit: 'up', reason: 'no-current-receipt' }]);
+      assert.equal(status.code, 2, 'not reconciled yet, nothing failed');
+
+      const run = await world.process('s2').run('reconcile');
+      assert.equal(run.code, 0);
+      assert.deepEqual(Object.fromEntries(Object.entries(run.report.units).map(([n, u]) => [n, u.result])), { up: 'executed', own: 'executed', fresh: 'executed', down: 'current' });
+      assert.deepEqual(world.counts(), { up: 2, down: 1, own: 2, fresh: 1 }, 'down was re-evaluated, not executed');
+    } finally {
+      world.cleanup();
+    }
+  });
+});

@@ -170,6 +170,39 @@ test('a consumer of an outdated dependency is pending (the next reconcile runs t
   assert.equal(res.units.get('report').detail, '/dependsOn/0 waits for db (no-current-receipt)');
 });
 
+test('consumers with receipts of an outdated dependency: re-evaluated after it (awaiting-dependencies) unless something of their own changed', async () => {
+  const ctx = await shop();
+  const out = { db: { url: 'u' } };
+  const outdatedDb = { uid: U.db, receipt: { run: 'r1', executionKey: 'sha256:before', finishedAt: 'x', outputs: { url: 'u' }, desired: {} } };
+  const desired = { db: active(ctx, 'db', U.db), app: active(ctx, 'app', U.app, out), report: active(ctx, 'report', U.report, out) };
+  const res = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, out), report: currentReceipt(ctx, 'report', U.report, out) } });
+  assert.equal(res.units.get('db').phase, 'outdated');
+  for (const name of ['app', 'report']) {
+    const u = res.units.get(name);
+    assert.deepEqual(u.action, { type: 'wait', reason: 'upstream-pending', waits: u.waits }, name);
+    assert.equal(u.phase, 'awaiting-dependencies', name);
+    assert.equal(u.executionKey, undefined, 'no key until db ran');
+  }
+  assert.equal(res.units.get('app').detail, '/env/DB waits for db (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)');
+  // app's receipt was made from other outputs than db's latest receipt holds, or for another spec: a change of its own.
+  const moved = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, { db: { url: 'elsewhere' } }) } }).units.get('app');
+  assert.deepEqual([moved.action.reason, moved.action.executes, moved.phase], ['dependency-pending', 'key-changed', 'outdated']);
+  assert.equal(moved.detail, '/env/DB waits for db (no-current-receipt); execution key changed');
+  // Conditions of its own: it executes after db, and status says so as it would without the wait.
+  const retry = resolve(ctx, { desired, observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: failed(true, 'connection refused') } } }).units.get('app');
+  assert.deepEqual([retry.action.executes, retry.phase], ['retry-failure', 'failed']);
+  assert.equal(retry.detail, '/env/DB waits for db (no-current-receipt); connection refused (retried by the next reconcile)');
+  const converging = await shop();
+  converging.project.units.get('app').spec.recovery = 'converge';
+  const unsure = resolve(converging, { desired, observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: uncertain('run r2 started app') } } }).units.get('app');
+  assert.deepEqual([unsure.action.executes, unsure.phase, unsure.detail], ['converge-uncertain', 'uncertain', '/env/DB waits for db (no-current-receipt); run r2 started app']);
+  // db has no receipt at all: nothing tells whether app's own inputs changed.
+  const unknown = resolve(ctx, { desired, observed: { app: currentReceipt(ctx, 'app', U.app, out) } }).units.get('app');
+  assert.equal(unknown.phase, 'awaiting-dependencies');
+  // In a run, a waiting unit is reported blocked with its wait, whatever it does after.
+  assert.equal(runDetail(res.units.get('app'), 'c1'), '/env/DB waits for db (no-current-receipt)');
+});
+
 test('failed, not retryable: failed with its reason; consumers blocked with the pointer of their wait', async () => {
   const ctx = await shop();
   const res = resolve(ctx, {
