@@ -4,6 +4,7 @@
  * to drop, and one transition commit per state ref whose documents changed.
  */
 import type { RefTransition } from '../lease/publish';
+import { type Plan, restoresDesired } from '../plan/actions';
 import type { ReconcileReport } from '../report/types';
 import { applyHolds } from '../run/apply-holds';
 import type { EngineResult } from '../run/engine';
@@ -46,12 +47,17 @@ function settleHolds(opened: OpenedEnvironment, desired: Map<string, DesiredUnit
   return { desired: holds.desired, held: holds.held };
 }
 
-/** The transition body's lists, from the settled rows. */
-function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], removed: string[]) {
+/** Current units whose receipt's desired document the run writes again (the planner's `desired-restored`). */
+function restoredDesired(plan: Plan): string[] {
+  return plan.order.filter((n) => restoresDesired(plan.units.get(n)!));
+}
+
+/** The transition body's lists, from the settled rows: `units` names every unit the commit changes or that did not end current. */
+function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], removed: string[], restored: string[]) {
   const units: Record<string, string> = {};
   for (const name of engine.plan.order) {
     const row = report.units[name];
-    if (row && row.result !== 'current') units[name] = row.result;
+    if (row && (row.result !== 'current' || restored.includes(name))) units[name] = row.result;
   }
   return {
     operation: 'reconcile',
@@ -64,6 +70,7 @@ function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeo
     recovered: takeover.imported.recovered,
     held,
     removed,
+    desiredRestored: restored,
     ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
     ...(takeover.leaseBrokenEarlier ? { leaseBrokenEarlier: takeover.leaseBrokenEarlier } : {}),
   };
@@ -83,6 +90,8 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const decided = new Map(takeover.imported.desired);
   for (const o of engine.outcomes.values()) if (o.desired) decided.set(o.name, o.desired);
   recordHeldPending(decided, engine);
+  const restored = restoredDesired(engine.plan);
+  for (const name of restored) decided.set(name, engine.plan.units.get(name)!.next!);
   const { desired, held } = settleHolds(opened, decided, engine, report);
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
   // Under --unit the planner skips it instead of dropping it, so the file stays.
@@ -92,7 +101,7 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const before = { desired: start.view.desiredUnits, observed: start.view.observedUnits };
   const after = { desired, observed: engine.observed };
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride };
-  const body = bodyOf(opened, engine, takeover, report, held, removed);
+  const body = bodyOf(opened, engine, takeover, report, held, removed, restored);
   const transitions = buildTransitions(opened.loc, start.refs, opened.env.name, before, after, body, trailers, 'changed', takeover.leaseBroken !== undefined);
   return { desired, transitions };
 }

@@ -32,6 +32,13 @@ import { inactiveStateOf } from './state-checks';
 
 export type StatusRequest = EnvironmentRequest;
 
+/** The RECEIPT column: a unit awaiting its dependencies resolves no key to compare its receipt with yet. */
+function receiptState(state: UnitStatus['state'], hasReceipt: boolean): UnitStatus['receipt'] {
+  if (!hasReceipt) return 'none';
+  if (state === 'awaiting-dependencies') return 'unresolved';
+  return state === 'current' || state === 'held' ? 'current' : 'outdated';
+}
+
 function unitStatus(p: UnitPlan): UnitStatus {
   const receipt = p.observed?.receipt;
   const state = statusPhase(p);
@@ -39,7 +46,7 @@ function unitStatus(p: UnitPlan): UnitStatus {
     name: p.name,
     kind: p.desired?.kind ?? p.unit?.kind ?? '-',
     state,
-    receipt: !receipt ? 'none' : state === 'current' || state === 'held' ? 'current' : 'outdated',
+    receipt: receiptState(state, receipt !== undefined),
     detail: statusDetail(p),
   };
   if (state === 'held' && !p.desired?.kind) s.kind = '-';

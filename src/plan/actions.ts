@@ -41,8 +41,23 @@ export type ExecuteReason =
 export type Action =
   | { type: 'execute'; reason: ExecuteReason; condition?: ConditionRecord }
   | { type: 'current'; reason: 'receipt-current' }
-  /** Waits for dependencies that will get a current receipt first (status shows it pending). */
-  | { type: 'wait'; reason: 'dependency-pending'; waits: Wait[] }
+  /**
+   * Current, but the desired branch holds another decision (a change that failed and was reverted
+   * in source, or a receipt imported for a newer key): the run records the document the receipt
+   * was produced for (`next`) again, so that the desired branch says what Nyl decided.
+   */
+  | { type: 'current'; reason: 'desired-restored' }
+  /**
+   * Waits for dependencies that will get a current receipt first, then executes for a reason of
+   * its own (`executes`): status shows it as that execution (pending, outdated, failed, uncertain).
+   */
+  | { type: 'wait'; reason: 'dependency-pending'; waits: Wait[]; executes: ExecuteReason; condition?: ConditionRecord }
+  /**
+   * Waits for dependencies that will get a current receipt first, then is decided again: nothing
+   * of its own changed, so its receipt may still be current once it resolves from their new
+   * outputs (status: awaiting-dependencies).
+   */
+  | { type: 'wait'; reason: 'upstream-pending'; waits: Wait[] }
   | { type: 'blocked'; reason: 'dependency-blocked'; waits: Wait[] }
   | { type: 'blocked'; reason: 'render-error'; errors: Diagnostic[] }
   | { type: 'blocked'; reason: 'run-stopped'; stop: StopReason; after?: string }
@@ -85,7 +100,10 @@ export interface UnitPlan {
   newIncarnation?: boolean;
   rendering?: Record<string, unknown>;
   executionKey?: string;
-  /** For `execute`: the desired document the execution is for. */
+  /**
+   * The desired document a run records for the unit: for `execute`, the one the execution is for;
+   * for `current` with `desired-restored`, the one its receipt was produced for.
+   */
   next?: DesiredUnitDoc;
 }
 
@@ -98,6 +116,11 @@ export interface Plan {
 /** True when the unit will get a current receipt without an operator: it executes, or waits to. */
 export function willExecute(plan: UnitPlan | undefined): boolean {
   return plan !== undefined && (plan.action.type === 'execute' || plan.action.type === 'wait' || plan.action.type === 'prepare');
+}
+
+/** A current unit whose desired document a run writes again: work for a run, though nothing executes. */
+export function restoresDesired(plan: UnitPlan): boolean {
+  return plan.action.type === 'current' && plan.action.reason === 'desired-restored' && plan.next !== undefined;
 }
 
 /** Units the engine executes now: names break ties within a parallel wave (code-unit order). */

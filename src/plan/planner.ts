@@ -6,8 +6,9 @@
  * in dependency order (a unit's dependencies are decided before it):
  *   damaged state documents > held (in state, or by a hold delivered to the run) > a rendering error > a condition that
  *   needs an operator (uncertain under manual recovery, a failure that needs acknowledgement, or
- *   one that happened in this very run) > waiting for dependencies > retrying a failure or
- *   converging an uncertain unit > a current receipt > executing.
+ *   one that happened in this very run) > waiting for dependencies (then executing for a reason
+ *   of its own, or only re-evaluated) > retrying a failure or converging an uncertain unit > a
+ *   current receipt (writing its desired document back when the branch holds another) > executing.
  * A condition outranks a matching receipt: what the last execution did is unknown or failed.
  * Units outside the ownership set come last, by name.
  */
@@ -19,9 +20,9 @@ import { dependencyOrder } from '../project/graph';
 import { renderUnit } from '../project/render';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
-import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import { byCodeUnits } from '../util/compare';
-import type { Action, DeliveredHold, Plan, StopReason, UnitPlan, Wait } from './actions';
+import type { Action, DeliveredHold, ExecuteReason, Plan, StopReason, UnitPlan, Wait } from './actions';
 import { willExecute } from './actions';
 
 export interface RunContext {
@@ -66,6 +67,15 @@ export interface PlanInput {
    * refuse before they plan). Nothing is decided on a document that could not be read.
    */
   damaged?: ReadonlyMap<string, string>;
+}
+
+/**
+ * Same decision: equal desired documents apart from the source commit they were rendered from
+ * (a unit that executes again with the same rendering keeps the commit of the earlier decision).
+ */
+export function sameDecision(a: DesiredUnitDoc | undefined, b: DesiredUnitDoc): boolean {
+  if (!a) return false;
+  return canonicalJson({ ...a, source: undefined }) === canonicalJson({ ...b, source: undefined });
 }
 
 /** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
@@ -185,6 +195,11 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   return finish({ ...plan, action }, input);
 }
 
+/** The unit's receipt in its current incarnation, current or not. */
+function receiptOf(plan: UnitPlan | undefined): ReceiptRecord | undefined {
+  return plan?.uid && plan.observed?.uid === plan.uid ? plan.observed.receipt : undefined;
+}
+
 /** The condition of the unit's current incarnation, if any. */
 function conditionOf(plan: UnitPlan): ConditionRecord | undefined {
   return plan.uid && plan.observed?.uid === plan.uid ? plan.observed.condition : undefined;
@@ -196,14 +211,53 @@ function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: 
   const condition = conditionOf(plan);
   const terminal = condition ? terminalCondition(condition, unit, input) : undefined;
   if (terminal) return terminal;
-  if (resolved.waits.length > 0) return waitAction(resolved.waits, planned);
+  if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
   if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
-  if (condition?.type === 'uncertain') return { type: 'execute', reason: 'converge-uncertain', condition };
-  if (condition?.type === 'failed') return { type: 'execute', reason: 'retry-failure', condition };
-  const receipt = plan.observed?.uid === plan.uid ? plan.observed?.receipt : undefined;
-  if (plan.uid && receipt && receipt.executionKey === resolved.executionKey) return { type: 'current', reason: 'receipt-current' };
-  if (receipt) return { type: 'execute', reason: 'key-changed' };
-  return { type: 'execute', reason: plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt' };
+  const reason = executeReason(plan, condition, resolved.executionKey);
+  if (reason) return { type: 'execute', reason, ...(condition ? { condition } : {}) };
+  return currentAction(plan.desired, receiptOf(plan)!);
+}
+
+/** Why the unit executes by its own state, or undefined when its receipt is for `key`. */
+function executeReason(plan: UnitPlan, condition: ConditionRecord | undefined, key: string | undefined): ExecuteReason | undefined {
+  if (condition?.type === 'uncertain') return 'converge-uncertain';
+  if (condition?.type === 'failed') return 'retry-failure';
+  const receipt = receiptOf(plan);
+  if (receipt && receipt.executionKey === key) return undefined;
+  if (receipt) return 'key-changed';
+  return plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt';
+}
+
+/**
+ * What a waiting unit does once its dependencies ran: execute for a reason of its own (a condition,
+ * no receipt, a change of its own), or nothing decided yet (undefined): it is re-evaluated then,
+ * and may stay current. Only a receipt without a condition needs the provisional key.
+ */
+function afterWait(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, condition: ConditionRecord | undefined): ExecuteReason | undefined {
+  if (condition || !receiptOf(plan)) return executeReason(plan, condition, undefined);
+  const provisional = provisionalKey(plan, unit, input, planned);
+  return provisional === undefined ? undefined : executeReason(plan, undefined, provisional);
+}
+
+/**
+ * The key a waiting unit resolves to from the outputs its dependencies' latest receipts hold: what
+ * it consumed when it last ran, unless they ran without it since. A key other than its receipt's
+ * is a change of its own, whatever its dependencies output next. Undefined when that cannot be
+ * told: a dependency without any receipt, or a driver that resolves the key in a prepare phase.
+ */
+function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): string | undefined {
+  if (!plan.uid || input.drivers.driver(unit.kind)?.prepare) return undefined;
+  const latest: OutputsOf = (name) => receiptOf(planned.get(name))?.outputs;
+  return resolveUnit(unit, input.env, plan.uid, latest, input.drivers).executionKey;
+}
+
+/**
+ * A current receipt. The desired branch must say what Nyl decided: when it holds another decision
+ * than the one the receipt was produced for (a failed change that source reverted), a run writes
+ * the receipt's document again.
+ */
+function currentAction(desired: DesiredUnitDoc | undefined, receipt: ReceiptRecord): Action {
+  return sameDecision(desired, receipt.desired) ? { type: 'current', reason: 'receipt-current' } : { type: 'current', reason: 'desired-restored' };
 }
 
 /** A condition that keeps the unit from executing: it waits for an operator, or arose in this run. */
@@ -217,10 +271,15 @@ function terminalCondition(condition: ConditionRecord, unit: UnitResource, input
   return condition.retryable ? undefined : { type: 'failed', reason: 'needs-acknowledgement', condition };
 }
 
-/** Waiting for dependencies that will execute first, or blocked by one that will not. */
-function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>): Action {
+/**
+ * Waiting for dependencies that will execute first, or blocked by one that will not. A waiting unit
+ * executes afterwards for `executes`, or without one is re-evaluated (`upstream-pending`).
+ */
+function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>, executes: ExecuteReason | undefined, condition: ConditionRecord | undefined): Action {
   const stuck = waits.filter((w) => !willExecute(planned.get(w.unit)));
-  return stuck.length > 0 ? { type: 'blocked', reason: 'dependency-blocked', waits: [...stuck, ...waits.filter((w) => !stuck.includes(w))] } : { type: 'wait', reason: 'dependency-pending', waits };
+  if (stuck.length > 0) return { type: 'blocked', reason: 'dependency-blocked', waits: [...stuck, ...waits.filter((w) => !stuck.includes(w))] };
+  if (!executes) return { type: 'wait', reason: 'upstream-pending', waits };
+  return { type: 'wait', reason: 'dependency-pending', waits, executes, ...(condition ? { condition } : {}) };
 }
 
 /** A held unit changes in no way: held in state, or by a hold delivered to this run before it ran. */
@@ -259,12 +318,22 @@ function heldSourceChanged(plan: UnitPlan, input: PlanInput, outputsOf: OutputsO
 /** Run-level filters over a decided action: --unit, and a run that starts nothing more. */
 function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
   const type = plan.action.type;
+  if (plan.action.type === 'current' && plan.action.reason === 'desired-restored') return restoreDesired(plan, input);
   if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
   const run = input.run;
   if (run?.only && !run.only.has(plan.name)) return { ...plan, action: { type: 'skip', reason: 'not-selected' } };
   if (type !== 'wait' && run?.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
   if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
   return plan;
+}
+
+/**
+ * The receipt's document to write again. Not for units --unit leaves out: a run changes nothing
+ * about those, so the next run without --unit writes it.
+ */
+function restoreDesired(plan: UnitPlan, input: PlanInput): UnitPlan {
+  if (input.run?.only && !input.run.only.has(plan.name)) return { ...plan, action: { type: 'current', reason: 'receipt-current' } };
+  return { ...plan, next: plan.observed!.receipt!.desired };
 }
 
 /** The desired document an execution is for. */

@@ -3,20 +3,31 @@
  * Rendering only: nothing reads these strings back. Status says what the unit is now ("no
  * receipt"); a run says what happened to it in the run ("not started: ...").
  */
-import type { Action, StopReason, UnitPlan } from './actions';
+import type { ConditionRecord } from '../state/documents';
+import type { Action, ExecuteReason, StopReason, UnitPlan } from './actions';
 import { formatWait } from './planner';
 
-export type StatusPhase = 'current' | 'pending' | 'outdated' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving';
+/**
+ * `awaiting-dependencies`: the unit waits for dependencies that execute first and is re-evaluated
+ * after them; nothing of its own changed, so it may stay current. The states that execute say so.
+ */
+export type StatusPhase = 'current' | 'pending' | 'outdated' | 'awaiting-dependencies' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving';
+
+/** The state of a unit that executes, now or after its dependencies, for this reason. */
+function executePhase(reason: ExecuteReason): StatusPhase {
+  if (reason === 'retry-failure') return 'failed';
+  if (reason === 'converge-uncertain') return 'uncertain';
+  return reason === 'key-changed' ? 'outdated' : 'pending';
+}
 
 /** The state `nyl status` shows for a planned unit. */
 export function statusPhase(plan: UnitPlan): StatusPhase {
   const a = plan.action;
   switch (a.type) {
     case 'execute':
-      if (a.reason === 'retry-failure') return 'failed';
-      if (a.reason === 'converge-uncertain') return 'uncertain';
-      return a.reason === 'key-changed' ? 'outdated' : 'pending';
+      return executePhase(a.reason);
     case 'wait':
+      return a.reason === 'upstream-pending' ? 'awaiting-dependencies' : executePhase(a.executes);
     case 'prepare':
       return 'pending';
     case 'skip':
@@ -46,14 +57,19 @@ function holder(by: string, reason: string | undefined): string {
   return `held by ${by}${reason ? ` (${reason})` : ''}`;
 }
 
+/** The decision a current unit's desired document returns to: its receipt's, from this commit. */
+function restoredFrom(plan: UnitPlan): string {
+  const source = plan.next?.source;
+  return `the desired document of its receipt again${source ? ` (source ${source})` : ''}`;
+}
+
 /** Detail text shared by status and runs, for actions that read the same in both. */
 function common(a: Action): string | undefined {
   switch (a.type) {
     case 'current':
+      return a.reason === 'receipt-current' ? '' : undefined;
     case 'skip':
       return '';
-    case 'wait':
-      return formatWait(a.waits[0]!);
     case 'blocked':
       if (a.reason === 'render-error') return a.errors[0]!.message;
       if (a.reason === 'run-stopped') return describeStop(a.stop, a.after);
@@ -72,17 +88,36 @@ function common(a: Action): string | undefined {
   }
 }
 
+/** Why a unit executes, as status says it. */
+function executeDetail(reason: ExecuteReason, condition: ConditionRecord | undefined): string {
+  if (reason === 'retry-failure') return `${condition!.reason} (retried by the next reconcile)`;
+  if (reason === 'converge-uncertain') return condition!.reason;
+  if (reason === 'key-changed') return 'execution key changed';
+  return reason === 'no-incarnation' ? 'no incarnation yet' : 'no receipt';
+}
+
+/**
+ * A waiting unit in status: what it waits for, then what it does after: re-evaluated, or executed
+ * for a reason of its own (left unsaid for a unit that never ran: pending says it).
+ */
+function waitDetail(a: Extract<Action, { type: 'wait' }>): string {
+  const wait = formatWait(a.waits[0]!);
+  if (a.reason === 'upstream-pending') return `${wait}; re-evaluated after its dependencies run (its receipt may stay current)`;
+  return a.executes === 'no-incarnation' || a.executes === 'no-receipt' ? wait : `${wait}; ${executeDetail(a.executes, a.condition)}`;
+}
+
 /** The DETAIL of `nyl status`: what the unit is now and what the next reconcile does. */
 export function statusDetail(plan: UnitPlan): string {
   const a = plan.action;
   const shared = common(a);
   if (shared !== undefined) return shared;
   switch (a.type) {
+    case 'current':
+      return `its receipt is current; the desired branch holds another decision, and the next reconcile records ${restoredFrom(plan)}`;
+    case 'wait':
+      return waitDetail(a);
     case 'execute':
-      if (a.reason === 'retry-failure') return `${a.condition!.reason} (retried by the next reconcile)`;
-      if (a.reason === 'converge-uncertain') return a.condition!.reason;
-      if (a.reason === 'key-changed') return 'execution key changed';
-      return a.reason === 'no-incarnation' ? 'no incarnation yet' : 'no receipt';
+      return executeDetail(a.reason, a.condition);
     case 'failed':
       return a.condition.reason;
     case 'held':
@@ -102,6 +137,10 @@ export function runDetail(plan: UnitPlan, sourceCommit: string): string {
   const shared = common(a);
   if (shared !== undefined) return shared;
   switch (a.type) {
+    case 'current':
+      return `recorded ${restoredFrom(plan)}`;
+    case 'wait':
+      return formatWait(a.waits[0]!);
     case 'execute':
       return `executes: ${statusDetail(plan)}`;
     case 'failed':

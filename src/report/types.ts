@@ -27,15 +27,22 @@ export interface StateOperationReport extends ReportBase {
   details: Record<string, unknown>;
 }
 
-/** A unit's state in `nyl status`. */
-export type UnitStatusState = 'current' | 'pending' | 'outdated' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving' | 'running';
+/**
+ * A unit's state in `nyl status`. pending, outdated, failed and uncertain units execute in the next
+ * reconcile (after their dependencies, if they wait); an awaiting-dependencies unit is only
+ * re-evaluated after its dependencies ran, and may stay current.
+ */
+export type UnitStatusState = 'current' | 'pending' | 'outdated' | 'awaiting-dependencies' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving' | 'running';
 
 export interface UnitStatus {
   name: string;
   kind: string;
   state: UnitStatusState;
-  /** current, outdated or none. */
-  receipt: 'current' | 'outdated' | 'none';
+  /**
+   * current or outdated against the key the unit resolves to; unresolved while its key waits for
+   * its dependencies' new outputs (awaiting-dependencies); none.
+   */
+  receipt: 'current' | 'outdated' | 'unresolved' | 'none';
   uid?: string;
   executionKey?: string;
   receiptKey?: string;

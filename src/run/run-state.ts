@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Outputs } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
-import { currentUid, ownedGraph, planEnvironment, type Prepared } from '../plan/planner';
+import { currentUid, ownedGraph, planEnvironment, type Prepared, sameDecision } from '../plan/planner';
 import { canonicalJson } from '../project/execution-key';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
@@ -49,14 +49,13 @@ export interface RunStateInput extends RunInputs {
   now: number;
 }
 
-/** Same decision: equal documents apart from the source commit they were rendered from. */
-function sameDecision(a: DesiredUnitDoc | undefined, b: DesiredUnitDoc): boolean {
-  if (!a) return false;
-  return canonicalJson({ ...a, source: undefined }) === canonicalJson({ ...b, source: undefined });
-}
-
 export class RunState {
   readonly observed: Map<string, ObservedUnitDoc>;
+  /**
+   * The desired documents with what the run decided so far: the planner then sees a unit the run
+   * executed as recorded for its new receipt, not as a decision left behind.
+   */
+  private readonly desired: Map<string, DesiredUnitDoc>;
   readonly holds = new Map<string, DeliveredHold>();
   readonly outcomes = new Map<string, UnitOutcome>();
   readonly dispatchOrder: string[] = [];
@@ -67,6 +66,7 @@ export class RunState {
 
   constructor(readonly input: RunStateInput) {
     this.observed = new Map(input.observed);
+    this.desired = new Map(input.desired);
     this.newUids = mintUids(input);
   }
 
@@ -77,7 +77,7 @@ export class RunState {
       project: input.project,
       env: input.env,
       generation: input.generation,
-      desired: input.desired,
+      desired: this.desired,
       observed: this.observed,
       sourceCommit: input.sourceCommit,
       newUids: this.newUids,
@@ -106,6 +106,7 @@ export class RunState {
     const run = this.input.runId;
     const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}), durationMs };
     const decided = plan.next && !sameDecision(this.input.desired.get(plan.name), plan.next) ? { desired: plan.next } : {};
+    if (decided.desired) this.desired.set(plan.name, decided.desired);
     let result: UnitOutcome;
     if (cp.result === 'receipt') {
       const receipt = receiptOf(run, { executionKey: plan.executionKey!, desired: plan.next! }, cp);

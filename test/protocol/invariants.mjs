@@ -12,6 +12,9 @@ import YAML from 'yaml';
 import { ENV } from './world.mjs';
 import { addRecoveryEvidence, commitBody } from '../support/commit-evidence.mjs';
 
+/** The states of `nyl status` that may list waits: a unit that waits for dependencies, or is blocked by them. */
+const WAITING_STATES = ['pending', 'outdated', 'awaiting-dependencies', 'failed', 'uncertain', 'blocked'];
+
 /** Records what a crash left, for the invariants: the dead runs' unit records, the state refs seen. */
 export class Journal {
   constructor(world) {
@@ -95,7 +98,7 @@ function stuckAndWaiting(status, dead) {
   for (let changed = true; changed; ) {
     changed = false;
     for (const [name, u] of Object.entries(status.units)) {
-      if (waiting.has(name) || stuck.has(name) || !['pending', 'blocked'].includes(u.state) || !u.waits?.length) continue;
+      if (waiting.has(name) || stuck.has(name) || !WAITING_STATES.includes(u.state) || !u.waits?.length) continue;
       if (u.waits.every((w) => stuck.has(w.unit) || waiting.has(w.unit))) {
         waiting.add(name);
         changed = true;

@@ -35,6 +35,9 @@ import { NYL, cliEnv, command, environment, nylYaml, waitForFile } from './cli.m
 import { git, hermeticEnv, installProtectHook, makeBareRepo, makeProject, tempDir, trackProcessGroup } from './git-fixtures.mjs';
 import { startGitHttp } from './git-http.mjs';
 
+/** The states of `nyl status` that may list waits: a unit that waits for dependencies, or is blocked by them. */
+const WAITING_STATES = ['pending', 'outdated', 'awaiting-dependencies', 'failed', 'uncertain', 'blocked'];
+
 export const ENV = 'dev';
 export const DESIRED = 'refs/heads/nyl/dev/desired';
 export const OBSERVED = 'refs/heads/nyl/dev/observed';
@@ -697,7 +700,7 @@ export async function assertCrashInvariants(sc, { allCurrent = false, superseded
   for (let changed = true; changed; ) {
     changed = false;
     for (const [name, u] of Object.entries(units)) {
-      if (waiting.has(name) || stuck.has(name) || !['pending', 'blocked'].includes(u.state) || !u.waits?.length) continue;
+      if (waiting.has(name) || stuck.has(name) || !WAITING_STATES.includes(u.state) || !u.waits?.length) continue;
       if (u.waits.every((w) => stuck.has(w.unit) || waiting.has(w.unit))) {
         waiting.add(name);
         changed = true;

@@ -55,10 +55,11 @@ const reconcile = (results, selected) => ({
 });
 const err = (code, extra = {}) => diagnostic(code, 'error', 'm', { env: 'dev', ...extra });
 
-test('exitCodeOf StatusReport: current 0; pending, outdated, blocked, held, leaving 2; failed 3; uncertain 4', () => {
+test('exitCodeOf StatusReport: current 0; pending, outdated, awaiting-dependencies, blocked, held, leaving, running 2; failed 3; uncertain 4', () => {
   const one = (u) => exitCodeOf(status({ x: u }), [], 'status');
   assert.equal(one({ state: 'current' }), 0);
-  for (const state of ['pending', 'outdated', 'blocked', 'held', 'leaving']) assert.equal(one({ state }), 2, state);
+  // awaiting-dependencies: not reconciled until its dependencies ran, though it may stay current then.
+  for (const state of ['pending', 'outdated', 'awaiting-dependencies', 'blocked', 'held', 'leaving', 'running']) assert.equal(one({ state }), 2, state);
   assert.equal(one({ state: 'failed' }), 3);
   assert.equal(one({ state: 'failed', condition: { type: 'failed', retryable: true, reason: 'r', run: 'r', since: 's' } }), 3);
   assert.equal(one({ state: 'uncertain' }), 4);

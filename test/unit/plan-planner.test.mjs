@@ -49,10 +49,10 @@ const active = (ctx, name, uid, outputs = {}, extra = {}) => ({
   ...extra,
 });
 
-/** An observed doc with a receipt current for the unit's rendering with these dependency outputs. */
+/** An observed doc with a receipt current for the unit's rendering with these dependency outputs, produced for its active() document. */
 const currentReceipt = (ctx, name, uid, outputs = {}, receiptOutputs = {}) => ({
   uid,
-  receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: {} },
+  receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: active(ctx, name, uid, outputs) },
 });
 
 const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit, run, newUids } = {}) =>
@@ -168,6 +168,39 @@ test('a consumer of an outdated dependency is pending (the next reconcile runs t
   assert.equal(res.units.get('app').phase, 'pending');
   assert.equal(res.units.get('report').phase, 'pending');
   assert.equal(res.units.get('report').detail, '/dependsOn/0 waits for db (no-current-receipt)');
+});
+
+test('consumers with receipts of an outdated dependency: re-evaluated after it (awaiting-dependencies) unless something of their own changed', async () => {
+  const ctx = await shop();
+  const out = { db: { url: 'u' } };
+  const outdatedDb = { uid: U.db, receipt: { run: 'r1', executionKey: 'sha256:before', finishedAt: 'x', outputs: { url: 'u' }, desired: {} } };
+  const desired = { db: active(ctx, 'db', U.db), app: active(ctx, 'app', U.app, out), report: active(ctx, 'report', U.report, out) };
+  const res = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, out), report: currentReceipt(ctx, 'report', U.report, out) } });
+  assert.equal(res.units.get('db').phase, 'outdated');
+  for (const name of ['app', 'report']) {
+    const u = res.units.get(name);
+    assert.deepEqual(u.action, { type: 'wait', reason: 'upstream-pending', waits: u.waits }, name);
+    assert.equal(u.phase, 'awaiting-dependencies', name);
+    assert.equal(u.executionKey, undefined, 'no key until db ran');
+  }
+  assert.equal(res.units.get('app').detail, '/env/DB waits for db (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)');
+  // app's receipt was made from other outputs than db's latest receipt holds, or for another spec: a change of its own.
+  const moved = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, { db: { url: 'elsewhere' } }) } }).units.get('app');
+  assert.deepEqual([moved.action.reason, moved.action.executes, moved.phase], ['dependency-pending', 'key-changed', 'outdated']);
+  assert.equal(moved.detail, '/env/DB waits for db (no-current-receipt); execution key changed');
+  // Conditions of its own: it executes after db, and status says so as it would without the wait.
+  const retry = resolve(ctx, { desired, observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: failed(true, 'connection refused') } } }).units.get('app');
+  assert.deepEqual([retry.action.executes, retry.phase], ['retry-failure', 'failed']);
+  assert.equal(retry.detail, '/env/DB waits for db (no-current-receipt); connection refused (retried by the next reconcile)');
+  const converging = await shop();
+  converging.project.units.get('app').spec.recovery = 'converge';
+  const unsure = resolve(converging, { desired, observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: uncertain('run r2 started app') } } }).units.get('app');
+  assert.deepEqual([unsure.action.executes, unsure.phase, unsure.detail], ['converge-uncertain', 'uncertain', '/env/DB waits for db (no-current-receipt); run r2 started app']);
+  // db has no receipt at all: nothing tells whether app's own inputs changed.
+  const unknown = resolve(ctx, { desired, observed: { app: currentReceipt(ctx, 'app', U.app, out) } }).units.get('app');
+  assert.equal(unknown.phase, 'awaiting-dependencies');
+  // In a run, a waiting unit is reported blocked with its wait, whatever it does after.
+  assert.equal(runDetail(res.units.get('app'), 'c1'), '/env/DB waits for db (no-current-receipt)');
 });
 
 test('failed, not retryable: failed with its reason; consumers blocked with the pointer of their wait', async () => {
@@ -391,6 +424,30 @@ test('a retryable failure executes again even when the receipt matches: it does 
   assert.equal(action(plan, 'db').type, 'execute');
   assert.equal(action(plan, 'db').reason, 'retry-failure');
   assert.equal(action(plan, 'app').type, 'wait', 'its consumer waits for the retry');
+});
+
+test('current against a receipt of another decision than the desired document: the run writes the receipt\'s document again', async () => {
+  // db executed K1 at c1; a change to K2 failed and wrote its document; an operator cleared the
+  // failure and source reverted to K1. The receipt is current; the desired branch still says K2.
+  const ctx = await shop();
+  const observed = { db: currentReceipt(ctx, 'db', U.db, {}, { url: 'u' }) };
+  const abandoned = { ...active(ctx, 'db', U.db), source: 'c2', rendering: { run: ['create-db', 'v2'] } };
+  for (const run of [undefined, { runId: RUN }, { runId: RUN, only: new Set(['db']) }]) {
+    const db = planOf(ctx, { desired: { db: abandoned }, observed, run, sourceCommit: 'c3' }).units.get('db');
+    assert.deepEqual(db.action, { type: 'current', reason: 'desired-restored' });
+    assert.deepEqual(db.next, observed.db.receipt.desired, 'the document the receipt was produced for, with its source');
+  }
+  const db = planOf(ctx, { desired: { db: abandoned }, observed }).units.get('db');
+  assert.equal(statusPhase(db), 'current');
+  assert.equal(statusDetail(db), 'its receipt is current; the desired branch holds another decision, and the next reconcile records the desired document of its receipt again (source c1)');
+  assert.equal(runDetail(db, 'c3'), 'recorded the desired document of its receipt again (source c1)');
+  const other = planOf(ctx, { desired: { db: abandoned }, observed, run: { runId: RUN, only: new Set(['cache']) } }).units.get('db');
+  assert.deepEqual(other.action, { type: 'current', reason: 'receipt-current' }, '--unit names other units: a run changes nothing about db');
+  assert.equal(other.next, undefined);
+  // The same decision rendered from another commit is not another decision.
+  const same = planOf(ctx, { desired: { db: { ...active(ctx, 'db', U.db), source: 'c9' } }, observed }).units.get('db');
+  assert.deepEqual(same.action, { type: 'current', reason: 'receipt-current' });
+  assert.equal(same.next, undefined);
 });
 
 test('a condition of this very run is final for the run: failed-in-run, uncertain-in-run', async () => {
