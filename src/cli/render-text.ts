@@ -1,8 +1,13 @@
 /**
  * Text rendering of reports and diagnostics.
+ *
+ * A table cell holds one line: a DETAIL of several lines (a failure reason as a tool wrote it)
+ * shows its first line in the table and follows in full below it, as Terraform prints a
+ * diagnostic's detail below its summary. The JSON report carries every line.
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import type { ReconcileReport, StateOperationReport, StatusReport } from '../report/types';
+import { firstLine, isMultiline } from '../util/text';
 
 export function renderDiagnostic(d: Diagnostic): string {
   const units = d.units && d.units.length > 0 ? ` (${d.units.join(', ')})` : '';
@@ -20,7 +25,8 @@ export function renderDiagnostics(list: Diagnostic[]): string {
   return list.map(renderDiagnostic).join('\n\n');
 }
 
-export function renderTable(header: string[], rows: string[][]): string {
+export function renderTable(header: string[], table: string[][]): string {
+  const rows = table.map((r) => r.map(firstLine));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -28,6 +34,12 @@ export function renderTable(header: string[], rows: string[][]): string {
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** The texts of several lines a table cut short, in full: `NAME RESULT:` and the text indented. */
+function fullTexts(entries: [name: string, result: string, text: string][]): string | undefined {
+  const blocks = entries.filter(([, , text]) => isMultiline(text)).map(([name, result, text]) => [`${name} ${result}:`, ...text.split('\n').map((l) => `  ${l}`)].join('\n'));
+  return blocks.length > 0 ? `\n${blocks.join('\n\n')}` : undefined;
 }
 
 function fields(pairs: [string, string | undefined][]): string[] {
@@ -84,6 +96,8 @@ export function renderStatus(r: StatusReport): string {
       ['lease', r.lease ? `${r.lease.status}: ${r.lease.operation} run ${r.lease.run} of ${r.lease.holder.name} on ${r.lease.holder.host}, deadline ${r.lease.deadline}` : undefined],
     ]);
     parts.push(`\n${info.join('\n')}`);
+    const full = fullTexts(r.unitOrder.map((n) => [n, r.units[n]!.state, r.units[n]!.detail]));
+    if (full) parts.push(full);
   }
   return withDiagnostics(parts.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
 }
@@ -105,5 +119,7 @@ export function renderReconcile(r: ReconcileReport): string {
     ['observed', r.observed],
   ]);
   parts.push(`\n${info.join('\n')}`);
+  const full = fullTexts(r.unitOrder.map((n) => [n, r.units[n]!.result, r.units[n]!.detail]));
+  if (full) parts.push(full);
   return withDiagnostics(parts.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
 }

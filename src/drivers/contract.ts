@@ -20,6 +20,7 @@ import type { ToolLine } from '../exec/lines';
 import type { ProcessRunner } from '../exec/process';
 import type { Clock } from '../util/clock';
 import type { ObjectSchema } from '../util/schema';
+import { tidyLines } from '../util/text';
 
 export interface DriverContext {
   environment: string;
@@ -121,13 +122,13 @@ export interface Driver extends KindDescriptor {
   check?(ctx: DriverContext): Promise<CheckOutcome>;
 }
 
-/** A failure as data, with its reason on one line (tables, progress lines, commit bodies). */
+/**
+ * A failure as data. Its reason keeps every line (reports and state record it whole); only
+ * where one line fits, a table cell or a progress line, is it cut to its first. A driver never
+ * puts a sensitive value in a reason: the engine cannot tell one in free text.
+ */
 export function failure(reason: string, retryable: boolean, acknowledgementRequired = false): Failure {
-  const out: Failure = { result: 'failed', reason: oneLine(reason), retryable };
+  const out: Failure = { result: 'failed', reason: tidyLines(reason), retryable };
   if (acknowledgementRequired) out.acknowledgementRequired = true;
   return out;
-}
-
-export function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
 }

@@ -12,6 +12,7 @@ import type { UnitPlan } from '../plan/actions';
 import { describeStop, startReason } from '../plan/reasons';
 import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile, withCheckpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
+import { firstLine } from '../util/text';
 import type { Runtime } from '../util/runtime';
 import type { GroupCommit } from './checkpoints';
 import { runPool } from './pool';
@@ -152,6 +153,12 @@ function execute(plan: UnitPlan, ctx: WaveContext): Promise<ApplyOutcome> {
   return inProjectDir(plan, ctx, executeUnit);
 }
 
+/** A unit's end line: the first line of a failure reason (the report and state keep all of it). */
+function endLine(outcome: ApplyOutcome, durationMs: number): string {
+  if (outcome.result === 'receipt') return `executed in ${seconds(durationMs)}`;
+  return `${outcome.result} in ${seconds(durationMs)}: ${firstLine(outcome.reason)}`;
+}
+
 /** Runs one unit of the wave, or records why it did not start; its checkpoint is always queued. */
 async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promise<void> {
   const { rt, state } = ctx;
@@ -169,7 +176,7 @@ async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promis
   const cp = checkpointOf(outcome, finishedAt);
   ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, cp));
   const recorded = state.record(plan, cp, finishedAtMs - began);
-  ctx.output.event(plan.name, outcome.result === 'receipt' ? `executed in ${seconds(recorded.durationMs)}` : `${outcome.result} in ${seconds(recorded.durationMs)}: ${outcome.reason}`);
+  ctx.output.event(plan.name, endLine(outcome, recorded.durationMs));
   if (ctx.failFast && outcome.result !== 'receipt') state.stop('fail-fast', plan.name);
 }
 

@@ -8,6 +8,7 @@ import type { PrepareOutcome } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { canonicalJson } from '../project/execution-key';
 import { isoSeconds } from '../util/clock';
+import { firstLine } from '../util/text';
 import { checkpointOf, inProjectDir, type WaveContext } from './execute-wave';
 import { runPool } from './pool';
 import { prepareUnit } from './unit-execution';
@@ -26,7 +27,7 @@ async function prepareOne(plan: UnitPlan, ctx: WaveContext): Promise<void> {
   }
   const now = ctx.rt.clock.now();
   ctx.state.record(plan, checkpointOf(outcome, isoSeconds(now)), now - began);
-  ctx.output.event(plan.name, `failed to prepare: ${outcome.reason}`);
+  ctx.output.event(plan.name, `failed to prepare: ${firstLine(outcome.reason)}`);
 }
 
 /** Runs the prepare phase of every unit the plan says needs it; false when there is none. */

@@ -7,9 +7,10 @@
  * has to take them. Siblings are never affected.
  */
 import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome } from '../drivers/contract';
-import { OUTPUT_LIMITS, describeSize, failure, oneLine } from '../drivers/contract';
+import { OUTPUT_LIMITS, describeSize, failure } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 import { nestingDepth } from '../util/nesting';
+import { tidyLines } from '../util/text';
 
 /**
  * Wraps the context's runner to tell whether the driver started a process (one that could not
@@ -79,7 +80,7 @@ async function contained<T>(ctx: DriverContext, phase: (ctx: DriverContext) => P
   try {
     return await phase({ ...ctx, runner: counted });
   } catch (error) {
-    const why = oneLine(`the ${ctx.kind} driver ${what}: ${(error as Error)?.message ?? String(error)}`);
+    const why = tidyLines(`the ${ctx.kind} driver ${what}: ${(error as Error)?.message ?? String(error)}`);
     const started = counted.anyStarted();
     await counted.endAbandoned();
     return onThrow(why, started);
@@ -117,13 +118,13 @@ function outputsProblem(outputs: Outputs): string | undefined {
   return `the outputs take ${describeSize(bytes)} as JSON, more than the ${describeSize(maxBytes)} a unit may record; none of them is recorded`;
 }
 
-/** The unit's outcome; reasons are one line (tables, progress lines, commit bodies). */
+/** The unit's outcome; reasons keep every line, tidied (a driver's own outcome too). */
 export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
   const outcome = await contained<ApplyOutcome>(ctx, (c) => phases(driver, c), 'failed', (why, started) =>
     started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
   );
-  if (outcome.result !== 'receipt') return { ...outcome, reason: oneLine(outcome.reason) };
+  if (outcome.result !== 'receipt') return { ...outcome, reason: tidyLines(outcome.reason) };
   const problem = outputsProblem(outcome.outputs);
   return problem ? failure(problem, true) : outcome;
 }
@@ -131,5 +132,5 @@ export async function executeUnit(driver: Driver | undefined, ctx: DriverContext
 /** The prepare phase of a unit whose driver has one; it has no effects, so a throw is a retryable failure. */
 export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<PrepareOutcome> {
   const outcome = await contained<PrepareOutcome>(ctx, (c) => driver.prepare!(c), 'failed to prepare', (why) => failure(why, true));
-  return outcome.result === 'prepared' ? outcome : { ...outcome, reason: oneLine(outcome.reason) };
+  return outcome.result === 'prepared' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }

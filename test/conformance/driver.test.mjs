@@ -70,15 +70,23 @@ async function eventually(predicate, ms = 3000) {
 
 // --- outcome shapes -----------------------------------------------------------------------------
 
-function assertOneLine(reason) {
+function assertOneLine(text) {
+  assert.equal(typeof text, 'string');
+  assert.ok(text.length > 0, 'a text is given');
+  assert.ok(!/[\r\n]/.test(text), `one line: ${JSON.stringify(text)}`);
+  assert.equal(text, text.trim());
+}
+
+/** A reason keeps every line, tidied: `\n` line ends, no trailing blanks, nothing blank around it. */
+function assertReason(reason) {
   assert.equal(typeof reason, 'string');
   assert.ok(reason.length > 0, 'a reason is given');
-  assert.ok(!/[\r\n]/.test(reason), `one line: ${JSON.stringify(reason)}`);
+  assert.ok(!/\r|[ \t]\n/.test(reason), `tidy lines: ${JSON.stringify(reason)}`);
   assert.equal(reason, reason.trim());
 }
 
 function assertFailureShape(o) {
-  assertOneLine(o.reason);
+  assertReason(o.reason);
   assert.equal(typeof o.retryable, 'boolean');
   if ('acknowledgementRequired' in o) assert.equal(o.acknowledgementRequired, true);
 }
@@ -91,12 +99,12 @@ const SHAPES = {
   prepare: ['prepared', 'failed'],
 };
 
-/** Any outcome of a phase: data of the right shape, reasons on one line. */
+/** Any outcome of a phase: data of the right shape, reasons tidy, a plan's summary on one line. */
 function assertOutcome(phase, o) {
   assert.ok(o && typeof o === 'object', 'an outcome object');
   assert.ok(SHAPES[phase].includes(o.result), `${phase} outcome ${o.result}`);
   if (o.result === 'failed') assertFailureShape(o);
-  if (o.result === 'uncertain') assertOneLine(o.reason);
+  if (o.result === 'uncertain') assertReason(o.reason);
   if (o.result === 'receipt') {
     assert.ok(o.outputs && typeof o.outputs === 'object' && !Array.isArray(o.outputs));
     for (const [name, out] of Object.entries(o.outputs)) {
@@ -565,17 +573,17 @@ describe('fakeDriver: test API', () => {
 describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => {
   const ctxFor = (unit, runner = new FakeProcessRunner({ programs: { tool: exitWith(0) } })) => context({ unit, rendering: { n: unit }, runner, clock: new ManualClock(0, { autoAdvance: true }) }).ctx;
 
-  test('a driver that throws before starting a process: failed, retryable, one line naming the kind', async () => {
-    const driver = fakeDriver({ throws: { u: 'driver bug\n  at somewhere' } });
+  test('a driver that throws before starting a process: failed, retryable, its whole message after the kind', async () => {
+    const driver = fakeDriver({ throws: { u: 'driver bug\n  at somewhere\n' } });
     const outcome = await executeUnit(driver, ctxFor('u'));
-    assert.deepEqual(outcome, { result: 'failed', reason: 'the Command driver failed: driver bug at somewhere', retryable: true });
+    assert.deepEqual(outcome, { result: 'failed', reason: 'the Command driver failed: driver bug\n  at somewhere', retryable: true });
   });
 
   test('a driver that throws after starting a process: uncertain', async () => {
     const driver = fakeDriver({ startProcess: ['tool'], throws: 'lost track' });
     const outcome = await executeUnit(driver, ctxFor('u'));
     assert.equal(outcome.result, 'uncertain');
-    assertOneLine(outcome.reason);
+    assertReason(outcome.reason);
     assert.match(outcome.reason, /lost track/);
   });
 
@@ -585,7 +593,7 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
     assert.equal(outcome.result, 'failed');
   });
 
-  test('a driver that throws a non-Error, or in plan: still a one-line failure', async () => {
+  test('a driver that throws a non-Error, or in plan: still a failure', async () => {
     const driver = fakeDriver({
       apply: {
         s: () => {
@@ -611,7 +619,7 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
     const outcome = await executeUnit(undefined, ctx);
     assert.equal(outcome.result, 'failed');
     assert.match(outcome.reason, /Terraform/);
-    assertOneLine(outcome.reason);
+    assertReason(outcome.reason);
   });
 
   test('plan then apply: apply gets the plan; a plan failure skips apply', async () => {
@@ -622,17 +630,17 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
     const [applyCall] = driver.callsOf('good', 'apply');
     assert.deepEqual(applyCall.plan, planCall.outcome.plan);
     const bad = await executeUnit(driver, ctxFor('bad'));
-    assert.deepEqual(bad, { result: 'failed', reason: 'cannot plan at all', retryable: true });
+    assert.deepEqual(bad, { result: 'failed', reason: 'cannot plan\nat all', retryable: true });
     assert.equal(driver.callsOf('bad', 'apply').length, 0);
   });
 
-  test('outcomes pass through, multi-line reasons made one line; siblings are unaffected by a throw', async () => {
+  test('outcomes pass through, multi-line reasons kept whole and tidied; siblings are unaffected by a throw', async () => {
     const driver = fakeDriver({
-      apply: { f: failed('line one\nline two', { retryable: false, acknowledgementRequired: true }), q: uncertain('maybe\n'), ok: receipt({ k: secret('v') }) },
+      apply: { f: failed('line one  \r\nline two', { retryable: false, acknowledgementRequired: true }), q: uncertain('maybe\n'), ok: receipt({ k: secret('v') }) },
       throws: { boom: 'kaboom' },
     });
     const [f, q, ok, boom] = await Promise.all(['f', 'q', 'ok', 'boom'].map((u) => executeUnit(driver, ctxFor(u))));
-    assert.deepEqual(f, { result: 'failed', reason: 'line one line two', retryable: false, acknowledgementRequired: true });
+    assert.deepEqual(f, { result: 'failed', reason: 'line one\nline two', retryable: false, acknowledgementRequired: true });
     assert.deepEqual(q, { result: 'uncertain', reason: 'maybe' });
     assert.deepEqual(ok, { result: 'receipt', outputs: { k: { value: 'v', sensitive: true } } });
     assert.equal(boom.result, 'failed');

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { unitFile } from '../../dist/state/run-record.js';
-import { receipt, secret } from '../fakes/driver.mjs';
+import { failed, receipt, secret } from '../fakes/driver.mjs';
 import { ENV, World } from './world.mjs';
 import { assertInvariants, Journal } from './invariants.mjs';
 
@@ -97,6 +97,30 @@ describe('failures are contained per unit', () => {
       const again = await second.run('reconcile');
       assert.equal(world.counts().slow, 1, 'slow never ran twice');
       assert.equal(again.report.units.bad.result, 'failed', 'retried, and failed again');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a failure reason of several lines is kept whole in the report and in the condition the commit records; the end line shows its first line', async () => {
+    const reason = 'NYL_OUTPUTS holds invalid JSON\n  line 2: unexpected token o\n  line 3: the file ends here';
+    const world = await initialized({
+      units: [unit('parse'), unit('thrower')],
+      apply: { parse: failed(`${reason}\r\n\n`) },
+      driver: { throws: { thrower: 'the tool said:\nfirst problem\nsecond problem' } },
+    });
+    try {
+      const p = world.process('runner');
+      const r = await p.run('reconcile');
+      assert.equal(r.code, 3);
+      assert.equal(r.report.units.parse.detail, reason, 'the report keeps every line');
+      assert.equal(world.observedDoc('parse').condition.reason, reason, 'so does the condition the commit records');
+      assert.equal(r.report.units.thrower.detail, 'the Command driver failed: the tool said:\nfirst problem\nsecond problem');
+      assert.equal(world.observedDoc('thrower').condition.reason, r.report.units.thrower.detail);
+      assert.ok(p.lines.includes('[dev/parse] failed in 0.0s: NYL_OUTPUTS holds invalid JSON'), p.lines.join('\n'));
+      assert.ok(p.lines.includes('[dev/thrower] failed in 0.0s: the Command driver failed: the tool said:'), p.lines.join('\n'));
+      const again = await world.process('again').run('reconcile');
+      assert.equal(again.report.units.parse.detail, reason, 'read back from state as it was written');
     } finally {
       world.cleanup();
     }

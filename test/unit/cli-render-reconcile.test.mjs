@@ -1,0 +1,53 @@
+// The text of `nyl reconcile` and `nyl status`: a DETAIL cell shows the first line of a reason;
+// a reason of several lines follows in full below the table, so that the columns stay aligned
+// and nothing of the reason is lost.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { renderReconcile, renderStatus } from '../../dist/cli/render-text.js';
+
+const REASON = 'NYL_OUTPUTS holds invalid JSON\n  line 2: unexpected token o';
+
+function reconcileReport(detail) {
+  return {
+    kind: 'ReconcileReport',
+    environment: 'dev',
+    run: 'r1',
+    source: 'abc',
+    sourceOverride: false,
+    unitOrder: ['parse', 'ok'],
+    units: { parse: { kind: 'Command', result: 'failed', detail, dispatched: true }, ok: { kind: 'Command', result: 'executed', detail: '', dispatched: true } },
+    details: {},
+    errors: [],
+    warnings: [],
+    notes: [],
+  };
+}
+
+test('reconcile: the table shows the first line of a reason, the whole reason follows below it', () => {
+  const text = renderReconcile(reconcileReport(REASON));
+  const lines = text.split('\n');
+  assert.deepEqual(lines.slice(0, 3), ['UNIT   KIND     RESULT    DETAIL', 'parse  Command  failed    NYL_OUTPUTS holds invalid JSON', 'ok     Command  executed']);
+  assert.match(text, /\n {2}source: +abc\n\nparse failed:\n {2}NYL_OUTPUTS holds invalid JSON\n {4}line 2: unexpected token o\n$/);
+});
+
+test('reconcile: a reason of one line is in the table only', () => {
+  const text = renderReconcile(reconcileReport('command exited with code 1'));
+  assert.equal(text.split('command exited with code 1').length, 2, text);
+  assert.doesNotMatch(text, /parse failed:/);
+});
+
+test('status: the same for the DETAIL of a unit state', () => {
+  const report = {
+    environment: 'dev',
+    unitOrder: ['parse'],
+    units: { parse: { name: 'parse', kind: 'Command', state: 'failed', receipt: 'none', detail: REASON } },
+    source: 'abc',
+    details: {},
+    errors: [],
+    warnings: [],
+    notes: [],
+  };
+  const text = renderStatus(report);
+  assert.match(text.split('\n')[1], /^parse +Command +failed +none +- +NYL_OUTPUTS holds invalid JSON$/);
+  assert.match(text, /\n\nparse failed:\n {2}NYL_OUTPUTS holds invalid JSON\n {4}line 2: unexpected token o\n$/);
+});
