@@ -3,6 +3,11 @@
  * units first, in dispatch order, then the rest in dependency order), and the warnings the
  * results raise. A dispatched unit's result is what its driver did; every other unit's result
  * and detail are rendered from the planner's final action.
+ *
+ * Under --unit the table lists the named units, and also every other unit whose documents the
+ * transition commit changes (what a takeover imported, a hold delivered to the run): the report
+ * shows what the commit shows. Only the named units count for the exit code, so a resolution
+ * error of any other unit is a warning, not an error.
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { Plan, UnitPlan } from '../plan/actions';
@@ -34,19 +39,31 @@ function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undef
 }
 
 /** Which import a row's unit came from: its receipt imported, or left uncertain by a dead run. */
-interface Imports {
+export interface Imports {
   imported: ReadonlySet<string>;
   recovered: ReadonlySet<string>;
 }
 
-/** The result a unit the run did not dispatch has, by its final action. */
+export function importsOf(takeover: Takeover): Imports {
+  return { imported: new Set(takeover.imported.imported), recovered: new Set(takeover.imported.recovered) };
+}
+
+/**
+ * The result of a unit the run did not dispatch, by its final action. One the takeover left
+ * uncertain is recovered whatever else keeps it from running again here (not named by --unit, a
+ * dependency, a rendering error), unless it is held: its state is uncertain, as the commit says.
+ */
 function resultOfAction(plan: UnitPlan, imports: Imports): string {
   const a = plan.action;
+  if (imports.recovered.has(plan.name) && a.type !== 'held') return 'recovered';
   switch (a.type) {
     case 'current':
-      return imports.imported.has(plan.name) ? 'imported' : 'current';
+    case 'skip':
+      // skip: not named by --unit, listed because the commit changes it (an import).
+      return imports.imported.has(plan.name) ? 'imported' : a.type === 'current' ? 'current' : 'blocked';
+    case 'drop':
+      return 'removed';
     case 'uncertain':
-      return imports.recovered.has(plan.name) ? 'recovered' : 'uncertain';
     case 'failed':
     case 'held':
       return a.type;
@@ -55,8 +72,17 @@ function resultOfAction(plan: UnitPlan, imports: Imports): string {
   }
 }
 
+/** A recovered unit's detail starts with why it is uncertain, then what else holds it back. */
+function detailOf(plan: UnitPlan, result: string, sourceCommit: string): string {
+  const detail = runDetail(plan, sourceCommit);
+  const condition = plan.observed?.condition;
+  if (result !== 'recovered' || plan.action.type === 'uncertain' || !condition) return detail;
+  return detail ? `${condition.reason}; ${detail}` : condition.reason;
+}
+
 function plannedRow(plan: UnitPlan, sourceCommit: string, imports: Imports): ReconcileUnitReport {
-  const row: ReconcileUnitReport = { kind: plan.kind, result: resultOfAction(plan, imports), detail: runDetail(plan, sourceCommit), dispatched: false };
+  const result = resultOfAction(plan, imports);
+  const row: ReconcileUnitReport = { kind: plan.kind, result, detail: detailOf(plan, result, sourceCommit), dispatched: false };
   if (plan.uid) row.uid = plan.uid;
   if (plan.executionKey) row.executionKey = plan.executionKey;
   if (plan.action.type === 'held' && plan.action.reason === 'held-uncertain') row.uncertain = true;
@@ -80,21 +106,52 @@ function listed(plan: UnitPlan, only: ReadonlySet<string> | undefined): boolean 
 
 /** Fills the table: dispatched units first in dispatch order, then the rest in plan order. */
 function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, dispatchOrder: string[], imports: Imports, only: ReadonlySet<string> | undefined): void {
-  const rows = new Map<string, ReconcileUnitReport>();
   for (const name of plan.order) {
     const unit = plan.units.get(name)!;
     const outcome = outcomes.get(name);
-    if (outcome) rows.set(name, dispatchedRow(outcome));
-    else if (listed(unit, only)) rows.set(name, plannedRow(unit, report.source, imports));
+    if (outcome) report.units[name] = dispatchedRow(outcome);
+    else if (listed(unit, only)) report.units[name] = plannedRow(unit, report.source, imports);
   }
-  const first = new Set(dispatchOrder.filter((n) => rows.has(n)));
-  report.unitOrder = [...first, ...[...rows.keys()].filter((n) => !first.has(n))];
-  for (const name of report.unitOrder) report.units[name] = rows.get(name)!;
-  for (const name of report.unitOrder) report.errors.push(...renderErrors(plan.units.get(name)!));
+  orderRows(report, plan, dispatchOrder);
+  resolutionDiagnostics(report, plan, only);
 }
 
-function renderErrors(plan: UnitPlan): Diagnostic[] {
-  return plan.action.type === 'blocked' && plan.action.reason === 'render-error' ? plan.action.errors : [];
+/** unitOrder of the rows: dispatched units first in dispatch order, then the rest in plan order. */
+function orderRows(report: ReconcileReport, plan: Plan, dispatchOrder: string[]): void {
+  const first = new Set(dispatchOrder.filter((n) => report.units[n]));
+  report.unitOrder = [...first, ...plan.order.filter((n) => report.units[n] && !first.has(n))];
+  // The map's keys in table order too, for whoever reads the JSON in order.
+  report.units = Object.fromEntries(report.unitOrder.map((n) => [n, report.units[n]!]));
+}
+
+/**
+ * Resolution covers the whole environment, so every rendering error is reported: an error of a
+ * unit that counts (every unit, or one named by --unit), a warning of any other, which this run
+ * does not execute and whose state it does not judge.
+ */
+function resolutionDiagnostics(report: ReconcileReport, plan: Plan, only: ReadonlySet<string> | undefined): void {
+  for (const name of plan.order) {
+    const a = plan.units.get(name)!.action;
+    if (a.type !== 'blocked' || a.reason !== 'render-error') continue;
+    if (!only || only.has(name)) report.errors.push(...a.errors);
+    else report.warnings.push(...a.errors.map((d): Diagnostic => ({ ...d, severity: 'warning' })));
+  }
+}
+
+/**
+ * Lists the units the transition commit changes that the table does not list yet (under --unit:
+ * what the takeover imported or recovered, a unit a delivered hold held), so that the report
+ * shows every unit the commit does.
+ */
+export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterable<string>, imports: Imports): void {
+  let added = false;
+  for (const name of changed) {
+    const unit = plan.units.get(name);
+    if (report.units[name] || !unit) continue;
+    report.units[name] = plannedRow(unit, report.source, imports);
+    added = true;
+  }
+  if (added) orderRows(report, plan, report.unitOrder.filter((n) => report.units[n]!.dispatched));
 }
 
 /**
@@ -134,7 +191,7 @@ export function runReport(opened: OpenedEnvironment, run: string, takeover: Take
   if (takeover.leaseBrokenEarlier) report.details.leaseBrokenEarlier = takeover.leaseBrokenEarlier;
   if (imp.imported.length > 0) report.details.imported = imp.imported;
   if (imp.recovered.length > 0) report.details.recovered = imp.recovered;
-  fillUnits(report, engine.plan, engine.outcomes, engine.dispatchOrder, { imported: new Set(imp.imported), recovered: new Set(imp.recovered) }, only);
+  fillUnits(report, engine.plan, engine.outcomes, engine.dispatchOrder, importsOf(takeover), only);
   if (engine.stoppedAfter) {
     const env = opened.env.name;
     report.warnings.push(diagnostic('NYL-RUN-STOPPED', 'warning', `--fail-fast stopped the run of ${env} after unit ${engine.stoppedAfter}: it started no further unit`, { env, unit: engine.stoppedAfter }));

@@ -1,21 +1,22 @@
 /**
  * Settles a finished run into its transition: the desired documents it decided, the holds
  * delivered to it (a unit it did not start is held as it was, one it ran as it ran), held markers
- * to drop, and one transition commit per state ref whose documents changed.
+ * to drop, and one transition commit per state ref whose documents changed. The report lists
+ * every unit those commits change before their message is written from its rows.
  */
 import type { RefTransition } from '../lease/publish';
 import { type Plan, restoresDesired } from '../plan/actions';
 import type { ReconcileReport } from '../report/types';
-import { applyHolds } from '../run/apply-holds';
+import { type AppliedHolds, applyHolds } from '../run/apply-holds';
 import type { EngineResult } from '../run/engine';
 import type { HoldSignal } from '../run/signals';
 import type { Takeover } from '../run/takeover';
-import { buildTransitions } from '../run/transition-plan';
+import { changedUnits, documentChanges, transitionsOf } from '../run/transition-plan';
 import type { DesiredUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { type OpenedEnvironment, trailersOf } from './context';
-import { unitWarnings } from './reconcile-report';
+import { importsOf, listChanged, unitWarnings } from './reconcile-report';
 
 export interface SettledRun {
   desired: Map<string, DesiredUnitDoc>;
@@ -33,18 +34,22 @@ function deliveredHolds(signals: HoldSignal[]): HoldSignal[] {
   return signals.filter((s) => !seen.has(s.unit) && seen.add(s.unit));
 }
 
-/** Applies delivered holds to the decided documents and shows them in the report's rows. */
-function settleHolds(opened: OpenedEnvironment, desired: Map<string, DesiredUnitDoc>, engine: EngineResult, report: ReconcileReport): { desired: Map<string, DesiredUnitDoc>; held: string[] } {
+/** Applies delivered holds to the decided documents. */
+function settleHolds(opened: OpenedEnvironment, desired: Map<string, DesiredUnitDoc>, engine: EngineResult, report: ReconcileReport): AppliedHolds {
   const holds = applyHolds(opened.env.name, desired, engine.observed, deliveredHolds(engine.signals));
   report.warnings.push(...holds.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
+  report.details.held = holds.held;
+  return holds;
+}
+
+/** Shows delivered holds in the report's rows: a unit not started is held as it was, one that ran as it ran. */
+function markHeld(report: ReconcileReport, holds: AppliedHolds): void {
   for (const name of [...holds.held, ...holds.alreadyHeld]) {
     const row = report.units[name];
     if (!row || row.result === 'held') continue;
     row.detail = row.dispatched ? `held as it ran (${row.result})` : 'held by a hold delivered to this run';
     row.result = 'held';
   }
-  report.details.held = holds.held;
-  return { desired: holds.desired, held: holds.held };
 }
 
 /** Current units whose receipt's desired document the run writes again (the planner's `desired-restored`). */
@@ -92,16 +97,18 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   recordHeldPending(decided, engine);
   const restored = restoredDesired(engine.plan);
   for (const name of restored) decided.set(name, engine.plan.units.get(name)!.next!);
-  const { desired, held } = settleHolds(opened, decided, engine, report);
+  const holds = settleHolds(opened, decided, engine, report);
+  const desired = holds.desired;
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
   // Under --unit the planner skips it instead of dropping it, so the file stays.
   const removed = engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
   for (const name of removed) desired.delete(name);
+  const changes = documentChanges({ desired: start.view.desiredUnits, observed: start.view.observedUnits }, { desired, observed: engine.observed });
+  listChanged(report, engine.plan, changedUnits(changes), importsOf(takeover));
+  markHeld(report, holds);
   report.warnings.push(...unitWarnings(report));
-  const before = { desired: start.view.desiredUnits, observed: start.view.observedUnits };
-  const after = { desired, observed: engine.observed };
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride };
-  const body = bodyOf(opened, engine, takeover, report, held, removed, restored);
-  const transitions = buildTransitions(opened.loc, start.refs, opened.env.name, before, after, body, trailers, 'changed', takeover.leaseBroken !== undefined);
+  const body = bodyOf(opened, engine, takeover, report, holds.held, removed, restored);
+  const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, 'changed', takeover.leaseBroken !== undefined);
   return { desired, transitions };
 }

@@ -68,8 +68,6 @@ function common(a: Action): string | undefined {
   switch (a.type) {
     case 'current':
       return a.reason === 'receipt-current' ? '' : undefined;
-    case 'skip':
-      return '';
     case 'blocked':
       if (a.reason === 'render-error') return a.errors[0]!.message;
       if (a.reason === 'run-stopped') return describeStop(a.stop, a.after);
@@ -112,6 +110,8 @@ export function statusDetail(plan: UnitPlan): string {
   const shared = common(a);
   if (shared !== undefined) return shared;
   switch (a.type) {
+    case 'skip':
+      return '';
     case 'current':
       return `its receipt is current; the desired branch holds another decision, and the next reconcile records ${restoredFrom(plan)}`;
     case 'wait':
@@ -137,6 +137,8 @@ export function runDetail(plan: UnitPlan, sourceCommit: string): string {
   const shared = common(a);
   if (shared !== undefined) return shared;
   switch (a.type) {
+    case 'skip':
+      return 'not started: --unit names other units';
     case 'current':
       return `recorded ${restoredFrom(plan)}`;
     case 'wait':

@@ -26,10 +26,20 @@ function diff<T>(before: Map<string, T>, after: Map<string, T>): Map<string, str
   return changes;
 }
 
+/** The changed unit files of both refs, by path: the content of a commit, before it is one. */
+export interface DocumentChanges {
+  desired: Map<string, string | null>;
+  observed: Map<string, string | null>;
+}
+
+export function documentChanges(before: DocumentSets, after: DocumentSets): DocumentChanges {
+  return { desired: diff(before.desired, after.desired), observed: diff(before.observed, after.observed) };
+}
+
 /** The units whose files either ref changes, sorted: a run's headline names what it changed. */
-function unitsOf(...changes: Map<string, string | null>[]): string[] {
+export function changedUnits(changes: DocumentChanges): string[] {
   const names = new Set<string>();
-  for (const c of changes) for (const path of c.keys()) names.add(path.slice('units/'.length, -'.yaml'.length));
+  for (const c of [changes.desired, changes.observed]) for (const path of c.keys()) names.add(path.slice('units/'.length, -'.yaml'.length));
   return [...names].sort();
 }
 
@@ -49,9 +59,22 @@ export function buildTransitions(
   /** Write a commit on the desired ref even without document changes (a recorded lease break). */
   forceDesired = false,
 ): RefTransition[] {
-  const desired = diff(before.desired, after.desired);
-  const observed = diff(before.observed, after.observed);
-  const message = transitionMessage(env, body, trailers, headlineUnits === 'changed' ? unitsOf(desired, observed) : headlineUnits);
+  return transitionsOf(loc, refs, env, documentChanges(before, after), body, trailers, headlineUnits, forceDesired);
+}
+
+/** buildTransitions from changes already computed (a run lists the changed units in its report first). */
+export function transitionsOf(
+  loc: StateLocation,
+  refs: RefSnapshot,
+  env: string,
+  changes: DocumentChanges,
+  body: TransitionBody,
+  trailers: Trailers,
+  headlineUnits: string[] | 'changed',
+  forceDesired = false,
+): RefTransition[] {
+  const { desired, observed } = changes;
+  const message = transitionMessage(env, body, trailers, headlineUnits === 'changed' ? changedUnits(changes) : headlineUnits);
   const list: RefTransition[] = [];
   if (desired.size > 0 || forceDesired) list.push({ ref: loc.desiredRef, base: refs.get(loc.desiredRef), changes: desired, message });
   if (observed.size > 0) list.push({ ref: loc.observedRef, base: refs.get(loc.observedRef), changes: observed, message });

@@ -1,10 +1,12 @@
 // Operator options and operations on virtual time, in process: recover on a held unit,
 // --fail-fast after an uncertain outcome, the kill grace of a cancelled run, --wait-lease that
-// gives up, and a dead run's run ref that holds the environment once its lease ref is gone.
+// gives up, a dead run's run ref that holds the environment once its lease ref is gone, and what
+// --unit counts and lists (the exit code, the units a takeover changes).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { receipt, uncertain } from '../fakes/driver.mjs';
 import { ignoring, sleepFor } from '../fakes/process-runner.mjs';
+import { commitBody } from '../support/commit-evidence.mjs';
 import { T0, World } from './world.mjs';
 import { Journal } from './invariants.mjs';
 
@@ -209,6 +211,110 @@ describe('waiting for the lease', () => {
       const late = await world.process('late', { offsetMs: deadline + 31_000 - world.clock.now() }).run('reconcile');
       assert.equal(late.report.units.a.result, 'imported');
       assert.equal(late.report.units.b.result, 'recovered');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+/** The units whose files the last commit of each state ref changed, sorted. */
+function changedByLastCommits(world) {
+  const names = new Set();
+  for (const ref of [world.loc.desiredRef, world.loc.observedRef]) {
+    const [last] = world.repo.commitsOf(ref);
+    const files = (oid) => (oid ? world.repo.filesAt(oid, 'units') : new Map());
+    const now = files(last.oid);
+    const before = files(last.parents[0]);
+    for (const f of new Set([...now.keys(), ...before.keys()])) if (now.get(f) !== before.get(f)) names.add(f.replace(/\.yaml$/, ''));
+  }
+  return [...names].sort();
+}
+
+/** Runs a reconcile of every unit that dies while `running` runs, then breaks its lease. */
+async function deadRunWhile(world, running) {
+  const release = world.driver.hold(running);
+  const victim = world.process('victim');
+  victim.start('reconcile');
+  await world.driver.whenCalled(running);
+  await world.until(() => world.receiptsIn(world.runRefs()[0]).length > 0, 'a sibling checkpointed');
+  victim.kill();
+  release();
+  assert.equal((await world.process('operator').run('lease break')).code, 0);
+}
+
+describe('--unit', () => {
+  test('the report lists every unit the transition commit changes: what the takeover imported and recovered, besides the named unit', async () => {
+    const world = await World.create({ units: [unit('a'), unit('c')] });
+    await world.process('init').run('state init');
+    try {
+      await deadRunWhile(world, 'c');
+      await world.setUnits([unit('a'), unit('c'), unit('g')]);
+      const r = await world.process('runner').run('reconcile', { units: ['g'] });
+      const results = Object.fromEntries(r.report.unitOrder.map((n) => [n, r.report.units[n].result]));
+      assert.deepEqual(results, { g: 'executed', a: 'imported', c: 'recovered' });
+      assert.deepEqual([...r.report.unitOrder].sort(), changedByLastCommits(world), 'one row per unit the commit changes');
+      const body = commitBody(world.repo.commitsOf(world.loc.observedRef)[0].message);
+      assert.deepEqual(body.units, { g: 'executed', a: 'imported', c: 'recovered' }, 'the commit summary says what the table says');
+      assert.deepEqual([body.imported, body.recovered], [['a'], ['c']]);
+      assert.equal(r.code, 0, 'only the named unit counts: the recovered c is a warning');
+      assert.deepEqual(r.report.warnings.map((w) => [w.code, w.units]), [['NYL-UNIT-UNCERTAIN', ['c']]]);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a hold delivered to a unit not named is listed: the commit holds it', async () => {
+    const world = await World.create({ units: [unit('g'), unit('h')] });
+    await world.process('init').run('state init');
+    try {
+      const release = world.driver.hold('g');
+      const run = world.process('runner').start('reconcile', { units: ['g'] });
+      await world.driver.whenCalled('g');
+      assert.equal((await world.process('operator').run('hold', { unit: 'h', reason: 'incident' })).report.result, 'delivered');
+      release();
+      const r = await run.outcome;
+      assert.deepEqual(r.report.unitOrder, ['g', 'h']);
+      assert.deepEqual([r.report.units.g.result, r.report.units.h.result], ['executed', 'held']);
+      assert.deepEqual(r.report.unitOrder.slice().sort(), changedByLastCommits(world));
+      assert.equal(r.code, 0, 'only g counts');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test("an unrelated unit's resolution error is a warning that leaves the exit code alone", async () => {
+    const b = (output) => unit('b', { env: { U: `\${{ units.a.outputs.${output} }}` } });
+    const world = await World.create({ units: [unit('a'), b('missing'), unit('g')] });
+    await world.process('init').run('state init');
+    try {
+      const all = await world.process('all').run('reconcile');
+      assert.equal(all.code, 1, 'without --unit it is an error');
+      assert.deepEqual(all.report.errors.map((e) => [e.code, e.message]), [['NYL-SOURCE-INVALID', 'unit a has no output missing']]);
+      await world.setUnits([unit('a'), b('missing'), unit('g', { version: '2' })]);
+      const named = await world.process('named').run('reconcile', { units: ['g'] });
+      assert.equal(named.report.units.g.result, 'executed');
+      assert.equal(named.code, 0, JSON.stringify(named.report.errors));
+      assert.deepEqual(named.report.errors, []);
+      assert.deepEqual(named.report.warnings.map((w) => [w.code, w.severity, w.units, w.message]), [['NYL-SOURCE-INVALID', 'warning', ['b'], 'unit a has no output missing']]);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test("a unit the takeover recovered is listed, and its resolution error is still only a warning", async () => {
+    const b = (output) => unit('b', { dependsOn: ['a'], env: { U: `\${{ units.a.outputs.${output} }}` } });
+    const world = await World.create({ units: [unit('a'), b('unit')] });
+    await world.process('init').run('state init');
+    try {
+      await deadRunWhile(world, 'b');
+      await world.setUnits([unit('a'), b('missing'), unit('g')]);
+      const r = await world.process('runner').run('reconcile', { units: ['g'] });
+      assert.equal(r.report.units.g.result, 'executed');
+      assert.equal(r.report.units.b?.result, 'recovered', 'b is listed: the commit makes it uncertain');
+      assert.match(r.report.units.b.detail, /^run \S+ started b and ended without a checkpoint; unit a has no output missing$/);
+      assert.equal(r.code, 0, JSON.stringify(r.report.errors));
+      assert.deepEqual(r.report.errors, []);
+      assert.deepEqual(r.report.warnings.map((w) => w.code).sort(), ['NYL-SOURCE-INVALID', 'NYL-UNIT-UNCERTAIN']);
     } finally {
       world.cleanup();
     }

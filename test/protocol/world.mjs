@@ -62,6 +62,7 @@ function projectYaml(units, lease) {
       'spec:',
       ...(u.recovery ? [`  recovery: ${u.recovery}`] : []),
       ...(u.dependsOn?.length ? [`  dependsOn: [${u.dependsOn.join(', ')}]`] : []),
+      ...(u.env ? [`  env: ${JSON.stringify(u.env)}`] : []),
       `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
     ]),
   ];
@@ -264,7 +265,8 @@ const OPERATIONS = {
 
 export class World {
   /**
-   * units: [{name, recovery?, dependsOn?, version?}]; lease: a duration; apply: the fake driver's
+   * units: [{name, recovery?, dependsOn?, version?, env?}] (env: a Command's env, where
+   * `${{ units.NAME.outputs.KEY }}` references go); lease: a duration; apply: the fake driver's
    * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run.
    */
   static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true } = {}) {
