@@ -115,6 +115,7 @@ async function trial(t, label, moment) {
       const ran = executed(sc);
       assert.ok(took < GIVE_UP_MS, `the run gave up ${took} ms after the silence began`);
       let outcome;
+      let beforeRun = false;
       if (r.code === 0) {
         // Finished before the silence reached it.
         assert.deepEqual(ran, sc.unitNames.slice().sort(), describeResult(r));
@@ -122,8 +123,11 @@ async function trial(t, label, moment) {
       } else if (ran.length === 0) {
         assert.equal(r.code, 1, describeResult(r));
         assert.deepEqual(errorCodes(r), ['NYL-STATE-UNAVAILABLE'], describeResult(r));
-        assert.match(r.json.errors[0].message, /no unit was started/);
-        outcome = 'nothing started: exit 1 NYL-STATE-UNAVAILABLE';
+        // On a loaded machine the silence can come before the run had its lease: the first fetch
+        // or the lease push gives up, and no run began (its lease may still have landed).
+        beforeRun = !/no unit was started/.test(r.json.errors[0].message);
+        if (beforeRun) assert.match(r.json.errors[0].message, /(git fetch|git push) did not finish within/, describeResult(r));
+        outcome = beforeRun ? 'silent before the run began: exit 1 NYL-STATE-UNAVAILABLE' : 'nothing started: exit 1 NYL-STATE-UNAVAILABLE';
       } else {
         assert.equal(r.code, 4, describeResult(r));
         assert.deepEqual(errorCodes(r), ['NYL-RUN-UNRECORDED'], describeResult(r));
@@ -132,7 +136,8 @@ async function trial(t, label, moment) {
         outcome = `exit 4 NYL-RUN-UNRECORDED (${ran.join(', ')}; without checkpoint: ${(r.json.errors[0].data?.withoutCheckpoint ?? []).join(', ') || 'none'})`;
       }
       const deadRuns = sc.noteDeadRuns();
-      if (r.code !== 0) assert.equal(deadRuns.length, 1, 'the run ref waits for the next import');
+      if (r.code !== 0 && !beforeRun) assert.equal(deadRuns.length, 1, 'the run ref waits for the next import');
+      if (beforeRun) assert.ok(deadRuns.length <= 1, 'at most the lease push landed without its reply');
 
       // The server answers again: the next reconcile waits for the lease's deadline and imports the run.
       fs.rmSync(silent);
