@@ -418,7 +418,9 @@ export class LeaseHandle {
 
 }
 
-export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held'; waited: boolean };
+export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' }
+  /** --wait-lease: the awaited run released the lease in time (`now`: the run that holds it since). */
+  | { kind: 'released'; run: string; now?: string };
 
 /**
  * Breaking a damaged lease: the break commit continues the damaged lease commit's history when
@@ -440,20 +442,22 @@ export interface BreakOptions {
 }
 
 /**
- * --wait-lease for a break: waits while a holder is there, up to waitUntil; true when it waited.
- * A holder that releases meanwhile leaves nothing to break; the caller looks again either way.
+ * --wait-lease for a break: waits while a holder is there, up to waitUntil. Returns the run it
+ * waited for (undefined when nothing held the lease at first): only that run may be broken when
+ * the wait ends. One that released in time leaves nothing to break, even if another took over.
  */
-async function waitBeforeBreaking(rt: LeaseRuntime, store: StateStore, waitUntil: number, skewMs: number): Promise<boolean> {
-  let waited = false;
+async function waitBeforeBreaking(rt: LeaseRuntime, store: StateStore, waitUntil: number, skewMs: number): Promise<string | undefined> {
+  let awaited: string | undefined;
   for (let now = rt.clock.now(); now < waitUntil; now = rt.clock.now()) {
     const refs = await store.snapshot();
     const current = await readLease(store, refs);
-    if (current?.record.broken || !(current ?? (await findLiveRun(store, refs, now, skewMs)))) return waited;
-    waited = true;
+    const holder = current ?? (await findLiveRun(store, refs, now, skewMs));
+    if (current?.record.broken || !holder || (awaited !== undefined && holder.record.run !== awaited)) return awaited;
+    awaited = holder.record.run;
     await rt.clock.sleep(Math.min(1000, waitUntil - now), rt.cancel);
     if (rt.cancel.aborted) throw cancelled(store.loc.environment);
   }
-  return waited;
+  return awaited;
 }
 
 /**
@@ -464,7 +468,7 @@ async function waitBeforeBreaking(rt: LeaseRuntime, store: StateStore, waitUntil
 export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, options: BreakOptions): Promise<BreakResult> {
   const env = store.loc.environment;
   const { reason, skewMs, message } = options;
-  const waited = await waitBeforeBreaking(rt, store, rt.clock.now() + (options.waitMs ?? 0), skewMs);
+  const awaited = await waitBeforeBreaking(rt, store, rt.clock.now() + (options.waitMs ?? 0), skewMs);
   for (let attempt = 0; attempt < 10; attempt++) {
     const refs = await store.snapshot();
     const current = await readLease(store, refs);
@@ -472,7 +476,8 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     if (current?.record.broken) return { kind: 'already-broken', record: current.record };
     // A run takers still treat as live (its deadline plus the skew margin ahead) can be broken.
     const target = current ?? (await findLiveRun(store, refs, now, skewMs));
-    if (!target) return { kind: 'nothing-held', waited };
+    if (awaited !== undefined && target?.record.run !== awaited) return { kind: 'released', run: awaited, ...(target ? { now: target.record.run } : {}) };
+    if (!target) return { kind: 'nothing-held' };
     // A damaged lease has no deadline anyone could read: its broken record carries the break's time.
     const times = current?.damage ? { acquiredAt: isoSeconds(now), deadline: isoMillis(now) } : {};
     const record: LeaseRecord = { ...target.record, ...times, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };

@@ -47,8 +47,12 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
   const message = (record: LeaseRecord, damage: Damage | undefined) => breakMessage(env.name, reason, record, damage);
   const result = await breakLease(rt, store, opened.author!, { reason, skewMs, message, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
   if (result.kind === 'nothing-held') {
-    const what = result.waited ? `the holder released the lease of ${env.name} while lease break waited` : `nothing holds the lease of ${env.name}`;
-    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${what}; there is nothing to break`, { env: env.name }));
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `nothing holds the lease of ${env.name}; there is nothing to break`, { env: env.name }));
+    return report;
+  }
+  if (result.kind === 'released') {
+    const since = result.now ? `; run ${result.now} holds it since and is not broken` : '';
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `run ${result.run} released the lease of ${env.name} while lease break waited${since}`, { env: env.name }));
     return report;
   }
   const r = result.record;

@@ -123,7 +123,7 @@ describe('waiting for the lease', () => {
           assert.equal(settled.code, 0);
           assert.equal(settled.report.result, 'unchanged');
           assert.deepEqual(settled.report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
-          assert.match(settled.report.notes[0].message, /the holder released the lease of dev while lease break waited/);
+          assert.match(settled.report.notes[0].message, /released the lease of dev while lease break waited/);
         } else {
           world.clock.autoAdvance = true; // the wait goes on in one-second looks until it ends
           await world.until(() => settled, 'the breaker broke the lease');
@@ -140,6 +140,47 @@ describe('waiting for the lease', () => {
       }
     });
   }
+
+  test('lease break --wait-lease breaks only the holder it waited for: a run that took the lease after it released is left alone', async () => {
+    const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
+    await world.process('init').run('state init');
+    try {
+      const release1 = world.driver.hold('a');
+      const run1 = world.process('holder1').start('reconcile');
+      await world.driver.whenCalled('a');
+      const firstRun = world.leaseDoc().run;
+      let settled;
+      const sleepers = world.clock.sleepers();
+      const breaker = world.process('breaker').start('lease break', { waitMs: 60_000 });
+      breaker.outcome.then((o) => (settled = o));
+      await world.until(() => settled || world.clock.sleepers() > sleepers, 'the breaker waits');
+      await world.clock.advance(5_000);
+      release1();
+      let done1;
+      run1.outcome.then((o) => (done1 = o));
+      for (let i = 0; i < 500 && !done1; i++) {
+        await world.clock.advance(1);
+        await new Promise((r) => setImmediate(r));
+      }
+      assert.equal(done1?.code, 0, 'the awaited holder finished by itself');
+      // Another run takes the lease before the breaker looks again (source changed: it has work).
+      await world.setUnits([unit('a', { version: 'v2' })]);
+      world.sourceCommit = 'c0ffee0000000000000000000000000000000002';
+      const release2 = world.driver.hold('a');
+      const run2 = world.process('holder2').start('reconcile');
+      await world.until(() => world.leaseDoc() && world.leaseDoc().run !== firstRun, 'the second run holds the lease');
+      world.clock.autoAdvance = true;
+      await world.until(() => settled, 'the breaker ended');
+      assert.equal(settled.code, 0);
+      assert.equal(settled.report.result, 'unchanged');
+      assert.match(settled.report.notes[0].message, new RegExp(`${firstRun} released the lease of dev while lease break waited`));
+      assert.equal(world.leaseDoc()?.broken, undefined, 'the new holder is not broken');
+      release2();
+      assert.equal((await run2.outcome).code, 0, 'and it finishes');
+    } finally {
+      world.cleanup();
+    }
+  });
 
   test('lease break --wait-lease cancelled while waiting: NYL-RUN-CANCELLED, nothing written', async () => {
     const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
