@@ -32,10 +32,16 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
   }
 }
 
-/** Refuses a unit that neither source nor state knows (bad input changes nothing, and needs no lease). */
-function requireKnownUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string): void {
-  if (view.desiredUnits.has(unit) || view.observedUnits.has(unit) || opened.project.units.has(unit)) return;
-  fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${opened.env.name} has a unit ${unit}`, { env: opened.env.name, unit });
+/**
+ * Refuses a unit the state does not hold. Before the lease only a unit source does not know
+ * either (bad input changes nothing and needs no lease): one that source knows may be on its way
+ * into state with a running run, so it is decided under the lease, where a hold delivered for it
+ * and not yet applied counts as holding it.
+ */
+function requireKnownUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string, underLease: { signalled: boolean } | undefined): void {
+  if (view.desiredUnits.has(unit) || view.observedUnits.has(unit)) return;
+  if (underLease ? underLease.signalled : opened.project.units.has(unit)) return;
+  fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${unit}`, { env: opened.env.name, unit });
 }
 
 function unchanged(opened: OpenedEnvironment, report: StateOperationReport, unit: string): StateOperationReport {
@@ -58,13 +64,14 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
   await requireActive(opened, { refs: refs0, view: view0 });
   await store.requireNoUnpublishedWork(refs0);
-  requireKnownUnit(opened, view0, req.unit);
+  requireKnownUnit(opened, view0, req.unit, undefined);
   return withLease(rt, store, leaseOptionsOf(rt, opened, 'resume', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
     const view = await stateUnderLease(opened, { refs: refs0, view: view0 }, refs);
     requireActiveState(env.name, view, loc);
-    const next = resumeDocument(view.desiredUnits.get(req.unit));
     const superseded = (await readSignals(store, refs)).signals.filter((s) => s.unit === req.unit);
+    requireKnownUnit(opened, view, req.unit, { signalled: superseded.length > 0 });
+    const next = resumeDocument(view.desiredUnits.get(req.unit));
     report.desired = view.desiredOid;
     if (!next && superseded.length === 0) {
       await tx.end('nothing-to-write');
