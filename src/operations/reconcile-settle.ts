@@ -81,13 +81,14 @@ function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeo
   };
 }
 
-/** The source each held unit's hold keeps from applying, where the planner says to record it. */
+/** The source each held unit's hold keeps from applying (or none any more), where the planner says to record it. */
 function recordHeldPending(decided: Map<string, DesiredUnitDoc>, engine: EngineResult): void {
   for (const [name, plan] of engine.plan.units) {
     const a = plan.action;
     const doc = decided.get(name);
     if (a.type !== 'held' || !('recordPending' in a) || !a.recordPending || !doc?.hold) continue;
-    decided.set(name, { ...doc, hold: { ...doc.hold, pending: a.pending! } });
+    const { pending: _old, ...hold } = doc.hold;
+    decided.set(name, { ...doc, hold: a.pending ? { ...hold, pending: a.pending } : hold });
   }
 }
 

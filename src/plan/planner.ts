@@ -286,8 +286,9 @@ function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>, execu
 function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Action | undefined {
   const desired = plan.desired;
   if (desired?.lifecycle?.state === 'held') {
-    const sourceChanged = heldSourceChanged(plan, input, outputsOf);
-    const pending = sourceChanged && input.sourceCommit ? input.sourceCommit : desired.hold?.pending;
+    const compared = heldSourceComparison(plan, input, outputsOf);
+    const sourceChanged = compared === 'changed';
+    const pending = pendingSource(compared, desired.hold?.pending, input.sourceCommit);
     const condition = desired.uid && plan.observed?.uid === desired.uid ? plan.observed.condition : undefined;
     const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}), ...(recordsPending(plan, input, pending) ? { recordPending: true as const } : {}) };
     return condition?.type === 'uncertain' ? { type: 'held', reason: 'held-uncertain', condition, ...extra } : { type: 'held', reason: 'held', ...extra };
@@ -298,21 +299,33 @@ function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Act
 }
 
 /**
- * Newer source the hold keeps from applying is recorded under hold.pending: whenever it differs
- * from what is recorded there, for a unit this run may change (under --unit, only named ones).
+ * The source since which changes wait behind the hold: the first that rendered the unit
+ * differently (kept while later ones still do, so a held unit costs no commit per source commit),
+ * none once source renders what it is held at again, and unchanged when that cannot be told.
  */
+function pendingSource(compared: 'changed' | 'same' | 'unknown', recorded: string | undefined, sourceCommit: string | undefined): string | undefined {
+  if (compared === 'same') return undefined;
+  if (compared === 'unknown') return recorded;
+  return recorded ?? sourceCommit;
+}
+
+/** A run records a new hold.pending (or its removal) for a unit it may change (under --unit, only named ones). */
 function recordsPending(plan: UnitPlan, input: PlanInput, pending: string | undefined): boolean {
   const hold = plan.desired?.hold;
-  if (!hold || pending === undefined || pending === hold.pending) return false;
+  if (!hold || pending === hold.pending) return false;
   return !input.run?.only || input.run.only.has(plan.name);
 }
 
-/** Does this source render the held unit differently from what it is held at? A marker always. */
-function heldSourceChanged(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): boolean {
+/**
+ * Does this source render the held unit differently from what it is held at? A marker always;
+ * `unknown` when the unit cannot be rendered now (an output it reads is missing, say).
+ */
+function heldSourceComparison(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): 'changed' | 'same' | 'unknown' {
   const desired = plan.desired!;
-  if (!desired.uid) return true;
+  if (!desired.uid) return 'changed';
   const now = resolveUnit(plan.unit!, input.env, desired.uid, outputsOf, input.drivers, input.prepared?.get(plan.name));
-  return now.rendering !== undefined && desired.rendering !== undefined && canonicalJson(now.rendering) !== canonicalJson(desired.rendering);
+  if (now.rendering === undefined || desired.rendering === undefined) return 'unknown';
+  return canonicalJson(now.rendering) === canonicalJson(desired.rendering) ? 'same' : 'changed';
 }
 
 /** Run-level filters over a decided action: --unit, and a run that starts nothing more. */

@@ -110,7 +110,7 @@ describe('a unit with a running incarnation', () => {
 });
 
 describe('hold.pending', () => {
-  test('follows the newest source the hold keeps from applying, also when nothing else would change', () => {
+  test('records the first source the hold keeps from applying, also when nothing else would change, and clears it when source renders the held document again', () => {
     const ctx = setup(consumers('1'));
     assert.equal(reconcile(ctx.project).code, 0);
     assert.equal(hold(ctx.project, 'a').code, 0);
@@ -120,11 +120,19 @@ describe('hold.pending', () => {
     assert.equal(r.json.units.a.result, 'held');
     assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, s2, 'recorded by a run that executed nothing');
     assert.equal(commitAt(ctx.bare, DESIRED).body.operation, 'reconcile');
-    const s3 = changeUnits(ctx, consumers('3'));
+
+    // Newer source that still differs: changes have been pending since s2; nothing is written.
+    changeUnits(ctx, consumers('3'));
+    const tipBefore = tip(ctx.bare, DESIRED);
     assert.equal(reconcile(ctx.project).code, 2);
-    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, s3);
-    const st = status(ctx.project, ['-o', 'json']);
-    assert.equal(st.json.units.a.detail, `pending changes from ${s3}`);
+    assert.equal(tip(ctx.bare, DESIRED), tipBefore, 'no commit per source commit while held');
+    assert.equal(status(ctx.project, ['-o', 'json']).json.units.a.detail, `pending changes from ${s2}`);
+
+    // Source renders the held document again: nothing is pending any more.
+    changeUnits(ctx, consumers('1'));
+    assert.equal(reconcile(ctx.project).code, 2);
+    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, undefined);
+    assert.doesNotMatch(status(ctx.project, ['-o', 'json']).json.units.a.detail ?? '', /pending changes/);
   });
 });
 
