@@ -329,9 +329,11 @@ test('held: "pending changes from <commit>" when the source renders differently'
   assert.equal(resolve(ctx, { desired: { db: heldDoc } }).units.get('db').detail, 'held');
   const recorded = { ...heldDoc, hold: { by: 'A', since: 'x', pending: 'c2' } };
   assert.equal(resolve(ctx, { desired: { db: recorded } }).units.get('db').detail, 'pending changes from c2');
-  // Same rendering: the recorded pending commit is still shown.
+  // A later source that still differs: changes have been pending since the recorded commit.
+  assert.equal(resolve(ctx, { desired: { db: recorded }, sourceCommit: 'c3' }).units.get('db').detail, 'pending changes from c2');
+  // Same rendering (source reverted): nothing is pending any more.
   const same = { ...active(ctx, 'db', U.db), lifecycle: { state: 'held' }, hold: { by: 'A', since: 'x', pending: 'c2' } };
-  assert.equal(resolve(ctx, { desired: { db: same }, sourceCommit: 'c3' }).units.get('db').detail, 'pending changes from c2');
+  assert.equal(resolve(ctx, { desired: { db: same }, sourceCommit: 'c3' }).units.get('db').detail, 'held');
   assert.equal(resolve(ctx, { desired: { db: { ...same, hold: { by: 'A', since: 'x' } } }, sourceCommit: 'c3' }).units.get('db').detail, 'held');
 });
 
