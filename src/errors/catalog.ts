@@ -72,7 +72,7 @@ export const CATALOG = {
     summary: 'The location holds no state for the environment.',
     fix: (p) =>
       p.fromLocal
-        ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\``
+        ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\` (if those branches are a copy of another state repository, move from that one: \`--from <its URL>\`); to start over instead, \`nyl state init -e ${e(p)} --fresh\``
         : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old location>\``,
   },
   'NYL-STATE-UNAVAILABLE': {

@@ -49,7 +49,7 @@ const PROBES = {
 const SKIPPED = {
   'NYL-STATE-MOVED': 'names only `nyl state move`, and only `nyl state move` (not built yet) leaves a moved location',
   'NYL-STATE-DIVERGED': 'outside `state init`, the only command it names is `nyl state move --from local` (not built yet)',
-  'NYL-STATE-MISSING (fromLocal)': 'its fix names only `nyl state move -e ENV --from local`, which is not built yet (test/e2e/local-runs.test.mjs checks the text)',
+  'NYL-STATE-MISSING (fromLocal)': 'its first way forward is `nyl state move -e ENV --from local`, not built yet (test/e2e/local-runs.test.mjs checks the text)',
   'NYL-STATE-DELETE-INCARNATIONS': 'reported by `nyl state delete` (not built yet); names `nyl teardown` and `nyl state forget` (not built yet)',
   'NYL-HOLD-REFUSED': 'a retained tombstone needs deletion policies (not built yet); names `nyl teardown` and `nyl state forget` (not built yet)',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',

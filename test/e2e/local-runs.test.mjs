@@ -55,7 +55,7 @@ test('reconcile --local, a killed local run, lease break --local and takeover; o
   assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'the refusal wrote nothing');
 });
 
-test("adding an origin to a project whose state lives in the clone: every command names `nyl state move -e dev --from local`, and only that", () => {
+test("adding an origin to a project whose state lives in the clone: every command names `nyl state move -e dev --from local` first, never a plain state init", () => {
   const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev'), command('a', 'script: "true"')) });
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
   assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
@@ -66,8 +66,9 @@ test("adding an origin to a project whose state lives in the clone: every comman
     assert.equal(r.code, 1, `${args[0]}: ${r.stdout}${r.stderr}`);
     const missing = r.json.errors.find((e) => e.code === 'NYL-STATE-MISSING');
     assert.ok(missing, `${args[0]}: ${r.stdout}`);
-    assert.match(missing.fix, /`nyl state move -e dev --from local`/, args[0]);
-    assert.doesNotMatch(missing.fix, /state init|<old location>/, `${args[0]} must not suggest starting over`);
+    assert.match(missing.fix, /^move the state the clone's branches hold there with `nyl state move -e dev --from local`/, args[0]);
+    assert.doesNotMatch(missing.fix, /`nyl state init -e dev`/, `${args[0]}: a plain init would refuse (the clone holds state)`);
+    assert.ok(!missing.fix.includes('state init') || missing.fix.indexOf('state init') > missing.fix.indexOf('--from local'), `${args[0]}: the move comes first`);
   }
   const text = nyl(project, ['status', '-e', 'dev']);
   assert.match(text.stdout + text.stderr, /nyl state move -e dev --from local/);
