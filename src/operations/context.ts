@@ -13,14 +13,13 @@ import { join } from 'node:path';
 import { BUILTIN_DRIVERS, type DriverSet } from '../drivers/registry';
 import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
-import type { Git } from '../git/git';
 import { materializeCommit } from '../git/materialize';
-import { isAncestor, refContaining } from '../git/refs';
 import type { Identity } from '../git/object-writer';
 import { formatIdentity } from '../lease/lease';
 import type { TransactionOptions } from '../lease/transaction';
 import type { PlanInput } from '../plan/planner';
 import { type Checkout, openCheckout } from '../project/checkout';
+import { resolveCommit, resolveSource } from '../project/source-revision';
 import { loadProjectAt } from '../project/project-cache';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { DocumentSets } from '../run/transition-plan';
@@ -75,49 +74,6 @@ function materializerOf(rt: Runtime, checkout: Checkout, commit: string): (dest:
     const root = await materializeCommit(rt.git, checkout.workTree, commit, dest);
     return checkout.projectPrefix ? `${root}/${checkout.projectPrefix}` : root;
   };
-}
-
-/** Who asked for a source revision, for messages and fixes: --source, or the Environment's source.ref. */
-interface SourceAsker {
-  what: string;
-  env?: string;
-  override?: boolean;
-}
-
-async function resolveCommit(reader: BatchReader, rev: string, asker: SourceAsker): Promise<string> {
-  const { what, ...params } = asker;
-  if (!/^[^\s\0]+$/.test(rev) || rev.startsWith('-')) {
-    fail('NYL-SOURCE-UNREACHABLE', `${what} ${JSON.stringify(rev)} is not a revision`, { rev, ...params, data: { rev } });
-  }
-  const obj = await reader.read(`${rev}^{commit}`);
-  if (!obj || obj.type !== 'commit') {
-    fail('NYL-SOURCE-UNREACHABLE', `${what} ${rev} does not name a commit of this checkout`, { rev, ...params, data: { rev } });
-  }
-  return obj.oid;
-}
-
-/** Branches, tags and remote-tracking branches: what this clone shares with, or got from, others. */
-const SHARED_REFS = ['refs/heads/', 'refs/tags/', 'refs/remotes/'];
-
-/**
- * Refuses a source commit that no branch or tag of the clone reaches, whether --source or
- * source.ref names it: such a commit was never shared for review (a fork's commit fetched by id,
- * another clone's unpushed work), and state would record it as what the environment runs.
- * HEAD counts too: it is what a plain run renders anyway.
- */
-async function checkReachable(git: Git, workTree: string, rev: string, commit: string, head: string, asker: SourceAsker): Promise<void> {
-  if (commit === head || (await refContaining(git, workTree, commit, SHARED_REFS)) || (await isAncestor(git, workTree, commit, head))) return;
-  const { what, ...params } = asker;
-  const named = rev === commit ? rev : `${rev} (commit ${commit})`;
-  fail('NYL-SOURCE-UNREACHABLE', `${what} ${named} is not reached by any branch or tag of this clone`, { rev, commit, ...params, data: { rev, commit } });
-}
-
-/** The commit units render at: --source, else the Environment's source.ref, else HEAD. */
-async function resolveSource(git: Git, checkout: Checkout, reader: BatchReader, rev: string, head: string, asker: SourceAsker): Promise<string> {
-  if (rev === 'HEAD') return head;
-  const commit = await resolveCommit(reader, rev, asker);
-  await checkReachable(git, checkout.workTree, rev, commit, head, asker);
-  return commit;
 }
 
 /**
