@@ -402,7 +402,7 @@ describe('a resume after a delivered hold', () => {
     }
   });
 
-  test('a unit not held: resume still takes the lease, and ends 0 with a note when it is free', () => {
+  test('a unit not held and the lease free: resume ends 0 with a note and leaves no lease behind', () => {
     const ctx = chain();
     openGate(path.join(ctx.dir, 'gate'));
     assert.equal(reconcile(ctx.project).code, 0);
