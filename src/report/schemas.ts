@@ -478,7 +478,9 @@ function stateOperationSchema(): JsonSchemaObject {
     'What `nyl state init`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
     {
       ...stateOperationReport,
-      allOf: [{ if: { properties: { result: { const: 'refused' } } }, then: { properties: { errors: { minItems: 1 } } } }],
+      // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a
+      // keyword whose type they cannot see.)
+      allOf: [{ if: { properties: { result: { const: 'refused' } } }, then: { properties: { errors: { type: 'array', minItems: 1 } } } }],
     },
     {},
   );
