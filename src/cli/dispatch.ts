@@ -200,7 +200,7 @@ export function refusalDocument(
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
     kind,
-    ...(operation ? { operation } : {}),
+    ...(operation !== undefined ? { operation } : {}),
     environment,
     result: 'refused',
     errors: diagnostics,

@@ -68,6 +68,15 @@ const strings = (description?: string): JsonSchemaObject => arrayOf({ type: 'str
 const dateTime = (description?: string): JsonSchemaObject => str(description, { format: 'date-time' });
 const diagnostics = (): JsonSchemaObject => arrayOf(ref('diagnostic'));
 
+/**
+ * The details of a report: closed like every other object, so that a field the code adds without
+ * describing it here fails the end-to-end tests instead of reaching users undocumented. Every
+ * field is optional: each operation sets its own.
+ */
+function closedDetails(description: string, properties: Record<string, JsonSchemaObject>): JsonSchemaObject {
+  return { type: 'object', description, additionalProperties: false, properties };
+}
+
 /** A list of names as prose: "a, b or c". */
 function orList(names: readonly string[]): string {
   return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
@@ -319,7 +328,7 @@ const statusReport = shape<StatusReport>({
     additionalProperties: ref('unit'),
   }),
   unitOrder: req(strings('Table order: the ownership set in dependency order (ties by name), then units that left it and that state still holds, by name (code-unit order).')),
-  details: req({ type: 'object', properties: { location: ref('location') } }),
+  details: req(closedDetails('What status read: where state lives.', { location: ref('location') })),
   ...tail,
 });
 
@@ -358,10 +367,9 @@ function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
   });
 }
 
-const reconcileDetails = {
-  type: 'object',
-  description: 'Operation-specific data. imported, recovered, leaseBroken and leaseBrokenEarlier are present only when the run has something to record; held is present after every run that published its transition.',
-  properties: {
+const reconcileDetails = closedDetails(
+  'Operation-specific data. imported, recovered, leaseBroken and leaseBrokenEarlier are present only when the run has something to record; held is present after every run that published its transition.',
+  {
     imported: strings("Units whose receipt or failure was imported from a dead run's checkpoints."),
     recovered: strings('Units a dead run left without a result: uncertain after the import.'),
     held: strings('Units held by holds delivered to this run, as written in its transition commit (possibly empty).'),
@@ -369,7 +377,7 @@ const reconcileDetails = {
     leaseBroken: ref('leaseBreak', 'The break of the broken lease this run took over.'),
     leaseBrokenEarlier: arrayOf(ref('leaseBreak'), 'Earlier breaks that an importer which died did not record, oldest first.'),
   },
-};
+);
 
 const reconcileReport = shape<ReconcileReport>({
   ...head,
@@ -405,6 +413,32 @@ function reconcileSchema(unitKinds: readonly string[]): JsonSchemaObject {
 
 // --- StateOperationReport ----------------------------------------------------------------------
 
+/** One damaged state document recover repaired (src/operations/recover-damage.ts, RepairRecord). */
+const repair = {
+  type: 'object',
+  required: ['ref', 'object', 'problem', 'action'],
+  additionalProperties: false,
+  properties: {
+    ref: str('The ref that held it.', { examples: ['refs/heads/nyl/dev/desired'] }),
+    path: str("The file of the ref's commit, relative to the environment's directory; absent when the ref is not a commit.", { examples: ['units/web.yaml'] }),
+    object: str('The damaged object.'),
+    problem: str('What is wrong with it.'),
+    action: str('What recover did about it.'),
+  },
+};
+
+const leaseDamage = {
+  type: 'object',
+  description: 'lease break of a damaged lease ref: what the ref pointed at, and the ref that keeps it.',
+  required: ['object', 'problem', 'keptAt'],
+  additionalProperties: false,
+  properties: {
+    object: str('The damaged object the lease ref pointed at.'),
+    problem: str(),
+    keptAt: str('The ref that keeps the damaged object.', { pattern: '^refs/' }),
+  },
+};
+
 const stateInitState = {
   type: 'object',
   description: 'state init: state.yaml as the operation left it.',
@@ -429,10 +463,9 @@ const deliveredTo = {
   },
 };
 
-const stateOperationDetails = {
-  type: 'object',
-  description: 'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease. hold: unit, marker, deliveredTo. resume: unit. The refusals of recover --unit keep unit, evidence and condition.',
-  properties: {
+const stateOperationDetails = closedDetails(
+  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit. The refusals of recover --unit keep unit, evidence and condition.',
+  {
     location: ref('location'),
     state: stateInitState,
     unit: str('recover --unit, hold, resume: the unit.'),
@@ -442,6 +475,7 @@ const stateOperationDetails = {
     imported: strings('recover: units whose receipt or failure was imported from a dead run.'),
     recovered: strings('recover: units left uncertain by the import, and the unit named by --unit.'),
     held: strings('recover: units held by hold signals left for dead runs.'),
+    repaired: arrayOf(repair, 'recover: the damaged state documents it replaced or set aside.'),
     leaseBroken: ref('leaseBreak', 'recover: the break it recorded.'),
     leaseBrokenEarlier: arrayOf(ref('leaseBreak'), 'recover: earlier breaks an importer that died did not record, oldest first.'),
     holder: ref('holder', 'lease break: the holder of the lease.'),
@@ -449,10 +483,11 @@ const stateOperationDetails = {
     operation: str('lease break: the operation of the lease.', { examples: ['reconcile'] }),
     broken: ref('break', 'lease break: the break, new or found.'),
     lease: ref('oid', 'lease break: the lease commit that records the break.'),
+    damaged: leaseDamage,
     marker: bool('hold: whether the unit got a held marker (it never ran), rather than being held at its latest receipt.'),
     deliveredTo,
   },
-};
+);
 
 const STATE_OPERATION_RESULTS = members<StateOperationReport['result']>(
   { done: true, unchanged: true, delivered: true, refused: true },
@@ -462,7 +497,11 @@ const STATE_OPERATION_RESULTS = members<StateOperationReport['result']>(
 const stateOperationReport = shape<StateOperationReport>({
   ...head,
   kind: req({ const: 'StateOperationReport' }),
-  operation: req(str("The operation, with the command's words joined by '-'.", { examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume'] })),
+  operation: req(
+    str("The operation, with the command's words joined by '-'; for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
+      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume'],
+    }),
+  ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),
   result: req(STATE_OPERATION_RESULTS),
   desired: opt(ref('oid', "The desired ref's commit after the operation.")),
