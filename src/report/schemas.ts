@@ -10,7 +10,7 @@
  * one cannot import, so those parts are written out by hand. The unit kinds arrive as a parameter
  * for the same reason (the driver registry owns them).
  */
-import type { Diagnostic, SourceLocation } from '../errors/diagnostic';
+import type { Diagnostic, Severity, SourceLocation } from '../errors/diagnostic';
 import {
   FORMAT_VERSION,
   type LeaseSummary,
@@ -97,7 +97,7 @@ const sourceLocation = shape<SourceLocation>(
 const diagnostic = shape<Diagnostic>(
   {
     code: req(str(undefined, { pattern: '^NYL-[A-Z0-9]+(-[A-Z0-9]+)*$' })),
-    severity: req(members({ error: true, warning: true, note: true })),
+    severity: req(members<Severity>({ error: true, warning: true, note: true })),
     message: req(str()),
     fix: req(str()),
     units: opt({ ...strings(), minItems: 1 }),
@@ -303,7 +303,7 @@ function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
 
 const lease = shape<LeaseSummary>(
   {
-    status: req(members({ live: true, expired: true, broken: true })),
+    status: req(members<LeaseSummary['status']>({ live: true, expired: true, broken: true })),
     run: req(str()),
     operation: req(str(undefined, { examples: ['reconcile', 'state-init'] })),
     holder: req(ref('holder')),
