@@ -30,10 +30,15 @@ export function readSchema(file) {
   return JSON.parse(fs.readFileSync(path.join(SCHEMAS_DIR, file), 'utf8'));
 }
 
+let shared;
 const compiled = new Map();
-/** The validator of schemas/<name>.schema.json, compiled once per process. */
+/**
+ * The validator of schemas/<name>.schema.json, compiled once per process, by one Ajv instance:
+ * each new instance compiles the draft's meta-schema again, which costs more than the schema.
+ */
 export function validatorOf(name) {
-  if (!compiled.has(name)) compiled.set(name, strictAjv().compile(readSchema(`${name}.schema.json`)));
+  shared ??= strictAjv();
+  if (!compiled.has(name)) compiled.set(name, shared.compile(readSchema(`${name}.schema.json`)));
   return compiled.get(name);
 }
 
