@@ -464,7 +464,7 @@ const deliveredTo = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -486,6 +486,7 @@ const stateOperationDetails = closedDetails(
     damaged: leaseDamage,
     marker: bool('hold: whether the unit got a held marker (it never ran), rather than being held at its latest receipt.'),
     deliveredTo,
+    superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
   },
 );
 
