@@ -6,7 +6,7 @@ import { resolve as resolvePath } from 'node:path';
 import { NodeProcessRunner } from '../exec/process';
 import { diagnostic, type Diagnostic, fail, NylError } from '../errors/diagnostic';
 import { DEFAULT_NETWORK_TIMEOUT_MS, Git } from '../git/git';
-import { FORMAT_VERSION, REPORT_API_VERSION, type Report } from '../report/types';
+import { FORMAT_VERSION, REPORT_API_VERSION, type RefusalDocument, type Report } from '../report/types';
 import { OffsetClock, SystemClock, type Clock } from '../util/clock';
 import { parseDuration } from '../util/duration';
 import { FaultPoints, type Runtime } from '../util/runtime';
@@ -189,12 +189,18 @@ export function asksForJson(args: readonly string[]): boolean {
 }
 
 /** The one JSON document of a command that refused before it ran (a `kind` of every command's family). */
-export function refusalDocument(kind: string, operation: string | undefined, environment: string, diagnostics: Diagnostic[], details: Record<string, unknown> = {}) {
+export function refusalDocument(
+  kind: Report['kind'],
+  operation: string | undefined,
+  environment: string,
+  diagnostics: Diagnostic[],
+  details: Record<string, unknown> = {},
+): RefusalDocument {
   return {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
     kind,
-    ...(operation ? { operation } : {}),
+    ...(operation !== undefined ? { operation } : {}),
     environment,
     result: 'refused',
     errors: diagnostics,
@@ -204,7 +210,7 @@ export function refusalDocument(kind: string, operation: string | undefined, env
   };
 }
 
-function reportKindOf(spec: CommandSpec): string {
+function reportKindOf(spec: CommandSpec): Report['kind'] {
   return spec.words[0] === 'status' ? 'StatusReport' : spec.words[0] === 'reconcile' ? 'ReconcileReport' : 'StateOperationReport';
 }
 

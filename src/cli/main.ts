@@ -22,7 +22,10 @@ function unknownCommand(argv: string[]): number {
     return 1;
   }
   const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
-  const doc = refusalDocument('StateOperationReport', argv.find((a) => !a.startsWith('-')), '', [diagnostic('NYL-USAGE', 'error', message, { fix })]);
+  // The word the user typed as the command; empty, as environment is, when the line starts with an
+  // option (`nyl -o json`): a StateOperationReport always names its operation.
+  const operation = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : '';
+  const doc = refusalDocument('StateOperationReport', operation, '', [diagnostic('NYL-USAGE', 'error', message, { fix })]);
   process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
   return 1;
 }

@@ -131,7 +131,15 @@ export function resourceSchema(kind: ResourceKind): ObjectSchema {
 
 // --- JSON Schema ----------------------------------------------------------------------------
 
-/** The JSON Schema (draft 2020-12) of one source document, any kind. */
+/**
+ * The JSON Schema (draft 2020-12) of one source document, any kind.
+ *
+ * The document's kind picks its definition (`if` kind is K `then` K's), rather than a oneOf of
+ * every kind: a oneOf fails every branch at once, and a validator or an editor then reports each
+ * branch's errors, or guesses a branch, so that "unknown field dependsOnn" drowns among "kind
+ * must be Terraform". With `if`, only the document's own kind is applied, and an unknown kind is
+ * one error at /kind.
+ */
 export function sourceJsonSchema(): JsonSchemaObject {
   const defs: Record<string, JsonSchemaObject> = {};
   for (const kind of RESOURCE_KINDS) defs[kind] = { title: kind, ...toJsonSchema(resourceSchema(kind)) };
@@ -140,7 +148,13 @@ export function sourceJsonSchema(): JsonSchemaObject {
     $id: 'https://nyl.io/schemas/v1/source.json',
     title: 'Nyl source resource',
     description: 'One YAML document of nyl.yaml or of a file it includes.',
-    oneOf: RESOURCE_KINDS.map((kind) => ({ $ref: `#/$defs/${kind}` })),
+    type: 'object',
+    required: ['kind'],
+    properties: { kind: { enum: [...RESOURCE_KINDS], description: 'The kind of the resource; it picks the fields of the document.' } },
+    allOf: RESOURCE_KINDS.map((kind) => ({
+      if: { properties: { kind: { const: kind } }, required: ['kind'] },
+      then: { $ref: `#/$defs/${kind}` },
+    })),
     $defs: defs,
   };
 }

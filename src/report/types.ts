@@ -109,6 +109,17 @@ export interface ReconcileReport extends ReportBase {
 
 export type Report = StateOperationReport | StatusReport | ReconcileReport;
 
+/**
+ * The short form a command prints with -o json when it fails before it has a report: the kind of
+ * its command's family, result refused and the reasons under errors. status has no operation.
+ */
+export interface RefusalDocument extends ReportBase {
+  kind: Report['kind'];
+  operation?: string;
+  result: 'refused';
+  details: Record<string, unknown>;
+}
+
 export function emptyDiagnostics(): Pick<ReportBase, 'errors' | 'warnings' | 'notes'> {
   return { errors: [], warnings: [], notes: [] };
 }

@@ -314,7 +314,8 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
     case 'json':
       if (schema.shape === 'any') return base;
       if (schema.shape === 'object') return { ...base, type: 'object' };
-      return { ...base, type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } };
+      // anyOf rather than a union type (`type: [...]`), which Ajv's strict mode refuses.
+      return { ...base, type: 'object', additionalProperties: { anyOf: ['string', 'number', 'boolean', 'null'].map((type) => ({ type })) } };
     case 'object': {
       const required = Object.entries(schema.fields).filter(([, f]) => f.required).map(([k]) => k);
       const out: JsonSchemaObject = {
@@ -325,11 +326,22 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
       };
       if (required.length > 0) out.required = required;
       const all: JsonSchemaObject[] = [];
-      for (const group of schema.exactlyOne ?? []) all.push({ oneOf: group.map((k) => ({ required: [k] })) });
-      for (const group of schema.atMostOne ?? []) all.push({ not: { required: group } });
+      for (const group of schema.exactlyOne ?? []) all.push({ oneOf: group.map((k) => present([k])) });
+      for (const group of schema.atMostOne ?? []) all.push({ not: present(group) });
       if (all.length === 1) Object.assign(out, all[0]);
       else if (all.length > 1) out.allOf = all;
       return out;
     }
   }
+}
+
+/**
+ * "These fields are set", for the groups of a mapping. The subschema declares the fields it
+ * requires (as `true`, no constraint of its own) because validators in strict mode (Ajv's
+ * strictRequired) refuse a `required` name that no `properties` beside it declares: that is how a
+ * misspelled name in a schema shows. Ajv applies oneOf and not before the mapping's own
+ * `properties`, so those do not count.
+ */
+function present(fields: readonly string[]): JsonSchemaObject {
+  return { properties: Object.fromEntries(fields.map((k) => [k, true])), required: [...fields] };
 }

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { cleanupAll, git, tempDir, trackProcessGroup } from '../support/git-fixtures.mjs';
-import { NYL, cliEnv, nyl, waitForFile } from '../support/cli.mjs';
+import { NYL, checkJsonOutput, cliEnv, nyl, waitForFile } from '../support/cli.mjs';
 import { changeUnits, logLines, reconcile, refsUnder, results, setup, sleep } from '../support/reconcile-helpers.mjs';
 import { ENV, LEASE, RUNS, Scenario, describeResult, gitShow, killPid } from '../support/crash-harness.mjs';
 import { isRunning } from '../support/proc.mjs';
@@ -46,7 +46,8 @@ async function pidsGone(file, timeoutMs = 20000) {
 /**
  * Starts `nyl args...` in cwd in its own process group, tracked so that it never outlives the test
  * process. Returns {child, pid, done, exitedAt (Date.now() at its exit), onExit (set to run code
- * synchronously at its exit)}.
+ * synchronously at its exit)}. done rejects when a -o json run breaks the contract of JSON output
+ * (checkJsonOutput of cli.mjs).
  */
 function startNyl(cwd, args, { env = {} } = {}) {
   const child = spawn(process.execPath, [NYL, ...args], { cwd, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -60,7 +61,7 @@ function startNyl(cwd, args, { env = {} } = {}) {
     handle.exitedAt = Date.now();
     handle.onExit?.();
   });
-  handle.done = new Promise((resolve) =>
+  handle.done = new Promise((resolve, reject) =>
     child.on('close', (code, signal) => {
       let json;
       try {
@@ -68,7 +69,11 @@ function startNyl(cwd, args, { env = {} } = {}) {
       } catch {
         json = undefined;
       }
-      resolve({ code, signal, stdout, stderr, json });
+      try {
+        resolve(checkJsonOutput(args, { code, signal, stdout, stderr, json }, { env }));
+      } catch (error) {
+        reject(error);
+      }
     }),
   );
   return handle;

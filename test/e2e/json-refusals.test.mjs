@@ -1,13 +1,12 @@
 // End-to-end: -o json prints exactly one JSON document on stdout, also when the command line is
 // refused before anything runs (an unknown option, a missing option value, an unknown command).
+// nyl() also validates each document against its command's schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { NYL, cliEnv } from '../support/cli.mjs';
+import { nyl } from '../support/cli.mjs';
+import { tempDir } from '../support/git-fixtures.mjs';
 
-function run(args) {
-  return spawnSync(process.execPath, [NYL, ...args], { env: cliEnv(), encoding: 'utf8' });
-}
+const run = (args) => nyl(tempDir('nyl-refusal-'), args);
 
 test('-o json on a refused command line: one JSON document with NYL-USAGE, exit 1', () => {
   for (const [args, kind] of [
@@ -15,9 +14,11 @@ test('-o json on a refused command line: one JSON document with NYL-USAGE, exit 
     [['status', '-e', 'dev', '--output=json', '--bogus'], 'StatusReport'],
     [['reconcile', '-e', 'dev', '-o', 'json', '--concurrency'], 'ReconcileReport'],
     [['frobnicate', '-o', 'json'], 'StateOperationReport'],
+    [['-ojson'], 'StateOperationReport'],
+    [['hold', '-o=json'], 'StateOperationReport'],
   ]) {
     const r = run(args);
-    assert.equal(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
     const doc = JSON.parse(r.stdout);
     assert.equal(doc.kind, kind, args.join(' '));
     assert.equal(doc.result, 'refused');

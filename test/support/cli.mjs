@@ -1,9 +1,16 @@
 // Runs the built CLI (bin/nyl) as a user would: a real process with a hermetic environment.
+//
+// Every run that asks for -o json is held to the contract of JSON output: its stdout is exactly
+// one JSON document, valid under the published schema of its command (schemas/, through Ajv in
+// strict mode). A run that breaks it fails the test that made it, with Ajv's errors. Exempt are
+// runs that could not finish: killed by a signal, or stopped at a fault point with
+// NYL_FAULT_ACTION=exit; a test opts out of the check otherwise with { validateJson: false }.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hermeticEnv, tempDir } from './git-fixtures.mjs';
+import { describeErrors, validatorOf } from './schemas.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const NYL = path.join(REPO_ROOT, 'bin', 'nyl');
@@ -25,21 +32,72 @@ function parse(r) {
   return out;
 }
 
-/** Runs `nyl args...` in cwd and waits: { code, stdout, stderr, json }. */
-export function nyl(cwd, args, { env = {}, input } = {}) {
-  const r = spawnSync(process.execPath, [NYL, ...args], { cwd, env: cliEnv(env), encoding: 'utf8', input, maxBuffer: 64 << 20 });
-  if (r.error) throw r.error;
-  return parse(r);
+/** Did the command line ask for JSON, in any form the CLI accepts (as cli/dispatch.ts reads it)? */
+export function asksForJson(args) {
+  return args.some((a, i) => ((a === '-o' || a === '--output') && args[i + 1] === 'json') || ['-ojson', '-o=json', '--output=json'].includes(a));
 }
 
-/** Starts `nyl args...` without waiting; returns { child, done: Promise<result> }. */
-export function nylAsync(cwd, args, { env = {} } = {}) {
+/**
+ * The schema of a command's document, by its first word as the CLI picks the report kind: status
+ * and reconcile have their own; state init, recover, lease break, hold, resume and a command line
+ * that names no command print a StateOperationReport.
+ */
+export function schemaOfCommand(args) {
+  if (args[0] === 'status') return 'status-report';
+  if (args[0] === 'reconcile') return 'reconcile-report';
+  return 'state-operation-report';
+}
+
+/** A run that could not finish owes no document: killed by a signal, or exited at a fault point. */
+function stoppedEarly(result, env) {
+  return Boolean(result.signal) || (env.NYL_FAULT_ACTION === 'exit' && result.code === 99);
+}
+
+/**
+ * Throws unless a -o json run printed exactly one document that its command's schema accepts.
+ * result: { code, signal, stdout, stderr, json } as parse() makes it; env: what the run added to
+ * the environment (fault points). Returns result.
+ */
+export function checkJsonOutput(args, result, { env = {}, validateJson = true } = {}) {
+  if (!validateJson || !asksForJson(args) || stoppedEarly(result, env)) return result;
+  const where = `nyl ${args.join(' ')} (exit ${result.code})`;
+  if (result.json === undefined || typeof result.json !== 'object' || result.json === null || Array.isArray(result.json)) {
+    throw new Error(`${where}: -o json must print exactly one JSON document (an object) on stdout\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(-2000)}`);
+  }
+  const name = schemaOfCommand(args);
+  const validate = validatorOf(name);
+  if (!validate(result.json)) {
+    throw new Error(`${where}: the document does not validate against schemas/${name}.schema.json:\n${describeErrors(validate.errors)}\nstdout: ${result.stdout.slice(0, 4000)}`);
+  }
+  return result;
+}
+
+/** Runs `nyl args...` in cwd and waits: { code, stdout, stderr, json }. */
+export function nyl(cwd, args, { env = {}, input, validateJson = true } = {}) {
+  const r = spawnSync(process.execPath, [NYL, ...args], { cwd, env: cliEnv(env), encoding: 'utf8', input, maxBuffer: 64 << 20 });
+  if (r.error) throw r.error;
+  return checkJsonOutput(args, parse(r), { env, validateJson });
+}
+
+/**
+ * Starts `nyl args...` without waiting; returns { child, done: Promise<result> }. done rejects
+ * when the run breaks the contract of -o json (see checkJsonOutput).
+ */
+export function nylAsync(cwd, args, { env = {}, validateJson = true } = {}) {
   const child = spawn(process.execPath, [NYL, ...args], { cwd, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (b) => (stdout += b));
   child.stderr.on('data', (b) => (stderr += b));
-  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve(parse({ code, signal, stdout, stderr }))));
+  const done = new Promise((resolve, reject) =>
+    child.on('close', (code, signal) => {
+      try {
+        resolve(checkJsonOutput(args, parse({ code, signal, stdout, stderr }), { env, validateJson }));
+      } catch (error) {
+        reject(error);
+      }
+    }),
+  );
   return { child, done };
 }
 

@@ -31,7 +31,7 @@ import { addRecoveryEvidence, commitBody } from './commit-evidence.mjs';
 import { procStat } from './proc.mjs';
 
 export { commitBody, trailer } from './commit-evidence.mjs';
-import { NYL, cliEnv, command, environment, nylYaml, waitForFile } from './cli.mjs';
+import { NYL, checkJsonOutput, cliEnv, command, environment, nylYaml, waitForFile } from './cli.mjs';
 import { git, hermeticEnv, installProtectHook, makeBareRepo, makeProject, tempDir, trackProcessGroup } from './git-fixtures.mjs';
 import { startGitHttp } from './git-http.mjs';
 
@@ -326,8 +326,8 @@ export class Scenario {
    * Runs `nyl args...` in the project and waits (asynchronously, so that tests of a file can run
    * concurrently); records the refs afterwards.
    */
-  async nyl(args, { env = {}, label } = {}) {
-    const r = await this.start(args, { env }).done;
+  async nyl(args, { env = {}, label, validateJson } = {}) {
+    const r = await this.start(args, { env, validateJson }).done;
     this.record(label ?? args.join(' '));
     return r;
   }
@@ -344,15 +344,26 @@ export class Scenario {
    * Starts `nyl args...` in its own process group without waiting. Its TMPDIR is the scenario's,
    * so that the scratch directories of a killed run are cleaned up with the scenario.
    * Returns {child, pid, done, exited, kill(signal) (the whole group), signal(sig) (nyl alone), crash()}.
+   * done rejects when a -o json run that finished broke the contract of JSON output (cli.mjs,
+   * checkJsonOutput); validateJson: false opts out.
    */
-  start(args, { env = {} } = {}) {
-    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv({ TMPDIR: this.tmp, ...this.env, ...env }), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  start(args, { env = {}, validateJson = true } = {}) {
+    const runEnv = { TMPDIR: this.tmp, ...this.env, ...env };
+    const child = spawn(process.execPath, [NYL, ...args], { cwd: this.project, env: cliEnv(runEnv), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     trackProcessGroup(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b) => (stdout += b));
     child.stderr.on('data', (b) => (stderr += b));
-    const done = new Promise((resolve) => child.on('close', (code, signal) => resolve(parseResult(code, signal, stdout, stderr))));
+    const done = new Promise((resolve, reject) =>
+      child.on('close', (code, signal) => {
+        try {
+          resolve(checkJsonOutput(args, parseResult(code, signal, stdout, stderr), { env: runEnv, validateJson }));
+        } catch (error) {
+          reject(error);
+        }
+      }),
+    );
     const handle = {
       child,
       pid: child.pid,
@@ -374,10 +385,12 @@ export class Scenario {
       },
     };
     this.live.add(handle);
-    done.then(() => {
+    const exited = () => {
       handle.exited = true;
       this.live.delete(handle);
-    });
+    };
+    // Both ways: a rejected done (a broken JSON contract) is the test's to see, through done.
+    done.then(exited, exited);
     return handle;
   }
 

@@ -93,21 +93,26 @@ const minimal = {
 test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
   const js = sourceJsonSchema();
   assert.equal(js.$schema, 'https://json-schema.org/draft/2020-12/schema');
-  assert.deepEqual(js.oneOf.map((r) => r.$ref), RESOURCE_KINDS.map((k) => `#/$defs/${k}`));
+  // The document's kind picks its definition, so that errors come from that kind's alone.
+  assert.deepEqual(js.properties.kind.enum, RESOURCE_KINDS);
+  assert.deepEqual(
+    js.allOf.map((b) => [b.if.properties.kind.const, b.then.$ref]),
+    RESOURCE_KINDS.map((k) => [k, `#/$defs/${k}`]),
+  );
   const command = js.$defs.Command;
   assert.deepEqual(command.required, ['apiVersion', 'kind', 'metadata', 'spec']);
   assert.equal(command.additionalProperties, false);
   assert.deepEqual(command.properties.kind, { const: 'Command' });
   assert.equal(command.properties.metadata.properties.name.pattern, '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$');
   const spec = command.properties.spec;
-  assert.deepEqual(spec.oneOf, [{ required: ['run'] }, { required: ['script'] }]);
+  assert.deepEqual(spec.oneOf, [{ properties: { run: true }, required: ['run'] }, { properties: { script: true }, required: ['script'] }]);
   assert.deepEqual(spec.properties.recovery.enum, ['converge', 'manual']);
   assert.equal(spec.properties.env.propertyNames.pattern, '^(?!NYL_)[A-Za-z_][A-Za-z0-9_]*$');
   const duration = new RegExp(spec.properties.timeout.pattern);
   for (const ok of ['500ms', '10s', '30m', '1h30m', '1d']) assert.ok(duration.test(ok), ok);
   for (const bad of ['', '5', '1.5s', '30m1h']) assert.ok(!duration.test(bad), bad);
   const envState = js.$defs.Environment.properties.spec.properties.state;
-  assert.deepEqual(envState.not, { required: ['repository', 'repositoryRef'] });
+  assert.deepEqual(envState.not, { properties: { repository: true, repositoryRef: true }, required: ['repository', 'repositoryRef'] });
   assert.deepEqual(js.$defs.Terraform.properties.spec.properties.variables, { description: 'input variables', type: 'object' });
   assert.equal(js.$defs.Project.properties.spec.required, undefined);
   assert.equal(js.$defs.GitRepository.properties.spec.required[0], 'url');

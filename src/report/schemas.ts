@@ -1,0 +1,581 @@
+/**
+ * The JSON Schemas (draft 2020-12) of the documents `-o json` prints: StatusReport,
+ * ReconcileReport and StateOperationReport, with the short refusal form a command prints when it
+ * fails before it has a report. scripts/gen-schemas.mjs writes them to schemas/, and the
+ * end-to-end tests validate every `-o json` document they see against them.
+ *
+ * They are written next to the report types so that the compiler holds the two together:
+ * `shape<T>()` takes exactly the fields of T, each required or optional as T declares it, and
+ * `members<T>()` exactly the values of a string union. What `details` holds comes from layers this
+ * one cannot import, so those parts are written out by hand. The unit kinds arrive as a parameter
+ * for the same reason (the driver registry owns them).
+ */
+import type { Diagnostic, Severity, SourceLocation } from '../errors/diagnostic';
+import {
+  FORMAT_VERSION,
+  type LeaseSummary,
+  type ReconcileReport,
+  type ReconcileUnitReport,
+  REPORT_API_VERSION,
+  type RefusalDocument,
+  type StateOperationReport,
+  type StatusReport,
+  type UnitStatus,
+  type UnitStatusState,
+} from './types';
+
+export type JsonSchemaObject = { [key: string]: unknown };
+
+const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
+const ID_BASE = 'https://nyl.io/schemas/v1/';
+
+// --- helpers that tie a schema to its type ---------------------------------------------------
+
+interface Prop<Required extends boolean> {
+  readonly required: Required;
+  readonly schema: JsonSchemaObject;
+}
+/** One entry per field of T: req() for a field T requires, opt() for one it may leave out. */
+type Fields<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? Prop<false> : Prop<true> };
+
+const req = (schema: JsonSchemaObject): Prop<true> => ({ required: true, schema });
+const opt = (schema: JsonSchemaObject): Prop<false> => ({ required: false, schema });
+
+/** A closed object with exactly T's fields: unknown fields are errors, as they are in source. */
+function shape<T>(fields: Fields<T>, description?: string): JsonSchemaObject {
+  const entries = Object.entries(fields) as [string, Prop<boolean>][];
+  const required = entries.filter(([, f]) => f.required).map(([name]) => name);
+  return {
+    ...(description ? { description } : {}),
+    type: 'object',
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+    properties: Object.fromEntries(entries.map(([name, f]) => [name, f.schema])),
+  };
+}
+
+/** An enum of exactly the members of a string union (a record, so that none can be missed). */
+function members<T extends string>(values: { [K in T]: true }, description?: string): JsonSchemaObject {
+  return { enum: Object.keys(values), ...(description ? { description } : {}) };
+}
+
+/** A reference to a definition: a shared one of DEFS or one of the document's own. */
+const ref = (name: string, description?: string): JsonSchemaObject => ({ $ref: `#/$defs/${name}`, ...(description ? { description } : {}) });
+const str = (description?: string, extra: JsonSchemaObject = {}): JsonSchemaObject => ({ type: 'string', ...extra, ...(description ? { description } : {}) });
+const bool = (description?: string): JsonSchemaObject => ({ type: 'boolean', ...(description ? { description } : {}) });
+const arrayOf = (items: JsonSchemaObject, description?: string): JsonSchemaObject => ({ type: 'array', items, ...(description ? { description } : {}) });
+const strings = (description?: string): JsonSchemaObject => arrayOf({ type: 'string' }, description);
+const dateTime = (description?: string): JsonSchemaObject => str(description, { format: 'date-time' });
+const diagnostics = (): JsonSchemaObject => arrayOf(ref('diagnostic'));
+
+/**
+ * The details of a report: closed like every other object, so that a field the code adds without
+ * describing it here fails the end-to-end tests instead of reaching users undocumented. Every
+ * field is optional: each operation sets its own.
+ */
+function closedDetails(description: string, properties: Record<string, JsonSchemaObject>): JsonSchemaObject {
+  return { type: 'object', description, additionalProperties: false, properties };
+}
+
+/** A list of names as prose: "a, b or c". */
+function orList(names: readonly string[]): string {
+  return names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
+
+// --- shared definitions ----------------------------------------------------------------------
+
+const sourceLocation = shape<SourceLocation>(
+  {
+    file: req(str('Path relative to the project root.')),
+    line: opt({ type: 'integer', minimum: 1 }),
+    column: opt({ type: 'integer', minimum: 1 }),
+    pointer: opt(str('JSON pointer inside the resource document.')),
+  },
+  'Where in source, for NYL-SOURCE-INVALID.',
+);
+
+const diagnostic = shape<Diagnostic>(
+  {
+    code: req(str(undefined, { pattern: '^NYL-[A-Z0-9]+(-[A-Z0-9]+)*$' })),
+    severity: req(members<Severity>({ error: true, warning: true, note: true })),
+    message: req(str()),
+    fix: req(str()),
+    units: opt({ ...strings(), minItems: 1 }),
+    location: opt(sourceLocation),
+    data: opt({
+      type: 'object',
+      description: 'Structured data for machines, such as the lease holder of NYL-LEASE-HELD, the evidence listing of a recover --unit refusal or the run and result of NYL-RUN-LATE-CHECKPOINT.',
+    }),
+  },
+  'An error, warning or note: a stable code from the catalog (docs/error-codes.md), a message and its fix.',
+);
+
+const holder = shape<LeaseSummary['holder']>({
+  name: req(str('"Name <email>" of the holder.')),
+  host: req(str()),
+  pid: req({ type: 'integer' }),
+});
+
+const leaseBreakShort = shape<NonNullable<LeaseSummary['broken']>>({
+  by: req(str('"Name <email>" of whoever broke the lease.')),
+  reason: req(str()),
+  at: req(dateTime()),
+});
+
+/** A lease break as a transition commit records it (src/run/takeover.ts, not importable here). */
+const leaseBreak = {
+  type: 'object',
+  description: 'A lease break as a transition commit records it.',
+  required: ['by', 'reason', 'at', 'run', 'operation', 'holder'],
+  additionalProperties: false,
+  properties: {
+    by: str('"Name <email>" of whoever broke the lease.'),
+    reason: str(),
+    at: dateTime(),
+    run: str('The run whose lease was broken.'),
+    operation: str(undefined, { examples: ['reconcile'] }),
+    holder: str('"Name <email>" of the holder whose lease was broken.'),
+  },
+};
+
+type Wait = NonNullable<UnitStatus['waits']>[number];
+const wait = shape<Wait>(
+  {
+    pointer: req(str()),
+    unit: req(str()),
+    reason: req(str(undefined, { examples: ['no-current-receipt'] })),
+  },
+  'What a unit waits for: the JSON pointer of the dependency inside its spec, such as /dependsOn/0 or /env/DB_URL.',
+);
+
+/** Where state lives, as src/state/location.ts describes it (describeLocation). */
+const location = {
+  type: 'object',
+  description: "Where the environment's state lives, as resolved by the spec's order.",
+  required: ['repository', 'desiredRef', 'observedRef', 'coordinationRefPrefix', 'localPath', 'chosenBy'],
+  additionalProperties: false,
+  properties: {
+    repository: str("The state repository's URL; for state kept in the clone itself, the clone's path."),
+    publishURL: str('Where pushes go, when it differs from repository.'),
+    localPath: str('The local repository Nyl reads and writes objects in: the state repository itself, the checkout, or a bare cache repository.'),
+    desiredRef: str(undefined, { pattern: '^refs/', examples: ['refs/heads/nyl/dev/desired'] }),
+    observedRef: str(undefined, { pattern: '^refs/', examples: ['refs/heads/nyl/dev/observed'] }),
+    path: str("The environment's directory on shared state refs (state.path)."),
+    coordinationRefPrefix: str(undefined, { pattern: '^refs/.*/$', examples: ['refs/nyl/'] }),
+    chosenBy: str('Which rule of the resolution order chose the repository.', { examples: ['Environment dev', "the checkout's origin", 'the clone itself (no remote)'] }),
+    created: { const: 'true', description: 'Present when state init created the local bare repository.' },
+  },
+};
+
+/** One checkpoint in the evidence listing of recover --unit (src/operations/recover-unit.ts). */
+const evidence = {
+  type: 'object',
+  required: ['run', 'source', 'result', 'executionKey', 'uid', 'acceptable'],
+  additionalProperties: false,
+  properties: {
+    run: str(),
+    source: { enum: ['run', 'evidence'], description: 'A run ref, or an evidence ref a takeover kept.' },
+    result: { enum: ['receipt', 'failed', 'uncertain', 'not-started', 'started'], description: "The checkpoint's result; started: the unit started without a checkpoint." },
+    executionKey: ref('executionKey'),
+    uid: str(),
+    acceptable: bool("Would --accept adopt this checkpoint: a receipt for the unit's desired uid and execution key, which the source still resolves to, of a unit that is not held."),
+  },
+};
+
+/** A unit's condition as observed state records it (src/state/shapes.ts). */
+const condition = {
+  type: 'object',
+  required: ['type', 'retryable', 'reason', 'run', 'since'],
+  additionalProperties: false,
+  properties: {
+    type: { enum: ['failed', 'uncertain'] },
+    retryable: bool(),
+    reason: str(),
+    run: str(),
+    since: dateTime(),
+    code: str('The code that caused it, such as NYL-RUN-SUPERSEDED.'),
+    evidence: strings(),
+    acknowledgementRequired: bool('A retry needs recover --retry --reason (a Command timeout).'),
+  },
+};
+
+const DEFS = {
+  oid: str('A Git object id.', { pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$' }),
+  executionKey: str(undefined, { pattern: '^sha256:[0-9a-f]{64}$' }),
+  holder,
+  break: leaseBreakShort,
+  leaseBreak,
+  wait,
+  location,
+  evidence,
+  condition,
+  diagnostic,
+};
+type DefName = keyof typeof DEFS;
+
+// --- the common fields of every document ------------------------------------------------------
+
+/** The fields every document starts with (the published order of the fields is the schema's). */
+const head = {
+  apiVersion: req({ const: REPORT_API_VERSION }),
+  formatVersion: req({ const: FORMAT_VERSION }),
+};
+/** ... and ends with. */
+const tail = {
+  errors: req(diagnostics()),
+  warnings: req(diagnostics()),
+  notes: req(diagnostics()),
+};
+
+/** The short form of a command that failed before it had a report: status has no operation. */
+function refusal(kind: 'StatusReport' | 'ReconcileReport'): JsonSchemaObject {
+  const fields = {
+    environment: req(str('The environment named by -e; empty when the command line had none.')),
+    result: req({ const: 'refused' }),
+    details: req({ type: 'object' }),
+    ...tail,
+    errors: req({ ...diagnostics(), minItems: 1 }),
+  };
+  if (kind === 'StatusReport') return shape<Omit<RefusalDocument, 'operation'>>({ ...head, kind: req({ const: kind }), ...fields });
+  return shape<RefusalDocument & { operation: string }>({ ...head, kind: req({ const: kind }), operation: req({ const: 'reconcile' }), ...fields });
+}
+
+// --- StatusReport ----------------------------------------------------------------------------
+
+const UNIT_STATES = members<UnitStatusState>(
+  {
+    current: true,
+    pending: true,
+    outdated: true,
+    'awaiting-dependencies': true,
+    blocked: true,
+    failed: true,
+    uncertain: true,
+    held: true,
+    leaving: true,
+    running: true,
+  },
+  "current: the receipt's execution key equals the resolved one; pending: no receipt yet, the next reconcile executes it (after its dependencies, if it waits for them); outdated: a receipt for another execution key, the next reconcile executes it again; awaiting-dependencies: waits for dependencies the next reconcile executes first, and is re-evaluated after them: nothing of its own changed, so it may stay current without executing; blocked: waits for something that will not get a current receipt by itself, or cannot be rendered; failed; uncertain; held; leaving: in state but no longer in the ownership set; running: a live run started it and has not recorded its result yet.",
+);
+
+function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
+  return shape<UnitStatus>({
+    name: req(str()),
+    kind: req(str(`${orList(unitKinds)}; '-' for a held marker without a kind.`, { examples: [unitKinds[0]] })),
+    state: req(UNIT_STATES),
+    receipt: req(
+      members<UnitStatus['receipt']>(
+        { current: true, outdated: true, unresolved: true, none: true },
+        'current or outdated: the receipt against the execution key the unit resolves to; unresolved: the unit awaits its dependencies, so its key is not known yet; none: no receipt.',
+      ),
+    ),
+    uid: opt(str('The incarnation (a UUIDv7).')),
+    executionKey: opt(ref('executionKey', 'The execution key the unit resolves to now.')),
+    receiptKey: opt(ref('executionKey', "The execution key of the unit's receipt.")),
+    lastRun: opt(
+      shape<NonNullable<UnitStatus['lastRun']>>({
+        run: req(str()),
+        result: req(str(undefined, { examples: ['executed', 'failed', 'uncertain'] })),
+        at: req(dateTime()),
+      }),
+    ),
+    detail: req(str()),
+    condition: opt(
+      shape<NonNullable<UnitStatus['condition']>>({
+        type: req({ enum: ['failed', 'uncertain'] }),
+        retryable: req(bool('A retryable failure runs again at the next reconcile.')),
+        reason: req(str()),
+        run: req(str()),
+        since: req(dateTime()),
+      }),
+    ),
+    hold: opt(
+      shape<NonNullable<UnitStatus['hold']>>({
+        by: req(str()),
+        reason: opt(str()),
+        since: req(dateTime()),
+        pending: opt(str('The source commit whose changes wait while held.')),
+      }),
+    ),
+    waits: opt(arrayOf(ref('wait'))),
+  });
+}
+
+const lease = shape<LeaseSummary>(
+  {
+    status: req(members<LeaseSummary['status']>({ live: true, expired: true, broken: true })),
+    run: req(str()),
+    operation: req(str(undefined, { examples: ['reconcile', 'state-init'] })),
+    holder: req(ref('holder')),
+    acquiredAt: req(dateTime()),
+    deadline: req(dateTime()),
+    broken: opt(ref('break')),
+  },
+  "The environment's lease, when a ref holds one.",
+);
+
+const statusReport = shape<StatusReport>({
+  ...head,
+  kind: req({ const: 'StatusReport' }),
+  environment: req(str()),
+  source: opt(ref('oid', 'The source commit units were rendered at.')),
+  desired: opt(ref('oid', "The desired ref's commit that was read.")),
+  observed: opt(ref('oid', "The observed ref's commit that was read.")),
+  lease: opt(ref('lease')),
+  units: req({
+    type: 'object',
+    description: 'Every unit of the ownership set, and every unit state still holds that left it, keyed by name.',
+    additionalProperties: ref('unit'),
+  }),
+  unitOrder: req(strings('Table order: the ownership set in dependency order (ties by name), then units that left it and that state still holds, by name (code-unit order).')),
+  details: req(closedDetails('What status read: where state lives.', { location: ref('location') })),
+  ...tail,
+});
+
+function statusSchema(unitKinds: readonly string[]): JsonSchemaObject {
+  return document(
+    'status-report',
+    'Nyl StatusReport',
+    'What `nyl status -e ENV -o json` prints on stdout: exactly one document. Units are resolved as the import of runs that wait for it (NYL-RUN-UNIMPORTED) will find them. A command that is refused before it can read state (an unknown environment, invalid source, a usage error) prints the short refusal form instead, with result: refused and the reasons under errors. State that is missing, deleted or moved is reported in the full form, with the code under errors and no units.',
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: statusReport, refusal: refusal('StatusReport'), unit: statusUnit(unitKinds), lease },
+  );
+}
+
+// --- ReconcileReport -------------------------------------------------------------------------
+
+const RECONCILE_RESULTS = [
+  'executed', 'current', 'imported', 'recovered', 'removed', 'retained', 'released', 'failed', 'uncertain',
+  'held', 'drifted', 'pending-teardown', 'tearing-down', 'blocked', 'awaiting-approval',
+];
+
+function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
+  return shape<ReconcileUnitReport>({
+    kind: req(str("The unit's kind; '-' for a held marker without a kind.", { examples: [...unitKinds] })),
+    result: req({
+      enum: RECONCILE_RESULTS,
+      description: "What the run did with the unit, as the specification's Runs page defines the results. This version produces executed, current, imported, recovered (a dead run left it uncertain and this run did not execute it: exit 4), removed (a resumed held marker whose unit left the ownership set), failed, uncertain, held and blocked; the other values are reserved for approvals, drift and lifecycle work. Under --unit the table also lists every other unit the transition commit changes (imported, recovered, held); only the units named in selected count for the exit code.",
+    }),
+    detail: req(str("The reason, such as the failure or the wait: '/dependsOn/0 waits for broken (no-current-receipt)'. A failure reason keeps every line its driver gave; the text table shows the first.")),
+    uid: opt(str('The incarnation (a UUIDv7).')),
+    executionKey: opt(ref('executionKey')),
+    durationMs: opt({ type: 'integer', minimum: 0, description: 'How long the driver ran.' }),
+    dispatched: req(bool("Whether the unit's driver started in this run.")),
+    uncertain: opt(bool('A held unit whose condition is uncertain (exit 4, as in status).')),
+    waits: opt(arrayOf(ref('wait'))),
+    outputs: opt(strings('Names of the outputs of the receipt the run produced (values are in the observed state, not in the report).')),
+  });
+}
+
+const reconcileDetails = closedDetails(
+  'Operation-specific data. imported, recovered, leaseBroken and leaseBrokenEarlier are present only when the run has something to record; held is present after every run that published its transition.',
+  {
+    imported: strings("Units whose receipt or failure was imported from a dead run's checkpoints."),
+    recovered: strings('Units a dead run left without a result: uncertain after the import.'),
+    held: strings('Units held by holds delivered to this run, as written in its transition commit (possibly empty).'),
+    heldAfterRun: strings('Units held by holds that reached the run after its last check, applied in a hold commit after the run released its lease.'),
+    leaseBroken: ref('leaseBreak', 'The break of the broken lease this run took over.'),
+    leaseBrokenEarlier: arrayOf(ref('leaseBreak'), 'Earlier breaks that an importer which died did not record, oldest first.'),
+  },
+);
+
+const reconcileReport = shape<ReconcileReport>({
+  ...head,
+  kind: req({ const: 'ReconcileReport' }),
+  operation: req({ const: 'reconcile' }),
+  environment: req(str()),
+  run: opt(str('The run id (a UUIDv7). Absent when the run found nothing to do and took no lease.')),
+  source: req(ref('oid', 'The source commit units were rendered at.')),
+  sourceOverride: req(bool('True when --source chose the source commit.')),
+  desired: opt(ref('oid', "The desired ref's commit after the run.")),
+  observed: opt(ref('oid', "The observed ref's commit after the run.")),
+  committed: req(bool('Whether the run wrote a transition commit.')),
+  units: req({
+    type: 'object',
+    description: 'The units of the run keyed by name; with --unit/--units only the named units. Units leaving the ownership set are left out, except held ones (result held).',
+    additionalProperties: ref('unit'),
+  }),
+  unitOrder: req(strings('Table order: dispatched units in dispatch order, then the rest in dependency order (ties by name, in code-unit order).')),
+  selected: opt(strings('The units named by --unit/--units; only these count for the exit code.')),
+  details: req(reconcileDetails),
+  ...tail,
+});
+
+function reconcileSchema(unitKinds: readonly string[]): JsonSchemaObject {
+  return document(
+    'reconcile-report',
+    'Nyl ReconcileReport',
+    'What `nyl reconcile -e ENV -o json` prints on stdout: exactly one document, while unit start and end lines and tool output go to stderr. A cancelled run prints the full report with NYL-RUN-CANCELLED under errors. A run that is refused, or fails before it has a report (an invalid source, NYL-STATE-MISSING, NYL-STATE-DIVERGED, NYL-LEASE-HELD, NYL-LEASE-LOST), prints the short refusal form instead, with result: refused and the reasons under errors.',
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: reconcileReport, refusal: refusal('ReconcileReport'), unit: reconcileUnit(unitKinds) },
+  );
+}
+
+// --- StateOperationReport ----------------------------------------------------------------------
+
+/** One damaged state document recover repaired (src/operations/recover-damage.ts, RepairRecord). */
+const repair = {
+  type: 'object',
+  required: ['ref', 'object', 'problem', 'action'],
+  additionalProperties: false,
+  properties: {
+    ref: str('The ref that held it.', { examples: ['refs/heads/nyl/dev/desired'] }),
+    path: str("The file of the ref's commit, relative to the environment's directory; absent when the ref is not a commit.", { examples: ['units/web.yaml'] }),
+    object: str('The damaged object.'),
+    problem: str('What is wrong with it.'),
+    action: str('What recover did about it.'),
+  },
+};
+
+const leaseDamage = {
+  type: 'object',
+  description: 'lease break of a damaged lease ref: what the ref pointed at, and the ref that keeps it.',
+  required: ['object', 'problem', 'keptAt'],
+  additionalProperties: false,
+  properties: {
+    object: str('The damaged object the lease ref pointed at.'),
+    problem: str(),
+    keptAt: str('The ref that keeps the damaged object.', { pattern: '^refs/' }),
+  },
+};
+
+const stateInitState = {
+  type: 'object',
+  description: 'state init: state.yaml as the operation left it.',
+  required: ['generation', 'status'],
+  additionalProperties: false,
+  properties: {
+    generation: { type: 'integer', minimum: 1, description: 'Raised by state init --fresh.' },
+    status: { enum: ['active', 'deleted', 'moved'] },
+    fresh: bool('Whether this init started every unit over; absent when nothing changed.'),
+  },
+};
+
+const deliveredTo = {
+  type: 'object',
+  description: 'hold: the running run the hold was delivered to.',
+  required: ['run', 'runner', 'operation'],
+  additionalProperties: false,
+  properties: {
+    run: str(),
+    runner: ref('holder'),
+    operation: str(undefined, { examples: ['reconcile'] }),
+  },
+};
+
+const stateOperationDetails = closedDetails(
+  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. The refusals of recover --unit keep unit, evidence and condition.',
+  {
+    location: ref('location'),
+    state: stateInitState,
+    unit: str('recover --unit, hold, resume: the unit.'),
+    evidence: arrayOf(ref('evidence'), 'recover --unit: every checkpoint of the unit that a run ref or evidence ref holds, newest run first.'),
+    condition: ref('condition', "recover --unit: the unit's condition before the command."),
+    runs: strings('recover: the run refs it imported and consumed.'),
+    imported: strings('recover: units whose receipt or failure was imported from a dead run.'),
+    recovered: strings('recover: units left uncertain by the import, and the unit named by --unit.'),
+    held: strings('recover: units held by hold signals left for dead runs.'),
+    repaired: arrayOf(repair, 'recover: the damaged state documents it replaced or set aside.'),
+    leaseBroken: ref('leaseBreak', 'recover: the break it recorded.'),
+    leaseBrokenEarlier: arrayOf(ref('leaseBreak'), 'recover: earlier breaks an importer that died did not record, oldest first.'),
+    holder: ref('holder', 'lease break: the holder of the lease.'),
+    run: str('lease break: the run of the lease.'),
+    operation: str('lease break: the operation of the lease.', { examples: ['reconcile'] }),
+    broken: ref('break', 'lease break: the break, new or found.'),
+    lease: ref('oid', 'lease break: the lease commit that records the break.'),
+    damaged: leaseDamage,
+    marker: bool('hold: whether the unit got a held marker (it never ran), rather than being held at its latest receipt.'),
+    deliveredTo,
+    superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
+  },
+);
+
+const STATE_OPERATION_RESULTS = members<StateOperationReport['result']>(
+  { done: true, unchanged: true, delivered: true, refused: true },
+  'done: a commit landed (for lease break: the lease was broken); unchanged: nothing needed to change (exit 0, with the note NYL-UNCHANGED); delivered: nyl hold delivered the hold to a running run (exit 0, with the note NYL-HOLD-DELIVERED); refused: see errors.',
+);
+
+const stateOperationReport = shape<StateOperationReport>({
+  ...head,
+  kind: req({ const: 'StateOperationReport' }),
+  operation: req(
+    str("The operation, with the command's words joined by '-'; for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
+      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume'],
+    }),
+  ),
+  environment: req(str('The environment named by -e; empty when the command line had none.')),
+  result: req(STATE_OPERATION_RESULTS),
+  desired: opt(ref('oid', "The desired ref's commit after the operation.")),
+  observed: opt(ref('oid', "The observed ref's commit after the operation.")),
+  details: req(stateOperationDetails),
+  ...tail,
+});
+
+function stateOperationSchema(): JsonSchemaObject {
+  return document(
+    'state-operation-report',
+    'Nyl StateOperationReport',
+    'What `nyl state init`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
+    {
+      ...stateOperationReport,
+      // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a
+      // keyword whose type they cannot see.)
+      allOf: [{ if: { properties: { result: { const: 'refused' } } }, then: { properties: { errors: { type: 'array', minItems: 1 } } } }],
+    },
+    {},
+  );
+}
+
+// --- the document -----------------------------------------------------------------------------
+
+/** Every `#/$defs/<name>` a schema refers to, at any depth. */
+function refsOf(value: unknown, out: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(value)) for (const v of value) refsOf(v, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, v] of Object.entries(value)) {
+      if (key === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) out.add(v.slice('#/$defs/'.length));
+      else refsOf(v, out);
+    }
+  }
+  return out;
+}
+
+/**
+ * A published schema: its own definitions, then the shared ones it reaches (only those, so that
+ * each file reads on its own), in the order of DEFS.
+ */
+function document(name: string, title: string, description: string, body: JsonSchemaObject, own: Record<string, JsonSchemaObject>): JsonSchemaObject {
+  const reached = new Set<string>();
+  let frontier = refsOf([body, own]);
+  while (frontier.size > 0) {
+    const next = new Set<string>();
+    for (const def of frontier) {
+      if (reached.has(def) || def in own) continue;
+      reached.add(def);
+      if (!(def in DEFS)) throw new Error(`schema ${name} refers to #/$defs/${def}, which is not defined`);
+      refsOf(DEFS[def as DefName], next);
+    }
+    frontier = next;
+  }
+  const shared = Object.entries(DEFS).filter(([def]) => reached.has(def));
+  return {
+    $schema: DRAFT,
+    $id: `${ID_BASE}${name}.json`,
+    title,
+    description: `${description} Generated from src/report/schemas.ts by \`npm run schemas\`; raise formatVersion on any incompatible change.`,
+    ...body,
+    $defs: { ...own, ...Object.fromEntries(shared) },
+  };
+}
+
+/**
+ * Every report schema, by file name (schemas/<name>.schema.json). unitKinds: the kinds of the
+ * driver registry, which the unit rows name.
+ */
+export function reportJsonSchemas(unitKinds: readonly string[]): Record<string, JsonSchemaObject> {
+  return {
+    'status-report': statusSchema(unitKinds),
+    'reconcile-report': reconcileSchema(unitKinds),
+    'state-operation-report': stateOperationSchema(),
+  };
+}
