@@ -97,41 +97,50 @@ describe('cancellation', () => {
   });
 });
 
+/**
+ * A world where run `holder` executes a (held by the fake driver until release()) and a
+ * `lease break --wait-lease 60s` waits for it: { world, run, release, breaker, outcome() }.
+ */
+async function breakerWaiting() {
+  const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
+  await world.process('init').run('state init');
+  const release = world.driver.hold('a');
+  const run = world.process('holder').start('reconcile');
+  await world.driver.whenCalled('a');
+  const holderRun = world.leaseDoc().run;
+  const sleepers = world.clock.sleepers();
+  const breaker = world.process('breaker');
+  let settled;
+  const waiting = breaker.start('lease break', { waitMs: 60_000 });
+  waiting.outcome.then((o) => (settled = o));
+  await world.until(() => settled || world.clock.sleepers() > sleepers, 'the breaker waits');
+  return { world, run, release, breaker, holderRun, waiting, settled: () => settled };
+}
+
 describe('waiting for the lease', () => {
   for (const releasesInTime of [true, false]) {
     const title = releasesInTime ? 'a holder that releases the lease in time is not broken' : 'a holder still there when the wait ends is broken then';
     test(`lease break --wait-lease: ${title}`, async () => {
-      const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
-      await world.process('init').run('state init');
+      const { world, run, release, settled } = await breakerWaiting();
       try {
-        const release = world.driver.hold('a');
-        const run = world.process('holder').start('reconcile');
-        await world.driver.whenCalled('a');
-        let settled;
-        const sleepers = world.clock.sleepers();
-        const breaker = world.process('breaker').start('lease break', { waitMs: 60_000 });
-        breaker.outcome.then((o) => (settled = o));
-        await world.until(() => settled || world.clock.sleepers() > sleepers, 'the breaker waits');
         await world.clock.advance(30_000);
-        assert.equal(settled, undefined, 'still waiting after 30 s');
+        assert.equal(settled(), undefined, 'still waiting after 30 s');
         assert.equal(world.leaseDoc()?.broken, undefined, 'nothing broken while waiting');
+        world.clock.autoAdvance = true; // the wait goes on in one-second looks
         if (releasesInTime) {
-          world.clock.autoAdvance = true;
           release();
           assert.equal((await run.outcome).code, 0, 'the holder finished and released the lease');
-          await world.until(() => settled, 'the breaker ended');
-          assert.equal(settled.code, 0);
-          assert.equal(settled.report.result, 'unchanged');
-          assert.deepEqual(settled.report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
-          assert.match(settled.report.notes[0].message, /released the lease of dev while lease break waited/);
+          await world.until(settled, 'the breaker ended');
+          assert.equal(settled().code, 0);
+          assert.equal(settled().report.result, 'unchanged');
+          assert.deepEqual(settled().report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+          assert.match(settled().report.notes[0].message, /released the lease of dev while lease break waited/);
         } else {
-          world.clock.autoAdvance = true; // the wait goes on in one-second looks until it ends
-          await world.until(() => settled, 'the breaker broke the lease');
+          await world.until(settled, 'the breaker broke the lease');
           assert.ok(world.clock.now() >= T0 + 60_000, 'not before the wait ended');
-          assert.equal(settled.code, 0);
-          assert.equal(settled.report.result, 'done');
+          assert.equal(settled().code, 0);
+          assert.equal(settled().report.result, 'done');
           assert.equal(world.leaseDoc().broken.reason, 'the runner was killed');
-          world.clock.autoAdvance = true;
           release();
           assert.notEqual((await run.outcome).code, 0, 'the broken holder cannot write');
         }
@@ -142,18 +151,8 @@ describe('waiting for the lease', () => {
   }
 
   test('lease break --wait-lease breaks only the holder it waited for: a run that took the lease after it released is left alone', async () => {
-    const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
-    await world.process('init').run('state init');
+    const { world, run: run1, release: release1, holderRun: firstRun, settled } = await breakerWaiting();
     try {
-      const release1 = world.driver.hold('a');
-      const run1 = world.process('holder1').start('reconcile');
-      await world.driver.whenCalled('a');
-      const firstRun = world.leaseDoc().run;
-      let settled;
-      const sleepers = world.clock.sleepers();
-      const breaker = world.process('breaker').start('lease break', { waitMs: 60_000 });
-      breaker.outcome.then((o) => (settled = o));
-      await world.until(() => settled || world.clock.sleepers() > sleepers, 'the breaker waits');
       await world.clock.advance(5_000);
       release1();
       let done1;
@@ -170,10 +169,10 @@ describe('waiting for the lease', () => {
       const run2 = world.process('holder2').start('reconcile');
       await world.until(() => world.leaseDoc() && world.leaseDoc().run !== firstRun, 'the second run holds the lease');
       world.clock.autoAdvance = true;
-      await world.until(() => settled, 'the breaker ended');
-      assert.equal(settled.code, 0);
-      assert.equal(settled.report.result, 'unchanged');
-      assert.match(settled.report.notes[0].message, new RegExp(`${firstRun} released the lease of dev while lease break waited`));
+      await world.until(settled, 'the breaker ended');
+      assert.equal(settled().code, 0);
+      assert.equal(settled().report.result, 'unchanged');
+      assert.match(settled().report.notes[0].message, new RegExp(`${firstRun} released the lease of dev while lease break waited`));
       assert.equal(world.leaseDoc()?.broken, undefined, 'the new holder is not broken');
       release2();
       assert.equal((await run2.outcome).code, 0, 'and it finishes');
@@ -183,17 +182,9 @@ describe('waiting for the lease', () => {
   });
 
   test('lease break --wait-lease cancelled while waiting: NYL-RUN-CANCELLED, nothing written', async () => {
-    const world = await World.create({ units: [unit('a')], lease: '5m', autoAdvance: false });
-    await world.process('init').run('state init');
+    const { world, run, release, breaker, waiting } = await breakerWaiting();
     try {
-      const release = world.driver.hold('a');
-      const run = world.process('holder').start('reconcile');
-      await world.driver.whenCalled('a');
       const refs = world.refs();
-      const sleepers = world.clock.sleepers();
-      const breaker = world.process('breaker');
-      const waiting = breaker.start('lease break', { waitMs: 60_000 });
-      await world.until(() => world.clock.sleepers() > sleepers, 'the breaker waits');
       breaker.cancel('SIGINT');
       const settled = await waiting.outcome;
       assert.equal(settled.code, 1);
