@@ -5,7 +5,7 @@
  * every unit those commits change before their message is written from its rows.
  */
 import type { RefTransition } from '../lease/publish';
-import { type Plan, restoresDesired } from '../plan/actions';
+import { type Plan, restoresDesired, writesDesiredOnly } from '../plan/actions';
 import type { ReconcileReport } from '../report/types';
 import { type AppliedHolds, applyHolds } from '../run/apply-holds';
 import type { EngineResult } from '../run/engine';
@@ -81,23 +81,13 @@ function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeo
   };
 }
 
-/** The source each held unit's hold keeps from applying (or none any more), where the planner says to record it. */
-function recordHeldPending(decided: Map<string, DesiredUnitDoc>, engine: EngineResult): void {
-  for (const [name, plan] of engine.plan.units) {
-    const a = plan.action;
-    const doc = decided.get(name);
-    if (a.type !== 'held' || !('recordPending' in a) || !a.recordPending || !doc?.hold) continue;
-    const { pending: _old, ...hold } = doc.hold;
-    decided.set(name, { ...doc, hold: a.pending ? { ...hold, pending: a.pending } : hold });
-  }
-}
 
 export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, report: ReconcileReport, reason: string | undefined): SettledRun {
   const decided = new Map(takeover.imported.desired);
   for (const o of engine.outcomes.values()) if (o.desired) decided.set(o.name, o.desired);
-  recordHeldPending(decided, engine);
+  // Documents the planner decided without an execution: a receipt's document again, a hold.pending.
+  for (const [name, plan] of engine.plan.units) if (writesDesiredOnly(plan)) decided.set(name, plan.next!);
   const restored = restoredDesired(engine.plan);
-  for (const name of restored) decided.set(name, engine.plan.units.get(name)!.next!);
   const holds = settleHolds(opened, decided, engine, report);
   const desired = holds.desired;
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.

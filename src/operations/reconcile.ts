@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { type Plan, restoresDesired } from '../plan/actions';
+import { type Plan, writesDesiredOnly } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
 import { ownershipSet } from '../project/selectors';
 import type { ReconcileReport } from '../report/types';
@@ -141,7 +141,7 @@ function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean
 
 /** Something a run would apply: an execution, a driver's prepare phase, a file to drop, a desired document to write again. */
 function hasWork(plan: Plan): boolean {
-  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || (u.action.type === 'held' && 'recordPending' in u.action) || restoresDesired(u));
+  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || writesDesiredOnly(u));
 }
 
 /** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it, never lengthen it. */

@@ -64,11 +64,11 @@ export type Action =
   /** A state document of the unit is damaged: nothing is decided on it until `nyl recover` repairs it. */
   | { type: 'blocked'; reason: 'state-damaged'; problem: string }
   /**
-   * pending: the source commit whose changes wait; sourceChanged: this source renders it
-   * differently; recordPending: the run records `pending` under the unit's hold.pending.
+   * pending: the source commit since which changes wait; sourceChanged: this source renders it
+   * differently. When `pending` differs from the recorded hold.pending, `next` records it.
    */
-  | { type: 'held'; reason: 'held'; hold?: HoldRecord; pending?: string; sourceChanged: boolean; recordPending?: true }
-  | { type: 'held'; reason: 'held-uncertain'; hold?: HoldRecord; condition: ConditionRecord; pending?: string; sourceChanged: boolean; recordPending?: true }
+  | { type: 'held'; reason: 'held'; hold?: HoldRecord; pending?: string; sourceChanged: boolean }
+  | { type: 'held'; reason: 'held-uncertain'; hold?: HoldRecord; condition: ConditionRecord; pending?: string; sourceChanged: boolean }
   | { type: 'held'; reason: 'hold-delivered'; delivered: DeliveredHold }
   | { type: 'held'; reason: 'held-leaving'; hold?: HoldRecord }
   /** A failure that needs `nyl recover --retry` (or that happened in this very run). */
@@ -102,7 +102,8 @@ export interface UnitPlan {
   executionKey?: string;
   /**
    * The desired document a run records for the unit: for `execute`, the one the execution is for;
-   * for `current` with `desired-restored`, the one its receipt was produced for.
+   * for `current` with `desired-restored`, the one its receipt was produced for; for `held`, the
+   * held document with a new hold.pending.
    */
   next?: DesiredUnitDoc;
 }
@@ -118,7 +119,12 @@ export function willExecute(plan: UnitPlan | undefined): boolean {
   return plan !== undefined && (plan.action.type === 'execute' || plan.action.type === 'wait' || plan.action.type === 'prepare');
 }
 
-/** A current unit whose desired document a run writes again: work for a run, though nothing executes. */
+/** A unit whose desired document a run writes though nothing executes it: work for a run all the same. */
+export function writesDesiredOnly(plan: UnitPlan): boolean {
+  return plan.action.type !== 'execute' && plan.next !== undefined;
+}
+
+/** A current unit whose desired document a run writes again (listed as `desiredRestored`). */
 export function restoresDesired(plan: UnitPlan): boolean {
   return plan.action.type === 'current' && plan.action.reason === 'desired-restored' && plan.next !== undefined;
 }

@@ -187,7 +187,7 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   const damaged = input.damaged?.get(unit.name);
   if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
   const held = heldAction(plan, input, outputsOf);
-  if (held) return { ...plan, action: held };
+  if (held) return recordPending({ ...plan, action: held }, input);
   const resolved = resolveUnit(unit, input.env, plan.uid, outputsOf, input.drivers, input.prepared?.get(unit.name));
   if (resolved.rendering) plan.rendering = resolved.rendering;
   if (resolved.executionKey) plan.executionKey = resolved.executionKey;
@@ -290,7 +290,7 @@ function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Act
     const sourceChanged = compared === 'changed';
     const pending = pendingSource(compared, desired.hold?.pending, input.sourceCommit);
     const condition = desired.uid && plan.observed?.uid === desired.uid ? plan.observed.condition : undefined;
-    const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}), ...(recordsPending(plan, input, pending) ? { recordPending: true as const } : {}) };
+    const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}) };
     return condition?.type === 'uncertain' ? { type: 'held', reason: 'held-uncertain', condition, ...extra } : { type: 'held', reason: 'held', ...extra };
   }
   const delivered = input.run?.holds?.get(plan.name);
@@ -309,11 +309,17 @@ function pendingSource(compared: 'changed' | 'same' | 'unknown', recorded: strin
   return recorded ?? sourceCommit;
 }
 
-/** A run records a new hold.pending (or its removal) for a unit it may change (under --unit, only named ones). */
-function recordsPending(plan: UnitPlan, input: PlanInput, pending: string | undefined): boolean {
-  const hold = plan.desired?.hold;
-  if (!hold || pending === hold.pending) return false;
-  return !input.run?.only || input.run.only.has(plan.name);
+/**
+ * The held document with a new hold.pending (or none), when it differs from the recorded one, for
+ * a unit the run may change (under --unit, only named ones): the run records it.
+ */
+function recordPending(plan: UnitPlan, input: PlanInput): UnitPlan {
+  const a = plan.action;
+  const desired = plan.desired;
+  if (a.type !== 'held' || !('sourceChanged' in a) || !desired?.hold || a.pending === desired.hold.pending) return plan;
+  if (input.run?.only && !input.run.only.has(plan.name)) return plan;
+  const { pending: _recorded, ...hold } = desired.hold;
+  return { ...plan, next: { ...desired, hold: a.pending ? { ...hold, pending: a.pending } : hold } };
 }
 
 /**
