@@ -10,7 +10,7 @@ import { buildTransitions } from '../run/transition-plan';
 import { readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { leaseOptionsOf, type OpenedEnvironment, trailersOf } from './context';
-import { requireActiveState, type StateRead, stateUnderLease } from './state-checks';
+import { requireActive, type StateRead, stateUnderLease } from './state-checks';
 
 export interface CommitHoldsResult {
   applied: AppliedHolds;
@@ -36,7 +36,7 @@ export async function commitHolds(rt: Runtime, opened: OpenedEnvironment, holds:
   return withLease(rt, store, lease, async (tx) => {
     const refs = tx.snapshot;
     const view = first ? await stateUnderLease(opened, first, refs) : await readEnvironmentState(store.reader, loc, refs, store.cache);
-    requireActiveState(env.name, view, loc);
+    await requireActive(opened, { refs, view });
     const applied = applyHolds(env.name, view.desiredUnits, view.observedUnits, holds);
     const signalUpdates = options.signalUpdates ?? [];
     if (applied.held.length === 0 && signalUpdates.length === 0) {

@@ -25,7 +25,7 @@ import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
 import { divergedWarnings } from './report-base';
-import { requireActive, requireActiveState, stateUnderLease } from './state-checks';
+import { requireActive, stateUnderLease } from './state-checks';
 
 export interface ReconcileOptions {
   reason?: string;
@@ -153,7 +153,7 @@ function killGraceMs(env: NodeJS.ProcessEnv): number {
 /** The state under the lease: read again only when the refs moved since the first read. */
 async function startUnderLease(opened: OpenedEnvironment, start: Start, snapshot: RefSnapshot): Promise<Start> {
   const view = await stateUnderLease(opened, start, snapshot);
-  return view === start.view ? { ...start, refs: snapshot } : { refs: snapshot, view, generation: requireActiveState(opened.env.name, view, opened.loc) };
+  return view === start.view ? { ...start, refs: snapshot } : { refs: snapshot, view, generation: await requireActive(opened, { refs: snapshot, view }) };
 }
 
 /** What the planner (and an import) reads of the start. */

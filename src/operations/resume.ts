@@ -14,7 +14,7 @@ import type { DesiredUnitDoc } from '../state/documents';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
-import { requireActive, requireActiveState, stateUnderLease } from './state-checks';
+import { requireActive, stateUnderLease } from './state-checks';
 import { stateOperationReport } from './report-base';
 
 export interface ResumeRequest extends EnvironmentRequest {
@@ -68,7 +68,7 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   return withLease(rt, store, leaseOptionsOf(rt, opened, 'resume', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
     const view = await stateUnderLease(opened, { refs: refs0, view: view0 }, refs);
-    requireActiveState(env.name, view, loc);
+    await requireActive(opened, { refs, view });
     const superseded = (await readSignals(store, refs)).signals.filter((s) => s.unit === req.unit);
     requireKnownUnit(opened, view, req.unit, { signalled: superseded.length > 0 });
     const next = resumeDocument(view.desiredUnits.get(req.unit));

@@ -39,13 +39,6 @@ export async function requireActive(opened: OpenedEnvironment, read: StateRead):
   return read.view.state!.generation;
 }
 
-/** Returns the state's generation; refuses missing, deleted or moved state. */
-export function requireActiveState(envName: string, view: EnvironmentStateView, loc: StateLocation): number {
-  const inactive = inactiveStateDiagnostic(envName, view.state, loc);
-  if (inactive) throw new NylError(inactive);
-  return view.state!.generation;
-}
-
 /** The refs one read saw and the state read at them: a write under the lease decides on them unless they moved. */
 export interface StateRead {
   refs: RefSnapshot;
