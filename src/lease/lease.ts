@@ -442,25 +442,6 @@ export interface BreakOptions {
 }
 
 /**
- * --wait-lease for a break: waits while a holder is there, up to waitUntil. Returns the run it
- * waited for (undefined when nothing held the lease at first): only that run may be broken when
- * the wait ends. One that released in time leaves nothing to break, even if another took over.
- */
-async function waitBeforeBreaking(rt: LeaseRuntime, store: StateStore, waitUntil: number, skewMs: number): Promise<string | undefined> {
-  let awaited: string | undefined;
-  for (let now = rt.clock.now(); now < waitUntil; now = rt.clock.now()) {
-    const refs = await store.snapshot();
-    const current = await readLease(store, refs);
-    const holder = current ?? (await findLiveRun(store, refs, now, skewMs));
-    if (current?.record.broken || !holder || (awaited !== undefined && holder.record.run !== awaited)) return awaited;
-    awaited = holder.record.run;
-    await rt.clock.sleep(Math.min(1000, waitUntil - now), rt.cancel);
-    if (rt.cancel.aborted) throw cancelled(store.loc.environment);
-  }
-  return awaited;
-}
-
-/**
  * Declares the holder gone (`nyl lease break`): the lease, or a live run whose lease ref is
  * already gone, gets `broken: {by, reason, at}`. Only an importer takes a broken lease over; a
  * holder still running can no longer renew or write, since each of its pushes expects its lease.
@@ -468,8 +449,11 @@ async function waitBeforeBreaking(rt: LeaseRuntime, store: StateStore, waitUntil
 export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Identity, options: BreakOptions): Promise<BreakResult> {
   const env = store.loc.environment;
   const { reason, skewMs, message } = options;
-  const awaited = await waitBeforeBreaking(rt, store, rt.clock.now() + (options.waitMs ?? 0), skewMs);
-  for (let attempt = 0; attempt < 10; attempt++) {
+  const waitUntil = rt.clock.now() + (options.waitMs ?? 0);
+  // --wait-lease: the first holder seen is the one awaited; only it may be broken when the wait
+  // ends. One that released in time leaves nothing to break, even if another took the lease since.
+  let awaited: string | undefined;
+  for (let attempt = 0; attempt < 10; ) {
     const refs = await store.snapshot();
     const current = await readLease(store, refs);
     const now = rt.clock.now();
@@ -478,6 +462,13 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     const target = current ?? (await findLiveRun(store, refs, now, skewMs));
     if (awaited !== undefined && target?.record.run !== awaited) return { kind: 'released', run: awaited, ...(target ? { now: target.record.run } : {}) };
     if (!target) return { kind: 'nothing-held' };
+    if (now < waitUntil) {
+      awaited = target.record.run;
+      await rt.clock.sleep(Math.min(1000, waitUntil - now), rt.cancel);
+      if (rt.cancel.aborted) throw cancelled(env);
+      continue;
+    }
+    attempt++;
     // A damaged lease has no deadline anyone could read: its broken record carries the break's time.
     const times = current?.damage ? { acquiredAt: isoSeconds(now), deadline: isoMillis(now) } : {};
     const record: LeaseRecord = { ...target.record, ...times, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
