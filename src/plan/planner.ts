@@ -317,7 +317,7 @@ function recordPending(plan: UnitPlan, input: PlanInput): UnitPlan {
   const a = plan.action;
   const desired = plan.desired;
   if (a.type !== 'held' || !('sourceChanged' in a) || !desired?.hold || a.pending === desired.hold.pending) return plan;
-  if (input.run?.only && !input.run.only.has(plan.name)) return plan;
+  if (leftOutByUnit(plan.name, input)) return plan;
   const { pending: _recorded, ...hold } = desired.hold;
   return { ...plan, next: { ...desired, hold: a.pending ? { ...hold, pending: a.pending } : hold } };
 }
@@ -334,13 +334,18 @@ function heldSourceComparison(plan: UnitPlan, input: PlanInput, outputsOf: Outpu
   return canonicalJson(now.rendering) === canonicalJson(desired.rendering) ? 'same' : 'changed';
 }
 
+/** A unit --unit does not name: a run executes and writes nothing for it. */
+function leftOutByUnit(name: string, input: PlanInput): boolean {
+  return input.run?.only !== undefined && !input.run.only.has(name);
+}
+
 /** Run-level filters over a decided action: --unit, and a run that starts nothing more. */
 function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
   const type = plan.action.type;
   if (plan.action.type === 'current' && plan.action.reason === 'desired-restored') return restoreDesired(plan, input);
   if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
   const run = input.run;
-  if (run?.only && !run.only.has(plan.name)) return { ...plan, action: { type: 'skip', reason: 'not-selected' } };
+  if (leftOutByUnit(plan.name, input)) return { ...plan, action: { type: 'skip', reason: 'not-selected' } };
   if (type !== 'wait' && run?.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
   if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
   return plan;
@@ -351,7 +356,7 @@ function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
  * about those, so the next run without --unit writes it.
  */
 function restoreDesired(plan: UnitPlan, input: PlanInput): UnitPlan {
-  if (input.run?.only && !input.run.only.has(plan.name)) return { ...plan, action: { type: 'current', reason: 'receipt-current' } };
+  if (leftOutByUnit(plan.name, input)) return { ...plan, action: { type: 'current', reason: 'receipt-current' } };
   return { ...plan, next: plan.observed!.receipt!.desired };
 }
 
