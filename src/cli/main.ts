@@ -14,19 +14,18 @@ function version(): string {
 
 /** An unknown command is NYL-USAGE: as text on stderr, or as the one JSON document -o json asks for. */
 function unknownCommand(argv: string[]): number {
-  const message = `unknown command: nyl ${argv.join(' ')}`;
-  const fix = 'see `nyl --help` for the commands';
   const { asksForJson, refusalDocument } = require('./dispatch') as typeof import('./dispatch');
+  const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
+  const { renderDiagnostics } = require('./render-text') as typeof import('./render-text');
+  const usage = diagnostic('NYL-USAGE', 'error', `unknown command: nyl ${argv.join(' ')}`, { fix: 'see `nyl --help` for the commands' });
   if (!asksForJson(argv)) {
-    process.stderr.write(`error NYL-USAGE\n  ${message}\n  fix: ${fix}\n`);
+    process.stderr.write(`${renderDiagnostics([usage])}\n`);
     return 1;
   }
-  const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
   // The word the user typed as the command; empty, as environment is, when the line starts with an
   // option (`nyl -o json`): a StateOperationReport always names its operation.
   const operation = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : '';
-  const doc = refusalDocument('StateOperationReport', operation, '', [diagnostic('NYL-USAGE', 'error', message, { fix })]);
-  process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(refusalDocument('StateOperationReport', operation, '', [usage]), null, 2)}\n`);
   return 1;
 }
 
