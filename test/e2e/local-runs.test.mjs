@@ -80,3 +80,15 @@ test("adding an origin to a project whose state lives in the clone: every comman
   assert.equal(r.code, 1);
   assert.match(r.json.errors[0].fix, /nyl state init -e dev/);
 });
+
+test('lease break takes --wait-lease like every command: nothing held ends 0 unchanged; a bad duration is NYL-USAGE', () => {
+  const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev')) });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  const r = nyl(project, ['lease', 'break', '-e', 'dev', '--wait-lease', '1s', '--reason', 'runner gone', '-o', 'json']);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.equal(r.json.result, 'unchanged');
+  assert.deepEqual(r.json.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+  const bad = nyl(project, ['lease', 'break', '-e', 'dev', '--wait-lease', 'soon', '--reason', 'x', '-o', 'json']);
+  assert.equal(bad.code, 1);
+  assert.deepEqual(codes(bad), ['NYL-USAGE']);
+});
