@@ -45,9 +45,33 @@ export interface DesiredUnitDoc {
   dependsOn?: string[];
   lifecycle: { state: LifecycleState };
   hold?: HoldRecord;
-  deletion?: { cause: string; policy: string; since: string };
-  teardownRequest?: Record<string, unknown>;
+  deletion?: DeletionRecord;
+  teardownRequest?: TeardownRequest;
   approvals?: Record<string, unknown>[];
+}
+
+/** What a unit's removal is governed by: its `deletionPolicy` (default Retain). */
+export type DeletionPolicy = 'Teardown' | 'Retain' | 'Release';
+
+/**
+ * Why and under which policy a unit is being deleted: written when its deletion starts (a
+ * teardown that started, or one that waits for --allow-teardown), kept while it is deleting.
+ */
+export interface DeletionRecord {
+  cause: 'source' | 'request' | 'kind-change';
+  policy: DeletionPolicy;
+  since: string;
+  /** The run that recorded it. */
+  run?: string;
+}
+
+/** `nyl teardown --unit U` (or `--all`): recorded on the desired file until carried out. */
+export interface TeardownRequest {
+  by: string;
+  reason?: string;
+  at: string;
+  /** The teardown run that recorded it. */
+  run?: string;
 }
 
 export interface ReceiptRecord {
@@ -81,6 +105,11 @@ export interface ObservedUnitDoc {
   acknowledgement?: { by: string; reason: string; at: string };
   /** The last run that executed or failed the unit, for status. */
   lastRun?: { run: string; result: string; at: string };
+  /**
+   * deletionPolicy Release: the unit left, its resources were left in place; the record stays
+   * (until `nyl state forget` or `nyl state delete`) so that what was released can be found.
+   */
+  released?: { at: string; run: string; by: string };
 }
 
 export function toYaml(value: unknown): string {

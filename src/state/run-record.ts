@@ -46,7 +46,8 @@ export interface RunDoc {
   ended?: { at: string; reason: string };
 }
 
-export type CheckpointResult = 'receipt' | 'failed' | 'uncertain' | 'not-started';
+/** removed: a teardown ended and its unit is gone (its records go with it). */
+export type CheckpointResult = 'receipt' | 'removed' | 'failed' | 'uncertain' | 'not-started';
 
 export interface Checkpoint {
   result: CheckpointResult;
@@ -57,6 +58,8 @@ export interface Checkpoint {
   reason?: string;
   retryable?: boolean;
   acknowledgementRequired?: boolean;
+  /** removed with --allow-incomplete: the driver could not claim the removal. */
+  incomplete?: boolean;
 }
 
 export interface RunUnitDoc {
@@ -65,7 +68,9 @@ export interface RunUnitDoc {
   kind: string;
   executionKey: string;
   startedAt: string;
-  /** The desired document the unit executes for; becomes the receipt's copy. */
+  /** teardown: the unit's driver removes it; absent for an execution. */
+  phase?: 'teardown';
+  /** The desired document the unit executes for (becomes the receipt's copy), or the one it is torn down from. */
   desired: DesiredUnitDoc;
   checkpoint?: Checkpoint;
 }

@@ -29,8 +29,8 @@ const desiredFields = {
   dependsOn: list(text()),
   lifecycle: required(object({ state: required(oneOf(['active', 'held', 'deleting', 'pending-teardown', 'retained'])) })),
   hold: object({ by: required(text()), reason: string(), since: required(text()), pending: string() }),
-  deletion: object({ cause: required(text()), policy: required(text()), since: required(text()), run: string() }),
-  teardownRequest: json('object'),
+  deletion: object({ cause: required(oneOf(['source', 'request', 'kind-change'])), policy: required(oneOf(['Teardown', 'Retain', 'Release'])), since: required(text()), run: string() }),
+  teardownRequest: object({ by: required(text()), reason: string(), at: required(text()), run: string() }),
   approvals: list(json('object')),
 };
 
@@ -109,15 +109,17 @@ const SHAPES = {
     kind: required(text()),
     executionKey: required(text()),
     startedAt: required(text()),
+    phase: constant('teardown'),
     desired: required(DESIRED_COPY),
     checkpoint: object({
-      result: required(oneOf(['receipt', 'failed', 'uncertain', 'not-started'])),
+      result: required(oneOf(['receipt', 'removed', 'failed', 'uncertain', 'not-started'])),
       finishedAt: required(text()),
       outputs: json('object'),
       sensitiveOutputs: sensitive,
       reason: string(),
       retryable: boolean(),
       acknowledgementRequired: boolean(),
+      incomplete: boolean(),
     }),
   }),
   signal: object({
