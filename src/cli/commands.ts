@@ -30,6 +30,10 @@ const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <emai
 const LOCAL: OptionSpec = { name: 'local', type: 'boolean', help: "Operate on the clone's own state branches and lease, without fetching, pushing or taking a remote lease." };
 const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
 
+const ALLOW_TEARDOWN: OptionSpec = { name: 'allow-teardown', type: 'boolean', help: 'Start the teardown of units that left the ownership set, or changed their kind, under deletionPolicy: Teardown. Without it they stay pending-teardown (exit 2).' };
+const ALLOW_DEPENDENTS: OptionSpec = { name: 'allow-dependents', type: 'boolean', help: 'Tear down a unit although retained tombstones cite it; recorded under allowDependents.' };
+const ALLOW_INCOMPLETE: OptionSpec = { name: 'allow-incomplete', type: 'boolean', help: 'Remove a unit whose driver cannot claim its removal (a Command without teardown:) all the same; recorded under incomplete.' };
+
 export const COMMANDS: CommandSpec[] = [
   {
     words: ['state', 'init'],
@@ -68,6 +72,10 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
+      ALLOW_TEARDOWN,
+      ALLOW_DEPENDENTS,
+      ALLOW_INCOMPLETE,
+      { name: 'leaving', type: 'boolean', help: 'Do only the lifecycle work of units outside the ownership set (and requested teardowns). Conflicts with --unit.' },
       LOCAL,
       { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." },
       { name: 'unit-log-dir', type: 'string', value: '<dir>', help: 'Append each unit\'s output, with its start and end lines, to <dir>/<env>/<unit>.log.' },
@@ -76,7 +84,39 @@ export const COMMANDS: CommandSpec[] = [
       AUTHOR,
       OUTPUT,
     ],
-    examples: ['nyl reconcile -e dev', 'nyl reconcile -e dev --units database,migrate --concurrency 2', 'nyl reconcile -e dev --fail-fast -o json'],
+    examples: [
+      'nyl reconcile -e dev',
+      'nyl reconcile -e dev --units database,migrate --concurrency 2',
+      'nyl reconcile -e dev --fail-fast -o json',
+      'nyl reconcile -e dev --allow-teardown',
+      'nyl reconcile -e dev --leaving --allow-teardown',
+    ],
+  },
+  {
+    words: ['teardown'],
+    summary: 'Tear units down through their drivers, consumers first, and record it',
+    usage: 'nyl teardown -e <env> (--unit <name>... | --all) [--allow-dependents] [--allow-incomplete] [--source <rev>] [options] [PATH]',
+    description:
+      "A run like reconcile (lease, run ref, signals, takeover of dead runs, one transition commit with the operation teardown) that records a teardown request on each named unit and carries it out, consumers first, whatever the unit's deletionPolicy. " +
+      'A unit that others with an incarnation still depend on waits for them (exit 2): name them too. On a held unit the request is only recorded; the first reconcile or teardown after `nyl resume` carries it out. ' +
+      'A unit still in the ownership set gets a new incarnation at the next reconcile. Exit codes as reconcile: 0 done, 2 something waits, 3 a teardown failed, 4 one is uncertain.',
+    options: [
+      ENV,
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Tear down this unit (repeatable, or comma-separated).' },
+      { name: 'all', type: 'boolean', help: 'Tear down every unit of the environment that has an incarnation.' },
+      ALLOW_DEPENDENTS,
+      ALLOW_INCOMPLETE,
+      { name: 'source', type: 'string', value: '<rev>', help: "Resolve the environment at this revision instead of the Environment's source, for this run only." },
+      { name: 'concurrency', type: 'string', value: '<n>', help: 'Teardowns a wave runs at once. Default 4.' },
+      { name: 'fail-fast', type: 'boolean', help: 'Start no further teardown after the first failure or uncertain outcome.' },
+      { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." },
+      { name: 'unit-log-dir', type: 'string', value: '<dir>', help: "Append each unit's output, with its start and end lines, to <dir>/<env>/<unit>.log." },
+      REASON,
+      WAIT,
+      AUTHOR,
+      OUTPUT,
+    ],
+    examples: ['nyl teardown -e dev --unit cache --reason "replaced by redis"', 'nyl teardown -e pr-123 --all --reason "pull request closed"', 'nyl teardown -e dev --unit legacy --allow-incomplete -o json'],
   },
   {
     words: ['recover'],

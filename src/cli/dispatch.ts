@@ -101,19 +101,20 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     }
     case 'reconcile': {
       const { reconcile } = await import('../operations/reconcile');
-      const w = waitMs(p);
       const units = listOpt(p, 'unit', 'units');
-      const source = stringOpt(p, 'source');
+      if (p.values.leaving === true && units.length > 0) {
+        fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
+      }
       return reconcile(rt, {
-        ...common(p),
-        failFast: p.values['fail-fast'] === true,
-        quietUnitOutput: p.values['quiet-unit-output'] === true,
-        ...(stringOpt(p, 'unit-log-dir') !== undefined ? { unitLogDir: resolvePath(stringOpt(p, 'unit-log-dir')!) } : {}),
-        concurrency: positiveInt(p, 'concurrency', 4),
+        ...runOptions(p),
+        allowTeardown: p.values['allow-teardown'] === true,
+        leaving: p.values.leaving === true,
         ...(units.length > 0 ? { units } : {}),
-        ...(source !== undefined ? { source } : {}),
-        ...(w !== undefined ? { waitMs: w } : {}),
       });
+    }
+    case 'teardown': {
+      const { reconcile } = await import('../operations/reconcile');
+      return reconcile(rt, { ...runOptions(p), teardown: { units: teardownUnits(p) } });
     }
     case 'recover': {
       const { recover } = await import('../operations/recover');
@@ -160,6 +161,34 @@ function render(report: Report): string {
     default:
       return renderStateOperation(report);
   }
+}
+
+/** What reconcile and teardown runs share: output controls, concurrency, --source, --wait-lease, --allow-dependents/-incomplete. */
+function runOptions(p: ParsedCommand) {
+  const w = waitMs(p);
+  const source = stringOpt(p, 'source');
+  const logDir = stringOpt(p, 'unit-log-dir');
+  return {
+    ...common(p),
+    failFast: p.values['fail-fast'] === true,
+    quietUnitOutput: p.values['quiet-unit-output'] === true,
+    ...(logDir !== undefined ? { unitLogDir: resolvePath(logDir) } : {}),
+    concurrency: positiveInt(p, 'concurrency', 4),
+    allowDependents: p.values['allow-dependents'] === true,
+    allowIncomplete: p.values['allow-incomplete'] === true,
+    ...(source !== undefined ? { source } : {}),
+    ...(w !== undefined ? { waitMs: w } : {}),
+  };
+}
+
+/** `nyl teardown`: exactly one of --unit U... and --all. */
+function teardownUnits(p: ParsedCommand): string[] | 'all' {
+  const units = listOpt(p, 'unit');
+  const all = p.values.all === true;
+  if (all === units.length > 0) {
+    fail('NYL-USAGE', all ? 'nyl teardown takes --unit or --all, not both' : 'nyl teardown needs --unit <name> or --all', { fix: 'pass --unit <name> (repeatable) to tear down those units, or --all to tear down every unit' });
+  }
+  return all ? 'all' : units;
 }
 
 function listOpt(p: ParsedCommand, ...names: string[]): string[] {
@@ -211,7 +240,7 @@ export function refusalDocument(
 }
 
 function reportKindOf(spec: CommandSpec): Report['kind'] {
-  return spec.words[0] === 'status' ? 'StatusReport' : spec.words[0] === 'reconcile' ? 'ReconcileReport' : 'StateOperationReport';
+  return spec.words[0] === 'status' ? 'StatusReport' : spec.words[0] === 'reconcile' || spec.words[0] === 'teardown' ? 'ReconcileReport' : 'StateOperationReport';
 }
 
 export async function dispatch(spec: CommandSpec, rest: string[]): Promise<number> {

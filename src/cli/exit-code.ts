@@ -25,7 +25,7 @@ export function exitCodeOf(report: Report | undefined, errors: Diagnostic[], com
     for (const u of Object.values(report.units)) {
       if (u.state === 'uncertain' || (u.state === 'held' && u.condition?.type === 'uncertain')) codes.push(4);
       else if (u.state === 'failed') codes.push(3);
-      else if (u.state !== 'current') codes.push(2);
+      else if (u.state !== 'current' && u.state !== 'retained' && u.state !== 'released') codes.push(2);
     }
   }
   if (report?.kind === 'ReconcileReport') {

@@ -106,11 +106,15 @@ export function renderReconcile(r: ReconcileReport): string {
   const parts: string[] = [];
   if (r.unitOrder.length === 0) parts.push(`${r.environment}: no units`);
   else {
-    const rows = r.unitOrder.map((n) => {
-      const u = r.units[n]!;
-      return [n, u.kind, u.result, u.detail];
-    });
-    parts.push(renderTable(['UNIT', 'KIND', 'RESULT', 'DETAIL'], rows));
+    // The leaving section first (units that leave or are torn down), then the others.
+    const row = (n: string) => [n, r.units[n]!.kind, r.units[n]!.result, r.units[n]!.detail];
+    const leaving = r.unitOrder.filter((n) => r.units[n]!.leaving);
+    const others = r.unitOrder.filter((n) => !r.units[n]!.leaving);
+    const header = ['UNIT', 'KIND', 'RESULT', 'DETAIL'];
+    if (leaving.length > 0 && r.operation === 'reconcile') parts.push('leaving:');
+    if (leaving.length > 0) parts.push(renderTable(header, leaving.map(row)));
+    if (leaving.length > 0 && others.length > 0) parts.push('');
+    if (others.length > 0) parts.push(renderTable(header, others.map(row)));
   }
   const info = fields([
     ['run', r.run],

@@ -7,7 +7,8 @@
  *   approval can bind to, a summary, and whether there are changes at all.
  * - `apply`: the execution; given the plan when there is one, it applies exactly that plan (a
  *   plan without changes: it changes nothing and reports the outputs, so a receipt is recorded).
- * - `teardown`: removes what the unit created.
+ * - `teardown`: removes what the unit created. A driver that cannot claim the removal (a Command
+ *   without a `teardown:` action) says so (`incomplete`) instead of claiming it.
  * - `check`: observes drift without changing anything.
  *
  * Every outcome is data: a driver never throws for a failure of its tool. (The engine still
@@ -50,6 +51,8 @@ export interface DriverContext {
    * engine cannot tell one in free text.
    */
   toolOutput: (line: ToolLine) => void;
+  /** For a teardown: the outputs of the unit's last receipt (what it is removing), if it has one. */
+  receiptOutputs?: Record<string, unknown>;
 }
 
 export interface UnitOutput {
@@ -95,7 +98,8 @@ export type PlanOutcome = { result: 'planned'; plan: DriverPlan } | Failure;
 
 export type ApplyOutcome = { result: 'receipt'; outputs: Outputs } | Failure | Uncertain;
 
-export type TeardownOutcome = { result: 'removed' } | Failure | Uncertain;
+/** removed: the driver claims the removal; incomplete: it cannot (nothing it ran says the resources are gone). */
+export type TeardownOutcome = { result: 'removed' } | { result: 'incomplete'; reason: string } | Failure | Uncertain;
 
 export type CheckOutcome = { result: 'checked'; drift: 'in-sync' | 'drifted' | 'unknown'; detail?: string } | Failure;
 

@@ -226,12 +226,15 @@ export const CATALOG = {
   'NYL-UNIT-RELEASED': {
     exit: 0,
     summary: "A unit's resources were left in place.",
-    fix: () => 'remove them by hand when nothing needs them',
+    fix: (p) => `remove the resources of ${u(p)} by hand when nothing needs them; \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason <why>\` then drops its record`,
   },
   'NYL-UNIT-KIND-CHANGE': {
     exit: 2,
     summary: 'A unit changed its kind; the old incarnation is deleting first.',
-    fix: () => 'nothing to do: the new kind starts once the old incarnation is deleted',
+    fix: (p) =>
+      p.waitsForTeardown
+        ? `the old incarnation's deletionPolicy is Teardown: start its teardown with \`nyl reconcile -e ${e(p)} --allow-teardown\`; the new kind starts once it is gone`
+        : 'nothing to do: the new kind starts once the old incarnation is deleted',
   },
   'NYL-HOLD-REFUSED': {
     exit: 1,
@@ -271,17 +274,26 @@ export const CATALOG = {
   'NYL-PLAN-UNITS-LEAVING': {
     exit: 2,
     summary: 'Units leave the ownership set.',
-    fix: () => 'restore them in source or the unitSelector if they should stay',
+    fix: (p) => `restore them in source or in the unitSelector of ${e(p)} if they should stay`,
   },
   'NYL-TEARDOWN-PENDING': {
     exit: 2,
     summary: 'A teardown waits.',
-    fix: () => 'pass --allow-teardown, or wait for its deleting dependents or an approval',
+    fix: (p) => {
+      if (p.wait === 'needs-allow-teardown') return `start it with \`nyl reconcile -e ${e(p)} --allow-teardown\`, or restore ${u(p)} in source if it should stay`;
+      if (p.wait === 'lifecycle-excluded') return `run \`nyl reconcile -e ${e(p)}\` without --unit: it does the lifecycle work first`;
+      const dependents = (p.dependents as string[] | undefined)?.join(', ') ?? 'its dependents';
+      return `it waits for ${dependents}: tear them down first with \`nyl teardown -e ${e(p)} --unit ${(p.dependents as string[] | undefined)?.join(' --unit ') ?? '<unit>'}\`, or let them go on depending on it`;
+    },
   },
   'NYL-TEARDOWN-HAS-DEPENDENTS': {
     exit: 2,
     summary: 'Retained tombstones cite the unit.',
-    fix: () => 'pass --allow-dependents, or forget the tombstones',
+    fix: (p) => {
+      const tombstones = (p.dependents as string[] | undefined) ?? [];
+      const forget = tombstones.map((t) => `\`nyl state forget -e ${e(p)} --unit ${t} --reason <why>\``).join(', ');
+      return `pass --allow-dependents to tear ${u(p)} down all the same, or drop the tombstones first: ${forget || '`nyl state forget`'}`;
+    },
   },
   'NYL-TEARDOWN-WAITING': {
     exit: 2,
@@ -291,7 +303,10 @@ export const CATALOG = {
   'NYL-TEARDOWN-INCOMPLETE': {
     exit: 2,
     summary: 'A teardown cannot complete, or completed without a claim of removal.',
-    fix: () => 'meet the requirement or pass --allow-incomplete, and check what remains',
+    fix: (p) =>
+      p.removed
+        ? `check what remains of ${u(p)} and remove it by hand`
+        : `add a teardown: action to ${u(p)}, or remove it from state without a claim of removal with --allow-incomplete (\`nyl ${p.command === 'teardown' ? 'teardown' : 'reconcile'} -e ${e(p)} ${p.command === 'teardown' ? `--unit ${u(p)} ` : ''}--allow-incomplete\`), and check what remains`,
   },
   'NYL-TEARDOWN-CATALOG-MANUAL-SYNC': {
     exit: 2,

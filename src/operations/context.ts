@@ -63,14 +63,14 @@ export interface OpenedEnvironment {
    * Absent when it cannot be known.
    */
   inputKey?: string;
-  /** Unpacks the source commit into dest; returns the project directory inside it. */
-  materialize(dest: string): Promise<string>;
+  /** Unpacks the source commit (or another commit of the checkout, a teardown's) into dest; returns the project directory inside it. */
+  materialize(dest: string, commit?: string): Promise<string>;
   close(): void;
 }
 
 /** Unpacks the source commit of a checkout, as tools must see it (never the working tree). */
-function materializerOf(rt: Runtime, checkout: Checkout, commit: string): (dest: string) => Promise<string> {
-  return async (dest) => {
+function materializerOf(rt: Runtime, checkout: Checkout, sourceCommit: string): (dest: string, commit?: string) => Promise<string> {
+  return async (dest, commit = sourceCommit) => {
     const root = await materializeCommit(rt.git, checkout.workTree, commit, dest);
     return checkout.projectPrefix ? `${root}/${checkout.projectPrefix}` : root;
   };

@@ -11,6 +11,7 @@
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { Plan, UnitPlan } from '../plan/actions';
+import { ownedGraph } from '../plan/planner';
 import { runDetail } from '../plan/reasons';
 import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, type ReconcileUnitReport, REPORT_API_VERSION } from '../report/types';
 import type { EngineResult } from '../run/engine';
@@ -18,13 +19,14 @@ import type { UnitOutcome } from '../run/run-state';
 import type { Takeover } from '../run/takeover';
 import type { EnvironmentStateView } from '../state/read';
 import type { OpenedEnvironment } from './context';
+import { addLeavingRows, type LifecycleResults, leavingWarnings, NO_LIFECYCLE } from './lifecycle-report';
 
-function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undefined): ReconcileReport {
+function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undefined, operation: ReconcileReport['operation'] = 'reconcile'): ReconcileReport {
   const report: ReconcileReport = {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
     kind: 'ReconcileReport',
-    operation: 'reconcile',
+    operation,
     environment: opened.env.name,
     source: opened.sourceCommit,
     sourceOverride: opened.sourceOverride,
@@ -62,14 +64,29 @@ function resultOfAction(plan: UnitPlan, imports: Imports): string {
       // skip: not named by --unit, listed because the commit changes it (an import).
       return imports.imported.has(plan.name) ? 'imported' : a.type === 'current' ? 'current' : 'blocked';
     case 'drop':
+    case 'removed':
       return 'removed';
     case 'uncertain':
     case 'failed':
     case 'held':
       return a.type;
+    case 'pending-teardown':
+      return deleting(plan) ? 'tearing-down' : 'pending-teardown';
+    case 'teardown':
+      return 'tearing-down';
+    case 'retain':
+    case 'retained':
+      return 'retained';
+    case 'release':
+      return 'released';
     default:
-      return 'blocked';
+      return deleting(plan) ? 'tearing-down' : 'blocked';
   }
+}
+
+/** A unit whose teardown started: one that waits or was stopped is still tearing down. */
+function deleting(plan: UnitPlan): boolean {
+  return plan.desired?.lifecycle?.state === 'deleting';
 }
 
 /** A recovered unit's detail starts with why it is uncertain, then what else holds it back. */
@@ -98,27 +115,35 @@ function dispatchedRow(o: UnitOutcome): ReconcileUnitReport {
   return row;
 }
 
-/** Units a run's table lists: selected ones, neither excluded by --unit nor merely leaving. */
+/**
+ * Units a run's table lists: selected ones, not excluded by --unit, `nyl teardown` or --leaving,
+ * and not a tombstone that nothing changes. A dropped marker is listed only when its file goes.
+ */
 function listed(plan: UnitPlan, only: ReadonlySet<string> | undefined): boolean {
   if (only && !only.has(plan.name)) return false;
-  return plan.action.type !== 'skip' && plan.action.type !== 'leave' && plan.action.type !== 'drop';
+  return plan.action.type !== 'skip' && plan.action.type !== 'drop' && plan.action.type !== 'retained';
 }
 
-/** Fills the table: dispatched units first in dispatch order, then the rest in plan order. */
-function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, dispatchOrder: string[], imports: Imports, only: ReadonlySet<string> | undefined): void {
-  for (const name of plan.order) {
+/**
+ * Fills the table: the leaving section first (what the run deleted, then what waits), then the
+ * dispatched executions in dispatch order, then the rest in plan order.
+ */
+function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, lifecycle: LifecycleResults, imports: Imports, only: ReadonlySet<string> | undefined): void {
+  const imported = Object.keys(report.units).filter((n) => report.units[n]!.leaving);
+  for (const [name, outcome] of outcomes) report.units[name] = dispatchedRow(outcome);
+  const leaving = [...imported, ...addLeavingRows(report, plan, lifecycle, (u) => plannedRow(u, report.source, imports), (u) => listed(u, only))];
+  // `nyl teardown` lists its leaving section only (and what its commit changes: listChanged).
+  for (const name of report.operation === 'teardown' ? [] : plan.order) {
     const unit = plan.units.get(name)!;
-    const outcome = outcomes.get(name);
-    if (outcome) report.units[name] = dispatchedRow(outcome);
-    else if (listed(unit, only)) report.units[name] = plannedRow(unit, report.source, imports);
+    if (!report.units[name] && listed(unit, only)) report.units[name] = plannedRow(unit, report.source, imports);
   }
-  orderRows(report, plan, dispatchOrder);
+  orderRows(report, plan, lifecycle.dispatchOrder, leaving);
   resolutionDiagnostics(report, plan, only);
 }
 
-/** unitOrder of the rows: dispatched units first in dispatch order, then the rest in plan order. */
-function orderRows(report: ReconcileReport, plan: Plan, dispatchOrder: string[]): void {
-  const first = new Set(dispatchOrder.filter((n) => report.units[n]));
+/** unitOrder of the rows: the leaving section, then dispatched units in dispatch order, then the rest in plan order. */
+function orderRows(report: ReconcileReport, plan: Plan, dispatchOrder: readonly string[], leaving: string[] = report.unitOrder.filter((n) => report.units[n]?.leaving)): void {
+  const first = new Set([...leaving, ...dispatchOrder.filter((n) => report.units[n])]);
   report.unitOrder = [...first, ...plan.order.filter((n) => report.units[n] && !first.has(n))];
   // The map's keys in table order too, for whoever reads the JSON in order.
   report.units = Object.fromEntries(report.unitOrder.map((n) => [n, report.units[n]!]));
@@ -151,7 +176,7 @@ export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterab
     report.units[name] = plannedRow(unit, report.source, imports);
     added = true;
   }
-  if (added) orderRows(report, plan, report.unitOrder.filter((n) => report.units[n]!.dispatched));
+  if (added) orderRows(report, plan, report.unitOrder.filter((n) => report.units[n]!.dispatched && !report.units[n]!.leaving));
 }
 
 /**
@@ -172,18 +197,23 @@ export function unitWarnings(report: ReconcileReport, { unimported = false } = {
 }
 
 /** The report of a reconcile with nothing to do: from the plan, without a lease or a run. */
-export function quietReport(opened: OpenedEnvironment, plan: Plan, view: EnvironmentStateView, only: ReadonlySet<string> | undefined): ReconcileReport {
-  const report = baseReport(opened, only);
+export function quietReport(opened: OpenedEnvironment, plan: Plan, view: EnvironmentStateView, only: ReadonlySet<string> | undefined, operation: ReconcileReport['operation'] = 'reconcile'): ReconcileReport {
+  const report = baseReport(opened, only, operation);
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
-  fillUnits(report, plan, new Map(), [], { imported: new Set(), recovered: new Set() }, only);
-  report.warnings.push(...unitWarnings(report));
+  fillUnits(report, plan, new Map(), NO_LIFECYCLE, { imported: new Set(), recovered: new Set() }, only);
+  report.warnings.push(...unitWarnings(report), ...leavingWarnings(report, plan, NO_LIFECYCLE, ownedNames(opened), operation));
   return report;
 }
 
+/** The names of the ownership set: a leaving row of any other unit left it. */
+export function ownedNames(opened: OpenedEnvironment): Set<string> {
+  return new Set(ownedGraph(opened.project, opened.env).order);
+}
+
 /** The report of a run, before its transition: rows, imports, the fail-fast stop. */
-export function runReport(opened: OpenedEnvironment, run: string, takeover: Takeover, engine: EngineResult, only: ReadonlySet<string> | undefined): ReconcileReport {
-  const report = baseReport(opened, only);
+export function runReport(opened: OpenedEnvironment, run: string, takeover: Takeover, engine: EngineResult, only: ReadonlySet<string> | undefined, operation: ReconcileReport['operation'] = 'reconcile'): ReconcileReport {
+  const report = baseReport(opened, only, operation);
   report.run = run;
   const imp = takeover.imported;
   report.warnings.push(...imp.diagnostics);
@@ -191,7 +221,11 @@ export function runReport(opened: OpenedEnvironment, run: string, takeover: Take
   if (takeover.leaseBrokenEarlier) report.details.leaseBrokenEarlier = takeover.leaseBrokenEarlier;
   if (imp.imported.length > 0) report.details.imported = imp.imported;
   if (imp.recovered.length > 0) report.details.recovered = imp.recovered;
-  fillUnits(report, engine.plan, engine.outcomes, engine.dispatchOrder, importsOf(takeover), only);
+  for (const name of imp.removed) {
+    const kind = takeover.imported.consumed.flatMap((r) => [r.units.get(name)?.kind ?? []]).flat()[0] ?? '-';
+    report.units[name] = { kind, result: 'removed', detail: 'a dead run tore it down; imported', dispatched: false, leaving: true };
+  }
+  fillUnits(report, engine.plan, engine.outcomes, engine, importsOf(takeover), only);
   if (engine.stoppedAfter) {
     const env = opened.env.name;
     report.warnings.push(diagnostic('NYL-RUN-STOPPED', 'warning', `--fail-fast stopped the run of ${env} after unit ${engine.stoppedAfter}: it started no further unit`, { env, unit: engine.stoppedAfter }));

@@ -16,7 +16,8 @@ import type { DesiredUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { type OpenedEnvironment, trailersOf } from './context';
-import { importsOf, listChanged, unitWarnings } from './reconcile-report';
+import { leavingWarnings } from './lifecycle-report';
+import { importsOf, listChanged, ownedNames, unitWarnings } from './reconcile-report';
 
 export interface SettledRun {
   desired: Map<string, DesiredUnitDoc>;
@@ -57,15 +58,30 @@ function restoredDesired(plan: Plan): string[] {
   return plan.order.filter((n) => restoresDesired(plan.units.get(n)!));
 }
 
+/** Units the run removed, tombstoned, released, removed without a claim, or tore down past tombstones. */
+function lifecycleLists(engine: EngineResult, takeover: Takeover, dropped: string[]) {
+  const teardowns = [...engine.teardownOutcomes.values()];
+  const done = [...engine.lifecycleDone.values()];
+  return {
+    removed: [...takeover.imported.removed, ...teardowns.filter((o) => o.result === 'removed').map((o) => o.name), ...dropped],
+    retained: done.filter((d) => d.result === 'retained').map((d) => d.name),
+    released: done.filter((d) => d.result === 'released').map((d) => d.name),
+    incomplete: teardowns.filter((o) => o.incomplete).map((o) => o.name),
+    allowDependents: teardowns.filter((o) => o.allowedDependents && o.result === 'removed').map((o) => o.name),
+  };
+}
+
+type Lists = ReturnType<typeof lifecycleLists>;
+
 /** The transition body's lists, from the settled rows: `units` names every unit the commit changes or that did not end current. */
-function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], removed: string[], restored: string[]) {
+function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], lists: Lists, restored: string[]) {
   const units: Record<string, string> = {};
-  for (const name of engine.plan.order) {
-    const row = report.units[name];
-    if (row && (row.result !== 'current' || restored.includes(name))) units[name] = row.result;
+  for (const name of report.unitOrder) {
+    const row = report.units[name]!;
+    if (row.result !== 'current' || restored.includes(name)) units[name] = row.result;
   }
   return {
-    operation: 'reconcile',
+    operation,
     run: report.run,
     source: opened.sourceCommit,
     ...(opened.sourceOverride ? { sourceOverride: true } : {}),
@@ -74,32 +90,39 @@ function bodyOf(opened: OpenedEnvironment, engine: EngineResult, takeover: Takeo
     imported: takeover.imported.imported,
     recovered: takeover.imported.recovered,
     held,
-    removed,
+    ...lists,
+    ...(report.details.requested ? { requested: report.details.requested } : {}),
     desiredRestored: restored,
     ...(takeover.leaseBroken ? { leaseBroken: takeover.leaseBroken } : {}),
     ...(takeover.leaseBrokenEarlier ? { leaseBrokenEarlier: takeover.leaseBrokenEarlier } : {}),
   };
 }
 
+/** The lifecycle lists in the report's details, where they have members. */
+function detailLists(report: ReconcileReport, lists: Lists): void {
+  for (const [name, list] of Object.entries(lists)) if (list.length > 0) report.details[name] = list;
+}
 
-export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, report: ReconcileReport, reason: string | undefined): SettledRun {
-  const decided = new Map(takeover.imported.desired);
-  for (const o of engine.outcomes.values()) if (o.desired) decided.set(o.name, o.desired);
-  // Documents the planner decided without an execution: a receipt's document again, a hold.pending.
+export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, report: ReconcileReport, reason: string | undefined, operation = 'reconcile'): SettledRun {
+  // What the run decided, removals included; then documents the planner decided without an
+  // execution: a receipt's document again, a hold.pending, a unit marked pending-teardown.
+  const decided = new Map(engine.desired);
   for (const [name, plan] of engine.plan.units) if (writesDesiredOnly(plan)) decided.set(name, plan.next!);
   const restored = restoredDesired(engine.plan);
   const holds = settleHolds(opened, decided, engine, report);
   const desired = holds.desired;
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
   // Under --unit the planner skips it instead of dropping it, so the file stays.
-  const removed = engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
-  for (const name of removed) desired.delete(name);
+  const dropped = engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
+  for (const name of dropped) desired.delete(name);
   const changes = documentChanges({ desired: start.view.desiredUnits, observed: start.view.observedUnits }, { desired, observed: engine.observed });
   listChanged(report, engine.plan, changedUnits(changes), importsOf(takeover));
   markHeld(report, holds);
-  report.warnings.push(...unitWarnings(report));
+  report.warnings.push(...unitWarnings(report), ...leavingWarnings(report, engine.plan, engine, ownedNames(opened), operation));
+  const lists = lifecycleLists(engine, takeover, dropped);
+  detailLists(report, lists);
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride };
-  const body = bodyOf(opened, engine, takeover, report, holds.held, removed, restored);
+  const body = bodyOf(opened, operation, engine, takeover, report, holds.held, lists, restored);
   const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, 'changed', takeover.leaseBroken !== undefined);
   return { desired, transitions };
 }

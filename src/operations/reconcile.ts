@@ -6,8 +6,12 @@
  */
 import { createHash } from 'node:crypto';
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { type Plan, writesDesiredOnly } from '../plan/actions';
-import { planEnvironment } from '../plan/planner';
+import { isLifecycleWork, type Plan, writesDesiredOnly } from '../plan/actions';
+import type { LifecycleOptions } from '../plan/lifecycle';
+import { planEnvironment, type RunMode } from '../plan/planner';
+import { formatIdentity } from '../lease/lease';
+import { requestedUnits, unknownUnits, withRequests } from '../run/teardown-requests';
+import type { DesiredUnitDoc, TeardownRequest } from '../state/documents';
 import { ownershipSet } from '../project/selectors';
 import type { ReconcileReport } from '../report/types';
 import { type EngineResult, runEngine } from '../run/engine';
@@ -27,7 +31,7 @@ import { settleRun, type SettledRun } from './reconcile-settle';
 import { divergedWarnings } from './report-base';
 import { requireActive, stateUnderLease } from './state-checks';
 
-export interface ReconcileOptions {
+export interface ReconcileOptions extends LifecycleOptions {
   reason?: string;
   units?: string[];
   failFast: boolean;
@@ -35,6 +39,10 @@ export interface ReconcileOptions {
   waitMs?: number;
   quietUnitOutput?: boolean;
   unitLogDir?: string;
+  /** --leaving: only the lifecycle work of units outside the ownership set (and requested teardowns). */
+  leaving?: boolean;
+  /** `nyl teardown`: the units whose teardown it requests and carries out. */
+  teardown?: { units: string[] | 'all' };
 }
 
 export interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
@@ -47,6 +55,19 @@ interface Start {
   refs: RefSnapshot;
   view: EnvironmentStateView;
   generation: number;
+}
+
+/** The operation a run of these options is: `nyl teardown`, or reconcile. */
+function operationOf(req: ReconcileOptions): 'reconcile' | 'teardown' {
+  return req.teardown ? 'teardown' : 'reconcile';
+}
+
+function modeOf(req: ReconcileOptions): RunMode | undefined {
+  return req.teardown ? 'teardown' : req.leaving ? 'leaving' : undefined;
+}
+
+function lifecycleOf(req: ReconcileOptions): LifecycleOptions {
+  return { allowTeardown: req.allowTeardown === true, allowDependents: req.allowDependents === true, allowIncomplete: req.allowIncomplete === true };
 }
 
 export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<ReconcileReport> {
@@ -62,7 +83,8 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   await opened.store.ensureOpen();
   const refs = await opened.store.snapshot();
   const busy = coordinationBusy(opened, refs);
-  const key = busy ? undefined : quietKey(opened, refs, req.units);
+  // A teardown records requests: it is never answered from the cache.
+  const key = busy || req.teardown ? undefined : quietKey(opened, refs, req.units, [lifecycleOf(req), modeOf(req) ?? '']);
   const cached = key ? opened.store.cache.get<ReconcileReport>('quiet', key) : undefined;
   if (cached) {
     // The same state commits as when the report was made: the state was active then, and is now.
@@ -71,13 +93,17 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   }
   const start = await readStart(opened, refs);
   const only = selectedUnits(opened, req.units);
-  const preview = planEnvironment({ ...startInput(opened, start), ...(only ? { run: { runId: '', only } } : {}) });
-  if (!busy && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only));
+  const requested = requestedOf(opened, start, req);
+  const desired = requested ? withRequests(start.view.desiredUnits, requested, requestOf(rt, opened, req, '')) : start.view.desiredUnits;
+  const mode = modeOf(req);
+  const preview = planEnvironment({ ...startInput(opened, start), desired, lifecycle: lifecycleOf(req), ...(only || mode ? { run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}) } } : {}) });
+  const recordsRequests = requested !== undefined && !sameDocuments(desired, start.view.desiredUnits);
+  if (!busy && !recordsRequests && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only, operationOf(req)));
   return withRun(
     rt,
     opened.store,
     {
-      operation: 'reconcile',
+      operation: operationOf(req),
       author: opened.author!,
       ...opened.env.spec.lease,
       source: opened.sourceCommit,
@@ -87,6 +113,32 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
     },
     (run) => reconcileAsRun(rt, opened, req, only, start, run),
   );
+}
+
+/** `nyl teardown`: the units it names, each with an incarnation in state (else NYL-UNIT-UNKNOWN). */
+function requestedOf(opened: OpenedEnvironment, start: Start, req: ReconcileOptions): string[] | undefined {
+  if (!req.teardown) return undefined;
+  const names = requestedUnits(start.view.desiredUnits, start.generation, req.teardown.units);
+  const unknown = unknownUnits(start.view.desiredUnits, start.generation, names);
+  if (unknown.length > 0) {
+    const known = requestedUnits(start.view.desiredUnits, start.generation, 'all');
+    fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no incarnation of ${unknown.join(', ')}, so there is nothing to tear down`, {
+      env: opened.env.name,
+      units: unknown,
+      fix: known.length > 0 ? `pick units the state of ${opened.env.name} holds: ${known.join(', ')}` : `the state of ${opened.env.name} holds no unit to tear down`,
+    });
+  }
+  return names;
+}
+
+/** The teardownRequest a `nyl teardown` run records. */
+function requestOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, run: string): TeardownRequest {
+  return { by: formatIdentity(opened.author!), at: isoSeconds(rt.clock.now()), ...(req.reason ? { reason: req.reason } : {}), ...(run ? { run } : {}) };
+}
+
+/** Do two sets of desired documents hold the same documents (by identity: requests recorded before are kept as they were)? */
+function sameDocuments(a: ReadonlyMap<string, DesiredUnitDoc>, b: ReadonlyMap<string, DesiredUnitDoc>): boolean {
+  return a.size === b.size && [...a].every(([name, doc]) => b.get(name) === doc);
 }
 
 async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<Start> {
@@ -117,10 +169,10 @@ function selectedUnits(opened: OpenedEnvironment, units: string[] | undefined): 
  * opened environment's input key, the state commits, the selected units) give the same plan and
  * the same report. A no-op reconcile then costs little more than reading the refs.
  */
-function quietKey(opened: OpenedEnvironment, refs: RefSnapshot, units: string[] | undefined): string | undefined {
+function quietKey(opened: OpenedEnvironment, refs: RefSnapshot, units: string[] | undefined, lifecycle: unknown): string | undefined {
   if (!opened.inputKey) return undefined;
   const { desiredRef, observedRef } = opened.loc;
-  const inputs = [opened.inputKey, opened.env.name, opened.sourceOverride, refs.get(desiredRef) ?? '', refs.get(observedRef) ?? '', [...new Set(units ?? [])].sort()];
+  const inputs = [opened.inputKey, opened.env.name, opened.sourceOverride, refs.get(desiredRef) ?? '', refs.get(observedRef) ?? '', [...new Set(units ?? [])].sort(), lifecycle];
   return createHash('sha1').update(JSON.stringify(inputs)).digest('hex');
 }
 
@@ -139,9 +191,12 @@ function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean
   return [...refs.keys()].some((r) => r.startsWith(prefix) && !inert.some((p) => r.startsWith(p)));
 }
 
-/** Something a run would apply: an execution, a driver's prepare phase, a file to drop, a desired document to write again. */
+/**
+ * Something a run would apply: an execution, a driver's prepare phase, lifecycle work (a teardown,
+ * a tombstone, a release), a file to drop, a desired document to write again.
+ */
 function hasWork(plan: Plan): boolean {
-  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || writesDesiredOnly(u));
+  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || isLifecycleWork(u) || writesDesiredOnly(u));
 }
 
 /** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it, never lengthen it. */
@@ -167,6 +222,9 @@ async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: S
 
 function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction): Promise<EngineResult> {
   const { store, loc } = opened;
+  const requested = requestedOf(opened, start, req);
+  const desired = requested ? withRequests(takeover.imported.desired, requested, requestOf(rt, opened, req, run.runRef.run)) : takeover.imported.desired;
+  const mode = modeOf(req);
   return runEngine({
     rt,
     runRef: run.runRef,
@@ -175,13 +233,16 @@ function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions,
     env: opened.env,
     sourceCommit: opened.sourceCommit,
     generation: start.generation,
-    desired: takeover.imported.desired,
+    desired,
     observed: takeover.imported.observed,
     drivers: opened.drivers,
-    materialize: (dest) => opened.materialize(dest),
+    by: formatIdentity(opened.author!),
+    materialize: (dest, commit) => opened.materialize(dest, commit),
     signals: { read: () => readHoldSignals(store), mayExist: () => store.mayHaveRefsUnder(signalsPrefix(loc)) },
     options: {
       ...(only ? { only } : {}),
+      ...(mode ? { mode } : {}),
+      lifecycle: lifecycleOf(req),
       failFast: req.failFast,
       concurrency: req.concurrency,
       killGraceMs: killGraceMs(rt.env),
@@ -201,7 +262,9 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
   const takeover = await takeOverDeadRuns(rt, opened, start, run);
   const engine = await engineOf(rt, opened, req, only, start, takeover, run);
   if (engine.lost) throw leaseLost(opened.env.name);
-  const report = runReport(opened, run.runRef.run, takeover, engine, only);
+  const report = runReport(opened, run.runRef.run, takeover, engine, only, operationOf(req));
+  const requested = requestedOf(opened, start, req);
+  if (requested) report.details.requested = requested;
   if (engine.cancelled) {
     // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
     await run.tx.end('cancelled');
@@ -210,7 +273,7 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
     return report;
   }
   if (engine.unavailable) return endUnrecorded(opened, run, engine, report);
-  const settled = settleRun(opened, start, takeover, engine, report, req.reason);
+  const settled = settleRun(opened, start, takeover, engine, report, req.reason, operationOf(req));
   return publishRun(rt, opened, start, takeover, engine, settled, run, report);
 }
 

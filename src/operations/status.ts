@@ -27,6 +27,8 @@ import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
+import { statusLeavingWarnings } from './lifecycle-report';
+import { ownedNames } from './reconcile-report';
 import { divergedWarnings } from './report-base';
 import { inactiveStateOf } from './state-checks';
 
@@ -36,7 +38,7 @@ export type StatusRequest = EnvironmentRequest;
 function receiptState(state: UnitStatus['state'], hasReceipt: boolean): UnitStatus['receipt'] {
   if (!hasReceipt) return 'none';
   if (state === 'awaiting-dependencies') return 'unresolved';
-  return state === 'current' || state === 'held' ? 'current' : 'outdated';
+  return state === 'current' || state === 'held' || state === 'retained' ? 'current' : 'outdated';
 }
 
 function unitStatus(p: UnitPlan): UnitStatus {
@@ -63,6 +65,23 @@ function unitStatus(p: UnitPlan): UnitStatus {
   const a = p.action;
   if (a.type === 'wait' || (a.type === 'blocked' && a.reason === 'dependency-blocked')) s.waits = a.waits;
   return s;
+}
+
+/**
+ * Released units: state keeps their record (no desired file) until `nyl state forget` or
+ * `nyl state delete`; their resources were left in place. One the ownership set has again is a
+ * new incarnation, shown by its plan instead.
+ */
+function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: { units: ReadonlyMap<string, unknown> }): UnitStatus[] {
+  const out: UnitStatus[] = [];
+  for (const [name, doc] of [...observed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!doc.released || plan.units.has(name)) continue;
+    const r = doc.released;
+    const s: UnitStatus = { name, kind: doc.receipt?.desired.kind ?? '-', state: 'released', receipt: 'none', detail: `released by ${r.by} in run ${r.run} at ${r.at}: its resources were left in place` };
+    if (doc.uid) s.uid = doc.uid;
+    out.push(s);
+  }
+  return out;
 }
 
 /**
@@ -255,11 +274,12 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   reportDamage(opened, (await readSignals(store, refs)).damaged, report);
   const docs = await withUnimported(opened, refs, at, view, report);
   const plan = planEnvironment({ ...planInputOf(opened, view.state.generation, docs), damaged: damagedUnits(env.name, view.damage) });
-  const statuses = plan.order.map((n) => unitStatus(plan.units.get(n)!));
+  const statuses = [...plan.order.map((n) => unitStatus(plan.units.get(n)!)), ...releasedRecords(docs.observed, plan)];
   for (const s of statuses) if (docs.started.has(s.name)) showRunning(s, docs.started.get(s.name)!);
   for (const s of statuses) report.units[s.name] = s;
-  report.unitOrder = plan.order;
+  report.unitOrder = statuses.map((s) => s.name);
   report.warnings.push(...unitWarnings(env.name, statuses, awaitingImport(at, view.observedUnits, docs.observed)));
+  report.warnings.push(...statusLeavingWarnings(env.name, plan, new Map(statuses.map((s) => [s.name, s])), ownedNames(opened)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
   return report;

@@ -16,6 +16,22 @@ export interface Wait {
   reason: 'no-current-receipt';
 }
 
+/** Why a unit is being deleted: it left source (or the selector), an operator asked, or its kind changed. */
+export type DeletionCause = 'source' | 'request' | 'kind-change';
+
+/** Why a teardown waits (result pending-teardown, exit 2). */
+export type TeardownWait =
+  /** A teardown caused by source (or a kind change) starts only with --allow-teardown. */
+  | { reason: 'needs-allow-teardown'; cause: DeletionCause }
+  /** Consumers first: these dependents are torn down first, in this run. */
+  | { reason: 'consumers-first'; dependents: string[] }
+  /** Units with an incarnation still depend on it (and are not torn down now). */
+  | { reason: 'dependents-remain'; dependents: string[] }
+  /** Retained tombstones cite it: --allow-dependents, or forget them (NYL-TEARDOWN-HAS-DEPENDENTS). */
+  | { reason: 'cited-by-tombstones'; dependents: string[] }
+  /** --unit does no lifecycle work; a run without it deletes the unit (or its old incarnation) first. */
+  | { reason: 'lifecycle-excluded'; cause: DeletionCause };
+
 /** Why a run starts no further unit. */
 export type StopReason = 'cancelled' | 'lease-lost' | 'lease-deadline' | 'fail-fast' | 'state-unavailable' | 'signal-damaged';
 
@@ -75,12 +91,27 @@ export type Action =
   | { type: 'failed'; reason: 'needs-acknowledgement' | 'failed-in-run'; condition: ConditionRecord }
   /** Uncertain under recovery: manual (or in this very run): waits for an operator. */
   | { type: 'uncertain'; reason: 'needs-recovery' | 'uncertain-in-run'; condition: ConditionRecord }
-  /** --unit names other units: this one executes nothing in this run. */
-  | { type: 'skip'; reason: 'not-selected' }
+  /**
+   * Left alone by this run: --unit names other units, --leaving does only lifecycle work, or
+   * `nyl teardown` tears down only the units it was asked for.
+   */
+  | { type: 'skip'; reason: 'not-selected' | 'leaving-only' | 'teardown-only' }
   /** The driver must look something up before the execution key exists (an image digest). */
   | { type: 'prepare'; reason: 'driver-input' }
-  /** In state, but no longer in the ownership set: lifecycle work decides its end. */
-  | { type: 'leave'; reason: 'left-ownership-set' }
+  /**
+   * Lifecycle: the driver tears the unit down (consumers first). `next` is its deleting document.
+   * allowedDependents: tombstones that cite it, overridden by --allow-dependents.
+   */
+  | { type: 'teardown'; reason: DeletionCause; condition?: ConditionRecord; allowedDependents?: string[] }
+  /** Retain: the unit left; its desired file becomes a tombstone that keeps its receipt. */
+  | { type: 'retain'; reason: 'left-ownership-set' }
+  /** A retained tombstone: nothing reconciles it until `nyl teardown --unit` or `nyl state forget`. */
+  | { type: 'retained'; reason: 'tombstone' }
+  /** Release (or a kind change under Retain): resources stay; the desired file goes, an observed record stays. */
+  | { type: 'release'; reason: 'left-ownership-set' | 'kind-change' }
+  | ({ type: 'pending-teardown' } & TeardownWait)
+  /** Torn down by this run while still in the ownership set: the next reconcile starts a new incarnation. */
+  | { type: 'removed'; reason: 'torn-down-in-run' }
   /** A held marker that was resumed after its unit left the ownership set: its file goes. */
   | { type: 'drop'; reason: 'marker-left' };
 
@@ -121,12 +152,39 @@ export function willExecute(plan: UnitPlan | undefined): boolean {
 
 /** A unit whose desired document a run writes though nothing executes it: work for a run all the same. */
 export function writesDesiredOnly(plan: UnitPlan): boolean {
-  return plan.action.type !== 'execute' && plan.next !== undefined;
+  return plan.action.type !== 'execute' && plan.action.type !== 'teardown' && plan.next !== undefined;
+}
+
+/** Lifecycle work a run applies after its execution waves: a teardown, a tombstone, a release. */
+export function isLifecycleWork(plan: UnitPlan): boolean {
+  const type = plan.action.type;
+  return type === 'teardown' || type === 'retain' || type === 'release';
+}
+
+/** Units whose deletion this plan is about: they left, or are torn down (the table's leaving section). */
+export function inLeavingSection(plan: UnitPlan): boolean {
+  switch (plan.action.type) {
+    case 'teardown':
+    case 'retain':
+    case 'release':
+    case 'pending-teardown':
+    case 'removed':
+      return true;
+    case 'held':
+      return plan.action.reason === 'held-leaving';
+    default:
+      return false;
+  }
 }
 
 /** A current unit whose desired document a run writes again (listed as `desiredRestored`). */
 export function restoresDesired(plan: UnitPlan): boolean {
   return plan.action.type === 'current' && plan.action.reason === 'desired-restored' && plan.next !== undefined;
+}
+
+/** Teardowns the engine runs now, in the plan's order (consumers first). */
+export function teardowns(plan: Plan): UnitPlan[] {
+  return plan.order.map((n) => plan.units.get(n)!).filter((u) => u.action.type === 'teardown');
 }
 
 /** Units the engine executes now: names break ties within a parallel wave (code-unit order). */

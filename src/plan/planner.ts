@@ -13,61 +13,20 @@
  * Units outside the ownership set come last, by name.
  */
 import { defaultRecovery, type KindSet, versionOf } from '../drivers/kinds';
-import type { DriverSet } from '../drivers/registry';
 import type { Diagnostic } from '../errors/diagnostic';
 import { canonicalJson, executionKey } from '../project/execution-key';
 import { dependencyOrder } from '../project/graph';
 import { renderUnit } from '../project/render';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
-import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, ReceiptRecord } from '../state/documents';
 import { byCodeUnits } from '../util/compare';
-import type { Action, DeliveredHold, ExecuteReason, Plan, StopReason, UnitPlan, Wait } from './actions';
+import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
 import { willExecute } from './actions';
+import type { PlanInput, Prepared } from './input';
+import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
 
-export interface RunContext {
-  runId: string;
-  /** --unit/--units: only these execute. */
-  only?: ReadonlySet<string>;
-  /** Holds delivered to the run, by unit. */
-  holds?: ReadonlyMap<string, DeliveredHold>;
-  /** Set once the run starts no further unit. */
-  stopped?: { reason: StopReason; after?: string };
-}
-
-/** A rendering a driver's prepare phase produced, valid for the rendering it was made from. */
-export interface Prepared {
-  from: string;
-  rendering: Record<string, unknown>;
-}
-
-export interface PlanInput {
-  project: Project;
-  env: EnvironmentResource;
-  /** state.yaml generation: incarnations of older generations are over (--fresh). */
-  generation: number;
-  desired: ReadonlyMap<string, DesiredUnitDoc>;
-  observed: ReadonlyMap<string, ObservedUnitDoc>;
-  /** The source commit being resolved: recorded in desired documents, named when a hold waits. */
-  sourceCommit: string;
-  /** Fresh uids for units without an incarnation (a run mints them; status has none). */
-  newUids?: ReadonlyMap<string, string>;
-  prepared?: ReadonlyMap<string, Prepared>;
-  run?: RunContext;
-  /**
-   * The plan of the same run a moment ago: decisions that no progress of a run can change are
-   * kept instead of decided again (the same input gives the same plan either way; this only saves
-   * rendering every unit of a large environment once per wave).
-   */
-  carry?: Plan;
-  /** The drivers whose version tags, recovery defaults and phases apply. */
-  drivers: DriverSet;
-  /**
-   * Units whose state documents are damaged, with what is wrong (status shows them; writers
-   * refuse before they plan). Nothing is decided on a document that could not be read.
-   */
-  damaged?: ReadonlyMap<string, string>;
-}
+export type { PlanInput, Prepared, RunContext, RunMode } from './input';
 
 /**
  * Same decision: equal desired documents apart from the source commit they were rendered from
@@ -146,27 +105,64 @@ export function ownedGraph(project: Project, env: EnvironmentResource): OwnedGra
 function carried(name: string, input: PlanInput): UnitPlan | undefined {
   const previous = input.carry?.units.get(name);
   if (!previous || input.run?.holds?.has(name)) return undefined;
-  const type = previous.action.type;
-  return type === 'execute' || type === 'wait' || type === 'prepare' ? undefined : previous;
+  return CARRIED.has(previous.action.type) ? previous : undefined;
 }
 
-/** Plans every unit of the environment. */
+/** Decisions no progress of a run changes (lifecycle work does: a teardown ends, a kind change starts anew). */
+const CARRIED = new Set<ActionType>(['current', 'blocked', 'held', 'failed', 'uncertain', 'skip']);
+
+/** Plans every unit of the environment: the ownership set in dependency order, then lifecycle work consumers first. */
 export function planEnvironment(input: PlanInput): Plan {
   const { byName, order } = ownedGraph(input.project, input.env);
+  const causes = lifecycleCauses(input, byName);
+  const carry = causes.size > 0 ? undefined : input.carry;
   const units = new Map<string, UnitPlan>();
   const outputsOf: OutputsOf = (name) => receiptOutputs(units.get(name));
-  for (const name of order) units.set(name, carried(name, input) ?? planOwnedUnit(byName.get(name)!, input, units, outputsOf));
+  for (const name of order) units.set(name, planOwned(byName.get(name)!, { ...input, carry }, causes, units, outputsOf));
+  planLifecycle(input, units, causes);
   const leaving = [...input.desired.keys()].filter((n) => !byName.has(n)).sort(byCodeUnits);
-  for (const name of leaving) units.set(name, planLeavingUnit(name, input));
   return { order: [...order, ...leaving], units };
 }
 
-/** Outputs consumers resolve from: a current receipt, or the receipt a held unit keeps. */
+/**
+ * Units with lifecycle work, with why: owned ones whose deletion started, was requested or whose
+ * kind changed; and every unit state holds that the ownership set does not ('leaving').
+ */
+function lifecycleCauses(input: PlanInput, byName: ReadonlyMap<string, UnitResource>): Map<string, DeletionCause | 'leaving'> {
+  const causes = new Map<string, DeletionCause | 'leaving'>();
+  for (const [name, desired] of input.desired) {
+    const unit = byName.get(name);
+    if (!unit) causes.set(name, 'leaving');
+    else if (!input.run?.removed?.has(name)) {
+      const cause = ownedDeletionCause(desired, unit.kind, input.generation);
+      if (cause) causes.set(name, cause);
+    }
+  }
+  return causes;
+}
+
+/**
+ * An owned unit: torn down by this run already, lifecycle work (a placeholder that lends consumers
+ * its receipt until the lifecycle pass decides it), or the decision of an execution.
+ */
+function planOwned(unit: UnitResource, input: PlanInput, causes: ReadonlyMap<string, unknown>, units: Map<string, UnitPlan>, outputsOf: OutputsOf): UnitPlan {
+  if (input.run?.removed?.has(unit.name)) return { ...base(unit, input), action: { type: 'removed', reason: 'torn-down-in-run' } };
+  if (causes.has(unit.name)) return { ...lifecycleBase(unit.name, input.desired.get(unit.name)!, input), unit };
+  return carried(unit.name, input) ?? planOwnedUnit(unit, input, units, outputsOf);
+}
+
+/** Actions of a unit whose receipt still stands for what runs: consumers resolve from it. */
+const KEEPS_RECEIPT = new Set(['held', 'teardown', 'pending-teardown', 'retain', 'retained']);
+
+/**
+ * Outputs consumers resolve from: a current receipt, or the receipt a held unit, a tombstone or a
+ * unit not torn down yet keeps (its resources still exist).
+ */
 function receiptOutputs(plan: UnitPlan | undefined): Record<string, unknown> | undefined {
   if (!plan) return undefined;
   const receipt = plan.observed?.receipt;
   if (plan.action.type === 'current') return receipt?.outputs ?? {};
-  if (plan.action.type === 'held' && receipt && plan.observed?.uid === plan.desired?.uid) return receipt.outputs ?? {};
+  if (KEEPS_RECEIPT.has(plan.action.type) && receipt && plan.observed?.uid === plan.desired?.uid) return receipt.outputs ?? {};
   return undefined;
 }
 
@@ -317,7 +313,7 @@ function recordPending(plan: UnitPlan, input: PlanInput): UnitPlan {
   const a = plan.action;
   const desired = plan.desired;
   if (a.type !== 'held' || !('sourceChanged' in a) || !desired?.hold || a.pending === desired.hold.pending) return plan;
-  if (leftOutByUnit(plan.name, input)) return plan;
+  if (leftOut(plan.name, input)) return plan;
   const { pending: _recorded, ...hold } = desired.hold;
   return { ...plan, next: { ...desired, hold: a.pending ? { ...hold, pending: a.pending } : hold } };
 }
@@ -334,9 +330,21 @@ function heldSourceComparison(plan: UnitPlan, input: PlanInput, outputsOf: Outpu
   return canonicalJson(now.rendering) === canonicalJson(desired.rendering) ? 'same' : 'changed';
 }
 
-/** A unit --unit does not name: a run executes and writes nothing for it. */
-function leftOutByUnit(name: string, input: PlanInput): boolean {
-  return input.run?.only !== undefined && !input.run.only.has(name);
+/**
+ * A unit this run leaves alone apart from lifecycle work: one --unit does not name, and every unit
+ * of a run that does only lifecycle work (--leaving, `nyl teardown`). It executes nothing, and the
+ * run writes nothing for it.
+ */
+function leftOut(name: string, input: PlanInput): boolean {
+  const run = input.run;
+  if (!run) return false;
+  return (run.only !== undefined && !run.only.has(name)) || run.mode === 'leaving' || run.mode === 'teardown';
+}
+
+/** Why a run leaves the unit out (see leftOut). */
+function skipReason(input: PlanInput): 'not-selected' | 'leaving-only' | 'teardown-only' {
+  const mode = input.run?.mode;
+  return mode === 'leaving' ? 'leaving-only' : mode === 'teardown' ? 'teardown-only' : 'not-selected';
 }
 
 /** Run-level filters over a decided action: --unit, and a run that starts nothing more. */
@@ -345,7 +353,7 @@ function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
   if (plan.action.type === 'current' && plan.action.reason === 'desired-restored') return restoreDesired(plan, input);
   if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
   const run = input.run;
-  if (leftOutByUnit(plan.name, input)) return { ...plan, action: { type: 'skip', reason: 'not-selected' } };
+  if (leftOut(plan.name, input)) return { ...plan, action: { type: 'skip', reason: skipReason(input) } };
   if (type !== 'wait' && run?.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
   if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
   return plan;
@@ -356,7 +364,7 @@ function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
  * about those, so the next run without --unit writes it.
  */
 function restoreDesired(plan: UnitPlan, input: PlanInput): UnitPlan {
-  if (leftOutByUnit(plan.name, input)) return { ...plan, action: { type: 'current', reason: 'receipt-current' } };
+  if (leftOut(plan.name, input)) return { ...plan, action: { type: 'current', reason: 'receipt-current' } };
   return { ...plan, next: plan.observed!.receipt!.desired };
 }
 
@@ -372,19 +380,4 @@ function nextDesired(plan: UnitPlan, input: PlanInput): DesiredUnitDoc | undefin
     dependsOn: plan.unit!.dependsOn,
     lifecycle: { state: 'active' },
   };
-}
-
-function planLeavingUnit(name: string, input: PlanInput): UnitPlan {
-  const desired = input.desired.get(name)!;
-  const observed = input.observed.get(name);
-  const plan: UnitPlan = { name, kind: desired.kind ?? '-', desired, action: leavingAction(desired, input) };
-  if (observed) plan.observed = observed;
-  if (desired.uid) plan.uid = desired.uid;
-  return plan;
-}
-
-function leavingAction(desired: DesiredUnitDoc, input: PlanInput): Action {
-  if (desired.lifecycle?.state === 'held') return { type: 'held', reason: 'held-leaving', ...(desired.hold ? { hold: desired.hold } : {}) };
-  if (!desired.uid) return input.run?.only ? { type: 'skip', reason: 'not-selected' } : { type: 'drop', reason: 'marker-left' };
-  return { type: 'leave', reason: 'left-ownership-set' };
 }

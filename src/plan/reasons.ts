@@ -4,14 +4,27 @@
  * receipt"); a run says what happened to it in the run ("not started: ...").
  */
 import type { ConditionRecord } from '../state/documents';
-import type { Action, ExecuteReason, StopReason, UnitPlan } from './actions';
+import type { Action, DeletionCause, ExecuteReason, StopReason, TeardownWait, UnitPlan } from './actions';
+import { policyOf } from './lifecycle';
 import { formatWait } from './planner';
 
 /**
  * `awaiting-dependencies`: the unit waits for dependencies that execute first and is re-evaluated
  * after them; nothing of its own changed, so it may stay current. The states that execute say so.
  */
-export type StatusPhase = 'current' | 'pending' | 'outdated' | 'awaiting-dependencies' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving';
+export type StatusPhase =
+  | 'current'
+  | 'pending'
+  | 'outdated'
+  | 'awaiting-dependencies'
+  | 'blocked'
+  | 'failed'
+  | 'uncertain'
+  | 'held'
+  | 'leaving'
+  | 'pending-teardown'
+  | 'tearing-down'
+  | 'retained';
 
 /** The state of a unit that executes, now or after its dependencies, for this reason. */
 function executePhase(reason: ExecuteReason): StatusPhase {
@@ -32,8 +45,12 @@ export function statusPhase(plan: UnitPlan): StatusPhase {
       return 'pending';
     case 'skip':
       return 'pending';
-    case 'leave':
+    case 'teardown':
+      return 'tearing-down';
+    case 'retain':
+    case 'release':
     case 'drop':
+    case 'removed':
       return 'leaving';
     default:
       return a.type;
@@ -63,8 +80,53 @@ function restoredFrom(plan: UnitPlan): string {
   return `the desired document of its receipt again${source ? ` (source ${source})` : ''}`;
 }
 
+function names(list: string[]): string {
+  return list.join(', ');
+}
+
+/** Why the unit is deleted, as a run's detail begins. */
+function deletionWhy(plan: UnitPlan, cause: DeletionCause): string {
+  if (cause === 'request') return `teardown requested by ${plan.desired?.teardownRequest?.by ?? 'an operator'}`;
+  if (cause === 'kind-change') return `its kind changed from ${plan.desired?.kind ?? '?'} to ${plan.unit?.kind ?? '?'}: the old incarnation goes first`;
+  return `left the ownership set (deletionPolicy ${policyOf(plan.desired!)})`;
+}
+
+const TEARDOWN_WAITS: { [R in TeardownWait['reason']]: (w: Extract<TeardownWait, { reason: R }>) => string } = {
+  'needs-allow-teardown': () => 'its teardown starts only with --allow-teardown',
+  'consumers-first': (w) => `its consumers are torn down first: ${names(w.dependents)}`,
+  'dependents-remain': (w) => `units with an incarnation still depend on it: ${names(w.dependents)}`,
+  'cited-by-tombstones': (w) => `retained tombstones cite it: ${names(w.dependents)} (--allow-dependents tears it down all the same)`,
+  'lifecycle-excluded': () => '--unit does no lifecycle work: a run without --unit deletes it first',
+};
+
+/** Detail of lifecycle actions, the same in status and runs; undefined for other actions. */
+function lifecycleDetail(plan: UnitPlan): string | undefined {
+  const a = plan.action;
+  switch (a.type) {
+    case 'teardown':
+      return `${deletionWhy(plan, a.reason)}; torn down by its driver${a.allowedDependents ? ` although retained tombstones cite it (--allow-dependents): ${names(a.allowedDependents)}` : ''}`;
+    case 'retain':
+      return 'left the ownership set: a tombstone keeps its receipt (deletionPolicy Retain)';
+    case 'retained':
+      return 'a retained tombstone: `nyl teardown --unit` tears it down, `nyl state forget` drops it';
+    case 'release':
+      return a.reason === 'kind-change' ? `${deletionWhy(plan, 'kind-change')}; its resources stay in place` : 'left the ownership set: its resources stay in place (deletionPolicy Release)';
+    case 'pending-teardown': {
+      const cause = a.reason === 'needs-allow-teardown' || a.reason === 'lifecycle-excluded' ? a.cause : (plan.desired?.deletion?.cause ?? 'source');
+      return `${deletionWhy(plan, cause)}; ${(TEARDOWN_WAITS[a.reason] as (w: TeardownWait) => string)(a)}`;
+    }
+    case 'removed':
+      return 'torn down by this run; the next reconcile starts a new incarnation';
+    default:
+      return undefined;
+  }
+}
+
 /** Detail text shared by status and runs, for actions that read the same in both. */
-function common(a: Action): string | undefined {
+function common(plan: UnitPlan): string | undefined {
+  const a = plan.action;
+  const lifecycle = lifecycleDetail(plan);
+  if (lifecycle !== undefined) return lifecycle;
   switch (a.type) {
     case 'current':
       return a.reason === 'receipt-current' ? '' : undefined;
@@ -77,8 +139,6 @@ function common(a: Action): string | undefined {
       return a.condition.reason;
     case 'prepare':
       return 'its driver resolves what its execution key needs first';
-    case 'leave':
-      return 'left the ownership set';
     case 'drop':
       return 'a resumed held marker that left the ownership set';
     default:
@@ -107,7 +167,7 @@ function waitDetail(a: Extract<Action, { type: 'wait' }>): string {
 /** The DETAIL of `nyl status`: what the unit is now and what the next reconcile does. */
 export function statusDetail(plan: UnitPlan): string {
   const a = plan.action;
-  const shared = common(a);
+  const shared = common(plan);
   if (shared !== undefined) return shared;
   switch (a.type) {
     case 'skip':
@@ -122,7 +182,7 @@ export function statusDetail(plan: UnitPlan): string {
       return a.condition.reason;
     case 'held':
       if (a.reason === 'held-uncertain') return `held (uncertain): ${a.condition.reason}`;
-      if (a.reason === 'held-leaving') return 'held with a pending deletion';
+      if (a.reason === 'held-leaving' || heldDeleting(plan)) return 'held with a pending deletion';
       if (a.reason === 'hold-delivered') return `${holder(a.delivered.by, a.delivered.reason)}, delivered to the running run`;
       if (!plan.desired?.uid) return '';
       return a.pending ? `pending changes from ${a.pending}` : 'held';
@@ -134,11 +194,12 @@ export function statusDetail(plan: UnitPlan): string {
 /** The DETAIL of a run's table for a unit the run did not execute. */
 export function runDetail(plan: UnitPlan, sourceCommit: string): string {
   const a = plan.action;
-  const shared = common(a);
+  const shared = common(plan);
   if (shared !== undefined) return shared;
   switch (a.type) {
     case 'skip':
-      return 'not started: --unit names other units';
+      if (a.reason === 'leaving-only') return 'not started: --leaving does only lifecycle work';
+      return a.reason === 'teardown-only' ? 'not torn down: the teardown names other units' : 'not started: --unit names other units';
     case 'current':
       return `recorded ${restoredFrom(plan)}`;
     case 'wait':
@@ -149,6 +210,7 @@ export function runDetail(plan: UnitPlan, sourceCommit: string): string {
       return a.reason === 'failed-in-run' ? a.condition.reason : `${a.condition.reason} (needs nyl recover --retry)`;
     case 'held': {
       if (a.reason === 'held-leaving') return 'held with a pending deletion: it left the ownership set';
+      if (heldDeleting(plan)) return 'held with a pending deletion: resume lets it go on';
       if (a.reason === 'hold-delivered') return `${holder(a.delivered.by, a.delivered.reason)}, delivered to this run`;
       const changes = a.sourceChanged ? `; changes from ${sourceCommit} wait` : '';
       return a.reason === 'held-uncertain' ? `held (uncertain): ${a.condition.reason}${changes}` : `held${changes}`;
@@ -158,9 +220,15 @@ export function runDetail(plan: UnitPlan, sourceCommit: string): string {
   }
 }
 
+/** A held unit whose deletion started or was requested: it pauses where it is. */
+function heldDeleting(plan: UnitPlan): boolean {
+  return plan.desired?.deletion !== undefined || plan.desired?.teardownRequest !== undefined;
+}
+
 /** Why a unit starts, for its start line: `[dev/db] starting Command (reconcile): no receipt`. */
 export function startReason(plan: UnitPlan): string {
   const a = plan.action;
+  if (a.type === 'teardown') return a.condition ? `${deletionWhy(plan, a.reason)}; ${a.condition.type === 'uncertain' ? 'converging uncertain teardown' : 'retrying failure'}` : deletionWhy(plan, a.reason);
   if (a.type !== 'execute') return a.type;
   if (a.reason === 'converge-uncertain') return 'converging uncertain unit';
   if (a.reason === 'retry-failure') return 'retrying failure';

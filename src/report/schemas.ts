@@ -237,7 +237,7 @@ function refusal(kind: 'StatusReport' | 'ReconcileReport'): JsonSchemaObject {
     errors: req({ ...diagnostics(), minItems: 1 }),
   };
   if (kind === 'StatusReport') return shape<Omit<RefusalDocument, 'operation'>>({ ...head, kind: req({ const: kind }), ...fields });
-  return shape<RefusalDocument & { operation: string }>({ ...head, kind: req({ const: kind }), operation: req({ const: 'reconcile' }), ...fields });
+  return shape<RefusalDocument & { operation: string }>({ ...head, kind: req({ const: kind }), operation: req({ enum: ['reconcile', 'teardown'] }), ...fields });
 }
 
 // --- StatusReport ----------------------------------------------------------------------------
@@ -253,9 +253,13 @@ const UNIT_STATES = members<UnitStatusState>(
     uncertain: true,
     held: true,
     leaving: true,
+    'pending-teardown': true,
+    'tearing-down': true,
+    retained: true,
+    released: true,
     running: true,
   },
-  "current: the receipt's execution key equals the resolved one; pending: no receipt yet, the next reconcile executes it (after its dependencies, if it waits for them); outdated: a receipt for another execution key, the next reconcile executes it again; awaiting-dependencies: waits for dependencies the next reconcile executes first, and is re-evaluated after them: nothing of its own changed, so it may stay current without executing; blocked: waits for something that will not get a current receipt by itself, or cannot be rendered; failed; uncertain; held; leaving: in state but no longer in the ownership set; running: a live run started it and has not recorded its result yet.",
+  "current: the receipt's execution key equals the resolved one; pending: no receipt yet, the next reconcile executes it (after its dependencies, if it waits for them); outdated: a receipt for another execution key, the next reconcile executes it again; awaiting-dependencies: waits for dependencies the next reconcile executes first, and is re-evaluated after them: nothing of its own changed, so it may stay current without executing; blocked: waits for something that will not get a current receipt by itself, or cannot be rendered; failed; uncertain; held; leaving: no longer in the ownership set, and the next reconcile keeps a tombstone or releases it (deletionPolicy Retain or Release); pending-teardown: its teardown waits (for --allow-teardown, its dependents, or retained tombstones that cite it); tearing-down: the next reconcile or teardown tears it down, or its teardown started and goes on; retained: a tombstone that keeps its receipt; released: its resources were left in place, and state keeps a record; running: a live run started it and has not recorded its result yet.",
 );
 
 function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
@@ -354,7 +358,7 @@ function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
     kind: req(str("The unit's kind; '-' for a held marker without a kind.", { examples: [...unitKinds] })),
     result: req({
       enum: RECONCILE_RESULTS,
-      description: "What the run did with the unit, as the specification's Runs page defines the results. This version produces executed, current, imported, recovered (a dead run left it uncertain and this run did not execute it: exit 4), removed (a resumed held marker whose unit left the ownership set), failed, uncertain, held and blocked; the other values are reserved for approvals, drift and lifecycle work. Under --unit the table also lists every other unit the transition commit changes (imported, recovered, held); only the units named in selected count for the exit code.",
+      description: "What the run did with the unit, as the specification's Runs page defines the results. This version produces executed, current, imported, recovered (a dead run left it uncertain and this run did not execute it: exit 4), removed (torn down, or a resumed held marker whose unit left the ownership set), retained (a tombstone kept), released (resources left in place), pending-teardown and tearing-down (a teardown that waits, or that started and did not end: exit 2), failed, uncertain, held and blocked; the other values are reserved for approvals and drift. Under --unit the table also lists every other unit the transition commit changes (imported, recovered, held); only the units named in selected count for the exit code.",
     }),
     detail: req(str("The reason, such as the failure or the wait: '/dependsOn/0 waits for broken (no-current-receipt)'. A failure reason keeps every line its driver gave; the text table shows the first.")),
     uid: opt(str('The incarnation (a UUIDv7).')),
@@ -364,6 +368,8 @@ function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
     uncertain: opt(bool('A held unit whose condition is uncertain (exit 4, as in status).')),
     waits: opt(arrayOf(ref('wait'))),
     outputs: opt(strings('Names of the outputs of the receipt the run produced (values are in the observed state, not in the report).')),
+    leaving: opt(bool('In the leaving section, printed first: the unit left the ownership set, or is torn down (a request, a kind change).')),
+    incomplete: opt(bool('Removed under --allow-incomplete: its driver could not claim the removal.')),
   });
 }
 
@@ -376,13 +382,19 @@ const reconcileDetails = closedDetails(
     heldAfterRun: strings('Units held by holds that reached the run after its last check, applied in a hold commit after the run released its lease.'),
     leaseBroken: ref('leaseBreak', 'The break of the broken lease this run took over.'),
     leaseBrokenEarlier: arrayOf(ref('leaseBreak'), 'Earlier breaks that an importer which died did not record, oldest first.'),
+    removed: strings('Units whose files the run removed: torn down, or resumed held markers that left the ownership set.'),
+    retained: strings('Units the run turned into retained tombstones.'),
+    released: strings('Units the run released: their resources stay in place.'),
+    incomplete: strings('Units removed under --allow-incomplete without a claim of removal.'),
+    allowDependents: strings('Units torn down although retained tombstones cite them (--allow-dependents).'),
+    requested: strings('`nyl teardown`: the units whose teardown the run recorded as requested.'),
   },
 );
 
 const reconcileReport = shape<ReconcileReport>({
   ...head,
   kind: req({ const: 'ReconcileReport' }),
-  operation: req({ const: 'reconcile' }),
+  operation: req({ enum: ['reconcile', 'teardown'], description: 'reconcile, or teardown for `nyl teardown`.' }),
   environment: req(str()),
   run: opt(str('The run id (a UUIDv7). Absent when the run found nothing to do and took no lease.')),
   source: req(ref('oid', 'The source commit units were rendered at.')),
@@ -392,10 +404,10 @@ const reconcileReport = shape<ReconcileReport>({
   committed: req(bool('Whether the run wrote a transition commit.')),
   units: req({
     type: 'object',
-    description: 'The units of the run keyed by name; with --unit/--units only the named units. Units leaving the ownership set are left out, except held ones (result held).',
+    description: 'The units of the run keyed by name; with --unit/--units only the named units (and every other unit the transition commit changes). Units leaving the ownership set are listed with leaving: true; a retained tombstone nothing changes is left out.',
     additionalProperties: ref('unit'),
   }),
-  unitOrder: req(strings('Table order: dispatched units in dispatch order, then the rest in dependency order (ties by name, in code-unit order).')),
+  unitOrder: req(strings('Table order: the leaving section first (teardowns in dispatch order, consumers first; then tombstones and releases; then what waits), then dispatched units in dispatch order, then the rest in dependency order (ties by name, in code-unit order).')),
   selected: opt(strings('The units named by --unit/--units; only these count for the exit code.')),
   details: req(reconcileDetails),
   ...tail,

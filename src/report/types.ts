@@ -32,7 +32,21 @@ export interface StateOperationReport extends ReportBase {
  * reconcile (after their dependencies, if they wait); an awaiting-dependencies unit is only
  * re-evaluated after its dependencies ran, and may stay current.
  */
-export type UnitStatusState = 'current' | 'pending' | 'outdated' | 'awaiting-dependencies' | 'blocked' | 'failed' | 'uncertain' | 'held' | 'leaving' | 'running';
+export type UnitStatusState =
+  | 'current'
+  | 'pending'
+  | 'outdated'
+  | 'awaiting-dependencies'
+  | 'blocked'
+  | 'failed'
+  | 'uncertain'
+  | 'held'
+  | 'leaving'
+  | 'pending-teardown'
+  | 'tearing-down'
+  | 'retained'
+  | 'released'
+  | 'running';
 
 export interface UnitStatus {
   name: string;
@@ -86,11 +100,15 @@ export interface ReconcileUnitReport {
   uncertain?: boolean;
   waits?: { pointer: string; unit: string; reason: string }[];
   outputs?: string[];
+  /** In the leaving section (printed first): the unit left the ownership set or is torn down. */
+  leaving?: boolean;
+  /** Removed under --allow-incomplete: nothing claimed the removal. */
+  incomplete?: boolean;
 }
 
 export interface ReconcileReport extends ReportBase {
   kind: 'ReconcileReport';
-  operation: 'reconcile';
+  operation: 'reconcile' | 'teardown';
   /** Absent when the run found nothing to do and took no lease. */
   run?: string;
   source: string;

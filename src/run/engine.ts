@@ -1,7 +1,9 @@
 /**
  * The run engine: an applier of the planner's decisions. It asks the planner, applies a wave of
- * what it says (prepare, or execute), and asks again, until nothing is left to apply; then it
- * waits for the last checkpoints and returns the final plan with what it dispatched.
+ * what it says (prepare, or execute), and asks again, until nothing is left to execute; then a
+ * lifecycle wave (tombstones, releases, and teardowns consumers first), and again, since a
+ * teardown lets the next consumer-first one go and a kind change's new incarnation execute. Then
+ * it waits for the last checkpoints and returns the final plan with what it dispatched.
  *
  * Durability: before a wave's drivers start, one write records that they started, carrying the
  * lease (so a holder that lost it starts nothing); each unit's checkpoint is written as soon as
@@ -9,14 +11,16 @@
  * is reported by its final action.
  */
 import type { LeaseHandle } from '../lease/lease';
-import { executable, type Plan } from '../plan/actions';
-import type { ObservedUnitDoc } from '../state/documents';
+import { executable, type Plan, teardowns } from '../plan/actions';
+import type { LifecycleOptions } from '../plan/lifecycle';
+import type { RunMode } from '../plan/planner';
+import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import { GroupCommit } from './checkpoints';
 import { executeWave, noteStops, type WaveContext } from './execute-wave';
 import { prepareWave } from './prepare-wave';
 import type { RunRef } from './run-ref';
-import { type RunInputs, RunState, type UnitOutcome } from './run-state';
+import { type LifecycleDone, type RunInputs, RunState, type UnitOutcome } from './run-state';
 import type { HoldSignal } from './signals';
 import { type SignalSource, SignalWatch } from './signal-watch';
 import { UnitOutput, type UnitOutputOptions } from './unit-output';
@@ -32,14 +36,20 @@ export interface EngineOptions {
   output?: UnitOutputOptions;
   /** Minimum time between signal reads inside a wave; a network remote wants it longer. */
   signalPollMs?: number;
+  /** --leaving, or a `nyl teardown` run. */
+  mode?: RunMode;
+  /** --allow-teardown, --allow-dependents, --allow-incomplete. */
+  lifecycle?: LifecycleOptions;
 }
 
 export interface EngineInput extends RunInputs {
   rt: Runtime;
   runRef: RunRef;
   lease: LeaseHandle;
-  /** Unpacks the source commit into a directory (once, on first use). */
-  materialize: (dest: string) => Promise<string>;
+  /** Unpacks the source commit (or a teardown's own commit) into a directory (once each, on first use). */
+  materialize: (dest: string, commit?: string) => Promise<string>;
+  /** Who runs it ("Name <email>"): released records name them. */
+  by: string;
   signals?: SignalSource;
   options: EngineOptions;
 }
@@ -47,8 +57,10 @@ export interface EngineInput extends RunInputs {
 export interface EngineResult {
   /** The planner's final word on every unit. */
   plan: Plan;
-  /** Units whose driver ran, with what happened. */
+  /** Units whose driver executed them, with what happened. */
   outcomes: Map<string, UnitOutcome>;
+  /** Units whose driver tore them down, with what happened. */
+  teardownOutcomes: Map<string, UnitOutcome>;
   /** Units whose driver started, in dispatch order. */
   dispatchOrder: string[];
   /** The unit after whose failure --fail-fast stopped the run. */
@@ -63,9 +75,13 @@ export interface EngineResult {
   observed: Map<string, ObservedUnitDoc>;
   /** Every signal the run read; its transition push deletes them. */
   signals: HoldSignal[];
+  /** The desired documents as the run leaves them (decisions, removals, tombstones, releases). */
+  desired: Map<string, DesiredUnitDoc>;
+  /** Tombstones kept and units released by this run. */
+  lifecycleDone: Map<string, LifecycleDone>;
 }
 
-/** Applies waves until the planner has nothing left to execute. */
+/** Applies waves until the planner has nothing left to execute, tear down, retain or release. */
 async function applyWaves(ctx: WaveContext): Promise<void> {
   for (;;) {
     await ctx.signals.poll(true);
@@ -73,9 +89,22 @@ async function applyWaves(ctx: WaveContext): Promise<void> {
     const plan = ctx.state.plan();
     if (await prepareWave(plan, ctx)) continue;
     const wave = executable(plan);
-    if (wave.length === 0) return;
-    await executeWave(wave, ctx);
+    if (wave.length > 0) await executeWave(wave, ctx);
+    else if (!(await lifecycleWave(plan, ctx))) return;
   }
+}
+
+/**
+ * A lifecycle wave: tombstones and releases need no driver and apply at once; the teardowns the
+ * planner allows now (consumers first: their consumers are gone) run like an execution wave.
+ * False when there is no lifecycle work left.
+ */
+async function lifecycleWave(plan: Plan, ctx: WaveContext): Promise<boolean> {
+  const instant = [...plan.units.values()].filter((u) => u.action.type === 'retain' || u.action.type === 'release');
+  for (const unit of instant) ctx.state.applyInstant(unit);
+  const wave = teardowns(plan);
+  if (wave.length > 0) await executeWave(wave, ctx);
+  return instant.length > 0 || wave.length > 0;
 }
 
 function contextOf(input: EngineInput, state: RunState, workspace: Workspace): WaveContext {
@@ -101,6 +130,7 @@ function resultOf(ctx: WaveContext, plan: Plan): EngineResult {
   const result: EngineResult = {
     plan,
     outcomes: state.outcomes,
+    teardownOutcomes: state.teardownOutcomes,
     dispatchOrder: state.dispatchOrder,
     cancelled: ctx.rt.cancel.aborted,
     lost: ctx.lease.lost,
@@ -108,6 +138,8 @@ function resultOf(ctx: WaveContext, plan: Plan): EngineResult {
     unpushed: ctx.commits.unpushed(),
     observed: state.observed,
     signals: ctx.signals.seen,
+    desired: state.desiredDocs(),
+    lifecycleDone: state.lifecycleDone,
   };
   if (state.stopped?.reason === 'fail-fast' && state.stopped.after) result.stoppedAfter = state.stopped.after;
   return result;
@@ -115,7 +147,8 @@ function resultOf(ctx: WaveContext, plan: Plan): EngineResult {
 
 export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const { rt } = input;
-  const state = new RunState({ ...input, runId: input.runRef.run, now: rt.clock.now(), ...(input.options.only ? { only: input.options.only } : {}) });
+  const { only, mode, lifecycle } = input.options;
+  const state = new RunState({ ...input, runId: input.runRef.run, now: rt.clock.now(), ...(only ? { only } : {}), ...(mode ? { mode } : {}), ...(lifecycle ? { lifecycle } : {}) });
   const workspace = new Workspace(input.runRef.run, input.materialize);
   const ctx = contextOf(input, state, workspace);
   try {

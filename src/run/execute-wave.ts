@@ -1,11 +1,11 @@
 /**
- * One execution wave: record that its units start (one push that carries the lease, so a holder
+ * One execution wave (or a lifecycle wave's teardowns): record that its units start (one push that carries the lease, so a holder
  * that lost it starts nothing), then run them with bounded concurrency. Before each unit
  * starts, the run looks for delivered holds and for a reason to stop; a unit it then does not
  * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
  * Each unit's checkpoint goes to the group commit as soon as the unit ends.
  */
-import { type ApplyOutcome, type DriverContext, type Failure, failure } from '../drivers/contract';
+import { type ApplyOutcome, type DriverContext, type Failure, failure, type TeardownOutcome } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
@@ -20,7 +20,7 @@ import type { RunRef } from './run-ref';
 import { type RunState, splitOutputs } from './run-state';
 import type { SignalWatch } from './signal-watch';
 import type { UnitOutput } from './unit-output';
-import { executeUnit } from './unit-execution';
+import { executeUnit, teardownUnit } from './unit-execution';
 import type { Workspace } from './workspace';
 
 export interface WaveContext {
@@ -42,9 +42,18 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
 
-/** A unit's started marker, and its text (its checkpoint is written in front of it later). */
+/** Is this unit torn down (not executed) in the wave? */
+function tearsDown(plan: UnitPlan): boolean {
+  return plan.action.type === 'teardown';
+}
+
+/**
+ * A unit's started marker, and its text (its checkpoint is written in front of it later). A
+ * teardown's carries its deleting document and the key of the receipt it removes (`none` without one).
+ */
 function startedMarker(plan: UnitPlan, startedAt: string): string {
-  const doc: RunUnitDoc = { unit: plan.name, uid: plan.uid!, kind: plan.kind, executionKey: plan.executionKey!, startedAt, desired: plan.next! };
+  const doc: RunUnitDoc = { unit: plan.name, uid: plan.uid!, kind: plan.kind, executionKey: plan.executionKey ?? 'none', startedAt, desired: plan.next! };
+  if (tearsDown(plan)) doc.phase = 'teardown';
   return serializeRunUnit(doc);
 }
 
@@ -108,6 +117,20 @@ async function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): Promise<strin
   return undefined;
 }
 
+/**
+ * A teardown's checkpoint. A driver that cannot claim the removal fails the unit with
+ * NYL-TEARDOWN-INCOMPLETE (retryable: the next run with --allow-incomplete removes it), or under
+ * --allow-incomplete removes it all the same, marked incomplete.
+ */
+export function teardownCheckpointOf(result: TeardownOutcome, finishedAt: string, allowIncomplete: boolean): Checkpoint {
+  if (result.result === 'removed') return { result: 'removed', finishedAt };
+  if (result.result === 'incomplete') {
+    if (allowIncomplete) return { result: 'removed', finishedAt, incomplete: true, reason: result.reason };
+    return { result: 'failed', finishedAt, reason: `${result.reason}; --allow-incomplete removes it from state all the same`, retryable: true, code: 'NYL-TEARDOWN-INCOMPLETE' };
+  }
+  return checkpointOf(result, finishedAt);
+}
+
 export function checkpointOf(result: ApplyOutcome, finishedAt: string): Checkpoint {
   if (result.result === 'receipt') return { result: 'receipt', finishedAt, ...splitOutputs(result.outputs) };
   const cp: Checkpoint = { result: result.result, finishedAt, reason: result.reason, retryable: result.result === 'failed' ? result.retryable : false };
@@ -126,6 +149,7 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
     kind: plan.kind,
     rendering: plan.rendering!,
     projectDir,
+    ...(tearsDown(plan) ? { receiptOutputs: receiptOutputsOf(plan) } : {}),
     scratchDir: () => workspace.scratchDir(plan.name),
     outputsPath: workspace.outputsPath(plan.name),
     runner: rt.runner,
@@ -137,26 +161,39 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
   };
 }
 
+/** The outputs of the receipt a teardown removes (its incarnation's), or none. */
+function receiptOutputsOf(plan: UnitPlan): Record<string, unknown> {
+  return plan.observed?.uid === plan.uid ? (plan.observed?.receipt?.outputs ?? {}) : {};
+}
+
 /**
- * Runs a phase of the unit's driver in the run's copy of the source; a source that cannot be
- * unpacked is the unit's retryable failure. Never throws when `phase` does not.
+ * Runs a phase of the unit's driver in the run's copy of the source (a teardown in the commit its
+ * desired document was rendered from: the files it needs may be gone from the run's); a source
+ * that cannot be unpacked is the unit's retryable failure. Never throws when `phase` does not.
  */
 export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>): Promise<T | Failure> {
-  return ctx.workspace.projectDir().then(
+  const commit = tearsDown(plan) ? plan.desired?.source : undefined;
+  return ctx.workspace.projectDir(commit).then(
     (projectDir) => phase(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
     (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
   );
 }
 
-/** Runs the unit's driver in the run's copy of the source; never throws. */
-function execute(plan: UnitPlan, ctx: WaveContext): Promise<ApplyOutcome> {
-  return inProjectDir(plan, ctx, executeUnit);
+/** Runs the unit's driver (apply, or teardown) in the run's copy of the source, and makes its checkpoint; never throws. */
+async function runDriver(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
+  if (tearsDown(plan)) {
+    const outcome = await inProjectDir(plan, ctx, teardownUnit);
+    return teardownCheckpointOf(outcome, isoSeconds(ctx.rt.clock.now()), ctx.state.input.lifecycle?.allowIncomplete === true);
+  }
+  return checkpointOf(await inProjectDir(plan, ctx, executeUnit), isoSeconds(ctx.rt.clock.now()));
 }
 
 /** A unit's end line: the first line of a failure reason (the report and state keep all of it). */
-function endLine(outcome: ApplyOutcome, durationMs: number): string {
-  if (outcome.result === 'receipt') return `executed in ${seconds(durationMs)}`;
-  return `${outcome.result} in ${seconds(durationMs)}: ${firstLine(outcome.reason)}`;
+function endLine(cp: Checkpoint, durationMs: number): string {
+  const took = `in ${seconds(durationMs)}`;
+  if (cp.result === 'receipt') return `executed ${took}`;
+  if (cp.result === 'removed') return cp.incomplete ? `removed ${took} (incomplete: ${firstLine(cp.reason ?? '')})` : `removed ${took}`;
+  return `${cp.result} ${took}: ${firstLine(cp.reason ?? '')}`;
 }
 
 /** Runs one unit of the wave, or records why it did not start; its checkpoint is always queued. */
@@ -168,16 +205,15 @@ async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promis
     return;
   }
   state.dispatched(plan.name);
-  ctx.output.event(plan.name, `starting ${plan.kind} (reconcile): ${startReason(plan)}`);
+  ctx.output.event(plan.name, `starting ${plan.kind} (${tearsDown(plan) ? 'teardown' : 'reconcile'}): ${startReason(plan)}`);
   const began = rt.clock.now();
-  const outcome = await execute(plan, ctx);
-  const finishedAtMs = rt.clock.now();
-  const finishedAt = isoSeconds(finishedAtMs);
-  const cp = checkpointOf(outcome, finishedAt);
+  const cp = await runDriver(plan, ctx);
   ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, cp));
-  const recorded = state.record(plan, cp, finishedAtMs - began);
-  ctx.output.event(plan.name, endLine(outcome, recorded.durationMs));
-  if (ctx.failFast && outcome.result !== 'receipt') state.stop('fail-fast', plan.name);
+  const durationMs = rt.clock.now() - began;
+  if (tearsDown(plan)) state.recordTeardown(plan, cp, durationMs);
+  else state.record(plan, cp, durationMs);
+  ctx.output.event(plan.name, endLine(cp, durationMs));
+  if (ctx.failFast && cp.result !== 'receipt' && cp.result !== 'removed') state.stop('fail-fast', plan.name);
 }
 
 /**

@@ -15,7 +15,8 @@
  * - a damaged record (`recover` imports damaged runs; reconcile refuses them) makes its unit
  *   uncertain: nothing it says is trusted. A run whose run.yaml is damaged is damaged as a whole:
  *   every unit it names becomes uncertain.
- * Units created by the dead run keep its uid (the run's desired document is adopted).
+ * Units created by the dead run keep its uid (the run's desired document is adopted). A teardown's
+ * record: removed drops the unit, anything else leaves it deleting (uncertain, or the failure).
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
@@ -47,6 +48,8 @@ export interface ImportResult {
   evidence: Map<string, Set<string>>;
   /** Late checkpoints, by unit: the runs whose records are kept as evidence even once the unit is not uncertain. */
   late: Map<string, Set<string>>;
+  /** Units a dead run's teardown removed: their files go. */
+  removed: string[];
   /** Run refs consumed by the import (deleted in the importer's transition push). */
   consumed: RecordedRun[];
   diagnostics: Diagnostic[];
@@ -70,7 +73,7 @@ class Importer {
   private readonly order: readonly string[];
 
   constructor(private readonly input: ImportInput) {
-    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], evidence: new Map(), late: new Map(), consumed: [...input.runs], diagnostics: [] };
+    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], removed: [], evidence: new Map(), late: new Map(), consumed: [...input.runs], diagnostics: [] };
     ({ byName: this.byName, order: this.order } = ownedGraph(input.project, input.env));
   }
 
@@ -159,6 +162,7 @@ class Importer {
       this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain or executed again; the checkpoint stays as evidence`, { run, result: cp.result });
       return;
     }
+    if (doc.phase === 'teardown') return this.importTeardown(name, run, doc);
     // A unit the dead run created keeps the run's incarnation.
     if (!this.uidOf(name)) this.result.desired.set(name, doc.desired);
     if (!cp || cp.result === 'uncertain') {
@@ -171,6 +175,29 @@ class Importer {
     if (cp.result !== 'receipt') return;
     this.markUncertain(name, run, `run ${run} applied ${name} for execution key ${doc.executionKey}, which it no longer resolves to`, 'NYL-RUN-SUPERSEDED');
     this.warn('NYL-RUN-SUPERSEDED', name, `run ${run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`);
+  }
+
+  /**
+   * A dead run's teardown of the unit's incarnation: removed, its files go; failed, it keeps the
+   * deleting document with the failure; without a checkpoint (or uncertain), it is uncertain and
+   * deleting, so a converging teardown runs again and a manual one waits for `recover --retry`.
+   * The teardown of an incarnation state no longer has changes nothing.
+   */
+  private importTeardown(name: string, run: string, doc: RunUnitDoc): void {
+    if (this.uidOf(name) !== doc.uid) return;
+    const cp = doc.checkpoint;
+    if (cp?.result === 'removed') {
+      this.result.desired.delete(name);
+      this.result.observed.delete(name);
+      this.result.evidence.delete(name);
+      remove(this.result.recovered, name);
+      if (!this.result.removed.includes(name)) this.result.removed.push(name);
+      if (!this.result.imported.includes(name)) this.result.imported.push(name);
+      return;
+    }
+    this.result.desired.set(name, doc.desired);
+    if (cp?.result === 'failed') return this.importFailure(name, run, doc, cp);
+    this.markUncertain(name, run, cp?.reason ? `run ${run}: ${cp.reason}` : `run ${run} started the teardown of ${name} and ended without a checkpoint`);
   }
 
   /**

@@ -7,18 +7,25 @@ import { createHash } from 'node:crypto';
 import type { Outputs } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
-import { currentUid, ownedGraph, planEnvironment, type Prepared, sameDecision } from '../plan/planner';
+import type { LifecycleOptions } from '../plan/lifecycle';
+import { currentUid, ownedGraph, planEnvironment, type Prepared, type RunMode, sameDecision } from '../plan/planner';
+import { isoSeconds } from '../util/clock';
 import { canonicalJson } from '../project/execution-key';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import { type Checkpoint, conditionOf, receiptOf } from '../state/run-record';
 import { uuidv7 } from '../util/uuid';
 
-/** What happened to a unit the run dispatched. */
+/** What happened to a unit the run dispatched: an execution, or a teardown (`phase`). */
 export interface UnitOutcome {
   name: string;
   kind: string;
-  result: 'executed' | 'failed' | 'uncertain';
+  result: 'executed' | 'removed' | 'failed' | 'uncertain';
+  phase?: 'teardown';
+  /** removed under --allow-incomplete: the driver could not claim the removal. */
+  incomplete?: boolean;
+  /** A teardown that retained tombstones cite, let through by --allow-dependents. */
+  allowedDependents?: string[];
   /** One line: empty for an execution, else the failure or uncertainty. */
   detail: string;
   uid: string;
@@ -29,6 +36,16 @@ export interface UnitOutcome {
   desired?: DesiredUnitDoc;
   receipt?: ReceiptRecord;
   condition?: ConditionRecord;
+}
+
+/** Lifecycle work the run applied without a driver: a tombstone kept, or resources released. */
+export interface LifecycleDone {
+  name: string;
+  kind: string;
+  result: 'retained' | 'released';
+  uid?: string;
+  /** A kind change: the old incarnation was released and a new one follows. */
+  kindChange?: boolean;
 }
 
 /** What a run plans from: the project at its source commit and the state it starts from. */
@@ -47,6 +64,10 @@ export interface RunStateInput extends RunInputs {
   only?: ReadonlySet<string>;
   /** Milliseconds since the epoch: new incarnations' uids are minted from it. */
   now: number;
+  mode?: RunMode;
+  lifecycle?: LifecycleOptions;
+  /** Who runs it ("Name <email>"), for released records. */
+  by: string;
 }
 
 export class RunState {
@@ -58,8 +79,13 @@ export class RunState {
   private readonly desired: Map<string, DesiredUnitDoc>;
   readonly holds = new Map<string, DeliveredHold>();
   readonly outcomes = new Map<string, UnitOutcome>();
+  /** Teardowns the run dispatched (a kind change may also execute its unit: both are kept). */
+  readonly teardownOutcomes = new Map<string, UnitOutcome>();
   readonly dispatchOrder: string[] = [];
   readonly prepared = new Map<string, Prepared>();
+  /** Units of the ownership set torn down by this run (not for a kind change): not created again now. */
+  private readonly removed = new Set<string>();
+  readonly lifecycleDone = new Map<string, LifecycleDone>();
   stopped: { reason: StopReason; after?: string } | undefined;
   private readonly newUids: Map<string, string>;
   private lastPlan: Plan | undefined;
@@ -83,9 +109,38 @@ export class RunState {
       newUids: this.newUids,
       prepared: this.prepared,
       drivers: input.drivers,
-      run: { runId: input.runId, ...(input.only ? { only: input.only } : {}), holds: this.holds, ...(this.stopped ? { stopped: this.stopped } : {}) },
+      ...(input.lifecycle ? { lifecycle: input.lifecycle } : {}),
+      run: {
+        runId: input.runId,
+        at: isoSeconds(input.now),
+        ...(input.only ? { only: input.only } : {}),
+        ...(input.mode ? { mode: input.mode } : {}),
+        holds: this.holds,
+        removed: this.removed,
+        ...(this.stopped ? { stopped: this.stopped } : {}),
+      },
     });
     return this.lastPlan;
+  }
+
+  /** The desired documents as the run leaves them: what it imported and decided, removals included. */
+  desiredDocs(): Map<string, DesiredUnitDoc> {
+    return this.desired;
+  }
+
+  /** Retain or release, which need no driver: the tombstone written, or the desired file dropped with a released record. */
+  applyInstant(plan: UnitPlan): void {
+    const kindChange = plan.action.type === 'release' && plan.action.reason === 'kind-change';
+    const done: LifecycleDone = { name: plan.name, kind: plan.kind, result: plan.action.type === 'retain' ? 'retained' : 'released', ...(plan.uid ? { uid: plan.uid } : {}), ...(kindChange ? { kindChange } : {}) };
+    if (plan.action.type === 'retain') this.desired.set(plan.name, plan.next!);
+    else this.release(plan.name);
+    this.lifecycleDone.set(plan.name, done);
+  }
+
+  private release(name: string): void {
+    this.desired.delete(name);
+    const { condition: _condition, ...kept } = this.observed.get(name) ?? {};
+    this.observed.set(name, { ...kept, released: { at: isoSeconds(this.input.now), run: this.input.runId, by: this.input.by } });
   }
 
   /** The run starts no further unit (the first reason is kept). */
@@ -99,6 +154,32 @@ export class RunState {
 
   dispatched(name: string): void {
     this.dispatchOrder.push(name);
+  }
+
+  /**
+   * Records a teardown's checkpoint: a removed unit's files go (it is not created again in this
+   * run unless its kind changed); a failed or uncertain one keeps its deleting document and gets
+   * the condition.
+   */
+  recordTeardown(plan: UnitPlan, cp: Checkpoint, durationMs: number): UnitOutcome {
+    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, phase: 'teardown' as const, durationMs, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}) };
+    let result: UnitOutcome;
+    if (cp.result === 'removed') {
+      this.desired.delete(plan.name);
+      this.observed.delete(plan.name);
+      if (!(plan.action.type === 'teardown' && plan.action.reason === 'kind-change')) this.removed.add(plan.name);
+      result = { ...base, result: 'removed', detail: '', ...(cp.incomplete ? { incomplete: true, detail: cp.reason ?? '' } : {}) };
+    } else {
+      this.desired.set(plan.name, plan.next!);
+      const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
+      const condition = conditionOf(this.input.runId, cp);
+      const prev = this.observed.get(plan.name);
+      this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun: { run: this.input.runId, result: type, at: cp.finishedAt } });
+      result = { ...base, result: type, detail: cp.reason ?? '', condition, desired: plan.next! };
+    }
+    if (plan.action.type === 'teardown' && plan.action.allowedDependents) result.allowedDependents = plan.action.allowedDependents;
+    this.teardownOutcomes.set(plan.name, result);
+    return result;
   }
 
   /** Records a unit's checkpoint: the receipt or the condition the unit now has. */
@@ -124,11 +205,17 @@ export class RunState {
   }
 }
 
-/** Uids for every owned unit without an incarnation: used only by those that execute. */
+/**
+ * Uids for every owned unit without an incarnation, and for one whose kind changed (its old
+ * incarnation goes first): used only by those that execute.
+ */
 function mintUids(input: RunStateInput): Map<string, string> {
   const uids = new Map<string, string>();
-  for (const name of ownedGraph(input.project, input.env).order) {
-    if (!currentUid(input.desired.get(name), input.generation)) uids.set(name, uuidv7(input.now));
+  const { byName, order } = ownedGraph(input.project, input.env);
+  for (const name of order) {
+    const desired = input.desired.get(name);
+    const kindChanged = desired?.kind !== undefined && desired.kind !== byName.get(name)!.kind;
+    if (!currentUid(desired, input.generation) || kindChanged) uids.set(name, uuidv7(input.now));
   }
   return uids;
 }

@@ -6,7 +6,7 @@
  * beyond OUTPUT_LIMITS fail the unit (retryable) and none of them is kept, so no later writer
  * has to take them. Siblings are never affected.
  */
-import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome } from '../drivers/contract';
+import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome, TeardownOutcome } from '../drivers/contract';
 import { OUTPUT_LIMITS, describeSize, failure } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 import { nestingDepth } from '../util/nesting';
@@ -127,6 +127,19 @@ export async function executeUnit(driver: Driver | undefined, ctx: DriverContext
   if (outcome.result !== 'receipt') return { ...outcome, reason: tidyLines(outcome.reason) };
   const problem = outputsProblem(outcome.outputs);
   return problem ? failure(problem, true) : outcome;
+}
+
+/**
+ * The teardown phase: like an execution, a throw once a process started is uncertain. A driver
+ * without a teardown phase cannot claim any removal: incomplete.
+ */
+export async function teardownUnit(driver: Driver | undefined, ctx: DriverContext): Promise<TeardownOutcome> {
+  if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
+  if (!driver.teardown) return { result: 'incomplete', reason: `the ${ctx.kind} driver has no teardown, so nothing can claim the removal of ${ctx.unit}` };
+  const outcome = await contained<TeardownOutcome>(ctx, (c) => driver.teardown!(c), 'failed to tear down', (why, started) =>
+    started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
+  );
+  return outcome.result === 'removed' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }
 
 /** The prepare phase of a unit whose driver has one; it has no effects, so a throw is a retryable failure. */

@@ -1,5 +1,6 @@
 /**
- * A run's scratch space: the source commit unpacked once (on the first unit that needs it) and
+ * A run's scratch space: the source commit unpacked once (on the first unit that needs it; a
+ * teardown's own commit too) and
  * per-unit files, under one temporary directory removed when the run ends. Files and directories
  * per unit cost syscalls for every unit; most drivers need none, so they are made on demand.
  */
@@ -9,12 +10,13 @@ import { join } from 'node:path';
 
 export class Workspace {
   private root: string | undefined;
-  private source: Promise<string> | undefined;
+  /** Unpacked commits: '' is the run's source commit. */
+  private readonly sources = new Map<string, Promise<string>>();
 
   constructor(
     private readonly runId: string,
-    /** Unpacks the source commit into the given directory; returns the project directory in it. */
-    private readonly materialize: (dest: string) => Promise<string>,
+    /** Unpacks the source commit (or the given one) into the given directory; returns the project directory in it. */
+    private readonly materialize: (dest: string, commit?: string) => Promise<string>,
   ) {}
 
   private dir(): string {
@@ -22,9 +24,14 @@ export class Workspace {
     return this.root;
   }
 
-  projectDir(): Promise<string> {
-    this.source ??= this.materialize(join(this.dir(), 'source'));
-    return this.source;
+  /** The project directory of the run's source commit, or of another commit (a teardown's), unpacked once each. */
+  projectDir(commit = ''): Promise<string> {
+    let dir = this.sources.get(commit);
+    if (!dir) {
+      dir = commit ? this.materialize(join(this.dir(), `source-${commit}`), commit) : this.materialize(join(this.dir(), 'source'));
+      this.sources.set(commit, dir);
+    }
+    return dir;
   }
 
   outputsPath(unit: string): string {

@@ -60,6 +60,8 @@ export interface Checkpoint {
   acknowledgementRequired?: boolean;
   /** removed with --allow-incomplete: the driver could not claim the removal. */
   incomplete?: boolean;
+  /** The code of a failure that has one (NYL-TEARDOWN-INCOMPLETE). */
+  code?: string;
 }
 
 export interface RunUnitDoc {
@@ -90,6 +92,7 @@ export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
   const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
   const condition: ConditionRecord = { type, retryable: type === 'failed' ? (cp.retryable ?? true) : false, reason: cp.reason ?? type, run, since: cp.finishedAt };
   if (cp.acknowledgementRequired) condition.acknowledgementRequired = true;
+  if (cp.code) condition.code = cp.code;
   return condition;
 }
 

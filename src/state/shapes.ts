@@ -120,6 +120,7 @@ const SHAPES = {
       retryable: boolean(),
       acknowledgementRequired: boolean(),
       incomplete: boolean(),
+      code: text(),
     }),
   }),
   signal: object({

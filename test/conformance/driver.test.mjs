@@ -93,7 +93,7 @@ function assertFailureShape(o) {
 
 const SHAPES = {
   apply: ['receipt', 'failed', 'uncertain'],
-  teardown: ['removed', 'failed', 'uncertain'],
+  teardown: ['removed', 'incomplete', 'failed', 'uncertain'],
   check: ['checked', 'failed'],
   plan: ['planned', 'failed'],
   prepare: ['prepared', 'failed'],
@@ -104,7 +104,7 @@ function assertOutcome(phase, o) {
   assert.ok(o && typeof o === 'object', 'an outcome object');
   assert.ok(SHAPES[phase].includes(o.result), `${phase} outcome ${o.result}`);
   if (o.result === 'failed') assertFailureShape(o);
-  if (o.result === 'uncertain') assertReason(o.reason);
+  if (o.result === 'uncertain' || o.result === 'incomplete') assertReason(o.reason);
   if (o.result === 'receipt') {
     assert.ok(o.outputs && typeof o.outputs === 'object' && !Array.isArray(o.outputs));
     for (const [name, out] of Object.entries(o.outputs)) {
@@ -217,7 +217,7 @@ function scriptedFake() {
       fails: failed('command exited with code 3'),
       timeout: failed('timed out after 1s and was killed', { retryable: false, acknowledgementRequired: true }),
     },
-    teardown: { teardownFails: failed('command exited with code 2'), noTeardown: failed('noTeardown declares no teardown: action', { retryable: false }) },
+    teardown: { teardownFails: failed('command exited with code 2'), noTeardown: { result: 'incomplete', reason: 'noTeardown declares no teardown: action, so nothing can claim its removal' } },
     check: { checkDrifted: { result: 'checked', drift: 'drifted' }, checkError: failed('command exited with code 2'), noCheck: { result: 'checked', drift: 'unknown', detail: 'noCheck declares no check: action' } },
   });
   driver.hold('cancel');
@@ -320,16 +320,16 @@ for (const impl of IMPLS) {
       assert.match(outcome.reason, /cancel/);
     });
 
-    test('teardown (when the driver has one): removed, or a failure as data', async (t) => {
+    test('teardown (when the driver has one): removed, incomplete when nothing can claim the removal, or a failure as data', async (t) => {
       const { driver } = impl.make();
       if (!driver.teardown) return t.skip('no teardown phase');
       assert.equal((await phase('teardown', 'teardownOk')).outcome.result, 'removed');
       const fails = (await phase('teardown', 'teardownFails')).outcome;
       assert.equal(fails.result, 'failed');
       assert.equal(fails.retryable, true);
-      const none = (await phase('teardown', 'noTeardown')).outcome;
-      assert.equal(none.result, 'failed');
-      assert.equal(none.retryable, false, 'a removal that cannot be done is not retried');
+      const none = await phase('teardown', 'noTeardown');
+      assert.equal(none.outcome.result, 'incomplete', 'a removal nothing can claim is not claimed');
+      assert.equal(none.lines.length, 0, 'and nothing ran for it');
     });
 
     test('check (when the driver has one): in-sync, drifted, unknown, or a failure', async (t) => {

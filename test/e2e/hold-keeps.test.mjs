@@ -320,7 +320,7 @@ describe('a held unit that leaves the ownership set', () => {
     assert.equal(desiredDoc(ctx.bare, 'gone').lifecycle.state, 'active');
   });
 
-  test('after resume, the next reconcile removes its desired file', { todo: 'bug: after resume, reconcile leaves the desired file of a unit that left the ownership set (deletionPolicy Release); it reports nothing about it' }, () => {
+  test('after resume, the next reconcile releases it (deletionPolicy Release): its desired file goes', () => {
     const { ctx } = heldAndGone();
     assert.equal(resume(ctx.project, 'gone').code, 0);
     const after = reconcile(ctx.project, ['-o', 'json']);

@@ -373,7 +373,7 @@ test('leaving: units in state but not in the ownership set, after the owned ones
   assert.deepEqual(res.order, ['cache', 'db', 'app', 'report', 'alpha', 'frozen', 'zeta']);
   const zeta = res.units.get('zeta');
   assert.equal(zeta.phase, 'leaving');
-  assert.equal(zeta.detail, 'left the ownership set');
+  assert.equal(zeta.detail, 'left the ownership set: a tombstone keeps its receipt (deletionPolicy Retain)');
   assert.equal(zeta.kind, 'Terraform');
   assert.equal(zeta.uid, U.old);
   assert.deepEqual(zeta.observed, { uid: U.old });

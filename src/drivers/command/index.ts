@@ -2,7 +2,7 @@
  * The Command driver: runs `run` argv or `script` (by `sh -e -c`), with
  * `env`, `workingDir` and `timeout`; `teardown:` and `check:` are actions of the same shape. The
  * tool gets NYL_OUTPUTS (a path where it may write a JSON object: the receipt's outputs),
- * NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN and NYL_UID.
+ * NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN and NYL_UID; a teardown also NYL_RECEIPT_OUTPUTS.
  *
  * Values reach the tool only as argv elements or environment variables, never spliced into
  * shell text: the source model refuses references inside the `script` fields (shellTextFields).
@@ -17,8 +17,8 @@
  * `nyl recover --unit U --retry --reason`. A tool still running when the run is cancelled ends
  * uncertain.
  */
-import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { existsSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { existsSync, realpathSync, writeFileSync } from 'node:fs';
 import type { ProcessResult } from '../../exec/process';
 import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
@@ -53,10 +53,10 @@ function argvOf(action: CommandAction, ctx: DriverContext): string[] {
   return action.run ? action.run.map(asProcessText) : ['sh', '-e', '-c', action.script ?? '', `nyl:${ctx.unit}`];
 }
 
-function envOf(action: CommandAction, ctx: DriverContext): NodeJS.ProcessEnv {
+function envOf(action: CommandAction, ctx: DriverContext, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const declared: Record<string, string> = {};
   for (const [k, v] of Object.entries(action.env ?? {})) declared[k] = asProcessText(v);
-  return { ...ctx.baseEnv, ...declared, NYL_OUTPUTS: ctx.outputsPath, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid };
+  return { ...ctx.baseEnv, ...declared, NYL_OUTPUTS: ctx.outputsPath, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid, ...extra };
 }
 
 /**
@@ -99,12 +99,12 @@ function workingDirOf(action: CommandAction, ctx: DriverContext): { cwd: string 
 }
 
 /** Runs one action of the unit in its own process group, streaming its output line by line. */
-async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext): Promise<ProcessResult | Refused> {
+async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext, extraEnv?: Record<string, string>): Promise<ProcessResult | Refused> {
   const dir = workingDirOf(action, ctx);
   if ('refused' in dir) return dir;
   const { cwd } = dir;
   const argv = argvOf(action, ctx);
-  const env = envOf(action, ctx);
+  const env = envOf(action, ctx, extraEnv);
   const nul = nulByteIn(argv, env);
   if (nul) return { refused: `${nul} (a value from a reference to another unit's outputs?): no process can take one` };
   const out = new LineSplitter(ctx.toolOutput);
@@ -153,10 +153,18 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
 
+/**
+ * The teardown action as the unit's run would run: its env and workingDir unless the action sets
+ * its own, and NYL_RECEIPT_OUTPUTS, a file with the outputs of the last receipt (what it removes).
+ * Without a teardown: action nothing can claim the removal: incomplete, and nothing runs.
+ */
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
   const spec = ctx.rendering as CommandSpec;
-  if (!spec.teardown) return failure(`${ctx.unit} declares no teardown: action, so its removal cannot be claimed`, false);
-  const bad = unsuccessful(await runAction(spec.teardown, spec.timeout, ctx), spec.timeout);
+  if (!spec.teardown) return { result: 'incomplete', reason: `${ctx.unit} declares no teardown: action, so nothing can claim its removal` };
+  const action: CommandAction = { ...spec.teardown, env: { ...(spec.env ?? {}), ...(spec.teardown.env ?? {}) }, ...(spec.teardown.workingDir ?? spec.workingDir ? { workingDir: spec.teardown.workingDir ?? spec.workingDir } : {}) };
+  const receiptFile = join(ctx.scratchDir(), 'receipt-outputs.json');
+  writeFileSync(receiptFile, JSON.stringify(ctx.receiptOutputs ?? {}));
+  const bad = unsuccessful(await runAction(action, spec.timeout, ctx, { NYL_RECEIPT_OUTPUTS: receiptFile }), spec.timeout);
   return bad ?? { result: 'removed' };
 }
 
