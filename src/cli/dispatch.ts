@@ -64,6 +64,12 @@ function requireEnvironment(p: ParsedCommand): string {
   return e;
 }
 
+function requireUnit(p: ParsedCommand): string {
+  const unit = stringOpt(p, 'unit');
+  if (!unit) throw new NylError(diagnostic('NYL-USAGE', 'error', `nyl ${p.spec.words.join(' ')} needs --unit <name>`, { fix: 'pass --unit <name>' }));
+  return unit;
+}
+
 /** --wait-lease in milliseconds; parseCommand checked it is a duration within its bounds. */
 function waitMs(p: ParsedCommand): number | undefined {
   const text = stringOpt(p, 'wait-lease');
@@ -131,16 +137,19 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     }
     case 'hold':
     case 'resume': {
-      const unit = stringOpt(p, 'unit');
-      if (!unit) throw new NylError(diagnostic('NYL-USAGE', 'error', `nyl ${name} needs --unit <name>`, { fix: 'pass --unit <name>' }));
       const w = waitMs(p);
-      const req = { ...common(p), unit, ...(w !== undefined ? { waitMs: w } : {}) };
+      const req = { ...common(p), unit: requireUnit(p), ...(w !== undefined ? { waitMs: w } : {}) };
       if (name === 'hold') {
         const { hold } = await import('../operations/hold');
         return hold(rt, req);
       }
       const { resume } = await import('../operations/resume');
       return resume(rt, req);
+    }
+    case 'state forget': {
+      const { forget } = await import('../operations/forget');
+      const w = waitMs(p);
+      return forget(rt, { ...common(p), unit: requireUnit(p), ...(w !== undefined ? { waitMs: w } : {}) });
     }
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
@@ -266,7 +275,7 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
         : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
     const details = error instanceof NylError ? (error.details ?? {}) : {};
     if (output === 'json') {
-      const doc = refusalDocument(reportKindOf(spec), spec.words[0] === 'status' ? undefined : spec.words.join('-'), environment, diagnostics, details);
+      const doc = refusalDocument(reportKindOf(spec), spec.words[0] === 'status' ? undefined : (spec.operation ?? spec.words.join('-')), environment, diagnostics, details);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
       process.stderr.write(`${renderDiagnostics(diagnostics)}\n`);

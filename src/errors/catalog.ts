@@ -239,12 +239,22 @@ export const CATALOG = {
   'NYL-HOLD-REFUSED': {
     exit: 1,
     summary: 'A retained tombstone cannot be held.',
-    fix: (p) => `tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop it with \`nyl state forget -e ${e(p)} --unit ${u(p)}\``,
+    // Why --reason: state forget refuses without one, and a fix must work as printed.
+    fix: (p) => `tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop it with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``,
   },
   'NYL-HOLD-DELIVERED': {
     exit: 0,
     summary: 'The hold was delivered to the running run.',
     fix: (p) => `nothing to fix: the running run records the hold; follow it with \`nyl status -e ${e(p)}\``,
+  },
+  'NYL-FORGET-REFUSED': {
+    exit: 1,
+    summary: 'The unit still has an incarnation: nyl state forget drops only retained tombstones, pending teardowns and released records.',
+    // A held unit's teardown is only recorded until resume (spec 05), so the hold goes first.
+    fix: (p) =>
+      p.held
+        ? `lift the hold with \`nyl resume -e ${e(p)} --unit ${u(p)}\` first, then tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``
+        : `tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``,
   },
   'NYL-RECOVER-REASON-REQUIRED': {
     exit: 1,

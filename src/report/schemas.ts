@@ -476,11 +476,11 @@ const deliveredTo = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
-    unit: str('recover --unit, hold, resume: the unit.'),
+    unit: str('recover --unit, hold, resume, state forget: the unit.'),
     evidence: arrayOf(ref('evidence'), 'recover --unit: every checkpoint of the unit that a run ref or evidence ref holds, newest run first.'),
     condition: ref('condition', "recover --unit: the unit's condition before the command."),
     runs: strings('recover: the run refs it imported and consumed.'),
@@ -498,6 +498,7 @@ const stateOperationDetails = closedDetails(
     damaged: leaseDamage,
     marker: bool('hold: whether the unit got a held marker (it never ran), rather than being held at its latest receipt.'),
     deliveredTo,
+    was: { enum: ['retained', 'pending-teardown', 'released'], description: 'state forget: what the unit was in state before it was dropped: a retained tombstone, a unit whose teardown waited, or a released record.' },
     superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
   },
 );
@@ -511,8 +512,8 @@ const stateOperationReport = shape<StateOperationReport>({
   ...head,
   kind: req({ const: 'StateOperationReport' }),
   operation: req(
-    str("The operation, with the command's words joined by '-'; for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
-      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume'],
+    str("The operation, with the command's words joined by '-' (`nyl state forget`: forget, as its commits name it); for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
+      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume', 'forget'],
     }),
   ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),
@@ -527,7 +528,7 @@ function stateOperationSchema(): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
+    'What `nyl state init`, `nyl state forget`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
     {
       ...stateOperationReport,
       // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a

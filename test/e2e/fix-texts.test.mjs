@@ -17,6 +17,7 @@ import { CATALOG, fixFor } from '../../dist/errors/catalog.js';
 import { command, environment, nylYaml } from '../support/cli.mjs';
 import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles } from '../support/reconcile-helpers.mjs';
+import { setLifecycle } from '../support/state-edit.mjs';
 import { describe as show, gatedScript, logLines, openGate, waitUntil } from '../support/hold-helpers.mjs';
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
 
@@ -39,6 +40,7 @@ const PROBES = {
   unimported: { unimported: true },
   'not retryable': { retryable: false, acknowledge: true },
   'not retryable, unimported': { retryable: false, acknowledge: true, unimported: true },
+  held: { held: true },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -50,15 +52,15 @@ const SKIPPED = {
   'NYL-STATE-MOVED': 'names only `nyl state move`, and only `nyl state move` (not built yet) leaves a moved location',
   'NYL-STATE-DIVERGED': 'outside `state init`, the only command it names is `nyl state move --from local` (not built yet)',
   'NYL-STATE-MISSING (fromLocal)': 'its first way forward is `nyl state move -e ENV --from local`, not built yet (test/e2e/local-runs.test.mjs checks the text)',
-  'NYL-STATE-DELETE-INCARNATIONS': 'reported by `nyl state delete` (not built yet); names `nyl teardown` and `nyl state forget` (not built yet)',
-  'NYL-HOLD-REFUSED': 'a retained tombstone needs deletion policies (not built yet); names `nyl teardown` and `nyl state forget` (not built yet)',
+  'NYL-STATE-DELETE-INCARNATIONS': 'reported by `nyl state delete` (not built yet); names `nyl teardown` (not built yet), and `nyl state forget` without its unit',
+  'NYL-FORGET-REFUSED': 'names only `nyl teardown` (not built yet); test/e2e/state-forget.test.mjs checks the text',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
   'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
   'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
 };
 
 /** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
-const UNBUILT = ['nyl state move', 'nyl state forget', 'nyl state delete', 'nyl state reset', 'nyl state restore', 'nyl teardown', 'nyl plan', 'nyl verify'];
+const UNBUILT = ['nyl state move', 'nyl state delete', 'nyl state reset', 'nyl state restore', 'nyl teardown', 'nyl plan', 'nyl verify'];
 
 /** Codes whose raise sites write their own fix (the catalog's is a fallback): their text is not compared. */
 const OWN_FIX = new Set(['NYL-USAGE']);
@@ -322,6 +324,27 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const deleted = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(deleted, 'NYL-STATE-DELETED')), [0]);
       assert.equal((await status(dir)).json.errors.length, 0);
+    },
+  );
+
+  group(
+    'a retained tombstone that hold refuses, and a held unit that state forget refuses',
+    ['NYL-HOLD-REFUSED', 'NYL-FORGET-REFUSED (held)'],
+    async (fx) => {
+      const { dir } = project({ a: "script: 'true'", b: "script: 'true'" });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      // b leaves source and stays as a tombstone, as deletionPolicy Retain leaves it.
+      commitFiles(dir, { 'nyl.yaml': project({ a: "script: 'true'" }).yaml });
+      setLifecycle(dir, 'b', 'retained');
+      const tombstone = await step(dir, ['hold', '-e', ENV, '--unit', 'b', '--reason', 'incident', '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(tombstone, 'NYL-HOLD-REFUSED', { unit: 'b' })), [0]);
+      assert.equal(git(dir, 'ls-tree', '--name-only', DESIRED, 'units/b.yaml'), '', 'the tombstone is forgotten');
+
+      await step(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'incident']);
+      const held = await step(dir, ['state', 'forget', '-e', ENV, '--unit', 'a', '--reason', 'not needed', '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(held, 'NYL-FORGET-REFUSED (held)', { unit: 'a' })), [0]);
+      assert.doesNotMatch(git(dir, 'show', `${DESIRED}:units/a.yaml`), /state: held/, 'the hold is lifted: a teardown now applies');
     },
   );
 

@@ -39,8 +39,8 @@ export function asksForJson(args) {
 
 /**
  * The schema of a command's document, by its first word as the CLI picks the report kind: status
- * and reconcile have their own; state init, recover, lease break, hold, resume and a command line
- * that names no command print a StateOperationReport.
+ * and reconcile have their own; state init, state forget, recover, lease break, hold, resume and a
+ * command line that names no command print a StateOperationReport.
  */
 export function schemaOfCommand(args) {
   if (args[0] === 'status') return 'status-report';
