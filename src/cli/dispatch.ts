@@ -10,6 +10,7 @@ import { FORMAT_VERSION, REPORT_API_VERSION, type RefusalDocument, type Report }
 import { OffsetClock, SystemClock, type Clock } from '../util/clock';
 import { parseDuration } from '../util/duration';
 import { FaultPoints, type Runtime } from '../util/runtime';
+import type { TeardownAll } from '../operations/state-delete';
 import type { CommandSpec } from './commands';
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
@@ -87,6 +88,15 @@ function common(p: ParsedCommand) {
   return req;
 }
 
+/**
+ * The teardown `state delete --teardown` runs first (`nyl teardown --all`). Not built yet: it
+ * refuses before anything is torn down, and state delete then deletes nothing.
+ */
+const teardownAll: TeardownAll = async () =>
+  fail('NYL-USAGE', '--teardown is not available yet: this version cannot tear units down', {
+    fix: 'tear the units down or drop them from state by other means, then run state delete without --teardown',
+  });
+
 async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const name = p.spec.words.join(' ');
   switch (name) {
@@ -94,6 +104,23 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const { stateInit } = await import('../operations/state-init');
       const w = waitMs(p);
       return stateInit(rt, { ...common(p), fresh: p.values.fresh === true, ...(w !== undefined ? { waitMs: w } : {}) });
+    }
+    case 'state delete': {
+      const { stateDelete } = await import('../operations/state-delete');
+      const w = waitMs(p);
+      const source = stringOpt(p, 'source');
+      return stateDelete(
+        rt,
+        {
+          ...common(p),
+          teardown: p.values.teardown === true,
+          allowDependents: p.values['allow-dependents'] === true,
+          allowIncomplete: p.values['allow-incomplete'] === true,
+          ...(source !== undefined ? { source } : {}),
+          ...(w !== undefined ? { waitMs: w } : {}),
+        },
+        teardownAll,
+      );
     }
     case 'status': {
       const { status } = await import('../operations/status');
