@@ -5,14 +5,15 @@
  * - failed: a teardown failed or is uncertain (exit 1), or the teardown reported an error of its
  *   own (its code decides the exit); the teardown's findings are kept in state, not undone;
  * - waiting: every unit that remains waits (exit 2): a teardown wait, an approval, dependents,
- *   readiness, or a held unit that still has an incarnation;
+ *   readiness, or a held unit that still has an incarnation (its row names a uid; a held marker's
+ *   row has none, and the deletion removes the marker);
  * - delete: nothing in the report keeps the deletion from going on. The state, read again under
  *   the deletion's lease, has the last word: a unit the report shows neither gone nor waiting
  *   (a retained tombstone, say) is refused there with NYL-STATE-DELETE-INCARNATIONS (exit 1),
  *   because then not every remaining unit waits.
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
-import type { ReconcileReport } from '../report/types';
+import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 
 export type TeardownVerdict =
   | { kind: 'delete' }
@@ -29,17 +30,22 @@ const WAITING = new Set(['pending-teardown', 'tearing-down', 'blocked', 'held', 
 const FAILED = new Set(['failed', 'uncertain', 'recovered']);
 
 /** The units of a report whose row matches, in the report's table order. */
-function unitsWhere(report: ReconcileReport, match: (result: string, uncertain: boolean) => boolean): string[] {
+function unitsWhere(report: ReconcileReport, match: (row: ReconcileUnitReport) => boolean): string[] {
   const order = [...report.unitOrder, ...Object.keys(report.units).filter((n) => !report.unitOrder.includes(n))];
-  return order.filter((n) => report.units[n] && match(report.units[n]!.result, report.units[n]!.uncertain === true));
+  return order.filter((n) => report.units[n] && match(report.units[n]!));
+}
+
+/** A held row without a uid is a held marker: no incarnation, nothing to wait for (the deletion removes it). */
+function gone(row: ReconcileUnitReport): boolean {
+  return GONE.has(row.result) || (row.result === 'held' && row.uid === undefined && row.uncertain !== true);
 }
 
 export function teardownVerdict(report: ReconcileReport): TeardownVerdict {
   // A held unit whose condition is uncertain is uncertain first, as exit codes rank it.
-  const failed = unitsWhere(report, (result, uncertain) => FAILED.has(result) || uncertain);
+  const failed = unitsWhere(report, (row) => FAILED.has(row.result) || row.uncertain === true);
   if (failed.length > 0 || report.errors.length > 0) return { kind: 'failed', units: failed, errors: report.errors };
-  const waiting = unitsWhere(report, (result) => WAITING.has(result));
-  const others = unitsWhere(report, (result) => !WAITING.has(result) && !GONE.has(result));
+  const waiting = unitsWhere(report, (row) => WAITING.has(row.result) && !gone(row));
+  const others = unitsWhere(report, (row) => !WAITING.has(row.result) && !gone(row));
   if (waiting.length > 0 && others.length === 0) return { kind: 'waiting', units: waiting };
   return { kind: 'delete' };
 }

@@ -12,7 +12,7 @@
  * releases the lease itself, then decides (./state-delete-verdict.ts) whether to go on to the
  * deletion, which takes the lease again and checks the state anew.
  */
-import { fail } from '../errors/diagnostic';
+import { fail, NylError } from '../errors/diagnostic';
 import { brokenError, findLiveRun, formatIdentity, readLease } from '../lease/lease';
 import type { RefTransition } from '../lease/publish';
 import { leaseStatus, leaseTiming } from '../lease/record';
@@ -93,7 +93,15 @@ export async function stateDeleteOpened(rt: Runtime, opened: OpenedEnvironment, 
     await refuseBeforeLease(rt, opened, first);
   }
   const options = leaseOptionsOf(rt, opened, 'state-delete', { initial: first.refs, waitMs: req.waitMs });
-  return withLease(rt, opened.store, options, (tx) => deleteUnderLease(rt, opened, req, tx, first, report));
+  try {
+    return await withLease(rt, opened.store, options, (tx) => deleteUnderLease(rt, opened, req, tx, first, report));
+  } catch (error) {
+    // After a teardown, a refusal keeps the teardown's report: it says what the teardown did.
+    if (!(error instanceof NylError) || report.details.teardown === undefined) throw error;
+    report.result = 'refused';
+    report.errors.push(...error.diagnostics);
+    return report;
+  }
 }
 
 interface ActiveRead extends StateRead {

@@ -71,9 +71,10 @@ const { openEnvironment } = await import(dist('operations/context.js'));
 const { stateDeleteOpened } = await import(dist('operations/state-delete.js'));
 const { exitCodeOf } = await import(dist('cli/exit-code.js'));
 
-/** A teardown's report with one row per unit: {name: result}. */
+/** A teardown's report with one row per unit: {name: result} or {name: [result, {more}]}. */
 function teardownReport(rows) {
-  const units = Object.fromEntries(Object.entries(rows).map(([n, result]) => [n, { kind: 'Command', result, detail: '', dispatched: result === 'removed' }]));
+  const row = ([result, more]) => ({ kind: 'Command', result, detail: '', dispatched: result === 'removed', ...more });
+  const units = Object.fromEntries(Object.entries(rows).map(([n, r]) => [n, row(Array.isArray(r) ? r : [r, {}])]));
   return {
     apiVersion: 'nyl.io/v1', formatVersion: 1, kind: 'ReconcileReport', operation: 'teardown', environment: ENV,
     run: '0192f0c0-0000-7000-8000-0000000000aa', source: 'a'.repeat(40), sourceOverride: false, committed: true,
@@ -378,7 +379,7 @@ describe('--teardown around its seam (in process, fake teardowns)', { concurrenc
   test('every remaining unit waits: exit 2, nothing deleted, the teardown report under details.teardown; running it again resumes', async () => {
     const { dir, bare } = await reconciled();
     const before = refs(bare);
-    const waiting = await deleteWith(dir, async () => teardownReport({ a: 'removed', b: 'held' }), { waitMs: 1000, allowDependents: true });
+    const waiting = await deleteWith(dir, async () => teardownReport({ a: 'removed', b: ['held', { uid: '0192f0c0-0000-7000-8000-0000000000bb' }] }), { waitMs: 1000, allowDependents: true });
     assert.equal(waiting.exit, 2);
     assert.equal(waiting.report.result, 'refused');
     assert.deepEqual(waiting.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-WAITING']);
@@ -416,8 +417,10 @@ describe('--teardown around its seam (in process, fake teardowns)', { concurrenc
     dropUnits(bare, ['b']);
     const retained = await deleteWith(dir, async () => teardownReport({ a: 'retained' }));
     assert.equal(retained.exit, 1);
-    assert.deepEqual(retained.error.diagnostics.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
-    assert.deepEqual(retained.error.diagnostics[0].units, ['a']);
+    assert.equal(retained.report.result, 'refused');
+    assert.deepEqual(retained.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
+    assert.deepEqual(retained.report.errors[0].units, ['a']);
+    assert.deepEqual(Object.keys(retained.report.details.teardown.units), ['a'], "the refusal keeps the teardown's report");
   });
 
   test('a teardown that refuses propagates its refusal; a broken lease is refused before the teardown runs', async () => {

@@ -129,7 +129,7 @@ test('every unit gone (removed, released) or no unit at all: on to the deletion'
 
 test('every remaining unit waits: stop, exit 2, NYL-STATE-DELETE-WAITING naming the units and what they wait for', () => {
   for (const waiting of ['pending-teardown', 'tearing-down', 'blocked', 'held', 'awaiting-approval']) {
-    const report = teardownReport({ gone: 'removed', w: waiting });
+    const report = teardownReport({ gone: 'removed', w: [waiting, { uid: UID }] });
     const verdict = teardownVerdict(report);
     assert.deepEqual(verdict, { kind: 'waiting', units: ['w'] }, waiting);
     assert.equal(exitOf(report, verdict), 2, waiting);
@@ -139,13 +139,19 @@ test('every remaining unit waits: stop, exit 2, NYL-STATE-DELETE-WAITING naming 
     assert.match(d.message, new RegExp(`w \\(${waiting}\\)`));
     assert.match(d.fix, /`nyl state delete -e dev --teardown --reason "<why>"`/);
   }
-  const all = teardownReport({ a: 'held', b: 'awaiting-approval', c: 'blocked' });
+  const all = teardownReport({ a: ['held', { uid: UID }], b: 'awaiting-approval', c: 'blocked' });
   assert.deepEqual(teardownVerdict(all), { kind: 'waiting', units: ['a', 'b', 'c'] });
+});
+
+test('a held unit waits only while it has an incarnation: a held marker (no uid) is removed by the deletion', () => {
+  assert.deepEqual(teardownVerdict(teardownReport({ h: ['held', { uid: UID }] })), { kind: 'waiting', units: ['h'] });
+  assert.deepEqual(teardownVerdict(teardownReport({ a: 'removed', marker: 'held' })), { kind: 'delete' });
+  assert.deepEqual(teardownVerdict(teardownReport({ marker: 'held', w: 'blocked' })), { kind: 'waiting', units: ['w'] });
 });
 
 test('a teardown that failed or is uncertain: stop, exit 1, also when other units wait', () => {
   for (const failed of ['failed', 'uncertain', 'recovered']) {
-    const report = teardownReport({ a: 'removed', f: failed, w: 'held' });
+    const report = teardownReport({ a: 'removed', f: failed, w: ['held', { uid: UID }] });
     const verdict = teardownVerdict(report);
     assert.equal(verdict.kind, 'failed', failed);
     assert.deepEqual(verdict.units, ['f']);
@@ -170,7 +176,7 @@ test("the teardown's own errors stop the command with their codes; a cancelled t
 });
 
 test('a unit neither gone nor waiting (retained, current): not every remaining unit waits, so the state decides under the lease', () => {
-  assert.deepEqual(teardownVerdict(teardownReport({ a: 'retained', w: 'held' })), { kind: 'delete' });
+  assert.deepEqual(teardownVerdict(teardownReport({ a: 'retained', w: ['held', { uid: UID }] })), { kind: 'delete' });
   assert.deepEqual(teardownVerdict(teardownReport({ a: 'current' })), { kind: 'delete' });
   assert.deepEqual(teardownVerdict(teardownReport({ a: 'removed', b: 'imported' })), { kind: 'delete' });
 });
