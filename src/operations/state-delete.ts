@@ -81,6 +81,7 @@ export async function stateDelete(rt: Runtime, req: StateDeleteRequest, teardown
 }
 
 export async function stateDeleteOpened(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, teardownAll: TeardownAll): Promise<StateOperationReport> {
+  // Again for callers that open the environment themselves: a source override there is --source.
   checkUsage({ ...req, ...(opened.sourceOverride ? { source: opened.sourceCommit } : {}) });
   await opened.store.ensureOpen();
   const report = stateOperationReport('state-delete', opened.env.name);
