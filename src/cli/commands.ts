@@ -81,6 +81,31 @@ export const COMMANDS: CommandSpec[] = [
     operation: 'forget',
   },
   {
+    words: ['state', 'delete'],
+    summary: "Delete an environment's state once no unit has an incarnation",
+    usage: 'nyl state delete -e <env> --reason <text> [--teardown [--allow-dependents] [--allow-incomplete] [--source <rev>]] [options] [PATH]',
+    description:
+      "Removes the environment's state, for template instances and declared environments alike: one commit per state ref (operation state-delete) removes every unit file, " +
+      'including held markers and released records, and leaves state.yaml with status: deleted and a state-deleted event. The state refs and their history stay; ' +
+      "on refs shared through path only the environment's directory changes. The environment's evidence and signal refs are deleted in the same push. " +
+      'It refuses (exit 1, NYL-STATE-DELETE-INCARNATIONS) while a unit still has an incarnation, a teardown in progress or a recorded teardown request, ' +
+      'and while a run ref waits for its import. --teardown runs nyl teardown --all first and continues to the deletion once nothing is left: ' +
+      'it stops with exit 2 when every remaining unit waits, exit 1 when a teardown failed or is uncertain, and running it again resumes. ' +
+      'Every later command for the environment exits 1 with NYL-STATE-DELETED; nyl state init --fresh starts it over.',
+    options: [
+      ENV,
+      { ...REASON, help: 'Why; required. Recorded in the state-deleted event and as the Nyl-Reason trailer.' },
+      { name: 'teardown', type: 'boolean', help: 'Tear every unit down first (nyl teardown --all), then delete the state in the same command.' },
+      { name: 'allow-dependents', type: 'boolean', help: 'Teardown: tear a unit down although retained tombstones cite it. Needs --teardown.' },
+      { name: 'allow-incomplete', type: 'boolean', help: 'Teardown: remove a unit whose driver cannot claim its removal. Needs --teardown.' },
+      { name: 'source', type: 'string', value: '<rev>', help: "Teardown: render units at this revision instead of the Environment's source. Needs --teardown." },
+      WAIT,
+      AUTHOR,
+      OUTPUT,
+    ],
+    examples: ['nyl state delete -e pr-123 --reason "pull request closed"', 'nyl state delete -e staging --teardown --reason "decommission staging"'],
+  },
+  {
     words: ['reconcile'],
     summary: "Execute an environment's ready units in dependency order and record the results",
     usage: 'nyl reconcile -e <env> [--unit <name> | --units <a>,<b>] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',

@@ -66,10 +66,16 @@ export function renderStateOperation(r: StateOperationReport): string {
   }
   out.push(...fields([['desired', r.desired], ['observed', r.observed]]));
   for (const [k, v] of Object.entries(r.details)) {
-    if (k === 'location' || v === undefined) continue;
+    if (k === 'location' || k === 'teardown' || v === undefined) continue;
     out.push(`  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
-  return withDiagnostics(out.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
+  return `${withDiagnostics(out.join('\n'), [...r.errors, ...r.warnings, ...r.notes])}${teardownSection(r)}`;
+}
+
+/** state delete --teardown: the teardown's own table and diagnostics, below the operation's. */
+function teardownSection(r: StateOperationReport): string {
+  const teardown = r.details.teardown as ReconcileReport | undefined;
+  return teardown ? `\nteardown ${r.environment}:\n${renderReconcile(teardown)}` : '';
 }
 
 function withDiagnostics(body: string, diags: Diagnostic[]): string {

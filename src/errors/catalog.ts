@@ -124,8 +124,23 @@ export const CATALOG = {
   },
   'NYL-STATE-DELETE-INCARNATIONS': {
     exit: 1,
-    summary: 'Units still have incarnations, teardowns or unimported runs.',
-    fix: (p) => `tear them down with \`nyl state delete -e ${e(p)} --teardown\` or \`nyl teardown --unit\`, or drop them with \`nyl state forget\``,
+    summary: 'Units still have incarnations, teardowns or recorded teardown requests, a teardown failed or is uncertain, or a run ref waits for its import.',
+    fix: (p) => {
+      // Why `runs`: an unimported run ref may be the only record of units its run created.
+      if (p.runs) {
+        return `import the runs first: \`nyl reconcile -e ${e(p)}\` imports them (and executes what is pending), or, for the run of a broken lease, \`nyl recover -e ${e(p)}\` imports it without executing anything; then delete the state again`;
+      }
+      const forget = `drop a unit from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+      if (p.failed) {
+        return `check what the teardown of ${u(p)} did (details.teardown); once you know, \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\` lets the teardown run again, or ${forget}; then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again`;
+      }
+      return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or ${forget}`;
+    },
+  },
+  'NYL-STATE-DELETE-WAITING': {
+    exit: 2,
+    summary: 'state delete --teardown stopped because the remaining units wait (a teardown wait, an approval, dependents, readiness, or a held unit); nothing was deleted.',
+    fix: (p) => `the teardown report (details.teardown) says what each unit waits for; once that is resolved, run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it resumes`,
   },
   'NYL-LEASE-HELD': {
     exit: 2,

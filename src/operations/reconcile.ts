@@ -30,6 +30,7 @@ import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
 import { divergedWarnings } from './report-base';
 import { requireActive, stateUnderLease } from './state-checks';
+import type { TeardownAll } from './state-delete';
 
 export interface ReconcileOptions extends LifecycleOptions {
   reason?: string;
@@ -78,6 +79,18 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     opened.close();
   }
 }
+
+/** `state delete --teardown`'s first step: `nyl teardown --all`, a run of its own. */
+export const teardownAll: TeardownAll = (rt, opened, options) =>
+  reconcileOpened(rt, opened, {
+    failFast: false,
+    concurrency: 4,
+    teardown: { units: 'all' },
+    allowDependents: options.allowDependents,
+    allowIncomplete: options.allowIncomplete,
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}),
+  });
 
 export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions): Promise<ReconcileReport> {
   await opened.store.ensureOpen();

@@ -17,6 +17,7 @@ import type { StateOperationReport } from '../report/types';
 import { applyHolds } from '../run/apply-holds';
 import { signalDeletions } from '../run/signals';
 import { breakFields, coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
+import { endBrokenRuns } from '../run/end-runs';
 import { buildTransitions } from '../run/transition-plan';
 import { corruptError } from '../state/damage';
 import { toYaml } from '../state/documents';
@@ -102,7 +103,7 @@ async function recoverUnderLease(rt: Runtime, opened: OpenedEnvironment, req: Re
   // Another importer may have taken the broken lease over and imported its run while we waited.
   if (!broken && !damaged && !req.unit) fail('NYL-RECOVER-NOTHING', `the lease of ${env.name} is no longer broken: another importer imported its run`, { env: env.name });
   const state = await repairStateFiles(opened, s);
-  if (!state.state || state.state.status !== 'active') return recoverInactive(opened, req, tx, state, broken, report);
+  if (!state.state || state.state.status !== 'active') return recoverInactive(rt, opened, req, tx, state, broken, report);
   const r = await importAndRepair(rt, opened, tx, s, state, broken);
   report.warnings.push(...(r.takeover?.imported.diagnostics ?? []));
   if (req.unit) await decideUnit(rt, opened, tx.snapshot, state.state.generation, req, r.work, report);
@@ -191,22 +192,28 @@ function reportRecovery(opened: OpenedEnvironment, r: Recovery, refs: RefSnapsho
 
 /**
  * Where state cannot be imported into, recover still clears the break: an unchanged
- * commit records it when state.yaml exists, else the lease is simply released.
+ * commit records it when state.yaml exists, else the lease is simply released. Either way the
+ * broken runs' refs are marked ended in the same push (../run/end-runs.ts): they stay for a later
+ * import but no longer hold the environment, so the command that repairs the state can run.
  */
-async function recoverInactive(opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, repair: StateRepair, broken: boolean, report: StateOperationReport): Promise<StateOperationReport> {
-  const { loc, env } = opened;
+async function recoverInactive(rt: Runtime, opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, repair: StateRepair, broken: boolean, report: StateOperationReport): Promise<StateOperationReport> {
+  const { loc, env, store } = opened;
   const state = repair.state;
   // With --unit there is nothing to decide on: a refusal. Else a warning beside the cleared break.
   const finding = (await inactiveStateOf(opened, tx.snapshot, state, req.unit ? 'error' : 'warning'))!;
   if (req.unit) throw new NylError(finding);
   if (!broken && repair.repaired.length === 0) throw new NylError(diagnostic('NYL-RECOVER-NOTHING', 'error', `the lease of ${env.name} is not broken`, { env: env.name }));
   const breaks = broken ? breakFields(tx.replaced) : {};
+  const timeMs = rt.clock.now();
+  const ended = broken ? await endBrokenRuns(store, tx.snapshot, tx.replaced, { now: isoSeconds(timeMs), timeMs, author: opened.author!, finding: finding.code }) : [];
   if (state) {
     const empty = { desired: new Map(), observed: new Map() };
     const body = { operation: 'recover', ...(repair.repaired.length > 0 ? { repaired: repair.repaired } : {}), ...breaks };
     const transitions = withStateFiles(loc, tx.snapshot, buildTransitions(loc, tx.snapshot, env.name, empty, empty, body, trailersOf(opened, req.reason), [], true), repair.files);
-    const published = await tx.publish(transitions);
+    const published = await tx.publish(transitions, () => ended);
     report.desired = published.commits.get(loc.desiredRef);
+  } else if (ended.length > 0) {
+    await tx.publish([], () => ended);
   } else {
     await tx.release();
   }

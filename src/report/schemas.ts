@@ -476,7 +476,7 @@ const deliveredTo = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -500,13 +500,26 @@ const stateOperationDetails = closedDetails(
     deliveredTo,
     was: { enum: ['retained', 'pending-teardown', 'released'], description: 'state forget: what the unit was in state before it was dropped: a retained tombstone, a unit whose teardown waited, or a released record.' },
     superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
+    removed: strings('state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.'),
+    teardown: ref('teardownReport', 'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.'),
   },
 );
 
 const STATE_OPERATION_RESULTS = members<StateOperationReport['result']>(
   { done: true, unchanged: true, delivered: true, refused: true },
-  'done: a commit landed (for lease break: the lease was broken); unchanged: nothing needed to change (exit 0, with the note NYL-UNCHANGED); delivered: nyl hold delivered the hold to a running run (exit 0, with the note NYL-HOLD-DELIVERED); refused: see errors.',
+  'done: a commit landed (for lease break: the lease was broken); unchanged: nothing needed to change (exit 0, with the note NYL-UNCHANGED); delivered: nyl hold delivered the hold to a running run (exit 0, with the note NYL-HOLD-DELIVERED); refused: see errors (state delete --teardown that stopped after its teardown keeps the teardown report under details.teardown).',
 );
+
+/**
+ * The teardown a `state delete --teardown` ran: a ReconcileReport of operation teardown, with the
+ * unit rows of a reconcile (own definitions of the state operation's schema, so that the file
+ * reads on its own).
+ */
+function teardownDefinitions(unitKinds: readonly string[]): Record<string, JsonSchemaObject> {
+  const properties = { ...(reconcileReport.properties as Record<string, JsonSchemaObject>), operation: { const: 'teardown' } };
+  const teardownReport = { ...reconcileReport, description: 'The ReconcileReport of `nyl teardown --all`, as `nyl teardown -o json` prints it.', properties };
+  return { teardownReport, unit: reconcileUnit(unitKinds) };
+}
 
 const stateOperationReport = shape<StateOperationReport>({
   ...head,
@@ -524,18 +537,18 @@ const stateOperationReport = shape<StateOperationReport>({
   ...tail,
 });
 
-function stateOperationSchema(): JsonSchemaObject {
+function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state forget`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
     {
       ...stateOperationReport,
       // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a
       // keyword whose type they cannot see.)
       allOf: [{ if: { properties: { result: { const: 'refused' } } }, then: { properties: { errors: { type: 'array', minItems: 1 } } } }],
     },
-    {},
+    teardownDefinitions(unitKinds),
   );
 }
 
@@ -589,6 +602,6 @@ export function reportJsonSchemas(unitKinds: readonly string[]): Record<string, 
   return {
     'status-report': statusSchema(unitKinds),
     'reconcile-report': reconcileSchema(unitKinds),
-    'state-operation-report': stateOperationSchema(),
+    'state-operation-report': stateOperationSchema(unitKinds),
   };
 }

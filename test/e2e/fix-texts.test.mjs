@@ -38,6 +38,8 @@ const PROBES = {
   init: { init: true },
   fromLocal: { fromLocal: true },
   unimported: { unimported: true },
+  runs: { runs: true },
+  failed: { failed: true },
   'not retryable': { retryable: false, acknowledge: true },
   'not retryable, unimported': { retryable: false, acknowledge: true, unimported: true },
   held: { held: true },
@@ -52,15 +54,17 @@ const SKIPPED = {
   'NYL-STATE-MOVED': 'names only `nyl state move`, and only `nyl state move` (not built yet) leaves a moved location',
   'NYL-STATE-DIVERGED': 'outside `state init`, the only command it names is `nyl state move --from local` (not built yet)',
   'NYL-STATE-MISSING (fromLocal)': 'its first way forward is `nyl state move -e ENV --from local`, not built yet (test/e2e/local-runs.test.mjs checks the text)',
-  'NYL-STATE-DELETE-INCARNATIONS': 'reported by `nyl state delete` (not built yet); names `nyl teardown` (not built yet), and `nyl state forget` without its unit',
-  'NYL-FORGET-REFUSED': 'names only `nyl teardown` (not built yet); test/e2e/state-forget.test.mjs checks the text',
+  'NYL-STATE-DELETE-INCARNATIONS': 'names `nyl state delete --teardown`, whose teardown step (`nyl teardown --all`) is not built yet, `nyl teardown` and `nyl state forget` (not built yet); test/e2e/state-delete.test.mjs checks the text',
+  'NYL-STATE-DELETE-INCARNATIONS (failed)': 'printed only after the teardown of `state delete --teardown`, which is not built yet (test/e2e/state-delete.test.mjs checks the text with a fake teardown)',
+  'NYL-STATE-DELETE-WAITING': 'printed only after the teardown of `state delete --teardown`, which is not built yet (test/e2e/state-delete.test.mjs checks the text with a fake teardown)',
+    'NYL-FORGET-REFUSED': 'names only `nyl teardown`; test/e2e/state-forget.test.mjs checks the text',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
   'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
   'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
 };
 
 /** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
-const UNBUILT = ['nyl state move', 'nyl state delete', 'nyl state reset', 'nyl state restore', 'nyl teardown', 'nyl plan', 'nyl verify'];
+const UNBUILT = ['nyl state move', 'nyl state reset', 'nyl state restore', 'nyl plan', 'nyl verify'];
 
 /** Codes whose raise sites write their own fix (the catalog's is a fallback): their text is not compared. */
 const OWN_FIX = new Set(['NYL-USAGE']);
@@ -319,8 +323,8 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       await fx.exec(dir, fresh, [0]);
       assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /status: active/);
 
-      // Deleted state, as `nyl state delete` leaves it.
-      editRef(bare, DESIRED, (files) => ({ ...files, 'state.yaml': files['state.yaml'].replace('status: active', 'status: deleted') }));
+      // Deleted state: x never ran, so nothing keeps the state from being deleted.
+      await step(dir, ['state', 'delete', '-e', ENV, '--reason', 'decommission']);
       const deleted = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(deleted, 'NYL-STATE-DELETED')), [0]);
       assert.equal((await status(dir)).json.errors.length, 0);
@@ -463,6 +467,31 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       for (const world of [dir, other]) assert.equal(git(world, 'for-each-ref', LEASE), '', 'the broken lease is taken over and released');
     },
   );
+
+  group('a killed run whose lease was broken keeps the state from being deleted: each import the refusal names works as printed', ['NYL-STATE-DELETE-INCARNATIONS (runs)'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ a: gatedScript(s.log, s.gate), b: "script: 'true'" });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    const h = startNyl(dir, ['reconcile', '-e', ENV]);
+    await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
+    h.child.kill('SIGKILL');
+    await h.done;
+    openGate(s.gate);
+    await step(dir, ['lease', 'break', '-e', ENV, '--reason', 'the runner was killed']);
+    const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
+    const refused = await step(dir, deleteIt, [1]);
+    const [reconcile, recover] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS (runs)'));
+    assert.deepEqual([reconcile.argv, recover.argv], [['reconcile', '-e', ENV], ['recover', '-e', ENV]]);
+    const other = fork(dir);
+    await fx.exec(dir, recover, [0]);
+    await fx.exec(other, reconcile, [4]); // a, started by the killed run, is uncertain (manual)
+    for (const world of [dir, other]) {
+      assert.deepEqual(runRefs(world), [], 'the run is imported');
+      // "then delete the state again": what is left are the incarnations the run created.
+      const again = await step(world, deleteIt, [1]);
+      assert.ok(again.json.errors.every((d) => d.code === 'NYL-STATE-DELETE-INCARNATIONS' && d.units?.includes('a')), show(again));
+    }
+  });
 
   group('a state repository that goes away while a unit runs and comes back', ['NYL-RUN-UNRECORDED'], async (fx) => {
     const s = scratch();

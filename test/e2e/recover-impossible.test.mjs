@@ -4,6 +4,7 @@
 // the state's finding instead.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
+import YAML from 'yaml';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
 import { DESIRED, ENV, LEASE, RUNS, Scenario, allCodes, crashReconcile, errorCodes } from '../support/crash-harness.mjs';
 import { trailer } from '../support/commit-evidence.mjs';
@@ -61,3 +62,27 @@ for (const [status, code, movedTo] of [
     });
   });
 }
+
+describe('recover -e on deleted state, then state init --fresh', () => {
+  test('the dead run of the broken lease is marked ended, so that it does not keep the environment held: --fresh runs at once', async () => {
+    const sc = new Scenario();
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      await crashReconcile(sc, 'after-started-push');
+      const [run] = sc.runRefs();
+      await sc.ok(['lease', 'break', '-e', ENV, '--reason', 'runner killed']);
+      markState(sc, 'deleted');
+
+      await sc.ok(['recover', '-e', ENV, '--reason', 'repair first', '-o', 'json'], 0);
+      const record = YAML.parse(git(sc.bare, 'show', `${RUNS}${run}:run.yaml`));
+      assert.ok(record.ended, `the run ref records that its run ended: ${JSON.stringify(record)}`);
+      assert.match(record.ended.reason, /lease broken/);
+
+      const fresh = await sc.ok(['state', 'init', '-e', ENV, '--fresh', '--reason', 'start over', '-o', 'json'], 0);
+      assert.equal(fresh.json.result, 'done');
+      assert.deepEqual(sc.runRefs(), [run], 'the run ref stays for the next import');
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});

@@ -1,0 +1,444 @@
+// End-to-end: `nyl state delete` through the built CLI (spec 02), over file:// and over a smart
+// HTTP remote whose state branches refuse deletion and non-fast-forward updates, as a Git host
+// protects them. States Nyl cannot produce yet (tombstones, teardowns in progress, teardown
+// requests, released records) are crafted with test/support/state-surgery.mjs on top of what a
+// real reconcile wrote. The --teardown flow around its seam (TeardownAll) runs in process, with
+// fake teardowns, at the end of this file.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { cliEnv, codes, command, environment, nylAsync, nylYaml } from '../support/cli.mjs';
+import { commitBody, trailer } from '../support/commit-evidence.mjs';
+import { DESIRED, ENV, LEASE, OBSERVED, RUNS, Scenario, crashReconcile } from '../support/crash-harness.mjs';
+import { startGitHttp } from '../support/git-http.mjs';
+import { commitOnRef, createRef, docAt, editUnits, filesAt } from '../support/state-surgery.mjs';
+
+/** A smart-HTTP server over one base directory, for the protected remote. */
+const http = { base: undefined, server: undefined };
+before(async () => {
+  http.base = tempDir('nyl-state-delete-http-');
+  http.server = await startGitHttp(http.base);
+});
+after(async () => {
+  await http.server?.stop();
+  cleanupAll();
+});
+const EVIDENCE = 'refs/nyl/dev/evidence/';
+const SIGNALS = 'refs/nyl/dev/signals/';
+const AT = '2026-11-30T12:00:00Z';
+const BY = 'Test User <test@example.com>';
+
+/** A project whose environments keep their state in `url`; units run `true`. */
+function world({ url, units = ['migrate'], envs = { dev: '' } } = {}) {
+  const bare = url ? undefined : makeBareRepo();
+  const stateURL = url ?? pathToFileURL(bare).href;
+  const envDocs = Object.entries(envs).map(([name, extra]) => environment(name, `state:\n  repository: {repoURL: "${stateURL}"}${extra ? `\n  ${extra}` : ''}`));
+  const dir = makeProject({ 'nyl.yaml': nylYaml(...envDocs, ...units.map((u) => command(u, "script: 'true'"))) });
+  return { dir, bare };
+}
+
+/** `nyl args...` in dir; asserts the exit code. */
+async function run(dir, args, exit = 0, env = {}) {
+  const r = await nylAsync(dir, args, { env }).done;
+  assert.equal(r.code, exit, `nyl ${args.join(' ')}: expected exit ${exit}, got ${r.code}\n${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
+const del = (dir, extra = [], exit = 0, env = {}) => run(dir, ['state', 'delete', '-e', ENV, '--reason', 'decommission', ...extra], exit, env);
+
+/** Every ref of a bare repository: {name: oid}. */
+function refs(repo) {
+  const out = git(repo, 'for-each-ref', '--format=%(refname) %(objectname)');
+  return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(' ')));
+}
+
+function refsUnder(repo, prefix) {
+  return Object.keys(refs(repo)).filter((r) => r.startsWith(prefix));
+}
+
+/** Deletes the unit files of `units` on both state refs, as a teardown or `state forget` would. */
+function dropUnits(bare, units) {
+  for (const ref of [DESIRED, OBSERVED]) editUnits(bare, ref, units, () => null, { message: `test: drop ${units.join(', ')}` });
+}
+
+// --- the --teardown flow around its seam, in process -------------------------------------------------
+
+const dist = (p) => pathToFileURL(path.join(import.meta.dirname, '..', '..', 'dist', p)).href;
+const { createRuntime } = await import(dist('cli/dispatch.js'));
+const { openEnvironment } = await import(dist('operations/context.js'));
+const { stateDeleteOpened } = await import(dist('operations/state-delete.js'));
+const { exitCodeOf } = await import(dist('cli/exit-code.js'));
+
+/** A teardown's report with one row per unit: {name: result} or {name: [result, {more}]}. */
+function teardownReport(rows) {
+  const row = ([result, more]) => ({ kind: 'Command', result, detail: '', dispatched: result === 'removed', ...more });
+  const units = Object.fromEntries(Object.entries(rows).map(([n, r]) => [n, row(Array.isArray(r) ? r : [r, {}])]));
+  return {
+    apiVersion: 'nyl.io/v1', formatVersion: 1, kind: 'ReconcileReport', operation: 'teardown', environment: ENV,
+    run: '0192f0c0-0000-7000-8000-0000000000aa', source: 'a'.repeat(40), sourceOverride: false, committed: true,
+    units, unitOrder: Object.keys(rows), details: {}, errors: [], warnings: [], notes: [],
+  };
+}
+
+/** Runs state delete --teardown in process with `teardown` as its TeardownAll: {report, exit, calls}. */
+async function deleteWith(dir, teardown, options = {}) {
+  const rt = createRuntime(cliEnv(), new AbortController().signal);
+  const opened = await openEnvironment(rt, { path: dir, environment: ENV }, { writes: true, renders: true });
+  const calls = [];
+  try {
+    const report = await stateDeleteOpened(rt, opened, { teardown: true, allowDependents: false, allowIncomplete: false, reason: 'decommission', ...options }, async (...args) => {
+      calls.push(args[2]);
+      return teardown(...args);
+    });
+    return { report, exit: exitCodeOf(report, report.errors, 'state delete'), calls };
+  } catch (error) {
+    return { error, exit: exitCodeOf(undefined, error.diagnostics ?? [], 'state delete'), calls };
+  } finally {
+    opened.close();
+  }
+}
+
+describe('nyl state delete', { concurrency: true }, () => {
+describe('refusals change nothing', { concurrency: true }, () => {
+  test('incarnations, teardowns in progress and teardown requests refuse with NYL-STATE-DELETE-INCARNATIONS; held markers and released records do not', async () => {
+    const units = ['active', 'held', 'tomb', 'deleting', 'pending', 'requested', 'marker', 'released'];
+    const { dir, bare } = world({ units });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await run(dir, ['hold', '-e', ENV, '--unit', 'marker', '--reason', 'never ran']);
+    await run(dir, ['reconcile', '-e', ENV], 2); // marker is held
+    await run(dir, ['hold', '-e', ENV, '--unit', 'held', '--reason', 'keep it']);
+    const deletion = { cause: 'source', policy: 'Teardown', since: AT };
+    editUnits(bare, DESIRED, ['tomb', 'deleting', 'pending', 'requested', 'released'], (name, d) => {
+      if (name === 'tomb') return { ...d, lifecycle: { state: 'retained' } };
+      if (name === 'deleting') return { ...d, lifecycle: { state: 'deleting' }, deletion };
+      if (name === 'pending') return { ...d, lifecycle: { state: 'pending-teardown' }, deletion };
+      if (name === 'requested') return { ...d, teardownRequest: { by: BY, at: AT } };
+      return null; // released: dropped from the desired ref
+    });
+    editUnits(bare, OBSERVED, ['released'], (name, o) => ({ ...o, released: { at: AT, run: o.receipt.run, by: BY } }));
+    const before = refs(bare);
+
+    const r = await del(dir, ['-o', 'json'], 1);
+    assert.deepEqual(codes(r), ['NYL-STATE-DELETE-INCARNATIONS']);
+    const [d] = r.json.errors;
+    assert.deepEqual(d.units, ['active', 'deleting', 'held', 'pending', 'requested', 'tomb']);
+    for (const listed of ['active (active)', 'deleting (deleting)', 'held (held)', 'pending (pending-teardown)', 'requested (teardown requested)', 'tomb (retained)']) assert.ok(d.message.includes(listed), d.message);
+    assert.match(d.fix, /--teardown/);
+    assert.match(d.fix, /`nyl teardown -e dev --unit <unit>`/);
+    assert.match(d.fix, /`nyl state forget -e dev --unit <unit> --reason "<why>"`/);
+    assert.deepEqual(refs(bare), before, 'nothing changed, no lease left');
+
+    // Once only the held marker and the released record are left, the deletion removes them.
+    dropUnits(bare, ['active', 'deleting', 'held', 'pending', 'requested', 'tomb']);
+    const done = await del(dir, ['-o', 'json']);
+    assert.deepEqual(done.json.details.removed, ['marker', 'released']);
+    assert.deepEqual(filesAt(bare, DESIRED), ['state.yaml']);
+    assert.deepEqual(filesAt(bare, OBSERVED), ['state.yaml']);
+  });
+
+  test('one unit: the fix names it; a uid of a generation state init --fresh gave up blocks nothing', async () => {
+    const { dir, bare } = world({ units: ['migrate'] });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await run(dir, ['reconcile', '-e', ENV]);
+    const one = await del(dir, [], 1);
+    assert.match(one.stderr, /^error NYL-STATE-DELETE-INCARNATIONS \(migrate\)$/m);
+    assert.match(one.stderr, /`nyl teardown -e dev --unit migrate`/);
+    assert.match(one.stderr, /`nyl state forget -e dev --unit migrate --reason "<why>"`/);
+    await run(dir, ['state', 'init', '-e', ENV, '--fresh', '--reason', 'restored the cluster']);
+    const done = await del(dir, ['-o', 'json']);
+    assert.deepEqual(done.json.details.removed, ['migrate']);
+    assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+  });
+
+  test('usage: the teardown options need --teardown, a reason is required; nothing is read or written', async () => {
+    const { dir, bare } = world();
+    await run(dir, ['state', 'init', '-e', ENV]);
+    const before = refs(bare);
+    const usage = await Promise.all([['--allow-dependents'], ['--allow-incomplete'], ['--source', 'HEAD']].map((extra) => del(dir, [...extra, '-o', 'json'], 1)));
+    for (const r of usage) {
+      assert.deepEqual(codes(r), ['NYL-USAGE']);
+      assert.match(r.json.errors[0].message, /needs --teardown/);
+    }
+    const [noReason, blank] = await Promise.all([run(dir, ['state', 'delete', '-e', ENV, '-o', 'json'], 1), run(dir, ['state', 'delete', '-e', ENV, '--reason', ' '], 1)]);
+    assert.deepEqual(codes(noReason), ['NYL-REASON-REQUIRED']);
+    assert.deepEqual(codes(blank), ['NYL-REASON-REQUIRED']);
+    assert.deepEqual(refs(bare), before);
+  });
+
+  test('a run ref no run imported: the live lease is waited for; once broken, NYL-STATE-DELETE-INCARNATIONS names reconcile and recover, and --teardown refuses NYL-LEASE-BROKEN first', async () => {
+    const sc = new Scenario();
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      await crashReconcile(sc, 'after-started-push');
+      const [deadRun] = sc.runRefs();
+      const args = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
+      const held = await sc.ok(args, 2);
+      assert.deepEqual(codes(held), ['NYL-LEASE-HELD'], 'a run that may live is the lease\'s business');
+      await sc.ok(['lease', 'break', '-e', ENV, '--reason', 'runner killed']);
+      const before = sc.refs();
+
+      const refused = await sc.ok(args, 1);
+      assert.deepEqual(codes(refused), ['NYL-STATE-DELETE-INCARNATIONS']);
+      const [d] = refused.json.errors;
+      assert.deepEqual(d.data, { runs: [deadRun] });
+      assert.match(d.message, new RegExp(`run ${deadRun} is not imported yet`));
+      assert.match(d.fix, /`nyl reconcile -e dev`/);
+      assert.match(d.fix, /`nyl recover -e dev`/);
+      const broken = await sc.ok([...args, '--teardown'], 2);
+      assert.deepEqual(codes(broken), ['NYL-LEASE-BROKEN'], 'checked before the teardown');
+      assert.deepEqual(sc.refs(), before, 'nothing changed');
+
+      // The import leaves the units the dead run started uncertain: incarnations.
+      await sc.ok(['recover', '-e', ENV, '--reason', 'runner killed']);
+      const units = await sc.ok(args, 1);
+      assert.deepEqual(codes(units), ['NYL-STATE-DELETE-INCARNATIONS']);
+      assert.ok(units.json.errors[0].units.length > 0);
+      assert.equal(units.json.errors[0].data, undefined);
+    } finally {
+      await sc.cleanup();
+    }
+  });
+});
+
+describe('the deletion', { concurrency: true }, () => {
+  test('one commit per state ref removes every unit file and marks state.yaml deleted; evidence and signal refs go; later commands refuse NYL-STATE-DELETED; --fresh starts over', async () => {
+    const { dir, bare } = world({ units: ['migrate'] });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await run(dir, ['hold', '-e', ENV, '--unit', 'migrate', '--reason', 'not yet']); // a held marker: no incarnation
+    const evidence = createRef(bare, `${EVIDENCE}migrate/0192f0c0-0000-7000-8000-000000000001`);
+    createRef(bare, `${SIGNALS}0192f0c0-0000-7000-8000-000000000002/0192f0c0-0000-7000-8000-000000000003`);
+    createRef(bare, 'refs/nyl/dev/damaged/runs/0192f0c0-0000-7000-8000-000000000004');
+    const tips = { desired: git(bare, 'rev-parse', DESIRED), observed: git(bare, 'rev-parse', OBSERVED) };
+
+    const r = await del(dir, [], 0, { NYL_TEST_NOW: '2030-01-02T03:04:05Z' });
+    const now = { desired: git(bare, 'rev-parse', DESIRED), observed: git(bare, 'rev-parse', OBSERVED) };
+    assert.equal(r.stdout, `state-delete dev: done\n  desired:  ${now.desired}\n  observed: ${now.observed}\n  removed: ["migrate"]\n`);
+    for (const side of ['desired', 'observed']) {
+      const ref = side === 'desired' ? DESIRED : OBSERVED;
+      assert.equal(git(bare, 'rev-parse', `${ref}^`), tips[side], `${side}: one commit on top, fast-forward; its history stays`);
+      assert.deepEqual(filesAt(bare, ref), ['state.yaml']);
+      const message = git(bare, 'log', '-1', '--format=%B', ref);
+      assert.equal(message.split('\n')[0], 'nyl: state-delete dev');
+      assert.deepEqual(commitBody(message), { operation: 'state-delete', removed: ['migrate'] });
+      assert.equal(trailer(message, 'Nyl-Operation'), 'state-delete');
+      assert.equal(trailer(message, 'Nyl-Requested-By'), BY);
+      assert.equal(trailer(message, 'Nyl-Reason'), 'decommission');
+      const state = docAt(bare, ref, 'state.yaml');
+      assert.equal(state.status, 'deleted');
+      // The pinned clock still advances: the event is stamped when the command decided.
+      const { at, ...event } = state.events.at(-1);
+      assert.deepEqual(event, { type: 'state-deleted', by: BY, reason: 'decommission' });
+      assert.match(at, /^2030-01-02T03:04:0\dZ$/);
+      assert.equal(state.generation, 1);
+    }
+    assert.ok(git(bare, 'cat-file', '-t', `${tips.desired}:units/migrate.yaml`), 'the removed files stay in history');
+    assert.deepEqual(refsUnder(bare, 'refs/nyl/'), ['refs/nyl/dev/damaged/runs/0192f0c0-0000-7000-8000-000000000004'], 'evidence and signal refs deleted, no lease; damaged refs kept');
+    assert.equal(git(dir, 'rev-parse', 'refs/heads/nyl/dev/desired'), now.desired, "the clone's known branch follows");
+    assert.ok(evidence);
+
+    const again = await del(dir, ['-o', 'json'], 1);
+    assert.deepEqual(codes(again), ['NYL-STATE-DELETED']);
+
+    const status = await run(dir, ['status', '-e', ENV], 1);
+    assert.equal(
+      `${status.stdout}${status.stderr}`,
+      'dev: no units\n\nerror NYL-STATE-DELETED\n  the state of dev was deleted with `nyl state delete`\n  fix: remove the Environment dev from source to decommission it, or start it over with `nyl state init -e dev --fresh`\n',
+    );
+    const later = [
+      ['reconcile', '-e', ENV],
+      ['hold', '-e', ENV, '--unit', 'migrate', '--reason', 'r'],
+      ['resume', '-e', ENV, '--unit', 'migrate', '--reason', 'r'],
+      ['recover', '-e', ENV, '--unit', 'migrate', '--retry', '--reason', 'r'],
+      ['state', 'init', '-e', ENV],
+    ];
+    const results = await Promise.all(later.map((args) => run(dir, [...args, '-o', 'json'], 1)));
+    results.forEach((res, i) => assert.deepEqual(codes(res), ['NYL-STATE-DELETED'], later[i].join(' ')));
+    const unchanged = refs(bare);
+
+    // lease break still works there (recover -e can then clear a dead holder), here with nothing to break.
+    const breakIt = await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'r', '-o', 'json']);
+    assert.equal(breakIt.json.result, 'unchanged');
+    assert.deepEqual(refs(bare), unchanged);
+
+    const fresh = await run(dir, ['state', 'init', '-e', ENV, '--fresh', '--reason', 'again', '-o', 'json']);
+    assert.deepEqual(fresh.json.details.state, { generation: 2, status: 'active', fresh: true });
+    const rec = await run(dir, ['reconcile', '-e', ENV, '-o', 'json']);
+    assert.equal(rec.json.units.migrate.result, 'executed', 'the held marker went with the deletion');
+  });
+
+  test('on refs shared through path, only the environment\'s directory changes', async () => {
+    const { dir, bare } = world({ units: ['migrate'], envs: { dev: 'path: envs/dev\n  desiredRef: nyl/shared/desired\n  observedRef: nyl/shared/observed', qa: 'path: envs/qa\n  desiredRef: nyl/shared/desired\n  observedRef: nyl/shared/observed' } });
+    const D = 'refs/heads/nyl/shared/desired';
+    const O = 'refs/heads/nyl/shared/observed';
+    await run(dir, ['state', 'init', '-e', 'dev']);
+    await run(dir, ['state', 'init', '-e', 'qa']);
+    await run(dir, ['reconcile', '-e', 'qa']);
+    const qaBefore = [D, O].map((ref) => git(bare, 'rev-parse', `${ref}:envs/qa`));
+
+    const r = await run(dir, ['state', 'delete', '-e', 'dev', '--reason', 'gone', '-o', 'json']);
+    assert.deepEqual(r.json.details.removed, []);
+    for (const ref of [D, O]) {
+      const changed = git(bare, 'diff', '--name-only', `${ref}^`, ref).split('\n');
+      assert.deepEqual(changed, ['envs/dev/state.yaml'], ref);
+      assert.equal(commitBody(git(bare, 'log', '-1', '--format=%B', ref)).removed, undefined, 'nothing listed when no unit file went');
+    }
+    assert.deepEqual([D, O].map((ref) => git(bare, 'rev-parse', `${ref}:envs/qa`)), qaBefore, "qa's directory is untouched");
+    assert.match(git(bare, 'show', `${D}:envs/dev/state.yaml`), /status: deleted/);
+    const [qa, dev] = await Promise.all([run(dir, ['status', '-e', 'qa', '-o', 'json']), run(dir, ['status', '-e', 'dev', '-o', 'json'], 1)]);
+    assert.equal(qa.json.units.migrate.state, 'current');
+    assert.deepEqual(codes(dev), ['NYL-STATE-DELETED']);
+  });
+
+  test('over smart HTTP with protected state branches: the state refs move fast-forward, the evidence ref goes in the same push', async () => {
+    const name = 'protected';
+    const bare = makeBareRepo(path.join(http.base, `${name}.git`));
+    installProtectHook(bare);
+    const { dir } = world({ url: http.server.url(`${name}.git`), units: ['migrate', 'other'] });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await run(dir, ['reconcile', '-e', ENV]);
+    dropUnits(bare, ['migrate']);
+    createRef(bare, `${EVIDENCE}other/0192f0c0-0000-7000-8000-000000000001`);
+    const refused = await del(dir, ['-o', 'json'], 1);
+    assert.deepEqual(refused.json.errors[0].units, ['other']);
+    dropUnits(bare, ['other']);
+    const tipBefore = git(bare, 'rev-parse', DESIRED);
+    const r = await del(dir, ['-o', 'json']);
+    assert.equal(r.json.result, 'done');
+    assert.equal(git(bare, 'rev-parse', `${DESIRED}^`), tipBefore);
+    assert.equal(r.json.desired, git(bare, 'rev-parse', DESIRED));
+    assert.equal(r.json.observed, git(bare, 'rev-parse', OBSERVED));
+    assert.deepEqual(refsUnder(bare, 'refs/nyl/'), []);
+    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 1)), ['NYL-STATE-DELETED']);
+  });
+});
+
+describe('leases', { concurrency: true }, () => {
+  test('a state delete killed after taking the lease: the lease is waited for, once broken it is NYL-LEASE-BROKEN until recover records the break', async () => {
+    const { dir, bare } = world();
+    await run(dir, ['state', 'init', '-e', ENV]);
+    const killed = await nylAsync(dir, ['state', 'delete', '-e', ENV, '--reason', 'x'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
+    assert.equal(killed.signal, 'SIGKILL');
+    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 2)), ['NYL-LEASE-HELD']);
+    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
+    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 2)), ['NYL-LEASE-BROKEN']);
+    const recovered = await run(dir, ['recover', '-e', ENV, '--reason', 'killed', '-o', 'json']);
+    assert.equal(recovered.json.details.leaseBroken.operation, 'state-delete');
+    const r = await del(dir, ['-o', 'json']);
+    assert.equal(r.json.result, 'done');
+    assert.equal(refs(bare)[LEASE], undefined);
+  });
+
+  test('a deleted location with a broken lease: recover records the break and releases the lease, so state init --fresh runs', async () => {
+    const { dir, bare } = world();
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await del(dir);
+    const killed = await nylAsync(dir, ['state', 'init', '-e', ENV, '--fresh'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
+    assert.equal(killed.signal, 'SIGKILL');
+    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
+    assert.deepEqual(codes(await run(dir, ['state', 'init', '-e', ENV, '--fresh', '-o', 'json'], 2)), ['NYL-LEASE-BROKEN']);
+    const deleted = git(bare, 'rev-parse', DESIRED);
+    const r = await run(dir, ['recover', '-e', ENV, '--reason', 'killed', '-o', 'json']);
+    assert.deepEqual(codes(r), ['NYL-STATE-DELETED']);
+    assert.equal(r.json.errors.length, 0, 'a warning');
+    assert.equal(git(bare, 'rev-parse', `${DESIRED}^`), deleted);
+    assert.equal(git(bare, 'rev-parse', `${DESIRED}^{tree}`), git(bare, 'rev-parse', `${deleted}^{tree}`), 'an unchanged commit records the break');
+    assert.equal(refs(bare)[LEASE], undefined);
+    const fresh = await run(dir, ['state', 'init', '-e', ENV, '--fresh', '-o', 'json']);
+    assert.equal(fresh.json.details.state.status, 'active');
+  });
+});
+
+describe('--teardown', { concurrency: true }, () => {
+  test('with nothing to tear down it deletes at once; with units it refuses until nyl teardown is built, changing nothing', async () => {
+    const { dir, bare } = world({ units: ['migrate'] });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    const empty = await del(dir, ['--teardown', '-o', 'json']);
+    assert.equal(empty.json.result, 'done');
+    assert.equal(empty.json.details.teardown, undefined, 'no teardown ran');
+    await run(dir, ['state', 'init', '-e', ENV, '--fresh']);
+    await run(dir, ['reconcile', '-e', ENV]);
+    const before = refs(bare);
+    const r = await del(dir, ['--teardown', '--allow-dependents', '--allow-incomplete', '--source', 'HEAD', '-o', 'json'], 1);
+    assert.deepEqual(codes(r), ['NYL-USAGE']);
+    assert.match(r.json.errors[0].message, /--teardown is not available yet/);
+    assert.deepEqual(refs(bare), before);
+  });
+});
+
+describe('--teardown around its seam (in process, fake teardowns)', { concurrency: true }, () => {
+  /** An environment with two reconciled units: a and b. */
+  async function reconciled() {
+    const w = world({ units: ['a', 'b'] });
+    await run(w.dir, ['state', 'init', '-e', ENV]);
+    await run(w.dir, ['reconcile', '-e', ENV]);
+    return w;
+  }
+
+  test('every remaining unit waits: exit 2, nothing deleted, the teardown report under details.teardown; running it again resumes', async () => {
+    const { dir, bare } = await reconciled();
+    const before = refs(bare);
+    const waiting = await deleteWith(dir, async () => teardownReport({ a: 'removed', b: ['held', { uid: '0192f0c0-0000-7000-8000-0000000000bb' }] }), { waitMs: 1000, allowDependents: true });
+    assert.equal(waiting.exit, 2);
+    assert.equal(waiting.report.result, 'refused');
+    assert.deepEqual(waiting.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-WAITING']);
+    assert.deepEqual(waiting.report.errors[0].units, ['b']);
+    assert.equal(waiting.report.details.teardown.operation, 'teardown');
+    assert.deepEqual(waiting.calls, [{ allowDependents: true, allowIncomplete: false, reason: 'decommission', waitMs: 1000 }]);
+    assert.deepEqual(refs(bare), before, 'nothing deleted');
+
+    // The next run's teardown finishes the job (here by hand, as a teardown would): the deletion follows in the same command.
+    const done = await deleteWith(dir, async () => {
+      dropUnits(bare, ['a', 'b']);
+      return teardownReport({ a: 'removed', b: 'removed' });
+    });
+    assert.equal(done.exit, 0, JSON.stringify(done.report?.errors ?? done.error?.message));
+    assert.equal(done.report.result, 'done');
+    assert.deepEqual(done.report.details.removed, []);
+    assert.deepEqual(Object.keys(done.report.details.teardown.units), ['a', 'b']);
+    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
+  });
+
+  test('a teardown that failed or is uncertain: exit 1, its findings kept; a retained unit the report calls done is refused by the state', async () => {
+    const { dir, bare } = await reconciled();
+    const failed = await deleteWith(dir, async () => {
+      commitOnRef(bare, OBSERVED, {}, 'test: the teardown records its findings');
+      return teardownReport({ a: 'removed', b: 'failed' });
+    });
+    assert.equal(failed.exit, 1);
+    assert.deepEqual(failed.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
+    assert.deepEqual(failed.report.errors[0].units, ['b']);
+    assert.match(failed.report.errors[0].fix, /`nyl recover -e dev --unit b --retry --reason "<why>"`/);
+    assert.equal(git(bare, 'log', '-1', '--format=%s', OBSERVED), 'test: the teardown records its findings', "the teardown's commit stays");
+    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'active');
+
+    editUnits(bare, DESIRED, ['a'], (n, d) => ({ ...d, lifecycle: { state: 'retained' } }));
+    dropUnits(bare, ['b']);
+    const retained = await deleteWith(dir, async () => teardownReport({ a: 'retained' }));
+    assert.equal(retained.exit, 1);
+    assert.equal(retained.report.result, 'refused');
+    assert.deepEqual(retained.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
+    assert.deepEqual(retained.report.errors[0].units, ['a']);
+    assert.deepEqual(Object.keys(retained.report.details.teardown.units), ['a'], "the refusal keeps the teardown's report");
+  });
+
+  test('a teardown that refuses propagates its refusal; a broken lease is refused before the teardown runs', async () => {
+    const { dir } = await reconciled();
+    const { NylError, diagnostic } = await import(dist('errors/diagnostic.js'));
+    const held = await deleteWith(dir, async () => {
+      throw new NylError(diagnostic('NYL-LEASE-HELD', 'error', 'held', { env: ENV }));
+    });
+    assert.equal(held.exit, 2);
+    assert.deepEqual(held.error.diagnostics.map((d) => d.code), ['NYL-LEASE-HELD']);
+
+    const killed = await nylAsync(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'x'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
+    assert.equal(killed.signal, 'SIGKILL');
+    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
+    const broken = await deleteWith(dir, async () => teardownReport({ a: 'removed', b: 'removed' }));
+    assert.equal(broken.exit, 2);
+    assert.deepEqual(broken.error.diagnostics.map((d) => d.code), ['NYL-LEASE-BROKEN']);
+    assert.deepEqual(broken.calls, [], 'the teardown never ran');
+  });
+});
+});
