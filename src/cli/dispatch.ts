@@ -93,6 +93,23 @@ function common(p: ParsedCommand) {
   return req;
 }
 
+/** `nyl state delete`; with --teardown its first step is `nyl teardown --all`. */
+async function stateDeleteOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { stateDelete } = await import('../operations/state-delete');
+  const { teardownAll } = await import('../operations/reconcile');
+  const w = waitMs(p);
+  const source = stringOpt(p, 'source');
+  const req = {
+    ...common(p),
+    teardown: p.values.teardown === true,
+    allowDependents: p.values['allow-dependents'] === true,
+    allowIncomplete: p.values['allow-incomplete'] === true,
+    ...(source !== undefined ? { source } : {}),
+    ...(w !== undefined ? { waitMs: w } : {}),
+  };
+  return stateDelete(rt, req, teardownAll);
+}
+
 async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const name = p.spec.words.join(' ');
   switch (name) {
@@ -101,24 +118,8 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const w = waitMs(p);
       return stateInit(rt, { ...common(p), fresh: p.values.fresh === true, ...(w !== undefined ? { waitMs: w } : {}) });
     }
-    case 'state delete': {
-      const { stateDelete } = await import('../operations/state-delete');
-      const { teardownAll } = await import('../operations/reconcile');
-      const w = waitMs(p);
-      const source = stringOpt(p, 'source');
-      return stateDelete(
-        rt,
-        {
-          ...common(p),
-          teardown: p.values.teardown === true,
-          allowDependents: p.values['allow-dependents'] === true,
-          allowIncomplete: p.values['allow-incomplete'] === true,
-          ...(source !== undefined ? { source } : {}),
-          ...(w !== undefined ? { waitMs: w } : {}),
-        },
-        teardownAll,
-      );
-    }
+    case 'state delete':
+      return stateDeleteOf(rt, p);
     case 'status': {
       const { status } = await import('../operations/status');
       return status(rt, common(p));

@@ -6,6 +6,7 @@
 // fake teardowns, at the end of this file.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
@@ -351,19 +352,67 @@ describe('leases', { concurrency: true }, () => {
 });
 
 describe('--teardown', { concurrency: true }, () => {
-  test('with nothing to tear down it deletes at once; with units it refuses until nyl teardown is built, changing nothing', async () => {
-    const { dir, bare } = world({ units: ['migrate'] });
+  /** A project whose units log their teardown to a file; teardown: false leaves one without. */
+  function logged(units) {
+    const bare = makeBareRepo();
+    const log = path.join(tempDir('nyl-state-delete-log-'), 'log');
+    const env = environment(ENV, `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`);
+    const docs = Object.entries(units).map(([n, { teardown = true, dependsOn } = {}]) =>
+      command(n, [`script: 'true'`, ...(dependsOn ? [`dependsOn: [${dependsOn.join(', ')}]`] : []), ...(teardown ? [`teardown: {script: 'echo ${n} >> ${log}'}`] : [])].join('\n')),
+    );
+    return { dir: makeProject({ 'nyl.yaml': nylYaml(env, ...docs) }), bare, log };
+  }
+  const torn = (log) => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+
+  test('with nothing to tear down it deletes at once; with units it tears them down consumers first, then deletes in the same command', async () => {
+    const { dir, bare, log } = logged({ db: {}, app: { dependsOn: ['db'] } });
     await run(dir, ['state', 'init', '-e', ENV]);
     const empty = await del(dir, ['--teardown', '-o', 'json']);
     assert.equal(empty.json.result, 'done');
     assert.equal(empty.json.details.teardown, undefined, 'no teardown ran');
     await run(dir, ['state', 'init', '-e', ENV, '--fresh']);
     await run(dir, ['reconcile', '-e', ENV]);
-    const before = refs(bare);
-    const r = await del(dir, ['--teardown', '--allow-dependents', '--allow-incomplete', '--source', 'HEAD', '-o', 'json'], 1);
-    assert.deepEqual(codes(r), ['NYL-USAGE']);
-    assert.match(r.json.errors[0].message, /--teardown is not available yet/);
-    assert.deepEqual(refs(bare), before);
+    const r = await del(dir, ['--teardown', '-o', 'json']);
+    assert.equal(r.json.result, 'done');
+    assert.deepEqual(torn(log), ['app', 'db'], 'consumers first');
+    assert.equal(r.json.details.teardown.operation, 'teardown');
+    assert.deepEqual(Object.values(r.json.details.teardown.units).map((u) => u.result), ['removed', 'removed']);
+    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
+    assert.deepEqual(filesAt(bare, DESIRED), ['state.yaml']);
+  });
+
+  test('a held unit: exit 2 and nothing deleted; after resume, running it again resumes and deletes', async () => {
+    const { dir, bare, log } = logged({ db: {}, app: {} });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await run(dir, ['reconcile', '-e', ENV]);
+    await run(dir, ['hold', '-e', ENV, '--unit', 'db', '--reason', 'incident']);
+    const waits = await del(dir, ['--teardown', '-o', 'json'], 2);
+    assert.deepEqual(codes(waits), ['NYL-STATE-DELETE-WAITING']);
+    assert.deepEqual(waits.json.errors[0].units, ['db']);
+    assert.equal(waits.json.details.teardown.units.db.result, 'held');
+    assert.deepEqual(torn(log), ['app'], 'the teardown of app is done and kept');
+    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'active', 'nothing deleted');
+    assert.ok(docAt(bare, DESIRED, 'units/db.yaml').teardownRequest, 'the request is recorded on the held file');
+    await run(dir, ['resume', '-e', ENV, '--unit', 'db', '--reason', 'resolved']);
+    const done = await del(dir, ['--teardown', '-o', 'json']);
+    assert.equal(done.json.result, 'done');
+    assert.deepEqual(torn(log), ['app', 'db']);
+    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
+  });
+
+  test('a teardown that cannot claim its removal: exit 1, its findings kept; --allow-incomplete needs --teardown and then deletes', async () => {
+    const { dir, bare } = logged({ legacy: { teardown: false } });
+    await run(dir, ['state', 'init', '-e', ENV]);
+    await run(dir, ['reconcile', '-e', ENV]);
+    assert.deepEqual(codes(await del(dir, ['--allow-incomplete', '-o', 'json'], 1)), ['NYL-USAGE']);
+    const failed = await del(dir, ['--teardown', '-o', 'json'], 1);
+    assert.ok(codes(failed).includes('NYL-STATE-DELETE-INCARNATIONS'), JSON.stringify(failed.json.errors));
+    assert.equal(failed.json.details.teardown.units.legacy.result, 'failed');
+    assert.equal(docAt(bare, DESIRED, 'units/legacy.yaml').lifecycle.state, 'deleting', 'the teardown started and is kept');
+    const done = await del(dir, ['--teardown', '--allow-incomplete', '-o', 'json']);
+    assert.equal(done.json.result, 'done');
+    assert.equal(done.json.details.teardown.units.legacy.incomplete, true);
+    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
   });
 });
 
