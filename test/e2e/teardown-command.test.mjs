@@ -1,0 +1,196 @@
+// `nyl teardown` end to end: a run like reconcile (lease, run ref, one transition commit with the
+// operation teardown, a ReconcileReport), requests on held units, holds delivered to a teardown
+// run, and teardowns killed midway then taken over, over file:// and over a smart-HTTP remote
+// whose state branches refuse non-fast-forward updates and deletions.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
+import { nylAsync } from '../support/cli.mjs';
+import { networkRemotes } from '../support/network-remotes.mjs';
+import { logLines, reconcile, results, setup } from '../support/reconcile-helpers.mjs';
+import { commitAt, coordinationRefs, desiredDoc, hold, observedDoc, resume, status, waitForLine } from '../support/hold-helpers.mjs';
+import { nyl } from '../support/cli.mjs';
+
+const DESIRED = 'refs/heads/nyl/dev/desired';
+const show = (r) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
+const codes = (r) => [...r.json.errors, ...r.json.warnings, ...r.json.notes].map((d) => d.code);
+const remotes = networkRemotes('nyl-teardown-remotes-');
+
+/** A unit that logs its name when it runs and `-NAME` when torn down (after waiting for `gate`, when given). */
+function unit(log, name, { dependsOn, recovery, gate, teardown = true } = {}) {
+  const lines = [`script: 'echo ${name} >> ${log}'`];
+  if (dependsOn) lines.push(`dependsOn: [${dependsOn.join(', ')}]`);
+  if (recovery) lines.push(`recovery: ${recovery}`);
+  const wait = gate ? `echo start -${name} >> ${log}; n=0; while [ ! -e ${gate} ] && [ $n -lt 1500 ]; do sleep 0.02; n=$((n+1)); done; ` : '';
+  if (teardown) lines.push(`teardown: {script: '${wait}echo -${name} >> ${log}'}`);
+  return lines.join('\n');
+}
+
+const teardown = (project, args, opts) => nyl(project, ['teardown', '-e', 'dev', ...args], opts);
+
+test('teardown --unit: a run with one transition commit (operation teardown); the unit still in source gets a new incarnation at the next reconcile', () => {
+  const ctx = setup((log) => ({ db: unit(log, 'db'), cache: unit(log, 'cache') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  const oldUid = desiredDoc(ctx.bare, 'cache').uid;
+  logLines(ctx.log, { clear: true });
+  const r = teardown(ctx.project, ['--unit', 'cache', '--reason', 'replaced by redis', '-o', 'json']);
+  assert.equal(r.code, 0, show(r));
+  assert.equal(r.json.kind, 'ReconcileReport');
+  assert.equal(r.json.operation, 'teardown');
+  assert.deepEqual(results(r.json), { cache: 'removed' }, 'only the leaving section: what the teardown did');
+  assert.deepEqual(r.json.details.requested, ['cache']);
+  assert.deepEqual(logLines(ctx.log), ['-cache']);
+  const c = commitAt(ctx.bare, DESIRED);
+  assert.equal(c.headline, 'nyl: teardown dev (cache)');
+  assert.equal(c.body.operation, 'teardown');
+  assert.equal(c.body.run, r.json.run);
+  assert.deepEqual(c.body.removed, ['cache']);
+  assert.deepEqual(c.trailers['Nyl-Operation'], ['teardown']);
+  assert.deepEqual(c.trailers['Nyl-Reason'], ['replaced by redis']);
+  assert.deepEqual(coordinationRefs(ctx.bare), [], 'the lease and the run ref are gone');
+  assert.equal(desiredDoc(ctx.bare, 'cache'), undefined);
+
+  const st = status(ctx.project, ['-o', 'json']);
+  assert.equal(st.json.units.cache.state, 'pending', 'still in source: the next reconcile creates it');
+  const again = reconcile(ctx.project, ['-o', 'json']);
+  assert.equal(again.code, 0, show(again));
+  assert.equal(again.json.units.cache.result, 'executed');
+  assert.notEqual(desiredDoc(ctx.bare, 'cache').uid, oldUid, 'a new incarnation');
+});
+
+test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the state has no incarnation of', () => {
+  const ctx = setup((log) => ({ db: unit(log, 'db') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  const neither = teardown(ctx.project, ['-o', 'json']);
+  assert.equal(neither.code, 1, show(neither));
+  assert.deepEqual(codes(neither), ['NYL-USAGE']);
+  assert.deepEqual(codes(teardown(ctx.project, ['--all', '--unit', 'db', '-o', 'json'])), ['NYL-USAGE']);
+  const unknown = teardown(ctx.project, ['--unit', 'nope', '-o', 'json']);
+  assert.equal(unknown.code, 1, show(unknown));
+  assert.deepEqual(codes(unknown), ['NYL-UNIT-UNKNOWN']);
+  assert.equal(unknown.json.operation, 'teardown');
+});
+
+test('--all tears everything down consumers first; a unit whose consumer is not named waits (exit 2, NYL-TEARDOWN-PENDING)', () => {
+  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app', { dependsOn: ['db'] }), web: unit(log, 'web', { dependsOn: ['app'] }) }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  logLines(ctx.log, { clear: true });
+  const waits = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
+  assert.equal(waits.code, 2, show(waits));
+  assert.equal(waits.json.units.db.result, 'pending-teardown');
+  const pending = waits.json.warnings.find((w) => w.code === 'NYL-TEARDOWN-PENDING');
+  assert.match(pending.fix, /nyl teardown -e dev --unit app/);
+  assert.deepEqual(logLines(ctx.log), []);
+  assert.ok(desiredDoc(ctx.bare, 'db').teardownRequest, 'the request is recorded');
+  const all = teardown(ctx.project, ['--all', '--concurrency', '1', '-o', 'json']);
+  assert.equal(all.code, 0, show(all));
+  assert.deepEqual(logLines(ctx.log), ['-web', '-app', '-db']);
+  assert.deepEqual(all.json.unitOrder, ['web', 'app', 'db']);
+});
+
+test('teardown of a held unit only records the request on its file; the first reconcile after resume carries it out', () => {
+  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  assert.equal(hold(ctx.project, 'db').code, 0);
+  logLines(ctx.log, { clear: true });
+  const r = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
+  assert.equal(r.code, 2, show(r));
+  assert.equal(r.json.units.db.result, 'held');
+  assert.ok(codes(r).includes('NYL-UNIT-HELD'));
+  const held = desiredDoc(ctx.bare, 'db');
+  assert.equal(held.lifecycle.state, 'held');
+  assert.equal(held.teardownRequest.by.includes('<'), true, 'the request names who asked');
+  assert.deepEqual(logLines(ctx.log), [], 'nothing torn down');
+  assert.equal(reconcile(ctx.project).code, 2, 'a reconcile leaves a held unit alone');
+  assert.equal(resume(ctx.project, 'db').code, 0);
+  assert.ok(desiredDoc(ctx.bare, 'db').teardownRequest, 'resume keeps the request');
+  const after = reconcile(ctx.project, ['-o', 'json']);
+  assert.equal(after.code, 0, show(after));
+  assert.equal(after.json.units.db.result, 'removed');
+  assert.deepEqual(logLines(ctx.log), ['-db']);
+});
+
+test('a hold delivered to a teardown run: the unit it did not start yet is held with its request; the run tears down the rest', async () => {
+  const ctx = setup((log) => ({ aslow: unit(log, 'aslow', { gate: `${log}.gate` }), zother: unit(log, 'zother') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  logLines(ctx.log, { clear: true });
+  // One wave, one at a time, by name: aslow waits at its gate while zother waits its turn.
+  const run = nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all', '--concurrency', '1', '-o', 'json']);
+  await waitForLine(ctx.log, 'start -aslow');
+  const h = hold(ctx.project, 'zother', { args: ['-o', 'json'] });
+  assert.equal(h.code, 0, show(h));
+  assert.ok(codes(h).includes('NYL-HOLD-DELIVERED'), show(h));
+  fs.writeFileSync(`${ctx.log}.gate`, '');
+  const r = await run.done;
+  assert.equal(r.code, 2, show(r));
+  const report = JSON.parse(r.stdout);
+  assert.equal(report.units.aslow.result, 'removed');
+  assert.equal(report.units.zother.result, 'held');
+  assert.deepEqual(logLines(ctx.log), ['start -aslow', '-aslow'], 'zother was not torn down');
+  const held = desiredDoc(ctx.bare, 'zother');
+  assert.equal(held.lifecycle.state, 'held');
+  assert.ok(held.teardownRequest, 'its request waits next to the hold');
+  assert.deepEqual(commitAt(ctx.bare, DESIRED).body.held, ['zother']);
+  assert.equal(resume(ctx.project, 'zother').code, 0);
+  const after = reconcile(ctx.project, ['-o', 'json']);
+  assert.equal(after.json.units.zother.result, 'removed', show(after));
+});
+
+/** Over file:// and over smart HTTP with protected state branches. */
+const REMOTES = [
+  ['file://', () => ({})],
+  [
+    'smart HTTP, protected branches',
+    () => {
+      const name = `td-${Math.random().toString(36).slice(2, 8)}.git`;
+      const bare = makeBareRepo(`${remotes.base}/${name}`);
+      installProtectHook(bare);
+      return { bare, url: remotes.http.url(name) };
+    },
+  ],
+];
+
+describe('a teardown killed midway, then taken over', { concurrency: true }, () => {
+  for (const [where, remote] of REMOTES) {
+    test(`${where}: killed after its started marker: a converging teardown runs again in the takeover; a manual one waits for recover --retry`, async () => {
+      const r0 = remote();
+      const ctx = setup((log) => ({ conv: unit(log, 'conv', { recovery: 'converge' }), man: unit(log, 'man') }), r0.url ? r0 : {});
+      assert.equal(reconcile(ctx.project).code, 0);
+      logLines(ctx.log, { clear: true });
+      const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'kill' } }).done;
+      assert.equal(killed.signal, 'SIGKILL', show(killed));
+      assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
+      const takeover = reconcile(ctx.project, ['-o', 'json']);
+      assert.equal(takeover.code, 4, show(takeover));
+      assert.deepEqual(takeover.json.details.recovered.sort(), ['conv', 'man']);
+      assert.equal(takeover.json.units.conv.result, 'removed', 'converge: torn down again by the takeover');
+      assert.equal(takeover.json.units.man.result, 'recovered');
+      assert.equal(desiredDoc(ctx.bare, 'man').lifecycle.state, 'deleting');
+      assert.equal(observedDoc(ctx.bare, 'man').condition.type, 'uncertain');
+      assert.equal(nyl(ctx.project, ['recover', '-e', 'dev', '--unit', 'man', '--retry', '--reason', 'checked']).code, 0);
+      const done = reconcile(ctx.project, ['-o', 'json']);
+      assert.equal(done.code, 0, show(done));
+      assert.equal(done.json.units.man.result, 'removed');
+      assert.equal(desiredDoc(ctx.bare, 'man'), undefined);
+    });
+
+    test(`${where}: killed after its removal was checkpointed: the takeover imports the removal without tearing down again`, async () => {
+      const r0 = remote();
+      const ctx = setup((log) => ({ gone: unit(log, 'gone') }), r0.url ? r0 : {});
+      assert.equal(reconcile(ctx.project).code, 0);
+      logLines(ctx.log, { clear: true });
+      const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--unit', 'gone'], { env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' } }).done;
+      assert.equal(killed.signal, 'SIGKILL', show(killed));
+      assert.deepEqual(logLines(ctx.log), ['-gone']);
+      assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
+      const takeover = reconcile(ctx.project, ['-o', 'json']);
+      assert.equal(takeover.code, 0, show(takeover));
+      assert.deepEqual(takeover.json.details.imported, ['gone']);
+      assert.deepEqual(takeover.json.details.removed, ['gone'], 'the removal is imported');
+      assert.equal(takeover.json.units.gone.result, 'executed', 'still in source: the takeover, the next reconcile, creates it again');
+      assert.deepEqual(logLines(ctx.log), ['-gone', 'gone'], 'torn down once');
+    });
+  }
+});
