@@ -61,6 +61,7 @@ function projectYaml(units, lease) {
       `metadata: {name: ${u.name}}`,
       'spec:',
       ...(u.recovery ? [`  recovery: ${u.recovery}`] : []),
+      ...(u.policy ? [`  deletionPolicy: ${u.policy}`] : []),
       ...(u.dependsOn?.length ? [`  dependsOn: [${u.dependsOn.join(', ')}]`] : []),
       ...(u.env ? [`  env: ${JSON.stringify(u.env)}`] : []),
       `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
@@ -265,7 +266,7 @@ const OPERATIONS = {
 
 export class World {
   /**
-   * units: [{name, recovery?, dependsOn?, version?, env?}] (env: a Command's env, where
+   * units: [{name, recovery?, policy?, dependsOn?, version?, env?}] (policy: deletionPolicy; env: a Command's env, where
    * `${{ units.NAME.outputs.KEY }}` references go); lease: a duration; apply: the fake driver's
    * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run.
    */
