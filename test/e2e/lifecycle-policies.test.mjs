@@ -206,3 +206,23 @@ test('kind change: the old incarnation is torn down first (with --allow-teardown
   assert.equal(now.kind, 'OciImage');
   assert.deepEqual(commitAt(ctx.bare, DESIRED).body.removed, ['a']);
 });
+
+test('a unit that leaves through the unitSelector leaves like one removed from source (NYL-PLAN-UNITS-LEAVING)', () => {
+  const labelled = (log) => ({ a: `${unit(log, 'a')}`, b: `deletionPolicy: Release\n${unit(log, 'b')}` });
+  const ctx = setup(labelled, { envExtra: 'unitSelector: {matchLabels: {}}' });
+  assert.equal(reconcile(ctx.project).code, 0);
+  ctx.envExtra = 'unitSelector: {matchLabels: {team: shop}}';
+  // Only a carries the label now: b leaves the ownership set while source still declares it.
+  const yaml = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').replace('metadata: {name: a}', 'metadata: {name: a, labels: {team: shop}}').replace('unitSelector: {matchLabels: {}}', ctx.envExtra);
+  fs.writeFileSync(`${ctx.project}/nyl.yaml`, yaml);
+  commitFiles(ctx.project, {}, 'select the shop team');
+  const st = status(ctx.project, ['-o', 'json']);
+  assert.equal(st.code, 2, show(st));
+  assert.equal(st.json.units.b.state, 'leaving');
+  assert.ok(st.json.warnings.some((w) => w.code === 'NYL-PLAN-UNITS-LEAVING' && w.units.includes('b')), show(st));
+  const r = reconcile(ctx.project, ['-o', 'json']);
+  assert.equal(r.code, 0, show(r));
+  assert.equal(r.json.units.b.result, 'released');
+  assert.ok(codes(r).includes('NYL-PLAN-UNITS-LEAVING'));
+  assert.equal(desiredDoc(ctx.bare, 'b'), undefined);
+});
