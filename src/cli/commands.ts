@@ -32,6 +32,8 @@ const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <emai
 const LOCAL: OptionSpec = { name: 'local', type: 'boolean', help: "Operate on the clone's own state branches and lease, without fetching, pushing or taking a remote lease." };
 const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
 
+const QUIET_UNIT_OUTPUT: OptionSpec = { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." };
+const UNIT_LOG_DIR: OptionSpec = { name: 'unit-log-dir', type: 'string', value: '<dir>', help: "Append each unit's output, with its start and end lines, to <dir>/<env>/<unit>.log." };
 const ALLOW_TEARDOWN: OptionSpec = { name: 'allow-teardown', type: 'boolean', help: 'Start the teardown of units that left the ownership set, or changed their kind, under deletionPolicy: Teardown. Without it they stay pending-teardown (exit 2).' };
 const ALLOW_DEPENDENTS: OptionSpec = { name: 'allow-dependents', type: 'boolean', help: 'Tear down a unit although retained tombstones cite it; recorded under allowDependents.' };
 const ALLOW_INCOMPLETE: OptionSpec = { name: 'allow-incomplete', type: 'boolean', help: 'Remove a unit whose driver cannot claim its removal (a Command without teardown:) all the same; recorded under incomplete.' };
@@ -96,8 +98,8 @@ export const COMMANDS: CommandSpec[] = [
       ENV,
       { ...REASON, help: 'Why; required. Recorded in the state-deleted event and as the Nyl-Reason trailer.' },
       { name: 'teardown', type: 'boolean', help: 'Tear every unit down first (nyl teardown --all), then delete the state in the same command.' },
-      { name: 'allow-dependents', type: 'boolean', help: 'Teardown: tear a unit down although retained tombstones cite it. Needs --teardown.' },
-      { name: 'allow-incomplete', type: 'boolean', help: 'Teardown: remove a unit whose driver cannot claim its removal. Needs --teardown.' },
+      { ...ALLOW_DEPENDENTS, help: `${ALLOW_DEPENDENTS.help} Needs --teardown.` },
+      { ...ALLOW_INCOMPLETE, help: `${ALLOW_INCOMPLETE.help} Needs --teardown.` },
       { name: 'source', type: 'string', value: '<rev>', help: "Teardown: render units at this revision instead of the Environment's source. Needs --teardown." },
       WAIT,
       AUTHOR,
@@ -125,8 +127,8 @@ export const COMMANDS: CommandSpec[] = [
       ALLOW_INCOMPLETE,
       { name: 'leaving', type: 'boolean', help: 'Do only the lifecycle work of units outside the ownership set (and requested teardowns). Conflicts with --unit.' },
       LOCAL,
-      { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." },
-      { name: 'unit-log-dir', type: 'string', value: '<dir>', help: 'Append each unit\'s output, with its start and end lines, to <dir>/<env>/<unit>.log.' },
+      QUIET_UNIT_OUTPUT,
+      UNIT_LOG_DIR,
       REASON,
       WAIT,
       AUTHOR,
@@ -157,8 +159,8 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'source', type: 'string', value: '<rev>', help: "Resolve the environment at this revision instead of the Environment's source, for this run only." },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Teardowns a wave runs at once. Default 4.' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further teardown after the first failure or uncertain outcome.' },
-      { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." },
-      { name: 'unit-log-dir', type: 'string', value: '<dir>', help: "Append each unit's output, with its start and end lines, to <dir>/<env>/<unit>.log." },
+      QUIET_UNIT_OUTPUT,
+      UNIT_LOG_DIR,
       REASON,
       WAIT,
       AUTHOR,

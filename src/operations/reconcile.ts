@@ -107,7 +107,7 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   const start = await readStart(opened, refs);
   const only = selectedUnits(opened, req.units);
   const requested = requestedOf(opened, start, req);
-  const desired = requested ? withRequests(start.view.desiredUnits, requested, requestOf(rt, opened, req, '')) : start.view.desiredUnits;
+  const desired = requestsRecorded(rt, opened, req, requested, start.view.desiredUnits, '');
   const mode = modeOf(req);
   const preview = planEnvironment({ ...startInput(opened, start), desired, lifecycle: lifecycleOf(req), ...(only || mode ? { run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}) } } : {}) });
   const recordsRequests = requested !== undefined && !sameDocuments(desired, start.view.desiredUnits);
@@ -144,9 +144,11 @@ function requestedOf(opened: OpenedEnvironment, start: Start, req: ReconcileOpti
   return names;
 }
 
-/** The teardownRequest a `nyl teardown` run records. */
-function requestOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, run: string): TeardownRequest {
-  return { by: formatIdentity(opened.author!), at: isoSeconds(rt.clock.now()), ...(req.reason ? { reason: req.reason } : {}), ...(run ? { run } : {}) };
+/** The desired documents with the teardownRequest a `nyl teardown` run records on each requested unit. */
+function requestsRecorded(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, requested: string[] | undefined, desired: ReadonlyMap<string, DesiredUnitDoc>, run: string): ReadonlyMap<string, DesiredUnitDoc> {
+  if (!requested) return desired;
+  const request: TeardownRequest = { by: formatIdentity(opened.author!), at: isoSeconds(rt.clock.now()), ...(req.reason ? { reason: req.reason } : {}), ...(run ? { run } : {}) };
+  return withRequests(desired, requested, request);
 }
 
 /** Do two sets of desired documents hold the same documents (by identity: requests recorded before are kept as they were)? */
@@ -233,10 +235,9 @@ async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: S
   return takeOver(opened.store, start.refs, { ...startInput(opened, start), now: isoSeconds(rt.clock.now()) }, run.runRef.run, run.tx.replaced);
 }
 
-function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction): Promise<EngineResult> {
+function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction, requested: string[] | undefined): Promise<EngineResult> {
   const { store, loc } = opened;
-  const requested = requestedOf(opened, start, req);
-  const desired = requested ? withRequests(takeover.imported.desired, requested, requestOf(rt, opened, req, run.runRef.run)) : takeover.imported.desired;
+  const desired = requestsRecorded(rt, opened, req, requested, takeover.imported.desired, run.runRef.run);
   const mode = modeOf(req);
   return runEngine({
     rt,
@@ -273,10 +274,11 @@ function leaseLost(env: string): NylError {
 async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, first: Start, run: RunTransaction): Promise<ReconcileReport> {
   const start = await startUnderLease(opened, first, run.tx.snapshot);
   const takeover = await takeOverDeadRuns(rt, opened, start, run);
-  const engine = await engineOf(rt, opened, req, only, start, takeover, run);
+  // Decided under the lease, on the state the run starts from.
+  const requested = requestedOf(opened, start, req);
+  const engine = await engineOf(rt, opened, req, only, start, takeover, run, requested);
   if (engine.lost) throw leaseLost(opened.env.name);
   const report = runReport(opened, run.runRef.run, takeover, engine, only, operationOf(req));
-  const requested = requestedOf(opened, start, req);
   if (requested) report.details.requested = requested;
   if (engine.cancelled) {
     // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.

@@ -25,8 +25,9 @@
  */
 import { defaultRecovery } from '../drivers/kinds';
 import { consumersFirstOrder } from '../project/graph';
-import type { ConditionRecord, DeletionPolicy, DesiredUnitDoc, ReceiptRecord } from '../state/documents';
+import type { DeletionPolicy, DesiredUnitDoc } from '../state/documents';
 import type { Action, DeletionCause, TeardownWait, UnitPlan } from './actions';
+import { conditionOfIncarnation, receiptOfIncarnation, terminalCondition } from './incarnation';
 import type { PlanInput } from './input';
 
 export type { LifecycleOptions } from './input';
@@ -71,14 +72,6 @@ export function lifecycleBase(name: string, desired: DesiredUnitDoc, input: Plan
   return plan;
 }
 
-function receiptOfIncarnation(plan: UnitPlan): ReceiptRecord | undefined {
-  return plan.uid && plan.observed?.uid === plan.uid ? plan.observed.receipt : undefined;
-}
-
-function conditionOfIncarnation(plan: UnitPlan): ConditionRecord | undefined {
-  return plan.uid && plan.observed?.uid === plan.uid ? plan.observed.condition : undefined;
-}
-
 /**
  * Decides every unit with lifecycle work, consumers first (by the dependencies their desired
  * documents recorded), into `units`: `causes` names them with why they are deleted.
@@ -87,7 +80,8 @@ export function planLifecycle(input: PlanInput, units: Map<string, UnitPlan>, ca
   const graph = new Map([...causes.keys()].map((n) => [n, { dependsOn: input.desired.get(n)?.dependsOn ?? [] }]));
   for (const name of consumersFirstOrder(graph)) {
     const desired = input.desired.get(name)!;
-    const base = units.get(name) && causes.get(name) !== 'leaving' ? { ...units.get(name)!, ...lifecycleBase(name, desired, input) } : lifecycleBase(name, desired, input);
+    // An owned unit's placeholder from the planner's first pass is its lifecycleBase with its source unit.
+    const base = units.get(name) ?? lifecycleBase(name, desired, input);
     const cause = causes.get(name)!;
     units.set(name, decideLifecycle(base, cause === 'leaving' ? leavingCause(desired) : cause, cause !== 'leaving', input, units));
   }
@@ -127,23 +121,12 @@ function baseAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, unit
 function teardownAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): Action {
   const started = plan.desired!.lifecycle?.state === 'deleting';
   const condition = started ? conditionOfIncarnation(plan) : undefined;
-  const terminal = condition ? terminalTeardownCondition(plan, condition, input) : undefined;
+  const terminal = condition ? terminalCondition(condition, recoveryOfRendering(plan, input), input.run?.runId) : undefined;
   if (terminal) return terminal;
   if (!started && cause !== 'request' && !input.lifecycle?.allowTeardown) return { type: 'pending-teardown', reason: 'needs-allow-teardown', cause };
   const dependents = cause === 'kind-change' ? undefined : dependentsOf(plan.name, input, units);
   if (dependents && 'reason' in dependents) return { type: 'pending-teardown', ...dependents };
   return { type: 'teardown', reason: cause, ...(condition ? { condition } : {}), ...(dependents?.allowed ? { allowedDependents: dependents.allowed } : {}) };
-}
-
-/** A condition of a started teardown that keeps it from running again: it waits for an operator, or arose in this run. */
-function terminalTeardownCondition(plan: UnitPlan, condition: ConditionRecord, input: PlanInput): Action | undefined {
-  const inRun = input.run !== undefined && condition.run === input.run.runId;
-  if (condition.type === 'uncertain') {
-    if (inRun) return { type: 'uncertain', reason: 'uncertain-in-run', condition };
-    return recoveryOfRendering(plan, input) === 'converge' ? undefined : { type: 'uncertain', reason: 'needs-recovery', condition };
-  }
-  if (inRun) return { type: 'failed', reason: 'failed-in-run', condition };
-  return condition.retryable ? undefined : { type: 'failed', reason: 'needs-acknowledgement', condition };
 }
 
 /** The recovery policy of the unit as its desired document recorded it. */

@@ -24,6 +24,7 @@ import { byCodeUnits } from '../util/compare';
 import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
 import { willExecute } from './actions';
 import type { PlanInput, Prepared } from './input';
+import { conditionOfIncarnation, receiptOfIncarnation, terminalCondition } from './incarnation';
 import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
 
 export type { PlanInput, Prepared, RunContext, RunMode } from './input';
@@ -191,34 +192,24 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   return finish({ ...plan, action }, input);
 }
 
-/** The unit's receipt in its current incarnation, current or not. */
-function receiptOf(plan: UnitPlan | undefined): ReceiptRecord | undefined {
-  return plan?.uid && plan.observed?.uid === plan.uid ? plan.observed.receipt : undefined;
-}
-
-/** The condition of the unit's current incarnation, if any. */
-function conditionOf(plan: UnitPlan): ConditionRecord | undefined {
-  return plan.uid && plan.observed?.uid === plan.uid ? plan.observed.condition : undefined;
-}
-
 /** Actions in precedence order after holds: see the module header. */
 function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: Resolved, planned: ReadonlyMap<string, UnitPlan>): Action {
   if (resolved.errors.length > 0) return { type: 'blocked', reason: 'render-error', errors: resolved.errors };
-  const condition = conditionOf(plan);
-  const terminal = condition ? terminalCondition(condition, unit, input) : undefined;
+  const condition = conditionOfIncarnation(plan);
+  const terminal = condition ? terminalCondition(condition, recoveryOf(unit, input.drivers), input.run?.runId) : undefined;
   if (terminal) return terminal;
   if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
   if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
   const reason = executeReason(plan, condition, resolved.executionKey);
   if (reason) return { type: 'execute', reason, ...(condition ? { condition } : {}) };
-  return currentAction(plan.desired, receiptOf(plan)!);
+  return currentAction(plan.desired, receiptOfIncarnation(plan)!);
 }
 
 /** Why the unit executes by its own state, or undefined when its receipt is for `key`. */
 function executeReason(plan: UnitPlan, condition: ConditionRecord | undefined, key: string | undefined): ExecuteReason | undefined {
   if (condition?.type === 'uncertain') return 'converge-uncertain';
   if (condition?.type === 'failed') return 'retry-failure';
-  const receipt = receiptOf(plan);
+  const receipt = receiptOfIncarnation(plan);
   if (receipt && receipt.executionKey === key) return undefined;
   if (receipt) return 'key-changed';
   return plan.newIncarnation || !plan.uid ? 'no-incarnation' : 'no-receipt';
@@ -230,7 +221,7 @@ function executeReason(plan: UnitPlan, condition: ConditionRecord | undefined, k
  * and may stay current. Only a receipt without a condition needs the provisional key.
  */
 function afterWait(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, condition: ConditionRecord | undefined): ExecuteReason | undefined {
-  if (condition || !receiptOf(plan)) return executeReason(plan, condition, undefined);
+  if (condition || !receiptOfIncarnation(plan)) return executeReason(plan, condition, undefined);
   const provisional = provisionalKey(plan, unit, input, planned);
   return provisional === undefined ? undefined : executeReason(plan, undefined, provisional);
 }
@@ -243,7 +234,7 @@ function afterWait(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned
  */
 function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): string | undefined {
   if (!plan.uid || input.drivers.driver(unit.kind)?.prepare) return undefined;
-  const latest: OutputsOf = (name) => receiptOf(planned.get(name))?.outputs;
+  const latest: OutputsOf = (name) => receiptOfIncarnation(planned.get(name))?.outputs;
   return resolveUnit(unit, input.env, plan.uid, latest, input.drivers).executionKey;
 }
 
@@ -254,17 +245,6 @@ function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, pl
  */
 function currentAction(desired: DesiredUnitDoc | undefined, receipt: ReceiptRecord): Action {
   return sameDecision(desired, receipt.desired) ? { type: 'current', reason: 'receipt-current' } : { type: 'current', reason: 'desired-restored' };
-}
-
-/** A condition that keeps the unit from executing: it waits for an operator, or arose in this run. */
-function terminalCondition(condition: ConditionRecord, unit: UnitResource, input: PlanInput): Action | undefined {
-  const inRun = input.run !== undefined && condition.run === input.run.runId;
-  if (condition.type === 'uncertain') {
-    if (inRun) return { type: 'uncertain', reason: 'uncertain-in-run', condition };
-    return recoveryOf(unit, input.drivers) === 'converge' ? undefined : { type: 'uncertain', reason: 'needs-recovery', condition };
-  }
-  if (inRun) return { type: 'failed', reason: 'failed-in-run', condition };
-  return condition.retryable ? undefined : { type: 'failed', reason: 'needs-acknowledgement', condition };
 }
 
 /**
