@@ -76,7 +76,20 @@ export function leavingWarnings(report: ReconcileReport, plan: Plan, results: Li
   const leftSet = rows.filter((n) => !owned.has(n));
   if (leftSet.length > 0) out.push(diagnostic('NYL-PLAN-UNITS-LEAVING', 'warning', `${leftSet.length === 1 ? 'a unit leaves' : `${leftSet.length} units leave`} the ownership set of ${env}: ${leftSet.join(', ')}`, { env, units: leftSet }));
   for (const name of rows) out.push(...unitLeavingWarnings(name, report.units[name]!, plan.units.get(name), results, env, command));
+  out.push(...replacedKinds(report, results));
   return out;
+}
+
+/** Kind changes this run completed: the old incarnation went and the new kind's row is an execution. */
+function replacedKinds(report: ReconcileReport, results: LifecycleResults): Diagnostic[] {
+  const env = report.environment;
+  const gone = [
+    ...[...results.teardownOutcomes.values()].filter((o) => o.cause === 'kind-change' && o.result === 'removed').map((o) => ({ name: o.name, kind: o.kind, how: 'torn down' })),
+    ...[...results.lifecycleDone.values()].filter((d) => d.kindChange).map((d) => ({ name: d.name, kind: d.kind, how: 'released' })),
+  ];
+  return gone
+    .filter((g) => report.units[g.name] && !report.units[g.name]!.leaving)
+    .map((g) => diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${g.name} changed its kind: its old ${g.kind} incarnation was ${g.how} first, then the new kind started a new one`, { env, unit: g.name, units: [g.name] }));
 }
 
 /**

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Outputs } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
-import type { DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
+import type { DeletionCause, DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
 import type { LifecycleOptions } from '../plan/lifecycle';
 import { currentUid, ownedGraph, planEnvironment, type Prepared, type RunMode, sameDecision } from '../plan/planner';
 import { isoSeconds } from '../util/clock';
@@ -26,6 +26,8 @@ export interface UnitOutcome {
   incomplete?: boolean;
   /** A teardown that retained tombstones cite, let through by --allow-dependents. */
   allowedDependents?: string[];
+  /** Why a teardown ran: the unit left, was requested, or changed its kind. */
+  cause?: DeletionCause;
   /** One line: empty for an execution, else the failure or uncertainty. */
   detail: string;
   uid: string;
@@ -162,7 +164,8 @@ export class RunState {
    * the condition.
    */
   recordTeardown(plan: UnitPlan, cp: Checkpoint, durationMs: number): UnitOutcome {
-    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, phase: 'teardown' as const, durationMs, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}) };
+    const cause = plan.action.type === 'teardown' ? { cause: plan.action.reason } : {};
+    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, phase: 'teardown' as const, durationMs, ...cause, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}) };
     let result: UnitOutcome;
     if (cp.result === 'removed') {
       this.desired.delete(plan.name);

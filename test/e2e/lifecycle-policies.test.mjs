@@ -201,6 +201,7 @@ test('kind change: the old incarnation is torn down first (with --allow-teardown
   assert.deepEqual(logLines(ctx.log), ['-a {}'], 'the old Command was torn down');
   assert.equal(r.json.units.a.kind, 'OciImage', show(r));
   assert.equal(r.json.units.a.dispatched, true, 'the new kind executed in the same run');
+  assert.ok(r.json.warnings.some((w) => w.code === 'NYL-UNIT-KIND-CHANGE' && /torn down first/.test(w.message)), show(r));
   const now = desiredDoc(ctx.bare, 'a');
   assert.notEqual(now.uid, oldUid, 'a new incarnation');
   assert.equal(now.kind, 'OciImage');
