@@ -125,6 +125,14 @@ function listed(plan: UnitPlan, only: ReadonlySet<string> | undefined): boolean 
 }
 
 /**
+ * `nyl teardown` lists its leaving section and the units with a request it did not carry out (a
+ * held one), besides what its commit changes (listChanged); reconcile lists every unit.
+ */
+function inTeardownReport(report: ReconcileReport, unit: UnitPlan): boolean {
+  return report.operation !== 'teardown' || unit.desired?.teardownRequest !== undefined;
+}
+
+/**
  * Fills the table: the leaving section first (what the run deleted, then what waits), then the
  * dispatched executions in dispatch order, then the rest in plan order.
  */
@@ -132,10 +140,9 @@ function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<st
   const imported = Object.keys(report.units).filter((n) => report.units[n]!.leaving);
   for (const [name, outcome] of outcomes) report.units[name] = dispatchedRow(outcome);
   const leaving = [...imported, ...addLeavingRows(report, plan, lifecycle, (u) => plannedRow(u, report.source, imports), (u) => listed(u, only))];
-  // `nyl teardown` lists its leaving section only (and what its commit changes: listChanged).
-  for (const name of report.operation === 'teardown' ? [] : plan.order) {
+  for (const name of plan.order) {
     const unit = plan.units.get(name)!;
-    if (!report.units[name] && listed(unit, only)) report.units[name] = plannedRow(unit, report.source, imports);
+    if (!report.units[name] && listed(unit, only) && inTeardownReport(report, unit)) report.units[name] = plannedRow(unit, report.source, imports);
   }
   orderRows(report, plan, lifecycle.dispatchOrder, leaving);
   resolutionDiagnostics(report, plan, only);

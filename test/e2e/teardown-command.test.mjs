@@ -194,3 +194,16 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
     });
   }
 });
+
+test('a teardown asked again of a held unit whose request is recorded changes nothing and still reports it held (exit 2)', () => {
+  const ctx = setup((log) => ({ db: unit(log, 'db') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  assert.equal(hold(ctx.project, 'db').code, 0);
+  assert.equal(teardown(ctx.project, ['--unit', 'db']).code, 2);
+  const tip = commitAt(ctx.bare, DESIRED).oid;
+  const again = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
+  assert.equal(again.code, 2, show(again));
+  assert.equal(again.json.units.db.result, 'held');
+  assert.equal(again.json.run, undefined, 'nothing to do: no lease, no run');
+  assert.equal(commitAt(ctx.bare, DESIRED).oid, tip);
+});
