@@ -130,11 +130,12 @@ export const CATALOG = {
       if (p.runs) {
         return `import the runs first: \`nyl reconcile -e ${e(p)}\` imports them (and executes what is pending), or, for the run of a broken lease, \`nyl recover -e ${e(p)}\` imports it without executing anything; then delete the state again`;
       }
-      const forget = `drop a unit from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+      // Why no `nyl state forget` here: it drops only a retained tombstone, a pending teardown or a
+      // released record, and refuses a unit whose teardown started (it is deleting).
       if (p.failed) {
-        return `check what the teardown of ${u(p)} did (details.teardown); once you know, \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\` lets the teardown run again, or ${forget}; then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again`;
+        return `check what the teardown of ${u(p)} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown. A teardown that timed out or is uncertain needs \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\` first; a unit whose driver cannot claim its removal (a Command without teardown:) needs --allow-incomplete`;
       }
-      return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or ${forget}`;
+      return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop a retained tombstone or a pending teardown from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
     },
   },
   'NYL-STATE-DELETE-WAITING': {
@@ -241,7 +242,7 @@ export const CATALOG = {
   'NYL-UNIT-RELEASED': {
     exit: 0,
     summary: "A unit's resources were left in place.",
-    fix: (p) => `remove the resources of ${u(p)} by hand when nothing needs them; \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason <why>\` then drops its record`,
+    fix: (p) => `remove the resources of ${u(p)} by hand when nothing needs them; \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\` then drops its record`,
   },
   'NYL-UNIT-KIND-CHANGE': {
     exit: 2,
@@ -316,8 +317,8 @@ export const CATALOG = {
     summary: 'Retained tombstones cite the unit.',
     fix: (p) => {
       const tombstones = (p.dependents as string[] | undefined) ?? [];
-      const forget = tombstones.map((t) => `\`nyl state forget -e ${e(p)} --unit ${t} --reason <why>\``).join(', ');
-      return `pass --allow-dependents to tear ${u(p)} down all the same, or drop the tombstones first: ${forget || '`nyl state forget`'}`;
+      const forget = (t: string) => `\`nyl state forget -e ${e(p)} --unit ${t} --reason "<why>"\``;
+      return `pass --allow-dependents to tear ${u(p)} down all the same, or drop the tombstones first: ${tombstones.length > 0 ? tombstones.map(forget).join(', ') : forget('<tombstone>')}`;
     },
   },
   'NYL-TEARDOWN-WAITING': {

@@ -17,7 +17,6 @@ import { CATALOG, fixFor } from '../../dist/errors/catalog.js';
 import { command, environment, nylYaml } from '../support/cli.mjs';
 import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles } from '../support/reconcile-helpers.mjs';
-import { setLifecycle } from '../support/state-edit.mjs';
 import { describe as show, gatedScript, logLines, openGate, waitUntil } from '../support/hold-helpers.mjs';
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
 
@@ -25,6 +24,7 @@ after(cleanupAll);
 
 const ENV = 'dev';
 const DESIRED = 'refs/heads/nyl/dev/desired';
+const OBSERVED = 'refs/heads/nyl/dev/observed';
 const LEASE = 'refs/nyl/dev/lease';
 const RUNS = 'refs/nyl/dev/runs/';
 
@@ -43,6 +43,11 @@ const PROBES = {
   'not retryable': { retryable: false, acknowledge: true },
   'not retryable, unimported': { retryable: false, acknowledge: true, unimported: true },
   held: { held: true },
+  'needs-allow-teardown': { wait: 'needs-allow-teardown' },
+  'lifecycle-excluded': { wait: 'lifecycle-excluded' },
+  dependents: { dependents: ['d'] },
+  teardown: { command: 'teardown' },
+  waitsForTeardown: { waitsForTeardown: true },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -54,10 +59,8 @@ const SKIPPED = {
   'NYL-STATE-MOVED': 'names only `nyl state move`, and only `nyl state move` (not built yet) leaves a moved location',
   'NYL-STATE-DIVERGED': 'outside `state init`, the only command it names is `nyl state move --from local` (not built yet)',
   'NYL-STATE-MISSING (fromLocal)': 'its first way forward is `nyl state move -e ENV --from local`, not built yet (test/e2e/local-runs.test.mjs checks the text)',
-  'NYL-STATE-DELETE-INCARNATIONS': 'names `nyl state delete --teardown`, whose teardown step (`nyl teardown --all`) is not built yet, `nyl teardown` and `nyl state forget` (not built yet); test/e2e/state-delete.test.mjs checks the text',
-  'NYL-STATE-DELETE-INCARNATIONS (failed)': 'printed only after the teardown of `state delete --teardown`, which is not built yet (test/e2e/state-delete.test.mjs checks the text with a fake teardown)',
-  'NYL-STATE-DELETE-WAITING': 'printed only after the teardown of `state delete --teardown`, which is not built yet (test/e2e/state-delete.test.mjs checks the text with a fake teardown)',
-    'NYL-FORGET-REFUSED': 'names only `nyl teardown`; test/e2e/state-forget.test.mjs checks the text',
+  'NYL-TEARDOWN-PENDING': 'the text without dependents is a fallback no command prints: a teardown that waits for its dependents names them (the dependents variant)',
+  'NYL-TEARDOWN-HAS-DEPENDENTS': 'the text without tombstones is a fallback no command prints: the warning names the tombstones that cite the unit (the dependents variant)',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
   'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
   'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
@@ -169,6 +172,24 @@ function scratch() {
   const dir = tempDir('nyl-fix-');
   return { log: path.join(dir, 'log'), gate: path.join(dir, 'gate') };
 }
+
+/**
+ * A Command that appends NAME to log when it runs and -NAME when its teardown: action runs
+ * (teardown: false declares none; a string is the teardown's own script).
+ */
+function logged(log, name, { policy, dependsOn, teardown = `echo -${name} >> ${log}` } = {}) {
+  const lines = [policy && `deletionPolicy: ${policy}`, dependsOn && `dependsOn: [${dependsOn.join(', ')}]`, `script: 'echo ${name} >> ${log}'`];
+  if (teardown) lines.push(`teardown: {script: '${teardown}'}`);
+  return lines.filter(Boolean).join('\n');
+}
+
+/** Whether the state ref `ref` of repo holds a file of unit. */
+function unitFile(repo, ref, unit) {
+  return git(repo, 'ls-tree', '--name-only', ref, `units/${unit}.yaml`) !== '';
+}
+
+/** The lines of log that say a teardown ran (-NAME). */
+const teardownsIn = (log) => logLines(log).filter((l) => l.startsWith('-'));
 
 /** `nyl args...` that must exit with one of `exits`: the test's own steps, not printed fixes. */
 async function step(cwd, args, exits = [0], env = {}) {
@@ -335,20 +356,31 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     'a retained tombstone that hold refuses, and a held unit that state forget refuses',
     ['NYL-HOLD-REFUSED', 'NYL-FORGET-REFUSED (held)'],
     async (fx) => {
-      const { dir } = project({ a: "script: 'true'", b: "script: 'true'" });
+      const s = scratch();
+      const { dir } = project({ a: logged(s.log, 'a'), b: logged(s.log, 'b') });
       await step(dir, ['state', 'init', '-e', ENV]);
       await step(dir, ['reconcile', '-e', ENV]);
-      // b leaves source and stays as a tombstone, as deletionPolicy Retain leaves it.
-      commitFiles(dir, { 'nyl.yaml': project({ a: "script: 'true'" }).yaml });
-      setLifecycle(dir, 'b', 'retained');
+      // b leaves source and stays as a tombstone (deletionPolicy Retain, the default).
+      commitFiles(dir, { 'nyl.yaml': project({ a: logged(s.log, 'a') }).yaml });
+      await step(dir, ['reconcile', '-e', ENV]);
       const tombstone = await step(dir, ['hold', '-e', ENV, '--unit', 'b', '--reason', 'incident', '-o', 'json'], [1]);
-      await fx.exec(dir, fx.only(fx.printed(tombstone, 'NYL-HOLD-REFUSED', { unit: 'b' })), [0]);
-      assert.equal(git(dir, 'ls-tree', '--name-only', DESIRED, 'units/b.yaml'), '', 'the tombstone is forgotten');
+      const [teardown, forget] = fx.commands(fx.printed(tombstone, 'NYL-HOLD-REFUSED', { unit: 'b' }));
+      const other = fork(dir);
+      await fx.exec(dir, forget, [0]);
+      assert.equal(unitFile(dir, DESIRED, 'b'), false, 'the tombstone is forgotten');
+      assert.deepEqual(teardownsIn(s.log), [], 'forget touches no resource');
+      await fx.exec(other, teardown, [0]);
+      assert.equal(unitFile(other, DESIRED, 'b'), false, 'the tombstone is torn down');
+      assert.deepEqual(teardownsIn(s.log), ['-b']);
 
       await step(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'incident']);
       const held = await step(dir, ['state', 'forget', '-e', ENV, '--unit', 'a', '--reason', 'not needed', '-o', 'json'], [1]);
-      await fx.exec(dir, fx.only(fx.printed(held, 'NYL-FORGET-REFUSED (held)', { unit: 'a' })), [0]);
+      const [resume, teardownA] = fx.commands(fx.printed(held, 'NYL-FORGET-REFUSED (held)', { unit: 'a' }));
+      await fx.exec(dir, resume, [0]);
       assert.doesNotMatch(git(dir, 'show', `${DESIRED}:units/a.yaml`), /state: held/, 'the hold is lifted: a teardown now applies');
+      await fx.exec(dir, teardownA, [0]);
+      assert.equal(unitFile(dir, DESIRED, 'a'), false, 'a is torn down');
+      assert.deepEqual(teardownsIn(s.log), ['-b', '-a']);
     },
   );
 
@@ -492,6 +524,169 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.ok(again.json.errors.every((d) => d.code === 'NYL-STATE-DELETE-INCARNATIONS' && d.units?.includes('a')), show(again));
     }
   });
+
+  group(
+    'units leave source under each deletion policy: a release, teardowns that wait for --allow-teardown, one without teardown:, one a tombstone cites',
+    ['NYL-UNIT-RELEASED', 'NYL-TEARDOWN-PENDING (needs-allow-teardown)', 'NYL-TEARDOWN-INCOMPLETE', 'NYL-TEARDOWN-HAS-DEPENDENTS (dependents)'],
+    async (fx) => {
+      const s = scratch();
+      const td = { policy: 'Teardown' };
+      const units = { rel: logged(s.log, 'rel', { policy: 'Release' }), td: logged(s.log, 'td', td), bare: logged(s.log, 'bare', { ...td, teardown: false }), base: logged(s.log, 'base', td), user: logged(s.log, 'user', { dependsOn: ['base'] }), keep: logged(s.log, 'keep') };
+      const { dir } = project(units);
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      commitFiles(dir, { 'nyl.yaml': project({ keep: units.keep }).yaml });
+      const left = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [2]);
+
+      await fx.exec(dir, fx.only(fx.printed(left, 'NYL-UNIT-RELEASED', { unit: 'rel' })), [0]);
+      assert.equal(unitFile(dir, OBSERVED, 'rel'), false, 'the released record is dropped');
+
+      const allow = fx.only(fx.printed(left, 'NYL-TEARDOWN-PENDING (needs-allow-teardown)', { unit: 'td' }));
+      for (const u of ['bare', 'base']) assert.deepEqual(fx.only(fx.printed(left, 'NYL-TEARDOWN-PENDING (needs-allow-teardown)', { unit: u })), allow);
+      assert.deepEqual(teardownsIn(s.log), [], 'nothing is torn down without --allow-teardown');
+      const started = await fx.exec(dir, allow, [3]); // bare cannot claim its removal
+      assert.deepEqual(teardownsIn(s.log), ['-td'], 'td is torn down; base waits for the tombstone user');
+      assert.equal(unitFile(dir, DESIRED, 'td'), false);
+
+      const incomplete = fx.only(fx.printed(started, 'NYL-TEARDOWN-INCOMPLETE', { unit: 'bare' }));
+      const forgetUser = fx.only(fx.printed(started, 'NYL-TEARDOWN-HAS-DEPENDENTS (dependents)', { unit: 'base', params: { dependents: ['user'] } }));
+      await fx.exec(dir, incomplete, [2]); // base still waits for --allow-teardown
+      assert.equal(unitFile(dir, DESIRED, 'bare'), false, 'bare is removed without a claim of removal');
+      await fx.exec(dir, forgetUser, [0]);
+      assert.equal(unitFile(dir, DESIRED, 'user'), false, 'the tombstone is dropped');
+      // "drop the tombstones first": then the teardown goes on with --allow-teardown, as before.
+      await step(dir, ['reconcile', '-e', ENV, '--allow-teardown']);
+      assert.deepEqual(teardownsIn(s.log), ['-td', '-base']);
+      assert.equal(unitFile(dir, DESIRED, 'base'), false);
+    },
+  );
+
+  group(
+    'teardown requests: forget refuses an active unit, a unit others depend on waits for them, a Command without teardown: cannot claim its removal',
+    ['NYL-FORGET-REFUSED', 'NYL-TEARDOWN-PENDING (dependents)', 'NYL-TEARDOWN-INCOMPLETE (teardown)'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ db: logged(s.log, 'db'), app: logged(s.log, 'app', { dependsOn: ['db'] }), x: logged(s.log, 'x', { teardown: false }), y: logged(s.log, 'y') });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+
+      const active = await step(dir, ['state', 'forget', '-e', ENV, '--unit', 'y', '--reason', 'not needed', '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(active, 'NYL-FORGET-REFUSED', { unit: 'y' })), [0]);
+      assert.deepEqual(teardownsIn(s.log), ['-y']);
+      assert.equal(unitFile(dir, DESIRED, 'y'), false, 'y is torn down');
+
+      const waits = await step(dir, ['teardown', '-e', ENV, '--unit', 'db', '-o', 'json'], [2]);
+      assert.equal(waits.json.units.db.result, 'pending-teardown', show(waits));
+      const app = fx.only(fx.printed(waits, 'NYL-TEARDOWN-PENDING (dependents)', { unit: 'db', params: { dependents: ['app'] } }));
+      await fx.exec(dir, app, [0]);
+      assert.deepEqual(teardownsIn(s.log), ['-y', '-app', '-db'], 'app, then the db whose request waited for it');
+      for (const u of ['app', 'db']) assert.equal(unitFile(dir, DESIRED, u), false, `${u} is torn down`);
+
+      const bare = await step(dir, ['teardown', '-e', ENV, '--unit', 'x', '-o', 'json'], [3]);
+      await fx.exec(dir, fx.only(fx.printed(bare, 'NYL-TEARDOWN-INCOMPLETE (teardown)', { unit: 'x' })), [0]);
+      assert.equal(unitFile(dir, DESIRED, 'x'), false, 'x is removed without a claim of removal');
+    },
+  );
+
+  group('a retained tombstone keeps the state from being deleted: each way the refusal names works as printed, each in its own copy', ['NYL-STATE-DELETE-INCARNATIONS'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ a: logged(s.log, 'a') });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    commitFiles(dir, { 'nyl.yaml': project({}).yaml });
+    const kept = await step(dir, ['reconcile', '-e', ENV, '-o', 'json']);
+    assert.equal(kept.json.units.a.result, 'retained', show(kept));
+    const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
+    const refused = await step(dir, deleteIt, [1]);
+    const [all, teardown, forget] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS', { unit: 'a' }));
+    assert.deepEqual([all, teardown, forget].map((c) => c.argv.slice(0, 2)), [['state', 'delete'], ['teardown', '-e'], ['state', 'forget']]);
+    const second = fork(dir);
+    const third = fork(dir);
+    await fx.exec(dir, all, [0]);
+    assert.deepEqual(teardownsIn(s.log), ['-a'], 'the tombstone is torn down, then the state deleted');
+    await fx.exec(second, teardown, [0]);
+    assert.deepEqual(teardownsIn(s.log), ['-a', '-a'], 'the tombstone is torn down in the second copy too');
+    await fx.exec(third, forget, [0]);
+    assert.deepEqual(teardownsIn(s.log), ['-a', '-a'], 'forget touches no resource');
+    for (const world of [second, third]) await step(world, deleteIt);
+    for (const world of [dir, second, third]) assert.match(git(world, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+  });
+
+  group('state delete --teardown: a teardown that fails and one that times out', ['NYL-STATE-DELETE-INCARNATIONS (failed)'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({
+      f: `script: 'true'\nteardown: {script: '[ -e ${s.gate} ] && echo -f >> ${s.log}'}`,
+      t: `timeout: 1s\nscript: 'true'\nteardown: {script: '[ -e ${s.gate} ] || sleep 5; echo -t >> ${s.log}'}`,
+    });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    const failed = await step(dir, ['state', 'delete', '-e', ENV, '--teardown', '--reason', 'decommission', '-o', 'json'], [1]);
+    assert.deepEqual(['f', 't'].map((u) => failed.json.details.teardown.units[u].result), ['failed', 'failed'], show(failed));
+    // Two units failed: the fix names no unit, and the reader picks t, whose teardown timed out.
+    const both = fx.printed(failed, 'NYL-STATE-DELETE-INCARNATIONS (failed)', { where: (d) => [...d.units].sort().join() === 'f,t', params: { unit: undefined } });
+    const [again, recover] = fx.commands(both, { '<unit>': 't' });
+    assert.deepEqual([again.argv.slice(0, 3), recover.argv.slice(0, 5)], [['state', 'delete', '-e'], ['recover', '-e', ENV, '--unit', 't']]);
+
+    // The cause is fixed. t timed out, so its teardown runs again only after recover; f's runs again as it is.
+    openGate(s.gate);
+    const other = fork(dir);
+    await fx.exec(dir, recover, [0]);
+    await fx.exec(dir, again, [0]);
+    assert.deepEqual(teardownsIn(s.log).sort(), ['-f', '-t']);
+    assert.match(git(dir, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+
+    // In a copy, the deletion alone first: f goes, t still needs recover, and the same fix says so about t.
+    const retried = await fx.exec(other, again, [1]);
+    assert.deepEqual(teardownsIn(s.log).sort(), ['-f', '-f', '-t']);
+    assert.equal(unitFile(other, DESIRED, 'f'), false, 'f is torn down');
+    const onlyT = fx.commands(fx.printed(retried, 'NYL-STATE-DELETE-INCARNATIONS (failed)', { unit: 't' }));
+    assert.deepEqual(onlyT.map((c) => c.argv), [again.argv, recover.argv]);
+    await fx.exec(other, recover, [0]);
+    await fx.exec(other, again, [0]);
+    assert.deepEqual(teardownsIn(s.log).sort(), ['-f', '-f', '-t', '-t']);
+    assert.match(git(other, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+  });
+
+  group('state delete --teardown: a held unit it waits for', ['NYL-STATE-DELETE-WAITING', 'NYL-UNIT-HELD'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ a: logged(s.log, 'a'), h: logged(s.log, 'h') });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    await step(dir, ['hold', '-e', ENV, '--unit', 'h', '--reason', 'incident']);
+    const waiting = await step(dir, ['state', 'delete', '-e', ENV, '--teardown', '--reason', 'decommission', '-o', 'json'], [2]);
+    assert.deepEqual(teardownsIn(s.log), ['-a']);
+    const again = fx.only(fx.printed(waiting, 'NYL-STATE-DELETE-WAITING', { unit: 'h' }));
+    // "the teardown report (details.teardown) says what each unit waits for": h is held.
+    const resume = fx.only(fx.printed({ ...waiting, json: waiting.json.details.teardown }, 'NYL-UNIT-HELD', { unit: 'h' }));
+    await fx.exec(dir, resume, [0]);
+    await fx.exec(dir, again, [0]);
+    assert.deepEqual(teardownsIn(s.log), ['-a', '-h']);
+    assert.match(git(dir, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+  });
+
+  group(
+    'a Command that becomes an OciImage: --unit does no lifecycle work, and the old incarnation waits for --allow-teardown',
+    ['NYL-TEARDOWN-PENDING (lifecycle-excluded)', 'NYL-UNIT-KIND-CHANGE (waitsForTeardown)', 'NYL-TEARDOWN-PENDING (needs-allow-teardown)'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ k: logged(s.log, 'k', { policy: 'Teardown' }), a: logged(s.log, 'a') });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      const image = `apiVersion: nyl.io/v1\nkind: OciImage\nmetadata: {name: k}\nspec:\n  image: busybox@sha256:${'0'.repeat(64)}\n  deletionPolicy: Teardown`;
+      commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), image, command('a', logged(s.log, 'a'))) });
+
+      const only = await step(dir, ['reconcile', '-e', ENV, '--unit', 'k', '-o', 'json'], [2]);
+      const whole = fx.only(fx.printed(only, 'NYL-TEARDOWN-PENDING (lifecycle-excluded)', { unit: 'k' }));
+      const waits = await fx.exec(dir, whole, [2]);
+      const allow = fx.only(fx.printed(waits, 'NYL-UNIT-KIND-CHANGE (waitsForTeardown)', { unit: 'k' }));
+      assert.deepEqual(fx.only(fx.printed(waits, 'NYL-TEARDOWN-PENDING (needs-allow-teardown)', { unit: 'k' })), allow);
+      assert.deepEqual(teardownsIn(s.log), []);
+
+      const r = await fx.exec(dir, allow, [3]); // the new incarnation: no driver for kind OciImage yet
+      assert.deepEqual(teardownsIn(s.log), ['-k'], "the old Command's teardown ran");
+      assert.match(r.stdout, /^k +OciImage +failed +no driver for kind OciImage yet/m, show(r));
+    },
+  );
 
   group('a state repository that goes away while a unit runs and comes back', ['NYL-RUN-UNRECORDED'], async (fx) => {
     const s = scratch();
