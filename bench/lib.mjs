@@ -176,9 +176,10 @@ export function fileUrl(path) {
 /**
  * The nyl.yaml text of one environment `dev` whose state lives at stateUrl, and `units` Command
  * units (`run: ["true"]`) arranged in `waves` waves: unit i of wave k depends on unit i of wave
- * k-1, so the engine executes the environment in exactly `waves` waves.
+ * k-1, so the engine executes the environment in exactly `waves` waves. `unitSpec` lists extra
+ * lines of every unit's spec (e.g. `deletionPolicy: Teardown`); with `units: 0`, the Environment alone.
  */
-export function projectYaml({ stateUrl, units, waves = 1, env = 'dev' }) {
+export function projectYaml({ stateUrl, units, waves = 1, env = 'dev', unitSpec = [] }) {
   const perWave = Math.ceil(units / waves);
   const name = (n) => `u${String(n).padStart(4, '0')}`;
   const docs = [
@@ -196,6 +197,7 @@ export function projectYaml({ stateUrl, units, waves = 1, env = 'dev' }) {
     const lines = ['apiVersion: nyl.io/v1', 'kind: Command', `metadata: {name: ${name(n)}}`, 'spec:'];
     if (wave > 0) lines.push(`  dependsOn: [${name(n - perWave)}]`);
     lines.push('  run: ["true"]');
+    for (const line of unitSpec) lines.push(`  ${line}`);
     docs.push(lines.join('\n'));
   }
   return `${docs.join('\n---\n')}\n`;
@@ -205,7 +207,7 @@ export function projectYaml({ stateUrl, units, waves = 1, env = 'dev' }) {
  * A project checkout (git repo with nyl.yaml committed) under base/src, a state repository URL,
  * and a cache dir. `stateUrl` defaults to a fresh empty bare repo base/state.git over file://.
  */
-export async function makeProject({ units, waves = 1, stateUrl, label = 'proj' } = {}) {
+export async function makeProject({ units, waves = 1, stateUrl, label = 'proj', unitSpec = [] } = {}) {
   const base = tempDir(label);
   const src = join(base, 'src');
   let statePath;
@@ -217,7 +219,7 @@ export async function makeProject({ units, waves = 1, stateUrl, label = 'proj' }
   await git(src, ['init', '-q']);
   await git(src, ['config', 'user.name', 'Bench']);
   await git(src, ['config', 'user.email', 'bench@example.com']);
-  writeFileSync(join(src, 'nyl.yaml'), projectYaml({ stateUrl, units, waves }));
+  writeFileSync(join(src, 'nyl.yaml'), projectYaml({ stateUrl, units, waves, unitSpec }));
   await git(src, ['add', 'nyl.yaml']);
   await git(src, ['commit', '-q', '-m', 'bench project']);
   return { base, src, stateUrl, statePath, cache: join(base, 'cache'), units, waves };

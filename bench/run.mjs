@@ -14,8 +14,9 @@ import * as reconcile500 from './scenarios/reconcile-500.mjs';
 import * as noop1000 from './scenarios/noop-1000.mjs';
 import * as takeover200 from './scenarios/takeover-200.mjs';
 import * as memory5000 from './scenarios/memory-5000.mjs';
+import * as teardown500 from './scenarios/teardown-500.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';
