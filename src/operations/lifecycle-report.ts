@@ -6,6 +6,7 @@
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { type DeletionCause, inLeavingSection, type Plan, type UnitPlan } from '../plan/actions';
+import { policyOf } from '../plan/lifecycle';
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 import type { LifecycleDone, UnitOutcome } from '../run/run-state';
 
@@ -55,12 +56,21 @@ export function addLeavingRows(report: ReconcileReport, plan: Plan, results: Lif
   return names;
 }
 
+/**
+ * Does this waiting teardown need --allow-teardown to start? Under --unit too (the run does no
+ * lifecycle work at all) when it has not started and its policy is Teardown.
+ */
+function waitsForAllowTeardown(a: Extract<UnitPlan['action'], { type: 'pending-teardown' }>, unit: UnitPlan): boolean {
+  if (a.reason === 'needs-allow-teardown') return true;
+  return a.reason === 'lifecycle-excluded' && unit.desired?.lifecycle?.state !== 'deleting' && unit.desired !== undefined && policyOf(unit.desired) === 'Teardown';
+}
+
 /** The cause of a unit's deletion, when its action says it. */
 function causeOf(unit: UnitPlan): DeletionCause | undefined {
   const a = unit.action;
   if (a.type === 'teardown') return a.reason;
   if (a.type === 'release' && a.reason === 'kind-change') return 'kind-change';
-  if (a.type === 'pending-teardown') return a.reason === 'needs-allow-teardown' || a.reason === 'lifecycle-excluded' ? a.cause : unit.desired?.deletion?.cause;
+  if (a.type === 'pending-teardown') return a.cause;
   return unit.desired?.deletion?.cause;
 }
 
@@ -120,7 +130,7 @@ function unitLeavingWarnings(name: string, row: ReconcileUnitReport, unit: UnitP
   if (row.result === 'released') out.push(diagnostic('NYL-UNIT-RELEASED', 'warning', `${name} was released: its resources stay in place, and Nyl no longer manages them`, at));
   const cause = (unit ? causeOf(unit) : undefined) ?? (results.lifecycleDone.get(name)?.kindChange ? 'kind-change' : undefined);
   if (cause === 'kind-change') {
-    const waits = a?.type === 'pending-teardown' && a.reason === 'needs-allow-teardown';
+    const waits = a?.type === 'pending-teardown' && waitsForAllowTeardown(a, unit!);
     out.push(diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${name} changed its kind: its old incarnation is deleted first (${row.result})`, { ...at, waitsForTeardown: waits }));
   }
   const teardown = results.teardownOutcomes.get(name);

@@ -19,10 +19,10 @@ export interface Wait {
 /** Why a unit is being deleted: it left source (or the selector), an operator asked, or its kind changed. */
 export type DeletionCause = 'source' | 'request' | 'kind-change';
 
-/** Why a teardown waits (result pending-teardown, exit 2). */
-export type TeardownWait =
+/** Why a teardown waits (result pending-teardown, exit 2); `cause` says why the unit is deleted. */
+export type TeardownWait = { cause: DeletionCause } & (
   /** A teardown caused by source (or a kind change) starts only with --allow-teardown. */
-  | { reason: 'needs-allow-teardown'; cause: DeletionCause }
+  | { reason: 'needs-allow-teardown' }
   /** Consumers first: these dependents are torn down first, in this run. */
   | { reason: 'consumers-first'; dependents: string[] }
   /** Units with an incarnation still depend on it (and are not torn down now). */
@@ -30,7 +30,8 @@ export type TeardownWait =
   /** Retained tombstones cite it: --allow-dependents, or forget them (NYL-TEARDOWN-HAS-DEPENDENTS). */
   | { reason: 'cited-by-tombstones'; dependents: string[] }
   /** --unit does no lifecycle work; a run without it deletes the unit (or its old incarnation) first. */
-  | { reason: 'lifecycle-excluded'; cause: DeletionCause };
+  | { reason: 'lifecycle-excluded' }
+);
 
 /** Why a run starts no further unit. */
 export type StopReason = 'cancelled' | 'lease-lost' | 'lease-deadline' | 'fail-fast' | 'state-unavailable' | 'signal-damaged';

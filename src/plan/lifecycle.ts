@@ -125,7 +125,7 @@ function teardownAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, 
   if (terminal) return terminal;
   if (!started && cause !== 'request' && !input.lifecycle?.allowTeardown) return { type: 'pending-teardown', reason: 'needs-allow-teardown', cause };
   const dependents = cause === 'kind-change' ? undefined : dependentsOf(plan.name, input, units);
-  if (dependents && 'reason' in dependents) return { type: 'pending-teardown', ...dependents };
+  if (dependents && 'reason' in dependents) return { type: 'pending-teardown', cause, ...dependents };
   return { type: 'teardown', reason: cause, ...(condition ? { condition } : {}), ...(dependents?.allowed ? { allowedDependents: dependents.allowed } : {}) };
 }
 
@@ -139,7 +139,9 @@ function recoveryOfRendering(plan: UnitPlan, input: PlanInput): 'converge' | 'ma
  * Units with an incarnation that depend on this one, by what they are doing (consumers are decided
  * first): a wait, or the tombstones --allow-dependents lets the teardown pass.
  */
-function dependentsOf(name: string, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): TeardownWait | { allowed?: string[] } | undefined {
+type DependentsWait = Extract<TeardownWait, { dependents: string[] }>;
+
+function dependentsOf(name: string, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): Omit<DependentsWait, 'cause'> | { allowed?: string[] } | undefined {
   const remain: string[] = [];
   const tombstones: string[] = [];
   const torn: string[] = [];

@@ -111,10 +111,8 @@ function lifecycleDetail(plan: UnitPlan): string | undefined {
       return 'a retained tombstone: `nyl teardown --unit` tears it down, `nyl state forget` drops it';
     case 'release':
       return a.reason === 'kind-change' ? `${deletionWhy(plan, 'kind-change')}; its resources stay in place` : 'left the ownership set: its resources stay in place (deletionPolicy Release)';
-    case 'pending-teardown': {
-      const cause = a.reason === 'needs-allow-teardown' || a.reason === 'lifecycle-excluded' ? a.cause : (plan.desired?.deletion?.cause ?? 'source');
-      return `${deletionWhy(plan, cause)}; ${(TEARDOWN_WAITS[a.reason] as (w: TeardownWait) => string)(a)}`;
-    }
+    case 'pending-teardown':
+      return `${deletionWhy(plan, a.cause)}; ${(TEARDOWN_WAITS[a.reason] as (w: TeardownWait) => string)(a)}`;
     case 'removed':
       return 'torn down by this run; the next reconcile starts a new incarnation';
     default:

@@ -149,6 +149,8 @@ test('a requested teardown of an owned unit waits while an owned consumer remain
   const p1 = plan(ctx, s, { run: {} });
   assert.equal(brief(p1, 'db'), 'pending-teardown/dependents-remain');
   assert.deepEqual(actionOf(p1, 'db').dependents, ['app']);
+  assert.equal(actionOf(p1, 'db').cause, 'request');
+  assert.match(runDetail(p1.units.get('db'), 'c1'), /^teardown requested by Alice <a@x>; units with an incarnation still depend on it: app$/);
   assert.equal(p1.units.get('db').next, undefined, 'a request needs no pending-teardown mark');
   assert.equal(brief(p1, 'app'), 'current/receipt-current', 'app resolves from the receipt db keeps');
   s.desired.app = { ...s.desired.app, teardownRequest: request };
