@@ -38,7 +38,8 @@ export type StatusRequest = EnvironmentRequest;
 function receiptState(state: UnitStatus['state'], hasReceipt: boolean): UnitStatus['receipt'] {
   if (!hasReceipt) return 'none';
   if (state === 'awaiting-dependencies') return 'unresolved';
-  return state === 'current' || state === 'held' || state === 'retained' ? 'current' : 'outdated';
+  // A unit on its way out keeps the receipt of what runs until it is gone.
+  return ['current', 'held', 'retained', 'leaving', 'pending-teardown', 'tearing-down'].includes(state) ? 'current' : 'outdated';
 }
 
 function unitStatus(p: UnitPlan): UnitStatus {

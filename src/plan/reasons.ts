@@ -46,6 +46,8 @@ export function statusPhase(plan: UnitPlan): StatusPhase {
     case 'skip':
       return 'pending';
     case 'teardown':
+      // A teardown retried after a failure, or converging after an uncertain end, shows as that.
+      if (a.condition) return a.condition.type === 'uncertain' ? 'uncertain' : 'failed';
       return 'tearing-down';
     case 'retain':
     case 'release':
@@ -103,8 +105,10 @@ const TEARDOWN_WAITS: { [R in TeardownWait['reason']]: (w: Extract<TeardownWait,
 function lifecycleDetail(plan: UnitPlan): string | undefined {
   const a = plan.action;
   switch (a.type) {
-    case 'teardown':
-      return `${deletionWhy(plan, a.reason)}; torn down by its driver${a.allowedDependents ? ` although retained tombstones cite it (--allow-dependents): ${names(a.allowedDependents)}` : ''}`;
+    case 'teardown': {
+      const again = a.condition ? `; its teardown ${a.condition.type === 'uncertain' ? 'ended uncertain' : 'failed'} (${a.condition.reason}) and runs again` : '';
+      return `${deletionWhy(plan, a.reason)}; torn down by its driver${a.allowedDependents ? ` although retained tombstones cite it (--allow-dependents): ${names(a.allowedDependents)}` : ''}${again}`;
+    }
     case 'retain':
       return 'left the ownership set: a tombstone keeps its receipt (deletionPolicy Retain)';
     case 'retained':

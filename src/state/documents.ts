@@ -54,8 +54,8 @@ export interface DesiredUnitDoc {
 export type DeletionPolicy = 'Teardown' | 'Retain' | 'Release';
 
 /**
- * Why and under which policy a unit is being deleted: written when its deletion starts (a
- * teardown that started, or one that waits for --allow-teardown), kept while it is deleting.
+ * Why and under which policy a unit is being deleted: written when its teardown starts, kept while
+ * it is deleting (a teardown that waits for --allow-teardown is marked pending-teardown instead).
  */
 export interface DeletionRecord {
   cause: 'source' | 'request' | 'kind-change';

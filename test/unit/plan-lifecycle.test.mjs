@@ -218,6 +218,9 @@ test('a started teardown goes on without --allow-teardown; its conditions follow
   assert.equal(brief(with_(cond('uncertain', false), { recovery: 'converge' }), 'base'), 'teardown/source', 'a converging teardown runs again');
   assert.equal(brief(with_(cond('failed', true, 'run1')), 'base'), 'failed/failed-in-run');
   assert.equal(statusPhase(with_().units.get('base')), 'tearing-down');
+  const retried = with_(cond('failed', true)).units.get('base');
+  assert.equal(statusPhase(retried), 'failed', 'a teardown that failed shows failed until it runs again');
+  assert.match(runDetail(retried, 'c1'), /its teardown failed \(boom\) and runs again$/);
 });
 
 test('holds: a held unit that leaves pauses; a hold delivered to the run stops its teardown', async () => {
