@@ -266,7 +266,7 @@ export const CATALOG = {
   'NYL-FORGET-REFUSED': {
     exit: 1,
     summary: 'The unit still has an incarnation: nyl state forget drops only retained tombstones, pending teardowns and released records.',
-    // A held unit's teardown is only recorded until resume (spec 05), so the hold goes first.
+    // A held unit's teardown is only recorded until resume, so the hold goes first.
     fix: (p) =>
       p.held
         ? `lift the hold with \`nyl resume -e ${e(p)} --unit ${u(p)}\` first, then tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``

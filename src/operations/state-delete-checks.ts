@@ -1,5 +1,5 @@
 /**
- * What keeps `nyl state delete` from deleting an environment's state (spec 02): units that still
+ * What keeps `nyl state delete` from deleting an environment's state: units that still
  * have an incarnation, a teardown in progress or a recorded teardown request, and run refs no run
  * has imported yet. Both refusals are NYL-STATE-DELETE-INCARNATIONS (exit 1); they change nothing.
  *

@@ -1,5 +1,5 @@
 /**
- * What `nyl state delete --teardown` does after its teardown ran (spec 02): go on to the deletion
+ * What `nyl state delete --teardown` does after its teardown ran: go on to the deletion
  * in the same command, or stop and delete nothing. Pure: it reads the teardown's ReconcileReport.
  *
  * - failed: a teardown failed or is uncertain (exit 1), or the teardown reported an error of its

@@ -1,6 +1,6 @@
 /**
  * `nyl state delete -e ENV --reason R [--teardown [--allow-dependents] [--allow-incomplete]
- * [--source REV]]`: removes an environment's state once no unit has an incarnation left (spec 02).
+ * [--source REV]]`: removes an environment's state once no unit has an incarnation left.
  *
  * One commit per state ref, operation `state-delete`, removes every file of the environment's
  * directory but state.yaml, which it leaves with `status: deleted` and a `state-deleted` event.

@@ -3,7 +3,7 @@
  * is missing, deleted or moved, `recover -e` clears the break without importing anything.
  *
  * Why: a run ref that is not ended holds the environment until its deadline (a live run whose
- * lease ref is gone, spec 02), so the command that repairs the state (`state init --fresh` after
+ * lease ref is gone still holds it), so the command that repairs the state (`state init --fresh` after
  * `state delete`, `state init` after a broken init) would exit 2 NYL-LEASE-HELD behind a run the
  * operator declared dead. Ended, the run ref waits for the next import without holding anyone, and
  * keeps every record it holds: it may be the only record of what its run created.
