@@ -1,4 +1,4 @@
-// End-to-end: `nyl state delete` through the built CLI (spec 02), over file:// and over a smart
+// End-to-end: `nyl state delete` through the built CLI, over file:// and over a smart
 // HTTP remote whose state branches refuse deletion and non-fast-forward updates, as a Git host
 // protects them. States Nyl cannot produce yet (tombstones, teardowns in progress, teardown
 // requests, released records) are crafted with test/support/state-surgery.mjs on top of what a
