@@ -125,7 +125,7 @@ export const COMMANDS: CommandSpec[] = [
       ALLOW_TEARDOWN,
       ALLOW_DEPENDENTS,
       ALLOW_INCOMPLETE,
-      { name: 'leaving', type: 'boolean', help: 'Do only the lifecycle work of units outside the ownership set (and requested teardowns). Conflicts with --unit.' },
+      { name: 'leaving', type: 'boolean', help: 'Do only the lifecycle work of units outside the ownership set. Conflicts with --unit.' },
       LOCAL,
       QUIET_UNIT_OUTPUT,
       UNIT_LOG_DIR,

@@ -242,7 +242,10 @@ export const CATALOG = {
   'NYL-UNIT-RELEASED': {
     exit: 0,
     summary: "A unit's resources were left in place.",
-    fix: (p) => `remove the resources of ${u(p)} by hand when nothing needs them; \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\` then drops its record`,
+    fix: (p) =>
+      p.kindChange
+        ? `remove the resources of the old incarnation of ${u(p)} by hand when nothing needs them`
+        : `remove the resources of ${u(p)} by hand when nothing needs them; \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\` then drops its record`,
   },
   'NYL-UNIT-KIND-CHANGE': {
     exit: 2,

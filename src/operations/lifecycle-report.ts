@@ -6,7 +6,6 @@
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { type DeletionCause, inLeavingSection, type Plan, type UnitPlan } from '../plan/actions';
-import { policyOf } from '../plan/lifecycle';
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 import type { LifecycleDone, UnitOutcome } from '../run/run-state';
 
@@ -56,13 +55,9 @@ export function addLeavingRows(report: ReconcileReport, plan: Plan, results: Lif
   return names;
 }
 
-/**
- * Does this waiting teardown need --allow-teardown to start? Under --unit too (the run does no
- * lifecycle work at all) when it has not started and its policy is Teardown.
- */
-function waitsForAllowTeardown(a: Extract<UnitPlan['action'], { type: 'pending-teardown' }>, unit: UnitPlan): boolean {
-  if (a.reason === 'needs-allow-teardown') return true;
-  return a.reason === 'lifecycle-excluded' && unit.desired?.lifecycle?.state !== 'deleting' && unit.desired !== undefined && policyOf(unit.desired) === 'Teardown';
+/** Does this waiting teardown need --allow-teardown to start (the planner says so)? */
+function waitsForAllowTeardown(a: Extract<UnitPlan['action'], { type: 'pending-teardown' }>): boolean {
+  return a.reason === 'needs-allow-teardown' || (a.reason === 'lifecycle-excluded' && a.allowTeardown);
 }
 
 /** The cause of a unit's deletion, when its action says it. */
@@ -83,8 +78,7 @@ export function leavingWarnings(report: ReconcileReport, plan: Plan, results: Li
   const env = report.environment;
   const out: Diagnostic[] = [];
   const rows = report.unitOrder.filter((n) => report.units[n]!.leaving);
-  const leftSet = rows.filter((n) => !owned.has(n));
-  if (leftSet.length > 0) out.push(diagnostic('NYL-PLAN-UNITS-LEAVING', 'warning', `${leftSet.length === 1 ? 'a unit leaves' : `${leftSet.length} units leave`} the ownership set of ${env}: ${leftSet.join(', ')}`, { env, units: leftSet }));
+  out.push(...leavingDiagnostic(env, unitsLeaving(plan, results, owned)));
   for (const name of rows) out.push(...unitLeavingWarnings(name, report.units[name]!, plan.units.get(name), results, env, command));
   out.push(...replacedKinds(report, results));
   return out;
@@ -99,7 +93,36 @@ function replacedKinds(report: ReconcileReport, results: LifecycleResults): Diag
   ];
   return gone
     .filter((g) => report.units[g.name] && !report.units[g.name]!.leaving)
-    .map((g) => diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${g.name} changed its kind: its old ${g.kind} incarnation was ${g.how} first, then the new kind started a new one`, { env, unit: g.name, units: [g.name] }));
+    .flatMap((g) => {
+      const at = { env, unit: g.name, units: [g.name] };
+      const changed = diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${g.name} changed its kind: its old ${g.kind} incarnation was ${g.how} first, then the new kind started a new one`, at);
+      // The new incarnation takes the unit's files: the transition commit's released list is the record.
+      if (g.how !== 'released') return [changed];
+      return [changed, diagnostic('NYL-UNIT-RELEASED', 'warning', `the resources of ${g.name}'s old ${g.kind} incarnation stay in place, and Nyl no longer manages them (the transition commit lists it under released)`, { ...at, kindChange: true })];
+    });
+}
+
+/**
+ * Units that leave the ownership set: what state holds beyond it (a tombstone left earlier, a
+ * marker without incarnation aside), whatever the run does with them (also under --unit, which
+ * does nothing), and what the run removed or released because it left.
+ */
+function unitsLeaving(plan: Plan, results: LifecycleResults, owned: ReadonlySet<string>): string[] {
+  const left = new Set<string>();
+  for (const name of plan.order) {
+    const unit = plan.units.get(name)!;
+    const settled = unit.action.type === 'retained' || unit.action.type === 'drop' || unit.desired?.lifecycle?.state === 'retained';
+    if (!owned.has(name) && !settled) left.add(name);
+  }
+  for (const done of results.lifecycleDone.values()) if (!owned.has(done.name)) left.add(done.name);
+  for (const o of results.teardownOutcomes.values()) if (!owned.has(o.name) && o.cause !== 'request') left.add(o.name);
+  return [...left].sort();
+}
+
+/** NYL-PLAN-UNITS-LEAVING, once, naming them. */
+function leavingDiagnostic(env: string, left: string[]): Diagnostic[] {
+  if (left.length === 0) return [];
+  return [diagnostic('NYL-PLAN-UNITS-LEAVING', 'warning', `${left.length === 1 ? 'a unit leaves' : `${left.length} units leave`} the ownership set of ${env}: ${left.join(', ')}`, { env, units: left })];
 }
 
 /**
@@ -108,9 +131,7 @@ function replacedKinds(report: ReconcileReport, results: LifecycleResults): Diag
  */
 export function statusLeavingWarnings(env: string, plan: Plan, rows: ReadonlyMap<string, { state: string; detail: string }>, owned: ReadonlySet<string>): Diagnostic[] {
   const leaving = plan.order.filter((n) => inLeavingSection(plan.units.get(n)!));
-  const out: Diagnostic[] = [];
-  const left = leaving.filter((n) => !owned.has(n));
-  if (left.length > 0) out.push(diagnostic('NYL-PLAN-UNITS-LEAVING', 'warning', `${left.length === 1 ? 'a unit leaves' : `${left.length} units leave`} the ownership set of ${env}: ${left.join(', ')}`, { env, units: left }));
+  const out = leavingDiagnostic(env, unitsLeaving(plan, NO_LIFECYCLE, owned));
   for (const name of leaving) {
     const row = rows.get(name)!;
     out.push(...unitLeavingWarnings(name, { kind: '', result: row.state, detail: row.detail, dispatched: false }, plan.units.get(name), NO_LIFECYCLE, env, 'reconcile'));
@@ -130,7 +151,7 @@ function unitLeavingWarnings(name: string, row: ReconcileUnitReport, unit: UnitP
   if (row.result === 'released') out.push(diagnostic('NYL-UNIT-RELEASED', 'warning', `${name} was released: its resources stay in place, and Nyl no longer manages them`, at));
   const cause = (unit ? causeOf(unit) : undefined) ?? (results.lifecycleDone.get(name)?.kindChange ? 'kind-change' : undefined);
   if (cause === 'kind-change') {
-    const waits = a?.type === 'pending-teardown' && waitsForAllowTeardown(a, unit!);
+    const waits = a?.type === 'pending-teardown' && waitsForAllowTeardown(a);
     out.push(diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${name} changed its kind: its old incarnation is deleted first (${row.result})`, { ...at, waitsForTeardown: waits }));
   }
   const teardown = results.teardownOutcomes.get(name);

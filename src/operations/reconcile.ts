@@ -40,7 +40,7 @@ export interface ReconcileOptions extends LifecycleOptions {
   waitMs?: number;
   quietUnitOutput?: boolean;
   unitLogDir?: string;
-  /** --leaving: only the lifecycle work of units outside the ownership set (and requested teardowns). */
+  /** --leaving: only the lifecycle work of units outside the ownership set. */
   leaving?: boolean;
   /** `nyl teardown`: the units whose teardown it requests and carries out. */
   teardown?: { units: string[] | 'all' };

@@ -180,7 +180,7 @@ interface Started {
  */
 function startedByLiveRuns(live: RecordedRun[]): Map<string, Started> {
   const started = new Map<string, Started>();
-  for (const r of live) for (const [name, doc] of r.units) if (!doc.checkpoint) started.set(name, { run: r.run, startedAt: doc.startedAt });
+  for (const r of live) for (const [name, doc] of [...r.teardowns, ...r.units]) if (!doc.checkpoint) started.set(name, { run: r.run, startedAt: doc.startedAt });
   return started;
 }
 

@@ -29,8 +29,11 @@ export type TeardownWait = { cause: DeletionCause } & (
   | { reason: 'dependents-remain'; dependents: string[] }
   /** Retained tombstones cite it: --allow-dependents, or forget them (NYL-TEARDOWN-HAS-DEPENDENTS). */
   | { reason: 'cited-by-tombstones'; dependents: string[] }
-  /** --unit does no lifecycle work; a run without it deletes the unit (or its old incarnation) first. */
-  | { reason: 'lifecycle-excluded' }
+  /**
+   * --unit does no lifecycle work; a run without it deletes the unit (or its old incarnation)
+   * first, with --allow-teardown when `allowTeardown` (a source-caused teardown not started yet).
+   */
+  | { reason: 'lifecycle-excluded'; allowTeardown: boolean }
 );
 
 /** Why a run starts no further unit. */

@@ -3,6 +3,7 @@
  * and condition (only those of its uid count), and whether a condition keeps it from running
  * again without an operator. Pure.
  */
+import { defaultRecovery, type KindSet } from '../drivers/kinds';
 import type { ConditionRecord, ReceiptRecord } from '../state/documents';
 import type { Action, UnitPlan } from './actions';
 
@@ -30,4 +31,9 @@ export function terminalCondition(condition: ConditionRecord, recovery: 'converg
   }
   if (inRun) return { type: 'failed', reason: 'failed-in-run', condition };
   return condition.retryable ? undefined : { type: 'failed', reason: 'needs-acknowledgement', condition };
+}
+
+/** A unit's recovery policy: the one it declares, else its kind's default. */
+export function recoveryPolicy(declared: unknown, kind: string, kinds: KindSet): 'converge' | 'manual' {
+  return declared === 'converge' || declared === 'manual' ? declared : defaultRecovery(kind, kinds);
 }

@@ -21,13 +21,13 @@
  * Precedence per unit: damaged documents > held > a marker without incarnation > a tombstone >
  * retain or release > a teardown's condition that needs an operator > --allow-teardown >
  * dependents > the teardown; then the run's filters (--unit does no lifecycle work, `nyl
- * teardown` only the requested units, a stopped run starts nothing).
+ * teardown` only the requested units, --leaving only units outside the ownership set, a stopped
+ * run starts nothing).
  */
-import { defaultRecovery } from '../drivers/kinds';
 import { consumersFirstOrder } from '../project/graph';
 import type { DeletionPolicy, DesiredUnitDoc } from '../state/documents';
 import type { Action, DeletionCause, TeardownWait, UnitPlan } from './actions';
-import { conditionOfIncarnation, receiptOfIncarnation, terminalCondition } from './incarnation';
+import { conditionOfIncarnation, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
 import type { PlanInput } from './input';
 
 export type { LifecycleOptions } from './input';
@@ -131,8 +131,7 @@ function teardownAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, 
 
 /** The recovery policy of the unit as its desired document recorded it. */
 function recoveryOfRendering(plan: UnitPlan, input: PlanInput): 'converge' | 'manual' {
-  const declared = plan.rendering?.recovery;
-  return declared === 'converge' || declared === 'manual' ? declared : defaultRecovery(plan.kind, input.drivers);
+  return recoveryPolicy(plan.rendering?.recovery, plan.kind, input.drivers);
 }
 
 /**
@@ -163,18 +162,27 @@ function dependentsOf(name: string, input: PlanInput, units: ReadonlyMap<string,
 
 /**
  * The run's filters over a lifecycle decision: --unit does no lifecycle work (a named unit says
- * why it waits), `nyl teardown` only the requested units', --leaving all of it, and a stopped run
- * starts no teardown.
+ * why it waits), `nyl teardown` only that of units with a request, --leaving only that of units
+ * outside the ownership set, and a stopped run starts no teardown.
  */
 function filtered(plan: UnitPlan, cause: DeletionCause, owned: boolean, input: PlanInput): UnitPlan {
   const run = input.run;
   if (!run) return plan;
   const work = plan.action.type === 'teardown' || plan.action.type === 'retain' || plan.action.type === 'release' || plan.action.type === 'pending-teardown';
   if (!work) return plan;
-  if (run.only) return run.only.has(plan.name) && owned ? { ...plan, action: { type: 'pending-teardown', reason: 'lifecycle-excluded', cause } } : { ...plan, action: { type: 'skip', reason: 'not-selected' } };
-  if (run.mode === 'teardown' && cause !== 'request') return { ...plan, action: { type: 'skip', reason: 'teardown-only' } };
+  if (run.only) return run.only.has(plan.name) && owned ? { ...plan, action: excluded(plan, cause, input) } : { ...plan, action: { type: 'skip', reason: 'not-selected' } };
+  // A teardown run carries out requests, whatever started the unit's deletion first.
+  if (run.mode === 'teardown' && !plan.desired?.teardownRequest) return { ...plan, action: { type: 'skip', reason: 'teardown-only' } };
+  if (run.mode === 'leaving' && owned) return { ...plan, action: { type: 'skip', reason: 'leaving-only' } };
   if (plan.action.type === 'teardown' && run.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
   return plan;
+}
+
+/** Lifecycle work --unit leaves for a run without it; `allowTeardown`: that run needs --allow-teardown too. */
+function excluded(plan: UnitPlan, cause: DeletionCause, input: PlanInput): Action {
+  const desired = plan.desired!;
+  const allowTeardown = cause !== 'request' && desired.lifecycle?.state !== 'deleting' && policyOf(desired) === 'Teardown' && !input.lifecycle?.allowTeardown;
+  return { type: 'pending-teardown', reason: 'lifecycle-excluded', cause, allowTeardown };
 }
 
 /**

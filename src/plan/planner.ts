@@ -12,7 +12,7 @@
  * A condition outranks a matching receipt: what the last execution did is unknown or failed.
  * Units outside the ownership set come last, by name.
  */
-import { defaultRecovery, type KindSet, versionOf } from '../drivers/kinds';
+import { type KindSet, versionOf } from '../drivers/kinds';
 import type { Diagnostic } from '../errors/diagnostic';
 import { canonicalJson, executionKey } from '../project/execution-key';
 import { dependencyOrder } from '../project/graph';
@@ -24,7 +24,7 @@ import { byCodeUnits } from '../util/compare';
 import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
 import { willExecute } from './actions';
 import type { PlanInput, Prepared } from './input';
-import { conditionOfIncarnation, receiptOfIncarnation, terminalCondition } from './incarnation';
+import { conditionOfIncarnation, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
 import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
 
 export type { PlanInput, Prepared, RunContext, RunMode } from './input';
@@ -46,7 +46,7 @@ export function currentUid(desired: DesiredUnitDoc | undefined, generation: numb
 }
 
 export function recoveryOf(unit: UnitResource, kinds: KindSet): 'converge' | 'manual' {
-  return (unit.spec.recovery as 'converge' | 'manual' | undefined) ?? defaultRecovery(unit.kind, kinds);
+  return recoveryPolicy(unit.spec.recovery, unit.kind, kinds);
 }
 
 export function formatWait(w: Wait): string {

@@ -9,6 +9,7 @@ import { type ApplyOutcome, type DriverContext, type Failure, failure, type Tear
 import type { DriverSet } from '../drivers/registry';
 import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
+import { receiptOfIncarnation } from '../plan/incarnation';
 import { describeStop, startReason } from '../plan/reasons';
 import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile, withCheckpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
@@ -47,6 +48,11 @@ function tearsDown(plan: UnitPlan): boolean {
   return plan.action.type === 'teardown';
 }
 
+/** Where the unit's record goes in the run ref: a teardown has its own (a kind change also executes the unit). */
+function recordFile(plan: UnitPlan): string {
+  return unitFile(plan.name, tearsDown(plan) ? 'teardown' : undefined);
+}
+
 /**
  * A unit's started marker, and its text (its checkpoint is written in front of it later). A
  * teardown's carries its deleting document and the key of the receipt it removes (`none` without one).
@@ -75,7 +81,7 @@ function notStartedRecord(marker: string, reason: string, ctx: WaveContext): str
  * with the lease: a holder that lost its lease starts nothing. False when the units may not start.
  */
 async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx: WaveContext): Promise<boolean> {
-  const files = new Map([...markers].map(([name, text]) => [unitFile(name), text]));
+  const files = new Map(wave.map((u) => [recordFile(u), markers.get(u.name)!]));
   ctx.runRef.queue(files);
   const riding = ctx.commits.takeNames();
   const message = `nyl: start ${wave.map((u) => u.name).join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
@@ -85,7 +91,7 @@ async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx:
     // A renewal may have carried the markers before this push failed: each unit's record says it
     // never started (written when the run marks its end), so an importer never takes it for uncertain.
     const why = describeStop(ctx.state.stopped!.reason);
-    ctx.runRef.queue(new Map(wave.map((u) => [unitFile(u.name), notStartedRecord(markers.get(u.name)!, why, ctx)])));
+    ctx.runRef.queue(new Map(wave.map((u) => [recordFile(u), notStartedRecord(markers.get(u.name)!, why, ctx)])));
     return false;
   }
   ctx.commits.resume();
@@ -149,7 +155,8 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
     kind: plan.kind,
     rendering: plan.rendering!,
     projectDir,
-    ...(tearsDown(plan) ? { receiptOutputs: receiptOutputsOf(plan) } : {}),
+    // What a teardown removes: the outputs of its incarnation's receipt.
+    ...(tearsDown(plan) ? { receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : {}),
     scratchDir: () => workspace.scratchDir(plan.name),
     outputsPath: workspace.outputsPath(plan.name),
     runner: rt.runner,
@@ -159,11 +166,6 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
     killGraceMs: ctx.killGraceMs,
     toolOutput: (line) => ctx.output.tool(plan.name, line),
   };
-}
-
-/** The outputs of the receipt a teardown removes (its incarnation's), or none. */
-function receiptOutputsOf(plan: UnitPlan): Record<string, unknown> {
-  return plan.observed?.uid === plan.uid ? (plan.observed?.receipt?.outputs ?? {}) : {};
 }
 
 /**
@@ -201,14 +203,14 @@ async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promis
   const { rt, state } = ctx;
   const notStarted = await reasonNotToStart(plan, ctx);
   if (notStarted) {
-    ctx.commits.add(plan.name, unitFile(plan.name), notStartedRecord(marker, notStarted, ctx));
+    ctx.commits.add(plan.name, recordFile(plan), notStartedRecord(marker, notStarted, ctx));
     return;
   }
   state.dispatched(plan.name);
   ctx.output.event(plan.name, `starting ${plan.kind} (${tearsDown(plan) ? 'teardown' : 'reconcile'}): ${startReason(plan)}`);
   const began = rt.clock.now();
   const cp = await runDriver(plan, ctx);
-  ctx.commits.add(plan.name, unitFile(plan.name), withCheckpoint(marker, cp));
+  ctx.commits.add(plan.name, recordFile(plan), withCheckpoint(marker, cp));
   const durationMs = rt.clock.now() - began;
   if (tearsDown(plan)) state.recordTeardown(plan, cp, durationMs);
   else state.record(plan, cp, durationMs);

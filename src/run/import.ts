@@ -79,7 +79,7 @@ class Importer {
 
   /** Units the runs recorded: owned ones in dependency order (consumers resolve from imports), then the rest by name. */
   private unitsToImport(): string[] {
-    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys(), ...damagedUnits(run)]));
+    const touched = new Set(this.input.runs.flatMap((run) => [...run.units.keys(), ...run.teardowns.keys(), ...damagedUnits(run)]));
     return [...this.order.filter((n) => touched.has(n)), ...[...touched].filter((n) => !this.byName.has(n)).sort()];
   }
 
@@ -206,7 +206,7 @@ class Importer {
    */
   importDamaged(name: string, run: RecordedRun, damage: Damage): void {
     if (this.isLate(name, run.run)) return;
-    const doc = run.units.get(name);
+    const doc = run.units.get(name) ?? run.teardowns.get(name);
     if (doc && !this.uidOf(name)) this.result.desired.set(name, doc.desired);
     this.markUncertain(name, run.run, `run ${run.run}'s records are damaged (${whereOf(damage)}: ${damage.problem}); nothing they say is trusted`, 'NYL-STATE-CORRUPT');
   }
@@ -215,9 +215,15 @@ class Importer {
     for (const name of this.unitsToImport()) {
       for (const run of this.input.runs) {
         const damage = damageFor(run, name);
+        if (damage) {
+          this.importDamaged(name, run, damage);
+          continue;
+        }
+        // A run that tore a unit down and then executed it (a kind change) did the teardown first.
+        const teardown = run.teardowns.get(name);
         const doc = run.units.get(name);
-        if (damage) this.importDamaged(name, run, damage);
-        else if (doc) this.importRecord(name, run.run, doc);
+        if (teardown) this.importRecord(name, run.run, teardown);
+        if (doc) this.importRecord(name, run.run, doc);
       }
     }
     return this.result;
@@ -234,7 +240,7 @@ function damageFor(run: RecordedRun, name: string): Damage | undefined {
   if (run.damage.length === 0) return undefined;
   const own = run.damage.find((d) => d.unit === name);
   if (own) return own;
-  return runDamaged(run) && run.units.has(name) ? run.damage.find((d) => d.document === 'run') : undefined;
+  return runDamaged(run) && (run.units.has(name) || run.teardowns.has(name)) ? run.damage.find((d) => d.document === 'run') : undefined;
 }
 
 export function importRuns(input: ImportInput): ImportResult {

@@ -99,6 +99,8 @@ export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
 /**
  * A run ref as an importer or status reads it. Damaged records are left out of `units` and listed
  * in `damage`: a damaged run.yaml (or a ref that is no run commit) makes the whole run damaged.
+ * A unit's teardown has a record of its own (`teardowns`): a kind change tears the old
+ * incarnation down and executes the new one in the same run, and both must survive a crash.
  */
 export interface RecordedRun {
   run: string;
@@ -106,6 +108,7 @@ export interface RecordedRun {
   oid: string;
   doc?: RunDoc;
   units: Map<string, RunUnitDoc>;
+  teardowns: Map<string, RunUnitDoc>;
   damage: Damage[];
 }
 
@@ -130,11 +133,16 @@ export function runRefName(loc: StateLocation, run: string): string {
 
 const unitFiles = new Map<string, string>();
 
-export function unitFile(name: string): string {
-  let file = unitFiles.get(name);
+/** The suffix of a teardown's record: unit names never hold a dot, so it cannot be a unit's own. */
+const TEARDOWN_SUFFIX = '.teardown';
+
+/** The path of a unit's record in a run ref: its execution's, or its teardown's. */
+export function unitFile(name: string, phase?: 'teardown'): string {
+  const key = phase ? `${name}${TEARDOWN_SUFFIX}` : name;
+  let file = unitFiles.get(key);
   if (!file) {
-    file = `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${name}.yaml`;
-    unitFiles.set(name, file);
+    file = `units/${createHash('sha1').update(name).digest('hex').slice(0, 2)}/${key}.yaml`;
+    unitFiles.set(key, file);
   }
   return file;
 }
@@ -211,16 +219,18 @@ async function readRunCommit(reader: ObjectReader, found: { run: string; ref: st
   const [runBlob, unitsTree] = await Promise.all([reader.read(`${found.oid}:run.yaml`), reader.readTree(`${found.oid}:units`)]);
   const files = await unitRecordFiles(reader, unitsTree ?? []);
   const blobs = await reader.readMany(files.map((f) => f.oid));
-  const recorded: RecordedRun = { ...found, units: new Map(), damage: [] };
+  const recorded: RecordedRun = { ...found, units: new Map(), teardowns: new Map(), damage: [] };
   const header = await runDocOf(reader, found, runBlob);
   if (header.doc) recorded.doc = header.doc;
   if (header.damage) recorded.damage.push(header.damage);
   files.forEach((f, i) => {
     const b = blobs[i];
     if (!b) return;
-    const unit = f.name.slice(0, -'.yaml'.length);
+    const base = f.name.slice(0, -'.yaml'.length);
+    const teardown = base.endsWith(TEARDOWN_SUFFIX);
+    const unit = teardown ? base.slice(0, -TEARDOWN_SUFFIX.length) : base;
     const parsed = parseStateDocument<RunUnitDoc>('run-unit', b.content.toString());
-    if (parsed.ok) recorded.units.set(unit, parsed.value);
+    if (parsed.ok) (teardown ? recorded.teardowns : recorded.units).set(unit, parsed.value);
     else recorded.damage.push(damageOf('run-unit', { ref: found.ref, object: found.oid, path: recordPath(f), unit }, parsed.flaw));
   });
   return recorded;
@@ -231,14 +241,18 @@ export async function readRecordedRuns(reader: ObjectReader, loc: StateLocation,
   return Promise.all(runRefsOf(loc, refs, exclude).map((f) => readRunCommit(reader, f)));
 }
 
-/** One unit's record in a run or evidence commit: the document, damage, or neither (no record). */
+/**
+ * One unit's record in a run or evidence commit: the document, damage, or neither (no record).
+ * Its execution's record, else its teardown's (a run that did both wrote the teardown first).
+ */
 export async function readRunUnitRecord(reader: ObjectReader, ref: string, oid: string, unit: string): Promise<{ doc?: RunUnitDoc; damage?: Damage }> {
-  const [b, flat] = await reader.readMany([`${oid}:${unitFile(unit)}`, `${oid}:${flatUnitFile(unit)}`]);
-  const found = b ?? flat;
-  if (!found) return {};
-  const parsed = parseStateDocument<RunUnitDoc>('run-unit', found.content.toString());
+  const paths = [unitFile(unit), flatUnitFile(unit), unitFile(unit, 'teardown')];
+  const blobs = await reader.readMany(paths.map((p) => `${oid}:${p}`));
+  const i = blobs.findIndex((b) => b !== undefined);
+  if (i < 0) return {};
+  const parsed = parseStateDocument<RunUnitDoc>('run-unit', blobs[i]!.content.toString());
   if (parsed.ok) return { doc: parsed.value };
-  return { damage: damageOf('run-unit', { ref, object: oid, path: b ? unitFile(unit) : flatUnitFile(unit), unit }, parsed.flaw) };
+  return { damage: damageOf('run-unit', { ref, object: oid, path: paths[i]!, unit }, parsed.flaw) };
 }
 
 /** Reads one unit's record from a run or evidence commit; a damaged record reads as none. */

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
 import { nylAsync } from '../support/cli.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
-import { logLines, reconcile, results, setup } from '../support/reconcile-helpers.mjs';
+import { commitFiles, logLines, reconcile, results, setup } from '../support/reconcile-helpers.mjs';
 import { commitAt, coordinationRefs, desiredDoc, hold, observedDoc, resume, status, waitForLine } from '../support/hold-helpers.mjs';
 import { nyl } from '../support/cli.mjs';
 
@@ -206,4 +206,42 @@ test('a teardown asked again of a held unit whose request is recorded changes no
   assert.equal(again.json.units.db.result, 'held');
   assert.equal(again.json.run, undefined, 'nothing to do: no lease, no run');
   assert.equal(commitAt(ctx.bare, DESIRED).oid, tip);
+});
+
+test('a kind change killed before its transition: the takeover imports the removal and the new incarnation, and tears nothing down twice', async () => {
+  const ctx = setup((log) => ({ k: `deletionPolicy: Teardown\n${unit(log, 'k')}` }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  const oldUid = desiredDoc(ctx.bare, 'k').uid;
+  const yaml = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').replace(/kind: Command\nmetadata: \{name: k\}\nspec:\n(  .*\n)+/, 'kind: OciImage\nmetadata: {name: k}\nspec:\n  image: busybox@sha256:0000000000000000000000000000000000000000000000000000000000000000\n');
+  fs.writeFileSync(`${ctx.project}/nyl.yaml`, yaml);
+  commitFiles(ctx.project, {}, 'k becomes an OciImage');
+  logLines(ctx.log, { clear: true });
+  const killed = await nylAsync(ctx.project, ['reconcile', '-e', 'dev', '--allow-teardown'], { env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' } }).done;
+  assert.equal(killed.signal, 'SIGKILL', show(killed));
+  assert.deepEqual(logLines(ctx.log), ['-k'], 'the old Command was torn down, then the new kind ran (and failed: no driver)');
+  assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
+  const takeover = reconcile(ctx.project, ['--allow-teardown', '-o', 'json']);
+  assert.deepEqual(logLines(ctx.log), ['-k'], 'the old incarnation is not torn down again');
+  assert.ok(takeover.json.details.removed?.includes('k'), show(takeover));
+  const now = desiredDoc(ctx.bare, 'k');
+  assert.equal(now.kind, 'OciImage', show(takeover));
+  assert.notEqual(now.uid, oldUid);
+  assert.equal(observedDoc(ctx.bare, 'k').uid, now.uid, 'the new incarnation is recorded');
+});
+
+test('teardown --unit of a unit whose teardown started and failed runs it again; a --unit reconcile still warns that units leave', () => {
+  const ctx = setup((log) => ({ keep: unit(log, 'keep'), a: `deletionPolicy: Teardown\nscript: 'true'\nteardown: {script: 'test -e ${log}.ok && echo -a >> ${log}'}` }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  const keepOnly = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').split('\n---\n').filter((d) => !/name: a\}/.test(d)).join('\n---\n');
+  fs.writeFileSync(`${ctx.project}/nyl.yaml`, keepOnly);
+  commitFiles(ctx.project, {}, 'a leaves');
+  const onlyKeep = reconcile(ctx.project, ['--unit', 'keep', '-o', 'json']);
+  assert.ok(codes(onlyKeep).includes('NYL-PLAN-UNITS-LEAVING'), show(onlyKeep));
+  assert.equal(reconcile(ctx.project, ['--allow-teardown']).code, 3, 'the teardown fails');
+  assert.equal(desiredDoc(ctx.bare, 'a').lifecycle.state, 'deleting');
+  fs.writeFileSync(`${ctx.log}.ok`, '');
+  const r = teardown(ctx.project, ['--unit', 'a', '-o', 'json']);
+  assert.equal(r.code, 0, show(r));
+  assert.equal(r.json.units.a.result, 'removed');
+  assert.ok(logLines(ctx.log).includes('-a'));
 });

@@ -34,12 +34,13 @@ async function crash(world, point) {
   else if (point !== 'while-unit-runs') proc.crashAt(point);
   const run = proc.start('reconcile', { allowTeardown: true });
   if (point === 'while-unit-runs') {
-    await world.until(() => world.runRefs().some((r) => world.runRecords(r).get('db')?.checkpoint), "db's checkpoint in the run ref");
+    await world.until(() => world.runRefs().some((r) => world.runRecords(r).get('db.teardown')?.checkpoint), "db's checkpoint in the run ref");
     proc.kill();
   }
   assert.ok((await run.outcome).died, `the teardown died at ${point}`);
   release?.();
-  const records = new Map(world.runRefs().flatMap((r) => [...world.runRecords(r)]));
+  // A teardown's record is NAME.teardown.yaml.
+  const records = new Map(world.runRefs().flatMap((r) => [...world.runRecords(r)].map(([file, doc]) => [file.replace(/\.teardown$/, ''), doc])));
   return {
     removed: [...records].filter(([, d]) => d.checkpoint?.result === 'removed').map(([n]) => n),
     started: [...records].filter(([, d]) => !d.checkpoint).map(([n]) => n),

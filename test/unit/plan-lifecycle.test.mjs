@@ -237,3 +237,20 @@ test('a stopped run starts no teardown', async () => {
   const p = plan(ctx, state(ctx, { base: gone('04') }), { lifecycle: { allowTeardown: true }, run: { stopped: { reason: 'cancelled' } } });
   assert.equal(brief(p, 'base'), 'blocked/run-stopped');
 });
+
+test('nyl teardown carries out a request whatever started the deletion; --leaving leaves owned units alone', async () => {
+  const ctx = await project();
+  const started = gone('04', { state: 'deleting', deletion: { cause: 'source', policy: 'Teardown', since: 'x', run: 'r0' } });
+  const s = state(ctx, { base: { ...started, teardownRequest: { by: 'A', at: 'x' } }, other: started });
+  const p = plan(ctx, s, { run: { mode: 'teardown' } });
+  assert.equal(brief(p, 'base'), 'teardown/source', 'requested: torn down by the teardown run');
+  assert.equal(brief(p, 'other'), 'skip/teardown-only', 'not requested: left for reconcile');
+  const owned = state(ctx);
+  owned.desired.cache = { ...owned.desired.cache, teardownRequest: { by: 'A', at: 'x' } };
+  owned.desired.db = { ...owned.desired.db, kind: 'OciImage' };
+  const leaving = plan(ctx, owned, { lifecycle: { allowTeardown: true }, run: { mode: 'leaving' } });
+  assert.equal(brief(leaving, 'cache'), 'skip/leaving-only', '--leaving: only units outside the ownership set');
+  assert.equal(brief(leaving, 'db'), 'skip/leaving-only');
+  const unitOnly = plan(ctx, owned, { run: { only: new Set(['db']) } });
+  assert.equal(actionOf(unitOnly, 'db').allowTeardown, true, 'its old incarnation waits for --allow-teardown too');
+});

@@ -63,7 +63,7 @@ function unitDoc(ctx, name, uid, { outputs = {}, checkpoint, key, desired } = {}
 const receipt = (outputs = {}, finishedAt = '2026-10-27T09:01:00Z') => ({ result: 'receipt', finishedAt, outputs });
 
 function run(id, ...docs) {
-  return { run: id, ref: `refs/nyl/dev/runs/${id}`, oid: 'a'.repeat(40), units: new Map(docs.map((d) => [d.unit, d])), damage: [] };
+  return { run: id, ref: `refs/nyl/dev/runs/${id}`, oid: 'a'.repeat(40), units: new Map(docs.map((d) => [d.unit, d])), teardowns: new Map(), damage: [] };
 }
 
 function input(ctx, { desired = {}, observed = {}, runs, generation = 1 }) {
@@ -429,5 +429,49 @@ test('a damaged record of a run older than the unit\'s receipt changes nothing',
   const observed = { db: { uid: U.db, receipt: { run: R2, executionKey: 'sha256:k', finishedAt: NOW, outputs: {}, desired: desiredDoc(ctx, 'db', U.db) }, lastRun: { run: R2, result: 'executed', at: NOW } } };
   const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed, runs: [{ ...run(R1), damage: [damage('run-unit', 'db')] }] }));
   assert.deepEqual(r.observed.get('db'), observed.db);
+  assert.deepEqual(r.recovered, []);
+});
+
+const CACHE = '0192f0c0-0000-7000-8000-00000000000c';
+
+/** A teardown's record of the unit's incarnation `uid`: its deleting document, with the checkpoint given. */
+function teardownDoc(ctx, name, uid, checkpoint, outputs = {}) {
+  const desired = desiredDoc(ctx, name, uid, outputs, { lifecycle: { state: 'deleting' }, deletion: { cause: 'source', policy: 'Teardown', since: NOW } });
+  return { ...unitDoc(ctx, name, uid, { desired, key: 'none', outputs }), phase: 'teardown', ...(checkpoint ? { checkpoint } : {}) };
+}
+
+function withTeardowns(r, ...docs) {
+  for (const d of docs) r.teardowns.set(d.unit, d);
+  return r;
+}
+
+test('teardown records: removed drops the unit; without a checkpoint it is uncertain and deleting; failed keeps the failure; another incarnation changes nothing', async () => {
+  const ctx = await shop();
+  const removed = { result: 'removed', finishedAt: NOW };
+  const failed = { result: 'failed', finishedAt: NOW, reason: 'boom', retryable: true };
+  const desired = { db: desiredDoc(ctx, 'db', U.db), cache: desiredDoc(ctx, 'cache', CACHE), migrate: desiredDoc(ctx, 'migrate', U.migrate, { db: {} }), app: desiredDoc(ctx, 'app', U.app, { db: { url: 'x' } }) };
+  const runs = [withTeardowns(run(R1), teardownDoc(ctx, 'db', U.db, removed), teardownDoc(ctx, 'cache', CACHE), teardownDoc(ctx, 'migrate', U.migrate, failed, { db: {} }), teardownDoc(ctx, 'app', U.other, removed, { db: { url: 'x' } }))];
+  const r = importRuns(input(ctx, { desired, observed: { db: { uid: U.db } }, runs }));
+  assert.deepEqual(r.removed, ['db']);
+  assert.equal(r.desired.has('db'), false);
+  assert.equal(r.observed.has('db'), false);
+  assert.equal(r.desired.get('cache').lifecycle.state, 'deleting');
+  assert.equal(r.observed.get('cache').condition.type, 'uncertain');
+  assert.deepEqual(r.recovered, ['cache']);
+  assert.equal(r.desired.get('migrate').lifecycle.state, 'deleting');
+  assert.equal(r.observed.get('migrate').condition.reason, 'boom');
+  assert.deepEqual(r.desired.get('app'), desired.app, "the teardown of an incarnation state no longer has changes nothing");
+});
+
+test('a kind change in one run: its teardown record is imported before the new incarnation\'s execution record', async () => {
+  const ctx = await shop();
+  const removed = { result: 'removed', finishedAt: NOW };
+  const oldDoc = desiredDoc(ctx, 'cache', U.other, {}, { kind: 'OciImage' });
+  const teardown = { ...teardownDoc(ctx, 'cache', U.other, removed), kind: 'OciImage' };
+  const execution = unitDoc(ctx, 'cache', CACHE, { checkpoint: receipt({ v: 1 }) });
+  const r = importRuns(input(ctx, { desired: { cache: oldDoc }, observed: { cache: { uid: U.other } }, runs: [withTeardowns(run(R1, execution), teardown)] }));
+  assert.deepEqual(r.removed, ['cache']);
+  assert.equal(r.desired.get('cache').uid, CACHE, 'the new incarnation is adopted');
+  assert.deepEqual(r.observed.get('cache').receipt.outputs, { v: 1 });
   assert.deepEqual(r.recovered, []);
 });
