@@ -34,6 +34,8 @@ const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: 
 
 const QUIET_UNIT_OUTPUT: OptionSpec = { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." };
 const UNIT_LOG_DIR: OptionSpec = { name: 'unit-log-dir', type: 'string', value: '<dir>', help: "Append each unit's output, with its start and end lines, to <dir>/<env>/<unit>.log." };
+/** What every run (reconcile, teardown) takes last: its output controls and the shared options. */
+const RUN_OPTIONS: OptionSpec[] = [QUIET_UNIT_OUTPUT, UNIT_LOG_DIR, REASON, WAIT, AUTHOR, OUTPUT];
 const ALLOW_TEARDOWN: OptionSpec = { name: 'allow-teardown', type: 'boolean', help: 'Start the teardown of units that left the ownership set, or changed their kind, under deletionPolicy: Teardown. Without it they stay pending-teardown (exit 2).' };
 const ALLOW_DEPENDENTS: OptionSpec = { name: 'allow-dependents', type: 'boolean', help: 'Tear down a unit although retained tombstones cite it; recorded under allowDependents.' };
 const ALLOW_INCOMPLETE: OptionSpec = { name: 'allow-incomplete', type: 'boolean', help: 'Remove a unit whose driver cannot claim its removal (a Command without teardown:) all the same; recorded under incomplete.' };
@@ -127,12 +129,7 @@ export const COMMANDS: CommandSpec[] = [
       ALLOW_INCOMPLETE,
       { name: 'leaving', type: 'boolean', help: 'Do only the lifecycle work of units outside the ownership set. Conflicts with --unit.' },
       LOCAL,
-      QUIET_UNIT_OUTPUT,
-      UNIT_LOG_DIR,
-      REASON,
-      WAIT,
-      AUTHOR,
-      OUTPUT,
+      ...RUN_OPTIONS,
     ],
     examples: [
       'nyl reconcile -e dev',
@@ -159,12 +156,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'source', type: 'string', value: '<rev>', help: "Resolve the environment at this revision instead of the Environment's source, for this run only." },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Teardowns a wave runs at once. Default 4.' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further teardown after the first failure or uncertain outcome.' },
-      QUIET_UNIT_OUTPUT,
-      UNIT_LOG_DIR,
-      REASON,
-      WAIT,
-      AUTHOR,
-      OUTPUT,
+      ...RUN_OPTIONS,
     ],
     examples: ['nyl teardown -e dev --unit cache --reason "replaced by redis"', 'nyl teardown -e pr-123 --all --reason "pull request closed"', 'nyl teardown -e dev --unit legacy --allow-incomplete -o json'],
   },

@@ -174,7 +174,9 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
  * that cannot be unpacked is the unit's retryable failure. Never throws when `phase` does not.
  */
 export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>): Promise<T | Failure> {
-  const commit = tearsDown(plan) ? plan.desired?.source : undefined;
+  const own = tearsDown(plan) ? plan.desired?.source : undefined;
+  // The run's own source is unpacked once for every unit: a teardown of that commit shares it.
+  const commit = own !== ctx.state.input.sourceCommit ? own : undefined;
   return ctx.workspace.projectDir(commit).then(
     (projectDir) => phase(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
     (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),

@@ -254,6 +254,19 @@ async function cancelWhileRunning(dir, s) {
   return cancelled;
 }
 
+/** A project with a gated unit a and a quick unit `other`, whose first reconcile is killed (SIGKILL) while a runs. */
+async function killedWhileARuns(other) {
+  const s = scratch();
+  const { dir } = project({ a: gatedScript(s.log, s.gate), [other]: "script: 'true'" });
+  await step(dir, ['state', 'init', '-e', ENV]);
+  const h = startNyl(dir, ['reconcile', '-e', ENV]);
+  await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
+  h.child.kill('SIGKILL');
+  await h.done;
+  openGate(s.gate);
+  return { dir, s };
+}
+
 // --- the scenarios --------------------------------------------------------------------------------
 
 describe('fix texts work as printed', { concurrency: 2 }, () => {
@@ -429,14 +442,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     "a killed run's lease seen from a clock behind (skew) and ahead (expired); each way forward in its own copy",
     ['NYL-CLOCK-SKEW', 'NYL-LEASE-BROKEN (expired)'],
     async (fx) => {
-      const s = scratch();
-      const { dir } = project({ a: gatedScript(s.log, s.gate), c: "script: 'true'" });
-      await step(dir, ['state', 'init', '-e', ENV]);
-      const h = startNyl(dir, ['reconcile', '-e', ENV]);
-      await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
-      h.child.kill('SIGKILL');
-      await h.done;
-      openGate(s.gate);
+      const { dir } = await killedWhileARuns('c');
       const behind = { NYL_TEST_NOW: String(Date.now() - 10 * 60_000) };
       const ahead = { NYL_TEST_NOW: String(Date.now() + 60 * 60_000) };
 
@@ -501,14 +507,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
   );
 
   group('a killed run whose lease was broken keeps the state from being deleted: each import the refusal names works as printed', ['NYL-STATE-DELETE-INCARNATIONS (runs)'], async (fx) => {
-    const s = scratch();
-    const { dir } = project({ a: gatedScript(s.log, s.gate), b: "script: 'true'" });
-    await step(dir, ['state', 'init', '-e', ENV]);
-    const h = startNyl(dir, ['reconcile', '-e', ENV]);
-    await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
-    h.child.kill('SIGKILL');
-    await h.done;
-    openGate(s.gate);
+    const { dir } = await killedWhileARuns('b');
     await step(dir, ['lease', 'break', '-e', ENV, '--reason', 'the runner was killed']);
     const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
     const refused = await step(dir, deleteIt, [1]);
