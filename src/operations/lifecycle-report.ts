@@ -6,6 +6,7 @@
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { type DeletionCause, inLeavingSection, type Plan, type UnitPlan } from '../plan/actions';
+import { doneDetail } from '../plan/reasons';
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 import type { LifecycleDone, UnitOutcome } from '../run/run-state';
 
@@ -26,8 +27,7 @@ function teardownRow(o: UnitOutcome): ReconcileUnitReport {
 }
 
 function doneRow(done: LifecycleDone): ReconcileUnitReport {
-  const detail = done.result === 'retained' ? 'a tombstone keeps its receipt (deletionPolicy Retain)' : `its resources stay in place${done.kindChange ? ' (its kind changed)' : ' (deletionPolicy Release)'}`;
-  return { kind: done.kind, result: done.result, detail, dispatched: false, ...(done.uid ? { uid: done.uid } : {}), leaving: true };
+  return { kind: done.kind, result: done.result, detail: doneDetail(done.result, done.kindChange === true), dispatched: false, ...(done.uid ? { uid: done.uid } : {}), leaving: true };
 }
 
 /**

@@ -110,8 +110,7 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   const desired = requestsRecorded(rt, opened, req, requested, start.view.desiredUnits, '');
   const mode = modeOf(req);
   const preview = planEnvironment({ ...startInput(opened, start), desired, lifecycle: lifecycleOf(req), ...(only || mode ? { run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}) } } : {}) });
-  const recordsRequests = requested !== undefined && !sameDocuments(desired, start.view.desiredUnits);
-  if (!busy && !recordsRequests && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only, operationOf(req)));
+  if (!busy && desired === start.view.desiredUnits && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only, operationOf(req)));
   return withRun(
     rt,
     opened.store,
@@ -151,10 +150,6 @@ function requestsRecorded(rt: Runtime, opened: OpenedEnvironment, req: Reconcile
   return withRequests(desired, requested, request);
 }
 
-/** Do two sets of desired documents hold the same documents (by identity: requests recorded before are kept as they were)? */
-function sameDocuments(a: ReadonlyMap<string, DesiredUnitDoc>, b: ReadonlyMap<string, DesiredUnitDoc>): boolean {
-  return a.size === b.size && [...a].every(([name, doc]) => b.get(name) === doc);
-}
 
 async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<Start> {
   const { store, loc } = opened;

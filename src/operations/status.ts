@@ -25,6 +25,7 @@ import type { ObservedUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
+import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { statusLeavingWarnings } from './lifecycle-report';
@@ -75,7 +76,7 @@ function unitStatus(p: UnitPlan): UnitStatus {
  */
 function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: { units: ReadonlyMap<string, unknown> }): UnitStatus[] {
   const out: UnitStatus[] = [];
-  for (const [name, doc] of [...observed].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [name, doc] of [...observed].sort(([a], [b]) => byCodeUnits(a, b))) {
     if (!doc.released || plan.units.has(name)) continue;
     const r = doc.released;
     const s: UnitStatus = { name, kind: doc.receipt?.desired.kind ?? '-', state: 'released', receipt: 'none', detail: `released by ${r.by} in run ${r.run} at ${r.at}: its resources were left in place` };

@@ -186,6 +186,11 @@ export function restoresDesired(plan: UnitPlan): boolean {
   return plan.action.type === 'current' && plan.action.reason === 'desired-restored' && plan.next !== undefined;
 }
 
+/** What a unit that would start (execute, tear down) is once the run starts nothing more. */
+export function runStopped(stopped: { reason: StopReason; after?: string }): Action {
+  return { type: 'blocked', reason: 'run-stopped', stop: stopped.reason, ...(stopped.after ? { after: stopped.after } : {}) };
+}
+
 /** Teardowns the engine runs now, in the plan's order (consumers first). */
 export function teardowns(plan: Plan): UnitPlan[] {
   return plan.order.map((n) => plan.units.get(n)!).filter((u) => u.action.type === 'teardown');

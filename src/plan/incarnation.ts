@@ -4,8 +4,15 @@
  * again without an operator. Pure.
  */
 import { defaultRecovery, type KindSet } from '../drivers/kinds';
-import type { ConditionRecord, ReceiptRecord } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Action, UnitPlan } from './actions';
+
+/** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
+export function currentUid(desired: DesiredUnitDoc | undefined, generation: number): string | undefined {
+  if (!desired?.uid) return undefined;
+  if ((desired.generation ?? 1) < generation) return undefined;
+  return desired.uid;
+}
 
 /** The unit's receipt in its current incarnation, current or not. */
 export function receiptOfIncarnation(plan: UnitPlan | undefined): ReceiptRecord | undefined {

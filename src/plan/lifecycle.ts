@@ -26,8 +26,8 @@
  */
 import { consumersFirstOrder } from '../project/graph';
 import type { DeletionPolicy, DesiredUnitDoc } from '../state/documents';
-import type { Action, DeletionCause, TeardownWait, UnitPlan } from './actions';
-import { conditionOfIncarnation, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
+import { type Action, type DeletionCause, runStopped, type TeardownWait, type UnitPlan } from './actions';
+import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
 import type { PlanInput } from './input';
 
 export type { LifecycleOptions } from './input';
@@ -40,7 +40,7 @@ export function policyOf(desired: DesiredUnitDoc): DeletionPolicy {
 
 /** Is this desired document an incarnation of the current generation (not a marker, not ended by --fresh)? */
 export function hasIncarnation(desired: DesiredUnitDoc | undefined, generation: number): boolean {
-  return desired?.uid !== undefined && (desired.generation ?? 1) >= generation;
+  return currentUid(desired, generation) !== undefined;
 }
 
 /**
@@ -78,17 +78,37 @@ export function lifecycleBase(name: string, desired: DesiredUnitDoc, input: Plan
  */
 export function planLifecycle(input: PlanInput, units: Map<string, UnitPlan>, causes: ReadonlyMap<string, DeletionCause | 'leaving'>): void {
   const graph = new Map([...causes.keys()].map((n) => [n, { dependsOn: input.desired.get(n)?.dependsOn ?? [] }]));
+  const pass: Pass = { input, units, consumers: consumersOf(input, causes) };
   for (const name of consumersFirstOrder(graph)) {
     const desired = input.desired.get(name)!;
     // An owned unit's placeholder from the planner's first pass is its lifecycleBase with its source unit.
     const base = units.get(name) ?? lifecycleBase(name, desired, input);
     const cause = causes.get(name)!;
-    units.set(name, decideLifecycle(base, cause === 'leaving' ? leavingCause(desired) : cause, cause !== 'leaving', input, units));
+    units.set(name, decideLifecycle(base, cause === 'leaving' ? leavingCause(desired) : cause, cause !== 'leaving', pass));
   }
 }
 
+/** One lifecycle pass: its input, the decisions so far (consumers are decided first), and who consumes what. */
+interface Pass {
+  input: PlanInput;
+  units: ReadonlyMap<string, UnitPlan>;
+  /** For each unit with lifecycle work, the units with an incarnation whose recorded dependsOn names it. */
+  consumers: ReadonlyMap<string, string[]>;
+}
+
+/** Consumers of the units with lifecycle work, read once per plan: every teardown asks who still depends on it. */
+function consumersOf(input: PlanInput, causes: ReadonlyMap<string, unknown>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const [name, doc] of input.desired) {
+    if (!hasIncarnation(doc, input.generation)) continue;
+    for (const dep of new Set(doc.dependsOn ?? [])) if (dep !== name && causes.has(dep)) out.set(dep, [...(out.get(dep) ?? []), name]);
+  }
+  return out;
+}
+
 /** One unit's lifecycle decision, with the run's filters applied and the document a run writes. */
-function decideLifecycle(plan: UnitPlan, cause: DeletionCause, owned: boolean, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): UnitPlan {
+function decideLifecycle(plan: UnitPlan, cause: DeletionCause, owned: boolean, pass: Pass): UnitPlan {
+  const { input } = pass;
   const damaged = input.damaged?.get(plan.name);
   if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
   const desired = plan.desired!;
@@ -96,7 +116,7 @@ function decideLifecycle(plan: UnitPlan, cause: DeletionCause, owned: boolean, i
   const delivered = input.run?.holds?.get(plan.name);
   if (delivered) return { ...plan, action: { type: 'held', reason: 'hold-delivered', delivered } };
   if (!hasIncarnation(desired, input.generation)) return { ...plan, action: markerAction(input) };
-  const action = baseAction(plan, cause, input, units);
+  const action = baseAction(plan, cause, pass);
   return withNext(filtered({ ...plan, action }, cause, owned, input), cause, input);
 }
 
@@ -106,7 +126,7 @@ function markerAction(input: PlanInput): Action {
 }
 
 /** What the policy (or a request, or a started deletion) makes of the unit, before the run's filters. */
-function baseAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): Action {
+function baseAction(plan: UnitPlan, cause: DeletionCause, pass: Pass): Action {
   const desired = plan.desired!;
   const policy = policyOf(desired);
   const tearsDown = desired.lifecycle?.state === 'deleting' || cause === 'request' || policy === 'Teardown';
@@ -115,16 +135,17 @@ function baseAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, unit
     if (policy === 'Release' || cause === 'kind-change') return { type: 'release', reason: cause === 'kind-change' ? 'kind-change' : 'left-ownership-set' };
     return { type: 'retain', reason: 'left-ownership-set' };
   }
-  return teardownAction(plan, cause, input, units);
+  return teardownAction(plan, cause, pass);
 }
 
-function teardownAction(plan: UnitPlan, cause: DeletionCause, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): Action {
+function teardownAction(plan: UnitPlan, cause: DeletionCause, pass: Pass): Action {
+  const { input } = pass;
   const started = plan.desired!.lifecycle?.state === 'deleting';
   const condition = started ? conditionOfIncarnation(plan) : undefined;
   const terminal = condition ? terminalCondition(condition, recoveryOfRendering(plan, input), input.run?.runId) : undefined;
   if (terminal) return terminal;
   if (!started && cause !== 'request' && !input.lifecycle?.allowTeardown) return { type: 'pending-teardown', reason: 'needs-allow-teardown', cause };
-  const dependents = cause === 'kind-change' ? undefined : dependentsOf(plan.name, input, units);
+  const dependents = cause === 'kind-change' ? undefined : dependentsOf(plan.name, pass);
   if (dependents && 'reason' in dependents) return { type: 'pending-teardown', cause, ...dependents };
   return { type: 'teardown', reason: cause, ...(condition ? { condition } : {}), ...(dependents?.allowed ? { allowedDependents: dependents.allowed } : {}) };
 }
@@ -140,12 +161,11 @@ function recoveryOfRendering(plan: UnitPlan, input: PlanInput): 'converge' | 'ma
  */
 type DependentsWait = Extract<TeardownWait, { dependents: string[] }>;
 
-function dependentsOf(name: string, input: PlanInput, units: ReadonlyMap<string, UnitPlan>): Omit<DependentsWait, 'cause'> | { allowed?: string[] } | undefined {
+function dependentsOf(name: string, { input, units, consumers }: Pass): Omit<DependentsWait, 'cause'> | { allowed?: string[] } | undefined {
   const remain: string[] = [];
   const tombstones: string[] = [];
   const torn: string[] = [];
-  for (const [other, doc] of input.desired) {
-    if (other === name || !hasIncarnation(doc, input.generation) || !(doc.dependsOn ?? []).includes(name)) continue;
+  for (const other of consumers.get(name) ?? []) {
     const action = units.get(other)?.action;
     const type = action?.type;
     if (type === 'release' || type === 'removed' || type === 'drop') continue;
@@ -174,7 +194,7 @@ function filtered(plan: UnitPlan, cause: DeletionCause, owned: boolean, input: P
   // A teardown run carries out requests, whatever started the unit's deletion first.
   if (run.mode === 'teardown' && !plan.desired?.teardownRequest) return { ...plan, action: { type: 'skip', reason: 'teardown-only' } };
   if (run.mode === 'leaving' && owned) return { ...plan, action: { type: 'skip', reason: 'leaving-only' } };
-  if (plan.action.type === 'teardown' && run.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
+  if (plan.action.type === 'teardown' && run.stopped) return { ...plan, action: runStopped(run.stopped) };
   return plan;
 }
 

@@ -22,9 +22,11 @@ import type { EnvironmentResource, Project, UnitResource } from '../project/type
 import type { ConditionRecord, DesiredUnitDoc, ReceiptRecord } from '../state/documents';
 import { byCodeUnits } from '../util/compare';
 import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
-import { willExecute } from './actions';
+import { runStopped, willExecute } from './actions';
 import type { PlanInput, Prepared } from './input';
-import { conditionOfIncarnation, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
+import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
+
+export { currentUid } from './incarnation';
 import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
 
 export type { PlanInput, Prepared, RunContext, RunMode } from './input';
@@ -36,13 +38,6 @@ export type { PlanInput, Prepared, RunContext, RunMode } from './input';
 export function sameDecision(a: DesiredUnitDoc | undefined, b: DesiredUnitDoc): boolean {
   if (!a) return false;
   return canonicalJson({ ...a, source: undefined }) === canonicalJson({ ...b, source: undefined });
-}
-
-/** The incarnation a unit keeps: its desired uid unless --fresh started a new generation. */
-export function currentUid(desired: DesiredUnitDoc | undefined, generation: number): string | undefined {
-  if (!desired?.uid) return undefined;
-  if ((desired.generation ?? 1) < generation) return undefined;
-  return desired.uid;
 }
 
 export function recoveryOf(unit: UnitResource, kinds: KindSet): 'converge' | 'manual' {
@@ -116,7 +111,9 @@ const CARRIED = new Set<ActionType>(['current', 'blocked', 'held', 'failed', 'un
 export function planEnvironment(input: PlanInput): Plan {
   const { byName, order } = ownedGraph(input.project, input.env);
   const causes = lifecycleCauses(input, byName);
-  const carry = causes.size > 0 ? undefined : input.carry;
+  // An owned unit with lifecycle work lends consumers a receipt that a teardown may take away in
+  // this run: their decisions cannot be carried. Leaving units lend nothing to owned ones.
+  const carry = [...causes.values()].some((c) => c !== 'leaving') ? undefined : input.carry;
   const units = new Map<string, UnitPlan>();
   const outputsOf: OutputsOf = (name) => receiptOutputs(units.get(name));
   for (const name of order) units.set(name, planOwned(byName.get(name)!, { ...input, carry }, causes, units, outputsOf));
@@ -334,7 +331,7 @@ function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
   if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
   const run = input.run;
   if (leftOut(plan.name, input)) return { ...plan, action: { type: 'skip', reason: skipReason(input) } };
-  if (type !== 'wait' && run?.stopped) return { ...plan, action: { type: 'blocked', reason: 'run-stopped', stop: run.stopped.reason, ...(run.stopped.after ? { after: run.stopped.after } : {}) } };
+  if (type !== 'wait' && run?.stopped) return { ...plan, action: runStopped(run.stopped) };
   if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
   return plan;
 }

@@ -101,6 +101,12 @@ const TEARDOWN_WAITS: { [R in TeardownWait['reason']]: (w: Extract<TeardownWait,
   'lifecycle-excluded': () => '--unit does no lifecycle work: a run without --unit deletes it first',
 };
 
+/** What a tombstone or a release that a run applied leaves, for its row. */
+export function doneDetail(result: 'retained' | 'released', kindChange: boolean): string {
+  if (result === 'retained') return 'a tombstone keeps its receipt (deletionPolicy Retain)';
+  return `its resources stay in place${kindChange ? ' (its kind changed)' : ' (deletionPolicy Release)'}`;
+}
+
 /** Detail of lifecycle actions, the same in status and runs; undefined for other actions. */
 function lifecycleDetail(plan: UnitPlan): string | undefined {
   const a = plan.action;
@@ -110,11 +116,11 @@ function lifecycleDetail(plan: UnitPlan): string | undefined {
       return `${deletionWhy(plan, a.reason)}; torn down by its driver${a.allowedDependents ? ` although retained tombstones cite it (--allow-dependents): ${names(a.allowedDependents)}` : ''}${again}`;
     }
     case 'retain':
-      return 'left the ownership set: a tombstone keeps its receipt (deletionPolicy Retain)';
+      return `left the ownership set: ${doneDetail('retained', false)}`;
     case 'retained':
       return 'a retained tombstone: `nyl teardown --unit` tears it down, `nyl state forget` drops it';
     case 'release':
-      return a.reason === 'kind-change' ? `${deletionWhy(plan, 'kind-change')}; its resources stay in place` : 'left the ownership set: its resources stay in place (deletionPolicy Release)';
+      return a.reason === 'kind-change' ? `${deletionWhy(plan, 'kind-change')}; its resources stay in place` : `left the ownership set: ${doneDetail('released', false)}`;
     case 'pending-teardown':
       return `${deletionWhy(plan, a.cause)}; ${(TEARDOWN_WAITS[a.reason] as (w: TeardownWait) => string)(a)}`;
     case 'removed':

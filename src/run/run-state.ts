@@ -85,8 +85,6 @@ export class RunState {
   readonly teardownOutcomes = new Map<string, UnitOutcome>();
   readonly dispatchOrder: string[] = [];
   readonly prepared = new Map<string, Prepared>();
-  /** Units of the ownership set torn down by this run (not for a kind change): not created again now. */
-  private readonly removed = new Set<string>();
   readonly lifecycleDone = new Map<string, LifecycleDone>();
   stopped: { reason: StopReason; after?: string } | undefined;
   private readonly newUids: Map<string, string>;
@@ -118,11 +116,29 @@ export class RunState {
         ...(input.only ? { only: input.only } : {}),
         ...(input.mode ? { mode: input.mode } : {}),
         holds: this.holds,
-        removed: this.removed,
+        removed: this.removedForGood(),
         ...(this.stopped ? { stopped: this.stopped } : {}),
       },
     });
     return this.lastPlan;
+  }
+
+  /** Units this run tore down, a kind change's old incarnation aside: not created again in this run. */
+  private removedForGood(): Set<string> {
+    return new Set([...this.teardownOutcomes.values()].filter((o) => o.result === 'removed' && o.cause !== 'kind-change').map((o) => o.name));
+  }
+
+  /**
+   * The condition a failed or uncertain checkpoint gives the unit's incarnation, kept with what
+   * state knew of that incarnation; its type is the outcome's result.
+   */
+  private recordCondition(plan: UnitPlan, cp: Checkpoint): { type: 'failed' | 'uncertain'; condition: ConditionRecord } {
+    const run = this.input.runId;
+    const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
+    const condition = conditionOf(run, cp);
+    const prev = this.observed.get(plan.name);
+    this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun: { run, result: type, at: cp.finishedAt } });
+    return { type, condition };
   }
 
   /** The desired documents as the run leaves them: what it imported and decided, removals included. */
@@ -170,14 +186,10 @@ export class RunState {
     if (cp.result === 'removed') {
       this.desired.delete(plan.name);
       this.observed.delete(plan.name);
-      if (!(plan.action.type === 'teardown' && plan.action.reason === 'kind-change')) this.removed.add(plan.name);
       result = { ...base, result: 'removed', detail: '', ...(cp.incomplete ? { incomplete: true, detail: cp.reason ?? '' } : {}) };
     } else {
       this.desired.set(plan.name, plan.next!);
-      const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
-      const condition = conditionOf(this.input.runId, cp);
-      const prev = this.observed.get(plan.name);
-      this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun: { run: this.input.runId, result: type, at: cp.finishedAt } });
+      const { type, condition } = this.recordCondition(plan, cp);
       result = { ...base, result: type, detail: cp.reason ?? '', condition, desired: plan.next! };
     }
     if (plan.action.type === 'teardown' && plan.action.allowedDependents) result.allowedDependents = plan.action.allowedDependents;
@@ -197,10 +209,7 @@ export class RunState {
       this.observed.set(plan.name, { uid: plan.uid!, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
       result = { ...base, ...decided, result: 'executed', detail: '', receipt };
     } else {
-      const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
-      const condition = conditionOf(run, cp);
-      const prev = this.observed.get(plan.name);
-      this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun: { run, result: type, at: cp.finishedAt } });
+      const { type, condition } = this.recordCondition(plan, cp);
       result = { ...base, ...decided, result: type, detail: cp.reason ?? '', condition };
     }
     this.outcomes.set(plan.name, result);

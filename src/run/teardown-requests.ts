@@ -19,12 +19,14 @@ export function unknownUnits(desired: ReadonlyMap<string, DesiredUnitDoc>, gener
   return names.filter((n) => !hasIncarnation(desired.get(n), generation));
 }
 
-/** The desired documents with each named unit's request recorded (an earlier request is kept as it is). */
-export function withRequests(desired: ReadonlyMap<string, DesiredUnitDoc>, names: string[], request: TeardownRequest): Map<string, DesiredUnitDoc> {
+/**
+ * The desired documents with each named unit's request recorded (an earlier request is kept as it
+ * is); the same map when every named unit has one already, so that a caller sees nothing changed.
+ */
+export function withRequests(desired: ReadonlyMap<string, DesiredUnitDoc>, names: string[], request: TeardownRequest): ReadonlyMap<string, DesiredUnitDoc> {
+  const missing = names.filter((n) => desired.get(n) && !desired.get(n)!.teardownRequest);
+  if (missing.length === 0) return desired;
   const out = new Map(desired);
-  for (const name of names) {
-    const doc = out.get(name);
-    if (doc && !doc.teardownRequest) out.set(name, { ...doc, teardownRequest: request });
-  }
+  for (const name of missing) out.set(name, { ...desired.get(name)!, teardownRequest: request });
   return out;
 }
