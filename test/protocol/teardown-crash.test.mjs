@@ -107,3 +107,27 @@ test('a teardown cancelled while it runs: exit 4, its run ref kept; the next rec
     world.cleanup();
   }
 });
+
+test('a teardown run whose lease was broken while a teardown ran: exit 4 NYL-LEASE-LOST, nothing reaches state, the importer keeps the unit uncertain and deleting', async () => {
+  const world = await leaving();
+  try {
+    const release = world.driver.hold('migrate', 'teardown');
+    const run = world.process('holder').start('reconcile', { allowTeardown: true });
+    await world.driver.whenCalled('migrate', 'teardown');
+    const op = world.process('operator');
+    await op.run('lease break');
+    const imported = await world.process('importer').run('recover');
+    assert.equal(imported.code, 0);
+    const after = world.stateRefs();
+    release();
+    const lost = await run.outcome;
+    assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+    assert.equal(lost.code, 4);
+    assert.deepEqual(world.stateRefs(), after, 'the holder wrote nothing more to state');
+    assert.equal(calls(world, 'config') + calls(world, 'base'), 0, 'the next lifecycle wave never started');
+    assert.equal(world.desiredDoc('migrate').lifecycle.state, 'deleting');
+    assert.equal(world.observedDoc('migrate').condition.type, 'uncertain');
+  } finally {
+    world.cleanup();
+  }
+});

@@ -58,6 +58,8 @@ const err = (code, extra = {}) => diagnostic(code, 'error', 'm', { env: 'dev', .
 test('exitCodeOf StatusReport: current 0; pending, outdated, awaiting-dependencies, blocked, held, leaving, running 2; failed 3; uncertain 4', () => {
   const one = (u) => exitCodeOf(status({ x: u }), [], 'status');
   assert.equal(one({ state: 'current' }), 0);
+  for (const state of ['retained', 'released']) assert.equal(one({ state }), 0, `${state}: a deletion that completed`);
+  for (const state of ['pending-teardown', 'tearing-down']) assert.equal(one({ state }), 2, `${state}: a teardown that waits`);
   // awaiting-dependencies: not reconciled until its dependencies ran, though it may stay current then.
   for (const state of ['pending', 'outdated', 'awaiting-dependencies', 'blocked', 'held', 'leaving', 'running']) assert.equal(one({ state }), 2, state);
   assert.equal(one({ state: 'failed' }), 3);
