@@ -23,19 +23,19 @@ export const COMMAND_KIND: KindDescriptor = {
   spec: commandSpec,
 };
 
-/** Kinds whose driver arrives later: what the source model and execution keys need of them. */
-export const PENDING_KINDS: readonly KindDescriptor[] = [
-  { kind: 'Terraform', version: 'terraform/1', defaultRecovery: 'converge', shellTextFields: [], spec: terraformSpec },
-  { kind: 'OpenTofu', version: 'opentofu/1', defaultRecovery: 'converge', shellTextFields: [], spec: openTofuSpec },
-  { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], spec: ociImageSpec },
-];
+/** The module kinds: one driver (./terraform), two default binaries. */
+export const TERRAFORM_KIND: KindDescriptor = { kind: 'Terraform', version: 'terraform/1', defaultRecovery: 'converge', shellTextFields: [], spec: terraformSpec };
+export const OPENTOFU_KIND: KindDescriptor = { kind: 'OpenTofu', version: 'opentofu/1', defaultRecovery: 'converge', shellTextFields: [], spec: openTofuSpec };
+
+/** One-shot containers (./oci-image). */
+export const OCI_IMAGE_KIND: KindDescriptor = { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], spec: ociImageSpec };
 
 /** Looks kinds up: the built-in ones, or those of a driver set (registry.ts, test fakes). */
 export interface KindSet {
   descriptor(kind: string): KindDescriptor | undefined;
 }
 
-const builtin = new Map([COMMAND_KIND, ...PENDING_KINDS].map((k) => [k.kind, k]));
+const builtin = new Map([COMMAND_KIND, TERRAFORM_KIND, OPENTOFU_KIND, OCI_IMAGE_KIND].map((k) => [k.kind, k]));
 
 /** The kinds Nyl ships. */
 export const BUILTIN_KINDS: KindSet = { descriptor: (kind) => builtin.get(kind) };

@@ -4,7 +4,10 @@
  */
 import { commandDriver } from './command';
 import type { Driver, KindDescriptor } from './contract';
-import { type KindSet, PENDING_KINDS } from './kinds';
+import { type KindSet, OCI_IMAGE_KIND, OPENTOFU_KIND, TERRAFORM_KIND } from './kinds';
+
+/** Kinds that validate and render but have no driver wired here yet. */
+const PENDING_KINDS: readonly KindDescriptor[] = [TERRAFORM_KIND, OPENTOFU_KIND, OCI_IMAGE_KIND];
 
 /** Which driver executes which kind: a port, so that tests run the engine with fake drivers. */
 export interface DriverSet extends KindSet {
