@@ -112,6 +112,17 @@ export interface KindDescriptor {
   /** JSON pointers inside spec of fields holding shell text: references are refused there. */
   shellTextFields: readonly string[];
   /**
+   * Top-level spec fields naming a directory of source the unit runs (a root module): its Git
+   * tree id enters the execution key, so a changed file there executes the unit again.
+   */
+  sourceDirFields?: readonly string[];
+  /**
+   * JSON pointers inside spec below which a reference to a sensitive output may stand: values
+   * that reach the tool through its environment, never its command line. The desired document
+   * keeps the reference; the value is resolved only for the execution.
+   */
+  secretFields?: readonly string[];
+  /**
    * The kind's own fields of spec (src/drivers/<kind>/spec.ts); the source model adds the fields
    * every unit shares. Set by the registry for the built-in kinds; a fake driver needs none.
    */

@@ -20,15 +20,17 @@ export const COMMAND_KIND: KindDescriptor = {
   version: 'command/1',
   defaultRecovery: 'manual',
   shellTextFields: ['/script', '/teardown/script', '/check/script'],
+  secretFields: ['/env', '/teardown/env', '/check/env'],
   spec: commandSpec,
 };
 
 /** The module kinds: one driver (./terraform), two default binaries. */
-export const TERRAFORM_KIND: KindDescriptor = { kind: 'Terraform', version: 'terraform/1', defaultRecovery: 'converge', shellTextFields: [], spec: terraformSpec };
-export const OPENTOFU_KIND: KindDescriptor = { kind: 'OpenTofu', version: 'opentofu/1', defaultRecovery: 'converge', shellTextFields: [], spec: openTofuSpec };
+const MODULE_KIND = { defaultRecovery: 'converge', shellTextFields: [], sourceDirFields: ['module'], secretFields: ['/variables'] } as const;
+export const TERRAFORM_KIND: KindDescriptor = { kind: 'Terraform', version: 'terraform/1', ...MODULE_KIND, spec: terraformSpec };
+export const OPENTOFU_KIND: KindDescriptor = { kind: 'OpenTofu', version: 'opentofu/1', ...MODULE_KIND, spec: openTofuSpec };
 
 /** One-shot containers (./oci-image). */
-export const OCI_IMAGE_KIND: KindDescriptor = { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], spec: ociImageSpec };
+export const OCI_IMAGE_KIND: KindDescriptor = { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], secretFields: ['/env'], spec: ociImageSpec };
 
 /** Looks kinds up: the built-in ones, or those of a driver set (registry.ts, test fakes). */
 export interface KindSet {
@@ -47,6 +49,11 @@ export function versionOf(kind: string, kinds: KindSet): string {
 
 export function defaultRecovery(kind: string, kinds: KindSet): 'converge' | 'manual' {
   return kinds.descriptor(kind)?.defaultRecovery ?? 'manual';
+}
+
+/** May a reference to a sensitive output stand at this pointer of the kind's spec? */
+export function isSecretField(kind: string, pointer: string, kinds: KindSet): boolean {
+  return (kinds.descriptor(kind)?.secretFields ?? []).some((f) => pointer.startsWith(`${f}/`));
 }
 
 /** Does this spec field hold shell text (where references are refused)? */

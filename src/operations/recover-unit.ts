@@ -63,7 +63,7 @@ interface UnitCase {
 
 function keyOf(opened: OpenedEnvironment, d: DesiredUnitDoc | undefined): string | undefined {
   if (!d?.uid || !d.kind || !d.rendering) return undefined;
-  return executionKey({ kind: d.kind, rendering: d.rendering, uid: d.uid, driverVersion: versionOf(d.kind, opened.drivers) });
+  return executionKey({ kind: d.kind, rendering: d.rendering, uid: d.uid, driverVersion: versionOf(d.kind, opened.drivers), ...(d.reads ? { reads: d.reads } : {}) });
 }
 
 /**

@@ -5,6 +5,7 @@
  * later plan, teardown and approvals) reads these; none decides again. Human text is rendered
  * from the reason by ./reasons.ts and never parsed back.
  */
+import type { KeyReads } from '../project/execution-key';
 import type { Diagnostic } from '../errors/diagnostic';
 import type { ConditionRecord, DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from '../state/documents';
 import type { UnitResource } from '../project/types';
@@ -135,6 +136,8 @@ export interface UnitPlan {
   newIncarnation?: boolean;
   rendering?: Record<string, unknown>;
   executionKey?: string;
+  /** What the unit reads besides its spec (source objects, trigger runs, secret digests): part of its key. */
+  reads?: KeyReads;
   /**
    * The desired document a run records for the unit: for `execute`, the one the execution is for;
    * for `current` with `desired-restored`, the one its receipt was produced for; for `held`, the

@@ -14,9 +14,11 @@
  */
 import { type KindSet, versionOf } from '../drivers/kinds';
 import type { Diagnostic } from '../errors/diagnostic';
-import { canonicalJson, executionKey } from '../project/execution-key';
+import { canonicalJson, compactReads, executionKey, type KeyReads } from '../project/execution-key';
 import { dependencyOrder } from '../project/graph';
-import { renderUnit } from '../project/render';
+import { type ProducerReceipt, type ReceiptOf, renderUnit } from '../project/render';
+import { sourceReads } from '../project/source-reads';
+import { triggersOf } from '../project/validate';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ReceiptRecord } from '../state/documents';
@@ -48,19 +50,39 @@ export function formatWait(w: Wait): string {
   return `${w.pointer} waits for ${w.unit} (${w.reason})`;
 }
 
-type OutputsOf = (name: string) => Record<string, unknown> | undefined;
+/** What resolving a unit reads besides the unit: its environment, the kinds, source object ids, receipts. */
+export interface ResolveScope {
+  env: EnvironmentResource;
+  kinds: KindSet;
+  objects?: Project['objects'];
+  receiptOf: ReceiptOf;
+}
 
 export interface Resolved {
   rendering?: Record<string, unknown>;
   executionKey?: string;
+  /** What the unit reads besides its spec, for its desired document (set with the key). */
+  reads?: KeyReads;
   waits: Wait[];
   errors: Diagnostic[];
 }
 
-/** Renders one unit against the outputs of current receipts and computes its execution key. */
-export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: string | undefined, outputsOf: OutputsOf, kinds: KindSet, prepared?: Prepared): Resolved {
-  const waits: Wait[] = unit.declaredDependsOn.flatMap((dep, i) => (outputsOf(dep) === undefined ? [{ pointer: `/dependsOn/${i}`, unit: dep, reason: 'no-current-receipt' as const }] : []));
-  const rendered = renderUnit(unit, env, outputsOf);
+/** Waits for units named in dependsOn and triggers: they order the unit without a reference's pointer. */
+function namedWaits(unit: UnitResource, receiptOf: ReceiptOf): Wait[] {
+  const waits: Wait[] = [];
+  const named = (field: string, names: string[]) =>
+    names.forEach((dep, i) => {
+      if (receiptOf(dep) === undefined && !waits.some((w) => w.unit === dep)) waits.push({ pointer: `/${field}/${i}`, unit: dep, reason: 'no-current-receipt' });
+    });
+  named('dependsOn', unit.declaredDependsOn);
+  named('triggers', triggersOf(unit));
+  return waits;
+}
+
+/** Renders one unit against current receipts and computes its execution key from what it reads. */
+export function resolveUnit(unit: UnitResource, uid: string | undefined, scope: ResolveScope, prepared?: Prepared): Resolved {
+  const waits = namedWaits(unit, scope.receiptOf);
+  const rendered = renderUnit(unit, scope.env, scope.receiptOf, scope.kinds);
   if (!rendered.ok) {
     if ('errors' in rendered) return { waits, errors: rendered.errors };
     for (const w of rendered.waits) if (!waits.some((x) => x.unit === w.unit)) waits.push(w);
@@ -69,7 +91,11 @@ export function resolveUnit(unit: UnitResource, env: EnvironmentResource, uid: s
   if (waits.length > 0) return { waits, errors: [] };
   const rendering = prepared && prepared.from === canonicalJson(rendered.rendering) ? prepared.rendering : rendered.rendering;
   const out: Resolved = { rendering, waits, errors: [] };
-  if (uid) out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, kinds) });
+  if (!uid) return out;
+  const triggers = Object.fromEntries(triggersOf(unit).map((name) => [name, scope.receiptOf(name)!.run]));
+  const reads = compactReads({ sources: sourceReads(unit, rendering, scope.objects, scope.kinds), triggers, secrets: rendered.secrets });
+  out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, scope.kinds), reads });
+  if (reads) out.reads = reads;
   return out;
 }
 
@@ -115,8 +141,8 @@ export function planEnvironment(input: PlanInput): Plan {
   // this run: their decisions cannot be carried. Leaving units lend nothing to owned ones.
   const carry = [...causes.values()].some((c) => c !== 'leaving') ? undefined : input.carry;
   const units = new Map<string, UnitPlan>();
-  const outputsOf: OutputsOf = (name) => receiptOutputs(units.get(name));
-  for (const name of order) units.set(name, planOwned(byName.get(name)!, { ...input, carry }, causes, units, outputsOf));
+  const scope = scopeOf(input, (name) => producerReceipt(units.get(name)));
+  for (const name of order) units.set(name, planOwned(byName.get(name)!, { ...input, carry }, causes, units, scope));
   planLifecycle(input, units, causes);
   const leaving = [...input.desired.keys()].filter((n) => !byName.has(n)).sort(byCodeUnits);
   return { order: [...order, ...leaving], units };
@@ -143,10 +169,10 @@ function lifecycleCauses(input: PlanInput, byName: ReadonlyMap<string, UnitResou
  * An owned unit: torn down by this run already, lifecycle work (a placeholder that lends consumers
  * its receipt until the lifecycle pass decides it), or the decision of an execution.
  */
-function planOwned(unit: UnitResource, input: PlanInput, causes: ReadonlyMap<string, unknown>, units: Map<string, UnitPlan>, outputsOf: OutputsOf): UnitPlan {
+function planOwned(unit: UnitResource, input: PlanInput, causes: ReadonlyMap<string, unknown>, units: Map<string, UnitPlan>, scope: ResolveScope): UnitPlan {
   if (input.run?.removed?.has(unit.name)) return { ...base(unit, input), action: { type: 'removed', reason: 'torn-down-in-run' } };
   if (causes.has(unit.name)) return { ...lifecycleBase(unit.name, input.desired.get(unit.name)!, input), unit };
-  return carried(unit.name, input) ?? planOwnedUnit(unit, input, units, outputsOf);
+  return carried(unit.name, input) ?? planOwnedUnit(unit, input, units, scope);
 }
 
 /** Actions of a unit whose receipt still stands for what runs: consumers resolve from it. */
@@ -156,12 +182,27 @@ const KEEPS_RECEIPT = new Set(['held', 'teardown', 'pending-teardown', 'retain',
  * Outputs consumers resolve from: a current receipt, or the receipt a held unit, a tombstone or a
  * unit not torn down yet keeps (its resources still exist).
  */
-function receiptOutputs(plan: UnitPlan | undefined): Record<string, unknown> | undefined {
+function producerReceipt(plan: UnitPlan | undefined): ProducerReceipt | undefined {
   if (!plan) return undefined;
   const receipt = plan.observed?.receipt;
-  if (plan.action.type === 'current') return receipt?.outputs ?? {};
-  if (KEEPS_RECEIPT.has(plan.action.type) && receipt && plan.observed?.uid === plan.desired?.uid) return receipt.outputs ?? {};
+  if (plan.action.type === 'current') return receipt ? asProducer(receipt) : { outputs: {}, run: '' };
+  if (KEEPS_RECEIPT.has(plan.action.type) && receipt && plan.observed?.uid === plan.desired?.uid) return asProducer(receipt);
   return undefined;
+}
+
+/** What a consumer's rendering reads of a receipt. */
+export function asProducer(receipt: ReceiptRecord | undefined): ProducerReceipt | undefined {
+  if (!receipt) return undefined;
+  const out: ProducerReceipt = { outputs: receipt.outputs ?? {}, run: receipt.run };
+  if (receipt.sensitiveOutputs) out.sensitive = receipt.sensitiveOutputs;
+  return out;
+}
+
+/** The scope a plan resolves its units in. */
+export function scopeOf(input: { env: EnvironmentResource; drivers: KindSet; project: Project }, receiptOf: ReceiptOf): ResolveScope {
+  const scope: ResolveScope = { env: input.env, kinds: input.drivers, receiptOf };
+  if (input.project.objects) scope.objects = input.project.objects;
+  return scope;
 }
 
 function base(unit: UnitResource, input: PlanInput): UnitPlan {
@@ -176,15 +217,16 @@ function base(unit: UnitResource, input: PlanInput): UnitPlan {
   return plan;
 }
 
-function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, outputsOf: OutputsOf): UnitPlan {
+function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, scope: ResolveScope): UnitPlan {
   const plan = base(unit, input);
   const damaged = input.damaged?.get(unit.name);
   if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
-  const held = heldAction(plan, input, outputsOf);
+  const held = heldAction(plan, input, scope);
   if (held) return recordPending({ ...plan, action: held }, input);
-  const resolved = resolveUnit(unit, input.env, plan.uid, outputsOf, input.drivers, input.prepared?.get(unit.name));
+  const resolved = resolveUnit(unit, plan.uid, scope, input.prepared?.get(unit.name));
   if (resolved.rendering) plan.rendering = resolved.rendering;
   if (resolved.executionKey) plan.executionKey = resolved.executionKey;
+  if (resolved.reads) plan.reads = resolved.reads;
   const action = decide(plan, unit, input, resolved, planned);
   return finish({ ...plan, action }, input);
 }
@@ -231,8 +273,8 @@ function afterWait(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned
  */
 function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): string | undefined {
   if (!plan.uid || input.drivers.driver(unit.kind)?.prepare) return undefined;
-  const latest: OutputsOf = (name) => receiptOfIncarnation(planned.get(name))?.outputs;
-  return resolveUnit(unit, input.env, plan.uid, latest, input.drivers).executionKey;
+  const latest = scopeOf(input, (name) => asProducer(receiptOfIncarnation(planned.get(name))));
+  return resolveUnit(unit, plan.uid, latest).executionKey;
 }
 
 /**
@@ -256,10 +298,10 @@ function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>, execu
 }
 
 /** A held unit changes in no way: held in state, or by a hold delivered to this run before it ran. */
-function heldAction(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): Action | undefined {
+function heldAction(plan: UnitPlan, input: PlanInput, scope: ResolveScope): Action | undefined {
   const desired = plan.desired;
   if (desired?.lifecycle?.state === 'held') {
-    const compared = heldSourceComparison(plan, input, outputsOf);
+    const compared = heldSourceComparison(plan, input, scope);
     const sourceChanged = compared === 'changed';
     const pending = pendingSource(compared, desired.hold?.pending, input.sourceCommit);
     const condition = desired.uid && plan.observed?.uid === desired.uid ? plan.observed.condition : undefined;
@@ -299,10 +341,10 @@ function recordPending(plan: UnitPlan, input: PlanInput): UnitPlan {
  * Does this source render the held unit differently from what it is held at? A marker always;
  * `unknown` when the unit cannot be rendered now (an output it reads is missing, say).
  */
-function heldSourceComparison(plan: UnitPlan, input: PlanInput, outputsOf: OutputsOf): 'changed' | 'same' | 'unknown' {
+function heldSourceComparison(plan: UnitPlan, input: PlanInput, scope: ResolveScope): 'changed' | 'same' | 'unknown' {
   const desired = plan.desired!;
   if (!desired.uid) return 'changed';
-  const now = resolveUnit(plan.unit!, input.env, desired.uid, outputsOf, input.drivers, input.prepared?.get(plan.name));
+  const now = resolveUnit(plan.unit!, desired.uid, scope, input.prepared?.get(plan.name));
   if (now.rendering === undefined || desired.rendering === undefined) return 'unknown';
   return canonicalJson(now.rendering) === canonicalJson(desired.rendering) ? 'same' : 'changed';
 }
@@ -354,6 +396,7 @@ function nextDesired(plan: UnitPlan, input: PlanInput): DesiredUnitDoc | undefin
     generation: input.generation,
     source: input.sourceCommit,
     rendering: plan.rendering,
+    ...(plan.reads ? { reads: plan.reads } : {}),
     dependsOn: plan.unit!.dependsOn,
     lifecycle: { state: 'active' },
   };

@@ -3,10 +3,11 @@
  * source is rendered from commits, never from the working tree.
  */
 import type { BatchReader } from '../git/batch-reader';
-import type { SourceTree } from './types';
+import type { SourceObject, SourceTree } from './types';
 
 export class CommitSourceTree implements SourceTree {
   private listing: Promise<string[]> | undefined;
+  private all: Promise<Map<string, SourceObject>> | undefined;
 
   constructor(
     private readonly reader: BatchReader,
@@ -29,21 +30,39 @@ export class CommitSourceTree implements SourceTree {
   }
 
   list(): Promise<string[]> {
-    this.listing ??= this.walk(`${this.commit}:${this.prefix}`, '');
+    this.listing ??= this.objects().then((all) => [...all.entries()].filter(([, o]) => o.type === 'blob').map(([p]) => p).sort());
     return this.listing;
   }
 
-  private async walk(spec: string, base: string): Promise<string[]> {
-    const entries = await this.reader.readTree(spec);
-    if (!entries) return [];
-    const files: string[] = [];
-    const subtrees: Promise<string[]>[] = [];
+  /** Every blob and tree under the project directory (its own tree as ''), with its object id. */
+  objects(): Promise<Map<string, SourceObject>> {
+    this.all ??= this.rootObject().then(async (root) => {
+      const found = new Map<string, SourceObject>();
+      if (root) {
+        found.set('', root);
+        await this.walk(root.oid, '', found);
+      }
+      return found;
+    });
+    return this.all;
+  }
+
+  private async rootObject(): Promise<SourceObject | undefined> {
+    const obj = await this.reader.read(`${this.commit}:${this.prefix}`);
+    return obj && obj.type === 'tree' ? { type: 'tree', oid: obj.oid } : undefined;
+  }
+
+  private async walk(tree: string, base: string, found: Map<string, SourceObject>): Promise<void> {
+    const entries = await this.reader.readTree(tree);
+    if (!entries) return;
+    const subtrees: Promise<void>[] = [];
     for (const e of entries) {
       const path = base ? `${base}/${e.name}` : e.name;
-      if (e.type === 'tree') subtrees.push(this.walk(e.oid, path));
-      else if (e.type === 'blob') files.push(path);
+      if (e.type === 'tree') {
+        found.set(path, { type: 'tree', oid: e.oid });
+        subtrees.push(this.walk(e.oid, path, found));
+      } else if (e.type === 'blob') found.set(path, { type: 'blob', oid: e.oid });
     }
-    for (const sub of await Promise.all(subtrees)) files.push(...sub);
-    return files.sort();
+    await Promise.all(subtrees);
   }
 }

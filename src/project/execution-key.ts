@@ -1,8 +1,11 @@
 /**
  * Canonical JSON and the execution key of a unit.
  *
- * The execution key is `sha256:` over the canonical JSON of kind, rendered spec, uid and the
- * driver's version tag. Canonical JSON sorts object keys recursively,
+ * The execution key is `sha256:` over the canonical JSON of kind, rendered spec, uid, the
+ * driver's version tag and what the unit reads besides its spec (KeyReads): the Git object ids of
+ * source files and directories, the receipt runs of the units it is triggered by, and the digests
+ * of the sensitive values it consumes. Reads are left out when there are none, so that a unit
+ * that reads nothing keeps the key it had before reads existed. Canonical JSON sorts object keys recursively,
  * has no whitespace, keeps arrays in order and drops undefined members, so the same inputs give
  * the same key on every machine and in every Node version. It recurses once per level and refuses
  * data nested deeper than MAX_DOCUMENT_DEPTH (src/util/nesting.ts) with an error naming the limit.
@@ -10,11 +13,43 @@
 import { createHash } from 'node:crypto';
 import { MAX_DOCUMENT_DEPTH, nestedTooDeep } from '../util/nesting';
 
+/**
+ * What a unit reads besides its rendered spec, recorded in its desired document so that its key
+ * can be computed again from state alone (recover does).
+ */
+export interface KeyReads {
+  /** Source path (relative to the project root) -> Git object id: a module's tree, the files `inputs` match. */
+  sources?: Record<string, string>;
+  /** Unit named in `triggers` -> the run of its receipt. */
+  triggers?: Record<string, string>;
+  /** Each reference to a sensitive output, in order of appearance, with that value's digest (never the value). */
+  secrets?: SecretRead[];
+}
+
+export interface SecretRead {
+  /** Pointer of the reference inside spec, e.g. `/env/DB_PASSWORD`. */
+  pointer: string;
+  unit: string;
+  output: string;
+  sha256: string;
+}
+
 export interface ExecutionKeyInput {
   kind: string;
   rendering: Record<string, unknown>;
   uid: string;
   driverVersion: string;
+  reads?: KeyReads;
+}
+
+/** The reads with their empty members dropped; undefined when nothing is left. */
+export function compactReads(reads: KeyReads | undefined): KeyReads | undefined {
+  if (!reads) return undefined;
+  const out: KeyReads = {};
+  if (reads.sources && Object.keys(reads.sources).length > 0) out.sources = reads.sources;
+  if (reads.triggers && Object.keys(reads.triggers).length > 0) out.triggers = reads.triggers;
+  if (reads.secrets && reads.secrets.length > 0) out.secrets = reads.secrets;
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 export function canonicalJson(value: unknown): string {
@@ -27,6 +62,7 @@ export function executionKey(input: ExecutionKeyInput): string {
   const text = canonicalJson({
     driverVersion: input.driverVersion,
     kind: input.kind,
+    reads: compactReads(input.reads),
     rendering: input.rendering,
     uid: input.uid,
   });

@@ -13,6 +13,7 @@ import { expandGlob, isGlob, normalizePattern } from './glob';
 import { scanReferences } from './references';
 import { type Resource, type ProjectDocument, buildResource, isUnitKind } from './resources';
 import { closest } from '../util/closest';
+import { readsSource } from './source-reads';
 import { validateSchema } from '../util/schema';
 import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema } from './schema';
 import { type SourceDocument, parseSourceFile } from './source-file';
@@ -85,7 +86,9 @@ export async function loadProject(root: string, tree: SourceTree): Promise<Proje
   const files = [...loading.loaded];
   const all = [...sortDiagnostics(loading.unread, files), ...sortDiagnostics(loading.errors, files)];
   if (all.length > 0) throw new NylError(all);
-  return projectOf(absoluteRoot, grouped, loading.resources);
+  const project = projectOf(absoluteRoot, grouped, loading.resources);
+  if (tree.objects && [...project.units.values()].some(readsSource)) project.objects = await tree.objects();
+  return project;
 }
 
 /** Parses and validates the files of one include level; returns its Project documents. */

@@ -7,7 +7,7 @@
 import type { BatchReader } from '../git/batch-reader';
 import type { JsonCache } from '../util/json-cache';
 import { CommitSourceTree } from './commit-tree';
-import type { Project } from './types';
+import type { Project, SourceObject } from './types';
 
 interface ProjectJson {
   name?: string;
@@ -15,6 +15,7 @@ interface ProjectJson {
   repositories: [string, unknown][];
   groups: [string, unknown][];
   units: [string, unknown][];
+  objects?: [string, SourceObject][];
 }
 
 function toJson(p: Project): ProjectJson {
@@ -25,6 +26,7 @@ function toJson(p: Project): ProjectJson {
     units: [...p.units],
   };
   if (p.name !== undefined) out.name = p.name;
+  if (p.objects) out.objects = [...p.objects];
   return out;
 }
 
@@ -37,6 +39,7 @@ function fromJson(root: string, j: ProjectJson): Project {
     units: new Map(j.units),
   } as Project;
   if (j.name !== undefined) p.name = j.name;
+  if (j.objects) p.objects = new Map(j.objects);
   return p;
 }
 

@@ -132,6 +132,7 @@ export function buildResource(
     }
     default: {
       const declared = strings(spec.dependsOn);
+      const triggers = strings(spec.triggers);
       const references = scan?.unitReferences ?? [];
       const unit: UnitResource = {
         kind,
@@ -139,7 +140,7 @@ export function buildResource(
         labels,
         origin,
         spec,
-        dependsOn: [...new Set([...declared, ...references.map((r) => r.unit)])],
+        dependsOn: [...new Set([...declared, ...triggers, ...references.map((r) => r.unit)])],
         declaredDependsOn: declared,
         references,
       };

@@ -56,6 +56,8 @@ const UNIT_COMMON: Record<string, Schema> = {
   approval: object({ required: boolean(), requireDigest: boolean() }),
   deletionPolicy: oneOf(['Teardown', 'Retain', 'Release'], 'what happens when the unit leaves the ownership set'),
   timeout: duration(TIMEOUT_BOUNDS, 'deadline of one execution'),
+  inputs: list(relativePathField('glob of source files (relative to the project root) whose Git object ids enter the execution key')),
+  triggers: list(string({ nonEmpty: true }), { description: 'units whose every execution makes this unit run again' }),
 };
 
 /** The spec schema of a unit kind: the common fields, then the kind's own from its driver. */

@@ -87,7 +87,7 @@ export interface UnitResource {
    * so that rendering and the execution key see what the user wrote.
    */
   spec: Record<string, unknown>;
-  /** spec.dependsOn plus every unit named by a `${{ units.X.outputs.K }}` reference, deduplicated, in order of appearance. */
+  /** spec.dependsOn, spec.triggers and every unit named by a `${{ units.X.outputs.K }}` reference, deduplicated, in order of appearance. */
   dependsOn: string[];
   /** Explicit dependsOn entries only, with their index in spec.dependsOn. */
   declaredDependsOn: string[];
@@ -117,6 +117,18 @@ export interface Project {
   groups: Map<string, EnvironmentGroupResource>;
   /** Every unit, keyed by name (unit names are unique across kinds). */
   units: Map<string, UnitResource>;
+  /**
+   * Every blob and tree of the source commit under the project root ('' is the root itself), by
+   * path: what units read from source enters their execution keys. Loaded only when a unit reads
+   * source (a module kind, or `inputs`).
+   */
+  objects?: ReadonlyMap<string, SourceObject>;
+}
+
+/** A blob or tree of the source commit. */
+export interface SourceObject {
+  type: 'blob' | 'tree';
+  oid: string;
 }
 
 /** Reads the files of one source commit, paths relative to the project root. */
@@ -127,4 +139,6 @@ export interface SourceTree {
   read(path: string): Promise<string | undefined>;
   /** Reads many files at once (batched). */
   readMany(paths: string[]): Promise<(string | undefined)[]>;
+  /** Every blob and tree under the project root with its Git object id (absent: the tree has no object ids). */
+  objects?(): Promise<Map<string, SourceObject>>;
 }

@@ -156,6 +156,10 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
       if (unitNames.has(dep)) return;
       out.push(unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]));
     });
+    triggersOf(unit).forEach((name, i) => {
+      if (unitNames.has(name)) return;
+      out.push(unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, [unit.name]));
+    });
     for (const ref of unit.references) {
       if (unitNames.has(ref.unit)) continue;
       out.push(unknownName(locate(unit.origin, `/spec${ref.pointer}`), `unit ${unit.name} references outputs of unknown unit "${ref.unit}"`, ref.unit, 'unit', unitNames, [unit.name]));
@@ -246,17 +250,24 @@ function checkRepositoryRef(
   );
 }
 
+/** The units named in a unit's `triggers`. */
+export function triggersOf(unit: UnitResource): string[] {
+  const t = unit.spec.triggers;
+  return Array.isArray(t) ? t.filter((n): n is string => typeof n === 'string') : [];
+}
+
 function unitCycles(units: Map<string, UnitResource>, locate: Locate): Diagnostic[] {
   return findCycles(units).map((cycle) => {
     const [first, second] = [cycle[0]!, cycle[1]!];
     const unit = units.get(first)!;
     const declared = unit.declaredDependsOn.indexOf(second);
     const ref = unit.references.find((r) => r.unit === second);
-    const pointer = declared >= 0 ? `/spec/dependsOn/${declared}` : ref ? `/spec${ref.pointer}` : '/spec/dependsOn';
+    const trigger = triggersOf(unit).indexOf(second);
+    const pointer = declared >= 0 ? `/spec/dependsOn/${declared}` : trigger >= 0 ? `/spec/triggers/${trigger}` : ref ? `/spec${ref.pointer}` : '/spec/dependsOn';
     return sourceError(
       locate(unit.origin, pointer),
       `dependency cycle: ${cycle.join(' -> ')}`,
-      'remove one of these dependencies (a dependsOn entry or a ${{ units.NAME.outputs.KEY }} reference): a unit runs only after what it depends on, so a cycle can never start',
+      'remove one of these dependencies (a dependsOn or triggers entry, or a ${{ units.NAME.outputs.KEY }} reference): a unit runs only after what it depends on, so a cycle can never start',
       [...new Set(cycle)],
     );
   });

@@ -21,7 +21,8 @@
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { KindSet } from '../drivers/kinds';
-import { currentUid, ownedGraph, resolveUnit } from '../plan/planner';
+import { asProducer, currentUid, ownedGraph, resolveUnit, scopeOf } from '../plan/planner';
+import type { ProducerReceipt } from '../project/render';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { type Damage, whereOf } from '../state/damage';
 import { type Checkpoint, conditionOf, type RecordedRun, receiptOf, runDamaged, type RunUnitDoc } from '../state/run-record';
@@ -87,10 +88,10 @@ class Importer {
     return currentUid(this.result.desired.get(name), this.input.generation);
   }
 
-  private readonly outputsOf = (name: string): Record<string, unknown> | undefined => {
+  private readonly receiptOf = (name: string): ProducerReceipt | undefined => {
     const o = this.result.observed.get(name);
     if (!o?.receipt || o.uid !== this.uidOf(name) || o.condition) return undefined;
-    return o.receipt.outputs ?? {};
+    return asProducer(o.receipt);
   };
 
   private addEvidence(name: string, run: string, to = this.result.evidence): void {
@@ -148,7 +149,7 @@ class Importer {
     const unit = this.byName.get(name);
     const uid = this.uidOf(name);
     if (!unit || !uid || uid !== doc.uid) return false;
-    return resolveUnit(unit, this.input.env, uid, this.outputsOf, this.input.drivers).executionKey === doc.executionKey;
+    return resolveUnit(unit, uid, scopeOf(this.input, this.receiptOf)).executionKey === doc.executionKey;
   }
 
   /** One unit's record in one run. */

@@ -3,6 +3,7 @@
  * YAML with sorted keys, so that `git log -p` of a state branch reads as a review. Reading goes
  * through ./parse.ts, which checks every document's shape.
  */
+import type { KeyReads } from '../project/execution-key';
 import { emitYaml } from './yaml-emit';
 
 export const API_VERSION = 'nyl.io/v1';
@@ -42,6 +43,8 @@ export interface DesiredUnitDoc {
   generation?: number;
   source?: string;
   rendering?: Record<string, unknown>;
+  /** What the unit read besides its spec when it was rendered: part of its execution key. */
+  reads?: KeyReads;
   dependsOn?: string[];
   lifecycle: { state: LifecycleState };
   hold?: HoldRecord;

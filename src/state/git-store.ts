@@ -31,9 +31,10 @@ const MIRROR = 'refs/nyl-mirror/';
  * Parsed documents are cached per Nyl version: a new version may validate or shape them
  * differently. Raise the tag for a change within a version (development). v2: source limits,
  * duration bounds and __proto__ keys are refused, and environments keep field locations, so a
- * project validated before must be validated again.
+ * project validated before must be validated again. v3: units have inputs and triggers, and a
+ * project that reads source keeps the object ids of its tree.
  */
-export const PARSE_FORMAT = `v2-${nylVersion()}`;
+export const PARSE_FORMAT = `v3-${nylVersion()}`;
 
 export function cacheRoot(env: NodeJS.ProcessEnv): string {
   if (env.NYL_CACHE_DIR) return env.NYL_CACHE_DIR;

@@ -35,7 +35,7 @@ function gone(n, { policy = 'Teardown', dependsOn = [], state = 'active', ...ext
 }
 
 function owned(ctx, name, n, outputs = {}, extra = {}) {
-  const r = resolveUnit(ctx.project.units.get(name), ctx.env, uid(n), (u) => outputs[u], BUILTIN_KINDS);
+  const r = resolveUnit(ctx.project.units.get(name), uid(n), { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: (u) => (outputs[u] === undefined ? undefined : { outputs: outputs[u], run: 'r' }) });
   const desired = { uid: uid(n), kind: 'Command', generation: 1, source: 'c1', rendering: r.rendering, dependsOn: ctx.project.units.get(name).dependsOn, lifecycle: { state: 'active' }, ...extra };
   return { desired, observed: { uid: uid(n), receipt: { run: 'r1', executionKey: r.executionKey, finishedAt: 'x', outputs: name === 'db' ? { url: 'db://' } : {}, desired } } };
 }

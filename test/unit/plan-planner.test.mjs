@@ -36,7 +36,7 @@ async function shop(extraDocs = [], envLines = []) {
 }
 
 function keyOf(ctx, name, uid, outputs = {}) {
-  return resolveUnit(ctx.project.units.get(name), ctx.env, uid, (n) => outputs[n], BUILTIN_KINDS);
+  return resolveUnit(ctx.project.units.get(name), uid, { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: (n) => (outputs[n] === undefined ? undefined : { outputs: outputs[n], run: 'r' }) });
 }
 
 const active = (ctx, name, uid, outputs = {}, extra = {}) => ({

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BUILTIN_KINDS } from '../../dist/drivers/kinds.js';
 import { renderUnit } from '../../dist/project/render.js';
 import { executionKey } from '../../dist/project/execution-key.js';
 import { collectReferences } from '../../dist/project/references.js';
@@ -29,7 +30,9 @@ function unit(spec, extra = {}) {
 }
 
 const receipts = { db: { url: 'postgres://db', port: 5432, meta: { a: 1 } } };
-const outputsOf = (name) => receipts[name];
+/** Receipts as rendering reads them: plain outputs, and the run that produced them. */
+const asReceipts = (outs) => (name) => (outs[name] === undefined ? undefined : { outputs: outs[name], run: `run-${name}` });
+const outputsOf = asReceipts(receipts);
 
 test('renders every reference, keeps JSON types of exact references, sorts keys', () => {
   const u = unit({
@@ -38,7 +41,7 @@ test('renders every reference, keeps JSON types of exact references, sorts keys'
     dependsOn: ['schema', 'db'],
     timeout: '5m',
   });
-  const result = renderUnit(u, env, outputsOf);
+  const result = renderUnit(u, env, outputsOf, BUILTIN_KINDS);
   assert.equal(result.ok, true);
   assert.deepEqual(result.rendering, {
     dependsOn: ['schema', 'db'],
@@ -55,7 +58,7 @@ test('renders every reference, keeps JSON types of exact references, sorts keys'
 });
 
 test('an object output embedded in text is canonical JSON; exact keeps the object', () => {
-  const result = renderUnit(unit({ run: ['x', 'm=${{ units.db.outputs.meta }}'], env: { M: '${{ units.db.outputs.meta }}' } }), env, outputsOf);
+  const result = renderUnit(unit({ run: ['x', 'm=${{ units.db.outputs.meta }}'], env: { M: '${{ units.db.outputs.meta }}' } }), env, outputsOf, BUILTIN_KINDS);
   assert.equal(result.ok, true);
   assert.equal(result.rendering.run[1], 'm={"a":1}');
   assert.deepEqual(result.rendering.env.M, { a: 1 });
@@ -63,7 +66,7 @@ test('an object output embedded in text is canonical JSON; exact keeps the objec
 
 test('a unit without a current receipt makes the consumer wait, by pointer inside spec', () => {
   const u = unit({ run: ['x', '${{ units.cache.outputs.host }}'], env: { DB: '${{ units.db.outputs.url }}', C: '${{ units.cache.outputs.port }}' } });
-  const result = renderUnit(u, env, outputsOf);
+  const result = renderUnit(u, env, outputsOf, BUILTIN_KINDS);
   assert.deepEqual(result, {
     ok: false,
     waits: [
@@ -75,7 +78,7 @@ test('a unit without a current receipt makes the consumer wait, by pointer insid
 
 test('a receipt without the output is a source error listing its outputs', () => {
   const u = unit({ run: ['x'], env: { DB: '${{ units.db.outputs.uri }}' } }, { locations: { '/env/DB': { line: 14, column: 9 } } });
-  const result = renderUnit(u, env, outputsOf);
+  const result = renderUnit(u, env, outputsOf, BUILTIN_KINDS);
   assert.equal(result.ok, false);
   assert.equal(result.errors.length, 1);
   const d = result.errors[0];
@@ -87,7 +90,7 @@ test('a receipt without the output is a source error listing its outputs', () =>
 });
 
 test('a missing environment value or label is a source error naming the environment', () => {
-  const result = renderUnit(unit({ run: ['${{ env.values.missing }}', '${{ env.labels.team }}'] }), env, outputsOf);
+  const result = renderUnit(unit({ run: ['${{ env.values.missing }}', '${{ env.labels.team }}'] }), env, outputsOf, BUILTIN_KINDS);
   assert.equal(result.ok, false);
   assert.equal(result.errors.length, 2);
   assert.match(result.errors[0].message, /env\.values\.missing.*environment dev/);
@@ -98,14 +101,14 @@ test('a missing environment value or label is a source error naming the environm
 });
 
 test('errors win over waits', () => {
-  const result = renderUnit(unit({ run: ['${{ units.cache.outputs.x }}', '${{ env.values.nope }}'] }), env, outputsOf);
+  const result = renderUnit(unit({ run: ['${{ units.cache.outputs.x }}', '${{ env.values.nope }}'] }), env, outputsOf, BUILTIN_KINDS);
   assert.equal(result.ok, false);
   assert.ok('errors' in result);
 });
 
 test('the rendering feeds a stable execution key that follows the consumed outputs', () => {
   const key = (spec, outs) => {
-    const r = renderUnit(unit(spec), env, (n) => outs[n]);
+    const r = renderUnit(unit(spec), env, asReceipts(outs), BUILTIN_KINDS);
     return executionKey({ kind: 'Command', rendering: r.rendering, uid: 'u1', driverVersion: 'command/1' });
   };
   const spec1 = { run: ['x', '${{ units.db.outputs.url }}'], env: { A: '1', B: '2' } };

@@ -18,7 +18,7 @@ test('parseDuration (the one grammar of source and command line) reads d, h, m, 
 test('unknown fields are errors naming the known fields, with a did-you-mean', () => {
   const problems = validateSchema(SPEC_SCHEMAS.Command, { run: ['x'], dependOn: ['a'], bogus: 1 });
   assert.deepEqual(problems.map((p) => p.pointer), ['/dependOn', '/bogus']);
-  assert.match(problems[0].message, /^unknown field dependOn; known fields: dependsOn, recovery, approval, deletionPolicy, timeout, run, script/);
+  assert.match(problems[0].message, /^unknown field dependOn; known fields: dependsOn, recovery, approval, deletionPolicy, timeout, inputs, triggers, run, script/);
   assert.match(problems[0].fix, /did you mean dependsOn\?/);
 });
 
@@ -121,7 +121,7 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
 
 test('unit kinds come from their descriptors: the common unit fields, then the kind\'s own spec fields', () => {
   assert.deepEqual(RESOURCE_KINDS.slice(4), [...UNIT_KINDS]);
-  const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout'];
+  const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout', 'inputs', 'triggers'];
   for (const kind of UNIT_KINDS) {
     const own = BUILTIN_KINDS.descriptor(kind).spec;
     assert.ok(own, `${kind} has a spec schema`);

@@ -37,7 +37,7 @@ async function shop() {
 
 /** The execution key the unit resolves to with these dependency outputs. */
 function keyOf(ctx, name, uid, outputs = {}) {
-  const r = resolveUnit(ctx.project.units.get(name), ctx.env, uid, (n) => outputs[n], BUILTIN_KINDS);
+  const r = resolveUnit(ctx.project.units.get(name), uid, { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: (n) => (outputs[n] === undefined ? undefined : { outputs: outputs[n], run: 'r' }) });
   assert.ok(r.executionKey, `${name} resolves`);
   return r;
 }
