@@ -64,6 +64,8 @@ function projectYaml(units, lease) {
       ...(u.policy ? [`  deletionPolicy: ${u.policy}`] : []),
       ...(u.dependsOn?.length ? [`  dependsOn: [${u.dependsOn.join(', ')}]`] : []),
       ...(u.env ? [`  env: ${JSON.stringify(u.env)}`] : []),
+      ...(u.inputs ? [`  inputs: ${JSON.stringify(u.inputs)}`] : []),
+      ...(u.triggers ? [`  triggers: ${JSON.stringify(u.triggers)}`] : []),
       `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
     ]),
   ];
@@ -266,11 +268,12 @@ const OPERATIONS = {
 
 export class World {
   /**
-   * units: [{name, recovery?, policy?, dependsOn?, version?, env?}] (policy: deletionPolicy; env: a Command's env, where
+   * units: [{name, recovery?, policy?, dependsOn?, version?, env?, inputs?, triggers?}] (policy: deletionPolicy; env: a Command's env, where
    * `${{ units.NAME.outputs.KEY }}` references go); lease: a duration; apply: the fake driver's
-   * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run.
+   * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run;
+   * files: more files of the source commit besides nyl.yaml (what `inputs` read).
    */
-  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true } = {}) {
+  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {} } = {}) {
     const world = new World();
     world.units = units;
     world.leaseText = lease;
@@ -279,7 +282,7 @@ export class World {
     world.loc = memoryLocation(ENV);
     world.storeOptions = storeOptions;
     world.sourceCommit = 'c0ffee0000000000000000000000000000000001';
-    world.project = await loadProject('/project', memoryTree({ 'nyl.yaml': projectYaml(units, lease) }));
+    world.project = await loadProject('/project', memoryTree({ ...files, 'nyl.yaml': projectYaml(units, lease) }));
     world.env = world.project.environments.get(ENV);
     world.driver = fakeDriver({ apply: { default: (ctx) => receipt({ unit: ctx.unit }), ...apply }, delayMs, ...driver });
     world.drivers = withDrivers(world.driver);
@@ -294,9 +297,9 @@ export class World {
   }
 
   /** Changes the project, as a new commit of source would. */
-  async setUnits(units) {
+  async setUnits(units, files = {}) {
     this.units = units;
-    this.project = await loadProject('/project', memoryTree({ 'nyl.yaml': projectYaml(units, this.leaseText ?? '5m') }));
+    this.project = await loadProject('/project', memoryTree({ ...files, 'nyl.yaml': projectYaml(units, this.leaseText ?? '5m') }));
     this.env = this.project.environments.get(ENV);
   }
 

@@ -1,5 +1,35 @@
 // An in-memory SourceTree for tests: files by path, with a record of every call so that tests
-// can assert batching (one readMany per include level).
+// can assert batching (one readMany per include level). objects() gives Git's object ids: blobs
+// hashed as Git hashes them, trees over their entries (not Git's binary tree format, but equally
+// a function of everything below them).
+import { createHash } from 'node:crypto';
+
+const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+
+/** Every blob and tree of the files with an object id, the root as ''. */
+function objectsOf(files) {
+  const found = new Map();
+  const children = new Map([['', new Map()]]);
+  for (const [path, text] of Object.entries(files)) {
+    const body = Buffer.from(text);
+    found.set(path, { type: 'blob', oid: sha1(Buffer.concat([Buffer.from(`blob ${body.length}\0`), body])) });
+    const parts = path.split('/');
+    for (let i = 0; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      if (!children.has(dir)) children.set(dir, new Map());
+      children.get(dir).set(parts[i], parts.slice(0, i + 1).join('/'));
+    }
+  }
+  const treeOid = (dir) => {
+    const lines = [...children.get(dir)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, full]) => `${name} ${children.has(full) ? treeOid(full) : found.get(full).oid}`);
+    const oid = sha1(`tree\n${lines.join('\n')}`);
+    found.set(dir, { type: 'tree', oid });
+    return oid;
+  };
+  treeOid('');
+  return found;
+}
+
 export function memoryTree(files) {
   const has = (p) => Object.prototype.hasOwnProperty.call(files, p);
   const calls = { list: 0, read: [], readMany: [] };
@@ -16,6 +46,9 @@ export function memoryTree(files) {
     async readMany(paths) {
       calls.readMany.push([...paths]);
       return paths.map((p) => (has(p) ? files[p] : undefined));
+    },
+    async objects() {
+      return objectsOf(files);
     },
   };
 }
