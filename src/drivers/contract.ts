@@ -10,6 +10,7 @@
  * - `teardown`: removes what the unit created. A driver that cannot claim the removal (a Command
  *   without a `teardown:` action) says so (`incomplete`) instead of claiming it.
  * - `check`: observes drift without changing anything.
+ * - `readOutputs` (optional): the outputs of the last apply, read back without changing anything.
  *
  * Every outcome is data: a driver never throws for a failure of its tool. (The engine still
  * contains a driver that throws: that unit alone fails, or ends uncertain once its tool started.)
@@ -53,6 +54,13 @@ export interface DriverContext {
   toolOutput: (line: ToolLine) => void;
   /** For a teardown: the outputs of the unit's last receipt (what it is removing), if it has one. */
   receiptOutputs?: Record<string, unknown>;
+  /**
+   * Pointers inside the rendering of values that are sensitive (another unit's sensitive outputs,
+   * resolved for this execution only): the driver passes them to its tool through the
+   * environment, never on a command line or in a file that outlives the execution, and never
+   * prints them. The engine masks them in every line the tool prints.
+   */
+  secretPointers?: readonly string[];
 }
 
 export interface UnitOutput {
@@ -78,7 +86,8 @@ export function describeSize(bytes: number): string {
   return mib < 10 ? `${bytes} bytes` : `${mib.toFixed(1)} MiB`;
 }
 
-export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean };
+/** code: a catalog code when the failure has one (a missing key for sensitive outputs, say). */
+export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string };
 export type Uncertain = { result: 'uncertain'; reason: string };
 
 export type PrepareOutcome = { result: 'prepared'; rendering: Record<string, unknown> } | Failure;
@@ -100,6 +109,9 @@ export type ApplyOutcome = { result: 'receipt'; outputs: Outputs } | Failure | U
 
 /** removed: the driver claims the removal; incomplete: it cannot (nothing it ran says the resources are gone). */
 export type TeardownOutcome = { result: 'removed' } | { result: 'incomplete'; reason: string } | Failure | Uncertain;
+
+/** The outputs of the unit's last apply, read back from where its tool keeps them. */
+export type ReadOutcome = { result: 'read'; outputs: Outputs } | Failure;
 
 export type CheckOutcome = { result: 'checked'; drift: 'in-sync' | 'drifted' | 'unknown'; detail?: string } | Failure;
 
@@ -135,6 +147,12 @@ export interface Driver extends KindDescriptor {
   apply(ctx: DriverContext, plan?: DriverPlan): Promise<ApplyOutcome>;
   teardown?(ctx: DriverContext): Promise<TeardownOutcome>;
   check?(ctx: DriverContext): Promise<CheckOutcome>;
+  /**
+   * Reads the outputs of the last apply back from where the tool keeps them (a module's backend),
+   * changing nothing. A driver with this phase gets its sensitive outputs recorded as digests
+   * only: a consumer's run reads the value here. Without it, the engine seals them for Git.
+   */
+  readOutputs?(ctx: DriverContext): Promise<ReadOutcome>;
 }
 
 /**

@@ -224,6 +224,18 @@ export const CATALOG = {
       return p.unimported ? `fix the cause; \`nyl reconcile -e ${e(p)}\` first imports the run that recorded the failure, then ${retry}` : `fix the cause, then ${retry}`;
     },
   },
+  'NYL-SECRETS-KEY-MISSING': {
+    exit: 3,
+    summary: 'A unit has sensitive outputs to seal, or consumes sealed ones, and no usable key is configured.',
+    fix: () =>
+      'set NYL_SECRETS_KEY to the base64 of 32 random bytes (`export NYL_SECRETS_KEY="$(openssl rand -base64 32)"`, kept in your CI secrets) or NYL_SECRETS_KEY_FILE to a file holding it, then run `nyl reconcile` again',
+  },
+  'NYL-SECRET-UNAVAILABLE': {
+    exit: 3,
+    summary: "A sensitive value a unit consumes cannot be read: no configured key opens it, or the producer's backend no longer holds the value its receipt records.",
+    fix: (p) =>
+      `configure the key that sealed it (NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old key after the new one while you rotate); if ${String(p.producer ?? 'the producer')}'s value changed outside Nyl, make it execute again (change its source), then \`nyl reconcile -e ${e(p)}\``,
+  },
   'NYL-UNIT-HELD': {
     exit: 2,
     summary: 'A held unit keeps source changes or a teardown from applying.',

@@ -112,6 +112,7 @@ function dispatchedRow(o: UnitOutcome): ReconcileUnitReport {
   const row: ReconcileUnitReport = { kind: o.kind, result: o.result, detail: o.detail, dispatched: true, uid: o.uid, durationMs: o.durationMs };
   if (o.executionKey) row.executionKey = o.executionKey;
   if (o.receipt) row.outputs = Object.keys(o.receipt.outputs).sort();
+  if (o.condition?.code) row.code = o.condition.code;
   return row;
 }
 
@@ -191,6 +192,10 @@ export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterab
  * ends without its transition commit (cancelled, state out of reach), so what it found waits in
  * its run ref for the next reconcile's import, and the fixes name that reconcile first.
  */
+/** Failure codes whose fix a failed unit's row brings along as a warning (the teardown's own is a lifecycle warning). */
+const UNIT_FAILURE_CODES = { 'NYL-SECRETS-KEY-MISSING': true, 'NYL-SECRET-UNAVAILABLE': true } as const;
+type UnitFailureCode = keyof typeof UNIT_FAILURE_CODES;
+
 export function unitWarnings(report: ReconcileReport, { unimported = false } = {}): Diagnostic[] {
   const env = report.environment;
   const pending = unimported ? { unimported } : {};
@@ -199,6 +204,7 @@ export function unitWarnings(report: ReconcileReport, { unimported = false } = {
     const u = report.units[name]!;
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
     if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
+    if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name] }));
   }
   return out;
 }

@@ -370,6 +370,7 @@ function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
     outputs: opt(strings('Names of the outputs of the receipt the run produced (values are in the observed state, not in the report).')),
     leaving: opt(bool('In the leaving section, printed first: the unit left the ownership set, or is torn down (a request, a kind change).')),
     incomplete: opt(bool('Removed under --allow-incomplete: its driver could not claim the removal.')),
+    code: opt(str('The stable code of a failure that has one, such as NYL-SECRETS-KEY-MISSING; a warning with that code carries its fix.', { pattern: '^NYL-[A-Z0-9-]+$' })),
   });
 }
 

@@ -104,6 +104,8 @@ export interface ReconcileUnitReport {
   leaving?: boolean;
   /** Removed under --allow-incomplete: nothing claimed the removal. */
   incomplete?: boolean;
+  /** The stable code of a failure that has one (NYL-SECRETS-KEY-MISSING...); its fix is a warning. */
+  code?: string;
 }
 
 export interface ReconcileReport extends ReportBase {

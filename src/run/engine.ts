@@ -16,8 +16,9 @@ import type { LifecycleOptions } from '../plan/lifecycle';
 import type { RunMode } from '../plan/planner';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import type { Runtime } from '../util/runtime';
+import { RunKeys } from './secrets';
 import { GroupCommit } from './checkpoints';
-import { executeWave, noteStops, type WaveContext } from './execute-wave';
+import { executeWave, noteStops } from './execute-wave';
 import { prepareWave } from './prepare-wave';
 import type { RunRef } from './run-ref';
 import { type LifecycleDone, type RunInputs, RunState, type UnitOutcome } from './run-state';
@@ -25,6 +26,7 @@ import type { HoldSignal } from './signals';
 import { type SignalSource, SignalWatch } from './signal-watch';
 import { UnitOutput, type UnitOutputOptions } from './unit-output';
 import { Workspace } from './workspace';
+import type { WaveContext } from './wave-context';
 
 export interface EngineOptions {
   /** --unit/--units: execute only these. */
@@ -115,6 +117,7 @@ function contextOf(input: EngineInput, state: RunState, workspace: Workspace): W
     runRef: input.runRef,
     lease: input.lease,
     commits: new GroupCommit(rt, input.runRef),
+    keys: new RunKeys(rt.env),
     signals: new SignalWatch(input.signals, rt.clock, state, options.signalPollMs),
     output: new UnitOutput(input.env.name, options.output ?? { quiet: false }, rt.log),
     drivers: input.drivers,

@@ -5,47 +5,18 @@
  * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
  * Each unit's checkpoint goes to the group commit as soon as the unit ends.
  */
-import { type ApplyOutcome, type DriverContext, type Failure, failure, type TeardownOutcome } from '../drivers/contract';
-import type { DriverSet } from '../drivers/registry';
 import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
-import { receiptOfIncarnation } from '../plan/incarnation';
 import { describeStop, startReason } from '../plan/reasons';
 import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile, withCheckpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import { firstLine } from '../util/text';
-import type { Runtime } from '../util/runtime';
-import type { GroupCommit } from './checkpoints';
 import { runPool } from './pool';
-import type { RunRef } from './run-ref';
-import { type RunState, splitOutputs } from './run-state';
-import type { SignalWatch } from './signal-watch';
-import type { UnitOutput } from './unit-output';
-import { executeUnit, teardownUnit } from './unit-execution';
-import type { Workspace } from './workspace';
-
-export interface WaveContext {
-  rt: Runtime;
-  state: RunState;
-  runRef: RunRef;
-  lease: LeaseHandle;
-  commits: GroupCommit;
-  signals: SignalWatch;
-  output: UnitOutput;
-  drivers: DriverSet;
-  workspace: Workspace;
-  concurrency: number;
-  failFast: boolean;
-  killGraceMs: number;
-}
+import { runDriver, tearsDown } from './run-driver';
+import type { WaveContext } from './wave-context';
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
-}
-
-/** Is this unit torn down (not executed) in the wave? */
-function tearsDown(plan: UnitPlan): boolean {
-  return plan.action.type === 'teardown';
 }
 
 /** Where the unit's record goes in the run ref: a teardown has its own (a kind change also executes the unit). */
@@ -121,75 +92,6 @@ async function reasonNotToStart(plan: UnitPlan, ctx: WaveContext): Promise<strin
   // Not sticky: the next wave's started markers renew the lease (its deadline is near), and the unit may start then.
   if (!ctx.lease.mayStartUnit()) return describeStop('lease-deadline');
   return undefined;
-}
-
-/**
- * A teardown's checkpoint. A driver that cannot claim the removal fails the unit with
- * NYL-TEARDOWN-INCOMPLETE (retryable: the next run with --allow-incomplete removes it), or under
- * --allow-incomplete removes it all the same, marked incomplete.
- */
-export function teardownCheckpointOf(result: TeardownOutcome, finishedAt: string, allowIncomplete: boolean): Checkpoint {
-  if (result.result === 'removed') return { result: 'removed', finishedAt };
-  if (result.result === 'incomplete') {
-    if (allowIncomplete) return { result: 'removed', finishedAt, incomplete: true, reason: result.reason };
-    return { result: 'failed', finishedAt, reason: `${result.reason}; --allow-incomplete removes it from state all the same`, retryable: true, code: 'NYL-TEARDOWN-INCOMPLETE' };
-  }
-  return checkpointOf(result, finishedAt);
-}
-
-export function checkpointOf(result: ApplyOutcome, finishedAt: string): Checkpoint {
-  if (result.result === 'receipt') return { result: 'receipt', finishedAt, ...splitOutputs(result.outputs) };
-  const cp: Checkpoint = { result: result.result, finishedAt, reason: result.reason, retryable: result.result === 'failed' ? result.retryable : false };
-  if (result.result === 'failed' && result.acknowledgementRequired) cp.acknowledgementRequired = true;
-  return cp;
-}
-
-/** What a driver gets for one unit of the run. */
-export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
-  const { rt, workspace } = ctx;
-  return {
-    environment: ctx.state.input.env.name,
-    unit: plan.name,
-    uid: plan.uid ?? '',
-    run: ctx.state.input.runId,
-    kind: plan.kind,
-    rendering: plan.rendering!,
-    projectDir,
-    // What a teardown removes: the outputs of its incarnation's receipt.
-    ...(tearsDown(plan) ? { receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : {}),
-    scratchDir: () => workspace.scratchDir(plan.name),
-    outputsPath: workspace.outputsPath(plan.name),
-    runner: rt.runner,
-    clock: rt.clock,
-    baseEnv: rt.env,
-    cancel: rt.cancel,
-    killGraceMs: ctx.killGraceMs,
-    toolOutput: (line) => ctx.output.tool(plan.name, line),
-  };
-}
-
-/**
- * Runs a phase of the unit's driver in the run's copy of the source (a teardown in the commit its
- * desired document was rendered from: the files it needs may be gone from the run's); a source
- * that cannot be unpacked is the unit's retryable failure. Never throws when `phase` does not.
- */
-export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>): Promise<T | Failure> {
-  const own = tearsDown(plan) ? plan.desired?.source : undefined;
-  // The run's own source is unpacked once for every unit: a teardown of that commit shares it.
-  const commit = own !== ctx.state.input.sourceCommit ? own : undefined;
-  return ctx.workspace.projectDir(commit).then(
-    (projectDir) => phase(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
-    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
-  );
-}
-
-/** Runs the unit's driver (apply, or teardown) in the run's copy of the source, and makes its checkpoint; never throws. */
-async function runDriver(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
-  if (tearsDown(plan)) {
-    const outcome = await inProjectDir(plan, ctx, teardownUnit);
-    return teardownCheckpointOf(outcome, isoSeconds(ctx.rt.clock.now()), ctx.state.input.lifecycle?.allowIncomplete === true);
-  }
-  return checkpointOf(await inProjectDir(plan, ctx, executeUnit), isoSeconds(ctx.rt.clock.now()));
 }
 
 /** A unit's end line: the first line of a failure reason (the report and state keep all of it). */

@@ -9,7 +9,8 @@ import type { Plan, UnitPlan } from '../plan/actions';
 import { canonicalJson } from '../project/execution-key';
 import { isoSeconds } from '../util/clock';
 import { firstLine } from '../util/text';
-import { checkpointOf, inProjectDir, type WaveContext } from './execute-wave';
+import type { WaveContext } from './wave-context';
+import { checkpointOf, inProjectDir } from './run-driver';
 import { runPool } from './pool';
 import { prepareUnit } from './unit-execution';
 

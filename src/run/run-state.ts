@@ -3,14 +3,11 @@
  * and what it dispatched. `plan()` asks the planner about this progress; the engine applies the
  * answer. Nothing here decides what a unit does.
  */
-import { createHash } from 'node:crypto';
-import type { Outputs } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { DeletionCause, DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
 import type { LifecycleOptions } from '../plan/lifecycle';
 import { currentUid, ownedGraph, planEnvironment, type Prepared, type RunMode, sameDecision } from '../plan/planner';
 import { isoSeconds } from '../util/clock';
-import { canonicalJson } from '../project/execution-key';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import { type Checkpoint, conditionOf, receiptOf } from '../state/run-record';
@@ -230,22 +227,4 @@ function mintUids(input: RunStateInput): Map<string, string> {
     if (!currentUid(desired, input.generation) || kindChanged) uids.set(name, uuidv7(input.now));
   }
   return uids;
-}
-
-/**
- * A driver's outputs as state records them: plain values, and for each sensitive output only its
- * sha256, so that a sensitive value never enters a commit.
- */
-export function splitOutputs(outputs: Outputs): { outputs: Record<string, unknown>; sensitiveOutputs?: Record<string, { sha256: string }> } {
-  const plain: Record<string, unknown> = {};
-  const sensitive: Record<string, { sha256: string }> = {};
-  for (const [name, o] of Object.entries(outputs)) {
-    if (o.sensitive) sensitive[name] = { sha256: sha256Of(o.value) };
-    else plain[name] = o.value;
-  }
-  return Object.keys(sensitive).length > 0 ? { outputs: plain, sensitiveOutputs: sensitive } : { outputs: plain };
-}
-
-function sha256Of(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
 }

@@ -6,7 +6,7 @@
  * beyond OUTPUT_LIMITS fail the unit (retryable) and none of them is kept, so no later writer
  * has to take them. Siblings are never affected.
  */
-import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome, TeardownOutcome } from '../drivers/contract';
+import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome, ReadOutcome, TeardownOutcome } from '../drivers/contract';
 import { OUTPUT_LIMITS, describeSize, failure } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 import { nestingDepth } from '../util/nesting';
@@ -146,4 +146,11 @@ export async function teardownUnit(driver: Driver | undefined, ctx: DriverContex
 export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<PrepareOutcome> {
   const outcome = await contained<PrepareOutcome>(ctx, (c) => driver.prepare!(c), 'failed to prepare', (why) => failure(why, true));
   return outcome.result === 'prepared' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
+}
+
+/** Reads a producer's outputs back from its tool; it has no effects, so a throw is a retryable failure. */
+export async function readOutputsOf(driver: Driver | undefined, ctx: DriverContext): Promise<ReadOutcome> {
+  if (!driver?.readOutputs) return failure(`the ${ctx.kind} driver cannot read outputs back`, true);
+  const outcome = await contained<ReadOutcome>(ctx, (c) => driver.readOutputs!(c), 'failed to read outputs', (why) => failure(why, true));
+  return outcome.result === 'read' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }

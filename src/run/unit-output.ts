@@ -7,6 +7,9 @@
  * added where a line had none (the tool's last one, a piece of an over-long line), so that every
  * entry of the log, the start and end lines included, ends with one.
  *
+ * Sensitive values a unit was given (./secrets.ts) are replaced by `***` in every line of that
+ * unit, on stderr and in its log, as text and as bytes.
+ *
  * Writing output never throws: a log that cannot be written (disk full, a directory in the way)
  * is reported once on stderr and then left alone, so it never costs a unit its checkpoint.
  */
@@ -15,6 +18,22 @@ import { join } from 'node:path';
 import type { ToolLine } from '../exec/lines';
 
 const NEWLINE = Buffer.from('\n');
+const MASK = '***';
+const MASK_BYTES = Buffer.from(MASK);
+
+/** The bytes with every occurrence of `find` replaced. */
+function replaceAll(bytes: Buffer, find: Buffer, by: Buffer): Buffer {
+  let at = bytes.indexOf(find);
+  if (at < 0 || find.length === 0) return bytes;
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (; at >= 0; at = bytes.indexOf(find, from)) {
+    parts.push(bytes.subarray(from, at), by);
+    from = at + find.length;
+  }
+  parts.push(bytes.subarray(from));
+  return Buffer.concat(parts);
+}
 
 export interface UnitOutputOptions {
   quiet: boolean;
@@ -24,6 +43,8 @@ export interface UnitOutputOptions {
 export class UnitOutput {
   private dirMade = false;
   private logBroken = false;
+  /** Per unit, the texts to mask. */
+  private readonly masks = new Map<string, string[]>();
 
   constructor(
     private readonly env: string,
@@ -56,16 +77,38 @@ export class UnitOutput {
     }
   }
 
+  /** Masks these texts in every later line of the unit. */
+  mask(unit: string, texts: readonly string[]): void {
+    if (texts.length > 0) this.masks.set(unit, [...texts].sort((a, b) => b.length - a.length));
+  }
+
+  private maskedText(unit: string, text: string): string {
+    const masks = this.masks.get(unit);
+    if (!masks) return text;
+    let out = text;
+    for (const m of masks) if (out.includes(m)) out = out.split(m).join(MASK);
+    return out;
+  }
+
+  /** The bytes with every masked text replaced: a tool's bytes need not be UTF-8, the masks are. */
+  private maskedBytes(unit: string, bytes: Buffer): Buffer {
+    const masks = this.masks.get(unit);
+    if (!masks) return bytes;
+    let out = bytes;
+    for (const m of masks) out = replaceAll(out, Buffer.from(m), MASK_BYTES);
+    return out;
+  }
+
   /** A start or end line of the unit: always on stderr, and in its log. */
   event(unit: string, text: string): void {
-    const line = `[${this.env}/${unit}] ${text}`;
+    const line = this.maskedText(unit, `[${this.env}/${unit}] ${text}`);
     this.safely(line);
     this.append(unit, Buffer.from(line));
   }
 
   /** One line of the tool's own output: its text on stderr, its bytes in the log. */
   tool(unit: string, line: ToolLine): void {
-    if (!this.options.quiet) this.safely(`  [${this.env}/${unit}] ${line.text}`);
-    this.append(unit, line.bytes);
+    if (!this.options.quiet) this.safely(`  [${this.env}/${unit}] ${this.maskedText(unit, line.text)}`);
+    this.append(unit, this.maskedBytes(unit, line.bytes));
   }
 }

@@ -82,10 +82,19 @@ export interface ReceiptRecord {
   executionKey: string;
   finishedAt: string;
   outputs: Record<string, unknown>;
-  /** sha256 of each sensitive output: the values themselves never enter a commit. */
-  sensitiveOutputs?: Record<string, { sha256: string }>;
+  /** Each sensitive output's digest, and its sealed value when its tool keeps no copy: never the value. */
+  sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
   /** A copy of the desired document the receipt was produced for. */
   desired: DesiredUnitDoc;
+}
+
+/**
+ * A sensitive output as state records it: the sha256 of its canonical JSON, and, unless the
+ * producer's tool keeps the value (a module's backend), the value sealed with AES-256-GCM.
+ */
+export interface SensitiveOutputRecord {
+  sha256: string;
+  sealed?: string;
 }
 
 export interface ConditionRecord {

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
 import { type Damage, damageOf } from './damage';
-import { type ConditionRecord, type DesiredUnitDoc, type ReceiptRecord, toYaml } from './documents';
+import { type ConditionRecord, type DesiredUnitDoc, type ReceiptRecord, type SensitiveOutputRecord, toYaml } from './documents';
 import { runsPrefix, type StateLocation } from './location';
 import { parseStateDocument } from './parse';
 import { type GitObject, parseTree, type TreeEntry } from '../git/batch-reader';
@@ -53,8 +53,8 @@ export interface Checkpoint {
   result: CheckpointResult;
   finishedAt: string;
   outputs?: Record<string, unknown>;
-  /** sha256 of each sensitive output: the values themselves are never written to Git. */
-  sensitiveOutputs?: Record<string, { sha256: string }>;
+  /** Each sensitive output's digest (and seal): the values themselves are never written to Git in plain text. */
+  sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
   reason?: string;
   retryable?: boolean;
   acknowledgementRequired?: boolean;

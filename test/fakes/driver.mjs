@@ -15,15 +15,17 @@
 //
 // Options (all optional):
 //   kind ('Command'), version ('fake/1'), defaultRecovery ('manual'), shellTextFields ([]),
+//                secretFields (['/env']: where sensitive references may stand),
 //                spec (KindDescriptor.spec, an ObjectSchema; absent unless given)
 //   apply        an Answer for every unit, or { [unit]: Answer, default?: Answer }
 //                (units not listed: `default`, else receipt({}))
-//   prepare, plan, teardown, check
+//   prepare, plan, teardown, check, readOutputs
 //                a phase exists only when its option is given (not false): true (the default
 //                answer below), an Answer for every unit, or { [unit]: Answer, default?: Answer }
 //                defaults: prepare => { result: 'prepared', rendering: ctx.rendering },
 //                plan => planned { digest: sha256 of the rendering, summary '+1 ~0 -0',
-//                changes 'some' }, teardown => removed, check => checked in-sync.
+//                changes 'some' }, teardown => removed, check => checked in-sync,
+//                readOutputs => read {} (with readOutputs, sensitive outputs are kept as digests)
 //   delayMs      a number, or { [unit]: ms }: apply sleeps that long on ctx.clock first; a
 //                cancellation (ctx.cancel) during the sleep ends the unit uncertain
 //   onCall       async (call, ctx) => void: awaited at the start of every phase call (after the
@@ -82,6 +84,7 @@ const PHASE_DEFAULTS = {
   apply: () => receipt({}),
   teardown: () => ({ result: 'removed' }),
   check: () => ({ result: 'checked', drift: 'in-sync' }),
+  readOutputs: () => ({ result: 'read', outputs: {} }),
 };
 
 const isOutcome = (v) => v && typeof v === 'object' && !Array.isArray(v) && typeof v.result === 'string';
@@ -201,6 +204,7 @@ export function fakeDriver(options = {}) {
     version: options.version ?? 'fake/1',
     defaultRecovery: options.defaultRecovery ?? 'manual',
     shellTextFields: options.shellTextFields ?? [],
+    secretFields: options.secretFields ?? ['/env'],
     ...(options.spec !== undefined ? { spec: options.spec } : {}),
     apply: (ctx, plan) => phase('apply', options.apply, ctx, plan),
     calls,
@@ -223,7 +227,7 @@ export function fakeDriver(options = {}) {
       attempts.clear();
     },
   };
-  for (const name of ['prepare', 'plan', 'teardown', 'check']) {
+  for (const name of ['prepare', 'plan', 'teardown', 'check', 'readOutputs']) {
     if (options[name] !== undefined && options[name] !== false) driver[name] = (ctx) => phase(name, options[name], ctx);
   }
   return driver;

@@ -50,6 +50,9 @@ const never = () => new Promise(() => {});
 // One temporary root per test process holds them all.
 const TMP_ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-world-'));
 process.env.TMPDIR = TMP_ROOT;
+
+/** A fixed 32-byte AES key (base64) for the processes of a world. */
+export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 process.on('exit', () => fs.rmSync(TMP_ROOT, { recursive: true, force: true }));
 
 function projectYaml(units, lease) {
@@ -66,7 +69,7 @@ function projectYaml(units, lease) {
       ...(u.env ? [`  env: ${JSON.stringify(u.env)}`] : []),
       ...(u.inputs ? [`  inputs: ${JSON.stringify(u.inputs)}`] : []),
       ...(u.triggers ? [`  triggers: ${JSON.stringify(u.triggers)}`] : []),
-      `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
+      u.run !== undefined ? `  run: ${JSON.stringify(u.run)}` : `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
     ]),
   ];
   return `${docs.map((d) => d.join('\n')).join('\n---\n')}\n`;
@@ -178,7 +181,7 @@ export class Proc {
       git: undefined,
       runner: new FakeProcessRunner({ clock: world.clock }),
       clock: this.clock,
-      env: {},
+      env: { ...world.processEnv },
       cancel: this.controller.signal,
       faults: this.faults,
       log: (line) => this.lines.push(line),
@@ -268,13 +271,15 @@ const OPERATIONS = {
 
 export class World {
   /**
-   * units: [{name, recovery?, policy?, dependsOn?, version?, env?, inputs?, triggers?}] (policy: deletionPolicy; env: a Command's env, where
+   * units: [{name, recovery?, policy?, dependsOn?, version?, run?, env?, inputs?, triggers?}] (policy: deletionPolicy; run: the Command's run; env: a Command's env, where
    * `${{ units.NAME.outputs.KEY }}` references go); lease: a duration; apply: the fake driver's
    * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run;
-   * files: more files of the source commit besides nyl.yaml (what `inputs` read).
+   * files: more files of the source commit besides nyl.yaml (what `inputs` read); processEnv: the
+   * environment every process sees (default: a secrets key, so sensitive outputs can be sealed).
    */
-  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {} } = {}) {
+  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {}, processEnv = { NYL_SECRETS_KEY: TEST_SECRETS_KEY } } = {}) {
     const world = new World();
+    world.processEnv = processEnv;
     world.units = units;
     world.leaseText = lease;
     world.repo = new MemoryRepository('state');

@@ -1,0 +1,125 @@
+/**
+ * Runs one phase of a unit's driver for the engine and turns its outcome into the unit's
+ * checkpoint: the driver context (the run's copy of the source, or a teardown's own commit), the
+ * sensitive values the unit consumes (opened for this execution only, masked in what it prints),
+ * and its outputs as state records them (sensitive ones sealed or digested: ./secrets.ts).
+ */
+import { type ApplyOutcome, type DriverContext, type Failure, failure, type Outputs, type TeardownOutcome, type Uncertain } from '../drivers/contract';
+import type { DriverSet } from '../drivers/registry';
+import type { UnitPlan } from '../plan/actions';
+import { receiptOfIncarnation } from '../plan/incarnation';
+import type { ReceiptRecord } from '../state/documents';
+import type { Checkpoint } from '../state/run-record';
+import { isoSeconds } from '../util/clock';
+import type { WaveContext } from './wave-context';
+import { maskText, maskTexts, openSecrets, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
+import { executeUnit, readOutputsOf, teardownUnit } from './unit-execution';
+
+/** Is this unit torn down (not executed) in the wave? */
+export function tearsDown(plan: UnitPlan): boolean {
+  return plan.action.type === 'teardown';
+}
+
+/**
+ * A teardown's checkpoint. A driver that cannot claim the removal fails the unit with
+ * NYL-TEARDOWN-INCOMPLETE (retryable: the next run with --allow-incomplete removes it), or under
+ * --allow-incomplete removes it all the same, marked incomplete.
+ */
+export function teardownCheckpointOf(result: TeardownOutcome, finishedAt: string, allowIncomplete: boolean): Checkpoint {
+  if (result.result === 'removed') return { result: 'removed', finishedAt };
+  if (result.result === 'incomplete') {
+    if (allowIncomplete) return { result: 'removed', finishedAt, incomplete: true, reason: result.reason };
+    return { result: 'failed', finishedAt, reason: `${result.reason}; --allow-incomplete removes it from state all the same`, retryable: true, code: 'NYL-TEARDOWN-INCOMPLETE' };
+  }
+  return checkpointOf(result, finishedAt);
+}
+
+/** The checkpoint of an execution's end: its recorded outputs, or its failure or uncertainty. */
+export function checkpointOf(result: Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs }, finishedAt: string): Checkpoint {
+  if (result.result === 'receipt') return { result: 'receipt', finishedAt, ...result.recorded };
+  const cp: Checkpoint = { result: result.result, finishedAt, reason: result.reason, retryable: result.result === 'failed' ? result.retryable : false };
+  if (result.result === 'failed' && result.acknowledgementRequired) cp.acknowledgementRequired = true;
+  if (result.result === 'failed' && result.code) cp.code = result.code;
+  return cp;
+}
+
+/** What a driver gets for one unit of the run. */
+export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
+  const { rt, workspace } = ctx;
+  return {
+    environment: ctx.state.input.env.name,
+    unit: plan.name,
+    uid: plan.uid ?? '',
+    run: ctx.state.input.runId,
+    kind: plan.kind,
+    rendering: plan.rendering!,
+    projectDir,
+    // What a teardown removes: the outputs of its incarnation's receipt.
+    ...(tearsDown(plan) ? { receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : {}),
+    scratchDir: () => workspace.scratchDir(plan.name),
+    outputsPath: workspace.outputsPath(plan.name),
+    runner: rt.runner,
+    clock: rt.clock,
+    baseEnv: rt.env,
+    cancel: rt.cancel,
+    killGraceMs: ctx.killGraceMs,
+    toolOutput: (line) => ctx.output.tool(plan.name, line),
+  };
+}
+
+/**
+ * Runs a phase of the unit's driver in the run's copy of the source (a teardown in the commit its
+ * desired document was rendered from: the files it needs may be gone from the run's); a source
+ * that cannot be unpacked is the unit's retryable failure. Never throws when `phase` does not.
+ */
+export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>, commitOf = tearsDown(plan) ? plan.desired?.source : undefined): Promise<T | Failure> {
+  // The run's own source is unpacked once for every unit: a teardown of that commit shares it.
+  const commit = commitOf !== ctx.state.input.sourceCommit ? commitOf : undefined;
+  return ctx.workspace.projectDir(commit).then(
+    (projectDir) => phase(ctx.drivers.driver(plan.kind), driverContext(plan, ctx, projectDir)),
+    (error: Error) => failure(`cannot unpack the source commit for the run: ${error.message}`, true),
+  );
+}
+
+/**
+ * A producer's outputs read back from its tool (a module's backend), in the commit its receipt
+ * was produced from, as its receipt's desired document renders it.
+ */
+function readBack(ctx: WaveContext): (producer: string, receipt: ReceiptRecord) => Promise<Outputs | Failure> {
+  return async (producer, receipt) => {
+    const desired = receipt.desired;
+    const plan: UnitPlan = { name: producer, kind: desired.kind ?? '', action: { type: 'current', reason: 'receipt-current' }, uid: desired.uid ?? '', rendering: desired.rendering ?? {} };
+    const read = await inProjectDir(plan, ctx, (driver, dctx) => readOutputsOf(driver, dctx), desired.source);
+    return read.result === 'read' ? read.outputs : read;
+  };
+}
+
+/** Replaces every masked text in an outcome's reason. */
+function masked<T extends { result: string }>(outcome: T, texts: readonly string[]): T {
+  const reason = (outcome as { reason?: unknown }).reason;
+  if (texts.length === 0 || typeof reason !== 'string') return outcome;
+  return { ...outcome, reason: maskText(reason, texts) };
+}
+
+/** An execution's outcome with its outputs recorded (sealed where needed), or the unit's failure. */
+function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consumed: readonly string[]): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
+  if (outcome.result !== 'receipt') return masked(outcome, consumed);
+  const r = recordOutputs(plan.name, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
+  return 'result' in r ? r : { result: 'receipt', recorded: r };
+}
+
+/** Runs the unit's driver (apply, or teardown) with the sensitive values it consumes, and makes its checkpoint; never throws. */
+export async function runDriver(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
+  const now = () => isoSeconds(ctx.rt.clock.now());
+  const reads = secretReadsOf(plan);
+  const values = reads.length > 0 ? await openSecrets(reads, ctx.state.observed, ctx.keys, readBack(ctx)) : new Map<string, unknown>();
+  if (!(values instanceof Map)) return checkpointOf(values, now());
+  const texts = maskTexts(values);
+  ctx.output.mask(plan.name, texts);
+  if (tearsDown(plan)) {
+    const outcome = await inProjectDir(plan, ctx, (driver, dctx) => teardownUnit(driver, withSecretsIn(dctx, reads, values)));
+    return teardownCheckpointOf(masked(outcome, texts), now(), ctx.state.input.lifecycle?.allowIncomplete === true);
+  }
+  const outcome = await inProjectDir(plan, ctx, (driver, dctx) => executeUnit(driver, withSecretsIn(dctx, reads, values)));
+  return checkpointOf(recorded(plan, outcome, ctx, texts), now());
+}

@@ -1,0 +1,214 @@
+// Sensitive outputs in process: a producer's sensitive output is sealed (or, for a driver that
+// reads its outputs back from its own backend, kept as a digest), a consumer gets the value for
+// its execution only, masked in every printed line, and no Git object ever holds it in plain text.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { receipt, secret } from '../fakes/driver.mjs';
+import { World } from './world.mjs';
+import { Journal } from './invariants.mjs';
+
+const SECRET = 'hunter2-s3cr3t-value';
+const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
+const TOKEN_REF = '${{ units.s.outputs.token }}';
+
+/** Every object of the state repository, every line the processes wrote and every file under `dirs` that holds the secret. */
+function leaks(world, procs, dirs = []) {
+  const found = [];
+  for (const [oid, obj] of world.repo.objects) if (obj.content.includes(SECRET)) found.push(`${obj.type} ${oid}`);
+  for (const p of procs) for (const line of p.lines) if (line.includes(SECRET)) found.push(`${p.name}: ${line}`);
+  for (const dir of dirs) {
+    for (const f of fs.readdirSync(dir, { recursive: true })) {
+      const file = path.join(dir, f);
+      if (fs.statSync(file).isFile() && fs.readFileSync(file, 'utf8').includes(SECRET)) found.push(file);
+    }
+  }
+  return found;
+}
+
+/** A world whose unit s answers with a sensitive output; procs lists every process made with proc(). */
+async function secretWorld(options = {}) {
+  const world = await World.create({ units: [unit('s'), unit('slow')], apply: { s: receipt({ url: 'https://db', token: secret(SECRET) }) }, ...options });
+  await world.process('init').run('state init');
+  const procs = [];
+  const proc = (name) => {
+    const p = world.process(name);
+    procs.push(p);
+    return p;
+  };
+  return { world, procs, proc, journal: new Journal(world) };
+}
+
+/** The receipt keeps the plain output, and of the sensitive one its digest and its seal only. */
+function assertSealed(receiptDoc) {
+  assert.deepEqual(Object.keys(receiptDoc.sensitiveOutputs ?? {}), ['token'], JSON.stringify(receiptDoc));
+  assert.match(receiptDoc.sensitiveOutputs.token.sha256, /^sha256:[0-9a-f]{64}$/);
+  assert.match(receiptDoc.sensitiveOutputs.token.sealed, /^aes256gcm:v1:/);
+  assert.equal(receiptDoc.outputs.url, 'https://db');
+  assert.equal(receiptDoc.outputs.token, undefined);
+}
+
+describe('sensitive outputs', () => {
+  test('a sensitive output reaches Git only sealed: checkpointed, then imported by a takeover', async () => {
+    const { world, procs, proc, journal } = await secretWorld();
+    try {
+      const releaseSlow = world.driver.hold('slow');
+      const victim = proc('victim');
+      const run = victim.start('reconcile');
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('s')), "s's checkpoint");
+      victim.kill();
+      await run.outcome;
+      releaseSlow();
+      journal.noteDeadRuns();
+      await journal.leaseBreak(proc('operator'));
+      const take = await proc('takeover').run('reconcile');
+      assert.equal(take.report.units.s.result, 'imported');
+      assertSealed(world.observedDoc('s').receipt);
+      assert.deepEqual(leaks(world, procs), [], 'the secret is in no Git object and no line of output');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('recover --accept of a late checkpoint keeps the sensitive output sealed', async () => {
+    const { world, procs, proc, journal } = await secretWorld();
+    try {
+      const releaseS = world.driver.hold('s');
+      const run = proc('holder').start('reconcile');
+      await world.driver.whenCalled('s');
+      const [holderRun] = journal.noteDeadRuns();
+      await journal.leaseBreak(proc('operator'), 'looked dead');
+      await proc('importer').run('recover');
+      releaseS();
+      await run.outcome;
+      assert.equal(world.observedDoc('s').condition?.type, 'uncertain');
+      const accepted = await proc('accepter').run('recover', { unit: 's', accept: holderRun, reason: 'checked by hand' });
+      assert.equal(accepted.code, 0, JSON.stringify(accepted.report ?? accepted));
+      const receiptDoc = world.observedDoc('s').receipt;
+      assert.equal(receiptDoc.run, holderRun);
+      assertSealed(receiptDoc);
+      assert.deepEqual(leaks(world, procs), [], 'the secret is in no Git object and no line of output');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('without a key, a unit with a sensitive output fails with NYL-SECRETS-KEY-MISSING and nothing is written in plain text', async () => {
+    const { world, procs, proc } = await secretWorld({ processEnv: {} });
+    try {
+      const r = await proc('runner').run('reconcile');
+      assert.equal(r.code, 3, JSON.stringify(r.report?.units));
+      const s = r.report.units.s;
+      assert.equal(s.result, 'failed');
+      assert.equal(s.code, 'NYL-SECRETS-KEY-MISSING', JSON.stringify(s));
+      assert.match(s.detail, /NYL_SECRETS_KEY/);
+      assert.equal(world.observedDoc('s').condition.code, 'NYL-SECRETS-KEY-MISSING');
+      const warning = r.report.warnings.find((w) => w.code === 'NYL-SECRETS-KEY-MISSING');
+      assert.match(warning?.fix ?? '', /openssl rand -base64 32/, 'the failure brings its fix');
+      assert.equal(r.report.units.slow.result, 'executed', 'a unit without secrets runs all the same');
+      assert.equal(world.observedDoc('s').receipt, undefined);
+      assert.deepEqual(leaks(world, procs), []);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a consumer gets the value through env for its execution only: the desired document keeps the reference, every printed line and log file masks it', async () => {
+    const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-unit-logs-'));
+    const seen = [];
+    const consumer = (ctx) => {
+      seen.push(ctx.rendering.env.TOKEN);
+      ctx.toolOutput({ text: `connecting with ${ctx.rendering.env.TOKEN}`, bytes: Buffer.from(`connecting with ${ctx.rendering.env.TOKEN}\n`) });
+      return receipt({ dsn: `postgres://app:${ctx.rendering.env.TOKEN}@db`, plain: 'ok' });
+    };
+    const units = [unit('s'), unit('c', { dependsOn: ['s'], env: { TOKEN: TOKEN_REF } })];
+    const { world, procs, proc } = await secretWorld({ units, apply: { s: receipt({ token: secret(SECRET) }), c: consumer } });
+    try {
+      const r = await proc('runner').run('reconcile', { output: { quiet: false, logDir } });
+      assert.equal(r.code, 0, JSON.stringify(r.report?.units));
+      assert.deepEqual(seen, [SECRET], 'the driver saw the value');
+      assert.equal(world.desiredDoc('c').rendering.env.TOKEN, TOKEN_REF, 'the committed rendering keeps the reference');
+      const c = world.observedDoc('c').receipt;
+      assert.deepEqual(c.outputs, { plain: 'ok' });
+      assert.deepEqual(Object.keys(c.sensitiveOutputs), ['dsn'], 'an output holding a consumed secret becomes sensitive');
+      assert.ok(procs[0].lines.some((l) => l.includes('connecting with ***')), procs[0].lines.join('\n'));
+      assert.deepEqual(leaks(world, procs, [logDir]), []);
+    } finally {
+      world.cleanup();
+      fs.rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+
+  test('a changed sensitive value re-runs its consumer; an unchanged one does not', async () => {
+    let value = SECRET;
+    const units = [unit('s', { version: '1' }), unit('c', { dependsOn: ['s'], env: { TOKEN: TOKEN_REF } })];
+    const { world, proc } = await secretWorld({ units, apply: { s: () => receipt({ token: secret(value) }) } });
+    try {
+      await proc('first').run('reconcile');
+      await world.setUnits([unit('s', { version: '2' }), units[1]]);
+      const same = await proc('same').run('reconcile');
+      assert.equal(same.report.units.s.result, 'executed');
+      assert.equal(same.report.units.c.result, 'current', JSON.stringify(same.report.units.c));
+      value = `${SECRET}-rotated`;
+      await world.setUnits([unit('s', { version: '3' }), units[1]]);
+      const changed = await proc('changed').run('reconcile');
+      assert.equal(changed.report.units.c.result, 'executed', JSON.stringify(changed.report.units.c));
+      assert.equal(world.driver.callsOf('c').at(-1).rendering.env.TOKEN, value, 'the driver got the new value');
+      assert.equal(world.desiredDoc('c').rendering.env.TOKEN, TOKEN_REF, 'the committed rendering still holds the reference');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a sensitive reference in a committed field that is not env is refused with a fix, and nothing runs', async () => {
+    const units = [unit('s'), unit('c', { dependsOn: ['s'], run: ['deploy', '--token', TOKEN_REF] })];
+    const { world, proc } = await secretWorld({ units });
+    try {
+      await proc('first').run('reconcile');
+      const r = await proc('second').run('reconcile');
+      assert.equal(r.report.units.c.result, 'blocked', JSON.stringify(r.report.units.c));
+      assert.match(r.report.units.c.detail, /sensitive output token of s at \/run\/2/);
+      const error = [...r.report.errors, ...r.report.warnings].find((d) => /sensitive/.test(d.message));
+      assert.match(error?.fix ?? '', /environment/, JSON.stringify(r.report.errors));
+      assert.equal(world.driver.callsOf('c').length, 0);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a driver that reads its outputs back keeps only the digest; its consumer gets the value from the backend', async () => {
+    const readOutputs = () => ({ result: 'read', outputs: { token: { value: SECRET, sensitive: true } } });
+    const seen = [];
+    const units = [unit('s'), unit('c', { dependsOn: ['s'], env: { TOKEN: TOKEN_REF } })];
+    const apply = { s: receipt({ token: secret(SECRET) }), c: (ctx) => (seen.push(ctx.rendering.env.TOKEN), receipt({})) };
+    const { world, procs, proc } = await secretWorld({ units, apply, driver: { readOutputs }, processEnv: {} });
+    try {
+      const r = await proc('runner').run('reconcile');
+      assert.equal(r.code, 0, JSON.stringify(r.report?.units));
+      const token = world.observedDoc('s').receipt.sensitiveOutputs.token;
+      assert.deepEqual(Object.keys(token), ['sha256'], 'no seal: the backend keeps the value');
+      assert.deepEqual(seen, [SECRET]);
+      assert.equal(world.driver.callsOf('s', 'readOutputs').length, 1);
+      assert.deepEqual(leaks(world, procs), []);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a backend whose value no longer matches the digest fails the consumer with NYL-SECRET-UNAVAILABLE', async () => {
+    const readOutputs = () => ({ result: 'read', outputs: { token: { value: 'something-else', sensitive: true } } });
+    const units = [unit('s'), unit('c', { dependsOn: ['s'], env: { TOKEN: TOKEN_REF } })];
+    const { world, proc } = await secretWorld({ units, driver: { readOutputs }, processEnv: {} });
+    try {
+      const r = await proc('runner').run('reconcile');
+      assert.equal(r.report.units.c.result, 'failed');
+      assert.equal(r.report.units.c.code, 'NYL-SECRET-UNAVAILABLE', JSON.stringify(r.report.units.c));
+      assert.equal(world.driver.callsOf('c').length, 0, 'the consumer never ran with a value it was not planned with');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
