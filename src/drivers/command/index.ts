@@ -24,7 +24,7 @@ import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
 import { COMMAND_KIND } from '../kinds';
-import { readOutputsFile } from './outputs';
+import { readOutputsFile } from '../outputs-file';
 
 /** One runnable action: the unit itself, its teardown or its check. */
 export interface CommandAction {

@@ -1,7 +1,8 @@
 /**
- * The outputs file of a Command (NYL_OUTPUTS): a JSON object whose members become the receipt's
- * outputs. A missing or empty file means no outputs. A file larger than the outputs of a unit may
- * take (OUTPUT_LIMITS) is refused unread; the engine checks the parsed outputs against the limits.
+ * The outputs file of a Command or an OciImage container (NYL_OUTPUTS): a JSON object whose
+ * members become the receipt's outputs. One reader, so both kinds follow the same rules. A
+ * missing or empty file means no outputs. A file larger than the outputs of a unit may take
+ * (OUTPUT_LIMITS) is refused unread; the engine checks the parsed outputs against the limits.
  * JSON.parse does not recurse, so a deeply nested file parses safely.
  *
  * A member written as `{"value": V, "sensitive": true}` (exactly these two keys) is the sensitive
@@ -9,7 +10,7 @@
  * `"sensitive": false` it is the plain output V.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { OUTPUT_LIMITS, type Outputs, type UnitOutput, describeSize } from '../contract';
+import { OUTPUT_LIMITS, type Outputs, type UnitOutput, describeSize } from './contract';
 
 export function readOutputsFile(path: string): { ok: true; outputs: Outputs } | { ok: false; reason: string } {
   if (!existsSync(path)) return { ok: true, outputs: {} };

@@ -1,0 +1,58 @@
+/**
+ * The container's environment, passed in a file (`--env-file`) rather than on the command line:
+ * values may be secrets, and a command line is readable by every user of the machine (ps). The
+ * file is written with mode 0600 in the execution's scratch directory and removed after the run.
+ *
+ * The format carries no escapes (podman and docker read `NAME=value` lines literally, up to the
+ * first newline, dropping a `\r` before it, and refuse a line of 64 KiB or more), so a value it
+ * cannot carry is refused with the variable's name, never truncated or altered: a newline, a
+ * trailing carriage return, a NUL byte (no process can take one), or a line too long. Passing such
+ * values through podman's own environment instead would let a variable meant for the container
+ * (PATH, TMPDIR, LD_PRELOAD...) change how podman itself runs.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DriverContext } from '../contract';
+
+/** Where the outputs file appears inside the container (NYL_OUTPUTS). */
+export const OUTPUTS_IN_CONTAINER = '/nyl/outputs.json';
+
+/** The longest `NAME=value` line the runtimes' env-file readers take (bufio.Scanner's limit, less its newline). */
+const MAX_LINE_BYTES = 64 * 1024 - 1;
+
+/** A rendered value as a process sees it: strings as they are, anything else as JSON (as a Command's). */
+function asText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The declared env, then the NYL_* variables (which win, as for a Command). */
+export function containerEnv(declared: Record<string, unknown> | undefined, ctx: DriverContext): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(declared ?? {})) env[k] = asText(v);
+  return { ...env, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid, NYL_OUTPUTS: OUTPUTS_IN_CONTAINER };
+}
+
+/** Why the env file cannot carry this environment as it is, naming the variable (never its value). */
+export function envFileProblem(env: Record<string, string>): string | undefined {
+  for (const [name, value] of Object.entries(env)) {
+    const why = value.includes('\n')
+      ? 'contains a newline'
+      : value.endsWith('\r')
+        ? 'ends with a carriage return'
+        : value.includes('\0')
+          ? 'contains a NUL byte'
+          : Buffer.byteLength(`${name}=${value}`) > MAX_LINE_BYTES
+            ? `is longer than the ${MAX_LINE_BYTES} bytes a NAME=value line may take`
+            : undefined;
+    if (why) return `the environment variable ${name} ${why}, which a container's env file cannot carry; pass such a value in a file, or encode it (base64)`;
+  }
+  return undefined;
+}
+
+/** Writes the env file (mode 0600) in the scratch directory; returns its path and how to remove it. */
+export function writeEnvFile(env: Record<string, string>, dir: string): { path: string; remove: () => void } {
+  const path = join(dir, 'container.env');
+  const text = Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join('');
+  writeFileSync(path, text, { mode: 0o600 });
+  return { path, remove: () => rmSync(path, { force: true }) };
+}

@@ -1,0 +1,165 @@
+/**
+ * The OciImage driver: runs a one-shot container of a local image with podman (or docker), the
+ * way the Command driver runs a process.
+ *
+ * - prepare resolves `image` to an immutable reference (./image.ts), which the desired document
+ *   records and the execution key includes; it runs no container, and never pulls.
+ * - apply runs `RUNTIME run --rm --pull=never --network=<spec.network, default none> --runtime
+ *   runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --name nyl_ENV_UNIT_RUN --label
+ *   nyl.environment=ENV --label nyl.unit=UNIT --label nyl.run=RUN -v OUTPUTS:/nyl/outputs.json
+ *   --env-file FILE [--entrypoint COMMAND0] IMAGE [COMMAND1...] [ARGS...]`. runc and the explicit
+ *   ulimits because the runtime's defaults fail where the hard limits are lower than they ask (a
+ *   sandbox, a CI container); the name and labels let an importer find a container that outlived
+ *   Nyl (./runtime.ts). `command` replaces the image's entrypoint (and its default arguments);
+ *   without it, `args` replace only the image's default arguments.
+ * - The environment reaches the container in a file, never on a command line (./env-file.ts),
+ *   with NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN, NYL_UID and NYL_OUTPUTS=/nyl/outputs.json. The
+ *   outputs file is created empty with mode 0666 (a non-root container user writes it) and read
+ *   back with a Command's rules (../outputs-file.ts).
+ * - Outcomes as a Command's: a non-zero exit is retryable (`container exited with code N`; for
+ *   125, the runtime's own error: it could not run the container at all), so is a runtime that
+ *   cannot start; a timeout (`spec.timeout`) stops the container and needs an acknowledgement; a
+ *   cancellation stops it and ends uncertain (./container.ts).
+ * - teardown: a one-shot container leaves nothing Nyl could remove, so nothing claims a removal
+ *   (incomplete); check: drift is unknown. No plan phase.
+ */
+import { chmodSync, writeFileSync } from 'node:fs';
+import { parseDuration } from '../../util/duration';
+import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type PrepareOutcome, type TeardownOutcome, type Uncertain } from '../contract';
+import { OCI_IMAGE_KIND } from '../kinds';
+import { readOutputsFile } from '../outputs-file';
+import { type ContainerRun, runContainer } from './container';
+import { OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, writeEnvFile } from './env-file';
+import { NOT_PRESENT, notPresent, resolveImage } from './image';
+import { LABELS, type Runtime, chooseRuntime, containerName } from './runtime';
+
+export { containerName, leftoverContainers, type LeftoverContainer } from './runtime';
+
+interface OciImageSpec {
+  image: string;
+  command?: string[];
+  args?: string[];
+  env?: Record<string, unknown>;
+  runtime?: Runtime;
+  network?: string;
+  timeout?: string;
+}
+
+/** Why this spec cannot become a command line: an image that would read as an option. */
+function imageProblem(image: string): string | undefined {
+  return image.startsWith('-') ? `image ${image} starts with "-", which the runtime would read as an option` : undefined;
+}
+
+async function prepare(ctx: DriverContext): Promise<PrepareOutcome> {
+  const spec = ctx.rendering as unknown as OciImageSpec;
+  const bad = imageProblem(spec.image);
+  if (bad) return failure(bad, true);
+  const runtime = await chooseRuntime(spec.runtime, ctx);
+  if (typeof runtime !== 'string') return runtime;
+  const resolved = await resolveImage(spec.image, runtime, ctx);
+  if ('result' in resolved) return resolved;
+  return { result: 'prepared', rendering: { ...ctx.rendering, image: resolved.image } };
+}
+
+/** The `run` command line; values of the environment are in the env file, not here. */
+function runArgv(runtime: Runtime, spec: OciImageSpec, ctx: DriverContext, name: string, envFile: string): string[] {
+  const command = spec.command ?? [];
+  return [
+    runtime, 'run', '--rm', '--pull=never', `--network=${spec.network ?? 'none'}`,
+    '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096',
+    '--name', name,
+    '--label', `${LABELS.environment}=${ctx.environment}`, '--label', `${LABELS.unit}=${ctx.unit}`, '--label', `${LABELS.run}=${ctx.run}`,
+    '-v', `${ctx.outputsPath}:${OUTPUTS_IN_CONTAINER}`,
+    '--env-file', envFile,
+    ...(command.length > 0 ? ['--entrypoint', command[0]!] : []),
+    spec.image,
+    ...command.slice(1),
+    ...(spec.args ?? []),
+  ];
+}
+
+/** What makes the run impossible before anything starts. */
+function refusal(spec: OciImageSpec, ctx: DriverContext, env: Record<string, string>): string | undefined {
+  if (ctx.cancel.aborted) return 'cancelled before the container started';
+  // `-v SOURCE:TARGET` splits at colons; the engine's paths have none, but say so if one does.
+  if (ctx.outputsPath.includes(':')) return `the outputs file path ${ctx.outputsPath} contains ":", which a volume option cannot carry`;
+  return imageProblem(spec.image) ?? envFileProblem(env);
+}
+
+/**
+ * The files the run reads: the outputs file, empty and writable by any container user (the mode
+ * is set after creation, as the umask would take bits off), and the env file.
+ */
+function writeInputs(env: Record<string, string>, ctx: DriverContext): { envFile: ReturnType<typeof writeEnvFile> } | Failure {
+  try {
+    writeFileSync(ctx.outputsPath, '');
+    chmodSync(ctx.outputsPath, 0o666);
+    return { envFile: writeEnvFile(env, ctx.scratchDir()) };
+  } catch (error) {
+    return failure(`cannot write the container's files: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, true);
+  }
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)}s`;
+}
+
+/** Exit 125: the runtime's own error, before the container ran (an image that is not here, most often). */
+function couldNotRun(run: ContainerRun, runtime: Runtime, image: string): Failure {
+  if (run.runtimeError && NOT_PRESENT.test(run.runtimeError)) return notPresent(image, runtime);
+  return failure(`${runtime} could not run the container (exit 125)${run.runtimeError ? `: ${run.runtimeError}` : ''}`, true);
+}
+
+/** The outcome of a run that did not exit 0, or undefined when it did. */
+function unsuccessful(run: ContainerRun, runtime: Runtime, spec: OciImageSpec): Failure | Uncertain | undefined {
+  const { done } = run;
+  if (done.spawnError) return failure(`cannot start ${runtime}: ${done.spawnError.code ?? done.spawnError.message}`, true);
+  if (run.stopped === 'cancelled' && done.code !== 0) {
+    return { result: 'uncertain', reason: `cancelled while the container ran; it was stopped (${done.signal ? `${runtime} ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
+  }
+  if (run.stopped === 'timedOut') return failure(`timed out after ${spec.timeout} and the container was stopped`, false, true);
+  if (done.code === 0) return undefined;
+  if (done.signal) return failure(`${runtime} was killed by ${done.signal}`, true);
+  if (done.code === 125) return couldNotRun(run, runtime, spec.image);
+  return failure(`container exited with code ${String(done.code)}`, true);
+}
+
+async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
+  const spec = ctx.rendering as unknown as OciImageSpec;
+  const env = containerEnv(spec.env, ctx);
+  const refused = refusal(spec, ctx, env);
+  if (refused) return failure(refused, true);
+  const runtime = await chooseRuntime(spec.runtime, ctx);
+  if (typeof runtime !== 'string') return runtime;
+  const name = containerName(ctx.environment, ctx.unit, ctx.run);
+  const inputs = writeInputs(env, ctx);
+  if ('result' in inputs) return inputs;
+  const { envFile } = inputs;
+  let run: ContainerRun;
+  try {
+    run = await runContainer(runtime, runArgv(runtime, spec, ctx, name, envFile.path), name, ctx, spec.timeout ? parseDuration(spec.timeout) : undefined);
+  } finally {
+    envFile.remove();
+  }
+  const bad = unsuccessful(run, runtime, spec);
+  if (bad) return bad;
+  const outputs = readOutputsFile(ctx.outputsPath);
+  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
+}
+
+async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
+  return { result: 'incomplete', reason: `${ctx.unit} ran a one-shot container, which leaves nothing Nyl can remove, so nothing can claim a removal of what it did` };
+}
+
+async function check(ctx: DriverContext): Promise<CheckOutcome> {
+  return { result: 'checked', drift: 'unknown', detail: `${ctx.unit} runs a one-shot container: what it did cannot be observed` };
+}
+
+/** The OciImage driver's phases; its descriptor (version, recovery, spec) is OCI_IMAGE_KIND in ../kinds.ts. */
+export const ociImageDriver: Driver = {
+  ...OCI_IMAGE_KIND,
+  prepare,
+  apply,
+  teardown,
+  check,
+};
