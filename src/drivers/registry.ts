@@ -3,11 +3,15 @@
  * (./kinds.ts); a run reports its units failed with a clear reason instead of guessing.
  */
 import { commandDriver } from './command';
+import { ociImageDriver } from './oci-image';
+import { openTofuDriver, terraformDriver } from './terraform';
 import type { Driver, KindDescriptor } from './contract';
-import { type KindSet, OCI_IMAGE_KIND, OPENTOFU_KIND, TERRAFORM_KIND } from './kinds';
+import type { KindSet } from './kinds';
 
-/** Kinds that validate and render but have no driver wired here yet. */
-const PENDING_KINDS: readonly KindDescriptor[] = [TERRAFORM_KIND, OPENTOFU_KIND, OCI_IMAGE_KIND];
+/** Kinds that validate and render but have no driver wired here yet (none today). */
+const PENDING_KINDS: readonly KindDescriptor[] = [];
+
+const SHIPPED: readonly Driver[] = [commandDriver, terraformDriver, openTofuDriver, ociImageDriver];
 
 /** Which driver executes which kind: a port, so that tests run the engine with fake drivers. */
 export interface DriverSet extends KindSet {
@@ -33,9 +37,9 @@ class Drivers implements DriverSet {
 }
 
 /** The drivers Nyl ships. */
-export const BUILTIN_DRIVERS: DriverSet = new Drivers([commandDriver], PENDING_KINDS);
+export const BUILTIN_DRIVERS: DriverSet = new Drivers([...SHIPPED], PENDING_KINDS);
 
 /** The shipped drivers with some replaced or added (tests: fake drivers): a later driver of a kind wins. */
 export function withDrivers(...drivers: Driver[]): DriverSet {
-  return new Drivers([commandDriver, ...drivers], PENDING_KINDS);
+  return new Drivers([...SHIPPED, ...drivers], PENDING_KINDS);
 }

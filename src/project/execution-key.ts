@@ -5,13 +5,13 @@
  * driver's version tag and what the unit reads besides its spec (KeyReads): the Git object ids of
  * source files and directories, the receipt runs of the units it is triggered by, and the digests
  * of the sensitive values it consumes. Reads are left out when there are none, so that a unit
- * that reads nothing keeps the key it had before reads existed. Canonical JSON sorts object keys recursively,
- * has no whitespace, keeps arrays in order and drops undefined members, so the same inputs give
- * the same key on every machine and in every Node version. It recurses once per level and refuses
- * data nested deeper than MAX_DOCUMENT_DEPTH (src/util/nesting.ts) with an error naming the limit.
+ * that reads nothing keeps the key it had before reads existed. The key is computed over canonical JSON
+ * (src/util/canonical-json.ts), so the same inputs give the same key on every machine.
  */
 import { createHash } from 'node:crypto';
-import { MAX_DOCUMENT_DEPTH, nestedTooDeep } from '../util/nesting';
+import { canonicalJson } from '../util/canonical-json';
+
+export { canonicalJson };
 
 /**
  * What a unit reads besides its rendered spec, recorded in its desired document so that its key
@@ -52,12 +52,6 @@ export function compactReads(reads: KeyReads | undefined): KeyReads | undefined 
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export function canonicalJson(value: unknown): string {
-  const out = encode(value, '', 0);
-  if (out === undefined) throw new TypeError('canonicalJson: the value itself is undefined');
-  return out;
-}
-
 export function executionKey(input: ExecutionKeyInput): string {
   const text = canonicalJson({
     driverVersion: input.driverVersion,
@@ -67,36 +61,4 @@ export function executionKey(input: ExecutionKeyInput): string {
     uid: input.uid,
   });
   return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
-}
-
-/** Returns undefined for a value JSON omits (undefined), so that object members can drop it. */
-function encode(value: unknown, pointer: string, depth: number): string | undefined {
-  if (value === undefined) return undefined;
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'number':
-      // As JSON.stringify: NaN and the infinities have no JSON form.
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
-    case 'object':
-      break;
-    default:
-      throw new TypeError(`canonicalJson: a ${typeof value} at '${pointer}' has no JSON form`);
-  }
-  if (depth + 1 > MAX_DOCUMENT_DEPTH) throw nestedTooDeep('canonicalJson');
-  if (Array.isArray(value)) {
-    const items = value.map((item: unknown, i) => encode(item, `${pointer}/${i}`, depth + 1) ?? 'null');
-    return `[${items.join(',')}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const members: string[] = [];
-  // Default sort compares UTF-16 code units: stable across locales, unlike localeCompare.
-  for (const key of Object.keys(record).sort()) {
-    const encoded = encode(record[key], `${pointer}/${key}`, depth + 1);
-    if (encoded !== undefined) members.push(`${JSON.stringify(key)}:${encoded}`);
-  }
-  return `{${members.join(',')}}`;
 }

@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
@@ -19,6 +18,7 @@ import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
 import { type CommitSpec, FastImportSession } from '../git/object-writer';
 import type { Checkout } from '../project/checkout';
+import { cacheRoot } from '../util/cache-dir';
 import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
 import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
@@ -35,12 +35,6 @@ const MIRROR = 'refs/nyl-mirror/';
  * project that reads source keeps the object ids of its tree.
  */
 export const PARSE_FORMAT = `v3-${nylVersion()}`;
-
-export function cacheRoot(env: NodeJS.ProcessEnv): string {
-  if (env.NYL_CACHE_DIR) return env.NYL_CACHE_DIR;
-  const xdg = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache');
-  return join(xdg, 'nyl');
-}
 
 function isGitDir(path: string): boolean {
   return existsSync(join(path, 'HEAD')) && existsSync(join(path, 'objects')) && existsSync(join(path, 'refs'));

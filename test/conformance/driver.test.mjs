@@ -129,6 +129,14 @@ function assertOutcome(phase, o) {
 const OUT = { a: 1, b: 'x', nested: { list: [1, 2] } };
 const OUT_JSON = JSON.stringify(OUT);
 const LOOP = 'while :; do sleep 0.05; done';
+/** An outputs file with the sensitive form, its look-alikes, and a plain value. */
+const SENSITIVE_JSON = JSON.stringify({
+  token: { value: 't0k3n', sensitive: true },
+  shown: { value: 'x', sensitive: false },
+  extra: { value: 'y', sensitive: true, note: 'not the form: a third key' },
+  notBool: { value: 'z', sensitive: 'yes' },
+  url: 'https://db',
+});
 
 /** Command renderings for real processes. */
 const REAL_RENDERINGS = {
@@ -138,6 +146,7 @@ const REAL_RENDERINGS = {
   notObject: { script: `printf '[1,2]' > "$NYL_OUTPUTS"` },
   bigFile: { script: 'head -c 1100000 /dev/zero > "$NYL_OUTPUTS"' },
   protoOutput: { script: `printf '{"__proto__":{"x":1}}' > "$NYL_OUTPUTS"` },
+  sensitiveOutputs: { script: `printf '%s' '${SENSITIVE_JSON}' > "$NYL_OUTPUTS"` },
   fails: { script: 'echo "bad things happened" >&2; echo "on two lines" >&2; exit 3' },
   cannotStart: { run: ['nyl-conformance-no-such-tool'] },
   missingDir: { script: 'true', workingDir: 'no/such/dir' },
@@ -165,6 +174,7 @@ const FAKE_RUNNER_PROGRAMS = {
   'write-array': writeOutputs([1, 2]),
   'write-big': writeOutputs('\0'.repeat(1_100_000)),
   'write-proto': writeOutputs('{"__proto__":{"x":1}}'),
+  'write-sensitive': writeOutputs(SENSITIVE_JSON),
   fail3: exitWith(3, { stderr: 'bad things happened\non two lines\n' }),
   ok: exitWith(0),
   exit1: exitWith(1),
@@ -191,6 +201,7 @@ const FAKE_RUNNER_RENDERINGS = {
   notObject: { run: ['write-array'] },
   bigFile: { run: ['write-big'] },
   protoOutput: { run: ['write-proto'] },
+  sensitiveOutputs: { run: ['write-sensitive'] },
   fails: { run: ['fail3'] },
   cannotStart: { run: ['nyl-conformance-no-such-tool'] },
   missingDir: { run: ['ok'], workingDir: 'no/such/dir' },
@@ -447,6 +458,18 @@ for (const impl of IMPLS.filter((i) => i.command)) {
       assert.equal(outcome.result, 'receipt');
       const got = Object.fromEntries(Object.entries(outcome.outputs).map(([k, v]) => [k, v.value]));
       assert.deepEqual(got, { unit: 'probeEnv', run: ctx.run, uid: 'uid-probeEnv', environment: 'dev', greeting: 'hello world', count: '3', cwd: fs.realpathSync(path.join(ctx.projectDir, 'sub')) });
+    });
+
+    test('an output written as {"value", "sensitive"} (exactly those keys, a boolean flag) is that value, sensitive as flagged; anything else is a plain value', async () => {
+      const { outcome } = await apply('sensitiveOutputs');
+      assert.equal(outcome.result, 'receipt');
+      assert.deepEqual(outcome.outputs, {
+        token: { value: 't0k3n', sensitive: true },
+        shown: { value: 'x', sensitive: false },
+        extra: { value: { value: 'y', sensitive: true, note: 'not the form: a third key' }, sensitive: false },
+        notBool: { value: { value: 'z', sensitive: 'yes' }, sensitive: false },
+        url: { value: 'https://db', sensitive: false },
+      });
     });
 
     test('tool output reaches toolOutput line by line, as text and as the bytes written', async () => {
