@@ -14,6 +14,7 @@ import { containerName, leftoverContainers, ociImageDriver } from '../../dist/dr
 import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { SystemClock } from '../../dist/util/clock.js';
 import { ManualClock } from '../fakes/clock.mjs';
+import { assertOutcome, assertReason } from '../support/driver-outcomes.mjs';
 import { FakeProcessRunner, exitWith } from '../fakes/process-runner.mjs';
 import { TEST_IMAGE, TEST_IMAGE_NOBODY, podmanAvailable, sh } from '../support/oci-images.mjs';
 
@@ -75,31 +76,6 @@ function context({ unit, rendering, runner, clock, cancel = new AbortController(
     },
   };
   return { ctx, lines, scratch };
-}
-
-// --- outcome shapes (as driver.test.mjs checks them) ----------------------------------------------
-
-function assertReason(reason) {
-  assert.equal(typeof reason, 'string');
-  assert.ok(reason.length > 0, 'a reason is given');
-  assert.ok(!/\r|[ \t]\n/.test(reason), `tidy lines: ${JSON.stringify(reason)}`);
-  assert.equal(reason, reason.trim());
-}
-
-const SHAPES = { apply: ['receipt', 'failed', 'uncertain'], teardown: ['removed', 'incomplete', 'failed', 'uncertain'], check: ['checked', 'failed'], prepare: ['prepared', 'failed'] };
-
-function assertOutcome(phase, o) {
-  assert.ok(o && typeof o === 'object', 'an outcome object');
-  assert.ok(SHAPES[phase].includes(o.result), `${phase} outcome ${o.result}`);
-  if (o.result === 'failed') {
-    assertReason(o.reason);
-    assert.equal(typeof o.retryable, 'boolean');
-    if ('acknowledgementRequired' in o) assert.equal(o.acknowledgementRequired, true);
-  }
-  if (o.result === 'uncertain' || o.result === 'incomplete') assertReason(o.reason);
-  if (o.result === 'receipt') for (const out of Object.values(o.outputs)) assert.deepEqual(Object.keys(out).sort(), ['sensitive', 'value']);
-  if (o.result === 'checked') assert.ok(['in-sync', 'drifted', 'unknown'].includes(o.drift));
-  if (o.result === 'prepared') assert.ok(o.rendering && typeof o.rendering === 'object');
 }
 
 test('descriptor: OciImage, ociimage/1, manual recovery, no shell text; prepare, apply, teardown, check, no plan', () => {

@@ -15,6 +15,7 @@ import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { executeUnit } from '../../dist/run/unit-execution.js';
 import { SystemClock } from '../../dist/util/clock.js';
 import { ManualClock } from '../fakes/clock.mjs';
+import { assertOutcome, assertReason } from '../support/driver-outcomes.mjs';
 import { fakeDriver, failed, receipt, secret, uncertain } from '../fakes/driver.mjs';
 import { FakeProcessRunner, exitWith, ignoring, sleepFor, writeOutputs } from '../fakes/process-runner.mjs';
 
@@ -66,62 +67,6 @@ async function eventually(predicate, ms = 3000) {
     if (Date.now() > until) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 5));
   }
-}
-
-// --- outcome shapes -----------------------------------------------------------------------------
-
-function assertOneLine(text) {
-  assert.equal(typeof text, 'string');
-  assert.ok(text.length > 0, 'a text is given');
-  assert.ok(!/[\r\n]/.test(text), `one line: ${JSON.stringify(text)}`);
-  assert.equal(text, text.trim());
-}
-
-/** A reason keeps every line, tidied: `\n` line ends, no trailing blanks, nothing blank around it. */
-function assertReason(reason) {
-  assert.equal(typeof reason, 'string');
-  assert.ok(reason.length > 0, 'a reason is given');
-  assert.ok(!/\r|[ \t]\n/.test(reason), `tidy lines: ${JSON.stringify(reason)}`);
-  assert.equal(reason, reason.trim());
-}
-
-function assertFailureShape(o) {
-  assertReason(o.reason);
-  assert.equal(typeof o.retryable, 'boolean');
-  if ('acknowledgementRequired' in o) assert.equal(o.acknowledgementRequired, true);
-}
-
-const SHAPES = {
-  apply: ['receipt', 'failed', 'uncertain'],
-  teardown: ['removed', 'incomplete', 'failed', 'uncertain'],
-  check: ['checked', 'failed'],
-  plan: ['planned', 'failed'],
-  prepare: ['prepared', 'failed'],
-};
-
-/** Any outcome of a phase: data of the right shape, reasons tidy, a plan's summary on one line. */
-function assertOutcome(phase, o) {
-  assert.ok(o && typeof o === 'object', 'an outcome object');
-  assert.ok(SHAPES[phase].includes(o.result), `${phase} outcome ${o.result}`);
-  if (o.result === 'failed') assertFailureShape(o);
-  if (o.result === 'uncertain' || o.result === 'incomplete') assertReason(o.reason);
-  if (o.result === 'receipt') {
-    assert.ok(o.outputs && typeof o.outputs === 'object' && !Array.isArray(o.outputs));
-    for (const [name, out] of Object.entries(o.outputs)) {
-      assert.deepEqual(Object.keys(out).sort(), ['sensitive', 'value'], `output ${name}`);
-      assert.equal(typeof out.sensitive, 'boolean');
-    }
-  }
-  if (o.result === 'checked') {
-    assert.ok(['in-sync', 'drifted', 'unknown'].includes(o.drift));
-    if ('detail' in o) assert.equal(typeof o.detail, 'string');
-  }
-  if (o.result === 'planned') {
-    assert.match(o.plan.digest, /^sha256:[0-9a-f]{64}$/);
-    assertOneLine(o.plan.summary);
-    assert.ok(['none', 'some', 'unknown'].includes(o.plan.changes));
-  }
-  if (o.result === 'prepared') assert.ok(o.rendering && typeof o.rendering === 'object');
 }
 
 // --- the implementations ----------------------------------------------------------------------
