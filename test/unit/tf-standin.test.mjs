@@ -217,6 +217,19 @@ describe('tf stand-in', { concurrency: 4 }, () => {
     assert.ok(!existsSync(join(dir, 'terraform.tfstate')), 'nothing written');
     assertExit(await tf(dir, ['plan', ...NC, '-lock=false'], { TF_VAR_v: 'x' }), 0, 'plan -lock=false');
     assert.ok(existsSync(join(dir, 'terraform.tfstate.lock.info')), "someone else's lock is left alone");
+    writeFileSync(join(dir, 'terraform.tfstate.lock.info'), JSON.stringify({ ID: 'live', Pid: process.pid }));
+    assertExit(await tf(dir, ['plan', ...NC], { TF_VAR_v: 'x' }), 1, 'the holder lives: its lock holds');
+  });
+
+  test('a lock whose holder died (SIGKILL) is stale and taken over, as the kernel releases an fcntl lock', async (t) => {
+    const dir = workdir(t, { 'main.tf.json': SMALL });
+    const child = spawn(join(BIN, 'terraform'), ['apply', '-auto-approve', ...NC], { cwd: dir, env: baseEnv({ TF_VAR_v: 'x', TF_STANDIN_SLEEP_APPLY: '10000' }), stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    await waitFor(join(dir, 'terraform.tfstate.lock.info'), 3000);
+    child.kill('SIGKILL');
+    assert.deepEqual(await exited, { code: null, signal: 'SIGKILL' });
+    assert.ok(existsSync(join(dir, 'terraform.tfstate.lock.info')), 'no handler ran');
+    assertExit(await tf(dir, ['apply', '-auto-approve', ...NC], { TF_VAR_v: 'x' }), 0, 'the next apply takes the stale lock');
   });
 
   test('SIGTERM during TF_STANDIN_SLEEP_APPLY: exit 143, no lock left, state as it was', async (t) => {

@@ -1153,13 +1153,33 @@ function releaseLock() {
   heldLock = null;
 }
 
+/** Is the process that wrote this lock info gone? (Only then is its lock stale.) */
+function holderIsGone(file) {
+  let pid;
+  try {
+    pid = JSON.parse(fs.readFileSync(file, 'utf8')).Pid;
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid)) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return e.code === 'ESRCH';
+  }
+}
+
 /**
  * Takes the state lock: `<statepath>.lock.info`, created exclusively, holding terraform's lock
- * info. Waits up to `timeout` ms for another holder, then fails as terraform does.
+ * info and the holder's pid. Real terraform's local backend locks the state file with fcntl, a
+ * lock the kernel releases when its holder dies (SIGKILL included); so here a lock whose holder
+ * is gone is stale and taken over. Waits up to `timeout` ms for a live holder, then fails as
+ * terraform does.
  */
 async function acquireLock(product, statePath, operation, timeout) {
   const file = `${statePath}.lock.info`;
-  const info = { ID: uuid(), Operation: operation, Info: '', Who: `${os.userInfo().username}@${os.hostname()}`, Version: product.version, Created: new Date().toISOString(), Path: path.relative(process.cwd(), statePath) || statePath };
+  const info = { ID: uuid(), Operation: operation, Info: '', Who: `${os.userInfo().username}@${os.hostname()}`, Version: product.version, Created: new Date().toISOString(), Path: path.relative(process.cwd(), statePath) || statePath, Pid: process.pid };
   fs.mkdirSync(path.dirname(statePath), { recursive: true });
   const deadline = Date.now() + timeout;
   for (;;) {
@@ -1169,6 +1189,10 @@ async function acquireLock(product, statePath, operation, timeout) {
       return;
     } catch (e) {
       if (e.code !== 'EEXIST') throw e;
+      if (holderIsGone(file)) {
+        fs.rmSync(file, { force: true });
+        continue;
+      }
       if (Date.now() >= deadline) break;
       await sleep(Math.min(100, deadline - Date.now()));
     }

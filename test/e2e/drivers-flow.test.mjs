@@ -1,0 +1,242 @@
+// End-to-end with the real CLI and every driver: outputs flowing Terraform -> Command -> OciImage
+// -> OpenTofu (the Terraform/OpenTofu stand-in as `terraform` and `tofu` on PATH, podman with the
+// offline busybox image); a sensitive value that is never found in any object of the state
+// repository, any line printed or any unit log; a changed `.tf` file, an added migration and a
+// triggered smoke test each re-running exactly the units they should; a killed apply taken over;
+// and a Command that becomes a Terraform unit.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { NYL, REPO_ROOT, cliEnv, nyl, nylAsync } from '../support/cli.mjs';
+import { cleanupAll, git, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { commitFiles, stateRepo } from '../support/reconcile-helpers.mjs';
+import { TEST_IMAGE, podmanAvailable } from '../support/oci-images.mjs';
+
+after(cleanupAll);
+
+const STANDIN_BIN = path.join(REPO_ROOT, 'test/support/tf-standin/bin');
+const KEY = Buffer.alloc(32, 9).toString('base64');
+/** The database password, as CI would hand it to the module: TF_VAR_db_password in the environment. */
+const PASSWORD = `pw-${process.pid}-${Date.now()}-never-printed`;
+const podman = await podmanAvailable();
+
+/** The environment of every nyl run here: the stand-in first on PATH, a secrets key. */
+function runEnv(extra = {}) {
+  return { PATH: `${STANDIN_BIN}:${process.env.PATH}`, NYL_SECRETS_KEY: KEY, TF_CLI_CONFIG_FILE: '/dev/null', TF_VAR_db_password: PASSWORD, ...extra };
+}
+
+const doc = (kind, name, spec) => ({ apiVersion: 'nyl.io/v1', kind, metadata: { name }, spec });
+
+/** nyl.yaml of the flow; `extra` adds or replaces units. */
+function flowYaml(url, dir, log, extra = {}) {
+  const units = {
+    net: doc('Terraform', 'net', { module: 'infra/net', variables: { region: 'eu' }, backendConfig: { path: path.join(dir, 'net.tfstate') } }),
+    migrate: doc('Command', 'migrate', {
+      inputs: ['migrations/*.sql'],
+      env: { DB_HOST: '${{ units.net.outputs.endpoint }}', DB_PASSWORD: '${{ units.net.outputs.password }}' },
+      script: [
+        `echo "migrate $(ls migrations | wc -l)" >> ${log}`,
+        'echo "connecting to $DB_HOST with $DB_PASSWORD"',
+        'printf \'{"conn": "%s/app", "token": {"value": "tok-%s", "sensitive": true}}\' "$DB_HOST" "$DB_PASSWORD" > "$NYL_OUTPUTS"',
+      ].join('\n'),
+    }),
+    seed: doc('OciImage', 'seed', {
+      image: TEST_IMAGE,
+      command: ['sh', '-c', 'echo "seeding $CONN with $TOKEN"; printf \'{"seeded": "%s"}\' "$CONN" > /nyl/outputs.json'],
+      env: { CONN: '${{ units.migrate.outputs.conn }}', TOKEN: '${{ units.migrate.outputs.token }}' },
+    }),
+    dns: doc('OpenTofu', 'dns', { module: 'infra/dns', variables: { target: '${{ units.seed.outputs.seeded }}' }, backendConfig: { path: path.join(dir, 'dns.tfstate') } }),
+    smoke: doc('Command', 'smoke', { triggers: ['net'], script: `echo smoke >> ${log}` }),
+    ...extra,
+  };
+  const env = doc('Environment', 'dev', { state: { repository: { repoURL: url } } });
+  return [env, ...Object.values(units)].map((d) => JSON.stringify(d)).join('\n---\n') + '\n';
+}
+
+const NET_TF = {
+  terraform: { backend: { local: {} } },
+  variable: { region: { type: 'string' }, db_password: { type: 'string', sensitive: true } },
+  resource: { terraform_data: { db: { input: 'db.${var.region}.internal' } } },
+  output: { endpoint: { value: '${terraform_data.db.output}' }, password: { value: '${var.db_password}', sensitive: true } },
+};
+const DNS_TF = {
+  terraform: { backend: { local: {} } },
+  variable: { target: { type: 'string' } },
+  resource: { terraform_data: { record: { input: '${var.target}' } } },
+  output: { fqdn: { value: 'app -> ${terraform_data.record.output}' } },
+};
+
+function flowProject() {
+  const dir = tempDir('nyl-flow-');
+  const log = path.join(dir, 'log');
+  const state = stateRepo();
+  const project = makeProject({
+    'nyl.yaml': flowYaml(state.url, dir, log),
+    'infra/net/main.tf.json': JSON.stringify(NET_TF, null, 2),
+    'infra/dns/main.tf.json': JSON.stringify(DNS_TF, null, 2),
+    'migrations/001.sql': 'create table t (id int);\n',
+  });
+  const init = nyl(project, ['state', 'init', '-e', 'dev'], { env: runEnv() });
+  assert.equal(init.code, 0, init.stderr);
+  return { dir, log, project, ...state, outputs: [] };
+}
+
+/** `nyl reconcile -e dev -o json` with the flow's environment; keeps what it printed. */
+function reconcile(ctx, args = [], env = {}) {
+  const r = nyl(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json', '--unit-log-dir', path.join(ctx.dir, 'unit-logs'), ...args], { env: runEnv(env) });
+  ctx.outputs.push(r.stdout, r.stderr);
+  return r;
+}
+
+function results(r) {
+  return Object.fromEntries(Object.entries(r.json?.units ?? {}).map(([n, u]) => [n, u.result]));
+}
+
+function logLines(ctx) {
+  const lines = fs.existsSync(ctx.log) ? fs.readFileSync(ctx.log, 'utf8').split('\n').filter(Boolean) : [];
+  fs.rmSync(ctx.log, { force: true });
+  return lines;
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The observed document of a unit. */
+function observed(ctx, unit) {
+  return parseYaml(git(ctx.bare, 'show', `refs/heads/nyl/dev/observed:units/${unit}.yaml`));
+}
+
+/** Every place that holds `text`: objects of the state repository, printed output, unit logs. */
+function findEverywhere(ctx, text) {
+  const found = [];
+  const all = spawnSync('git', ['cat-file', '--batch-all-objects', '--batch', '--unordered'], { cwd: ctx.bare, maxBuffer: 256 << 20 });
+  if (all.stdout.includes(Buffer.from(text))) found.push('an object of the state repository');
+  for (const packed of fs.readdirSync(path.join(ctx.bare, 'objects/pack')).filter((f) => f.endsWith('.pack'))) {
+    if (fs.readFileSync(path.join(ctx.bare, 'objects/pack', packed)).includes(Buffer.from(text))) found.push(`pack ${packed}`);
+  }
+  if (ctx.outputs.some((o) => o.includes(text))) found.push('what nyl printed');
+  const logs = path.join(ctx.dir, 'unit-logs');
+  if (fs.existsSync(logs)) {
+    for (const f of fs.readdirSync(logs, { recursive: true })) {
+      const file = path.join(logs, f);
+      if (fs.statSync(file).isFile() && fs.readFileSync(file, 'utf8').includes(text)) found.push(`unit log ${f}`);
+    }
+  }
+  return found;
+}
+
+test('outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive value reaches no object, line or log; changed .tf, new migration and trigger re-run exactly their units', { skip: podman.ok ? false : podman.reason }, () => {
+  const ctx = flowProject();
+  const first = reconcile(ctx);
+  assert.equal(first.code, 0, `${first.stdout}\n${first.stderr}`);
+  assert.deepEqual(results(first), { net: 'executed', migrate: 'executed', seed: 'executed', dns: 'executed', smoke: 'executed' });
+  assert.deepEqual(logLines(ctx).sort(), ['migrate 1', 'smoke']);
+
+  // The module's sensitive output lives in its backend; Git keeps its digest only.
+  const password = JSON.parse(fs.readFileSync(path.join(ctx.dir, 'net.tfstate'), 'utf8')).outputs.password.value;
+  assert.equal(password, PASSWORD);
+  const net = observed(ctx, 'net').receipt;
+  assert.deepEqual(net.outputs, { endpoint: 'db.eu.internal' });
+  assert.deepEqual(Object.keys(net.sensitiveOutputs.password), ['sha256'], 'a module output is kept as a digest: the backend holds it');
+  const migrate = observed(ctx, 'migrate').receipt;
+  assert.deepEqual(migrate.outputs, { conn: 'db.eu.internal/app' });
+  assert.match(migrate.sensitiveOutputs.token.sealed, /^aes256gcm:v1:/, "a Command's sensitive output is sealed");
+  assert.equal(observed(ctx, 'seed').receipt.outputs.seeded, 'db.eu.internal/app');
+  assert.equal(observed(ctx, 'dns').receipt.outputs.fqdn, 'app -> db.eu.internal/app');
+  assert.match(first.stderr, /connecting to db\.eu\.internal with \*\*\*/);
+  assert.match(first.stderr, /seeding db\.eu\.internal\/app with \*\*\*/, 'the container got the opened token, masked');
+  const desired = parseYaml(git(ctx.bare, 'show', 'refs/heads/nyl/dev/desired:units/migrate.yaml'));
+  assert.equal(desired.rendering.env.DB_PASSWORD, '${{ units.net.outputs.password }}', 'the desired document keeps the reference');
+
+  const quiet = reconcile(ctx);
+  assert.equal(quiet.code, 0, quiet.stderr);
+  assert.deepEqual(Object.values(results(quiet)).filter((r) => r !== 'current'), [], 'nothing changed, nothing runs');
+
+  // A changed .tf file re-plans its module; the trigger re-runs the smoke test; migrate's inputs are the same.
+  commitFiles(ctx.project, { 'infra/net/main.tf.json': JSON.stringify({ ...NET_TF, output: { ...NET_TF.output, note: { value: 'v2' } } }) }, 'net: a new output');
+  const tf = reconcile(ctx);
+  assert.equal(tf.code, 0, tf.stderr);
+  assert.deepEqual(results(tf), { net: 'executed', migrate: 'current', seed: 'current', dns: 'current', smoke: 'executed' });
+  assert.deepEqual(logLines(ctx), ['smoke']);
+
+  // An added migration re-runs migrate only: its outputs are the same, so nothing after it runs.
+  commitFiles(ctx.project, { 'migrations/002.sql': 'alter table t add column x int;\n' }, 'a migration');
+  const mig = reconcile(ctx);
+  assert.equal(mig.code, 0, mig.stderr);
+  assert.deepEqual(results(mig), { net: 'current', migrate: 'executed', seed: 'current', dns: 'current', smoke: 'current' });
+  assert.deepEqual(logLines(ctx), ['migrate 2']);
+
+  const status = nyl(ctx.project, ['status', '-e', 'dev', '-o', 'json'], { env: runEnv() });
+  ctx.outputs.push(status.stdout, status.stderr);
+  for (const secret of [password, `tok-${password}`]) assert.deepEqual(findEverywhere(ctx, secret), [], `${secret} is nowhere`);
+});
+
+test('a killed Terraform apply is taken over: the converging unit runs again and its state lock is no obstacle', async () => {
+  const dir = tempDir('nyl-flow-kill-');
+  const state = stateRepo();
+  const standinLog = path.join(dir, 'standin.log');
+  const yaml = (version) => [doc('Environment', 'dev', { state: { repository: { repoURL: state.url } }, lease: { duration: '1m' } }), doc('Terraform', 'net', { module: 'infra/net', variables: { region: version }, backendConfig: { path: path.join(dir, 'net.tfstate') } })].map((d) => JSON.stringify(d)).join('\n---\n');
+  const project = makeProject({ 'nyl.yaml': yaml('eu'), 'infra/net/main.tf.json': JSON.stringify(NET_TF) });
+  const env = runEnv({ TF_STANDIN_LOG: standinLog, TF_STANDIN_SLEEP_APPLY: '30000' });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev'], { env }).code, 0);
+  const run = nylAsync(project, ['reconcile', '-e', 'dev'], { env });
+  const applying = () => fs.existsSync(standinLog) && fs.readFileSync(standinLog, 'utf8').includes('"apply"');
+  for (const until = Date.now() + 20_000; !applying(); ) {
+    assert.ok(Date.now() < until, 'the apply started');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  const holder = JSON.parse(fs.readFileSync(path.join(dir, 'net.tfstate.lock.info'), 'utf8')).Pid;
+  run.child.kill('SIGKILL');
+  const killed = await run.done;
+  assert.equal(killed.signal, 'SIGKILL');
+  // Nyl's watchdog kills the tool it left; its lock (released by the kernel for real terraform) goes with it.
+  for (const until = Date.now() + 10_000; alive(holder); ) {
+    assert.ok(Date.now() < until, 'the apply died with nyl');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const broken = nyl(project, ['lease', 'break', '-e', 'dev', '--reason', 'the runner was killed'], { env });
+  assert.equal(broken.code, 0, broken.stderr);
+  const take = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env: runEnv({ TF_STANDIN_LOG: standinLog }) });
+  assert.equal(take.code, 0, `${take.stdout}\n${take.stderr}`);
+  assert.equal(take.json.units.net.result, 'executed', 'uncertain after the crash, then run again (recovery converge)');
+  assert.ok(take.json.details.recovered.includes('net'));
+  assert.equal(parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/observed:units/net.yaml')).receipt.outputs.endpoint, 'db.eu.internal');
+});
+
+test('a Command that becomes a Terraform unit: the old incarnation is deleted first, then the module runs under a new uid', () => {
+  const dir = tempDir('nyl-flow-kind-');
+  const state = stateRepo();
+  const log = path.join(dir, 'log');
+  const envDoc = doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } });
+  const asCommand = doc('Command', 'net', { deletionPolicy: 'Teardown', script: `echo up >> ${log}`, teardown: { script: `echo down >> ${log}` } });
+  const project = makeProject({ 'nyl.yaml': [envDoc, asCommand].map((d) => JSON.stringify(d)).join('\n---\n'), 'infra/net/main.tf.json': JSON.stringify(NET_TF) });
+  const env = runEnv();
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev'], { env }).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev'], { env }).code, 0);
+  const oldUid = parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/desired:units/net.yaml')).uid;
+  const asModule = doc('Terraform', 'net', { module: 'infra/net', variables: { region: 'eu' }, backendConfig: { path: path.join(dir, 'net.tfstate') } });
+  commitFiles(project, { 'nyl.yaml': [envDoc, asModule].map((d) => JSON.stringify(d)).join('\n---\n') }, 'net becomes a module');
+  const waits = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env });
+  assert.equal(waits.code, 2, waits.stdout);
+  assert.ok(waits.json.warnings.some((w) => w.code === 'NYL-UNIT-KIND-CHANGE'));
+  const r = nyl(project, ['reconcile', '-e', 'dev', '--allow-teardown', '-o', 'json'], { env });
+  assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+  assert.deepEqual(fs.readFileSync(log, 'utf8').split('\n').filter(Boolean), ['up', 'down'], 'the old Command was torn down');
+  assert.equal(r.json.units.net.kind, 'Terraform');
+  assert.equal(r.json.units.net.result, 'executed');
+  const now = parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/desired:units/net.yaml'));
+  assert.notEqual(now.uid, oldUid);
+  assert.equal(now.kind, 'Terraform');
+  assert.match(Object.keys(now.reads.sources)[0], /^infra\/net\/$/, "the module's tree is in the key");
+});
