@@ -138,6 +138,8 @@ export interface UnitPlan {
   executionKey?: string;
   /** What the unit reads besides its spec (source objects, trigger runs, secret digests): part of its key. */
   reads?: KeyReads;
+  /** The rendering is a driver's preparation of the rendering with this digest (desired: preparedFrom). */
+  preparedFrom?: string;
   /**
    * The desired document a run records for the unit: for `execute`, the one the execution is for;
    * for `current` with `desired-restored`, the one its receipt was produced for; for `held`, the

@@ -2,9 +2,11 @@
  * What the planner decides on: the project, the state, and the run so far. Types only, so that the
  * planner's modules (./planner.ts, ./lifecycle.ts) share them without importing each other.
  */
+import { createHash } from 'node:crypto';
 import type { DriverSet } from '../drivers/registry';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
+import { canonicalJson } from '../util/canonical-json';
 import type { DeliveredHold, Plan, StopReason } from './actions';
 
 /** The run's lifecycle permissions (reconcile, teardown and state delete options). */
@@ -35,10 +37,25 @@ export interface RunContext {
   removed?: ReadonlySet<string>;
 }
 
-/** A rendering a driver's prepare phase produced, valid for the rendering it was made from. */
+/**
+ * A rendering a driver's prepare phase produced, valid for the rendering it was made from:
+ * `from` is the digest of that rendering (renderingDigest). A desired document records it as
+ * `preparedFrom`, so that an importer or `recover` resolves the unit with the recorded
+ * preparation as long as source renders the same.
+ */
 export interface Prepared {
   from: string;
   rendering: Record<string, unknown>;
+}
+
+/** The digest a preparation is valid for: sha256 of the canonical JSON of the unprepared rendering. */
+export function renderingDigest(rendering: Record<string, unknown>): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(rendering)).digest('hex')}`;
+}
+
+/** The preparation a desired document recorded, if its unit was prepared. */
+export function recordedPreparation(desired: DesiredUnitDoc | undefined): Prepared | undefined {
+  return desired?.preparedFrom && desired.rendering ? { from: desired.preparedFrom, rendering: desired.rendering } : undefined;
 }
 
 export interface PlanInput {

@@ -25,7 +25,7 @@ import type { ConditionRecord, DesiredUnitDoc, ReceiptRecord } from '../state/do
 import { byCodeUnits } from '../util/compare';
 import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
 import { runStopped, willExecute } from './actions';
-import type { PlanInput, Prepared } from './input';
+import { type PlanInput, type Prepared, recordedPreparation, renderingDigest } from './input';
 import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
 
 export { currentUid } from './incarnation';
@@ -63,6 +63,9 @@ export interface Resolved {
   executionKey?: string;
   /** What the unit reads besides its spec, for its desired document (set with the key). */
   reads?: KeyReads;
+  /** Set when the rendering is a driver's preparation: the digest of the rendering it was made from, and that rendering. */
+  preparedFrom?: string;
+  unprepared?: Record<string, unknown>;
   waits: Wait[];
   errors: Diagnostic[];
 }
@@ -89,8 +92,9 @@ export function resolveUnit(unit: UnitResource, uid: string | undefined, scope: 
     return { waits, errors: [] };
   }
   if (waits.length > 0) return { waits, errors: [] };
-  const rendering = prepared && prepared.from === canonicalJson(rendered.rendering) ? prepared.rendering : rendered.rendering;
-  const out: Resolved = { rendering, waits, errors: [] };
+  const usesPrepared = prepared !== undefined && prepared.from === renderingDigest(rendered.rendering);
+  const rendering = usesPrepared ? prepared.rendering : rendered.rendering;
+  const out: Resolved = { rendering, waits, errors: [], ...(usesPrepared ? { preparedFrom: prepared.from, unprepared: rendered.rendering } : {}) };
   if (!uid) return out;
   const triggers = Object.fromEntries(triggersOf(unit).map((name) => [name, scope.receiptOf(name)!.run]));
   const reads = compactReads({ sources: sourceReads(unit, rendering, scope.objects, scope.kinds), triggers, secrets: rendered.secrets });
@@ -217,17 +221,32 @@ function base(unit: UnitResource, input: PlanInput): UnitPlan {
   return plan;
 }
 
+/**
+ * The preparation to resolve a unit with: this run's, else the one its desired document recorded
+ * (valid while source renders the same). A run still prepares the unit again before it decides:
+ * a tag may point elsewhere now.
+ */
+function preparationOf(plan: UnitPlan, input: PlanInput): Prepared | undefined {
+  return input.prepared?.get(plan.name) ?? recordedPreparation(plan.desired);
+}
+
 function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, scope: ResolveScope): UnitPlan {
   const plan = base(unit, input);
   const damaged = input.damaged?.get(unit.name);
   if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
   const held = heldAction(plan, input, scope);
   if (held) return recordPending({ ...plan, action: held }, input);
-  const resolved = resolveUnit(unit, plan.uid, scope, input.prepared?.get(unit.name));
+  const resolved = resolveUnit(unit, plan.uid, scope, preparationOf(plan, input));
   if (resolved.rendering) plan.rendering = resolved.rendering;
+  if (resolved.preparedFrom) plan.preparedFrom = resolved.preparedFrom;
   if (resolved.executionKey) plan.executionKey = resolved.executionKey;
   if (resolved.reads) plan.reads = resolved.reads;
   const action = decide(plan, unit, input, resolved, planned);
+  // A unit to prepare is prepared from its rendering as source has it, not a recorded preparation.
+  if (action.type === 'prepare' && resolved.unprepared) {
+    plan.rendering = resolved.unprepared;
+    delete plan.preparedFrom;
+  }
   return finish({ ...plan, action }, input);
 }
 
@@ -344,7 +363,7 @@ function recordPending(plan: UnitPlan, input: PlanInput): UnitPlan {
 function heldSourceComparison(plan: UnitPlan, input: PlanInput, scope: ResolveScope): 'changed' | 'same' | 'unknown' {
   const desired = plan.desired!;
   if (!desired.uid) return 'changed';
-  const now = resolveUnit(plan.unit!, desired.uid, scope, input.prepared?.get(plan.name));
+  const now = resolveUnit(plan.unit!, desired.uid, scope, preparationOf(plan, input));
   if (now.rendering === undefined || desired.rendering === undefined) return 'unknown';
   return canonicalJson(now.rendering) === canonicalJson(desired.rendering) ? 'same' : 'changed';
 }
@@ -397,6 +416,7 @@ function nextDesired(plan: UnitPlan, input: PlanInput): DesiredUnitDoc | undefin
     source: input.sourceCommit,
     rendering: plan.rendering,
     ...(plan.reads ? { reads: plan.reads } : {}),
+    ...(plan.preparedFrom ? { preparedFrom: plan.preparedFrom } : {}),
     dependsOn: plan.unit!.dependsOn,
     lifecycle: { state: 'active' },
   };

@@ -22,6 +22,7 @@ import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { KindSet } from '../drivers/kinds';
 import { asProducer, currentUid, ownedGraph, resolveUnit, scopeOf } from '../plan/planner';
+import { recordedPreparation } from '../plan/input';
 import type { ProducerReceipt } from '../project/render';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { type Damage, whereOf } from '../state/damage';
@@ -149,7 +150,7 @@ class Importer {
     const unit = this.byName.get(name);
     const uid = this.uidOf(name);
     if (!unit || !uid || uid !== doc.uid) return false;
-    return resolveUnit(unit, uid, scopeOf(this.input, this.receiptOf)).executionKey === doc.executionKey;
+    return resolveUnit(unit, uid, scopeOf(this.input, this.receiptOf), recordedPreparation(doc.desired)).executionKey === doc.executionKey;
   }
 
   /** One unit's record in one run. */

@@ -6,7 +6,7 @@
  */
 import type { PrepareOutcome } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
-import { canonicalJson } from '../project/execution-key';
+import { renderingDigest } from '../plan/input';
 import { isoSeconds } from '../util/clock';
 import { firstLine } from '../util/text';
 import type { WaveContext } from './wave-context';
@@ -23,7 +23,7 @@ async function prepareOne(plan: UnitPlan, ctx: WaveContext): Promise<void> {
   const began = ctx.rt.clock.now();
   const outcome = await prepared(plan, ctx);
   if (outcome.result === 'prepared') {
-    ctx.state.prepared.set(plan.name, { from: canonicalJson(plan.rendering), rendering: outcome.rendering });
+    ctx.state.prepared.set(plan.name, { from: renderingDigest(plan.rendering!), rendering: outcome.rendering });
     return;
   }
   const now = ctx.rt.clock.now();

@@ -45,6 +45,8 @@ export interface DesiredUnitDoc {
   rendering?: Record<string, unknown>;
   /** What the unit read besides its spec when it was rendered: part of its execution key. */
   reads?: KeyReads;
+  /** The rendering is a driver's preparation (a pinned image) of the rendering with this digest. */
+  preparedFrom?: string;
   dependsOn?: string[];
   lifecycle: { state: LifecycleState };
   hold?: HoldRecord;

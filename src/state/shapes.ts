@@ -27,6 +27,7 @@ const desiredFields = {
   source: string(),
   rendering: json('object'),
   reads: object({ sources: json('object'), triggers: json('object'), secrets: list(json('object')) }),
+  preparedFrom: string(),
   dependsOn: list(text()),
   lifecycle: required(object({ state: required(oneOf(['active', 'held', 'deleting', 'pending-teardown', 'retained'])) })),
   hold: object({ by: required(text()), reason: string(), since: required(text()), pending: string() }),

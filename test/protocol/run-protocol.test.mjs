@@ -595,6 +595,33 @@ describe('the prepare phase', () => {
     }
   });
 
+  test("a dead run's checkpoint of a prepared unit is imported (its key resolved with the recorded preparation), not superseded", async () => {
+    const world = await initialized({ units: [unit('img'), unit('slow')], driver: { prepare: { img: pin('sha256:aaa'), default: true } } });
+    const journal = new Journal(world);
+    try {
+      const releaseSlow = world.driver.hold('slow');
+      const victim = world.process('victim');
+      const run = victim.start('reconcile');
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('img')), "img's checkpoint");
+      victim.kill();
+      await run.outcome;
+      releaseSlow();
+      journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      const take = await world.process('takeover').run('reconcile');
+      assert.equal(take.report.units.img.result, 'imported', JSON.stringify(take.report.units.img));
+      assert.deepEqual(take.report.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED'), []);
+      assert.equal(world.driver.callsOf('img').length, 1, 'not executed again');
+      assert.equal(world.desiredDoc('img').preparedFrom.startsWith('sha256:'), true, 'the desired document records what the preparation was made from');
+      // status runs no driver: it shows the unit pending its preparation, with the key the recorded one gives.
+      const img = (await world.process('status').run('status')).report.units.img;
+      assert.equal(img.state, 'pending');
+      assert.equal(img.executionKey, img.receiptKey, JSON.stringify(img));
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test('a prepare that fails or throws fails its unit alone; its dependents are blocked; exit 3', async () => {
     const world = await initialized({
       units: [unit('bad'), unit('broken'), unit('dep', { dependsOn: ['bad'] }), unit('fine')],

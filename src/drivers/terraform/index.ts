@@ -152,56 +152,64 @@ async function outputsIn(session: Session): Promise<ReadOutcome | Bad> {
   return 'problem' in outputs ? failure(`${session.tool.binary} ${outputs.problem}`, true) : { result: 'read', outputs };
 }
 
+async function plan(ctx: DriverContext, defaultBinary: string): Promise<PlanOutcome> {
+  const session = await openSession(ctx, defaultBinary, 'plan');
+  if (isBad(session)) return asFailure(session);
+  const planned = await planIn(session);
+  return isBad(planned) ? asFailure(planned) : { result: 'planned', plan: planned };
+}
+
+/** The plan to apply: the one given, when this driver made it in this process, else a new one. */
+async function planToApply(ctx: DriverContext, defaultBinary: string, given: DriverPlan | undefined): Promise<DriverPlan | Bad> {
+  if ((given?.artifact as PlanArtifact | undefined)?.session) return given!;
+  const session = await openSession(ctx, defaultBinary, 'apply');
+  return isBad(session) ? session : planIn(session);
+}
+
+async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPlan): Promise<ApplyOutcome> {
+  const planned = await planToApply(ctx, defaultBinary, given);
+  if (isBad(planned)) return planned;
+  const { session, planFile } = planned.artifact as PlanArtifact;
+  if (planned.changes !== 'none') {
+    const applied = await session.tool.step(['apply', '-input=false', '-no-color', planFile], { stream: true, effects: true });
+    if (isBad(applied)) return applied;
+  }
+  const read = await outputsIn(session);
+  return read.result === 'read' ? { result: 'receipt', outputs: read.outputs } : read;
+}
+
+async function teardown(ctx: DriverContext, defaultBinary: string): Promise<TeardownOutcome> {
+  const session = await openSession(ctx, defaultBinary, 'destroy');
+  if (isBad(session)) return session;
+  const destroyed = await session.tool.step(['destroy', '-auto-approve', '-input=false', '-no-color', ...session.varArgs], { stream: true, effects: true });
+  return isBad(destroyed) ? destroyed : { result: 'removed' };
+}
+
+async function check(ctx: DriverContext, defaultBinary: string): Promise<CheckOutcome> {
+  const session = await openSession(ctx, defaultBinary, 'check');
+  if (isBad(session)) return asFailure(session);
+  const checked = await session.tool.step(['plan', '-refresh-only', '-detailed-exitcode', '-input=false', '-no-color', ...session.varArgs], { stream: true, ok: [0, 2] });
+  if (isBad(checked)) return asFailure(checked);
+  return { result: 'checked', drift: checked.code === 0 ? 'in-sync' : 'drifted' };
+}
+
+async function readOutputs(ctx: DriverContext, defaultBinary: string): Promise<ReadOutcome> {
+  const session = await openSession(ctx, defaultBinary, 'read');
+  if (isBad(session)) return asFailure(session);
+  const read = await outputsIn(session);
+  return isBad(read) ? asFailure(read) : read;
+}
+
 /** The phases of a module driver whose executable defaults to `defaultBinary`. */
 function moduleDriver(kind: KindDescriptor, defaultBinary: string): Driver {
-  const plan = async (ctx: DriverContext): Promise<PlanOutcome> => {
-    const session = await openSession(ctx, defaultBinary, 'plan');
-    if (isBad(session)) return asFailure(session);
-    const planned = await planIn(session);
-    return isBad(planned) ? asFailure(planned) : { result: 'planned', plan: planned };
+  return {
+    ...kind,
+    plan: (ctx) => plan(ctx, defaultBinary),
+    apply: (ctx, given) => apply(ctx, defaultBinary, given),
+    teardown: (ctx) => teardown(ctx, defaultBinary),
+    check: (ctx) => check(ctx, defaultBinary),
+    readOutputs: (ctx) => readOutputs(ctx, defaultBinary),
   };
-
-  const apply = async (ctx: DriverContext, given?: DriverPlan): Promise<ApplyOutcome> => {
-    let planned = given;
-    if (!(planned?.artifact as PlanArtifact | undefined)?.session) {
-      const session = await openSession(ctx, defaultBinary, 'apply');
-      if (isBad(session)) return session;
-      const made = await planIn(session);
-      if (isBad(made)) return made;
-      planned = made;
-    }
-    const { session, planFile } = planned!.artifact as PlanArtifact;
-    if (planned!.changes !== 'none') {
-      const applied = await session.tool.step(['apply', '-input=false', '-no-color', planFile], { stream: true, effects: true });
-      if (isBad(applied)) return applied;
-    }
-    const read = await outputsIn(session);
-    return read.result === 'read' ? { result: 'receipt', outputs: read.outputs } : read;
-  };
-
-  const teardown = async (ctx: DriverContext): Promise<TeardownOutcome> => {
-    const session = await openSession(ctx, defaultBinary, 'destroy');
-    if (isBad(session)) return session;
-    const destroyed = await session.tool.step(['destroy', '-auto-approve', '-input=false', '-no-color', ...session.varArgs], { stream: true, effects: true });
-    return isBad(destroyed) ? destroyed : { result: 'removed' };
-  };
-
-  const check = async (ctx: DriverContext): Promise<CheckOutcome> => {
-    const session = await openSession(ctx, defaultBinary, 'check');
-    if (isBad(session)) return asFailure(session);
-    const checked = await session.tool.step(['plan', '-refresh-only', '-detailed-exitcode', '-input=false', '-no-color', ...session.varArgs], { stream: true, ok: [0, 2] });
-    if (isBad(checked)) return asFailure(checked);
-    return { result: 'checked', drift: checked.code === 0 ? 'in-sync' : 'drifted' };
-  };
-
-  const readOutputs = async (ctx: DriverContext): Promise<ReadOutcome> => {
-    const session = await openSession(ctx, defaultBinary, 'read');
-    if (isBad(session)) return asFailure(session);
-    const read = await outputsIn(session);
-    return isBad(read) ? asFailure(read) : read;
-  };
-
-  return { ...kind, plan, apply, teardown, check, readOutputs };
 }
 
 /** A phase without effects that was cancelled failed; it is not uncertain. */
