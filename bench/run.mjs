@@ -15,8 +15,9 @@ import * as noop1000 from './scenarios/noop-1000.mjs';
 import * as takeover200 from './scenarios/takeover-200.mjs';
 import * as memory5000 from './scenarios/memory-5000.mjs';
 import * as teardown500 from './scenarios/teardown-500.mjs';
+import * as drivers from './scenarios/drivers.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';

@@ -428,6 +428,17 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     assert.equal(await prepare('moved:1'), `sha256:${IMAGE_ID}`, 'a repo digest that finds another image is not recorded');
   });
 
+  test('prepare: units of one run that share an image ask podman once; another run asks again', async () => {
+    const fake = fakePodman({ images: { 'local:1': { Id: IMAGE_ID, RepoDigests: [] } } });
+    const first = fakeContext(fake, 'a', { image: 'local:1' }).ctx;
+    const sameRun = { ...fakeContext(fake, 'b', { image: 'local:1' }).ctx, run: first.run };
+    const [a, b] = await Promise.all([ociImageDriver.prepare(first), ociImageDriver.prepare(sameRun)]);
+    assert.deepEqual([a.rendering.image, b.rendering.image], [`sha256:${IMAGE_ID}`, `sha256:${IMAGE_ID}`]);
+    assert.equal(fake.calls('image').length, 1);
+    await ociImageDriver.prepare(fakeContext(fake, 'a', { image: 'local:1' }).ctx);
+    assert.equal(fake.calls('image').length, 2, 'a new run: the tag may point elsewhere now');
+  });
+
   test('runtime: the first of podman and docker on PATH, docker only when its engine answers; neither is a clear failure', async () => {
     const bin = fs.mkdtempSync(path.join(tmp, 'bin-'));
     const empty = fs.mkdtempSync(path.join(tmp, 'empty-'));

@@ -34,8 +34,27 @@ interface Inspected {
 }
 
 /** The image as the recorded rendering names it, or why it cannot be resolved. */
-export async function resolveImage(image: string, runtime: Runtime, ctx: DriverContext): Promise<{ image: string } | Failure> {
-  if (DIGEST_REFERENCE.test(image)) return { image };
+/**
+ * Resolutions made in a run, by run, runtime and image: units of one run that share an image ask
+ * the runtime once (a `podman image inspect` costs a process of ~100 ms). Bounded: a long-lived
+ * process of many runs keeps only the latest.
+ */
+const resolutions = new Map<string, Promise<{ image: string } | Failure>>();
+const MAX_RESOLUTIONS = 256;
+
+export function resolveImage(image: string, runtime: Runtime, ctx: DriverContext): Promise<{ image: string } | Failure> {
+  if (DIGEST_REFERENCE.test(image)) return Promise.resolve({ image });
+  const key = `${ctx.run}\0${runtime}\0${image}`;
+  let resolving = resolutions.get(key);
+  if (!resolving) {
+    resolving = resolveNow(image, runtime, ctx);
+    resolutions.set(key, resolving);
+    if (resolutions.size > MAX_RESOLUTIONS) resolutions.delete(resolutions.keys().next().value!);
+  }
+  return resolving;
+}
+
+async function resolveNow(image: string, runtime: Runtime, ctx: DriverContext): Promise<{ image: string } | Failure> {
   const inspected = await inspect(image, runtime, ctx);
   if ('result' in inspected) return inspected;
   const candidate = repoDigestOf(image, inspected);
