@@ -227,8 +227,8 @@ export const CATALOG = {
   'NYL-SECRETS-KEY-MISSING': {
     exit: 3,
     summary: 'A unit has sensitive outputs to seal, or consumes sealed ones, and no usable key is configured.',
-    fix: () =>
-      'set NYL_SECRETS_KEY to the base64 of 32 random bytes (`export NYL_SECRETS_KEY="$(openssl rand -base64 32)"`, kept in your CI secrets) or NYL_SECRETS_KEY_FILE to a file holding it, then run `nyl reconcile` again',
+    fix: (p) =>
+      `set NYL_SECRETS_KEY to the base64 of 32 random bytes (\`export NYL_SECRETS_KEY="$(openssl rand -base64 32)"\`, kept in your CI secrets) or NYL_SECRETS_KEY_FILE to a file holding it, then \`nyl reconcile -e ${e(p)}\``,
   },
   'NYL-SECRET-UNAVAILABLE': {
     exit: 3,

@@ -681,9 +681,9 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.deepEqual(fx.only(fx.printed(waits, 'NYL-TEARDOWN-PENDING (needs-allow-teardown)', { unit: 'k' })), allow);
       assert.deepEqual(teardownsIn(s.log), []);
 
-      const r = await fx.exec(dir, allow, [3]); // the new incarnation: no driver for kind OciImage yet
+      const r = await fx.exec(dir, allow, [3]); // the new incarnation: its image is not on this machine
       assert.deepEqual(teardownsIn(s.log), ['-k'], "the old Command's teardown ran");
-      assert.match(r.stdout, /^k +OciImage +failed +no driver for kind OciImage yet/m, show(r));
+      assert.match(r.stdout, /^k +OciImage +failed /m, show(r));
     },
   );
 
@@ -707,6 +707,28 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     const after = await fx.exec(dir, look, [4]);
     assert.match(after.stdout, /^a +Command +uncertain/m, 'a started without a recorded result: uncertain, not run again');
     assert.deepEqual(logLines(s.log).filter((l) => l.startsWith('start')), ['start a']);
+  });
+});
+
+describe('sensitive outputs', () => {
+  const keyOf = (n) => Buffer.alloc(32, n).toString('base64');
+  const producer = (log) => `script: 'echo s >> ${log}; printf "{\\"token\\": {\\"value\\": \\"t0k3n-value\\", \\"sensitive\\": true}}" > "$NYL_OUTPUTS"'`;
+  const consumer = (log, version) => `env: {TOKEN: "\${{ units.s.outputs.token }}", V: "${version}"}\nscript: 'echo c >> ${log}'`;
+
+  group('a sensitive output without a key, and a sealed value no configured key opens', ['NYL-SECRETS-KEY-MISSING', 'NYL-SECRET-UNAVAILABLE'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ s: producer(s.log), c: consumer(s.log, '1') });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    const missing = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3]);
+    const withKey = fx.only(fx.printed(missing, 'NYL-SECRETS-KEY-MISSING', { unit: 's' }));
+    await fx.exec(dir, withKey, [0], { env: { NYL_SECRETS_KEY: keyOf(1) } });
+    assert.deepEqual(logLines(s.log), ['s', 's', 'c']);
+
+    commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), command('s', producer(s.log)), command('c', consumer(s.log, '2'))) });
+    const lost = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], { NYL_SECRETS_KEY: keyOf(2) });
+    const rotated = fx.only(fx.printed(lost, 'NYL-SECRET-UNAVAILABLE', { unit: 'c' }));
+    await fx.exec(dir, rotated, [0], { env: { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` } });
+    assert.deepEqual(logLines(s.log).slice(-1), ['c'], 'the consumer ran once the old key opened the seal');
   });
 });
 
