@@ -290,14 +290,15 @@ for (const impl of IMPLS) {
     });
 
     test('a timeout during apply needs an acknowledgement; before apply it is retryable', standinOnly, async () => {
-      // The deadline covers every step: 5 s leaves init, plan and show time even on a loaded machine.
-      const slow = context(impl, { timeout: '5s', baseEnv: { TF_STANDIN_SLEEP_APPLY: '60000' } });
+      // The deadline covers every step: 12 s leaves init, plan and show time even on a machine
+      // that runs the whole suite (5 s did not: each step is a process of its own).
+      const slow = context(impl, { timeout: '12s', baseEnv: { TF_STANDIN_SLEEP_APPLY: '60000' } });
       const outcome = await driver.apply(slow.ctx);
       assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, false);
       assert.equal(outcome.acknowledgementRequired, true);
-      assert.match(outcome.reason, /timed out after 5s during .*apply, which was killed: what it changed is unknown/);
+      assert.match(outcome.reason, /timed out after 12s during .*apply, which was killed: what it changed is unknown/);
       const early = context(impl, { timeout: '50ms' });
       const before = await driver.apply(early.ctx);
       assertOutcome('apply', before);

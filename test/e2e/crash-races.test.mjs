@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll, git, tempDir } from '../support/git-fixtures.mjs';
 import { startGitDaemon } from '../support/git-daemon.mjs';
 import { waitForFile } from '../support/cli.mjs';
+import { campaignSize } from '../support/campaign.mjs';
 import {
   BUG_START_AFTER_DEADLINE,
   DESIRED,
@@ -143,6 +144,9 @@ describe('a live run whose lease ref is gone', () => {
   });
 });
 
+/** Rounds of each pair of importers started together (the overlap for sure is a test of its own). */
+const IMPORT_RACE_ROUNDS = campaignSize('NYL_IMPORT_RACE_ROUNDS', { quick: 1, full: 3 });
+
 describe('two importers at once', { concurrency: 2 }, () => {
   const pairs = [
     ['recover', 'reconcile'],
@@ -189,8 +193,8 @@ describe('two importers at once', { concurrency: 2 }, () => {
   }
 
   for (const [a, b] of pairs) {
-    test(`${a} and ${b} started together: exactly one import lands (3 rounds)`, async (t) => {
-      for (let round = 0; round < 3; round++) {
+    test(`${a} and ${b} started together: exactly one import lands (${IMPORT_RACE_ROUNDS} rounds)`, async (t) => {
+      for (let round = 0; round < IMPORT_RACE_ROUNDS; round++) {
         const { sc, dead, before } = await brokenRun();
         try {
           const ha = sc.start(argsOf(a));

@@ -10,10 +10,10 @@
 //   desired document is the one of the receipt the run produced);
 // - if the hold took effect before it started, it never ran, and neither did its dependents.
 //
-// NYL_HOLD_TRIALS sets the number of trials (default 8; `npm run test:campaigns`: 20); NYL_HOLD_SEED makes the moments repeatable.
+// NYL_HOLD_TRIALS sets the number of trials (`npm test`: 4; `npm run test:campaigns`: 20); NYL_HOLD_SEED makes the moments repeatable.
 //
 // The campaign also runs over smart HTTP with a server that answers pushes and fetches with a 503
-// at random positions (NYL_HOLD_HTTP_TRIALS trials, default 6; a server per trial, its faults
+// at random positions (NYL_HOLD_HTTP_TRIALS trials, 1 and 6; a server per trial, its faults
 // drawn from NYL_FAULT_SEED + the trial, at most two in a row): the same invariants hold.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,15 +27,15 @@ import {
   coordinationRefs, decision, describe as show, desiredDoc, holdAsync, holdCommitsOf, logLines, observedDoc, pauseAt, sleep,
 } from '../support/hold-helpers.mjs';
 import { seededRandom } from '../support/seeded.mjs';
+import { campaignSize } from '../support/campaign.mjs';
 
 after(cleanupAll);
 
 const WAVES = 5;
 const WIDTH = 10;
-// npm test runs 8 and 3 trials; `npm run test:campaigns` runs 20 and 6 (see README.md).
-const TRIALS = Math.max(1, Number(process.env.NYL_HOLD_TRIALS ?? 8) || 8);
+const TRIALS = campaignSize('NYL_HOLD_TRIALS', { quick: 4, full: 20 });
 const SEED = Number(process.env.NYL_HOLD_SEED ?? Date.now() % 1_000_000);
-const HTTP_TRIALS = Math.max(1, Number(process.env.NYL_HOLD_HTTP_TRIALS ?? 3) || 3);
+const HTTP_TRIALS = campaignSize('NYL_HOLD_HTTP_TRIALS', { quick: 1, full: 6 });
 const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9500);
 
 const name = (wave, col) => `w${wave}-${col}`;

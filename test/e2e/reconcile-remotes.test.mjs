@@ -17,6 +17,7 @@ import { git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures
 import { startGitHttp } from '../support/git-http.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { codes, nyl, nylAsync } from '../support/cli.mjs';
+import { campaignSize } from '../support/campaign.mjs';
 import { commitFiles, logLines, logs, projectYaml, refsUnder, results, scratch, stateCounts, waitForLog } from '../support/reconcile-helpers.mjs';
 
 const remotes = networkRemotes('nyl-reconcile-remotes-');
@@ -126,7 +127,7 @@ for (const transport of Object.keys(transports)) {
 }
 
 const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9300);
-const ROUNDS = Math.max(1, Number(process.env.NYL_RACE_ROUNDS ?? 3) || 3);
+const ROUNDS = campaignSize('NYL_RACE_ROUNDS', { quick: 1, full: 3 });
 
 describe('two clones, one remote over smart HTTP with 503s at random positions', { concurrency: ROUNDS }, () => {
   for (let round = 0; round < ROUNDS; round++) {

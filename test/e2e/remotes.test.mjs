@@ -9,6 +9,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { git, installProtectHook, makeBareRepo, makeProject } from '../support/git-fixtures.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { cliEnv, codes, environment, nyl, nylYaml } from '../support/cli.mjs';
+import { campaignSize } from '../support/campaign.mjs';
 
 const RACER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'support', 'lease-racer.mjs');
 
@@ -80,7 +81,8 @@ for (const [name, urlFor] of Object.entries(transports)) {
       const bare = path.join(remotes.base, `${repoName}.git`);
       const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}"}`)) });
       assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
-      await race(project, name === "file://" ? 50 : 15, bare, 'refs/nyl/dev/lease');
+      const rounds = name === 'file://' ? campaignSize('NYL_LEASE_RACE_ROUNDS', { quick: 10, full: 50 }) : campaignSize('NYL_LEASE_RACE_ROUNDS', { quick: 4, full: 15 });
+      await race(project, rounds, bare, 'refs/nyl/dev/lease');
     });
   });
 }

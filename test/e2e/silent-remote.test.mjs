@@ -22,6 +22,7 @@ import { cleanupAll, tempDir } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import { ENV, RUNS, Scenario, assertCrashInvariants, describeResult, errorCodes, killPid } from '../support/crash-harness.mjs';
 import { seededRandom } from '../support/seeded.mjs';
+import { campaignSize } from '../support/campaign.mjs';
 
 after(cleanupAll);
 
@@ -30,8 +31,8 @@ const LEASE = '3s';
 /** The longest a run may take to give up once the remote is silent: retries of one write stop 15 s after its first try, then one try each to end the run ref and let the lease go, each ended by the 1 s timeout. */
 const GIVE_UP_MS = 40_000;
 const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9700);
-// npm test runs 1 trial; `npm run test:campaigns` runs 4 (see README.md).
-const RANDOM_TRIALS = Math.max(0, Number(process.env.NYL_SILENT_TRIALS ?? 1) || 0);
+// The fixed moments above run in `npm test`; random ones only in `npm run test:campaigns`.
+const RANDOM_TRIALS = campaignSize('NYL_SILENT_TRIALS', { quick: 0, full: 4 });
 
 const ARGS = ['reconcile', '-e', ENV, '-o', 'json'];
 
