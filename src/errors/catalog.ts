@@ -236,6 +236,11 @@ export const CATALOG = {
     fix: (p) =>
       `configure the key that sealed it (NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old key after the new one while you rotate); if ${String(p.producer ?? 'the producer')}'s value changed outside Nyl, make it execute again (change its source), then \`nyl reconcile -e ${e(p)}\``,
   },
+  'NYL-IMAGE-UNRESOLVED': {
+    exit: 3,
+    summary: "An OciImage unit's image is not present on this machine, so it cannot be resolved to an immutable reference or run; Nyl never pulls.",
+    fix: (p) => `make the image present on this machine (the failure names the \`pull\` or \`load\` that does it), then \`nyl reconcile -e ${e(p)}\``,
+  },
   'NYL-UNIT-HELD': {
     exit: 2,
     summary: 'A held unit keeps source changes or a teardown from applying.',

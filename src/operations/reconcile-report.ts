@@ -193,7 +193,7 @@ export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterab
  * its run ref for the next reconcile's import, and the fixes name that reconcile first.
  */
 /** Failure codes whose fix a failed unit's row brings along as a warning (the teardown's own is a lifecycle warning). */
-const UNIT_FAILURE_CODES = { 'NYL-SECRETS-KEY-MISSING': true, 'NYL-SECRET-UNAVAILABLE': true } as const;
+const UNIT_FAILURE_CODES = { 'NYL-SECRETS-KEY-MISSING': true, 'NYL-SECRET-UNAVAILABLE': true, 'NYL-IMAGE-UNRESOLVED': true } as const;
 type UnitFailureCode = keyof typeof UNIT_FAILURE_CODES;
 
 export function unitWarnings(report: ReconcileReport, { unimported = false } = {}): Diagnostic[] {

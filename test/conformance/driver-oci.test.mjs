@@ -156,12 +156,13 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.equal(runner.started, 0);
   });
 
-  test('prepare: a tag not present locally fails, retryable, naming the image and how to make it present', async () => {
+  test('prepare: a tag not present locally fails, retryable, with NYL-IMAGE-UNRESOLVED, naming the image and how to make it present', async () => {
     const { ctx } = context({ unit: 'prep-missing', rendering: { image: 'localhost/nyl-no-such-image:7' }, runner: new NodeProcessRunner(), clock: new SystemClock() });
     const outcome = await ociImageDriver.prepare(ctx);
     assertOutcome('prepare', outcome);
     assert.equal(outcome.result, 'failed');
     assert.equal(outcome.retryable, true);
+    assert.equal(outcome.code, 'NYL-IMAGE-UNRESOLVED');
     assert.match(outcome.reason.split('\n')[0], /^image localhost\/nyl-no-such-image:7 is not present locally/);
     assert.match(outcome.reason, /podman pull localhost\/nyl-no-such-image:7/);
     assert.match(outcome.reason, /podman load/);
@@ -254,6 +255,7 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.equal(outcome.result, 'failed');
     assert.equal(outcome.retryable, true);
     assert.match(outcome.reason, /^image localhost\/nyl-no-such-image@sha256:0+ is not present locally/);
+    assert.equal(outcome.code, 'NYL-IMAGE-UNRESOLVED');
   });
 
   test('apply: podman that cannot start (not on PATH): failed, retryable', async () => {

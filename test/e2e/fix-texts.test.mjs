@@ -19,6 +19,7 @@ import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from 
 import { commitFiles } from '../support/reconcile-helpers.mjs';
 import { describe as show, gatedScript, logLines, openGate, waitUntil } from '../support/hold-helpers.mjs';
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
+import { TEST_IMAGE, podmanAvailable, sh } from '../support/oci-images.mjs';
 
 after(cleanupAll);
 
@@ -148,9 +149,9 @@ class Fixes {
 const GROUPS = [];
 
 /** One scenario group: a test that runs body(fixes) and checks what it printed against covers. */
-function group(name, covers, body) {
+function group(name, covers, body, options = {}) {
   GROUPS.push({ name, covers });
-  test(name, async () => {
+  test(name, options, async () => {
     const fixes = new Fixes(covers);
     await body(fixes);
     fixes.done();
@@ -730,6 +731,34 @@ describe('sensitive outputs', () => {
     await fx.exec(dir, rotated, [0], { env: { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` } });
     assert.deepEqual(logLines(s.log).slice(-1), ['c'], 'the consumer ran once the old key opened the seal');
   });
+});
+
+const podman = await podmanAvailable();
+
+describe('images', () => {
+  group(
+    'an OciImage unit whose image is not on this machine: once it is present, the printed reconcile runs it',
+    ['NYL-IMAGE-UNRESOLVED'],
+    async (fx) => {
+      const tag = `localhost/nyl-fix-texts-${process.pid}:1`;
+      const unit = `apiVersion: nyl.io/v1\nkind: OciImage\nmetadata: {name: img}\nspec:\n  image: ${tag}\n  command: [/bin/true]`;
+      const dir = makeProject({ 'nyl.yaml': nylYaml(environment(ENV), unit) });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const missing = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3]);
+      assert.equal(missing.json.units.img.code, 'NYL-IMAGE-UNRESOLVED', show(missing));
+      assert.match(missing.json.units.img.detail, /is not present locally/);
+      const again = fx.only(fx.printed(missing, 'NYL-IMAGE-UNRESOLVED', { unit: 'img' }));
+      // What an operator does with the `podman pull` the reason names: here, the test image under the unit's tag.
+      assert.equal((await sh(['podman', 'tag', TEST_IMAGE, tag])).code, 0);
+      try {
+        const r = await fx.exec(dir, again, [0]);
+        assert.match(r.stdout, /^img +OciImage +executed/m, show(r));
+      } finally {
+        await sh(['podman', 'untag', TEST_IMAGE, tag]);
+      }
+    },
+    { skip: podman.ok ? false : podman.reason },
+  );
 });
 
 // --- the meta-check -------------------------------------------------------------------------------

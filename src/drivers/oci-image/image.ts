@@ -78,13 +78,12 @@ async function inspect(image: string, runtime: Runtime, ctx: DriverContext): Pro
   return first ?? failure(`${runtime} image inspect ${image} printed no image`, true);
 }
 
-/** The failure of an image that is not on this machine: what to do about it. */
+/** The failure of an image that is not on this machine (NYL-IMAGE-UNRESOLVED): what to do about it. */
 export function notPresent(image: string, runtime: Runtime): Failure {
-  return failure(
+  const reason =
     `image ${image} is not present locally, and Nyl never pulls one\n` +
-      `make it present on this machine first: \`${runtime} pull ${image}\`, or \`${runtime} load\` an archive of it; then reconcile again`,
-    true,
-  );
+    `make it present on this machine first: \`${runtime} pull ${image}\`, or \`${runtime} load\` an archive of it; then reconcile again`;
+  return { ...failure(reason, true), code: 'NYL-IMAGE-UNRESOLVED' };
 }
 
 function parseInspect(text: string): Inspected | undefined {
