@@ -153,6 +153,28 @@ export interface Driver extends KindDescriptor {
    * only: a consumer's run reads the value here. Without it, the engine seals them for Git.
    */
   readOutputs?(ctx: DriverContext): Promise<ReadOutcome>;
+  /**
+   * Ends what dead runs of the environment left running on this machine because it outlives Nyl
+   * (an OciImage's container: the runtime watches it, not Nyl's watchdog). The importer of those
+   * runs calls it before any unit starts, so that a unit run again never overlaps the execution
+   * of a run that died. Never throws, and changes nothing but those leftovers.
+   */
+  reap?(ctx: ReapContext): Promise<ReapOutcome>;
+}
+
+/** What the importer hands a driver's reap phase. */
+export interface ReapContext {
+  environment: string;
+  /** The dead runs that started units of the driver's kind and never recorded how they ended. */
+  runs: readonly string[];
+  runner: ProcessRunner;
+  baseEnv: NodeJS.ProcessEnv;
+}
+
+/** What reap ended, one entry per thing (`what` names it for a progress line), and why it could not look, if it could not. */
+export interface ReapOutcome {
+  ended: { unit: string; run: string; what: string }[];
+  problem?: string;
 }
 
 /**

@@ -18,7 +18,7 @@ import { type EngineResult, runEngine } from '../run/engine';
 import type { RunTransaction } from '../run/run-transaction';
 import { withRun } from '../run/run-transaction';
 import { readHoldSignals, signalDeletions } from '../run/signals';
-import { coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
+import { coordinationUpdates, reapLeftovers, takeOver, type Takeover } from '../run/takeover';
 import { coordinationNamespace, damagedPrefix, signalsPrefix } from '../state/location';
 import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
@@ -227,7 +227,9 @@ function startInput(opened: OpenedEnvironment, start: Start) {
 }
 
 async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: Start, run: RunTransaction): Promise<Takeover> {
-  return takeOver(opened.store, start.refs, { ...startInput(opened, start), now: isoSeconds(rt.clock.now()) }, run.runRef.run, run.tx.replaced);
+  const takeover = await takeOver(opened.store, start.refs, { ...startInput(opened, start), now: isoSeconds(rt.clock.now()) }, run.runRef.run, run.tx.replaced);
+  for (const line of await reapLeftovers(takeover, opened.drivers, { environment: opened.env.name, runner: rt.runner, baseEnv: rt.env })) rt.log(line);
+  return takeover;
 }
 
 function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction, requested: string[] | undefined): Promise<EngineResult> {

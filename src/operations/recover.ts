@@ -16,7 +16,7 @@ import { type LeaseTransaction, withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { applyHolds } from '../run/apply-holds';
 import { signalDeletions } from '../run/signals';
-import { breakFields, coordinationUpdates, takeOver, type Takeover } from '../run/takeover';
+import { breakFields, coordinationUpdates, reapLeftovers, takeOver, type Takeover } from '../run/takeover';
 import { endBrokenRuns } from '../run/end-runs';
 import { buildTransitions } from '../run/transition-plan';
 import { corruptError } from '../state/damage';
@@ -128,6 +128,7 @@ async function importAndRepair(rt: Runtime, opened: OpenedEnvironment, tx: Lease
   const docs = repairUnits(s.view, generation, { run: tx.lease.record.run, now, mint }, repaired);
   const importing = broken || runsDamaged(s);
   const takeover = importing ? await takeOver(opened.store, tx.snapshot, { ...planInputOf(opened, generation, docs), now }, undefined, tx.replaced, { tolerate: true }) : undefined;
+  if (takeover) for (const line of await reapLeftovers(takeover, opened.drivers, { environment: opened.env.name, runner: rt.runner, baseEnv: rt.env })) rt.log(line);
   const work: RecoverWork = {
     desired: new Map(takeover?.imported.desired ?? docs.desired),
     observed: new Map(takeover?.imported.observed ?? docs.observed),

@@ -5,8 +5,11 @@
  * late checkpoints, evidence refs nobody needs deleted.
  *
  * A reconcile refuses damaged runs and signals (NYL-STATE-CORRUPT) before it starts anything;
- * only `recover`, an operator's explicit decision, imports them (`tolerate`).
+ * only `recover`, an operator's explicit decision, imports them (`tolerate`). Both end what the
+ * dead runs left running on this machine (reapLeftovers) before anything else runs.
  */
+import type { DriverSet } from '../drivers/registry';
+import type { ProcessRunner } from '../exec/process';
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
 import { breaksCarriedBy, type LeaseBreakRecord } from '../lease/record';
@@ -41,6 +44,40 @@ export async function takeOver(
   const takeover: Takeover = { imported };
   Object.assign(takeover, breakFields(replaced));
   return takeover;
+}
+
+/**
+ * The dead runs that started units of each kind without recording how they ended: the kinds whose
+ * executions may still be going on, outside Nyl.
+ */
+function unfinishedRunsByKind(takeover: Takeover): Map<string, Set<string>> {
+  const byKind = new Map<string, Set<string>>();
+  for (const run of takeover.imported.consumed) {
+    for (const doc of [...run.units.values(), ...run.teardowns.values()]) {
+      if (doc.checkpoint) continue;
+      const runs = byKind.get(doc.kind) ?? new Set<string>();
+      byKind.set(doc.kind, runs.add(run.run));
+    }
+  }
+  return byKind;
+}
+
+/**
+ * Ends what the dead runs an importer consumed left running on this machine, before any unit
+ * starts: for each kind whose driver can reap (an OciImage's container outlives Nyl), the runs
+ * that started a unit of that kind and never checkpointed it. Returns a progress line per thing
+ * ended, and per driver that could not look.
+ */
+export async function reapLeftovers(takeover: Takeover, drivers: DriverSet, ctx: { environment: string; runner: ProcessRunner; baseEnv: NodeJS.ProcessEnv }): Promise<string[]> {
+  const lines: string[] = [];
+  for (const [kind, runs] of unfinishedRunsByKind(takeover)) {
+    const driver = drivers.driver(kind);
+    if (!driver?.reap) continue;
+    const outcome = await driver.reap({ ...ctx, runs: [...runs] });
+    for (const e of outcome.ended) lines.push(`[${ctx.environment}/${e.unit}] removed ${e.what}, which the dead run ${e.run} left`);
+    if (outcome.problem) lines.push(`[${ctx.environment}] cannot look for what dead runs of ${kind} units left on this machine: ${outcome.problem}`);
+  }
+  return lines;
 }
 
 /** A damaged run or signal: nothing may start before an operator set it aside (`recover`). */

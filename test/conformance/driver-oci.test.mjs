@@ -280,6 +280,24 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
       await sh(['podman', 'rm', '-f', '-t', '0', name]);
     }
   });
+
+  test('reap: removes the containers of the dead runs it is given, and only those', async () => {
+    const environment = `reap-${process.pid}`;
+    const start = (unit, run) =>
+      sh(['podman', 'run', '-d', '--pull=never', '--network=none', '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--name', containerName(environment, unit, run), '--label', `nyl.environment=${environment}`, '--label', `nyl.unit=${unit}`, '--label', `nyl.run=${run}`, TEST_IMAGE, '/bin/sh', '-c', 'trap "exit 143" TERM; sleep 30 & wait']);
+    for (const [unit, run] of [['seed', 'dead'], ['other', 'alive']]) assert.equal((await start(unit, run)).code, 0);
+    try {
+      const outcome = await ociImageDriver.reap({ environment, runs: ['dead'], runner: new NodeProcessRunner(), baseEnv: process.env });
+      assert.deepEqual(outcome, { ended: [{ unit: 'seed', run: 'dead', what: `container ${containerName(environment, 'seed', 'dead')} (running)` }] });
+      const left = await leftoverContainers(new NodeProcessRunner(), environment);
+      assert.deepEqual(left.containers.map((c) => c.run), ['alive'], 'the container of a run not given stays');
+      const none = await ociImageDriver.reap({ environment, runs: ['dead'], runner: new NodeProcessRunner(), baseEnv: { ...process.env, PATH: path.join(tmp, 'empty-path') } });
+      assert.deepEqual(none.ended, []);
+      assert.match(none.problem, /^cannot start podman: ENOENT/);
+    } finally {
+      await sh(['podman', 'rm', '-f', '-t', '0', containerName(environment, 'seed', 'dead'), containerName(environment, 'other', 'alive')]);
+    }
+  });
 });
 
 // --- with FakeProcessRunner: a fake podman --------------------------------------------------------

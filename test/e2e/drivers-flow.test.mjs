@@ -240,3 +240,39 @@ test('a Command that becomes a Terraform unit: the old incarnation is deleted fi
   assert.equal(now.kind, 'Terraform');
   assert.match(Object.keys(now.reads.sources)[0], /^infra\/net\/$/, "the module's tree is in the key");
 });
+
+/** The names of the containers of environment `env` that podman still has, running or not. */
+function containersOf(env) {
+  const ps = spawnSync('podman', ['ps', '-a', '--filter', `label=nyl.environment=${env}`, '--format', '{{.Names}}'], { encoding: 'utf8' });
+  assert.equal(ps.status, 0, ps.stderr);
+  return ps.stdout.split('\n').filter(Boolean);
+}
+
+test('a container that outlived its killed run is removed by the takeover before anything runs again', { skip: podman.ok ? false : podman.reason }, async () => {
+  // An environment name of this test's own: podman's containers are machine-wide.
+  const envName = `leftover${process.pid}`;
+  const state = stateRepo();
+  const yaml = [doc('Environment', envName, { state: { repository: { repoURL: state.url } } }), doc('OciImage', 'job', { image: TEST_IMAGE, command: ['sh', '-c', 'trap "exit 143" TERM; sleep 300 & wait'] })];
+  const project = makeProject({ 'nyl.yaml': yaml.map((d) => JSON.stringify(d)).join('\n---\n') });
+  const env = runEnv();
+  assert.equal(nyl(project, ['state', 'init', '-e', envName], { env }).code, 0);
+  const run = nylAsync(project, ['reconcile', '-e', envName], { env });
+  for (const until = Date.now() + 30_000; containersOf(envName).length === 0; ) {
+    if (Date.now() > until) run.child.kill('SIGKILL');
+    assert.ok(Date.now() < until, 'the container started');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  run.child.kill('SIGKILL');
+  assert.equal((await run.done).signal, 'SIGKILL');
+  await new Promise((r) => setTimeout(r, 500));
+  const left = containersOf(envName);
+  assert.equal(left.length, 1, 'the runtime keeps the container of a dead Nyl');
+  assert.equal(nyl(project, ['lease', 'break', '-e', envName, '--reason', 'the runner was killed'], { env }).code, 0);
+  const take = nyl(project, ['reconcile', '-e', envName, '-o', 'json'], { env });
+  assert.equal(take.code, 4, `${take.stdout}\n${take.stderr}`); // uncertain: OciImage recovers manually
+  assert.equal(take.json.units.job.result, 'recovered');
+  const name = left[0];
+  assert.match(take.stderr, new RegExp(`^\\[${envName}/job\\] removed container ${name} \\(running\\), which the dead run \\S+ left$`, 'm'));
+  assert.deepEqual(containersOf(envName), [], 'the leftover is gone');
+});

@@ -22,16 +22,17 @@
  *   cancellation stops it and ends uncertain (./container.ts).
  * - teardown: a one-shot container leaves nothing Nyl could remove, so nothing claims a removal
  *   (incomplete); check: drift is unknown. No plan phase.
+ * - reap: the importer of dead runs removes the containers they left (reap, below).
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { parseDuration } from '../../util/duration';
-import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type PrepareOutcome, type TeardownOutcome, type Uncertain } from '../contract';
+import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type PrepareOutcome, type ReapContext, type ReapOutcome, type TeardownOutcome, type Uncertain } from '../contract';
 import { OCI_IMAGE_KIND } from '../kinds';
 import { readOutputsFile } from '../outputs-file';
 import { type ContainerRun, runContainer } from './container';
 import { OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, writeEnvFile } from './env-file';
 import { NOT_PRESENT, notPresent, resolveImage } from './image';
-import { LABELS, type Runtime, chooseRuntime, containerName } from './runtime';
+import { LABELS, type Runtime, chooseRuntime, containerName, leftoverContainers, runHelper } from './runtime';
 
 export { containerName, leftoverContainers, type LeftoverContainer } from './runtime';
 
@@ -151,6 +152,23 @@ async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
   return { result: 'incomplete', reason: `${ctx.unit} ran a one-shot container, which leaves nothing Nyl can remove, so nothing can claim a removal of what it did` };
 }
 
+/**
+ * The containers dead runs left: `rm -f` (SIGTERM, SIGKILL after 10 s, then removal) of every
+ * container of the environment labelled with one of those runs. A container of a dead run that
+ * still exists never finished in a way Nyl saw (a finished one removes itself, `--rm`).
+ */
+async function reap(ctx: ReapContext): Promise<ReapOutcome> {
+  const listed = await leftoverContainers(ctx.runner, ctx.environment, { env: ctx.baseEnv });
+  if (!listed.ok) return { ended: [], problem: listed.reason };
+  const dead = new Set(ctx.runs);
+  const ended: ReapOutcome['ended'] = [];
+  for (const c of listed.containers.filter((x) => x.run !== undefined && dead.has(x.run))) {
+    const done = await runHelper({ runner: ctx.runner, baseEnv: ctx.baseEnv, killGraceMs: 5000 }, ['podman', 'rm', '-f', '-t', '10', c.name]);
+    if (done.code === 0) ended.push({ unit: c.unit ?? '?', run: c.run!, what: `container ${c.name} (${c.state})` });
+  }
+  return { ended };
+}
+
 async function check(ctx: DriverContext): Promise<CheckOutcome> {
   return { result: 'checked', drift: 'unknown', detail: `${ctx.unit} runs a one-shot container: what it did cannot be observed` };
 }
@@ -162,4 +180,5 @@ export const ociImageDriver: Driver = {
   apply,
   teardown,
   check,
+  reap,
 };
