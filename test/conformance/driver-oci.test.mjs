@@ -295,7 +295,7 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
       assert.deepEqual(none.ended, []);
       assert.match(none.problem, /^cannot start podman: ENOENT/);
     } finally {
-      await sh(['podman', 'rm', '-f', '-t', '0', containerName(environment, 'seed', 'dead'), containerName(environment, 'other', 'alive')]);
+      await sh(['podman', 'rm', '--ignore', '-f', '-t', '0', containerName(environment, 'seed', 'dead'), containerName(environment, 'other', 'alive')]);
     }
   });
 });
