@@ -228,7 +228,7 @@ function startInput(opened: OpenedEnvironment, start: Start) {
 
 async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: Start, run: RunTransaction): Promise<Takeover> {
   const takeover = await takeOver(opened.store, start.refs, { ...startInput(opened, start), now: isoSeconds(rt.clock.now()) }, run.runRef.run, run.tx.replaced);
-  for (const line of await reapLeftovers(takeover, opened.drivers, { environment: opened.env.name, runner: rt.runner, baseEnv: rt.env })) rt.log(line);
+  await reapLeftovers(takeover, opened.drivers, opened.env.name, rt);
   return takeover;
 }
 

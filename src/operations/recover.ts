@@ -128,7 +128,7 @@ async function importAndRepair(rt: Runtime, opened: OpenedEnvironment, tx: Lease
   const docs = repairUnits(s.view, generation, { run: tx.lease.record.run, now, mint }, repaired);
   const importing = broken || runsDamaged(s);
   const takeover = importing ? await takeOver(opened.store, tx.snapshot, { ...planInputOf(opened, generation, docs), now }, undefined, tx.replaced, { tolerate: true }) : undefined;
-  if (takeover) for (const line of await reapLeftovers(takeover, opened.drivers, { environment: opened.env.name, runner: rt.runner, baseEnv: rt.env })) rt.log(line);
+  if (takeover) await reapLeftovers(takeover, opened.drivers, opened.env.name, rt);
   const work: RecoverWork = {
     desired: new Map(takeover?.imported.desired ?? docs.desired),
     observed: new Map(takeover?.imported.observed ?? docs.observed),

@@ -9,7 +9,6 @@
  * dead runs left running on this machine (reapLeftovers) before anything else runs.
  */
 import type { DriverSet } from '../drivers/registry';
-import type { ProcessRunner } from '../exec/process';
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
 import { breaksCarriedBy, type LeaseBreakRecord } from '../lease/record';
@@ -18,6 +17,7 @@ import { requireUndamaged } from '../state/damage';
 import { damagedPrefix } from '../state/location';
 import { type RecordedRun, readRecordedRuns } from '../state/run-record';
 import type { RefSnapshot, StateStore } from '../state/store';
+import type { Runtime } from '../util/runtime';
 import { type EvidenceRef, evidenceRefName, evidenceRefs, lateEvidenceRefName } from './evidence';
 import { type ImportInput, importRuns, type ImportResult } from './import';
 import { readSignals } from './signals';
@@ -65,19 +65,17 @@ function unfinishedRunsByKind(takeover: Takeover): Map<string, Set<string>> {
 /**
  * Ends what the dead runs an importer consumed left running on this machine, before any unit
  * starts: for each kind whose driver can reap (an OciImage's container outlives Nyl), the runs
- * that started a unit of that kind and never checkpointed it. Returns a progress line per thing
+ * that started a unit of that kind and never checkpointed it. Logs a progress line per thing
  * ended, and per driver that could not look.
  */
-export async function reapLeftovers(takeover: Takeover, drivers: DriverSet, ctx: { environment: string; runner: ProcessRunner; baseEnv: NodeJS.ProcessEnv }): Promise<string[]> {
-  const lines: string[] = [];
+export async function reapLeftovers(takeover: Takeover, drivers: DriverSet, environment: string, rt: Pick<Runtime, 'runner' | 'env' | 'log'>): Promise<void> {
   for (const [kind, runs] of unfinishedRunsByKind(takeover)) {
     const driver = drivers.driver(kind);
     if (!driver?.reap) continue;
-    const outcome = await driver.reap({ ...ctx, runs: [...runs] });
-    for (const e of outcome.ended) lines.push(`[${ctx.environment}/${e.unit}] removed ${e.what}, which the dead run ${e.run} left`);
-    if (outcome.problem) lines.push(`[${ctx.environment}] cannot look for what dead runs of ${kind} units left on this machine: ${outcome.problem}`);
+    const outcome = await driver.reap({ environment, runner: rt.runner, baseEnv: rt.env, runs: [...runs] });
+    for (const e of outcome.ended) rt.log(`[${environment}/${e.unit}] removed ${e.what}, which the dead run ${e.run} left`);
+    if (outcome.problem) rt.log(`[${environment}] cannot look for what dead runs of ${kind} units left on this machine: ${outcome.problem}`);
   }
-  return lines;
 }
 
 /** A damaged run or signal: nothing may start before an operator set it aside (`recover`). */

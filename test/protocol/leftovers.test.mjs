@@ -9,15 +9,23 @@ import { ENV, World } from './world.mjs';
 
 const UNITS = [{ name: 'a', recovery: 'converge' }, { name: 'b' }];
 
-/** A world whose fake driver reaps: every call is recorded in `events`, in order with the driver's other calls. */
-async function reapingWorld() {
+/**
+ * Runs body({ world, events }) in a world, state initialised, whose fake driver reaps: every call is
+ * recorded in `events`, in order with the driver's other calls.
+ */
+async function inReapingWorld(body) {
   const events = [];
   const world = await World.create({ units: UNITS, driver: { onCall: async (call) => events.push(`${call.phase} ${call.unit}`) } });
   world.driver.reap = async (ctx) => {
     events.push(`reap ${ctx.runs.join(',')}`);
     return { ended: ctx.runs.map((run) => ({ unit: 'a', run, what: `container nyl_${ENV}_a_${run} (running)` })) };
   };
-  return { world, events };
+  try {
+    await world.process('init').run('state init');
+    await body({ world, events });
+  } finally {
+    world.cleanup();
+  }
 }
 
 /** A reconcile killed while a runs (b, its sibling of the same wave, finished), its lease broken: the run that died. */
@@ -35,10 +43,8 @@ async function deadWhileARuns(world) {
 }
 
 describe('leftovers of dead runs', () => {
-  test('the takeover reaps the dead run before any unit starts, and says what it ended', async () => {
-    const { world, events } = await reapingWorld();
-    try {
-      await world.process('init').run('state init');
+  test('the takeover reaps the dead run before any unit starts, and says what it ended', () =>
+    inReapingWorld(async ({ world, events }) => {
       const dead = await deadWhileARuns(world);
       events.length = 0;
       const taker = world.process('taker');
@@ -46,29 +52,19 @@ describe('leftovers of dead runs', () => {
       assert.equal(r.code, 0, JSON.stringify(r.report.units));
       assert.deepEqual(events, [`reap ${dead}`, 'apply a'], 'reaped once, with the dead run, before a runs again');
       assert.ok(taker.lines.includes(`[${ENV}/a] removed container nyl_${ENV}_a_${dead} (running), which the dead run ${dead} left`), taker.lines.join('\n'));
-    } finally {
-      world.cleanup();
-    }
-  });
+    }));
 
-  test('recover -e reaps the dead run it imports', async () => {
-    const { world, events } = await reapingWorld();
-    try {
-      await world.process('init').run('state init');
+  test('recover -e reaps the dead run it imports', () =>
+    inReapingWorld(async ({ world, events }) => {
       const dead = await deadWhileARuns(world);
       events.length = 0;
       const r = await world.process('recover').run('recover');
       assert.equal(r.code, 0, JSON.stringify(r.codes));
       assert.deepEqual(events, [`reap ${dead}`]);
-    } finally {
-      world.cleanup();
-    }
-  });
+    }));
 
-  test('a dead run that recorded how every unit it started ended leaves nothing to reap', async () => {
-    const { world, events } = await reapingWorld();
-    try {
-      await world.process('init').run('state init');
+  test('a dead run that recorded how every unit it started ended leaves nothing to reap', () =>
+    inReapingWorld(async ({ world, events }) => {
       const p = world.process('dies').crashAt('before-transition-push');
       p.start('reconcile');
       await p.died;
@@ -77,23 +73,15 @@ describe('leftovers of dead runs', () => {
       const r = await world.process('taker').run('reconcile');
       assert.equal(r.code, 0);
       assert.deepEqual(events, [], 'no reap, and nothing executed again');
-    } finally {
-      world.cleanup();
-    }
-  });
+    }));
 
-  test('a reap that cannot look says so and the takeover goes on', async () => {
-    const { world } = await reapingWorld();
-    world.driver.reap = async () => ({ ended: [], problem: 'cannot start podman: ENOENT' });
-    try {
-      await world.process('init').run('state init');
+  test('a reap that cannot look says so and the takeover goes on', () =>
+    inReapingWorld(async ({ world }) => {
+      world.driver.reap = async () => ({ ended: [], problem: 'cannot start podman: ENOENT' });
       await deadWhileARuns(world);
       const taker = world.process('taker');
       const r = await taker.run('reconcile');
       assert.equal(r.code, 0);
       assert.ok(taker.lines.some((l) => l === `[${ENV}] cannot look for what dead runs of Command units left on this machine: cannot start podman: ENOENT`), taker.lines.join('\n'));
-    } finally {
-      world.cleanup();
-    }
-  });
+    }));
 });

@@ -13,7 +13,7 @@
 import type { ProcessResult } from '../../exec/process';
 import { LineSplitter, type ToolLine } from '../../exec/lines';
 import type { DriverContext } from '../contract';
-import { type Runtime, runHelper, runtimeError } from './runtime';
+import { type Runtime, removeContainer, runHelper, runtimeError } from './runtime';
 
 /** How long after a stop the client may take to end (removing its container) before it is signalled. */
 const CLIENT_END_MS = 10_000;
@@ -54,7 +54,7 @@ async function stopContainer(runtime: Runtime, name: string, ctx: DriverContext,
   if (!endedSignal.aborted) client.abort('SIGTERM');
   await ended;
   // Usually gone already (--rm); not when the client was ended before it could remove it.
-  await runHelper(ctx, [runtime, 'rm', '-f', ...(runtime === 'podman' ? ['-t', String(grace)] : []), name], { extraMs: grace * 1000 });
+  await removeContainer(ctx, runtime, name, grace);
 }
 
 /** Runs argv (a `run --name NAME` of the runtime); stops the container on ctx.cancel or after timeoutMs. */

@@ -32,7 +32,7 @@ import { readOutputsFile } from '../outputs-file';
 import { type ContainerRun, runContainer } from './container';
 import { OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, writeEnvFile } from './env-file';
 import { NOT_PRESENT, notPresent, resolveImage } from './image';
-import { LABELS, type Runtime, chooseRuntime, containerName, leftoverContainers, runHelper } from './runtime';
+import { LABELS, type Runtime, chooseRuntime, containerName, removeLeftovers } from './runtime';
 
 export { containerName, leftoverContainers, type LeftoverContainer } from './runtime';
 
@@ -158,15 +158,9 @@ async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
  * still exists never finished in a way Nyl saw (a finished one removes itself, `--rm`).
  */
 async function reap(ctx: ReapContext): Promise<ReapOutcome> {
-  const listed = await leftoverContainers(ctx.runner, ctx.environment, { env: ctx.baseEnv });
-  if (!listed.ok) return { ended: [], problem: listed.reason };
-  const dead = new Set(ctx.runs);
-  const ended: ReapOutcome['ended'] = [];
-  for (const c of listed.containers.filter((x) => x.run !== undefined && dead.has(x.run))) {
-    const done = await runHelper({ runner: ctx.runner, baseEnv: ctx.baseEnv, killGraceMs: 5000 }, ['podman', 'rm', '-f', '-t', '10', c.name]);
-    if (done.code === 0) ended.push({ unit: c.unit ?? '?', run: c.run!, what: `container ${c.name} (${c.state})` });
-  }
-  return { ended };
+  const { removed, problem } = await removeLeftovers(ctx.runner, ctx.environment, ctx.runs, ctx.baseEnv);
+  const ended = removed.map((c) => ({ unit: c.unit ?? '?', run: c.run!, what: `container ${c.name} (${c.state})` }));
+  return problem ? { ended, problem } : { ended };
 }
 
 async function check(ctx: DriverContext): Promise<CheckOutcome> {

@@ -11,7 +11,7 @@
  *
  * Containers are named and labelled after their environment, unit and run, so that when Nyl dies
  * while one runs (the watchdog kills the podman client; the container, watched by conmon, lives
- * on), the importer of that run can list and remove it: `leftoverContainers`, `containerName`.
+ * on), the importer of that run can list and remove it: `leftoverContainers`, `removeLeftovers`, `containerName`.
  */
 import type { ProcessResult, ProcessRunner } from '../../exec/process';
 import { programError } from '../../exec/program-path';
@@ -33,6 +33,16 @@ export const LABELS = { environment: 'nyl.environment', unit: 'nyl.unit', run: '
 export function containerName(environment: string, unit: string, run: string): string {
   const part = (s: string) => s.replace(/[^A-Za-z0-9.-]/g, '-');
   return `nyl_${part(environment)}_${part(unit)}_${part(run)}`;
+}
+
+/** The context of a helper command run outside a unit's execution (an importer's): the grace is the runtime's own. */
+function outsideRun(runner: ProcessRunner, env: NodeJS.ProcessEnv): Pick<DriverContext, 'runner' | 'baseEnv' | 'killGraceMs'> {
+  return { runner, baseEnv: env, killGraceMs: 5000 };
+}
+
+/** `rm -f` of a container: podman stops it first (SIGTERM, SIGKILL after `graceSeconds`), then removes it. */
+export function removeContainer(ctx: Pick<DriverContext, 'runner' | 'baseEnv' | 'killGraceMs'>, runtime: Runtime, name: string, graceSeconds: number): Promise<ProcessResult> {
+  return runHelper(ctx, [runtime, 'rm', '-f', ...(runtime === 'podman' ? ['-t', String(graceSeconds)] : []), name], { extraMs: graceSeconds * 1000 });
 }
 
 /** Runs a short helper command of the runtime: not streamed (its output is not the tool's), bounded. */
@@ -83,7 +93,7 @@ type Listing = { ok: true; containers: LeftoverContainer[] } | { ok: false; reas
 export async function leftoverContainers(runner: ProcessRunner, environment: string, options: { runtime?: Runtime; env?: NodeJS.ProcessEnv } = {}): Promise<Listing> {
   const runtime = options.runtime ?? 'podman';
   const argv = [runtime, 'ps', '-a', '--filter', `label=${LABELS.environment}=${environment}`, '--format', 'json'];
-  const done = await runHelper({ runner, baseEnv: options.env ?? process.env, killGraceMs: 5000 }, argv);
+  const done = await runHelper(outsideRun(runner, options.env ?? process.env), argv);
   if (done.spawnError) return { ok: false, reason: `cannot start ${runtime}: ${done.spawnError.code ?? done.spawnError.message}` };
   if (done.code !== 0) return { ok: false, reason: `${runtime} ps failed (exit ${String(done.code)})${suffix(runtimeError(done.stderr.toString()))}` };
   try {
@@ -91,6 +101,21 @@ export async function leftoverContainers(runner: ProcessRunner, environment: str
   } catch {
     return { ok: false, reason: `${runtime} ps printed something that is not its JSON listing` };
   }
+}
+
+/**
+ * Removes the containers of `environment` labelled with one of `runs` (`rm -f`, 10 s of grace):
+ * what dead runs left. Returns the containers removed, or why it could not list them.
+ */
+export async function removeLeftovers(runner: ProcessRunner, environment: string, runs: readonly string[], env: NodeJS.ProcessEnv): Promise<{ removed: LeftoverContainer[]; problem?: string }> {
+  const listed = await leftoverContainers(runner, environment, { env });
+  if (!listed.ok) return { removed: [], problem: listed.reason };
+  const dead = new Set(runs);
+  const removed: LeftoverContainer[] = [];
+  for (const c of listed.containers.filter((x) => x.run !== undefined && dead.has(x.run))) {
+    if ((await removeContainer(outsideRun(runner, env), 'podman', c.name, 10)).code === 0) removed.push(c);
+  }
+  return { removed };
 }
 
 function suffix(detail: string | undefined): string {
