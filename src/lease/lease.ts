@@ -223,6 +223,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     const blocked = await blockerOf(store, snapshot, current, IMPORTERS.has(options.operation), now, timing);
     if (blocked) {
       if (now >= waitUntil) throw blocked;
+      await rt.faults.reach('lease-waiting', [options.operation]);
       await rt.clock.sleep(Math.min(1000, 100 + attempt * 100, waitUntil - now), rt.cancel);
       if (rt.cancel.aborted) throw cancelled(env);
       continue;

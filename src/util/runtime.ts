@@ -32,8 +32,9 @@ export interface Faults {
 
 /**
  * Fault points from the environment: NYL_FAULT_AT=<point>[@<unit>][,...] with
- * NYL_FAULT_ACTION=kill|exit|pause. `pause` writes NYL_FAULT_MARKER (a file path) and waits until
- * that file is removed.
+ * NYL_FAULT_ACTION=kill|exit|pause|mark. `pause` writes NYL_FAULT_MARKER (a file path) and waits
+ * until that file is removed; `mark` only writes it, so that a test knows the point was reached
+ * (a waiter that is really waiting, with its signal handlers in place).
  */
 export class FaultPoints implements Faults {
   private readonly points: { point: string; unit?: string }[];
@@ -61,6 +62,10 @@ export class FaultPoints implements Faults {
     if (this.action === 'pause') {
       if (this.marker) writeFileSync(this.marker, `${point}\n`);
       while (this.marker && existsSync(this.marker)) await this.clock.sleep(20);
+      return;
+    }
+    if (this.action === 'mark') {
+      if (this.marker) writeFileSync(this.marker, `${point}\n`);
       return;
     }
     if (this.action === 'exit') process.exit(99);

@@ -218,8 +218,11 @@ describe('signals at other moments', () => {
       await waitForFile(marker);
       const refs = sc.refs();
       for (const [args, code] of [[['reconcile', '-e', ENV, '--wait-lease', '30s', '-o', 'json'], 4], [['recover', '-e', ENV, '--unit', 'tool', '--retry', '--wait-lease', '30s', '-o', 'json'], 1]]) {
-        const waiter = sc.start(args);
-        await sleep(700);
+        // The waiter says when it waits (its signal handlers are in place by then): a fixed sleep
+        // raced a slow start under load, and a SIGINT before the handlers killed it outright.
+        const waiting = path.join(sc.dir, `waiting-${args[0]}`);
+        const waiter = sc.start(args, { env: { NYL_FAULT_AT: 'lease-waiting', NYL_FAULT_ACTION: 'mark', NYL_FAULT_MARKER: waiting } });
+        await waitForFile(waiting);
         assert.equal(waiter.exited, false, `${args[0]} waits for the lease`);
         waiter.signal('SIGINT');
         const r = await waiter.done;
