@@ -230,6 +230,36 @@ export const COMMANDS: CommandSpec[] = [
     options: [ENV, OUTPUT],
     examples: ['nyl status -e dev', 'nyl status -e dev -o json'],
   },
+  {
+    words: ['plan'],
+    summary: 'Say what the next reconcile would do, per unit and why, without taking a lease or writing anything',
+    usage: 'nyl plan -e <env> [--unit <name> | --units <a>,<b>] [--source <rev>] [-o table|json] [PATH]',
+    description:
+      'Resolves the environment exactly as the next reconcile would and lists, per unit, what it would do and why (the leaving section first). ' +
+      'For Terraform and OpenTofu units it runs the driver\'s plan in a scratch copy and shows the change summary and the plan digest; for other kinds the digest is the execution key. ' +
+      'A plan-bound approval names that digest: nyl reconcile --approve <unit>=<digest>. Takes no lease and writes nothing, not even a local ref. ' +
+      'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed, 4 a unit is uncertain, 1 an error.',
+    options: [
+      ENV,
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it.' },
+      { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Plan only these units (comma-separated).' },
+      { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
+      OUTPUT,
+    ],
+    examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network'],
+  },
+  {
+    words: ['verify'],
+    summary: "Run each unit's drift check and record what it observed",
+    usage: 'nyl verify -e <env> [--unit <name>] [options] [PATH]',
+    description:
+      "A state operation: takes the environment's lease, runs the drift check of every unit with a receipt (a Command's check:, a Terraform or OpenTofu refresh-only plan; kinds without a check are recorded unknown), " +
+      'and writes one observed commit with the operation verify that records drift: {status, observedAt, run, detail} per unit, keeping the earlier observations. ' +
+      'The next reconcile repairs a drifted unit as the Environment\'s driftRepair says. Run it from a scheduled CI job to detect drift. ' +
+      'Exit codes: 0 nothing drifted, 2 a unit drifted (or the lease is held), 1 a check failed or an error.',
+    options: [ENV, { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Check only this unit (repeatable).' }, WAIT, AUTHOR, OUTPUT],
+    examples: ['nyl verify -e prod', 'nyl verify -e prod --unit network -o json'],
+  },
 ];
 
 export function findCommand(args: string[]): { spec: CommandSpec; rest: string[] } | undefined {

@@ -175,6 +175,18 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const w = waitMs(p);
       return leaseBreak(rt, { ...common(p), ...(w !== undefined ? { waitMs: w } : {}) });
     }
+    case 'plan': {
+      const { plan } = await import('../operations/plan');
+      const units = listOpt(p, 'unit', 'units');
+      const source = stringOpt(p, 'source');
+      return plan(rt, { path: p.path, environment: requireEnvironment(p), ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}) });
+    }
+    case 'verify': {
+      const { verify } = await import('../operations/verify');
+      const units = listOpt(p, 'unit');
+      const w = waitMs(p);
+      return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
+    }
     default:
       throw new Error(`no operation for ${name}`);
   }
@@ -268,7 +280,7 @@ export function refusalDocument(
 }
 
 function reportKindOf(spec: CommandSpec): Report['kind'] {
-  return spec.words[0] === 'status' ? 'StatusReport' : spec.words[0] === 'reconcile' || spec.words[0] === 'teardown' ? 'ReconcileReport' : 'StateOperationReport';
+  return spec.words[0] === 'status' ? 'StatusReport' : ['reconcile', 'teardown', 'plan'].includes(spec.words[0]!) ? 'ReconcileReport' : 'StateOperationReport';
 }
 
 export async function dispatch(spec: CommandSpec, rest: string[]): Promise<number> {

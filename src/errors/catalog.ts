@@ -379,6 +379,31 @@ export const CATALOG = {
     summary: "A publication's teardown leaves catalog objects behind.",
     fix: () => 'remove the catalog entries by hand when nothing needs them',
   },
+  'NYL-UNIT-AWAITING-APPROVAL': {
+    exit: 2,
+    summary: 'A unit waits for an approval before it executes; its dependents are blocked.',
+    fix: (p) => String(p.fix ?? `review what ${u(p)} would do with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}\``),
+  },
+  'NYL-APPROVAL-INVALID': {
+    exit: 1,
+    summary: 'An --approve names a unit that is unknown, excluded by --unit, needs no approval, or needs a reviewed digest; nothing ran.',
+    fix: (p) => String(p.fix ?? 'correct the --approve options and run again'),
+  },
+  'NYL-APPROVAL-DIGEST-MISMATCH': {
+    exit: 2,
+    summary: 'The plan a run made differs from the digest an approval named: nothing was applied and the unit still waits.',
+    fix: (p) => `review the new plan with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}=${String(p.digest ?? '<digest>')}\``,
+  },
+  'NYL-UNIT-DRIFTED': {
+    exit: 2,
+    summary: "A unit's latest drift observation says its resources no longer match its receipt.",
+    fix: (p) => String(p.fix ?? `repair it with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``),
+  },
+  'NYL-DRIFT-CHECK-FAILED': {
+    exit: 1,
+    summary: "A unit's drift check could not tell whether it drifted (the check itself failed); its drift is recorded unknown.",
+    fix: (p) => `fix what the check of ${u(p)} reports, then run \`nyl verify -e ${e(p)} --unit ${u(p)}\` again`,
+  },
   'NYL-UNCHANGED': {
     exit: 0,
     summary: 'Nothing needed to change (a note, never an error).',

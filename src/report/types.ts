@@ -110,7 +110,7 @@ export interface ReconcileUnitReport {
 
 export interface ReconcileReport extends ReportBase {
   kind: 'ReconcileReport';
-  operation: 'reconcile' | 'teardown';
+  operation: 'reconcile' | 'teardown' | 'plan';
   /** Absent when the run found nothing to do and took no lease. */
   run?: string;
   source: string;

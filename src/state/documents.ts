@@ -111,11 +111,44 @@ export interface ConditionRecord {
   acknowledgementRequired?: boolean;
 }
 
+/**
+ * One drift observation (`nyl verify`): in-sync, drifted, or unknown (a kind without a check, or a
+ * check that failed: `detail` says which). `receipt` is the run of the receipt it observed: an
+ * observation speaks only of that receipt.
+ */
+export interface DriftRecord {
+  status: 'in-sync' | 'drifted' | 'unknown';
+  observedAt: string;
+  /** The operation that observed it (verify has no run: its lease's run id). */
+  run: string;
+  receipt?: string;
+  detail?: string;
+}
+
+/** How many drift observations a unit keeps: the latest and the ones before it. */
+export const DRIFT_HISTORY_LIMIT = 10;
+
+/** The observed document with a new latest drift observation; the one it replaces joins the history. */
+export function withDriftObservation(doc: ObservedUnitDoc, observation: DriftRecord): ObservedUnitDoc {
+  const history = doc.drift ? [doc.drift, ...(doc.driftHistory ?? [])].slice(0, DRIFT_HISTORY_LIMIT - 1) : doc.driftHistory;
+  return { ...doc, drift: observation, ...(history && history.length > 0 ? { driftHistory: history } : {}) };
+}
+
+/** The observed document once its unit executed again: the last observation joins the history. */
+export function withoutDrift(doc: ObservedUnitDoc): ObservedUnitDoc {
+  if (!doc.drift) return doc;
+  const { drift, ...rest } = doc;
+  return { ...rest, driftHistory: [drift, ...(doc.driftHistory ?? [])].slice(0, DRIFT_HISTORY_LIMIT - 1) };
+}
+
 export interface ObservedUnitDoc {
   uid?: string;
   receipt?: ReceiptRecord;
   condition?: ConditionRecord;
-  drift?: { status: string; observedAt: string; run: string };
+  /** The latest drift observation of the unit's receipt (`nyl verify`); cleared when it executes again. */
+  drift?: DriftRecord;
+  /** The observations before the latest, newest first (at most DRIFT_HISTORY_LIMIT - 1). */
+  driftHistory?: DriftRecord[];
   acknowledgement?: { by: string; reason: string; at: string };
   /** The last run that executed or failed the unit, for status. */
   lastRun?: { run: string; result: string; at: string };

@@ -61,6 +61,14 @@ const condition = object({
   acknowledgementRequired: boolean(),
 });
 
+const driftRecord = object({
+  status: required(oneOf(['in-sync', 'drifted', 'unknown'])),
+  observedAt: required(text()),
+  run: required(text()),
+  receipt: text(),
+  detail: string(),
+});
+
 const SHAPES = {
   state: object({
     apiVersion: required(text()),
@@ -86,7 +94,8 @@ const SHAPES = {
     uid: text(),
     receipt,
     condition,
-    drift: object({ status: required(text()), observedAt: required(text()), run: required(text()), detail: string() }),
+    drift: driftRecord,
+    driftHistory: list(driftRecord),
     acknowledgement: object({ by: required(text()), reason: required(string()), at: required(text()) }),
     lastRun: object({ run: required(text()), result: required(text()), at: required(text()) }),
     released: object({ at: required(text()), run: required(text()), by: required(text()) }),
