@@ -40,6 +40,21 @@ const ALLOW_TEARDOWN: OptionSpec = { name: 'allow-teardown', type: 'boolean', he
 const ALLOW_DEPENDENTS: OptionSpec = { name: 'allow-dependents', type: 'boolean', help: 'Tear down a unit although retained tombstones cite it; recorded under allowDependents.' };
 const ALLOW_INCOMPLETE: OptionSpec = { name: 'allow-incomplete', type: 'boolean', help: 'Remove a unit whose driver cannot claim its removal (a Command without teardown:) all the same; recorded under incomplete.' };
 
+/** --approve and its companions: reconcile's (and later teardown's) approval flags. */
+const APPROVAL_OPTIONS: OptionSpec[] = [
+  {
+    name: 'approve',
+    type: 'string',
+    multiple: true,
+    list: true,
+    value: '<unit>[=<digest>]',
+    help: 'Approve a unit that waits for an approval (approval.required, a drift repair or --reapply of a unit not safe to re-run, a manual unit in a --local run). <unit> covers the execution key it resolves to in this run; <unit>=<digest> only the reviewed plan `nyl plan` printed. Repeatable or comma-separated.',
+  },
+  { name: 'approve-all', type: 'boolean', help: 'Approve every unit that waits for an approval, except those whose policy requires a reviewed digest (requireDigest).' },
+  { name: 'approved-by', type: 'string', multiple: true, list: true, value: '<name>', help: 'Who approves (repeatable or comma-separated); recorded as asserted. Default: the CI user (GITHUB_ACTOR, GITLAB_USER_LOGIN, BUILD_REQUESTEDFOR), else the Git user.' },
+  { name: 'approval-source', type: 'string', value: '<source>', help: 'Where the --approved-by names come from (such as a change ticket system); recorded with them. Default: asserted.' },
+];
+
 export const COMMANDS: CommandSpec[] = [
   {
     words: ['state', 'init'],
@@ -128,6 +143,12 @@ export const COMMANDS: CommandSpec[] = [
       ALLOW_DEPENDENTS,
       ALLOW_INCOMPLETE,
       { name: 'leaving', type: 'boolean', help: 'Do only the lifecycle work of units outside the ownership set. Conflicts with --unit.' },
+      {
+        name: 'reapply',
+        type: 'boolean',
+        help: 'Execute the units named by --unit although their receipts are current, such as to repair drift under driftRepair: manual. Needs --unit and --reason; recorded under reapplied. A unit that is not safe to re-run awaits approval, or runs with --approve.',
+      },
+      ...APPROVAL_OPTIONS,
       LOCAL,
       ...RUN_OPTIONS,
     ],
@@ -137,6 +158,9 @@ export const COMMANDS: CommandSpec[] = [
       'nyl reconcile -e dev --fail-fast -o json',
       'nyl reconcile -e dev --allow-teardown',
       'nyl reconcile -e dev --leaving --allow-teardown',
+      'nyl reconcile -e prod --approve migrate',
+      'nyl reconcile -e prod --approve network=sha256:<digest from nyl plan>',
+      'nyl reconcile -e dev --unit config --reapply --reason "rotate credentials"',
     ],
   },
   {
@@ -235,10 +259,11 @@ export const COMMANDS: CommandSpec[] = [
     summary: 'Say what the next reconcile would do, per unit and why, without taking a lease or writing anything',
     usage: 'nyl plan -e <env> [--unit <name> | --units <a>,<b>] [--source <rev>] [-o table|json] [PATH]',
     description:
-      'Resolves the environment exactly as the next reconcile would and lists, per unit, what it would do and why (the leaving section first). ' +
-      'For Terraform and OpenTofu units it runs the driver\'s plan in a scratch copy and shows the change summary and the plan digest; for other kinds the digest is the execution key. ' +
-      'A plan-bound approval names that digest: nyl reconcile --approve <unit>=<digest>. Takes no lease and writes nothing, not even a local ref. ' +
-      'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed, 4 a unit is uncertain, 1 an error.',
+      'Resolves the environment exactly as the next reconcile would and lists, per unit, what it would do (ACTION: execute, wait, current, blocked, held, awaiting-approval, drifted, teardown, retain, release, pending-teardown, ...) and why (the leaving section first). ' +
+      "For every unit that would execute it shows the digest that a plan-bound approval names (nyl reconcile --approve <unit>=<digest>): for Terraform and OpenTofu units the driver's plan runs in a scratch copy of the source commit (its output on stderr) and the row shows its change summary; for other kinds the digest is the execution key. " +
+      'A unit that waits for its dependencies, or gets its first incarnation, has no digest yet. A unit whose rendering changed shows the diff of its desired rendering against the recorded one. ' +
+      'Takes no lease and writes nothing: no state ref, no run ref, not even a ref of this clone. ' +
+      'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed and needs an operator, 4 a unit is uncertain, 1 an error.',
     options: [
       ENV,
       { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it.' },
@@ -246,15 +271,16 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
       OUTPUT,
     ],
-    examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network'],
+    examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network', 'nyl plan -e prod --source release-42'],
   },
   {
     words: ['verify'],
     summary: "Run each unit's drift check and record what it observed",
     usage: 'nyl verify -e <env> [--unit <name>] [options] [PATH]',
     description:
-      "A state operation: takes the environment's lease, runs the drift check of every unit with a receipt (a Command's check:, a Terraform or OpenTofu refresh-only plan; kinds without a check are recorded unknown), " +
-      'and writes one observed commit with the operation verify that records drift: {status, observedAt, run, detail} per unit, keeping the earlier observations. ' +
+      "A state operation: takes the environment's lease, runs the drift check of every unit with a receipt (a Command's check:, a Terraform or OpenTofu refresh-only plan; kinds without a check are recorded unknown) " +
+      'against the rendering and source commit its receipt was produced for, and writes one observed commit with the operation verify that records drift: {status, observedAt, run, receipt, detail} per unit, keeping the last 10 observations. ' +
+      'Units without a receipt, held units and tombstones are skipped and listed with why. Nothing executes, and the desired state never changes. ' +
       'The next reconcile repairs a drifted unit as the Environment\'s driftRepair says. Run it from a scheduled CI job to detect drift. ' +
       'Exit codes: 0 nothing drifted, 2 a unit drifted (or the lease is held), 1 a check failed or an error.',
     options: [ENV, { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Check only this unit (repeatable).' }, WAIT, AUTHOR, OUTPUT],

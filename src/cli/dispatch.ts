@@ -13,6 +13,7 @@ import { FaultPoints, type Runtime } from '../util/runtime';
 import type { CommandSpec } from './commands';
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
+import { renderPlan } from './render-plan';
 import { renderDiagnostics, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
 
@@ -110,6 +111,21 @@ async function stateDeleteOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   return stateDelete(rt, req, teardownAll);
 }
 
+/** `nyl plan`: reads only, so it takes neither --author nor a reason. */
+async function planOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { plan } = await import('../operations/plan');
+  const units = listOpt(p, 'unit', 'units');
+  const source = stringOpt(p, 'source');
+  return plan(rt, { path: p.path, environment: requireEnvironment(p), ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}) });
+}
+
+async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { verify } = await import('../operations/verify');
+  const units = listOpt(p, 'unit');
+  const w = waitMs(p);
+  return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
+}
+
 async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const name = p.spec.words.join(' ');
   switch (name) {
@@ -130,11 +146,14 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       if (p.values.leaving === true && units.length > 0) {
         fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
       }
+      const reapply = reapplyOf(p, units);
       return reconcile(rt, {
         ...runOptions(p),
         allowTeardown: p.values['allow-teardown'] === true,
         leaving: p.values.leaving === true,
         ...(units.length > 0 ? { units } : {}),
+        ...(reapply ? { reapply } : {}),
+        approval: approvalOptions(p),
       });
     }
     case 'teardown': {
@@ -175,18 +194,10 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const w = waitMs(p);
       return leaseBreak(rt, { ...common(p), ...(w !== undefined ? { waitMs: w } : {}) });
     }
-    case 'plan': {
-      const { plan } = await import('../operations/plan');
-      const units = listOpt(p, 'unit', 'units');
-      const source = stringOpt(p, 'source');
-      return plan(rt, { path: p.path, environment: requireEnvironment(p), ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}) });
-    }
-    case 'verify': {
-      const { verify } = await import('../operations/verify');
-      const units = listOpt(p, 'unit');
-      const w = waitMs(p);
-      return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
-    }
+    case 'plan':
+      return planOf(rt, p);
+    case 'verify':
+      return verifyOf(rt, p);
     default:
       throw new Error(`no operation for ${name}`);
   }
@@ -197,7 +208,7 @@ function render(report: Report): string {
     case 'StatusReport':
       return renderStatus(report);
     case 'ReconcileReport':
-      return renderReconcile(report);
+      return report.operation === 'plan' ? renderPlan(report) : renderReconcile(report);
     default:
       return renderStateOperation(report);
   }
@@ -219,6 +230,21 @@ function runOptions(p: ParsedCommand) {
     ...(source !== undefined ? { source } : {}),
     ...(w !== undefined ? { waitMs: w } : {}),
   };
+}
+
+/** --reapply needs --unit and --reason: it runs named units again on purpose, and says why. */
+function reapplyOf(p: ParsedCommand, units: string[]): boolean {
+  if (p.values.reapply !== true) return false;
+  if (units.length === 0 || !stringOpt(p, 'reason')?.trim()) {
+    fail('NYL-USAGE', '--reapply needs --unit and --reason: it executes the named units again although their receipts are current', { fix: 'pass --reapply --unit <name> --reason "<why>"' });
+  }
+  return true;
+}
+
+/** --approve, --approve-all, --approved-by, --approval-source, as given (checked against the environment later). */
+function approvalOptions(p: ParsedCommand) {
+  const source = stringOpt(p, 'approval-source');
+  return { approve: listOpt(p, 'approve'), approveAll: p.values['approve-all'] === true, approvedBy: listOpt(p, 'approved-by'), ...(source !== undefined ? { approvalSource: source } : {}) };
 }
 
 /** `nyl teardown`: exactly one of --unit U... and --all. */

@@ -3,7 +3,7 @@
  */
 import { CATALOG, type ExitCategory } from '../errors/catalog';
 import type { Diagnostic } from '../errors/diagnostic';
-import type { Report } from '../report/types';
+import type { ReconcileUnitReport, Report } from '../report/types';
 
 const RANK: Record<number, number> = { 0: 0, 2: 1, 1: 2, 3: 3, 4: 4 };
 
@@ -28,14 +28,34 @@ export function exitCodeOf(report: Report | undefined, errors: Diagnostic[], com
       else if (u.state !== 'current' && u.state !== 'retained' && u.state !== 'released') codes.push(2);
     }
   }
+  if (report?.kind === 'StateOperationReport' && report.operation === 'verify') codes.push(...verifyExits(report.details));
   if (report?.kind === 'ReconcileReport') {
     const counted = report.selected ? report.selected.filter((n) => report.units[n]) : Object.keys(report.units);
     for (const n of counted) {
       const u = report.units[n]!;
-      codes.push(u.uncertain ? 4 : exitOfResult(u.result));
+      codes.push(u.uncertain ? 4 : report.operation === 'plan' ? exitOfPlanRow(u) : exitOfResult(u.result));
     }
   }
   return worst(codes);
+}
+
+/** `nyl verify`: a drifted unit is 2 (a failed check is its error NYL-DRIFT-CHECK-FAILED, 1). */
+function verifyExits(details: Record<string, unknown>): number[] {
+  const units = (details.units ?? {}) as Record<string, { drift?: unknown }>;
+  return Object.values(units).map((u) => (u.drift === 'drifted' ? 2 : 0));
+}
+
+/**
+ * `nyl plan`: what the next reconcile would do. 0 only where it would do nothing (current); 3 and
+ * 4 where the unit waits for an operator (a failure that needs acknowledgement, an uncertain unit
+ * under manual recovery), as a reconcile's table counts them; 2 for everything else it would do or
+ * wait for: execute, wait, teardown, retain, release, blocked, held, awaiting-approval, drifted,
+ * pending-teardown, and a current unit whose desired document it would write again.
+ */
+function exitOfPlanRow(u: ReconcileUnitReport): number {
+  if (u.result === 'current') return u.reason === 'desired-restored' ? 2 : 0;
+  const exit = exitOfResult(u.result);
+  return exit === 0 ? 2 : exit;
 }
 
 function exitOfResult(result: string): number {

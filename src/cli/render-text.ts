@@ -65,11 +65,24 @@ export function renderStateOperation(r: StateOperationReport): string {
     );
   }
   out.push(...fields([['desired', r.desired], ['observed', r.observed]]));
+  const tabled = r.operation === 'verify' ? VERIFY_TABLE : [];
   for (const [k, v] of Object.entries(r.details)) {
-    if (k === 'location' || k === 'teardown' || v === undefined) continue;
+    if (k === 'location' || k === 'teardown' || tabled.includes(k) || v === undefined) continue;
     out.push(`  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
   }
+  if (r.operation === 'verify') out.splice(1, 0, ...verifyTable(r));
   return `${withDiagnostics(out.join('\n'), [...r.errors, ...r.warnings, ...r.notes])}${teardownSection(r)}`;
+}
+
+/** The details `nyl verify` shows as its table rather than as fields. */
+const VERIFY_TABLE = ['units', 'skipped'];
+
+/** `nyl verify`: one row per unit, its drift or why it was skipped, between the headline and the fields. */
+function verifyTable(r: StateOperationReport): string[] {
+  const units = (r.details.units ?? {}) as Record<string, { drift: string; kind: string; detail?: string }>;
+  const skipped = (r.details.skipped ?? {}) as Record<string, string>;
+  const rows = [...Object.entries(units).map(([n, u]) => [n, u.kind, u.drift, u.detail ?? '']), ...Object.entries(skipped).map(([n, why]) => [n, '-', 'skipped', why])];
+  return rows.length > 0 ? ['', ...renderTable(['UNIT', 'KIND', 'DRIFT', 'DETAIL'], rows).split('\n'), ''] : [];
 }
 
 /** state delete --teardown: the teardown's own table and diagnostics, below the operation's. */

@@ -382,7 +382,11 @@ export const CATALOG = {
   'NYL-UNIT-AWAITING-APPROVAL': {
     exit: 2,
     summary: 'A unit waits for an approval before it executes; its dependents are blocked.',
-    fix: (p) => String(p.fix ?? `review what ${u(p)} would do with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}\``),
+    fix: (p) => {
+      if (p.digestUnknown) return `get its digest from \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}=<digest>\``;
+      const scope = p.scope === 'reapply' ? ` --unit ${u(p)} --reapply --reason "<why>"` : p.scope === 'local' ? ' --local' : '';
+      return `review it with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)}${scope} --approve ${String(p.approve ?? u(p))}\``;
+    },
   },
   'NYL-APPROVAL-INVALID': {
     exit: 1,
@@ -397,7 +401,11 @@ export const CATALOG = {
   'NYL-UNIT-DRIFTED': {
     exit: 2,
     summary: "A unit's latest drift observation says its resources no longer match its receipt.",
-    fix: (p) => String(p.fix ?? `repair it with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``),
+    fix: (p) => {
+      if (p.repair === 'converge') return `the next \`nyl reconcile -e ${e(p)}\` repairs it (driftRepair: converge)`;
+      if (p.repair === 'approve') return `its repair awaits approval (recovery: manual): review it with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}\``;
+      return `repair it with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
+    },
   },
   'NYL-DRIFT-CHECK-FAILED': {
     exit: 1,

@@ -69,6 +69,8 @@ function resultOfAction(plan: UnitPlan, imports: Imports): string {
     case 'uncertain':
     case 'failed':
     case 'held':
+    case 'awaiting-approval':
+    case 'drifted':
       return a.type;
     case 'pending-teardown':
       return deleting(plan) ? 'tearing-down' : 'pending-teardown';
@@ -105,7 +107,14 @@ function plannedRow(plan: UnitPlan, sourceCommit: string, imports: Imports): Rec
   if (plan.action.type === 'held' && plan.action.reason === 'held-uncertain') row.uncertain = true;
   const waits = plan.action.type === 'wait' || (plan.action.type === 'blocked' && plan.action.reason === 'dependency-blocked') ? plan.action.waits : [];
   if (waits.length > 0) row.waits = waits;
+  if (plan.action.type === 'awaiting-approval') row.approval = approvalWait(plan);
   return row;
+}
+
+/** Why a row awaits approval, and the digest to approve when the run knows it. */
+function approvalWait(plan: UnitPlan): NonNullable<ReconcileUnitReport['approval']> {
+  const a = plan.action as Extract<UnitPlan['action'], { type: 'awaiting-approval' }>;
+  return { reason: a.reason, requireDigest: a.requireDigest, ...(a.digest ? { digest: a.digest } : {}) };
 }
 
 function dispatchedRow(o: UnitOutcome): ReconcileUnitReport {
@@ -113,6 +122,7 @@ function dispatchedRow(o: UnitOutcome): ReconcileUnitReport {
   if (o.executionKey) row.executionKey = o.executionKey;
   if (o.receipt) row.outputs = Object.keys(o.receipt.outputs).sort();
   if (o.condition?.code) row.code = o.condition.code;
+  if (o.approval) row.approvedBy = o.approval;
   return row;
 }
 
@@ -205,8 +215,29 @@ export function unitWarnings(report: ReconcileReport, { unimported = false } = {
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
     if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
     if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name] }));
+    if (u.result === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, name, u.detail, u.approval));
+    if (u.result === 'drifted') out.push(diagnostic('NYL-UNIT-DRIFTED', 'warning', `${name} ${u.detail}`, { env, unit: name, units: [name] }));
   }
   return out;
+}
+
+/**
+ * The fix parameters of NYL-UNIT-AWAITING-APPROVAL for a wait: the exact --approve (with the
+ * digest when only a reviewed one will do and it is known), and the options of the run it needs.
+ */
+export function approvalFixParams(unit: string, approval: NonNullable<ReconcileUnitReport['approval']>): Record<string, unknown> {
+  const bound = approval.requireDigest;
+  if (bound && !approval.digest) return { digestUnknown: true };
+  const scope = approval.reason === 'manual-reapply' ? { scope: 'reapply' } : approval.reason === 'manual-local' ? { scope: 'local' } : {};
+  return { ...scope, ...(bound ? { approve: `${unit}=${approval.digest}` } : {}) };
+}
+
+/** NYL-UNIT-AWAITING-APPROVAL (or NYL-APPROVAL-DIGEST-MISMATCH) with the --approve that lets it run. */
+export function approvalWarning(env: string, name: string, detail: string, approval: NonNullable<ReconcileUnitReport['approval']>): Diagnostic {
+  if (approval.reason === 'digest-mismatch') {
+    return diagnostic('NYL-APPROVAL-DIGEST-MISMATCH', 'warning', `${name}: ${detail}`, { env, unit: name, units: [name], digest: approval.digest });
+  }
+  return diagnostic('NYL-UNIT-AWAITING-APPROVAL', 'warning', `${name} awaits an approval: ${detail}`, { env, unit: name, units: [name], ...approvalFixParams(name, approval) });
 }
 
 /** The report of a reconcile with nothing to do: from the plan, without a lease or a run. */

@@ -75,11 +75,15 @@ type Lists = ReturnType<typeof lifecycleLists>;
 
 /** The transition body's lists, from the settled rows: `units` names every unit the commit changes or that did not end current. */
 function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], lists: Lists, restored: string[]) {
-  const units: Record<string, string> = {};
+  // A unit's entry is its result, or {result, approval} when an approval allowed its execution.
+  const units: Record<string, string | { result: string; approval: unknown }> = {};
   for (const name of report.unitOrder) {
     const row = report.units[name]!;
-    if (row.result !== 'current' || restored.includes(name)) units[name] = row.result;
+    const approval = engine.outcomes.get(name)?.approval;
+    if (approval) units[name] = { result: row.result, approval };
+    else if (row.result !== 'current' || restored.includes(name)) units[name] = row.result;
   }
+  const executedFor = (reason: string) => engine.plan.order.filter((n) => engine.outcomes.get(n)?.executedFor === reason);
   return {
     operation,
     run: report.run,
@@ -87,6 +91,8 @@ function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResu
     ...(opened.sourceOverride ? { sourceOverride: true } : {}),
     units,
     executed: engine.plan.order.filter((n) => engine.outcomes.get(n)?.result === 'executed'),
+    driftRepaired: executedFor('drift-repair'),
+    reapplied: executedFor('reapply'),
     imported: takeover.imported.imported,
     recovered: takeover.imported.recovered,
     held,
@@ -99,7 +105,7 @@ function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResu
 }
 
 /** The lifecycle lists in the report's details, where they have members. */
-function detailLists(report: ReconcileReport, lists: Lists): void {
+function detailLists(report: ReconcileReport, lists: Record<string, string[]>): void {
   for (const [name, list] of Object.entries(lists)) if (list.length > 0) report.details[name] = list;
 }
 
@@ -123,6 +129,7 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   detailLists(report, lists);
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride };
   const body = bodyOf(opened, operation, engine, takeover, report, holds.held, lists, restored);
+  detailLists(report, { driftRepaired: body.driftRepaired, reapplied: body.reapplied });
   const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, 'changed', takeover.leaseBroken !== undefined);
   return { desired, transitions };
 }

@@ -12,7 +12,6 @@ import { planEnvironment, type RunMode } from '../plan/planner';
 import { formatIdentity } from '../lease/lease';
 import { requestedUnits, unknownUnits, withRequests } from '../run/teardown-requests';
 import type { DesiredUnitDoc, TeardownRequest } from '../state/documents';
-import { ownershipSet } from '../project/selectors';
 import type { ReconcileReport } from '../report/types';
 import { type EngineResult, runEngine } from '../run/engine';
 import type { RunTransaction } from '../run/run-transaction';
@@ -24,6 +23,7 @@ import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
+import { selectedUnits } from './selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
@@ -31,6 +31,9 @@ import { settleRun, type SettledRun } from './reconcile-settle';
 import { divergedWarnings } from './report-base';
 import { requireActive, stateUnderLease } from './state-checks';
 import type { TeardownAll } from './state-delete';
+import { type ApprovalOptions, approvalGrants, approverOf } from './approvals';
+import type { ApprovalGrants } from '../plan/input';
+import type { Approver } from '../run/run-state';
 
 export interface ReconcileOptions extends LifecycleOptions {
   reason?: string;
@@ -44,6 +47,29 @@ export interface ReconcileOptions extends LifecycleOptions {
   leaving?: boolean;
   /** `nyl teardown`: the units whose teardown it requests and carries out. */
   teardown?: { units: string[] | 'all' };
+  /** --approve, --approve-all, --approved-by, --approval-source. */
+  approval?: ApprovalOptions;
+  /** --reapply: the units --unit names execute although their receipts are current. */
+  reapply?: boolean;
+  /** --local. */
+  local?: boolean;
+}
+
+/** The run's approvals, reapplied units and --local, as the planner and the engine take them. */
+interface RunChoices {
+  approvals?: ApprovalGrants;
+  reapply?: ReadonlySet<string>;
+  local?: boolean;
+}
+
+function choicesOf(opened: OpenedEnvironment, req: ReconcileOptions, only: ReadonlySet<string> | undefined): RunChoices {
+  const approvals = req.approval ? approvalGrants(opened, req.approval, only) : undefined;
+  return { ...(approvals ? { approvals } : {}), ...(req.reapply && only ? { reapply: only } : {}), ...(req.local ? { local: true } : {}) };
+}
+
+/** The choices in a cache key: grants by unit, reapply, local. */
+function choicesKey(c: RunChoices): unknown {
+  return [c.approvals ? [[...c.approvals.units].sort(), c.approvals.all] : null, c.reapply ? [...c.reapply].sort() : null, c.local ?? false];
 }
 
 export interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
@@ -96,8 +122,11 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   await opened.store.ensureOpen();
   const refs = await opened.store.snapshot();
   const busy = coordinationBusy(opened, refs);
-  // A teardown records requests: it is never answered from the cache.
-  const key = busy || req.teardown ? undefined : quietKey(opened, refs, req.units, [lifecycleOf(req), modeOf(req) ?? '']);
+  const only = selectedUnits(opened, req.units);
+  // Checked before anything is read or taken: an approval that cannot mean anything is an error.
+  const choices = choicesOf(opened, req, only);
+  // A teardown records requests, a reapply always runs: neither is answered from the cache.
+  const key = busy || req.teardown || choices.reapply ? undefined : quietKey(opened, refs, req.units, [lifecycleOf(req), modeOf(req) ?? '', choicesKey(choices)]);
   const cached = key ? opened.store.cache.get<ReconcileReport>('quiet', key) : undefined;
   if (cached) {
     // The same state commits as when the report was made: the state was active then, and is now.
@@ -105,11 +134,10 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
     return cached;
   }
   const start = await readStart(opened, refs);
-  const only = selectedUnits(opened, req.units);
   const requested = requestedOf(opened, start, req);
   const desired = requestsRecorded(rt, opened, req, requested, start.view.desiredUnits, '');
   const mode = modeOf(req);
-  const preview = planEnvironment({ ...startInput(opened, start), desired, lifecycle: lifecycleOf(req), ...(only || mode ? { run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}) } } : {}) });
+  const preview = planEnvironment({ ...startInput(opened, start), desired, lifecycle: lifecycleOf(req), run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}), ...choices } });
   if (!busy && desired === start.view.desiredUnits && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only, operationOf(req)));
   return withRun(
     rt,
@@ -123,7 +151,7 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
       initial: start.refs,
       ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
     },
-    (run) => reconcileAsRun(rt, opened, req, only, start, run),
+    (run) => reconcileAsRun(rt, opened, req, only, start, run, choices),
   );
 }
 
@@ -157,21 +185,6 @@ async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<
   const generation = await requireActive(opened, { refs, view });
   await store.requireNoUnpublishedWork(refs);
   return { refs, view, generation };
-}
-
-/** --unit/--units: names that must exist in the ownership set. */
-function selectedUnits(opened: OpenedEnvironment, units: string[] | undefined): Set<string> | undefined {
-  if (!units || units.length === 0) return undefined;
-  const owned = new Set(ownershipSet(opened.project, opened.env).map((u) => u.name));
-  const unknown = units.filter((u) => !owned.has(u));
-  if (unknown.length > 0) {
-    fail('NYL-UNIT-UNKNOWN', `environment ${opened.env.name} has no unit ${unknown.join(', ')}`, {
-      env: opened.env.name,
-      units: unknown,
-      fix: `pick units of ${opened.env.name}: ${[...owned].sort().join(', ') || '(none)'}`,
-    });
-  }
-  return new Set(units);
 }
 
 /**
@@ -232,7 +245,17 @@ async function takeOverDeadRuns(rt: Runtime, opened: OpenedEnvironment, start: S
   return takeover;
 }
 
-function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, start: Start, takeover: Takeover, run: RunTransaction, requested: string[] | undefined): Promise<EngineResult> {
+function engineOf(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: ReconcileOptions,
+  only: Set<string> | undefined,
+  start: Start,
+  takeover: Takeover,
+  run: RunTransaction,
+  requested: string[] | undefined,
+  choices: RunChoices & { approver?: Approver },
+): Promise<EngineResult> {
   const { store, loc } = opened;
   const desired = requestsRecorded(rt, opened, req, requested, takeover.imported.desired, run.runRef.run);
   const mode = modeOf(req);
@@ -250,6 +273,7 @@ function engineOf(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions,
     by: formatIdentity(opened.author!),
     materialize: (dest, commit) => opened.materialize(dest, commit),
     signals: { read: () => readHoldSignals(store), mayExist: () => store.mayHaveRefsUnder(signalsPrefix(loc)) },
+    ...choices,
     options: {
       ...(only ? { only } : {}),
       ...(mode ? { mode } : {}),
@@ -268,12 +292,13 @@ function leaseLost(env: string): NylError {
   return new NylError(diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this run pushes nothing more to state and its run ref stays for the next run to import`, { env }));
 }
 
-async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, first: Start, run: RunTransaction): Promise<ReconcileReport> {
+async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, first: Start, run: RunTransaction, choices: RunChoices): Promise<ReconcileReport> {
   const start = await startUnderLease(opened, first, run.tx.snapshot);
   const takeover = await takeOverDeadRuns(rt, opened, start, run);
   // Decided under the lease, on the state the run starts from.
   const requested = requestedOf(opened, start, req);
-  const engine = await engineOf(rt, opened, req, only, start, takeover, run, requested);
+  const approver = choices.approvals && req.approval ? { approver: approverOf(req.approval, rt.env, opened.author!) } : {};
+  const engine = await engineOf(rt, opened, req, only, start, takeover, run, requested, { ...choices, ...approver });
   if (engine.lost) throw leaseLost(opened.env.name);
   const report = runReport(opened, run.runRef.run, takeover, engine, only, operationOf(req));
   if (requested) report.details.requested = requested;

@@ -29,7 +29,7 @@ import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { statusLeavingWarnings } from './lifecycle-report';
-import { ownedNames } from './reconcile-report';
+import { approvalWarning, ownedNames } from './reconcile-report';
 import { divergedWarnings } from './report-base';
 import { inactiveStateOf } from './state-checks';
 
@@ -40,7 +40,19 @@ function receiptState(state: UnitStatus['state'], hasReceipt: boolean): UnitStat
   if (!hasReceipt) return 'none';
   if (state === 'awaiting-dependencies') return 'unresolved';
   // A unit on its way out keeps the receipt of what runs until it is gone.
-  return ['current', 'held', 'retained', 'leaving', 'pending-teardown', 'tearing-down'].includes(state) ? 'current' : 'outdated';
+  return ['current', 'held', 'retained', 'leaving', 'pending-teardown', 'tearing-down', 'drifted'].includes(state) ? 'current' : 'outdated';
+}
+
+/** Drift observations and an approval wait, as status shows them. */
+function driftAndApproval(p: UnitPlan, s: UnitStatus): void {
+  const observed = p.observed;
+  if (observed?.drift && observed.uid === p.uid) s.drift = observed.drift;
+  if (observed?.driftHistory && observed.uid === p.uid) s.driftHistory = observed.driftHistory;
+  const a = p.action;
+  if (a.type !== 'awaiting-approval') return;
+  s.approval = { reason: a.reason, requireDigest: a.requireDigest, ...(a.digest ? { digest: a.digest } : {}) };
+  // Awaiting approval to run again with a current receipt (a repair, a reapply): the receipt is current.
+  if (p.observed?.receipt && p.executionKey === p.observed.receipt.executionKey) s.receipt = 'current';
 }
 
 function unitStatus(p: UnitPlan): UnitStatus {
@@ -66,6 +78,7 @@ function unitStatus(p: UnitPlan): UnitStatus {
   if (p.desired?.hold) s.hold = p.desired.hold;
   const a = p.action;
   if (a.type === 'wait' || (a.type === 'blocked' && a.reason === 'dependency-blocked')) s.waits = a.waits;
+  driftAndApproval(p, s);
   return s;
 }
 
@@ -86,11 +99,16 @@ function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: {
   return out;
 }
 
+/** A drifted unit: under driftRepair converge the next reconcile repairs it; under manual it waits for --reapply. */
+function driftedWarning(env: string, u: UnitStatus, driftRepair: 'converge' | 'manual'): Diagnostic {
+  return diagnostic('NYL-UNIT-DRIFTED', 'warning', `${u.name} ${u.detail}`, { env, unit: u.name, units: [u.name], ...(driftRepair === 'converge' ? { repair: 'converge' } : {}) });
+}
+
 /**
  * Warnings of the units that need attention. `unimported` names the units whose condition only an
  * import by the next reconcile brings into state: their fixes name that reconcile first.
  */
-function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<string>): Diagnostic[] {
+function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<string>, driftRepair: 'converge' | 'manual'): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const u of units) {
     const pending = unimported.has(u.name) ? { unimported: true } : {};
@@ -103,6 +121,8 @@ function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<
         }),
       );
     }
+    if (u.state === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, u.name, u.detail, u.approval));
+    if (u.state === 'drifted') out.push(driftedWarning(env, u, driftRepair));
     if (u.condition?.type === 'uncertain') {
       out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
     } else if (u.state === 'failed' && u.condition) {
@@ -280,7 +300,7 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   for (const s of statuses) if (docs.started.has(s.name)) showRunning(s, docs.started.get(s.name)!);
   for (const s of statuses) report.units[s.name] = s;
   report.unitOrder = statuses.map((s) => s.name);
-  report.warnings.push(...unitWarnings(env.name, statuses, awaitingImport(at, view.observedUnits, docs.observed)));
+  report.warnings.push(...unitWarnings(env.name, statuses, awaitingImport(at, view.observedUnits, docs.observed), env.spec.driftRepair));
   report.warnings.push(...statusLeavingWarnings(env.name, plan, new Map(statuses.map((s) => [s.name, s])), ownedNames(opened)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));

@@ -7,7 +7,7 @@
  */
 import type { KeyReads } from '../project/execution-key';
 import type { Diagnostic } from '../errors/diagnostic';
-import type { ConditionRecord, DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, DriftRecord, HoldRecord, ObservedUnitDoc } from '../state/documents';
 import type { UnitResource } from '../project/types';
 
 /** A dependency a unit waits for, by the JSON pointer of its dependsOn entry or reference. */
@@ -57,10 +57,34 @@ export type ExecuteReason =
   /** The last execution failed and may be retried. */
   | 'retry-failure'
   /** A dead run left the unit uncertain and its recovery policy is converge. */
-  | 'converge-uncertain';
+  | 'converge-uncertain'
+  /** `nyl verify` observed drift of its current receipt, and the environment repairs drift. */
+  | 'drift-repair'
+  /** --reapply --unit names it: it runs again although its receipt is current. */
+  | 'reapply';
+
+/**
+ * Why an execution needs an approval: the unit declares `approval.required`, or it is not safe to
+ * run again (recovery manual) and this execution repeats it on purpose (a drift repair, a
+ * --reapply) or runs without the lease that guards it (--local). `digest-mismatch`: a plan-bound
+ * approval named a digest other than the plan this run made.
+ */
+export type ApprovalNeed = 'approval-required' | 'manual-drift-repair' | 'manual-reapply' | 'manual-local' | 'digest-mismatch';
+
+/** The approval an execution consumes: bound to the key it resolves to, or to a reviewed plan's digest. */
+export type GrantedApproval = { form: 'desired'; executionKey: string; all: boolean } | { form: 'plan'; digest: string; executionKey: string };
 
 export type Action =
-  | { type: 'execute'; reason: ExecuteReason; condition?: ConditionRecord }
+  | { type: 'execute'; reason: ExecuteReason; condition?: ConditionRecord; approval?: GrantedApproval }
+  /**
+   * Would execute for `executes`, but needs an approval this run does not carry (dependents are
+   * blocked). `requireDigest`: only a plan-bound approval will do. `digest`: the digest to approve,
+   * when it is known without planning (a kind that does not plan: its execution key) or this run
+   * planned it (an approval named another one).
+   */
+  | { type: 'awaiting-approval'; reason: ApprovalNeed; executes: ExecuteReason; requireDigest: boolean; digest?: string; condition?: ConditionRecord }
+  /** Its current receipt drifted and driftRepair is manual: it stays so until --reapply names it. */
+  | { type: 'drifted'; reason: 'drift-repair-manual'; drift: DriftRecord }
   | { type: 'current'; reason: 'receipt-current' }
   /**
    * Current, but the desired branch holds another decision (a change that failed and was reverted
@@ -138,6 +162,12 @@ export interface UnitPlan {
   executionKey?: string;
   /** What the unit reads besides its spec (source objects, trigger runs, secret digests): part of its key. */
   reads?: KeyReads;
+  /**
+   * The execution key an approval binds to, set when the planner asked for an approval: the
+   * execution key, or for a unit without an incarnation yet the key with a placeholder uid (the
+   * run mints the real one), so that it can be reviewed and approved ahead.
+   */
+  approvalKey?: string;
   /** The rendering is a driver's preparation of the rendering with this digest (desired: preparedFrom). */
   preparedFrom?: string;
   /**

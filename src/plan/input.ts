@@ -35,6 +35,20 @@ export interface RunContext {
   at?: string;
   /** Units of the ownership set this run tore down: not created again before the next reconcile. */
   removed?: ReadonlySet<string>;
+  /** --approve and --approve-all of the run. */
+  approvals?: ApprovalGrants;
+  /** --reapply with --unit: these execute although their receipts are current. */
+  reapply?: ReadonlySet<string>;
+  /** A --local run: a unit that is not safe to run again executes only with an approval. */
+  local?: boolean;
+  /** Units whose plan in this run had another digest than the approval named: the digest it had. */
+  unapproved?: ReadonlyMap<string, string>;
+}
+
+/** What a run's --approve options grant: per unit (U, or U=DIGEST), and --approve-all. */
+export interface ApprovalGrants {
+  units: ReadonlyMap<string, { digest?: string }>;
+  all: boolean;
 }
 
 /**

@@ -7,8 +7,12 @@
  *   damaged state documents > held (in state, or by a hold delivered to the run) > a rendering error > a condition that
  *   needs an operator (uncertain under manual recovery, a failure that needs acknowledgement, or
  *   one that happened in this very run) > waiting for dependencies (then executing for a reason
- *   of its own, or only re-evaluated) > retrying a failure or converging an uncertain unit > a
- *   current receipt (writing its desired document back when the branch holds another) > executing.
+ *   of its own, or only re-evaluated) > retrying a failure or converging an uncertain unit >
+ *   executing for a changed key > a current receipt that --reapply names or that drifted
+ *   (executing again, or staying drifted under driftRepair: manual) > a current receipt (writing
+ *   its desired document back when the branch holds another).
+ * Every execution then passes the approval gate (./approvals.ts): without an approval that
+ * covers it, a unit that needs one is awaiting-approval instead.
  * A condition outranks a matching receipt: what the last execution did is unknown or failed.
  * Units outside the ownership set come last, by name.
  */
@@ -27,6 +31,7 @@ import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, 
 import { runStopped, willExecute } from './actions';
 import { type PlanInput, type Prepared, recordedPreparation, renderingDigest } from './input';
 import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
+import { currentReceiptAction, gateExecution } from './approvals';
 
 export { currentUid } from './incarnation';
 import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
@@ -180,7 +185,13 @@ function planOwned(unit: UnitResource, input: PlanInput, causes: ReadonlyMap<str
 }
 
 /** Actions of a unit whose receipt still stands for what runs: consumers resolve from it. */
-const KEEPS_RECEIPT = new Set(['held', 'teardown', 'pending-teardown', 'retain', 'retained']);
+const KEEPS_RECEIPT = new Set(['held', 'teardown', 'pending-teardown', 'retain', 'retained', 'drifted']);
+
+/** A unit awaiting approval to run again while its receipt is current (a repair, a reapply) still lends it. */
+function lendsCurrentReceipt(plan: UnitPlan): boolean {
+  const a = plan.action;
+  return a.type === 'awaiting-approval' && (a.executes === 'drift-repair' || a.executes === 'reapply');
+}
 
 /**
  * Outputs consumers resolve from: a current receipt, or the receipt a held unit, a tombstone or a
@@ -190,7 +201,7 @@ function producerReceipt(plan: UnitPlan | undefined): ProducerReceipt | undefine
   if (!plan) return undefined;
   const receipt = plan.observed?.receipt;
   if (plan.action.type === 'current') return receipt ? asProducer(receipt) : { outputs: {}, run: '' };
-  if (KEEPS_RECEIPT.has(plan.action.type) && receipt && plan.observed?.uid === plan.desired?.uid) return asProducer(receipt);
+  if ((KEEPS_RECEIPT.has(plan.action.type) || lendsCurrentReceipt(plan)) && receipt && plan.observed?.uid === plan.desired?.uid) return asProducer(receipt);
   return undefined;
 }
 
@@ -241,7 +252,7 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   if (resolved.preparedFrom) plan.preparedFrom = resolved.preparedFrom;
   if (resolved.executionKey) plan.executionKey = resolved.executionKey;
   if (resolved.reads) plan.reads = resolved.reads;
-  const action = decide(plan, unit, input, resolved, planned);
+  const action = decide(plan, unit, input, resolved, planned, () => (plan.approvalKey ??= approvalKeyOf(plan, unit, scope, input)));
   // A unit to prepare is prepared from its rendering as source has it, not a recorded preparation.
   if (action.type === 'prepare' && resolved.unprepared) {
     plan.rendering = resolved.unprepared;
@@ -251,16 +262,32 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
 }
 
 /** Actions in precedence order after holds: see the module header. */
-function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: Resolved, planned: ReadonlyMap<string, UnitPlan>): Action {
+/**
+ * The key an approval binds to: the execution key, except that a unit without an incarnation yet
+ * is keyed with a placeholder uid. Its real uid is minted by the run that executes it, so a key
+ * with it could never be reviewed ahead (`nyl plan`) and then approved.
+ */
+function approvalKeyOf(plan: UnitPlan, unit: UnitResource, scope: ResolveScope, input: PlanInput): string | undefined {
+  if (plan.uid && !plan.newIncarnation) return plan.executionKey;
+  return resolveUnit(unit, NEW_INCARNATION_UID, scope, preparationOf(plan, input)).executionKey;
+}
+
+/** The uid an approval key of a unit without an incarnation is computed with. */
+const NEW_INCARNATION_UID = 'new-incarnation';
+
+function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: Resolved, planned: ReadonlyMap<string, UnitPlan>, approvalKey: () => string | undefined): Action {
   if (resolved.errors.length > 0) return { type: 'blocked', reason: 'render-error', errors: resolved.errors };
   const condition = conditionOfIncarnation(plan);
   const terminal = condition ? terminalCondition(condition, recoveryOf(unit, input.drivers), input.run?.runId) : undefined;
   if (terminal) return terminal;
   if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
   if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
-  const reason = executeReason(plan, condition, resolved.executionKey);
-  if (reason) return { type: 'execute', reason, ...(condition ? { condition } : {}) };
-  return currentAction(plan.desired, receiptOfIncarnation(plan)!);
+  const receipt = receiptOfIncarnation(plan);
+  const reason = executeReason(plan, condition, resolved.executionKey) ?? currentReceiptAction(unit.name, plan.observed, receipt!, input);
+  if (reason === undefined) return currentAction(plan.desired, receipt!);
+  if (typeof reason !== 'string') return reason;
+  const planning = input.drivers.driver(unit.kind)?.plan !== undefined;
+  return gateExecution(unit, reason, approvalKey, planning, condition, input);
 }
 
 /** Why the unit executes by its own state, or undefined when its receipt is for `key`. */
@@ -389,9 +416,10 @@ function skipReason(input: PlanInput): 'not-selected' | 'leaving-only' | 'teardo
 function finish(plan: UnitPlan, input: PlanInput): UnitPlan {
   const type = plan.action.type;
   if (plan.action.type === 'current' && plan.action.reason === 'desired-restored') return restoreDesired(plan, input);
-  if (type !== 'execute' && type !== 'wait' && type !== 'prepare') return plan;
+  if (type !== 'execute' && type !== 'wait' && type !== 'prepare' && type !== 'awaiting-approval') return plan;
   const run = input.run;
   if (leftOut(plan.name, input)) return { ...plan, action: { type: 'skip', reason: skipReason(input) } };
+  if (type === 'awaiting-approval') return plan;
   if (type !== 'wait' && run?.stopped) return { ...plan, action: runStopped(run.stopped) };
   if (type === 'execute') return { ...plan, next: nextDesired(plan, input) };
   return plan;

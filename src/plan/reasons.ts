@@ -3,8 +3,8 @@
  * Rendering only: nothing reads these strings back. Status says what the unit is now ("no
  * receipt"); a run says what happened to it in the run ("not started: ...").
  */
-import type { ConditionRecord } from '../state/documents';
-import type { Action, DeletionCause, ExecuteReason, StopReason, TeardownWait, UnitPlan } from './actions';
+import type { ConditionRecord, DriftRecord } from '../state/documents';
+import type { Action, ApprovalNeed, DeletionCause, ExecuteReason, StopReason, TeardownWait, UnitPlan } from './actions';
 import { policyOf } from './lifecycle';
 import { formatWait } from './planner';
 
@@ -24,12 +24,15 @@ export type StatusPhase =
   | 'leaving'
   | 'pending-teardown'
   | 'tearing-down'
-  | 'retained';
+  | 'retained'
+  | 'awaiting-approval'
+  | 'drifted';
 
 /** The state of a unit that executes, now or after its dependencies, for this reason. */
 function executePhase(reason: ExecuteReason): StatusPhase {
   if (reason === 'retry-failure') return 'failed';
   if (reason === 'converge-uncertain') return 'uncertain';
+  if (reason === 'drift-repair') return 'drifted';
   return reason === 'key-changed' ? 'outdated' : 'pending';
 }
 
@@ -149,13 +152,45 @@ function common(plan: UnitPlan): string | undefined {
       return 'its driver resolves what its execution key needs first';
     case 'drop':
       return 'a resumed held marker that left the ownership set';
+    case 'awaiting-approval':
+      return `${executeWhy(a.executes, a.condition, plan)}; ${approvalText(plan, a)}`;
+    case 'drifted':
+      return `${driftText(a.drift)}; driftRepair is manual: \`--reapply --unit ${plan.name} --reason\` repairs it`;
     default:
       return undefined;
   }
 }
 
+/** The execution a waiting approval would allow, in a few words. */
+function executeWhy(reason: ExecuteReason, condition: ConditionRecord | undefined, plan: UnitPlan): string {
+  if (reason === 'drift-repair') return driftText(plan.observed?.drift);
+  return executeDetail(reason, condition, plan);
+}
+
+/** What an observation of drift says, for a detail. */
+function driftText(drift: DriftRecord | undefined): string {
+  if (!drift) return 'drifted';
+  return `drifted (observed at ${drift.observedAt}${drift.detail ? `: ${drift.detail}` : ''})`;
+}
+
+/** Why an execution waits for an approval, and which --approve lets it go. */
+function approvalText(plan: UnitPlan, a: Extract<Action, { type: 'awaiting-approval' }>): string {
+  const bound = a.requireDigest || a.reason === 'digest-mismatch';
+  const how = !bound ? `--approve ${plan.name}` : a.digest ? `--approve ${plan.name}=${a.digest}` : `--approve ${plan.name}=<digest> (nyl plan shows the digest)`;
+  const why: Record<ApprovalNeed, string> = {
+    'approval-required': 'approval.required: it executes only with an approval',
+    'manual-drift-repair': 'it is not safe to run again (recovery manual): its drift repair needs an approval',
+    'manual-reapply': 'it is not safe to run again (recovery manual): --reapply needs an approval',
+    'manual-local': 'it is not safe to run again (recovery manual): a --local run executes it only with an approval',
+    'digest-mismatch': `the plan this run made has the digest ${a.digest ?? '?'}, not the approved one: nothing was applied`,
+  };
+  return `${why[a.reason]}; awaiting ${how}`;
+}
+
 /** Why a unit executes, as status says it. */
-function executeDetail(reason: ExecuteReason, condition: ConditionRecord | undefined): string {
+function executeDetail(reason: ExecuteReason, condition: ConditionRecord | undefined, plan?: UnitPlan): string {
+  if (reason === 'drift-repair') return `${driftText(plan?.observed?.drift)}; the next reconcile repairs it (driftRepair converge)`;
+  if (reason === 'reapply') return 'reapplied on request (--reapply)';
   if (reason === 'retry-failure') return `${condition!.reason} (retried by the next reconcile)`;
   if (reason === 'converge-uncertain') return condition!.reason;
   if (reason === 'key-changed') return 'execution key changed';
@@ -185,7 +220,7 @@ export function statusDetail(plan: UnitPlan): string {
     case 'wait':
       return waitDetail(a);
     case 'execute':
-      return executeDetail(a.reason, a.condition);
+      return executeDetail(a.reason, a.condition, plan);
     case 'failed':
       return a.condition.reason;
     case 'held':
@@ -239,6 +274,8 @@ export function startReason(plan: UnitPlan): string {
   if (a.type === 'teardown') return a.condition ? `${deletionWhy(plan, a.reason)}; ${a.condition.type === 'uncertain' ? 'converging uncertain teardown' : 'retrying failure'}` : deletionWhy(plan, a.reason);
   if (a.type !== 'execute') return a.type;
   if (a.reason === 'converge-uncertain') return 'converging uncertain unit';
+  if (a.reason === 'drift-repair') return 'repairing drift';
+  if (a.reason === 'reapply') return 'reapplied on request';
   if (a.reason === 'retry-failure') return 'retrying failure';
   return a.reason === 'key-changed' ? 'execution key changed' : 'no receipt';
 }

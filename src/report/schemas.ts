@@ -237,7 +237,7 @@ function refusal(kind: 'StatusReport' | 'ReconcileReport'): JsonSchemaObject {
     errors: req({ ...diagnostics(), minItems: 1 }),
   };
   if (kind === 'StatusReport') return shape<Omit<RefusalDocument, 'operation'>>({ ...head, kind: req({ const: kind }), ...fields });
-  return shape<RefusalDocument & { operation: string }>({ ...head, kind: req({ const: kind }), operation: req({ enum: ['reconcile', 'teardown'] }), ...fields });
+  return shape<RefusalDocument & { operation: string }>({ ...head, kind: req({ const: kind }), operation: req({ enum: ['reconcile', 'teardown', 'plan'] }), ...fields });
 }
 
 // --- StatusReport ----------------------------------------------------------------------------
@@ -258,8 +258,21 @@ const UNIT_STATES = members<UnitStatusState>(
     retained: true,
     released: true,
     running: true,
+    'awaiting-approval': true,
+    drifted: true,
   },
-  "current: the receipt's execution key equals the resolved one; pending: no receipt yet, the next reconcile executes it (after its dependencies, if it waits for them); outdated: a receipt for another execution key, the next reconcile executes it again; awaiting-dependencies: waits for dependencies the next reconcile executes first, and is re-evaluated after them: nothing of its own changed, so it may stay current without executing; blocked: waits for something that will not get a current receipt by itself, or cannot be rendered; failed; uncertain; held; leaving: no longer in the ownership set, and the next reconcile keeps a tombstone or releases it (deletionPolicy Retain or Release); pending-teardown: its teardown waits (for --allow-teardown, its dependents, or retained tombstones that cite it); tearing-down: the next reconcile or teardown tears it down, or its teardown started and goes on; retained: a tombstone that keeps its receipt; released: its resources were left in place, and state keeps a record; running: a live run started it and has not recorded its result yet.",
+  "current: the receipt's execution key equals the resolved one; pending: no receipt yet, the next reconcile executes it (after its dependencies, if it waits for them); outdated: a receipt for another execution key, the next reconcile executes it again; awaiting-dependencies: waits for dependencies the next reconcile executes first, and is re-evaluated after them: nothing of its own changed, so it may stay current without executing; blocked: waits for something that will not get a current receipt by itself, or cannot be rendered; failed; uncertain; held; leaving: no longer in the ownership set, and the next reconcile keeps a tombstone or releases it (deletionPolicy Retain or Release); pending-teardown: its teardown waits (for --allow-teardown, its dependents, or retained tombstones that cite it); tearing-down: the next reconcile or teardown tears it down, or its teardown started and goes on; retained: a tombstone that keeps its receipt; released: its resources were left in place, and state keeps a record; running: a live run started it and has not recorded its result yet; awaiting-approval: the next reconcile executes it only with an approval (--approve), and its dependents wait; drifted: nyl verify observed that its resources no longer match its receipt (the next reconcile repairs it under driftRepair converge; under manual it stays drifted until --reapply).",
+);
+
+const driftObservation = shape<NonNullable<UnitStatus['drift']>>(
+  {
+    status: req({ enum: ['in-sync', 'drifted', 'unknown'] }),
+    observedAt: req(dateTime()),
+    run: req(str('The nyl verify that observed it (its lease run id).')),
+    receipt: opt(str('The run of the receipt it observed.')),
+    detail: opt(str()),
+  },
+  'One drift observation by nyl verify.',
 );
 
 function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
@@ -302,6 +315,15 @@ function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
       }),
     ),
     waits: opt(arrayOf(ref('wait'))),
+    drift: opt(driftObservation),
+    driftHistory: opt(arrayOf(driftObservation)),
+    approval: opt(
+      shape<NonNullable<UnitStatus['approval']>>({
+        reason: req({ enum: ['approval-required', 'manual-drift-repair', 'manual-reapply', 'manual-local', 'digest-mismatch'] }),
+        requireDigest: req(bool('Only a plan-bound approval (--approve <unit>=<digest>) lets it run.')),
+        digest: opt(str('The digest the last run planned, when an approval named another.')),
+      }),
+    ),
   });
 }
 
@@ -351,6 +373,8 @@ function statusSchema(unitKinds: readonly string[]): JsonSchemaObject {
 const RECONCILE_RESULTS = [
   'executed', 'current', 'imported', 'recovered', 'removed', 'retained', 'released', 'failed', 'uncertain',
   'held', 'drifted', 'pending-teardown', 'tearing-down', 'blocked', 'awaiting-approval',
+  // `nyl plan`: what the next reconcile would do.
+  'execute', 'wait', 'teardown', 'retain', 'release',
 ];
 
 function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
@@ -358,7 +382,7 @@ function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
     kind: req(str("The unit's kind; '-' for a held marker without a kind.", { examples: [...unitKinds] })),
     result: req({
       enum: RECONCILE_RESULTS,
-      description: "What the run did with the unit, as the specification's Runs page defines the results. This version produces executed, current, imported, recovered (a dead run left it uncertain and this run did not execute it: exit 4), removed (torn down, or a resumed held marker whose unit left the ownership set), retained (a tombstone kept), released (resources left in place), pending-teardown and tearing-down (a teardown that waits, or that started and did not end: exit 2), failed, uncertain, held and blocked; the other values are reserved for approvals and drift. Under --unit the table also lists every other unit the transition commit changes (imported, recovered, held); only the units named in selected count for the exit code.",
+      description: "What the run did with the unit, as the specification's Runs page defines the results. This version produces executed, current, imported, recovered (a dead run left it uncertain and this run did not execute it: exit 4), removed (torn down, or a resumed held marker whose unit left the ownership set), retained (a tombstone kept), released (resources left in place), pending-teardown and tearing-down (a teardown that waits, or that started and did not end: exit 2), failed, uncertain, held, blocked, awaiting-approval (the unit executes only with an approval: exit 2, its dependents are blocked) and drifted (nyl verify observed drift and driftRepair is manual: exit 2). Under --unit the table also lists every other unit the transition commit changes (imported, recovered, held); only the units named in selected count for the exit code.",
     }),
     detail: req(str("The reason, such as the failure or the wait: '/dependsOn/0 waits for broken (no-current-receipt)'. A failure reason keeps every line its driver gave; the text table shows the first.")),
     uid: opt(str('The incarnation (a UUIDv7).')),
@@ -371,6 +395,28 @@ function reconcileUnit(unitKinds: readonly string[]): JsonSchemaObject {
     leaving: opt(bool('In the leaving section, printed first: the unit left the ownership set, or is torn down (a request, a kind change).')),
     incomplete: opt(bool('Removed under --allow-incomplete: its driver could not claim the removal.')),
     code: opt(str('The stable code of a failure that has one, such as NYL-SECRETS-KEY-MISSING; a warning with that code carries its fix.', { pattern: '^NYL-[A-Z0-9-]+$' })),
+    action: opt(str("`nyl plan`: the planner's action for the unit.", { examples: ['execute', 'current', 'wait', 'blocked', 'held', 'awaiting-approval', 'drifted', 'teardown', 'retain', 'release', 'pending-teardown'] })),
+    reason: opt(str("`nyl plan`: the machine code of the action's reason.", { examples: ['no-receipt', 'key-changed', 'receipt-current', 'dependency-pending', 'needs-allow-teardown'] })),
+    digest: opt(str('`nyl plan`: what a plan-bound approval names (--approve <unit>=<digest>), for a unit that would execute: for a kind whose driver plans, sha256 of the execution key, the driver plan\'s digest and the receipt it starts from; for other kinds the execution key. Absent while the key is not decided (a new incarnation, a unit that waits for its dependencies) or when the driver could not plan.', { pattern: '^sha256:[0-9a-f]{64}$' })),
+    changes: opt(str("`nyl plan`: the summary of the driver's plan, for a kind whose driver plans.", { examples: ['+1 ~0 -0'] })),
+    diff: opt(strings("`nyl plan`: the unit's recorded rendering against the new one, as YAML (keys sorted) in unified-diff lines: '@@ -a,b +c,d @@' hunk heads, then lines starting with ' ', '-' or '+'.")),
+    approval: opt(
+      shape<NonNullable<ReconcileUnitReport['approval']>>({
+        reason: req({ enum: ['approval-required', 'manual-drift-repair', 'manual-reapply', 'manual-local', 'digest-mismatch'] }),
+        requireDigest: req(bool('Only a plan-bound approval (--approve <unit>=<digest>) lets it run.')),
+        digest: opt(str('The digest to approve, when the run knows it (the execution key of a kind that does not plan; the plan a run made).')),
+      }),
+    ),
+    approvedBy: opt(
+      shape<NonNullable<ReconcileUnitReport['approvedBy']>>({
+        by: req(strings('The approvers.')),
+        source: req(str(undefined, { examples: ['github', 'gitlab', 'azure', 'git', 'asserted'] })),
+        asserted: opt(bool('The approvers came from --approved-by/--approval-source.')),
+        at: req(dateTime()),
+        digest: opt(str('Plan-bound: the reviewed digest.')),
+        executionKey: opt(ref('executionKey', 'Desired-bound: the execution key the approval covered.')),
+      }),
+    ),
   });
 }
 
@@ -389,13 +435,15 @@ const reconcileDetails = closedDetails(
     incomplete: strings('Units removed under --allow-incomplete without a claim of removal.'),
     allowDependents: strings('Units torn down although retained tombstones cite them (--allow-dependents).'),
     requested: strings('`nyl teardown`: the units whose teardown the run recorded as requested.'),
+    driftRepaired: strings('Units executed again because nyl verify observed drift of their receipt (driftRepair: converge).'),
+    reapplied: strings('Units executed again although their receipts were current, because --reapply named them.'),
   },
 );
 
 const reconcileReport = shape<ReconcileReport>({
   ...head,
   kind: req({ const: 'ReconcileReport' }),
-  operation: req({ enum: ['reconcile', 'teardown'], description: 'reconcile, or teardown for `nyl teardown`.' }),
+  operation: req({ enum: ['reconcile', 'teardown', 'plan'], description: 'reconcile, teardown for `nyl teardown`, or plan for `nyl plan` (what the next reconcile would do: nothing was run or written, and the rows carry action, reason, digest, changes and diff).' }),
   environment: req(str()),
   run: opt(str('The run id (a UUIDv7). Absent when the run found nothing to do and took no lease.')),
   source: req(ref('oid', 'The source commit units were rendered at.')),
@@ -418,7 +466,7 @@ function reconcileSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'reconcile-report',
     'Nyl ReconcileReport',
-    'What `nyl reconcile -e ENV -o json` prints on stdout: exactly one document, while unit start and end lines and tool output go to stderr. A cancelled run prints the full report with NYL-RUN-CANCELLED under errors. A run that is refused, or fails before it has a report (an invalid source, NYL-STATE-MISSING, NYL-STATE-DIVERGED, NYL-LEASE-HELD, NYL-LEASE-LOST), prints the short refusal form instead, with result: refused and the reasons under errors.',
+    'What `nyl reconcile -e ENV -o json` prints on stdout: exactly one document, while unit start and end lines and tool output go to stderr. A cancelled run prints the full report with NYL-RUN-CANCELLED under errors. A run that is refused, or fails before it has a report (an invalid source, NYL-STATE-MISSING, NYL-STATE-DIVERGED, NYL-LEASE-HELD, NYL-LEASE-LOST), prints the short refusal form instead, with result: refused and the reasons under errors. `nyl teardown` and `nyl plan` print the same document (operation teardown, plan); a plan takes no lease, runs no unit and writes nothing, and its driver plans print their tool output on stderr.',
     { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
     { report: reconcileReport, refusal: refusal('ReconcileReport'), unit: reconcileUnit(unitKinds) },
   );
@@ -476,8 +524,23 @@ const deliveredTo = {
   },
 };
 
+/** One unit nyl verify checked (src/operations/verify.ts). */
+const verifiedUnit = {
+  type: 'object',
+  required: ['drift', 'kind'],
+  additionalProperties: false,
+  properties: {
+    drift: {
+      enum: ['in-sync', 'drifted', 'unknown'],
+      description: 'What the check observed. drifted: exit 2, with the warning NYL-UNIT-DRIFTED; unknown: the kind has no check, or the check failed (then also the error NYL-DRIFT-CHECK-FAILED, exit 1).',
+    },
+    kind: str("The kind of the unit's receipt, whose driver checked it."),
+    detail: str('What the driver said, or why the check failed.'),
+  },
+};
+
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. verify: run, units, skipped. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -492,7 +555,7 @@ const stateOperationDetails = closedDetails(
     leaseBroken: ref('leaseBreak', 'recover: the break it recorded.'),
     leaseBrokenEarlier: arrayOf(ref('leaseBreak'), 'recover: earlier breaks an importer that died did not record, oldest first.'),
     holder: ref('holder', 'lease break: the holder of the lease.'),
-    run: str('lease break: the run of the lease.'),
+    run: str('lease break: the run of the lease. verify: the run id of its lease, which its drift observations record as their run.'),
     operation: str('lease break: the operation of the lease.', { examples: ['reconcile'] }),
     broken: ref('break', 'lease break: the break, new or found.'),
     lease: ref('oid', 'lease break: the lease commit that records the break.'),
@@ -503,6 +566,8 @@ const stateOperationDetails = closedDetails(
     superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
     removed: strings('state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.'),
     teardown: ref('teardownReport', 'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.'),
+    units: { type: 'object', description: 'verify: what the drift check of each checked unit observed, by unit.', additionalProperties: verifiedUnit },
+    skipped: { type: 'object', description: 'verify: the units it did not check, each with why (no receipt yet, held, a tombstone, left the ownership set).', additionalProperties: str() },
   },
 );
 
@@ -527,7 +592,7 @@ const stateOperationReport = shape<StateOperationReport>({
   kind: req({ const: 'StateOperationReport' }),
   operation: req(
     str("The operation, with the command's words joined by '-' (`nyl state forget`: forget, as its commits name it); for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
-      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume', 'forget'],
+      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
     }),
   ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),
@@ -542,7 +607,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl recover`, `nyl lease break`, `nyl hold` and `nyl resume` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
     {
       ...stateOperationReport,
       // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a

@@ -46,7 +46,9 @@ export type UnitStatusState =
   | 'tearing-down'
   | 'retained'
   | 'released'
-  | 'running';
+  | 'running'
+  | 'awaiting-approval'
+  | 'drifted';
 
 export interface UnitStatus {
   name: string;
@@ -65,6 +67,11 @@ export interface UnitStatus {
   condition?: { type: string; retryable: boolean; reason: string; run: string; since: string };
   hold?: { by: string; reason?: string; since: string; pending?: string };
   waits?: { pointer: string; unit: string; reason: string }[];
+  /** The latest drift observation of its receipt (`nyl verify`), and the ones before it, newest first. */
+  drift?: { status: string; observedAt: string; run: string; receipt?: string; detail?: string };
+  driftHistory?: { status: string; observedAt: string; run: string; receipt?: string; detail?: string }[];
+  /** Why it awaits an approval (the planner's reason), for awaiting-approval. */
+  approval?: { reason: string; requireDigest: boolean; digest?: string };
 }
 
 export interface LeaseSummary {
@@ -106,6 +113,20 @@ export interface ReconcileUnitReport {
   incomplete?: boolean;
   /** The stable code of a failure that has one (NYL-SECRETS-KEY-MISSING...); its fix is a warning. */
   code?: string;
+  /** `nyl plan`: the planner's action for the unit (execute, current, wait, blocked, held, teardown, ...). */
+  action?: string;
+  /** `nyl plan`: the machine code of the action's reason (no-receipt, key-changed, dependency-pending, ...). */
+  reason?: string;
+  /** `nyl plan`: what a plan-bound approval names (`--approve U=DIGEST`), for a unit that would execute. */
+  digest?: string;
+  /** `nyl plan`: the summary of the driver's plan, such as `+1 ~0 -0`. */
+  changes?: string;
+  /** `nyl plan`: the recorded rendering against the new one, as YAML lines of a unified diff. */
+  diff?: string[];
+  /** awaiting-approval: why, whether only a reviewed digest will do, and the digest to approve when known. */
+  approval?: { reason: string; requireDigest: boolean; digest?: string };
+  /** The approval an execution consumed (recorded in the transition commit too). */
+  approvedBy?: ApprovalRecord;
 }
 
 export interface ReconcileReport extends ReportBase {
@@ -125,6 +146,18 @@ export interface ReconcileReport extends ReportBase {
   /** Units named by --unit/--units; only these count for the exit code. */
   selected?: string[];
   details: Record<string, unknown>;
+}
+
+/** An approval as a transition commit and a desired document record it. */
+export interface ApprovalRecord {
+  by: string[];
+  source: string;
+  /** The approvers came from --approved-by/--approval-source: asserted by whoever ran Nyl. */
+  asserted?: boolean;
+  at: string;
+  /** Plan-bound: the reviewed digest. Desired-bound: the execution key it covered. */
+  digest?: string;
+  executionKey?: string;
 }
 
 export type Report = StateOperationReport | StatusReport | ReconcileReport;

@@ -21,7 +21,8 @@ import { GroupCommit } from './checkpoints';
 import { executeWave, noteStops } from './execute-wave';
 import { prepareWave } from './prepare-wave';
 import type { RunRef } from './run-ref';
-import { type LifecycleDone, type RunInputs, RunState, type UnitOutcome } from './run-state';
+import { type Approver, type LifecycleDone, type RunInputs, RunState, type UnitOutcome } from './run-state';
+import type { ApprovalGrants } from '../plan/input';
 import type { HoldSignal } from './signals';
 import { type SignalSource, SignalWatch } from './signal-watch';
 import { UnitOutput, type UnitOutputOptions } from './unit-output';
@@ -54,6 +55,13 @@ export interface EngineInput extends RunInputs {
   by: string;
   signals?: SignalSource;
   options: EngineOptions;
+  /** --approve/--approve-all, and who approves. */
+  approvals?: ApprovalGrants;
+  approver?: Approver;
+  /** --reapply with --unit. */
+  reapply?: ReadonlySet<string>;
+  /** A --local run. */
+  local?: boolean;
 }
 
 export interface EngineResult {
@@ -88,12 +96,24 @@ async function applyWaves(ctx: WaveContext): Promise<void> {
   for (;;) {
     await ctx.signals.poll(true);
     noteStops(ctx);
-    const plan = ctx.state.plan();
+    const plan = stopAtApprovalWait(ctx, ctx.state.plan());
     if (await prepareWave(plan, ctx)) continue;
     const wave = executable(plan);
     if (wave.length > 0) await executeWave(wave, ctx);
     else if (!(await lifecycleWave(plan, ctx))) return;
   }
+}
+
+/**
+ * --fail-fast stops at the first approval wait, as at a failure: the run starts no further unit
+ * (the planner then reports them blocked by the stop). Returns the plan to apply.
+ */
+function stopAtApprovalWait(ctx: WaveContext, plan: Plan): Plan {
+  if (!ctx.failFast || ctx.state.stopped) return plan;
+  const waiting = plan.order.find((n) => plan.units.get(n)!.action.type === 'awaiting-approval');
+  if (waiting === undefined) return plan;
+  ctx.state.stop('fail-fast', waiting);
+  return ctx.state.plan();
 }
 
 /**

@@ -102,6 +102,13 @@ function endLine(cp: Checkpoint, durationMs: number): string {
   return `${cp.result} ${took}: ${firstLine(cp.reason ?? '')}`;
 }
 
+/** `; approved (plan sha256:...)` on the start line of an execution an approval allowed. */
+function approvedNote(plan: UnitPlan): string {
+  const grant = plan.action.type === 'execute' ? plan.action.approval : undefined;
+  if (!grant) return '';
+  return grant.form === 'plan' ? `; approved plan ${grant.digest}` : grant.all ? '; approved by --approve-all' : '; approved';
+}
+
 /** Runs one unit of the wave, or records why it did not start; its checkpoint is always queued. */
 async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promise<void> {
   const { rt, state } = ctx;
@@ -111,11 +118,17 @@ async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promis
     return;
   }
   state.dispatched(plan.name);
-  ctx.output.event(plan.name, `starting ${plan.kind} (${tearsDown(plan) ? 'teardown' : 'reconcile'}): ${startReason(plan)}`);
+  ctx.output.event(plan.name, `starting ${plan.kind} (${tearsDown(plan) ? 'teardown' : 'reconcile'}): ${startReason(plan)}${approvedNote(plan)}`);
   const began = rt.clock.now();
   const cp = await runDriver(plan, ctx);
   ctx.commits.add(plan.name, recordFile(plan), withCheckpoint(marker, cp));
   const durationMs = rt.clock.now() - began;
+  if (cp.result === 'not-started') {
+    // Planned, not applied (an approval named another plan): the planner says it waits again.
+    ctx.output.event(plan.name, `not applied in ${seconds(durationMs)}: ${firstLine(cp.reason ?? '')}`);
+    if (ctx.failFast) state.stop('fail-fast', plan.name);
+    return;
+  }
   if (tearsDown(plan)) state.recordTeardown(plan, cp, durationMs);
   else state.record(plan, cp, durationMs);
   ctx.output.event(plan.name, endLine(cp, durationMs));

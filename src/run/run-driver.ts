@@ -13,7 +13,8 @@ import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
 import { maskText, maskTexts, openSecrets, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
-import { executeUnit, readOutputsOf, teardownUnit } from './unit-execution';
+import { executeUnit, type PlanGate, readOutputsOf, teardownUnit } from './unit-execution';
+import { approvalDigest } from '../plan/digest';
 
 /** Is this unit torn down (not executed) in the wave? */
 export function tearsDown(plan: UnitPlan): boolean {
@@ -120,6 +121,24 @@ export async function runDriver(plan: UnitPlan, ctx: WaveContext): Promise<Check
     const outcome = await inProjectDir(plan, ctx, (driver, dctx) => teardownUnit(driver, withSecretsIn(dctx, reads, values)));
     return teardownCheckpointOf(masked(outcome, texts), now(), ctx.state.input.lifecycle?.allowIncomplete === true);
   }
-  const outcome = await inProjectDir(plan, ctx, (driver, dctx) => executeUnit(driver, withSecretsIn(dctx, reads, values)));
+  const outcome = await inProjectDir(plan, ctx, (driver, dctx) => executeUnit(driver, withSecretsIn(dctx, reads, values), planGateOf(plan)));
+  if (outcome.result === 'unapproved') {
+    // The plan made now is not the one reviewed: nothing was applied, and the unit waits again.
+    ctx.state.unapproved(plan.name, outcome.digest);
+    const approved = (plan.action as { approval?: { digest?: string } }).approval?.digest;
+    return { result: 'not-started', finishedAt: now(), reason: `the plan's digest is ${outcome.digest}, not the approved ${approved}: nothing was applied` };
+  }
   return checkpointOf(recorded(plan, outcome, ctx, texts), now());
+}
+
+/**
+ * A plan-bound approval of a unit whose driver plans: apply only a plan whose digest (its changes,
+ * bound to the execution key and the receipt it starts from) is the approved one.
+ */
+function planGateOf(plan: UnitPlan): PlanGate | undefined {
+  const a = plan.action;
+  if (a.type !== 'execute' || a.approval?.form !== 'plan') return undefined;
+  const prior = receiptOfIncarnation(plan);
+  const executionKey = a.approval.executionKey;
+  return { approved: a.approval.digest, digestOf: (p) => approvalDigest({ executionKey, changes: p.digest, ...(prior ? { prior } : {}) }) };
 }

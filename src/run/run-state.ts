@@ -4,12 +4,13 @@
  * answer. Nothing here decides what a unit does.
  */
 import type { DriverSet } from '../drivers/registry';
-import type { DeletionCause, DeliveredHold, Plan, StopReason, UnitPlan } from '../plan/actions';
+import type { DeletionCause, DeliveredHold, ExecuteReason, Plan, StopReason, UnitPlan } from '../plan/actions';
 import type { LifecycleOptions } from '../plan/lifecycle';
 import { currentUid, ownedGraph, planEnvironment, type Prepared, type RunMode, sameDecision } from '../plan/planner';
+import type { ApprovalGrants } from '../plan/input';
 import { isoSeconds } from '../util/clock';
 import type { EnvironmentResource, Project } from '../project/types';
-import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import { type ApprovalRecord, type ConditionRecord, type DesiredUnitDoc, type ObservedUnitDoc, type ReceiptRecord, withoutDrift } from '../state/documents';
 import { type Checkpoint, conditionOf, receiptOf } from '../state/run-record';
 import { uuidv7 } from '../util/uuid';
 
@@ -33,6 +34,10 @@ export interface UnitOutcome {
   durationMs: number;
   /** The desired document the run decided, when it differs from the recorded one. */
   desired?: DesiredUnitDoc;
+  /** The approval the execution consumed. */
+  approval?: ApprovalRecord;
+  /** Why it executed (a drift repair and a reapply are listed in the transition commit). */
+  executedFor?: ExecuteReason;
   receipt?: ReceiptRecord;
   condition?: ConditionRecord;
 }
@@ -67,6 +72,19 @@ export interface RunStateInput extends RunInputs {
   lifecycle?: LifecycleOptions;
   /** Who runs it ("Name <email>"), for released records. */
   by: string;
+  /** --approve/--approve-all, --reapply and --local of the run. */
+  approvals?: ApprovalGrants;
+  reapply?: ReadonlySet<string>;
+  local?: boolean;
+  /** Who approves (from --approved-by, CI context or the Git user): recorded with each approval consumed. */
+  approver?: Approver;
+}
+
+/** Who approves what a run's --approve grants, and where the names come from. */
+export interface Approver {
+  by: string[];
+  source: string;
+  asserted: boolean;
 }
 
 export class RunState {
@@ -84,6 +102,8 @@ export class RunState {
   readonly prepared = new Map<string, Prepared>();
   readonly lifecycleDone = new Map<string, LifecycleDone>();
   stopped: { reason: StopReason; after?: string } | undefined;
+  /** Units whose plan in this run had another digest than their approval named: the digest it had. */
+  private readonly unapprovedDigests = new Map<string, string>();
   private readonly newUids: Map<string, string>;
   private lastPlan: Plan | undefined;
 
@@ -115,6 +135,10 @@ export class RunState {
         holds: this.holds,
         removed: this.removedForGood(),
         ...(this.stopped ? { stopped: this.stopped } : {}),
+        ...(input.approvals ? { approvals: input.approvals } : {}),
+        ...(input.reapply ? { reapply: input.reapply } : {}),
+        ...(input.local ? { local: true } : {}),
+        unapproved: this.unapprovedDigests,
       },
     });
     return this.lastPlan;
@@ -163,6 +187,11 @@ export class RunState {
     this.stopped ??= { reason, ...(after ? { after } : {}) };
   }
 
+  /** The plan a run made for an approved unit is not the one approved: it waits for a new approval. */
+  unapproved(unit: string, digest: string): void {
+    this.unapprovedDigests.set(unit, digest);
+  }
+
   deliverHold(unit: string, hold: DeliveredHold): void {
     if (!this.holds.has(unit)) this.holds.set(unit, hold);
   }
@@ -194,24 +223,47 @@ export class RunState {
     return result;
   }
 
+  /**
+   * The approval an execution consumes, as its commit and desired document record it: who
+   * approved, from where, when, and what it was bound to.
+   */
+  private approvalOf(plan: UnitPlan, at: string): ApprovalRecord | undefined {
+    const grant = plan.action.type === 'execute' ? plan.action.approval : undefined;
+    if (!grant) return undefined;
+    const approver = this.input.approver ?? { by: [this.input.by], source: 'git', asserted: false };
+    const bound = grant.form === 'plan' ? { digest: grant.digest } : { executionKey: plan.executionKey ?? grant.executionKey };
+    return { by: approver.by, source: approver.source, ...(approver.asserted ? { asserted: true } : {}), at, ...bound };
+  }
+
   /** Records a unit's checkpoint: the receipt or the condition the unit now has. */
   record(plan: UnitPlan, cp: Checkpoint, durationMs: number): UnitOutcome {
     const run = this.input.runId;
-    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}), durationMs };
-    const decided = plan.next && !sameDecision(this.input.desired.get(plan.name), plan.next) ? { desired: plan.next } : {};
+    const executedFor = plan.action.type === 'execute' ? { executedFor: plan.action.reason } : {};
+    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}), durationMs, ...executedFor };
+    const approval = this.approvalOf(plan, cp.finishedAt);
+    // The desired document records the approval its execution consumed; the next decision has none.
+    const next = approval && plan.next ? { ...plan.next, approvals: [approval] } : plan.next;
+    const decided = next && !sameDecision(this.input.desired.get(plan.name), next) ? { desired: next } : {};
     if (decided.desired) this.desired.set(plan.name, decided.desired);
     let result: UnitOutcome;
     if (cp.result === 'receipt') {
-      const receipt = receiptOf(run, { executionKey: plan.executionKey!, desired: plan.next! }, cp);
-      this.observed.set(plan.name, { uid: plan.uid!, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
-      result = { ...base, ...decided, result: 'executed', detail: '', receipt };
+      const receipt = receiptOf(run, { executionKey: plan.executionKey!, desired: next! }, cp);
+      this.observed.set(plan.name, { ...driftHistoryOf(this.observed.get(plan.name), plan.uid!), uid: plan.uid!, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
+      result = { ...base, ...decided, result: 'executed', detail: '', receipt, ...(approval ? { approval } : {}) };
     } else {
       const { type, condition } = this.recordCondition(plan, cp);
-      result = { ...base, ...decided, result: type, detail: cp.reason ?? '', condition };
+      result = { ...base, ...decided, result: type, detail: cp.reason ?? '', condition, ...(approval ? { approval } : {}) };
     }
     this.outcomes.set(plan.name, result);
     return result;
   }
+}
+
+/** The drift history a new receipt keeps: the observations of the incarnation, the latest among them. */
+function driftHistoryOf(prev: ObservedUnitDoc | undefined, uid: string): Pick<ObservedUnitDoc, 'driftHistory'> {
+  if (!prev || prev.uid !== uid) return {};
+  const kept = withoutDrift(prev).driftHistory;
+  return kept && kept.length > 0 ? { driftHistory: kept } : {};
 }
 
 /**

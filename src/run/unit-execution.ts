@@ -6,7 +6,7 @@
  * beyond OUTPUT_LIMITS fail the unit (retryable) and none of them is kept, so no later writer
  * has to take them. Siblings are never affected.
  */
-import type { ApplyOutcome, Driver, DriverContext, Outputs, PrepareOutcome, ReadOutcome, TeardownOutcome } from '../drivers/contract';
+import type { ApplyOutcome, CheckOutcome, Driver, DriverContext, DriverPlan, Outputs, PlanOutcome, PrepareOutcome, ReadOutcome, TeardownOutcome } from '../drivers/contract';
 import { OUTPUT_LIMITS, describeSize, failure } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 import { nestingDepth } from '../util/nesting';
@@ -63,10 +63,24 @@ class CountingRunner implements ProcessRunner {
   }
 }
 
-async function phases(driver: Driver, ctx: DriverContext): Promise<ApplyOutcome> {
+/**
+ * A plan-bound approval's check between plan and apply: the digest the plan it made binds to, and
+ * the digest approved. Apply runs only when they are equal.
+ */
+export interface PlanGate {
+  digestOf: (plan: DriverPlan) => string;
+  approved: string;
+}
+
+/** The plan this run made is not the one approved: nothing was applied (no effects). */
+export type Unapproved = { result: 'unapproved'; digest: string };
+
+async function phases(driver: Driver, ctx: DriverContext, gate: PlanGate | undefined): Promise<ApplyOutcome | Unapproved> {
   if (!driver.plan) return driver.apply(ctx);
   const planned = await driver.plan(ctx);
   if (planned.result !== 'planned') return planned;
+  const digest = gate?.digestOf(planned.plan);
+  if (gate && digest !== gate.approved) return { result: 'unapproved', digest: digest! };
   return driver.apply(ctx, planned.plan);
 }
 
@@ -119,11 +133,12 @@ function outputsProblem(outputs: Outputs): string | undefined {
 }
 
 /** The unit's outcome; reasons keep every line, tidied (a driver's own outcome too). */
-export async function executeUnit(driver: Driver | undefined, ctx: DriverContext): Promise<ApplyOutcome> {
+export async function executeUnit(driver: Driver | undefined, ctx: DriverContext, gate?: PlanGate): Promise<ApplyOutcome | Unapproved> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
-  const outcome = await contained<ApplyOutcome>(ctx, (c) => phases(driver, c), 'failed', (why, started) =>
+  const outcome = await contained<ApplyOutcome | Unapproved>(ctx, (c) => phases(driver, c, gate), 'failed', (why, started) =>
     started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
   );
+  if (outcome.result === 'unapproved') return outcome;
   if (outcome.result !== 'receipt') return { ...outcome, reason: tidyLines(outcome.reason) };
   const problem = outputsProblem(outcome.outputs);
   return problem ? failure(problem, true) : outcome;
@@ -148,9 +163,32 @@ export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<P
   return outcome.result === 'prepared' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }
 
+/**
+ * The plan phase alone, for `nyl plan`: no apply follows. It has no effects, so a throw (after its
+ * processes ended) is a retryable failure, as for prepare.
+ */
+export async function planUnit(driver: Driver, ctx: DriverContext): Promise<PlanOutcome> {
+  const outcome = await contained<PlanOutcome>(ctx, (c) => driver.plan!(c), 'failed to plan', (why) => failure(why, true));
+  return outcome.result === 'planned' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
+}
+
 /** Reads a producer's outputs back from its tool; it has no effects, so a throw is a retryable failure. */
 export async function readOutputsOf(driver: Driver | undefined, ctx: DriverContext): Promise<ReadOutcome> {
   if (!driver?.readOutputs) return failure(`the ${ctx.kind} driver cannot read outputs back`, true);
   const outcome = await contained<ReadOutcome>(ctx, (c) => driver.readOutputs!(c), 'failed to read outputs', (why) => failure(why, true));
   return outcome.result === 'read' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
+}
+
+/**
+ * The drift check of a unit (`nyl verify`): it has no effects, so a throw, or an outcome that is
+ * neither checked nor failed (a driver's bug), is a failed check. A kind without the phase
+ * cannot tell: drift unknown.
+ */
+export async function checkUnit(driver: Driver | undefined, ctx: DriverContext): Promise<CheckOutcome> {
+  if (!driver) return failure(`no driver for kind ${ctx.kind} yet`, true);
+  if (!driver.check) return { result: 'checked', drift: 'unknown', detail: `the ${ctx.kind} driver has no drift check` };
+  const outcome = await contained<CheckOutcome>(ctx, (c) => driver.check!(c), 'failed to check', (why) => failure(why, true));
+  if (outcome.result === 'checked') return outcome;
+  const reason = (outcome as { reason?: unknown }).reason;
+  return failure(typeof reason === 'string' ? reason : `the ${ctx.kind} driver answered the check with ${String((outcome as { result?: unknown }).result)}`, true);
 }

@@ -52,7 +52,20 @@ export interface DesiredUnitDoc {
   hold?: HoldRecord;
   deletion?: DeletionRecord;
   teardownRequest?: TeardownRequest;
-  approvals?: Record<string, unknown>[];
+  /** The approval the execution this document was decided for consumed (`--approve`). */
+  approvals?: ApprovalRecord[];
+}
+
+/** An approval as a transition commit and a desired document record it. */
+export interface ApprovalRecord {
+  by: string[];
+  source: string;
+  /** The approvers came from --approved-by/--approval-source: asserted by whoever ran Nyl. */
+  asserted?: boolean;
+  at: string;
+  /** Plan-bound: the reviewed digest. Desired-bound: the execution key it covered. */
+  digest?: string;
+  executionKey?: string;
 }
 
 /** What a unit's removal is governed by: its `deletionPolicy` (default Retain). */

@@ -177,9 +177,10 @@ export class GitStateStore implements StateStore {
   }
 
   /** Reads the current values of the environment's refs from the state repository. */
-  async snapshot(options: { once?: boolean } = {}): Promise<RefSnapshot> {
+  async snapshot(options: { once?: boolean; readOnly?: boolean } = {}): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
     if (this.loc.kind !== 'remote') return this.readLocalRefs([...exact, ...prefixes]);
+    if (options.readOnly) return this.snapshotReadOnly();
     const specs = [
       ...exact.map((r) => `+${r}:${this.mirror(r)}`),
       ...prefixes.map((p) => `+${p}*:${this.mirror(p)}*`),
@@ -191,6 +192,42 @@ export class GitStateStore implements StateStore {
       await this.fetchExisting();
     }
     return this.readMirrored([...exact, ...prefixes]);
+  }
+
+  /**
+   * A remote's refs without moving a ref anywhere (`nyl plan`): the mirror refs live in the work
+   * repository, which is the clone itself when the state repository is its origin, so they are
+   * listed (`ls-remote`) instead, and only the objects their tips lack are fetched, by id and into
+   * no ref. Objects are immutable and unreferenced ones harm nothing: the repository's next gc
+   * may drop them.
+   */
+  private async snapshotReadOnly(): Promise<RefSnapshot> {
+    const { exact, prefixes } = this.watchedRefs;
+    const listed = await lsRemote(this.git, this.loc.url!, [...exact, ...prefixes], (args) => this.readRemote(args));
+    if (!listed.ok) unavailable(this.loc, listed.message);
+    await this.fetchObjects(listed.refs);
+    return listed.refs;
+  }
+
+  /**
+   * Brings in the objects of these tips that the work repository lacks. By id first (protocol v2
+   * serves any object); a server that refuses that gets the refs' names, without a destination:
+   * state refs move fast-forward, so their newer tips carry the listed ones along.
+   */
+  private async fetchObjects(refs: RefSnapshot): Promise<void> {
+    const missing = await this.missingObjects([...new Set(refs.values())]);
+    if (missing.length === 0) return;
+    const byId = await this.fetch([this.loc.url!, ...missing]);
+    if (byId.code === 0) return;
+    const byName = await this.fetch([this.loc.url!, ...refs.keys()]);
+    if (byName.code !== 0) unavailable(this.loc, this.git.failureOf(byName));
+    if ((await this.missingObjects(missing)).length > 0) unavailable(this.loc, 'its refs moved while they were read; run the command again');
+  }
+
+  /** The objects of these ids that the work repository does not have. */
+  private async missingObjects(oids: string[]): Promise<string[]> {
+    const found = await this.reader.readMany(oids);
+    return oids.filter((_, i) => found[i] === undefined);
   }
 
   /** The mirrored copies of remote refs (exact names or prefixes), under their remote names. */
@@ -311,13 +348,36 @@ export class GitStateStore implements StateStore {
    * Online writers refuse when the clone's known branches hold work the state repository lacks
    * (a --local run's receipts): they never overwrite or merge it silently.
    */
-  async requireNoUnpublishedWork(state: RefSnapshot): Promise<void> {
-    const diverged = await this.syncKnownBranches(state);
+  async requireNoUnpublishedWork(state: RefSnapshot, options: { readOnly?: boolean } = {}): Promise<void> {
+    const diverged = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
     if (diverged.length === 0) return;
     fail('NYL-STATE-DIVERGED', `the clone's ${diverged.join(' and ')} hold${diverged.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
       env: this.loc.environment,
       ref: diverged[0],
     });
+  }
+
+  /**
+   * The known branches syncKnownBranches would leave alone, judged without moving them: a branch
+   * whose tip is not in the history of the state ref's (a tip the work repository does not even
+   * have holds work it never got).
+   */
+  private async divergedKnownBranches(state: RefSnapshot): Promise<string[]> {
+    if (this.loc.kind === 'clone') return [];
+    const targets = [this.loc.desiredRef, this.loc.observedRef].filter((r, i, a) => a.indexOf(r) === i && state.has(r));
+    const known = await readRefs(this.git, this.checkout.workTree, targets);
+    const diverged: string[] = [];
+    for (const ref of targets) {
+      const tip = known.get(ref);
+      if (tip !== undefined && tip !== state.get(ref) && !(await this.inHistory(tip, state.get(ref)!))) diverged.push(ref);
+    }
+    return diverged;
+  }
+
+  /** Is `ancestor` in the history of `tip`, in the work repository? An object it lacks is not. */
+  private async inHistory(ancestor: string, tip: string): Promise<boolean> {
+    const result = await this.git.run(this.workDir, ['merge-base', '--is-ancestor', ancestor, tip]);
+    return result.code === 0;
   }
 
   async knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot> {

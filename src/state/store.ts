@@ -4,6 +4,8 @@
  * Contract (every implementation, Git-backed or in memory, passes test/conformance/state-store):
  * - `snapshot()` returns the current values of the environment's watched refs (desired, observed
  *   and everything under its coordination prefix); absent refs are missing from the map.
+ *   `snapshot({readOnly: true})` returns the same and moves no ref anywhere, not even a mirror
+ *   of the remote's refs in the work repository: it only brings the objects in (`nyl plan`).
  * - `write(updates)` moves refs all or nothing: every update states the value its ref must have
  *   now (`expect`, null = absent) and one stale expectation rejects the whole write
  *   (`{ok: false, kind: 'rejected'}`), leaving every ref as it was. `unreachable` means nothing
@@ -49,8 +51,9 @@ export interface StateStore {
   /**
    * `once`: a single attempt, for a caller that retries on its own (a write checking whether it
    * landed); otherwise a read that fails the way a network blip does is tried again first.
+   * `readOnly`: move no ref of any repository (no mirror refs); the objects become readable.
    */
-  snapshot(options?: { once?: boolean }): Promise<RefSnapshot>;
+  snapshot(options?: { once?: boolean; readOnly?: boolean }): Promise<RefSnapshot>;
   /** The current refs under one prefix (signals, read by a live run between units). */
   snapshotPrefix(prefix: string): Promise<RefSnapshot>;
   /** A cheap look whether refs may exist under prefix; undefined when only a read can tell. */
@@ -62,8 +65,12 @@ export interface StateStore {
    * returns the refs that diverged and were left alone.
    */
   syncKnownBranches(state: RefSnapshot): Promise<string[]>;
-  /** Refuses with NYL-STATE-DIVERGED when the clone's known branches hold unpublished work. */
-  requireNoUnpublishedWork(state: RefSnapshot): Promise<void>;
+  /**
+   * Refuses with NYL-STATE-DIVERGED when the clone's known branches hold unpublished work.
+   * It fast-forwards the known branches on the way (syncKnownBranches); `readOnly` judges
+   * without moving them.
+   */
+  requireNoUnpublishedWork(state: RefSnapshot, options?: { readOnly?: boolean }): Promise<void>;
   /**
    * The clone's known branches of the state refs that `state` lacks, where they hold the
    * environment's state.yaml (a state repository re-created empty): their tips, read in the

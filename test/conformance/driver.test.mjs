@@ -110,6 +110,7 @@ const REAL_RENDERINGS = {
   checkDrifted: { script: 'true', check: { script: 'exit 1' } },
   checkError: { script: 'true', check: { script: 'exit 2' } },
   noCheck: { script: 'true' },
+  checkInherits: { script: 'true', env: { GREETING: 'hi' }, workingDir: 'sub', check: { script: 'test "$GREETING" = hi && test "${PWD##*/}" = sub || exit 1' } },
 };
 
 /** The same for the Command driver on FakeProcessRunner: argv of registered programs. */
@@ -298,6 +299,11 @@ for (const impl of IMPLS) {
       const none = (await phase('check', 'noCheck')).outcome;
       assert.equal(none.result, 'checked');
       assert.equal(none.drift, 'unknown');
+    });
+
+    test("a Command's check runs with the unit's env and workingDir, as its teardown does", async (t) => {
+      if (!impl.real) return t.skip('shell semantics: the real runner only');
+      assert.deepEqual((await phase('check', 'checkInherits')).outcome, { result: 'checked', drift: 'in-sync' });
     });
   });
 }

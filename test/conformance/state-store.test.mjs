@@ -244,6 +244,26 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
+      test('snapshot({readOnly}) reads what snapshot() reads and moves no ref, not even in the work repository; the tips are readable', async () => {
+        await withFixture(impl, async (fx) => {
+          // Written and set behind the store's back: a remote store's work repository has neither
+          // the objects nor a mirror of the refs, so the read must fetch the objects.
+          const [c1, c2] = await fx.seed([spec({ one: '1' }, { message: 'one\n' }), spec({ two: '2' }, { message: 'two\n' })]);
+          const store = await fx.open('dev');
+          fx.setRef(store.loc.desiredRef, c1);
+          fx.setRef(`${coordinationNamespace(store.loc)}lease`, c2);
+          const workRefs = () => (impl.memory ? '' : git(store.workDir, 'for-each-ref'));
+          const before = { state: plain(fx.allRefs()), work: workRefs() };
+          const read = await store.snapshot({ readOnly: true });
+          assert.deepEqual(plain(read), { [store.loc.desiredRef]: c1, [`${coordinationNamespace(store.loc)}lease`]: c2 });
+          assert.equal((await store.reader.read(`${c1}:one`)).content.toString(), '1', 'the tips are readable');
+          assert.equal((await store.reader.read(`${c2}:two`)).content.toString(), '2');
+          await store.requireNoUnpublishedWork(read, { readOnly: true });
+          assert.deepEqual({ state: plain(fx.allRefs()), work: workRefs() }, before, 'no ref moved anywhere');
+          assert.deepEqual(plain(await store.snapshot()), plain(read), 'the same as a plain snapshot');
+        });
+      });
+
       test('writeCommits: read blobs and trees by commit:path and by id; nested paths; no ref moves', async () => {
         await withFixture(impl, async (fx) => {
           const store = await fx.open('dev');
@@ -608,6 +628,58 @@ describe('StateStore contract', { concurrency: true }, () => {
       }
     });
   }
+});
+
+// --- read-only reads: nyl plan ---------------------------------------------------------------
+
+describe('read-only reads of a remote whose repository is the clone\'s origin (mirrors would live in the clone)', () => {
+  /** A clone whose origin is the state repository, and a remote store on it. */
+  async function originFixture() {
+    const g = newGit();
+    const bare = makeBareRepo();
+    const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' }, { origin: `file://${bare}` });
+    const checkout = await openCheckout(g, work);
+    const { project, environment } = projectWith('dev', { repository: { repoURL: `file://${bare}` } });
+    const loc = { ...resolveLocation(project, environment, checkout), kind: 'remote' };
+    delete loc.localPath;
+    const reader = new BatchReader(g, checkout.workTree);
+    const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
+    await store.ensureOpen();
+    assert.equal(store.workDir, checkout.workTree, 'the clone is the work repository');
+    const cloneRefs = () => git(work, 'for-each-ref');
+    return { g, bare, work, store, cloneRefs, close: () => { store.close(); reader.close(); } };
+  }
+
+  test('snapshot({readOnly}) and requireNoUnpublishedWork({readOnly}) leave every ref of the clone as it was (a plain snapshot mirrors into it); a diverged known branch is refused all the same', async () => {
+    const fx = await originFixture();
+    try {
+      const [c1, c2] = await writeCommits(fx.g, fx.bare, [spec({ one: '1' }), spec({ two: '2' }, { parent: { index: 0 } })]);
+      git(fx.bare, 'update-ref', fx.store.loc.desiredRef, c2);
+      const before = fx.cloneRefs();
+      const read = await fx.store.snapshot({ readOnly: true });
+      assert.deepEqual(plain(read), { [fx.store.loc.desiredRef]: c2 });
+      assert.equal((await fx.store.reader.read(`${c2}:two`)).content.toString(), '2');
+      await fx.store.requireNoUnpublishedWork(read, { readOnly: true });
+      assert.equal(fx.cloneRefs(), before, 'no mirror ref, no known branch');
+
+      // A known branch behind the state passes, and stays where it is.
+      git(fx.work, 'update-ref', fx.store.loc.desiredRef, c1);
+      const behind = fx.cloneRefs();
+      await fx.store.requireNoUnpublishedWork(read, { readOnly: true });
+      assert.equal(fx.cloneRefs(), behind);
+      // One with work the state lacks is refused, as the plain check refuses it, and stays too.
+      const [local] = await writeCommits(fx.g, fx.work, [spec({ mine: 'm' }, { parent: c2 })]);
+      git(fx.work, 'update-ref', fx.store.loc.desiredRef, local);
+      const diverged = fx.cloneRefs();
+      await assert.rejects(fx.store.requireNoUnpublishedWork(read, { readOnly: true }), (e) => e.code === 'NYL-STATE-DIVERGED');
+      assert.equal(fx.cloneRefs(), diverged);
+
+      await assert.rejects(fx.store.requireNoUnpublishedWork(await fx.store.snapshot()), (e) => e.code === 'NYL-STATE-DIVERGED');
+      assert.match(fx.cloneRefs(), /refs\/nyl-mirror\//, 'a plain snapshot mirrors into the clone');
+    } finally {
+      fx.close();
+    }
+  });
 });
 
 // --- the same commit ids everywhere ---------------------------------------------------------

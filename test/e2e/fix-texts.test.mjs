@@ -49,6 +49,11 @@ const PROBES = {
   dependents: { dependents: ['d'] },
   teardown: { command: 'teardown' },
   waitsForTeardown: { waitsForTeardown: true },
+  reapply: { scope: 'reapply' },
+  local: { scope: 'local' },
+  digestUnknown: { digestUnknown: true },
+  repairConverge: { repair: 'converge' },
+  repairApprove: { repair: 'approve' },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -65,10 +70,11 @@ const SKIPPED = {
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
   'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
   'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
+  'NYL-UNIT-AWAITING-APPROVAL (digestUnknown)': 'printed only for a Terraform or OpenTofu unit with requireDigest, whose digest only a plan of its module gives: test/e2e/plan.test.mjs takes that digest from `nyl plan -o json` and applies it with the printed form of `--approve`',
 };
 
 /** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
-const UNBUILT = ['nyl state move', 'nyl state reset', 'nyl state restore', 'nyl plan', 'nyl verify'];
+const UNBUILT = ['nyl state move', 'nyl state reset', 'nyl state restore'];
 
 /** Codes whose raise sites write their own fix (the catalog's is a fallback): their text is not compared. */
 const OWN_FIX = new Set(['NYL-USAGE']);
@@ -734,6 +740,90 @@ describe('sensitive outputs', () => {
 });
 
 const podman = await podmanAvailable();
+
+describe('drift', () => {
+  group(
+    'a drift check that fails: once what it reports is fixed, the printed verify checks the unit again',
+    ['NYL-DRIFT-CHECK-FAILED'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ site: `script: 'true'\ncheck: {script: 'test -e ${s.gate} || exit 3'}` });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      const failed = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [1]);
+      const again = fx.only(fx.printed(failed, 'NYL-DRIFT-CHECK-FAILED', { unit: 'site' }));
+      openGate(s.gate);
+      const r = await fx.exec(dir, again, [0]);
+      assert.match(r.stdout, /^site +Command +in-sync$/m, show(r));
+    },
+  );
+});
+
+/** Runs every printed command of d that this version has; each must exit with one of its `exits` (by command word). */
+async function runPrinted(fx, dir, d, exits, fill) {
+  const results = [];
+  for (const cmd of fx.commands(d, fill)) results.push(await fx.exec(dir, cmd, exits[cmd.argv[0]] ?? [0]));
+  return results;
+}
+
+describe('approvals and drift', () => {
+  group(
+    'a unit awaiting approval, a reapply of a manual unit, a digest that does not match: the printed plan and reconcile run',
+    ['NYL-UNIT-AWAITING-APPROVAL', 'NYL-UNIT-AWAITING-APPROVAL (reapply)', 'NYL-APPROVAL-DIGEST-MISMATCH'],
+    async (fx) => {
+      const { dir } = project({ gate: "script: 'true'\napproval: {required: true}", db: "script: 'true'\nrecovery: manual", strict: "script: 'true'\napproval: {required: true, requireDigest: true}" });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const waiting = await step(dir, ['reconcile', '-e', ENV, '--approve', 'strict=sha256:' + '0'.repeat(64), '-o', 'json'], [2]);
+      const gate = fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL', { unit: 'gate' });
+      const mismatch = fx.printed(waiting, 'NYL-APPROVAL-DIGEST-MISMATCH', { unit: 'strict', params: { digest: waiting.json.units.strict.approval.digest } });
+      await runPrinted(fx, dir, gate, { plan: [2], reconcile: [2] });
+      await runPrinted(fx, dir, mismatch, { plan: [0, 2] });
+      assert.equal((await status(dir)).json.units.strict.state, 'current', 'the printed digest applied it');
+      const reapply = await step(dir, ['reconcile', '-e', ENV, '--unit', 'db', '--reapply', '--reason', 'rotate', '-o', 'json'], [2]);
+      await runPrinted(fx, dir, fx.printed(reapply, 'NYL-UNIT-AWAITING-APPROVAL (reapply)', { unit: 'db' }), { plan: [0, 2] });
+    },
+  );
+
+  group(
+    'drift found by verify: the printed reconcile repairs it, with an approval for a manual unit, or with --reapply under driftRepair: manual',
+    ['NYL-UNIT-DRIFTED', 'NYL-UNIT-DRIFTED (repairConverge)', 'NYL-UNIT-DRIFTED (repairApprove)'],
+    async (fx) => {
+      const s = scratch();
+      const marked = (name) => `script: 'touch ${s.gate}-${name}'\ncheck: {script: 'test -e ${s.gate}-${name} || exit 1'}`;
+      const { dir } = project({ site: `${marked('site')}\nrecovery: converge`, db: `${marked('db')}\nrecovery: manual` });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      for (const n of ['site', 'db']) fs.rmSync(`${s.gate}-${n}`);
+      const drifted = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [2]);
+      const seen = (await status(dir)).json.units;
+      assert.deepEqual([seen.site.state, seen.site.drift.status, seen.site.driftHistory, seen.db.state], ['drifted', 'drifted', undefined, 'awaiting-approval']);
+      await runPrinted(fx, dir, fx.printed(drifted, 'NYL-UNIT-DRIFTED (repairConverge)', { unit: 'site' }), { reconcile: [2] });
+      await runPrinted(fx, dir, fx.printed(drifted, 'NYL-UNIT-DRIFTED (repairApprove)', { unit: 'db' }), { plan: [2] });
+      assert.ok(fs.existsSync(`${s.gate}-site`) && fs.existsSync(`${s.gate}-db`), 'both repaired');
+      assert.equal((await status(dir)).json.units.site.driftHistory[0].status, 'drifted', 'the observation of the old receipt is kept');
+
+      const manual = project({ site: `${marked('m')}\nrecovery: converge` }, { envExtra: 'driftRepair: manual' });
+      await step(manual.dir, ['state', 'init', '-e', ENV]);
+      await step(manual.dir, ['reconcile', '-e', ENV]);
+      fs.rmSync(`${s.gate}-m`);
+      const stays = await step(manual.dir, ['verify', '-e', ENV, '-o', 'json'], [2]);
+      await runPrinted(fx, manual.dir, fx.printed(stays, 'NYL-UNIT-DRIFTED', { unit: 'site' }), {});
+      assert.ok(fs.existsSync(`${s.gate}-m`), 'reapplied');
+    },
+  );
+
+  group(
+    'a manual unit in a --local run: the printed --local reconcile with --approve runs it',
+    ['NYL-UNIT-AWAITING-APPROVAL (local)'],
+    async (fx) => {
+      const { dir } = project({ db: "script: 'true'\nrecovery: manual" });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const waiting = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [2]);
+      await runPrinted(fx, dir, fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL (local)', { unit: 'db' }), { plan: [0, 2] });
+      assert.equal((await status(dir)).json.units.db.state, 'current');
+    },
+  );
+});
 
 describe('images', () => {
   group(

@@ -16,8 +16,9 @@ test('reconcile --local, a killed local run, lease break --local and takeover; o
   const project = makeProject({
     'nyl.yaml': nylYaml(
       environment('dev', `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`),
-      command('a', `script: touch "${path.join(dir, 'a-ran')}"`),
-      command('b', `dependsOn: [a]\nscript: sleep 0.2`),
+      // Safe to run again: a --local run executes a unit under recovery: manual only with an approval.
+      command('a', `script: touch "${path.join(dir, 'a-ran')}"\nrecovery: converge`),
+      command('b', `dependsOn: [a]\nscript: sleep 0.2\nrecovery: converge`),
     ),
   });
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);

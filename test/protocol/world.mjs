@@ -55,9 +55,9 @@ process.env.TMPDIR = TMP_ROOT;
 export const TEST_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64');
 process.on('exit', () => fs.rmSync(TMP_ROOT, { recursive: true, force: true }));
 
-function projectYaml(units, lease) {
+function projectYaml(units, lease, driftRepair) {
   const docs = [
-    ['apiVersion: nyl.io/v1', 'kind: Environment', `metadata: {name: ${ENV}}`, 'spec:', `  lease: {duration: ${lease}}`],
+    ['apiVersion: nyl.io/v1', 'kind: Environment', `metadata: {name: ${ENV}}`, 'spec:', `  lease: {duration: ${lease}}`, ...(driftRepair ? [`  driftRepair: ${driftRepair}`] : [])],
     ...units.map((u) => [
       'apiVersion: nyl.io/v1',
       'kind: Command',
@@ -69,6 +69,7 @@ function projectYaml(units, lease) {
       ...(u.env ? [`  env: ${JSON.stringify(u.env)}`] : []),
       ...(u.inputs ? [`  inputs: ${JSON.stringify(u.inputs)}`] : []),
       ...(u.triggers ? [`  triggers: ${JSON.stringify(u.triggers)}`] : []),
+      ...(u.approval ? [`  approval: ${JSON.stringify(u.approval)}`] : []),
       u.run !== undefined ? `  run: ${JSON.stringify(u.run)}` : `  run: [${u.name}${u.version ? `, "${u.version}"` : ''}]`,
     ]),
   ];
@@ -271,14 +272,16 @@ const OPERATIONS = {
 
 export class World {
   /**
-   * units: [{name, recovery?, policy?, dependsOn?, version?, run?, env?, inputs?, triggers?}] (policy: deletionPolicy; run: the Command's run; env: a Command's env, where
+   * units: [{name, recovery?, policy?, dependsOn?, version?, run?, env?, inputs?, triggers?, approval?}] (policy: deletionPolicy; run: the Command's run; env: a Command's env, where
    * `${{ units.NAME.outputs.KEY }}` references go); lease: a duration; apply: the fake driver's
    * answers ({[unit]: Answer}, default a receipt {unit: name}); delayMs: how long units run;
    * files: more files of the source commit besides nyl.yaml (what `inputs` read); processEnv: the
-   * environment every process sees (default: a secrets key, so sensitive outputs can be sealed).
+   * environment every process sees (default: a secrets key, so sensitive outputs can be sealed);
+   * driftRepair: the Environment's (default converge).
    */
-  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {}, processEnv = { NYL_SECRETS_KEY: TEST_SECRETS_KEY } } = {}) {
+  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {}, processEnv = { NYL_SECRETS_KEY: TEST_SECRETS_KEY }, driftRepair } = {}) {
     const world = new World();
+    world.driftRepair = driftRepair;
     world.processEnv = processEnv;
     world.units = units;
     world.leaseText = lease;
@@ -287,7 +290,7 @@ export class World {
     world.loc = memoryLocation(ENV);
     world.storeOptions = storeOptions;
     world.sourceCommit = 'c0ffee0000000000000000000000000000000001';
-    world.project = await loadProject('/project', memoryTree({ ...files, 'nyl.yaml': projectYaml(units, lease) }));
+    world.project = await loadProject('/project', memoryTree({ ...files, 'nyl.yaml': projectYaml(units, lease, driftRepair) }));
     world.env = world.project.environments.get(ENV);
     world.driver = fakeDriver({ apply: { default: (ctx) => receipt({ unit: ctx.unit }), ...apply }, delayMs, ...driver });
     world.drivers = withDrivers(world.driver);
@@ -304,7 +307,7 @@ export class World {
   /** Changes the project, as a new commit of source would. */
   async setUnits(units, files = {}) {
     this.units = units;
-    this.project = await loadProject('/project', memoryTree({ ...files, 'nyl.yaml': projectYaml(units, this.leaseText ?? '5m') }));
+    this.project = await loadProject('/project', memoryTree({ ...files, 'nyl.yaml': projectYaml(units, this.leaseText ?? '5m', this.driftRepair) }));
     this.env = this.project.environments.get(ENV);
   }
 

@@ -51,3 +51,24 @@ test('status: the same for the DETAIL of a unit state', () => {
   assert.match(text.split('\n')[1], /^parse +Command +failed +none +- +NYL_OUTPUTS holds invalid JSON$/);
   assert.match(text, /\n\nparse failed:\n {2}NYL_OUTPUTS holds invalid JSON\n {4}line 2: unexpected token o\n$/);
 });
+
+test('nyl verify: a table of the units with their drift, and the skipped ones, between the headline and the fields', async () => {
+  const { renderStateOperation } = await import('../../dist/cli/render-text.js');
+  const text = renderStateOperation({
+    apiVersion: 'nyl.io/v1',
+    formatVersion: 1,
+    kind: 'StateOperationReport',
+    operation: 'verify',
+    environment: 'dev',
+    result: 'done',
+    observed: 'abc',
+    details: { run: 'r1', units: { site: { drift: 'drifted', kind: 'Command' }, app: { drift: 'unknown', kind: 'Command', detail: 'app declares no check: action' } }, skipped: { fresh: 'no receipt yet' } },
+    errors: [],
+    warnings: [],
+    notes: [],
+  });
+  assert.equal(
+    text,
+    ['verify dev: done', '', 'UNIT   KIND     DRIFT    DETAIL', 'site   Command  drifted', 'app    Command  unknown  app declares no check: action', 'fresh  -        skipped  no receipt yet', '', '  observed: abc', '  run: r1', ''].join('\n'),
+  );
+});

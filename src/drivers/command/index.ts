@@ -153,6 +153,12 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
 
+/** A teardown or check action with the unit's env and workingDir, unless the action sets its own. */
+function inheriting(spec: CommandSpec, action: CommandAction): CommandAction {
+  const workingDir = action.workingDir ?? spec.workingDir;
+  return { ...action, env: { ...(spec.env ?? {}), ...(action.env ?? {}) }, ...(workingDir ? { workingDir } : {}) };
+}
+
 /**
  * The teardown action as the unit's run would run: its env and workingDir unless the action sets
  * its own, and NYL_RECEIPT_OUTPUTS, a file with the outputs of the last receipt (what it removes).
@@ -161,7 +167,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
   const spec = ctx.rendering as CommandSpec;
   if (!spec.teardown) return { result: 'incomplete', reason: `${ctx.unit} declares no teardown: action, so nothing can claim its removal` };
-  const action: CommandAction = { ...spec.teardown, env: { ...(spec.env ?? {}), ...(spec.teardown.env ?? {}) }, ...(spec.teardown.workingDir ?? spec.workingDir ? { workingDir: spec.teardown.workingDir ?? spec.workingDir } : {}) };
+  const action = inheriting(spec, spec.teardown);
   const receiptFile = join(ctx.scratchDir(), 'receipt-outputs.json');
   writeFileSync(receiptFile, JSON.stringify(ctx.receiptOutputs ?? {}));
   const bad = unsuccessful(await runAction(action, spec.timeout, ctx, { NYL_RECEIPT_OUTPUTS: receiptFile }), spec.timeout);
@@ -171,7 +177,8 @@ async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
 async function check(ctx: DriverContext): Promise<CheckOutcome> {
   const spec = ctx.rendering as CommandSpec;
   if (!spec.check) return { result: 'checked', drift: 'unknown', detail: `${ctx.unit} declares no check: action` };
-  const done = await runAction(spec.check, spec.timeout, ctx);
+  // Like the teardown, the check sees what the unit saw: its env (credentials) and workingDir.
+  const done = await runAction(inheriting(spec, spec.check), spec.timeout, ctx);
   const bad = unsuccessful(done, spec.timeout, [0, 1]);
   // A check has no effects: one that was cancelled is a failed check, not an uncertain one.
   if (bad) return bad.result === 'uncertain' ? failure(bad.reason, true) : bad;

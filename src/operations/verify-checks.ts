@@ -1,0 +1,164 @@
+/**
+ * The drift checks of `nyl verify` (./verify.ts): each unit's driver `check` phase, run against
+ * what its receipt was produced for, never against today's source: the rendering of the receipt's
+ * desired document, in the project directory of the commit that document was rendered from (a
+ * check of today's rendering would report a pending change as drift).
+ *
+ * Sensitive values the rendering references are resolved as a run resolves them for an execution
+ * (../run/secrets.ts: opened from the producer's sealed receipt or read back from its backend,
+ * checked against the digest the receipt was made with) and masked in every printed line and in
+ * the recorded detail. A value that cannot be had fails the check.
+ *
+ * At most CHECK_CONCURRENCY checks run at once. A check has no effects, so a cancellation only
+ * stops starting checks: those not started have no finding, and the caller writes nothing.
+ */
+import { type CheckOutcome, type DriverContext, type Failure, failure, type Outputs } from '../drivers/contract';
+import type { DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import type { Runtime } from '../util/runtime';
+import { runPool } from '../run/pool';
+import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, withSecretsIn } from '../run/secrets';
+import { checkUnit, readOutputsOf } from '../run/unit-execution';
+import { UnitOutput } from '../run/unit-output';
+import { Workspace } from '../run/workspace';
+import type { OpenedEnvironment } from './context';
+
+/** How many checks run at once: checks only read, but each may be a whole refresh of a module. */
+export const CHECK_CONCURRENCY = 4;
+
+/** Grace after a forwarded signal before a check's tool is killed: as a run's, 30 s; tests may shorten it. */
+const KILL_GRACE_MS = 30_000;
+
+/** A unit to check: its name, the kind of its receipt, and the receipt. */
+export interface CheckTarget {
+  unit: string;
+  kind: string;
+  receipt: ReceiptRecord;
+}
+
+/** What a check found; `failed` when the check itself failed (its drift is then unknown, `detail` says why). */
+export interface DriftFinding {
+  status: 'in-sync' | 'drifted' | 'unknown';
+  detail?: string;
+  failed?: boolean;
+}
+
+/** What every check of one verify shares. */
+interface CheckScope {
+  rt: Runtime;
+  opened: OpenedEnvironment;
+  observed: ReadonlyMap<string, ObservedUnitDoc>;
+  /** The run id of verify's lease: what the tools see as NYL_RUN. */
+  run: string;
+  workspace: Workspace;
+  output: UnitOutput;
+  keys: RunKeys;
+  killGraceMs: number;
+}
+
+function killGraceMs(env: NodeJS.ProcessEnv): number {
+  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
+  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
+}
+
+/** Runs the checks of the targets; a unit has no finding when a cancellation came before its check started. */
+export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed: ReadonlyMap<string, ObservedUnitDoc>, targets: readonly CheckTarget[], run: string): Promise<Map<string, DriftFinding>> {
+  const scope: CheckScope = {
+    rt,
+    opened,
+    observed,
+    run,
+    workspace: new Workspace(`verify-${run}`, opened.materialize),
+    output: new UnitOutput(opened.env.name, { quiet: false }, rt.log),
+    keys: new RunKeys(rt.env),
+    killGraceMs: killGraceMs(rt.env),
+  };
+  const findings = new Map<string, DriftFinding>();
+  try {
+    await runPool([...targets], CHECK_CONCURRENCY, async (target) => {
+      if (rt.cancel.aborted) return;
+      findings.set(target.unit, await checkOne(scope, target));
+    });
+  } finally {
+    scope.workspace.remove();
+  }
+  return findings;
+}
+
+/** One check, between its start and end lines. */
+async function checkOne(scope: CheckScope, target: CheckTarget): Promise<DriftFinding> {
+  const started = scope.rt.clock.now();
+  scope.output.event(target.unit, `checking ${target.kind} (verify): the receipt of run ${target.receipt.run}`);
+  const finding = await findingOf(scope, target);
+  const took = `${((scope.rt.clock.now() - started) / 1000).toFixed(1)}s`;
+  const ending = finding.failed ? `check failed in ${took}: ${finding.detail}` : `${finding.status} in ${took}${finding.detail ? `: ${finding.detail}` : ''}`;
+  scope.output.event(target.unit, ending);
+  return finding;
+}
+
+/** The driver's check with the unit's sensitive values in place; every reason and detail masked. */
+async function findingOf(scope: CheckScope, target: CheckTarget): Promise<DriftFinding> {
+  const desired = target.receipt.desired;
+  const driver = scope.opened.drivers.driver(target.kind);
+  // Nothing to unpack or open for a kind that cannot check: checkUnit says unknown at once.
+  if (!driver?.check) return findingOfOutcome(await checkUnit(driver, contextOf(scope, target.unit, target.kind, desired, '')), []);
+  const reads = desired.reads?.secrets ?? [];
+  const values = reads.length > 0 ? await openSecrets(reads, scope.observed, scope.keys, readBack(scope)) : new Map<string, unknown>();
+  if (!(values instanceof Map)) return findingOfOutcome(values, []);
+  const texts = maskTexts(values);
+  scope.output.mask(target.unit, texts);
+  const outcome = await inSource(scope, desired.source, (dir) => checkUnit(driver, withSecretsIn(contextOf(scope, target.unit, target.kind, desired, dir), reads, values)));
+  return findingOfOutcome(outcome, texts);
+}
+
+function findingOfOutcome(outcome: CheckOutcome, masked: readonly string[]): DriftFinding {
+  if (outcome.result !== 'checked') return { status: 'unknown', detail: maskText(outcome.reason, masked), failed: true };
+  return { status: outcome.drift, ...(outcome.detail ? { detail: maskText(outcome.detail, masked) } : {}) };
+}
+
+/**
+ * Runs a phase in the project directory of a commit, unpacked once per verify; a receipt without
+ * a source commit, or a commit that cannot be unpacked, fails the phase.
+ */
+async function inSource<T>(scope: CheckScope, commit: string | undefined, phase: (projectDir: string) => Promise<T | Failure>): Promise<T | Failure> {
+  if (!commit) return failure('its receipt records no source commit to check it in', true);
+  let dir: string;
+  try {
+    dir = await scope.workspace.projectDir(commit);
+  } catch (error) {
+    return failure(`cannot unpack the source commit ${commit} its receipt was produced from: ${(error as Error).message}`, true);
+  }
+  return phase(dir);
+}
+
+/** What a driver gets for a unit's check (or a producer's read-back): the receipt's rendering, the lease's run id. */
+function contextOf(scope: CheckScope, unit: string, kind: string, desired: DesiredUnitDoc, projectDir: string, purpose = 'check'): DriverContext {
+  const { rt, workspace, output } = scope;
+  return {
+    environment: scope.opened.env.name,
+    unit,
+    uid: desired.uid ?? '',
+    run: scope.run,
+    kind,
+    rendering: desired.rendering ?? {},
+    projectDir,
+    scratchDir: () => workspace.scratchDir(`${unit}.${purpose}`),
+    // Own files per purpose: a producer may be read back while its own check runs.
+    outputsPath: workspace.outputsPath(`${unit}.${purpose}`),
+    runner: rt.runner,
+    clock: rt.clock,
+    baseEnv: rt.env,
+    cancel: rt.cancel,
+    killGraceMs: scope.killGraceMs,
+    toolOutput: (line) => output.tool(unit, line),
+  };
+}
+
+/** A producer's outputs read back from its tool, in the commit and rendering of its receipt (as a run reads them). */
+function readBack(scope: CheckScope): ReadBack {
+  return async (producer, receipt) => {
+    const desired = receipt.desired;
+    const kind = desired.kind ?? '';
+    const read = await inSource(scope, desired.source, (dir) => readOutputsOf(scope.opened.drivers.driver(kind), contextOf(scope, producer, kind, desired, dir, 'read')));
+    return read.result === 'read' ? (read.outputs as Outputs) : read;
+  };
+}
