@@ -17,6 +17,7 @@ import { CATALOG, fixFor } from '../../dist/errors/catalog.js';
 import { command, environment, nylYaml } from '../support/cli.mjs';
 import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles } from '../support/reconcile-helpers.mjs';
+import { commitBody } from '../support/commit-evidence.mjs';
 import { describe as show, gatedScript, logLines, openGate, waitUntil } from '../support/hold-helpers.mjs';
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
 import { TEST_IMAGE, podmanAvailable, sh } from '../support/oci-images.mjs';
@@ -760,9 +761,9 @@ describe('drift', () => {
 });
 
 /** Runs every printed command of d that this version has; each must exit with one of its `exits` (by command word). */
-async function runPrinted(fx, dir, d, exits, fill) {
+async function runPrinted(fx, dir, d, exits, { fill, env } = {}) {
   const results = [];
-  for (const cmd of fx.commands(d, fill)) results.push(await fx.exec(dir, cmd, exits[cmd.argv[0]] ?? [0]));
+  for (const cmd of fx.commands(d, fill)) results.push(await fx.exec(dir, cmd, exits[cmd.argv[0]] ?? [0], { env }));
   return results;
 }
 
@@ -776,7 +777,10 @@ describe('approvals and drift', () => {
       const waiting = await step(dir, ['reconcile', '-e', ENV, '--approve', 'strict=sha256:' + '0'.repeat(64), '-o', 'json'], [2]);
       const gate = fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL', { unit: 'gate' });
       const mismatch = fx.printed(waiting, 'NYL-APPROVAL-DIGEST-MISMATCH', { unit: 'strict', params: { digest: waiting.json.units.strict.approval.digest } });
-      await runPrinted(fx, dir, gate, { plan: [2], reconcile: [2] });
+      // Run from CI: the CI user is the approver on record.
+      await runPrinted(fx, dir, gate, { plan: [2], reconcile: [2] }, { env: { GITHUB_ACTOR: 'octocat' } });
+      const body = commitBody(git(dir, 'log', '-1', '--format=%B', 'refs/heads/nyl/dev/observed'));
+      assert.deepEqual([body.units.gate.result, body.units.gate.approval.by, body.units.gate.approval.source], ['executed', ['octocat'], 'github']);
       await runPrinted(fx, dir, mismatch, { plan: [0, 2] });
       assert.equal((await status(dir)).json.units.strict.state, 'current', 'the printed digest applied it');
       const reapply = await step(dir, ['reconcile', '-e', ENV, '--unit', 'db', '--reapply', '--reason', 'rotate', '-o', 'json'], [2]);

@@ -33,7 +33,7 @@ after(cleanupAll);
 
 const WAVES = 5;
 const WIDTH = 10;
-const TRIALS = campaignSize('NYL_HOLD_TRIALS', { quick: 4, full: 20 });
+const TRIALS = campaignSize('NYL_HOLD_TRIALS', { quick: 2, full: 20 });
 const SEED = Number(process.env.NYL_HOLD_SEED ?? Date.now() % 1_000_000);
 const HTTP_TRIALS = campaignSize('NYL_HOLD_HTTP_TRIALS', { quick: 1, full: 6 });
 const FAULT_SEED = Number(process.env.NYL_FAULT_SEED ?? 9500);
