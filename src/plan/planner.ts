@@ -261,7 +261,6 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   return finish({ ...plan, action }, input);
 }
 
-/** Actions in precedence order after holds: see the module header. */
 /**
  * The key an approval binds to: the execution key, except that a unit without an incarnation yet
  * is keyed with a placeholder uid. Its real uid is minted by the run that executes it, so a key
@@ -275,6 +274,7 @@ function approvalKeyOf(plan: UnitPlan, unit: UnitResource, scope: ResolveScope, 
 /** The uid an approval key of a unit without an incarnation is computed with. */
 const NEW_INCARNATION_UID = 'new-incarnation';
 
+/** Actions in precedence order after holds: see the module header. */
 function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: Resolved, planned: ReadonlyMap<string, UnitPlan>, approvalKey: () => string | undefined): Action {
   if (resolved.errors.length > 0) return { type: 'blocked', reason: 'render-error', errors: resolved.errors };
   const condition = conditionOfIncarnation(plan);

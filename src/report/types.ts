@@ -148,7 +148,11 @@ export interface ReconcileReport extends ReportBase {
   details: Record<string, unknown>;
 }
 
-/** An approval as a transition commit and a desired document record it. */
+/**
+ * An approval as a transition commit and a desired document record it: the shape of the state
+ * documents' ApprovalRecord (src/state/documents.ts), declared again because reports depend on
+ * nothing but errors.
+ */
 export interface ApprovalRecord {
   by: string[];
   source: string;

@@ -225,7 +225,7 @@ describe('tf stand-in', { concurrency: 4 }, () => {
     const dir = workdir(t, { 'main.tf.json': SMALL });
     const child = spawn(join(BIN, 'terraform'), ['apply', '-auto-approve', ...NC], { cwd: dir, env: baseEnv({ TF_VAR_v: 'x', TF_STANDIN_SLEEP_APPLY: '10000' }), stdio: 'ignore' });
     const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    await waitFor(join(dir, 'terraform.tfstate.lock.info'), 3000);
+    await waitFor(join(dir, 'terraform.tfstate.lock.info'), 15000);
     child.kill('SIGKILL');
     assert.deepEqual(await exited, { code: null, signal: 'SIGKILL' });
     assert.ok(existsSync(join(dir, 'terraform.tfstate.lock.info')), 'no handler ran');
@@ -238,7 +238,7 @@ describe('tf stand-in', { concurrency: 4 }, () => {
     const before = readFileSync(join(dir, 'terraform.tfstate'), 'utf8');
     const child = spawn(join(BIN, 'terraform'), ['apply', '-auto-approve', ...NC], { cwd: dir, env: baseEnv({ TF_VAR_v: 'after', TF_STANDIN_SLEEP_APPLY: '10000' }), stdio: 'ignore' });
     const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-    await waitFor(join(dir, 'terraform.tfstate.lock.info'), 3000);
+    await waitFor(join(dir, 'terraform.tfstate.lock.info'), 15000);
     child.kill('SIGTERM');
     assert.deepEqual(await exited, { code: 143, signal: null });
     assert.ok(!existsSync(join(dir, 'terraform.tfstate.lock.info')), 'the lock is removed');
