@@ -127,11 +127,12 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['reconcile'],
     summary: "Execute an environment's ready units in dependency order and record the results",
-    usage: 'nyl reconcile -e <env> [--unit <name> | --units <a>,<b>] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',
+    usage: 'nyl reconcile -e <env> [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',
     description:
       "Takes the environment's lease, executes waves of ready units until nothing is ready, writes one transition commit per state ref it changes, " +
       'and releases the lease in the same atomic push. A run that changes nothing writes no commit. ' +
-      'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
+      'A unit that needs an approval (approval.required; a drift repair, --reapply or --local run of a unit under recovery: manual) waits as awaiting-approval until --approve names it. ' +
+      'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, awaiting approval, drifted, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
     options: [
       ENV,
       { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
