@@ -10,7 +10,8 @@ import type { DriverContext, Failure, PlanOutcome, PrepareOutcome } from '../dri
 import { failure } from '../drivers/contract';
 import type { UnitPlan } from '../plan/actions';
 import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, secretReadsOf, withSecretsIn } from '../run/secrets';
-import { planUnit, prepareUnit, readOutputsOf } from '../run/unit-execution';
+import { planUnit, prepareUnit } from '../run/unit-execution';
+import { inCommit, killGraceMs, type PhaseScope, type PhaseSubject, phaseContext, readBackIn } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
 import { Workspace } from '../run/workspace';
 import type { ObservedUnitDoc } from '../state/documents';
@@ -19,45 +20,32 @@ import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import type { OpenedEnvironment } from './context';
 
-/** How long a tool may run after a forwarded cancellation signal before it is killed, as in a run. */
-const KILL_GRACE_MS = 30_000;
-
-/** The grace after a forwarded signal: 30 s; tests may shorten it (NYL_TEST_KILL_GRACE_MS), never lengthen it. */
-function killGraceMs(env: NodeJS.ProcessEnv): number {
-  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
-  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
-}
-
-/** What a driver phase is run for: a unit as planned, or a producer as its receipt recorded it. */
-interface Subject {
-  name: string;
-  kind: string;
-  uid?: string | undefined;
-  rendering: Record<string, unknown>;
-}
-
 /** A planned unit as its driver sees it: only a unit with a rendering runs a phase. */
-function subjectOf(unit: UnitPlan): Subject | undefined {
+function subjectOf(unit: UnitPlan): PhaseSubject | undefined {
   return unit.rendering ? { name: unit.name, kind: unit.kind, uid: unit.uid, rendering: unit.rendering } : undefined;
 }
 
 export class PlanPhases {
   /** The run id tools see (NYL_RUN): a fresh UUIDv7 that no ref ever names. */
   readonly run: string;
-  private readonly workspace: Workspace;
+  private readonly scope: PhaseScope;
   private readonly output: UnitOutput;
   private readonly keys: RunKeys;
+  /** A producer's outputs read back from its backend, in the commit its receipt was produced from. */
+  private readonly readBack: ReadBack;
 
   constructor(
-    private readonly rt: Runtime,
+    rt: Runtime,
     private readonly opened: OpenedEnvironment,
     /** The observed documents: the receipts whose sensitive outputs a unit consumes. */
     private readonly observed: ReadonlyMap<string, ObservedUnitDoc>,
   ) {
     this.run = uuidv7(rt.clock.now());
-    this.workspace = new Workspace(`plan-${this.run}`, (dest, commit) => opened.materialize(dest, commit));
     this.output = new UnitOutput(opened.env.name, { quiet: false }, rt.log);
+    const workspace = new Workspace(`plan-${this.run}`, (dest, commit) => opened.materialize(dest, commit));
+    this.scope = { rt, environment: opened.env.name, run: this.run, workspace, output: this.output, killGraceMs: killGraceMs(rt.env) };
     this.keys = new RunKeys(rt.env);
+    this.readBack = readBackIn(this.scope, opened.drivers, (source) => this.commitKey(source));
   }
 
   /** The driver's prepare phase for a unit whose key needs it; its failure, never a throw. */
@@ -65,7 +53,7 @@ export class PlanPhases {
     const driver = this.opened.drivers.driver(unit.kind);
     const subject = subjectOf(unit);
     if (!driver?.prepare || !subject) return Promise.resolve(failure(`the ${unit.kind} driver cannot prepare ${unit.name}`, true));
-    return this.inSource(subject, undefined, (ctx) => prepareUnit(driver, ctx));
+    return this.inSource(subject, (ctx) => prepareUnit(driver, ctx));
   }
 
   /** The driver's plan of a unit that would execute, with the sensitive values it consumes; its failure, never a throw. */
@@ -79,7 +67,7 @@ export class PlanPhases {
     const texts = maskTexts(values);
     this.output.mask(unit.name, texts);
     this.output.event(unit.name, `planning ${unit.kind} (nyl plan: nothing is applied)`);
-    const outcome = await this.inSource(subject, undefined, (ctx) => planUnit(driver, withSecretsIn(ctx, reads, values)));
+    const outcome = await this.inSource(subject, (ctx) => planUnit(driver, withSecretsIn(ctx, reads, values)));
     if (outcome.result === 'planned') {
       this.output.event(unit.name, `planned: ${outcome.plan.summary}`);
       return outcome;
@@ -91,47 +79,16 @@ export class PlanPhases {
 
   /** Removes the scratch copy and everything the tools wrote there. */
   close(): void {
-    this.workspace.remove();
+    this.scope.workspace.remove();
   }
 
-  /** A producer's outputs read back from its tool (its backend), in the commit its receipt was produced from. */
-  private readonly readBack: ReadBack = async (producer, receipt) => {
-    const desired = receipt.desired;
-    const subject: Subject = { name: producer, kind: desired.kind ?? '', uid: desired.uid, rendering: desired.rendering ?? {} };
-    const read = await this.inSource(subject, desired.source, (ctx) => readOutputsOf(this.opened.drivers.driver(subject.kind), ctx));
-    return read.result === 'read' ? read.outputs : read;
-  };
-
-  /** Runs a phase in the unpacked source commit (or another commit); a source that cannot be unpacked is the phase's failure. */
-  private async inSource<T>(subject: Subject, commit: string | undefined, phase: (ctx: DriverContext) => Promise<T>): Promise<T | Failure> {
-    let projectDir: string;
-    try {
-      projectDir = await this.workspace.projectDir(commit === undefined || commit === this.opened.sourceCommit ? undefined : commit);
-    } catch (error) {
-      return failure(`cannot unpack the source commit: ${(error as Error).message}`, true);
-    }
-    return phase(this.context(subject, projectDir));
+  /** The workspace's key of a commit: undefined for the plan's own source commit, unpacked once for every unit. */
+  private commitKey(commit: string | undefined): string | undefined {
+    return commit === undefined || commit === this.opened.sourceCommit ? undefined : commit;
   }
 
-  /** What a driver gets, as a run's driverContext builds it. */
-  private context(subject: Subject, projectDir: string): DriverContext {
-    const { rt } = this;
-    return {
-      environment: this.opened.env.name,
-      unit: subject.name,
-      uid: subject.uid ?? '',
-      run: this.run,
-      kind: subject.kind,
-      rendering: subject.rendering,
-      projectDir,
-      scratchDir: () => this.workspace.scratchDir(subject.name),
-      outputsPath: this.workspace.outputsPath(subject.name),
-      runner: rt.runner,
-      clock: rt.clock,
-      baseEnv: rt.env,
-      cancel: rt.cancel,
-      killGraceMs: killGraceMs(rt.env),
-      toolOutput: (line) => this.output.tool(subject.name, line),
-    };
+  /** Runs a phase in the unpacked source commit; a source that cannot be unpacked is the phase's failure. */
+  private inSource<T>(subject: PhaseSubject, phase: (ctx: DriverContext) => Promise<T>): Promise<T | Failure> {
+    return inCommit(this.scope, undefined, (dir) => phase(phaseContext(this.scope, subject, dir)));
   }
 }

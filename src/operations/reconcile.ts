@@ -16,6 +16,7 @@ import type { ReconcileReport } from '../report/types';
 import { type EngineResult, runEngine } from '../run/engine';
 import type { RunTransaction } from '../run/run-transaction';
 import { withRun } from '../run/run-transaction';
+import { killGraceMs } from '../run/phase-context';
 import { readHoldSignals, signalDeletions } from '../run/signals';
 import { coordinationUpdates, reapLeftovers, takeOver, type Takeover } from '../run/takeover';
 import { coordinationNamespace, damagedPrefix, signalsPrefix } from '../state/location';
@@ -74,8 +75,6 @@ function choicesKey(c: RunChoices): unknown {
 
 export interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
 
-/** How long a tool may run after a forwarded cancellation signal before it is killed. */
-const KILL_GRACE_MS = 30_000;
 
 /** The state a reconcile starts from, read without the lease. */
 interface Start {
@@ -220,12 +219,6 @@ function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean
  */
 function hasWork(plan: Plan): boolean {
   return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || isLifecycleWork(u) || writesDesiredOnly(u));
-}
-
-/** Grace after a forwarded signal before a tool is killed: 30 s; tests may shorten it, never lengthen it. */
-function killGraceMs(env: NodeJS.ProcessEnv): number {
-  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
-  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
 }
 
 /** The state under the lease: read again only when the refs moved since the first read. */

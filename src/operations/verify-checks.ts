@@ -12,21 +12,19 @@
  * At most CHECK_CONCURRENCY checks run at once. A check has no effects, so a cancellation only
  * stops starting checks: those not started have no finding, and the caller writes nothing.
  */
-import { type CheckOutcome, type DriverContext, type Failure, failure, type Outputs } from '../drivers/contract';
-import type { DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import { type CheckOutcome, type DriverContext, type Failure, failure } from '../drivers/contract';
+import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import { runPool } from '../run/pool';
 import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, withSecretsIn } from '../run/secrets';
-import { checkUnit, readOutputsOf } from '../run/unit-execution';
+import { checkUnit } from '../run/unit-execution';
+import { inCommit, killGraceMs, type PhaseScope, phaseContext, readBackIn, subjectOfDesired } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
 import { Workspace } from '../run/workspace';
 import type { OpenedEnvironment } from './context';
 
 /** How many checks run at once: checks only read, but each may be a whole refresh of a module. */
 export const CHECK_CONCURRENCY = 4;
-
-/** Grace after a forwarded signal before a check's tool is killed: as a run's, 30 s; tests may shorten it. */
-const KILL_GRACE_MS = 30_000;
 
 /** A unit to check: its name, the kind of its receipt, and the receipt. */
 export interface CheckTarget {
@@ -42,28 +40,18 @@ export interface DriftFinding {
   failed?: boolean;
 }
 
-/** What every check of one verify shares. */
-interface CheckScope {
-  rt: Runtime;
+/** What every check of one verify shares: the phases' scope (the lease's run id is NYL_RUN), and more. */
+interface CheckScope extends PhaseScope {
   opened: OpenedEnvironment;
   observed: ReadonlyMap<string, ObservedUnitDoc>;
-  /** The run id of verify's lease: what the tools see as NYL_RUN. */
-  run: string;
-  workspace: Workspace;
-  output: UnitOutput;
   keys: RunKeys;
-  killGraceMs: number;
-}
-
-function killGraceMs(env: NodeJS.ProcessEnv): number {
-  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
-  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
 }
 
 /** Runs the checks of the targets; a unit has no finding when a cancellation came before its check started. */
 export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed: ReadonlyMap<string, ObservedUnitDoc>, targets: readonly CheckTarget[], run: string): Promise<Map<string, DriftFinding>> {
   const scope: CheckScope = {
     rt,
+    environment: opened.env.name,
     opened,
     observed,
     run,
@@ -100,13 +88,13 @@ async function findingOf(scope: CheckScope, target: CheckTarget): Promise<DriftF
   const desired = target.receipt.desired;
   const driver = scope.opened.drivers.driver(target.kind);
   // Nothing to unpack or open for a kind that cannot check: checkUnit says unknown at once.
-  if (!driver?.check) return findingOfOutcome(await checkUnit(driver, contextOf(scope, target.unit, target.kind, desired, '')), []);
+  if (!driver?.check) return findingOfOutcome(await checkUnit(driver, contextOf(scope, target, '')), []);
   const reads = desired.reads?.secrets ?? [];
   const values = reads.length > 0 ? await openSecrets(reads, scope.observed, scope.keys, readBack(scope)) : new Map<string, unknown>();
   if (!(values instanceof Map)) return findingOfOutcome(values, []);
   const texts = maskTexts(values);
   scope.output.mask(target.unit, texts);
-  const outcome = await inSource(scope, desired.source, (dir) => checkUnit(driver, withSecretsIn(contextOf(scope, target.unit, target.kind, desired, dir), reads, values)));
+  const outcome = await inSource(scope, desired.source, (dir) => checkUnit(driver, withSecretsIn(contextOf(scope, target, dir), reads, values)));
   return findingOfOutcome(outcome, texts);
 }
 
@@ -119,46 +107,18 @@ function findingOfOutcome(outcome: CheckOutcome, masked: readonly string[]): Dri
  * Runs a phase in the project directory of a commit, unpacked once per verify; a receipt without
  * a source commit, or a commit that cannot be unpacked, fails the phase.
  */
-async function inSource<T>(scope: CheckScope, commit: string | undefined, phase: (projectDir: string) => Promise<T | Failure>): Promise<T | Failure> {
-  if (!commit) return failure('its receipt records no source commit to check it in', true);
-  let dir: string;
-  try {
-    dir = await scope.workspace.projectDir(commit);
-  } catch (error) {
-    return failure(`cannot unpack the source commit ${commit} its receipt was produced from: ${(error as Error).message}`, true);
-  }
-  return phase(dir);
+function inSource<T>(scope: CheckScope, commit: string | undefined, phase: (projectDir: string) => Promise<T | Failure>): Promise<T | Failure> {
+  if (!commit) return Promise.resolve(failure('its receipt records no source commit to check it in', true));
+  return inCommit(scope, commit, phase, `the source commit ${commit} its receipt was produced from`);
 }
 
-/** What a driver gets for a unit's check (or a producer's read-back): the receipt's rendering, the lease's run id. */
-function contextOf(scope: CheckScope, unit: string, kind: string, desired: DesiredUnitDoc, projectDir: string, purpose = 'check'): DriverContext {
-  const { rt, workspace, output } = scope;
-  return {
-    environment: scope.opened.env.name,
-    unit,
-    uid: desired.uid ?? '',
-    run: scope.run,
-    kind,
-    rendering: desired.rendering ?? {},
-    projectDir,
-    scratchDir: () => workspace.scratchDir(`${unit}.${purpose}`),
-    // Own files per purpose: a producer may be read back while its own check runs.
-    outputsPath: workspace.outputsPath(`${unit}.${purpose}`),
-    runner: rt.runner,
-    clock: rt.clock,
-    baseEnv: rt.env,
-    cancel: rt.cancel,
-    killGraceMs: scope.killGraceMs,
-    toolOutput: (line) => output.tool(unit, line),
-  };
+/** What a driver gets for a unit's check: the receipt's rendering, the lease's run id, scratch files of its own. */
+function contextOf(scope: CheckScope, target: CheckTarget, projectDir: string): DriverContext {
+  return phaseContext(scope, { ...subjectOfDesired(target.unit, target.receipt.desired), kind: target.kind }, projectDir, `${target.unit}.check`);
 }
 
-/** A producer's outputs read back from its tool, in the commit and rendering of its receipt (as a run reads them). */
+/** A producer's outputs read back from its tool, in the commit of its receipt: files of its own, as it may be checked meanwhile. */
 function readBack(scope: CheckScope): ReadBack {
-  return async (producer, receipt) => {
-    const desired = receipt.desired;
-    const kind = desired.kind ?? '';
-    const read = await inSource(scope, desired.source, (dir) => readOutputsOf(scope.opened.drivers.driver(kind), contextOf(scope, producer, kind, desired, dir, 'read')));
-    return read.result === 'read' ? (read.outputs as Outputs) : read;
-  };
+  const viaSource = readBackIn(scope, scope.opened.drivers, (source) => source, (name) => `${name}.read`);
+  return (producer, receipt) => (receipt.desired.source ? viaSource(producer, receipt) : Promise.resolve(failure('its receipt records no source commit to check it in', true)));
 }

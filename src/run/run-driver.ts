@@ -4,16 +4,16 @@
  * sensitive values the unit consumes (opened for this execution only, masked in what it prints),
  * and its outputs as state records them (sensitive ones sealed or digested: ./secrets.ts).
  */
-import { type ApplyOutcome, type DriverContext, type Failure, failure, type Outputs, type TeardownOutcome, type Uncertain } from '../drivers/contract';
+import { type ApplyOutcome, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { UnitPlan } from '../plan/actions';
 import { receiptOfIncarnation } from '../plan/incarnation';
-import type { ReceiptRecord } from '../state/documents';
 import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
-import { maskText, maskTexts, openSecrets, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
-import { executeUnit, type PlanGate, readOutputsOf, teardownUnit } from './unit-execution';
+import { maskText, maskTexts, openSecrets, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
+import { executeUnit, type PlanGate, teardownUnit } from './unit-execution';
+import { type PhaseScope, phaseContext, readBackIn } from './phase-context';
 import { approvalDigest } from '../plan/digest';
 
 /** Is this unit torn down (not executed) in the wave? */
@@ -44,28 +44,15 @@ export function checkpointOf(result: Failure | Uncertain | { result: 'receipt'; 
   return cp;
 }
 
-/** What a driver gets for one unit of the run. */
+/** The phases of a run share its runtime, run id, workspace and output. */
+function scopeOf(ctx: WaveContext): PhaseScope {
+  return { rt: ctx.rt, environment: ctx.state.input.env.name, run: ctx.state.input.runId, workspace: ctx.workspace, output: ctx.output, killGraceMs: ctx.killGraceMs };
+}
+
+/** What a driver gets for one unit of the run; a teardown also the outputs of the receipt it removes. */
 export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
-  const { rt, workspace } = ctx;
-  return {
-    environment: ctx.state.input.env.name,
-    unit: plan.name,
-    uid: plan.uid ?? '',
-    run: ctx.state.input.runId,
-    kind: plan.kind,
-    rendering: plan.rendering!,
-    projectDir,
-    // What a teardown removes: the outputs of its incarnation's receipt.
-    ...(tearsDown(plan) ? { receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : {}),
-    scratchDir: () => workspace.scratchDir(plan.name),
-    outputsPath: workspace.outputsPath(plan.name),
-    runner: rt.runner,
-    clock: rt.clock,
-    baseEnv: rt.env,
-    cancel: rt.cancel,
-    killGraceMs: ctx.killGraceMs,
-    toolOutput: (line) => ctx.output.tool(plan.name, line),
-  };
+  const dctx = phaseContext(scopeOf(ctx), { name: plan.name, kind: plan.kind, uid: plan.uid, rendering: plan.rendering! }, projectDir);
+  return tearsDown(plan) ? { ...dctx, receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : dctx;
 }
 
 /**
@@ -82,17 +69,10 @@ export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver
   );
 }
 
-/**
- * A producer's outputs read back from its tool (a module's backend), in the commit its receipt
- * was produced from, as its receipt's desired document renders it.
- */
-function readBack(ctx: WaveContext): (producer: string, receipt: ReceiptRecord) => Promise<Outputs | Failure> {
-  return async (producer, receipt) => {
-    const desired = receipt.desired;
-    const plan: UnitPlan = { name: producer, kind: desired.kind ?? '', action: { type: 'current', reason: 'receipt-current' }, uid: desired.uid ?? '', rendering: desired.rendering ?? {} };
-    const read = await inProjectDir(plan, ctx, (driver, dctx) => readOutputsOf(driver, dctx), desired.source);
-    return read.result === 'read' ? read.outputs : read;
-  };
+/** A producer's outputs read back from its tool, in the commit its receipt was produced from. */
+function readBack(ctx: WaveContext): ReadBack {
+  // The run's own source is unpacked once for every unit: a receipt of that commit shares it.
+  return readBackIn(scopeOf(ctx), ctx.drivers, (source) => (source !== ctx.state.input.sourceCommit ? source : undefined));
 }
 
 /** Replaces every masked text in an outcome's reason. */

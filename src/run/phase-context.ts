@@ -1,0 +1,95 @@
+/**
+ * What every caller of a driver phase shares, in a run's wave and outside one (`nyl plan`'s
+ * prepare and plan, `nyl verify`'s checks): the driver context of a unit, the grace a tool gets
+ * after a forwarded signal, and a producer's outputs read back from its tool in the commit and
+ * rendering of its receipt. One place, so that every phase sees the context an execution sees.
+ */
+import { type DriverContext, type Failure, failure } from '../drivers/contract';
+import type { DriverSet } from '../drivers/registry';
+import type { DesiredUnitDoc } from '../state/documents';
+import type { Runtime } from '../util/runtime';
+import type { ReadBack } from './secrets';
+import { readOutputsOf } from './unit-execution';
+import type { UnitOutput } from './unit-output';
+import type { Workspace } from './workspace';
+
+/** How long a tool may run after a forwarded cancellation signal before it is killed. */
+const KILL_GRACE_MS = 30_000;
+
+/** The grace after a forwarded signal: 30 s; tests may shorten it (NYL_TEST_KILL_GRACE_MS), never lengthen it. */
+export function killGraceMs(env: NodeJS.ProcessEnv): number {
+  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
+  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
+}
+
+/** What the phases of one command share: its runtime, run id (NYL_RUN), scratch space and output. */
+export interface PhaseScope {
+  rt: Pick<Runtime, 'runner' | 'clock' | 'env' | 'cancel'>;
+  environment: string;
+  run: string;
+  workspace: Workspace;
+  output: UnitOutput;
+  killGraceMs: number;
+}
+
+/** The unit a phase runs for: as planned, or as a receipt's desired document recorded it. */
+export interface PhaseSubject {
+  name: string;
+  kind: string;
+  uid?: string | undefined;
+  rendering: Record<string, unknown>;
+}
+
+/** The subject a receipt's desired document describes: what a check or a read-back runs against. */
+export function subjectOfDesired(name: string, desired: DesiredUnitDoc): PhaseSubject {
+  return { name, kind: desired.kind ?? '', uid: desired.uid, rendering: desired.rendering ?? {} };
+}
+
+/**
+ * The driver context of a subject in a project directory. `slot` names its scratch files (the
+ * unit's name by default): a producer read back while its own phase runs needs files of its own.
+ */
+export function phaseContext(scope: PhaseScope, subject: PhaseSubject, projectDir: string, slot = subject.name): DriverContext {
+  const { rt, workspace, output } = scope;
+  return {
+    environment: scope.environment,
+    unit: subject.name,
+    uid: subject.uid ?? '',
+    run: scope.run,
+    kind: subject.kind,
+    rendering: subject.rendering,
+    projectDir,
+    scratchDir: () => workspace.scratchDir(slot),
+    outputsPath: workspace.outputsPath(slot),
+    runner: rt.runner,
+    clock: rt.clock,
+    baseEnv: rt.env,
+    cancel: rt.cancel,
+    killGraceMs: scope.killGraceMs,
+    toolOutput: (line) => output.tool(subject.name, line),
+  };
+}
+
+/** Runs a phase in the project directory of a commit, unpacked once per scope; one that cannot be unpacked fails the phase. */
+export async function inCommit<T>(scope: PhaseScope, commit: string | undefined, phase: (projectDir: string) => Promise<T | Failure>, why = 'the source commit'): Promise<T | Failure> {
+  let dir: string;
+  try {
+    dir = await scope.workspace.projectDir(commit);
+  } catch (error) {
+    return failure(`cannot unpack ${why}: ${(error as Error).message}`, true);
+  }
+  return phase(dir);
+}
+
+/**
+ * A producer's outputs read back from its tool (a module's backend), in the commit its receipt
+ * was produced from (`commitOf` maps it to the workspace's key: undefined for the scope's own
+ * source), as its receipt's desired document renders it.
+ */
+export function readBackIn(scope: PhaseScope, drivers: DriverSet, commitOf: (source: string | undefined) => string | undefined, slot = (name: string) => name): ReadBack {
+  return async (producer, receipt) => {
+    const subject = subjectOfDesired(producer, receipt.desired);
+    const read = await inCommit(scope, commitOf(receipt.desired.source), (dir) => readOutputsOf(drivers.driver(subject.kind), phaseContext(scope, subject, dir, slot(producer))));
+    return read.result === 'read' ? read.outputs : read;
+  };
+}
