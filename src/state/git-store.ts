@@ -326,12 +326,17 @@ export class GitStateStore implements StateStore {
    * them when missing, never rewrites one that diverged, sets no upstream. Returns the refs
    * that diverged.
    */
-  async syncKnownBranches(state: RefSnapshot): Promise<string[]> {
-    if (this.loc.kind === 'clone') return [];
+  /** The clone's known branches of the state refs whose tips differ from the state's, with their tips. */
+  private async staleKnownBranches(state: RefSnapshot): Promise<{ stale: string[]; known: RefSnapshot }> {
+    if (this.loc.kind === 'clone') return { stale: [], known: new Map() };
     const targets = [this.loc.desiredRef, this.loc.observedRef].filter((r, i, a) => a.indexOf(r) === i && state.has(r));
-    if (targets.length === 0) return [];
+    if (targets.length === 0) return { stale: [], known: new Map() };
     const known = await readRefs(this.git, this.checkout.workTree, targets);
-    const stale = targets.filter((r) => known.get(r) !== state.get(r));
+    return { stale: targets.filter((r) => known.get(r) !== state.get(r)), known };
+  }
+
+  async syncKnownBranches(state: RefSnapshot): Promise<string[]> {
+    const { stale } = await this.staleKnownBranches(state);
     if (stale.length === 0) return [];
     const source = this.workDir === this.checkout.workTree ? '.' : this.workDir;
     const result = await this.git.run(this.checkout.workTree, [
@@ -363,13 +368,11 @@ export class GitStateStore implements StateStore {
    * have holds work it never got).
    */
   private async divergedKnownBranches(state: RefSnapshot): Promise<string[]> {
-    if (this.loc.kind === 'clone') return [];
-    const targets = [this.loc.desiredRef, this.loc.observedRef].filter((r, i, a) => a.indexOf(r) === i && state.has(r));
-    const known = await readRefs(this.git, this.checkout.workTree, targets);
+    const { stale, known } = await this.staleKnownBranches(state);
     const diverged: string[] = [];
-    for (const ref of targets) {
+    for (const ref of stale) {
       const tip = known.get(ref);
-      if (tip !== undefined && tip !== state.get(ref) && !(await this.inHistory(tip, state.get(ref)!))) diverged.push(ref);
+      if (tip !== undefined && !(await this.inHistory(tip, state.get(ref)!))) diverged.push(ref);
     }
     return diverged;
   }

@@ -414,3 +414,14 @@ describe('a protected state repository', () => {
     assert.deepEqual(refsUnder(ctx.project, 'refs/heads/nyl/'), tips[tips.length - 1]);
   });
 });
+
+test('--reapply needs --unit and --reason: exit 1 NYL-USAGE before anything is read', async () => {
+  const { nyl } = await import('../support/cli.mjs');
+  const { tempDir } = await import('../support/git-fixtures.mjs');
+  const dir = tempDir();
+  for (const args of [['--reapply', '--reason', 'rotate'], ['--unit', 'db', '--reapply'], ['--unit', 'db', '--reapply', '--reason', ' ']]) {
+    const r = nyl(dir, ['reconcile', '-e', 'dev', ...args, '-o', 'json']);
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.deepEqual(codes(r), ['NYL-USAGE'], args.join(' '));
+  }
+});
