@@ -94,6 +94,21 @@ function common(p: ParsedCommand) {
   return req;
 }
 
+/** `nyl state move`: each option naming the old location defaults to the configured value. */
+async function stateMoveOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { stateMove } = await import('../operations/state-move');
+  const w = waitMs(p);
+  const named: Record<string, string | undefined> = {
+    from: stringOpt(p, 'from'),
+    desiredRef: stringOpt(p, 'desired-ref'),
+    observedRef: stringOpt(p, 'observed-ref'),
+    statePath: stringOpt(p, 'state-path'),
+    coordinationRefs: stringOpt(p, 'coordination-refs'),
+  };
+  const from = Object.fromEntries(Object.entries(named).filter(([, v]) => v !== undefined));
+  return stateMove(rt, { ...common(p), ...from, ...(w !== undefined ? { waitMs: w } : {}) });
+}
+
 /** `nyl state delete`; with --teardown its first step is `nyl teardown --all`. */
 async function stateDeleteOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const { stateDelete } = await import('../operations/state-delete');
@@ -184,6 +199,8 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const { resume } = await import('../operations/resume');
       return resume(rt, req);
     }
+    case 'state move':
+      return stateMoveOf(rt, p);
     case 'state forget': {
       const { forget } = await import('../operations/forget');
       const w = waitMs(p);

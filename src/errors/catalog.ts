@@ -71,7 +71,9 @@ export const CATALOG = {
     exit: 1,
     summary: 'The location holds no state for the environment.',
     fix: (p) =>
-      p.fromLocal
+      p.oldLocation
+        ? 'name the location that holds the state with --from, --desired-ref, --observed-ref, --state-path or --coordination-refs'
+        : p.fromLocal
         ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\` (if those branches are a copy of another state repository, move from that one: \`--from <its URL>\`); to start over instead, \`nyl state init -e ${e(p)} --fresh\``
         : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old location>\``,
   },
@@ -94,7 +96,13 @@ export const CATALOG = {
   'NYL-STATE-MOVED': {
     exit: 1,
     summary: 'The state moved to another location.',
-    fix: (p) => `point the Environment ${e(p)} at ${String(p.movedTo ?? 'the new location')}, or run \`nyl state move -e ${e(p)}\``,
+    fix: (p) => `point the Environment ${e(p)} at ${String(p.movedTo ?? 'the new location')} in source (spec.state): its state continues there`,
+  },
+  'NYL-STATE-MOVE-DESTINATION': {
+    exit: 1,
+    summary: "The new location of a state move holds state of the environment that the old location's history does not have.",
+    fix: () =>
+      'compare both histories (`git log` of the desired ref in each repository) and keep one: point the Environment back at the old location, or delete the state refs at the new location by hand and move again (Nyl never deletes a state ref)',
   },
   'NYL-STATE-DIVERGED': {
     exit: 1,

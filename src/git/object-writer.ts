@@ -17,6 +17,8 @@ export type FileContent = string | Buffer;
 export interface CommitSpec {
   /** A 40-hex commit id, or the index of an earlier commit of the same batch. */
   parent?: string | { index: number };
+  /** Further parents after the first (a merge): 40-hex commit ids. Needs `parent`. */
+  merges?: string[];
   /** Starts from an empty tree even when a parent is given. */
   clearTree?: boolean;
   /** Path -> new content, or null to delete the path. Paths are relative to the tree root. */
@@ -63,6 +65,7 @@ function commitCommands(commits: CommitSpec[], firstMark: number): Buffer[] {
     parts.push(Buffer.from(identityLine('committer', c.author, c.timeMs)));
     parts.push(...dataBlock(c.message));
     if (c.parent !== undefined) parts.push(Buffer.from(`from ${typeof c.parent === 'string' ? c.parent : `:${firstMark + c.parent.index}`}\n`));
+    for (const merge of c.parent !== undefined ? (c.merges ?? []) : []) parts.push(Buffer.from(`merge ${merge}\n`));
     if (c.clearTree) parts.push(Buffer.from('deleteall\n'));
     for (const path of [...c.changes.keys()].sort()) {
       const content = c.changes.get(path);

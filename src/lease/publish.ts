@@ -22,6 +22,10 @@ export interface RefTransition {
    * branch of a ref the state repository lacks, so that branch fast-forwards instead of diverging.
    */
   parent?: string;
+  /** Further parents (a merge): a state move's new location continues the old one's history too. */
+  merges?: string[];
+  /** The tree starts empty instead of from the parent's (a move's first commit at a new ref). */
+  clearTree?: boolean;
   /** Changes relative to the environment's directory: file -> content, null deletes. */
   changes: Map<string, FileContent | null>;
   message: string;
@@ -40,6 +44,8 @@ function commitSpecs(store: StateStore, transitions: RefTransition[], author: Id
     const spec: CommitSpec = { changes, message: t.message, author, timeMs };
     const parent = t.parent ?? t.base;
     if (parent) spec.parent = parent;
+    if (t.merges?.length) spec.merges = t.merges;
+    if (t.clearTree) spec.clearTree = true;
     return spec;
   });
 }

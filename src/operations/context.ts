@@ -25,7 +25,7 @@ import type { EnvironmentResource, Project } from '../project/types';
 import type { DocumentSets } from '../run/transition-plan';
 import { GitStateStore, PARSE_FORMAT } from '../state/git-store';
 import { cacheRoot } from '../util/cache-dir';
-import { type StateLocation, resolveLocation } from '../state/location';
+import { type CheckoutFacts, type StateLocation, resolveLocation } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
 import type { Trailers } from '../state/transition';
 import { JsonCache } from '../util/json-cache';
@@ -64,6 +64,9 @@ export interface OpenedEnvironment {
    * Absent when it cannot be known.
    */
   inputKey?: string;
+  /** The checkout and a store of another location of this environment (a state move's old one); absent in-process. */
+  checkout?: CheckoutFacts;
+  openStoreAt?(loc: StateLocation): StateStore;
   /** Unpacks the source commit (or another commit of the checkout, a teardown's) into dest; returns the project directory inside it. */
   materialize(dest: string, commit?: string): Promise<string>;
   close(): void;
@@ -121,6 +124,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       drivers: BUILTIN_DRIVERS,
       ...(headLoad.treeOid && sourceLoad.treeOid ? { inputKey: `${PARSE_FORMAT}:${headLoad.treeOid}:${sourceLoad.treeOid}:${sourceCommit}` } : {}),
       materialize: materializerOf(rt, checkout, sourceCommit),
+      checkout,
+      openStoreAt: (at) => new GitStateStore(rt.git, at, checkout, rt.env, reader, cache),
       close: () => {
         store!.close();
         reader.close();

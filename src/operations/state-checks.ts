@@ -18,6 +18,10 @@ export function inactiveStateDiagnostic(envName: string, state: EnvironmentState
   if (!state) return missingStateDiagnostic(envName, loc, severity, fromLocal);
   if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
   if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
+  const prefix = state.coordinationRefPrefix;
+  if (prefix !== undefined && prefix !== loc.coordinationPrefix) {
+    return diagnostic('NYL-STATE-MOVED', severity, `the coordination refs of ${envName} moved from ${loc.coordinationPrefix} to ${prefix}`, { env: envName, movedTo: `coordinationRefPrefix ${prefix}` });
+  }
   return undefined;
 }
 

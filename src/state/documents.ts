@@ -14,6 +14,9 @@ export interface StateEvent {
   by: string;
   reason?: string;
   generation?: number;
+  /** A `moved` event: where the state was and where it went (describeEnd of each location). */
+  from?: string;
+  to?: string;
 }
 
 export interface EnvironmentStateDoc {
@@ -23,6 +26,12 @@ export interface EnvironmentStateDoc {
   generation: number;
   status: 'active' | 'deleted' | 'moved';
   movedTo?: string;
+  /**
+   * The coordination prefix the state was moved to by `nyl state move`. Only a move records it:
+   * a move that changes nothing but the prefix leaves the state where it was, so this is what
+   * tells a command still configured with the old prefix that the state moved.
+   */
+  coordinationRefPrefix?: string;
   events: StateEvent[];
 }
 

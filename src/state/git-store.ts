@@ -372,15 +372,24 @@ export class GitStateStore implements StateStore {
     const diverged: string[] = [];
     for (const ref of stale) {
       const tip = known.get(ref);
-      if (tip !== undefined && !(await this.inHistory(tip, state.get(ref)!))) diverged.push(ref);
+      if (tip !== undefined && !(await this.isAncestor(tip, state.get(ref)!))) diverged.push(ref);
     }
     return diverged;
   }
 
   /** Is `ancestor` in the history of `tip`, in the work repository? An object it lacks is not. */
-  private async inHistory(ancestor: string, tip: string): Promise<boolean> {
+  async isAncestor(ancestor: string, tip: string): Promise<boolean> {
     const result = await this.git.run(this.workDir, ['merge-base', '--is-ancestor', ancestor, tip]);
     return result.code === 0;
+  }
+
+  async importObjects(from: StateStore, oids: string[]): Promise<void> {
+    if (from.localRepository === this.workDir) return;
+    const missing = await this.missingObjects([...new Set(oids)]);
+    if (missing.length === 0) return;
+    // Both work repositories are on this machine: a fetch by id from a path, into no ref.
+    const result = await this.git.run(this.workDir, [...FETCH, from.localRepository, ...missing]);
+    if (result.code !== 0) unavailable(this.loc, `cannot copy the commits of ${from.localRepository}: ${this.git.failureOf(result)}`);
   }
 
   async knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot> {

@@ -195,10 +195,21 @@ export function resolveLocation(project: Project, env: EnvironmentResource, chec
     pushURL = url;
     chosenBy = "the checkout's origin";
   }
-  if (url === undefined) return { ...common, kind: 'clone', chosenBy: 'the clone itself (no remote)' };
+  return locationAt(common, url === undefined ? undefined : { url, pushURL: pushURL ?? url }, chosenBy, checkout);
+}
 
+/** A location's ref names, state path and prefix: everything but the repository. */
+export type LocationRefs = Pick<StateLocation, 'environment' | 'desiredRef' | 'observedRef' | 'statePath' | 'coordinationPrefix'>;
+
+/**
+ * The location of these refs in a repository: the clone itself without one (or when it names the
+ * checkout), a repository of this machine opened directly, or a remote.
+ */
+export function locationAt(common: LocationRefs, repository: { url: string; pushURL: string } | undefined, chosenBy: string, checkout: CheckoutFacts): StateLocation {
+  if (repository === undefined) return { ...common, kind: 'clone', chosenBy: chosenBy || 'the clone itself (no remote)' };
+  const { url, pushURL } = repository;
   const local = localPathOf(url, checkout.workTree);
-  const localPush = pushURL ? localPathOf(pushURL, checkout.workTree) : undefined;
+  const localPush = localPathOf(pushURL, checkout.workTree);
   if (local && localPush && resolvePath(local) === resolvePath(localPush)) {
     const abs = resolvePath(local);
     if (abs === resolvePath(checkout.workTree) || abs === resolvePath(checkout.workTree, '.git')) {
@@ -207,7 +218,24 @@ export function resolveLocation(project: Project, env: EnvironmentResource, chec
     const fileURL = pathToFileURL(abs).href;
     return { ...common, kind: 'path', url: fileURL, pushURL: fileURL, localPath: abs, chosenBy };
   }
-  return { ...common, kind: 'remote', url, pushURL: pushURL ?? url, chosenBy };
+  return { ...common, kind: 'remote', url, pushURL, chosenBy };
+}
+
+/** The name `state move` and a moved state.yaml give a location's repository: `local` for the clone's own branches. */
+export function repositoryName(loc: StateLocation): string {
+  return loc.kind === 'clone' ? 'local' : loc.url!;
+}
+
+/** One line naming a location, as a moved state.yaml's movedTo and NYL-STATE-MOVED print it. */
+export function describeEnd(loc: StateLocation): string {
+  const path = loc.statePath ? `, path ${loc.statePath}` : '';
+  return `${repositoryName(loc)} (desired ${loc.desiredRef}, observed ${loc.observedRef}${path}, coordination ${loc.coordinationPrefix})`;
+}
+
+/** Do two locations name the same repository, refs, path and prefix? */
+export function sameLocation(a: StateLocation, b: StateLocation, base: string): boolean {
+  const repo = (l: StateLocation) => (l.kind === 'clone' ? 'local' : repositoryIdentity(l.url!, base));
+  return repo(a) === repo(b) && a.desiredRef === b.desiredRef && a.observedRef === b.observedRef && a.statePath === b.statePath && a.coordinationPrefix === b.coordinationPrefix;
 }
 
 export function leaseRef(loc: StateLocation): string {
@@ -257,4 +285,42 @@ export function describeLocation(loc: StateLocation, localRepository: string): R
   if (loc.pushURL && loc.pushURL !== loc.url) out.publishURL = loc.pushURL;
   if (loc.statePath) out.path = loc.statePath;
   return out;
+}
+
+/** Where `nyl state move` moves from: each option defaults to the configured location's value. */
+export interface MoveFrom {
+  /** A URL, a GitRepository name, or `local` (the clone's own branches). */
+  from?: string;
+  desiredRef?: string;
+  observedRef?: string;
+  statePath?: string;
+  coordinationRefs?: string;
+}
+
+/** The repository `--from` names, as a location takes it: undefined for the clone's own branches. */
+function repositoryFrom(project: Project, configured: StateLocation, from: string | undefined): { url: string; pushURL: string } | undefined {
+  if (from === 'local') return undefined;
+  if (from !== undefined) {
+    const repo = project.repositories.get(from);
+    if (repo) return { url: repo.spec.url, pushURL: repo.spec.publishURL ?? repo.spec.url };
+    return { url: from, pushURL: from };
+  }
+  return configured.kind === 'clone' ? undefined : { url: configured.url!, pushURL: configured.pushURL ?? configured.url! };
+}
+
+/** The old location of a state move: the configured one with the options' values in place. */
+export function locationMovedFrom(project: Project, configured: StateLocation, options: MoveFrom, checkout: CheckoutFacts): StateLocation {
+  const prefix = options.coordinationRefs ?? configured.coordinationPrefix;
+  if (!/^refs\/(.+\/)?$/.test(prefix) || prefix.includes('//')) {
+    fail('NYL-USAGE', `--coordination-refs ${prefix} is not a ref prefix: it starts with refs/ and ends with /`, { fix: 'name the old prefix as configured before, such as `--coordination-refs refs/nyl/`' });
+  }
+  const common: LocationRefs = {
+    environment: configured.environment,
+    desiredRef: branchRef(options.desiredRef ?? configured.desiredRef),
+    observedRef: branchRef(options.observedRef ?? configured.observedRef),
+    statePath: (options.statePath ?? configured.statePath).replace(/^\/+|\/+$/g, ''),
+    coordinationPrefix: prefix,
+  };
+  const chosenBy = options.from !== undefined ? `--from ${options.from}` : 'the configured repository';
+  return locationAt(common, repositoryFrom(project, configured, options.from), chosenBy, checkout);
 }

@@ -77,6 +77,7 @@ const SHAPES = {
     generation: required(integer({ minimum: 1 })),
     status: required(oneOf(['active', 'deleted', 'moved'])),
     movedTo: text(),
+    coordinationRefPrefix: text(),
     events: required(
       list(
         object({
@@ -85,6 +86,8 @@ const SHAPES = {
           by: required(text()),
           reason: string(),
           generation: integer({ minimum: 1 }),
+          from: text(),
+          to: text(),
         }),
       ),
     ),

@@ -79,6 +79,14 @@ export interface StateStore {
   knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot>;
   /** Makes the commits of these known branches readable through `reader` and usable as parents. */
   adoptKnownBranches(known: RefSnapshot): Promise<void>;
+  /**
+   * Brings these commits, with everything they reach, from another store's work repository into
+   * this one's, moving no ref (a state move builds on the old location's commits). Nothing to do
+   * when both stores share a work repository or the objects are here already.
+   */
+  importObjects(from: StateStore, oids: string[]): Promise<void>;
+  /** Is `ancestor` in the history of `tip` (a commit is in its own)? A commit not here is in none. */
+  isAncestor(ancestor: string, tip: string): Promise<boolean>;
   close(): void;
 }
 

@@ -176,9 +176,12 @@ export class MemoryRepository {
         else setPath(root, path.split('/'), this.putObject('blob', asBuffer(content)));
       }
       const tree = this.storeTree(root);
+      const merges = parent ? (c.merges ?? []) : [];
+      for (const m of merges) if (!HEX40.test(m) || this.typeOf(m) !== 'commit') throw new Error(`commit ${i}: merge ${m} is not a commit of ${this.name}`);
       const text =
         `tree ${tree}\n` +
         (parent ? `parent ${parent}\n` : '') +
+        merges.map((m) => `parent ${m}\n`).join('') +
         identityLine('author', c.author, c.timeMs) +
         identityLine('committer', c.author, c.timeMs) +
         '\n';
@@ -600,6 +603,40 @@ export class MemoryStateStore {
 
   async adoptKnownBranches() {
     await tick();
+  }
+
+  /** Copies the objects these commits reach from another memory store's repository. */
+  async importObjects(from, oids) {
+    await tick();
+    if (from.repo === this.repo) return;
+    const pending = [...oids];
+    while (pending.length > 0) {
+      const oid = pending.pop();
+      if (this.repo.has(oid)) continue;
+      const obj = from.repo.object(oid);
+      if (!obj) throw new Error(`importObjects: ${oid} is not an object of ${from.repo.name}`);
+      this.repo.putObject(obj.type, obj.content);
+      if (obj.type === 'commit') {
+        const c = parseCommit(obj.content);
+        pending.push(c.tree, ...c.parents);
+      } else if (obj.type === 'tree') {
+        for (const e of parseTree(obj.content)) pending.push(e.oid);
+      }
+    }
+  }
+
+  async isAncestor(ancestor, tip) {
+    await tick();
+    const seen = new Set();
+    const pending = [tip];
+    while (pending.length > 0) {
+      const oid = pending.pop();
+      if (oid === ancestor) return this.repo.typeOf(oid) === 'commit';
+      if (seen.has(oid) || this.repo.typeOf(oid) !== 'commit') continue;
+      seen.add(oid);
+      pending.push(...parseCommit(this.repo.object(oid).content).parents);
+    }
+    return false;
   }
 
   close() {

@@ -1,0 +1,285 @@
+/**
+ * `nyl state move -e ENV [--from URL|NAME|local] [--desired-ref R] [--observed-ref R]
+ * [--state-path P] [--coordination-refs P]`: moves an environment's state to the location its
+ * Environment configures now. The options name the old location; each defaults to the
+ * configured value.
+ *
+ * In two steps, each a lease transaction of its own location, so that a move killed anywhere
+ * completes when run again:
+ * 1. Under the old location's lease, one commit per old state ref marks state.yaml `moved`
+ *    (`movedTo`, a `moved` event): from then on every command pointed there refuses with
+ *    NYL-STATE-MOVED. Units, receipts and run refs stay there for audit.
+ * 2. Under the new location's lease, one commit per new state ref continues the old history:
+ *    its parents are the ref's current tip (if any) and the old ref's marked commit, so every old
+ *    commit is an ancestor of the new tips and nothing is rewritten or force-pushed. The
+ *    environment's files are copied as they are (units keep uids, receipts and conditions), and
+ *    the old location's run and evidence refs are copied under the new prefix in the same atomic
+ *    push, so the next importer there finds what a dead run left.
+ * A second run finds the old location marked (step 1 done) or the new one continuing it (done).
+ *
+ * A move of the coordination prefix alone has one state.yaml at both ends: it is one transaction
+ * under the old lease that records the new prefix in state.yaml (so commands still configured
+ * with the old prefix refuse) and copies the run refs.
+ *
+ * The new location must hold no state of the environment, unless that state is already in the
+ * old location's history (its tips are ancestors of the old tips): moving back to a location the
+ * state once left, or publishing a clone's branches that continue the remote's.
+ */
+import { fail, NylError } from '../errors/diagnostic';
+import type { RefUpdate } from '../git/refs';
+import type { RefTransition } from '../lease/publish';
+import { withLease } from '../lease/transaction';
+import type { StateOperationReport } from '../report/types';
+import type { EnvironmentStateDoc } from '../state/documents';
+import { toYaml } from '../state/documents';
+import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf } from '../state/location';
+import { continuedAt, markedMoved, type MoveEnds, movedEvent } from '../state/move';
+import { readStateDoc } from '../state/read';
+import type { RefSnapshot, StateStore } from '../state/store';
+import { transitionMessage } from '../state/transition';
+import { isoSeconds } from '../util/clock';
+import type { Runtime } from '../util/runtime';
+import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
+import { stateOperationReport } from './report-base';
+import { inactiveStateDiagnostic } from './state-checks';
+
+export interface StateMoveRequest extends EnvironmentRequest, MoveFrom {
+  reason?: string;
+  waitMs?: number;
+}
+
+type MoveOptions = Pick<StateMoveRequest, 'reason' | 'waitMs'>;
+
+/** Both ends of a move, opened. */
+interface Move {
+  opened: OpenedEnvironment;
+  old: StateStore;
+  ends: MoveEnds;
+  options: MoveOptions;
+}
+
+export async function stateMove(rt: Runtime, req: StateMoveRequest): Promise<StateOperationReport> {
+  const opened = await openEnvironment(rt, req, { writes: true, renders: false });
+  let old: StateStore | undefined;
+  try {
+    const oldLoc = locationMovedFrom(opened.project, opened.loc, req, opened.checkout!);
+    if (sameLocation(oldLoc, opened.loc, opened.checkout!.workTree)) refuseNothingToMove(opened.loc);
+    old = opened.openStoreAt!(oldLoc);
+    const move: Move = { opened, old, ends: { from: describeEnd(oldLoc), to: describeEnd(opened.loc) }, options: { ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) } };
+    return await stateMoveOpened(rt, move);
+  } finally {
+    old?.close();
+    opened.close();
+  }
+}
+
+function refuseNothingToMove(loc: StateLocation): never {
+  fail('NYL-USAGE', `nothing to move: the old location of ${loc.environment} is the configured one, ${describeEnd(loc)}`, {
+    fix: `name where the state was with --from (a URL, a GitRepository or local), --desired-ref, --observed-ref, --state-path or --coordination-refs: \`nyl state move -e ${loc.environment} --from <old repository>\``,
+  });
+}
+
+async function stateMoveOpened(rt: Runtime, move: Move): Promise<StateOperationReport> {
+  const { opened, old, ends } = move;
+  const report = stateOperationReport('state-move', opened.env.name, { from: ends.from, to: ends.to });
+  await old.ensureOpen();
+  await opened.store.ensureOpen();
+  if (sameStateFile(old.loc, opened.loc)) return moveInPlace(rt, move, report);
+  const oldRefs = await old.snapshot();
+  const oldState = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, oldRefs.get(old.loc.desiredRef));
+  const movedHere = oldState?.status === 'moved' && oldState.movedTo === ends.to;
+  if (!movedHere) {
+    requireMovable(old.loc, oldState, ends);
+    await requireFreeDestination(move, oldRefs, 'before');
+  }
+  const marked = movedHere ? oldRefs : await markOld(rt, move, oldRefs);
+  return continueAtNew(rt, move, marked, report);
+}
+
+/** A move of the prefix alone: both ends are the same state.yaml. */
+function sameStateFile(a: StateLocation, b: StateLocation): boolean {
+  return a.kind === b.kind && a.url === b.url && a.desiredRef === b.desiredRef && a.observedRef === b.observedRef && a.statePath === b.statePath;
+}
+
+/** The old location must hold active state; a location moved elsewhere or deleted says where to go. */
+function requireMovable(loc: StateLocation, state: EnvironmentStateDoc | undefined, ends: MoveEnds): asserts state is EnvironmentStateDoc {
+  if (!state) {
+    fail('NYL-STATE-MISSING', `the old location ${ends.from} holds no state of ${loc.environment}`, {
+      env: loc.environment,
+      oldLocation: true,
+    });
+  }
+  const inactive = inactiveStateDiagnostic(loc.environment, state, loc);
+  if (inactive) throw new NylError(inactive);
+}
+
+/** The old refs each new state ref continues: desired from desired, observed from observed. */
+function pairs(move: Move, oldRefs: RefSnapshot): Array<{ ref: string; oldRef: string; oldTip: string }> {
+  const { loc } = move.opened;
+  const list = [{ ref: loc.desiredRef, oldRef: move.old.loc.desiredRef }];
+  if (loc.observedRef !== loc.desiredRef) list.push({ ref: loc.observedRef, oldRef: move.old.loc.observedRef });
+  return list.map((p) => ({ ...p, oldTip: oldRefs.get(p.oldRef)! })).filter((p) => p.oldTip !== undefined);
+}
+
+/**
+ * The new location holds no state of the environment, or only state the old history already has.
+ * `done` when it continues the old location's marked tips: the move completed before.
+ */
+async function requireFreeDestination(move: Move, oldRefs: RefSnapshot, when: 'before' | 'after', refs?: RefSnapshot): Promise<'free' | 'done'> {
+  const { store, loc } = move.opened;
+  const now = refs ?? (await store.snapshot());
+  const state = await readStateDoc(store.reader, loc, loc.desiredRef, now.get(loc.desiredRef));
+  if (!state) return 'free';
+  const list = pairs(move, oldRefs);
+  await store.importObjects(move.old, list.map((p) => p.oldTip));
+  const tips = list.map((p) => ({ ...p, tip: now.get(p.ref) }));
+  if (when === 'after' && (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.oldTip, t.tip) : Promise.resolve(false)))))) return 'done';
+  if (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.tip, t.oldTip) : Promise.resolve(true))))) return 'free';
+  fail('NYL-STATE-MOVE-DESTINATION', `the new location ${move.ends.to} already holds state of ${loc.environment} that the old location's history does not have`, {
+    env: loc.environment,
+    data: { status: state.status, desired: now.get(loc.desiredRef) ?? null },
+  });
+}
+
+async function everyTrue(checks: Promise<boolean>[]): Promise<boolean> {
+  return (await Promise.all(checks)).every(Boolean);
+}
+
+/** Step 1: under the old location's lease, state.yaml there says where the state went. */
+async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<RefSnapshot> {
+  const { opened, old, ends } = move;
+  await old.requireNoUnpublishedWork(oldRefs);
+  const lease = { ...leaseOptionsOf(rt, opened, 'state-move', { initial: oldRefs, waitMs: move.options.waitMs }) };
+  return withLease(rt, old, lease, async (tx) => {
+    const refs = tx.snapshot;
+    const state = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs.get(old.loc.desiredRef));
+    if (state?.status === 'moved' && state.movedTo === ends.to) {
+      await tx.end('nothing-to-write');
+      return refs;
+    }
+    requireMovable(old.loc, state, ends);
+    const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
+    const message = moveMessage(move, { operation: 'state-move', to: ends.to });
+    const transitions = await Promise.all(distinctStateRefs(old.loc).map(async (ref) => {
+      const doc = (await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state;
+      return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(markedMoved(doc, event))]]), message } satisfies RefTransition;
+    }));
+    const published = await tx.publish(transitions);
+    await old.syncKnownBranches(published.refs);
+    return published.refs;
+  });
+}
+
+function distinctStateRefs(loc: StateLocation): string[] {
+  return loc.observedRef === loc.desiredRef ? [loc.desiredRef] : [loc.desiredRef, loc.observedRef];
+}
+
+function moveMessage(move: Move, body: { operation: string; from?: string; to?: string }): string {
+  return transitionMessage(move.opened.env.name, body, trailersOf(move.opened, move.options.reason));
+}
+
+/** Step 2: under the new location's lease, its state refs continue the old marked history. */
+async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, report: StateOperationReport): Promise<StateOperationReport> {
+  const { opened, old } = move;
+  const store = opened.store;
+  const list = pairs(move, marked);
+  const carried = carriedRefs(move, marked);
+  await store.importObjects(old, [...list.map((p) => p.oldTip), ...carried.map((c) => c.oid)]);
+  const first = await store.snapshot();
+  if ((await requireFreeDestination(move, marked, 'after', first)) === 'done') return finished(report, opened.loc, first, []);
+  const lease = leaseOptionsOf(rt, opened, 'state-move', { initial: first, waitMs: move.options.waitMs });
+  return withLease(rt, store, lease, async (tx) => {
+    if ((await requireFreeDestination(move, marked, 'after', tx.snapshot)) === 'done') {
+      await tx.end('nothing-to-write');
+      return finished(report, opened.loc, tx.snapshot, []);
+    }
+    const transitions = await Promise.all(list.map((p) => continuation(move, p, tx.snapshot.get(p.ref))));
+    const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid }) satisfies RefUpdate));
+    report.result = 'done';
+    await store.syncKnownBranches(published.refs);
+    return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
+  });
+}
+
+function finished(report: StateOperationReport, loc: StateLocation, refs: RefSnapshot, carried: string[]): StateOperationReport {
+  const desired = refs.get(loc.desiredRef);
+  const observed = refs.get(loc.observedRef);
+  if (desired) report.desired = desired;
+  if (observed) report.observed = observed;
+  report.details.carried = carried;
+  return report;
+}
+
+/**
+ * The old location's run and evidence refs, under the new prefix: what a dead run left there is
+ * imported at the new location. Refs whose name does not change (same repository and prefix)
+ * stay as they are.
+ */
+function carriedRefs(move: Move, oldRefs: RefSnapshot): Array<{ ref: string; oid: string }> {
+  const from = coordinationNamespace(move.old.loc);
+  const to = coordinationNamespace(move.opened.loc);
+  const sameRepository = move.old.localRepository === move.opened.store.localRepository && move.old.loc.pushURL === move.opened.loc.pushURL;
+  if (sameRepository && from === to) return [];
+  const out: Array<{ ref: string; oid: string }> = [];
+  for (const [ref, oid] of oldRefs) {
+    const rest = ref.startsWith(from) ? ref.slice(from.length) : undefined;
+    if (rest !== undefined && (rest.startsWith('runs/') || rest.startsWith('evidence/'))) out.push({ ref: `${to}${rest}`, oid });
+  }
+  return out;
+}
+
+/**
+ * One new commit continuing the old marked tip: the environment's files as the old location has
+ * them (state.yaml active again), on top of the ref's current tip when it exists (environments
+ * sharing the ref keep their files), with the old tip as a further parent.
+ */
+async function continuation(move: Move, pair: { ref: string; oldTip: string }, base: string | undefined): Promise<RefTransition> {
+  const files = await environmentFiles(move, pair.oldTip);
+  const message = moveMessage(move, { operation: 'state-move', from: move.ends.from });
+  if (base === undefined) return { ref: pair.ref, base, parent: pair.oldTip, clearTree: true, changes: files, message };
+  // The environment's directory is replaced whole: `units` first goes, then every unit file comes.
+  const changes = new Map<string, string | Buffer | null>([['units', null], ...files]);
+  return { ref: pair.ref, base, ...(base === pair.oldTip ? {} : { merges: [pair.oldTip] }), changes, message };
+}
+
+/** state.yaml (continued) and every unit file of the environment at an old commit, relative to its directory. */
+async function environmentFiles(move: Move, commit: string): Promise<Map<string, string | Buffer>> {
+  const { old, opened } = move;
+  const doc = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, commit);
+  const event = doc!.events[doc!.events.length - 1]!;
+  const files = new Map<string, string | Buffer>([['state.yaml', toYaml(continuedAt(doc!, event, opened.loc.coordinationPrefix))]]);
+  const units = (await old.reader.readTree(`${commit}:${statePathOf(old.loc, 'units')}`)) ?? [];
+  const blobs = units.filter((e) => e.type === 'blob');
+  const contents = await old.reader.readMany(blobs.map((e) => e.oid));
+  blobs.forEach((e, i) => files.set(`units/${e.name}`, contents[i]!.content));
+  return files;
+}
+
+/**
+ * A move of the coordination prefix alone: one commit per state ref records the new prefix in
+ * state.yaml and the run refs are copied, in one atomic push under the old lease.
+ */
+async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport): Promise<StateOperationReport> {
+  const { opened, old, ends } = move;
+  const refs0 = await old.snapshot();
+  const state0 = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs0.get(old.loc.desiredRef));
+  if (state0?.coordinationRefPrefix === opened.loc.coordinationPrefix) return finished(report, opened.loc, refs0, []);
+  requireMovable(old.loc, state0, ends);
+  await old.requireNoUnpublishedWork(refs0);
+  return withLease(rt, old, leaseOptionsOf(rt, opened, 'state-move', { initial: refs0, waitMs: move.options.waitMs }), async (tx) => {
+    const refs = tx.snapshot;
+    const state = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs.get(old.loc.desiredRef));
+    requireMovable(old.loc, state, ends);
+    const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
+    const message = moveMessage(move, { operation: 'state-move', from: ends.from, to: ends.to });
+    const transitions = await Promise.all(distinctStateRefs(old.loc).map(async (ref) => {
+      const doc = (await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state;
+      return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(continuedAt(doc, event, opened.loc.coordinationPrefix))]]), message } satisfies RefTransition;
+    }));
+    const carried = carriedRefs(move, refs);
+    const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid })));
+    report.result = 'done';
+    await opened.store.syncKnownBranches(published.refs);
+    return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
+  });
+}
