@@ -540,7 +540,7 @@ const verifiedUnit = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. verify: run, units, skipped. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. verify: run, units, skipped. state move: from, to, carried. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -568,6 +568,9 @@ const stateOperationDetails = closedDetails(
     teardown: ref('teardownReport', 'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.'),
     units: { type: 'object', description: 'verify: what the drift check of each checked unit observed, by unit.', additionalProperties: verifiedUnit },
     skipped: { type: 'object', description: 'verify: the units it did not check, each with why (no receipt yet, held, a tombstone, left the ownership set).', additionalProperties: str() },
+    from: str('state move: the old location: its repository (local for the clone\'s own branches), refs, path and coordination prefix, as its state.yaml names them.'),
+    to: str('state move: the new location, in the same form; the old state.yaml\'s movedTo.'),
+    carried: strings("state move: the old location's run and evidence refs it copied to the new location (under the new coordination prefix), for the next importer there."),
   },
 );
 
@@ -592,7 +595,7 @@ const stateOperationReport = shape<StateOperationReport>({
   kind: req({ const: 'StateOperationReport' }),
   operation: req(
     str("The operation, with the command's words joined by '-' (`nyl state forget`: forget, as its commits name it); for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
-      examples: ['state-init', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
+      examples: ['state-init', 'state-move', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
     }),
   ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),

@@ -31,30 +31,42 @@ export interface Faults {
 }
 
 /**
- * Fault points from the environment: NYL_FAULT_AT=<point>[@<unit>][,...] with
+ * Fault points from the environment: NYL_FAULT_AT=<point>[@<unit>][#<n>][,...] (`#n`: only the
+ * n-th time the point is reached, such as the second lease a state move takes) with
  * NYL_FAULT_ACTION=kill|exit|pause|mark. `pause` writes NYL_FAULT_MARKER (a file path) and waits
  * until that file is removed; `mark` only writes it, so that a test knows the point was reached
  * (a waiter that is really waiting, with its signal handlers in place).
  */
 export class FaultPoints implements Faults {
-  private readonly points: { point: string; unit?: string }[];
+  private readonly points: { point: string; unit?: string; nth?: number }[];
   private readonly action: string;
   private readonly marker: string | undefined;
+  /** How often each entry's point was reached so far, for `point#N`. */
+  private readonly reached = new Map<number, number>();
 
   constructor(
     env: NodeJS.ProcessEnv,
     private readonly clock: Clock,
   ) {
     this.points = (env.NYL_FAULT_AT ?? '').split(',').filter(Boolean).map((p) => {
-      const [point, unit] = p.split('@');
-      return unit ? { point: point!, unit } : { point: point! };
+      const [spec, nth] = p.split('#');
+      const [point, unit] = spec!.split('@');
+      return { point: point!, ...(unit ? { unit } : {}), ...(nth ? { nth: Number(nth) } : {}) };
     });
     this.action = env.NYL_FAULT_ACTION ?? 'kill';
     this.marker = env.NYL_FAULT_MARKER;
   }
 
+  /** Does an entry take effect here? `point#N` only the Nth time its point (and unit) is reached. */
   private matches(point: string, units: readonly string[] | undefined): boolean {
-    return this.points.some((p) => p.point === point && (!p.unit || (units ?? []).includes(p.unit)));
+    let hit = false;
+    this.points.forEach((p, i) => {
+      if (p.point !== point || (p.unit && !(units ?? []).includes(p.unit))) return;
+      const count = (this.reached.get(i) ?? 0) + 1;
+      this.reached.set(i, count);
+      if (p.nth === undefined || p.nth === count) hit = true;
+    });
+    return hit;
   }
 
   async reach(point: string, units?: readonly string[]): Promise<void> {

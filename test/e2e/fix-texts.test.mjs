@@ -63,9 +63,7 @@ const PROBES = {
  * feature owns, or that no command prints: their texts stay as they are until that feature lands.
  */
 const SKIPPED = {
-  'NYL-STATE-MOVED': 'names only `nyl state move`, and only `nyl state move` (not built yet) leaves a moved location',
   'NYL-STATE-DIVERGED': 'outside `state init`, the only command it names is `nyl state move --from local` (not built yet)',
-  'NYL-STATE-MISSING (fromLocal)': 'its first way forward is `nyl state move -e ENV --from local`, not built yet (test/e2e/local-runs.test.mjs checks the text)',
   'NYL-TEARDOWN-PENDING': 'the text without dependents is a fallback no command prints: a teardown that waits for its dependents names them (the dependents variant)',
   'NYL-TEARDOWN-HAS-DEPENDENTS': 'the text without tombstones is a fallback no command prints: the warning names the tombstones that cite the unit (the dependents variant)',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
@@ -75,7 +73,7 @@ const SKIPPED = {
 };
 
 /** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
-const UNBUILT = ['nyl state move', 'nyl state reset', 'nyl state restore'];
+const UNBUILT = ['nyl state reset', 'nyl state restore'];
 
 /** Codes whose raise sites write their own fix (the catalog's is a fallback): their text is not compared. */
 const OWN_FIX = new Set(['NYL-USAGE']);
@@ -370,6 +368,27 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const deleted = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(deleted, 'NYL-STATE-DELETED')), [0]);
       assert.equal((await status(dir)).json.errors.length, 0);
+    },
+  );
+
+  group(
+    "a remote added to a project whose state lived in the clone: moving the clone's state there, or starting over there",
+    ['NYL-STATE-MISSING (fromLocal)'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ a: logged(s.log, 'a') });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      const other = fork(dir);
+      git(dir, 'remote', 'add', 'origin', pathToFileURL(makeBareRepo()).href);
+      git(other, 'remote', 'add', 'origin', pathToFileURL(makeBareRepo()).href);
+      const missing = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      const [move, fresh] = fx.commands(fx.printed(missing, 'NYL-STATE-MISSING (fromLocal)'));
+      assert.match(move.command, /state move -e dev --from local/);
+      await fx.exec(dir, move, [0]);
+      assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'current', 'a moved with its receipt');
+      await fx.exec(other, fresh, [0]);
+      assert.equal((await step(other, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'executed', 'a fresh start runs a again');
     },
   );
 

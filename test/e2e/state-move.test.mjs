@@ -1,0 +1,217 @@
+// `nyl state move`, end to end against real repositories whose state branches refuse
+// non-fast-forward updates and deletions (a host's protected branches): between two file://
+// repositories with a dead run's ref carried along, to a git daemon and to smart HTTP with renamed
+// refs and a new coordination prefix (refs/heads/nyl-run/ and back), from the clone's own
+// branches to a remote added later, and a move killed at each of its steps, then run again.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cleanupAll, git, gitResult, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { networkRemotes } from '../support/network-remotes.mjs';
+import { codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
+
+after(cleanupAll);
+const remotes = networkRemotes('nyl-move-');
+
+const PROTECTED = ['refs/heads/nyl/', 'refs/heads/renamed/'];
+
+function protectedBare(dir) {
+  const bare = makeBareRepo(dir);
+  installProtectHook(bare, PROTECTED);
+  return bare;
+}
+
+/** nyl.yaml with dev's state at `state` (YAML lines under spec.state) and two units that count their runs. */
+function projectFiles(state, runs, extra = '') {
+  return nylYaml(
+    environment('dev', `lease: {duration: 2s}\nstate:\n${state.split('\n').map((l) => `  ${l}`).join('\n')}`),
+    command('a', `script: echo a >> "${path.join(runs, 'a')}"`),
+    command('b', `dependsOn: [a]\nscript: echo b >> "${path.join(runs, 'b')}"${extra}`),
+  );
+}
+
+/** Rewrites nyl.yaml and commits it: the Environment now points elsewhere. */
+function reconfigure(project, files) {
+  fs.writeFileSync(path.join(project, 'nyl.yaml'), files);
+  git(project, 'commit', '-q', '-am', 'move the state');
+}
+
+const runsOf = (dir, unit) => (fs.existsSync(path.join(dir, unit)) ? fs.readFileSync(path.join(dir, unit), 'utf8').split('\n').filter(Boolean).length : 0);
+const isAncestor = (repo, a, b) => gitResult(repo, 'merge-base', '--is-ancestor', a, b).status === 0;
+const tip = (repo, ref) => git(repo, 'rev-parse', '--verify', '-q', ref);
+
+test('between two file:// repositories: the old location refuses, units keep their receipts, a cancelled run is carried and imported, a second move changes nothing', async () => {
+  const base = tempDir('nyl-move-file-');
+  const oldBare = protectedBare(path.join(base, 'old.git'));
+  const newBare = protectedBare(path.join(base, 'new.git'));
+  const runs = tempDir('nyl-move-runs-');
+  const at = (bare) => `repository: {repoURL: "${pathToFileURL(bare).href}"}`;
+  const project = makeProject({ 'nyl.yaml': projectFiles(at(oldBare), runs) });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+
+  // A run cancelled while b runs leaves its run ref, ended, waiting for an import.
+  reconfigure(project, projectFiles(at(oldBare), runs, '; sleep 20'));
+  const marker = path.join(runs, 'started');
+  const cancelled = nylAsync(project, ['reconcile', '-e', 'dev'], { env: { NYL_FAULT_AT: 'after-started-push@b', NYL_FAULT_ACTION: 'mark', NYL_FAULT_MARKER: marker } });
+  await waitForFile(marker);
+  cancelled.child.kill('SIGTERM');
+  assert.equal((await cancelled.done).code, 4);
+  const runRefs = git(oldBare, 'for-each-ref', '--format=%(refname)', 'refs/nyl/dev/runs/').split('\n').filter(Boolean);
+  assert.equal(runRefs.length, 1, 'the cancelled run waits for its import');
+  const oldTips = { desired: tip(oldBare, 'refs/heads/nyl/dev/desired'), observed: tip(oldBare, 'refs/heads/nyl/dev/observed') };
+  const oldProject = makeProject({ 'nyl.yaml': fs.readFileSync(path.join(project, 'nyl.yaml'), 'utf8') });
+
+  reconfigure(project, projectFiles(at(newBare), runs, '; sleep 20'));
+  const missing = nyl(project, ['status', '-e', 'dev', '-o', 'json']);
+  assert.ok(codes(missing).includes('NYL-STATE-MISSING'), missing.stdout);
+
+  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', pathToFileURL(oldBare).href, '--reason', 'new home', '-o', 'json']);
+  assert.equal(moved.code, 0, moved.stdout + moved.stderr);
+  assert.equal(moved.json.result, 'done');
+  assert.deepEqual(moved.json.details.carried, runRefs);
+
+  // The old location records the move, one commit per ref, and keeps its history and run ref.
+  for (const side of ['desired', 'observed']) {
+    const ref = `refs/heads/nyl/dev/${side}`;
+    const marked = tip(oldBare, ref);
+    assert.equal(git(oldBare, 'rev-parse', `${marked}^`), oldTips[side], `one commit on the old ${side} ref`);
+    assert.match(git(oldBare, 'show', `${marked}:state.yaml`), /status: moved/);
+    assert.ok(isAncestor(newBare, marked, tip(newBare, ref)), `every old ${side} commit is in the new history`);
+    assert.equal(git(newBare, 'show', `${tip(newBare, ref)}:units/a.yaml`), git(oldBare, 'show', `${oldTips[side]}:units/a.yaml`), 'the unit documents move as they are');
+  }
+  assert.match(git(oldBare, 'show', 'refs/heads/nyl/dev/desired:state.yaml'), new RegExp(`movedTo: .*${path.basename(base)}/new\\.git`));
+  assert.deepEqual(git(newBare, 'for-each-ref', '--format=%(refname)', 'refs/nyl/dev/runs/').split('\n'), runRefs);
+
+  // Every command against the old location refuses, naming the new one.
+  for (const args of [['status', '-e', 'dev', '-o', 'json'], ['reconcile', '-e', 'dev', '-o', 'json'], ['hold', '-e', 'dev', '--unit', 'a', '-o', 'json']]) {
+    const r = nyl(oldProject, args);
+    assert.equal(r.code, 1, `${args[0]}: ${r.stdout}`);
+    assert.ok(codes(r).includes('NYL-STATE-MOVED'), r.stdout);
+    assert.match(JSON.stringify(r.json.errors), /new\.git/);
+  }
+
+  // A second move finds the work done.
+  const again = nyl(project, ['state', 'move', '-e', 'dev', '--from', pathToFileURL(oldBare).href, '-o', 'json']);
+  assert.equal(again.code, 0, again.stdout);
+  assert.equal(again.json.result, 'unchanged');
+
+  // The new location imports the carried run (b was cut short: uncertain) and a stays current.
+  const first = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(first.json.units.a.result, 'current');
+  assert.equal(first.json.units.b.result, 'recovered', first.stdout);
+  assert.equal(git(newBare, 'for-each-ref', 'refs/nyl/dev/runs/'), '', 'the import consumed the carried run ref');
+  assert.equal(runsOf(runs, 'a'), 1, 'a never ran again');
+});
+
+test('to a git daemon and to smart HTTP: renamed refs, a new coordination prefix, refs/heads/nyl-run/ and back', () => {
+  const runs = tempDir('nyl-move-net-runs-');
+  protectedBare(path.join(remotes.base, 'one.git'));
+  protectedBare(path.join(remotes.base, 'two.git'));
+  const daemon = remotes.daemon.url('one.git');
+  const http = remotes.http.url('two.git');
+  const project = makeProject({ 'nyl.yaml': projectFiles(`repository: {repoURL: "${daemon}"}`, runs) });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+
+  const renamed = `repository: {repoURL: "${http}"}\ndesiredRef: renamed/dev/desired\nobservedRef: renamed/dev/observed\ncoordinationRefPrefix: refs/heads/nyl-run/`;
+  reconfigure(project, projectFiles(renamed, runs));
+  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', daemon, '--desired-ref', 'nyl/dev/desired', '--observed-ref', 'nyl/dev/observed', '--coordination-refs', 'refs/nyl/', '-o', 'json']);
+  assert.equal(moved.code, 0, moved.stdout + moved.stderr);
+  const two = path.join(remotes.base, 'two.git');
+  assert.ok(tip(two, 'refs/heads/renamed/dev/desired'));
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']).json.units.b.result, 'current');
+  assert.equal(git(two, 'for-each-ref', 'refs/nyl/'), '', 'nothing under the old prefix at the new repository');
+
+  // Back to the default prefix on the same refs: one state.yaml at both ends.
+  const back = renamed.replace('coordinationRefPrefix: refs/heads/nyl-run/', 'coordinationRefPrefix: refs/nyl/');
+  reconfigure(project, projectFiles(back, runs));
+  const inPlace = nyl(project, ['state', 'move', '-e', 'dev', '--coordination-refs', 'refs/heads/nyl-run/', '-o', 'json']);
+  assert.equal(inPlace.code, 0, inPlace.stdout + inPlace.stderr);
+  assert.match(git(two, 'show', 'refs/heads/renamed/dev/desired:state.yaml'), /coordinationRefPrefix: refs\/nyl\//);
+  const r = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(git(two, 'for-each-ref', 'refs/heads/nyl-run/'), '', 'runs use the new prefix');
+  // A checkout still configured with the branch prefix refuses.
+  const stale = makeProject({ 'nyl.yaml': projectFiles(renamed, runs) });
+  const refused = nyl(stale, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(refused.code, 1, refused.stdout);
+  assert.deepEqual(codes(refused), ['NYL-STATE-MOVED']);
+  assert.equal(runsOf(runs, 'a'), 1);
+});
+
+test('from the clone\'s own branches to a remote added later: the branches then follow the remote', () => {
+  const runs = tempDir('nyl-move-local-runs-');
+  const bare = protectedBare();
+  const files = nylYaml(environment('dev'), command('a', `script: echo a >> "${path.join(runs, 'a')}"`));
+  const project = makeProject({ 'nyl.yaml': files });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+  git(project, 'remote', 'add', 'origin', `${pathToFileURL(bare).href}`);
+
+  const refused = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(refused.code, 1);
+  assert.deepEqual(codes(refused), ['NYL-STATE-MISSING']);
+  assert.match(refused.json.errors[0].fix, /nyl state move -e dev --from local/);
+
+  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
+  assert.equal(moved.code, 0, moved.stdout + moved.stderr);
+  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), tip(bare, 'refs/heads/nyl/dev/desired'), 'the clone\'s branch follows the remote');
+  const r = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(r.code, 0, r.stdout);
+  assert.equal(r.json.units.a.result, 'current');
+  assert.equal(runsOf(runs, 'a'), 1);
+});
+
+// Each step of a move where a kill leaves something half done: before and after each lease
+// and each transition push, at the old location (#1) and at the new one (#2).
+const KILL_POINTS = ['before-lease-push#1', 'lease-acquired#1', 'before-transition-push#1', 'after-transition-push#1', 'before-lease-push#2', 'lease-acquired#2', 'before-transition-push#2', 'after-transition-push#2'];
+
+test('a move killed at each step completes when run again, with nothing lost and nothing twice', async () => {
+  const base = tempDir('nyl-move-kill-');
+  const runs = path.join(base, 'runs');
+  fs.mkdirSync(runs);
+  const oldBare = protectedBare(path.join(base, 'old.git'));
+  protectedBare(path.join(base, 'new.git'));
+  const project = makeProject({ 'nyl.yaml': projectFiles(`repository: {repoURL: "${pathToFileURL(oldBare).href}"}`, runs) });
+  git(project, 'config', 'user.name', 'Nyl Test');
+  git(project, 'config', 'user.email', 'nyl@example.com');
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+  fs.renameSync(project, path.join(base, 'project'));
+  const files = projectFiles('repository: {repoURL: "file://STATE/new.git"}', runs);
+
+  const scenarios = KILL_POINTS.map(async (point) => {
+    const dir = tempDir('nyl-move-kill-case-');
+    fs.cpSync(base, dir, { recursive: true });
+    const proj = path.join(dir, 'project');
+    fs.writeFileSync(path.join(proj, 'nyl.yaml'), files.replace('STATE', dir));
+    git(proj, 'commit', '-q', '-am', 'move');
+    const from = pathToFileURL(path.join(dir, 'old.git')).href;
+    const killed = await nylAsync(proj, ['state', 'move', '-e', 'dev', '--from', from], { env: { NYL_FAULT_AT: point } }).done;
+    assert.equal(killed.signal, 'SIGKILL', `${point}: ${killed.stderr}`);
+    const done = await nylAsync(proj, ['state', 'move', '-e', 'dev', '--from', from, '--wait-lease', '20s', '-o', 'json']).done;
+    assert.equal(done.code, 0, `${point}: ${done.stdout}${done.stderr}`);
+    const oldRepo = path.join(dir, 'old.git');
+    const newRepo = path.join(dir, 'new.git');
+    for (const side of ['desired', 'observed']) {
+      const ref = `refs/heads/nyl/dev/${side}`;
+      const subjects = git(oldRepo, 'log', '--format=%s', ref).split('\n');
+      assert.equal(subjects.filter((s) => s === 'nyl: state-move dev').length, 1, `${point}: the old ${side} ref records the move once`);
+      const newSubjects = git(newRepo, 'log', '--format=%s', ref).split('\n');
+      assert.equal(newSubjects.filter((s) => s === 'nyl: state-move dev').length, 2, `${point}: one move commit at each end`);
+      assert.ok(isAncestor(newRepo, tip(oldRepo, ref), tip(newRepo, ref)), `${point}: the new ${side} ref continues the old one`);
+    }
+    // The units moved as they were: the documents at both ends are the same blobs.
+    for (const unit of ['a', 'b']) {
+      const at = (repo) => git(repo, 'rev-parse', `refs/heads/nyl/dev/observed:units/${unit}.yaml`);
+      assert.equal(at(newRepo), at(oldRepo), `${point}: ${unit}'s receipt moved as it was`);
+    }
+  });
+  // Every scenario ends before the test does (a failure of one must not cut the others short).
+  const failed = (await Promise.allSettled(scenarios)).filter((s) => s.status === 'rejected');
+  if (failed.length > 0) throw failed[0].reason;
+  assert.equal(runsOf(runs, 'a'), 1, 'no unit ran again anywhere');
+});
