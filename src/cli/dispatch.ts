@@ -126,6 +126,14 @@ async function stateDeleteOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   return stateDelete(rt, req, teardownAll);
 }
 
+/** `nyl state restore`: --to and --reason are checked by the operation. */
+async function stateRestoreOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { stateRestore } = await import('../operations/state-restore');
+  const w = waitMs(p);
+  const to = stringOpt(p, 'to');
+  return stateRestore(rt, { ...common(p), ...(to !== undefined ? { to } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
+}
+
 /** `nyl plan`: reads only, so it takes neither --author nor a reason. */
 async function planOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const { plan } = await import('../operations/plan');
@@ -206,6 +214,8 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const w = waitMs(p);
       return forget(rt, { ...common(p), unit: requireUnit(p), ...(w !== undefined ? { waitMs: w } : {}) });
     }
+    case 'state restore':
+      return stateRestoreOf(rt, p);
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
       const w = waitMs(p);

@@ -300,6 +300,32 @@ export const CATALOG = {
         ? `lift the hold with \`nyl resume -e ${e(p)} --unit ${u(p)}\` first, then tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``
         : `tear it down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``,
   },
+  'NYL-RESTORE-FOREIGN-COMMIT': {
+    exit: 1,
+    summary: "The commit nyl state restore names is not a commit of the environment's state history (its desired or observed ref's first-parent history, with its state.yaml, and on refs shared through path one that changed its directory); nothing was written.",
+    fix: (p) => {
+      const path = p.path ? ` -- ${String(p.path)}` : '';
+      const desired = String(p.desiredRef ?? `refs/heads/nyl/${e(p)}/desired`);
+      const observed = String(p.observedRef ?? `refs/heads/nyl/${e(p)}/observed`);
+      return `pick a commit of its state history from \`git log --first-parent ${desired}${path}\` or \`git log --first-parent ${observed}${path}\`, run in the project's clone (its branches follow the state refs), and pass its id to --to`;
+    },
+  },
+  'NYL-RESTORE-RUNS-UNIMPORTED': {
+    exit: 1,
+    summary: 'A run ref waits for its import: it may hold receipts newer than the commit to restore, and nyl state restore wrote nothing.',
+    fix: (p) =>
+      `import the runs first: \`nyl reconcile -e ${e(p)}\` imports them (and executes what is pending), or, for the run of a broken lease, \`nyl recover -e ${e(p)}\` imports it without executing anything; then restore again`,
+  },
+  'NYL-RESTORE-INCARNATIONS': {
+    exit: 0,
+    summary: 'nyl state restore brought back an incarnation the state no longer had (resurrected), or took one away (dropped).',
+    // Why reapply: a resurrected incarnation's receipt says its resources exist, and the next
+    // reconcile trusts it; only running the unit again makes sure.
+    fix: (p) =>
+      p.incarnation === 'resurrected'
+        ? `the next reconcile trusts its receipt: if its resources were removed since, run it again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``
+        : `no state records its resources any more, and they stay as they are: remove them by hand, or accept them unmanaged; a unit still in source starts a new incarnation at the next reconcile`,
+  },
   'NYL-RECOVER-REASON-REQUIRED': {
     exit: 1,
     summary: 'The driver requires an explicit acknowledgement before retry.',

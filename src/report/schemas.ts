@@ -540,7 +540,7 @@ const verifiedUnit = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. verify: run, units, skipped. state move: from, to, carried. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. verify: run, units, skipped. state move: from, to, carried. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -566,6 +566,17 @@ const stateOperationDetails = closedDetails(
     superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
     removed: strings('state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.'),
     teardown: ref('teardownReport', 'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.'),
+    restoredFrom: {
+      type: 'object',
+      description: 'state restore: the commit --to named (full id), and the commits the desired and observed unit documents were taken from (absent: that ref had no commit then).',
+      required: ['commit'],
+      additionalProperties: false,
+      properties: { commit: ref('oid'), desired: ref('oid'), observed: ref('oid') },
+    },
+    restored: { type: 'object', description: 'state restore: each unit whose documents the restore changes (or would change), by unit: restored (a document remains) or removed.', additionalProperties: { enum: ['restored', 'removed'] } },
+    resurrected: { type: 'object', description: 'state restore: unit -> the uid the restore brings back, an incarnation the state no longer had (warning NYL-RESTORE-INCARNATIONS).', additionalProperties: str() },
+    dropped: { type: 'object', description: 'state restore: unit -> the uid the restore takes away, an incarnation the restored commit does not have (warning NYL-RESTORE-INCARNATIONS).', additionalProperties: str() },
+    holdsKept: strings('state restore: units held now, which stay held with their current hold.'),
     units: { type: 'object', description: 'verify: what the drift check of each checked unit observed, by unit.', additionalProperties: verifiedUnit },
     skipped: { type: 'object', description: 'verify: the units it did not check, each with why (no receipt yet, held, a tombstone, left the ownership set).', additionalProperties: str() },
     from: str('state move: the old location: its repository (local for the clone\'s own branches), refs, path and coordination prefix, as its state.yaml names them.'),
@@ -595,7 +606,7 @@ const stateOperationReport = shape<StateOperationReport>({
   kind: req({ const: 'StateOperationReport' }),
   operation: req(
     str("The operation, with the command's words joined by '-' (`nyl state forget`: forget, as its commits name it); for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
-      examples: ['state-init', 'state-move', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
+      examples: ['state-init', 'state-move', 'state-restore', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
     }),
   ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),
@@ -610,7 +621,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
     {
       ...stateOperationReport,
       // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a

@@ -53,6 +53,7 @@ const PROBES = {
   reapply: { scope: 'reapply' },
   local: { scope: 'local' },
   digestUnknown: { digestUnknown: true },
+  resurrected: { incarnation: 'resurrected' },
   repairConverge: { repair: 'converge' },
   repairApprove: { repair: 'approve' },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
@@ -73,7 +74,7 @@ const SKIPPED = {
 };
 
 /** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
-const UNBUILT = ['nyl state reset', 'nyl state restore'];
+const UNBUILT = ['nyl state reset'];
 
 /** Codes whose raise sites write their own fix (the catalog's is a fallback): their text is not compared. */
 const OWN_FIX = new Set(['NYL-USAGE']);
@@ -832,6 +833,37 @@ describe('approvals and drift', () => {
       const stays = await step(manual.dir, ['verify', '-e', ENV, '-o', 'json'], [2]);
       await runPrinted(fx, manual.dir, fx.printed(stays, 'NYL-UNIT-DRIFTED', { unit: 'site' }), {});
       assert.ok(fs.existsSync(`${s.gate}-m`), 'reapplied');
+    },
+  );
+
+  group(
+    'state restore after a bad hand edit: a cancelled run is imported first as printed, then the restore resurrects a, and the printed --reapply runs it again',
+    ['NYL-RESTORE-RUNS-UNIMPORTED', 'NYL-RESTORE-INCARNATIONS (resurrected)'],
+    async (fx) => {
+      const s = scratch();
+      // recovery: converge, so that the printed --reapply needs no approval (a manual unit's names --approve next).
+      const { dir } = project({ a: `${gatedScript(s.log, s.gate)}\nrecovery: converge`, b: "script: 'true'" });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      openGate(s.gate);
+      await step(dir, ['reconcile', '-e', ENV]);
+      const c1 = git(dir, 'rev-parse', DESIRED);
+      for (const ref of [DESIRED, OBSERVED]) editRef(dir, ref, (files) => Object.fromEntries(Object.entries(files).filter(([f]) => f !== 'units/a.yaml')));
+      fs.rmSync(s.gate);
+      const h = startNyl(dir, ['reconcile', '-e', ENV]);
+      await waitUntil(() => logLines(s.log).filter((l) => l === 'start a').length === 2, 20000, 'a running again');
+      h.child.kill('SIGTERM');
+      assert.equal((await h.done).code, 4);
+      openGate(s.gate);
+
+      const refused = await step(dir, ['state', 'restore', '-e', ENV, '--to', c1, '--reason', 'undo the hand edit', '-o', 'json'], [1]);
+      const [importRuns] = fx.commands(fx.printed(refused, 'NYL-RESTORE-RUNS-UNIMPORTED'));
+      await fx.exec(dir, importRuns, [0, 4]);
+      assert.deepEqual(runRefs(dir), [], 'the cancelled run is imported');
+
+      const restored = await step(dir, ['state', 'restore', '-e', ENV, '--to', c1, '--reason', 'undo the hand edit', '-o', 'json']);
+      const starts = logLines(s.log).filter((l) => l === 'start a').length;
+      await fx.exec(dir, fx.only(fx.printed(restored, 'NYL-RESTORE-INCARNATIONS (resurrected)', { unit: 'a', where: (d) => d.data?.uid === restored.json.details.resurrected.a })), [0]);
+      assert.equal(logLines(s.log).filter((l) => l === 'start a').length, starts + 1, 'a ran again');
     },
   );
 

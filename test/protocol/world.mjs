@@ -22,6 +22,7 @@ import { reconcileOpened } from '../../dist/operations/reconcile.js';
 import { recoverOpened } from '../../dist/operations/recover.js';
 import { resumeOpened } from '../../dist/operations/resume.js';
 import { stateInitOpened } from '../../dist/operations/state-init.js';
+import { stateRestoreOpened } from '../../dist/operations/state-restore.js';
 import { statusOpened } from '../../dist/operations/status.js';
 import YAML from 'yaml';
 import { ManualClock } from '../fakes/clock.mjs';
@@ -268,6 +269,7 @@ const OPERATIONS = {
   hold: (rt, opened, o) => holdOpened(rt, opened, o),
   resume: (rt, opened, o) => resumeOpened(rt, opened, o),
   status: (rt, opened) => statusOpened(rt, opened),
+  'state restore': (rt, opened, o) => stateRestoreOpened(rt, opened, o),
 };
 
 export class World {
