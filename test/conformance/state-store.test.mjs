@@ -603,6 +603,31 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
+      test('importObjects brings another store\'s commits with their history, moving no ref; isAncestor; a merge commit keeps both parents', async () => {
+        await withFixture(impl, async (fxA) => {
+          await withFixture(impl, async (fxB) => {
+            const a = await fxA.open('dev');
+            const b = await fxB.open('dev');
+            const [c1] = await a.writeCommits([spec({ 'units/x.yaml': 'uid: x\n' }, { message: 'one\n' })]);
+            const [c2] = await a.writeCommits([spec({ 'units/y.yaml': 'uid: y\n' }, { parent: c1, message: 'two\n' })]);
+            assert.equal(await b.reader.read(c2), undefined, 'not in the other repository yet');
+            const refsBefore = plain(fxB.allRefs());
+            await b.importObjects(a, [c2]);
+            assert.deepEqual(plain(fxB.allRefs()), refsBefore, 'no ref moved');
+            assert.equal((await b.reader.read(`${c2}:units/x.yaml`)).content.toString(), 'uid: x\n', 'with the history it reaches');
+            assert.equal(await b.isAncestor(c1, c2), true);
+            assert.equal(await b.isAncestor(c2, c2), true, 'a commit is in its own history');
+            assert.equal(await b.isAncestor(c2, c1), false);
+            const [own] = await b.writeCommits([spec({ 'state.yaml': 'other\n' }, { message: 'own\n' })]);
+            const [merge] = await b.writeCommits([{ ...spec({ 'units/z.yaml': 'uid: z\n' }, { parent: own, message: 'merge\n' }), merges: [c2] }]);
+            assert.deepEqual(await parentsOf(b.reader, merge), [own, c2], 'first parent, then the merged one');
+            assert.deepEqual(Object.keys(await filesOf(b.reader, merge)), ['state.yaml', 'units/z.yaml'], "the tree is the first parent's with the changes");
+            assert.equal(await b.isAncestor(c1, merge), true);
+            await a.importObjects(a, [c2]);
+          });
+        });
+      });
+
       if (impl.kind !== 'clone') {
         test('an unreachable repository: write is unreachable, snapshots throw NYL-STATE-UNAVAILABLE, nothing moves', async () => {
           await withFixture(impl, async (fx) => {
