@@ -215,3 +215,34 @@ test('a move killed at each step completes when run again, with nothing lost and
   if (failed.length > 0) throw failed[0].reason;
   assert.equal(runsOf(runs, 'a'), 1, 'no unit ran again anywhere');
 });
+
+test('onto refs another environment shares through path: a merge of both histories, the other environment untouched', () => {
+  const base = tempDir('nyl-move-shared-');
+  const oldBare = protectedBare(path.join(base, 'old.git'));
+  const shared = protectedBare(path.join(base, 'shared.git'));
+  const runs = tempDir('nyl-move-shared-runs-');
+  const state = (repo, env, refs = '') => `state:\n  repository: {repoURL: "${pathToFileURL(repo).href}"}\n  path: envs/${env}${refs}`;
+  const onShared = '\n  desiredRef: nyl/shared/desired\n  observedRef: nyl/shared/observed';
+  const files = (dev, staging) => nylYaml(environment('dev', dev), environment('staging', staging), command('a', `script: echo a >> "${path.join(runs, 'a')}"`));
+  const project = makeProject({ 'nyl.yaml': files(state(oldBare, 'dev'), state(shared, 'staging')) });
+  for (const env of ['dev', 'staging']) {
+    assert.equal(nyl(project, ['state', 'init', '-e', env]).code, 0);
+    assert.equal(nyl(project, ['reconcile', '-e', env]).code, 0);
+  }
+  // Both environments now share one pair of branches of the shared repository, each in its directory.
+  reconfigure(project, files(state(shared, 'dev', onShared), state(shared, 'staging', onShared)));
+  const renamed = ['--desired-ref', 'nyl/staging/desired', '--observed-ref', 'nyl/staging/observed'];
+  assert.equal(nyl(project, ['state', 'move', '-e', 'staging', ...renamed]).code, 0);
+  const before = tip(shared, 'refs/heads/nyl/shared/desired');
+  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', pathToFileURL(oldBare).href, '--desired-ref', 'nyl/dev/desired', '--observed-ref', 'nyl/dev/observed', '-o', 'json']);
+  assert.equal(moved.code, 0, moved.stdout + moved.stderr);
+  const after = tip(shared, 'refs/heads/nyl/shared/desired');
+  assert.deepEqual(git(shared, 'rev-list', '--parents', '-n', '1', after).split(' ').slice(1), [before, tip(oldBare, 'refs/heads/nyl/dev/desired')], 'the shared tip, then the old history');
+  assert.equal(git(shared, 'rev-parse', `${after}:envs/staging`), git(shared, 'rev-parse', `${before}:envs/staging`), "staging's directory is untouched");
+  for (const env of ['dev', 'staging']) {
+    const r = nyl(project, ['reconcile', '-e', env, '-o', 'json']);
+    assert.equal(r.code, 0, `${env}: ${r.stdout}`);
+    assert.equal(r.json.units.a.result, 'current', env);
+  }
+  assert.equal(runsOf(runs, 'a'), 2, 'a ran once per environment, never again');
+});
