@@ -107,10 +107,13 @@ export const CATALOG = {
   'NYL-STATE-LOCAL-WORK': {
     exit: 1,
     summary: "The local state repository holds a --local run's lease, run or checkpoint refs that the state repository does not have.",
-    fix: (p) =>
-      p.lease
-        ? `if no --local run of ${e(p)} still runs, break its lease with \`nyl lease break -e ${e(p)} --local --reason "<why>"\` and import what it did with \`nyl recover -e ${e(p)} --local\`; then run the command again`
-        : `import what the --local run did into the local state with \`nyl recover -e ${e(p)} --local\`; then run the command again`,
+    fix: (p) => {
+      if (p.left === 'lease') return `if no --local run of ${e(p)} still runs, break its lease with \`nyl lease break -e ${e(p)} --local --reason "<why>"\` and import what it did with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
+      if (p.left === 'evidence') {
+        return `decide each uncertain unit of the local state (${(p.units ?? [u(p)]).join(', ')}): \`nyl recover -e ${e(p)} --local --unit ${u(p)} --retry --reason "<why>"\` lets it run again, or --accept instead of --retry takes its checkpoint as its receipt; then run the command again`;
+      }
+      return `import what the --local run did into the local state with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
+    },
   },
   'NYL-STATE-RESET-DISCARD': {
     exit: 1,

@@ -3,6 +3,7 @@
  * operations' reports share.
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
+import { localWorkDiagnostic } from '../state/local-work';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
 
 export function stateOperationReport(operation: string, environment: string, details: Record<string, unknown> = {}): StateOperationReport {
@@ -23,13 +24,7 @@ export function divergedWarnings(env: string, diverged: string[]): Diagnostic[] 
   return diverged.map((ref) => diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env, ref }));
 }
 
-/**
- * NYL-STATE-LOCAL-WORK as a warning (status, plan): a --local run's refs in the local state
- * repository, which the online writers refuse until `nyl recover -e ENV --local` imports them.
- */
+/** NYL-STATE-LOCAL-WORK as a warning (status, plan): online writers refuse until `nyl recover -e ENV --local` imports them. */
 export function localWorkWarnings(env: string, coordination: string, refs: Map<string, string>): Diagnostic[] {
-  if (refs.size === 0) return [];
-  const names = [...refs.keys()].sort();
-  const lease = names.includes(`${coordination}lease`);
-  return [diagnostic('NYL-STATE-LOCAL-WORK', 'warning', `the local state repository holds a --local run's records the state repository does not have (${names.join(', ')}); online writers refuse until they are recovered`, { env, refs: names, ...(lease ? { lease: true } : {}) })];
+  return refs.size === 0 ? [] : [localWorkDiagnostic(env, coordination, refs.keys(), 'warning')];
 }

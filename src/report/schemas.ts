@@ -540,7 +540,7 @@ const verifiedUnit = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. verify: run, units, skipped. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state reset: discarded, branches, reason. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. verify: run, units, skipped. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -567,6 +567,24 @@ const stateOperationDetails = closedDetails(
     removed: strings('state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.'),
     teardown: ref('teardownReport', 'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.'),
     units: { type: 'object', description: 'verify: what the drift check of each checked unit observed, by unit.', additionalProperties: verifiedUnit },
+    discarded: strings('state reset: the units whose local receipts the state repository lacked and the reset discarded, sorted.'),
+    branches: arrayOf(
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['repository', 'ref', 'from', 'to'],
+        properties: {
+          repository: str('The local repository of the branch: the checkout, or a cache repository.'),
+          ref: str('The branch.'),
+          from: ref('oid', 'Its tip before the reset.'),
+          to: ref('oid', "The state repository's tip it was moved to."),
+          fastForward: bool('The old tip was in the history of the new one: nothing was lost.'),
+          keptAs: str('Where the old tip was kept (a branch that held local work), in the same repository.'),
+        },
+      },
+      'state reset: each local branch it moved.',
+    ),
+    reason: str('state reset: the --reason given.'),
     skipped: { type: 'object', description: 'verify: the units it did not check, each with why (no receipt yet, held, a tombstone, left the ownership set).', additionalProperties: str() },
   },
 );

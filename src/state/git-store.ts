@@ -11,7 +11,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fail } from '../errors/diagnostic';
+import { NylError, fail } from '../errors/diagnostic';
+import { localWorkDiagnostic } from './local-work';
 import { BatchReader } from '../git/batch-reader';
 import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
@@ -374,7 +375,7 @@ export class GitStateStore implements StateStore {
   async requireNoUnpublishedWork(state: RefSnapshot, options: { readOnly?: boolean } = {}): Promise<void> {
     // A read-only judge (nyl plan) leaves the run refs to its caller, which warns of them.
     const refs = options.readOnly ? new Map() : await this.localRunRefs();
-    if (refs.size > 0) failLocalWork(this.loc, refs);
+    if (refs.size > 0) throw new NylError(localWorkDiagnostic(this.loc.environment, coordinationNamespace(this.loc), refs.keys(), 'error'));
     const known = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
     const diverged = [...known, ...(await this.cacheBranches(state)).filter((b) => !b.behind).map((b) => `${b.ref} of ${b.repository}`)];
     if (diverged.length === 0) return;
@@ -516,17 +517,6 @@ const FETCH_RETRY_DELAYS_MS = [500, 1000, 2000];
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** NYL-STATE-LOCAL-WORK: a --local run's refs are in the local state repository. */
-function failLocalWork(loc: StateLocation, refs: RefSnapshot): never {
-  const names = [...refs.keys()].sort();
-  const lease = names.some((r) => r === `${coordinationNamespace(loc)}lease`);
-  fail('NYL-STATE-LOCAL-WORK', `the local state repository holds a --local run's records the state repository does not have (${names.slice(0, 3).join(', ')}${names.length > 3 ? `, and ${names.length - 3} more` : ''}); nothing was changed`, {
-    env: loc.environment,
-    refs: names,
-    ...(lease ? { lease: true } : {}),
-  });
 }
 
 /**

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
+import { cacheRepositoryOf } from '../../dist/state/location.js';
+import { cliEnv, codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
 
 after(cleanupAll);
 
@@ -62,7 +63,12 @@ test('a --local run of the origin (the clone\'s branches and refs) killed while 
   assert.equal(nyl(project, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'local run killed']).code, 0);
   const recovered = nyl(project, ['recover', '-e', 'dev', '--local', '-o', 'json']);
   assert.equal(recovered.code, 0, recovered.stdout + recovered.stderr);
-  assert.equal(git(project, 'for-each-ref', 'refs/nyl/dev/'), '', 'the local lease and run refs are gone');
+  // `a` was running when the run died: uncertain, its evidence ref stays until it is decided.
+  const uncertain = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.deepEqual(codes(uncertain), ['NYL-STATE-LOCAL-WORK']);
+  assert.match(uncertain.json.errors[0].fix, /`nyl recover -e dev --local --unit a --retry --reason "<why>"`/);
+  assert.equal(nyl(project, ['recover', '-e', 'dev', '--local', '--unit', 'a', '--retry', '--reason', 'rerun online']).code, 0);
+  assert.equal(git(project, 'for-each-ref', 'refs/nyl/dev/'), '', 'the local lease, run and evidence refs are gone');
   assert.equal(refsOf(bare), remoteBefore, 'still nothing on the remote');
 
   const diverged = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
@@ -97,7 +103,7 @@ test('a --local run of the origin (the clone\'s branches and refs) killed while 
 test('--local on a remote that is not origin works in its cache repository: refused before an online command created it, then local receipts there, refused online, reset --local --discard-all', () => {
   const { bare, url, aliasURL } = remoteState();
   const project = makeProject({
-    'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${aliasURL}", publishURL: "${url}"}`), command('a', 'script: "true"')),
+    'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${aliasURL}", publishURL: "${url}"}`), command('a', 'script: "true"\nrecovery: converge')),
   });
   const missing = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
   assert.equal(missing.code, 1, missing.stdout + missing.stderr);
@@ -109,8 +115,7 @@ test('--local on a remote that is not origin works in its cache repository: refu
   const local = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
   assert.equal(local.code, 0, local.stdout + local.stderr);
   assert.equal(local.json.units.a.result, 'executed');
-  const cache = local.json.details.location.localPath;
-  assert.match(local.json.details.location.chosenBy, /^--local: the cache repository of /);
+  const cache = cacheRepositoryOf(aliasURL, cliEnv().NYL_CACHE_DIR);
   assert.match(git(cache, 'for-each-ref', 'refs/heads/nyl/dev/'), /refs\/heads\/nyl\/dev\/observed/, "the receipts are on the cache's own branches");
   assert.equal(refsOf(bare), remoteBefore, 'nothing reached the remote');
   assert.equal(git(project, 'for-each-ref', 'refs/nyl/', 'refs/heads/nyl/dev/observed').includes(git(cache, 'rev-parse', 'refs/heads/nyl/dev/observed')), false, "the clone's branches are untouched");
