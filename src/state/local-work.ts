@@ -18,7 +18,7 @@ export function localWorkDiagnostic(env: string, coordination: string, refs: Ite
   const what = severity === 'error' ? 'nothing was changed' : 'online writers refuse until they are recovered';
   return diagnostic('NYL-STATE-LOCAL-WORK', severity, `the local state repository holds a --local run's records the state repository does not have (${shown}); ${what}`, {
     env,
-    refs: names,
+    data: { refs: names },
     left,
     ...(left === 'evidence' ? { unit: evidence[0], units: evidence } : {}),
   });
