@@ -17,8 +17,9 @@ import * as memory5000 from './scenarios/memory-5000.mjs';
 import * as teardown500 from './scenarios/teardown-500.mjs';
 import * as drivers from './scenarios/drivers.mjs';
 import * as planVerify from './scenarios/plan-verify.mjs';
+import * as stateMove from './scenarios/state-move.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';

@@ -29,7 +29,11 @@ const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
 const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
-const LOCAL: OptionSpec = { name: 'local', type: 'boolean', help: "Operate on the clone's own state branches and lease, without fetching, pushing or taking a remote lease." };
+const LOCAL: OptionSpec = {
+  name: 'local',
+  type: 'boolean',
+  help: "Operate on the local state repository without fetching, pushing or taking a remote lease: a path or file:// state repository itself, the clone's own branches and lease when the state repository is its origin, else the remote's cache repository (an online command creates it).",
+};
 const OUTPUT: OptionSpec = { name: 'output', short: 'o', type: 'string', value: '<text|table|json>', help: 'Human-readable output, or the versioned JSON report.' };
 
 const QUIET_UNIT_OUTPUT: OptionSpec = { name: 'quiet-unit-output', type: 'boolean', help: "Hide the tools' own output on stderr (start and end lines stay)." };
@@ -149,6 +153,25 @@ export const COMMANDS: CommandSpec[] = [
       OUTPUT,
     ],
     examples: ['nyl state restore -e dev --to 3f9c2e1a --reason "undo a bad hand edit of units/db.yaml"'],
+  },
+  {
+    words: ['state', 'reset'],
+    summary: "Move this machine's local state branches back to the state repository's, after --local runs",
+    usage: 'nyl state reset -e <env> --local [--discard <unit>... | --discard-all] [options] [PATH]',
+    description:
+      "Reads the state repository (online) and moves only local refs to its tips: the clone's branches of the state refs and, for a remote that is not the checkout's origin, " +
+      "its cache repository's own branches, which --local runs write. Nothing is pushed. A branch that held local work keeps its old tip under refs/nyl-discarded/<env>/<time>/ in its repository. " +
+      'Units whose local receipts the state repository lacks must be named with --discard (repeatable, or comma-separated) or accepted with --discard-all, else it exits 1 with NYL-STATE-RESET-DISCARD listing them. ' +
+      "A --local run's lease, run or checkpoint refs must be imported first with nyl recover -e <env> --local (NYL-STATE-LOCAL-WORK). --local is required.",
+    options: [
+      ENV,
+      { ...LOCAL, help: 'Required: the reset moves local refs only.' },
+      { name: 'discard', type: 'string', multiple: true, list: true, value: '<unit>', help: 'Lose the local receipt of this unit (repeatable, or comma-separated).' },
+      { name: 'discard-all', type: 'boolean', help: 'Lose every local receipt the state repository lacks.' },
+      { ...REASON, help: 'Why; shown in the report (the reset writes no commit).' },
+      OUTPUT,
+    ],
+    examples: ['nyl state reset -e dev --local', 'nyl state reset -e dev --local --discard cache,web', 'nyl state reset -e dev --local --discard-all'],
   },
   {
     words: ['state', 'delete'],

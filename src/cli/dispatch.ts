@@ -159,6 +159,10 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     }
     case 'state delete':
       return stateDeleteOf(rt, p);
+    case 'state reset': {
+      const { stateReset } = await import('../operations/state-reset');
+      return stateReset(rt, { ...common(p), discard: listOpt(p, 'discard'), discardAll: p.values['discard-all'] === true });
+    }
     case 'status': {
       const { status } = await import('../operations/status');
       return status(rt, common(p));

@@ -110,7 +110,24 @@ export const CATALOG = {
     fix: (p) =>
       p.init
         ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
-        : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or, to discard it, delete the branch by hand: Nyl never rewrites it`,
+        : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
+  },
+  'NYL-STATE-LOCAL-WORK': {
+    exit: 1,
+    summary: "The local state repository holds a --local run's lease, run or checkpoint refs that the state repository does not have.",
+    fix: (p) => {
+      if (p.left === 'lease') return `if no --local run of ${e(p)} still runs, break its lease with \`nyl lease break -e ${e(p)} --local --reason "<why>"\` and import what it did with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
+      if (p.left === 'evidence') {
+        return `decide each uncertain unit of the local state (${(p.units ?? [u(p)]).join(', ')}): \`nyl recover -e ${e(p)} --local --unit ${u(p)} --retry --reason "<why>"\` lets it run again, or --accept instead of --retry takes its checkpoint as its receipt; then run the command again`;
+      }
+      return `import what the --local run did into the local state with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
+    },
+  },
+  'NYL-STATE-RESET-DISCARD': {
+    exit: 1,
+    summary: 'state reset --local would discard local receipts the state repository does not have; it names the units.',
+    fix: (p) =>
+      `discard them deliberately with \`nyl state reset -e ${e(p)} --local --discard ${(p.units ?? [u(p)]).join(',')}\` (or --discard-all), or publish them with \`nyl state move -e ${e(p)} --from local\``,
   },
   'NYL-STATE-CORRUPT': {
     exit: 1,

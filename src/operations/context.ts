@@ -25,7 +25,7 @@ import type { EnvironmentResource, Project } from '../project/types';
 import type { DocumentSets } from '../run/transition-plan';
 import { GitStateStore, PARSE_FORMAT } from '../state/git-store';
 import { cacheRoot } from '../util/cache-dir';
-import { type CheckoutFacts, type StateLocation, resolveLocation } from '../state/location';
+import { type CheckoutFacts, type StateLocation, localLocation, resolveLocation } from '../state/location';
 import type { RefSnapshot, StateStore } from '../state/store';
 import type { Trailers } from '../state/transition';
 import { JsonCache } from '../util/json-cache';
@@ -39,7 +39,7 @@ export interface EnvironmentRequest {
   /** --source: a revision that overrides the Environment's source for this run. */
   source?: string;
   author?: string;
-  /** --local: operate on the clone's own branches and lease, without contacting remote state. */
+  /** --local: operate on the local state repository (state/location.ts, localLocation), without contacting remote state. */
   local?: boolean;
 }
 
@@ -107,12 +107,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     const sourceLoad = sourceCommit === head ? headLoad : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
     const project = sourceLoad.project;
     const configured = resolveLocation(atHead, env, checkout);
-    const loc: StateLocation = req.local ? { ...configured, kind: 'clone', chosenBy: `--local: the clone's own branches (configured: ${configured.url ?? 'the clone'})` } : configured;
-    if (req.local) {
-      delete loc.url;
-      delete loc.pushURL;
-      delete loc.localPath;
-    }
+    const loc: StateLocation = req.local ? localLocation(configured, checkout, cacheRoot(rt.env)) : configured;
     store = new GitStateStore(rt.git, loc, checkout, rt.env, reader, cache);
     const opened: OpenedEnvironment = {
       project,

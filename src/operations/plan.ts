@@ -19,7 +19,8 @@ import { renderingDigest } from '../plan/input';
 import { planEnvironment, type Prepared } from '../plan/planner';
 import type { ReconcileReport } from '../report/types';
 import { runPool } from '../run/pool';
-import { runsPrefix } from '../state/location';
+import { coordinationNamespace, runsPrefix } from '../state/location';
+import { localWorkWarnings } from './report-base';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
@@ -73,6 +74,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
     report.warnings.push(...(await coordinationWarnings(opened, start.refs)));
+    report.warnings.push(...localWorkWarnings(opened.env.name, coordinationNamespace(opened.loc), await opened.store.localRunRefs()));
     return report;
   } finally {
     phases.close();

@@ -3,6 +3,7 @@
  * operations' reports share.
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
+import { localWorkDiagnostic } from '../state/local-work';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
 
 export function stateOperationReport(operation: string, environment: string, details: Record<string, unknown> = {}): StateOperationReport {
@@ -21,4 +22,9 @@ export function stateOperationReport(operation: string, environment: string, det
 /** NYL-STATE-DIVERGED for each of the clone's known branches a sync left as it was. */
 export function divergedWarnings(env: string, diverged: string[]): Diagnostic[] {
   return diverged.map((ref) => diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env, ref }));
+}
+
+/** NYL-STATE-LOCAL-WORK as a warning (status, plan): online writers refuse until `nyl recover -e ENV --local` imports them. */
+export function localWorkWarnings(env: string, coordination: string, refs: Map<string, string>): Diagnostic[] {
+  return refs.size === 0 ? [] : [localWorkDiagnostic(env, coordination, refs.keys(), 'warning')];
 }

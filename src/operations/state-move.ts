@@ -8,13 +8,13 @@
  * completes when run again:
  * 1. Under the old location's lease, one commit per old state ref marks state.yaml `moved`
  *    (`movedTo`, a `moved` event): from then on every command pointed there refuses with
- *    NYL-STATE-MOVED. Units, receipts and run refs stay there for audit.
+ *    NYL-STATE-MOVED. The history of its state refs stays there for audit.
  * 2. Under the new location's lease, one commit per new state ref continues the old history:
  *    its parents are the ref's current tip (if any) and the old ref's marked commit, so every old
  *    commit is an ancestor of the new tips and nothing is rewritten or force-pushed. The
  *    environment's files are copied as they are (units keep uids, receipts and conditions), and
  *    the old location's run and evidence refs are copied under the new prefix in the same atomic
- *    push, so the next importer there finds what a dead run left.
+ *    push, so the next importer there finds what a dead run left; then they go at the old one.
  * A second run finds the old location marked (step 1 done) or the new one continuing it (done).
  *
  * A move of the coordination prefix alone has one state.yaml at both ends: it is one transaction
@@ -186,17 +186,22 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
   const carried = carriedRefs(move, marked);
   await store.importObjects(old, [...list.map((p) => p.oldTip), ...carried.map((c) => c.oid)]);
   const first = await store.snapshot();
-  if ((await requireFreeDestination(move, marked, 'after', first)) === 'done') return finished(report, opened.loc, first, []);
+  if ((await requireFreeDestination(move, marked, 'after', first)) === 'done') {
+    await dropCarried(move);
+    return finished(report, opened.loc, first, []);
+  }
   const lease = leaseOptionsOf(rt, opened, 'state-move', { initial: first, waitMs: move.options.waitMs });
   return withLease(rt, store, lease, async (tx) => {
     if ((await requireFreeDestination(move, marked, 'after', tx.snapshot)) === 'done') {
       await tx.end('nothing-to-write');
+      await dropCarried(move);
       return finished(report, opened.loc, tx.snapshot, []);
     }
     const transitions = await Promise.all(list.map((p) => continuation(move, p, tx.snapshot.get(p.ref))));
     const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid }) satisfies RefUpdate));
     report.result = 'done';
     await store.syncKnownBranches(published.refs);
+    await dropCarried(move);
     return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
   });
 }
@@ -215,17 +220,30 @@ function finished(report: StateOperationReport, loc: StateLocation, refs: RefSna
  * imported at the new location. Refs whose name does not change (same repository and prefix)
  * stay as they are.
  */
-function carriedRefs(move: Move, oldRefs: RefSnapshot): Array<{ ref: string; oid: string }> {
+function carriedRefs(move: Move, oldRefs: RefSnapshot): Array<{ from: string; ref: string; oid: string }> {
   const from = coordinationNamespace(move.old.loc);
   const to = coordinationNamespace(move.opened.loc);
   const sameRepository = move.old.localRepository === move.opened.store.localRepository && move.old.loc.pushURL === move.opened.loc.pushURL;
   if (sameRepository && from === to) return [];
-  const out: Array<{ ref: string; oid: string }> = [];
+  const out: Array<{ from: string; ref: string; oid: string }> = [];
   for (const [ref, oid] of oldRefs) {
     const rest = ref.startsWith(from) ? ref.slice(from.length) : undefined;
-    if (rest !== undefined && (rest.startsWith('runs/') || rest.startsWith('evidence/'))) out.push({ ref: `${to}${rest}`, oid });
+    if (rest !== undefined && (rest.startsWith('runs/') || rest.startsWith('evidence/'))) out.push({ from: ref, ref: `${to}${rest}`, oid });
   }
   return out;
+}
+
+/**
+ * Once the new location holds them, the old location's run and evidence refs go: nothing reads a
+ * moved location any more, and a clone's own refs left behind by `--from local` would read as
+ * unpublished local work. They cannot change after step 1 (the old lease was taken and nothing
+ * holds it since), so every one of them was carried. A deletion that fails is left for the next
+ * move to retry: the copies are at the new location either way.
+ */
+async function dropCarried(move: Move): Promise<void> {
+  const stale = carriedRefs(move, await move.old.snapshot());
+  if (stale.length === 0) return;
+  await move.old.write(stale.map((c) => ({ ref: c.from, expect: c.oid, to: null })));
 }
 
 /**
@@ -277,7 +295,7 @@ async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport
       return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(continuedAt(doc, event, opened.loc.coordinationPrefix))]]), message } satisfies RefTransition;
     }));
     const carried = carriedRefs(move, refs);
-    const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid })));
+    const published = await tx.publish(transitions, () => carried.flatMap((c) => [{ ref: c.ref, expect: null, to: c.oid }, { ref: c.from, expect: c.oid, to: null }]));
     report.result = 'done';
     await opened.store.syncKnownBranches(published.refs);
     return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));

@@ -18,7 +18,7 @@ import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport
 import { importRuns } from '../run/import';
 import { readSignals } from '../run/signals';
 import { type Damage, damageDiagnostic, whereOf } from '../state/damage';
-import { describeLocation } from '../state/location';
+import { coordinationNamespace, describeLocation } from '../state/location';
 import { readEnvironmentState } from '../state/read';
 import { type RecordedRun, readRecordedRuns, runIsLive } from '../state/run-record';
 import type { ObservedUnitDoc } from '../state/documents';
@@ -30,7 +30,7 @@ import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { statusLeavingWarnings } from './lifecycle-report';
 import { approvalWarning, ownedNames } from './reconcile-report';
-import { divergedWarnings } from './report-base';
+import { divergedWarnings, localWorkWarnings } from './report-base';
 import { inactiveStateOf } from './state-checks';
 
 export type StatusRequest = EnvironmentRequest;
@@ -304,5 +304,6 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   report.warnings.push(...statusLeavingWarnings(env.name, plan, new Map(statuses.map((s) => [s.name, s])), ownedNames(opened)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
+  report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await store.localRunRefs()));
   return report;
 }

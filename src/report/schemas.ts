@@ -540,7 +540,7 @@ const verifiedUnit = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. verify: run, units, skipped. state move: from, to, carried. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state reset: discarded, branches, reason. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. verify: run, units, skipped. state move: from, to, carried. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -578,6 +578,24 @@ const stateOperationDetails = closedDetails(
     dropped: { type: 'object', description: 'state restore: unit -> the uid the restore takes away, an incarnation the restored commit does not have (warning NYL-RESTORE-INCARNATIONS).', additionalProperties: str() },
     holdsKept: strings('state restore: units held now, which stay held with their current hold.'),
     units: { type: 'object', description: 'verify: what the drift check of each checked unit observed, by unit.', additionalProperties: verifiedUnit },
+    discarded: strings('state reset: the units whose local receipts the state repository lacked and the reset discarded, sorted.'),
+    branches: arrayOf(
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['repository', 'ref', 'from', 'to'],
+        properties: {
+          repository: str('The local repository of the branch: the checkout, or a cache repository.'),
+          ref: str('The branch.'),
+          from: ref('oid', 'Its tip before the reset.'),
+          to: ref('oid', "The state repository's tip it was moved to."),
+          fastForward: bool('The old tip was in the history of the new one: nothing was lost.'),
+          keptAs: str('Where the old tip was kept (a branch that held local work), in the same repository.'),
+        },
+      },
+      'state reset: each local branch it moved.',
+    ),
+    reason: str('state reset: the --reason given.'),
     skipped: { type: 'object', description: 'verify: the units it did not check, each with why (no receipt yet, held, a tombstone, left the ownership set).', additionalProperties: str() },
     from: str('state move: the old location: its repository (local for the clone\'s own branches), refs, path and coordination prefix, as its state.yaml names them.'),
     to: str('state move: the new location, in the same form; the old state.yaml\'s movedTo.'),

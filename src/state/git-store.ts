@@ -9,10 +9,10 @@
  *   remote refs are mirrored under refs/nyl-mirror/ there, writes are atomic pushes.
  * In every case a write is all-or-nothing with a compare-and-swap per ref.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fail } from '../errors/diagnostic';
+import { NylError, fail } from '../errors/diagnostic';
+import { localWorkDiagnostic } from './local-work';
 import { BatchReader } from '../git/batch-reader';
 import type { Git } from '../git/git';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
@@ -21,9 +21,9 @@ import type { Checkout } from '../project/checkout';
 import { cacheRoot } from '../util/cache-dir';
 import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
-import { type StateLocation, coordinationNamespace, repositoryIdentity } from './location';
+import { type StateLocation, cacheRepositoryOf, coordinationNamespace, isCheckoutOrigin } from './location';
 import { readStateFile } from './read';
-import type { RefSnapshot, StateStore } from './store';
+import type { LocalBranch, LocalWork, RefSnapshot, StateStore } from './store';
 
 const MIRROR = 'refs/nyl-mirror/';
 
@@ -77,16 +77,13 @@ export class GitStateStore implements StateStore {
     readonly cache: JsonCache,
   ) {
     if (loc.kind === 'clone') {
-      this.workDir = checkout.workTree;
+      this.workDir = loc.localPath ?? checkout.workTree;
       this.mirrored = false;
     } else if (loc.kind === 'path') {
       this.workDir = loc.localPath!;
       this.mirrored = false;
     } else {
-      const sameAsOrigin =
-        checkout.originURL !== undefined &&
-        repositoryIdentity(checkout.originURL, checkout.workTree) === repositoryIdentity(loc.url!, checkout.workTree);
-      this.workDir = sameAsOrigin ? checkout.workTree : join(cacheRoot(env), 'repos', cacheName(loc.url!));
+      this.workDir = isCheckoutOrigin(loc, checkout) ? checkout.workTree : cacheRepositoryOf(loc.url!, cacheRoot(env));
       this.mirrored = true;
     }
     this.reader = this.workDir === checkout.workTree ? checkoutReader : new BatchReader(git, this.workDir);
@@ -118,6 +115,7 @@ export class GitStateStore implements StateStore {
 
   /** Checks that the location can be opened; creates nothing (state init creates repositories). */
   async ensureOpen(): Promise<void> {
+    if (this.loc.kind === 'clone' && this.loc.localPath) return this.openLocalCache();
     if (this.loc.kind === 'path') {
       if (!existsSync(this.workDir)) {
         const fromLocal = (await this.knownStateBeyond(new Map())).size > 0;
@@ -131,6 +129,26 @@ export class GitStateStore implements StateStore {
       mkdirSync(this.workDir, { recursive: true });
       await this.git.text(this.workDir, ['init', '--bare', '--quiet']);
     }
+  }
+
+  /**
+   * A --local command on a remote's cache repository (location.ts, localLocation): the cache must
+   * exist (an online command creates it), and its own state branches start from, and fast-forward
+   * to, the remote state it last fetched (its mirror refs), without `+`: a branch holding local
+   * work is never rewritten.
+   */
+  private async openLocalCache(): Promise<void> {
+    if (!isGitDir(this.workDir)) {
+      fail('NYL-STATE-UNAVAILABLE', `--local works on the cache repository ${this.workDir} of the state repository of ${this.loc.environment}, and it does not exist`, {
+        env: this.loc.environment,
+        fix: `create it with an online command, e.g. \`nyl status -e ${this.loc.environment}\`, which fetches the state; then run the --local command again`,
+      });
+    }
+    const refs = [...new Set([this.loc.desiredRef, this.loc.observedRef])];
+    const mirrors = await readRefs(this.git, this.workDir, refs.map((r) => `${MIRROR}${r.slice('refs/'.length)}`));
+    const specs = refs.filter((r) => mirrors.has(`${MIRROR}${r.slice('refs/'.length)}`)).map((r) => `${MIRROR}${r.slice('refs/'.length)}:${r}`);
+    // A rejected (diverged) branch keeps its local work; the run goes on from it.
+    if (specs.length > 0) await this.git.run(this.workDir, [...FETCH, '--update-head-ok', '.', ...specs]);
   }
 
   /**
@@ -350,11 +368,16 @@ export class GitStateStore implements StateStore {
   }
 
   /**
-   * Online writers refuse when the clone's known branches hold work the state repository lacks
-   * (a --local run's receipts): they never overwrite or merge it silently.
+   * Online writers refuse when the local state repository holds work the state repository lacks
+   * (a --local run's run refs, checkpoints or lease first: they must be recovered locally; then
+   * receipts on the local branches): they never overwrite or merge it silently.
    */
   async requireNoUnpublishedWork(state: RefSnapshot, options: { readOnly?: boolean } = {}): Promise<void> {
-    const diverged = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
+    // A read-only judge (nyl plan) leaves the run refs to its caller, which warns of them.
+    const refs = options.readOnly ? new Map() : await this.localRunRefs();
+    if (refs.size > 0) throw new NylError(localWorkDiagnostic(this.loc.environment, coordinationNamespace(this.loc), refs.keys(), 'error'));
+    const known = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
+    const diverged = [...known, ...(await this.cacheBranches(state)).filter((b) => !b.behind).map((b) => `${b.ref} of ${b.repository}`)];
     if (diverged.length === 0) return;
     fail('NYL-STATE-DIVERGED', `the clone's ${diverged.join(' and ')} hold${diverged.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
       env: this.loc.environment,
@@ -390,6 +413,77 @@ export class GitStateStore implements StateStore {
     // Both work repositories are on this machine: a fetch by id from a path, into no ref.
     const result = await this.git.run(this.workDir, [...FETCH, from.localRepository, ...missing]);
     if (result.code !== 0) unavailable(this.loc, `cannot copy the commits of ${from.localRepository}: ${this.git.failureOf(result)}`);
+  }
+
+  /**
+   * The local state repository of a remote location: where a --local command writes (the checkout
+   * when the remote is its origin, else the cache repository); undefined for 'clone' and 'path',
+   * which --local opens as online commands do.
+   */
+  private get localStateRepository(): string | undefined {
+    return this.loc.kind === 'remote' ? this.workDir : undefined;
+  }
+
+  /**
+   * Refs a --local run left in the local state repository: its lease, run, signal and evidence
+   * refs under the coordination namespace (not the damaged/ ones set aside for inspection). A
+   * look at the ref files first, so that the common case starts no git process.
+   */
+  async localRunRefs(): Promise<RefSnapshot> {
+    const repo = this.localStateRepository;
+    if (repo === undefined) return new Map();
+    const ns = coordinationNamespace(this.loc);
+    if (mayHaveLocalRefs(repo, [ns]) === false) return new Map();
+    const refs = await readRefs(this.git, repo, [ns]);
+    for (const ref of [...refs.keys()]) if (ref.startsWith(`${ns}damaged/`)) refs.delete(ref);
+    return refs;
+  }
+
+  /**
+   * The own state branches of a remote's cache repository (a --local run's) whose tips differ from
+   * the state's; `behind` when a fast-forward brings one there. Empty when the checkout is the
+   * local state repository (its branches are the known branches).
+   */
+  private async cacheBranches(state: RefSnapshot): Promise<LocalBranch[]> {
+    if (this.loc.kind !== 'remote' || this.workDir === this.checkout.workTree) return [];
+    const names = [...new Set([this.loc.desiredRef, this.loc.observedRef])].filter((r) => state.has(r));
+    if (names.length === 0 || mayHaveLocalRefs(this.workDir, names) === false) return [];
+    return this.compareBranches(this.workDir, await readRefs(this.git, this.workDir, names), state);
+  }
+
+  /** Local tips that differ from the state's, each judged behind (in its history) or not. */
+  private async compareBranches(repository: string, tips: RefSnapshot, state: RefSnapshot): Promise<LocalBranch[]> {
+    const out: LocalBranch[] = [];
+    for (const [ref, tip] of tips) {
+      const target = state.get(ref);
+      if (target === undefined || target === tip) continue;
+      out.push({ repository, ref, tip, state: target, behind: await this.isAncestor(tip, target) });
+    }
+    return out;
+  }
+
+  async localWork(state: RefSnapshot): Promise<LocalWork> {
+    const { stale, known } = await this.staleKnownBranches(state);
+    const knownTips = new Map([...known].filter(([r]) => stale.includes(r)));
+    // The checkout's tips become readable (and parents) in the work repository.
+    await this.adoptKnownBranches(knownTips);
+    const branches = [...(await this.compareBranches(this.checkout.workTree, knownTips, state)), ...(await this.cacheBranches(state))];
+    return { refs: await this.localRunRefs(), branches };
+  }
+
+  async moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult> {
+    for (const repository of new Set(branches.map((b) => b.repository))) {
+      const mine = branches.filter((b) => b.repository === repository);
+      if (repository !== this.workDir) {
+        // The checkout's known branches: bring the state's commits in first (objects only).
+        const result = await this.git.run(repository, [...FETCH, this.workDir, ...new Set(mine.map((b) => b.state))]);
+        if (result.code !== 0) unavailable(this.loc, `cannot copy the state's commits into ${repository}: ${this.git.failureOf(result)}`);
+      }
+      const keep = keepUnder === undefined ? [] : mine.filter((b) => !b.behind).map((b) => ({ ref: `${keepUnder}${b.ref.slice('refs/'.length)}`, expect: null, to: b.tip }));
+      const result = await updateRefsLocally(this.git, repository, [...mine.map((b) => ({ ref: b.ref, expect: b.tip, to: b.state })), ...keep]);
+      if (!result.ok) return result;
+    }
+    return { ok: true };
   }
 
   async knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot> {
@@ -434,9 +528,19 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-function cacheName(url: string): string {
-  const id = repositoryIdentity(url, '/');
-  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
-  const readable = id.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(-40);
-  return `${readable}-${hash}.git`;
+/**
+ * A look at a local repository's ref files, without a git process: false when none of these refs
+ * (or refs under these prefixes) can exist; undefined when only git can tell (a linked worktree,
+ * reftable).
+ */
+function mayHaveLocalRefs(repository: string, refs: string[]): boolean | undefined {
+  const gitDir = gitDirOf(repository);
+  if (!gitDir || existsSync(join(gitDir, 'reftable'))) return undefined;
+  let packed = '';
+  try {
+    packed = readFileSync(join(gitDir, 'packed-refs'), 'utf8');
+  } catch {
+    /* no packed refs */
+  }
+  return refs.some((ref) => existsSync(join(gitDir, ...ref.replace(/\/$/, '').split('/'))) || packed.includes(` ${ref}`));
 }

@@ -5,14 +5,18 @@
  * EnvironmentGroup with shared fields that selects it, else the checkout's origin, else the
  * clone itself. A GitRepository's publishURL is used for pushes.
  */
+import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
-import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type SourceLocation, fail } from '../errors/diagnostic';
 import type { EnvironmentGroupResource, EnvironmentResource, Project, StateSpec } from '../project/types';
 
 export type LocationKind =
-  /** The clone's own branches are the state; the lease is a ref of the clone. */
+  /**
+   * A repository's own branches are the state and its refs the lease: the clone's, or under
+   * --local the cache repository of a remote (`localPath`). Ref writes are local transactions.
+   */
   | 'clone'
   /** A repository on this machine (absolute path or file:// URL), opened directly. */
   | 'path'
@@ -26,7 +30,10 @@ export interface StateLocation {
   url?: string;
   /** Where pushes go (publishURL, else url). */
   pushURL?: string;
-  /** For 'path': the absolute filesystem path of the repository. */
+  /**
+   * For 'path': the absolute filesystem path of the repository. For 'clone' under --local: the
+   * cache repository whose own branches are the state (absent: the checkout).
+   */
   localPath?: string;
   /** Full ref names. */
   desiredRef: string;
@@ -236,6 +243,41 @@ export function describeEnd(loc: StateLocation): string {
 export function sameLocation(a: StateLocation, b: StateLocation, base: string): boolean {
   const repo = (l: StateLocation) => (l.kind === 'clone' ? 'local' : repositoryIdentity(l.url!, base));
   return repo(a) === repo(b) && a.desiredRef === b.desiredRef && a.observedRef === b.observedRef && a.statePath === b.statePath && a.coordinationPrefix === b.coordinationPrefix;
+}
+
+/**
+ * The bare cache repository of a remote URL under the cache root: one per repository identity,
+ * shared by every environment and checkout of this machine.
+ */
+export function cacheRepositoryOf(url: string, cacheRoot: string): string {
+  const id = repositoryIdentity(url, '/');
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
+  const readable = id.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(-40);
+  return join(cacheRoot, 'repos', `${readable}-${hash}.git`);
+}
+
+/** Does this remote location read through the checkout (its identity is the checkout's origin)? */
+export function isCheckoutOrigin(loc: StateLocation, checkout: Pick<CheckoutFacts, 'originURL' | 'workTree'>): boolean {
+  return loc.kind === 'remote' && checkout.originURL !== undefined &&
+    repositoryIdentity(checkout.originURL, checkout.workTree) === repositoryIdentity(loc.url!, checkout.workTree);
+}
+
+/**
+ * What a --local command operates on, given the configured location (spec 01, "Local runs"):
+ * - the clone, or a repository of this machine (`path`): that repository itself, as online;
+ * - a remote that is the checkout's origin: the checkout's own branches and refs;
+ * - any other remote: the own (not mirrored) branches and refs of its bare cache repository,
+ *   which an online command created; nothing is fetched or pushed.
+ */
+export function localLocation(configured: StateLocation, checkout: Pick<CheckoutFacts, 'originURL' | 'workTree'>, cacheRoot: string): StateLocation {
+  if (configured.kind === 'clone') return { ...configured, chosenBy: `--local: ${configured.chosenBy}` };
+  if (configured.kind === 'path') return { ...configured, chosenBy: `--local: the state repository ${configured.localPath!} itself (${configured.chosenBy})` };
+  const { url, pushURL, localPath, ...rest } = configured;
+  void pushURL;
+  void localPath;
+  if (isCheckoutOrigin(configured, checkout)) return { ...rest, kind: 'clone', chosenBy: `--local: the clone's own branches (configured: ${url!})` };
+  const cache = cacheRepositoryOf(url!, cacheRoot);
+  return { ...rest, kind: 'clone', localPath: cache, chosenBy: `--local: the cache repository of ${url!} (configured by ${configured.chosenBy})` };
 }
 
 export function leaseRef(loc: StateLocation): string {

@@ -66,9 +66,11 @@ export interface StateStore {
    */
   syncKnownBranches(state: RefSnapshot): Promise<string[]>;
   /**
-   * Refuses with NYL-STATE-DIVERGED when the clone's known branches hold unpublished work.
-   * It fast-forwards the known branches on the way (syncKnownBranches); `readOnly` judges
-   * without moving them.
+   * Refuses with NYL-STATE-LOCAL-WORK when localRunRefs has any, then with NYL-STATE-DIVERGED
+   * when the local branches (the clone's known branches, a remote's cache repository's own
+   * branches) hold unpublished work. It fast-forwards the known branches on the way
+   * (syncKnownBranches); `readOnly` judges the branches without moving them, and leaves the run
+   * refs to the caller (nyl plan warns of them).
    */
   requireNoUnpublishedWork(state: RefSnapshot, options?: { readOnly?: boolean }): Promise<void>;
   /**
@@ -87,7 +89,44 @@ export interface StateStore {
   importObjects(from: StateStore, oids: string[]): Promise<void>;
   /** Is `ancestor` in the history of `tip` (a commit is in its own)? A commit not here is in none. */
   isAncestor(ancestor: string, tip: string): Promise<boolean>;
+  /**
+   * Refs a --local run left in the local state repository of a remote location (its lease, run,
+   * signal and evidence refs; not the damaged/ ones): work the state repository lacks, which
+   * `nyl recover -e ENV --local` imports. Empty for 'clone' and 'path' locations, which --local
+   * opens as online commands do. Cheap when there are none (no read of the remote).
+   */
+  localRunRefs(): Promise<RefSnapshot>;
+  /**
+   * The local branches of the state refs (the clone's known branches; a remote's cache
+   * repository's own branches) whose tips differ from `state`'s, and localRunRefs. Their commits
+   * become readable through `reader`. Nothing moves.
+   */
+  localWork(state: RefSnapshot): Promise<LocalWork>;
+  /**
+   * Moves each local branch from its `tip` to its `state` (compare-and-swap on the tip), all or
+   * nothing per local repository; a branch not `behind` is first kept under `keepUnder`
+   * (`${keepUnder}heads/...`) in its repository when given. Nothing is pushed.
+   */
+  moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult>;
   close(): void;
+}
+
+/** A local branch of a state ref whose tip differs from the state repository's. */
+export interface LocalBranch {
+  /** The repository holding it: the checkout, or a remote's cache repository. */
+  repository: string;
+  ref: string;
+  tip: string;
+  /** The state ref's tip in the state repository. */
+  state: string;
+  /** `tip` is in the history of `state`: a fast-forward, no local work lost. */
+  behind: boolean;
+}
+
+/** What a --local run left locally that the state repository lacks (or that lags behind it). */
+export interface LocalWork {
+  refs: RefSnapshot;
+  branches: LocalBranch[];
 }
 
 /** The refs after a successful write of updates onto snapshot. */

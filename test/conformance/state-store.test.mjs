@@ -707,6 +707,54 @@ describe('read-only reads of a remote whose repository is the clone\'s origin (m
   });
 });
 
+describe("a --local run's work in the clone of a remote that is its origin", () => {
+  test('localRunRefs lists its lease, run and evidence refs (not damaged ones) and online writers refuse them; localWork and moveLocalBranches reset a diverged known branch, keeping its tip', async () => {
+    const g = newGit();
+    const bare = makeBareRepo();
+    const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' }, { origin: `file://${bare}` });
+    const checkout = await openCheckout(g, work);
+    const { project, environment } = projectWith('dev', { repository: { repoURL: `file://${bare}` } });
+    const loc = { ...resolveLocation(project, environment, checkout), kind: 'remote' };
+    delete loc.localPath;
+    const reader = new BatchReader(g, checkout.workTree);
+    const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
+    try {
+      await store.ensureOpen();
+      const [c1, c2] = await writeCommits(g, bare, [spec({ one: '1' }), spec({ two: '2' }, { parent: { index: 0 } })]);
+      git(bare, 'update-ref', loc.observedRef, c1);
+      await store.snapshot({ readOnly: true }); // the objects, into the clone
+      assert.deepEqual(plain(await store.localRunRefs()), {});
+      const ns = coordinationNamespace(loc);
+      git(work, 'update-ref', `${ns}damaged/lease/x`, c1);
+      assert.deepEqual(plain(await store.localRunRefs()), {}, 'damaged refs are set aside, not work');
+      git(work, 'update-ref', `${ns}evidence/a/r1`, c1);
+      assert.deepEqual(plain(await store.localRunRefs()), { [`${ns}evidence/a/r1`]: c1 });
+      await assert.rejects(store.requireNoUnpublishedWork(await store.snapshot()), (e) => e.code === 'NYL-STATE-LOCAL-WORK');
+      git(work, 'update-ref', '-d', `${ns}evidence/a/r1`);
+
+      // A known branch with a local commit: localWork names it, moveLocalBranches resets it.
+      const refs = await store.snapshot();
+      const [mine] = await writeCommits(g, work, [spec({ mine: 'm' }, { parent: c1 })]);
+      git(work, 'update-ref', loc.observedRef, mine);
+      const local = await store.localWork(refs);
+      assert.deepEqual(local.branches.map((b) => [b.ref, b.tip, b.state, b.behind]), [[loc.observedRef, mine, c1, false]]);
+      assert.deepEqual(await store.moveLocalBranches(local.branches, 'refs/nyl-discarded/dev/t/'), { ok: true });
+      assert.equal(git(work, 'rev-parse', loc.observedRef), c1);
+      assert.equal(git(work, 'rev-parse', 'refs/nyl-discarded/dev/t/heads/nyl/dev/observed'), mine);
+      // Behind: a fast-forward, nothing kept.
+      git(work, 'update-ref', '-d', 'refs/nyl-discarded/dev/t/heads/nyl/dev/observed');
+      git(bare, 'update-ref', loc.observedRef, c2);
+      const ahead = await store.localWork(await store.snapshot({ readOnly: true }));
+      assert.deepEqual(ahead.branches.map((b) => b.behind), [true]);
+      assert.deepEqual(await store.moveLocalBranches(ahead.branches), { ok: true });
+      assert.equal(git(work, 'rev-parse', loc.observedRef), c2);
+    } finally {
+      store.close();
+      reader.close();
+    }
+  });
+});
+
 // --- the same commit ids everywhere ---------------------------------------------------------
 
 test('identical CommitSpecs give identical commit and tree ids in every implementation', async () => {
@@ -860,6 +908,9 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
       readTree: () => store.reader.readTree(`${c1}^{tree}`),
       syncKnownBranches: () => store.syncKnownBranches(new Map()),
       requireNoUnpublishedWork: () => store.requireNoUnpublishedWork(new Map()),
+      localRunRefs: () => store.localRunRefs(),
+      localWork: () => store.localWork(new Map()),
+      moveLocalBranches: () => store.moveLocalBranches([]),
     };
     for (const [name, call] of Object.entries(calls)) {
       let ran = false;

@@ -1,59 +1,136 @@
-// --local runs and `lease break --local`: a run against the clone's own
-// state branches and lease, without fetching, pushing or taking the remote lease; online writers
-// then refuse rather than overwrite or merge the unpublished local work.
+// --local runs, `lease break --local` and `state reset --local`: a run against the local state
+// repository (the clone's own branches and refs when the state repository is its origin, a
+// remote's cache repository otherwise), without fetching, pushing or taking the remote lease;
+// online writers then refuse rather than overwrite or merge the unpublished local work.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
+import { cacheRepositoryOf } from '../../dist/state/location.js';
+import { cliEnv, codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
 
 after(cleanupAll);
 
-test('reconcile --local, a killed local run, lease break --local and takeover; online writers refuse the unpublished work', async () => {
+/**
+ * A bare state repository and a second name for it (a symlink): a file:// repoURL with a
+ * publishURL that names another path is a `remote` location (read through a cache repository,
+ * or through the checkout when the repoURL is its origin), not a `path` one.
+ */
+function remoteState() {
   const bare = makeBareRepo();
+  const alias = path.join(tempDir(), 'alias.git');
+  fs.symlinkSync(bare, alias);
+  return { bare, url: pathToFileURL(bare).href, aliasURL: pathToFileURL(alias).href };
+}
+
+const refsOf = (repo) => git(repo, 'for-each-ref', '--format=%(refname) %(objectname)');
+
+test('a --local run of the origin (the clone\'s branches and refs) killed while a unit runs: online writers refuse its run ref, recover --local imports it, reset --local discards it, and online runs go on', async () => {
+  const { bare, url, aliasURL } = remoteState();
   const dir = tempDir();
+  const gate = path.join(dir, 'gate');
   const project = makeProject({
     'nyl.yaml': nylYaml(
-      environment('dev', `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`),
-      // Safe to run again: a --local run executes a unit under recovery: manual only with an approval.
-      command('a', `script: touch "${path.join(dir, 'a-ran')}"\nrecovery: converge`),
-      command('b', `dependsOn: [a]\nscript: sleep 0.2\nrecovery: converge`),
+      environment('dev', `state:\n  repository: {repoURL: "${url}", publishURL: "${aliasURL}"}`),
+      command('first', `script: echo first >> "${path.join(dir, 'log')}"\nrecovery: converge`),
+      command('a', `dependsOn: [first]\nscript: 'echo a >> "${path.join(dir, 'log')}"; touch "${path.join(dir, 'a-started')}"; while [ ! -f "${gate}" ]; do sleep 0.05; done'\nrecovery: converge`),
     ),
-  });
+  }, { origin: url });
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
-  const remoteBefore = git(bare, 'for-each-ref', '--format=%(refname) %(objectname)');
+  const remoteBefore = refsOf(bare);
 
-  // A local run that dies holding the clone's own lease.
-  const marker = path.join(dir, 'paused');
-  const run = nylAsync(project, ['reconcile', '-e', 'dev', '--local'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
-  await waitForFile(marker);
+  // A local run killed while `a` runs: its lease and run ref (a started marker) stay in the clone.
+  const run = nylAsync(project, ['reconcile', '-e', 'dev', '--local']);
+  await waitForFile(path.join(dir, 'a-started'));
   run.child.kill('SIGKILL');
   await run.done;
-  assert.ok(git(project, 'for-each-ref', 'refs/nyl/dev/lease'), 'the local lease is a ref of the clone');
-  assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'nothing reached the remote');
+  fs.writeFileSync(gate, '');
+  assert.match(git(project, 'for-each-ref', 'refs/nyl/dev/'), /refs\/nyl\/dev\/runs\//, 'the local run ref is a ref of the clone');
+  assert.equal(refsOf(bare), remoteBefore, 'nothing reached the remote');
 
-  const held = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
-  assert.equal(held.code, 2, held.stdout);
-  assert.deepEqual(codes(held), ['NYL-LEASE-HELD']);
+  // An online reconcile refuses it instead of running first and a again.
+  const online = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(online.code, 1, online.stdout + online.stderr);
+  assert.deepEqual(codes(online), ['NYL-STATE-LOCAL-WORK']);
+  assert.match(online.json.errors[0].fix, /`nyl lease break -e dev --local --reason "<why>"`.*`nyl recover -e dev --local`/);
+  assert.deepEqual(fs.readFileSync(path.join(dir, 'log'), 'utf8').split('\n').filter(Boolean), ['first', 'a'], 'no unit ran again');
+  const status = nyl(project, ['status', '-e', 'dev', '-o', 'json']);
+  assert.ok(status.json.warnings.some((w) => w.code === 'NYL-STATE-LOCAL-WORK'), status.stdout);
 
-  const broke = nyl(project, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'local run killed', '-o', 'json']);
-  assert.equal(broke.code, 0, broke.stdout + broke.stderr);
-  assert.equal(broke.json.result, 'done');
+  // The way back: break the local lease, import the local run, then discard its receipt.
+  assert.equal(nyl(project, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'local run killed']).code, 0);
+  const recovered = nyl(project, ['recover', '-e', 'dev', '--local', '-o', 'json']);
+  assert.equal(recovered.code, 0, recovered.stdout + recovered.stderr);
+  // `a` was running when the run died: uncertain, its evidence ref stays until it is decided.
+  const uncertain = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.deepEqual(codes(uncertain), ['NYL-STATE-LOCAL-WORK']);
+  assert.match(uncertain.json.errors[0].fix, /`nyl recover -e dev --local --unit a --retry --reason "<why>"`/);
+  assert.equal(nyl(project, ['recover', '-e', 'dev', '--local', '--unit', 'a', '--retry', '--reason', 'rerun online']).code, 0);
+  assert.equal(git(project, 'for-each-ref', 'refs/nyl/dev/'), '', 'the local lease, run and evidence refs are gone');
+  assert.equal(refsOf(bare), remoteBefore, 'still nothing on the remote');
 
-  const takeover = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
-  assert.equal(takeover.code, 0, takeover.stdout + takeover.stderr);
-  assert.equal(takeover.json.units.a.result, 'executed');
-  assert.equal(takeover.json.details.leaseBroken.reason, 'local run killed');
-  assert.match(git(project, 'log', '-1', '--format=%B', 'refs/heads/nyl/dev/desired'), /leaseBroken:/);
-  assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'still nothing on the remote');
-  assert.equal(git(project, 'for-each-ref', 'refs/nyl/'), '', 'the local lease and run refs are gone');
+  const diverged = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(diverged.code, 1, diverged.stdout);
+  assert.deepEqual(codes(diverged), ['NYL-STATE-DIVERGED']);
+  assert.match(diverged.json.errors[0].fix, /`nyl state reset -e dev --local --discard-all`/);
 
-  // The clone's branches now hold receipts the remote lacks: online writers refuse.
+  const plain = nyl(project, ['state', 'reset', '-e', 'dev', '-o', 'json']);
+  assert.equal(plain.code, 1);
+  assert.deepEqual(codes(plain), ['NYL-USAGE']);
+  const refused = nyl(project, ['state', 'reset', '-e', 'dev', '--local', '-o', 'json']);
+  assert.equal(refused.code, 1, refused.stdout + refused.stderr);
+  assert.deepEqual(codes(refused), ['NYL-STATE-RESET-DISCARD']);
+  assert.deepEqual(refused.json.errors[0].units, ['first']);
+  assert.match(refused.json.errors[0].fix, /`nyl state reset -e dev --local --discard first`/);
+  const localTip = git(project, 'rev-parse', 'refs/heads/nyl/dev/observed');
+
+  const reset = nyl(project, ['state', 'reset', '-e', 'dev', '--local', '--discard', 'first', '--reason', 'redo online', '-o', 'json']);
+  assert.equal(reset.code, 0, reset.stdout + reset.stderr);
+  assert.equal(reset.json.result, 'done');
+  assert.deepEqual(reset.json.details.discarded, ['first']);
+  assert.equal(git(project, 'rev-parse', 'refs/heads/nyl/dev/observed'), git(bare, 'rev-parse', 'refs/heads/nyl/dev/observed'));
+  assert.match(git(project, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/nyl-discarded/dev/'), new RegExp(`heads/nyl/dev/observed ${localTip}`), 'the discarded tip stays for audit');
+  assert.equal(refsOf(bare), remoteBefore, 'reset pushes nothing');
+  assert.equal(nyl(project, ['state', 'reset', '-e', 'dev', '--local', '-o', 'json']).json.result, 'unchanged');
+
+  const again = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json', '--unit', 'first']);
+  assert.equal(again.code, 0, again.stdout + again.stderr);
+  assert.equal(again.json.units.first.result, 'executed');
+});
+
+test('--local on a remote that is not origin works in its cache repository: refused before an online command created it, then local receipts there, refused online, reset --local --discard-all', () => {
+  const { bare, url, aliasURL } = remoteState();
+  const project = makeProject({
+    'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${aliasURL}", publishURL: "${url}"}`), command('a', 'script: "true"\nrecovery: converge')),
+  });
+  const missing = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
+  assert.equal(missing.code, 1, missing.stdout + missing.stderr);
+  assert.deepEqual(codes(missing), ['NYL-STATE-UNAVAILABLE']);
+  assert.match(missing.json.errors[0].fix, /`nyl status -e dev`/);
+
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  const remoteBefore = refsOf(bare);
+  const local = nyl(project, ['reconcile', '-e', 'dev', '--local', '-o', 'json']);
+  assert.equal(local.code, 0, local.stdout + local.stderr);
+  assert.equal(local.json.units.a.result, 'executed');
+  const cache = cacheRepositoryOf(aliasURL, cliEnv().NYL_CACHE_DIR);
+  assert.match(git(cache, 'for-each-ref', 'refs/heads/nyl/dev/'), /refs\/heads\/nyl\/dev\/observed/, "the receipts are on the cache's own branches");
+  assert.equal(refsOf(bare), remoteBefore, 'nothing reached the remote');
+  assert.equal(git(project, 'for-each-ref', 'refs/nyl/', 'refs/heads/nyl/dev/observed').includes(git(cache, 'rev-parse', 'refs/heads/nyl/dev/observed')), false, "the clone's branches are untouched");
+
   const online = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(online.code, 1, online.stdout);
   assert.deepEqual(codes(online), ['NYL-STATE-DIVERGED']);
-  assert.equal(git(bare, 'for-each-ref', '--format=%(refname) %(objectname)'), remoteBefore, 'the refusal wrote nothing');
+
+  const reset = nyl(project, ['state', 'reset', '-e', 'dev', '--local', '--discard-all', '-o', 'json']);
+  assert.equal(reset.code, 0, reset.stdout + reset.stderr);
+  assert.deepEqual(reset.json.details.discarded, ['a']);
+  assert.equal(git(cache, 'rev-parse', 'refs/heads/nyl/dev/observed'), git(bare, 'rev-parse', 'refs/heads/nyl/dev/observed'));
+  const after = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(after.code, 0, after.stdout + after.stderr);
+  assert.equal(after.json.units.a.result, 'executed');
 });
 
 test("adding an origin to a project whose state lives in the clone: every command names `nyl state move -e dev --from local` first, never a plain state init", () => {

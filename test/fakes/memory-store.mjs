@@ -639,6 +639,23 @@ export class MemoryStateStore {
     return false;
   }
 
+  /** The memory store has no local state repository: no --local work, no local branches. */
+  async localRunRefs() {
+    await tick();
+    return new Map();
+  }
+
+  async localWork() {
+    await tick();
+    return { refs: new Map(), branches: [] };
+  }
+
+  async moveLocalBranches(branches) {
+    await tick();
+    if (branches.length > 0) throw new Error('the memory store has no local branches to move');
+    return { ok: true };
+  }
+
   close() {
     this.closed = true;
   }
