@@ -120,7 +120,9 @@ export const CATALOG = {
       if (p.left === 'evidence') {
         return `decide each uncertain unit of the local state (${(p.units ?? [u(p)]).join(', ')}): \`nyl recover -e ${e(p)} --local --unit ${u(p)} --retry --reason "<why>"\` lets it run again, or --accept instead of --retry takes its checkpoint as its receipt; then run the command again`;
       }
-      return `import what the --local run did into the local state with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
+      // Not `recover`: without a broken lease it imports nothing (NYL-RECOVER-NOTHING); a run that
+      // ended without its transition (cancelled, lease lost) is imported by the next run.
+      return `import what the --local run left into the local state with \`nyl reconcile -e ${e(p)} --local\` (it imports the run before it runs anything pending); then run the command again`;
     },
   },
   'NYL-STATE-RESET-DISCARD': {

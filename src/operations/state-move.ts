@@ -201,7 +201,7 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
     const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid }) satisfies RefUpdate));
     report.result = 'done';
     await store.syncKnownBranches(published.refs);
-    await dropCarried(move);
+    if (carried.length > 0) await dropCarried(move);
     return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
   });
 }

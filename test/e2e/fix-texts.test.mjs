@@ -58,6 +58,8 @@ const PROBES = {
   'left-lease': { left: 'lease' },
   'left-evidence': { left: 'evidence' },
   repairApprove: { repair: 'approve' },
+  'left-lease': { left: 'lease' },
+  'left-evidence': { left: 'evidence' },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -66,11 +68,6 @@ const PROBES = {
  * feature owns, or that no command prints: their texts stay as they are until that feature lands.
  */
 const SKIPPED = {
-  'NYL-STATE-DIVERGED': 'outside `state init`, it names `nyl state move --from local` (not built yet) and `nyl state reset --local --discard-all`, which test/e2e/local-runs.test.mjs runs after this refusal',
-  'NYL-STATE-LOCAL-WORK': 'test/e2e/local-runs.test.mjs runs `nyl recover -e dev --local` after a killed --local run (a scenario group here is still to be written)',
-  'NYL-STATE-LOCAL-WORK (left-lease)': 'test/e2e/local-runs.test.mjs runs the printed `nyl lease break -e dev --local` and `nyl recover -e dev --local` (a scenario group here is still to be written)',
-  'NYL-STATE-LOCAL-WORK (left-evidence)': 'test/e2e/local-runs.test.mjs runs the printed `nyl recover -e dev --local --unit a --retry` (a scenario group here is still to be written)',
-  'NYL-STATE-RESET-DISCARD': 'test/e2e/local-runs.test.mjs runs the printed `nyl state reset -e dev --local --discard first` (a scenario group here is still to be written)',
   'NYL-TEARDOWN-PENDING': 'the text without dependents is a fallback no command prints: a teardown that waits for its dependents names them (the dependents variant)',
   'NYL-TEARDOWN-HAS-DEPENDENTS': 'the text without tombstones is a fallback no command prints: the warning names the tombstones that cite the unit (the dependents variant)',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
@@ -173,10 +170,11 @@ function group(name, covers, body, options = {}) {
 // --- projects -----------------------------------------------------------------------------------
 
 /** A project whose environment dev keeps its state in the clone itself (`state` undefined) or in `state`'s repository. */
-function project(units, { state, envExtra = '' } = {}) {
-  const spec = [state ? `state:\n  repository: {repoURL: "${state}"}` : '', envExtra].filter(Boolean).join('\n');
+function project(units, { state, publish, origin, envExtra = '' } = {}) {
+  const repository = publish ? `{repoURL: "${state}", publishURL: "${publish}"}` : `{repoURL: "${state}"}`;
+  const spec = [state ? `state:\n  repository: ${repository}` : '', envExtra].filter(Boolean).join('\n');
   const yaml = nylYaml(environment(ENV, spec), ...Object.entries(units).map(([name, lines]) => command(name, lines)));
-  const dir = makeProject({ 'nyl.yaml': yaml });
+  const dir = makeProject({ 'nyl.yaml': yaml }, origin ? { origin } : {});
   return { dir, yaml };
 }
 
@@ -217,6 +215,32 @@ const status = (cwd, env) => runNyl(cwd, ['status', '-e', ENV, '-o', 'json'], { 
 function fork(dir) {
   const copy = path.join(tempDir('nyl-fork-'), 'project');
   fs.cpSync(dir, copy, { recursive: true });
+  return copy;
+}
+
+/**
+ * A bare state repository that is the project's origin, with a second name (a symlink) as its
+ * publishURL: a `remote` location whose local state lives in the clone (a file:// URL alone
+ * would be a `path` location, which --local opens directly).
+ */
+function remoteOrigin() {
+  const bare = makeBareRepo();
+  const alias = path.join(tempDir('nyl-alias-'), 'alias.git');
+  fs.symlinkSync(bare, alias);
+  return { bare, url: pathToFileURL(bare).href, aliasURL: pathToFileURL(alias).href };
+}
+
+/** A copy of a project and of its origin (remoteOrigin), pointed at the copy: a world of its own. */
+function forkWithOrigin(dir, origin) {
+  const copy = fork(dir);
+  const bare = path.join(tempDir('nyl-fork-remote-'), 'state.git');
+  fs.cpSync(origin.bare, bare, { recursive: true });
+  const alias = path.join(tempDir('nyl-alias-'), 'alias.git');
+  fs.symlinkSync(bare, alias);
+  const yaml = fs.readFileSync(path.join(copy, 'nyl.yaml'), 'utf8').replaceAll(origin.aliasURL, pathToFileURL(alias).href).replaceAll(origin.url, pathToFileURL(bare).href);
+  fs.writeFileSync(path.join(copy, 'nyl.yaml'), yaml);
+  git(copy, 'commit', '-q', '-am', 'the copy has its own state repository');
+  git(copy, 'remote', 'set-url', 'origin', pathToFileURL(bare).href);
   return copy;
 }
 
@@ -375,6 +399,62 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const deleted = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(deleted, 'NYL-STATE-DELETED')), [0]);
       assert.equal((await status(dir)).json.errors.length, 0);
+    },
+  );
+
+  group(
+    'a --local run of the origin killed while a unit runs: the way back to online runs, by publishing its work or by discarding it',
+    ['NYL-STATE-LOCAL-WORK (left-lease)', 'NYL-STATE-LOCAL-WORK', 'NYL-STATE-LOCAL-WORK (left-evidence)', 'NYL-STATE-DIVERGED', 'NYL-STATE-RESET-DISCARD'],
+    async (fx) => {
+      const s = scratch();
+      const origin = remoteOrigin();
+      const units = { first: `${logged(s.log, 'first')}\nrecovery: converge`, a: `dependsOn: [first]\n${gatedScript(s.log, s.gate, 'a')}\nrecovery: converge` };
+      const { dir } = project(units, { state: origin.url, publish: origin.aliasURL, origin: origin.url });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const remoteBefore = git(origin.bare, 'for-each-ref');
+      const run = startNyl(dir, ['reconcile', '-e', ENV, '--local']);
+      await waitUntil(() => logLines(s.log).includes('start a'), 15000, 'a runs');
+      run.child.kill('SIGKILL');
+      await run.done;
+      openGate(s.gate);
+
+      const online = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      const [breakLease, recoverRun] = fx.commands(fx.printed(online, 'NYL-STATE-LOCAL-WORK (left-lease)'));
+      await fx.exec(dir, breakLease, [0]);
+      await fx.exec(dir, recoverRun, [0]);
+      const evidence = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(evidence, 'NYL-STATE-LOCAL-WORK (left-evidence)', { params: { units: ['a'] } })), [0]);
+      assert.deepEqual(logLines(s.log).filter((l) => l !== 'end a'), ['first', 'start a'], 'no unit ran again');
+      assert.equal(git(origin.bare, 'for-each-ref'), remoteBefore, 'nothing reached the remote');
+
+      const diverged = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      const [publish, discardAll] = fx.commands(fx.printed(diverged, 'NYL-STATE-DIVERGED', { params: { ref: DESIRED } }));
+      // Publishing the local work, in a copy with its own remote: first's receipt reaches it.
+      const published = forkWithOrigin(dir, origin);
+      await fx.exec(published, publish, [0]);
+      assert.equal((await step(published, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.first.result, 'current', "the local run's receipt was published");
+      const discarded = forkWithOrigin(dir, origin);
+      await fx.exec(discarded, discardAll, [0]);
+      assert.equal((await step(discarded, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.first.result, 'executed', 'a discarded receipt runs again online');
+
+      const lose = await step(dir, ['state', 'reset', '-e', ENV, '--local', '-o', 'json'], [1]);
+      const [discardFirst, publishToo] = fx.commands(fx.printed(lose, 'NYL-STATE-RESET-DISCARD', { params: { units: ['first'] } }));
+      assert.deepEqual(publishToo, publish);
+      await fx.exec(dir, discardFirst, [0]);
+      assert.equal(git(dir, 'rev-parse', OBSERVED), git(origin.bare, 'rev-parse', OBSERVED), "the clone's branch is the remote's again");
+      assert.equal(git(origin.bare, 'for-each-ref'), remoteBefore, 'reset pushes nothing');
+
+      // A --local run cancelled before a starts: its run ref stays (ended), its lease does not.
+      const marker = path.join(tempDir('nyl-fix-pause-'), 'paused');
+      const cancelled = startNyl(dir, ['reconcile', '-e', ENV, '--local'], { env: { NYL_FAULT_AT: 'after-started-push@a', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      await waitUntil(() => fs.existsSync(marker), 15000, 'a local run about to start a');
+      cancelled.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 200));
+      fs.rmSync(marker);
+      assert.equal((await cancelled.done).code, 4);
+      const runsLeft = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(runsLeft, 'NYL-STATE-LOCAL-WORK')), [0, 4]);
+      assert.equal(git(dir, 'for-each-ref', 'refs/nyl/dev/runs/'), '', 'the local run was imported');
     },
   );
 
