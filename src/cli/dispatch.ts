@@ -149,6 +149,39 @@ async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
 }
 
+/** `nyl reconcile`: its unit selection, lifecycle and approval options. */
+async function reconcileOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { reconcile } = await import('../operations/reconcile');
+  const units = listOpt(p, 'unit', 'units');
+  if (p.values.leaving === true && units.length > 0) {
+    fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
+  }
+  const reapply = reapplyOf(p, units);
+  return reconcile(rt, {
+    ...runOptions(p),
+    allowTeardown: p.values['allow-teardown'] === true,
+    leaving: p.values.leaving === true,
+    ...(units.length > 0 ? { units } : {}),
+    ...(reapply ? { reapply } : {}),
+    approval: approvalOptions(p),
+  });
+}
+
+/** `nyl recover`: the import of a broken lease's run, or one unit with --retry / --accept. */
+async function recoverOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { recover } = await import('../operations/recover');
+  const w = waitMs(p);
+  const unit = stringOpt(p, 'unit');
+  const accept = stringOpt(p, 'accept');
+  return recover(rt, {
+    ...common(p),
+    retry: p.values.retry === true,
+    ...(unit !== undefined ? { unit } : {}),
+    ...(accept !== undefined ? { accept } : {}),
+    ...(w !== undefined ? { waitMs: w } : {}),
+  });
+}
+
 async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const name = p.spec.words.join(' ');
   switch (name) {
@@ -167,39 +200,14 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const { status } = await import('../operations/status');
       return status(rt, common(p));
     }
-    case 'reconcile': {
-      const { reconcile } = await import('../operations/reconcile');
-      const units = listOpt(p, 'unit', 'units');
-      if (p.values.leaving === true && units.length > 0) {
-        fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
-      }
-      const reapply = reapplyOf(p, units);
-      return reconcile(rt, {
-        ...runOptions(p),
-        allowTeardown: p.values['allow-teardown'] === true,
-        leaving: p.values.leaving === true,
-        ...(units.length > 0 ? { units } : {}),
-        ...(reapply ? { reapply } : {}),
-        approval: approvalOptions(p),
-      });
-    }
+    case 'reconcile':
+      return reconcileOf(rt, p);
     case 'teardown': {
       const { reconcile } = await import('../operations/reconcile');
       return reconcile(rt, { ...runOptions(p), teardown: { units: teardownUnits(p) } });
     }
-    case 'recover': {
-      const { recover } = await import('../operations/recover');
-      const w = waitMs(p);
-      const unit = stringOpt(p, 'unit');
-      const accept = stringOpt(p, 'accept');
-      return recover(rt, {
-        ...common(p),
-        retry: p.values.retry === true,
-        ...(unit !== undefined ? { unit } : {}),
-        ...(accept !== undefined ? { accept } : {}),
-        ...(w !== undefined ? { waitMs: w } : {}),
-      });
-    }
+    case 'recover':
+      return recoverOf(rt, p);
     case 'hold':
     case 'resume': {
       const w = waitMs(p);

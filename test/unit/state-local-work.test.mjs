@@ -33,7 +33,7 @@ test('NYL-STATE-LOCAL-WORK: a lease first, then run refs, then the uncertain uni
   assert.deepEqual(lease.data, { refs: [`${ns}lease`, `${ns}runs/r1`] });
   assert.match(lease.fix, /`nyl lease break -e dev --local --reason "<why>"`.*`nyl recover -e dev --local`/);
   const runs = localWorkDiagnostic('dev', ns, [`${ns}runs/r1`, `${ns}evidence/a/r0`], 'warning');
-  assert.match(runs.fix, /^import what the --local run did .*`nyl recover -e dev --local`/);
+  assert.match(runs.fix, /^import what the --local run left .*`nyl reconcile -e dev --local`/);
   assert.equal(runs.severity, 'warning');
   const evidence = localWorkDiagnostic('dev', ns, [`${ns}evidence/b/r1`, `${ns}evidence/a/r1`], 'error');
   assert.deepEqual(evidence.units, ['a', 'b']);
