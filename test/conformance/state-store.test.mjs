@@ -655,25 +655,26 @@ describe('StateStore contract', { concurrency: true }, () => {
   }
 });
 
+/** A clone whose origin is the state repository, and a remote store on it. */
+async function originFixture() {
+  const g = newGit();
+  const bare = makeBareRepo();
+  const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' }, { origin: `file://${bare}` });
+  const checkout = await openCheckout(g, work);
+  const { project, environment } = projectWith('dev', { repository: { repoURL: `file://${bare}` } });
+  const loc = { ...resolveLocation(project, environment, checkout), kind: 'remote' };
+  delete loc.localPath;
+  const reader = new BatchReader(g, checkout.workTree);
+  const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
+  await store.ensureOpen();
+  assert.equal(store.workDir, checkout.workTree, 'the clone is the work repository');
+  const cloneRefs = () => git(work, 'for-each-ref');
+  return { g, bare, work, store, cloneRefs, close: () => { store.close(); reader.close(); } };
+}
+
 // --- read-only reads: nyl plan ---------------------------------------------------------------
 
 describe('read-only reads of a remote whose repository is the clone\'s origin (mirrors would live in the clone)', () => {
-  /** A clone whose origin is the state repository, and a remote store on it. */
-  async function originFixture() {
-    const g = newGit();
-    const bare = makeBareRepo();
-    const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' }, { origin: `file://${bare}` });
-    const checkout = await openCheckout(g, work);
-    const { project, environment } = projectWith('dev', { repository: { repoURL: `file://${bare}` } });
-    const loc = { ...resolveLocation(project, environment, checkout), kind: 'remote' };
-    delete loc.localPath;
-    const reader = new BatchReader(g, checkout.workTree);
-    const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
-    await store.ensureOpen();
-    assert.equal(store.workDir, checkout.workTree, 'the clone is the work repository');
-    const cloneRefs = () => git(work, 'for-each-ref');
-    return { g, bare, work, store, cloneRefs, close: () => { store.close(); reader.close(); } };
-  }
 
   test('snapshot({readOnly}) and requireNoUnpublishedWork({readOnly}) leave every ref of the clone as it was (a plain snapshot mirrors into it); a diverged known branch is refused all the same', async () => {
     const fx = await originFixture();
@@ -709,17 +710,9 @@ describe('read-only reads of a remote whose repository is the clone\'s origin (m
 
 describe("a --local run's work in the clone of a remote that is its origin", () => {
   test('localRunRefs lists its lease, run and evidence refs (not damaged ones) and online writers refuse them; localWork and moveLocalBranches reset a diverged known branch, keeping its tip', async () => {
-    const g = newGit();
-    const bare = makeBareRepo();
-    const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' }, { origin: `file://${bare}` });
-    const checkout = await openCheckout(g, work);
-    const { project, environment } = projectWith('dev', { repository: { repoURL: `file://${bare}` } });
-    const loc = { ...resolveLocation(project, environment, checkout), kind: 'remote' };
-    delete loc.localPath;
-    const reader = new BatchReader(g, checkout.workTree);
-    const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
+    const { g, bare, work, store, close } = await originFixture();
+    const { loc } = store;
     try {
-      await store.ensureOpen();
       const [c1, c2] = await writeCommits(g, bare, [spec({ one: '1' }), spec({ two: '2' }, { parent: { index: 0 } })]);
       git(bare, 'update-ref', loc.observedRef, c1);
       await store.snapshot({ readOnly: true }); // the objects, into the clone
@@ -749,8 +742,7 @@ describe("a --local run's work in the clone of a remote that is its origin", () 
       assert.deepEqual(await store.moveLocalBranches(ahead.branches), { ok: true });
       assert.equal(git(work, 'rev-parse', loc.observedRef), c2);
     } finally {
-      store.close();
-      reader.close();
+      close();
     }
   });
 });
