@@ -106,7 +106,7 @@ test('between two file:// repositories: the old location refuses, units keep the
   assert.equal(runsOf(runs, 'a'), 1, 'a never ran again');
 });
 
-test('to a git daemon and to smart HTTP: renamed refs, a new coordination prefix, refs/heads/nyl-run/ and back', () => {
+test('from a git daemon named by a GitRepository to smart HTTP: renamed refs, a new coordination prefix, refs/heads/nyl-run/ and back', () => {
   const runs = tempDir('nyl-move-net-runs-');
   protectedBare(path.join(remotes.base, 'one.git'));
   protectedBare(path.join(remotes.base, 'two.git'));
@@ -117,8 +117,10 @@ test('to a git daemon and to smart HTTP: renamed refs, a new coordination prefix
   assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
 
   const renamed = `repository: {repoURL: "${http}"}\ndesiredRef: renamed/dev/desired\nobservedRef: renamed/dev/observed\ncoordinationRefPrefix: refs/heads/nyl-run/`;
-  reconfigure(project, projectFiles(renamed, runs));
-  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', daemon, '--desired-ref', 'nyl/dev/desired', '--observed-ref', 'nyl/dev/observed', '--coordination-refs', 'refs/nyl/', '-o', 'json']);
+  // The old repository, named by a GitRepository the project keeps declaring.
+  const oldRepository = `apiVersion: nyl.io/v1\nkind: GitRepository\nmetadata: {name: old-state}\nspec: {url: "${daemon}"}\n`;
+  reconfigure(project, `${projectFiles(renamed, runs)}---\n${oldRepository}`);
+  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'old-state', '--desired-ref', 'nyl/dev/desired', '--observed-ref', 'nyl/dev/observed', '--coordination-refs', 'refs/nyl/', '-o', 'json']);
   assert.equal(moved.code, 0, moved.stdout + moved.stderr);
   const two = path.join(remotes.base, 'two.git');
   assert.ok(tip(two, 'refs/heads/renamed/dev/desired'));
@@ -127,7 +129,7 @@ test('to a git daemon and to smart HTTP: renamed refs, a new coordination prefix
 
   // Back to the default prefix on the same refs: one state.yaml at both ends.
   const back = renamed.replace('coordinationRefPrefix: refs/heads/nyl-run/', 'coordinationRefPrefix: refs/nyl/');
-  reconfigure(project, projectFiles(back, runs));
+  reconfigure(project, `${projectFiles(back, runs)}---\n${oldRepository}`);
   const inPlace = nyl(project, ['state', 'move', '-e', 'dev', '--coordination-refs', 'refs/heads/nyl-run/', '-o', 'json']);
   assert.equal(inPlace.code, 0, inPlace.stdout + inPlace.stderr);
   assert.match(git(two, 'show', 'refs/heads/renamed/dev/desired:state.yaml'), /coordinationRefPrefix: refs\/nyl\//);
