@@ -75,7 +75,7 @@ export const CATALOG = {
         ? 'name the location that holds the state with --from, --desired-ref, --observed-ref, --state-path or --coordination-refs'
         : p.fromLocal
         ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\` (if those branches are a copy of another state repository, move from that one: \`--from <its URL>\`); to start over instead, \`nyl state init -e ${e(p)} --fresh\``
-        : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old location>\``,
+        : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old-url>\``,
   },
   'NYL-STATE-UNAVAILABLE': {
     exit: 1,

@@ -55,8 +55,6 @@ const PROBES = {
   digestUnknown: { digestUnknown: true },
   resurrected: { incarnation: 'resurrected' },
   repairConverge: { repair: 'converge' },
-  'left-lease': { left: 'lease' },
-  'left-evidence': { left: 'evidence' },
   repairApprove: { repair: 'approve' },
   'left-lease': { left: 'lease' },
   'left-evidence': { left: 'evidence' },
@@ -230,16 +228,29 @@ function remoteOrigin() {
   return { bare, url: pathToFileURL(bare).href, aliasURL: pathToFileURL(alias).href };
 }
 
+/** A copy of a project and of its state repository `bare` (at `url` in nyl.yaml), pointed at the copy. */
+function forkWithState(dir, bare, url = pathToFileURL(bare).href) {
+  const copy = fork(dir);
+  const copied = path.join(tempDir('nyl-fork-remote-'), 'state.git');
+  if (fs.existsSync(bare)) fs.cpSync(bare, copied, { recursive: true });
+  else makeBareRepo(copied);
+  retarget(copy, url, pathToFileURL(copied).href);
+  return { dir: copy, bare: copied };
+}
+
+/** Points the project's nyl.yaml from one state repository URL to another, in a commit. */
+function retarget(dir, from, to) {
+  const file = path.join(dir, 'nyl.yaml');
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replaceAll(from, to));
+  git(dir, 'commit', '-q', '-am', `state at ${to}`);
+}
+
 /** A copy of a project and of its origin (remoteOrigin), pointed at the copy: a world of its own. */
 function forkWithOrigin(dir, origin) {
-  const copy = fork(dir);
-  const bare = path.join(tempDir('nyl-fork-remote-'), 'state.git');
-  fs.cpSync(origin.bare, bare, { recursive: true });
+  const { dir: copy, bare } = forkWithState(dir, origin.bare, origin.url);
   const alias = path.join(tempDir('nyl-alias-'), 'alias.git');
   fs.symlinkSync(bare, alias);
-  const yaml = fs.readFileSync(path.join(copy, 'nyl.yaml'), 'utf8').replaceAll(origin.aliasURL, pathToFileURL(alias).href).replaceAll(origin.url, pathToFileURL(bare).href);
-  fs.writeFileSync(path.join(copy, 'nyl.yaml'), yaml);
-  git(copy, 'commit', '-q', '-am', 'the copy has its own state repository');
+  retarget(copy, origin.aliasURL, pathToFileURL(alias).href);
   git(copy, 'remote', 'set-url', 'origin', pathToFileURL(bare).href);
   return copy;
 }
@@ -367,9 +378,17 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const bare = makeBareRepo();
       const { dir } = project({ x: "script: 'true'" }, { state: pathToFileURL(bare).href });
       const missing = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
-      const init = fx.only(fx.printed(missing, 'NYL-STATE-MISSING'));
+      const elsewhere = forkWithState(dir, bare);
+      const [init, move] = fx.commands(fx.printed(missing, 'NYL-STATE-MISSING'), { '<old-url>': pathToFileURL(bare).href });
       await fx.exec(dir, init, [0]);
       assert.ok(git(bare, 'rev-parse', DESIRED));
+      // The state of dev is at the old location (this project's repository): the move brings it over.
+      await fx.exec(elsewhere.dir, move, [0]);
+      assert.match(git(elsewhere.bare, 'show', `${DESIRED}:state.yaml`), /status: active/);
+      assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /status: moved/);
+      fs.rmSync(bare, { recursive: true });
+      makeBareRepo(bare);
+      await step(dir, ['state', 'init', '-e', ENV, '--fresh', '--reason', 'the old location moved away']);
 
       const nothing = await step(dir, ['recover', '-e', ENV, '-o', 'json'], [1]);
       const look = fx.only(fx.printed(nothing, 'NYL-RECOVER-NOTHING'));
@@ -390,7 +409,11 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       fs.rmSync(bare, { recursive: true });
       makeBareRepo(bare);
       const diverged = await step(dir, ['state', 'init', '-e', ENV, '-o', 'json'], [1]);
-      const fresh = fx.only(fx.printed(diverged, 'NYL-STATE-DIVERGED (init)', { params: { ref: DESIRED } }));
+      const [publish, fresh] = fx.commands(fx.printed(diverged, 'NYL-STATE-DIVERGED (init)', { params: { ref: DESIRED } }));
+      // Publishing the clone's state there instead, in a copy: the known history continues.
+      const published = forkWithState(dir, bare);
+      await fx.exec(published.dir, publish, [0]);
+      assert.match(git(published.bare, 'show', `${DESIRED}:state.yaml`), /status: active/);
       await fx.exec(dir, fresh, [0]);
       assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /status: active/);
 
