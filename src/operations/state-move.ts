@@ -25,6 +25,7 @@
  * old location's history (its tips are ancestors of the old tips): moving back to a location the
  * state once left, or publishing a clone's branches that continue the remote's.
  */
+import { existsSync } from 'node:fs';
 import { fail, NylError } from '../errors/diagnostic';
 import type { RefUpdate } from '../git/refs';
 import type { RefTransition } from '../lease/publish';
@@ -83,22 +84,39 @@ async function stateMoveOpened(rt: Runtime, move: Move): Promise<StateOperationR
   const { opened, old, ends } = move;
   const report = stateOperationReport('state-move', opened.env.name, { from: ends.from, to: ends.to });
   await old.ensureOpen();
+  requireDestinationRepository(opened.loc);
   await opened.store.ensureOpen();
-  if (sameStateFile(old.loc, opened.loc)) return moveInPlace(rt, move, report);
+  if (sameStateFile(move)) return moveInPlace(rt, move, report);
   const oldRefs = await old.snapshot();
   const oldState = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, oldRefs.get(old.loc.desiredRef));
   const movedHere = oldState?.status === 'moved' && oldState.movedTo === ends.to;
   if (!movedHere) {
     requireMovable(old.loc, oldState, ends);
-    await requireFreeDestination(move, oldRefs, 'before');
+    // Checked before the old location is marked, so that a refusal changes nothing. A new
+    // location that already continues the old history (a second `--from local`) is done.
+    if ((await destinationOf(move, oldRefs)) === 'continues') return alreadyMoved(move, report, await opened.store.snapshot());
   }
   const marked = movedHere ? oldRefs : await markOld(rt, move, oldRefs);
   return continueAtNew(rt, move, marked, report);
 }
 
-/** A move of the prefix alone: both ends are the same state.yaml. */
-function sameStateFile(a: StateLocation, b: StateLocation): boolean {
-  return a.kind === b.kind && a.url === b.url && a.desiredRef === b.desiredRef && a.observedRef === b.observedRef && a.statePath === b.statePath;
+/**
+ * A move of the prefix alone: both ends are the same state.yaml (the same repository, however its
+ * URL is spelled, the same refs and path).
+ */
+function sameStateFile(move: Move): boolean {
+  const { old } = move;
+  const loc = move.opened.loc;
+  return sameLocation(old.loc, { ...loc, coordinationPrefix: old.loc.coordinationPrefix }, move.opened.checkout!.workTree);
+}
+
+/** A move creates no repository (only `state init` does): a missing one is named with its fix. */
+function requireDestinationRepository(loc: StateLocation): void {
+  if (loc.kind !== 'path' || existsSync(loc.localPath!)) return;
+  fail('NYL-STATE-UNAVAILABLE', `the new state repository ${loc.localPath} of ${loc.environment} does not exist: a move creates no repository`, {
+    env: loc.environment,
+    fix: `create it with \`git init --bare ${loc.localPath}\`, then run the move again`,
+  });
 }
 
 /** The old location must hold active state; a location moved elsewhere or deleted says where to go. */
@@ -122,10 +140,13 @@ function pairs(move: Move, oldRefs: RefSnapshot): Array<{ ref: string; oldRef: s
 }
 
 /**
- * The new location holds no state of the environment, or only state the old history already has.
- * `done` when it continues the old location's marked tips: the move completed before.
+ * What the new location holds of the environment, judged against the old tips:
+ * - `continues`: its tips descend from the old ones and its state is active: the move is done;
+ * - `free`: no state.yaml, or only state the old history already has (moving back to a location
+ *   the state once left; a clone's branches that continue the remote's);
+ * anything else refuses with NYL-STATE-MOVE-DESTINATION.
  */
-async function requireFreeDestination(move: Move, oldRefs: RefSnapshot, when: 'before' | 'after', refs?: RefSnapshot): Promise<'free' | 'done'> {
+async function destinationOf(move: Move, oldRefs: RefSnapshot, refs?: RefSnapshot): Promise<'continues' | 'free'> {
   const { store, loc } = move.opened;
   const now = refs ?? (await store.snapshot());
   const state = await readStateDoc(store.reader, loc, loc.desiredRef, now.get(loc.desiredRef));
@@ -133,7 +154,8 @@ async function requireFreeDestination(move: Move, oldRefs: RefSnapshot, when: 'b
   const list = pairs(move, oldRefs);
   await store.importObjects(move.old, list.map((p) => p.oldTip));
   const tips = list.map((p) => ({ ...p, tip: now.get(p.ref) }));
-  if (when === 'after' && (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.oldTip, t.tip) : Promise.resolve(false)))))) return 'done';
+  const continues = state.status === 'active' && (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.oldTip, t.tip) : Promise.resolve(false)))));
+  if (continues) return 'continues';
   if (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.tip, t.oldTip) : Promise.resolve(true))))) return 'free';
   fail('NYL-STATE-MOVE-DESTINATION', `the new location ${move.ends.to} already holds state of ${loc.environment} that the old location's history does not have`, {
     env: loc.environment,
@@ -186,24 +208,30 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
   const carried = carriedRefs(move, marked);
   await store.importObjects(old, [...list.map((p) => p.oldTip), ...carried.map((c) => c.oid)]);
   const first = await store.snapshot();
-  if ((await requireFreeDestination(move, marked, 'after', first)) === 'done') {
-    await dropCarried(move);
-    return finished(report, opened.loc, first, []);
-  }
+  if ((await destinationOf(move, marked, first)) === 'continues') return alreadyMoved(move, report, first);
   const lease = leaseOptionsOf(rt, opened, 'state-move', { initial: first, waitMs: move.options.waitMs });
   return withLease(rt, store, lease, async (tx) => {
-    if ((await requireFreeDestination(move, marked, 'after', tx.snapshot)) === 'done') {
+    if ((await destinationOf(move, marked, tx.snapshot)) === 'continues') {
       await tx.end('nothing-to-write');
-      await dropCarried(move);
-      return finished(report, opened.loc, tx.snapshot, []);
+      return alreadyMoved(move, report, tx.snapshot);
     }
     const transitions = await Promise.all(list.map((p) => continuation(move, p, tx.snapshot.get(p.ref))));
     const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid }) satisfies RefUpdate));
     report.result = 'done';
     await store.syncKnownBranches(published.refs);
-    if (carried.length > 0) await dropCarried(move);
+    await dropCarried(move, carried);
     return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
   });
+}
+
+/**
+ * The new location continues the old history: nothing to write. Copies of carried refs that a
+ * move killed after its push left at the old location go, where the new one still holds them.
+ */
+async function alreadyMoved(move: Move, report: StateOperationReport, refs: RefSnapshot): Promise<StateOperationReport> {
+  const left = carriedRefs(move, await move.old.snapshot()).filter((c) => refs.get(c.ref) === c.oid);
+  await dropCarried(move, left);
+  return finished(report, move.opened.loc, refs, []);
 }
 
 function finished(report: StateOperationReport, loc: StateLocation, refs: RefSnapshot, carried: string[]): StateOperationReport {
@@ -234,16 +262,15 @@ function carriedRefs(move: Move, oldRefs: RefSnapshot): Array<{ from: string; re
 }
 
 /**
- * Once the new location holds them, the old location's run and evidence refs go: nothing reads a
- * moved location any more, and a clone's own refs left behind by `--from local` would read as
- * unpublished local work. They cannot change after step 1 (the old lease was taken and nothing
- * holds it since), so every one of them was carried. A deletion that fails is left for the next
- * move to retry: the copies are at the new location either way.
+ * Once the new location holds them, the old location's copies of the carried refs go: nothing
+ * reads a moved location, and a clone's own refs left behind by `--from local` would read as
+ * unpublished local work. Each is deleted only as it was carried (the same id), and only one
+ * the new location is known to hold: the refs of a later `--local` run are never touched. A
+ * deletion that fails is left for the next move: the copies are at the new location either way.
  */
-async function dropCarried(move: Move): Promise<void> {
-  const stale = carriedRefs(move, await move.old.snapshot());
-  if (stale.length === 0) return;
-  await move.old.write(stale.map((c) => ({ ref: c.from, expect: c.oid, to: null })));
+async function dropCarried(move: Move, carried: Array<{ from: string; oid: string }>): Promise<void> {
+  if (carried.length === 0) return;
+  await move.old.write(carried.map((c) => ({ ref: c.from, expect: c.oid, to: null })));
 }
 
 /**

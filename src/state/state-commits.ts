@@ -1,7 +1,10 @@
 /**
- * The first-parent history of a state ref, read through the store's object reader: each commit's
- * id, first parent, commit time and message. State refs only ever move fast-forward by one
- * single-parent commit per operation, so the first-parent chain is the ref's whole record.
+ * The history of a state ref, read through the store's object reader: each commit's id, the
+ * parent the environment's record goes on with, commit time and message. State refs move
+ * fast-forward by one commit per operation, which has a single parent, except a `state move`
+ * onto a ref that existed: its second parent is the environment's own history (the old
+ * location's), its first the ref's earlier tip (another environment's, or an older history the
+ * old one contains). The walk takes the second parent there, so it is the environment's record.
  *
  * Only full object ids are read: what a user typed is matched against the ids of the history,
  * never handed to a reader (Git's would resolve `HEAD` or a branch name of the work repository).
@@ -23,9 +26,12 @@ export const MAX_HISTORY = 200_000;
 export function parseStateCommit(oid: string, text: string): StateCommit {
   const split = text.indexOf('\n\n');
   const header = split < 0 ? text : text.slice(0, split);
-  const parent = /^parent ([0-9a-f]{40})$/m.exec(header)?.[1];
+  const parents = [...header.matchAll(/^parent ([0-9a-f]{40})$/gm)].map((m) => m[1]!);
   const time = Number(/^committer .* (\d+) [+-]\d{4}$/m.exec(header)?.[1] ?? 0);
-  return { oid, time, message: split < 0 ? '' : text.slice(split + 2), ...(parent ? { parent } : {}) };
+  const message = split < 0 ? '' : text.slice(split + 2);
+  const moved = parents.length === 2 && /^Nyl-Operation: state-move$/m.test(message);
+  const parent = moved ? parents[1] : parents[0];
+  return { oid, time, message, ...(parent ? { parent } : {}) };
 }
 
 /** The commits of tip's first-parent history, newest first; stops at a missing or non-commit object. */

@@ -161,6 +161,10 @@ test('from the clone\'s own branches to a remote added later: the branches then 
   const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
   assert.equal(moved.code, 0, moved.stdout + moved.stderr);
   assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), tip(bare, 'refs/heads/nyl/dev/desired'), 'the clone\'s branch follows the remote');
+  const remoteTip = tip(bare, 'refs/heads/nyl/dev/desired');
+  const again = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
+  assert.equal(again.json.result, 'unchanged', 'the branches now follow the remote: nothing to move');
+  assert.equal(tip(bare, 'refs/heads/nyl/dev/desired'), remoteTip);
   const r = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(r.code, 0, r.stdout);
   assert.equal(r.json.units.a.result, 'current');

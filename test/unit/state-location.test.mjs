@@ -6,8 +6,11 @@ import {
   coordinationNamespace,
   evidencePrefix,
   leaseRef,
+  describeEnd,
   localPathOf,
+  locationMovedFrom,
   repositoryIdentity,
+  sameLocation,
   resolveLocation,
   runsPrefix,
   signalsPrefix,
@@ -542,4 +545,37 @@ test("a group's shared state ref that is the member's source branch is refused a
   assert.equal(d?.code, 'NYL-SOURCE-INVALID');
   assert.equal(d.location.pointer, '/spec/shared/state/desiredRef');
   assert.equal(d.location.line, 19);
+});
+
+// --- state move: the old location --------------------------------------------------------------
+
+test('state move: each option names the old location, defaulting to the configured value; --from takes a URL, a GitRepository or local', async () => {
+  const { p, at } = await project(
+    environment('dev', undefined, 'state: {repository: {repoURL: "git://h/new.git"}, desiredRef: renamed/dev/desired, coordinationRefPrefix: refs/heads/nyl-run/}'),
+    ['apiVersion: nyl.io/v1', 'kind: GitRepository', 'metadata: {name: old}', 'spec: {url: "https://git.example.com/old.git", publishURL: "ssh://git@git.example.com/old.git"}'],
+  );
+  const configured = at('dev');
+  const moved = (options) => locationMovedFrom(p, configured, options, noOrigin);
+  const same = moved({});
+  assert.ok(sameLocation(same, configured, WORK_TREE), 'no option: the configured location itself');
+  const renamed = moved({ desiredRef: 'nyl/dev/desired', coordinationRefs: 'refs/nyl/' });
+  assert.deepEqual([renamed.kind, renamed.url, renamed.desiredRef, renamed.observedRef, renamed.coordinationPrefix], ['remote', 'git://h/new.git', 'refs/heads/nyl/dev/desired', 'refs/heads/nyl/dev/observed', 'refs/nyl/']);
+  const named = moved({ from: 'old' });
+  assert.deepEqual([named.kind, named.url, named.pushURL], ['remote', 'https://git.example.com/old.git', 'ssh://git@git.example.com/old.git']);
+  const local = moved({ from: 'local' });
+  assert.equal(local.kind, 'clone');
+  assert.match(describeEnd(local), /^local \(desired refs\/heads\/renamed\/dev\/desired, observed refs\/heads\/nyl\/dev\/observed, coordination refs\/heads\/nyl-run\/\)$/);
+  const file = moved({ from: '/srv/state.git' });
+  assert.deepEqual([file.kind, file.url], ['path', 'file:///srv/state.git']);
+  assert.throws(() => moved({ coordinationRefs: 'refs/nyl' }), (e) => e.code === 'NYL-USAGE');
+});
+
+test('state move: the same repository however its URL is spelled is the same location (a move of the prefix alone)', () => {
+  const base = { environment: 'dev', desiredRef: 'refs/heads/nyl/dev/desired', observedRef: 'refs/heads/nyl/dev/observed', statePath: '', coordinationPrefix: 'refs/nyl/', chosenBy: '' };
+  const a = { ...base, kind: 'remote', url: 'git://H/one.git', pushURL: 'git://H/one.git' };
+  const b = { ...base, kind: 'remote', url: 'git://h/one', pushURL: 'git://h/one' };
+  assert.ok(sameLocation(a, b, WORK_TREE));
+  assert.ok(sameLocation({ ...base, kind: 'path', url: 'file:///srv/s.git', localPath: '/srv/s.git' }, { ...base, kind: 'remote', url: '/srv/s.git/', pushURL: '/srv/s.git/' }, WORK_TREE));
+  assert.equal(sameLocation(a, { ...b, coordinationPrefix: 'refs/heads/nyl-run/' }, WORK_TREE), false);
+  assert.equal(sameLocation(a, { ...b, kind: 'clone' }, WORK_TREE), false);
 });
