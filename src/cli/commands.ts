@@ -169,6 +169,8 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'discard', type: 'string', multiple: true, list: true, value: '<unit>', help: 'Lose the local receipt of this unit (repeatable, or comma-separated).' },
       { name: 'discard-all', type: 'boolean', help: 'Lose every local receipt the state repository lacks.' },
       { ...REASON, help: 'Why; shown in the report (the reset writes no commit).' },
+      { ...WAIT, help: 'Accepted as by every state command; the reset takes no lease (it moves only local refs), so it never waits.' },
+      { ...AUTHOR, help: 'Accepted as by every state command; the reset writes no commit.' },
       OUTPUT,
     ],
     examples: ['nyl state reset -e dev --local', 'nyl state reset -e dev --local --discard cache,web', 'nyl state reset -e dev --local --discard-all'],

@@ -96,7 +96,10 @@ export const CATALOG = {
   'NYL-STATE-MOVED': {
     exit: 1,
     summary: 'The state moved to another location.',
-    fix: (p) => `point the Environment ${e(p)} at ${String(p.movedTo ?? 'the new location')} in source (spec.state): its state continues there`,
+    fix: (p) =>
+      p.prefix
+        ? `to use the configured prefix, move the state there with \`nyl state move -e ${e(p)} --coordination-refs ${String(p.prefix)}\`; otherwise set spec.state.coordinationRefPrefix of ${e(p)} back to ${String(p.prefix)}`
+        : `point the Environment ${e(p)} at ${String(p.movedTo ?? 'the new location')} in source (spec.state): its state continues there`,
   },
   'NYL-STATE-MOVE-DESTINATION': {
     exit: 1,

@@ -18,11 +18,25 @@ export function inactiveStateDiagnostic(envName: string, state: EnvironmentState
   if (!state) return missingStateDiagnostic(envName, loc, severity, fromLocal);
   if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
   if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
+  return otherPrefixDiagnostic(envName, state, loc, severity);
+}
+
+/**
+ * State whose state.yaml records another coordination prefix than the configured one (state
+ * init and state move record it): the lease and runs of this environment live under that
+ * prefix, so a command under the configured one would run beside them. Either the state moved
+ * away from the configured prefix (a checkout not updated since), or the configuration changed
+ * before the state was moved (the fix then names the move).
+ */
+function otherPrefixDiagnostic(envName: string, state: EnvironmentStateDoc, loc: StateLocation, severity: Severity): Diagnostic | undefined {
   const prefix = state.coordinationRefPrefix;
-  if (prefix !== undefined && prefix !== loc.coordinationPrefix) {
+  if (prefix === undefined || prefix === loc.coordinationPrefix) return undefined;
+  const moves = state.events.filter((e) => e.type === 'moved');
+  const movedAway = moves[moves.length - 1]?.from?.endsWith(`coordination ${loc.coordinationPrefix})`) === true;
+  if (movedAway) {
     return diagnostic('NYL-STATE-MOVED', severity, `the coordination refs of ${envName} moved from ${loc.coordinationPrefix} to ${prefix}`, { env: envName, movedTo: `coordinationRefPrefix ${prefix}` });
   }
-  return undefined;
+  return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} is coordinated under ${prefix}, not under the configured ${loc.coordinationPrefix}: its lease and runs live there`, { env: envName, prefix });
 }
 
 function missingStateDiagnostic(envName: string, loc: StateLocation, severity: Severity, fromLocal: boolean): Diagnostic {

@@ -107,7 +107,10 @@ function decide(
   }
   // Moved state stays where it went; deleted state comes back only --fresh. (A known branch's
   // copy describes another location: a --fresh init here continues it whatever it says.)
-  if (desired && !continued && (desired.status === 'moved' || (desired.status === 'deleted' && !req.fresh))) throw new NylError(inactiveStateDiagnostic(env, desired, loc)!);
+  if (desired && !continued) {
+    const inactive = inactiveStateDiagnostic(env, desired, loc);
+    if (inactive && (inactive.code === 'NYL-STATE-MOVED' || !req.fresh)) throw new NylError(inactive);
+  }
   if (desired && !req.fresh) {
     if (observed && observed.generation === desired.generation && observed.status === desired.status) {
       return { kind: 'unchanged', state: desired };
@@ -116,7 +119,8 @@ function decide(
     return { kind: 'write', desired, observed: desired, fresh: false };
   }
   if (!desired) {
-    const doc = newStateDoc(env, event);
+    // The prefix is recorded so that a later change of it alone is refused until the state moves.
+    const doc = { ...newStateDoc(env, event), coordinationRefPrefix: loc.coordinationPrefix };
     return { kind: 'write', desired: doc, observed: doc, fresh: false };
   }
   const generation = Math.max(desired.generation, observed?.generation ?? 0) + 1;
@@ -124,6 +128,7 @@ function decide(
     ...desired,
     generation,
     status: 'active',
+    coordinationRefPrefix: loc.coordinationPrefix,
     events: [...desired.events, { ...event, type: 'fresh', generation }],
   };
   delete doc.movedTo;

@@ -56,6 +56,7 @@ const PROBES = {
   resurrected: { incarnation: 'resurrected' },
   repairConverge: { repair: 'converge' },
   repairApprove: { repair: 'approve' },
+  prefix: { prefix: 'refs/nyl/' },
   'left-lease': { left: 'lease' },
   'left-evidence': { left: 'evidence' },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
@@ -442,6 +443,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       openGate(s.gate);
 
       const online = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      assert.ok((await status(dir)).json.warnings.some((w) => w.code === 'NYL-STATE-LOCAL-WORK'), 'status warns');
       const [breakLease, recoverRun] = fx.commands(fx.printed(online, 'NYL-STATE-LOCAL-WORK (left-lease)'));
       await fx.exec(dir, breakLease, [0]);
       await fx.exec(dir, recoverRun, [0]);
@@ -463,8 +465,10 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const lose = await step(dir, ['state', 'reset', '-e', ENV, '--local', '-o', 'json'], [1]);
       const [discardFirst, publishToo] = fx.commands(fx.printed(lose, 'NYL-STATE-RESET-DISCARD', { params: { units: ['first'] } }));
       assert.deepEqual(publishToo, publish);
+      const localTip = git(dir, 'rev-parse', OBSERVED);
       await fx.exec(dir, discardFirst, [0]);
       assert.equal(git(dir, 'rev-parse', OBSERVED), git(origin.bare, 'rev-parse', OBSERVED), "the clone's branch is the remote's again");
+      assert.match(git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/nyl-discarded/dev/'), new RegExp(`heads/nyl/dev/observed ${localTip}`), 'the discarded tip stays for audit');
       assert.equal(git(origin.bare, 'for-each-ref'), remoteBefore, 'reset pushes nothing');
 
       // A --local run cancelled before a starts: its run ref stays (ended), its lease does not.
@@ -478,6 +482,24 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const runsLeft = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(runsLeft, 'NYL-STATE-LOCAL-WORK')), [0, 4]);
       assert.equal(git(dir, 'for-each-ref', 'refs/nyl/dev/runs/'), '', 'the local run was imported');
+    },
+  );
+
+  group(
+    'a coordination prefix changed in source before the state moved: refused until the printed move',
+    ['NYL-STATE-MOVED (prefix)'],
+    async (fx) => {
+      const s = scratch();
+      const bare = makeBareRepo();
+      const { dir, yaml } = project({ a: logged(s.log, 'a') }, { state: pathToFileURL(bare).href });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      fs.writeFileSync(path.join(dir, 'nyl.yaml'), yaml.replace('state:\n', 'state:\n    coordinationRefPrefix: refs/heads/nyl-run/\n'));
+      git(dir, 'commit', '-q', '-am', 'the branch prefix');
+      const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      await fx.exec(dir, fx.only(fx.printed(refused, 'NYL-STATE-MOVED (prefix)')), [0]);
+      assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'current');
+      assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /coordinationRefPrefix: refs\/heads\/nyl-run\//);
     },
   );
 

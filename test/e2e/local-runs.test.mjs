@@ -9,7 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { cacheRepositoryOf } from '../../dist/state/location.js';
-import { cliEnv, codes, command, environment, nyl, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
+import { cliEnv, codes, command, environment, nyl, nylYaml } from '../support/cli.mjs';
 
 after(cleanupAll);
 
@@ -27,78 +27,9 @@ function remoteState() {
 
 const refsOf = (repo) => git(repo, 'for-each-ref', '--format=%(refname) %(objectname)');
 
-test('a --local run of the origin (the clone\'s branches and refs) killed while a unit runs: online writers refuse its run ref, recover --local imports it, reset --local discards it, and online runs go on', async () => {
-  const { bare, url, aliasURL } = remoteState();
-  const dir = tempDir();
-  const gate = path.join(dir, 'gate');
-  const project = makeProject({
-    'nyl.yaml': nylYaml(
-      environment('dev', `state:\n  repository: {repoURL: "${url}", publishURL: "${aliasURL}"}`),
-      command('first', `script: echo first >> "${path.join(dir, 'log')}"\nrecovery: converge`),
-      command('a', `dependsOn: [first]\nscript: 'echo a >> "${path.join(dir, 'log')}"; touch "${path.join(dir, 'a-started')}"; while [ ! -f "${gate}" ]; do sleep 0.05; done'\nrecovery: converge`),
-    ),
-  }, { origin: url });
-  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
-  const remoteBefore = refsOf(bare);
-
-  // A local run killed while `a` runs: its lease and run ref (a started marker) stay in the clone.
-  const run = nylAsync(project, ['reconcile', '-e', 'dev', '--local']);
-  await waitForFile(path.join(dir, 'a-started'));
-  run.child.kill('SIGKILL');
-  await run.done;
-  fs.writeFileSync(gate, '');
-  assert.match(git(project, 'for-each-ref', 'refs/nyl/dev/'), /refs\/nyl\/dev\/runs\//, 'the local run ref is a ref of the clone');
-  assert.equal(refsOf(bare), remoteBefore, 'nothing reached the remote');
-
-  // An online reconcile refuses it instead of running first and a again.
-  const online = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
-  assert.equal(online.code, 1, online.stdout + online.stderr);
-  assert.deepEqual(codes(online), ['NYL-STATE-LOCAL-WORK']);
-  assert.match(online.json.errors[0].fix, /`nyl lease break -e dev --local --reason "<why>"`.*`nyl recover -e dev --local`/);
-  assert.deepEqual(fs.readFileSync(path.join(dir, 'log'), 'utf8').split('\n').filter(Boolean), ['first', 'a'], 'no unit ran again');
-  const status = nyl(project, ['status', '-e', 'dev', '-o', 'json']);
-  assert.ok(status.json.warnings.some((w) => w.code === 'NYL-STATE-LOCAL-WORK'), status.stdout);
-
-  // The way back: break the local lease, import the local run, then discard its receipt.
-  assert.equal(nyl(project, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'local run killed']).code, 0);
-  const recovered = nyl(project, ['recover', '-e', 'dev', '--local', '-o', 'json']);
-  assert.equal(recovered.code, 0, recovered.stdout + recovered.stderr);
-  // `a` was running when the run died: uncertain, its evidence ref stays until it is decided.
-  const uncertain = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
-  assert.deepEqual(codes(uncertain), ['NYL-STATE-LOCAL-WORK']);
-  assert.match(uncertain.json.errors[0].fix, /`nyl recover -e dev --local --unit a --retry --reason "<why>"`/);
-  assert.equal(nyl(project, ['recover', '-e', 'dev', '--local', '--unit', 'a', '--retry', '--reason', 'rerun online']).code, 0);
-  assert.equal(git(project, 'for-each-ref', 'refs/nyl/dev/'), '', 'the local lease, run and evidence refs are gone');
-  assert.equal(refsOf(bare), remoteBefore, 'still nothing on the remote');
-
-  const diverged = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
-  assert.equal(diverged.code, 1, diverged.stdout);
-  assert.deepEqual(codes(diverged), ['NYL-STATE-DIVERGED']);
-  assert.match(diverged.json.errors[0].fix, /`nyl state reset -e dev --local --discard-all`/);
-
-  const plain = nyl(project, ['state', 'reset', '-e', 'dev', '-o', 'json']);
-  assert.equal(plain.code, 1);
-  assert.deepEqual(codes(plain), ['NYL-USAGE']);
-  const refused = nyl(project, ['state', 'reset', '-e', 'dev', '--local', '-o', 'json']);
-  assert.equal(refused.code, 1, refused.stdout + refused.stderr);
-  assert.deepEqual(codes(refused), ['NYL-STATE-RESET-DISCARD']);
-  assert.deepEqual(refused.json.errors[0].units, ['first']);
-  assert.match(refused.json.errors[0].fix, /`nyl state reset -e dev --local --discard first`/);
-  const localTip = git(project, 'rev-parse', 'refs/heads/nyl/dev/observed');
-
-  const reset = nyl(project, ['state', 'reset', '-e', 'dev', '--local', '--discard', 'first', '--reason', 'redo online', '-o', 'json']);
-  assert.equal(reset.code, 0, reset.stdout + reset.stderr);
-  assert.equal(reset.json.result, 'done');
-  assert.deepEqual(reset.json.details.discarded, ['first']);
-  assert.equal(git(project, 'rev-parse', 'refs/heads/nyl/dev/observed'), git(bare, 'rev-parse', 'refs/heads/nyl/dev/observed'));
-  assert.match(git(project, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/nyl-discarded/dev/'), new RegExp(`heads/nyl/dev/observed ${localTip}`), 'the discarded tip stays for audit');
-  assert.equal(refsOf(bare), remoteBefore, 'reset pushes nothing');
-  assert.equal(nyl(project, ['state', 'reset', '-e', 'dev', '--local', '-o', 'json']).json.result, 'unchanged');
-
-  const again = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json', '--unit', 'first']);
-  assert.equal(again.code, 0, again.stdout + again.stderr);
-  assert.equal(again.json.units.first.result, 'executed');
-});
+// The way back from a --local run of the origin killed while a unit runs (its lease, run ref and
+// evidence refused online; lease break, recover and reset --local as printed; publishing it with
+// state move --from local) is a scenario group of test/e2e/fix-texts.test.mjs.
 
 test('--local on a remote that is not origin works in its cache repository: refused before an online command created it, then local receipts there, refused online, reset --local --discard-all', () => {
   const { bare, url, aliasURL } = remoteState();
@@ -124,10 +55,13 @@ test('--local on a remote that is not origin works in its cache repository: refu
   assert.equal(online.code, 1, online.stdout);
   assert.deepEqual(codes(online), ['NYL-STATE-DIVERGED']);
 
+  const plain = nyl(project, ['state', 'reset', '-e', 'dev', '--discard-all', '-o', 'json']);
+  assert.deepEqual([plain.code, codes(plain)], [1, ['NYL-USAGE']], 'reset moves local refs only: --local is required');
   const reset = nyl(project, ['state', 'reset', '-e', 'dev', '--local', '--discard-all', '-o', 'json']);
   assert.equal(reset.code, 0, reset.stdout + reset.stderr);
   assert.deepEqual(reset.json.details.discarded, ['a']);
   assert.equal(git(cache, 'rev-parse', 'refs/heads/nyl/dev/observed'), git(bare, 'rev-parse', 'refs/heads/nyl/dev/observed'));
+  assert.equal(nyl(project, ['state', 'reset', '-e', 'dev', '--local', '-o', 'json']).json.result, 'unchanged');
   const after = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(after.code, 0, after.stdout + after.stderr);
   assert.equal(after.json.units.a.result, 'executed');
