@@ -113,6 +113,8 @@ export const CATALOG = {
     fix: (p) =>
       p.init
         ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
+        : p.cache
+        ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; discard it with \`nyl state reset -e ${e(p)} --local --discard-all\` (the receipts of a --local run in a cache repository are not published)`
         : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
   },
   'NYL-STATE-LOCAL-WORK': {

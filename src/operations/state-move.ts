@@ -226,11 +226,14 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
 
 /**
  * The new location continues the old history: nothing to write. Copies of carried refs that a
- * move killed after its push left at the old location go, where the new one still holds them.
+ * move killed after its push left at the old location go, where the new one still holds them,
+ * and the clone's known branches follow the new location (with `--from local` they still carry
+ * the mark).
  */
 async function alreadyMoved(move: Move, report: StateOperationReport, refs: RefSnapshot): Promise<StateOperationReport> {
   const left = carriedRefs(move, await move.old.snapshot()).filter((c) => refs.get(c.ref) === c.oid);
   await dropCarried(move, left);
+  await move.opened.store.syncKnownBranches(refs);
   return finished(report, move.opened.loc, refs, []);
 }
 

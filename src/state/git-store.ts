@@ -374,14 +374,24 @@ export class GitStateStore implements StateStore {
    */
   async requireNoUnpublishedWork(state: RefSnapshot, options: { readOnly?: boolean } = {}): Promise<void> {
     // A read-only judge (nyl plan) leaves the run refs to its caller, which warns of them.
-    const refs = options.readOnly ? new Map() : await this.localRunRefs();
+    const refs = options.readOnly ? new Map() : withoutPublished(await this.localRunRefs(), state);
     if (refs.size > 0) throw new NylError(localWorkDiagnostic(this.loc.environment, coordinationNamespace(this.loc), refs.keys(), 'error'));
     const known = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
-    const diverged = [...known, ...(await this.cacheBranches(state)).filter((b) => !b.behind).map((b) => `${b.ref} of ${b.repository}`)];
-    if (diverged.length === 0) return;
-    fail('NYL-STATE-DIVERGED', `the clone's ${diverged.join(' and ')} hold${diverged.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
+    if (known.length > 0) {
+      fail('NYL-STATE-DIVERGED', `the clone's ${known.join(' and ')} hold${known.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
+        env: this.loc.environment,
+        ref: known[0],
+      });
+    }
+    const cached = (await this.cacheBranches(state)).filter((b) => !b.behind);
+    if (cached.length === 0) return;
+    // A remote that is not the checkout's origin keeps --local work in its cache repository: the
+    // clone's branches (what `state move --from local` publishes) do not hold it, so the fix
+    // names only the reset that discards it, and a log that looks where it is.
+    fail('NYL-STATE-DIVERGED', `the cache repository ${this.workDir}'s ${cached.map((b) => b.ref).join(' and ')} hold${cached.length === 1 ? 's' : ''} state of a --local run the repository ${this.loc.url} does not have; nothing was changed`, {
       env: this.loc.environment,
-      ref: diverged[0],
+      ref: cached[0]!.ref,
+      cache: this.workDir,
     });
   }
 
@@ -468,7 +478,7 @@ export class GitStateStore implements StateStore {
     // The checkout's tips become readable (and parents) in the work repository.
     await this.adoptKnownBranches(knownTips);
     const branches = [...(await this.compareBranches(this.checkout.workTree, knownTips, state)), ...(await this.cacheBranches(state))];
-    return { refs: await this.localRunRefs(), branches };
+    return { refs: withoutPublished(await this.localRunRefs(), state), branches };
   }
 
   async moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult> {
@@ -511,6 +521,15 @@ export class GitStateStore implements StateStore {
     this.writer?.close();
     this.reader.close();
   }
+}
+
+/**
+ * Local coordination refs the state repository holds too, under the same name and id, are
+ * published copies, not local work: the run refs a `state move --from local` carried, when it was
+ * killed before it deleted them in the clone.
+ */
+function withoutPublished(local: RefSnapshot, state: RefSnapshot): RefSnapshot {
+  return new Map([...local].filter(([ref, oid]) => state.get(ref) !== oid));
 }
 
 /** What a git command gave (src/state/ reaches processes only through Git). */

@@ -14,7 +14,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CATALOG, fixFor } from '../../dist/errors/catalog.js';
-import { command, environment, nylYaml } from '../support/cli.mjs';
+import { cacheRepositoryOf } from '../../dist/state/location.js';
+import { cliEnv, command, environment, nylYaml } from '../support/cli.mjs';
 import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles } from '../support/reconcile-helpers.mjs';
 import { commitBody } from '../support/commit-evidence.mjs';
@@ -57,6 +58,7 @@ const PROBES = {
   repairConverge: { repair: 'converge' },
   repairApprove: { repair: 'approve' },
   prefix: { prefix: 'refs/nyl/' },
+  cache: { cache: '/cache/state.git' },
   'left-lease': { left: 'lease' },
   'left-evidence': { left: 'evidence' },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
@@ -482,6 +484,37 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const runsLeft = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(runsLeft, 'NYL-STATE-LOCAL-WORK')), [0, 4]);
       assert.equal(git(dir, 'for-each-ref', 'refs/nyl/dev/runs/'), '', 'the local run was imported');
+    },
+  );
+
+  group(
+    '--local on a remote that is not origin works in its cache repository: refused before one exists, then local receipts there, refused online, discarded as printed',
+    ['NYL-STATE-DIVERGED (cache)'],
+    async (fx) => {
+      const s = scratch();
+      const origin = remoteOrigin();
+      // Not the checkout's origin: read through the cache repository, where --local writes.
+      const { dir } = project({ a: `${logged(s.log, 'a')}\nrecovery: converge` }, { state: origin.aliasURL, publish: origin.url });
+      const missing = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [1]);
+      assert.deepEqual(diagnosticsOf(missing).map((d) => d.code), ['NYL-STATE-UNAVAILABLE']);
+      // Its fix, an online command, creates the cache repository (no state yet: status exits 1).
+      await fx.exec(dir, fx.only(diagnosticsOf(missing)[0]), [1]);
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const remoteBefore = git(origin.bare, 'for-each-ref');
+      assert.equal((await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'])).json.units.a.result, 'executed');
+      const cache = cacheRepositoryOf(origin.aliasURL, cliEnv().NYL_CACHE_DIR);
+      assert.match(git(cache, 'for-each-ref', 'refs/heads/nyl/dev/'), /refs\/heads\/nyl\/dev\/observed/, "the receipts are on the cache's own branches");
+      assert.equal(git(origin.bare, 'for-each-ref'), remoteBefore, 'nothing reached the remote');
+      assert.notEqual(git(dir, 'rev-parse', OBSERVED), git(cache, 'rev-parse', OBSERVED), "the clone's branches are untouched");
+
+      const online = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      const discard = fx.only(fx.printed(online, 'NYL-STATE-DIVERGED (cache)', { params: { cache, ref: DESIRED } }));
+      const plain = await step(dir, ['state', 'reset', '-e', ENV, '--discard-all', '-o', 'json'], [1]);
+      assert.deepEqual(diagnosticsOf(plain).map((d) => d.code), ['NYL-USAGE'], 'reset moves local refs only: --local is required');
+      await fx.exec(dir, discard, [0]);
+      assert.equal(git(cache, 'rev-parse', OBSERVED), git(origin.bare, 'rev-parse', OBSERVED));
+      assert.equal((await step(dir, ['state', 'reset', '-e', ENV, '--local', '-o', 'json'])).json.result, 'unchanged');
+      assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'executed', 'the discarded receipt runs online');
     },
   );
 

@@ -158,16 +158,18 @@ test('from the clone\'s own branches to a remote added later: the branches then 
   assert.deepEqual(codes(refused), ['NYL-STATE-MISSING']);
   assert.match(refused.json.errors[0].fix, /nyl state move -e dev --from local/);
 
-  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
-  assert.equal(moved.code, 0, moved.stdout + moved.stderr);
-  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), tip(bare, 'refs/heads/nyl/dev/desired'), 'the clone\'s branch follows the remote');
+  // Killed right after the remote got the state, before the clone's branches followed it.
+  const killed = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local'], { env: { NYL_FAULT_AT: 'after-transition-push#2' } });
+  assert.equal(killed.signal, 'SIGKILL', killed.stderr);
   const remoteTip = tip(bare, 'refs/heads/nyl/dev/desired');
+  assert.match(git(project, 'show', 'refs/heads/nyl/dev/desired:state.yaml'), /status: moved/, "the clone's branch is marked");
   const again = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
-  assert.equal(again.json.result, 'unchanged', 'the branches now follow the remote: nothing to move');
+  assert.equal(again.json.result, 'unchanged', 'the remote continues the clone\'s history: the move is done');
   assert.equal(tip(bare, 'refs/heads/nyl/dev/desired'), remoteTip);
   const r = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(r.code, 0, r.stdout);
   assert.equal(r.json.units.a.result, 'current');
+  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), tip(bare, 'refs/heads/nyl/dev/desired'), 'the clone\'s branch follows the remote');
   assert.equal(runsOf(runs, 'a'), 1);
 });
 
