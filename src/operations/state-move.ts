@@ -63,9 +63,11 @@ export async function stateMove(rt: Runtime, req: StateMoveRequest): Promise<Sta
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   let old: StateStore | undefined;
   try {
-    const oldLoc = locationMovedFrom(opened.project, opened.loc, req, opened.checkout!);
-    if (sameLocation(oldLoc, opened.loc, opened.checkout!.workTree)) refuseNothingToMove(opened.loc);
-    old = opened.openStoreAt!(oldLoc);
+    // Only a checkout opens a second location; an in-process caller without one is a programming error.
+    if (!opened.checkout || !opened.openStoreAt) throw new Error('state move needs an environment opened from a checkout (openEnvironment)');
+    const oldLoc = locationMovedFrom(opened.project, opened.loc, req, opened.checkout);
+    if (sameLocation(oldLoc, opened.loc, opened.checkout.workTree)) refuseNothingToMove(opened.loc);
+    old = opened.openStoreAt(oldLoc);
     const move: Move = { opened, old, ends: { from: describeEnd(oldLoc), to: describeEnd(opened.loc) }, options: { ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) } };
     return await stateMoveOpened(rt, move);
   } finally {

@@ -1,8 +1,9 @@
 // `nyl state move`, end to end against real repositories whose state branches refuse
 // non-fast-forward updates and deletions (a host's protected branches): between two file://
-// repositories with a dead run's ref carried along, to a git daemon and to smart HTTP with renamed
-// refs and a new coordination prefix (refs/heads/nyl-run/ and back), from the clone's own
-// branches to a remote added later, and a move killed at each of its steps, then run again.
+// repositories with a dead run's ref carried along; from a git daemon to smart HTTP with renamed
+// refs and a new coordination prefix (refs/heads/nyl-run/ and back); the example project from the
+// clone's own branches to a remote added later; a move killed at each of its steps, then run
+// again; onto refs another environment shares through path.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -144,19 +145,29 @@ test('from a git daemon named by a GitRepository to smart HTTP: renamed refs, a 
   assert.equal(runsOf(runs, 'a'), 1);
 });
 
-test('from the clone\'s own branches to a remote added later: the branches then follow the remote', () => {
-  const runs = tempDir('nyl-move-local-runs-');
-  const bare = protectedBare();
-  const files = nylYaml(environment('dev'), command('a', `script: echo a >> "${path.join(runs, 'a')}"`));
-  const project = makeProject({ 'nyl.yaml': files });
+test('the example project, whose state lived in the clone, gets a remote: every command names the move from local, which then publishes it; the clone\'s branches follow the remote', () => {
+  const example = fs.readFileSync(new URL('../../examples/shop/nyl.yaml', import.meta.url), 'utf8');
+  // No state repository and no origin: the clone's own branches are the state.
+  const local = example.replace(/\n  state:\n    repository:\n(?:      .*\n)+/, '\n');
+  assert.ok(!local.includes('STATE_REPO_URL'), 'the example names no state repository any more');
+  const project = makeProject({ 'nyl.yaml': local });
+  fs.cpSync(new URL('../../examples/shop/migrations', import.meta.url), path.join(project, 'migrations'), { recursive: true });
+  git(project, 'add', '-A');
+  git(project, 'commit', '-q', '-m', 'the migrations');
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
-  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+  const first = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(first.code, 0, first.stdout + first.stderr);
+  const units = Object.keys(first.json.units);
+  assert.ok(units.length >= 5, 'the shop has its units');
+  const bare = protectedBare();
   git(project, 'remote', 'add', 'origin', `${pathToFileURL(bare).href}`);
 
-  const refused = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
-  assert.equal(refused.code, 1);
-  assert.deepEqual(codes(refused), ['NYL-STATE-MISSING']);
-  assert.match(refused.json.errors[0].fix, /nyl state move -e dev --from local/);
+  for (const args of [['reconcile', '-e', 'dev', '-o', 'json'], ['status', '-e', 'dev', '-o', 'json'], ['hold', '-e', 'dev', '--unit', units[0], '-o', 'json']]) {
+    const refused = nyl(project, args);
+    assert.equal(refused.code, 1, `${args[0]}: ${refused.stdout}`);
+    assert.deepEqual(codes(refused), ['NYL-STATE-MISSING']);
+    assert.match(refused.json.errors[0].fix, /^move the state the clone's branches hold there with `nyl state move -e dev --from local`/);
+  }
 
   // Killed right after the remote got the state, before the clone's branches followed it.
   const killed = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local'], { env: { NYL_FAULT_AT: 'after-transition-push#2' } });
@@ -166,11 +177,10 @@ test('from the clone\'s own branches to a remote added later: the branches then 
   const again = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
   assert.equal(again.json.result, 'unchanged', 'the remote continues the clone\'s history: the move is done');
   assert.equal(tip(bare, 'refs/heads/nyl/dev/desired'), remoteTip);
+  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), remoteTip, 'the clone\'s branch follows the remote');
   const r = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(r.code, 0, r.stdout);
-  assert.equal(r.json.units.a.result, 'current');
-  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), tip(bare, 'refs/heads/nyl/dev/desired'), 'the clone\'s branch follows the remote');
-  assert.equal(runsOf(runs, 'a'), 1);
+  assert.deepEqual(units.filter((u) => r.json.units[u].result !== 'current'), [], 'every unit kept its receipt');
 });
 
 // Each step of a move where a kill leaves something half done: before and after each lease
