@@ -162,7 +162,7 @@ export const COMMANDS: CommandSpec[] = [
       "Reads the state repository (online) and moves only local refs to its tips: the clone's branches of the state refs and, for a remote that is not the checkout's origin, " +
       "its cache repository's own branches, which --local runs write. Nothing is pushed. A branch that held local work keeps its old tip under refs/nyl-discarded/<env>/<time>/ in its repository. " +
       'Units whose local receipts the state repository lacks must be named with --discard (repeatable, or comma-separated) or accepted with --discard-all, else it exits 1 with NYL-STATE-RESET-DISCARD listing them. ' +
-      "A --local run's lease, run or checkpoint refs must be imported first with nyl recover -e <env> --local (NYL-STATE-LOCAL-WORK). --local is required.",
+      "A --local run's lease, run or checkpoint refs must be imported first, as NYL-STATE-LOCAL-WORK names (nyl recover -e <env> --local after nyl lease break -e <env> --local for a killed run; nyl reconcile -e <env> --local for one that ended). --local is required.",
     options: [
       ENV,
       { ...LOCAL, help: 'Required: the reset moves local refs only.' },

@@ -14,9 +14,7 @@
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { currentUid } from '../plan/planner';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
-import { runsPrefix, type StateLocation } from '../state/location';
 import type { EnvironmentStateView } from '../state/read';
-import type { RefSnapshot } from '../state/store';
 import { byCodeUnits } from '../util/compare';
 
 /** Why a unit blocks, as the refusal lists it: `cache (retained)`. */
@@ -53,12 +51,6 @@ export function unitBlockers(view: Pick<EnvironmentStateView, 'desiredUnits' | '
     if (why) out.push({ unit, why });
   }
   return out.sort((a, b) => byCodeUnits(a.unit, b.unit));
-}
-
-/** The runs whose refs wait for an import, oldest first (run ids are UUIDv7). */
-export function unimportedRuns(loc: StateLocation, refs: RefSnapshot): string[] {
-  const prefix = runsPrefix(loc);
-  return [...refs.keys()].filter((ref) => ref.startsWith(prefix)).map((ref) => ref.slice(prefix.length)).sort(byCodeUnits);
 }
 
 export function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnostic {

@@ -20,7 +20,7 @@ import { type LeaseTransaction, withLease } from '../lease/transaction';
 import type { RefUpdate } from '../git/refs';
 import type { ReconcileReport, StateOperationReport } from '../report/types';
 import { type EnvironmentStateDoc, type StateEvent, toYaml } from '../state/documents';
-import { evidencePrefix, signalsPrefix, type StateLocation } from '../state/location';
+import { evidencePrefix, signalsPrefix, type StateLocation, stateRefsOf, unimportedRuns } from '../state/location';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { transitionMessage } from '../state/transition';
@@ -29,7 +29,7 @@ import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
 import { divergedWarnings, stateOperationReport } from './report-base';
-import { refuseBlocked, unimportedRuns, unitBlockers } from './state-delete-checks';
+import { refuseBlocked, unitBlockers } from './state-delete-checks';
 import { teardownVerdict, verdictErrors } from './state-delete-verdict';
 import { requireActive, type StateRead, stateUnderLease } from './state-checks';
 
@@ -212,7 +212,7 @@ async function deletionTransitions(rt: Runtime, opened: OpenedEnvironment, refs:
   const event: StateEvent = { type: 'state-deleted', at: isoSeconds(rt.clock.now()), by: formatIdentity(opened.author!), ...(reason ? { reason } : {}) };
   const state = toYaml(deletedStateDoc(view.state!, event));
   const message = transitionMessage(env.name, { operation: 'state-delete', removed }, trailersOf(opened, reason));
-  const stateRefs = loc.observedRef === loc.desiredRef ? [loc.desiredRef] : [loc.desiredRef, loc.observedRef];
+  const stateRefs = stateRefsOf(loc);
   return Promise.all(
     stateRefs.map(async (ref) => {
       const base = refs.get(ref);

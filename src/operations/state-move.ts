@@ -33,7 +33,7 @@ import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import type { EnvironmentStateDoc } from '../state/documents';
 import { toYaml } from '../state/documents';
-import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf } from '../state/location';
+import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf, stateRefsOf } from '../state/location';
 import { continuedAt, markedMoved, type MoveEnds, movedEvent } from '../state/move';
 import { readStateDoc } from '../state/read';
 import type { RefSnapshot, StateStore } from '../state/store';
@@ -184,7 +184,7 @@ async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<R
     requireMovable(old.loc, state, ends);
     const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
     const message = moveMessage(move, { operation: 'state-move', to: ends.to });
-    const transitions = await Promise.all(distinctStateRefs(old.loc).map(async (ref) => {
+    const transitions = await Promise.all(stateRefsOf(old.loc).map(async (ref) => {
       const doc = (await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state;
       return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(markedMoved(doc, event))]]), message } satisfies RefTransition;
     }));
@@ -192,10 +192,6 @@ async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<R
     await old.syncKnownBranches(published.refs);
     return published.refs;
   });
-}
-
-function distinctStateRefs(loc: StateLocation): string[] {
-  return loc.observedRef === loc.desiredRef ? [loc.desiredRef] : [loc.desiredRef, loc.observedRef];
 }
 
 function moveMessage(move: Move, body: { operation: string; from?: string; to?: string }): string {
@@ -322,7 +318,7 @@ async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport
     requireMovable(old.loc, state, ends);
     const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
     const message = moveMessage(move, { operation: 'state-move', from: ends.from, to: ends.to });
-    const transitions = await Promise.all(distinctStateRefs(old.loc).map(async (ref) => {
+    const transitions = await Promise.all(stateRefsOf(old.loc).map(async (ref) => {
       const doc = (await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state;
       return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(continuedAt(doc, event, opened.loc.coordinationPrefix))]]), message } satisfies RefTransition;
     }));

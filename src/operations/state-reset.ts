@@ -6,8 +6,9 @@
  *
  * Local receipts the state repository lacks are lost by the move, so each unit that has one must
  * be named (--discard) or all accepted (--discard-all). A --local run's lease, run and evidence
- * refs must be imported first (`nyl recover -e ENV --local`): the reset never drops a record of
- * effects that no receipt holds yet. A branch that is not just behind keeps its old tip under
+ * refs must be imported first, as NYL-STATE-LOCAL-WORK says (`lease break --local` and `recover
+ * --local` for a killed run, `reconcile --local` for one that ended without its transition): the
+ * reset never drops a record of effects that no receipt holds yet. A branch that is not just behind keeps its old tip under
  * refs/nyl-discarded/ENV/<time>/ in its repository, for audit and to bring it back by hand.
  */
 import { NylError, diagnostic, fail } from '../errors/diagnostic';

@@ -17,13 +17,13 @@ import { type DocumentChanges, documentChanges, transitionsOf } from '../run/tra
 import { requireUndamaged } from '../state/damage';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { type EnvironmentStateView, readEnvironmentState, readUnitDocs } from '../state/read';
+import { unimportedRuns } from '../state/location';
 import { resolveRestorePoint, type RestorePoint } from '../state/restore-point';
 import { restoreDocuments, type RestoreResult, type UnitDocs } from '../state/restore';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
 import { divergedWarnings, stateOperationReport } from './report-base';
-import { unimportedRuns } from './state-delete-checks';
 import { requireActive, stateRefsMoved } from './state-checks';
 
 export interface StateRestoreRequest extends EnvironmentRequest {

@@ -21,7 +21,7 @@ import type { Checkout } from '../project/checkout';
 import { cacheRoot } from '../util/cache-dir';
 import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
-import { type StateLocation, cacheRepositoryOf, coordinationNamespace, isCheckoutOrigin } from './location';
+import { type StateLocation, cacheRepositoryOf, coordinationNamespace, isCheckoutOrigin, stateRefsOf } from './location';
 import { readStateFile } from './read';
 import type { LocalBranch, LocalWork, RefSnapshot, StateStore } from './store';
 
@@ -91,7 +91,7 @@ export class GitStateStore implements StateStore {
 
   /** The refs this environment's state consists of, as remote names. */
   get watchedRefs(): { exact: string[]; prefixes: string[] } {
-    const exact = [...new Set([this.loc.desiredRef, this.loc.observedRef])];
+    const exact = stateRefsOf(this.loc);
     return { exact, prefixes: [coordinationNamespace(this.loc)] };
   }
 
@@ -144,7 +144,7 @@ export class GitStateStore implements StateStore {
         fix: `create it with an online command, e.g. \`nyl status -e ${this.loc.environment}\`, which fetches the state; then run the --local command again`,
       });
     }
-    const refs = [...new Set([this.loc.desiredRef, this.loc.observedRef])];
+    const refs = stateRefsOf(this.loc);
     const mirrors = await readRefs(this.git, this.workDir, refs.map((r) => `${MIRROR}${r.slice('refs/'.length)}`));
     const specs = refs.filter((r) => mirrors.has(`${MIRROR}${r.slice('refs/'.length)}`)).map((r) => `${MIRROR}${r.slice('refs/'.length)}:${r}`);
     // A rejected (diverged) branch keeps its local work; the run goes on from it.
@@ -456,7 +456,7 @@ export class GitStateStore implements StateStore {
    */
   private async cacheBranches(state: RefSnapshot): Promise<LocalBranch[]> {
     if (this.loc.kind !== 'remote' || this.workDir === this.checkout.workTree) return [];
-    const names = [...new Set([this.loc.desiredRef, this.loc.observedRef])].filter((r) => state.has(r));
+    const names = stateRefsOf(this.loc).filter((r) => state.has(r));
     if (names.length === 0 || mayHaveLocalRefs(this.workDir, names) === false) return [];
     return this.compareBranches(this.workDir, await readRefs(this.git, this.workDir, names), state);
   }

@@ -280,12 +280,23 @@ export function localLocation(configured: StateLocation, checkout: Pick<Checkout
   return { ...rest, kind: 'clone', localPath: cache, chosenBy: `--local: the cache repository of ${url!} (configured by ${configured.chosenBy})` };
 }
 
+/** The environment's state refs, each once (the desired and observed refs may be one ref). */
+export function stateRefsOf(loc: Pick<StateLocation, 'desiredRef' | 'observedRef'>): string[] {
+  return loc.observedRef === loc.desiredRef ? [loc.desiredRef] : [loc.desiredRef, loc.observedRef];
+}
+
 export function leaseRef(loc: StateLocation): string {
   return `${loc.coordinationPrefix}${loc.environment}/lease`;
 }
 
 export function runsPrefix(loc: StateLocation): string {
   return `${loc.coordinationPrefix}${loc.environment}/runs/`;
+}
+
+/** The runs whose refs wait for an import, oldest first (run ids are UUIDv7). */
+export function unimportedRuns(loc: StateLocation, refs: ReadonlyMap<string, string>): string[] {
+  const prefix = runsPrefix(loc);
+  return [...refs.keys()].filter((ref) => ref.startsWith(prefix)).map((ref) => ref.slice(prefix.length)).sort(byCodeUnits);
 }
 
 export function signalsPrefix(loc: StateLocation): string {

@@ -3,7 +3,8 @@
 // (src/operations/state-delete-verdict.ts), over hand-built state documents and ReconcileReports.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { unitBlockers, unimportedRuns, refuseBlocked } from '../../dist/operations/state-delete-checks.js';
+import { unitBlockers, refuseBlocked } from '../../dist/operations/state-delete-checks.js';
+import { unimportedRuns } from '../../dist/state/location.js';
 import { teardownVerdict, verdictErrors } from '../../dist/operations/state-delete-verdict.js';
 import { exitCodeOf } from '../../dist/cli/exit-code.js';
 
