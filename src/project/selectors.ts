@@ -22,14 +22,22 @@ export function ownershipSet(project: Project, env: EnvironmentResource): UnitRe
 }
 
 /**
+ * True when the group selects the environment: its environments list names it, or its
+ * selector's matchLabels match the environment's labels (the schema allows exactly one of the two).
+ */
+export function groupSelects(group: EnvironmentGroupResource, env: EnvironmentResource): boolean {
+  if (group.spec.environments) return group.spec.environments.includes(env.name);
+  return matchesLabels(env.labels, group.spec.selector?.matchLabels ?? {});
+}
+
+/**
  * The environments a group selects: by label selector (sorted by name), or its environments list
  * in the order written. Names the project does not declare are skipped (validation refuses them).
  */
 export function groupMembers(project: Project, group: EnvironmentGroupResource): EnvironmentResource[] {
-  const selector = group.spec.selector?.matchLabels;
-  if (selector) return [...project.environments.values()].filter((e) => matchesLabels(e.labels, selector)).sort(byName);
+  if (!group.spec.environments) return [...project.environments.values()].filter((e) => groupSelects(group, e)).sort(byName);
   const members: EnvironmentResource[] = [];
-  for (const name of new Set(group.spec.environments ?? [])) {
+  for (const name of new Set(group.spec.environments)) {
     const env = project.environments.get(name);
     if (env) members.push(env);
   }

@@ -11,6 +11,7 @@ import { isAbsolute, join, resolve as resolvePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type SourceLocation, fail } from '../errors/diagnostic';
 import type { EnvironmentGroupResource, EnvironmentResource, Project, StateSpec } from '../project/types';
+import { groupSelects } from '../project/selectors';
 
 export type LocationKind =
   /**
@@ -79,7 +80,7 @@ function pickRepositorySpec(
 /** The group whose shared state applies to an Environment: of those selecting it, the first by name. */
 function sharingGroup(project: Project, env: EnvironmentResource): EnvironmentGroupResource | undefined {
   return [...project.groups.values()]
-    .filter((g) => g.spec.shared?.state && selects(g, env))
+    .filter((g) => g.spec.shared?.state && groupSelects(g, env))
     .sort((a, b) => byCodeUnits(a.name, b.name))[0];
 }
 
@@ -130,12 +131,6 @@ function refuseSourceBranchRefs(env: EnvironmentResource, group: EnvironmentGrou
       });
     }
   }
-}
-
-function selects(group: Project['groups'] extends Map<string, infer G> ? G : never, env: EnvironmentResource): boolean {
-  if (group.spec.environments) return group.spec.environments.includes(env.name);
-  const match = group.spec.selector?.matchLabels ?? {};
-  return Object.entries(match).every(([k, v]) => env.labels[k] === v);
 }
 
 /** Absolute local path named by a URL or path, or undefined for a network URL. */
