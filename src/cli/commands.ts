@@ -26,6 +26,16 @@ export interface CommandSpec {
 }
 
 const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment.' };
+/**
+ * The selection of the commands that make sense across environments (reconcile, plan, status,
+ * teardown, verify): repeated -e, -l labels or -g group, exactly one form. Other commands take
+ * one -e and refuse a second.
+ */
+const SELECTION: OptionSpec[] = [
+  { ...ENV, multiple: true, help: 'Select this environment; repeatable. Use exactly one of -e, -l and -g.' },
+  { name: 'labels', short: 'l', type: 'string', multiple: true, value: '<key=value>[,<key=value>]', help: 'Select the declared environments that have all these labels (literal values; comma-separated pairs and repeats use AND).' },
+  { name: 'group', short: 'g', type: 'string', value: '<name>', help: 'Select the members of this EnvironmentGroup.' },
+];
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
 const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
@@ -203,15 +213,15 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['reconcile'],
     summary: "Execute an environment's ready units in dependency order and record the results",
-    usage: 'nyl reconcile -e <env> [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',
+    usage: 'nyl reconcile (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',
     description:
       "Takes the environment's lease, executes waves of ready units until nothing is ready, writes one transition commit per state ref it changes, " +
       'and releases the lease in the same atomic push. A run that changes nothing writes no commit. ' +
       'A unit that needs an approval (approval.required; a drift repair, --reapply or --local run of a unit under recovery: manual) waits as awaiting-approval until --approve names it. ' +
       'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, awaiting approval, drifted, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
     options: [
-      ENV,
-      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work.' },
+      ...SELECTION,
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
       { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
@@ -243,14 +253,14 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['teardown'],
     summary: 'Tear units down through their drivers, consumers first, and record it',
-    usage: 'nyl teardown -e <env> (--unit <name>... | --all) [--allow-dependents] [--allow-incomplete] [--source <rev>] [options] [PATH]',
+    usage: 'nyl teardown (-e <env>... | -l <key=value> | -g <group>) (--unit <name>... | --all) [--allow-dependents] [--allow-incomplete] [--source <rev>] [options] [PATH]',
     description:
       "A run like reconcile (lease, run ref, signals, takeover of dead runs, one transition commit with the operation teardown) that records a teardown request on each named unit and carries it out, consumers first, whatever the unit's deletionPolicy. " +
       'A unit that others with an incarnation still depend on waits for them (exit 2): name them too. On a held unit the request is only recorded; the first reconcile or teardown after `nyl resume` carries it out. ' +
       'A unit still in the ownership set gets a new incarnation at the next reconcile. Exit codes as reconcile: 0 done, 2 something waits, 3 a teardown failed, 4 one is uncertain.',
     options: [
-      ENV,
-      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Tear down this unit (repeatable, or comma-separated).' },
+      ...SELECTION,
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Tear down this unit (repeatable, or comma-separated). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
       { name: 'all', type: 'boolean', help: 'Tear down every unit of the environment that has an incarnation.' },
       ALLOW_DEPENDENTS,
       ALLOW_INCOMPLETE,
@@ -324,17 +334,17 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['status'],
     summary: 'Show the units of an environment and what needs attention',
-    usage: 'nyl status -e <env> [-o table|json] [PATH]',
+    usage: 'nyl status (-e <env>... | -l <key=value> | -g <group>) [-o table|json] [PATH]',
     description:
       'Lists each unit of the environment with its kind, state, receipt, last run and detail, then warnings with their fixes. ' +
       'Exit codes follow reconcile: 0 everything current, 2 something waits (pending, blocked, held), 3 a unit failed, 4 a unit is uncertain, 1 an error.',
-    options: [ENV, OUTPUT],
+    options: [...SELECTION, OUTPUT],
     examples: ['nyl status -e dev', 'nyl status -e dev -o json'],
   },
   {
     words: ['plan'],
     summary: 'Say what the next reconcile would do, per unit and why, without taking a lease or writing anything',
-    usage: 'nyl plan -e <env> [--unit <name> | --units <a>,<b>] [--source <rev>] [-o table|json] [PATH]',
+    usage: 'nyl plan (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--source <rev>] [-o table|json] [PATH]',
     description:
       'Resolves the environment exactly as the next reconcile would and lists, per unit, what it would do (ACTION: execute, wait, current, blocked, held, awaiting-approval, drifted, teardown, retain, release, pending-teardown, ...) and why (the leaving section first). ' +
       "For every unit that would execute it shows the digest that a plan-bound approval names (nyl reconcile --approve <unit>=<digest>): for Terraform and OpenTofu units the driver's plan runs in a scratch copy of the source commit (its output on stderr) and the row shows its change summary; for other kinds the digest is the execution key. " +
@@ -342,8 +352,8 @@ export const COMMANDS: CommandSpec[] = [
       'Takes no lease and writes nothing: no state ref, no run ref, not even a ref of this clone. ' +
       'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed and needs an operator, 4 a unit is uncertain, 1 an error.',
     options: [
-      ENV,
-      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it.' },
+      ...SELECTION,
+      { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
       { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Plan only these units (comma-separated).' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
       OUTPUT,
@@ -353,14 +363,14 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['verify'],
     summary: "Run each unit's drift check and record what it observed",
-    usage: 'nyl verify -e <env> [--unit <name>] [options] [PATH]',
+    usage: 'nyl verify (-e <env>... | -l <key=value> | -g <group>) [--unit <name>] [options] [PATH]',
     description:
       "A state operation: takes the environment's lease, runs the drift check of every unit with a receipt (a Command's check:, a Terraform or OpenTofu refresh-only plan; kinds without a check are recorded unknown) " +
       'against the rendering and source commit its receipt was produced for, and writes one observed commit with the operation verify that records drift: {status, observedAt, run, receipt, detail} per unit, keeping the last 10 observations. ' +
       'Units without a receipt, held units and tombstones are skipped and listed with why. Nothing executes, and the desired state never changes. ' +
       'The next reconcile repairs a drifted unit as the Environment\'s driftRepair says. Run it from a scheduled CI job to detect drift. ' +
       'Exit codes: 0 nothing drifted, 2 a unit drifted (or the lease is held), 1 a check failed or an error.',
-    options: [ENV, { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Check only this unit (repeatable).' }, WAIT, AUTHOR, OUTPUT],
+    options: [...SELECTION, { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Check only this unit (repeatable). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' }, WAIT, AUTHOR, OUTPUT],
     examples: ['nyl verify -e prod', 'nyl verify -e prod --unit network -o json'],
   },
 ];

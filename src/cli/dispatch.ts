@@ -11,6 +11,7 @@ import { OffsetClock, SystemClock, type Clock } from '../util/clock';
 import { parseDuration } from '../util/duration';
 import { FaultPoints, type Runtime } from '../util/runtime';
 import type { CommandSpec } from './commands';
+import { environmentSelectorOf, selectsEnvironments, singleEnvironmentOf, unitsOfSingle } from './environment-options';
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
 import { renderPlan } from './render-plan';
@@ -54,12 +55,24 @@ export function createRuntime(env: NodeJS.ProcessEnv, cancel: AbortSignal): Runt
   };
 }
 
+/** The environment a refusal document names: the one named by -e, else '' (none, or several). */
+function environmentOfRefusal(p: ParsedCommand): string {
+  if (!selectsEnvironments(p)) return stringOpt(p, 'environment') ?? '';
+  try {
+    const selector = environmentSelectorOf(p);
+    return 'names' in selector && new Set(selector.names).size === 1 ? selector.names[0]! : '';
+  } catch {
+    return '';
+  }
+}
+
 function stringOpt(p: ParsedCommand, name: string): string | undefined {
   const v = p.values[name];
   return typeof v === 'string' ? v : undefined;
 }
 
 function requireEnvironment(p: ParsedCommand): string {
+  if (selectsEnvironments(p)) return singleEnvironmentOf(p);
   const e = stringOpt(p, 'environment');
   if (!e) throw new NylError(diagnostic('NYL-USAGE', 'error', `nyl ${p.spec.words.join(' ')} needs -e <environment>`, { fix: 'pass -e <environment>' }));
   return e;
@@ -137,14 +150,15 @@ async function stateRestoreOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
 /** `nyl plan`: reads only, so it takes neither --author nor a reason. */
 async function planOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const { plan } = await import('../operations/plan');
-  const units = listOpt(p, 'unit', 'units');
+  const environment = requireEnvironment(p);
+  const units = unitsOfSingle(environment, listOpt(p, 'unit', 'units'));
   const source = stringOpt(p, 'source');
-  return plan(rt, { path: p.path, environment: requireEnvironment(p), ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}) });
+  return plan(rt, { path: p.path, environment, ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}) });
 }
 
 async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const { verify } = await import('../operations/verify');
-  const units = listOpt(p, 'unit');
+  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit'));
   const w = waitMs(p);
   return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
 }
@@ -152,7 +166,7 @@ async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
 /** `nyl reconcile`: its unit selection, lifecycle and approval options. */
 async function reconcileOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const { reconcile } = await import('../operations/reconcile');
-  const units = listOpt(p, 'unit', 'units');
+  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit', 'units'));
   if (p.values.leaving === true && units.length > 0) {
     fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
   }
@@ -288,7 +302,7 @@ function approvalOptions(p: ParsedCommand) {
 
 /** `nyl teardown`: exactly one of --unit U... and --all. */
 function teardownUnits(p: ParsedCommand): string[] | 'all' {
-  const units = listOpt(p, 'unit');
+  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit'));
   const all = p.values.all === true;
   if (all === units.length > 0) {
     fail('NYL-USAGE', all ? 'nyl teardown takes --unit or --all, not both' : 'nyl teardown needs --unit <name> or --all', { fix: 'pass --unit <name> (repeatable) to tear down those units, or --all to tear down every unit' });
@@ -356,7 +370,7 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
   try {
     const parsed = parseCommand(spec, rest);
     output = outputOf(parsed);
-    environment = stringOpt(parsed, 'environment') ?? '';
+    environment = environmentOfRefusal(parsed);
     // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
     const rt = createRuntime({ ...process.env }, signals.signal);
     const report = await runOperation(rt, parsed);

@@ -3,12 +3,12 @@
  */
 import { CATALOG, type ExitCategory } from '../errors/catalog';
 import type { Diagnostic } from '../errors/diagnostic';
+import { mostSevereExit } from '../errors/severity';
 import type { ReconcileUnitReport, Report } from '../report/types';
 
-const RANK: Record<number, number> = { 0: 0, 2: 1, 1: 2, 3: 3, 4: 4 };
-
+/** The most severe of the codes, by the one ranking in errors/severity.ts. */
 export function worst(codes: number[]): number {
-  return codes.reduce((a, b) => (RANK[b]! > RANK[a]! ? b : a), 0);
+  return mostSevereExit(codes);
 }
 
 /** Commands that run units: a cancellation there is exit 4, elsewhere a refusal (exit 1). */

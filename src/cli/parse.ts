@@ -29,16 +29,38 @@ export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
   }
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
     usageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')}`, `see \`nyl ${spec.words.join(' ')} --help\``);
   }
   if (parsed.positionals.length > 1) {
     usageError(`unexpected arguments: ${parsed.positionals.slice(1).join(' ')}`, `see \`nyl ${spec.words.join(' ')} --help\``);
   }
+  refuseRepeats(spec, parsed.tokens);
   const values = parsed.values as ParsedCommand['values'];
   for (const option of spec.options) checkValues(option, values[option.name]);
   return { spec, values, path: parsed.positionals[0] ?? '.' };
+}
+
+/**
+ * A value option given twice that takes one value is NYL-USAGE: parseArgs would keep the last
+ * one silently, and `nyl state init -e dev -e prod` would act on prod alone. Options declared
+ * `multiple` (such as -e of reconcile, plan, status, teardown and verify) collect every value.
+ */
+function refuseRepeats(spec: CommandSpec, tokens: readonly { kind: string; name?: string; rawName?: string; value?: string | undefined }[]): void {
+  const seen = new Map<string, string[]>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.name === undefined) continue;
+    const option = spec.options.find((o) => o.name === token.name);
+    if (!option || option.multiple || option.type !== 'string') continue;
+    seen.set(option.name, [...(seen.get(option.name) ?? []), `${token.rawName ?? `--${option.name}`} ${token.value ?? ''}`.trim()]);
+  }
+  for (const [name, given] of seen) {
+    if (given.length < 2) continue;
+    const option = spec.options.find((o) => o.name === name)!;
+    const what = name === 'environment' ? `nyl ${spec.words.join(' ')} acts on one environment` : `--${name} takes one value`;
+    usageError(`${what}, and was given ${given.join(', ')}`, `pass ${given[given.length - 1]} once${name === 'environment' ? ', and run the command again for each other environment' : ''}${option.list ? ` (or one comma-separated --${name} list)` : ''}`);
+  }
 }
 
 /** Options whose value is a duration, with the range each accepts. */

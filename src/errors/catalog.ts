@@ -57,6 +57,16 @@ export const CATALOG = {
     summary: 'The project declares no such environment.',
     fix: (p) => `declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
   },
+  'NYL-GROUP-UNKNOWN': {
+    exit: 1,
+    summary: 'The project declares no such EnvironmentGroup (-g).',
+    fix: (p) => `declare an EnvironmentGroup ${String(p.group ?? '<group>')} in nyl.yaml, or pass -g with one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
+  },
+  'NYL-ENVIRONMENT-NONE-SELECTED': {
+    exit: 1,
+    summary: 'The environment selection (-l or -g) selects no declared Environment.',
+    fix: (p) => String(p.fix ?? 'pass -l or -g so that it selects at least one Environment, or name environments with -e <environment>'),
+  },
   'NYL-COMMIT-IDENTITY-MISSING': {
     exit: 1,
     summary: 'No author for state commits.',
