@@ -212,12 +212,13 @@ function checkUnitsExist(byEnv: UnitsByEnvironment, unitsOf: (env: string) => Re
     for (const unit of units) if (!known.has(unit)) missing.set(unit, [...(missing.get(unit) ?? []), env]);
   }
   if (missing.size === 0) return;
-  const where = [...missing].map(([unit, envs]) => `${unit} (not in ${envs.join(', ')})`);
-  const [unit, envs] = [...missing][0]!;
+  const sorted = new Map([...missing].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const where = [...sorted].map(([unit, envs]) => `${unit} (not in ${envs.join(', ')})`);
+  const [unit, envs] = [...sorted][0]!;
   fail('NYL-UNIT-UNKNOWN', `no unit ${where.join('; ')}`, {
     env: envs[0],
-    units: [...missing.keys()],
-    environments: Object.fromEntries(missing),
+    units: [...sorted.keys()],
+    environments: Object.fromEntries(sorted),
     fix: `pass --unit <env>/${unit} for only the selected environments that have ${unit}, or check the unit name`,
   });
 }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findCommand } from '../../dist/cli/commands.js';
 import { parseCommand } from '../../dist/cli/parse.js';
+import { environmentSelectorOf, singleEnvironmentOf, unitsOfSingle } from '../../dist/cli/environment-options.js';
 
 const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist');
 
@@ -37,7 +38,7 @@ test('parseCommand: options by the command table, one positional path (default .
   const found = findCommand(['reconcile', '-e', 'dev', '--units', 'a,b', '--fail-fast', 'proj']);
   const parsed = parseCommand(found.spec, found.rest);
   assert.equal(parsed.spec.words.join(' '), 'reconcile');
-  assert.equal(parsed.values.environment, 'dev');
+  assert.deepEqual(parsed.values.environment, ['dev'], 'reconcile takes -e repeatedly');
   assert.equal(parsed.values['fail-fast'], true);
   assert.equal(parsed.path, 'proj');
   assert.equal(parseCommand(found.spec, ['-e', 'dev']).path, '.');
@@ -117,4 +118,82 @@ test('state init --help agrees with the command: --fresh works without --reason,
   assert.match(spec.description, /--reason is recorded/);
   const parsed = parseCommand(spec, ['-e', 'dev', '--fresh']);
   assert.equal(parsed.values.fresh, true, 'accepted without --reason (the fix of NYL-STATE-DELETED names --fresh alone)');
+});
+
+// --- selecting environments: -e (repeatable where it makes sense), -l, -g -----------------------
+
+const MULTI = ['reconcile', 'plan', 'status', 'teardown', 'verify'];
+
+/** The parsed command line of argv (a command and its arguments). */
+function parsed(argv) {
+  const { spec, rest } = findCommand(argv);
+  return parseCommand(spec, rest);
+}
+
+/** The NYL-USAGE diagnostic fn throws. */
+function usageFrom(fn) {
+  try {
+    fn();
+  } catch (e) {
+    assert.equal(e.diagnostics?.[0]?.code, 'NYL-USAGE', String(e));
+    return e.diagnostics[0];
+  }
+  assert.fail('accepted');
+}
+
+test('-e, -l and -g: every multi-environment command takes them; -e and -l repeat, -g does not', () => {
+  for (const command of MULTI) {
+    const { spec } = findCommand([command]);
+    const byName = Object.fromEntries(spec.options.map((o) => [o.name, o]));
+    assert.equal(byName.environment.multiple, true, command);
+    assert.equal(byName.labels.short, 'l', command);
+    assert.equal(byName.group.short, 'g', command);
+    assert.match(spec.usage, /-e <env>\.\.\. \| -l <key=value> \| -g <group>/, command);
+    assert.deepEqual(environmentSelectorOf(parsed([command, '-e', 'dev', '--environment', 'prod'])), { names: ['dev', 'prod'] });
+    assert.deepEqual({ ...environmentSelectorOf(parsed([command, '-l', 'stage=prod,region=eu', '-l', 'tier=web'])).labels }, { stage: 'prod', region: 'eu', tier: 'web' });
+    assert.deepEqual(environmentSelectorOf(parsed([command, '-g', 'release'])), { group: 'release' });
+    assert.match(usageOf([command, '-g', 'a', '-g', 'b']).message, /--group takes one value/);
+  }
+});
+
+test('exactly one form of selection: none or two is NYL-USAGE with a fix of the options given', () => {
+  const none = usageFrom(() => environmentSelectorOf(parsed(['reconcile'])));
+  assert.match(none.message, /needs -e <environment>, -l <key=value> or -g <group>/);
+  const two = usageFrom(() => environmentSelectorOf(parsed(['plan', '-e', 'dev', '-e', 'qa', '-l', 'stage=prod'])));
+  assert.match(two.message, /-e dev -e qa and -l stage=prod/);
+  assert.equal(two.fix, 'pass only one of: -e dev -e qa, or -l stage=prod');
+  const three = usageFrom(() => environmentSelectorOf(parsed(['status', '-e', 'dev', '-l', 'a=b', '-g', 'g'])));
+  assert.match(three.fix, /-e dev, or -l a=b, or -g g/);
+  for (const bad of ['stage', '=prod', 'a=1,']) assert.match(usageFrom(() => environmentSelectorOf(parsed(['status', '-l', bad]))).fix, /pass -l key=value/);
+});
+
+test('single-environment commands refuse a repeated -e instead of keeping the last', () => {
+  for (const argv of [
+    ['state', 'init', '-e', 'dev', '-e', 'prod'],
+    ['hold', '-e', 'dev', '--unit', 'a', '--environment', 'prod'],
+    ['recover', '-e', 'dev', '-e', 'dev'],
+    ['lease', 'break', '-e', 'dev', '-e', 'prod', '--reason', 'x'],
+  ]) {
+    const d = usageOf(argv);
+    assert.match(d.message, /acts on one environment, and was given -e dev, (-e|--environment) (dev|prod)/, argv.join(' '));
+    assert.match(d.fix, /^pass (-e|--environment) (dev|prod) once/);
+  }
+  assert.match(usageOf(['reconcile', '-e', 'dev', '--source', 'a', '--source', 'b']).message, /--source takes one value, and was given --source a, --source b/);
+  assert.equal(findCommand(['state', 'init']).spec.options.find((o) => o.name === 'labels'), undefined);
+});
+
+test('until the orchestration exists, one environment runs; several are refused naming the way', () => {
+  assert.equal(singleEnvironmentOf(parsed(['reconcile', '-e', 'dev'])), 'dev');
+  assert.equal(singleEnvironmentOf(parsed(['reconcile', '-e', 'dev', '-e', 'dev'])), 'dev');
+  const several = usageFrom(() => singleEnvironmentOf(parsed(['reconcile', '-e', 'dev', '-e', 'prod'])));
+  assert.match(several.message, /not built yet/);
+  assert.equal(several.fix, 'pass one -e at a time: -e dev, then -e prod');
+  assert.match(usageFrom(() => singleEnvironmentOf(parsed(['status', '-g', 'eu']))).message, /-g eu: .*not built yet/);
+  assert.match(usageFrom(() => singleEnvironmentOf(parsed(['status', '-l', 'a=b']))).message, /not built yet/);
+});
+
+test('--unit ENV/UNIT on a single-environment run: its own environment only', () => {
+  assert.deepEqual(unitsOfSingle('dev', ['dev/web', 'db', 'web']), ['web', 'db']);
+  assert.deepEqual(unitsOfSingle('dev', []), []);
+  assert.match(usageFrom(() => unitsOfSingle('dev', ['prod/web'])).fix, /--unit dev\/web/);
 });
