@@ -133,6 +133,8 @@ function refuseSourceBranchRefs(env: EnvironmentResource, group: EnvironmentGrou
 }
 
 function selects(group: Project['groups'] extends Map<string, infer G> ? G : never, env: EnvironmentResource): boolean {
+  // Why: a template instance is a member of no group (project/instances.ts), so no group lends it state.
+  if (env.instance) return false;
   if (group.spec.environments) return group.spec.environments.includes(env.name);
   const match = group.spec.selector?.matchLabels ?? {};
   return Object.entries(match).every(([k, v]) => env.labels[k] === v);
