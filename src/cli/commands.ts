@@ -25,7 +25,7 @@ export interface CommandSpec {
   operation?: string;
 }
 
-const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment.' };
+const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment: a declared one, or an instance of an EnvironmentTemplate (pr-123).' };
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
 const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
