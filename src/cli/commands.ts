@@ -25,7 +25,7 @@ export interface CommandSpec {
   operation?: string;
 }
 
-const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment.' };
+const ENV: OptionSpec = { name: 'environment', short: 'e', type: 'string', value: '<name>', help: 'The environment: a declared one, or an instance of an EnvironmentTemplate (pr-123).' };
 /**
  * The selection of the commands that make sense across environments (reconcile, plan, status,
  * teardown, verify): repeated -e, -l labels or -g group, exactly one form. Other commands take

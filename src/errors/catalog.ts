@@ -54,8 +54,12 @@ export const CATALOG = {
   },
   'NYL-ENVIRONMENT-UNKNOWN': {
     exit: 1,
-    summary: 'The project declares no such environment.',
-    fix: (p) => `declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
+    summary: 'The project declares no such environment, and no EnvironmentTemplate pattern matches the name.',
+    fix: (p) => {
+      const patterns = (p.patterns as string[] | undefined) ?? [];
+      const instances = patterns.length > 0 ? `; or a name matching an EnvironmentTemplate's namePattern: ${patterns.join(', ')}` : '';
+      return `declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}${instances}`;
+    },
   },
   'NYL-GROUP-UNKNOWN': {
     exit: 1,

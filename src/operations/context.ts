@@ -2,7 +2,8 @@
  * Opens what every environment command needs: the checkout, the project rendered from its
  * source commit, the Environment, its state location and store, and (for writers) the author.
  *
- * The Environment's own declaration (its source ref and state location) is read at HEAD; its
+ * The Environment's own declaration (its source ref and state location) is read at HEAD (a name
+ * matching an EnvironmentTemplate's pattern names an instance: project/instances.ts); its
  * units are rendered at the source commit (spec.source.ref, or --source), so that pointing an
  * environment at a release branch does not need that branch to know where state lives.
  *
@@ -19,6 +20,7 @@ import { formatIdentity } from '../lease/lease';
 import type { TransactionOptions } from '../lease/transaction';
 import type { PlanInput } from '../plan/planner';
 import { type Checkout, openCheckout } from '../project/checkout';
+import { knownEnvironments, resolveEnvironment } from '../project/instances';
 import { resolveCommit, resolveSource } from '../project/source-revision';
 import { loadProjectAt } from '../project/project-cache';
 import type { EnvironmentResource, Project } from '../project/types';
@@ -94,11 +96,11 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
     const headLoad = await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache);
     const atHead = headLoad.project;
-    const env = atHead.environments.get(req.environment);
+    const env = resolveEnvironment(atHead, req.environment);
     if (!env) {
-      fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${req.environment}`, {
+      fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${req.environment}${atHead.templates?.size ? ', and no EnvironmentTemplate\'s namePattern matches it' : ''}`, {
         env: req.environment,
-        known: [...atHead.environments.keys()].sort(),
+        ...knownEnvironments(atHead),
       });
     }
     const rev = options.renders === false ? 'HEAD' : (req.source ?? env.spec.source?.ref ?? 'HEAD');

@@ -10,14 +10,15 @@
 import * as path from 'node:path';
 import { type Diagnostic, type SourceLocation, NylError, diagnostic } from '../errors/diagnostic';
 import { expandGlob, isGlob, normalizePattern } from './glob';
-import { scanReferences } from './references';
+import { placeholderDocument, scanInstanceReferences } from './instances';
+import { type ReferenceScan, scanReferences } from './references';
 import { type Resource, type ProjectDocument, buildResource, isUnitKind } from './resources';
 import { closest } from '../util/closest';
 import { readsSource } from './source-reads';
-import { validateSchema } from '../util/schema';
-import { API_VERSION, RESOURCE_KINDS, isResourceKind, resourceSchema } from './schema';
+import { type SchemaProblem, validateSchema } from '../util/schema';
+import { API_VERSION, RESOURCE_KINDS, type ResourceKind, isResourceKind, resourceSchema } from './schema';
 import { type SourceDocument, parseSourceFile } from './source-file';
-import type { Origin, Project, SourceTree } from './types';
+import type { EnvironmentTemplateResource, FieldLocations, Origin, Project, SourceTree } from './types';
 import { type ProjectResources, nulBytes, prototypeKeys, sourceError, validateProject } from './validate';
 
 export const PROJECT_FILE = 'nyl.yaml';
@@ -149,10 +150,11 @@ function locatorOf(documents: Map<string, SourceDocument>): (origin: Origin, poi
   };
 }
 
-function projectOf(root: string, grouped: ProjectResources, resources: Resource[]): Project {
+function projectOf(root: string, grouped: ReturnType<typeof groupResources>, resources: Resource[]): Project {
   const project: Project = {
     root,
     environments: new Map(grouped.environments.map((r) => [r.name, r])),
+    templates: new Map(grouped.templates.map((r) => [r.name, r])),
     repositories: new Map(grouped.repositories.map((r) => [r.name, r])),
     groups: new Map(grouped.groups.map((r) => [r.name, r])),
     units: new Map(grouped.units.map((r) => [r.name, r])),
@@ -203,12 +205,8 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
     );
   }
 
-  const problems = validateSchema(resourceSchema(kind), value);
-  const scan = isUnitKind(kind) && isRecord(value.spec) ? scanReferences(value.spec, kind) : undefined;
-  const all = [
-    ...nul,
-    ...[...problems, ...(scan?.problems ?? []).map((p) => ({ ...p, pointer: `/spec${p.pointer}` }))].filter((p) => !nulAt.has(p.pointer)),
-  ];
+  const { problems, scan, instancePointers } = checkDocument(kind, value);
+  const all = [...nul, ...problems.filter((p) => !nulAt.has(p.pointer))];
   const written = isRecord(value.metadata) ? value.metadata.name : undefined;
   const name = typeof written === 'string' && !written.includes('\0') ? written : undefined;
   if (all.length > 0) {
@@ -218,8 +216,34 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
   }
 
   const origin: Origin = { file: doc.file, line: doc.start.line, pointer: '', document: doc.index };
-  const locations = scan ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)])) : fieldLocations(doc, kind);
+  const locations = scan
+    ? Object.fromEntries(scan.pointers.map((p) => [p, doc.locate(`/spec${p}`)]))
+    : withLocations(fieldLocations(doc, kind), doc, instancePointers);
   return buildResource(kind, value, origin, scan, locations);
+}
+
+/**
+ * The schema's and the references' problems of a document (pointers from its root). A unit's
+ * references are scanned by the unit grammar; an EnvironmentTemplate's by the instance grammar,
+ * and the schema sees it rendered for a placeholder instance (its field rules apply to what an
+ * instance writes), except where a reference is itself refused.
+ */
+function checkDocument(kind: ResourceKind, value: Record<string, unknown>): { problems: SchemaProblem[]; scan?: ReferenceScan; instancePointers?: string[] } {
+  if (kind === 'EnvironmentTemplate') {
+    const instance = scanInstanceReferences(value);
+    const refused = new Set(instance.problems.map((p) => p.pointer));
+    const schema = validateSchema(resourceSchema(kind), placeholderDocument(value)).filter((p) => !refused.has(p.pointer));
+    return { problems: [...schema, ...instance.problems], instancePointers: instance.pointers };
+  }
+  const problems = validateSchema(resourceSchema(kind), value);
+  if (!isUnitKind(kind) || !isRecord(value.spec)) return { problems };
+  const scan = scanReferences(value.spec, kind);
+  return { problems: [...problems, ...scan.problems.map((p) => ({ ...p, pointer: `/spec${p.pointer}` }))], scan };
+}
+
+function withLocations(fields: FieldLocations | undefined, doc: SourceDocument, pointers: string[] = []): FieldLocations | undefined {
+  if (pointers.length === 0) return fields;
+  return { ...fields, ...Object.fromEntries(pointers.map((p) => [p, doc.locate(p)])) };
 }
 
 /** Records what a document that did not validate declares, so that its name is not reported unknown. */
@@ -236,6 +260,7 @@ function declare(declared: Declared, kind: string, name: string | undefined, val
 const LOCATED_FIELDS: Partial<Record<string, string[]>> = {
   Environment: ['/spec/source/ref', '/spec/state/desiredRef', '/spec/state/observedRef'],
   EnvironmentGroup: ['/spec/shared/state/desiredRef', '/spec/shared/state/observedRef'],
+  EnvironmentTemplate: ['/spec/environment/source/ref', '/spec/environment/state/desiredRef', '/spec/environment/state/observedRef'],
 };
 
 function fieldLocations(doc: SourceDocument, kind: string): Record<string, { line: number; column: number }> | undefined {
@@ -249,10 +274,11 @@ function valueAt(value: unknown, pointer: string): unknown {
   return node;
 }
 
-function groupResources(resources: Resource[]): ProjectResources {
-  const out: ProjectResources = { environments: [], repositories: [], groups: [], units: [] };
+function groupResources(resources: Resource[]): ProjectResources & { templates: EnvironmentTemplateResource[] } {
+  const out: ProjectResources & { templates: EnvironmentTemplateResource[] } = { environments: [], templates: [], repositories: [], groups: [], units: [] };
   for (const r of resources) {
     if (r.kind === 'Environment') out.environments.push(r);
+    else if (r.kind === 'EnvironmentTemplate') out.templates.push(r);
     else if (r.kind === 'GitRepository') out.repositories.push(r);
     else if (r.kind === 'EnvironmentGroup') out.groups.push(r);
     else if (r.kind !== 'Project') out.units.push(r);

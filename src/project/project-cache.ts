@@ -12,6 +12,7 @@ import type { Project, SourceObject } from './types';
 interface ProjectJson {
   name?: string;
   environments: [string, unknown][];
+  templates?: [string, unknown][];
   repositories: [string, unknown][];
   groups: [string, unknown][];
   units: [string, unknown][];
@@ -26,6 +27,7 @@ function toJson(p: Project): ProjectJson {
     units: [...p.units],
   };
   if (p.name !== undefined) out.name = p.name;
+  if (p.templates && p.templates.size > 0) out.templates = [...p.templates];
   if (p.objects) out.objects = [...p.objects];
   return out;
 }
@@ -39,6 +41,7 @@ function fromJson(root: string, j: ProjectJson): Project {
     units: new Map(j.units),
   } as Project;
   if (j.name !== undefined) p.name = j.name;
+  if (j.templates) p.templates = new Map(j.templates) as Project['templates'];
   if (j.objects) p.objects = new Map(j.objects);
   return p;
 }

@@ -6,6 +6,10 @@
  * unit spec except the fields its kind declares shell text (a Command's `script` fields: splicing
  * values into shell text is an injection; the driver registry knows them) and `dependsOn` (names,
  * not templates); never in mapping keys.
+ *
+ * An EnvironmentTemplate's environment spec has a grammar of its own (INSTANCE_GRAMMAR):
+ * `instance.name` and `instance.suffix` only, resolved when `-e NAME` names an instance
+ * (src/project/instances.ts); the unit grammar does not know them.
  */
 import { isShellTextField } from '../drivers/kinds';
 import { childPointer } from '../util/schema';
@@ -18,7 +22,16 @@ export type Reference =
   | { kind: 'env.labels'; key: string }
   | { kind: 'units.outputs'; unit: string; output: string };
 
-export type TemplatePart = { text: string } | { reference: Reference; expression: string };
+/** A reference of an EnvironmentTemplate's environment spec. */
+export type InstanceReference = { kind: 'instance.name' } | { kind: 'instance.suffix' };
+
+export type TemplatePart<R = Reference> = { text: string } | { reference: R; expression: string };
+
+/** The expressions a kind of template accepts, and the fix naming them. */
+export interface Grammar<R> {
+  expressions: readonly [RegExp, (m: RegExpExecArray) => R][];
+  fix: string;
+}
 
 export interface ReferenceProblem {
   /** JSON pointer inside the spec. */
@@ -46,12 +59,25 @@ const OPEN = '${{';
 const CLOSE = '}}';
 const KEY = '[A-Za-z0-9_.-]+';
 const UNIT = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-const EXPRESSIONS: [RegExp, (m: RegExpExecArray) => Reference][] = [
-  [/^env\.name$/, () => ({ kind: 'env.name' })],
-  [new RegExp(`^env\\.values\\.(${KEY})$`), (m) => ({ kind: 'env.values', key: m[1]! })],
-  [new RegExp(`^env\\.labels\\.(${KEY})$`), (m) => ({ kind: 'env.labels', key: m[1]! })],
-  [new RegExp(`^units\\.(${UNIT})\\.outputs\\.(${KEY})$`), (m) => ({ kind: 'units.outputs', unit: m[1]!, output: m[2]! })],
-];
+export const UNIT_GRAMMAR: Grammar<Reference> = {
+  expressions: [
+    [/^env\.name$/, () => ({ kind: 'env.name' })],
+    [new RegExp(`^env\\.values\\.(${KEY})$`), (m) => ({ kind: 'env.values', key: m[1]! })],
+    [new RegExp(`^env\\.labels\\.(${KEY})$`), (m) => ({ kind: 'env.labels', key: m[1]! })],
+    [new RegExp(`^units\\.(${UNIT})\\.outputs\\.(${KEY})$`), (m) => ({ kind: 'units.outputs', unit: m[1]!, output: m[2]! })],
+  ],
+  fix: 'use one of ${{ env.name }}, ${{ env.values.KEY }}, ${{ env.labels.KEY }} or ${{ units.NAME.outputs.KEY }}',
+};
+
+export const INSTANCE_GRAMMAR: Grammar<InstanceReference> = {
+  expressions: [
+    [/^instance\.name$/, () => ({ kind: 'instance.name' })],
+    [/^instance\.suffix$/, () => ({ kind: 'instance.suffix' })],
+  ],
+  fix:
+    "an EnvironmentTemplate's environment spec takes ${{ instance.name }} or ${{ instance.suffix }} only; " +
+    'units read the environment through ${{ env.name }}, ${{ env.values.KEY }} and ${{ env.labels.KEY }}',
+};
 
 const SCRIPT_FIX =
   "pass the value through env: (e.g. env: {DB_URL: '${{ units.db.outputs.url }}'}) and use \"$DB_URL\" in the script; " +
@@ -61,8 +87,10 @@ export function hasReference(text: string): boolean {
   return text.includes(OPEN);
 }
 
-export function parseExpression(expression: string): Reference | undefined {
-  for (const [re, build] of EXPRESSIONS) {
+export function parseExpression(expression: string): Reference | undefined;
+export function parseExpression<R>(expression: string, grammar: Grammar<R>): R | undefined;
+export function parseExpression(expression: string, grammar: Grammar<unknown> = UNIT_GRAMMAR): unknown {
+  for (const [re, build] of grammar.expressions) {
     const m = re.exec(expression);
     if (m) return build(m);
   }
@@ -70,8 +98,10 @@ export function parseExpression(expression: string): Reference | undefined {
 }
 
 /** Splits a string into literal text and references; problems describe malformed ones. */
-export function parseTemplate(text: string): { parts: TemplatePart[]; problems: { message: string; fix: string }[] } {
-  const parts: TemplatePart[] = [];
+export function parseTemplate(text: string): { parts: TemplatePart[]; problems: { message: string; fix: string }[] };
+export function parseTemplate<R>(text: string, grammar: Grammar<R>): { parts: TemplatePart<R>[]; problems: { message: string; fix: string }[] };
+export function parseTemplate(text: string, grammar: Grammar<unknown> = UNIT_GRAMMAR): { parts: TemplatePart<unknown>[]; problems: { message: string; fix: string }[] } {
+  const parts: TemplatePart<unknown>[] = [];
   const problems: { message: string; fix: string }[] = [];
   let rest = 0;
   for (let open = text.indexOf(OPEN); open >= 0; open = text.indexOf(OPEN, rest)) {
@@ -82,14 +112,9 @@ export function parseTemplate(text: string): { parts: TemplatePart[]; problems: 
     }
     if (open > rest) parts.push({ text: text.slice(rest, open) });
     const expression = text.slice(open + OPEN.length, close).trim();
-    const reference = parseExpression(expression);
+    const reference = parseExpression(expression, grammar);
     if (reference) parts.push({ reference, expression });
-    else {
-      problems.push({
-        message: `unknown reference \${{ ${expression} }}`,
-        fix: 'use one of ${{ env.name }}, ${{ env.values.KEY }}, ${{ env.labels.KEY }} or ${{ units.NAME.outputs.KEY }}',
-      });
-    }
+    else problems.push({ message: `unknown reference \${{ ${expression} }}`, fix: grammar.fix });
     rest = close + CLOSE.length;
   }
   if (rest < text.length) parts.push({ text: text.slice(rest) });
@@ -143,24 +168,24 @@ export function collectReferences(spec: Record<string, unknown>, kind = ''): Uni
 }
 
 /** Resolves one reference found at a pointer; the returned value replaces it. */
-export type Resolver = (reference: Reference, pointer: string) => unknown;
+export type Resolver<R = Reference> = (reference: R, pointer: string) => unknown;
 
 /**
  * Substitutes references in every string of a value. A string that is exactly one reference
  * takes the referenced value with its JSON type; a reference inside longer text is stringified.
  */
-export function renderValue(value: unknown, resolve: Resolver, pointer = ''): unknown {
-  if (typeof value === 'string') return renderString(value, resolve, pointer);
-  if (Array.isArray(value)) return value.map((v: unknown, i) => renderValue(v, resolve, childPointer(pointer, i)));
+export function renderValue<R = Reference>(value: unknown, resolve: Resolver<R>, pointer = '', grammar: Grammar<R> = UNIT_GRAMMAR as unknown as Grammar<R>): unknown {
+  if (typeof value === 'string') return renderString(value, resolve, pointer, grammar);
+  if (Array.isArray(value)) return value.map((v: unknown, i) => renderValue(v, resolve, childPointer(pointer, i), grammar));
   if (typeof value !== 'object' || value === null) return value;
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) out[key] = renderValue(v, resolve, childPointer(pointer, key));
+  for (const [key, v] of Object.entries(value)) out[key] = renderValue(v, resolve, childPointer(pointer, key), grammar);
   return out;
 }
 
-function renderString(value: string, resolve: Resolver, pointer: string): unknown {
+function renderString<R>(value: string, resolve: Resolver<R>, pointer: string, grammar: Grammar<R>): unknown {
   if (!hasReference(value)) return value;
-  const { parts } = parseTemplate(value);
+  const { parts } = parseTemplate(value, grammar);
   const only = parts.length === 1 ? parts[0] : undefined;
   if (only && 'reference' in only) return resolve(only.reference, pointer);
   return parts.map((p) => ('reference' in p ? stringifyValue(resolve(p.reference, pointer)) : p.text)).join('');

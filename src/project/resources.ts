@@ -10,6 +10,7 @@ import type { ResourceKind } from './schema';
 import type {
   EnvironmentGroupResource,
   EnvironmentResource,
+  EnvironmentTemplateResource,
   GitRepositoryResource,
   Origin,
   StateSpec,
@@ -26,7 +27,7 @@ export interface ProjectDocument {
   include: string[];
 }
 
-export type Resource = ProjectDocument | EnvironmentResource | GitRepositoryResource | EnvironmentGroupResource | UnitResource;
+export type Resource = ProjectDocument | EnvironmentResource | EnvironmentTemplateResource | GitRepositoryResource | EnvironmentGroupResource | UnitResource;
 
 export function isUnitKind(kind: string): kind is UnitKind {
   return (UNIT_KINDS as readonly string[]).includes(kind);
@@ -109,6 +110,9 @@ export function buildResource(
           shared: spec.shared === undefined ? undefined : defined({ state: state(record(spec.shared).state) }),
         }),
       };
+    case 'EnvironmentTemplate':
+      // Why raw: the environment spec is built per instance, after its references are resolved.
+      return { kind, name, labels, origin, ...(locations ? { locations } : {}), spec: { namePattern: String(spec.namePattern), environment: record(spec.environment) } };
     case 'Environment': {
       const source = spec.source === undefined ? undefined : defined({ ref: optionalString(record(spec.source).ref) });
       const lease = optionalString(record(spec.lease).duration);

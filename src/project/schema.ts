@@ -10,10 +10,11 @@
  */
 import { BUILTIN_KINDS, UNIT_KINDS, type UnitKind } from '../drivers/kinds';
 import { LEASE_BOUNDS, SKEW_MARGIN_BOUNDS, TIMEOUT_BOUNDS } from '../util/duration';
-import { branchField, nameField, refPrefixRule, relativePathField } from '../util/fields';
+import { branchField, nameField, nameRule, refPrefixRule, relativePathField } from '../util/fields';
 import {
   type JsonSchemaObject,
   type ObjectSchema,
+  type Rule,
   type Schema,
   boolean,
   constant,
@@ -70,20 +71,38 @@ function unitSpec(kind: UnitKind): ObjectSchema {
   return object({ ...UNIT_COMMON, ...own.fields }, { ...(own.description ? { description: own.description } : {}), ...groups });
 }
 
+/**
+ * An EnvironmentTemplate's namePattern: a name (src/util/fields.ts) with exactly one `*` in
+ * place of one or more of its characters.
+ */
+export const namePatternRule: Rule = (value) => {
+  const stars = value.split('*').length - 1;
+  if (stars !== 1) {
+    return { message: `invalid namePattern "${value}": it has ${stars === 0 ? 'no' : stars} "*"`, fix: 'write exactly one "*" for the part that varies between instances, e.g. pr-*' };
+  }
+  if (nameRule(value.replace('*', '0')) === undefined) return undefined;
+  return {
+    message: `invalid namePattern "${value}": its instances would not be valid names`,
+    fix: 'use lowercase letters, digits and "-" around the "*" (instance names become Git ref and state path components), e.g. pr-*',
+  };
+};
+
+const environmentSpec = object({
+  source: object({ ref: string({ nonEmpty: true, description: 'branch, tag or commit to render; default HEAD' }) }),
+  state: stateSchema,
+  unitSelector: matchLabels,
+  values: json('object', 'available to rendering as env.values'),
+  driftRepair: oneOf(['converge', 'manual']),
+  dependsOn: list(string({ nonEmpty: true }), { description: 'environment names' }),
+  lease: object({
+    duration: duration(LEASE_BOUNDS, 'lease deadline, renewed every third of it while a run lives; default 5m'),
+    skewMargin: duration(SKEW_MARGIN_BOUNDS, 'how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s'),
+  }),
+});
+
 const SOURCE_KINDS = {
   Project: object({ include: list(relativePathField('glob of resource files, relative to the project root')) }),
-  Environment: object({
-    source: object({ ref: string({ nonEmpty: true, description: 'branch, tag or commit to render; default HEAD' }) }),
-    state: stateSchema,
-    unitSelector: matchLabels,
-    values: json('object', 'available to rendering as env.values'),
-    driftRepair: oneOf(['converge', 'manual']),
-    dependsOn: list(string({ nonEmpty: true }), { description: 'environment names' }),
-    lease: object({
-      duration: duration(LEASE_BOUNDS, 'lease deadline, renewed every third of it while a run lives; default 5m'),
-      skewMargin: duration(SKEW_MARGIN_BOUNDS, 'how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s'),
-    }),
-  }),
+  Environment: environmentSpec,
   GitRepository: object({
     url: required(string({ nonEmpty: true })),
     publishURL: string({ nonEmpty: true }),
@@ -95,6 +114,15 @@ const SOURCE_KINDS = {
       shared: object({ state: stateSchema }),
     },
     { exactlyOne: [['selector', 'environments']] },
+  ),
+  EnvironmentTemplate: object(
+    {
+      namePattern: required(string({ rule: namePatternRule, description: 'the names of its instances: a name with one "*" (one or more characters), e.g. pr-*' })),
+      environment: object(environmentSpec.fields, {
+        description: 'the Environment spec of every instance; its strings may hold ${{ instance.name }} and ${{ instance.suffix }} (the part the "*" matched)',
+      }),
+    },
+    { description: 'Environments made on demand: `-e NAME` matching namePattern names an instance, which no -l or -g selects' },
   ),
 } as const satisfies Record<string, ObjectSchema>;
 

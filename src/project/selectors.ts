@@ -26,6 +26,8 @@ export function ownershipSet(project: Project, env: EnvironmentResource): UnitRe
  * selector's matchLabels match the environment's labels (the schema allows exactly one of the two).
  */
 export function groupSelects(group: EnvironmentGroupResource, env: EnvironmentResource): boolean {
+  // A template instance is a member of no group (project/instances.ts): no group selects it or lends it state.
+  if (env.instance) return false;
   if (group.spec.environments) return group.spec.environments.includes(env.name);
   return matchesLabels(env.labels, group.spec.selector?.matchLabels ?? {});
 }

@@ -43,6 +43,12 @@ export interface EnvironmentResource {
   origin: Origin;
   /** Where the source ref and the state refs are written, for errors about them. */
   locations?: FieldLocations;
+  /**
+   * Set on an instance of an EnvironmentTemplate (src/project/instances.ts): built when `-e NAME`
+   * matches the template's namePattern, never declared. Its origin is the template's. Instances
+   * are not members of any EnvironmentGroup and are not selected by `-l` or `-g` (isInstance).
+   */
+  instance?: EnvironmentInstance;
   spec: {
     source?: { ref?: string };
     state?: StateSpec;
@@ -53,6 +59,29 @@ export interface EnvironmentResource {
     /** skewMarginMs: set only when the source sets lease.skewMargin (the default depends on the duration). */
     lease: { durationMs: number; skewMarginMs?: number };
   };
+}
+
+/** What makes an Environment an instance: its template and the part of its name the `*` matched. */
+export interface EnvironmentInstance {
+  template: string;
+  namePattern: string;
+  suffix: string;
+}
+
+/**
+ * An EnvironmentTemplate: `spec.environment` is an Environment spec as written (its
+ * `${{ instance.* }}` references unresolved, no defaults applied), validated at load with a
+ * placeholder instance; `-e NAME` matching namePattern (one `*`) builds an instance of it.
+ */
+export interface EnvironmentTemplateResource {
+  kind: 'EnvironmentTemplate';
+  name: string;
+  /** metadata.labels as written: the instance's labels, references resolved. */
+  labels: Record<string, string>;
+  origin: Origin;
+  /** Source position of every string holding a reference, keyed by its pointer in the document (e.g. /spec/environment/state/path). */
+  locations?: FieldLocations;
+  spec: { namePattern: string; environment: Record<string, unknown> };
 }
 
 export interface GitRepositoryResource {
@@ -113,6 +142,8 @@ export interface Project {
   /** Project name from a Project document, if any. */
   name?: string;
   environments: Map<string, EnvironmentResource>;
+  /** EnvironmentTemplates by name (absent: none, as in projects built in code). */
+  templates?: Map<string, EnvironmentTemplateResource>;
   repositories: Map<string, GitRepositoryResource>;
   groups: Map<string, EnvironmentGroupResource>;
   /** Every unit, keyed by name (unit names are unique across kinds). */

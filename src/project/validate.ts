@@ -13,9 +13,11 @@ import { type Diagnostic, type SourceLocation, diagnostic } from '../errors/diag
 import { closest } from '../util/closest';
 import { type SchemaProblem, childPointer } from '../util/schema';
 import { findCycles } from './graph';
+import { patternSuffix, patternsOverlap } from './name-pattern';
 import type {
   EnvironmentGroupResource,
   EnvironmentResource,
+  EnvironmentTemplateResource,
   GitRepositoryResource,
   Origin,
   StateSpec,
@@ -94,6 +96,8 @@ export function sourceError(location: SourceLocation, message: string, fix: stri
 
 export interface ProjectResources {
   environments: EnvironmentResource[];
+  /** Absent: none. */
+  templates?: EnvironmentTemplateResource[];
   repositories: GitRepositoryResource[];
   groups: EnvironmentGroupResource[];
   units: UnitResource[];
@@ -130,8 +134,10 @@ export function validateProject(
     groups: resources.groups,
   };
   firstByName(resources.groups, 'EnvironmentGroup', 'EnvironmentGroup names are unique in a project', locate, out);
+  const templates = firstByName(resources.templates ?? [], 'EnvironmentTemplate', 'EnvironmentTemplate names are unique in a project', locate, out);
+  out.push(...templateClashes([...templates.values()], resources.environments, locate));
   // Why: an unknown name is then no finding of its own, only a consequence of what was not read.
-  if (!invalid.incomplete) out.push(...unknownNames(unique, invalid, locate));
+  if (!invalid.incomplete) out.push(...unknownNames(unique, invalid, locate), ...templateUnknownNames([...templates.values()], unique, invalid, locate));
   out.push(...unitCycles(unique.units, locate));
   out.push(...environmentCycles(unique.environments, locate));
   return out;
@@ -284,4 +290,54 @@ function environmentCycles(environments: Map<string, EnvironmentResource>, locat
       'remove one of these environment dependsOn entries: a multi-environment run orders environments by them',
     );
   });
+}
+
+/**
+ * Names that would name two environments: two templates whose patterns some name matches, or a
+ * declared Environment whose name a template's pattern matches (`-e` could not tell which).
+ */
+function templateClashes(templates: EnvironmentTemplateResource[], environments: EnvironmentResource[], locate: Locate): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  templates.forEach((t, i) => {
+    const here = locate(t.origin, '/spec/namePattern');
+    for (const earlier of templates.slice(0, i)) {
+      if (!patternsOverlap(earlier.spec.namePattern, t.spec.namePattern)) continue;
+      const before = locate(earlier.origin, '/spec/namePattern');
+      out.push(sourceError(
+        here,
+        `EnvironmentTemplate ${t.name}: namePattern ${t.spec.namePattern} and namePattern ${earlier.spec.namePattern} of EnvironmentTemplate ${earlier.name} at ${where(before)} can match the same name`,
+        'make the patterns disjoint (e.g. pr-* and review-*): an environment name must name one template',
+      ));
+    }
+  });
+  for (const env of environments) {
+    const t = templates.find((x) => patternSuffix(x.spec.namePattern, env.name) !== undefined);
+    if (!t) continue;
+    const pattern = locate(t.origin, '/spec/namePattern');
+    out.push(sourceError(
+      locate(env.origin, '/metadata/name'),
+      `Environment ${env.name} matches namePattern ${t.spec.namePattern} of EnvironmentTemplate ${t.name} at ${where(pattern)}`,
+      `rename the Environment or narrow the pattern: -e ${env.name} must name one environment, a declared one or an instance`,
+    ));
+  }
+  return out;
+}
+
+/** A template's environment dependsOn and repositoryRef name declared resources, like an Environment's. */
+function templateUnknownNames(templates: EnvironmentTemplateResource[], unique: UniqueResources, invalid: DeclaredNames, locate: Locate): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const envNames = union(unique.environments.keys(), invalid.environments);
+  const repoNames = union(unique.repositories.keys(), invalid.repositories);
+  for (const t of templates) {
+    const spec = t.spec.environment;
+    const dependsOn = Array.isArray(spec.dependsOn) ? spec.dependsOn : [];
+    dependsOn.forEach((dep: unknown, i) => {
+      if (typeof dep !== 'string' || dep.includes('${{') || envNames.has(dep)) return;
+      out.push(unknownName(locate(t.origin, `/spec/environment/dependsOn/${i}`), `EnvironmentTemplate ${t.name} depends on unknown environment "${dep}"`, dep, 'Environment', envNames));
+    });
+    const state = typeof spec.state === 'object' && spec.state !== null ? (spec.state as StateSpec) : undefined;
+    if (state?.repositoryRef?.includes('${{')) continue;
+    checkRepositoryRef(state, t, '/spec/environment/state', repoNames, locate, out);
+  }
+  return out;
 }

@@ -71,7 +71,7 @@ test('a small schema built with the DSL validates and reports missing required f
 });
 
 test('every kind has a document schema with apiVersion, kind, metadata and spec', () => {
-  assert.deepEqual(RESOURCE_KINDS, ['Project', 'Environment', 'GitRepository', 'EnvironmentGroup', 'Command', 'Terraform', 'OpenTofu', 'OciImage']);
+  assert.deepEqual(RESOURCE_KINDS, ['Project', 'Environment', 'GitRepository', 'EnvironmentGroup', 'EnvironmentTemplate', 'Command', 'Terraform', 'OpenTofu', 'OciImage']);
   for (const kind of RESOURCE_KINDS) {
     const s = resourceSchema(kind);
     assert.deepEqual(Object.keys(s.fields), ['apiVersion', 'kind', 'metadata', 'spec']);
@@ -84,6 +84,7 @@ const minimal = {
   Environment: {},
   GitRepository: { url: 'file:///x' },
   EnvironmentGroup: { environments: [] },
+  EnvironmentTemplate: { namePattern: 'pr-*' },
   Command: { run: ['true'] },
   Terraform: { module: 'tf' },
   OpenTofu: { module: 'tf' },
@@ -120,7 +121,7 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
 });
 
 test('unit kinds come from their descriptors: the common unit fields, then the kind\'s own spec fields', () => {
-  assert.deepEqual(RESOURCE_KINDS.slice(4), [...UNIT_KINDS]);
+  assert.deepEqual(RESOURCE_KINDS.slice(5), [...UNIT_KINDS]);
   const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout', 'inputs', 'triggers'];
   for (const kind of UNIT_KINDS) {
     const own = BUILTIN_KINDS.descriptor(kind).spec;

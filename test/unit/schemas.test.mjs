@@ -43,6 +43,7 @@ const MINIMAL_SPECS = {
   Environment: {},
   GitRepository: { url: 'file:///x' },
   EnvironmentGroup: { environments: ['dev'] },
+  EnvironmentTemplate: { namePattern: 'pr-*', environment: { values: { pr: '${{ instance.suffix }}' }, state: { path: 'previews/${{ instance.name }}' } } },
   Command: { run: ['true'], teardown: { script: 'echo bye' } },
   Terraform: { module: 'tf' },
   OpenTofu: { module: 'tf' },
