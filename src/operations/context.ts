@@ -175,15 +175,19 @@ async function worktreeSource(rt: Runtime, checkout: Checkout, reader: BatchRead
   return { snapshot: snap.commit, matchesHead: snap.tree === snap.headTree, head, repository: checkout.workTree };
 }
 
-/** NYL-SOURCE-WORKTREE for a --worktree report, naming the snapshot (and saying when it matches HEAD). */
-export function worktreeWarning(opened: OpenedEnvironment): Diagnostic[] {
+/**
+ * NYL-SOURCE-WORKTREE for a --worktree report, naming the snapshot and whether state history
+ * retains it: a run that wrote a transition did; a run with nothing to write, or a plan, did not.
+ */
+export function worktreeWarning(opened: OpenedEnvironment, retained: 'retained' | 'unwritten' | 'plan'): Diagnostic[] {
   const w = opened.worktree;
   if (!w) return [];
+  const kept = { retained: 'state history retains it', unwritten: 'the run wrote no state, so nothing retains it', plan: 'a reconcile --worktree that writes state retains it' }[retained];
   const same = w.matchesHead ? `; the working files match HEAD ${w.head}, so a run without --worktree renders the same files from a commit of a branch` : '';
   return [
-    diagnostic('NYL-SOURCE-WORKTREE', 'warning', `${opened.env.name} renders from the working-file snapshot ${w.snapshot}, not from a commit of a branch; state history retains it${same}`, {
+    diagnostic('NYL-SOURCE-WORKTREE', 'warning', `${opened.env.name} renders from the working-file snapshot ${w.snapshot}, not from a commit of a branch; ${kept}${same}`, {
       env: opened.env.name,
-      data: { snapshot: w.snapshot, head: w.head, matchesHead: w.matchesHead },
+      data: { snapshot: w.snapshot, head: w.head, matchesHead: w.matchesHead, retained: retained === 'retained' },
     }),
   ];
 }

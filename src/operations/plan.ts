@@ -58,7 +58,7 @@ export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileRepo
   const opened = await openEnvironment(rt, req, { writes: false });
   try {
     const report = await planOpened(rt, opened, req);
-    report.warnings.unshift(...worktreeWarning(opened));
+    report.warnings.unshift(...worktreeWarning(opened, 'plan'));
     return report;
   } finally {
     opened.close();

@@ -100,7 +100,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
   const opened = await openEnvironment(rt, req, { writes: true });
   try {
     const report = await reconcileOpened(rt, opened, req);
-    report.warnings.unshift(...worktreeWarning(opened));
+    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'));
     return report;
   } finally {
     opened.close();

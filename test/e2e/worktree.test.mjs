@@ -57,6 +57,7 @@ test('--worktree renders from a parentless snapshot of the working files, retain
   assert.deepEqual(codes(r), ['NYL-SOURCE-WORKTREE']);
   const snapshot = r.json.source;
   assert.equal(r.json.warnings[0].data.snapshot, snapshot);
+  assert.equal(r.json.warnings[0].data.retained, true);
   assert.notEqual(snapshot, before.head);
 
   // State history: first parent the previous desired tip, second the snapshot, which has none.
@@ -75,6 +76,7 @@ test('--worktree renders from a parentless snapshot of the working files, retain
   assert.equal(p.code, 0, p.stdout + p.stderr);
   assert.equal(p.json.source, snapshot);
   assert.deepEqual(codes(p), ['NYL-SOURCE-WORKTREE']);
+  assert.equal(p.json.warnings[0].data.retained, false);
 });
 
 test('--worktree with --source is a usage error (exit 1), before anything is read', () => {
