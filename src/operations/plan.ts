@@ -58,6 +58,7 @@ export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileRepo
   const opened = await openEnvironment(rt, req, { writes: false });
   try {
     const report = await planOpened(rt, opened, req);
+    if (opened.worktree) report.sourceWorktree = true;
     report.warnings.unshift(...worktreeWarning(opened, 'plan'));
     return report;
   } finally {

@@ -100,6 +100,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
   const opened = await openEnvironment(rt, req, { writes: true });
   try {
     const report = await reconcileOpened(rt, opened, req);
+    if (opened.worktree) report.sourceWorktree = true;
     report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'));
     return report;
   } finally {

@@ -56,6 +56,7 @@ test('--worktree renders from a parentless snapshot of the working files, retain
   assert.deepEqual(logLines(ctx.log), ['v2', 'new', 'ignored.txt-absent', 'deleted.txt-absent']);
   assert.deepEqual(codes(r), ['NYL-SOURCE-WORKTREE']);
   const snapshot = r.json.source;
+  assert.equal(r.json.sourceWorktree, true);
   assert.equal(r.json.warnings[0].data.snapshot, snapshot);
   assert.equal(r.json.warnings[0].data.retained, true);
   assert.notEqual(snapshot, before.head);
