@@ -38,6 +38,13 @@ const SELECTION: OptionSpec[] = [
 ];
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
 const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
+const WORKTREE: OptionSpec = {
+  name: 'worktree',
+  type: 'boolean',
+  help:
+    'Render from a snapshot of the working files (tracked files as modified, deletions, untracked files that are not ignored), the Environment included, instead of a commit; ' +
+    'one named environment only; conflicts with --source. The snapshot is pushed with the state (a parent of the desired transition): .gitignore what must not be. Warns NYL-SOURCE-WORKTREE.',
+};
 const AUTHOR: OptionSpec = { name: 'author', type: 'string', value: '"Name <email>"', help: "Author of the state commits. Default: Git's user.name and user.email." };
 const LOCAL: OptionSpec = {
   name: 'local',
@@ -213,7 +220,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['reconcile'],
     summary: "Execute an environment's ready units in dependency order and record the results",
-    usage: 'nyl reconcile (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev>] [options] [PATH]',
+    usage: 'nyl reconcile (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev> | --worktree] [options] [PATH]',
     description:
       "Takes the environment's lease, executes waves of ready units until nothing is ready, writes one transition commit per state ref it changes, " +
       'and releases the lease in the same atomic push. A run that changes nothing writes no commit. ' +
@@ -226,6 +233,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
+      WORKTREE,
       ALLOW_TEARDOWN,
       ALLOW_DEPENDENTS,
       ALLOW_INCOMPLETE,
@@ -243,6 +251,7 @@ export const COMMANDS: CommandSpec[] = [
       'nyl reconcile -e dev',
       'nyl reconcile -e dev --units database,migrate --concurrency 2',
       'nyl reconcile -e dev --fail-fast -o json',
+      'nyl reconcile -e dev --worktree',
       'nyl reconcile -e dev --allow-teardown',
       'nyl reconcile -e dev --leaving --allow-teardown',
       'nyl reconcile -e prod --approve migrate',
@@ -344,7 +353,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     words: ['plan'],
     summary: 'Say what the next reconcile would do, per unit and why, without taking a lease or writing anything',
-    usage: 'nyl plan (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--source <rev>] [-o table|json] [PATH]',
+    usage: 'nyl plan (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--source <rev> | --worktree] [-o table|json] [PATH]',
     description:
       'Resolves the environment exactly as the next reconcile would and lists, per unit, what it would do (ACTION: execute, wait, current, blocked, held, awaiting-approval, drifted, teardown, retain, release, pending-teardown, ...) and why (the leaving section first). ' +
       "For every unit that would execute it shows the digest that a plan-bound approval names (nyl reconcile --approve <unit>=<digest>): for Terraform and OpenTofu units the driver's plan runs in a scratch copy of the source commit (its output on stderr) and the row shows its change summary; for other kinds the digest is the execution key. " +
@@ -356,9 +365,10 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
       { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Plan only these units (comma-separated).' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
+      WORKTREE,
       OUTPUT,
     ],
-    examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network', 'nyl plan -e prod --source release-42'],
+    examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network', 'nyl plan -e prod --source release-42', 'nyl plan -e dev --worktree'],
   },
   {
     words: ['verify'],

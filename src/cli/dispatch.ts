@@ -153,7 +153,22 @@ async function planOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   const environment = requireEnvironment(p);
   const units = unitsOfSingle(environment, listOpt(p, 'unit', 'units'));
   const source = stringOpt(p, 'source');
-  return plan(rt, { path: p.path, environment, ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}) });
+  const worktree = await worktreeOf(p);
+  return plan(rt, { path: p.path, environment, ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}), ...(worktree ? { worktree } : {}) });
+}
+
+/** The options --worktree conflicts with, by their value names (a repeated -e is checked apart). */
+const WORKTREE_CONFLICTS: [string, string][] = [['source', '--source'], ['labels', '-l'], ['group', '-g']];
+
+/** --worktree: one named environment, from the working files (exit 1 NYL-USAGE on a conflict). */
+async function worktreeOf(p: ParsedCommand): Promise<boolean> {
+  if (p.values.worktree !== true) return false;
+  // Loaded with the operation anyway: every --worktree command opens its environment there.
+  const { worktreeConflict } = await import('../operations/context');
+  for (const [name, flag] of WORKTREE_CONFLICTS) if (p.values[name] !== undefined) worktreeConflict(flag);
+  const envs = p.values.environment;
+  if (Array.isArray(envs) && envs.length > 1) worktreeConflict('more than one -e');
+  return true;
 }
 
 async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
@@ -171,8 +186,10 @@ async function reconcileOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
     fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
   }
   const reapply = reapplyOf(p, units);
+  const worktree = await worktreeOf(p);
   return reconcile(rt, {
     ...runOptions(p),
+    ...(worktree ? { worktree } : {}),
     allowTeardown: p.values['allow-teardown'] === true,
     leaving: p.values.leaving === true,
     ...(units.length > 0 ? { units } : {}),

@@ -6,7 +6,7 @@
  */
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 import { isMultiline } from '../util/text';
-import { renderDiagnostics, renderTable } from './render-text';
+import { renderDiagnostics, renderTable, sourceMark } from './render-text';
 
 const HEADER = ['UNIT', 'KIND', 'ACTION', 'DETAIL'];
 
@@ -35,7 +35,7 @@ function unitSection(r: ReconcileReport, name: string, u: ReconcileUnitReport): 
 
 function fields(r: ReconcileReport): string {
   const pairs: [string, string | undefined][] = [
-    ['source', `${r.source}${r.sourceOverride ? ' (override)' : ''}`],
+    ['source', `${r.source}${sourceMark(r)}`],
     ['desired', r.desired],
     ['observed', r.observed],
   ];

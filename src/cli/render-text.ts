@@ -121,6 +121,11 @@ export function renderStatus(r: StatusReport): string {
   return withDiagnostics(parts.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
 }
 
+/** After the source commit: ` (override)` for --source, ` (worktree)` for a --worktree snapshot. */
+export function sourceMark(r: ReconcileReport): string {
+  return r.sourceWorktree ? ' (worktree)' : r.sourceOverride ? ' (override)' : '';
+}
+
 export function renderReconcile(r: ReconcileReport): string {
   const parts: string[] = [];
   if (r.unitOrder.length === 0) parts.push(`${r.environment}: no units`);
@@ -137,7 +142,7 @@ export function renderReconcile(r: ReconcileReport): string {
   }
   const info = fields([
     ['run', r.run],
-    ['source', r.source ? `${r.source}${r.sourceOverride ? ' (override)' : ''}` : undefined],
+    ['source', r.source ? `${r.source}${sourceMark(r)}` : undefined],
     ['desired', r.desired],
     ['observed', r.observed],
   ]);

@@ -386,7 +386,7 @@ export const CATALOG = {
   },
   'NYL-SOURCE-WORKTREE': {
     exit: 2,
-    summary: 'The run uses a working-file snapshot.',
+    summary: 'The run uses an immutable working-file snapshot retained in state history.',
     fix: () => 'commit changes and run without --worktree for committed-source evidence',
   },
   'NYL-PLAN-UNITS-LEAVING': {

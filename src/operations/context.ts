@@ -7,14 +7,18 @@
  * units are rendered at the source commit (spec.source.ref, or --source), so that pointing an
  * environment at a release branch does not need that branch to know where state lives.
  *
+ * With --worktree, a snapshot commit of the working files takes HEAD's place for both: the user
+ * tries what the files say now, an uncommitted Environment (or a change to it) included.
+ *
  * It also derives, from an opened environment, the inputs every operation hands on (the plan
  * input, the lease options, the commit trailers), so that each is assembled one way.
  */
 import { join } from 'node:path';
 import { BUILTIN_DRIVERS, type DriverSet } from '../drivers/registry';
-import { fail } from '../errors/diagnostic';
+import { type Diagnostic, diagnostic, fail } from '../errors/diagnostic';
 import { BatchReader } from '../git/batch-reader';
 import { materializeCommit } from '../git/materialize';
+import { headCommitOf, snapshotWorktree } from '../git/worktree-snapshot';
 import type { Identity } from '../git/object-writer';
 import { formatIdentity } from '../lease/lease';
 import type { TransactionOptions } from '../lease/transaction';
@@ -43,6 +47,18 @@ export interface EnvironmentRequest {
   author?: string;
   /** --local: operate on the local state repository (state/location.ts, localLocation), without contacting remote state. */
   local?: boolean;
+  /** --worktree: render from a snapshot commit of the checkout's working files (git/worktree-snapshot.ts). */
+  worktree?: boolean;
+}
+
+/** A --worktree run's snapshot: the source commit, and where its objects are. */
+export interface WorktreeSource {
+  snapshot: string;
+  /** The working files match HEAD's tree: the snapshot holds what HEAD holds. */
+  matchesHead: boolean;
+  head: string;
+  /** The repository whose object database holds the snapshot (the checkout). */
+  repository: string;
 }
 
 /**
@@ -55,6 +71,8 @@ export interface OpenedEnvironment {
   env: EnvironmentResource;
   sourceCommit: string;
   sourceOverride: boolean;
+  /** --worktree: the snapshot that is the source commit; the desired transition retains it. */
+  worktree?: WorktreeSource;
   loc: StateLocation;
   store: StateStore;
   drivers: DriverSet;
@@ -87,14 +105,18 @@ function materializerOf(rt: Runtime, checkout: Checkout, sourceCommit: string): 
  * break): they read the project at HEAD only and do not need the Environment's source ref.
  */
 export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, options: { writes: boolean; renders?: boolean }): Promise<OpenedEnvironment> {
+  if (req.worktree && req.source !== undefined) worktreeConflict('--source');
   const checkout = await openCheckout(rt.git, req.path);
   const author = options.writes ? resolveIdentity(req.author, checkout) : undefined;
   const reader = new BatchReader(rt.git, checkout.workTree);
   let store: StateStore | undefined;
   try {
     const head = await resolveCommit(reader, 'HEAD', { what: 'the checkout\'s HEAD' });
+    const worktree = req.worktree ? await worktreeSource(rt, checkout, reader, head) : undefined;
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
-    const headLoad = await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache);
+    // The declaration commit: HEAD, or with --worktree the snapshot (also the source commit).
+    const declared = worktree?.snapshot ?? head;
+    const headLoad = await loadProjectAt(checkout.projectRoot, reader, declared, checkout.projectPrefix, cache);
     const atHead = headLoad.project;
     const env = resolveEnvironment(atHead, req.environment);
     if (!env) {
@@ -105,8 +127,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     }
     const rev = options.renders === false ? 'HEAD' : (req.source ?? env.spec.source?.ref ?? 'HEAD');
     const asker = req.source !== undefined ? { what: '--source', env: env.name, override: true } : { what: `spec.source.ref of ${env.name}`, env: env.name };
-    const sourceCommit = await resolveSource(rt.git, checkout, reader, rev, head, asker);
-    const sourceLoad = sourceCommit === head ? headLoad : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
+    const sourceCommit = worktree ? declared : await resolveSource(rt.git, checkout, reader, rev, head, asker);
+    const sourceLoad = sourceCommit === declared ? headLoad : await loadProjectAt(checkout.projectRoot, reader, sourceCommit, checkout.projectPrefix, cache);
     const project = sourceLoad.project;
     const configured = resolveLocation(atHead, env, checkout);
     const loc: StateLocation = req.local ? localLocation(configured, checkout, cacheRoot(rt.env)) : configured;
@@ -116,6 +138,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       env,
       sourceCommit,
       sourceOverride: req.source !== undefined,
+      ...(worktree ? { worktree } : {}),
       loc,
       store,
       drivers: BUILTIN_DRIVERS,
@@ -135,6 +158,40 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     reader.close();
     throw error;
   }
+}
+
+/**
+ * --worktree takes its source from the working files: --source would name another, and -l/-g
+ * (several environments) would share one snapshot across environments the user did not name.
+ */
+export function worktreeConflict(option: string): never {
+  fail('NYL-USAGE', `--worktree conflicts with ${option}: it reconciles exactly one named environment from the working files`, {
+    fix: 'pass --worktree with a single -e <environment>, and no --source, -l or -g',
+  });
+}
+
+/** Snapshots the checkout's working files (the user's index, HEAD and refs stay untouched). */
+async function worktreeSource(rt: Runtime, checkout: Checkout, reader: BatchReader, head: string): Promise<WorktreeSource> {
+  const obj = await reader.read(head);
+  const snap = await snapshotWorktree(rt.git, checkout.workTree, headCommitOf(head, obj!.content));
+  return { snapshot: snap.commit, matchesHead: snap.tree === snap.headTree, head, repository: checkout.workTree };
+}
+
+/**
+ * NYL-SOURCE-WORKTREE for a --worktree report, naming the snapshot and whether state history
+ * retains it: a run that wrote a transition did; a run with nothing to write, or a plan, did not.
+ */
+export function worktreeWarning(opened: OpenedEnvironment, retained: 'retained' | 'unwritten' | 'plan'): Diagnostic[] {
+  const w = opened.worktree;
+  if (!w) return [];
+  const kept = { retained: 'state history retains it', unwritten: 'the run wrote no state, so nothing retains it', plan: 'a reconcile --worktree that writes state retains it' }[retained];
+  const same = w.matchesHead ? `; the working files match HEAD ${w.head}, so a run without --worktree renders the same files from a commit of a branch` : '';
+  return [
+    diagnostic('NYL-SOURCE-WORKTREE', 'warning', `${opened.env.name} renders from the working-file snapshot ${w.snapshot}, not from a commit of a branch; ${kept}${same}`, {
+      env: opened.env.name,
+      data: { snapshot: w.snapshot, head: w.head, matchesHead: w.matchesHead, retained: retained === 'retained' },
+    }),
+  ];
 }
 
 /** What the planner reads for these documents; an import adds its runs and the time. */

@@ -25,7 +25,7 @@ import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
 import { selectedUnits } from './selection';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from './context';
 import { PlanPhases } from './plan-drivers';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from './reconcile-report';
@@ -57,7 +57,10 @@ interface Resolved {
 export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileReport> {
   const opened = await openEnvironment(rt, req, { writes: false });
   try {
-    return await planOpened(rt, opened, req);
+    const report = await planOpened(rt, opened, req);
+    if (opened.worktree) report.sourceWorktree = true;
+    report.warnings.unshift(...worktreeWarning(opened, 'plan'));
+    return report;
   } finally {
     opened.close();
   }

@@ -89,6 +89,7 @@ function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResu
     run: report.run,
     source: opened.sourceCommit,
     ...(opened.sourceOverride ? { sourceOverride: true } : {}),
+    ...(opened.worktree ? { sourceWorktree: true } : {}),
     units,
     executed: engine.plan.order.filter((n) => engine.outcomes.get(n)?.result === 'executed'),
     driftRepaired: executedFor('drift-repair'),
@@ -127,9 +128,21 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   report.warnings.push(...unitWarnings(report), ...leavingWarnings(report, engine.plan, engine, ownedNames(opened), operation));
   const lists = lifecycleLists(engine, takeover, dropped);
   detailLists(report, lists);
-  const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride };
+  const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride, ...(opened.worktree ? { sourceWorktree: true } : {}) };
   const body = bodyOf(opened, operation, engine, takeover, report, holds.held, lists, restored);
   detailLists(report, { driftRepaired: body.driftRepaired, reapplied: body.reapplied });
   const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, 'changed', takeover.leaseBroken !== undefined);
-  return { desired, transitions };
+  return { desired, transitions: retainingSnapshot(opened, transitions) };
+}
+
+/**
+ * A --worktree run's snapshot becomes the second parent of its desired transition (of its observed
+ * one when the run changes no desired document), so that state history keeps the files the run
+ * rendered from, and pushing the transition pushes them. First-parent history stays the state's.
+ */
+function retainingSnapshot(opened: OpenedEnvironment, transitions: RefTransition[]): RefTransition[] {
+  const snapshot = opened.worktree?.snapshot;
+  if (!snapshot || transitions.length === 0) return transitions;
+  const at = Math.max(0, transitions.findIndex((t) => t.ref === opened.loc.desiredRef));
+  return transitions.map((t, i) => (i === at && t.base !== undefined ? { ...t, merges: [...(t.merges ?? []), snapshot] } : t));
 }

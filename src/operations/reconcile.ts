@@ -25,7 +25,7 @@ import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { selectedUnits } from './selection';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from './context';
 import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
@@ -99,7 +99,10 @@ function lifecycleOf(req: ReconcileOptions): LifecycleOptions {
 export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<ReconcileReport> {
   const opened = await openEnvironment(rt, req, { writes: true });
   try {
-    return await reconcileOpened(rt, opened, req);
+    const report = await reconcileOpened(rt, opened, req);
+    if (opened.worktree) report.sourceWorktree = true;
+    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'));
+    return report;
   } finally {
     opened.close();
   }
@@ -335,6 +338,8 @@ async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, 
   const signals = signalDeletions(engine.signals);
   let published;
   try {
+    // The snapshot a transition takes as a parent must be in the repository that pushes it.
+    if (opened.worktree && settled.transitions.length > 0) await store.importObjects({ localRepository: opened.worktree.repository }, [opened.worktree.snapshot]);
     published = await run.tx.publish(settled.transitions, () => [...coordination, ...signals, run.runRef.deletion()]);
   } catch (error) {
     if (!(error instanceof NylError && error.code === 'NYL-STATE-UNAVAILABLE')) throw error;

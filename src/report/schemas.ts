@@ -448,6 +448,7 @@ const reconcileReport = shape<ReconcileReport>({
   run: opt(str('The run id (a UUIDv7). Absent when the run found nothing to do and took no lease.')),
   source: req(ref('oid', 'The source commit units were rendered at.')),
   sourceOverride: req(bool('True when --source chose the source commit.')),
+  sourceWorktree: opt(bool('True when --worktree made the source commit a snapshot of the working files (warning NYL-SOURCE-WORKTREE).')),
   desired: opt(ref('oid', "The desired ref's commit after the run.")),
   observed: opt(ref('oid', "The observed ref's commit after the run.")),
   committed: req(bool('Whether the run wrote a transition commit.')),

@@ -136,6 +136,8 @@ export interface ReconcileReport extends ReportBase {
   run?: string;
   source: string;
   sourceOverride: boolean;
+  /** --worktree: the source commit is a snapshot of the working files. */
+  sourceWorktree?: boolean;
   desired?: string;
   observed?: string;
   /** Did the run write a transition commit? */

@@ -416,7 +416,7 @@ export class GitStateStore implements StateStore {
     return result.code === 0;
   }
 
-  async importObjects(from: StateStore, oids: string[]): Promise<void> {
+  async importObjects(from: Pick<StateStore, 'localRepository'>, oids: string[]): Promise<void> {
     if (from.localRepository === this.workDir) return;
     const missing = await this.missingObjects([...new Set(oids)]);
     if (missing.length === 0) return;

@@ -82,11 +82,12 @@ export interface StateStore {
   /** Makes the commits of these known branches readable through `reader` and usable as parents. */
   adoptKnownBranches(known: RefSnapshot): Promise<void>;
   /**
-   * Brings these commits, with everything they reach, from another store's work repository into
-   * this one's, moving no ref (a state move builds on the old location's commits). Nothing to do
+   * Brings these commits, with everything they reach, from another store's work repository (or
+   * another repository of this machine: the checkout holding a --worktree snapshot) into this
+   * one's, moving no ref (a state move builds on the old location's commits). Nothing to do
    * when both stores share a work repository or the objects are here already.
    */
-  importObjects(from: StateStore, oids: string[]): Promise<void>;
+  importObjects(from: Pick<StateStore, 'localRepository'>, oids: string[]): Promise<void>;
   /** Is `ancestor` in the history of `tip` (a commit is in its own)? A commit not here is in none. */
   isAncestor(ancestor: string, tip: string): Promise<boolean>;
   /**

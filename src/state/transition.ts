@@ -15,6 +15,8 @@ export interface Trailers {
   requestedBy?: string;
   reason?: string;
   sourceOverride?: boolean;
+  /** --worktree: the source is a working-file snapshot (`Nyl-Source: <commit> (worktree)`). */
+  sourceWorktree?: boolean;
 }
 
 export function transitionMessage(env: string, body: TransitionBody, trailers: Trailers, units: string[] = []): string {
@@ -29,7 +31,8 @@ export function transitionMessage(env: string, body: TransitionBody, trailers: T
   }
   const lines = [`Nyl-Operation: ${body.operation}`];
   if (body.run) lines.push(`Nyl-Run: ${body.run}`);
-  if (body.source) lines.push(`Nyl-Source: ${body.source}${trailers.sourceOverride ? ' (override)' : ''}`);
+  const marker = trailers.sourceWorktree ? ' (worktree)' : trailers.sourceOverride ? ' (override)' : '';
+  if (body.source) lines.push(`Nyl-Source: ${body.source}${marker}`);
   if (trailers.requestedBy) lines.push(`Nyl-Requested-By: ${trailers.requestedBy}`);
   if (trailers.reason) lines.push(`Nyl-Reason: ${trailers.reason.replace(/\s*\n\s*/g, ' ')}`);
   return `${headline}\n\n${toYaml(clean).trimEnd()}\n\n${lines.join('\n')}\n`;

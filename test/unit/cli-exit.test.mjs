@@ -241,6 +241,8 @@ test('transitionMessage trailers: Nyl-Operation, Nyl-Run, Nyl-Source (override),
   assert.equal(bare.trailers, 'Nyl-Operation: state-init\n');
   const noSource = split(transitionMessage('dev', { operation: 'recover' }, { sourceOverride: true, requestedBy: 'A <a@x>' }));
   assert.equal(noSource.trailers, 'Nyl-Operation: recover\nNyl-Requested-By: A <a@x>\n', 'no Nyl-Source without a source');
+  const worktree = split(transitionMessage('dev', { operation: 'reconcile', run: 'r1', source: 'c1' }, { sourceWorktree: true }));
+  assert.equal(worktree.trailers, 'Nyl-Operation: reconcile\nNyl-Run: r1\nNyl-Source: c1 (worktree)\n', '--worktree marks its snapshot');
 });
 
 test('transitionMessage: newlines in the reason are folded into one trailer line', () => {

@@ -1,0 +1,50 @@
+// `--worktree`'s snapshot (src/git/worktree-snapshot.ts) on real repositories: what it takes of
+// the working files, in a linked worktree (an index of its own) too, without touching the index;
+// the same files give the same commit; and the HEAD facts it is dated by, read from a raw commit.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { headCommitOf, snapshotWorktree } from '../../dist/git/worktree-snapshot.js';
+import { Git } from '../../dist/git/git.js';
+import { NodeProcessRunner } from '../../dist/exec/process.js';
+import { cleanupAll, git, hermeticEnv, makeProject, tempDir } from '../support/git-fixtures.mjs';
+
+after(cleanupAll);
+const newGit = () => new Git(new NodeProcessRunner(), hermeticEnv());
+
+function headOf(repo) {
+  const oid = git(repo, 'rev-parse', 'HEAD');
+  return headCommitOf(oid, Buffer.from(git(repo, 'cat-file', 'commit', oid)));
+}
+
+test('headCommitOf reads the tree and committer time of a raw commit; anything else is refused', () => {
+  const raw = Buffer.from('tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 1767225600 +0100\n\nmsg\ncommitter X <x@y> 5 +0000\n');
+  assert.deepEqual(headCommitOf('c1', raw), { oid: 'c1', tree: '4b825dc642cb6eb9a060e54bf8d69288fbee4904', timeSeconds: 1767225600 });
+  assert.throws(() => headCommitOf('c2', Buffer.from('not a commit')), /c2 is not a readable commit/);
+});
+
+test('a snapshot of a linked worktree: modified, untracked and deleted files, not ignored ones; parentless, deterministic; the index untouched', async () => {
+  const main = makeProject({ 'a.txt': 'a1\n', 'b.txt': 'b\n', '.gitignore': 'secret\n' });
+  const linked = path.join(tempDir('nyl-linked-'), 'wt');
+  git(main, 'worktree', 'add', '-q', '-b', 'other', linked);
+  fs.writeFileSync(path.join(linked, 'a.txt'), 'a2\n');
+  fs.writeFileSync(path.join(linked, 'new.txt'), 'new\n');
+  fs.writeFileSync(path.join(linked, 'secret'), 'token\n');
+  fs.rmSync(path.join(linked, 'b.txt'));
+  const index = git(linked, 'ls-files', '--stage');
+  const gitHandle = newGit();
+  const head = headOf(linked);
+  const snap = await snapshotWorktree(gitHandle, linked, head);
+  assert.equal(git(linked, 'rev-list', '--parents', '-n', '1', snap.commit), snap.commit, 'no parent');
+  assert.deepEqual(git(linked, 'ls-tree', '--name-only', snap.commit).split('\n'), ['.gitignore', 'a.txt', 'new.txt']);
+  assert.equal(git(linked, 'show', `${snap.commit}:a.txt`), 'a2');
+  assert.equal(snap.headTree, head.tree);
+  assert.notEqual(snap.tree, snap.headTree);
+  assert.equal(git(linked, 'ls-files', '--stage'), index, 'the linked worktree\'s index is unchanged');
+  assert.equal(git(linked, 'rev-parse', 'HEAD'), head.oid);
+  assert.equal((await snapshotWorktree(gitHandle, linked, head)).commit, snap.commit, 'the same files give the same commit');
+  // Clean files: the snapshot holds HEAD's tree.
+  const clean = await snapshotWorktree(gitHandle, main, headOf(main));
+  assert.equal(clean.tree, clean.headTree);
+});
