@@ -1170,6 +1170,25 @@ function holderIsGone(file) {
   }
 }
 
+/** Links `aside` to `file` (the lock), taking over a lock whose holder is gone; waits for a live one until deadline. */
+async function lockByLink(aside, file, deadline) {
+  for (;;) {
+    try {
+      fs.linkSync(aside, file);
+      heldLock = file;
+      return;
+    } catch (e) {
+      if (e.code !== 'EEXIST') throw e;
+      if (holderIsGone(file)) {
+        fs.rmSync(file, { force: true });
+        continue;
+      }
+      if (Date.now() >= deadline) return;
+      await sleep(Math.min(100, deadline - Date.now()));
+    }
+  }
+}
+
 /**
  * Takes the state lock: `<statepath>.lock.info`, created exclusively, holding terraform's lock
  * info and the holder's pid. Real terraform's local backend locks the state file with fcntl, a
@@ -1182,21 +1201,17 @@ async function acquireLock(product, statePath, operation, timeout) {
   const info = { ID: uuid(), Operation: operation, Info: '', Who: `${os.userInfo().username}@${os.hostname()}`, Version: product.version, Created: new Date().toISOString(), Path: path.relative(process.cwd(), statePath) || statePath, Pid: process.pid };
   fs.mkdirSync(path.dirname(statePath), { recursive: true });
   const deadline = Date.now() + timeout;
-  for (;;) {
-    try {
-      fs.writeFileSync(file, JSON.stringify(info), { flag: 'wx' });
-      heldLock = file;
-      return;
-    } catch (e) {
-      if (e.code !== 'EEXIST') throw e;
-      if (holderIsGone(file)) {
-        fs.rmSync(file, { force: true });
-        continue;
-      }
-      if (Date.now() >= deadline) break;
-      await sleep(Math.min(100, deadline - Date.now()));
-    }
+  // The lock appears whole or not at all: written aside, then linked into place (a link fails if
+  // the name exists). A file created first and filled after could be seen empty, by a reader or by
+  // a kill in between, and an unreadable lock is never taken as stale.
+  const aside = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(aside, JSON.stringify(info));
+  try {
+    await lockByLink(aside, file, deadline);
+  } finally {
+    fs.rmSync(aside, { force: true });
   }
+  if (heldLock === file) return;
   let holder = {};
   try {
     holder = JSON.parse(fs.readFileSync(file, 'utf8'));
