@@ -232,6 +232,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
+      { name: 'environment-concurrency', type: 'string', value: '<n>', help: 'Independent environments of a multi-environment run that run at once. Default 1.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
       WORKTREE,
       ALLOW_TEARDOWN,

@@ -15,7 +15,7 @@ import { environmentSelectorOf, selectsEnvironments, singleEnvironmentOf, unitsO
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
 import { renderPlan } from './render-plan';
-import { renderDiagnostics, renderReconcile, renderStateOperation, renderStatus } from './render-text';
+import { renderDiagnostics, renderMultiEnvironment, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
 
 type Output = 'text' | 'json';
@@ -97,8 +97,9 @@ function outputOf(p: ParsedCommand): Output {
   throw new NylError(diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format`, { fix: 'pass -o text, -o table or -o json' }));
 }
 
-function common(p: ParsedCommand) {
-  const req: { path: string; environment: string; author?: string; reason?: string; local?: boolean } = { path: p.path, environment: requireEnvironment(p) };
+/** What every environment command's request carries; `environment` given for a run over several. */
+function common(p: ParsedCommand, environment?: string) {
+  const req: { path: string; environment: string; author?: string; reason?: string; local?: boolean } = { path: p.path, environment: environment ?? requireEnvironment(p) };
   const author = stringOpt(p, 'author');
   if (author !== undefined) req.author = author;
   const reason = stringOpt(p, 'reason');
@@ -178,13 +179,43 @@ async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
 }
 
-/** `nyl reconcile`: its unit selection, lifecycle and approval options. */
-async function reconcileOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
-  const { reconcile } = await import('../operations/reconcile');
-  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit', 'units'));
+/** True when the command line selects more than one environment, or any by -l or -g. */
+function selectsSeveral(p: ParsedCommand): boolean {
+  const selector = environmentSelectorOf(p);
+  return !('names' in selector) || new Set(selector.names).size > 1;
+}
+
+/** `nyl reconcile` over several environments: each its own run, in dependsOn order. */
+async function reconcileSeveralOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { reconcileEnvironments } = await import('../operations/multi-environment');
+  await worktreeOf(p);
+  const units = listOpt(p, 'unit', 'units');
+  leavingConflict(p, units);
+  const { environment: _one, ...common } = runOptions(p, '');
+  return reconcileEnvironments(rt, {
+    ...common,
+    selector: environmentSelectorOf(p),
+    environmentConcurrency: positiveInt(p, 'environment-concurrency', 1),
+    allowTeardown: p.values['allow-teardown'] === true,
+    leaving: p.values.leaving === true,
+    ...(units.length > 0 ? { units } : {}),
+    ...(reapplyOf(p, units) ? { reapply: true } : {}),
+    approval: approvalOptions(p),
+  });
+}
+
+function leavingConflict(p: ParsedCommand, units: string[]): void {
   if (p.values.leaving === true && units.length > 0) {
     fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
   }
+}
+
+/** `nyl reconcile`: its unit selection, lifecycle and approval options. */
+async function reconcileOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  if (selectsSeveral(p)) return reconcileSeveralOf(rt, p);
+  const { reconcile } = await import('../operations/reconcile');
+  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit', 'units'));
+  leavingConflict(p, units);
   const reapply = reapplyOf(p, units);
   const worktree = await worktreeOf(p);
   return reconcile(rt, {
@@ -279,18 +310,20 @@ function render(report: Report): string {
       return renderStatus(report);
     case 'ReconcileReport':
       return report.operation === 'plan' ? renderPlan(report) : renderReconcile(report);
+    case 'MultiEnvironmentReport':
+      return renderMultiEnvironment(report);
     default:
       return renderStateOperation(report);
   }
 }
 
 /** What reconcile and teardown runs share: output controls, concurrency, --source, --wait-lease, --allow-dependents/-incomplete. */
-function runOptions(p: ParsedCommand) {
+function runOptions(p: ParsedCommand, environment?: string) {
   const w = waitMs(p);
   const source = stringOpt(p, 'source');
   const logDir = stringOpt(p, 'unit-log-dir');
   return {
-    ...common(p),
+    ...common(p, environment),
     failFast: p.values['fail-fast'] === true,
     quietUnitOutput: p.values['quiet-unit-output'] === true,
     ...(logDir !== undefined ? { unitLogDir: resolvePath(logDir) } : {}),

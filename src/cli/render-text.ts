@@ -6,7 +6,7 @@
  * diagnostic's detail below its summary. The JSON report carries every line.
  */
 import type { Diagnostic } from '../errors/diagnostic';
-import type { ReconcileReport, StateOperationReport, StatusReport } from '../report/types';
+import type { MultiEnvironmentReport, ReconcileReport, RefusalDocument, StateOperationReport, StatusReport } from '../report/types';
 import { firstLine, isMultiline } from '../util/text';
 
 export function renderDiagnostic(d: Diagnostic): string {
@@ -150,4 +150,24 @@ export function renderReconcile(r: ReconcileReport): string {
   const full = fullTexts(r.unitOrder.map((n) => [n, r.units[n]!.result, r.units[n]!.detail]));
   if (full) parts.push(full);
   return withDiagnostics(parts.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
+}
+
+/**
+ * A reconcile over several environments: one section per environment in run order, headed by
+ * its name and exit code, then what a single-environment run prints (its table, run/source/
+ * desired/observed lines, diagnostics), or for one not run why (blocked, refused, not started).
+ */
+export function renderMultiEnvironment(r: MultiEnvironmentReport): string {
+  const sections = r.environmentOrder.map((env) => {
+    const doc = r.environments[env]!;
+    const body = 'unitOrder' in doc ? renderReconcile(doc) : renderUnrun(env, doc);
+    return `== environment ${env} (exit ${r.exitCodes[env]}) ==\n${body}`;
+  });
+  return withDiagnostics(sections.join('\n'), [...r.errors, ...r.warnings, ...r.notes]).replace(/\n+$/, '\n');
+}
+
+function renderUnrun(env: string, doc: RefusalDocument): string {
+  const blockedBy = doc.details.blockedBy as string[] | undefined;
+  const what = blockedBy ? `blocked by ${blockedBy.join(', ')}` : doc.details.notStarted ? 'not started (cancelled)' : 'refused';
+  return withDiagnostics(`${env}: ${what}`, [...doc.errors, ...doc.warnings, ...doc.notes]);
 }

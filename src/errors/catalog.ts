@@ -66,6 +66,14 @@ export const CATALOG = {
     summary: 'The project declares no such EnvironmentGroup (-g).',
     fix: (p) => `declare an EnvironmentGroup ${String(p.group ?? '<group>')} in nyl.yaml, or pass -g with one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
   },
+  'NYL-ENVIRONMENT-BLOCKED': {
+    exit: 2,
+    summary: 'A multi-environment run did not start this environment: an environment it depends on (spec.dependsOn) did not end with exit 0.',
+    fix: (p) => {
+      const deps = Array.isArray(p.blockedBy) && p.blockedBy.length > 0 ? (p.blockedBy as string[]).join(', ') : '<dependency>';
+      return `resolve what its section reports for ${deps}, then run the selection again; or run -e ${e(p)} alone when it must not wait for ${deps}`;
+    },
+  },
   'NYL-ENVIRONMENT-NONE-SELECTED': {
     exit: 1,
     summary: 'The environment selection (-l or -g) selects no declared Environment.',

@@ -209,3 +209,19 @@ export function leaseOptionsOf(rt: Runtime, opened: OpenedEnvironment, operation
 export function trailersOf(opened: OpenedEnvironment, reason: string | undefined, requestedBy = formatIdentity(opened.author!)): Trailers {
   return { requestedBy, ...(reason ? { reason } : {}) };
 }
+
+/**
+ * The project at the checkout's HEAD, where Environments are declared: what a multi-environment
+ * command selects from (-e names, -l labels, -g groups) before it opens each environment.
+ */
+export async function readDeclarations(rt: Runtime, path: string): Promise<Project> {
+  const checkout = await openCheckout(rt.git, path);
+  const reader = new BatchReader(rt.git, checkout.workTree);
+  try {
+    const head = await resolveCommit(reader, 'HEAD', { what: 'the checkout\'s HEAD' });
+    const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
+    return (await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache)).project;
+  } finally {
+    reader.close();
+  }
+}

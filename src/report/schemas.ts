@@ -14,6 +14,7 @@ import type { Diagnostic, Severity, SourceLocation } from '../errors/diagnostic'
 import {
   FORMAT_VERSION,
   type LeaseSummary,
+  type MultiEnvironmentReport,
   type ReconcileReport,
   type ReconcileUnitReport,
   REPORT_API_VERSION,
@@ -463,13 +464,30 @@ const reconcileReport = shape<ReconcileReport>({
   ...tail,
 });
 
+const multiEnvironmentReport = shape<MultiEnvironmentReport>(
+  {
+    ...head,
+    kind: req({ const: 'MultiEnvironmentReport' }),
+    operation: req({ const: 'reconcile' }),
+    environmentOrder: req(strings('The environments in run order (spec.dependsOn, dependencies first, ties by name): the order of the text sections. With --unit, an environment that no unit option names is left out.')),
+    environments: req({
+      type: 'object',
+      description: "Each environment's own document, keyed by name: its ReconcileReport, or the short refusal form when it was refused, blocked by a dependency environment that did not end 0 (NYL-ENVIRONMENT-BLOCKED, details.blockedBy), or not started after a signal (NYL-RUN-CANCELLED, details.notStarted).",
+      additionalProperties: { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    }),
+    exitCodes: req({ type: 'object', description: "Each environment's exit code, as its own single-environment run would exit; the command exits with the most severe (4 > 3 > 1 > 2 > 0).", additionalProperties: { enum: [0, 1, 2, 3, 4] } }),
+    ...tail,
+  },
+  'A reconcile over several environments (repeated -e, -l, -g): each environment ran as its own transaction (lease, run, commits).',
+);
+
 function reconcileSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'reconcile-report',
     'Nyl ReconcileReport',
-    'What `nyl reconcile -e ENV -o json` prints on stdout: exactly one document, while unit start and end lines and tool output go to stderr. A cancelled run prints the full report with NYL-RUN-CANCELLED under errors. A run that is refused, or fails before it has a report (an invalid source, NYL-STATE-MISSING, NYL-STATE-DIVERGED, NYL-LEASE-HELD, NYL-LEASE-LOST), prints the short refusal form instead, with result: refused and the reasons under errors. `nyl teardown` and `nyl plan` print the same document (operation teardown, plan); a plan takes no lease, runs no unit and writes nothing, and its driver plans print their tool output on stderr.',
-    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
-    { report: reconcileReport, refusal: refusal('ReconcileReport'), unit: reconcileUnit(unitKinds) },
+    'What `nyl reconcile -e ENV -o json` prints on stdout: exactly one document (a MultiEnvironmentReport when it selects several environments: repeated -e, -l, -g), while unit start and end lines and tool output go to stderr. A cancelled run prints the full report with NYL-RUN-CANCELLED under errors. A run that is refused, or fails before it has a report (an invalid source, NYL-STATE-MISSING, NYL-STATE-DIVERGED, NYL-LEASE-HELD, NYL-LEASE-LOST), prints the short refusal form instead, with result: refused and the reasons under errors. `nyl teardown` and `nyl plan` print the same document (operation teardown, plan); a plan takes no lease, runs no unit and writes nothing, and its driver plans print their tool output on stderr.',
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }, { $ref: '#/$defs/multiEnvironmentReport' }] },
+    { report: reconcileReport, refusal: refusal('ReconcileReport'), multiEnvironmentReport, unit: reconcileUnit(unitKinds) },
   );
 }
 

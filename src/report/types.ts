@@ -166,7 +166,30 @@ export interface ApprovalRecord {
   executionKey?: string;
 }
 
-export type Report = StateOperationReport | StatusReport | ReconcileReport;
+/**
+ * A reconcile over several environments (repeated -e, -l, -g): each environment ran as its own
+ * single-environment reconcile (its own lease, run and commits), in `spec.dependsOn` order. Each
+ * entry of environments is that environment's own document: its ReconcileReport, or the short
+ * refusal form when it was refused, blocked by a dependency environment that did not end 0
+ * (NYL-ENVIRONMENT-BLOCKED) or not started after a signal (NYL-RUN-CANCELLED).
+ */
+export interface MultiEnvironmentReport {
+  apiVersion: typeof REPORT_API_VERSION;
+  formatVersion: typeof FORMAT_VERSION;
+  kind: 'MultiEnvironmentReport';
+  operation: 'reconcile';
+  /** The run order (dependencies first, ties by name): the order of the text sections. */
+  environmentOrder: string[];
+  environments: Record<string, ReconcileReport | RefusalDocument>;
+  /** Each environment's exit code, as its own single-environment run would exit. */
+  exitCodes: Record<string, number>;
+  /** What concerns the run as a whole (none today; per-environment diagnostics stay in their sections). */
+  errors: Diagnostic[];
+  warnings: Diagnostic[];
+  notes: Diagnostic[];
+}
+
+export type Report = StateOperationReport | StatusReport | ReconcileReport | MultiEnvironmentReport;
 
 /**
  * The short form a command prints with -o json when it fails before it has a report: the kind of
