@@ -1,0 +1,133 @@
+// End-to-end: `nyl reconcile` over several environments through the built CLI. Three environments
+// share one file:// state repository (each its own refs): network, and dev and staging that
+// depend on it. Selection by repeated -e, -l and -g; dependsOn order; one transaction per
+// environment; a failing dependency blocks its dependents (NYL-ENVIRONMENT-BLOCKED); the JSON
+// report (environments, environmentOrder, exitCodes); --environment-concurrency 2; --unit.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cleanupAll, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { environment, nylAsync, nylYaml } from '../support/cli.mjs';
+
+after(cleanupAll);
+
+async function run(dir, args, exit = 0) {
+  const r = await nylAsync(dir, args).done;
+  assert.equal(r.code, exit, `nyl ${args.join(' ')}: expected exit ${exit}, got ${r.code}\n${r.stdout}\n${r.stderr}`);
+  return r;
+}
+
+/** An Environment with metadata labels. */
+function env(name, labels, specLines) {
+  return environment(name, specLines).replace(`metadata: {name: ${name}}`, `metadata: {name: ${name}, labels: ${labels}}`);
+}
+
+function unit(name, labels, script) {
+  return `apiVersion: nyl.io/v1\nkind: Command\nmetadata: {name: ${name}, labels: {${labels}}}\nspec:\n  script: '${script}'`;
+}
+
+/**
+ * A project of three environments on one state repository. Each unit appends `start ENV/UNIT`
+ * and `end ENV/UNIT` to a log (dev and staging sleep between), prints a line, and fails while
+ * the file fail-ENV exists in the log's directory.
+ */
+async function platform() {
+  const bare = makeBareRepo();
+  const state = `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`;
+  const dir = tempDir('nyl-multi-log-');
+  const log = path.join(dir, 'log');
+  const script = (name) => `echo "start $NYL_ENVIRONMENT/${name}" >> ${log}; echo "hello from ${name}"; if [ "$NYL_ENVIRONMENT" != network ]; then sleep 0.4; fi; test ! -e ${dir}/fail-$NYL_ENVIRONMENT; echo "end $NYL_ENVIRONMENT/${name}" >> ${log}`;
+  const project = makeProject({
+    'nyl.yaml': nylYaml(
+      env('network', '{tier: base}', `${state}\nunitSelector: {matchLabels: {net: "y"}}`),
+      env('dev', '{tier: app, stage: dev}', `dependsOn: [network]\n${state}\nunitSelector: {matchLabels: {app: "y"}}`),
+      env('staging', '{tier: app, stage: staging}', `dependsOn: [network]\n${state}\nunitSelector: {matchLabels: {staging: "y"}}`),
+      `apiVersion: nyl.io/v1\nkind: EnvironmentGroup\nmetadata: {name: apps}\nspec:\n  environments: [staging, dev]`,
+      unit('net', 'net: "y"', script('net')),
+      unit('app', 'app: "y", staging: "y"', script('app')),
+      unit('extra', 'app: "y"', script('extra')),
+    ),
+  });
+  for (const env of ['network', 'dev', 'staging']) await run(project, ['state', 'init', '-e', env]);
+  const lines = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
+  return { project, dir, lines };
+}
+
+test('-e three times: dependsOn order, one transaction each, the JSON report; -l and -g select dev and staging', async () => {
+  const { project, lines } = await platform();
+  const r = await run(project, ['reconcile', '-e', 'staging', '-e', 'dev', '-e', 'network', '-o', 'json']);
+  assert.equal(r.json.kind, 'MultiEnvironmentReport');
+  assert.deepEqual(r.json.environmentOrder, ['network', 'dev', 'staging']);
+  assert.deepEqual(r.json.exitCodes, { network: 0, dev: 0, staging: 0 });
+  const runs = r.json.environmentOrder.map((env) => r.json.environments[env].run);
+  assert.equal(new Set(runs).size, 3, 'each environment its own run');
+  for (const env of r.json.environmentOrder) {
+    assert.equal(r.json.environments[env].environment, env);
+    assert.equal(r.json.environments[env].committed, true);
+  }
+  assert.deepEqual(Object.keys(r.json.environments.dev.units).sort(), ['app', 'extra']);
+  assert.deepEqual(Object.keys(r.json.environments.staging.units), ['app']);
+  // Default --environment-concurrency 1: each environment ends before the next starts.
+  const order = lines().map((l) => l.split(' ')[1].split('/')[0]);
+  assert.deepEqual([...new Set(order)], ['network', 'dev', 'staging']);
+  assert.ok(order.indexOf('staging') > order.lastIndexOf('dev'), lines().join('\n'));
+
+  const byLabels = await run(project, ['reconcile', '-l', 'tier=app']);
+  assert.match(byLabels.stdout, /^== environment dev \(exit 0\) ==$/m);
+  assert.match(byLabels.stdout, /^== environment staging \(exit 0\) ==$/m);
+  assert.doesNotMatch(byLabels.stdout, /environment network/, 'network is not selected, nor waited for');
+  assert.ok(byLabels.stdout.indexOf('environment dev') < byLabels.stdout.indexOf('environment staging'));
+
+  const byGroup = await run(project, ['reconcile', '-g', 'apps', '-o', 'json']);
+  assert.deepEqual(byGroup.json.environmentOrder, ['dev', 'staging']);
+
+  const single = await run(project, ['reconcile', '-e', 'dev', '-o', 'json']);
+  assert.equal(single.json.kind, 'ReconcileReport', 'one -e keeps the single-environment report');
+});
+
+test('a failing dependency environment blocks its dependents: exit 3 overall, dev and staging blocked', async () => {
+  const { project, dir, lines } = await platform();
+  fs.writeFileSync(path.join(dir, 'fail-network'), '');
+  const r = await run(project, ['reconcile', '-e', 'network', '-e', 'dev', '-e', 'staging', '-o', 'json'], 3);
+  assert.deepEqual(r.json.exitCodes, { network: 3, dev: 2, staging: 2 });
+  for (const env of ['dev', 'staging']) {
+    const section = r.json.environments[env];
+    assert.equal(section.result, 'refused');
+    assert.deepEqual(section.errors.map((d) => d.code), ['NYL-ENVIRONMENT-BLOCKED']);
+    assert.deepEqual(section.details.blockedBy, ['network']);
+  }
+  assert.ok(lines().every((l) => l.includes('network/')), 'dev and staging never started');
+
+  const text = await run(project, ['reconcile', '-g', 'apps', '-e', 'network'], 1);
+  assert.match(text.stderr, /NYL-USAGE/, 'one form of selection only');
+  const again = await run(project, ['reconcile', '-e', 'dev', '-e', 'network'], 3);
+  assert.match(again.stdout, /^dev: blocked by network$/m);
+  assert.match(again.stdout, /^error NYL-ENVIRONMENT-BLOCKED$/m);
+  assert.ok(again.stdout.indexOf('== environment network') < again.stdout.indexOf('== environment dev'));
+});
+
+test('--environment-concurrency 2 runs dev and staging at once, every tool line prefixed', async () => {
+  const { project, lines } = await platform();
+  const r = await run(project, ['reconcile', '-l', 'tier=app', '--environment-concurrency', '2']);
+  const log = lines();
+  const firstEnd = log.findIndex((l) => l.startsWith('end '));
+  const startedBefore = new Set(log.slice(0, firstEnd).map((l) => l.split(' ')[1].split('/')[0]));
+  assert.deepEqual([...startedBefore].sort(), ['dev', 'staging'], log.join('\n'));
+  const tool = r.stderr.split('\n').filter((l) => l.includes('hello from'));
+  assert.equal(tool.length, 3, r.stderr);
+  for (const line of tool) assert.match(line, /^ {2}\[(dev|staging)\/(app|extra)\] hello from (app|extra)$/);
+});
+
+test('--unit: ENV/UNIT runs one environment; an unqualified unit must exist in every selected environment', async () => {
+  const { project } = await platform();
+  const missing = await run(project, ['reconcile', '-g', 'apps', '--unit', 'extra', '-o', 'json'], 1);
+  assert.deepEqual(missing.json.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN']);
+  assert.match(missing.json.errors[0].message, /extra \(not in staging\)/);
+  const one = await run(project, ['reconcile', '-e', 'network', '-e', 'dev', '--unit', 'dev/extra', '-o', 'json']);
+  assert.deepEqual(one.json.environmentOrder, ['dev'], 'network runs no unit: left out');
+  assert.deepEqual(one.json.environments.dev.selected, ['extra']);
+  const both = await run(project, ['reconcile', '-g', 'apps', '--unit', 'app', '-o', 'json']);
+  assert.deepEqual(both.json.environmentOrder, ['dev', 'staging']);
+});
