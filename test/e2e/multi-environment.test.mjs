@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { environment, nylAsync, nylYaml } from '../support/cli.mjs';
+import { environment, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
 
 after(cleanupAll);
 
@@ -38,7 +38,7 @@ async function platform() {
   const state = `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`;
   const dir = tempDir('nyl-multi-log-');
   const log = path.join(dir, 'log');
-  const script = (name) => `echo "start $NYL_ENVIRONMENT/${name}" >> ${log}; echo "hello from ${name}"; if [ "$NYL_ENVIRONMENT" != network ]; then sleep 0.4; fi; test ! -e ${dir}/fail-$NYL_ENVIRONMENT; echo "end $NYL_ENVIRONMENT/${name}" >> ${log}`;
+  const script = (name) => `echo "start $NYL_ENVIRONMENT/${name}" >> ${log}; echo "hello from ${name}"; if [ "$NYL_ENVIRONMENT" != network ]; then sleep 0.4; fi; if [ -e ${dir}/hang-$NYL_ENVIRONMENT ]; then touch ${dir}/running; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; fi; test ! -e ${dir}/fail-$NYL_ENVIRONMENT; echo "end $NYL_ENVIRONMENT/${name}" >> ${log}`;
   const project = makeProject({
     'nyl.yaml': nylYaml(
       env('network', '{tier: base}', `${state}\nunitSelector: {matchLabels: {net: "y"}}`),
@@ -130,4 +130,20 @@ test('--unit: ENV/UNIT runs one environment; an unqualified unit must exist in e
   assert.deepEqual(one.json.environments.dev.selected, ['extra']);
   const both = await run(project, ['reconcile', '-g', 'apps', '--unit', 'app', '-o', 'json']);
   assert.deepEqual(both.json.environmentOrder, ['dev', 'staging']);
+});
+
+test('a signal cancels the running environment and starts no other', async () => {
+  const { project, dir } = await platform();
+  fs.writeFileSync(path.join(dir, 'hang-dev'), '');
+  const h = nylAsync(project, ['reconcile', '-e', 'network', '-e', 'dev', '-e', 'staging', '--unit', 'dev/app', '--unit', 'staging/app', '-o', 'json']);
+  await waitForFile(path.join(dir, 'running'), 30000);
+  h.child.kill('SIGINT');
+  const r = await h.done;
+  assert.equal(r.code, 4, `${r.stdout}\n${r.stderr}`);
+  assert.deepEqual(r.json.environmentOrder, ['dev', 'staging'], 'network: no unit option names it, left out');
+  assert.equal(r.json.exitCodes.dev, 4);
+  assert.ok(r.json.environments.dev.errors.some((d) => d.code === 'NYL-RUN-CANCELLED'), JSON.stringify(r.json.environments.dev.errors));
+  assert.equal(r.json.exitCodes.staging, 4);
+  assert.equal(r.json.environments.staging.details.notStarted, true);
+  assert.deepEqual(r.json.environments.staging.errors.map((d) => d.code), ['NYL-RUN-CANCELLED']);
 });
