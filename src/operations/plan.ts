@@ -77,7 +77,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
     report.warnings.push(...(await coordinationWarnings(opened, start.refs)));
-    report.warnings.push(...localWorkWarnings(opened.env.name, coordinationNamespace(opened.loc), await opened.store.localRunRefs()));
+    report.warnings.push(...localWorkWarnings(opened.env.name, coordinationNamespace(opened.loc), await opened.store.localRunRefs(start.refs)));
     return report;
   } finally {
     phases.close();

@@ -31,7 +31,7 @@ import type { RefUpdate } from '../git/refs';
 import type { RefTransition } from '../lease/publish';
 import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
-import type { EnvironmentStateDoc } from '../state/documents';
+import type { EnvironmentStateDoc, StateEvent } from '../state/documents';
 import { toYaml } from '../state/documents';
 import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf, stateRefsOf } from '../state/location';
 import { continuedAt, markedMoved, type MoveEnds, movedEvent } from '../state/move';
@@ -173,7 +173,7 @@ async function everyTrue(checks: Promise<boolean>[]): Promise<boolean> {
 async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<RefSnapshot> {
   const { opened, old, ends } = move;
   await old.requireNoUnpublishedWork(oldRefs);
-  const lease = { ...leaseOptionsOf(rt, opened, 'state-move', { initial: oldRefs, waitMs: move.options.waitMs }) };
+  const lease = leaseOptionsOf(rt, opened, 'state-move', { initial: oldRefs, waitMs: move.options.waitMs });
   return withLease(rt, old, lease, async (tx) => {
     const refs = tx.snapshot;
     const state = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs.get(old.loc.desiredRef));
@@ -182,16 +182,32 @@ async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<R
       return refs;
     }
     requireMovable(old.loc, state, ends);
-    const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
-    const message = moveMessage(move, { operation: 'state-move', to: ends.to });
-    const transitions = await Promise.all(stateRefsOf(old.loc).map(async (ref) => {
-      const doc = (await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state;
-      return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(markedMoved(doc, event))]]), message } satisfies RefTransition;
-    }));
+    const transitions = await stateYamlTransitions(rt, move, refs, state, { to: ends.to }, markedMoved);
     const published = await tx.publish(transitions);
     await old.syncKnownBranches(published.refs);
     return published.refs;
   });
+}
+
+/**
+ * One commit per old state ref that rewrites only its state.yaml with the move's event (`state`
+ * is the desired ref's copy, already read; the observed ref's is read here).
+ */
+async function stateYamlTransitions(
+  rt: Runtime,
+  move: Move,
+  refs: RefSnapshot,
+  state: EnvironmentStateDoc,
+  body: { from?: string; to?: string },
+  rewrite: (doc: EnvironmentStateDoc, event: StateEvent) => EnvironmentStateDoc,
+): Promise<RefTransition[]> {
+  const { old, opened, ends } = move;
+  const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
+  const message = moveMessage(move, { operation: 'state-move', ...body });
+  return Promise.all(stateRefsOf(old.loc).map(async (ref) => {
+    const doc = ref === old.loc.desiredRef ? state : ((await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state);
+    return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(rewrite(doc, event))]]), message };
+  }));
 }
 
 function moveMessage(move: Move, body: { operation: string; from?: string; to?: string }): string {
@@ -316,12 +332,8 @@ async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport
     const refs = tx.snapshot;
     const state = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs.get(old.loc.desiredRef));
     requireMovable(old.loc, state, ends);
-    const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
-    const message = moveMessage(move, { operation: 'state-move', from: ends.from, to: ends.to });
-    const transitions = await Promise.all(stateRefsOf(old.loc).map(async (ref) => {
-      const doc = (await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state;
-      return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(continuedAt(doc, event, opened.loc.coordinationPrefix))]]), message } satisfies RefTransition;
-    }));
+    const prefix = opened.loc.coordinationPrefix;
+    const transitions = await stateYamlTransitions(rt, move, refs, state, { from: ends.from, to: ends.to }, (doc, event) => continuedAt(doc, event, prefix));
     const carried = carriedRefs(move, refs);
     const published = await tx.publish(transitions, () => carried.flatMap((c) => [{ ref: c.ref, expect: null, to: c.oid }, { ref: c.from, expect: c.oid, to: null }]));
     report.result = 'done';

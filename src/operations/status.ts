@@ -304,6 +304,6 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   report.warnings.push(...statusLeavingWarnings(env.name, plan, new Map(statuses.map((s) => [s.name, s])), ownedNames(opened)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
-  report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await store.localRunRefs()));
+  report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await store.localRunRefs(refs)));
   return report;
 }

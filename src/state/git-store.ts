@@ -374,7 +374,7 @@ export class GitStateStore implements StateStore {
    */
   async requireNoUnpublishedWork(state: RefSnapshot, options: { readOnly?: boolean } = {}): Promise<void> {
     // A read-only judge (nyl plan) leaves the run refs to its caller, which warns of them.
-    const refs = options.readOnly ? new Map() : withoutPublished(await this.localRunRefs(), state);
+    const refs = options.readOnly ? new Map() : await this.localRunRefs(state);
     if (refs.size > 0) throw new NylError(localWorkDiagnostic(this.loc.environment, coordinationNamespace(this.loc), refs.keys(), 'error'));
     const known = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
     if (known.length > 0) {
@@ -439,13 +439,13 @@ export class GitStateStore implements StateStore {
    * refs under the coordination namespace (not the damaged/ ones set aside for inspection). A
    * look at the ref files first, so that the common case starts no git process.
    */
-  async localRunRefs(): Promise<RefSnapshot> {
+  async localRunRefs(state: RefSnapshot): Promise<RefSnapshot> {
     const repo = this.localStateRepository;
     if (repo === undefined) return new Map();
     const ns = coordinationNamespace(this.loc);
     if (mayHaveLocalRefs(repo, [ns]) === false) return new Map();
     const refs = await readRefs(this.git, repo, [ns]);
-    for (const ref of [...refs.keys()]) if (ref.startsWith(`${ns}damaged/`)) refs.delete(ref);
+    for (const [ref, oid] of [...refs]) if (ref.startsWith(`${ns}damaged/`) || state.get(ref) === oid) refs.delete(ref);
     return refs;
   }
 
@@ -478,7 +478,7 @@ export class GitStateStore implements StateStore {
     // The checkout's tips become readable (and parents) in the work repository.
     await this.adoptKnownBranches(knownTips);
     const branches = [...(await this.compareBranches(this.checkout.workTree, knownTips, state)), ...(await this.cacheBranches(state))];
-    return { refs: withoutPublished(await this.localRunRefs(), state), branches };
+    return { refs: await this.localRunRefs(state), branches };
   }
 
   async moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult> {
@@ -521,15 +521,6 @@ export class GitStateStore implements StateStore {
     this.writer?.close();
     this.reader.close();
   }
-}
-
-/**
- * Local coordination refs the state repository holds too, under the same name and id, are
- * published copies, not local work: the run refs a `state move --from local` carried, when it was
- * killed before it deleted them in the clone.
- */
-function withoutPublished(local: RefSnapshot, state: RefSnapshot): RefSnapshot {
-  return new Map([...local].filter(([ref, oid]) => state.get(ref) !== oid));
 }
 
 /** What a git command gave (src/state/ reaches processes only through Git). */

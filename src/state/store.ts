@@ -92,11 +92,13 @@ export interface StateStore {
   isAncestor(ancestor: string, tip: string): Promise<boolean>;
   /**
    * Refs a --local run left in the local state repository of a remote location (its lease, run,
-   * signal and evidence refs; not the damaged/ ones): work the state repository lacks, which
-   * `nyl recover -e ENV --local` imports. Empty for 'clone' and 'path' locations, which --local
-   * opens as online commands do. Cheap when there are none (no read of the remote).
+   * signal and evidence refs; not the damaged/ ones): work the state repository lacks, which the
+   * fix of NYL-STATE-LOCAL-WORK imports. A ref `state` holds too, under the same name and id, is a
+   * published copy, not work (the run refs a `state move --from local` carried, when it was killed
+   * before deleting them). Empty for 'clone' and 'path' locations, which --local opens as online
+   * commands do. Cheap when there are none (no read of the remote).
    */
-  localRunRefs(): Promise<RefSnapshot>;
+  localRunRefs(state: RefSnapshot): Promise<RefSnapshot>;
   /**
    * The local branches of the state refs (the clone's known branches; a remote's cache
    * repository's own branches) whose tips differ from `state`'s, and localRunRefs. Their commits

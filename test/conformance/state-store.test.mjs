@@ -716,12 +716,13 @@ describe("a --local run's work in the clone of a remote that is its origin", () 
       const [c1, c2] = await writeCommits(g, bare, [spec({ one: '1' }), spec({ two: '2' }, { parent: { index: 0 } })]);
       git(bare, 'update-ref', loc.observedRef, c1);
       await store.snapshot({ readOnly: true }); // the objects, into the clone
-      assert.deepEqual(plain(await store.localRunRefs()), {});
+      assert.deepEqual(plain(await store.localRunRefs(new Map())), {});
       const ns = coordinationNamespace(loc);
       git(work, 'update-ref', `${ns}damaged/lease/x`, c1);
-      assert.deepEqual(plain(await store.localRunRefs()), {}, 'damaged refs are set aside, not work');
+      assert.deepEqual(plain(await store.localRunRefs(new Map())), {}, 'damaged refs are set aside, not work');
       git(work, 'update-ref', `${ns}evidence/a/r1`, c1);
-      assert.deepEqual(plain(await store.localRunRefs()), { [`${ns}evidence/a/r1`]: c1 });
+      assert.deepEqual(plain(await store.localRunRefs(new Map())), { [`${ns}evidence/a/r1`]: c1 });
+      assert.deepEqual(plain(await store.localRunRefs(new Map([[`${ns}evidence/a/r1`, c1]]))), {}, 'a copy the state repository holds under the same name and id is published, not work');
       await assert.rejects(store.requireNoUnpublishedWork(await store.snapshot()), (e) => e.code === 'NYL-STATE-LOCAL-WORK');
       git(work, 'update-ref', '-d', `${ns}evidence/a/r1`);
 
@@ -900,7 +901,7 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
       readTree: () => store.reader.readTree(`${c1}^{tree}`),
       syncKnownBranches: () => store.syncKnownBranches(new Map()),
       requireNoUnpublishedWork: () => store.requireNoUnpublishedWork(new Map()),
-      localRunRefs: () => store.localRunRefs(),
+      localRunRefs: () => store.localRunRefs(new Map()),
       localWork: () => store.localWork(new Map()),
       moveLocalBranches: () => store.moveLocalBranches([]),
     };

@@ -3,7 +3,8 @@
 // repositories with a dead run's ref carried along; from a git daemon to smart HTTP with renamed
 // refs and a new coordination prefix (refs/heads/nyl-run/ and back); the example project from the
 // clone's own branches to a remote added later; a move killed at each of its steps, then run
-// again; onto refs another environment shares through path.
+// again; onto refs another environment shares through path; refused while the old location is
+// held or its lease broken.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -263,4 +264,35 @@ test('onto refs another environment shares through path: a merge of both histori
     assert.equal(r.json.units.a.result, 'current', env);
   }
   assert.equal(runsOf(runs, 'a'), 2, 'a ran once per environment, never again');
+});
+
+test('a move refuses while the old location is held (NYL-LEASE-HELD, exit 2) or its lease is broken (NYL-LEASE-BROKEN, exit 2), and goes on once recover cleared it', async () => {
+  const bare = protectedBare();
+  const alias = path.join(tempDir('nyl-move-alias-'), 'alias.git');
+  fs.symlinkSync(bare, alias);
+  const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev'), command('a', 'script: "true"')) });
+  assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
+  assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
+  // A hold holds the clone's own lease, paused; meanwhile the project gets its origin as state
+  // repository (a publishURL by another name keeps it a remote, whose --local is the clone).
+  const marker = path.join(tempDir('nyl-move-pause-'), 'paused');
+  const holder = nylAsync(project, ['hold', '-e', 'dev', '--unit', 'a'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+  await waitForFile(marker);
+  const url = pathToFileURL(bare).href;
+  reconfigure(project, nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}", publishURL: "${pathToFileURL(alias).href}"}`), command('a', 'script: "true"')));
+  git(project, 'remote', 'add', 'origin', url);
+  const move = () => nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
+
+  const held = move();
+  assert.deepEqual([held.code, codes(held)], [2, ['NYL-LEASE-HELD']], held.stdout);
+  holder.child.kill('SIGKILL');
+  await holder.done;
+  assert.equal(nyl(project, ['lease', 'break', '-e', 'dev', '--local', '--reason', 'hold killed']).code, 0);
+  const broken = move();
+  assert.deepEqual([broken.code, codes(broken)], [2, ['NYL-LEASE-BROKEN']], broken.stdout);
+  assert.equal(git(bare, 'for-each-ref'), '', 'neither refusal wrote anything at the new location');
+  assert.equal(nyl(project, ['recover', '-e', 'dev', '--local']).code, 0);
+  const moved = move();
+  assert.equal(moved.code, 0, moved.stdout + moved.stderr);
+  assert.equal(moved.json.result, 'done');
 });

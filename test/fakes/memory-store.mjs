@@ -640,7 +640,7 @@ export class MemoryStateStore {
   }
 
   /** The memory store has no local state repository: no --local work, no local branches. */
-  async localRunRefs() {
+  async localRunRefs(_state) {
     await tick();
     return new Map();
   }
