@@ -35,6 +35,12 @@ const SELECTION: OptionSpec[] = [
   { ...ENV, multiple: true, help: 'Select this environment; repeatable. Use exactly one of -e, -l and -g.' },
   { name: 'labels', short: 'l', type: 'string', multiple: true, value: '<key=value>[,<key=value>]', help: 'Select the declared environments that have all these labels (literal values; comma-separated pairs and repeats use AND).' },
   { name: 'group', short: 'g', type: 'string', value: '<name>', help: 'Select the members of this EnvironmentGroup.' },
+  {
+    name: 'environment-concurrency',
+    type: 'string',
+    value: '<n>',
+    help: 'Environments of a multi-environment run that run at once, where their order allows (reconcile: dependencies first; teardown: consumers first). Default 1.',
+  },
 ];
 const REASON: OptionSpec = { name: 'reason', type: 'string', value: '<text>', help: 'Why; recorded as the Nyl-Reason trailer.' };
 const WAIT: OptionSpec = { name: 'wait-lease', type: 'string', value: '<duration>', help: 'Wait up to this long (such as 10m; 0s to 24h) while another run holds the lease, instead of exiting 2 with NYL-LEASE-HELD.' };
@@ -232,7 +238,6 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
       { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
       { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
-      { name: 'environment-concurrency', type: 'string', value: '<n>', help: 'Independent environments of a multi-environment run that run at once. Default 1.' },
       { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },
       WORKTREE,
       ALLOW_TEARDOWN,

@@ -6,7 +6,7 @@ import { resolve as resolvePath } from 'node:path';
 import { NodeProcessRunner } from '../exec/process';
 import { diagnostic, type Diagnostic, fail, NylError } from '../errors/diagnostic';
 import { DEFAULT_NETWORK_TIMEOUT_MS, Git } from '../git/git';
-import { FORMAT_VERSION, REPORT_API_VERSION, type RefusalDocument, type Report } from '../report/types';
+import { FORMAT_VERSION, REPORT_API_VERSION, type RefusalDocument, type Report, type SingleEnvironmentReport } from '../report/types';
 import { OffsetClock, SystemClock, type Clock } from '../util/clock';
 import { parseDuration } from '../util/duration';
 import { FaultPoints, type Runtime } from '../util/runtime';
@@ -148,11 +148,18 @@ async function stateRestoreOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   return stateRestore(rt, { ...common(p), ...(to !== undefined ? { to } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
 }
 
+/**
+ * The environment a command about one environment runs for, and its `--unit` names there: the
+ * environment of a single-environment command line, or each of a selection in turn.
+ */
+interface Target {
+  environment: string;
+  units: string[];
+}
+
 /** `nyl plan`: reads only, so it takes neither --author nor a reason. */
-async function planOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+async function planOf(rt: Runtime, p: ParsedCommand, { environment, units }: Target): Promise<SingleEnvironmentReport> {
   const { plan } = await import('../operations/plan');
-  const environment = requireEnvironment(p);
-  const units = unitsOfSingle(environment, listOpt(p, 'unit', 'units'));
   const source = stringOpt(p, 'source');
   const worktree = await worktreeOf(p);
   return plan(rt, { path: p.path, environment, ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}), ...(worktree ? { worktree } : {}) });
@@ -172,11 +179,15 @@ async function worktreeOf(p: ParsedCommand): Promise<boolean> {
   return true;
 }
 
-async function verifyOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+async function verifyOf(rt: Runtime, p: ParsedCommand, { environment, units }: Target): Promise<SingleEnvironmentReport> {
   const { verify } = await import('../operations/verify');
-  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit'));
   const w = waitMs(p);
-  return verify(rt, { ...common(p), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
+  return verify(rt, { ...common(p, environment), ...(units.length > 0 ? { units } : {}), ...(w !== undefined ? { waitMs: w } : {}) });
+}
+
+async function statusOf(rt: Runtime, p: ParsedCommand, { environment }: Target): Promise<SingleEnvironmentReport> {
+  const { status } = await import('../operations/status');
+  return status(rt, common(p, environment));
 }
 
 /** True when the command line selects more than one environment, or any by -l or -g. */
@@ -185,23 +196,67 @@ function selectsSeveral(p: ParsedCommand): boolean {
   return !('names' in selector) || new Set(selector.names).size > 1;
 }
 
-/** `nyl reconcile` over several environments: each its own run, in dependsOn order. */
-async function reconcileSeveralOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
-  const { reconcileEnvironments } = await import('../operations/multi-environment');
+/** The `--unit`/`--units` names as given (`UNIT` or `ENV/UNIT`). */
+function unitNames(p: ParsedCommand): string[] {
+  return listOpt(p, 'unit', 'units');
+}
+
+/**
+ * The options of reconcile and teardown that are wrong whatever the environment, checked once,
+ * before the first environment runs: a multi-environment run refuses them as a whole.
+ */
+function checkRunOptions(p: ParsedCommand): void {
+  const units = unitNames(p);
+  const command = p.spec.words[0];
+  if (command === 'reconcile') {
+    leavingConflict(p, units);
+    reapplyOf(p, units);
+  }
+  if (command === 'teardown') teardownScope(p, units);
+}
+
+/**
+ * A command that makes sense across environments (reconcile, teardown, plan, status, verify):
+ * over the one environment named, or over each selected one as its own command.
+ */
+async function selectingCommandOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  checkRunOptions(p);
+  if (selectsSeveral(p)) return severalOf(rt, p);
+  const environment = requireEnvironment(p);
+  return targetCommandOf(rt, p, { environment, units: unitsOfSingle(environment, unitNames(p)) });
+}
+
+/** Over several environments: each its own command, in the order and under the gate of its command. */
+async function severalOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const { runEnvironments } = await import('../operations/multi-environment');
   await worktreeOf(p);
-  const units = listOpt(p, 'unit', 'units');
-  leavingConflict(p, units);
-  const { environment: _one, ...common } = runOptions(p, '');
-  return reconcileEnvironments(rt, {
-    ...common,
+  const units = unitNames(p);
+  const source = stringOpt(p, 'source');
+  const request = {
+    path: p.path,
     selector: environmentSelectorOf(p),
     environmentConcurrency: positiveInt(p, 'environment-concurrency', 1),
-    allowTeardown: p.values['allow-teardown'] === true,
-    leaving: p.values.leaving === true,
     ...(units.length > 0 ? { units } : {}),
-    ...(reapplyOf(p, units) ? { reapply: true } : {}),
-    approval: approvalOptions(p),
-  });
+    ...(source !== undefined ? { source } : {}),
+    ...(p.values.local === true ? { local: true } : {}),
+  };
+  const operation = p.spec.words[0] as 'reconcile' | 'teardown' | 'plan' | 'status' | 'verify';
+  return runEnvironments(rt, operation, request, (environment, named) => targetCommandOf(rt, p, { environment, units: named ?? [] }));
+}
+
+function targetCommandOf(rt: Runtime, p: ParsedCommand, target: Target): Promise<SingleEnvironmentReport> {
+  switch (p.spec.words[0]) {
+    case 'reconcile':
+      return reconcileOf(rt, p, target);
+    case 'teardown':
+      return teardownOf(rt, p, target);
+    case 'plan':
+      return planOf(rt, p, target);
+    case 'status':
+      return statusOf(rt, p, target);
+    default:
+      return verifyOf(rt, p, target);
+  }
 }
 
 function leavingConflict(p: ParsedCommand, units: string[]): void {
@@ -211,22 +266,24 @@ function leavingConflict(p: ParsedCommand, units: string[]): void {
 }
 
 /** `nyl reconcile`: its unit selection, lifecycle and approval options. */
-async function reconcileOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
-  if (selectsSeveral(p)) return reconcileSeveralOf(rt, p);
+async function reconcileOf(rt: Runtime, p: ParsedCommand, { environment, units }: Target): Promise<SingleEnvironmentReport> {
   const { reconcile } = await import('../operations/reconcile');
-  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit', 'units'));
-  leavingConflict(p, units);
-  const reapply = reapplyOf(p, units);
   const worktree = await worktreeOf(p);
   return reconcile(rt, {
-    ...runOptions(p),
+    ...runOptions(p, environment),
     ...(worktree ? { worktree } : {}),
     allowTeardown: p.values['allow-teardown'] === true,
     leaving: p.values.leaving === true,
     ...(units.length > 0 ? { units } : {}),
-    ...(reapply ? { reapply } : {}),
+    ...(reapplyOf(p, units) ? { reapply: true } : {}),
     approval: approvalOptions(p),
   });
+}
+
+/** `nyl teardown`: the units named for the environment, or every unit with --all. */
+async function teardownOf(rt: Runtime, p: ParsedCommand, { environment, units }: Target): Promise<SingleEnvironmentReport> {
+  const { reconcile } = await import('../operations/reconcile');
+  return reconcile(rt, { ...runOptions(p, environment), teardown: { units: p.values.all === true ? 'all' : units } });
 }
 
 /** `nyl recover`: the import of a broken lease's run, or one unit with --retry / --accept. */
@@ -258,16 +315,12 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const { stateReset } = await import('../operations/state-reset');
       return stateReset(rt, { ...common(p), discard: listOpt(p, 'discard'), discardAll: p.values['discard-all'] === true });
     }
-    case 'status': {
-      const { status } = await import('../operations/status');
-      return status(rt, common(p));
-    }
+    case 'status':
     case 'reconcile':
-      return reconcileOf(rt, p);
-    case 'teardown': {
-      const { reconcile } = await import('../operations/reconcile');
-      return reconcile(rt, { ...runOptions(p), teardown: { units: teardownUnits(p) } });
-    }
+    case 'teardown':
+    case 'plan':
+    case 'verify':
+      return selectingCommandOf(rt, p);
     case 'recover':
       return recoverOf(rt, p);
     case 'hold':
@@ -295,23 +348,21 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       const w = waitMs(p);
       return leaseBreak(rt, { ...common(p), ...(w !== undefined ? { waitMs: w } : {}) });
     }
-    case 'plan':
-      return planOf(rt, p);
-    case 'verify':
-      return verifyOf(rt, p);
     default:
       throw new Error(`no operation for ${name}`);
   }
 }
 
 function render(report: Report): string {
+  return report.kind === 'MultiEnvironmentReport' ? renderMultiEnvironment(report, renderSingle) : renderSingle(report);
+}
+
+function renderSingle(report: SingleEnvironmentReport): string {
   switch (report.kind) {
     case 'StatusReport':
       return renderStatus(report);
     case 'ReconcileReport':
       return report.operation === 'plan' ? renderPlan(report) : renderReconcile(report);
-    case 'MultiEnvironmentReport':
-      return renderMultiEnvironment(report);
     default:
       return renderStateOperation(report);
   }
@@ -351,13 +402,11 @@ function approvalOptions(p: ParsedCommand) {
 }
 
 /** `nyl teardown`: exactly one of --unit U... and --all. */
-function teardownUnits(p: ParsedCommand): string[] | 'all' {
-  const units = unitsOfSingle(requireEnvironment(p), listOpt(p, 'unit'));
+function teardownScope(p: ParsedCommand, units: string[]): void {
   const all = p.values.all === true;
   if (all === units.length > 0) {
     fail('NYL-USAGE', all ? 'nyl teardown takes --unit or --all, not both' : 'nyl teardown needs --unit <name> or --all', { fix: 'pass --unit <name> (repeatable) to tear down those units, or --all to tear down every unit' });
   }
-  return all ? 'all' : units;
 }
 
 function listOpt(p: ParsedCommand, ...names: string[]): string[] {

@@ -39,17 +39,13 @@ export function environmentSelectorOf(p: ParsedCommand): EnvironmentSelector {
 }
 
 /**
- * The one environment of a command that selects several, until the orchestration of a
- * multi-environment run exists: a selection of more than one -e, or by -l or -g, is refused.
+ * The one environment of a command line that names exactly one (a repeat of the same -e
+ * included). Callers ask only after finding that it selects no more (dispatch.ts, selectsSeveral).
  */
 export function singleEnvironmentOf(p: ParsedCommand): string {
   const selector = environmentSelectorOf(p);
-  const command = `nyl ${p.spec.words.join(' ')}`;
   if ('names' in selector && new Set(selector.names).size === 1) return selector.names[0]!;
-  const how = 'names' in selector ? selector.names.map((n) => `-e ${n}`).join(' ') : 'labels' in selector ? '-l' : `-g ${selector.group}`;
-  fail('NYL-USAGE', `${command} ${how}: runs over several environments (repeated -e, -l, -g) are not built yet; one -e runs`, {
-    fix: 'names' in selector ? `pass one -e at a time: ${[...new Set(selector.names)].map((n) => `-e ${n}`).join(', then ')}` : 'pass -e <environment>, once for each environment of the selection',
-  });
+  throw new Error(`nyl ${p.spec.words.join(' ')}: asked for the one environment of a selection of several`);
 }
 
 /** `--unit` names of a single environment's run: `ENV/UNIT` must name that environment. */

@@ -6,7 +6,7 @@
  * diagnostic's detail below its summary. The JSON report carries every line.
  */
 import type { Diagnostic } from '../errors/diagnostic';
-import type { MultiEnvironmentReport, ReconcileReport, RefusalDocument, StateOperationReport, StatusReport } from '../report/types';
+import type { MultiEnvironmentReport, ReconcileReport, RefusalDocument, SingleEnvironmentReport, StateOperationReport, StatusReport } from '../report/types';
 import { firstLine, isMultiline } from '../util/text';
 
 export function renderDiagnostic(d: Diagnostic): string {
@@ -153,17 +153,24 @@ export function renderReconcile(r: ReconcileReport): string {
 }
 
 /**
- * A reconcile over several environments: one section per environment in run order, headed by
- * its name and exit code, then what a single-environment run prints (its table, run/source/
- * desired/observed lines, diagnostics), or for one not run why (blocked, refused, not started).
+ * A command over several environments: one section per environment in the order they ran,
+ * headed by its name and exit code, then what the single-environment command prints
+ * (`renderOne`: its table, run/source/desired/observed lines, diagnostics), or for one not run why
+ * (blocked, refused, not started).
  */
-export function renderMultiEnvironment(r: MultiEnvironmentReport): string {
+export function renderMultiEnvironment(r: MultiEnvironmentReport, renderOne: (doc: SingleEnvironmentReport) => string): string {
   const sections = r.environmentOrder.map((env) => {
     const doc = r.environments[env]!;
-    const body = 'unitOrder' in doc ? renderReconcile(doc) : renderUnrun(env, doc);
-    return `== environment ${env} (exit ${r.exitCodes[env]}) ==\n${body}`;
+    const body = isUnrun(doc) ? renderUnrun(env, doc) : renderOne(doc);
+    return `== environment ${env} (exit ${r.exitCodes[env]}) ==\n${body.replace(/\n+$/, '')}\n`;
   });
   return withDiagnostics(sections.join('\n'), [...r.errors, ...r.warnings, ...r.notes]).replace(/\n+$/, '\n');
+}
+
+/** A section without a report of its own: blocked, not started, or a refusal's short form (a state operation's refusal is its report). */
+function isUnrun(doc: SingleEnvironmentReport | RefusalDocument): doc is RefusalDocument {
+  if ('result' in doc && doc.result === 'refused' && ('blockedBy' in doc.details || 'notStarted' in doc.details)) return true;
+  return doc.kind !== 'StateOperationReport' && !('unitOrder' in doc);
 }
 
 function renderUnrun(env: string, doc: RefusalDocument): string {

@@ -68,7 +68,7 @@ export const CATALOG = {
   },
   'NYL-ENVIRONMENT-BLOCKED': {
     exit: 2,
-    summary: 'A multi-environment run did not start this environment: an environment it depends on (spec.dependsOn) did not end with exit 0.',
+    summary: 'A multi-environment run did not start this environment: for reconcile an environment it depends on (spec.dependsOn), for teardown one that depends on it, did not end with exit 0.',
     fix: (p) => {
       const deps = Array.isArray(p.blockedBy) && p.blockedBy.length > 0 ? (p.blockedBy as string[]).join(', ') : '<dependency>';
       return `resolve what its section reports for ${deps}, then run the selection again; or run -e ${e(p)} alone when it must not wait for ${deps}`;
@@ -113,7 +113,9 @@ export const CATALOG = {
     exit: 1,
     summary: 'The state was deleted with nyl state delete.',
     fix: (p) =>
-      `remove the Environment ${e(p)} from source to decommission it, or start it over with \`nyl state init -e ${e(p)} --fresh\``,
+      p.template
+        ? `stop running commands for ${e(p)} (an instance of EnvironmentTemplate ${String(p.template)}, such as the preview of a closed pull request), or start it over with \`nyl state init -e ${e(p)} --fresh\``
+        : `remove the Environment ${e(p)} from source to decommission it, or start it over with \`nyl state init -e ${e(p)} --fresh\``,
   },
   'NYL-STATE-MOVED': {
     exit: 1,

@@ -5,11 +5,13 @@
  * import project/, reaches it through this module.
  */
 export {
+  type EnvironmentOrder,
   type EnvironmentSelection,
   type EnvironmentSelector,
   type LookupEnvironment,
   type UnitsByEnvironment,
   declaredEnvironments,
+  dependentsFirst,
   orderEnvironments,
   parseLabelSelector,
   qualifiedUnits,

@@ -1,52 +1,120 @@
 /**
- * `nyl reconcile` over several environments (repeated -e, -l, -g): the orchestration of
- * single-environment reconciles.
+ * Commands over several environments (repeated -e, -l, -g): `reconcile`, `teardown`, `plan`,
+ * `status` and `verify` run each selected environment as its own single-environment command and
+ * report one section per environment.
  *
  * Invariants:
- * - Each environment is its own transaction: it runs through `reconcile` (its own lease, run id,
- *   run ref and commits); nothing is shared between environments but the process.
- * - An environment starts only when every selected environment it depends on (transitively,
- *   project/environment-selection.ts) has ended, and only when each ended with exit 0; otherwise
- *   it is not started and reported blocked (NYL-ENVIRONMENT-BLOCKED, exit 2) naming them.
+ * - Each environment is its own transaction: its command runs through the single-environment
+ *   operation (its own lease, run id, run ref and commits); nothing is shared between
+ *   environments but the process.
+ * - Order and gate, by command (COMMAND_TRAITS):
+ *   - reconcile: dependencies first; an environment starts only when every selected environment
+ *     it depends on (transitively, project/environment-selection.ts) ended with exit 0, otherwise
+ *     it is not started and reported blocked (NYL-ENVIRONMENT-BLOCKED, exit 2) naming them;
+ *   - teardown: consumers first, the same gate the other way round: shared networking is torn
+ *     down only once every selected environment on it was;
+ *   - plan, status, verify: dependencies first, no gate. They change no resource, and their own
+ *     exit codes say "something to do" (2) as often as "broken", so every environment reports.
  * - At most `environmentConcurrency` environments run at once (default 1: one after another in
- *   the run order); two that depend on each other never run together, by the rule above.
- * - A signal (rt.cancel) reaches the running environments through their own runs; none starts
+ *   the order); two that one gate orders never run together.
+ * - A signal (rt.cancel) reaches the running environments through their own commands; none starts
  *   after it, and those not started report NYL-RUN-CANCELLED.
  * - The exit code of each environment is decided by the one rule (report/exit-code.ts), as its own
- *   single-environment run would exit; the run's is the most severe across environments.
+ *   single-environment command would exit; the command's is the most severe across environments.
+ * - `--unit UNIT` must name a unit of every selected environment, `--unit ENV/UNIT` one of ENV:
+ *   checked for all environments before the first one starts.
  */
 import { type Diagnostic, diagnostic, NylError } from '../errors/diagnostic';
 import { resolveEnvironment } from '../project/instances';
 import { ownershipSet } from '../project/selectors';
 import { exitCodeOf } from '../report/exit-code';
-import { emptyDiagnostics, FORMAT_VERSION, type MultiEnvironmentReport, type ReconcileReport, type RefusalDocument, REPORT_API_VERSION } from '../report/types';
+import { emptyDiagnostics, FORMAT_VERSION, type MultiEnvironmentReport, type RefusalDocument, REPORT_API_VERSION, type SingleEnvironmentReport } from '../report/types';
+import { readEnvironmentState } from '../state/read';
 import type { Runtime } from '../util/runtime';
 import { openEnvironment, readDeclarations } from './context';
-import { type EnvironmentSelection, type EnvironmentSelector, resolveSelection, unitsByEnvironment } from './environment-selection';
-import { reconcile, type ReconcileRequest } from './reconcile';
+import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, resolveSelection, unitsByEnvironment } from './environment-selection';
 
-/** A reconcile request without its one environment and units: what every environment runs with. */
-export interface MultiReconcileRequest extends Omit<ReconcileRequest, 'environment' | 'units' | 'worktree'> {
+export type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
+
+/** How one command runs over several environments. */
+interface CommandTraits {
+  /** The kind of an environment's refusal section: the kind the command's own refusals have. */
+  kind: RefusalDocument['kind'];
+  /** Which environments must have ended 0 before one starts (see the header). */
+  gate: 'dependencies' | 'dependents' | 'none';
+  /** Where `--unit` names are looked up: the ownership set, or it and the units state holds. */
+  unitsFrom: 'source' | 'source-and-state';
+}
+
+const COMMAND_TRAITS: Record<MultiEnvironmentOperation, CommandTraits> = {
+  reconcile: { kind: 'ReconcileReport', gate: 'dependencies', unitsFrom: 'source' },
+  teardown: { kind: 'ReconcileReport', gate: 'dependents', unitsFrom: 'source-and-state' },
+  plan: { kind: 'ReconcileReport', gate: 'none', unitsFrom: 'source' },
+  status: { kind: 'StatusReport', gate: 'none', unitsFrom: 'source' },
+  verify: { kind: 'StateOperationReport', gate: 'none', unitsFrom: 'source-and-state' },
+};
+
+/** What selects the environments and their units; the rest of each command's options stay with `RunEnvironment`. */
+export interface MultiEnvironmentRequest {
+  path: string;
   selector: EnvironmentSelector;
   /** `--unit`/`--units` names as given: `UNIT` (in every selected environment) or `ENV/UNIT`. */
   units?: string[];
-  /** How many independent environments may run at once (>= 1). */
+  /** How many environments may run at once (>= 1). */
   environmentConcurrency: number;
+  /** --source and --local, as each environment's command will open it (for the --unit check). */
+  source?: string;
+  local?: boolean;
 }
 
+/** Runs the command for one environment; `units` are its `--unit` names when any were given. */
+export type RunEnvironment = (environment: string, units: string[] | undefined) => Promise<SingleEnvironmentReport>;
+
 /** One environment's end: its own document and its exit code. */
-interface Ended {
-  document: ReconcileReport | RefusalDocument;
+export interface Ended {
+  document: SingleEnvironmentReport | RefusalDocument;
   exit: number;
 }
 
+/** The environments that run (with --unit, those some unit option names) and what each waits for. */
+export interface Schedule extends EnvironmentOrder {
+  units: Map<string, string[]> | undefined;
+}
+
+export async function runEnvironments(rt: Runtime, operation: MultiEnvironmentOperation, req: MultiEnvironmentRequest, runOne: RunEnvironment): Promise<MultiEnvironmentReport> {
+  const traits = COMMAND_TRAITS[operation];
+  const schedule = await scheduleOf(rt, req, traits);
+  const run = (env: string): Promise<Ended> => endOf(operation, traits, env, () => runOne(env, schedule.units?.get(env)));
+  const ended = await runSchedule(rt, schedule, Math.max(1, req.environmentConcurrency), run, sectionsOf(operation, traits));
+  const environments: MultiEnvironmentReport['environments'] = {};
+  const exitCodes: Record<string, number> = {};
+  for (const env of schedule.order) {
+    environments[env] = ended.get(env)!.document;
+    exitCodes[env] = ended.get(env)!.exit;
+  }
+  return { apiVersion: REPORT_API_VERSION, formatVersion: FORMAT_VERSION, kind: 'MultiEnvironmentReport', operation, environmentOrder: schedule.order, environments, exitCodes, ...emptyDiagnostics() };
+}
+
+/** Runs one environment's command; a refusal becomes its section, with the exit it would have. */
+async function endOf(operation: MultiEnvironmentOperation, traits: CommandTraits, environment: string, run: () => Promise<SingleEnvironmentReport>): Promise<Ended> {
+  try {
+    const report = await run();
+    return { document: report, exit: exitCodeOf(report, report.errors, operation) };
+  } catch (error) {
+    const errors = error instanceof NylError ? error.diagnostics : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
+    const details = error instanceof NylError ? (error.details ?? {}) : {};
+    return { document: refusalOf(operation, traits, environment, errors, details), exit: exitCodeOf(undefined, errors, operation) };
+  }
+}
+
 /** The short refusal form of one environment's section. */
-function refusalOf(environment: string, errors: Diagnostic[], details: Record<string, unknown> = {}): RefusalDocument {
+function refusalOf(operation: MultiEnvironmentOperation, traits: CommandTraits, environment: string, errors: Diagnostic[], details: Record<string, unknown> = {}): RefusalDocument {
   return {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
-    kind: 'ReconcileReport',
-    operation: 'reconcile',
+    kind: traits.kind,
+    // status has no operation; verify's reports name it as every state operation does.
+    ...(operation === 'status' ? {} : { operation }),
     environment,
     result: 'refused',
     ...emptyDiagnostics(),
@@ -55,106 +123,110 @@ function refusalOf(environment: string, errors: Diagnostic[], details: Record<st
   };
 }
 
-/** Runs one environment as a single-environment reconcile; a refusal becomes its section. */
-async function runOne(rt: Runtime, base: ReconcileRequest): Promise<Ended> {
-  try {
-    const report = await reconcile(rt, base);
-    return { document: report, exit: exitCodeOf(report, report.errors, 'reconcile') };
-  } catch (error) {
-    const errors = error instanceof NylError ? error.diagnostics : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
-    const details = error instanceof NylError ? (error.details ?? {}) : {};
-    return { document: refusalOf(base.environment, errors, details), exit: exitCodeOf(undefined, errors, 'reconcile') };
-  }
+/** The sections of environments that do not run: blocked by the gate, or not started after a signal. */
+export interface UnrunSections {
+  blocked(environment: string, waitedFor: string[], ended: ReadonlyMap<string, Ended>): Ended;
+  notStarted(environment: string): Ended;
 }
 
-function blocked(environment: string, deps: string[], ended: ReadonlyMap<string, Ended>): Ended {
-  const failing = deps.filter((d) => ended.get(d)!.exit !== 0);
-  const how = failing.map((d) => `${d} (exit ${ended.get(d)!.exit})`).join(', ');
-  const error = diagnostic('NYL-ENVIRONMENT-BLOCKED', 'error', `environment ${environment} was not started: it depends on ${how}, which did not end with exit 0`, {
-    env: environment,
-    blockedBy: failing,
-    data: { blockedBy: failing },
-  });
-  return { document: refusalOf(environment, [error], { blockedBy: failing }), exit: 2 };
+function sectionsOf(operation: MultiEnvironmentOperation, traits: CommandTraits): UnrunSections {
+  return {
+    blocked(environment, waitedFor, ended) {
+      const failing = waitedFor.filter((d) => ended.get(d)!.exit !== 0);
+      const how = failing.map((d) => `${d} (exit ${ended.get(d)!.exit})`).join(', ');
+      const message = traits.gate === 'dependents'
+        ? `environment ${environment} was not torn down: ${failing.length === 1 ? 'an environment that depends' : 'environments that depend'} on it, ${how}, did not end with exit 0`
+        : `environment ${environment} was not started: it depends on ${how}, which did not end with exit 0`;
+      const error = diagnostic('NYL-ENVIRONMENT-BLOCKED', 'error', message, { env: environment, blockedBy: failing, data: { blockedBy: failing } });
+      return { document: refusalOf(operation, traits, environment, [error], { blockedBy: failing }), exit: 2 };
+    },
+    notStarted(environment) {
+      const error = diagnostic('NYL-RUN-CANCELLED', 'error', `environment ${environment} was not started: the command was cancelled by a signal`, { env: environment });
+      return { document: refusalOf(operation, traits, environment, [error], { notStarted: true }), exit: exitCodeOf(undefined, [error], operation) };
+    },
+  };
 }
 
-function notStarted(environment: string): Ended {
-  const error = diagnostic('NYL-RUN-CANCELLED', 'error', `environment ${environment} was not started: the run was cancelled by a signal`, { env: environment });
-  return { document: refusalOf(environment, [error], { notStarted: true }), exit: 4 };
+async function scheduleOf(rt: Runtime, req: MultiEnvironmentRequest, traits: CommandTraits): Promise<Schedule> {
+  const project = await readDeclarations(rt, req.path);
+  const selection = resolveSelection(project, req.selector, (name) => resolveEnvironment(project, name));
+  const units = await unitsOf(rt, req, selection.order, traits);
+  // An environment that no --unit names runs no unit: it is left out, and waited for by nobody.
+  const runs = (env: string): boolean => !units || (units.get(env)?.length ?? 0) > 0;
+  const kept = selection.order.filter(runs);
+  const order: EnvironmentOrder = { order: kept, dependencies: new Map(kept.map((env) => [env, selection.dependencies.get(env)!.filter(runs)])) };
+  if (traits.gate === 'dependents') return { ...dependentsFirst(order), units };
+  if (traits.gate === 'none') return { order: kept, dependencies: new Map(kept.map((env) => [env, []])), units };
+  return { ...order, units };
 }
 
 /**
  * The per-environment unit lists of --unit (undefined when none is named). A plain UNIT must be a
- * unit of every selected environment: each environment is opened (read only) for its rendered
- * ownership set, as its own run will check it.
+ * unit of every selected environment: each environment is opened (read only) for the units its
+ * own command would accept.
  */
-async function unitsOf(rt: Runtime, req: MultiReconcileRequest, selection: EnvironmentSelection): Promise<Map<string, string[]> | undefined> {
+async function unitsOf(rt: Runtime, req: MultiEnvironmentRequest, order: string[], traits: CommandTraits): Promise<Map<string, string[]> | undefined> {
   if (!req.units || req.units.length === 0) return undefined;
-  const owned = new Map<string, Set<string>>();
-  for (const env of selection.order) {
-    const opened = await openEnvironment(rt, { path: req.path, environment: env, ...(req.source !== undefined ? { source: req.source } : {}), ...(req.local ? { local: true } : {}) }, { writes: false });
-    try {
-      owned.set(env, new Set(ownershipSet(opened.project, opened.env).map((u) => u.name)));
-    } finally {
-      opened.close();
+  const known = new Map<string, Set<string>>();
+  for (const env of order) known.set(env, await knownUnits(rt, req, env, traits));
+  return unitsByEnvironment(order, req.units, (env) => known.get(env) ?? new Set());
+}
+
+/** One environment's units for --unit: its ownership set, and for teardown and verify the units its state holds. */
+async function knownUnits(rt: Runtime, req: MultiEnvironmentRequest, environment: string, traits: CommandTraits): Promise<Set<string>> {
+  const opened = await openEnvironment(rt, { path: req.path, environment, ...(req.source !== undefined ? { source: req.source } : {}), ...(req.local ? { local: true } : {}) }, { writes: false });
+  try {
+    const units = new Set(ownershipSet(opened.project, opened.env).map((u) => u.name));
+    if (traits.unitsFrom === 'source-and-state') {
+      for (const name of await stateUnits(opened)) units.add(name);
     }
+    return units;
+  } finally {
+    opened.close();
   }
-  return unitsByEnvironment(selection.order, req.units, (env) => owned.get(env) ?? new Set());
-}
-
-/** The environments that run (with --unit, those some unit option names) and what each waits for. */
-interface Schedule {
-  order: string[];
-  dependencies: Map<string, string[]>;
-  units: Map<string, string[]> | undefined;
-}
-
-async function scheduleOf(rt: Runtime, req: MultiReconcileRequest): Promise<Schedule> {
-  const project = await readDeclarations(rt, req.path);
-  const selection = resolveSelection(project, req.selector, (name) => resolveEnvironment(project, name));
-  const units = await unitsOf(rt, req, selection);
-  // An environment that no --unit names runs no unit: it is left out, and waited for by nobody.
-  const runs = (env: string): boolean => !units || (units.get(env)?.length ?? 0) > 0;
-  const order = selection.order.filter(runs);
-  const dependencies = new Map(order.map((env) => [env, selection.dependencies.get(env)!.filter(runs)]));
-  return { order, dependencies, units };
-}
-
-export async function reconcileEnvironments(rt: Runtime, req: MultiReconcileRequest): Promise<MultiEnvironmentReport> {
-  const schedule = await scheduleOf(rt, req);
-  const { selector: _selector, units: _units, environmentConcurrency: _concurrency, ...common } = req;
-  const requestOf = (env: string): ReconcileRequest => {
-    const units = schedule.units?.get(env);
-    return { ...common, environment: env, ...(units ? { units } : {}) };
-  };
-  const ended = await runSchedule(rt, schedule, Math.max(1, req.environmentConcurrency), (env) => runOne(rt, requestOf(env)));
-  const environments: MultiEnvironmentReport['environments'] = {};
-  const exitCodes: Record<string, number> = {};
-  for (const env of schedule.order) {
-    environments[env] = ended.get(env)!.document;
-    exitCodes[env] = ended.get(env)!.exit;
-  }
-  return { apiVersion: REPORT_API_VERSION, formatVersion: FORMAT_VERSION, kind: 'MultiEnvironmentReport', operation: 'reconcile', environmentOrder: schedule.order, environments, exitCodes, ...emptyDiagnostics() };
 }
 
 /**
- * Runs the schedule: in run order, starts each environment whose dependencies all ended (blocked
- * at once when one did not end 0), at most `limit` at a time, and none after a signal.
+ * The units an environment's state holds. State that cannot be read here (missing, deleted,
+ * unreachable) holds none: the environment's own command then reports why, in its section.
  */
-export async function runSchedule(rt: Pick<Runtime, 'cancel'>, schedule: Pick<Schedule, 'order' | 'dependencies'>, limit: number, run: (env: string) => Promise<Ended>): Promise<Map<string, Ended>> {
+async function stateUnits(opened: Awaited<ReturnType<typeof openEnvironment>>): Promise<string[]> {
+  try {
+    await opened.store.ensureOpen();
+    const refs = await opened.store.snapshot();
+    const view = await readEnvironmentState(opened.store.reader, opened.loc, refs, opened.store.cache);
+    return [...view.desiredUnits.keys()];
+  } catch (error) {
+    if (error instanceof NylError) return [];
+    throw error;
+  }
+}
+
+/**
+ * Runs the schedule: in order, starts each environment whose gate is open (every environment it
+ * waits for ended; blocked at once when one did not end 0), at most `limit` at a time, and none
+ * after a signal.
+ */
+export async function runSchedule(
+  rt: Pick<Runtime, 'cancel'>,
+  schedule: EnvironmentOrder,
+  limit: number,
+  run: (env: string) => Promise<Ended>,
+  unrun: UnrunSections = sectionsOf('reconcile', COMMAND_TRAITS.reconcile),
+): Promise<Map<string, Ended>> {
   const ended = new Map<string, Ended>();
   const running = new Map<string, Promise<void>>();
   let pending = [...schedule.order];
   while (pending.length > 0 || running.size > 0) {
     if (rt.cancel.aborted) {
-      for (const env of pending) ended.set(env, notStarted(env));
+      for (const env of pending) ended.set(env, unrun.notStarted(env));
       pending = [];
     }
     for (const env of [...pending]) {
-      const deps = schedule.dependencies.get(env) ?? [];
-      if (!deps.every((d) => ended.has(d))) continue;
-      if (deps.some((d) => ended.get(d)!.exit !== 0)) {
-        ended.set(env, blocked(env, deps, ended));
+      const waitsFor = schedule.dependencies.get(env) ?? [];
+      if (!waitsFor.every((d) => ended.has(d))) continue;
+      if (waitsFor.some((d) => ended.get(d)!.exit !== 0)) {
+        ended.set(env, unrun.blocked(env, waitsFor, ended));
       } else {
         if (running.size >= limit) continue;
         running.set(env, run(env).then((end) => void ended.set(env, end)).finally(() => running.delete(env)));

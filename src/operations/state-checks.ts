@@ -9,14 +9,23 @@ import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { OpenedEnvironment } from './context';
 
-/**
- * Missing, deleted or moved state: an error where a command refuses, a warning where it goes on.
- * `fromLocal`: the clone's own branches hold the missing state (a remote was configured since),
- * so the way forward is moving it there, never starting over.
- */
-export function inactiveStateDiagnostic(envName: string, state: EnvironmentStateDoc | undefined, loc: StateLocation, severity: Severity = 'error', fromLocal = false): Diagnostic | undefined {
+/** How an inactive state is reported: its severity, and what tells the ways forward apart. */
+export interface InactiveOptions {
+  severity?: Severity;
+  /** The clone's own branches hold the missing state (a remote was configured since): the way forward is moving it there, never starting over. */
+  fromLocal?: boolean;
+  /** The EnvironmentTemplate the environment is an instance of: there is no Environment in source to remove. */
+  template?: string | undefined;
+}
+
+/** Missing, deleted or moved state: an error where a command refuses, a warning where it goes on. */
+export function inactiveStateDiagnostic(envName: string, state: EnvironmentStateDoc | undefined, loc: StateLocation, options: InactiveOptions = {}): Diagnostic | undefined {
+  const { severity = 'error', fromLocal = false, template } = options;
   if (!state) return missingStateDiagnostic(envName, loc, severity, fromLocal);
-  if (state.status === 'deleted') return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\``, { env: envName });
+  if (state.status === 'deleted') {
+    const instance = template !== undefined ? `; ${envName} is an instance of EnvironmentTemplate ${template}` : '';
+    return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\`${instance}`, { env: envName, ...(template !== undefined ? { template } : {}) });
+  }
   if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
   return otherPrefixDiagnostic(envName, state, loc, severity);
 }
@@ -47,7 +56,7 @@ function missingStateDiagnostic(envName: string, loc: StateLocation, severity: S
 /** As inactiveStateDiagnostic, telling missing state apart from state the clone's own branches hold. */
 export async function inactiveStateOf(opened: OpenedEnvironment, refs: RefSnapshot, state: EnvironmentStateDoc | undefined, severity: Severity = 'error'): Promise<Diagnostic | undefined> {
   const fromLocal = !state && (await opened.store.knownStateBeyond(refs)).size > 0;
-  return inactiveStateDiagnostic(opened.env.name, state, opened.loc, severity, fromLocal);
+  return inactiveStateDiagnostic(opened.env.name, state, opened.loc, { severity, fromLocal, template: opened.env.instance?.template });
 }
 
 /** Returns the state's generation; refuses missing, deleted or moved state, naming the way forward. */

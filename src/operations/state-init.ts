@@ -94,7 +94,7 @@ function decide(
   loc: StateLocation,
   desired: EnvironmentStateDoc | undefined,
   observed: EnvironmentStateDoc | undefined,
-  req: { fresh: boolean },
+  req: { fresh: boolean; template?: string | undefined },
   event: StateEvent,
   continued = false,
 ): Decision {
@@ -108,7 +108,7 @@ function decide(
   // Moved state stays where it went; deleted state comes back only --fresh. (A known branch's
   // copy describes another location: a --fresh init here continues it whatever it says.)
   if (desired && !continued) {
-    const inactive = inactiveStateDiagnostic(env, desired, loc);
+    const inactive = inactiveStateDiagnostic(env, desired, loc, { template: req.template });
     if (inactive && (inactive.code === 'NYL-STATE-MOVED' || !req.fresh)) throw new NylError(inactive);
   }
   if (desired && !req.fresh) {
@@ -187,7 +187,7 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
 
   const decideAt = async (refs: RefSnapshot, known: RefSnapshot) => {
     const [desired, observed] = await readDocs(store, refs, known);
-    return decide(loc, desired, observed, req, event, known.has(loc.desiredRef));
+    return decide(loc, desired, observed, { fresh: req.fresh, template: opened.env.instance?.template }, event, known.has(loc.desiredRef));
   };
   const first = await store.snapshot();
   const known = await knownStateToContinue(store, first, req);

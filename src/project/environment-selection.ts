@@ -143,6 +143,20 @@ export function orderEnvironments(selected: readonly EnvironmentResource[], look
   return { order: dependencyOrder(graph), dependencies };
 }
 
+/**
+ * The teardown order of a selection: consumers first. Each environment comes after every selected
+ * environment that depends on it (ties by name), and `dependencies` lists, for each, those
+ * dependents (sorted by name): it is torn down only when each of them ended 0, so that shared
+ * networking outlives the environments that run on it.
+ */
+export function dependentsFirst(order: EnvironmentOrder): EnvironmentOrder {
+  const dependents = new Map<string, string[]>(order.order.map((name) => [name, []]));
+  for (const [env, deps] of order.dependencies) for (const d of deps) dependents.get(d)?.push(env);
+  const sorted = new Map([...dependents].map(([name, list]) => [name, sortedNames(list)]));
+  const graph = new Map([...sorted].map(([name, list]) => [name, { dependsOn: list }]));
+  return { order: dependencyOrder(graph), dependencies: sorted };
+}
+
 /** Every environment name reachable from env through dependsOn (not env itself unless on a cycle). */
 function reachable(env: EnvironmentResource, lookup: LookupEnvironment): Set<string> {
   const seen = new Set<string>();

@@ -363,9 +363,9 @@ function statusSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'status-report',
     'Nyl StatusReport',
-    'What `nyl status -e ENV -o json` prints on stdout: exactly one document. Units are resolved as the import of runs that wait for it (NYL-RUN-UNIMPORTED) will find them. A command that is refused before it can read state (an unknown environment, invalid source, a usage error) prints the short refusal form instead, with result: refused and the reasons under errors. State that is missing, deleted or moved is reported in the full form, with the code under errors and no units.',
-    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
-    { report: statusReport, refusal: refusal('StatusReport'), unit: statusUnit(unitKinds), lease },
+    'What `nyl status -e ENV -o json` prints on stdout: exactly one document (a MultiEnvironmentReport when it selects several environments: repeated -e, -l, -g). Units are resolved as the import of runs that wait for it (NYL-RUN-UNIMPORTED) will find them. A command that is refused before it can read state (an unknown environment, invalid source, a usage error) prints the short refusal form instead, with result: refused and the reasons under errors. State that is missing, deleted or moved is reported in the full form, with the code under errors and no units.',
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }, { $ref: '#/$defs/multiEnvironmentReport' }] },
+    { report: statusReport, refusal: refusal('StatusReport'), multiEnvironmentReport: multiEnvironmentReport(['status']), unit: statusUnit(unitKinds), lease },
   );
 }
 
@@ -464,22 +464,29 @@ const reconcileReport = shape<ReconcileReport>({
   ...tail,
 });
 
-const multiEnvironmentReport = shape<MultiEnvironmentReport>(
-  {
-    ...head,
-    kind: req({ const: 'MultiEnvironmentReport' }),
-    operation: req({ const: 'reconcile' }),
-    environmentOrder: req(strings('The environments in run order (spec.dependsOn, dependencies first, ties by name): the order of the text sections. With --unit, an environment that no unit option names is left out.')),
-    environments: req({
-      type: 'object',
-      description: "Each environment's own document, keyed by name: its ReconcileReport, or the short refusal form when it was refused, blocked by a dependency environment that did not end 0 (NYL-ENVIRONMENT-BLOCKED, details.blockedBy), or not started after a signal (NYL-RUN-CANCELLED, details.notStarted).",
-      additionalProperties: { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
-    }),
-    exitCodes: req({ type: 'object', description: "Each environment's exit code, as its own single-environment run would exit; the command exits with the most severe (4 > 3 > 1 > 2 > 0).", additionalProperties: { enum: [0, 1, 2, 3, 4] } }),
-    ...tail,
-  },
-  'A reconcile over several environments (repeated -e, -l, -g): each environment ran as its own transaction (lease, run, commits).',
-);
+/**
+ * A command over several environments (repeated -e, -l, -g), in the schema of its command's
+ * family: `operations` are the commands of that family, and each section is a `report` or a
+ * `refusal` of that schema.
+ */
+function multiEnvironmentReport(operations: MultiEnvironmentReport['operation'][]): JsonSchemaObject {
+  return shape<MultiEnvironmentReport>(
+    {
+      ...head,
+      kind: req({ const: 'MultiEnvironmentReport' }),
+      operation: req({ enum: operations }),
+      environmentOrder: req(strings('The environments in the order they ran (spec.dependsOn: dependencies first, for teardown consumers first; ties by name): the order of the text sections. With --unit, an environment that no unit option names is left out.')),
+      environments: req({
+        type: 'object',
+        description: "Each environment's own document, keyed by name: the report its single-environment command prints, or the short refusal form when it was refused, blocked (reconcile: by a dependency environment, teardown: by a dependent one, that did not end 0; NYL-ENVIRONMENT-BLOCKED, details.blockedBy), or not started after a signal (NYL-RUN-CANCELLED, details.notStarted).",
+        additionalProperties: { anyOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+      }),
+      exitCodes: req({ type: 'object', description: "Each environment's exit code, as its own single-environment command would exit; the command exits with the most severe (4 > 3 > 1 > 2 > 0).", additionalProperties: { enum: [0, 1, 2, 3, 4] } }),
+      ...tail,
+    },
+    'A command over several environments (repeated -e, -l, -g): each environment ran as its own command (for writers its own lease, run and commits).',
+  );
+}
 
 function reconcileSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
@@ -487,7 +494,7 @@ function reconcileSchema(unitKinds: readonly string[]): JsonSchemaObject {
     'Nyl ReconcileReport',
     'What `nyl reconcile -e ENV -o json` prints on stdout: exactly one document (a MultiEnvironmentReport when it selects several environments: repeated -e, -l, -g), while unit start and end lines and tool output go to stderr. A cancelled run prints the full report with NYL-RUN-CANCELLED under errors. A run that is refused, or fails before it has a report (an invalid source, NYL-STATE-MISSING, NYL-STATE-DIVERGED, NYL-LEASE-HELD, NYL-LEASE-LOST), prints the short refusal form instead, with result: refused and the reasons under errors. `nyl teardown` and `nyl plan` print the same document (operation teardown, plan); a plan takes no lease, runs no unit and writes nothing, and its driver plans print their tool output on stderr.',
     { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }, { $ref: '#/$defs/multiEnvironmentReport' }] },
-    { report: reconcileReport, refusal: refusal('ReconcileReport'), multiEnvironmentReport, unit: reconcileUnit(unitKinds) },
+    { report: reconcileReport, refusal: refusal('ReconcileReport'), multiEnvironmentReport: multiEnvironmentReport(['reconcile', 'teardown', 'plan']), unit: reconcileUnit(unitKinds) },
   );
 }
 
@@ -654,18 +661,35 @@ const stateOperationReport = shape<StateOperationReport>({
   ...tail,
 });
 
+/** The short form of a section of `nyl verify` over several environments that did not run (blocked, not started). */
+const stateOperationSection = shape<RefusalDocument & { operation: string }>({
+  ...head,
+  kind: req({ const: 'StateOperationReport' }),
+  operation: req(str('The command of the multi-environment run.')),
+  environment: req(str('The environment of the section.')),
+  result: req({ const: 'refused' }),
+  details: req({ type: 'object' }),
+  ...tail,
+  errors: req({ ...diagnostics(), minItems: 1 }),
+});
+
 function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors).',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` over several environments (repeated -e, -l, -g) prints a MultiEnvironmentReport.',
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/multiEnvironmentReport' }] },
     {
-      ...stateOperationReport,
-      // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a
-      // keyword whose type they cannot see.)
-      allOf: [{ if: { properties: { result: { const: 'refused' } } }, then: { properties: { errors: { type: 'array', minItems: 1 } } } }],
+      report: {
+        ...stateOperationReport,
+        // A refusal names its reasons. (minItems needs its type beside it: strict validators refuse a
+        // keyword whose type they cannot see.)
+        allOf: [{ if: { properties: { result: { const: 'refused' } } }, then: { properties: { errors: { type: 'array', minItems: 1 } } } }],
+      },
+      refusal: stateOperationSection,
+      multiEnvironmentReport: multiEnvironmentReport(['verify']),
+      ...teardownDefinitions(unitKinds),
     },
-    teardownDefinitions(unitKinds),
   );
 }
 

@@ -177,10 +177,12 @@ export interface MultiEnvironmentReport {
   apiVersion: typeof REPORT_API_VERSION;
   formatVersion: typeof FORMAT_VERSION;
   kind: 'MultiEnvironmentReport';
-  operation: 'reconcile';
-  /** The run order (dependencies first, ties by name): the order of the text sections. */
+  /** The command that ran over the environments. */
+  operation: 'reconcile' | 'teardown' | 'plan' | 'status' | 'verify';
+  /** The order the environments ran in (the order of the text sections): dependencies first, ties by name; for teardown consumers first. */
   environmentOrder: string[];
-  environments: Record<string, ReconcileReport | RefusalDocument>;
+  /** Each environment's own report (ReconcileReport, StatusReport, StateOperationReport), or its refusal. */
+  environments: Record<string, SingleEnvironmentReport | RefusalDocument>;
   /** Each environment's exit code, as its own single-environment run would exit. */
   exitCodes: Record<string, number>;
   /** What concerns the run as a whole (none today; per-environment diagnostics stay in their sections). */
@@ -189,7 +191,10 @@ export interface MultiEnvironmentReport {
   notes: Diagnostic[];
 }
 
-export type Report = StateOperationReport | StatusReport | ReconcileReport | MultiEnvironmentReport;
+/** What a command about one environment reports. */
+export type SingleEnvironmentReport = StateOperationReport | StatusReport | ReconcileReport;
+
+export type Report = SingleEnvironmentReport | MultiEnvironmentReport;
 
 /**
  * The short form a command prints with -o json when it fails before it has a report: the kind of

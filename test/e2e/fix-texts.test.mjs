@@ -61,6 +61,7 @@ const PROBES = {
   cache: { cache: '/cache/state.git' },
   'left-lease': { left: 'lease' },
   'left-evidence': { left: 'evidence' },
+  instance: { template: 'previews' },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -427,6 +428,19 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.equal((await status(dir)).json.errors.length, 0);
     },
   );
+
+  group('the deleted state of an EnvironmentTemplate instance (a closed preview) starts over as printed', ['NYL-STATE-DELETED (instance)'], async (fx) => {
+    const url = pathToFileURL(makeBareRepo()).href;
+    const template = `apiVersion: nyl.io/v1\nkind: EnvironmentTemplate\nmetadata: {name: previews}\nspec:\n  namePattern: pr-*\n  environment:\n    state: {repository: {repoURL: "${url}"}}`;
+    const dir = makeProject({ 'nyl.yaml': nylYaml(template, command('x', "script: 'true'")) });
+    await step(dir, ['state', 'init', '-e', 'pr-1']);
+    await step(dir, ['state', 'delete', '-e', 'pr-1', '--reason', 'pull request closed']);
+    const deleted = await step(dir, ['status', '-e', 'pr-1', '-o', 'json'], [1]);
+    const printed = fx.printed(deleted, 'NYL-STATE-DELETED (instance)', { params: { env: 'pr-1' } });
+    assert.doesNotMatch(printed.fix, /remove the Environment/, 'an instance has no Environment in source to remove');
+    await fx.exec(dir, fx.only(printed), [0]);
+    assert.equal((await runNyl(dir, ['status', '-e', 'pr-1', '-o', 'json'])).json.errors.length, 0);
+  });
 
   group(
     'a --local run of the origin killed while a unit runs: the way back to online runs, by publishing its work or by discarding it',

@@ -1,8 +1,10 @@
-// End-to-end: `nyl reconcile` over several environments through the built CLI. Three environments
+// End-to-end: commands over several environments through the built CLI. Three environments
 // share one file:// state repository (each its own refs): network, and dev and staging that
-// depend on it. Selection by repeated -e, -l and -g; dependsOn order; one transaction per
-// environment; a failing dependency blocks its dependents (NYL-ENVIRONMENT-BLOCKED); the JSON
-// report (environments, environmentOrder, exitCodes); --environment-concurrency 2; --unit.
+// depend on it; a fourth, edge, has a state repository of its own. Selection by repeated -e, -l
+// and -g; dependsOn order; one transaction per environment; a failing dependency blocks its
+// dependents (NYL-ENVIRONMENT-BLOCKED); the JSON report (environments, environmentOrder,
+// exitCodes); --environment-concurrency 2; --unit; plan, status and verify over a selection;
+// teardown consumers first, a failed consumer keeping what it runs on.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,6 +12,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { environment, nylAsync, nylYaml, waitForFile } from '../support/cli.mjs';
+import { execFileSync } from 'node:child_process';
+
+const git = (args) => execFileSync('git', args, { encoding: 'utf8' });
 
 after(cleanupAll);
 
@@ -24,8 +29,11 @@ function env(name, labels, specLines) {
   return environment(name, specLines).replace(`metadata: {name: ${name}}`, `metadata: {name: ${name}, labels: ${labels}}`);
 }
 
-function unit(name, labels, script) {
-  return `apiVersion: nyl.io/v1\nkind: Command\nmetadata: {name: ${name}, labels: {${labels}}}\nspec:\n  script: '${script}'`;
+/** A Command whose teardown logs `teardown ENV/UNIT` and fails while fail-teardown-ENV exists, and whose drift check fails while drift-ENV exists. */
+function unit(name, labels, script, dir) {
+  const teardown = `echo "teardown $NYL_ENVIRONMENT/${name}" >> ${dir}/log; test ! -e ${dir}/fail-teardown-$NYL_ENVIRONMENT`;
+  const check = `test ! -e ${dir}/drift-$NYL_ENVIRONMENT`;
+  return `apiVersion: nyl.io/v1\nkind: Command\nmetadata: {name: ${name}, labels: {${labels}}}\nspec:\n  script: '${script}'\n  teardown: {script: '${teardown}'}\n  check: {script: '${check}'}`;
 }
 
 /**
@@ -33,8 +41,9 @@ function unit(name, labels, script) {
  * and `end ENV/UNIT` to a log (dev and staging sleep between), prints a line, and fails while
  * the file fail-ENV exists in the log's directory.
  */
-async function platform() {
+async function platform({ edge = false } = {}) {
   const bare = makeBareRepo();
+  const edgeBare = edge ? makeBareRepo() : undefined;
   const state = `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`;
   const dir = tempDir('nyl-multi-log-');
   const log = path.join(dir, 'log');
@@ -45,14 +54,20 @@ async function platform() {
       env('dev', '{tier: app, stage: dev}', `dependsOn: [network]\n${state}\nunitSelector: {matchLabels: {app: "y"}}`),
       env('staging', '{tier: app, stage: staging}', `dependsOn: [network]\n${state}\nunitSelector: {matchLabels: {staging: "y"}}`),
       `apiVersion: nyl.io/v1\nkind: EnvironmentGroup\nmetadata: {name: apps}\nspec:\n  environments: [staging, dev]`,
-      unit('net', 'net: "y"', script('net')),
-      unit('app', 'app: "y", staging: "y"', script('app')),
-      unit('extra', 'app: "y"', script('extra')),
+      unit('net', 'net: "y"', script('net'), dir),
+      unit('app', 'app: "y", staging: "y"', script('app'), dir),
+      unit('extra', 'app: "y"', script('extra'), dir),
+      ...(edge
+        ? [
+          env('edge', '{tier: edge}', `dependsOn: [network]\nstate:\n  repository: {repoURL: "${pathToFileURL(edgeBare).href}"}\nunitSelector: {matchLabels: {edge: "y"}}`),
+          unit('cdn', 'edge: "y"', script('cdn'), dir),
+        ]
+        : []),
     ),
   });
-  for (const env of ['network', 'dev', 'staging']) await run(project, ['state', 'init', '-e', env]);
+  for (const env of ['network', 'dev', 'staging', ...(edge ? ['edge'] : [])]) await run(project, ['state', 'init', '-e', env]);
   const lines = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
-  return { project, dir, lines };
+  return { project, dir, lines, edgeBare };
 }
 
 test('-e three times: dependsOn order, one transaction each, the JSON report; -l and -g select dev and staging', async () => {
@@ -125,6 +140,8 @@ test('--unit: ENV/UNIT runs one environment; an unqualified unit must exist in e
   const missing = await run(project, ['reconcile', '-g', 'apps', '--unit', 'extra', '-o', 'json'], 1);
   assert.deepEqual(missing.json.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN']);
   assert.match(missing.json.errors[0].message, /extra \(not in staging\)/);
+  const teardown = await run(project, ['teardown', '-g', 'apps', '--unit', 'extra', '-o', 'json'], 1);
+  assert.match(teardown.json.errors[0].message, /extra \(not in staging\)/, 'checked for every environment before any tears down');
   const one = await run(project, ['reconcile', '-e', 'network', '-e', 'dev', '--unit', 'dev/extra', '-o', 'json']);
   assert.deepEqual(one.json.environmentOrder, ['dev'], 'network runs no unit: left out');
   assert.deepEqual(one.json.environments.dev.selected, ['extra']);
@@ -146,4 +163,43 @@ test('a signal cancels the running environment and starts no other', async () =>
   assert.equal(r.json.exitCodes.staging, 4);
   assert.equal(r.json.environments.staging.details.notStarted, true);
   assert.deepEqual(r.json.environments.staging.errors.map((d) => d.code), ['NYL-RUN-CANCELLED']);
+});
+
+test('plan, status and verify over a selection; teardown consumers first, a failed consumer keeping network', async () => {
+  const { project, dir, lines, edgeBare } = await platform({ edge: true });
+  const plan = await run(project, ['plan', '-e', 'edge', '-e', 'dev', '-e', 'network', '-o', 'json'], 2);
+  assert.equal(plan.json.kind, 'MultiEnvironmentReport');
+  assert.equal(plan.json.operation, 'plan');
+  assert.deepEqual(plan.json.environmentOrder, ['network', 'dev', 'edge']);
+  assert.deepEqual(plan.json.exitCodes, { network: 2, dev: 2, edge: 2 }, 'every environment plans, though each has something to do');
+  for (const env of plan.json.environmentOrder) assert.equal(plan.json.environments[env].operation, 'plan');
+  assert.deepEqual(lines(), [], 'a plan runs nothing');
+
+  await run(project, ['reconcile', '-e', 'network', '-e', 'dev', '-e', 'edge', '--environment-concurrency', '2']);
+  const status = await run(project, ['status', '-l', 'tier=app'], 2);
+  assert.match(status.stdout, /^== environment dev \(exit 0\) ==$/m);
+  assert.match(status.stdout, /^== environment staging \(exit 2\) ==$/m, 'staging never ran: its unit is pending');
+
+  fs.writeFileSync(path.join(dir, 'drift-edge'), '');
+  const verify = await run(project, ['verify', '-e', 'dev', '-e', 'edge', '-o', 'json'], 2);
+  assert.equal(verify.json.operation, 'verify');
+  assert.deepEqual(verify.json.exitCodes, { dev: 0, edge: 2 });
+  assert.equal(verify.json.environments.edge.kind, 'StateOperationReport');
+  assert.equal(verify.json.environments.edge.details.units.cdn.drift, 'drifted');
+  const edgeLog = git(['--git-dir', edgeBare, 'log', '--format=%B', '--all']);
+  assert.match(edgeLog, /verify/, 'edge records its verify in its own state repository');
+
+  fs.writeFileSync(path.join(dir, 'fail-teardown-dev'), '');
+  const teardown = await run(project, ['teardown', '-e', 'network', '-e', 'dev', '-e', 'edge', '--all', '-o', 'json'], 3);
+  assert.deepEqual(teardown.json.environmentOrder, ['dev', 'edge', 'network'], 'consumers first');
+  assert.deepEqual(teardown.json.exitCodes, { dev: 3, edge: 0, network: 2 });
+  assert.deepEqual(teardown.json.environments.network.details.blockedBy, ['dev']);
+  assert.match(teardown.json.environments.network.errors[0].message, /was not torn down: an environment that depends on it, dev \(exit 3\)/);
+  const torn = () => lines().filter((l) => l.startsWith('teardown '));
+  assert.deepEqual(torn().sort(), ['teardown dev/app', 'teardown dev/extra', 'teardown edge/cdn'].sort());
+
+  fs.rmSync(path.join(dir, 'fail-teardown-dev'));
+  const again = await run(project, ['teardown', '-e', 'dev', '-e', 'network', '--all']);
+  assert.ok(again.stdout.indexOf('== environment dev') < again.stdout.indexOf('== environment network'), again.stdout);
+  assert.ok(torn().includes('teardown network/net'), torn().join('\n'));
 });
