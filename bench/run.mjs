@@ -18,8 +18,9 @@ import * as teardown500 from './scenarios/teardown-500.mjs';
 import * as drivers from './scenarios/drivers.mjs';
 import * as planVerify from './scenarios/plan-verify.mjs';
 import * as stateMove from './scenarios/state-move.mjs';
+import * as multiEnv from './scenarios/multi-env.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove, multiEnv];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';
