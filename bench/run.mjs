@@ -19,8 +19,9 @@ import * as drivers from './scenarios/drivers.mjs';
 import * as planVerify from './scenarios/plan-verify.mjs';
 import * as stateMove from './scenarios/state-move.mjs';
 import * as multiEnv from './scenarios/multi-env.mjs';
+import * as historySize from './scenarios/history-size.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove, multiEnv];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove, multiEnv, historySize];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';
