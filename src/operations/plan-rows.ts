@@ -11,7 +11,7 @@ import type { Plan, UnitPlan } from '../plan/actions';
 import { approvalDigest } from '../plan/digest';
 import { receiptOfIncarnation } from '../plan/incarnation';
 import { runDetail, statusDetail } from '../plan/reasons';
-import { expandMultilineStrings, unifiedDiff } from '../report/text-diff';
+import { unifiedDiff } from '../report/text-diff';
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 import { emitYaml } from '../state/yaml-emit';
 import { canonicalJson } from '../util/canonical-json';
@@ -68,9 +68,9 @@ function reasonOf(unit: UnitPlan): string {
   return (unit.action as { reason: string }).reason;
 }
 
-/** The rendering as a reviewer reads it: YAML with sorted keys, multi-line strings as blocks. */
+/** The rendering as a reviewer reads it, and as state stores it: YAML with sorted keys, multi-line strings as blocks. */
 function yamlLines(rendering: Record<string, unknown>): string[] {
-  return expandMultilineStrings(emitYaml(rendering).replace(/\n$/, '').split('\n'));
+  return emitYaml(rendering).replace(/\n$/, '').split('\n');
 }
 
 /** The recorded rendering against the new one, when the unit has both and they differ. */

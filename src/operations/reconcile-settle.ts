@@ -11,7 +11,7 @@ import { type AppliedHolds, applyHolds } from '../run/apply-holds';
 import type { EngineResult } from '../run/engine';
 import type { HoldSignal } from '../run/signals';
 import type { Takeover } from '../run/takeover';
-import { changedUnits, documentChanges, transitionsOf } from '../run/transition-plan';
+import { changedUnits, type DocumentChanges, documentChanges, transitionsOf } from '../run/transition-plan';
 import type { DesiredUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import type { RefSnapshot } from '../state/store';
@@ -22,6 +22,8 @@ import { importsOf, listChanged, ownedNames, unitWarnings } from './reconcile-re
 export interface SettledRun {
   desired: Map<string, DesiredUnitDoc>;
   transitions: RefTransition[];
+  /** The files the transitions write (rememberWritten once they landed). */
+  changes: DocumentChanges;
 }
 
 interface Start {
@@ -132,7 +134,7 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const body = bodyOf(opened, operation, engine, takeover, report, holds.held, lists, restored);
   detailLists(report, { driftRepaired: body.driftRepaired, reapplied: body.reapplied });
   const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, 'changed', takeover.leaseBroken !== undefined);
-  return { desired, transitions: retainingSnapshot(opened, transitions) };
+  return { desired, transitions: retainingSnapshot(opened, transitions), changes };
 }
 
 /**

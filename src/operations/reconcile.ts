@@ -17,6 +17,7 @@ import { type EngineResult, runEngine } from '../run/engine';
 import type { RunTransaction } from '../run/run-transaction';
 import { withRun } from '../run/run-transaction';
 import { killGraceMs } from '../run/phase-context';
+import { rememberWritten } from '../run/transition-plan';
 import { readHoldSignals, signalDeletions } from '../run/signals';
 import { coordinationUpdates, reapLeftovers, takeOver, type Takeover } from '../run/takeover';
 import { coordinationNamespace, damagedPrefix, signalsPrefix } from '../state/location';
@@ -346,6 +347,7 @@ async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, 
     return endUnrecorded(opened, run, engine, report, error.diagnostics[0]!.message);
   }
   report.committed = settled.transitions.length > 0;
+  rememberWritten(settled.changes);
   await Promise.all([
     primeUnitDocs(store.reader, loc, published.commits.get(loc.desiredRef), settled.desired, store.cache),
     primeUnitDocs(store.reader, loc, published.commits.get(loc.observedRef), engine.observed, store.cache),

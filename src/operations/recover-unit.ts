@@ -126,7 +126,8 @@ async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase,
     throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `run ${run} executed ${c.name} with execution key ${cp.executionKey} and uid ${cp.uid}; ${why}`);
   }
   next.uid = cp.uid;
-  next.receipt = receiptOf(run, cp, cp.checkpoint);
+  // Spec: the accepted receipt keeps a copy of the desired document it was produced for.
+  next.receipt = { ...receiptOf(run, cp, cp.checkpoint), keepsDesiredCopy: true };
   next.lastRun = { run, result: 'executed', at: cp.checkpoint.finishedAt };
   return { action: 'accept', run };
 }

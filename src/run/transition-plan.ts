@@ -3,7 +3,8 @@
  * state ref whose documents changed, none when nothing did.
  */
 import { canonicalJson } from '../project/execution-key';
-import { type DesiredUnitDoc, type ObservedUnitDoc, toYaml } from '../state/documents';
+import { type DesiredUnitDoc, type ObservedUnitDoc, type ReceiptRecord, toYaml } from '../state/documents';
+import { blobOid, encodeDesired, encodeObserved, rememberStored, type StoredUnit, storedOf } from '../state/unit-format';
 import type { StateLocation } from '../state/location';
 import type { RefTransition } from '../lease/publish';
 import type { RefSnapshot } from '../state/store';
@@ -14,33 +15,106 @@ export interface DocumentSets {
   observed: Map<string, ObservedUnitDoc>;
 }
 
-/** Changed files by path; an identical object is unchanged without serializing it. */
-function diff<T>(before: Map<string, T>, after: Map<string, T>): Map<string, string | null> {
-  const changes = new Map<string, string | null>();
-  for (const [name, doc] of after) {
-    const prev = before.get(name);
-    if (prev === doc) continue;
-    if (prev === undefined || canonicalJson(prev) !== canonicalJson(doc)) changes.set(`units/${name}.yaml`, toYaml(doc));
-  }
-  for (const name of before.keys()) if (!after.has(name)) changes.set(`units/${name}.yaml`, null);
-  return changes;
-}
-
 /** The changed unit files of both refs, by path: the content of a commit, before it is one. */
 export interface DocumentChanges {
   desired: Map<string, string | null>;
   observed: Map<string, string | null>;
+  /** Units whose files are rewritten only to bring them to the current form (./unit-format.ts): no change of the operation's. */
+  migrated: Set<string>;
+  /** The blob and form of each document written, to remember once the transition landed (rememberWritten). */
+  written: Map<object, StoredUnit>;
 }
 
+/** Where a unit's desired file is after the transition: its blob and document, when the blob is known. */
+type DesiredBlobs = Map<string, { oid: string; doc: DesiredUnitDoc }>;
+
+/** Whether `doc` must be written: it is new or differs from `prev` (an identical object never does). */
+function differs<T>(prev: T | undefined, doc: T): boolean {
+  return prev === undefined || (prev !== doc && canonicalJson(prev) !== canonicalJson(doc));
+}
+
+/** A document stored in an earlier form, which the next write migrates (unknown: not read, nothing to migrate). */
+function earlierForm(doc: object, prev: object | undefined): boolean {
+  return (storedOf(doc) ?? (prev ? storedOf(prev) : undefined))?.form === 1;
+}
+
+function desiredChanges(before: DocumentSets, after: DocumentSets, out: DocumentChanges, changedNames: Set<string>): DesiredBlobs {
+  const blobs: DesiredBlobs = new Map();
+  for (const [name, doc] of before.desired) {
+    const at = storedOf(doc);
+    if (at) blobs.set(`before:${name}`, { oid: at.oid, doc });
+  }
+  for (const [name, doc] of after.desired) {
+    const prev = before.desired.get(name);
+    const changed = differs(prev, doc);
+    if (!changed && !earlierForm(doc, prev)) {
+      const at = storedOf(doc) ?? (prev ? storedOf(prev) : undefined);
+      if (at) blobs.set(name, { oid: at.oid, doc });
+      continue;
+    }
+    const text = toYaml(encodeDesired(doc));
+    const stored: StoredUnit = { oid: blobOid(text), form: 2 };
+    out.desired.set(`units/${name}.yaml`, text);
+    out.written.set(doc, stored);
+    blobs.set(name, { oid: stored.oid, doc });
+    (changed ? changedNames : out.migrated).add(name);
+  }
+  for (const name of before.desired.keys()) if (!after.desired.has(name)) out.desired.set(`units/${name}.yaml`, null);
+  return blobs;
+}
+
+/**
+ * The blob a receipt may refer to for its desired document: the unit's desired file after this
+ * transition, or before it (an ancestor of the new commit, so still on the desired ref), when
+ * that file holds exactly the receipt's document. Else the receipt keeps its copy.
+ */
+function blobForReceipt(name: string, receipt: ReceiptRecord | undefined, blobs: DesiredBlobs): string | undefined {
+  if (!receipt || receipt.keepsDesiredCopy) return undefined;
+  const key = canonicalJson(receipt.desired);
+  for (const candidate of [blobs.get(name), blobs.get(`before:${name}`)]) {
+    if (candidate && (candidate.doc === receipt.desired || canonicalJson(candidate.doc) === key)) return candidate.oid;
+  }
+  return undefined;
+}
+
+function observedChanges(before: DocumentSets, after: DocumentSets, blobs: DesiredBlobs, out: DocumentChanges, changedNames: Set<string>): void {
+  for (const [name, doc] of after.observed) {
+    const prev = before.observed.get(name);
+    const changed = differs(prev, doc);
+    if (!changed && !earlierForm(doc, prev)) continue;
+    const text = toYaml(encodeObserved(doc, blobForReceipt(name, doc.receipt, blobs)));
+    out.observed.set(`units/${name}.yaml`, text);
+    out.written.set(doc, { oid: blobOid(text), form: 2 });
+    (changed ? changedNames : out.migrated).add(name);
+  }
+  for (const name of before.observed.keys()) if (!after.observed.has(name)) out.observed.set(`units/${name}.yaml`, null);
+}
+
+/**
+ * The files an operation writes: every document that changed, in the current form, and every
+ * document still in an earlier form (migrated on this first write). A unit both changed and
+ * migrated counts as changed.
+ */
 export function documentChanges(before: DocumentSets, after: DocumentSets): DocumentChanges {
-  return { desired: diff(before.desired, after.desired), observed: diff(before.observed, after.observed) };
+  const out: DocumentChanges = { desired: new Map(), observed: new Map(), migrated: new Set(), written: new Map() };
+  // A unit migrated on one ref and changed on the other is a change of the operation.
+  const changedNames = new Set<string>();
+  const blobs = desiredChanges(before, after, out, changedNames);
+  observedChanges(before, after, blobs, out, changedNames);
+  for (const name of changedNames) out.migrated.delete(name);
+  return out;
 }
 
-/** The units whose files either ref changes, sorted: a run's headline names what it changed. */
+/** Once a transition landed: its documents are stored as written (what receipts may refer to, what the parse cache records). */
+export function rememberWritten(changes: DocumentChanges): void {
+  for (const [doc, stored] of changes.written) rememberStored(doc, stored);
+}
+
+/** The units whose files either ref changes, sorted, without those only migrated: a run's headline names what it changed. */
 export function changedUnits(changes: DocumentChanges): string[] {
   const names = new Set<string>();
   for (const c of [changes.desired, changes.observed]) for (const path of c.keys()) names.add(path.slice('units/'.length, -'.yaml'.length));
-  return [...names].sort();
+  return [...names].filter((n) => !changes.migrated.has(n)).sort();
 }
 
 /**

@@ -108,8 +108,13 @@ export interface ReceiptRecord {
   outputs: Record<string, unknown>;
   /** Each sensitive output's digest, and its sealed value when its tool keeps no copy: never the value. */
   sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
-  /** A copy of the desired document the receipt was produced for. */
+  /**
+   * The desired document the receipt was produced for. Stored as a reference to that document's
+   * blob on the desired ref, or as a copy (./unit-format.ts).
+   */
   desired: DesiredUnitDoc;
+  /** Stored with its copy of `desired` for good (an accepted receipt): never turned into a reference. */
+  keepsDesiredCopy?: true;
 }
 
 /**

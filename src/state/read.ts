@@ -13,6 +13,7 @@ import { type Damage, damageOf, requireUndamaged } from './damage';
 import type { DesiredUnitDoc, EnvironmentStateDoc, ObservedUnitDoc } from './documents';
 import { type StateLocation, statePathOf } from './location';
 import { parseStateDocument } from './parse';
+import { decodeDesired, decodeObserved, referencedBlob, rememberStored, storedOf } from './unit-format';
 import type { DocumentCache, ObjectReader, RefSnapshot } from './store';
 
 export interface EnvironmentStateView {
@@ -59,35 +60,96 @@ export interface UnitDocsRead<T> {
   damage: Damage[];
 }
 
-/** The cache kind of checked unit documents (parsed before shapes were checked, 'units' is not trusted). */
-const CHECKED_UNITS = 'state-units';
+/**
+ * The cache kind of checked unit documents, as Nyl works with them (receipts' desired documents
+ * read back), with each one's blob and form (./unit-format.ts). Earlier kinds are not trusted.
+ */
+const CHECKED_UNITS = 'state-units-2';
+
+type CachedUnit<T> = [name: string, doc: T, oid: string, form: 1 | 2];
+
+/** A unit file of a units tree, parsed and shape-checked, before it is decoded. */
+interface RawUnit {
+  unit: string;
+  oid: string;
+  path: string;
+  raw: Record<string, unknown>;
+}
 
 /**
- * Reads every units/NAME.yaml of a state commit. The parsed documents of a units tree are cached
- * by the tree's object id: a run that finds nothing to do reads one tree and one JSON file per
- * ref instead of parsing a YAML document per unit. A tree with damage is never cached.
+ * Reads every units/NAME.yaml of a state commit. The documents of a units tree are cached by the
+ * tree's object id: a run that finds nothing to do reads one tree and one JSON file per ref
+ * instead of parsing a YAML document per unit. A tree with damage is never cached. `known`: the
+ * desired documents already read, by blob id, which the observed side's receipts refer to.
  */
-export async function readUnitDocs<T>(reader: ObjectReader, loc: StateLocation, side: 'desired' | 'observed', commit: string | undefined, cache?: DocumentCache): Promise<UnitDocsRead<T>> {
+export async function readUnitDocs<T>(
+  reader: ObjectReader,
+  loc: StateLocation,
+  side: 'desired' | 'observed',
+  commit: string | undefined,
+  cache?: DocumentCache,
+  known: ReadonlyMap<string, DesiredUnitDoc> = new Map(),
+): Promise<UnitDocsRead<T>> {
   const units = new Map<string, T>();
-  const damage: Damage[] = [];
-  if (!commit) return { units, damage };
+  if (!commit) return { units, damage: [] };
   const treeObject = await reader.read(`${commit}:${statePathOf(loc, 'units')}`);
-  if (!treeObject || treeObject.type !== 'tree') return { units, damage };
-  const cached = cache?.get<[string, T][]>(CHECKED_UNITS, treeObject.oid);
-  if (cached) return { units: new Map(cached), damage };
+  if (!treeObject || treeObject.type !== 'tree') return { units, damage: [] };
+  const cached = cache?.get<CachedUnit<T>[]>(CHECKED_UNITS, treeObject.oid);
+  if (cached) return { units: new Map(cached.map(([name, doc, oid, form]) => (rememberStored(doc as object, { oid, form }), [name, doc]))), damage: [] };
   const ref = side === 'desired' ? loc.desiredRef : loc.observedRef;
-  const files = parseTree(treeObject.content).filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
+  const { raws, damage } = await readRawUnits(reader, loc, side, ref, commit, treeObject.content);
+  const decoded = side === 'desired' ? raws.map((r) => ({ r, ...decodeDesired(r.raw) })) : await decodeObservedUnits(reader, raws, known, { ref, commit }, damage);
+  const entries: CachedUnit<T>[] = [];
+  for (const { r, doc, form } of decoded) {
+    rememberStored(doc, { oid: r.oid, form });
+    units.set(r.unit, doc as T);
+    entries.push([r.unit, doc as T, r.oid, form]);
+  }
+  if (damage.length === 0) cache?.set(CHECKED_UNITS, treeObject.oid, entries);
+  return { units, damage };
+}
+
+/** The unit files of a units tree, parsed and checked against their shape; the rest is damage. */
+async function readRawUnits(reader: ObjectReader, loc: StateLocation, side: 'desired' | 'observed', ref: string, commit: string, tree: Buffer): Promise<{ raws: RawUnit[]; damage: Damage[] }> {
+  const files = parseTree(tree).filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
   const blobs = await reader.readMany(files.map((e) => e.oid));
+  const raws: RawUnit[] = [];
+  const damage: Damage[] = [];
   files.forEach((e, i) => {
     const blob = blobs[i];
     if (!blob) return;
     const unit = e.name.slice(0, -'.yaml'.length);
-    const parsed = parseStateDocument<T>(side === 'desired' ? 'desired-unit' : 'observed-unit', blob.content.toString());
-    if (parsed.ok) units.set(unit, parsed.value);
-    else damage.push(damageOf(`${side}-unit`, { ref, object: commit, path: statePathOf(loc, `units/${e.name}`), unit }, parsed.flaw));
+    const path = statePathOf(loc, `units/${e.name}`);
+    const parsed = parseStateDocument<Record<string, unknown>>(side === 'desired' ? 'desired-unit' : 'observed-unit', blob.content.toString());
+    if (parsed.ok) raws.push({ unit, oid: e.oid, path, raw: parsed.value });
+    else damage.push(damageOf(`${side}-unit`, { ref, object: commit, path, unit }, parsed.flaw));
   });
-  if (damage.length === 0) cache?.set(CHECKED_UNITS, treeObject.oid, [...units]);
-  return { units, damage };
+  return { raws, damage };
+}
+
+/**
+ * Observed documents with their receipts' desired documents read back: from `known` (the desired
+ * documents of the same state, the usual case), else from their blobs, read in one batch. A
+ * reference to a blob that is missing or not a desired document is damage of the observed file.
+ */
+async function decodeObservedUnits(reader: ObjectReader, raws: RawUnit[], known: ReadonlyMap<string, DesiredUnitDoc>, at: { ref: string; commit: string }, damage: Damage[]) {
+  const wanted = [...new Set(raws.map((r) => referencedBlob(r.raw)).filter((oid): oid is string => oid !== undefined && !known.has(oid)))];
+  const blobs = wanted.length > 0 ? await reader.readMany(wanted) : [];
+  const resolved = new Map(known);
+  wanted.forEach((oid, i) => {
+    const blob = blobs[i];
+    const parsed = blob?.type === 'blob' ? parseStateDocument<Record<string, unknown>>('desired-unit', blob.content.toString()) : undefined;
+    if (parsed?.ok) resolved.set(oid, decodeDesired(parsed.value).doc);
+  });
+  const out: { r: RawUnit; doc: ObservedUnitDoc; form: 1 | 2 }[] = [];
+  for (const r of raws) {
+    const d = decodeObserved(r.raw, (oid) => resolved.get(oid));
+    if ('missing' in d) {
+      const problem = `its receipt refers to the desired document ${d.missing}, which is not a desired document of this repository`;
+      damage.push(damageOf('observed-unit', { ref: at.ref, object: at.commit, path: r.path, unit: r.unit }, { problem }));
+    } else out.push({ r, ...d });
+  }
+  return out;
 }
 
 /**
@@ -97,11 +159,8 @@ export async function readUnitDocs<T>(reader: ObjectReader, loc: StateLocation, 
 export async function readEnvironmentState(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, cache?: DocumentCache, options: { tolerate?: boolean } = {}): Promise<EnvironmentStateView> {
   const desiredOid = refs.get(loc.desiredRef);
   const observedOid = refs.get(loc.observedRef);
-  const [state, desired, observed] = await Promise.all([
-    readStateFile(reader, loc, loc.desiredRef, desiredOid),
-    readUnitDocs<DesiredUnitDoc>(reader, loc, 'desired', desiredOid, cache),
-    readUnitDocs<ObservedUnitDoc>(reader, loc, 'observed', observedOid, cache),
-  ]);
+  const [state, desired] = await Promise.all([readStateFile(reader, loc, loc.desiredRef, desiredOid), readUnitDocs<DesiredUnitDoc>(reader, loc, 'desired', desiredOid, cache)]);
+  const observed = await readUnitDocs<ObservedUnitDoc>(reader, loc, 'observed', observedOid, cache, desiredByBlob(desired.units));
   const damage = [...(state.damage ? [state.damage] : []), ...desired.damage, ...observed.damage];
   if (!options.tolerate) requireUndamaged(loc.environment, damage);
   if (state.doc && state.doc.environment !== loc.environment) {
@@ -118,9 +177,28 @@ export async function readEnvironmentState(reader: ObjectReader, loc: StateLocat
   return view;
 }
 
-/** Records the documents a transition just wrote, so the next read of that tree parses nothing. */
-export async function primeUnitDocs<T>(reader: ObjectReader, loc: StateLocation, commit: string | undefined, docs: Map<string, T>, cache: DocumentCache): Promise<void> {
+/** The desired documents by the blob each was read from or written as: what receipts refer to. */
+export function desiredByBlob(units: ReadonlyMap<string, DesiredUnitDoc>): Map<string, DesiredUnitDoc> {
+  const out = new Map<string, DesiredUnitDoc>();
+  for (const doc of units.values()) {
+    const at = storedOf(doc);
+    if (at) out.set(at.oid, doc);
+  }
+  return out;
+}
+
+/**
+ * Records the documents a transition just wrote, so the next read of that tree parses nothing.
+ * Only when every document's blob is known (each was read, or written by this transition).
+ */
+export async function primeUnitDocs<T extends object>(reader: ObjectReader, loc: StateLocation, commit: string | undefined, docs: Map<string, T>, cache: DocumentCache): Promise<void> {
   if (!commit) return;
+  const entries: CachedUnit<T>[] = [];
+  for (const [name, doc] of docs) {
+    const at = storedOf(doc);
+    if (!at) return;
+    entries.push([name, doc, at.oid, at.form]);
+  }
   const treeObject = await reader.read(`${commit}:${statePathOf(loc, 'units')}`);
-  if (treeObject?.type === 'tree') cache.set(CHECKED_UNITS, treeObject.oid, [...docs]);
+  if (treeObject?.type === 'tree') cache.set(CHECKED_UNITS, treeObject.oid, entries);
 }

@@ -41,13 +41,21 @@ export const DESIRED_COPY: Schema = object(desiredFields);
 
 const sensitive = json('object');
 
+/** A Git object id (SHA-1 or SHA-256 repositories). */
+const oid = () => string({ nonEmpty: true, rule: (value) => (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value) ? undefined : { message: `${JSON.stringify(value)} is not a Git object id`, fix: 'write the 40-hex id of the desired document\'s blob' }) });
+
+/** Form 2 of unit documents (./unit-format.ts): the field that says so. */
+const formatVersion = () => integer({ minimum: 2 });
+
+/** Form 1 carries `desired` (a copy); form 2 `desiredBlob` (a reference), or `desired` for a receipt that keeps its copy. */
 const receipt = object({
   run: required(text()),
   executionKey: required(text()),
   finishedAt: required(text()),
   outputs: required(json('object')),
   sensitiveOutputs: sensitive,
-  desired: required(DESIRED_COPY),
+  desired: DESIRED_COPY,
+  desiredBlob: oid(),
 });
 
 const condition = object({
@@ -92,8 +100,9 @@ const SHAPES = {
       ),
     ),
   }),
-  'desired-unit': DESIRED_COPY,
+  'desired-unit': object({ formatVersion: formatVersion(), ...desiredFields }),
   'observed-unit': object({
+    formatVersion: formatVersion(),
     uid: text(),
     receipt,
     condition,
@@ -160,8 +169,22 @@ export function shapeOf(kind: StateDocumentKind): Schema {
  * rendering) names it by `uid`. Only a marker (held, or resumed before its unit ever ran) has none.
  */
 export function extraProblems(kind: StateDocumentKind, value: unknown): SchemaProblem[] {
-  if (kind !== 'desired-unit') return [];
+  if (kind !== 'desired-unit' && kind !== 'observed-unit') return [];
+  const version = (value as { formatVersion?: unknown }).formatVersion;
+  // A later form is a newer version's: this one cannot know what its fields mean.
+  if (version !== undefined && version !== 2) return [{ pointer: '/formatVersion', message: `formatVersion ${String(version)} is a form this version of Nyl does not know (it writes 2)`, fix: 'use the version of Nyl that wrote it' }];
+  if (kind === 'observed-unit') return receiptProblems(value as { formatVersion?: unknown; receipt?: { desired?: unknown; desiredBlob?: unknown } });
   const doc = value as { uid?: unknown; kind?: unknown; rendering?: unknown };
   if (doc.uid !== undefined || (doc.kind === undefined && doc.rendering === undefined)) return [];
   return [{ pointer: '/uid', message: 'the desired document of an incarnation (it has a kind or rendering) misses its uid', fix: 'add uid' }];
+}
+
+/** A receipt has its desired document once: a copy, or (form 2 only) a reference to its blob. */
+function receiptProblems(doc: { formatVersion?: unknown; receipt?: { desired?: unknown; desiredBlob?: unknown } }): SchemaProblem[] {
+  const r = doc.receipt;
+  if (!r) return [];
+  if (r.desired === undefined && r.desiredBlob === undefined) return [{ pointer: '/receipt/desired', message: 'the receipt names no desired document: neither desired nor desiredBlob', fix: 'restore receipt.desired or receipt.desiredBlob' }];
+  if (r.desired !== undefined && r.desiredBlob !== undefined) return [{ pointer: '/receipt/desiredBlob', message: 'the receipt has both a copy of its desired document and a reference to one', fix: 'keep one of receipt.desired and receipt.desiredBlob' }];
+  if (r.desiredBlob !== undefined && doc.formatVersion !== 2) return [{ pointer: '/receipt/desiredBlob', message: 'a reference to the desired document needs formatVersion: 2', fix: 'add formatVersion: 2, or replace desiredBlob by a copy under desired' }];
+  return [];
 }

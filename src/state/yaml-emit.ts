@@ -3,8 +3,10 @@
  * booleans, null) as block YAML with sorted keys, so `git log -p` of a state branch reads as a
  * review. It is an order of magnitude faster than a general YAML library, which matters when a
  * run writes a document per unit. Strings are written plain only when YAML 1.2 reads them back
- * as the same string; everything else is JSON-quoted (JSON strings are valid YAML). It recurses
- * once per level and refuses data nested deeper than MAX_DOCUMENT_DEPTH (src/util/nesting.ts).
+ * as the same string; a multi-line string (a script, a tool's output) as a literal block scalar
+ * (`|`), one line per line, so that a change to one line of a script is a one-line diff; everything
+ * else is JSON-quoted (JSON strings are valid YAML). It recurses once per level and refuses data
+ * nested deeper than MAX_DOCUMENT_DEPTH (src/util/nesting.ts).
  */
 import { MAX_DOCUMENT_DEPTH, nestedTooDeep } from '../util/nesting';
 
@@ -16,6 +18,41 @@ const PLAIN = /^[A-Za-z0-9_][A-Za-z0-9_./+@:-]*$/;
 function str(s: string): string {
   if (PLAIN.test(s) && !s.endsWith(':') && !RESERVED.test(s) && !NUMBERISH.test(s)) return s;
   return JSON.stringify(s);
+}
+
+/**
+ * Characters a literal block may not carry as they are: control characters other than tab (a
+ * carriage return would read as a line break), the byte order mark, and the Unicode line and
+ * paragraph separators (readers disagree on them). A string with any of them is JSON-quoted.
+ */
+const NOT_IN_BLOCK = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ufeff\u2028\u2029]/;
+
+/**
+ * The lines of `s` as a literal block scalar below a key or dash at `indent`, or undefined when
+ * it stays a quoted scalar: one line only, a character above, or a first line that is empty or
+ * starts with a space (where a reader would guess the block's indentation from it). The chomping
+ * indicator keeps the trailing line breaks exactly: `|-` none, `|` one, `|+` more.
+ */
+function literalBlock(s: string, indent: number): { header: string; lines: string[] } | undefined {
+  if (!s.includes('\n') || NOT_IN_BLOCK.test(s) || s.startsWith('\n') || s.startsWith(' ')) return undefined;
+  const lines = s.split('\n');
+  let header = '|-';
+  if (s.endsWith('\n')) {
+    lines.pop();
+    header = s.endsWith('\n\n') ? '|+' : '|';
+  }
+  const pad = ' '.repeat(indent + 2);
+  // An empty line is written empty: trailing spaces would only make noise in a diff.
+  return { header, lines: lines.map((line) => (line === '' ? '' : `${pad}${line}`)) };
+}
+
+/** `prefix` followed by the string `v` as a literal block scalar, when it is one (see literalBlock). */
+function pushBlockScalar(prefix: string, v: unknown, indent: number, out: string[]): boolean {
+  if (typeof v !== 'string') return false;
+  const literal = literalBlock(v, indent);
+  if (!literal) return false;
+  out.push(`${prefix} ${literal.header}`, ...literal.lines);
+  return true;
 }
 
 function isCollection(v: unknown): v is Record<string, unknown> | unknown[] {
@@ -46,6 +83,7 @@ function block(v: Record<string, unknown> | unknown[], indent: number, depth: nu
   const pad = ' '.repeat(indent);
   if (Array.isArray(v)) {
     for (const item of v) {
+      if (pushBlockScalar(`${pad}-`, item, indent, out)) continue;
       if (!isCollection(item) || isEmptyCollection(within(item, depth))) {
         out.push(`${pad}- ${scalar(item)}`);
       } else if (Array.isArray(item)) {
@@ -62,6 +100,7 @@ function block(v: Record<string, unknown> | unknown[], indent: number, depth: nu
   for (const key of Object.keys(v).sort()) {
     const value = v[key];
     if (value === undefined) continue;
+    if (pushBlockScalar(`${pad}${str(key)}:`, value, indent, out)) continue;
     if (!isCollection(value) || isEmptyCollection(within(value, depth))) {
       out.push(`${pad}${str(key)}: ${scalar(value)}`);
     } else {

@@ -1,6 +1,6 @@
 /**
  * A strict reader for exactly the YAML that yaml-emit.ts writes (block collections, two-space
- * indent, plain or JSON-quoted scalars, `{}` and `[]`). State documents are read on every run,
+ * indent, plain or JSON-quoted scalars, literal block scalars `|`, `|-` and `|+`, `{}` and `[]`). State documents are read on every run,
  * often on a fresh CI runner with no parse cache, so reading them must be cheap. Anything outside
  * that subset (a hand edit, a comment, flow style) returns NOT_EMITTED and the caller falls back
  * to a full YAML parser.
@@ -67,6 +67,30 @@ export function readEmittedYaml(text: string): unknown {
   }
 }
 
+const BLOCK_HEADERS = new Set(['|', '|-', '|+']);
+
+/**
+ * The literal block scalar whose header ended line `start - 1`, its lines indented by `indent`:
+ * the string and the line after it. Empty lines belong to the block (the emitter writes a
+ * block's empty lines empty); the chomping indicator says how many line breaks end it.
+ */
+function literal(lines: string[], start: number, indent: number, header: string): [string, number] {
+  const pad = ' '.repeat(indent);
+  const content: string[] = [];
+  let i = start;
+  for (; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line === '') content.push('');
+    else if (line.startsWith(pad)) content.push(line.slice(indent));
+    else break;
+  }
+  // Trailing empty lines are the block's only under |+; otherwise none were written.
+  if (header !== '|+' && content[content.length - 1] === '') throw new Unsupported();
+  if (content.length === 0 || content[0] === '' || content[0]!.startsWith(' ')) throw new Unsupported();
+  const text = content.join('\n');
+  return [header === '|-' ? text : `${text}\n`, i];
+}
+
 function indentOf(line: string): number {
   let i = 0;
   while (line.charCodeAt(i) === 32) i++;
@@ -96,6 +120,10 @@ function sequence(lines: string[], start: number, indent: number): [unknown[], n
         const [v, next] = mapping(lines, i, indent + 2, content);
         out.push(v);
         i = next;
+      } else if (BLOCK_HEADERS.has(content)) {
+        const [v, next] = literal(lines, i + 1, indent + 2, content);
+        out.push(v);
+        i = next;
       } else {
         out.push(scalar(content));
         i++;
@@ -116,6 +144,10 @@ function mapping(lines: string[], start: number, indent: number, firstBody?: str
     if (!kv || kv.key === '__proto__' || Object.prototype.hasOwnProperty.call(out, kv.key)) throw new Unsupported();
     if (kv.rest === undefined) {
       const [v, next] = block(lines, i + 1, indent + 2);
+      out[kv.key] = v;
+      i = next;
+    } else if (BLOCK_HEADERS.has(kv.rest)) {
+      const [v, next] = literal(lines, i + 1, indent + 2, kv.rest);
       out[kv.key] = v;
       i = next;
     } else {

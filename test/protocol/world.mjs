@@ -47,6 +47,13 @@ export const SIX_UNITS = [
 
 const never = () => new Promise(() => {});
 
+/** A stored unit document without the field that names its form. */
+function withoutFormat(doc) {
+  if (!doc) return doc;
+  const { formatVersion: _form, ...rest } = doc;
+  return rest;
+}
+
 // Runs unpack nothing here, but make a scratch directory per run; a crashed run leaves its own.
 // One temporary root per test process holds them all.
 const TMP_ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-world-'));
@@ -347,11 +354,22 @@ export class World {
     return text === undefined ? undefined : YAML.parse(text);
   }
 
+  /** A unit's desired document as Nyl works with it (its stored form's formatVersion left out). */
   desiredDoc(unit) {
-    return this.doc(this.loc.desiredRef, `units/${unit}.yaml`);
+    return withoutFormat(this.doc(this.loc.desiredRef, `units/${unit}.yaml`));
   }
 
+  /** A unit's observed document as Nyl works with it: a receipt's reference to its desired document read back. */
   observedDoc(unit) {
+    const doc = withoutFormat(this.doc(this.loc.observedRef, `units/${unit}.yaml`));
+    const blob = doc?.receipt?.desiredBlob;
+    if (!blob) return doc;
+    const { desiredBlob: _ref, ...receipt } = doc.receipt;
+    return { ...doc, receipt: { ...receipt, desired: withoutFormat(YAML.parse(this.repo.object(blob).content.toString())) } };
+  }
+
+  /** A unit's observed file as stored (form 2: a receipt refers to its desired document by blob id). */
+  storedObservedDoc(unit) {
     return this.doc(this.loc.observedRef, `units/${unit}.yaml`);
   }
 

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { diffOps, expandMultilineStrings, unifiedDiff } from '../../dist/report/text-diff.js';
+import { diffOps, unifiedDiff } from '../../dist/report/text-diff.js';
 import { emitYaml } from '../../dist/state/yaml-emit.js';
 
 const lines = (text) => text.split('');
@@ -74,28 +74,3 @@ test('unifiedDiff agrees with git diff on the hunk heads and lines', (t) => {
   }
 });
 
-test('expandMultilineStrings: multi-line strings of emitted YAML become literal blocks; everything else stays', () => {
-  const yaml = emitYaml({ script: 'echo a\necho b\n', env: { A: 'x\ny', B: 'plain', C: 'one line with spaces' }, run: ['sh', '-c', 'a\n\nb'], 'odd key': 'p\nq' }).trimEnd().split('\n');
-  assert.deepEqual(expandMultilineStrings(yaml), [
-    'env:',
-    '  A: |-',
-    '    x',
-    '    y',
-    '  B: plain',
-    '  C: "one line with spaces"',
-    '"odd key": |-',
-    '  p',
-    '  q',
-    'run:',
-    '  - sh',
-    '  - "-c"',
-    '  - |-',
-    '      a',
-    '',
-    '      b',
-    'script: |',
-    '  echo a',
-    '  echo b',
-  ]);
-  assert.deepEqual(expandMultilineStrings(['a: "not json \\x"', 'b: "ok"']), ['a: "not json \\x"', 'b: "ok"'], 'a string JSON does not read is left as it is');
-});
