@@ -59,6 +59,7 @@ const condition = object({
   evidence: list(text()),
   code: text(),
   acknowledgementRequired: boolean(),
+  output: list(string()),
 });
 
 const driftRecord = object({
@@ -135,6 +136,7 @@ const SHAPES = {
       acknowledgementRequired: boolean(),
       incomplete: boolean(),
       code: text(),
+      output: list(string()),
     }),
   }),
   signal: object({
