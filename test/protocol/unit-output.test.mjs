@@ -105,3 +105,61 @@ describe("a failed unit's condition keeps the tool's last lines", () => {
     }
   });
 });
+
+describe('a unit that runs long says so, on the run clock', () => {
+  const units = [unit('long'), unit('other')];
+
+  test('without a terminal: a line every 30 s from its start until it ends, none for a short unit', async () => {
+    const w = await World.create({ units, delayMs: { long: 100_000, other: 10 } });
+    try {
+      await w.process('init').run('state init');
+      const p = w.process('p');
+      assert.equal((await p.run('reconcile')).code, 0);
+      const ours = p.lines.filter((l) => /still running|^\[dev\/long\] (starting|executed)/.test(l));
+      assert.deepEqual(ours.map((l) => l.replace(/: .*/, '')), [
+        '[dev/long] starting Command (reconcile)',
+        '[dev/long] still running (30s)',
+        '[dev/long] still running (1m00s)',
+        '[dev/long] still running (1m30s)',
+        '[dev/long] executed in 100.0s',
+      ]);
+      assert.ok(!p.lines.some((l) => l.startsWith('[dev/other] still running')));
+    } finally {
+      w.cleanup();
+    }
+  });
+
+  test('NYL_TEST_PROGRESS_INTERVAL_MS shortens the interval (and cannot lengthen it)', async () => {
+    for (const [value, expected] of [['20000', ['20s', '40s']], ['3600000', ['30s']], ['abc', ['30s']]]) {
+      const w = await World.create({ units, delayMs: { long: 45_000, other: 10 }, processEnv: { NYL_TEST_PROGRESS_INTERVAL_MS: value } });
+      try {
+        await w.process('init').run('state init');
+        const p = w.process('p');
+        assert.equal((await p.run('reconcile')).code, 0);
+        const times = p.lines.filter((l) => l.includes('still running')).map((l) => l.match(/\((.*)\)/)[1]);
+        assert.deepEqual(times, expected, value);
+      } finally {
+        w.cleanup();
+      }
+    }
+  });
+
+  test('on a terminal: one status line of every running unit, redrawn every second and taken away at the end; no still-running lines', async () => {
+    const w = await World.create({ units, delayMs: { long: 3500, other: 1500 } });
+    try {
+      await w.process('init').run('state init');
+      const p = w.process('p');
+      const shown = [];
+      p.rt.liveStatus = { set: (key, text) => shown.push([key, text]) };
+      assert.equal((await p.run('reconcile')).code, 0);
+      const texts = shown.map(([, t]) => t);
+      assert.ok(shown.every(([key]) => key === 'dev'));
+      for (const t of ['long 0s, other 0s', 'long 1s, other 1s', 'long 1s', 'long 2s', 'long 3s']) assert.ok(texts.includes(t), `${t} in ${JSON.stringify(texts)}`);
+      assert.ok(texts.indexOf('long 1s') > texts.indexOf('long 1s, other 1s'), 'other ended after 1.5 s');
+      assert.equal(texts.at(-1), undefined, 'the line is taken away once no unit runs');
+      assert.ok(!p.lines.some((l) => l.includes('still running')));
+    } finally {
+      w.cleanup();
+    }
+  });
+});
