@@ -17,6 +17,7 @@ import { parseCommand, type ParsedCommand } from './parse';
 import { renderPlan } from './render-plan';
 import { renderDiagnostics, renderMultiEnvironment, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
+import { stderrPorts } from './terminal';
 
 type Output = 'text' | 'json';
 
@@ -51,7 +52,7 @@ export function createRuntime(env: NodeJS.ProcessEnv, cancel: AbortSignal): Runt
     env,
     cancel,
     faults: new FaultPoints(env, clock),
-    log: (line) => process.stderr.write(`${line}\n`),
+    ...stderrPorts(process.stderr, env),
   };
 }
 

@@ -107,6 +107,11 @@ function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResu
   };
 }
 
+/** Each unit the body records, with its result: what the headline counts. */
+function outcomesOf(units: Record<string, string | { result: string }>): Record<string, string> {
+  return Object.fromEntries(Object.entries(units).map(([name, u]) => [name, typeof u === 'string' ? u : u.result]));
+}
+
 /** The lifecycle lists in the report's details, where they have members. */
 function detailLists(report: ReconcileReport, lists: Record<string, string[]>): void {
   for (const [name, list] of Object.entries(lists)) if (list.length > 0) report.details[name] = list;
@@ -133,7 +138,7 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride, ...(opened.worktree ? { sourceWorktree: true } : {}) };
   const body = bodyOf(opened, operation, engine, takeover, report, holds.held, lists, restored);
   detailLists(report, { driftRepaired: body.driftRepaired, reapplied: body.reapplied });
-  const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, 'changed', takeover.leaseBroken !== undefined);
+  const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, { outcomes: outcomesOf(body.units) }, takeover.leaseBroken !== undefined);
   return { desired, transitions: retainingSnapshot(opened, transitions), changes };
 }
 

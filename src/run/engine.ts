@@ -26,6 +26,7 @@ import type { ApprovalGrants } from '../plan/input';
 import type { HoldSignal } from './signals';
 import { type SignalSource, SignalWatch } from './signal-watch';
 import { UnitOutput, type UnitOutputOptions } from './unit-output';
+import { progressIntervalMs, UnitProgress } from './progress';
 import { Workspace } from './workspace';
 import type { WaveContext } from './wave-context';
 
@@ -140,6 +141,7 @@ function contextOf(input: EngineInput, state: RunState, workspace: Workspace): W
     keys: new RunKeys(rt.env),
     signals: new SignalWatch(input.signals, rt.clock, state, options.signalPollMs),
     output: new UnitOutput(input.env.name, options.output ?? { quiet: false }, rt.log),
+    progress: new UnitProgress(input.env.name, rt.clock, rt.log, rt.liveStatus, progressIntervalMs(rt.env)),
     drivers: input.drivers,
     workspace,
     concurrency: options.concurrency,

@@ -120,7 +120,8 @@ async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promis
   state.dispatched(plan.name);
   ctx.output.event(plan.name, `starting ${plan.kind} (${tearsDown(plan) ? 'teardown' : 'reconcile'}): ${startReason(plan)}${approvedNote(plan)}`);
   const began = rt.clock.now();
-  const cp = await runDriver(plan, ctx);
+  const ended = ctx.progress.begin(plan.name);
+  const cp = await runDriver(plan, ctx).finally(ended);
   ctx.commits.add(plan.name, recordFile(plan), withCheckpoint(marker, cp));
   const durationMs = rt.clock.now() - began;
   if (cp.result === 'not-started') {

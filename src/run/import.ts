@@ -57,9 +57,10 @@ export interface ImportResult {
   diagnostics: Diagnostic[];
 }
 
-function uncertain(run: string, reason: string, now: string, code?: string): ConditionRecord {
+function uncertain(run: string, reason: string, now: string, code?: string, output?: string[]): ConditionRecord {
   const c: ConditionRecord = { type: 'uncertain', retryable: false, reason, run, since: now };
   if (code) c.code = code;
+  if (output && output.length > 0) c.output = output;
   return c;
 }
 
@@ -116,12 +117,13 @@ class Importer {
     return (prev?.condition?.type === 'uncertain' && prev.condition.run === run) || importedUncertain || (newerRun !== undefined && newerRun > run);
   }
 
-  private markUncertain(name: string, run: string, reason: string, code?: string): void {
+  /** `output`: the last lines of the tool, when an uncertain checkpoint kept them. */
+  private markUncertain(name: string, run: string, reason: string, code?: string, output?: string[]): void {
     const { observed, recovered, imported } = this.result;
     const next: ObservedUnitDoc = { ...(observed.get(name) ?? {}) };
     const uid = this.uidOf(name);
     if (uid) next.uid = uid;
-    next.condition = uncertain(run, reason, this.input.now, code);
+    next.condition = uncertain(run, reason, this.input.now, code, output);
     next.lastRun = { run, result: 'uncertain', at: this.input.now };
     observed.set(name, next);
     if (!recovered.includes(name)) recovered.push(name);
@@ -168,7 +170,7 @@ class Importer {
     // A unit the dead run created keeps the run's incarnation.
     if (!this.uidOf(name)) this.result.desired.set(name, doc.desired);
     if (!cp || cp.result === 'uncertain') {
-      this.markUncertain(name, run, cp?.reason ? `run ${run}: ${cp.reason}` : `run ${run} started ${name} and ended without a checkpoint`);
+      this.markUncertain(name, run, cp?.reason ? `run ${run}: ${cp.reason}` : `run ${run} started ${name} and ended without a checkpoint`, undefined, cp?.output);
       return;
     }
     const matches = this.keyMatches(name, doc);

@@ -89,8 +89,23 @@ function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consu
   return 'result' in r ? r : { result: 'receipt', recorded: r };
 }
 
+/**
+ * A failed or uncertain checkpoint keeps the last lines the tool printed in this phase (masked by
+ * ctx.output), for its condition: a tool's own words about why.
+ */
+function withOutputTail(cp: Checkpoint, unit: string, ctx: WaveContext): Checkpoint {
+  const output = ctx.output.takeTail(unit);
+  if (cp.result !== 'failed' && cp.result !== 'uncertain') return cp;
+  return output.length > 0 ? { ...cp, output } : cp;
+}
+
 /** Runs the unit's driver (apply, or teardown) with the sensitive values it consumes, and makes its checkpoint; never throws. */
 export async function runDriver(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
+  ctx.output.tailFrom(plan.name);
+  return withOutputTail(await runPhase(plan, ctx), plan.name, ctx);
+}
+
+async function runPhase(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
   const now = () => isoSeconds(ctx.rt.clock.now());
   const reads = secretReadsOf(plan);
   const values = reads.length > 0 ? await openSecrets(reads, ctx.state.observed, ctx.keys, readBack(ctx)) : new Map<string, unknown>();

@@ -8,7 +8,7 @@ import { blobOid, encodeDesired, encodeObserved, rememberStored, type StoredUnit
 import type { StateLocation } from '../state/location';
 import type { RefTransition } from '../lease/publish';
 import type { RefSnapshot } from '../state/store';
-import { type TransitionBody, transitionMessage, type Trailers } from '../state/transition';
+import { type Headline, type TransitionBody, transitionMessage, type Trailers } from '../state/transition';
 
 export interface DocumentSets {
   desired: Map<string, DesiredUnitDoc>;
@@ -118,8 +118,9 @@ export function changedUnits(changes: DocumentChanges): string[] {
 }
 
 /**
- * headlineUnits names the units of the commit headline; 'changed' names every unit whose
- * documents changed, from the same diff that builds the commits.
+ * headlineUnits names the units of the commit headline (or a run's outcomes, which it
+ * summarises); 'changed' names every unit whose documents changed, from the same diff that
+ * builds the commits.
  */
 export function buildTransitions(
   loc: StateLocation,
@@ -129,7 +130,7 @@ export function buildTransitions(
   after: DocumentSets,
   body: TransitionBody,
   trailers: Trailers,
-  headlineUnits: string[] | 'changed',
+  headlineUnits: Headline | 'changed',
   /** Write a commit on the desired ref even without document changes (a recorded lease break). */
   forceDesired = false,
 ): RefTransition[] {
@@ -144,7 +145,7 @@ export function transitionsOf(
   changes: DocumentChanges,
   body: TransitionBody,
   trailers: Trailers,
-  headlineUnits: string[] | 'changed',
+  headlineUnits: Headline | 'changed',
   forceDesired = false,
 ): RefTransition[] {
   const { desired, observed } = changes;

@@ -12,10 +12,23 @@
  *
  * Writing output never throws: a log that cannot be written (disk full, a directory in the way)
  * is reported once on stderr and then left alone, so it never costs a unit its checkpoint.
+ *
+ * It also keeps each unit's last TAIL_LINES lines, masked, without terminal control characters
+ * and cut to TAIL_LINE_CHARS, for the condition of a unit that fails (../state/documents.ts): the
+ * tool's own words about why, where `exited with code 1` is all the driver says. These go to
+ * Git, so a line is masked before anything else is done to it, and masked again once its
+ * control characters are gone (they could have split a value).
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolLine } from '../exec/lines';
+
+/** How many of its last lines a unit's condition keeps, and how long each may be (UTF-16 units). */
+export const TAIL_LINES = 20;
+export const TAIL_LINE_CHARS = 300;
+
+/** Terminal escape sequences (colours, cursor moves) and the other control characters but tab. */
+const CONTROL = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]/g;
 
 const NEWLINE = Buffer.from('\n');
 const MASK = '***';
@@ -35,6 +48,13 @@ function replaceAll(bytes: Buffer, find: Buffer, by: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
+/** A line cut to TAIL_LINE_CHARS, marked when cut; never half a surrogate pair. */
+function cut(line: string): string {
+  if (line.length <= TAIL_LINE_CHARS) return line;
+  const end = /[\ud800-\udbff]/.test(line[TAIL_LINE_CHARS - 1]!) ? TAIL_LINE_CHARS - 1 : TAIL_LINE_CHARS;
+  return `${line.slice(0, end)}...`;
+}
+
 export interface UnitOutputOptions {
   quiet: boolean;
   logDir?: string;
@@ -45,6 +65,8 @@ export class UnitOutput {
   private logBroken = false;
   /** Per unit, the texts to mask. */
   private readonly masks = new Map<string, string[]>();
+  /** Per unit, its last lines since tailFrom(), masked and cut (see the header). */
+  private readonly tails = new Map<string, string[]>();
 
   constructor(
     private readonly env: string,
@@ -77,9 +99,38 @@ export class UnitOutput {
     }
   }
 
-  /** Masks these texts in every later line of the unit. */
+  /**
+   * Masks these texts in every later line of the unit. A text of several lines never stands
+   * whole in one line of output, so each of its lines (of 3 characters or more) is masked too.
+   */
   mask(unit: string, texts: readonly string[]): void {
-    if (texts.length > 0) this.masks.set(unit, [...texts].sort((a, b) => b.length - a.length));
+    const all = new Set(texts);
+    for (const t of texts) if (t.includes('\n')) for (const l of t.split(/\r?\n/)) if (l.length >= 3) all.add(l);
+    if (all.size > 0) this.masks.set(unit, [...all].sort((a, b) => b.length - a.length));
+  }
+
+  /** Starts keeping the unit's last lines afresh: its execution starts. */
+  tailFrom(unit: string): void {
+    this.tails.set(unit, []);
+  }
+
+  /** The unit's last lines since tailFrom(), masked (empty when it printed nothing); keeping them ends. */
+  takeTail(unit: string): string[] {
+    const tail = this.tails.get(unit) ?? [];
+    this.tails.delete(unit);
+    return tail;
+  }
+
+  /** Keeps a line of the unit, as its condition may show it: masked, readable, short. */
+  private keep(unit: string, text: string): void {
+    const tail = this.tails.get(unit);
+    if (!tail) return;
+    const masked = this.maskedText(unit, text);
+    // What a terminal shows of a line redrawn with \r (a progress bar) is its last drawing.
+    const shown = masked.slice(masked.lastIndexOf('\r', masked.length - 2) + 1);
+    const plain = shown.replace(CONTROL, '');
+    tail.push(cut((plain === shown ? plain : this.maskedText(unit, plain)).trimEnd()));
+    if (tail.length > TAIL_LINES) tail.shift();
   }
 
   private maskedText(unit: string, text: string): string {
@@ -110,5 +161,6 @@ export class UnitOutput {
   tool(unit: string, line: ToolLine): void {
     if (!this.options.quiet) this.safely(`  [${this.env}/${unit}] ${this.maskedText(unit, line.text)}`);
     this.append(unit, this.maskedBytes(unit, line.bytes));
+    this.keep(unit, line.text);
   }
 }

@@ -13,6 +13,7 @@ import type { RunState } from './run-state';
 import type { RunKeys } from './secrets';
 import type { SignalWatch } from './signal-watch';
 import type { UnitOutput } from './unit-output';
+import type { UnitProgress } from './progress';
 import type { Workspace } from './workspace';
 
 export interface WaveContext {
@@ -23,6 +24,8 @@ export interface WaveContext {
   commits: GroupCommit;
   signals: SignalWatch;
   output: UnitOutput;
+  /** Says which units run long: a line every interval, or the terminal's status line. */
+  progress: UnitProgress;
   drivers: DriverSet;
   workspace: Workspace;
   concurrency: number;

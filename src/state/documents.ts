@@ -136,6 +136,8 @@ export interface ConditionRecord {
   code?: string;
   /** The driver demands a reasoned acknowledgement (`recover --retry --reason`) before a retry. */
   acknowledgementRequired?: boolean;
+  /** The last lines of the tool's output, masked and cut (src/run/unit-output.ts). */
+  output?: string[];
 }
 
 /**

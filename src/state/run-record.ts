@@ -62,6 +62,8 @@ export interface Checkpoint {
   incomplete?: boolean;
   /** The code of a failure that has one (NYL-TEARDOWN-INCOMPLETE). */
   code?: string;
+  /** Failed or uncertain: the last lines of the tool's output, masked, for the condition. */
+  output?: string[];
 }
 
 export interface RunUnitDoc {
@@ -93,6 +95,7 @@ export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
   const condition: ConditionRecord = { type, retryable: type === 'failed' ? (cp.retryable ?? true) : false, reason: cp.reason ?? type, run, since: cp.finishedAt };
   if (cp.acknowledgementRequired) condition.acknowledgementRequired = true;
   if (cp.code) condition.code = cp.code;
+  if (cp.output && cp.output.length > 0) condition.output = cp.output;
   return condition;
 }
 

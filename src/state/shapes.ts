@@ -67,6 +67,7 @@ const condition = object({
   evidence: list(text()),
   code: text(),
   acknowledgementRequired: boolean(),
+  output: list(string()),
 });
 
 const driftRecord = object({
@@ -144,6 +145,7 @@ const SHAPES = {
       acknowledgementRequired: boolean(),
       incomplete: boolean(),
       code: text(),
+      output: list(string()),
     }),
   }),
   signal: object({

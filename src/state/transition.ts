@@ -1,6 +1,8 @@
 /**
- * Transition commits: a headline `nyl: OPERATION ENV (units)`,
- * a YAML body with the operation's lists, and trailers.
+ * Transition commits: a headline, a YAML body with the operation's lists, and trailers. The
+ * headline is `nyl: OPERATION ENV (units)`, or for a run (reconcile, teardown) a summary of its
+ * outcome, `nyl: reconcile dev: 2 executed (api, db), 1 failed (migrate)`, so that
+ * `git log --oneline` of a state branch tells a failed run from a good one.
  */
 import { toYaml } from './documents';
 
@@ -19,9 +21,62 @@ export interface Trailers {
   sourceWorktree?: boolean;
 }
 
-export function transitionMessage(env: string, body: TransitionBody, trailers: Trailers, units: string[] = []): string {
-  const few = units.length > 0 && units.length <= 3 ? ` (${units.join(', ')})` : '';
-  const headline = `nyl: ${body.operation} ${env}${few}`;
+/** A run's outcome for its headline: each unit the commit records, mapped to its result. */
+export interface Outcomes {
+  outcomes: Record<string, string>;
+}
+
+/** What a headline names: a few units (an operator's command), or a run's outcome. */
+export type Headline = string[] | Outcomes;
+
+/**
+ * Results in the order a headline counts them: what was done, then what went wrong, then what
+ * waits. A result not listed (a newer one) follows, by name. `current` is only recorded for a
+ * unit whose desired document returns to its receipt's, so it reads `restored`.
+ */
+const RESULT_ORDER = ['executed', 'removed', 'imported', 'current', 'retained', 'released', 'held', 'failed', 'uncertain', 'recovered', 'blocked', 'awaiting-approval', 'drifted', 'pending-teardown', 'tearing-down'];
+const RESULT_LABEL: Record<string, string> = { current: 'restored' };
+
+/** Units are named in a run's headline only while it stays this short: one line in `git log --oneline`. */
+const NAMED_HEADLINE_MAX = 100;
+
+function rank(result: string): number {
+  const i = RESULT_ORDER.indexOf(result);
+  return i < 0 ? RESULT_ORDER.length : i;
+}
+
+/** Units by result, in headline order (units by name within a result). */
+function groupsOf(outcomes: Record<string, string>): [string, string[]][] {
+  const groups = new Map<string, string[]>();
+  for (const unit of Object.keys(outcomes).sort()) {
+    const result = outcomes[unit]!;
+    groups.set(result, [...(groups.get(result) ?? []), unit]);
+  }
+  return [...groups].sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * `: 2 executed (api, db), 1 failed (migrate)`: counts by result, zero counts left out, the units
+ * named when there are one to three and the headline stays short; '' when no unit is recorded.
+ */
+export function outcomeSummary(outcomes: Record<string, string>, prefix = ''): string {
+  const groups = groupsOf(outcomes);
+  if (groups.length === 0) return '';
+  const count = ([result, units]: [string, string[]]) => `${units.length} ${RESULT_LABEL[result] ?? result}`;
+  const counts = `: ${groups.map(count).join(', ')}`;
+  if (Object.keys(outcomes).length > 3) return counts;
+  const named = `: ${groups.map((g) => `${count(g)} (${g[1].join(', ')})`).join(', ')}`;
+  return prefix.length + named.length <= NAMED_HEADLINE_MAX ? named : counts;
+}
+
+function headlineOf(env: string, operation: string, headline: Headline): string {
+  const start = `nyl: ${operation} ${env}`;
+  if (!Array.isArray(headline)) return `${start}${outcomeSummary(headline.outcomes, start)}`;
+  return headline.length > 0 && headline.length <= 3 ? `${start} (${headline.join(', ')})` : start;
+}
+
+export function transitionMessage(env: string, body: TransitionBody, trailers: Trailers, units: Headline = []): string {
+  const headline = headlineOf(env, body.operation, units);
   const clean: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body)) {
     if (v === undefined) continue;

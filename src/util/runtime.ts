@@ -18,6 +18,17 @@ export interface Runtime {
   faults: Faults;
   /** Progress lines for humans (stderr); reports go elsewhere. */
   log: (line: string) => void;
+  /** Only when stderr is a terminal: a status line kept below the log lines (see LiveStatus). */
+  liveStatus?: LiveStatus;
+}
+
+/**
+ * A status line on a terminal, rewritten in place (`running: migrate 1m02s`): each key (an
+ * environment's run) sets its part, undefined takes it away. Whoever owns the terminal clears
+ * the line before every log line and draws it again after, so the two never mix.
+ */
+export interface LiveStatus {
+  set(key: string, text: string | undefined): void;
 }
 
 /**

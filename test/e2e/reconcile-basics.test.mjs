@@ -26,7 +26,7 @@ function commitBody(repo, rev) {
 /** Asserts the transition commit at rev of a reconcile: headline, YAML body, trailers. */
 function assertTransitionCommit(repo, rev, { run, source }) {
   const msg = message(repo, rev);
-  assert.match(msg.split('\n')[0], /^nyl: reconcile dev( \(.+\))?$/, msg);
+  assert.match(msg.split('\n')[0], /^nyl: reconcile dev(: \d+ [a-z-]+( \([^)]+\))?(, \d+ [a-z-]+( \([^)]+\))?)*)?$/, msg);
   assert.match(msg, /^operation: reconcile$/m);
   assert.match(msg, new RegExp(`^run: ${run}$`, 'm'));
   assert.match(msg, new RegExp(`^source: ${source}$`, 'm'));

@@ -43,7 +43,7 @@ test('teardown --unit: a run with one transition commit (operation teardown); th
   assert.deepEqual(r.json.details.requested, ['cache']);
   assert.deepEqual(logLines(ctx.log), ['-cache']);
   const c = commitAt(ctx.bare, DESIRED);
-  assert.equal(c.headline, 'nyl: teardown dev (cache)');
+  assert.equal(c.headline, 'nyl: teardown dev: 1 removed (cache)');
   assert.equal(c.body.operation, 'teardown');
   assert.equal(c.body.run, r.json.run);
   assert.deepEqual(c.body.removed, ['cache']);

@@ -47,7 +47,7 @@ describe('the desired branch says what Nyl decided', () => {
       assert.match(back.report.units.u.detail, new RegExp(`desired document of its receipt again \\(source ${S1}\\)`));
 
       const [commit] = world.repo.commitsOf(world.loc.desiredRef);
-      assert.equal(commit.message.split('\n')[0], 'nyl: reconcile dev (u)');
+      assert.equal(commit.message.split('\n')[0], 'nyl: reconcile dev: 1 restored (u)');
       const body = commitBody(commit.message);
       assert.deepEqual(body.units, { u: 'current' });
       assert.deepEqual(body.desiredRestored, ['u']);

@@ -218,6 +218,21 @@ test('transitionMessage: headline lists 1 to 3 units, none for 0 or more than 3'
   assert.equal(head(['a', 'b', 'c', 'd']), 'nyl: reconcile dev');
 });
 
+test("transitionMessage: a run's headline counts its units by result in a fixed order, names one to three", () => {
+  const head = (outcomes, operation = 'reconcile') => transitionMessage('dev', { operation }, {}, { outcomes }).split('\n')[0];
+  assert.equal(head({}), 'nyl: reconcile dev', 'nothing recorded (a takeover that only records a lease break)');
+  assert.equal(head({ migrate: 'executed' }), 'nyl: reconcile dev: 1 executed (migrate)');
+  assert.equal(head({ migrate: 'failed', db: 'executed', api: 'executed' }), 'nyl: reconcile dev: 2 executed (api, db), 1 failed (migrate)');
+  assert.equal(head({ a: 'uncertain', b: 'imported' }), 'nyl: reconcile dev: 1 imported (b), 1 uncertain (a)');
+  assert.equal(head({ a: 'executed', b: 'executed', c: 'failed', d: 'executed' }), 'nyl: reconcile dev: 3 executed, 1 failed', 'four units: counts only');
+  assert.equal(head({ a: 'removed', b: 'removed' }, 'teardown'), 'nyl: teardown dev: 2 removed (a, b)');
+  assert.equal(head({ u: 'current' }), 'nyl: reconcile dev: 1 restored (u)', 'a current unit is recorded only when its desired document is restored');
+  assert.equal(head({ a: 'blocked', b: 'awaiting-approval', c: 'recovered' }), 'nyl: reconcile dev: 1 recovered (c), 1 blocked (a), 1 awaiting-approval (b)');
+  assert.equal(head({ b: 'some-new-result', a: 'a-newer-one', c: 'executed' }), 'nyl: reconcile dev: 1 executed (c), 1 a-newer-one (a), 1 some-new-result (b)', 'unknown results follow, by name');
+  const long = 'x'.repeat(40);
+  assert.equal(head({ [`${long}1`]: 'executed', [`${long}2`]: 'failed' }), 'nyl: reconcile dev: 1 executed, 1 failed', 'names left out when the headline would get long');
+});
+
 test('transitionMessage: the body drops empty lists, empty maps and undefined; keys sorted', () => {
   const m = transitionMessage(
     'dev',

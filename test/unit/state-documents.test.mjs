@@ -36,6 +36,15 @@ test('every document Nyl writes reads back as it was', () => {
   for (const [kind, doc] of cases) assert.deepEqual(parseStateDocument(kind, toYaml(doc)), { ok: true, value: doc }, kind);
 });
 
+test("a condition's and a checkpoint's tool output read back as written, whatever the lines hold", () => {
+  const output = ['', 'Error: "quoted" #1', '- a list?', 'yes', '123', 'null', 'tab\there', 'ünïcode ✓ \ufffd', '  leading spaces', 'key: value', '***', "it's"];
+  const failed = { ...observed, condition: { ...observed.condition, type: 'failed', retryable: true, output } };
+  const record = { ...runUnit, checkpoint: { ...runUnit.checkpoint, output } };
+  assert.deepEqual(parseStateDocument('observed-unit', toYaml(failed)), { ok: true, value: failed });
+  assert.deepEqual(parseStateDocument('run-unit', toYaml(record)), { ok: true, value: record });
+  assert.equal(parseStateDocument('observed-unit', toYaml({ ...failed, condition: { ...failed.condition, output: [1] } })).ok, false, 'lines are strings');
+});
+
 test('invalid YAML is a flaw with its line, also a duplicate key the fast reader would otherwise take', () => {
   const text = toYaml(desired);
   const lines = text.split('\n').length;
