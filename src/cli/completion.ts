@@ -135,6 +135,10 @@ async function environments(): Promise<number> {
 export async function completion(argv: string[]): Promise<number> {
   if (argv[0] === '__complete') return argv[1] === 'environments' ? environments() : 1;
   const shell = argv[1];
+  if (shell === '--help' || shell === '-h') {
+    process.stdout.write(`Usage: nyl completion ${SHELLS.join('|')}\n\nPrints a completion script for the shell, generated from the command table:\n  source <(nyl completion bash)\n  source <(nyl completion zsh)\n  nyl completion fish > ~/.config/fish/completions/nyl.fish\n`);
+    return 0;
+  }
   const scripts: Record<string, () => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
   if (shell !== undefined && argv.length === 2 && scripts[shell]) {
     process.stdout.write(scripts[shell]());

@@ -63,10 +63,10 @@ export async function main(commandLine: string[]): Promise<number> {
     process.stdout.write(`nyl ${version()}\n`);
     return 0;
   }
-  if (argv[0] === 'help' && argv.length > 1 && !findCommand(argv.slice(1)) && groupOf(argv.slice(1))) return groupHelpOf(argv.slice(1, 2).concat('--help'))!;
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     const sub = argv[0] === 'help' ? findCommand(argv.slice(1)) : undefined;
-    process.stdout.write(sub ? commandHelp(sub.spec) : mainHelp(version()));
+    const group = argv[0] === 'help' ? groupOf(argv.slice(1)) : undefined;
+    process.stdout.write(sub ? commandHelp(sub.spec) : group ? groupHelp(group) : mainHelp(version()));
     return argv.length === 0 ? 1 : 0;
   }
   if (argv[0] === 'completion' || argv[0] === '__complete') {

@@ -137,6 +137,9 @@ describe('completion', () => {
       fs.writeFileSync(file, script.stdout);
       const r = spawnSync(shell, ['-n', file], { encoding: 'utf8' });
       assert.equal(r.status, 0, r.stderr);
+      if (shell !== 'fish') return;
+      const listed = spawnSync('fish', ['--no-config', '-c', `source ${file}; complete -C 'nyl state re'`], { encoding: 'utf8' }).stdout;
+      assert.deepEqual(listed.split('\n').filter(Boolean).map((l) => l.split('\t')[0]).sort(), ['reset', 'restore']);
     });
   }
 });
