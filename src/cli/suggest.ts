@@ -12,6 +12,15 @@ export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * The closest of candidates to typed; of equally close ones, one that typed begins (`statu` is
+ * status, not state), else the first in table order.
+ */
+function guess(typed: string | undefined, candidates: string[]): string | undefined {
+  if (typed === undefined || typed.startsWith('-')) return undefined;
+  return closest(typed, [...candidates.filter((c) => c.startsWith(typed)), ...candidates.filter((c) => !c.startsWith(typed))]);
+}
+
 function commandLine(words: string[]): string {
   return ['nyl', ...words].map(shellQuote).join(' ');
 }
@@ -23,15 +32,13 @@ export function unknownCommandHelp(argv: string[]): { message: string; fix: stri
   if (group !== undefined) {
     const subs = COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === group).map((c) => c.words[1]!);
     const typed = argv[1];
-    const guess = typed !== undefined && !typed.startsWith('-') ? closest(typed, subs) : undefined;
-    if (guess) return { message, fix: `did you mean \`${commandLine([group, guess, ...argv.slice(2)])}\`?` };
+    const sub = guess(typed, subs);
+    if (sub) return { message, fix: `did you mean \`${commandLine([group, sub, ...argv.slice(2)])}\`?` };
     const what = typed === undefined || typed.startsWith('-') ? `nyl ${group} needs a subcommand` : message;
     return { message: `${what}; the subcommands of nyl ${group}: ${subs.join(', ')}`, fix: `see \`nyl ${group} --help\` for what each does` };
   }
-  const typed = argv[0];
-  const words = [...new Set(COMMANDS.map((c) => c.words[0]!))];
-  const guess = typed !== undefined && !typed.startsWith('-') ? closest(typed, words) : undefined;
-  if (guess) return { message, fix: `did you mean \`${commandLine([guess, ...argv.slice(1)])}\`?` };
+  const word = guess(argv[0], [...new Set(COMMANDS.map((c) => c.words[0]!))]);
+  if (word) return { message, fix: `did you mean \`${commandLine([word, ...argv.slice(1)])}\`?` };
   return { message, fix: 'see `nyl --help` for the commands' };
 }
 
@@ -41,9 +48,8 @@ export function unknownCommandHelp(argv: string[]): { message: string; fix: stri
  */
 export function unknownOptionFix(spec: CommandSpec, rest: string[], option: string): string {
   const help = `see \`nyl ${spec.words.join(' ')} --help\``;
-  if (!option.startsWith('--')) return help;
-  const guess = closest(option.slice(2), spec.options.map((o) => o.name));
-  if (!guess) return help;
-  const fixed = rest.map((a) => (a === option ? `--${guess}` : a.startsWith(`${option}=`) ? `--${guess}${a.slice(option.length)}` : a));
-  return `did you mean --${guess}? \`${commandLine([...spec.words, ...fixed])}\``;
+  const name = option.startsWith('--') ? guess(option.slice(2), spec.options.map((o) => o.name)) : undefined;
+  if (!name) return help;
+  const fixed = rest.map((a) => (a === option ? `--${name}` : a.startsWith(`${option}=`) ? `--${name}${a.slice(option.length)}` : a));
+  return `did you mean --${name}? \`${commandLine([...spec.words, ...fixed])}\``;
 }

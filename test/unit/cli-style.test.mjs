@@ -128,6 +128,8 @@ test('did you mean: the corrected command line, quoted to run as printed; none w
   assert.equal(unknownCommandHelp(['state', 'innit', '-e', 'dev']).fix, 'did you mean `nyl state init -e dev`?');
   assert.equal(unknownCommandHelp(['lease', '-e', 'dev']).fix, 'see `nyl lease --help` for what each does');
   assert.equal(unknownCommandHelp(['frobnicate']).fix, 'see `nyl --help` for the commands');
+  assert.equal(unknownCommandHelp(['statu', '-e', 'dev']).fix, 'did you mean `nyl status -e dev`?', 'of two equally close, the one the word begins');
+  assert.equal(unknownCommandHelp(['stat', 'init']).fix, 'did you mean `nyl state init`?');
   assert.equal(unknownCommandHelp(['plna', '-e', 'dev', '--reason', "it's late"]).fix, "did you mean `nyl plan -e dev --reason 'it'\\''s late'`?");
   const reconcile = findCommand(['reconcile']).spec;
   assert.equal(unknownOptionFix(reconcile, ['--unti', 'a', '-e', 'dev'], '--unti'), 'did you mean --unit? `nyl reconcile --unit a -e dev`');
