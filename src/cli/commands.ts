@@ -398,10 +398,39 @@ export function findCommand(args: string[]): { spec: CommandSpec; rest: string[]
   return undefined;
 }
 
+/**
+ * The first word of commands that have subcommands (`state`, `lease`) when args name no command:
+ * `nyl state`, `nyl state --help` list the subcommands, as `git remote -h` does.
+ */
+export function groupOf(args: string[]): string | undefined {
+  const word = args[0];
+  return word !== undefined && COMMANDS.some((c) => c.words.length > 1 && c.words[0] === word) ? word : undefined;
+}
+
+export function groupHelp(word: string): string {
+  const subs = COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === word);
+  const width = Math.max(...subs.map((c) => c.words.slice(1).join(' ').length)) + 2;
+  return [
+    `Usage: nyl ${word} <subcommand> [options] [PATH]`,
+    '',
+    'Subcommands:',
+    ...subs.map((c) => `  ${c.words.slice(1).join(' ').padEnd(width)}${c.summary}`),
+    '',
+    `See nyl ${word} <subcommand> --help for its options.`,
+    '',
+  ].join('\n');
+}
+
+/** Commands outside the table: main.ts answers them without dispatch (shown in the main help). */
+export const EXTRA_COMMANDS: [words: string, summary: string][] = [['completion', 'Print a shell completion script: nyl completion bash|zsh|fish']];
+
+/** The option every command accepts; main.ts takes it off the command line. */
+export const NO_COLOR_HELP = 'No colour (also NO_COLOR=1; colour is only used on a terminal).';
+
 export function commandHelp(spec: CommandSpec): string {
   const lines = [`nyl ${spec.words.join(' ')}: ${spec.summary}`, '', `Usage: ${spec.usage}`, '', wrap(spec.description, 100), '', 'Options:'];
   const rows = spec.options.map((o) => [`${o.short ? `-${o.short}, ` : '    '}--${o.name}${o.value ? ` ${o.value}` : ''}`, o.help] as const);
-  rows.push(['    --help', 'Show this help.']);
+  rows.push(['    --help', 'Show this help.'], ['    --no-color', NO_COLOR_HELP]);
   const width = Math.max(...rows.map((r) => r[0].length)) + 2;
   for (const [left, right] of rows) lines.push(`  ${left.padEnd(width)}${right}`);
   lines.push(`  ${'[PATH]'.padEnd(width)}The project directory or a path beneath it. Default: .`);
@@ -410,18 +439,20 @@ export function commandHelp(spec: CommandSpec): string {
 }
 
 export function mainHelp(version: string): string {
-  const width = Math.max(...COMMANDS.map((c) => c.words.join(' ').length)) + 2;
+  const rows: [string, string][] = [...COMMANDS.map((c): [string, string] => [c.words.join(' '), c.summary]), ...EXTRA_COMMANDS];
+  const width = Math.max(...rows.map(([w]) => w.length)) + 2;
   return [
     `nyl ${version}: reconciles units into environments and keeps all orchestration state in Git`,
     '',
     'Usage: nyl <command> [options] [PATH]',
     '',
     'Commands:',
-    ...COMMANDS.map((c) => `  ${c.words.join(' ').padEnd(width)}${c.summary}`),
+    ...rows.map(([w, summary]) => `  ${w.padEnd(width)}${summary}`),
     '',
     'Global options:',
-    '  --help      Show help (also after a command: nyl status --help).',
+    '  --help      Show help (also after a command: nyl status --help, nyl state --help).',
     '  --version   Print the version.',
+    `  --no-color  ${NO_COLOR_HELP}`,
     '',
     'Exit codes: 0 done or nothing to change, 1 error or refusal, 2 waiting (lease held, blocked, held),',
     '3 a unit failed, 4 a unit is uncertain, the lease was lost, or the run was cancelled.',

@@ -17,6 +17,7 @@ import { parseCommand, type ParsedCommand } from './parse';
 import { renderPlan } from './render-plan';
 import { renderDiagnostics, renderMultiEnvironment, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
+import { styled } from './style';
 import { stderrPorts } from './terminal';
 
 type Output = 'text' | 'json';
@@ -476,7 +477,7 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
     const report = await runOperation(rt, parsed);
     const code = exitCodeOf(report, report.errors, command);
     if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(render(report));
+    else process.stdout.write(styled(process.stdout, () => render(report)));
     return code;
   } catch (error) {
     const diagnostics: Diagnostic[] =
@@ -488,7 +489,7 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
       const doc = refusalDocument(reportKindOf(spec), spec.words[0] === 'status' ? undefined : (spec.operation ?? spec.words.join('-')), environment, diagnostics, details);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
-      process.stderr.write(`${renderDiagnostics(diagnostics)}\n`);
+      process.stderr.write(`${styled(process.stderr, () => renderDiagnostics(diagnostics))}\n`);
     }
     return exitCodeOf(undefined, diagnostics, command);
   } finally {

@@ -6,7 +6,7 @@
  * with dispatch.ts.
  */
 import { nylVersion } from '../util/version';
-import { commandHelp, findCommand, mainHelp } from './commands';
+import { COMMANDS, commandHelp, findCommand, groupHelp, groupOf, mainHelp } from './commands';
 
 function version(): string {
   return nylVersion();
@@ -17,9 +17,12 @@ function unknownCommand(argv: string[]): number {
   const { asksForJson, refusalDocument } = require('./dispatch') as typeof import('./dispatch');
   const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
   const { renderDiagnostics } = require('./render-text') as typeof import('./render-text');
-  const usage = diagnostic('NYL-USAGE', 'error', `unknown command: nyl ${argv.join(' ')}`, { fix: 'see `nyl --help` for the commands' });
+  const { unknownCommandHelp } = require('./suggest') as typeof import('./suggest');
+  const { styled } = require('./style') as typeof import('./style');
+  const { message, fix } = unknownCommandHelp(argv);
+  const usage = diagnostic('NYL-USAGE', 'error', message, { fix });
   if (!asksForJson(argv)) {
-    process.stderr.write(`${renderDiagnostics([usage])}\n`);
+    process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([usage]))}\n`);
     return 1;
   }
   // The word the user typed as the command; empty, as environment is, when the line starts with an
@@ -29,18 +32,49 @@ function unknownCommand(argv: string[]): number {
   return 1;
 }
 
-export async function main(argv: string[]): Promise<number> {
+/** The options that take a value, spelled as on a command line: `--no-color` after one is its value. */
+function takesValue(arg: string | undefined): boolean {
+  return COMMANDS.some((c) => c.options.some((o) => o.type === 'string' && (arg === `--${o.name}` || arg === `-${o.short}`)));
+}
+
+/**
+ * `--no-color`, accepted anywhere by every command, taken off the command line here so that no
+ * command's option table needs it (except where it is the value of the option before it).
+ */
+function withoutNoColor(argv: string[]): string[] {
+  const rest = argv.filter((a, i) => a !== '--no-color' || takesValue(argv[i - 1]));
+  if (rest.length !== argv.length) (require('./style') as typeof import('./style')).refuseColor();
+  return rest;
+}
+
+const HELP = new Set(['--help', '-h']);
+
+/** `nyl state`, `nyl state --help`, `nyl help state`: the subcommands of a group, when no command matched. */
+function groupHelpOf(argv: string[]): number | undefined {
+  const group = groupOf(argv);
+  if (group === undefined || (argv.length > 1 && !HELP.has(argv[1]!))) return undefined;
+  process.stdout.write(groupHelp(group));
+  return argv.length === 1 ? 1 : 0;
+}
+
+export async function main(commandLine: string[]): Promise<number> {
+  const argv = withoutNoColor(commandLine);
   if (argv[0] === '--version' || argv[0] === '-V' || argv[0] === 'version') {
     process.stdout.write(`nyl ${version()}\n`);
     return 0;
   }
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     const sub = argv[0] === 'help' ? findCommand(argv.slice(1)) : undefined;
-    process.stdout.write(sub ? commandHelp(sub.spec) : mainHelp(version()));
+    const group = argv[0] === 'help' ? groupOf(argv.slice(1)) : undefined;
+    process.stdout.write(sub ? commandHelp(sub.spec) : group ? groupHelp(group) : mainHelp(version()));
     return argv.length === 0 ? 1 : 0;
   }
+  if (argv[0] === 'completion' || argv[0] === '__complete') {
+    const { completion } = require('./completion') as typeof import('./completion');
+    return completion(argv);
+  }
   const found = findCommand(argv);
-  if (!found) return unknownCommand(argv);
+  if (!found) return groupHelpOf(argv) ?? unknownCommand(argv);
   if (found.rest.includes('--help') || found.rest.includes('-h')) {
     process.stdout.write(commandHelp(found.spec));
     return 0;

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { diagnostic, NylError } from '../errors/diagnostic';
 import { type DurationBounds, WAIT_LEASE_BOUNDS, durationProblem } from '../util/duration';
 import type { CommandSpec, OptionSpec } from './commands';
+import { unknownOptionFix } from './suggest';
 
 export interface ParsedCommand {
   spec: CommandSpec;
@@ -31,7 +32,9 @@ export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
   try {
     parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    usageError(`${(error as Error).message.replace(/\. To specify.*$/s, '')}`, `see \`nyl ${spec.words.join(' ')} --help\``);
+    const message = (error as Error).message.replace(/\. To specify.*$/s, '');
+    const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
+    usageError(message, unknown ? unknownOptionFix(spec, rest, unknown) : `see \`nyl ${spec.words.join(' ')} --help\``);
   }
   if (parsed.positionals.length > 1) {
     usageError(`unexpected arguments: ${parsed.positionals.slice(1).join(' ')}`, `see \`nyl ${spec.words.join(' ')} --help\``);

@@ -16,9 +16,9 @@ function tables(r: ReconcileReport): string[] {
   const leaving = r.unitOrder.filter((n) => r.units[n]!.leaving);
   const others = r.unitOrder.filter((n) => !r.units[n]!.leaving);
   const parts: string[] = [];
-  if (leaving.length > 0) parts.push('leaving:', renderTable(HEADER, leaving.map(row)));
+  if (leaving.length > 0) parts.push('leaving:', renderTable(HEADER, leaving.map(row), 2));
   if (leaving.length > 0 && others.length > 0) parts.push('');
-  if (others.length > 0) parts.push(renderTable(HEADER, others.map(row)));
+  if (others.length > 0) parts.push(renderTable(HEADER, others.map(row), 2));
   return parts;
 }
 

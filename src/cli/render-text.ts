@@ -8,10 +8,11 @@
 import type { Diagnostic } from '../errors/diagnostic';
 import type { MultiEnvironmentReport, ReconcileReport, RefusalDocument, SingleEnvironmentReport, StateOperationReport, StatusReport } from '../report/types';
 import { firstLine, isMultiline } from '../util/text';
+import { heading, stateWord } from './style';
 
 export function renderDiagnostic(d: Diagnostic): string {
   const units = d.units && d.units.length > 0 ? ` (${d.units.join(', ')})` : '';
-  const lines = [`${d.severity} ${d.code}${units}`];
+  const lines = [heading(d.severity, `${d.severity} ${d.code}${units}`)];
   for (const l of d.message.split('\n')) lines.push(`  ${l}`);
   if (d.location) {
     const where = [d.location.file, d.location.line, d.location.column].filter((x) => x !== undefined).join(':');
@@ -25,15 +26,20 @@ export function renderDiagnostics(list: Diagnostic[]): string {
   return list.map(renderDiagnostic).join('\n\n');
 }
 
-export function renderTable(header: string[], table: string[][]): string {
+/**
+ * Columns padded to their widest cell; `toned` is the column of state words (STATE, RESULT,
+ * ACTION, DRIFT), coloured by style.ts after padding, so escape codes never count as width.
+ */
+export function renderTable(header: string[], table: string[][], toned?: number): string {
   const rows = table.map((r) => r.map(firstLine));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
+  const line = (cells: string[], tone: (c: string, i: number) => string) =>
     cells
-      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .map((c, i) => (i === cells.length - 1 ? tone(c, i) : `${tone(c, i)}${' '.repeat(widths[i]! - c.length)}`))
       .join('  ')
       .trimEnd();
-  return [line(header), ...rows.map(line)].join('\n');
+  const toneCell = (c: string, i: number) => (i === toned ? stateWord(c) : c);
+  return [line(header, (c) => c), ...rows.map((r) => line(r, toneCell))].join('\n');
 }
 
 /** The texts of several lines a table cut short, in full: `NAME RESULT:` and the text indented. */
@@ -68,10 +74,34 @@ export function renderStateOperation(r: StateOperationReport): string {
   const tabled = r.operation === 'verify' ? VERIFY_TABLE : [];
   for (const [k, v] of Object.entries(r.details)) {
     if (k === 'location' || k === 'teardown' || tabled.includes(k) || v === undefined) continue;
-    out.push(`  ${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+    out.push(...valueLines(k, v, 1));
   }
   if (r.operation === 'verify') out.splice(1, 0, ...verifyTable(r));
   return `${withDiagnostics(out.join('\n'), [...r.errors, ...r.warnings, ...r.notes])}${teardownSection(r)}`;
+}
+
+/**
+ * A detail as text lines, never JSON: a scalar on its key's line, an object as its keys indented
+ * below, a list one item per line (`- item`; an object item's first key on the dash's line), an
+ * empty list or object as `(none)`. Strings print as they are, as they always did.
+ */
+export function valueLines(key: string, value: unknown, depth: number): string[] {
+  const indent = '  '.repeat(depth);
+  if (value === null || typeof value !== 'object') return [`${indent}${key}: ${typeof value === 'string' ? value : String(value)}`];
+  const entries = Array.isArray(value) ? value : Object.entries(value);
+  if (entries.length === 0) return [`${indent}${key}: (none)`];
+  if (!Array.isArray(value)) return [`${indent}${key}:`, ...Object.entries(value).flatMap(([k, v]) => valueLines(k, v, depth + 1))];
+  return [`${indent}${key}:`, ...value.flatMap((item) => listItem(item, depth + 1))];
+}
+
+/** One item of a list: `- value`, or an object's key lines with the first behind the dash. */
+function listItem(item: unknown, depth: number): string[] {
+  const indent = '  '.repeat(depth);
+  if (item === null || typeof item !== 'object') return [`${indent}- ${typeof item === 'string' ? item : String(item)}`];
+  if (Array.isArray(item)) return item.length === 0 ? [`${indent}- (none)`] : [`${indent}-`, ...item.flatMap((i) => listItem(i, depth + 1))];
+  const lines = Object.entries(item).flatMap(([k, v]) => valueLines(k, v, depth + 1));
+  if (lines.length === 0) return [`${indent}- (none)`];
+  return [`${indent}- ${lines[0]!.trimStart()}`, ...lines.slice(1)];
 }
 
 /** The details `nyl verify` shows as its table rather than as fields. */
@@ -82,7 +112,7 @@ function verifyTable(r: StateOperationReport): string[] {
   const units = (r.details.units ?? {}) as Record<string, { drift: string; kind: string; detail?: string }>;
   const skipped = (r.details.skipped ?? {}) as Record<string, string>;
   const rows = [...Object.entries(units).map(([n, u]) => [n, u.kind, u.drift, u.detail ?? '']), ...Object.entries(skipped).map(([n, why]) => [n, '-', 'skipped', why])];
-  return rows.length > 0 ? ['', ...renderTable(['UNIT', 'KIND', 'DRIFT', 'DETAIL'], rows).split('\n'), ''] : [];
+  return rows.length > 0 ? ['', ...renderTable(['UNIT', 'KIND', 'DRIFT', 'DETAIL'], rows, 2).split('\n'), ''] : [];
 }
 
 /** state delete --teardown: the teardown's own table and diagnostics, below the operation's. */
@@ -104,7 +134,7 @@ export function renderStatus(r: StatusReport): string {
       const state = u.state === 'held' && u.condition?.type === 'uncertain' ? 'held (uncertain)' : u.state;
       return [u.name, u.kind, state, u.receipt, u.lastRun ? `${u.lastRun.at} ${u.lastRun.result}` : '-', u.detail];
     });
-    parts.push(renderTable(['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'], rows));
+    parts.push(renderTable(['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'], rows, 2));
     const loc = r.details.location as Record<string, string> | undefined;
     const info = fields([
       ['state', loc ? `${loc.repository} (${loc.desiredRef}, ${loc.observedRef}${loc.path ? `, path ${loc.path}` : ''})` : undefined],
@@ -136,9 +166,9 @@ export function renderReconcile(r: ReconcileReport): string {
     const others = r.unitOrder.filter((n) => !r.units[n]!.leaving);
     const header = ['UNIT', 'KIND', 'RESULT', 'DETAIL'];
     if (leaving.length > 0 && r.operation === 'reconcile') parts.push('leaving:');
-    if (leaving.length > 0) parts.push(renderTable(header, leaving.map(row)));
+    if (leaving.length > 0) parts.push(renderTable(header, leaving.map(row), 2));
     if (leaving.length > 0 && others.length > 0) parts.push('');
-    if (others.length > 0) parts.push(renderTable(header, others.map(row)));
+    if (others.length > 0) parts.push(renderTable(header, others.map(row), 2));
   }
   const info = fields([
     ['run', r.run],

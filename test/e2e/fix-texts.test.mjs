@@ -625,7 +625,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       // Holding again what the dead run was told to hold: refused until the run is imported.
       const broken = await step(dir, holdOther, [2]);
       const imported = await fx.exec(dir, fx.only(fx.printed(broken, 'NYL-LEASE-BROKEN')), [0]);
-      assert.match(imported.stdout, /leaseBroken: .*the runner looked dead/, show(imported));
+      assert.match(imported.stdout, /^ {2}leaseBroken:\n(?: {4}.*\n)*? {4}reason: the runner looked dead$/m, show(imported));
       await step(dir, holdOther); // "then run the command again"
       await fx.exec(dir, fx.only(fx.printed(imported, 'NYL-RUN-SUPERSEDED', { unit: 'quick' })), [0]);
 

@@ -95,7 +95,13 @@ const UNIT_KIND_NAMES = ['Command', 'Terraform', 'OpenTofu', 'OciImage'];
 const KIND_NAMES_HOME = 'drivers';
 
 const PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-const RUNTIME_PACKAGES = new Set(Object.keys(PACKAGE.dependencies ?? {}));
+/**
+ * Packages src/ may import: the runtime dependencies, and the packages the CLI bundle
+ * (dist/nyl.cjs, scripts/bundle.mjs) carries inside itself. Those are devDependencies: an
+ * installed nyl runs the bundle alone and installs nothing else (README, "Install as a package").
+ */
+const BUNDLED_PACKAGES = ['yaml'];
+const RUNTIME_PACKAGES = new Set([...Object.keys(PACKAGE.dependencies ?? {}), ...BUNDLED_PACKAGES]);
 const BUILTINS = new Set(builtinModules.map((m) => m.replace(/^node:/, '')));
 
 const RULES = { rank: RANK, allowed: ALLOWED, fileAllowed: FILE_ALLOWED, packages: RUNTIME_PACKAGES, oneDoor: ONE_DOOR };
