@@ -56,8 +56,9 @@ export async function selectEntries(opened: OpenedEnvironment, refs: RefSnapshot
   const history = await readEnvironmentHistory(reader, opened.loc, refs);
   const entries: LogEntry[] = [];
   for (const e of history) {
-    if (limit > 0 && entries.length === limit) return { entries, truncated: true };
     if (unit !== undefined && !namesUnit(parseTransition(e.message), unit) && !(await entryChangedUnit(reader, opened.loc, e, unit))) continue;
+    // Truncated only when an entry that would show was left out.
+    if (limit > 0 && entries.length === limit) return { entries, truncated: true };
     entries.push(logEntryOf(e));
   }
   return { entries, truncated: false };

@@ -101,27 +101,54 @@ export function namesUnit(t: TransitionView, unit: string): boolean {
 
 const keyOf = (c: StateCommit) => `${c.time}\u0000${c.message}`;
 
+/** Pairs each desired commit with the newest unpaired observed commit of the same time and message. */
+function pairUp(desired: readonly StateCommit[], observed: readonly StateCommit[]): { dToO: (number | undefined)[]; oToD: (number | undefined)[] } {
+  const waiting = new Map<string, number[]>();
+  observed.forEach((c, i) => waiting.set(keyOf(c), [...(waiting.get(keyOf(c)) ?? []), i]));
+  const dToO: (number | undefined)[] = [];
+  const oToD: (number | undefined)[] = observed.map(() => undefined);
+  desired.forEach((c, d) => {
+    const o = waiting.get(keyOf(c))?.shift();
+    dToO.push(o);
+    if (o !== undefined) oToD[o] = d;
+  });
+  return { dToO, oToD };
+}
+
 /**
  * Merges the two histories (each newest first) into one entry per operation, newest first. A
  * desired and an observed commit pair up when their time and message are equal; each commit pairs
- * once, the newest unpaired first. Order: newer time first; at the same second, each ref's own
- * order holds (an entry on both refs sits where either ref puts it).
+ * once, the newest unpaired first. Each ref's own order is kept (a hand-made commit with an odd
+ * date stays where its ref has it); between the refs the newer commit comes first, and a commit
+ * whose pair sits further down the other ref waits for the commits above that pair.
  */
 export function mergeHistories(desired: readonly StateCommit[], observed: readonly StateCommit[]): HistoryEntry[] {
-  const waiting = new Map<string, number[]>();
-  observed.forEach((c, i) => waiting.set(keyOf(c), [...(waiting.get(keyOf(c)) ?? []), i]));
-  const entries: (HistoryEntry & { d?: number; o?: number })[] = [];
-  const paired = new Set<number>();
-  desired.forEach((c, d) => {
-    const o = waiting.get(keyOf(c))?.shift();
-    if (o !== undefined) paired.add(o);
-    entries.push({ time: c.time, message: c.message, desired: c, d, ...(o !== undefined ? { observed: observed[o]!, o } : {}) });
-  });
-  observed.forEach((c, o) => {
-    if (!paired.has(o)) entries.push({ time: c.time, message: c.message, observed: c, o });
-  });
-  entries.sort((a, b) => b.time - a.time || (a.d !== undefined && b.d !== undefined ? a.d - b.d : a.o !== undefined && b.o !== undefined ? a.o - b.o : 0));
-  return entries.map(({ d: _d, o: _o, ...e }) => e);
+  const { dToO, oToD } = pairUp(desired, observed);
+  const out: HistoryEntry[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < desired.length || j < observed.length) {
+    const d = desired[i];
+    const o = observed[j];
+    if (d && dToO[i] !== undefined && dToO[i] === j) {
+      out.push({ time: d.time, message: d.message, desired: d, observed: o! });
+      i++;
+      j++;
+      continue;
+    }
+    // A commit paired further down the other ref must wait; otherwise the newer one goes first.
+    const dWaits = d !== undefined && (dToO[i] ?? -1) > j;
+    const oWaits = o !== undefined && (oToD[j] ?? -1) > i;
+    const takeDesired = !o || (d !== undefined && (dWaits === oWaits ? d.time >= o.time : oWaits));
+    if (takeDesired) {
+      out.push({ time: d!.time, message: d!.message, desired: d! });
+      i++;
+    } else {
+      out.push({ time: o.time, message: o.message, observed: o });
+      j++;
+    }
+  }
+  return out;
 }
 
 /** The entry's time as ISO 8601 in UTC. */
