@@ -87,6 +87,8 @@ export function unitResults(t: TransitionView): Map<string, string> {
   if (units && typeof units === 'object' && !Array.isArray(units)) for (const [u, v] of Object.entries(units)) add(u, unitResult(v));
   for (const list of UNIT_LISTS) {
     const items = t.body[list];
+    // `held` of a hold commit only repeats its action.
+    if (list === 'held' && t.operation === 'hold') continue;
     if (Array.isArray(items)) for (const u of items) if (typeof u === 'string') add(u, list);
   }
   return new Map([...out].map(([u, w]) => [u, w.join(', ')]));
