@@ -24,7 +24,8 @@ export function renderLogEntry(e: LogEntry): string[] {
   if (e.reason) out.push(`  reason: ${e.reason}`);
   if (e.run) out.push(`  run: ${e.run}`);
   if (e.source) out.push(`  source: ${e.source}`);
-  if (e.moved) out.push(`  moved: from ${e.moved.from ?? '?'} to ${e.moved.to ?? '?'}`);
+  // The old location's move commit names where the state went; the new location's, where it came from.
+  if (e.moved) out.push(`  moved:${e.moved.from ? ` from ${e.moved.from}` : ''}${e.moved.to ? ` to ${e.moved.to}` : ''}`);
   const commits = [e.desired ? `desired ${short(e.desired)}` : '', e.observed ? `observed ${short(e.observed)}` : ''].filter(Boolean);
   out.push(`  commits: ${commits.join(', ')}`);
   for (const [unit, result] of Object.entries(e.units)) out.push(`  ${unit}: ${result}`);
