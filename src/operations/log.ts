@@ -68,7 +68,7 @@ export async function log(rt: Runtime, req: LogRequest): Promise<LogReport> {
   return withEnvironmentRead(rt, req, (opened) => logOpened(opened, req));
 }
 
-async function logOpened(opened: OpenedEnvironment, req: LogRequest): Promise<LogReport> {
+export async function logOpened(opened: OpenedEnvironment, req: LogRequest): Promise<LogReport> {
   const report: LogReport = {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,

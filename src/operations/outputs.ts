@@ -49,7 +49,7 @@ function emptyReport(opened: OpenedEnvironment, unit: string | undefined): Outpu
   };
 }
 
-async function outputsOpened(opened: OpenedEnvironment, unit: string | undefined): Promise<OutputsReport> {
+export async function outputsOpened(opened: OpenedEnvironment, unit: string | undefined): Promise<OutputsReport> {
   const env = opened.env.name;
   const report = emptyReport(opened, unit);
   const read = await readRefs(opened);

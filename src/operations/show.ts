@@ -60,7 +60,7 @@ function emptyReport(opened: OpenedEnvironment, unit: string): ShowReport {
   };
 }
 
-async function showOpened(opened: OpenedEnvironment, unit: string): Promise<ShowReport> {
+export async function showOpened(opened: OpenedEnvironment, unit: string): Promise<ShowReport> {
   const env = opened.env.name;
   const report = emptyReport(opened, unit);
   const read = await readRefs(opened);
