@@ -90,6 +90,9 @@ describe('nyl log, show and outputs', () => {
     assert.equal(usage.code, 1, show(usage));
     assert.equal(usage.json.kind, 'LogReport');
     assert.deepEqual(codes(usage), ['NYL-USAGE']);
+    const noUnit = nyl(ctx.project, ['show', '-e', 'dev', '-o', 'json']);
+    assert.equal(noUnit.code, 1, show(noUnit));
+    assert.deepEqual([noUnit.json.kind, noUnit.json.operation, ...codes(noUnit)], ['ShowReport', 'show', 'NYL-USAGE']);
 
     assert.deepEqual([allRefs(ctx.bare), allRefs(ctx.project)], before, 'log, show and outputs move no ref');
   });
