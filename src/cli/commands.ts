@@ -389,6 +389,47 @@ export const COMMANDS: CommandSpec[] = [
     options: [...SELECTION, { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Check only this unit (repeatable). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' }, WAIT, AUTHOR, OUTPUT],
     examples: ['nyl verify -e prod', 'nyl verify -e prod --unit network -o json'],
   },
+  {
+    words: ['log'],
+    summary: "Show the environment's history: one entry per operation, newest first",
+    usage: 'nyl log -e <env> [--unit <name>] [-n <count>] [-o text|json] [PATH]',
+    description:
+      "Reads the transition commits of the environment's desired and observed refs (first parents; through a state move's second parent to the old location's history) and merges them into one entry per operation: " +
+      'a desired and an observed commit with the same message and commit time are one operation, and an operation that changed one ref only is an entry of its own. ' +
+      'Each entry shows when, the operation, who asked (Nyl-Requested-By, else the author), why (Nyl-Reason), the run, the source, the commits and what happened to each unit it names. ' +
+      "On state refs shared through state.path only the commits that changed this environment's directory are shown. --unit follows one unit: the operations that name it or changed its documents. " +
+      'Shows the newest 20 entries unless -n says otherwise (-n 0: all). A deleted or moved state still shows its history, with a warning. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
+    options: [
+      ENV,
+      { name: 'unit', type: 'string', value: '<name>', help: 'Only the operations that name this unit or changed its desired or observed document.' },
+      { name: 'max-count', short: 'n', type: 'string', value: '<count>', help: 'Show at most this many entries, newest first. Default 20; 0 shows all.' },
+      LOCAL,
+      OUTPUT,
+    ],
+    examples: ['nyl log -e prod', 'nyl log -e prod --unit database -n 5', 'nyl log -e prod -n 0 -o json'],
+  },
+  {
+    words: ['show'],
+    summary: "Show one unit's documents, receipt, outputs and last runs",
+    usage: 'nyl show -e <env> --unit <name> [-o text|json] [PATH]',
+    description:
+      "Prints the unit's receipt (run, execution key, when it finished, its outputs: a sensitive output by its digest only, never its value), its condition, hold and drift, " +
+      'its desired document from the desired ref and its observed document, and the last 5 operations that named it or changed its documents (as nyl log --unit shows them). ' +
+      'An unknown unit is NYL-UNIT-UNKNOWN. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
+    options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to show. Required.' }, LOCAL, OUTPUT],
+    examples: ['nyl show -e prod --unit database', 'nyl show -e prod --unit database -o json'],
+  },
+  {
+    words: ['outputs'],
+    summary: "Print the outputs of the units' receipts, for scripts",
+    usage: 'nyl outputs -e <env> [--unit <name>] [-o text|json] [PATH]',
+    description:
+      "Text: one KEY=VALUE line per output (UNIT.KEY=VALUE without --unit), a one-line string as it is and any other value as JSON; read it with `while IFS='=' read -r key value`, not with eval. " +
+      'JSON: outputs is {unit: {key: value}}, or {key: value} with --unit. A sensitive output is never printed: text shows KEY=(sensitive), and JSON leaves it out of outputs and names it under sensitive. ' +
+      'Units without a receipt have no outputs. An unknown --unit is NYL-UNIT-UNKNOWN. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
+    options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: "Only this unit's outputs, as {key: value}." }, LOCAL, OUTPUT],
+    examples: ['nyl outputs -e prod', 'nyl outputs -e prod --unit database -o json | jq -r .outputs.url'],
+  },
 ];
 
 export function findCommand(args: string[]): { spec: CommandSpec; rest: string[] } | undefined {

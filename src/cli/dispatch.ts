@@ -14,6 +14,7 @@ import type { CommandSpec } from './commands';
 import { environmentSelectorOf, selectsEnvironments, singleEnvironmentOf, unitsOfSingle } from './environment-options';
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
+import { renderLog, renderOutputs, renderShow } from './render-inspect';
 import { renderPlan } from './render-plan';
 import { renderDiagnostics, renderMultiEnvironment, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
@@ -345,6 +346,10 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     }
     case 'state restore':
       return stateRestoreOf(rt, p);
+    case 'log':
+    case 'show':
+    case 'outputs':
+      return inspectOf(rt, p);
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
       const w = waitMs(p);
@@ -355,8 +360,42 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
   }
 }
 
+/** `nyl log`, `nyl show` and `nyl outputs`: read state only, so they take neither --author nor a reason. */
+async function inspectOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  const req = { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) };
+  const unit = stringOpt(p, 'unit');
+  if (p.spec.words[0] === 'show') {
+    const { show } = await import('../operations/show');
+    return show(rt, { ...req, unit: requireUnit(p) });
+  }
+  if (p.spec.words[0] === 'outputs') {
+    const { outputs } = await import('../operations/outputs');
+    return outputs(rt, { ...req, ...(unit !== undefined ? { unit } : {}) });
+  }
+  const { log } = await import('../operations/log');
+  const count = stringOpt(p, 'max-count');
+  return log(rt, { ...req, ...(unit !== undefined ? { unit } : {}), ...(count !== undefined ? { limit: countOf(count) } : {}) });
+}
+
+/** -n: a count of entries, 0 for all. */
+function countOf(text: string): number {
+  if (!/^\d+$/.test(text)) throw new NylError(diagnostic('NYL-USAGE', 'error', `-n ${text} is not a count`, { fix: 'pass -n <count> with a whole number, or -n 0 for every entry' }));
+  return Number(text);
+}
+
 function render(report: Report): string {
-  return report.kind === 'MultiEnvironmentReport' ? renderMultiEnvironment(report, renderSingle) : renderSingle(report);
+  switch (report.kind) {
+    case 'MultiEnvironmentReport':
+      return renderMultiEnvironment(report, renderSingle);
+    case 'LogReport':
+      return renderLog(report);
+    case 'ShowReport':
+      return renderShow(report);
+    case 'OutputsReport':
+      return renderOutputs(report);
+    default:
+      return renderSingle(report);
+  }
 }
 
 function renderSingle(report: SingleEnvironmentReport): string {
@@ -459,7 +498,12 @@ export function refusalDocument(
   };
 }
 
+/** The kind of the read-only inspection commands' reports, by command. */
+const INSPECT_KINDS: Record<string, Report['kind']> = { log: 'LogReport', show: 'ShowReport', outputs: 'OutputsReport' };
+
 function reportKindOf(spec: CommandSpec): Report['kind'] {
+  const inspect = INSPECT_KINDS[spec.words[0]!];
+  if (inspect) return inspect;
   return spec.words[0] === 'status' ? 'StatusReport' : ['reconcile', 'teardown', 'plan'].includes(spec.words[0]!) ? 'ReconcileReport' : 'StateOperationReport';
 }
 

@@ -14,12 +14,17 @@ import type { Diagnostic, Severity, SourceLocation } from '../errors/diagnostic'
 import {
   FORMAT_VERSION,
   type LeaseSummary,
+  type LogEntry,
+  type LogReport,
   type MultiEnvironmentReport,
+  type OutputsReport,
   type ReconcileReport,
   type ReconcileUnitReport,
   REPORT_API_VERSION,
   type RefusalDocument,
   type StateOperationReport,
+  type ShownReceipt,
+  type ShowReport,
   type StatusReport,
   type UnitStatus,
   type UnitStatusState,
@@ -693,6 +698,126 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   );
 }
 
+// --- LogReport, ShowReport, OutputsReport (read-only inspection) -----------------------------
+
+/** The short form of an inspection command that failed before it had a report. */
+function inspectRefusal(kind: 'LogReport' | 'ShowReport' | 'OutputsReport', operation: string): JsonSchemaObject {
+  return shape<RefusalDocument & { operation: string }>({
+    ...head,
+    kind: req({ const: kind }),
+    operation: req({ const: operation }),
+    environment: req(str('The environment named by -e; empty when the command line had none.')),
+    result: req({ const: 'refused' }),
+    details: req({ type: 'object' }),
+    ...tail,
+    errors: req({ ...diagnostics(), minItems: 1 }),
+  });
+}
+
+const inspectDetails = closedDetails('Where state lives.', { location: ref('location') });
+
+const logEntry = shape<LogEntry>(
+  {
+    operation: req(str("The Nyl-Operation trailer; '-' for a commit Nyl did not write.", { examples: ['reconcile', 'hold', 'state-init', 'state-move'] })),
+    at: req(dateTime('Commit time (UTC).')),
+    headline: req(str(undefined, { examples: ['nyl: reconcile dev (db, web)'] })),
+    desired: opt(ref('oid', 'The commit on the desired ref; absent when the operation changed only the observed ref.')),
+    observed: opt(ref('oid', 'The commit on the observed ref; absent when the operation changed only the desired ref.')),
+    by: opt(str('Nyl-Requested-By, else the commit author: "Name <email>".')),
+    reason: opt(str('Nyl-Reason.')),
+    run: opt(str('Nyl-Run: the run of a reconcile or teardown.')),
+    source: opt(str('Nyl-Source: the source commit, with " (override)" or " (worktree)".')),
+    units: req({ type: 'object', description: "Each unit the body names, with what happened to it: the body's units result (or recover's, hold's, forget's action), then each list that names it (executed, imported, recovered, removed, held, ...), comma-separated.", additionalProperties: { type: 'string' } }),
+    moved: opt(shape<NonNullable<LogEntry['moved']>>({ from: opt(str('The old location.')), to: opt(str('The new location.')) }, 'A state move: from the body.')),
+    body: req({ type: 'object', description: "The commit's YAML body as written (docs/design.md, Transition commits)." }),
+  },
+  'One operation: its transition commits on the desired and observed refs (merged by message and commit time).',
+);
+
+const logReport = shape<LogReport>({
+  ...head,
+  kind: req({ const: 'LogReport' }),
+  operation: req({ const: 'log' }),
+  environment: req(str()),
+  unit: opt(str('--unit: only operations that named the unit or changed its documents.')),
+  entries: req(arrayOf(ref('entry'), 'Newest first.')),
+  truncated: req(bool('Older entries exist beyond the -n limit (default 20).')),
+  details: req(inspectDetails),
+  ...tail,
+});
+
+function logSchema(): JsonSchemaObject {
+  return document(
+    'log-report',
+    'Nyl LogReport',
+    "What `nyl log -e ENV -o json` prints: the environment's history, one entry per operation, newest first. Missing state is an error (no entries); deleted or moved state is a warning, with its history. A command refused before it can read state prints the short refusal form.",
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: logReport, refusal: inspectRefusal('LogReport', 'log'), entry: logEntry },
+  );
+}
+
+const shownReceipt = shape<ShownReceipt>(
+  {
+    run: req(str()),
+    executionKey: req(ref('executionKey')),
+    finishedAt: req(dateTime()),
+    outputs: req({ type: 'object', description: 'The plain outputs; sensitive ones are never here.' }),
+    sensitiveOutputs: opt({ type: 'object', description: 'Each sensitive output by its digest: never its value, sealed or not.', additionalProperties: shape<{ sha256: string }>({ sha256: req(str()) }) }),
+  },
+  "The unit's receipt: its run, execution key, finish time and outputs.",
+);
+
+const showReport = shape<ShowReport>({
+  ...head,
+  kind: req({ const: 'ShowReport' }),
+  operation: req({ const: 'show' }),
+  environment: req(str()),
+  unit: req(str()),
+  desired: opt(ref('oid', "The desired ref's commit that was read.")),
+  observed: opt(ref('oid', "The observed ref's commit that was read.")),
+  desiredDocument: opt({ type: 'object', description: "The unit's desired document (units/NAME.yaml on the desired ref)." }),
+  observedDocument: opt({ type: 'object', description: "The unit's observed document, its receipt as `receipt` shows it (no desired copy, no sealed value)." }),
+  receipt: opt(ref('receipt')),
+  lastRuns: req(arrayOf(ref('entry'), 'The last 5 operations that named the unit or changed its documents, newest first.')),
+  details: req(inspectDetails),
+  ...tail,
+});
+
+function showSchema(): JsonSchemaObject {
+  return document(
+    'show-report',
+    'Nyl ShowReport',
+    "What `nyl show -e ENV --unit U -o json` prints: one unit's documents, receipt and last runs. An unknown unit, and missing, deleted or moved state, are errors of the full form. A command refused before it can read state prints the short refusal form.",
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: showReport, refusal: inspectRefusal('ShowReport', 'show'), receipt: shownReceipt, entry: logEntry },
+  );
+}
+
+const outputsReport = shape<OutputsReport>({
+  ...head,
+  kind: req({ const: 'OutputsReport' }),
+  operation: req({ const: 'outputs' }),
+  environment: req(str()),
+  unit: opt(str('--unit: outputs is that unit\'s {key: value}.')),
+  outputs: req({ type: 'object', description: 'Without --unit: {unit: {key: value}} of every unit with a receipt; with --unit: {key: value}. Sensitive outputs are left out.' }),
+  sensitive: req({
+    description: 'The sensitive outputs left out of outputs: {unit: [key]}, or [key] with --unit.',
+    oneOf: [strings(), { type: 'object', additionalProperties: strings() }],
+  }),
+  details: req(inspectDetails),
+  ...tail,
+});
+
+function outputsSchema(): JsonSchemaObject {
+  return document(
+    'outputs-report',
+    'Nyl OutputsReport',
+    "What `nyl outputs -e ENV [--unit U] -o json` prints: the outputs of the units' receipts. An unknown unit, and missing, deleted or moved state, are errors of the full form. A command refused before it can read state prints the short refusal form.",
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: outputsReport, refusal: inspectRefusal('OutputsReport', 'outputs') },
+  );
+}
+
 // --- the document -----------------------------------------------------------------------------
 
 /** Every `#/$defs/<name>` a schema refers to, at any depth. */
@@ -744,5 +869,8 @@ export function reportJsonSchemas(unitKinds: readonly string[]): Record<string, 
     'status-report': statusSchema(unitKinds),
     'reconcile-report': reconcileSchema(unitKinds),
     'state-operation-report': stateOperationSchema(unitKinds),
+    'log-report': logSchema(),
+    'show-report': showSchema(),
+    'outputs-report': outputsSchema(),
   };
 }

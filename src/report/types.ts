@@ -167,6 +167,86 @@ export interface ApprovalRecord {
 }
 
 /**
+ * One operation of an environment's history (`nyl log`): its transition commits on the desired
+ * and observed refs (one or both), who asked, why, and what it did to each unit.
+ */
+export interface LogEntry {
+  /** The Nyl-Operation trailer (reconcile, teardown, hold, state-init, ...); '-' for a commit Nyl did not write. */
+  operation: string;
+  /** Commit time, ISO 8601 UTC. */
+  at: string;
+  headline: string;
+  desired?: string;
+  observed?: string;
+  /** Nyl-Requested-By, else the commit's author. */
+  by?: string;
+  reason?: string;
+  run?: string;
+  /** Nyl-Source as written, with ` (override)` or ` (worktree)`. */
+  source?: string;
+  /** Each unit the body names, with what happened to it (the `units` map's result, then the lists that name it). */
+  units: Record<string, string>;
+  /** A state move: where the state was and where it went. */
+  moved?: { from?: string; to?: string };
+  /** The commit's YAML body as written. */
+  body: Record<string, unknown>;
+}
+
+/** `nyl log`: the environment's history, newest first. */
+export interface LogReport extends ReportBase {
+  kind: 'LogReport';
+  operation: 'log';
+  /** --unit: only operations that changed or named this unit. */
+  unit?: string;
+  entries: LogEntry[];
+  /** Older entries exist beyond the -n limit. */
+  truncated: boolean;
+  details: Record<string, unknown>;
+}
+
+/** A receipt as `nyl show` prints it: never the sealed value of a sensitive output. */
+export interface ShownReceipt {
+  run: string;
+  executionKey: string;
+  finishedAt: string;
+  outputs: Record<string, unknown>;
+  /** Each sensitive output's digest; its value is never shown. */
+  sensitiveOutputs?: Record<string, { sha256: string }>;
+}
+
+/** `nyl show --unit U`: one unit's documents and its last runs. */
+export interface ShowReport extends ReportBase {
+  kind: 'ShowReport';
+  operation: 'show';
+  unit: string;
+  desired?: string;
+  observed?: string;
+  /** The unit's desired document on the desired ref (absent for a released unit). */
+  desiredDocument?: Record<string, unknown>;
+  /** The unit's observed document, its receipt as `receipt` shows it. */
+  observedDocument?: Record<string, unknown>;
+  receipt?: ShownReceipt;
+  /** The most recent operations that changed or named the unit, newest first. */
+  lastRuns: LogEntry[];
+  details: Record<string, unknown>;
+}
+
+/** `nyl outputs`: receipts' outputs for scripts; sensitive ones are listed, never shown. */
+export interface OutputsReport extends ReportBase {
+  kind: 'OutputsReport';
+  operation: 'outputs';
+  /** --unit: that unit's outputs as {key: value}; without: {unit: {key: value}} of every unit with a receipt. */
+  unit?: string;
+  outputs: Record<string, unknown>;
+  /** The sensitive outputs left out of `outputs`: [key] with --unit, else {unit: [key]}. */
+  sensitive: Record<string, string[]> | string[];
+  details: Record<string, unknown>;
+}
+
+/** What the read-only inspection commands (log, show, outputs) report. */
+export type InspectReport = LogReport | ShowReport | OutputsReport;
+
+/**
  * A reconcile over several environments (repeated -e, -l, -g): each environment ran as its own
  * single-environment reconcile (its own lease, run and commits), in `spec.dependsOn` order. Each
  * entry of environments is that environment's own document: its ReconcileReport, or the short
@@ -194,7 +274,7 @@ export interface MultiEnvironmentReport {
 /** What a command about one environment reports. */
 export type SingleEnvironmentReport = StateOperationReport | StatusReport | ReconcileReport;
 
-export type Report = SingleEnvironmentReport | MultiEnvironmentReport;
+export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport;
 
 /**
  * The short form a command prints with -o json when it fails before it has a report: the kind of

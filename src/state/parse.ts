@@ -31,7 +31,8 @@ function yamlProblem(error: Error): string {
   return `invalid YAML: ${first.replace(/ at line \d+, column \d+:?$/, '')}`;
 }
 
-function parseYaml(text: string): { ok: true; value: unknown } | { ok: false; flaw: Flaw } {
+/** Parses YAML as state documents are read: the emitter's form fast, anything else by the full parser. */
+export function parseYaml(text: string): { ok: true; value: unknown } | { ok: false; flaw: Flaw } {
   const fast = readEmittedYaml(text);
   if (fast !== NOT_EMITTED) return { ok: true, value: fast };
   try {

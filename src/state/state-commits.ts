@@ -17,6 +17,8 @@ export interface StateCommit {
   /** Committer time in seconds since the epoch, as Git records it. */
   time: number;
   message: string;
+  /** The author, "Name <email>" (a transition's author is the operation's identity). */
+  author?: string;
 }
 
 /** How far back a walk reads: far beyond any state history Nyl writes, short of an endless loop. */
@@ -29,9 +31,10 @@ export function parseStateCommit(oid: string, text: string): StateCommit {
   const parents = [...header.matchAll(/^parent ([0-9a-f]{40})$/gm)].map((m) => m[1]!);
   const time = Number(/^committer .* (\d+) [+-]\d{4}$/m.exec(header)?.[1] ?? 0);
   const message = split < 0 ? '' : text.slice(split + 2);
+  const author = /^author (.*) \d+ [+-]\d{4}$/m.exec(header)?.[1];
   const moved = parents.length === 2 && /^Nyl-Operation: state-move$/m.test(message);
   const parent = moved ? parents[1] : parents[0];
-  return { oid, time, message, ...(parent ? { parent } : {}) };
+  return { oid, time, message, ...(parent ? { parent } : {}), ...(author ? { author } : {}) };
 }
 
 /** The commits of tip's first-parent history, newest first; stops at a missing or non-commit object. */

@@ -39,12 +39,13 @@ export function asksForJson(args) {
 
 /**
  * The schema of a command's document, by its first word as the CLI picks the report kind: status
- * and reconcile (teardown and plan too: a ReconcileReport) have their own; state init, state forget, state
+ * and reconcile (teardown and plan too: a ReconcileReport) have their own, as have log, show and outputs; state init, state forget, state
  * delete, recover, lease break, hold, resume and a command line that names no command print a
  * StateOperationReport.
  */
 export function schemaOfCommand(args) {
   if (args[0] === 'status') return 'status-report';
+  if (args[0] === 'log' || args[0] === 'show' || args[0] === 'outputs') return `${args[0]}-report`;
   if (args[0] === 'reconcile' || args[0] === 'teardown' || args[0] === 'plan') return 'reconcile-report';
   return 'state-operation-report';
 }

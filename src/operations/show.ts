@@ -1,0 +1,90 @@
+/**
+ * `nyl show -e ENV --unit U`: one unit's desired and observed documents, its receipt, outputs,
+ * condition, hold, drift and its last runs. Reads state only: no lease, no rendering, no write.
+ *
+ * The receipt is shown by its own fields (run, executionKey, finishedAt, outputs), never by its
+ * `desired` field: that one is the desired document the receipt was produced for, whose form
+ * state may change (an inline copy, or a reference to a blob); the desired document shown is the
+ * one on the desired ref. A sensitive output shows its digest only: state keeps a sealed value
+ * for some, and no report prints it.
+ */
+import { diagnostic } from '../errors/diagnostic';
+import { damageDiagnostic } from '../state/damage';
+import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import { readEnvironmentState } from '../state/read';
+import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type ShowReport, type ShownReceipt } from '../report/types';
+import type { Runtime } from '../util/runtime';
+import type { EnvironmentRequest, OpenedEnvironment } from './context';
+import { locationDetails, readRefs, withEnvironmentRead } from './inspect-state';
+import { selectEntries } from './log';
+import { inactiveStateOf } from './state-checks';
+
+/** How many of the unit's operations show lists under its last runs. */
+export const SHOW_LAST_RUNS = 5;
+
+export interface ShowRequest extends EnvironmentRequest {
+  unit: string;
+}
+
+/** The receipt without its desired document and without any sealed value. */
+export function shownReceipt(r: ReceiptRecord): ShownReceipt {
+  const shown: ShownReceipt = { run: r.run, executionKey: r.executionKey, finishedAt: r.finishedAt, outputs: { ...r.outputs } };
+  const sensitive = Object.entries(r.sensitiveOutputs ?? {});
+  if (sensitive.length > 0) shown.sensitiveOutputs = Object.fromEntries(sensitive.map(([k, v]) => [k, { sha256: v.sha256 }]));
+  // Kept apart by design; should a key be in both, its value stays unshown.
+  for (const [k] of sensitive) delete shown.outputs[k];
+  return shown;
+}
+
+/** The observed document with its receipt as shownReceipt shows it. */
+function shownObserved(doc: ObservedUnitDoc): Record<string, unknown> {
+  const { receipt, ...rest } = doc;
+  return { ...rest, ...(receipt ? { receipt: shownReceipt(receipt) } : {}) };
+}
+
+export async function show(rt: Runtime, req: ShowRequest): Promise<ShowReport> {
+  return withEnvironmentRead(rt, req, (opened) => showOpened(opened, req.unit));
+}
+
+function emptyReport(opened: OpenedEnvironment, unit: string): ShowReport {
+  return {
+    apiVersion: REPORT_API_VERSION,
+    formatVersion: FORMAT_VERSION,
+    kind: 'ShowReport',
+    operation: 'show',
+    environment: opened.env.name,
+    unit,
+    lastRuns: [],
+    details: locationDetails(opened),
+    ...emptyDiagnostics(),
+  };
+}
+
+export async function showOpened(opened: OpenedEnvironment, unit: string): Promise<ShowReport> {
+  const env = opened.env.name;
+  const report = emptyReport(opened, unit);
+  const read = await readRefs(opened);
+  if (!read.refs) {
+    report.errors.push(...read.errors);
+    return report;
+  }
+  const view = await readEnvironmentState(opened.store.reader, opened.loc, read.refs, opened.store.cache, { tolerate: true });
+  if (view.desiredOid) report.desired = view.desiredOid;
+  if (view.observedOid) report.observed = view.observedOid;
+  report.errors.push(...view.damage.map((d) => damageDiagnostic(env, d)));
+  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : await inactiveStateOf(opened, read.refs, view.state);
+  if (inactive) report.errors.push(inactive);
+  if (!view.state || inactive) return report;
+  const desired = view.desiredUnits.get(unit);
+  const observed = view.observedUnits.get(unit);
+  if (!desired && !observed) {
+    // A damaged document is reported as such, not as a unit that does not exist.
+    if (!view.damage.some((d) => d.unit === unit)) report.errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
+    return report;
+  }
+  if (desired) report.desiredDocument = { ...desired };
+  if (observed) report.observedDocument = shownObserved(observed);
+  if (observed?.receipt) report.receipt = shownReceipt(observed.receipt);
+  report.lastRuns = (await selectEntries(opened, read.refs, unit, SHOW_LAST_RUNS)).entries;
+  return report;
+}
