@@ -13,7 +13,7 @@
  * so that a `nyl plan --worktree` and the `nyl reconcile --worktree` after it name the same source
  * commit, and a repeated run with nothing to do is answered from the no-op cache.
  */
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Git } from './git';
@@ -54,6 +54,20 @@ async function indexPath(git: Git, workTree: string): Promise<string> {
 }
 
 /**
+ * Copies the user's index for its stat cache, dated a second before the original. Git trusts an
+ * entry whose file has the same size and times only when the entry is older than the index file
+ * ("racy git"): a file changed in the second its index was written must be hashed again. A copy
+ * dated now would make every entry look older than its index, and such an edit (same size, same
+ * second) would be left out of the snapshot. A second earlier only makes more entries racy:
+ * hashed again, never trusted wrongly.
+ */
+function copyIndex(from: string, to: string): void {
+  copyFileSync(from, to);
+  const { atime, mtimeMs } = statSync(from);
+  utimesSync(to, atime, new Date(mtimeMs - 1000));
+}
+
+/**
  * Writes the snapshot commit of workTree's Git-visible files, dated at HEAD's committer time; its
  * message names HEAD for people (it is not a parent: the snapshot stands alone).
  */
@@ -62,7 +76,7 @@ export async function snapshotWorktree(git: Git, workTree: string, head: HeadCom
   try {
     const index = join(scratch, 'index');
     const userIndex = await indexPath(git, workTree);
-    if (existsSync(userIndex)) copyFileSync(userIndex, index);
+    if (existsSync(userIndex)) copyIndex(userIndex, index);
     const env = { GIT_INDEX_FILE: index };
     if (!existsSync(index)) await git.text(workTree, ['read-tree', head.oid], { env });
     // `:/` is the whole work tree, whatever the directory git runs in.

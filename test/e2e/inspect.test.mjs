@@ -108,7 +108,7 @@ describe('nyl log, show and outputs', () => {
     assert.equal(dev.code, 0, show(dev));
     assert.deepEqual(dev.json.entries.map((e) => e.headline), ['nyl: state-init dev']);
     const qa = nyl(project, ['log', '-e', 'qa', '-o', 'json']);
-    assert.deepEqual(qa.json.entries.map((e) => e.headline), ['nyl: reconcile qa (migrate)', 'nyl: state-init qa']);
+    assert.deepEqual(qa.json.entries.map((e) => e.headline), ['nyl: reconcile qa: 1 executed (migrate)', 'nyl: state-init qa']);
 
     assert.equal(nyl(project, ['state', 'delete', '-e', 'dev', '--reason', 'decommission']).code, 0);
     const deleted = nyl(project, ['log', '-e', 'dev', '-o', 'json']);

@@ -215,7 +215,7 @@ describe('the deletion', { concurrency: true }, () => {
 
     const r = await del(dir, [], 0, { NYL_TEST_NOW: '2030-01-02T03:04:05Z' });
     const now = { desired: git(bare, 'rev-parse', DESIRED), observed: git(bare, 'rev-parse', OBSERVED) };
-    assert.equal(r.stdout, `state-delete dev: done\n  desired:  ${now.desired}\n  observed: ${now.observed}\n  removed: ["migrate"]\n`);
+    assert.equal(r.stdout, `state-delete dev: done\n  desired:  ${now.desired}\n  observed: ${now.observed}\n  removed:\n    - migrate\n`);
     for (const side of ['desired', 'observed']) {
       const ref = side === 'desired' ? DESIRED : OBSERVED;
       assert.equal(git(bare, 'rev-parse', `${ref}^`), tips[side], `${side}: one commit on top, fast-forward; its history stays`);
