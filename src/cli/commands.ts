@@ -430,6 +430,18 @@ export const COMMANDS: CommandSpec[] = [
     options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: "Only this unit's outputs, as {key: value}." }, LOCAL, OUTPUT],
     examples: ['nyl outputs -e prod', 'nyl outputs -e prod --unit database -o json | jq -r .outputs.url'],
   },
+  {
+    words: ['graph'],
+    summary: "Draw the dependency graph of an environment's units, each with its state",
+    usage: 'nyl graph -e <env> [-o text|dot|mermaid|json] [PATH]',
+    description:
+      'Each unit of the environment with its state as nyl status resolves it (current, pending, failed, held, uncertain, ...), and an edge from each unit to every unit that waits for it: ' +
+      "an explicit dependsOn, a triggers entry, or a reference to its outputs (the edge names the output and where the consumer's spec reads it). " +
+      'Text is an indented tree from the units that depend on nothing (a unit with several dependencies is written in full once, then as "(see above)"); ' +
+      '-o dot writes Graphviz (dot -Tsvg), -o mermaid a Mermaid flowchart, -o json the GraphReport. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
+    options: [ENV, LOCAL, { ...OUTPUT, value: '<text|dot|mermaid|json>', help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.' }],
+    examples: ['nyl graph -e dev', 'nyl graph -e dev -o dot | dot -Tsvg > dev.svg', 'nyl graph -e dev -o mermaid'],
+  },
 ];
 
 export function findCommand(args: string[]): { spec: CommandSpec; rest: string[] } | undefined {

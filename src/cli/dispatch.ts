@@ -15,13 +15,15 @@ import { environmentSelectorOf, selectsEnvironments, singleEnvironmentOf, unitsO
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
 import { renderLog, renderOutputs, renderShow } from './render-inspect';
+import { renderGraphDot, renderGraphMermaid, renderGraphText } from './render-graph';
 import { renderPlan } from './render-plan';
 import { renderDiagnostics, renderMultiEnvironment, renderReconcile, renderStateOperation, renderStatus } from './render-text';
 import { installSignalHandlers } from './signals';
 import { styled } from './style';
 import { stderrPorts } from './terminal';
 
-type Output = 'text' | 'json';
+/** -o: text (or table), json; dot and mermaid for `nyl graph` only. */
+type Output = 'text' | 'json' | 'dot' | 'mermaid';
 
 function clockFrom(env: NodeJS.ProcessEnv): Clock {
   // NYL_TEST_NOW pins the start instant (ISO or epoch ms) for tests; time still advances.
@@ -95,9 +97,11 @@ function waitMs(p: ParsedCommand): number | undefined {
 
 function outputOf(p: ParsedCommand): Output {
   const o = stringOpt(p, 'output') ?? 'text';
+  const graph = p.spec.words[0] === 'graph';
   if (o === 'json') return 'json';
   if (o === 'text' || o === 'table') return 'text';
-  throw new NylError(diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format`, { fix: 'pass -o text, -o table or -o json' }));
+  if (graph && (o === 'dot' || o === 'mermaid')) return o;
+  throw new NylError(diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format${graph ? '' : ` of nyl ${p.spec.words.join(' ')}`}`, { fix: graph ? 'pass -o text, -o dot, -o mermaid or -o json' : 'pass -o text, -o table or -o json' }));
 }
 
 /** What every environment command's request carries; `environment` given for a run over several. */
@@ -350,6 +354,10 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     case 'show':
     case 'outputs':
       return inspectOf(rt, p);
+    case 'graph': {
+      const { graph } = await import('../operations/graph');
+      return graph(rt, { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) });
+    }
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
       const w = waitMs(p);
@@ -383,8 +391,10 @@ function countOf(text: string): number {
   return Number(text);
 }
 
-function render(report: Report): string {
+function render(report: Report, output: Output): string {
   switch (report.kind) {
+    case 'GraphReport':
+      return output === 'dot' ? renderGraphDot(report) : output === 'mermaid' ? renderGraphMermaid(report) : renderGraphText(report);
     case 'MultiEnvironmentReport':
       return renderMultiEnvironment(report, renderSingle);
     case 'LogReport':
@@ -499,7 +509,7 @@ export function refusalDocument(
 }
 
 /** The kind of the read-only inspection commands' reports, by command. */
-const INSPECT_KINDS: Record<string, Report['kind']> = { log: 'LogReport', show: 'ShowReport', outputs: 'OutputsReport' };
+const INSPECT_KINDS: Record<string, Report['kind']> = { log: 'LogReport', show: 'ShowReport', outputs: 'OutputsReport', graph: 'GraphReport' };
 
 function reportKindOf(spec: CommandSpec): Report['kind'] {
   const inspect = INSPECT_KINDS[spec.words[0]!];
@@ -521,7 +531,9 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
     const report = await runOperation(rt, parsed);
     const code = exitCodeOf(report, report.errors, command);
     if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(styled(process.stdout, () => render(report)));
+    else process.stdout.write(styled(process.stdout, () => render(report, output)));
+    // A drawing on stdout is for its tool: what went wrong goes to stderr.
+    if ((output === 'dot' || output === 'mermaid') && report.errors.length + report.warnings.length > 0) process.stderr.write(`${renderDiagnostics([...report.errors, ...report.warnings])}\n`);
     return code;
   } catch (error) {
     const diagnostics: Diagnostic[] =

@@ -121,7 +121,7 @@ function teardownSection(r: StateOperationReport): string {
   return teardown ? `\nteardown ${r.environment}:\n${renderReconcile(teardown)}` : '';
 }
 
-function withDiagnostics(body: string, diags: Diagnostic[]): string {
+export function withDiagnostics(body: string, diags: Diagnostic[]): string {
   return diags.length > 0 ? `${body}\n\n${renderDiagnostics(diags)}\n` : `${body}\n`;
 }
 

@@ -199,3 +199,32 @@ function reach(roots: Iterable<string>, next: (name: string) => readonly string[
   }
   return [...seen].sort(compare);
 }
+
+/** Why a unit waits for another: an explicit dependsOn, a trigger, or a reference to its outputs. */
+export interface UnitEdge {
+  /** The unit that runs first (the dependency). */
+  from: string;
+  /** The unit that depends on it. */
+  to: string;
+  via: 'dependsOn' | 'trigger' | 'reference';
+  /** For a reference: the output it reads, and where in the consumer's spec it stands (`/env/DB_URL`). */
+  output?: string;
+  pointer?: string;
+}
+
+/**
+ * The edges between the given units, one per reason (a unit that both declares and references
+ * another has two), dependency first, in the order of the consumers and then of their spec. An
+ * edge to a unit not among them is left out: it is not part of this graph.
+ */
+export function unitEdges(units: readonly { name: string; declaredDependsOn: readonly string[]; spec: Record<string, unknown>; references: readonly { unit: string; output: string; pointer: string }[] }[]): UnitEdge[] {
+  const names = new Set(units.map((u) => u.name));
+  const edges: UnitEdge[] = [];
+  for (const u of units) {
+    for (const d of u.declaredDependsOn) edges.push({ from: d, to: u.name, via: 'dependsOn' });
+    const triggers = Array.isArray(u.spec.triggers) ? (u.spec.triggers as unknown[]).filter((t): t is string => typeof t === 'string') : [];
+    for (const t of triggers) edges.push({ from: t, to: u.name, via: 'trigger' });
+    for (const r of u.references) edges.push({ from: r.unit, to: u.name, via: 'reference', output: r.output, pointer: r.pointer });
+  }
+  return edges.filter((e) => names.has(e.from) && names.has(e.to));
+}

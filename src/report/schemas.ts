@@ -13,6 +13,9 @@
 import type { Diagnostic, Severity, SourceLocation } from '../errors/diagnostic';
 import {
   FORMAT_VERSION,
+  type GraphEdge,
+  type GraphNode,
+  type GraphReport,
   type LeaseSummary,
   type LogEntry,
   type LogReport,
@@ -701,7 +704,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
 // --- LogReport, ShowReport, OutputsReport (read-only inspection) -----------------------------
 
 /** The short form of an inspection command that failed before it had a report. */
-function inspectRefusal(kind: 'LogReport' | 'ShowReport' | 'OutputsReport', operation: string): JsonSchemaObject {
+function inspectRefusal(kind: 'LogReport' | 'ShowReport' | 'OutputsReport' | 'GraphReport', operation: string): JsonSchemaObject {
   return shape<RefusalDocument & { operation: string }>({
     ...head,
     kind: req({ const: kind }),
@@ -818,6 +821,45 @@ function outputsSchema(): JsonSchemaObject {
   );
 }
 
+// --- GraphReport ------------------------------------------------------------------------------
+
+const graphNode = shape<GraphNode>(
+  { name: req(str()), kind: req(str()), state: req(UNIT_STATES), detail: req(str()) },
+  'A unit, with its kind and its state as `nyl status` resolves it.',
+);
+
+const graphEdge = shape<GraphEdge>(
+  {
+    from: req(str('The unit that runs first.')),
+    to: req(str('The unit that waits for it.')),
+    via: req({ enum: ['dependsOn', 'trigger', 'reference'] }),
+    output: opt(str('For a reference: the output it reads.')),
+    pointer: opt(str("For a reference: where it stands in the consumer's spec (a JSON pointer such as /env/DB_URL).")),
+  },
+  'Why `to` waits for `from`: one edge per reason.',
+);
+
+const graphReport = shape<GraphReport>({
+  ...head,
+  kind: req({ const: 'GraphReport' }),
+  operation: req({ const: 'graph' }),
+  environment: req(str()),
+  nodes: req(arrayOf(ref('node'), 'The units in dependency order (ties by name), then units state holds that left the ownership set (without edges).')),
+  edges: req(arrayOf(ref('edge'))),
+  details: req({ type: 'object', description: 'What status read: where state lives.' }),
+  ...tail,
+});
+
+function graphSchema(): JsonSchemaObject {
+  return document(
+    'graph-report',
+    'Nyl GraphReport',
+    "What `nyl graph -e ENV -o json` prints: the environment's units with their states, and the edges between them. Missing, deleted or moved state is an error of the full form, without nodes. A command refused before it can read state prints the short refusal form.",
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: graphReport, refusal: inspectRefusal('GraphReport', 'graph'), node: graphNode, edge: graphEdge },
+  );
+}
+
 // --- the document -----------------------------------------------------------------------------
 
 /** Every `#/$defs/<name>` a schema refers to, at any depth. */
@@ -872,5 +914,6 @@ export function reportJsonSchemas(unitKinds: readonly string[]): Record<string, 
     'log-report': logSchema(),
     'show-report': showSchema(),
     'outputs-report': outputsSchema(),
+    'graph-report': graphSchema(),
   };
 }

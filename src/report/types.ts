@@ -271,10 +271,37 @@ export interface MultiEnvironmentReport {
   notes: Diagnostic[];
 }
 
+/** A unit of `nyl graph`: its kind and state as `nyl status` resolves them. */
+export interface GraphNode {
+  name: string;
+  kind: string;
+  state: UnitStatusState;
+  detail: string;
+}
+
+/** An edge of `nyl graph`: `from` runs first; why (dependsOn, trigger, or a reference to an output at a pointer of `to`'s spec). */
+export interface GraphEdge {
+  from: string;
+  to: string;
+  via: 'dependsOn' | 'trigger' | 'reference';
+  output?: string;
+  pointer?: string;
+}
+
+/** `nyl graph`: the dependency graph of an environment's units, each with its state. */
+export interface GraphReport extends ReportBase {
+  kind: 'GraphReport';
+  operation: 'graph';
+  /** The units in dependency order (ties by name), then units state holds that left the ownership set. */
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+  details: Record<string, unknown>;
+}
+
 /** What a command about one environment reports. */
 export type SingleEnvironmentReport = StateOperationReport | StatusReport | ReconcileReport;
 
-export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport;
+export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport | GraphReport;
 
 /**
  * The short form a command prints with -o json when it fails before it has a report: the kind of
