@@ -442,6 +442,18 @@ export const COMMANDS: CommandSpec[] = [
     options: [ENV, LOCAL, { ...OUTPUT, value: '<text|dot|mermaid|json>', help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.' }],
     examples: ['nyl graph -e dev', 'nyl graph -e dev -o dot | dot -Tsvg > dev.svg', 'nyl graph -e dev -o mermaid'],
   },
+  {
+    words: ['doctor', 'host'],
+    summary: 'Check whether a Git host can hold orchestration state',
+    usage: 'nyl doctor host <url> [--prefix <refs/.../>] [-o text|json]',
+    description:
+      'Runs the five pushes of the host check against a scratch namespace of the repository at <url> (refs/heads/nyl-doctor/ and <prefix>nyl-doctor/): create a state branch and a lease ref in one atomic push, ' +
+      'a stale lease must reject the whole push, matching leases move both, the lease ref is listed by pattern, both are deleted together. ' +
+      'It checks the default coordination prefix refs/nyl/ and the branch prefix refs/heads/nyl-run/, or only --prefix, and deletes everything it created, and what an earlier run killed midway left. ' +
+      'Use a scratch repository. Exit 0 when a prefix works (a warning names state.coordinationRefPrefix when only the branch prefix does), 1 when none does (NYL-HOST-INCOMPATIBLE, naming atomic pushes when the host lacks them).',
+    options: [{ name: 'prefix', type: 'string', value: '<refs/.../>', help: 'Check only this coordination prefix (a ref namespace ending in /).' }, OUTPUT],
+    examples: ['nyl doctor host https://git.example.com/platform/scratch.git', 'nyl doctor host ssh://git@git.example.com/platform/scratch.git --prefix refs/heads/nyl-run/ -o json'],
+  },
 ];
 
 export function findCommand(args: string[]): { spec: CommandSpec; rest: string[] } | undefined {

@@ -15,6 +15,7 @@ import { environmentSelectorOf, selectsEnvironments, singleEnvironmentOf, unitsO
 import { exitCodeOf } from './exit-code';
 import { parseCommand, type ParsedCommand } from './parse';
 import { renderLog, renderOutputs, renderShow } from './render-inspect';
+import { renderDoctorHost } from './render-doctor';
 import { renderGraphDot, renderGraphMermaid, renderGraphText } from './render-graph';
 import { renderPlan } from './render-plan';
 import { renderDiagnostics, renderMultiEnvironment, renderReconcile, renderStateOperation, renderStatus } from './render-text';
@@ -354,6 +355,8 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
     case 'show':
     case 'outputs':
       return inspectOf(rt, p);
+    case 'doctor host':
+      return doctorHostOf(rt, p);
     case 'graph': {
       const { graph } = await import('../operations/graph');
       return graph(rt, { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) });
@@ -385,6 +388,17 @@ async function inspectOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
   return log(rt, { ...req, ...(unit !== undefined ? { unit } : {}), ...(count !== undefined ? { limit: countOf(count) } : {}) });
 }
 
+/** `nyl doctor host URL [--prefix P]`: the URL is required; a prefix is a ref namespace ending in '/'. */
+async function doctorHostOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
+  if (!p.pathGiven) fail('NYL-USAGE', 'nyl doctor host needs the URL of a repository on the host', { fix: 'pass a URL such as https://git.example.com/team/scratch.git: nyl doctor host <url>' });
+  const prefix = stringOpt(p, 'prefix');
+  if (prefix !== undefined && !/^refs\/(?:[A-Za-z0-9._-]+\/)+$/.test(prefix)) {
+    fail('NYL-USAGE', `--prefix ${prefix} is not a ref namespace such as refs/nyl/`, { fix: 'pass --prefix refs/<name>/ ending in a slash, such as --prefix refs/heads/nyl-run/' });
+  }
+  const { doctorHost } = await import('../operations/doctor-host');
+  return doctorHost(rt, { url: p.path, ...(prefix !== undefined ? { prefix } : {}) });
+}
+
 /** -n: a count of entries, 0 for all. */
 function countOf(text: string): number {
   if (!/^\d+$/.test(text)) throw new NylError(diagnostic('NYL-USAGE', 'error', `-n ${text} is not a count`, { fix: 'pass -n <count> with a whole number, or -n 0 for every entry' }));
@@ -393,6 +407,8 @@ function countOf(text: string): number {
 
 function render(report: Report, output: Output): string {
   switch (report.kind) {
+    case 'DoctorHostReport':
+      return renderDoctorHost(report);
     case 'GraphReport':
       return output === 'dot' ? renderGraphDot(report) : output === 'mermaid' ? renderGraphMermaid(report) : renderGraphText(report);
     case 'MultiEnvironmentReport':
@@ -509,7 +525,7 @@ export function refusalDocument(
 }
 
 /** The kind of the read-only inspection commands' reports, by command. */
-const INSPECT_KINDS: Record<string, Report['kind']> = { log: 'LogReport', show: 'ShowReport', outputs: 'OutputsReport', graph: 'GraphReport' };
+const INSPECT_KINDS: Record<string, Report['kind']> = { log: 'LogReport', show: 'ShowReport', outputs: 'OutputsReport', graph: 'GraphReport', doctor: 'DoctorHostReport' };
 
 function reportKindOf(spec: CommandSpec): Report['kind'] {
   const inspect = INSPECT_KINDS[spec.words[0]!];

@@ -16,7 +16,10 @@ import { unknownOptionFix } from './suggest';
 export interface ParsedCommand {
   spec: CommandSpec;
   values: Record<string, string | boolean | string[] | undefined>;
+  /** The positional argument: PATH (default `.`), or the URL of `nyl doctor host`. */
   path: string;
+  /** Whether the command line gave the positional argument (a URL has no default). */
+  pathGiven: boolean;
 }
 
 function usageError(message: string, fix?: string): never {
@@ -42,7 +45,7 @@ export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
   refuseRepeats(spec, parsed.tokens);
   const values = parsed.values as ParsedCommand['values'];
   for (const option of spec.options) checkValues(option, values[option.name]);
-  return { spec, values, path: parsed.positionals[0] ?? '.' };
+  return { spec, values, path: parsed.positionals[0] ?? '.', pathGiven: parsed.positionals.length > 0 };
 }
 
 /**

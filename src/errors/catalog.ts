@@ -494,6 +494,19 @@ export const CATALOG = {
     summary: "A unit's drift check could not tell whether it drifted (the check itself failed); its drift is recorded unknown.",
     fix: (p) => `fix what the check of ${u(p)} reports, then run \`nyl verify -e ${e(p)} --unit ${u(p)}\` again`,
   },
+  'NYL-HOST-INCOMPATIBLE': {
+    exit: 1,
+    summary: 'The Git host cannot hold orchestration state under any coordination prefix checked (nyl doctor host).',
+    fix: (p) =>
+      p.atomic
+        ? 'use a Git host, or a version of it, that accepts atomic pushes (git push --atomic); state cannot be kept safely without them'
+        : 'allow refs under refs/nyl/ or refs/heads/nyl-run/ and atomic pushes with leases on this host, or keep state on a host that does (the steps above say which push failed)',
+  },
+  'NYL-HOST-BRANCH-PREFIX': {
+    exit: 0,
+    summary: 'The Git host holds orchestration state only with the coordination refs under refs/heads/ (nyl doctor host).',
+    fix: () => 'set state.coordinationRefPrefix: refs/heads/nyl-run/ on the Environments whose state lives on this host',
+  },
   'NYL-UNCHANGED': {
     exit: 0,
     summary: 'Nothing needed to change (a note, never an error).',

@@ -13,7 +13,9 @@
 import type { Diagnostic, Severity, SourceLocation } from '../errors/diagnostic';
 import {
   FORMAT_VERSION,
+  type DoctorHostReport,
   type GraphEdge,
+  type HostPrefixCheck,
   type GraphNode,
   type GraphReport,
   type LeaseSummary,
@@ -704,7 +706,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
 // --- LogReport, ShowReport, OutputsReport (read-only inspection) -----------------------------
 
 /** The short form of an inspection command that failed before it had a report. */
-function inspectRefusal(kind: 'LogReport' | 'ShowReport' | 'OutputsReport' | 'GraphReport', operation: string): JsonSchemaObject {
+function inspectRefusal(kind: 'LogReport' | 'ShowReport' | 'OutputsReport' | 'GraphReport' | 'DoctorHostReport', operation: string): JsonSchemaObject {
   return shape<RefusalDocument & { operation: string }>({
     ...head,
     kind: req({ const: kind }),
@@ -860,6 +862,49 @@ function graphSchema(): JsonSchemaObject {
   );
 }
 
+// --- DoctorHostReport -------------------------------------------------------------------------
+
+const hostPrefixCheck = shape<HostPrefixCheck>(
+  {
+    prefix: req(str('The coordination prefix the lease ref was under.')),
+    works: req(bool('Every step passed: the host holds state with this prefix.')),
+    steps: req(
+      arrayOf(
+        shape<HostPrefixCheck['steps'][number]>({
+          step: req({ type: 'integer', minimum: 1, maximum: 5 }),
+          what: req(str()),
+          verdict: req({ enum: ['passed', 'failed', 'not-run'] }),
+          detail: req(str('What the host did, or said when it refused.')),
+        }),
+      ),
+    ),
+  },
+  'The five steps of the host check under one prefix.',
+);
+
+const doctorHostReport = shape<DoctorHostReport>({
+  ...head,
+  kind: req({ const: 'DoctorHostReport' }),
+  operation: req({ const: 'doctor-host' }),
+  environment: req(str('Always empty: the check concerns a host, not an environment.')),
+  url: req(str()),
+  prefixes: req(arrayOf(ref('prefixCheck'))),
+  recommended: opt(str('The prefix to configure: refs/nyl/ when it works, else the first that does; absent when none does (NYL-HOST-INCOMPATIBLE).')),
+  leftovers: req(strings('Refs of the scratch namespace the check could not delete; the next run deletes them.')),
+  details: req({ type: 'object' }),
+  ...tail,
+});
+
+function doctorHostSchema(): JsonSchemaObject {
+  return document(
+    'doctor-host-report',
+    'Nyl DoctorHostReport',
+    'What `nyl doctor host URL -o json` prints: the verdict of each step of the host check, per coordination prefix, and the prefix to configure. A command line refused before the check prints the short refusal form.',
+    { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/refusal' }] },
+    { report: doctorHostReport, refusal: inspectRefusal('DoctorHostReport', 'doctor-host'), prefixCheck: hostPrefixCheck },
+  );
+}
+
 // --- the document -----------------------------------------------------------------------------
 
 /** Every `#/$defs/<name>` a schema refers to, at any depth. */
@@ -915,5 +960,6 @@ export function reportJsonSchemas(unitKinds: readonly string[]): Record<string, 
     'show-report': showSchema(),
     'outputs-report': outputsSchema(),
     'graph-report': graphSchema(),
+    'doctor-host-report': doctorHostSchema(),
   };
 }

@@ -298,10 +298,30 @@ export interface GraphReport extends ReportBase {
   details: Record<string, unknown>;
 }
 
+/** One prefix checked by `nyl doctor host`: whether the host holds state with it, and each step's verdict. */
+export interface HostPrefixCheck {
+  prefix: string;
+  works: boolean;
+  steps: { step: number; what: string; verdict: 'passed' | 'failed' | 'not-run'; detail: string }[];
+}
+
+/** `nyl doctor host URL`: the five pushes of the host check, per coordination prefix. */
+export interface DoctorHostReport extends ReportBase {
+  kind: 'DoctorHostReport';
+  operation: 'doctor-host';
+  url: string;
+  prefixes: HostPrefixCheck[];
+  /** The prefix to configure: refs/nyl/ (the default) when it works, else the first that works; none when none does. */
+  recommended?: string;
+  /** Refs of the scratch namespace the check could not delete (it says so; the next run deletes them). */
+  leftovers: string[];
+  details: Record<string, unknown>;
+}
+
 /** What a command about one environment reports. */
 export type SingleEnvironmentReport = StateOperationReport | StatusReport | ReconcileReport;
 
-export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport | GraphReport;
+export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport | GraphReport | DoctorHostReport;
 
 /**
  * The short form a command prints with -o json when it fails before it has a report: the kind of

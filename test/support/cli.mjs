@@ -45,6 +45,7 @@ export function asksForJson(args) {
  */
 export function schemaOfCommand(args) {
   if (args[0] === 'status') return 'status-report';
+  if (args[0] === 'doctor') return 'doctor-host-report';
   if (args[0] === 'log' || args[0] === 'show' || args[0] === 'outputs' || args[0] === 'graph') return `${args[0]}-report`;
   if (args[0] === 'reconcile' || args[0] === 'teardown' || args[0] === 'plan') return 'reconcile-report';
   return 'state-operation-report';
