@@ -4,7 +4,7 @@
 // here is deterministic: the process stops at its next I/O.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { World } from './world.mjs';
+import { SIX_UNITS, World } from './world.mjs';
 import { assertInvariants, Journal } from './invariants.mjs';
 
 const ALL = { base: 1, config: 1, db: 1, migrate: 1, app: 1, report: 1 };
@@ -157,6 +157,9 @@ describe('crashes of the operations that recover, in process', () => {
       const last = await world.process('last').run('reconcile');
       journal.note();
       assert.deepEqual(journal.breaks.sort(), [first, second].sort(), 'both breaks are on record');
+      // The last takeover reports the break it made and, as an earlier break, the first one.
+      assert.equal(last.report.details.leaseBroken?.run, second);
+      assert.deepEqual((last.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]), [[first, 'the runner was killed']]);
       // Both dead runs started migrate (manual) without a checkpoint: it stays uncertain, and app,
       // which depends on it, never ran; everything else ran once.
       assert.equal(last.code, 4, JSON.stringify(last.codes ?? last.report.units));
@@ -217,6 +220,64 @@ describe('crashes of the operations that recover, in process', () => {
       await world.process('last').run('reconcile');
       journal.note();
       await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // Ported from the end-to-end crash suite (file://): what a takeover reports, the exit code.
+  test('a takeover that leaves a unit without dependents uncertain: the unit is reported, the exit says so', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const release = world.driver.hold('report');
+      const victim = world.process('victim');
+      const run = victim.start('reconcile');
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('app')), "app's checkpoint in the run ref");
+      victim.kill();
+      assert.ok((await run.outcome).died);
+      release();
+      const [dead] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      const take = await world.process('takeover').run('reconcile');
+      journal.note();
+      assert.equal(take.report.units.report.result, 'recovered', JSON.stringify(take.report.units));
+      assert.equal(take.report.units.app.result, 'imported', 'app ran with report in wave 3; its checkpoint landed before the crash');
+      assert.equal(world.observedDoc('report').condition?.run, dead);
+      // Exit 4 and NYL-UNIT-UNCERTAIN although nothing else is left to do.
+      assert.equal(take.code, 4, JSON.stringify(take.codes ?? take.report.units));
+      assert.ok(take.report.warnings.some((w) => w.code === 'NYL-UNIT-UNCERTAIN' && w.units?.includes('report')), JSON.stringify(take.report.warnings));
+      const summary = await assertInvariants(world, journal);
+      assert.deepEqual(summary.stuck, ['report']);
+      assert.deepEqual(summary.counts, ALL);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a dead run checkpointed a receipt for a key the unit no longer resolves to: uncertain, NYL-RUN-SUPERSEDED', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const victim = world.process('victim').crashAt('before-transition-push');
+      assert.ok((await victim.start('reconcile', { units: ['base', 'config'] }).outcome).died);
+      const [dead] = journal.noteDeadRuns();
+      assert.deepEqual(world.receiptsIn(dead), ['base', 'config']);
+      // base (converge) and config (manual) change what they run.
+      await world.setUnits(SIX_UNITS.map((u) => (['base', 'config'].includes(u.name) ? { ...u, version: '2' } : u)));
+      await journal.leaseBreak(world.process('operator'));
+      const r = await world.process('takeover').run('reconcile');
+      journal.note();
+      assert.ok([2, 4].includes(r.code), `exit ${r.code}: ${JSON.stringify(r.codes ?? r.report.units)}`);
+      const superseded = r.report.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED').flatMap((w) => w.units ?? []).sort();
+      assert.deepEqual(superseded, ['base', 'config'], JSON.stringify(r.report.warnings));
+      assert.equal(r.report.units.base.result, 'executed', 'base converges: it runs again for its new key');
+      assert.equal(r.report.units.config.result, 'recovered');
+      const config = world.observedDoc('config');
+      assert.equal(config.condition?.type, 'uncertain');
+      assert.equal(config.condition?.run, dead);
+      assert.equal(config.condition?.code, 'NYL-RUN-SUPERSEDED');
+      const summary = await assertInvariants(world, journal, { superseded: ['base', 'config'] });
+      assert.deepEqual(summary.stuck, ['config']);
+      assert.deepEqual(summary.counts, counts({ base: 2, migrate: 0, app: 0 }));
     } finally {
       world.cleanup();
     }
