@@ -282,4 +282,35 @@ describe('crashes of the operations that recover, in process', () => {
       world.cleanup();
     }
   });
+
+  // Ported from test/e2e/recover-import.test.mjs: a deterministic interleaving of two recovers.
+  test('a recover that finds the break already imported when it takes the lease imports nothing and says so', async () => {
+    const { world, journal } = await initialized();
+    try {
+      await crash(world, journal, 'before-transition-push');
+      await journal.leaseBreak(world.process('operator'));
+      // The late recover read the broken lease and pauses right before its lease push while
+      // another recover imports the run; then its push is rejected and it reads the lease again.
+      const late = world.process('late');
+      const pause = late.pauseAt('before-lease-push');
+      const lateRun = late.start('recover');
+      await pause.reached;
+      const first = await world.process('first').run('recover');
+      journal.note();
+      assert.equal(first.code, 0, JSON.stringify(first.codes));
+      assert.ok(first.report.details.leaseBroken, 'the first recover imports the broken run');
+      const afterFirst = world.refs();
+      pause.release();
+      const r = await lateRun.outcome;
+      assert.ok(!r.died);
+      assert.deepEqual(world.refs(), afterFirst, 'the late recover wrote nothing');
+      assert.equal(r.report?.details?.leaseBroken, undefined);
+      // It refuses NYL-RECOVER-NOTHING instead of reporting done.
+      assert.equal(r.code, 1, JSON.stringify(r.codes ?? r.report));
+      assert.deepEqual(r.codes, ['NYL-RECOVER-NOTHING']);
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
 });
