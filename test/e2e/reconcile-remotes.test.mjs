@@ -12,6 +12,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { HTTP_FAULTS } from '../support/crash-harness.mjs';
 import { git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { startGitHttp } from '../support/git-http.mjs';
@@ -173,10 +174,13 @@ describe("two clones sharing one machine's cache", () => {
     Promise.all([holder.done, patient.done]).then(() => { finished = true; });
     const failures = [];
     let reads = 0;
+    // Status runs one after another while both run, a short pause between them (back to back, they
+    // would spend the machine's CPU on reads that add nothing).
     while (!finished) {
       const r = await nylAsync(two.dir, ['status', '-e', 'dev', '-o', 'json']).done;
       reads++;
       if (r.code === 1) failures.push(`${codes(r).join(',')}: ${r.json?.errors?.[0]?.message ?? r.stderr}`);
+      if (!finished) await sleep(150);
     }
     const h = await holder.done;
     const p = await patient.done;
