@@ -18,7 +18,7 @@ import { git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures
 import { startGitHttp } from '../support/git-http.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { codes, nyl, nylAsync } from '../support/cli.mjs';
-import { campaignSize } from '../support/campaign.mjs';
+import { FULL_CAMPAIGNS, campaignSize } from '../support/campaign.mjs';
 import { commitFiles, logLines, logs, projectYaml, refsUnder, results, scratch, stateCounts, waitForLog } from '../support/reconcile-helpers.mjs';
 
 const remotes = networkRemotes('nyl-reconcile-remotes-');
@@ -119,7 +119,10 @@ async function raceThenWait(w, { mayMiss = false } = {}) {
   return overlapped;
 }
 
-for (const transport of Object.keys(transports)) {
+// Over smart HTTP, `npm test` runs the race in the round with 503s below (and the strict race of
+// two lease takers over smart HTTP in test/e2e/remotes.test.mjs); the full campaign runs it
+// without faults too.
+for (const transport of Object.keys(transports).filter((t) => t !== 'smart HTTP' || FULL_CAMPAIGNS)) {
   describe(`two clones, one remote over ${transport}`, () => {
     test('run at once: exactly one executes, the other exits 2 NYL-LEASE-HELD; then --wait-lease waits and finds every receipt current', async () => {
       await raceThenWait(world('clones', transport, units));
