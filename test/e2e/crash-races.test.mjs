@@ -26,7 +26,6 @@ import {
   crashReconcile,
   describeResult,
   errorCodes,
-  lostLeaseRun,
 } from '../support/crash-harness.mjs';
 
 after(cleanupAll);
@@ -240,49 +239,12 @@ describe('two importers at once', { concurrency: 2 }, () => {
   }
 });
 
-describe('a run that loses its lease while a unit runs', () => {
-  test('pushes nothing to state, exits 4 NYL-LEASE-LOST; its late checkpoint is evidence and --accept adopts it', async () => {
-    const units = [
-      { name: 'slow', dependsOn: [], wave: 1 },
-      { name: 'after', recovery: 'converge', dependsOn: ['slow'], wave: 2 },
-    ];
-    const sc = new Scenario({ units });
-    try {
-      await sc.ok(['state', 'init', '-e', ENV]);
-      const { run, lost, imported, stateAfterImport } = await lostLeaseRun(sc, 'slow');
-      assert.equal(imported.json.details.leaseBroken.run, run);
-      assert.deepEqual(imported.json.details.recovered, ['slow']);
-      assert.equal(lost.code, 4, describeResult(lost));
-      assert.deepEqual(errorCodes(lost), ['NYL-LEASE-LOST']);
-      assert.deepEqual(sc.stateRefs(), stateAfterImport, 'the run that lost its lease changed no state ref');
-      const late = sc.refs()[`${RUNS}${run}`];
-      assert.ok(late, 'the late checkpoint is left in a run ref');
-      assert.equal(sc.readRunCommit(late).units.get('slow').checkpoint?.result, 'receipt');
-
-      // The next importer reports the late checkpoint and keeps it as evidence.
-      const next = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [2, 4]);
-      assert.ok(allCodes(next).includes('NYL-RUN-LATE-CHECKPOINT'), describeResult(next));
-      assert.equal(sc.refs()[`${RUNS}${run}`], undefined, 'the run ref is consumed');
-      const evidence = sc.refs()[`${EVIDENCE}slow/${run}`];
-      assert.ok(evidence, 'evidence ref for slow');
-      assert.equal(sc.readRunCommit(evidence).units.get('slow').checkpoint?.result, 'receipt', 'the evidence holds the late receipt');
-      assert.equal(sc.observedDoc('slow').condition?.type, 'uncertain');
-
-      const accept = await sc.ok(['recover', '-e', ENV, '--unit', 'slow', '--accept', run, '--reason', 'the runner finished after losing its lease', '-o', 'json']);
-      assert.equal(accept.json.result, 'done');
-      const slow = sc.observedDoc('slow');
-      assert.equal(slow.receipt?.run, run, `adopted: ${JSON.stringify(slow)}`);
-      assert.equal(slow.condition, undefined);
-      assert.ok(!Object.keys(sc.refs()).some((r) => r.startsWith(EVIDENCE)), 'no uncertain unit needs evidence any more');
-
-      await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
-      const summary = await assertCrashInvariants(sc, { allCurrent: true });
-      assert.deepEqual(summary.counts, { slow: 1, after: 1 }, 'slow was not executed again');
-    } finally {
-      await sc.cleanup();
-    }
-  });
-});
+// A run that loses its lease while a unit runs (exit 4 NYL-LEASE-LOST, no state written, its late
+// checkpoint in its run ref, then evidence of an uncertain unit): in process in
+// test/protocol/run-protocol.test.mjs ('a run that lost its lease mid-unit records its late
+// checkpoint as evidence; the importer keeps the unit uncertain'); through the CLI, with
+// `recover --unit --accept` adopting the late receipt, in test/e2e/recover-unit.test.mjs ('--accept
+// of a matching receipt adopts it').
 
 describe('a holder that cannot renew', () => {
   test('with a 2s lease, a broken holder notices at its next renewal and starts no further unit', async () => {
@@ -425,23 +387,8 @@ describe('a writer whose read is older than the lease it takes', () => {
     return { h, release: () => releaseUntilExit(h, marker) };
   }
 
-  test('another reconcile ran from start to end before its lease push landed: it runs nothing again', async () => {
-    const sc = new Scenario();
-    try {
-      await sc.ok(['state', 'init', '-e', ENV]);
-      const late = await pausedBeforeLease(sc);
-      const other = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
-      assert.deepEqual(Object.values(other.json.units).map((u) => u.result), sc.unitNames.map(() => 'executed'));
-      const r = await late.release();
-      sc.record('the late reconcile ended');
-      assert.equal(r.code, 0, describeResult(r));
-      assert.deepEqual(Object.values(r.json.units).map((u) => u.result), sc.unitNames.map(() => 'current'), describeResult(r));
-      const summary = await assertCrashInvariants(sc, { allCurrent: true });
-      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1), `nothing ran twice: ${JSON.stringify(summary.counts)}`);
-    } finally {
-      await sc.cleanup();
-    }
-  });
+  // 'another reconcile ran from start to end before its lease push landed: it runs nothing again':
+  // in process in test/protocol/crash-points.test.mjs (the test of that title).
 
   test('a hold commit landed before its lease push: the held unit and its dependents are not started', async () => {
     const sc = new Scenario();

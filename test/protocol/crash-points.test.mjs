@@ -314,3 +314,33 @@ describe('crashes of the operations that recover, in process', () => {
     }
   });
 });
+
+// Ported from test/e2e/crash-races.test.mjs ('a writer whose read is older than the lease it takes').
+describe('a writer whose read is older than the lease it takes, in process', () => {
+  test('another reconcile ran from start to end before its lease push landed: it runs nothing again', async () => {
+    const world = await World.create();
+    try {
+      const journal = new Journal(world);
+      await world.process('init').run('state init');
+      journal.note();
+      const late = world.process('late');
+      const pause = late.pauseAt('before-lease-push');
+      const lateRun = late.start('reconcile');
+      await pause.reached;
+      const other = await world.process('other').run('reconcile');
+      journal.note();
+      assert.equal(other.code, 0, JSON.stringify(other.codes ?? other.report.units));
+      assert.deepEqual(Object.values(other.report.units).map((u) => u.result), world.units.map(() => 'executed'));
+      pause.release();
+      const r = await lateRun.outcome;
+      journal.note();
+      assert.ok(!r.died);
+      assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
+      assert.deepEqual(Object.values(r.report.units).map((u) => u.result), world.units.map(() => 'current'));
+      const summary = await assertInvariants(world, journal, { allCurrent: true });
+      assert.deepEqual(summary.counts, ALL, 'nothing ran twice');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
