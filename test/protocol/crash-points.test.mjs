@@ -313,7 +313,40 @@ describe('crashes of the operations that recover, in process', () => {
       world.cleanup();
     }
   });
+
+  // Ported from test/e2e/recover-unit.test.mjs (the CLI's refusals of --accept stay there).
+  test('--accept of a run without a checkpoint of the unit: NYL-RECOVER-CHECKPOINT-MISSING; --retry clears it and its evidence refs', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const [dead] = await crash(world, journal, 'while-unit-runs');
+      await journal.leaseBreak(world.process('operator'));
+      const take = await world.process('takeover').run('reconcile');
+      journal.note();
+      assert.equal(take.code, 4, JSON.stringify(take.codes ?? take.report.units));
+      const evidenceOf = (unit) => world.evidenceRefs().filter((r) => r.includes(`/evidence/${unit}/`));
+      assert.deepEqual(evidenceOf('migrate'), [`refs/nyl/dev/evidence/migrate/${dead}`]);
+      const refs = world.refs();
+      const op = world.process('op');
+      const r = await op.run('recover', { unit: 'migrate', accept: dead, reason: 'r' });
+      assert.equal(r.code, 1);
+      assert.deepEqual(r.codes, ['NYL-RECOVER-CHECKPOINT-MISSING']);
+      const other = await op.run('recover', { unit: 'migrate', accept: '01a00000-0000-7000-8000-000000000000', reason: 'r' });
+      assert.deepEqual(other.codes, ['NYL-RECOVER-CHECKPOINT-MISSING'], 'a run that recorded nothing');
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+      // --retry clears it; the evidence refs go with the last uncertain unit that needs them.
+      const retry = await op.run('recover', { unit: 'migrate', retry: true, reason: 'checked' });
+      journal.note();
+      assert.equal(retry.code, 0, JSON.stringify(retry.codes));
+      assert.deepEqual(evidenceOf('migrate'), []);
+      await world.process('last').run('reconcile');
+      journal.note();
+      await assertInvariants(world, journal, { allCurrent: true });
+    } finally {
+      world.cleanup();
+    }
+  });
 });
+
 
 // Ported from test/e2e/crash-races.test.mjs ('a writer whose read is older than the lease it takes').
 describe('a writer whose read is older than the lease it takes, in process', () => {
