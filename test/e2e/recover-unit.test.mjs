@@ -108,25 +108,8 @@ describe('recover --unit --accept', () => {
     }
   });
 
-  test('--accept of a run whose late receipt waits in its run ref adopts it', async () => {
-    const { sc, l } = await twoRuns();
-    try {
-      // Adopted, although an evidence ref of the same run holds only its start.
-      const r = await sc.ok(recoverUnit('slow', '--accept', l, '--reason', 'L finished after losing its lease'));
-      assert.equal(sc.observedDoc('slow').receipt?.run, l);
-      assert.equal(sc.observedDoc('slow').condition, undefined);
-      assert.deepEqual(evidenceRefsOf(sc, 'slow'), [], 'no uncertain unit needs the evidence any more');
-      assert.ok(sc.refs()[`${RUNS}${l}`], 'recover --unit deletes no run ref');
-      // The next reconcile imports L's run ref: the receipt stays L's, slow does not run again.
-      await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
-      assert.equal(sc.observedDoc('slow').receipt?.run, l);
-      const summary = await assertCrashInvariants(sc, { allCurrent: true });
-      assert.deepEqual(summary.counts, { slow: 2, after: 1 }, 'K and L ran slow; nothing after the accept');
-      assert.equal(r.json.result, 'done');
-    } finally {
-      await sc.cleanup();
-    }
-  });
+  // '--accept of a run whose late receipt waits in its run ref adopts it': in process in
+  // test/protocol/crash-points.test.mjs (the test of that title, after the same two runs K and L).
 
   test('--accept of a matching receipt adopts it: receipt.run is that run, the commit records the action', async () => {
     const sc = new Scenario({ units: PAIR });

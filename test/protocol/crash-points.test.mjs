@@ -377,3 +377,59 @@ describe('a writer whose read is older than the lease it takes, in process', () 
     }
   });
 });
+
+// Ported from test/e2e/recover-unit.test.mjs (the CLI's evidence listing stays there).
+describe('recover --unit --accept of a late receipt, in process', () => {
+  test('--accept of a run whose late receipt waits in its run ref adopts it', async () => {
+    const world = await World.create({ units: [{ name: 'slow', recovery: 'converge', dependsOn: [] }, { name: 'after', recovery: 'converge', dependsOn: ['slow'] }] });
+    try {
+      const journal = new Journal(world);
+      await world.process('init').run('state init');
+      journal.note();
+      // K is killed while slow runs.
+      let release = world.driver.hold('slow');
+      const kProc = world.process('k');
+      const kRun = kProc.start('reconcile');
+      await world.until(() => world.driver.callsOf('slow').length === 1, 'K runs slow');
+      kProc.kill();
+      assert.ok((await kRun.outcome).died);
+      release();
+      const [k] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      // L takes K over, runs slow again, and loses its lease to `recover -e` before it checkpoints late.
+      release = world.driver.hold('slow');
+      const lRun = world.process('l').start('reconcile');
+      await world.until(() => world.driver.callsOf('slow').length === 2, 'L runs slow');
+      const [l] = journal.noteDeadRuns();
+      assert.ok(l && l !== k);
+      await journal.leaseBreak(world.process('operator2'));
+      const imported = await world.process('importer').run('recover');
+      journal.note();
+      assert.equal(imported.code, 0, JSON.stringify(imported.codes));
+      release();
+      const lost = await lRun.outcome;
+      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+      const slowEvidence = () => world.evidenceRefs().filter((r) => r.includes('/evidence/slow/')).sort();
+      assert.deepEqual(slowEvidence(), [`refs/nyl/dev/evidence/slow/${k}`, `refs/nyl/dev/evidence/slow/${l}`]);
+      assert.equal(world.runRecords(l).get('slow')?.checkpoint?.result, 'receipt', "L's late checkpoint waits in its run ref");
+
+      // Adopted, although an evidence ref of the same run holds only its start.
+      const r = await world.process('op').run('recover', { unit: 'slow', accept: l, reason: 'L finished after losing its lease' });
+      journal.note();
+      assert.equal(r.code, 0, JSON.stringify(r.codes));
+      assert.equal(r.report.result, 'done');
+      assert.equal(world.observedDoc('slow').receipt?.run, l);
+      assert.equal(world.observedDoc('slow').condition, undefined);
+      assert.deepEqual(slowEvidence(), [], 'no uncertain unit needs the evidence any more');
+      assert.ok(world.runRefs().includes(l), 'recover --unit deletes no run ref');
+      // The next reconcile imports L's run ref: the receipt stays L's, slow does not run again.
+      await world.process('last').run('reconcile');
+      journal.note();
+      assert.equal(world.observedDoc('slow').receipt?.run, l);
+      const summary = await assertInvariants(world, journal, { allCurrent: true });
+      assert.deepEqual(summary.counts, { slow: 2, after: 1 }, 'K and L ran slow; nothing after the accept');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
