@@ -314,6 +314,25 @@ describe('crashes of the operations that recover, in process', () => {
     }
   });
 
+  // Ported from test/e2e/recover-import.test.mjs.
+  test('a recover that fails before its commit (unknown unit) puts the broken lease back', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const [dead] = await crash(world, journal, 'after-started-push');
+      await journal.leaseBreak(world.process('operator'));
+      const brokenLease = world.refs()[world.leaseRef];
+      const before = world.stateRefs();
+      const r = await world.process('op').run('recover', { unit: 'nosuch', retry: true });
+      assert.equal(r.code, 1);
+      assert.deepEqual(r.codes, ['NYL-UNIT-UNKNOWN']);
+      assert.equal(world.refs()[world.leaseRef], brokenLease, 'the broken lease is put back as it was');
+      assert.ok(world.runRefs().includes(dead), 'the run ref stays');
+      assert.deepEqual(world.stateRefs(), before, 'state unchanged');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   // Ported from test/e2e/recover-unit.test.mjs (the CLI's refusals of --accept stay there).
   test('--accept of a run without a checkpoint of the unit: NYL-RECOVER-CHECKPOINT-MISSING; --retry clears it and its evidence refs', async () => {
     const { world, journal } = await initialized();
