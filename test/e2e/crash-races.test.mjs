@@ -387,28 +387,9 @@ describe('a writer whose read is older than the lease it takes', () => {
     return { h, release: () => releaseUntilExit(h, marker) };
   }
 
-  // 'another reconcile ran from start to end before its lease push landed: it runs nothing again':
-  // in process in test/protocol/crash-points.test.mjs (the test of that title).
-
-  test('a hold commit landed before its lease push: the held unit and its dependents are not started', async () => {
-    const sc = new Scenario();
-    try {
-      await sc.ok(['state', 'init', '-e', ENV]);
-      const late = await pausedBeforeLease(sc);
-      const held = await sc.ok(['hold', '-e', ENV, '--unit', 'migrate', '--reason', 'incident', '-o', 'json'], 0);
-      assert.equal(held.json.result, 'done', describeResult(held));
-      const r = await late.release();
-      sc.record('the late reconcile ended');
-      assert.equal(r.code, 2, describeResult(r));
-      assert.deepEqual(errorCodes(r), [], describeResult(r));
-      assert.equal(r.json.units.migrate.result, 'held', describeResult(r));
-      const counts = sc.executionCounts();
-      assert.deepEqual([counts.migrate, counts.app], [0, 0], `the held unit and its dependent never ran: ${JSON.stringify(counts)}`);
-      assert.deepEqual([counts.base, counts.config, counts.db, counts.report], [1, 1, 1, 1], JSON.stringify(counts));
-    } finally {
-      await sc.cleanup();
-    }
-  });
+  // 'another reconcile ran from start to end before its lease push landed: it runs nothing again'
+  // and 'a hold commit landed before its lease push: the held unit and its dependents are not
+  // started': in process in test/protocol/crash-points.test.mjs (the tests of those titles).
 
   test("the holder of an expired lease checkpoints between the taker's read and its lease push: the taker imports that checkpoint", async () => {
     // A fenced write of the holder leaves its lease ref as it is: the taker's compare-and-swap on

@@ -369,6 +369,29 @@ describe('crashes of the operations that recover, in process', () => {
 
 // Ported from test/e2e/crash-races.test.mjs ('a writer whose read is older than the lease it takes').
 describe('a writer whose read is older than the lease it takes, in process', () => {
+  test('a hold commit landed before its lease push: the held unit and its dependents are not started', async () => {
+    const world = await World.create();
+    try {
+      await world.process('init').run('state init');
+      const late = world.process('late');
+      const pause = late.pauseAt('before-lease-push');
+      const lateRun = late.start('reconcile');
+      await pause.reached;
+      const held = await world.process('op').run('hold', { unit: 'migrate', reason: 'incident' });
+      assert.equal(held.code, 0, JSON.stringify(held.codes));
+      assert.equal(held.report.result, 'done');
+      pause.release();
+      const r = await lateRun.outcome;
+      assert.ok(!r.died);
+      assert.equal(r.code, 2, JSON.stringify(r.codes ?? r.report.units));
+      assert.deepEqual(r.report.errors ?? [], []);
+      assert.equal(r.report.units.migrate.result, 'held');
+      assert.deepEqual(world.counts(), counts({ migrate: 0, app: 0 }), 'the held unit and its dependent never ran; the others ran once');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test('another reconcile ran from start to end before its lease push landed: it runs nothing again', async () => {
     const world = await World.create();
     try {
