@@ -452,7 +452,7 @@ describe('recover --unit --accept of a late receipt, in process', () => {
       const lost = await lRun.outcome;
       assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
       const slowEvidence = () => world.evidenceRefs().filter((r) => r.includes('/evidence/slow/')).sort();
-      assert.deepEqual(slowEvidence(), [`refs/nyl/dev/evidence/slow/${k}`, `refs/nyl/dev/evidence/slow/${l}`]);
+      assert.deepEqual(slowEvidence(), [k, l].map((run) => `refs/nyl/dev/evidence/slow/${run}`).sort(), 'evidence of both runs');
       assert.equal(world.runRecords(l).get('slow')?.checkpoint?.result, 'receipt', "L's late checkpoint waits in its run ref");
 
       // Adopted, although an evidence ref of the same run holds only its start.
