@@ -462,6 +462,7 @@ describe('lease timing', () => {
       assert.deepEqual(world.refs(), refs, 'the early taker moved no ref');
       const late = world.process('late', { offsetMs: deadline + 31_000 - world.clock.now() });
       const take = await late.run('reconcile');
+      assert.equal(take.report.details.leaseBroken, undefined, 'an expired lease is no break');
       assert.equal(take.report.units.a.result, 'imported');
       assert.equal(take.report.units.b.result, 'recovered', 'b started and may have had effects');
     } finally {
