@@ -12,12 +12,13 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { HTTP_FAULTS } from '../support/crash-harness.mjs';
 import { git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { startGitHttp } from '../support/git-http.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { codes, nyl, nylAsync } from '../support/cli.mjs';
-import { campaignSize } from '../support/campaign.mjs';
+import { FULL_CAMPAIGNS, campaignSize } from '../support/campaign.mjs';
 import { commitFiles, logLines, logs, projectYaml, refsUnder, results, scratch, stateCounts, waitForLog } from '../support/reconcile-helpers.mjs';
 
 const remotes = networkRemotes('nyl-reconcile-remotes-');
@@ -118,7 +119,10 @@ async function raceThenWait(w, { mayMiss = false } = {}) {
   return overlapped;
 }
 
-for (const transport of Object.keys(transports)) {
+// Over smart HTTP, `npm test` runs the race in the round with 503s below (and the strict race of
+// two lease takers over smart HTTP in test/e2e/remotes.test.mjs); the full campaign runs it
+// without faults too.
+for (const transport of Object.keys(transports).filter((t) => t !== 'smart HTTP' || FULL_CAMPAIGNS)) {
   describe(`two clones, one remote over ${transport}`, () => {
     test('run at once: exactly one executes, the other exits 2 NYL-LEASE-HELD; then --wait-lease waits and finds every receipt current', async () => {
       await raceThenWait(world('clones', transport, units));
@@ -173,10 +177,13 @@ describe("two clones sharing one machine's cache", () => {
     Promise.all([holder.done, patient.done]).then(() => { finished = true; });
     const failures = [];
     let reads = 0;
+    // Status runs one after another while both run, a short pause between them (back to back, they
+    // would spend the machine's CPU on reads that add nothing).
     while (!finished) {
       const r = await nylAsync(two.dir, ['status', '-e', 'dev', '-o', 'json']).done;
       reads++;
       if (r.code === 1) failures.push(`${codes(r).join(',')}: ${r.json?.errors?.[0]?.message ?? r.stderr}`);
+      if (!finished) await sleep(150);
     }
     const h = await holder.done;
     const p = await patient.done;

@@ -3,7 +3,6 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import fs from 'node:fs';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import {
@@ -161,50 +160,6 @@ describe('recover -e imports a broken run', () => {
     }
   });
 
-  test('killed before its commit lands (before-recover-push): the lease stays broken and the run refs stay', async () => {
-    const sc = new Scenario();
-    try {
-      await sc.ok(['state', 'init', '-e', ENV]);
-      const { deadRuns } = await crashReconcile(sc, 'before-transition-push', { units: ['base', 'config'] });
-      await sc.leaseBreak('first break');
-      const before = sc.stateRefs();
-      const h = sc.start(recoverArgs, { env: { NYL_FAULT_AT: 'before-recover-push', NYL_FAULT_ACTION: 'kill' } });
-      const dead = await h.done;
-      sc.record('recover killed');
-      assert.equal(dead.signal, 'SIGKILL', describeResult(dead));
-      const lease = sc.leaseDoc();
-      assert.ok(lease?.broken, `lease.yaml still has broken: ${JSON.stringify(lease)}`);
-      assert.equal(lease.broken.reason, 'first break');
-      assert.ok(sc.refs()[`${RUNS}${deadRuns[0]}`], 'the run ref stays');
-      assert.deepEqual(sc.stateRefs(), before);
-
-      // The next importer imports it and names the run whose lease was broken, not the dead recover.
-      const r = await sc.ok(recoverArgs, 0);
-      assert.equal(r.json.details.leaseBroken.run, deadRuns[0], describeResult(r));
-      assert.deepEqual([...r.json.details.imported].sort(), ['base', 'config']);
-      await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
-      await assertCrashInvariants(sc, { allCurrent: true });
-    } finally {
-      await sc.cleanup();
-    }
-  });
-
-  test('a recover that fails before its commit (unknown unit) puts the broken lease back', async () => {
-    const sc = new Scenario();
-    try {
-      await sc.ok(['state', 'init', '-e', ENV]);
-      const { deadRuns } = await crashReconcile(sc, 'after-started-push');
-      await sc.leaseBreak();
-      const brokenLease = sc.refs()[LEASE];
-      const r = await sc.ok([...recoverArgs, '--unit', 'nosuch', '--retry'], 1);
-      assert.deepEqual(errorCodes(r), ['NYL-UNIT-UNKNOWN']);
-      assert.equal(sc.refs()[LEASE], brokenLease, 'the broken lease is put back as it was');
-      assert.ok(sc.refs()[`${RUNS}${deadRuns[0]}`], 'the run ref stays');
-    } finally {
-      await sc.cleanup();
-    }
-  });
-
   test('while a broken lease waits for its import, `nyl state init --fresh` refuses NYL-LEASE-BROKEN naming `nyl recover -e dev`', async () => {
     const sc = new Scenario();
     try {
@@ -223,35 +178,10 @@ describe('recover -e imports a broken run', () => {
     }
   });
 
-  test('a recover that finds the break already imported when it takes the lease imports nothing and says so', async () => {
-    // Deterministic interleaving: the late recover read the broken lease and pauses right before
-    // its lease push while another recover imports the run; then its push is rejected and it
-    // reads the lease again.
-    const sc = new Scenario();
-    try {
-      await sc.ok(['state', 'init', '-e', ENV]);
-      await crashReconcile(sc, 'before-transition-push');
-      await sc.leaseBreak();
-      const marker = path.join(sc.dir, 'late-recover-paused');
-      const late = sc.start(recoverArgs, { env: { NYL_FAULT_AT: 'before-lease-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
-      await waitForFile(marker);
-      const first = await sc.ok(recoverArgs, 0);
-      assert.ok(first.json.details.leaseBroken, describeResult(first));
-      const afterFirst = sc.refs();
-      // Released at each pause (it reaches the point again after its rejected push) until it ends.
-      while (!late.exited) {
-        fs.rmSync(marker, { force: true });
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const r = await late.done;
-      sc.record('late recover');
-      assert.deepEqual(sc.refs(), afterFirst, 'the late recover wrote nothing');
-      assert.equal(r.json?.details?.leaseBroken, undefined, describeResult(r));
-      // It refuses NYL-RECOVER-NOTHING instead of reporting done.
-      assert.equal(r.code, 1, describeResult(r));
-      assert.deepEqual(errorCodes(r), ['NYL-RECOVER-NOTHING']);
-    } finally {
-      await sc.cleanup();
-    }
-  });
+  // In process (test/protocol/crash-points.test.mjs, 'crashes of the operations that recover'):
+  // 'recover killed before its push: state unchanged, the lease still broken; the next recover
+  // imports without another break', 'a recover that fails before its commit (unknown unit) puts
+  // the broken lease back' (the CLI's exit 1 NYL-UNIT-UNKNOWN of `recover --unit`: in
+  // test/e2e/recover-unit.test.mjs) and 'a recover that finds the break already imported when it
+  // takes the lease imports nothing and says so'.
 });

@@ -4,7 +4,7 @@
 // here is deterministic: the process stops at its next I/O.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { World } from './world.mjs';
+import { SIX_UNITS, World } from './world.mjs';
 import { assertInvariants, Journal } from './invariants.mjs';
 
 const ALL = { base: 1, config: 1, db: 1, migrate: 1, app: 1, report: 1 };
@@ -157,6 +157,9 @@ describe('crashes of the operations that recover, in process', () => {
       const last = await world.process('last').run('reconcile');
       journal.note();
       assert.deepEqual(journal.breaks.sort(), [first, second].sort(), 'both breaks are on record');
+      // The last takeover reports the break it made and, as an earlier break, the first one.
+      assert.equal(last.report.details.leaseBroken?.run, second);
+      assert.deepEqual((last.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]), [[first, 'the runner was killed']]);
       // Both dead runs started migrate (manual) without a checkpoint: it stays uncertain, and app,
       // which depends on it, never ran; everything else ran once.
       assert.equal(last.code, 4, JSON.stringify(last.codes ?? last.report.units));
@@ -217,6 +220,256 @@ describe('crashes of the operations that recover, in process', () => {
       await world.process('last').run('reconcile');
       journal.note();
       await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // Ported from the end-to-end crash suite (file://): what a takeover reports, the exit code.
+  test('a takeover that leaves a unit without dependents uncertain: the unit is reported, the exit says so', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const release = world.driver.hold('report');
+      const victim = world.process('victim');
+      const run = victim.start('reconcile');
+      await world.until(() => world.runRefs().some((r) => world.receiptsIn(r).includes('app')), "app's checkpoint in the run ref");
+      victim.kill();
+      assert.ok((await run.outcome).died);
+      release();
+      const [dead] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      const take = await world.process('takeover').run('reconcile');
+      journal.note();
+      assert.equal(take.report.units.report.result, 'recovered', JSON.stringify(take.report.units));
+      assert.equal(take.report.units.app.result, 'imported', 'app ran with report in wave 3; its checkpoint landed before the crash');
+      assert.equal(world.observedDoc('report').condition?.run, dead);
+      // Exit 4 and NYL-UNIT-UNCERTAIN although nothing else is left to do.
+      assert.equal(take.code, 4, JSON.stringify(take.codes ?? take.report.units));
+      assert.ok(take.report.warnings.some((w) => w.code === 'NYL-UNIT-UNCERTAIN' && w.units?.includes('report')), JSON.stringify(take.report.warnings));
+      const summary = await assertInvariants(world, journal);
+      assert.deepEqual(summary.stuck, ['report']);
+      assert.deepEqual(summary.counts, ALL);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a dead run checkpointed a receipt for a key the unit no longer resolves to: uncertain, NYL-RUN-SUPERSEDED', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const victim = world.process('victim').crashAt('before-transition-push');
+      assert.ok((await victim.start('reconcile', { units: ['base', 'config'] }).outcome).died);
+      const [dead] = journal.noteDeadRuns();
+      assert.deepEqual(world.receiptsIn(dead), ['base', 'config']);
+      // base (converge) and config (manual) change what they run.
+      await world.setUnits(SIX_UNITS.map((u) => (['base', 'config'].includes(u.name) ? { ...u, version: '2' } : u)));
+      await journal.leaseBreak(world.process('operator'));
+      const r = await world.process('takeover').run('reconcile');
+      journal.note();
+      assert.ok([2, 4].includes(r.code), `exit ${r.code}: ${JSON.stringify(r.codes ?? r.report.units)}`);
+      const superseded = r.report.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED').flatMap((w) => w.units ?? []).sort();
+      assert.deepEqual(superseded, ['base', 'config'], JSON.stringify(r.report.warnings));
+      assert.equal(r.report.units.base.result, 'executed', 'base converges: it runs again for its new key');
+      assert.equal(r.report.units.config.result, 'recovered');
+      const config = world.observedDoc('config');
+      assert.equal(config.condition?.type, 'uncertain');
+      assert.equal(config.condition?.run, dead);
+      assert.equal(config.condition?.code, 'NYL-RUN-SUPERSEDED');
+      const summary = await assertInvariants(world, journal, { superseded: ['base', 'config'] });
+      assert.deepEqual(summary.stuck, ['config']);
+      assert.deepEqual(summary.counts, counts({ base: 2, migrate: 0, app: 0 }));
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // Ported from test/e2e/recover-import.test.mjs: a deterministic interleaving of two recovers.
+  test('a recover that finds the break already imported when it takes the lease imports nothing and says so', async () => {
+    const { world, journal } = await initialized();
+    try {
+      await crash(world, journal, 'before-transition-push');
+      await journal.leaseBreak(world.process('operator'));
+      // The late recover read the broken lease and pauses right before its lease push while
+      // another recover imports the run; then its push is rejected and it reads the lease again.
+      const late = world.process('late');
+      const pause = late.pauseAt('before-lease-push');
+      const lateRun = late.start('recover');
+      await pause.reached;
+      const first = await world.process('first').run('recover');
+      journal.note();
+      assert.equal(first.code, 0, JSON.stringify(first.codes));
+      assert.ok(first.report.details.leaseBroken, 'the first recover imports the broken run');
+      const afterFirst = world.refs();
+      pause.release();
+      const r = await lateRun.outcome;
+      assert.ok(!r.died);
+      assert.deepEqual(world.refs(), afterFirst, 'the late recover wrote nothing');
+      assert.equal(r.report?.details?.leaseBroken, undefined);
+      // It refuses NYL-RECOVER-NOTHING instead of reporting done.
+      assert.equal(r.code, 1, JSON.stringify(r.codes ?? r.report));
+      assert.deepEqual(r.codes, ['NYL-RECOVER-NOTHING']);
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // Ported from test/e2e/recover-import.test.mjs.
+  test('a recover that fails before its commit (unknown unit) puts the broken lease back', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const [dead] = await crash(world, journal, 'after-started-push');
+      await journal.leaseBreak(world.process('operator'));
+      const brokenLease = world.refs()[world.leaseRef];
+      const before = world.stateRefs();
+      const r = await world.process('op').run('recover', { unit: 'nosuch', retry: true });
+      assert.equal(r.code, 1);
+      assert.deepEqual(r.codes, ['NYL-UNIT-UNKNOWN']);
+      assert.equal(world.refs()[world.leaseRef], brokenLease, 'the broken lease is put back as it was');
+      assert.ok(world.runRefs().includes(dead), 'the run ref stays');
+      assert.deepEqual(world.stateRefs(), before, 'state unchanged');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // Ported from test/e2e/recover-unit.test.mjs (the CLI's refusals of --accept stay there).
+  test('--accept of a run without a checkpoint of the unit: NYL-RECOVER-CHECKPOINT-MISSING; --retry clears it and its evidence refs', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const [dead] = await crash(world, journal, 'while-unit-runs');
+      await journal.leaseBreak(world.process('operator'));
+      const take = await world.process('takeover').run('reconcile');
+      journal.note();
+      assert.equal(take.code, 4, JSON.stringify(take.codes ?? take.report.units));
+      const evidenceOf = (unit) => world.evidenceRefs().filter((r) => r.includes(`/evidence/${unit}/`));
+      assert.deepEqual(evidenceOf('migrate'), [`refs/nyl/dev/evidence/migrate/${dead}`]);
+      const refs = world.refs();
+      const op = world.process('op');
+      const r = await op.run('recover', { unit: 'migrate', accept: dead, reason: 'r' });
+      assert.equal(r.code, 1);
+      assert.deepEqual(r.codes, ['NYL-RECOVER-CHECKPOINT-MISSING']);
+      const other = await op.run('recover', { unit: 'migrate', accept: '01a00000-0000-7000-8000-000000000000', reason: 'r' });
+      assert.deepEqual(other.codes, ['NYL-RECOVER-CHECKPOINT-MISSING'], 'a run that recorded nothing');
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+      // --retry clears it; the evidence refs go with the last uncertain unit that needs them.
+      const retry = await op.run('recover', { unit: 'migrate', retry: true, reason: 'checked' });
+      journal.note();
+      assert.equal(retry.code, 0, JSON.stringify(retry.codes));
+      assert.deepEqual(evidenceOf('migrate'), []);
+      await world.process('last').run('reconcile');
+      journal.note();
+      await assertInvariants(world, journal, { allCurrent: true });
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+
+// Ported from test/e2e/crash-races.test.mjs ('a writer whose read is older than the lease it takes').
+describe('a writer whose read is older than the lease it takes, in process', () => {
+  test('a hold commit landed before its lease push: the held unit and its dependents are not started', async () => {
+    const world = await World.create();
+    try {
+      await world.process('init').run('state init');
+      const late = world.process('late');
+      const pause = late.pauseAt('before-lease-push');
+      const lateRun = late.start('reconcile');
+      await pause.reached;
+      const held = await world.process('op').run('hold', { unit: 'migrate', reason: 'incident' });
+      assert.equal(held.code, 0, JSON.stringify(held.codes));
+      assert.equal(held.report.result, 'done');
+      pause.release();
+      const r = await lateRun.outcome;
+      assert.ok(!r.died);
+      assert.equal(r.code, 2, JSON.stringify(r.codes ?? r.report.units));
+      assert.deepEqual(r.report.errors ?? [], []);
+      assert.equal(r.report.units.migrate.result, 'held');
+      assert.deepEqual(world.counts(), counts({ migrate: 0, app: 0 }), 'the held unit and its dependent never ran; the others ran once');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('another reconcile ran from start to end before its lease push landed: it runs nothing again', async () => {
+    const world = await World.create();
+    try {
+      const journal = new Journal(world);
+      await world.process('init').run('state init');
+      journal.note();
+      const late = world.process('late');
+      const pause = late.pauseAt('before-lease-push');
+      const lateRun = late.start('reconcile');
+      await pause.reached;
+      const other = await world.process('other').run('reconcile');
+      journal.note();
+      assert.equal(other.code, 0, JSON.stringify(other.codes ?? other.report.units));
+      assert.deepEqual(Object.values(other.report.units).map((u) => u.result), world.units.map(() => 'executed'));
+      pause.release();
+      const r = await lateRun.outcome;
+      journal.note();
+      assert.ok(!r.died);
+      assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
+      assert.deepEqual(Object.values(r.report.units).map((u) => u.result), world.units.map(() => 'current'));
+      const summary = await assertInvariants(world, journal, { allCurrent: true });
+      assert.deepEqual(summary.counts, ALL, 'nothing ran twice');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+// Ported from test/e2e/recover-unit.test.mjs (the CLI's evidence listing stays there).
+describe('recover --unit --accept of a late receipt, in process', () => {
+  test('--accept of a run whose late receipt waits in its run ref adopts it', async () => {
+    const world = await World.create({ units: [{ name: 'slow', recovery: 'converge', dependsOn: [] }, { name: 'after', recovery: 'converge', dependsOn: ['slow'] }] });
+    try {
+      const journal = new Journal(world);
+      await world.process('init').run('state init');
+      journal.note();
+      // K is killed while slow runs.
+      let release = world.driver.hold('slow');
+      const kProc = world.process('k');
+      const kRun = kProc.start('reconcile');
+      await world.until(() => world.driver.callsOf('slow').length === 1, 'K runs slow');
+      kProc.kill();
+      assert.ok((await kRun.outcome).died);
+      release();
+      const [k] = journal.noteDeadRuns();
+      await journal.leaseBreak(world.process('operator'));
+      // L takes K over, runs slow again, and loses its lease to `recover -e` before it checkpoints late.
+      release = world.driver.hold('slow');
+      const lRun = world.process('l').start('reconcile');
+      await world.until(() => world.driver.callsOf('slow').length === 2, 'L runs slow');
+      const [l] = journal.noteDeadRuns();
+      assert.ok(l && l !== k);
+      await journal.leaseBreak(world.process('operator2'));
+      const imported = await world.process('importer').run('recover');
+      journal.note();
+      assert.equal(imported.code, 0, JSON.stringify(imported.codes));
+      release();
+      const lost = await lRun.outcome;
+      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+      const slowEvidence = () => world.evidenceRefs().filter((r) => r.includes('/evidence/slow/')).sort();
+      assert.deepEqual(slowEvidence(), [k, l].map((run) => `refs/nyl/dev/evidence/slow/${run}`).sort(), 'evidence of both runs');
+      assert.equal(world.runRecords(l).get('slow')?.checkpoint?.result, 'receipt', "L's late checkpoint waits in its run ref");
+
+      // Adopted, although an evidence ref of the same run holds only its start.
+      const r = await world.process('op').run('recover', { unit: 'slow', accept: l, reason: 'L finished after losing its lease' });
+      journal.note();
+      assert.equal(r.code, 0, JSON.stringify(r.codes));
+      assert.equal(r.report.result, 'done');
+      assert.equal(world.observedDoc('slow').receipt?.run, l);
+      assert.equal(world.observedDoc('slow').condition, undefined);
+      assert.deepEqual(slowEvidence(), [], 'no uncertain unit needs the evidence any more');
+      assert.ok(world.runRefs().includes(l), 'recover --unit deletes no run ref');
+      // The next reconcile imports L's run ref: the receipt stays L's, slow does not run again.
+      await world.process('last').run('reconcile');
+      journal.note();
+      assert.equal(world.observedDoc('slow').receipt?.run, l);
+      const summary = await assertInvariants(world, journal, { allCurrent: true });
+      assert.deepEqual(summary.counts, { slow: 2, after: 1 }, 'K and L ran slow; nothing after the accept');
     } finally {
       world.cleanup();
     }

@@ -183,17 +183,22 @@ describe('the lease is the fencing token', () => {
       await journal.leaseBreak(world.process('operator'), 'the runner looked dead');
       const imported = await world.process('importer').run('recover');
       assert.equal(imported.code, 0);
+      assert.equal(imported.report.details.leaseBroken?.run, holderRun);
+      assert.deepEqual(imported.report.details.recovered, ['slow']);
       assert.equal(world.observedDoc('slow').condition.type, 'uncertain');
+      const stateAfterImport = world.stateRefs();
       release();
       const lost = await run.outcome;
       assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
       assert.equal(lost.code, 4);
+      assert.deepEqual(world.stateRefs(), stateAfterImport, 'the run that lost its lease changed no state ref');
       assert.equal(world.driver.callsOf('next').length, 0, 'nothing started after the lease was lost');
       assert.equal(world.runRecords(holderRun).get('slow')?.checkpoint?.result, 'receipt', 'the late record was written again');
       const next = await world.process('next').run('reconcile');
       assert.ok(next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'), JSON.stringify(next.report.warnings));
       assert.equal(world.observedDoc('slow').condition?.type, 'uncertain', 'a late checkpoint never overwrites the uncertain condition');
       assert.ok(world.evidenceRefs().some((r) => r.endsWith(`slow/${holderRun}`)), 'its evidence is kept for recover --accept');
+      assert.deepEqual(world.runRefs(), [], 'the run ref is consumed');
     } finally {
       world.cleanup();
     }
@@ -457,6 +462,7 @@ describe('lease timing', () => {
       assert.deepEqual(world.refs(), refs, 'the early taker moved no ref');
       const late = world.process('late', { offsetMs: deadline + 31_000 - world.clock.now() });
       const take = await late.run('reconcile');
+      assert.equal(take.report.details.leaseBroken, undefined, 'an expired lease is no break');
       assert.equal(take.report.units.a.result, 'imported');
       assert.equal(take.report.units.b.result, 'recovered', 'b started and may have had effects');
     } finally {
