@@ -10,8 +10,9 @@ import { installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
 import { nylAsync } from '../support/cli.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { commitFiles, logLines, reconcile, results, setup } from '../support/reconcile-helpers.mjs';
-import { commitAt, coordinationRefs, desiredDoc, hold, observedDoc, resume, status, waitForLine } from '../support/hold-helpers.mjs';
+import { commitAt, coordinationRefs, desiredDoc, hold, observedDoc, resume, waitForLine } from '../support/hold-helpers.mjs';
 import { nyl } from '../support/cli.mjs';
+import { sharedFixture } from '../support/shared-fixture.mjs';
 
 const DESIRED = 'refs/heads/nyl/dev/desired';
 const show = (r) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
@@ -28,41 +29,45 @@ function unit(log, name, { dependsOn, recovery, gate, teardown = true } = {}) {
   return lines.join('\n');
 }
 
+/** db and app (independent), state init and a first reconcile: built once, put back for every test that takes it. */
+const dbAndApp = sharedFixture(() => {
+  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  return ctx;
+});
+
 const teardown = (project, args, opts) => nyl(project, ['teardown', '-e', 'dev', ...args], opts);
 
 test('teardown --unit: a run with one transition commit (operation teardown); the unit still in source gets a new incarnation at the next reconcile', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db'), cache: unit(log, 'cache') }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  const oldUid = desiredDoc(ctx.bare, 'cache').uid;
+  const ctx = dbAndApp();
+  const oldUid = desiredDoc(ctx.bare, 'app').uid;
   logLines(ctx.log, { clear: true });
-  const r = teardown(ctx.project, ['--unit', 'cache', '--reason', 'replaced by redis', '-o', 'json']);
+  const r = teardown(ctx.project, ['--unit', 'app', '--reason', 'replaced by redis', '-o', 'json']);
   assert.equal(r.code, 0, show(r));
   assert.equal(r.json.kind, 'ReconcileReport');
   assert.equal(r.json.operation, 'teardown');
-  assert.deepEqual(results(r.json), { cache: 'removed' }, 'only the leaving section: what the teardown did');
-  assert.deepEqual(r.json.details.requested, ['cache']);
-  assert.deepEqual(logLines(ctx.log), ['-cache']);
+  assert.deepEqual(results(r.json), { app: 'removed' }, 'only the leaving section: what the teardown did');
+  assert.deepEqual(r.json.details.requested, ['app']);
+  assert.deepEqual(logLines(ctx.log), ['-app']);
   const c = commitAt(ctx.bare, DESIRED);
-  assert.equal(c.headline, 'nyl: teardown dev: 1 removed (cache)');
+  assert.equal(c.headline, 'nyl: teardown dev: 1 removed (app)');
   assert.equal(c.body.operation, 'teardown');
   assert.equal(c.body.run, r.json.run);
-  assert.deepEqual(c.body.removed, ['cache']);
+  assert.deepEqual(c.body.removed, ['app']);
   assert.deepEqual(c.trailers['Nyl-Operation'], ['teardown']);
   assert.deepEqual(c.trailers['Nyl-Reason'], ['replaced by redis']);
   assert.deepEqual(coordinationRefs(ctx.bare), [], 'the lease and the run ref are gone');
-  assert.equal(desiredDoc(ctx.bare, 'cache'), undefined);
+  assert.equal(desiredDoc(ctx.bare, 'app'), undefined);
 
-  const st = status(ctx.project, ['-o', 'json']);
-  assert.equal(st.json.units.cache.state, 'pending', 'still in source: the next reconcile creates it');
+  // Still in source: the next reconcile creates it.
   const again = reconcile(ctx.project, ['-o', 'json']);
   assert.equal(again.code, 0, show(again));
-  assert.equal(again.json.units.cache.result, 'executed');
-  assert.notEqual(desiredDoc(ctx.bare, 'cache').uid, oldUid, 'a new incarnation');
+  assert.equal(again.json.units.app.result, 'executed');
+  assert.notEqual(desiredDoc(ctx.bare, 'app').uid, oldUid, 'a new incarnation');
 });
 
 test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the state has no incarnation of', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db') }));
-  assert.equal(reconcile(ctx.project).code, 0);
+  const ctx = dbAndApp();
   const neither = teardown(ctx.project, ['-o', 'json']);
   assert.equal(neither.code, 1, show(neither));
   assert.deepEqual(codes(neither), ['NYL-USAGE']);
@@ -91,8 +96,7 @@ test('--all tears everything down consumers first; a unit whose consumer is not 
 });
 
 test('teardown of a held unit only records the request on its file; the first reconcile after resume carries it out', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app') }));
-  assert.equal(reconcile(ctx.project).code, 0);
+  const ctx = dbAndApp();
   assert.equal(hold(ctx.project, 'db').code, 0);
   logLines(ctx.log, { clear: true });
   const r = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
@@ -138,9 +142,11 @@ test('a hold delivered to a teardown run: the unit it did not start yet is held 
   assert.equal(after.json.units.zother.result, 'removed', show(after));
 });
 
-/** Over file:// and over smart HTTP with protected state branches. */
+/**
+ * Over smart HTTP with protected state branches, where the real SIGKILL and Git transport matter.
+ * The same protocol over an in-memory state repository: test/protocol/teardown-command.test.mjs.
+ */
 const REMOTES = [
-  ['file://', () => ({})],
   [
     'smart HTTP, protected branches',
     () => {
@@ -156,7 +162,7 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
   for (const [where, remote] of REMOTES) {
     test(`${where}: killed after its started marker: a converging teardown runs again in the takeover; a manual one waits for recover --retry`, async () => {
       const r0 = remote();
-      const ctx = setup((log) => ({ conv: unit(log, 'conv', { recovery: 'converge' }), man: unit(log, 'man') }), r0.url ? r0 : {});
+      const ctx = setup((log) => ({ conv: unit(log, 'conv', { recovery: 'converge' }), man: unit(log, 'man') }), r0);
       assert.equal(reconcile(ctx.project).code, 0);
       logLines(ctx.log, { clear: true });
       const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'kill' } }).done;
@@ -178,7 +184,7 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
 
     test(`${where}: killed after its removal was checkpointed: the takeover imports the removal without tearing down again`, async () => {
       const r0 = remote();
-      const ctx = setup((log) => ({ gone: unit(log, 'gone') }), r0.url ? r0 : {});
+      const ctx = setup((log) => ({ gone: unit(log, 'gone') }), r0);
       assert.equal(reconcile(ctx.project).code, 0);
       logLines(ctx.log, { clear: true });
       const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--unit', 'gone'], { env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' } }).done;
@@ -196,8 +202,7 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
 });
 
 test('a teardown asked again of a held unit whose request is recorded changes nothing and still reports it held (exit 2)', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db') }));
-  assert.equal(reconcile(ctx.project).code, 0);
+  const ctx = dbAndApp();
   assert.equal(hold(ctx.project, 'db').code, 0);
   assert.equal(teardown(ctx.project, ['--unit', 'db']).code, 2);
   const tip = commitAt(ctx.bare, DESIRED).oid;
