@@ -91,7 +91,7 @@ describe('hold and resume write one desired commit each', () => {
     assert.equal(notHeld.code, 0, show(notHeld));
     assert.equal(notHeld.json.operation, 'resume');
     assert.equal(notHeld.json.result, 'unchanged');
-    assert.ok(notHeld.json.notes.length >= 1, 'a note says nothing changed');
+    assert.ok(notHeld.json.notes.some((n) => n.code === 'NYL-UNCHANGED'), 'a note says nothing changed');
 
     const notHeldText = resume(ctx.project, 'b');
     assert.equal(notHeldText.code, 0, show(notHeldText));

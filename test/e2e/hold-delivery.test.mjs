@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
+import { sharedFixture } from '../support/shared-fixture.mjs';
 import { setup, reconcile } from '../support/reconcile-helpers.mjs';
 import {
   DESIRED, OBSERVED, commitAt, coordinationRefs, decision, describe as show, desiredDoc, gatedScript, holdAsync, hold, holdCommitsOf,
@@ -20,17 +21,20 @@ after(cleanupAll);
 const IDENTITY = 'Test User <test@example.com>';
 const ALICE = 'Alice <alice@example.com>';
 
-/** a waits for the gate; b and c follow it; x is independent and quick. */
-function chain() {
-  return setup((log) => {
+/**
+ * a waits for the gate; b and c follow it. State init runs once; every test gets the fixture put
+ * back as it was (test/support/shared-fixture.mjs), the gate closed.
+ */
+const chain = sharedFixture(() =>
+  setup((log) => {
     const gate = path.join(path.dirname(log), 'gate');
     return {
       a: gatedScript(log, gate, 'a'),
       b: `dependsOn: [a]\nscript: 'echo b >> ${log}'`,
       c: `dependsOn: [b]\nscript: 'echo c >> ${log}'`,
     };
-  });
-}
+  }),
+);
 
 function leaseRecord(bare) {
   return readYaml(bare, 'refs/nyl/dev/lease', 'lease.yaml');
@@ -400,16 +404,5 @@ describe('a resume after a delivered hold', () => {
       run.child.kill('SIGKILL');
       await run.done;
     }
-  });
-
-  test('a unit not held and the lease free: resume ends 0 with a note and leaves no lease behind', () => {
-    const ctx = chain();
-    openGate(path.join(ctx.dir, 'gate'));
-    assert.equal(reconcile(ctx.project).code, 0);
-    const r = resume(ctx.project, 'a', { args: ['-o', 'json'] });
-    assert.equal(r.code, 0, show(r));
-    assert.equal(r.json.result, 'unchanged');
-    assert.ok(r.json.notes.some((n) => n.code === 'NYL-UNCHANGED'));
-    assert.deepEqual(coordinationRefs(ctx.bare), []);
   });
 });

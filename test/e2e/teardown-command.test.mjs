@@ -1,7 +1,9 @@
 // `nyl teardown` end to end: a run like reconcile (lease, run ref, one transition commit with the
-// operation teardown, a ReconcileReport), requests on held units, holds delivered to a teardown
-// run, and teardowns killed midway then taken over, over file:// and over a smart-HTTP remote
-// whose state branches refuse non-fast-forward updates and deletions.
+// operation teardown, a ReconcileReport), holds delivered to a teardown run, and teardowns killed
+// midway then taken over, over a smart-HTTP remote whose state branches refuse non-fast-forward
+// updates and deletions. What a teardown decides (--all consumers first, NYL-TEARDOWN-PENDING,
+// requests on held units, asking again) and the takeovers over an in-memory state repository:
+// test/protocol/teardown-command.test.mjs.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -76,44 +78,6 @@ test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the 
   assert.equal(unknown.code, 1, show(unknown));
   assert.deepEqual(codes(unknown), ['NYL-UNIT-UNKNOWN']);
   assert.equal(unknown.json.operation, 'teardown');
-});
-
-test('--all tears everything down consumers first; a unit whose consumer is not named waits (exit 2, NYL-TEARDOWN-PENDING)', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app', { dependsOn: ['db'] }), web: unit(log, 'web', { dependsOn: ['app'] }) }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  logLines(ctx.log, { clear: true });
-  const waits = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
-  assert.equal(waits.code, 2, show(waits));
-  assert.equal(waits.json.units.db.result, 'pending-teardown');
-  const pending = waits.json.warnings.find((w) => w.code === 'NYL-TEARDOWN-PENDING');
-  assert.match(pending.fix, /nyl teardown -e dev --unit app/);
-  assert.deepEqual(logLines(ctx.log), []);
-  assert.ok(desiredDoc(ctx.bare, 'db').teardownRequest, 'the request is recorded');
-  const all = teardown(ctx.project, ['--all', '--concurrency', '1', '-o', 'json']);
-  assert.equal(all.code, 0, show(all));
-  assert.deepEqual(logLines(ctx.log), ['-web', '-app', '-db']);
-  assert.deepEqual(all.json.unitOrder, ['web', 'app', 'db']);
-});
-
-test('teardown of a held unit only records the request on its file; the first reconcile after resume carries it out', () => {
-  const ctx = dbAndApp();
-  assert.equal(hold(ctx.project, 'db').code, 0);
-  logLines(ctx.log, { clear: true });
-  const r = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
-  assert.equal(r.code, 2, show(r));
-  assert.equal(r.json.units.db.result, 'held');
-  assert.ok(codes(r).includes('NYL-UNIT-HELD'));
-  const held = desiredDoc(ctx.bare, 'db');
-  assert.equal(held.lifecycle.state, 'held');
-  assert.equal(held.teardownRequest.by.includes('<'), true, 'the request names who asked');
-  assert.deepEqual(logLines(ctx.log), [], 'nothing torn down');
-  assert.equal(reconcile(ctx.project).code, 2, 'a reconcile leaves a held unit alone');
-  assert.equal(resume(ctx.project, 'db').code, 0);
-  assert.ok(desiredDoc(ctx.bare, 'db').teardownRequest, 'resume keeps the request');
-  const after = reconcile(ctx.project, ['-o', 'json']);
-  assert.equal(after.code, 0, show(after));
-  assert.equal(after.json.units.db.result, 'removed');
-  assert.deepEqual(logLines(ctx.log), ['-db']);
 });
 
 test('a hold delivered to a teardown run: the unit it did not start yet is held with its request; the run tears down the rest', async () => {
@@ -199,18 +163,6 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
       assert.deepEqual(logLines(ctx.log), ['-gone', 'gone'], 'torn down once');
     });
   }
-});
-
-test('a teardown asked again of a held unit whose request is recorded changes nothing and still reports it held (exit 2)', () => {
-  const ctx = dbAndApp();
-  assert.equal(hold(ctx.project, 'db').code, 0);
-  assert.equal(teardown(ctx.project, ['--unit', 'db']).code, 2);
-  const tip = commitAt(ctx.bare, DESIRED).oid;
-  const again = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
-  assert.equal(again.code, 2, show(again));
-  assert.equal(again.json.units.db.result, 'held');
-  assert.equal(again.json.run, undefined, 'nothing to do: no lease, no run');
-  assert.equal(commitAt(ctx.bare, DESIRED).oid, tip);
 });
 
 test('a kind change killed before its transition: the takeover imports the removal and the new incarnation, and tears nothing down twice', async () => {

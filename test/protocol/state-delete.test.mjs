@@ -123,6 +123,53 @@ describe('what state delete refuses', () => {
   });
 });
 
+describe('a deleted state', () => {
+  test('every later command that reads the state refuses NYL-STATE-DELETED and writes nothing; lease break still works; state init --fresh starts over', async () => {
+    const world = await World.create({ units: [unit('migrate')] });
+    try {
+      const op = world.process('op');
+      await op.run('state init');
+      assert.equal((await op.run('hold', { unit: 'migrate', reason: 'not yet' })).code, 0, 'a held marker: no incarnation');
+      const deleted = await plainDelete(world);
+      assert.equal(deleted.exit, 0, JSON.stringify(deleted.report?.errors ?? deleted.error?.message));
+      assert.deepEqual(deleted.report.details.removed, ['migrate']);
+      const refs = world.refs();
+
+      const again = await plainDelete(world);
+      assert.equal(again.exit, 1);
+      assert.deepEqual((again.report?.errors ?? again.error.diagnostics).map((d) => d.code), ['NYL-STATE-DELETED']);
+      const later = [
+        ['reconcile', {}],
+        ['hold', { unit: 'migrate', reason: 'r' }],
+        ['resume', { unit: 'migrate', reason: 'r' }],
+        ['recover', { unit: 'migrate', retry: true, reason: 'r' }],
+        ['state init', {}],
+      ];
+      for (const [operation, options] of later) {
+        const r = await world.process(operation).run(operation, options);
+        assert.equal(r.code, 1, operation);
+        assert.deepEqual(r.codes ?? r.report.errors.map((d) => d.code), ['NYL-STATE-DELETED'], operation);
+      }
+      assert.deepEqual(world.refs(), refs, 'nothing written');
+
+      // lease break still works there (recover -e can then clear a dead holder), here with nothing to break.
+      const breakIt = await op.run('lease break', { reason: 'r' });
+      assert.equal(breakIt.code, 0);
+      assert.equal(breakIt.report.result, 'unchanged');
+      assert.deepEqual(world.refs(), refs);
+
+      const fresh = await op.run('state init', { fresh: true, reason: 'again' });
+      assert.equal(fresh.code, 0, JSON.stringify(fresh.codes ?? fresh.report.errors));
+      assert.deepEqual(fresh.report.details.state, { generation: 2, status: 'active', fresh: true });
+      const rec = await op.run('reconcile');
+      assert.equal(rec.code, 0, JSON.stringify(rec.codes ?? rec.report.units));
+      assert.equal(rec.report.units.migrate.result, 'executed', 'the held marker went with the deletion');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
 describe('state delete --teardown around its seam (in process, fake teardowns)', () => {
   test('every remaining unit waits: exit 2, nothing deleted, the teardown report under details.teardown; running it again resumes', async () => {
     const world = await reconciled();

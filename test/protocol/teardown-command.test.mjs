@@ -5,11 +5,17 @@
 //   manual one deleting and uncertain until recover --retry; the next reconcile finishes it;
 // - killed after the removal was checkpointed: the takeover imports the removal and, the unit
 //   being in source, creates it again; nothing is torn down twice.
+// Also what a teardown decides (moved here from the e2e file): --all tears down consumers first, a
+// unit whose consumer is not named waits (NYL-TEARDOWN-PENDING), a held unit only gets the request
+// recorded on its file (carried out by the first reconcile after resume), and asking again
+// changes nothing.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { World } from './world.mjs';
 
 const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
+const codesOf = (r) => (r.report ? [...r.report.errors, ...r.report.warnings, ...r.report.notes].map((d) => d.code) : r.codes);
+const tornDown = (world) => world.driver.calls.filter((c) => c.phase === 'teardown').map((c) => c.unit);
 const teardowns = (world, name) => world.driver.callsOf(name, 'teardown').length;
 
 async function reconciled(units) {
@@ -64,6 +70,70 @@ describe('nyl teardown killed midway, then taken over', () => {
       assert.equal(takeover.report.units.gone.result, 'executed', 'still in source: the takeover, the next reconcile, creates it again');
       assert.equal(teardowns(world, 'gone'), 1, 'torn down once');
       assert.notEqual(world.desiredDoc('gone').uid, oldUid, 'a new incarnation');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('what nyl teardown decides', () => {
+  test('--all tears everything down consumers first; a unit whose consumer is not named waits (exit 2, NYL-TEARDOWN-PENDING)', async () => {
+    const world = await reconciled([unit('db'), unit('app', { dependsOn: ['db'] }), unit('web', { dependsOn: ['app'] })]);
+    try {
+      const waits = await world.process('p1').run('reconcile', { teardown: { units: ['db'] } });
+      assert.equal(waits.code, 2, JSON.stringify(codesOf(waits)));
+      assert.equal(waits.report.units.db.result, 'pending-teardown');
+      const pending = waits.report.warnings.find((w) => w.code === 'NYL-TEARDOWN-PENDING');
+      assert.match(pending.fix, /nyl teardown -e dev --unit app/);
+      assert.deepEqual(tornDown(world), []);
+      assert.ok(world.desiredDoc('db').teardownRequest, 'the request is recorded');
+      const all = await world.process('p2').run('reconcile', { teardown: { units: 'all' }, concurrency: 1 });
+      assert.equal(all.code, 0, JSON.stringify(codesOf(all)));
+      assert.deepEqual(tornDown(world), ['web', 'app', 'db']);
+      assert.deepEqual(all.report.unitOrder, ['web', 'app', 'db']);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('teardown of a held unit only records the request on its file; the first reconcile after resume carries it out', async () => {
+    const world = await reconciled([unit('db'), unit('app')]);
+    try {
+      const op = world.process('op');
+      assert.equal((await op.run('hold', { unit: 'db', reason: 'incident' })).code, 0);
+      const r = await op.run('reconcile', { teardown: { units: ['db'] } });
+      assert.equal(r.code, 2, JSON.stringify(codesOf(r)));
+      assert.equal(r.report.units.db.result, 'held');
+      assert.ok(codesOf(r).includes('NYL-UNIT-HELD'));
+      const held = world.desiredDoc('db');
+      assert.equal(held.lifecycle.state, 'held');
+      assert.equal(held.teardownRequest.by.includes('<'), true, 'the request names who asked');
+      assert.deepEqual(tornDown(world), [], 'nothing torn down');
+      assert.equal((await op.run('reconcile')).code, 2, 'a reconcile leaves a held unit alone');
+      assert.deepEqual(tornDown(world), []);
+      assert.equal((await op.run('resume', { unit: 'db', reason: 'resolved' })).code, 0);
+      assert.ok(world.desiredDoc('db').teardownRequest, 'resume keeps the request');
+      const after = await op.run('reconcile');
+      assert.equal(after.code, 0, JSON.stringify(codesOf(after)));
+      assert.equal(after.report.units.db.result, 'removed');
+      assert.deepEqual(tornDown(world), ['db']);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a teardown asked again of a held unit whose request is recorded changes nothing and still reports it held (exit 2)', async () => {
+    const world = await reconciled([unit('db')]);
+    try {
+      const op = world.process('op');
+      assert.equal((await op.run('hold', { unit: 'db', reason: 'incident' })).code, 0);
+      assert.equal((await op.run('reconcile', { teardown: { units: ['db'] } })).code, 2);
+      const refs = world.refs();
+      const again = await op.run('reconcile', { teardown: { units: ['db'] } });
+      assert.equal(again.code, 2, JSON.stringify(codesOf(again)));
+      assert.equal(again.report.units.db.result, 'held');
+      assert.equal(again.report.run, undefined, 'nothing to do: no lease, no run');
+      assert.deepEqual(world.refs(), refs, 'nothing written');
     } finally {
       world.cleanup();
     }
