@@ -2,8 +2,9 @@
 // HTTP remote whose state branches refuse deletion and non-fast-forward updates, as a Git host
 // protects them. States Nyl cannot produce yet (tombstones, teardowns in progress, teardown
 // requests, released records) are crafted with test/support/state-surgery.mjs on top of what a
-// real reconcile wrote. Which documents refuse a deletion, and the --teardown flow around its seam
-// (TeardownAll, fake teardowns), run in process: test/protocol/state-delete.test.mjs.
+// real reconcile wrote. Which documents refuse a deletion, what a deleted state refuses, leases of
+// killed deletions and the --teardown flow around its seam (TeardownAll, fake teardowns) run in
+// process: test/protocol/state-delete.test.mjs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -223,41 +224,8 @@ describe('the deletion', { concurrency: true }, () => {
   });
 });
 
-describe('leases', { concurrency: true }, () => {
-  test('a state delete killed after taking the lease: the lease is waited for, once broken it is NYL-LEASE-BROKEN until recover records the break', async () => {
-    const { dir, bare } = world();
-    await run(dir, ['state', 'init', '-e', ENV]);
-    const killed = await nylAsync(dir, ['state', 'delete', '-e', ENV, '--reason', 'x'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
-    assert.equal(killed.signal, 'SIGKILL');
-    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 2)), ['NYL-LEASE-HELD']);
-    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
-    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 2)), ['NYL-LEASE-BROKEN']);
-    const recovered = await run(dir, ['recover', '-e', ENV, '--reason', 'killed', '-o', 'json']);
-    assert.equal(recovered.json.details.leaseBroken.operation, 'state-delete');
-    const r = await del(dir, ['-o', 'json']);
-    assert.equal(r.json.result, 'done');
-    assert.equal(refs(bare)[LEASE], undefined);
-  });
-
-  test('a deleted location with a broken lease: recover records the break and releases the lease, so state init --fresh runs', async () => {
-    const { dir, bare } = world();
-    await run(dir, ['state', 'init', '-e', ENV]);
-    await del(dir);
-    const killed = await nylAsync(dir, ['state', 'init', '-e', ENV, '--fresh'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
-    assert.equal(killed.signal, 'SIGKILL');
-    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
-    assert.deepEqual(codes(await run(dir, ['state', 'init', '-e', ENV, '--fresh', '-o', 'json'], 2)), ['NYL-LEASE-BROKEN']);
-    const deleted = git(bare, 'rev-parse', DESIRED);
-    const r = await run(dir, ['recover', '-e', ENV, '--reason', 'killed', '-o', 'json']);
-    assert.deepEqual(codes(r), ['NYL-STATE-DELETED']);
-    assert.equal(r.json.errors.length, 0, 'a warning');
-    assert.equal(git(bare, 'rev-parse', `${DESIRED}^`), deleted);
-    assert.equal(git(bare, 'rev-parse', `${DESIRED}^{tree}`), git(bare, 'rev-parse', `${deleted}^{tree}`), 'an unchanged commit records the break');
-    assert.equal(refs(bare)[LEASE], undefined);
-    const fresh = await run(dir, ['state', 'init', '-e', ENV, '--fresh', '-o', 'json']);
-    assert.equal(fresh.json.details.state.status, 'active');
-  });
-});
+// A state delete (or a state init --fresh of a deleted location) killed with the lease taken, then
+// lease break and recover: test/protocol/state-delete.test.mjs ('leases').
 
 describe('--teardown', { concurrency: true }, () => {
   /** A project whose units log their teardown to a file; teardown: false leaves one without. */

@@ -170,6 +170,72 @@ describe('a deleted state', () => {
   });
 });
 
+/** state delete in `proc`: settles like Proc.start's outcome ({died: true} when the process died first). */
+function deleteIn(proc) {
+  const done = stateDeleteOpened(proc.rt, proc.opened(), { teardown: false, allowDependents: false, allowIncomplete: false, reason: 'x' }, async () => assert.fail('no teardown'));
+  return Promise.race([done, proc.died.then(() => ({ died: true }))]);
+}
+
+const allCodes = (r) => (r.report ? [...r.report.errors, ...r.report.warnings, ...r.report.notes] : r.error.diagnostics).map((d) => d.code);
+
+describe('leases', () => {
+  test('a state delete killed after taking the lease: the lease is waited for, once broken it is NYL-LEASE-BROKEN until recover records the break', async () => {
+    const world = await World.create({ units: [unit('migrate')] });
+    try {
+      await world.process('init').run('state init');
+      const victim = world.process('victim').crashAt('lease-acquired');
+      assert.ok((await deleteIn(victim)).died, 'killed with the lease taken');
+      const held = await plainDelete(world);
+      assert.equal(held.exit, 2);
+      assert.deepEqual(allCodes(held), ['NYL-LEASE-HELD']);
+      const op = world.process('op');
+      assert.equal((await op.run('lease break', { reason: 'killed' })).code, 0);
+      const broken = await plainDelete(world);
+      assert.equal(broken.exit, 2);
+      assert.deepEqual(allCodes(broken), ['NYL-LEASE-BROKEN']);
+      const recovered = await op.run('recover', { reason: 'killed' });
+      assert.equal(recovered.code, 0);
+      assert.equal(recovered.report.details.leaseBroken.operation, 'state-delete');
+      const done = await plainDelete(world);
+      assert.equal(done.exit, 0, JSON.stringify(allCodes(done)));
+      assert.equal(done.report.result, 'done');
+      assert.equal(world.refs()[world.leaseRef], undefined);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a deleted location with a broken lease: recover records the break and releases the lease, so state init --fresh runs', async () => {
+    const world = await World.create({ units: [unit('migrate')] });
+    try {
+      await world.process('init').run('state init');
+      assert.equal((await plainDelete(world)).exit, 0);
+      const victim = world.process('victim').crashAt('lease-acquired');
+      assert.ok((await victim.start('state init', { fresh: true }).outcome).died, 'killed with the lease taken');
+      const op = world.process('op');
+      assert.equal((await op.run('lease break', { reason: 'killed' })).code, 0);
+      const refused = await world.process('fresh1').run('state init', { fresh: true });
+      assert.equal(refused.code, 2);
+      assert.deepEqual(refused.codes ?? allCodes(refused), ['NYL-LEASE-BROKEN']);
+      const D = world.loc.desiredRef;
+      const [deleted] = world.repo.commitsOf(D);
+      const r = await op.run('recover', { reason: 'killed' });
+      assert.equal(r.code, 0);
+      assert.deepEqual(allCodes(r), ['NYL-STATE-DELETED']);
+      assert.equal(r.report.errors.length, 0, 'a warning');
+      const [top] = world.repo.commitsOf(D);
+      assert.deepEqual(top.parents, [deleted.oid]);
+      assert.equal(top.tree, deleted.tree, 'an unchanged commit records the break');
+      assert.equal(world.refs()[world.leaseRef], undefined);
+      const fresh = await world.process('fresh2').run('state init', { fresh: true });
+      assert.equal(fresh.code, 0, JSON.stringify(fresh.codes ?? allCodes(fresh)));
+      assert.equal(fresh.report.details.state.status, 'active');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
 describe('state delete --teardown around its seam (in process, fake teardowns)', () => {
   test('every remaining unit waits: exit 2, nothing deleted, the teardown report under details.teardown; running it again resumes', async () => {
     const world = await reconciled();
