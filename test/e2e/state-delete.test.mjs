@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { codes, command, environment, nylAsync, nylYaml } from '../support/cli.mjs';
 import { commitBody, trailer } from '../support/commit-evidence.mjs';
-import { DESIRED, ENV, LEASE, OBSERVED, Scenario, crashReconcile } from '../support/crash-harness.mjs';
+import { DESIRED, ENV, OBSERVED, Scenario, crashReconcile } from '../support/crash-harness.mjs';
 import { startGitHttp } from '../support/git-http.mjs';
 import { createRef, docAt, editUnits, filesAt } from '../support/state-surgery.mjs';
 

@@ -1,9 +1,9 @@
 // `nyl teardown` end to end: a run like reconcile (lease, run ref, one transition commit with the
-// operation teardown, a ReconcileReport), holds delivered to a teardown run, and teardowns killed
-// midway then taken over, over a smart-HTTP remote whose state branches refuse non-fast-forward
-// updates and deletions. What a teardown decides (--all consumers first, NYL-TEARDOWN-PENDING,
-// requests on held units, asking again) and the takeovers over an in-memory state repository:
-// test/protocol/teardown-command.test.mjs.
+// operation teardown, a ReconcileReport) and teardowns killed midway then taken over, over a
+// smart-HTTP remote whose state branches refuse non-fast-forward updates and deletions. What a
+// teardown decides (--all consumers first, NYL-TEARDOWN-PENDING, requests on held units, asking
+// again, a hold delivered to a teardown run) and the takeovers over an in-memory state
+// repository: test/protocol/teardown-command.test.mjs.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -12,7 +12,7 @@ import { installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
 import { nylAsync } from '../support/cli.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { commitFiles, logLines, reconcile, results, setup } from '../support/reconcile-helpers.mjs';
-import { commitAt, coordinationRefs, desiredDoc, hold, observedDoc, resume, waitForLine } from '../support/hold-helpers.mjs';
+import { commitAt, coordinationRefs, desiredDoc, observedDoc } from '../support/hold-helpers.mjs';
 import { nyl } from '../support/cli.mjs';
 import { sharedFixture } from '../support/shared-fixture.mjs';
 
@@ -78,32 +78,6 @@ test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the 
   assert.equal(unknown.code, 1, show(unknown));
   assert.deepEqual(codes(unknown), ['NYL-UNIT-UNKNOWN']);
   assert.equal(unknown.json.operation, 'teardown');
-});
-
-test('a hold delivered to a teardown run: the unit it did not start yet is held with its request; the run tears down the rest', async () => {
-  const ctx = setup((log) => ({ aslow: unit(log, 'aslow', { gate: `${log}.gate` }), zother: unit(log, 'zother') }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  logLines(ctx.log, { clear: true });
-  // One wave, one at a time, by name: aslow waits at its gate while zother waits its turn.
-  const run = nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all', '--concurrency', '1', '-o', 'json']);
-  await waitForLine(ctx.log, 'start -aslow');
-  const h = hold(ctx.project, 'zother', { args: ['-o', 'json'] });
-  assert.equal(h.code, 0, show(h));
-  assert.ok(codes(h).includes('NYL-HOLD-DELIVERED'), show(h));
-  fs.writeFileSync(`${ctx.log}.gate`, '');
-  const r = await run.done;
-  assert.equal(r.code, 2, show(r));
-  const report = JSON.parse(r.stdout);
-  assert.equal(report.units.aslow.result, 'removed');
-  assert.equal(report.units.zother.result, 'held');
-  assert.deepEqual(logLines(ctx.log), ['start -aslow', '-aslow'], 'zother was not torn down');
-  const held = desiredDoc(ctx.bare, 'zother');
-  assert.equal(held.lifecycle.state, 'held');
-  assert.ok(held.teardownRequest, 'its request waits next to the hold');
-  assert.deepEqual(commitAt(ctx.bare, DESIRED).body.held, ['zother']);
-  assert.equal(resume(ctx.project, 'zother').code, 0);
-  const after = reconcile(ctx.project, ['-o', 'json']);
-  assert.equal(after.json.units.zother.result, 'removed', show(after));
 });
 
 /**

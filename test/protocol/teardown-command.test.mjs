@@ -11,6 +11,7 @@
 // changes nothing.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import YAML from 'yaml';
 import { World } from './world.mjs';
 
 const unit = (name, extra = {}) => ({ name, dependsOn: [], ...extra });
@@ -138,4 +139,36 @@ describe('what nyl teardown decides', () => {
       world.cleanup();
     }
   });
+});
+
+test('a hold delivered to a teardown run: the unit it did not start yet is held with its request; the run tears down the rest', async () => {
+  const world = await reconciled([unit('aslow'), unit('zother')]);
+  try {
+    // One wave, one at a time, by name: aslow's teardown runs while zother waits its turn.
+    const release = world.driver.hold('aslow', 'teardown');
+    const run = world.process('runner').start('reconcile', { teardown: { units: 'all' }, concurrency: 1 });
+    await world.driver.whenCalled('aslow', 'teardown');
+    const h = await world.process('operator').run('hold', { unit: 'zother', reason: 'incident' });
+    assert.equal(h.code, 0);
+    assert.ok(codesOf(h).includes('NYL-HOLD-DELIVERED'), JSON.stringify(codesOf(h)));
+    release();
+    const r = await run.outcome;
+    assert.equal(r.code, 2, JSON.stringify(codesOf(r)));
+    assert.equal(r.report.units.aslow.result, 'removed');
+    assert.equal(r.report.units.zother.result, 'held');
+    assert.deepEqual(tornDown(world), ['aslow'], 'zother was not torn down');
+    const held = world.desiredDoc('zother');
+    assert.equal(held.lifecycle.state, 'held');
+    assert.ok(held.teardownRequest, 'its request waits next to the hold');
+    const [top] = world.repo.commitsOf(world.loc.desiredRef);
+    const body = YAML.parse(top.message.split('\n').slice(1).filter((l) => !/^[A-Z][A-Za-z-]+: /.test(l)).join('\n'));
+    assert.deepEqual(body.held, ['zother']);
+    const op = world.process('op');
+    assert.equal((await op.run('resume', { unit: 'zother', reason: 'resolved' })).code, 0);
+    const after = await op.run('reconcile');
+    assert.equal(after.report.units.zother.result, 'removed', JSON.stringify(codesOf(after)));
+    assert.deepEqual(tornDown(world), ['aslow', 'zother']);
+  } finally {
+    world.cleanup();
+  }
 });
