@@ -109,30 +109,7 @@ describe('a unit with a running incarnation', () => {
   });
 });
 
-describe('hold.pending', () => {
-  test('records the first source the hold keeps from applying, also when nothing else would change, and clears it when source renders the held document again', () => {
-    const ctx = reconciled();
-    assert.equal(hold(ctx.project, 'a').code, 0);
-    const s2 = changeUnits(ctx, consumers('2'));
-    const r = reconcile(ctx.project, ['-o', 'json']);
-    assert.equal(r.code, 2, show(r));
-    assert.equal(r.json.units.a.result, 'held');
-    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, s2, 'recorded by a run that executed nothing');
-    assert.equal(commitAt(ctx.bare, DESIRED).body.operation, 'reconcile');
-
-    // Newer source that still differs: changes have been pending since s2; nothing is written.
-    changeUnits(ctx, consumers('3'));
-    const tipBefore = tip(ctx.bare, DESIRED);
-    assert.equal(reconcile(ctx.project).code, 2);
-    assert.equal(tip(ctx.bare, DESIRED), tipBefore, 'no commit per source commit while held');
-    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, s2, 'still the first source it kept from applying');
-
-    // Source renders the held document again: nothing is pending any more.
-    changeUnits(ctx, consumers('1'));
-    assert.equal(reconcile(ctx.project).code, 2);
-    assert.equal(desiredDoc(ctx.bare, 'a').hold.pending, undefined);
-  });
-});
+// hold.pending over later source commits (recorded once, kept, cleared): test/protocol/hold-keeps.test.mjs.
 
 describe('an uncertain unit', () => {
   test('is held at its last receipt with its condition; status `held (uncertain)` exits 4; resume keeps the condition', async () => {
