@@ -1,7 +1,7 @@
 // What a hold keeps, in process (moved here from test/e2e/hold-keeps.test.mjs): hold.pending records
 // the first source commit the hold keeps from applying, also when nothing else would change, keeps
 // it (and writes nothing) while later source still differs, and clears it once source renders
-// the held document again.
+// the held document again. And resume of a unit the state does not hold (from test/e2e/hold-basics.test.mjs).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { World } from './world.mjs';
@@ -49,4 +49,24 @@ describe('hold.pending', () => {
       world.cleanup();
     }
   });
+});
+
+test('resume of a unit the state does not hold: exit 1 NYL-UNIT-UNKNOWN, nothing written', async () => {
+  const world = await World.create({ units: [unit('a')] });
+  try {
+    const op = world.process('op');
+    await op.run('state init');
+    assert.equal((await op.run('reconcile')).code, 0);
+    // In source, but never reconciled: the state does not hold it.
+    await world.setUnits([unit('a'), unit('fresh')]);
+    const refs = world.refs();
+    for (const name of ['fresh', 'ghost']) {
+      const r = await op.run('resume', { unit: name, reason: 'r' });
+      assert.equal(r.code, 1, name);
+      assert.deepEqual(r.codes ?? r.report.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN'], name);
+    }
+    assert.deepEqual(world.refs(), refs, 'nothing written, no lease left');
+  } finally {
+    world.cleanup();
+  }
 });
