@@ -1,4 +1,5 @@
-// End-to-end: a hold delivered to a running reconcile.
+// End-to-end: a hold delivered to a running reconcile. A unit the run already executed or is
+// executing, and a hold delivered to a run that then died: test/protocol/hold-delivery.test.mjs.
 // The run starts no held unit and records the hold in its transition commit; a unit it already ran
 // is held as it ran; a signal the run never read is taken back by nyl hold, which holds the unit
 // itself; a hold that arrives after the run's last unit is applied once the run released its lease.
@@ -8,8 +9,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cleanupAll } from '../support/git-fixtures.mjs';
-import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
-import { setup, reconcile } from '../support/reconcile-helpers.mjs';
+import { nylAsync, waitForFile } from '../support/cli.mjs';
+import { sharedFixture } from '../support/shared-fixture.mjs';
+import { setup } from '../support/reconcile-helpers.mjs';
 import {
   DESIRED, OBSERVED, commitAt, coordinationRefs, decision, describe as show, desiredDoc, gatedScript, holdAsync, hold, holdCommitsOf,
   logLines, observedDoc, openGate, pauseAt, readYaml, resume, signalRefs, sleep, tip, waitForLine,
@@ -20,17 +22,20 @@ after(cleanupAll);
 const IDENTITY = 'Test User <test@example.com>';
 const ALICE = 'Alice <alice@example.com>';
 
-/** a waits for the gate; b and c follow it; x is independent and quick. */
-function chain() {
-  return setup((log) => {
+/**
+ * a waits for the gate; b and c follow it. State init runs once; every test gets the fixture put
+ * back as it was (test/support/shared-fixture.mjs), the gate closed.
+ */
+const chain = sharedFixture(() =>
+  setup((log) => {
     const gate = path.join(path.dirname(log), 'gate');
     return {
       a: gatedScript(log, gate, 'a'),
       b: `dependsOn: [a]\nscript: 'echo b >> ${log}'`,
       c: `dependsOn: [b]\nscript: 'echo c >> ${log}'`,
     };
-  });
-}
+  }),
+);
 
 function leaseRecord(bare) {
   return readYaml(bare, 'refs/nyl/dev/lease', 'lease.yaml');
@@ -110,73 +115,6 @@ describe('delivery to a running reconcile', () => {
       assert.equal(doc.hold.reason, 'incident 4711');
       assert.equal(doc.uid, undefined, 'b never ran: held without an incarnation');
       assert.equal(observedDoc(ctx.bare, 'b'), undefined);
-    } finally {
-      openGate(gate);
-      await run.done;
-    }
-  });
-
-  test('a unit the run already executed is held as it ran', async () => {
-    const ctx = setup((log) => {
-      const gate = path.join(path.dirname(log), 'gate');
-      return {
-        a: `script: 'echo start a >> ${log}; printf "{\\"v\\":\\"1\\"}" > $NYL_OUTPUTS; echo end a >> ${log}'`,
-        b: `dependsOn: [a]\n${gatedScript(log, gate, 'b')}`,
-        c: `env: {X: "\${{ units.a.outputs.v }}"}\ndependsOn: [b]\nscript: 'echo c $X >> ${log}'`,
-      };
-    });
-    const gate = path.join(ctx.dir, 'gate');
-    const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json']);
-    try {
-      await waitForLine(ctx.log, 'start b');
-      const r = hold(ctx.project, 'a', { args: ['-o', 'json'] });
-      assert.equal(r.code, 0, show(r));
-      assert.ok(r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'), show(r));
-      openGate(gate);
-      const done = await run.done;
-      assert.equal(done.code, 2, show(done));
-      assert.equal(done.json.units.a.result, 'held');
-      assert.equal(done.json.units.a.dispatched, true);
-      assert.equal(done.json.units.b.result, 'executed');
-      assert.equal(done.json.units.c.result, 'executed', 'consumers resolve from what a ran');
-      assert.deepEqual(logLines(ctx.log), ['start a', 'end a', 'start b', 'end b', 'c 1']);
-
-      const obs = observedDoc(ctx.bare, 'a');
-      assert.equal(obs.receipt.run, done.json.run, 'the receipt the run produced is kept');
-      const doc = desiredDoc(ctx.bare, 'a');
-      assert.equal(doc.lifecycle.state, 'held');
-      assert.equal(doc.uid, obs.uid);
-      assert.deepEqual(decision(doc), decision(obs.receipt.desired), 'held as it ran');
-      const c = assertSettled(ctx.bare, 'a');
-      assert.equal(c.body.operation, 'reconcile');
-      assert.equal(c.body.run, done.json.run);
-    } finally {
-      openGate(gate);
-      await run.done;
-    }
-  });
-
-  test('a unit executing when the hold arrives finishes and is held as it ran', async () => {
-    const ctx = chain();
-    const gate = path.join(ctx.dir, 'gate');
-    const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json']);
-    try {
-      await waitForLine(ctx.log, 'start a');
-      const r = hold(ctx.project, 'a', { args: ['-o', 'json'] });
-      assert.equal(r.code, 0, show(r));
-      assert.ok(r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'), show(r));
-      await sleep(300);
-      assert.deepEqual(logLines(ctx.log), ['start a'], 'a still runs: the hold does not interrupt it');
-      openGate(gate);
-      const done = await run.done;
-      assert.equal(done.code, 2, show(done));
-      assert.equal(done.json.units.a.result, 'held');
-      assert.equal(done.json.units.a.dispatched, true);
-      assert.deepEqual(logLines(ctx.log).slice(0, 2), ['start a', 'end a'], 'a finished');
-      const obs = observedDoc(ctx.bare, 'a');
-      assert.equal(obs.receipt.run, done.json.run);
-      assert.deepEqual(decision(desiredDoc(ctx.bare, 'a')), decision(obs.receipt.desired), 'held as it ran');
-      assertSettled(ctx.bare, 'a');
     } finally {
       openGate(gate);
       await run.done;
@@ -335,27 +273,6 @@ describe('delivery to a running reconcile', () => {
     },
   );
 
-  test('a hold delivered to a run that then died takes effect: the next reconcile does not start the unit', async () => {
-    const ctx = chain();
-    openGate(path.join(ctx.dir, 'gate'));
-    const marker = path.join(ctx.dir, 'paused');
-    const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev'], { env: pauseAt('lease-acquired', marker) });
-    await waitForFile(marker);
-    const r = hold(ctx.project, 'b', { args: ['-o', 'json'] });
-    assert.equal(r.code, 0, show(r));
-    assert.ok(r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'));
-    run.child.kill('SIGKILL');
-    await run.done;
-    fs.rmSync(marker);
-    assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
-    assert.equal(nyl(ctx.project, ['recover', '-e', 'dev', '--reason', 'import']).code, 0);
-    const next = reconcile(ctx.project, ['-o', 'json']);
-    assert.equal(next.code, 2, show(next));
-    assert.equal(next.json.units.a.result, 'executed');
-    assert.equal(next.json.units.b.result, 'held');
-    assert.deepEqual(logLines(ctx.log), ['start a', 'end a']);
-    assertSettled(ctx.bare, 'b');
-  });
 });
 
 describe('a resume after a delivered hold', () => {
@@ -400,16 +317,5 @@ describe('a resume after a delivered hold', () => {
       run.child.kill('SIGKILL');
       await run.done;
     }
-  });
-
-  test('a unit not held and the lease free: resume ends 0 with a note and leaves no lease behind', () => {
-    const ctx = chain();
-    openGate(path.join(ctx.dir, 'gate'));
-    assert.equal(reconcile(ctx.project).code, 0);
-    const r = resume(ctx.project, 'a', { args: ['-o', 'json'] });
-    assert.equal(r.code, 0, show(r));
-    assert.equal(r.json.result, 'unchanged');
-    assert.ok(r.json.notes.some((n) => n.code === 'NYL-UNCHANGED'));
-    assert.deepEqual(coordinationRefs(ctx.bare), []);
   });
 });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
+import { sharedFixture } from '../support/shared-fixture.mjs';
 import { setup, reconcile } from '../support/reconcile-helpers.mjs';
 import {
   DESIRED, LEASE, OBSERVED, SIGNALS, describe as show, desiredDoc, gatedScript, hold, holdAsync, logLines, openGate, pauseAt, refsUnder, resume, sleep,
@@ -41,6 +42,9 @@ function heldSetup(extra = {}) {
   return ctx;
 }
 
+/** heldSetup() without more units: built once, put back for every test that takes it (test/support/shared-fixture.mjs). */
+const heldAandH = sharedFixture(() => heldSetup());
+
 /** Starts `nyl state init -e dev --fresh` paused with the lease taken; returns { run, marker }. */
 async function otherOperation(ctx) {
   const marker = path.join(ctx.dir, 'init-paused');
@@ -51,7 +55,7 @@ async function otherOperation(ctx) {
 
 describe('another operation holds the lease', () => {
   test('hold and resume exit 2 NYL-LEASE-HELD and write nothing; with --wait-lease they wait and succeed', async () => {
-    const ctx = heldSetup();
+    const ctx = heldAandH();
     const other = await otherOperation(ctx);
     try {
       const before = snapshot(ctx.bare);
@@ -97,7 +101,7 @@ describe('another operation holds the lease', () => {
   });
 
   test('SIGTERM while hold (or resume) waits for the lease: exit 1 NYL-RUN-CANCELLED, nothing written', async () => {
-    const ctx = heldSetup();
+    const ctx = heldAandH();
     const other = await otherOperation(ctx);
     try {
       const before = snapshot(ctx.bare);
@@ -165,7 +169,7 @@ describe('a reconcile holds the lease', () => {
 
 describe('a broken, unimported lease', () => {
   test('stops hold and resume with NYL-LEASE-BROKEN (exit 2) naming `nyl recover -e dev`; after recover both work', async () => {
-    const ctx = heldSetup();
+    const ctx = heldAandH();
     const marker = path.join(ctx.dir, 'paused');
     const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev'], { env: pauseAt('lease-acquired', marker) });
     await waitForFile(marker);

@@ -2,19 +2,20 @@
 // HTTP remote whose state branches refuse deletion and non-fast-forward updates, as a Git host
 // protects them. States Nyl cannot produce yet (tombstones, teardowns in progress, teardown
 // requests, released records) are crafted with test/support/state-surgery.mjs on top of what a
-// real reconcile wrote. The --teardown flow around its seam (TeardownAll) runs in process, with
-// fake teardowns, at the end of this file.
+// real reconcile wrote. Which documents refuse a deletion, what a deleted state refuses, leases of
+// killed deletions and the --teardown flow around its seam (TeardownAll, fake teardowns) run in
+// process: test/protocol/state-delete.test.mjs.
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { cliEnv, codes, command, environment, nylAsync, nylYaml } from '../support/cli.mjs';
+import { codes, command, environment, nylAsync, nylYaml } from '../support/cli.mjs';
 import { commitBody, trailer } from '../support/commit-evidence.mjs';
-import { DESIRED, ENV, LEASE, OBSERVED, RUNS, Scenario, crashReconcile } from '../support/crash-harness.mjs';
+import { DESIRED, ENV, OBSERVED, Scenario, crashReconcile } from '../support/crash-harness.mjs';
 import { startGitHttp } from '../support/git-http.mjs';
-import { commitOnRef, createRef, docAt, editUnits, filesAt } from '../support/state-surgery.mjs';
+import { createRef, docAt, editUnits, filesAt } from '../support/state-surgery.mjs';
 
 /** A smart-HTTP server over one base directory, for the protected remote. */
 const http = { base: undefined, server: undefined };
@@ -28,7 +29,6 @@ after(async () => {
 });
 const EVIDENCE = 'refs/nyl/dev/evidence/';
 const SIGNALS = 'refs/nyl/dev/signals/';
-const AT = '2026-11-30T12:00:00Z';
 const BY = 'Test User <test@example.com>';
 
 /** A project whose environments keep their state in `url`; units run `true`. */
@@ -64,81 +64,8 @@ function dropUnits(bare, units) {
   for (const ref of [DESIRED, OBSERVED]) editUnits(bare, ref, units, () => null, { message: `test: drop ${units.join(', ')}` });
 }
 
-// --- the --teardown flow around its seam, in process -------------------------------------------------
-
-const dist = (p) => pathToFileURL(path.join(import.meta.dirname, '..', '..', 'dist', p)).href;
-const { createRuntime } = await import(dist('cli/dispatch.js'));
-const { openEnvironment } = await import(dist('operations/context.js'));
-const { stateDeleteOpened } = await import(dist('operations/state-delete.js'));
-const { exitCodeOf } = await import(dist('cli/exit-code.js'));
-
-/** A teardown's report with one row per unit: {name: result} or {name: [result, {more}]}. */
-function teardownReport(rows) {
-  const row = ([result, more]) => ({ kind: 'Command', result, detail: '', dispatched: result === 'removed', ...more });
-  const units = Object.fromEntries(Object.entries(rows).map(([n, r]) => [n, row(Array.isArray(r) ? r : [r, {}])]));
-  return {
-    apiVersion: 'nyl.io/v1', formatVersion: 1, kind: 'ReconcileReport', operation: 'teardown', environment: ENV,
-    run: '0192f0c0-0000-7000-8000-0000000000aa', source: 'a'.repeat(40), sourceOverride: false, committed: true,
-    units, unitOrder: Object.keys(rows), details: {}, errors: [], warnings: [], notes: [],
-  };
-}
-
-/** Runs state delete --teardown in process with `teardown` as its TeardownAll: {report, exit, calls}. */
-async function deleteWith(dir, teardown, options = {}) {
-  const rt = createRuntime(cliEnv(), new AbortController().signal);
-  const opened = await openEnvironment(rt, { path: dir, environment: ENV }, { writes: true, renders: true });
-  const calls = [];
-  try {
-    const report = await stateDeleteOpened(rt, opened, { teardown: true, allowDependents: false, allowIncomplete: false, reason: 'decommission', ...options }, async (...args) => {
-      calls.push(args[2]);
-      return teardown(...args);
-    });
-    return { report, exit: exitCodeOf(report, report.errors, 'state delete'), calls };
-  } catch (error) {
-    return { error, exit: exitCodeOf(undefined, error.diagnostics ?? [], 'state delete'), calls };
-  } finally {
-    opened.close();
-  }
-}
-
 describe('nyl state delete', { concurrency: true }, () => {
 describe('refusals change nothing', { concurrency: true }, () => {
-  test('incarnations, teardowns in progress and teardown requests refuse with NYL-STATE-DELETE-INCARNATIONS; held markers and released records do not', async () => {
-    const units = ['active', 'held', 'tomb', 'deleting', 'pending', 'requested', 'marker', 'released'];
-    const { dir, bare } = world({ units });
-    await run(dir, ['state', 'init', '-e', ENV]);
-    await run(dir, ['hold', '-e', ENV, '--unit', 'marker', '--reason', 'never ran']);
-    await run(dir, ['reconcile', '-e', ENV], 2); // marker is held
-    await run(dir, ['hold', '-e', ENV, '--unit', 'held', '--reason', 'keep it']);
-    const deletion = { cause: 'source', policy: 'Teardown', since: AT };
-    editUnits(bare, DESIRED, ['tomb', 'deleting', 'pending', 'requested', 'released'], (name, d) => {
-      if (name === 'tomb') return { ...d, lifecycle: { state: 'retained' } };
-      if (name === 'deleting') return { ...d, lifecycle: { state: 'deleting' }, deletion };
-      if (name === 'pending') return { ...d, lifecycle: { state: 'pending-teardown' }, deletion };
-      if (name === 'requested') return { ...d, teardownRequest: { by: BY, at: AT } };
-      return null; // released: dropped from the desired ref
-    });
-    editUnits(bare, OBSERVED, ['released'], (name, o) => ({ ...o, released: { at: AT, run: o.receipt.run, by: BY } }));
-    const before = refs(bare);
-
-    const r = await del(dir, ['-o', 'json'], 1);
-    assert.deepEqual(codes(r), ['NYL-STATE-DELETE-INCARNATIONS']);
-    const [d] = r.json.errors;
-    assert.deepEqual(d.units, ['active', 'deleting', 'held', 'pending', 'requested', 'tomb']);
-    for (const listed of ['active (active)', 'deleting (deleting)', 'held (held)', 'pending (pending-teardown)', 'requested (teardown requested)', 'tomb (retained)']) assert.ok(d.message.includes(listed), d.message);
-    assert.match(d.fix, /--teardown/);
-    assert.match(d.fix, /`nyl teardown -e dev --unit <unit>`/);
-    assert.match(d.fix, /`nyl state forget -e dev --unit <unit> --reason "<why>"`/);
-    assert.deepEqual(refs(bare), before, 'nothing changed, no lease left');
-
-    // Once only the held marker and the released record are left, the deletion removes them.
-    dropUnits(bare, ['active', 'deleting', 'held', 'pending', 'requested', 'tomb']);
-    const done = await del(dir, ['-o', 'json']);
-    assert.deepEqual(done.json.details.removed, ['marker', 'released']);
-    assert.deepEqual(filesAt(bare, DESIRED), ['state.yaml']);
-    assert.deepEqual(filesAt(bare, OBSERVED), ['state.yaml']);
-  });
-
   test('one unit: the fix names it; a uid of a generation state init --fresh gave up blocks nothing', async () => {
     const { dir, bare } = world({ units: ['migrate'] });
     await run(dir, ['state', 'init', '-e', ENV]);
@@ -248,26 +175,8 @@ describe('the deletion', { concurrency: true }, () => {
       `${status.stdout}${status.stderr}`,
       'dev: no units\n\nerror NYL-STATE-DELETED\n  the state of dev was deleted with `nyl state delete`\n  fix: remove the Environment dev from source to decommission it, or start it over with `nyl state init -e dev --fresh`\n',
     );
-    const later = [
-      ['reconcile', '-e', ENV],
-      ['hold', '-e', ENV, '--unit', 'migrate', '--reason', 'r'],
-      ['resume', '-e', ENV, '--unit', 'migrate', '--reason', 'r'],
-      ['recover', '-e', ENV, '--unit', 'migrate', '--retry', '--reason', 'r'],
-      ['state', 'init', '-e', ENV],
-    ];
-    const results = await Promise.all(later.map((args) => run(dir, [...args, '-o', 'json'], 1)));
-    results.forEach((res, i) => assert.deepEqual(codes(res), ['NYL-STATE-DELETED'], later[i].join(' ')));
-    const unchanged = refs(bare);
-
-    // lease break still works there (recover -e can then clear a dead holder), here with nothing to break.
-    const breakIt = await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'r', '-o', 'json']);
-    assert.equal(breakIt.json.result, 'unchanged');
-    assert.deepEqual(refs(bare), unchanged);
-
-    const fresh = await run(dir, ['state', 'init', '-e', ENV, '--fresh', '--reason', 'again', '-o', 'json']);
-    assert.deepEqual(fresh.json.details.state, { generation: 2, status: 'active', fresh: true });
-    const rec = await run(dir, ['reconcile', '-e', ENV, '-o', 'json']);
-    assert.equal(rec.json.units.migrate.result, 'executed', 'the held marker went with the deletion');
+    // That reconcile, hold, resume, recover and state init refuse NYL-STATE-DELETED too, that lease break
+    // still works and that state init --fresh starts over: test/protocol/state-delete.test.mjs ('a deleted state').
   });
 
   test('on refs shared through path, only the environment\'s directory changes', async () => {
@@ -288,9 +197,8 @@ describe('the deletion', { concurrency: true }, () => {
     }
     assert.deepEqual([D, O].map((ref) => git(bare, 'rev-parse', `${ref}:envs/qa`)), qaBefore, "qa's directory is untouched");
     assert.match(git(bare, 'show', `${D}:envs/dev/state.yaml`), /status: deleted/);
-    const [qa, dev] = await Promise.all([run(dir, ['status', '-e', 'qa', '-o', 'json']), run(dir, ['status', '-e', 'dev', '-o', 'json'], 1)]);
-    assert.equal(qa.json.units.migrate.state, 'current');
-    assert.deepEqual(codes(dev), ['NYL-STATE-DELETED']);
+    assert.match(git(bare, 'show', `${D}:envs/qa/state.yaml`), /status: active/, 'qa is not deleted');
+    assert.deepEqual(codes(await run(dir, ['status', '-e', 'dev', '-o', 'json'], 1)), ['NYL-STATE-DELETED']);
   });
 
   test('over smart HTTP with protected state branches: the state refs move fast-forward, the evidence ref goes in the same push', async () => {
@@ -316,41 +224,8 @@ describe('the deletion', { concurrency: true }, () => {
   });
 });
 
-describe('leases', { concurrency: true }, () => {
-  test('a state delete killed after taking the lease: the lease is waited for, once broken it is NYL-LEASE-BROKEN until recover records the break', async () => {
-    const { dir, bare } = world();
-    await run(dir, ['state', 'init', '-e', ENV]);
-    const killed = await nylAsync(dir, ['state', 'delete', '-e', ENV, '--reason', 'x'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
-    assert.equal(killed.signal, 'SIGKILL');
-    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 2)), ['NYL-LEASE-HELD']);
-    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
-    assert.deepEqual(codes(await del(dir, ['-o', 'json'], 2)), ['NYL-LEASE-BROKEN']);
-    const recovered = await run(dir, ['recover', '-e', ENV, '--reason', 'killed', '-o', 'json']);
-    assert.equal(recovered.json.details.leaseBroken.operation, 'state-delete');
-    const r = await del(dir, ['-o', 'json']);
-    assert.equal(r.json.result, 'done');
-    assert.equal(refs(bare)[LEASE], undefined);
-  });
-
-  test('a deleted location with a broken lease: recover records the break and releases the lease, so state init --fresh runs', async () => {
-    const { dir, bare } = world();
-    await run(dir, ['state', 'init', '-e', ENV]);
-    await del(dir);
-    const killed = await nylAsync(dir, ['state', 'init', '-e', ENV, '--fresh'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
-    assert.equal(killed.signal, 'SIGKILL');
-    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
-    assert.deepEqual(codes(await run(dir, ['state', 'init', '-e', ENV, '--fresh', '-o', 'json'], 2)), ['NYL-LEASE-BROKEN']);
-    const deleted = git(bare, 'rev-parse', DESIRED);
-    const r = await run(dir, ['recover', '-e', ENV, '--reason', 'killed', '-o', 'json']);
-    assert.deepEqual(codes(r), ['NYL-STATE-DELETED']);
-    assert.equal(r.json.errors.length, 0, 'a warning');
-    assert.equal(git(bare, 'rev-parse', `${DESIRED}^`), deleted);
-    assert.equal(git(bare, 'rev-parse', `${DESIRED}^{tree}`), git(bare, 'rev-parse', `${deleted}^{tree}`), 'an unchanged commit records the break');
-    assert.equal(refs(bare)[LEASE], undefined);
-    const fresh = await run(dir, ['state', 'init', '-e', ENV, '--fresh', '-o', 'json']);
-    assert.equal(fresh.json.details.state.status, 'active');
-  });
-});
+// A state delete (or a state init --fresh of a deleted location) killed with the lease taken, then
+// lease break and recover: test/protocol/state-delete.test.mjs ('leases').
 
 describe('--teardown', { concurrency: true }, () => {
   /** A project whose units log their teardown to a file; teardown: false leaves one without. */
@@ -417,78 +292,4 @@ describe('--teardown', { concurrency: true }, () => {
   });
 });
 
-describe('--teardown around its seam (in process, fake teardowns)', { concurrency: true }, () => {
-  /** An environment with two reconciled units: a and b. */
-  async function reconciled() {
-    const w = world({ units: ['a', 'b'] });
-    await run(w.dir, ['state', 'init', '-e', ENV]);
-    await run(w.dir, ['reconcile', '-e', ENV]);
-    return w;
-  }
-
-  test('every remaining unit waits: exit 2, nothing deleted, the teardown report under details.teardown; running it again resumes', async () => {
-    const { dir, bare } = await reconciled();
-    const before = refs(bare);
-    const waiting = await deleteWith(dir, async () => teardownReport({ a: 'removed', b: ['held', { uid: '0192f0c0-0000-7000-8000-0000000000bb' }] }), { waitMs: 1000, allowDependents: true });
-    assert.equal(waiting.exit, 2);
-    assert.equal(waiting.report.result, 'refused');
-    assert.deepEqual(waiting.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-WAITING']);
-    assert.deepEqual(waiting.report.errors[0].units, ['b']);
-    assert.equal(waiting.report.details.teardown.operation, 'teardown');
-    assert.deepEqual(waiting.calls, [{ allowDependents: true, allowIncomplete: false, reason: 'decommission', waitMs: 1000 }]);
-    assert.deepEqual(refs(bare), before, 'nothing deleted');
-
-    // The next run's teardown finishes the job (here by hand, as a teardown would): the deletion follows in the same command.
-    const done = await deleteWith(dir, async () => {
-      dropUnits(bare, ['a', 'b']);
-      return teardownReport({ a: 'removed', b: 'removed' });
-    });
-    assert.equal(done.exit, 0, JSON.stringify(done.report?.errors ?? done.error?.message));
-    assert.equal(done.report.result, 'done');
-    assert.deepEqual(done.report.details.removed, []);
-    assert.deepEqual(Object.keys(done.report.details.teardown.units), ['a', 'b']);
-    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
-  });
-
-  test('a teardown that failed or is uncertain: exit 1, its findings kept; a retained unit the report calls done is refused by the state', async () => {
-    const { dir, bare } = await reconciled();
-    const failed = await deleteWith(dir, async () => {
-      commitOnRef(bare, OBSERVED, {}, 'test: the teardown records its findings');
-      return teardownReport({ a: 'removed', b: 'failed' });
-    });
-    assert.equal(failed.exit, 1);
-    assert.deepEqual(failed.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
-    assert.deepEqual(failed.report.errors[0].units, ['b']);
-    assert.match(failed.report.errors[0].fix, /`nyl recover -e dev --unit b --retry --reason "<why>"`/);
-    assert.equal(git(bare, 'log', '-1', '--format=%s', OBSERVED), 'test: the teardown records its findings', "the teardown's commit stays");
-    assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'active');
-
-    editUnits(bare, DESIRED, ['a'], (n, d) => ({ ...d, lifecycle: { state: 'retained' } }));
-    dropUnits(bare, ['b']);
-    const retained = await deleteWith(dir, async () => teardownReport({ a: 'retained' }));
-    assert.equal(retained.exit, 1);
-    assert.equal(retained.report.result, 'refused');
-    assert.deepEqual(retained.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
-    assert.deepEqual(retained.report.errors[0].units, ['a']);
-    assert.deepEqual(Object.keys(retained.report.details.teardown.units), ['a'], "the refusal keeps the teardown's report");
-  });
-
-  test('a teardown that refuses propagates its refusal; a broken lease is refused before the teardown runs', async () => {
-    const { dir } = await reconciled();
-    const { NylError, diagnostic } = await import(dist('errors/diagnostic.js'));
-    const held = await deleteWith(dir, async () => {
-      throw new NylError(diagnostic('NYL-LEASE-HELD', 'error', 'held', { env: ENV }));
-    });
-    assert.equal(held.exit, 2);
-    assert.deepEqual(held.error.diagnostics.map((d) => d.code), ['NYL-LEASE-HELD']);
-
-    const killed = await nylAsync(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'x'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'kill' } }).done;
-    assert.equal(killed.signal, 'SIGKILL');
-    await run(dir, ['lease', 'break', '-e', ENV, '--reason', 'killed']);
-    const broken = await deleteWith(dir, async () => teardownReport({ a: 'removed', b: 'removed' }));
-    assert.equal(broken.exit, 2);
-    assert.deepEqual(broken.error.diagnostics.map((d) => d.code), ['NYL-LEASE-BROKEN']);
-    assert.deepEqual(broken.calls, [], 'the teardown never ran');
-  });
-});
 });

@@ -17,6 +17,7 @@ import { argvOf, nylCommands } from '../support/fix-texts.mjs';
 import { changeUnits, logLines, reconcile, setup } from '../support/reconcile-helpers.mjs';
 import { DESIRED, LEASE, OBSERVED, commitAt, describe as show, desiredDoc, observedDoc, pauseAt, refsUnder, tip, waitUntil } from '../support/hold-helpers.mjs';
 import { releaseUnit, setLifecycle } from '../support/state-edit.mjs';
+import { sharedFixture } from '../support/shared-fixture.mjs';
 
 after(cleanupAll);
 
@@ -27,14 +28,17 @@ const RUN = '01900000-0000-7000-8000-00000000000a';
 const both = (log) => ({ a: `script: 'echo a >> ${log}'`, b: `script: 'echo b >> ${log}'` });
 const onlyA = (log) => ({ a: `script: 'echo a >> ${log}'` });
 
-/** a and b reconciled, then b removed from source: the way a unit becomes a tombstone. */
-function leftSource() {
+/**
+ * a and b reconciled, then b removed from source: the way a unit becomes a tombstone. Built once
+ * (state init, reconcile) and put back for every test (test/support/shared-fixture.mjs).
+ */
+const leftSource = sharedFixture(() => {
   const ctx = setup(both);
   const r = reconcile(ctx.project);
   assert.equal(r.code, 0, show(r));
   changeUnits(ctx, onlyA);
   return ctx;
-}
+});
 
 /** `nyl state forget -e dev --unit U --reason R ...args`; reason null leaves --reason out. */
 function forget(ctx, unit, { reason = 'removed by hand', args = [], env = {} } = {}) {

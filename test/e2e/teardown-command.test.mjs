@@ -1,7 +1,9 @@
 // `nyl teardown` end to end: a run like reconcile (lease, run ref, one transition commit with the
-// operation teardown, a ReconcileReport), requests on held units, holds delivered to a teardown
-// run, and teardowns killed midway then taken over, over file:// and over a smart-HTTP remote
-// whose state branches refuse non-fast-forward updates and deletions.
+// operation teardown, a ReconcileReport) and teardowns killed midway then taken over, over a
+// smart-HTTP remote whose state branches refuse non-fast-forward updates and deletions. What a
+// teardown decides (--all consumers first, NYL-TEARDOWN-PENDING, requests on held units, asking
+// again, a hold delivered to a teardown run) and the takeovers over an in-memory state
+// repository: test/protocol/teardown-command.test.mjs.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,8 +12,9 @@ import { installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
 import { nylAsync } from '../support/cli.mjs';
 import { networkRemotes } from '../support/network-remotes.mjs';
 import { commitFiles, logLines, reconcile, results, setup } from '../support/reconcile-helpers.mjs';
-import { commitAt, coordinationRefs, desiredDoc, hold, observedDoc, resume, status, waitForLine } from '../support/hold-helpers.mjs';
+import { commitAt, coordinationRefs, desiredDoc, observedDoc } from '../support/hold-helpers.mjs';
 import { nyl } from '../support/cli.mjs';
+import { sharedFixture } from '../support/shared-fixture.mjs';
 
 const DESIRED = 'refs/heads/nyl/dev/desired';
 const show = (r) => `exit ${r.code}\n${r.stdout}\n${r.stderr}`;
@@ -28,41 +31,45 @@ function unit(log, name, { dependsOn, recovery, gate, teardown = true } = {}) {
   return lines.join('\n');
 }
 
+/** db and app (independent), state init and a first reconcile: built once, put back for every test that takes it. */
+const dbAndApp = sharedFixture(() => {
+  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app') }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  return ctx;
+});
+
 const teardown = (project, args, opts) => nyl(project, ['teardown', '-e', 'dev', ...args], opts);
 
 test('teardown --unit: a run with one transition commit (operation teardown); the unit still in source gets a new incarnation at the next reconcile', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db'), cache: unit(log, 'cache') }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  const oldUid = desiredDoc(ctx.bare, 'cache').uid;
+  const ctx = dbAndApp();
+  const oldUid = desiredDoc(ctx.bare, 'app').uid;
   logLines(ctx.log, { clear: true });
-  const r = teardown(ctx.project, ['--unit', 'cache', '--reason', 'replaced by redis', '-o', 'json']);
+  const r = teardown(ctx.project, ['--unit', 'app', '--reason', 'replaced by redis', '-o', 'json']);
   assert.equal(r.code, 0, show(r));
   assert.equal(r.json.kind, 'ReconcileReport');
   assert.equal(r.json.operation, 'teardown');
-  assert.deepEqual(results(r.json), { cache: 'removed' }, 'only the leaving section: what the teardown did');
-  assert.deepEqual(r.json.details.requested, ['cache']);
-  assert.deepEqual(logLines(ctx.log), ['-cache']);
+  assert.deepEqual(results(r.json), { app: 'removed' }, 'only the leaving section: what the teardown did');
+  assert.deepEqual(r.json.details.requested, ['app']);
+  assert.deepEqual(logLines(ctx.log), ['-app']);
   const c = commitAt(ctx.bare, DESIRED);
-  assert.equal(c.headline, 'nyl: teardown dev: 1 removed (cache)');
+  assert.equal(c.headline, 'nyl: teardown dev: 1 removed (app)');
   assert.equal(c.body.operation, 'teardown');
   assert.equal(c.body.run, r.json.run);
-  assert.deepEqual(c.body.removed, ['cache']);
+  assert.deepEqual(c.body.removed, ['app']);
   assert.deepEqual(c.trailers['Nyl-Operation'], ['teardown']);
   assert.deepEqual(c.trailers['Nyl-Reason'], ['replaced by redis']);
   assert.deepEqual(coordinationRefs(ctx.bare), [], 'the lease and the run ref are gone');
-  assert.equal(desiredDoc(ctx.bare, 'cache'), undefined);
+  assert.equal(desiredDoc(ctx.bare, 'app'), undefined);
 
-  const st = status(ctx.project, ['-o', 'json']);
-  assert.equal(st.json.units.cache.state, 'pending', 'still in source: the next reconcile creates it');
+  // Still in source: the next reconcile creates it.
   const again = reconcile(ctx.project, ['-o', 'json']);
   assert.equal(again.code, 0, show(again));
-  assert.equal(again.json.units.cache.result, 'executed');
-  assert.notEqual(desiredDoc(ctx.bare, 'cache').uid, oldUid, 'a new incarnation');
+  assert.equal(again.json.units.app.result, 'executed');
+  assert.notEqual(desiredDoc(ctx.bare, 'app').uid, oldUid, 'a new incarnation');
 });
 
 test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the state has no incarnation of', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db') }));
-  assert.equal(reconcile(ctx.project).code, 0);
+  const ctx = dbAndApp();
   const neither = teardown(ctx.project, ['-o', 'json']);
   assert.equal(neither.code, 1, show(neither));
   assert.deepEqual(codes(neither), ['NYL-USAGE']);
@@ -73,74 +80,11 @@ test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the 
   assert.equal(unknown.json.operation, 'teardown');
 });
 
-test('--all tears everything down consumers first; a unit whose consumer is not named waits (exit 2, NYL-TEARDOWN-PENDING)', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app', { dependsOn: ['db'] }), web: unit(log, 'web', { dependsOn: ['app'] }) }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  logLines(ctx.log, { clear: true });
-  const waits = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
-  assert.equal(waits.code, 2, show(waits));
-  assert.equal(waits.json.units.db.result, 'pending-teardown');
-  const pending = waits.json.warnings.find((w) => w.code === 'NYL-TEARDOWN-PENDING');
-  assert.match(pending.fix, /nyl teardown -e dev --unit app/);
-  assert.deepEqual(logLines(ctx.log), []);
-  assert.ok(desiredDoc(ctx.bare, 'db').teardownRequest, 'the request is recorded');
-  const all = teardown(ctx.project, ['--all', '--concurrency', '1', '-o', 'json']);
-  assert.equal(all.code, 0, show(all));
-  assert.deepEqual(logLines(ctx.log), ['-web', '-app', '-db']);
-  assert.deepEqual(all.json.unitOrder, ['web', 'app', 'db']);
-});
-
-test('teardown of a held unit only records the request on its file; the first reconcile after resume carries it out', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db'), app: unit(log, 'app') }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  assert.equal(hold(ctx.project, 'db').code, 0);
-  logLines(ctx.log, { clear: true });
-  const r = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
-  assert.equal(r.code, 2, show(r));
-  assert.equal(r.json.units.db.result, 'held');
-  assert.ok(codes(r).includes('NYL-UNIT-HELD'));
-  const held = desiredDoc(ctx.bare, 'db');
-  assert.equal(held.lifecycle.state, 'held');
-  assert.equal(held.teardownRequest.by.includes('<'), true, 'the request names who asked');
-  assert.deepEqual(logLines(ctx.log), [], 'nothing torn down');
-  assert.equal(reconcile(ctx.project).code, 2, 'a reconcile leaves a held unit alone');
-  assert.equal(resume(ctx.project, 'db').code, 0);
-  assert.ok(desiredDoc(ctx.bare, 'db').teardownRequest, 'resume keeps the request');
-  const after = reconcile(ctx.project, ['-o', 'json']);
-  assert.equal(after.code, 0, show(after));
-  assert.equal(after.json.units.db.result, 'removed');
-  assert.deepEqual(logLines(ctx.log), ['-db']);
-});
-
-test('a hold delivered to a teardown run: the unit it did not start yet is held with its request; the run tears down the rest', async () => {
-  const ctx = setup((log) => ({ aslow: unit(log, 'aslow', { gate: `${log}.gate` }), zother: unit(log, 'zother') }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  logLines(ctx.log, { clear: true });
-  // One wave, one at a time, by name: aslow waits at its gate while zother waits its turn.
-  const run = nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all', '--concurrency', '1', '-o', 'json']);
-  await waitForLine(ctx.log, 'start -aslow');
-  const h = hold(ctx.project, 'zother', { args: ['-o', 'json'] });
-  assert.equal(h.code, 0, show(h));
-  assert.ok(codes(h).includes('NYL-HOLD-DELIVERED'), show(h));
-  fs.writeFileSync(`${ctx.log}.gate`, '');
-  const r = await run.done;
-  assert.equal(r.code, 2, show(r));
-  const report = JSON.parse(r.stdout);
-  assert.equal(report.units.aslow.result, 'removed');
-  assert.equal(report.units.zother.result, 'held');
-  assert.deepEqual(logLines(ctx.log), ['start -aslow', '-aslow'], 'zother was not torn down');
-  const held = desiredDoc(ctx.bare, 'zother');
-  assert.equal(held.lifecycle.state, 'held');
-  assert.ok(held.teardownRequest, 'its request waits next to the hold');
-  assert.deepEqual(commitAt(ctx.bare, DESIRED).body.held, ['zother']);
-  assert.equal(resume(ctx.project, 'zother').code, 0);
-  const after = reconcile(ctx.project, ['-o', 'json']);
-  assert.equal(after.json.units.zother.result, 'removed', show(after));
-});
-
-/** Over file:// and over smart HTTP with protected state branches. */
+/**
+ * Over smart HTTP with protected state branches, where the real SIGKILL and Git transport matter.
+ * The same protocol over an in-memory state repository: test/protocol/teardown-command.test.mjs.
+ */
 const REMOTES = [
-  ['file://', () => ({})],
   [
     'smart HTTP, protected branches',
     () => {
@@ -156,7 +100,7 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
   for (const [where, remote] of REMOTES) {
     test(`${where}: killed after its started marker: a converging teardown runs again in the takeover; a manual one waits for recover --retry`, async () => {
       const r0 = remote();
-      const ctx = setup((log) => ({ conv: unit(log, 'conv', { recovery: 'converge' }), man: unit(log, 'man') }), r0.url ? r0 : {});
+      const ctx = setup((log) => ({ conv: unit(log, 'conv', { recovery: 'converge' }), man: unit(log, 'man') }), r0);
       assert.equal(reconcile(ctx.project).code, 0);
       logLines(ctx.log, { clear: true });
       const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'kill' } }).done;
@@ -178,7 +122,7 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
 
     test(`${where}: killed after its removal was checkpointed: the takeover imports the removal without tearing down again`, async () => {
       const r0 = remote();
-      const ctx = setup((log) => ({ gone: unit(log, 'gone') }), r0.url ? r0 : {});
+      const ctx = setup((log) => ({ gone: unit(log, 'gone') }), r0);
       assert.equal(reconcile(ctx.project).code, 0);
       logLines(ctx.log, { clear: true });
       const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--unit', 'gone'], { env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' } }).done;
@@ -193,19 +137,6 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
       assert.deepEqual(logLines(ctx.log), ['-gone', 'gone'], 'torn down once');
     });
   }
-});
-
-test('a teardown asked again of a held unit whose request is recorded changes nothing and still reports it held (exit 2)', () => {
-  const ctx = setup((log) => ({ db: unit(log, 'db') }));
-  assert.equal(reconcile(ctx.project).code, 0);
-  assert.equal(hold(ctx.project, 'db').code, 0);
-  assert.equal(teardown(ctx.project, ['--unit', 'db']).code, 2);
-  const tip = commitAt(ctx.bare, DESIRED).oid;
-  const again = teardown(ctx.project, ['--unit', 'db', '-o', 'json']);
-  assert.equal(again.code, 2, show(again));
-  assert.equal(again.json.units.db.result, 'held');
-  assert.equal(again.json.run, undefined, 'nothing to do: no lease, no run');
-  assert.equal(commitAt(ctx.bare, DESIRED).oid, tip);
 });
 
 test('a kind change killed before its transition: the takeover imports the removal and the new incarnation, and tears nothing down twice', async () => {
