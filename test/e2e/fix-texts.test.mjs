@@ -19,7 +19,7 @@ import { cliEnv, command, environment, nylYaml } from '../support/cli.mjs';
 import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles } from '../support/reconcile-helpers.mjs';
 import { commitBody } from '../support/commit-evidence.mjs';
-import { describe as show, gatedScript, logLines, openGate, waitUntil } from '../support/hold-helpers.mjs';
+import { describe as show, logLines, openGate } from '../support/hold-helpers.mjs';
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
 import { TEST_IMAGE, podmanAvailable, sh } from '../support/oci-images.mjs';
 
@@ -194,6 +194,30 @@ function logged(log, name, { policy, dependsOn, teardown = `echo -${name} >> ${l
   const lines = [policy && `deletionPolicy: ${policy}`, dependsOn && `dependsOn: [${dependsOn.join(', ')}]`, `script: 'echo ${name} >> ${log}'`];
   if (teardown) lines.push(`teardown: {script: '${teardown}'}`);
   return lines.filter(Boolean).join('\n');
+}
+
+/**
+ * A `script:` value that appends `start NAME` to log, waits while gate does not exist (at most
+ * ~30 s, so a broken test cannot hang), then appends `end NAME`. Like hold-helpers' gatedScript,
+ * but it looks every 0.2 s: a unit here waits for seconds while nyl commands run beside it, and a
+ * `sleep` process every 20 ms was CPU the machine's other tests need.
+ */
+function gatedScript(log, gate, name = '$NYL_UNIT') {
+  return `script: 'echo start ${name} >> ${log}; n=0; while [ ! -e ${gate} ] && [ $n -lt 150 ]; do sleep 0.2; n=$((n+1)); done; echo end ${name} >> ${log}'`;
+}
+
+/**
+ * Polls fn until it returns a truthy value (returned), up to timeoutMs. Every 100 ms, not every
+ * 15 ms: some conditions here read the state repository through several git processes.
+ */
+async function waitUntil(fn, timeoutMs, what) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Whether the state ref `ref` of repo holds a file of unit. */
