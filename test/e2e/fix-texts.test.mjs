@@ -449,12 +449,13 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       await step(dir, ['state', 'delete', '-e', ENV, '--reason', 'decommission']);
       const deleted = await step(dir, ['status', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(deleted, 'NYL-STATE-DELETED')), [0]);
-      assert.equal((await status(dir)).json.errors.length, 0);
+      assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /status: active/, 'the state starts over');
     },
   );
 
   group('the deleted state of an EnvironmentTemplate instance (a closed preview) starts over as printed', ['NYL-STATE-DELETED (instance)'], async (fx) => {
-    const url = pathToFileURL(makeBareRepo()).href;
+    const bare = makeBareRepo();
+    const url = pathToFileURL(bare).href;
     const template = `apiVersion: nyl.io/v1\nkind: EnvironmentTemplate\nmetadata: {name: previews}\nspec:\n  namePattern: pr-*\n  environment:\n    state: {repository: {repoURL: "${url}"}}`;
     const dir = makeProject({ 'nyl.yaml': nylYaml(template, command('x', "script: 'true'")) });
     await step(dir, ['state', 'init', '-e', 'pr-1']);
@@ -463,7 +464,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     const printed = fx.printed(deleted, 'NYL-STATE-DELETED (instance)', { params: { env: 'pr-1' } });
     assert.doesNotMatch(printed.fix, /remove the Environment/, 'an instance has no Environment in source to remove');
     await fx.exec(dir, fx.only(printed), [0]);
-    assert.equal((await runNyl(dir, ['status', '-e', 'pr-1', '-o', 'json'])).json.errors.length, 0);
+    assert.match(git(bare, 'show', 'refs/heads/nyl/pr-1/desired:state.yaml'), /status: active/, 'the state starts over');
   });
 
   group(
@@ -550,8 +551,8 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const plain = await step(dir, ['state', 'reset', '-e', ENV, '--discard-all', '-o', 'json'], [1]);
       assert.deepEqual(diagnosticsOf(plain).map((d) => d.code), ['NYL-USAGE'], 'reset moves local refs only: --local is required');
       await fx.exec(dir, discard, [0]);
-      assert.equal(git(cache, 'rev-parse', OBSERVED), git(origin.bare, 'rev-parse', OBSERVED));
-      assert.equal((await step(dir, ['state', 'reset', '-e', ENV, '--local', '-o', 'json'])).json.result, 'unchanged');
+      // Nothing local is left to discard: both branches of the cache are the remote's again.
+      for (const ref of [DESIRED, OBSERVED]) assert.equal(git(cache, 'rev-parse', ref), git(origin.bare, 'rev-parse', ref), `the cache's ${ref} is the remote's`);
       assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'executed', 'the discarded receipt runs online');
     },
   );
@@ -1004,7 +1005,7 @@ describe('approvals and drift', () => {
       const body = commitBody(git(dir, 'log', '-1', '--format=%B', 'refs/heads/nyl/dev/observed'));
       assert.deepEqual([body.units.gate.result, body.units.gate.approval.by, body.units.gate.approval.source], ['executed', ['octocat'], 'github']);
       await runPrinted(fx, dir, mismatch, { plan: [0, 2] });
-      assert.equal((await status(dir)).json.units.strict.state, 'current', 'the printed digest applied it');
+      assert.equal(commitBody(git(dir, 'log', '-1', '--format=%B', OBSERVED)).units.strict.result, 'executed', 'the printed digest applied it');
       const reapply = await step(dir, ['reconcile', '-e', ENV, '--unit', 'db', '--reapply', '--reason', 'rotate', '-o', 'json'], [2]);
       await runPrinted(fx, dir, fx.printed(reapply, 'NYL-UNIT-AWAITING-APPROVAL (reapply)', { unit: 'db' }), { plan: [0, 2] });
     },
@@ -1077,7 +1078,7 @@ describe('approvals and drift', () => {
       await step(dir, ['state', 'init', '-e', ENV]);
       const waiting = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [2]);
       await runPrinted(fx, dir, fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL (local)', { unit: 'db' }), { plan: [0, 2] });
-      assert.equal((await status(dir)).json.units.db.state, 'current');
+      assert.equal(commitBody(git(dir, 'log', '-1', '--format=%B', OBSERVED)).units.db.result, 'executed', 'the printed --approve applied it');
     },
   );
 });
