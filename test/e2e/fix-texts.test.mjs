@@ -330,17 +330,28 @@ async function cancelWhileRunning(dir, s) {
   return cancelled;
 }
 
-/** A project with a gated unit a and a quick unit `other`, whose first reconcile is killed (SIGKILL) while a runs. */
-async function killedWhileARuns(other) {
+/** A project with a gated unit a and a quick unit c, whose first reconcile is killed (SIGKILL) while a runs. */
+async function killedWhileARuns() {
   const s = scratch();
-  const { dir } = project({ a: gatedScript(s.log, s.gate), [other]: "script: 'true'" });
+  const { dir } = project({ a: gatedScript(s.log, s.gate), c: "script: 'true'" });
   await step(dir, ['state', 'init', '-e', ENV]);
   const h = startNyl(dir, ['reconcile', '-e', ENV]);
   await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
   h.child.kill('SIGKILL');
   await h.done;
   openGate(s.gate);
-  return { dir, s };
+  return dir;
+}
+
+let killed;
+/**
+ * A copy of the killedWhileARuns project (state in the clone, so the copy is a world of its own).
+ * Two groups start from that same moment: it is made once, by whichever runs first, and neither
+ * touches the original.
+ */
+async function killedWorld() {
+  killed ??= killedWhileARuns();
+  return fork(await killed);
 }
 
 // --- the scenarios --------------------------------------------------------------------------------
@@ -673,7 +684,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     "a killed run's lease seen from a clock behind (skew) and ahead (expired); each way forward in its own copy",
     ['NYL-CLOCK-SKEW', 'NYL-LEASE-BROKEN (expired)'],
     async (fx) => {
-      const { dir } = await killedWhileARuns('c');
+      const dir = await killedWorld();
       const behind = { NYL_TEST_NOW: String(Date.now() - 10 * 60_000) };
       const ahead = { NYL_TEST_NOW: String(Date.now() + 60 * 60_000) };
 
@@ -738,7 +749,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
   );
 
   group('a killed run whose lease was broken keeps the state from being deleted: each import the refusal names works as printed', ['NYL-STATE-DELETE-INCARNATIONS (runs)'], async (fx) => {
-    const { dir } = await killedWhileARuns('b');
+    const dir = await killedWorld();
     await step(dir, ['lease', 'break', '-e', ENV, '--reason', 'the runner was killed']);
     const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
     const refused = await step(dir, deleteIt, [1]);
