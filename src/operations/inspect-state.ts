@@ -4,12 +4,15 @@
  * source ref need not resolve), the state refs read without moving any ref, and missing, deleted
  * or moved state reported as `nyl status` reports it.
  */
-import { NylError } from '../errors/diagnostic';
+import { diagnostic, NylError } from '../errors/diagnostic';
 import type { Diagnostic } from '../errors/diagnostic';
+import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import { damageDiagnostic } from '../state/damage';
 import { describeLocation } from '../state/location';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
+import { inactiveStateOf } from './state-checks';
 
 /** The refs one read saw, or the errors that kept it from reading them. */
 export type RefsRead = { refs: RefSnapshot; errors?: undefined } | { refs?: undefined; errors: Diagnostic[] };
@@ -41,4 +44,41 @@ export async function readRefs(opened: OpenedEnvironment): Promise<RefsRead> {
 /** The details every inspection report carries: where state lives. */
 export function locationDetails(opened: OpenedEnvironment): Record<string, unknown> {
   return { location: describeLocation(opened.loc, opened.store.localRepository) };
+}
+
+/** An inspection's read of state: the refs and the documents, and whether there is state to show. */
+export interface ActiveStateRead {
+  refs: RefSnapshot;
+  view: EnvironmentStateView;
+  /** False for missing, deleted or moved state (reported in the errors). */
+  active: boolean;
+}
+
+/**
+ * Reads the state for an inspection, reporting into `errors` what status reports: a location
+ * that cannot be opened (then undefined), damaged documents, and missing, deleted or moved
+ * state (then not active).
+ */
+export async function readActiveState(opened: OpenedEnvironment, errors: Diagnostic[]): Promise<ActiveStateRead | undefined> {
+  const read = await readRefs(opened);
+  if (!read.refs) {
+    errors.push(...read.errors);
+    return undefined;
+  }
+  const view = await readEnvironmentState(opened.store.reader, opened.loc, read.refs, opened.store.cache, { tolerate: true });
+  errors.push(...view.damage.map((d) => damageDiagnostic(opened.env.name, d)));
+  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : await inactiveStateOf(opened, read.refs, view.state);
+  if (inactive) errors.push(inactive);
+  return { refs: read.refs, view, active: view.state !== undefined && !inactive };
+}
+
+/**
+ * NYL-UNIT-UNKNOWN for a unit the state holds in neither ref, unless a damaged document of it
+ * (already reported as such) is why: true when the unit is missing.
+ */
+export function unknownUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string, errors: Diagnostic[]): boolean {
+  if (view.desiredUnits.has(unit) || view.observedUnits.has(unit)) return false;
+  const env = opened.env.name;
+  if (!view.damage.some((d) => d.unit === unit)) errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
+  return true;
 }

@@ -6,16 +6,12 @@
  * a sealed value that no report shows). It is left out of `outputs` and named under `sensitive`,
  * so that a script that reads it gets nothing instead of a placeholder it could take for the value.
  */
-import { diagnostic } from '../errors/diagnostic';
-import { damageDiagnostic } from '../state/damage';
 import type { ObservedUnitDoc } from '../state/documents';
-import { readEnvironmentState } from '../state/read';
 import { emptyDiagnostics, FORMAT_VERSION, type OutputsReport, REPORT_API_VERSION } from '../report/types';
 import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
 import type { EnvironmentRequest, OpenedEnvironment } from './context';
-import { locationDetails, readRefs, withEnvironmentRead } from './inspect-state';
-import { inactiveStateOf } from './state-checks';
+import { locationDetails, readActiveState, unknownUnit, withEnvironmentRead } from './inspect-state';
 
 export interface OutputsRequest extends EnvironmentRequest {
   unit?: string;
@@ -50,26 +46,15 @@ function emptyReport(opened: OpenedEnvironment, unit: string | undefined): Outpu
 }
 
 export async function outputsOpened(opened: OpenedEnvironment, unit: string | undefined): Promise<OutputsReport> {
-  const env = opened.env.name;
   const report = emptyReport(opened, unit);
-  const read = await readRefs(opened);
-  if (!read.refs) {
-    report.errors.push(...read.errors);
-    return report;
-  }
-  const view = await readEnvironmentState(opened.store.reader, opened.loc, read.refs, opened.store.cache, { tolerate: true });
-  report.errors.push(...view.damage.map((d) => damageDiagnostic(env, d)));
-  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : await inactiveStateOf(opened, read.refs, view.state);
-  if (inactive) report.errors.push(inactive);
-  if (!view.state || inactive) return report;
+  const read = await readActiveState(opened, report.errors);
+  if (!read?.active) return report;
+  const { view } = read;
   if (unit === undefined) {
     allOutputs(view.observedUnits, report);
     return report;
   }
-  if (!view.observedUnits.has(unit) && !view.desiredUnits.has(unit)) {
-    if (!view.damage.some((d) => d.unit === unit)) report.errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
-    return report;
-  }
+  if (unknownUnit(opened, view, unit, report.errors)) return report;
   const one = unitOutputs(view.observedUnits.get(unit));
   report.outputs = one.outputs;
   report.sensitive = one.sensitive;

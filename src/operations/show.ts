@@ -8,16 +8,12 @@
  * one on the desired ref. A sensitive output shows its digest only: state keeps a sealed value
  * for some, and no report prints it.
  */
-import { diagnostic } from '../errors/diagnostic';
-import { damageDiagnostic } from '../state/damage';
 import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
-import { readEnvironmentState } from '../state/read';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type ShowReport, type ShownReceipt } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import type { EnvironmentRequest, OpenedEnvironment } from './context';
-import { locationDetails, readRefs, withEnvironmentRead } from './inspect-state';
+import { locationDetails, readActiveState, unknownUnit, withEnvironmentRead } from './inspect-state';
 import { selectEntries } from './log';
-import { inactiveStateOf } from './state-checks';
 
 /** How many of the unit's operations show lists under its last runs. */
 export const SHOW_LAST_RUNS = 5;
@@ -61,27 +57,13 @@ function emptyReport(opened: OpenedEnvironment, unit: string): ShowReport {
 }
 
 export async function showOpened(opened: OpenedEnvironment, unit: string): Promise<ShowReport> {
-  const env = opened.env.name;
   const report = emptyReport(opened, unit);
-  const read = await readRefs(opened);
-  if (!read.refs) {
-    report.errors.push(...read.errors);
-    return report;
-  }
-  const view = await readEnvironmentState(opened.store.reader, opened.loc, read.refs, opened.store.cache, { tolerate: true });
-  if (view.desiredOid) report.desired = view.desiredOid;
-  if (view.observedOid) report.observed = view.observedOid;
-  report.errors.push(...view.damage.map((d) => damageDiagnostic(env, d)));
-  const inactive = view.damage.some((d) => d.document === 'state') ? undefined : await inactiveStateOf(opened, read.refs, view.state);
-  if (inactive) report.errors.push(inactive);
-  if (!view.state || inactive) return report;
-  const desired = view.desiredUnits.get(unit);
-  const observed = view.observedUnits.get(unit);
-  if (!desired && !observed) {
-    // A damaged document is reported as such, not as a unit that does not exist.
-    if (!view.damage.some((d) => d.unit === unit)) report.errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
-    return report;
-  }
+  const read = await readActiveState(opened, report.errors);
+  if (read?.view.desiredOid) report.desired = read.view.desiredOid;
+  if (read?.view.observedOid) report.observed = read.view.observedOid;
+  if (!read?.active || unknownUnit(opened, read.view, unit, report.errors)) return report;
+  const desired = read.view.desiredUnits.get(unit);
+  const observed = read.view.observedUnits.get(unit);
   if (desired) report.desiredDocument = { ...desired };
   if (observed) report.observedDocument = shownObserved(observed);
   if (observed?.receipt) report.receipt = shownReceipt(observed.receipt);
