@@ -39,7 +39,8 @@ import {
 import { leaseDamage, parseLeaseDocument } from './lease-doc';
 
 /** What the lease protocol needs of the runtime: time, cancellation, fault points. */
-export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'>;
+/** What the lease needs of the runtime; `log` (stderr) says once that a taker waits. */
+export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'> & Partial<Pick<Runtime, 'log'>>;
 
 export interface LeaseView {
   oid: string;
@@ -215,6 +216,7 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
   const timing = leaseTiming(options);
   const waitUntil = rt.clock.now() + (options.waitMs ?? 0);
   let lostRaces = 0;
+  let waiting = false;
   for (let attempt = 0; ; attempt++) {
     if (rt.cancel.aborted) throw cancelled(env);
     const snapshot = attempt === 0 && options.initial ? options.initial : await store.snapshot();
@@ -223,6 +225,9 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     const blocked = await blockerOf(store, snapshot, current, IMPORTERS.has(options.operation), now, timing);
     if (blocked) {
       if (now >= waitUntil) throw blocked;
+      // Said once, on stderr: a command that waits silently for minutes looks hung.
+      if (!waiting) rt.log?.(`nyl: waiting up to ${Math.ceil((waitUntil - now) / 1000)}s for the lease of ${env}: ${blocked.diagnostics[0]?.message ?? 'it is held'}`);
+      waiting = true;
       await rt.faults.reach('lease-waiting', [options.operation]);
       await rt.clock.sleep(Math.min(1000, 100 + attempt * 100, waitUntil - now), rt.cancel);
       if (rt.cancel.aborted) throw cancelled(env);

@@ -17,6 +17,21 @@ import {
 
 after(cleanupAll);
 
+/** Resolves once the child says on stderr that it waits for the lease (fails after 30 s). */
+function saysWaiting(child) {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`no "waiting up to" line on stderr: ${seen}`)), 30000);
+    child.stderr.on('data', (d) => {
+      seen += d;
+      if (/^nyl: waiting up to \d+s for the lease of dev: /m.test(seen)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+}
+
 function errorCodes(r) {
   return (r.json?.errors ?? []).map((e) => e.code);
 }
@@ -110,8 +125,8 @@ describe('another operation holds the lease', () => {
         holdAsync(ctx.project, 'a', { args: ['--wait-lease', '1m', '-o', 'json'] }),
         nylAsync(ctx.project, ['resume', '-e', 'dev', '--unit', 'h', '--reason', 'resolved', '--wait-lease', '1m']),
       ];
-      // No output tells that a process waits for the lease: give the three time to get there.
-      await sleep(1500);
+      // Each says on stderr that it waits for the lease: it is past its start-up, signal handlers set.
+      await Promise.all(waiters.map((w) => saysWaiting(w.child)));
       for (const w of waiters) assert.equal(w.child.exitCode, null, 'still waiting');
       for (const w of waiters) w.child.kill('SIGTERM');
       const [text, json, res] = await Promise.all(waiters.map((w) => w.done));
