@@ -359,7 +359,7 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
       return doctorHostOf(rt, p);
     case 'graph': {
       const { graph } = await import('../operations/graph');
-      return graph(rt, { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) });
+      return graph(rt, readRequestOf(p));
     }
     case 'lease break': {
       const { leaseBreak } = await import('../operations/lease-break');
@@ -372,8 +372,13 @@ async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Report> {
 }
 
 /** `nyl log`, `nyl show` and `nyl outputs`: read state only, so they take neither --author nor a reason. */
+/** What the read-only commands (log, show, outputs, graph) open: the project, one environment, --local. */
+function readRequestOf(p: ParsedCommand) {
+  return { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) };
+}
+
 async function inspectOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
-  const req = { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) };
+  const req = readRequestOf(p);
   const unit = stringOpt(p, 'unit');
   if (p.spec.words[0] === 'show') {
     const { show } = await import('../operations/show');

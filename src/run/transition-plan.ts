@@ -25,8 +25,14 @@ export interface DocumentChanges {
   written: Map<object, StoredUnit>;
 }
 
-/** Where a unit's desired file is after the transition: its blob and document, when the blob is known. */
-type DesiredBlobs = Map<string, { oid: string; doc: DesiredUnitDoc }>;
+/** A unit's desired file: its blob and document, by unit name. */
+type BlobsByUnit = Map<string, { oid: string; doc: DesiredUnitDoc }>;
+
+/** Where each unit's desired file is after the transition, and was before it, when the blob is known. */
+interface DesiredBlobs {
+  after: BlobsByUnit;
+  before: BlobsByUnit;
+}
 
 /** Whether `doc` must be written: it is new or differs from `prev` (an identical object never does). */
 function differs<T>(prev: T | undefined, doc: T): boolean {
@@ -39,24 +45,24 @@ function earlierForm(doc: object, prev: object | undefined): boolean {
 }
 
 function desiredChanges(before: DocumentSets, after: DocumentSets, out: DocumentChanges, changedNames: Set<string>): DesiredBlobs {
-  const blobs: DesiredBlobs = new Map();
+  const blobs: DesiredBlobs = { after: new Map(), before: new Map() };
   for (const [name, doc] of before.desired) {
     const at = storedOf(doc);
-    if (at) blobs.set(`before:${name}`, { oid: at.oid, doc });
+    if (at) blobs.before.set(name, { oid: at.oid, doc });
   }
   for (const [name, doc] of after.desired) {
     const prev = before.desired.get(name);
     const changed = differs(prev, doc);
     if (!changed && !earlierForm(doc, prev)) {
       const at = storedOf(doc) ?? (prev ? storedOf(prev) : undefined);
-      if (at) blobs.set(name, { oid: at.oid, doc });
+      if (at) blobs.after.set(name, { oid: at.oid, doc });
       continue;
     }
     const text = toYaml(encodeDesired(doc));
     const stored: StoredUnit = { oid: blobOid(text), form: 2 };
     out.desired.set(`units/${name}.yaml`, text);
     out.written.set(doc, stored);
-    blobs.set(name, { oid: stored.oid, doc });
+    blobs.after.set(name, { oid: stored.oid, doc });
     (changed ? changedNames : out.migrated).add(name);
   }
   for (const name of before.desired.keys()) if (!after.desired.has(name)) out.desired.set(`units/${name}.yaml`, null);
@@ -71,7 +77,7 @@ function desiredChanges(before: DocumentSets, after: DocumentSets, out: Document
 function blobForReceipt(name: string, receipt: ReceiptRecord | undefined, blobs: DesiredBlobs): string | undefined {
   if (!receipt || receipt.keepsDesiredCopy) return undefined;
   const key = canonicalJson(receipt.desired);
-  for (const candidate of [blobs.get(name), blobs.get(`before:${name}`)]) {
+  for (const candidate of [blobs.after.get(name), blobs.before.get(name)]) {
     if (candidate && (candidate.doc === receipt.desired || canonicalJson(candidate.doc) === key)) return candidate.oid;
   }
   return undefined;
