@@ -454,6 +454,23 @@ export const COMMANDS: CommandSpec[] = [
     options: [{ name: 'prefix', type: 'string', value: '<refs/.../>', help: 'Check only this coordination prefix (a ref namespace ending in /).' }, OUTPUT],
     examples: ['nyl doctor host https://git.example.com/platform/scratch.git', 'nyl doctor host ssh://git@git.example.com/platform/scratch.git --prefix refs/heads/nyl-run/ -o json'],
   },
+  {
+    words: ['ui'],
+    summary: 'Serve a read-only web view of the environments, units, runs and history',
+    usage: 'nyl ui [--listen <host>:<port>] [--poll-interval <duration>] [--local] [PATH]',
+    description:
+      'Serves pages rendered from the state refs (no database, nothing to install): the environments with their units\' states, last operation and lease holder; ' +
+      'per environment the units with their state and why each one waits (the planner\'s reason), the dependency graph drawn, and the latest operations; ' +
+      'per unit its receipt, outputs (a sensitive output by its digest only), condition, hold and documents; the history with who asked and why; and each run\'s units. ' +
+      'Open pages refresh when the state refs change. It answers GET only, and on loopback (the default, 127.0.0.1:4780) only requests addressed to loopback; ' +
+      'another address warns NYL-UI-EXPOSED. Takes no lease and writes no state. Runs until interrupted (Ctrl-C), then exits 0.',
+    options: [
+      { name: 'listen', type: 'string', value: '<host>:<port>', help: 'The address to serve on. Default 127.0.0.1:4780; port 0 takes any free port. A bare port means 127.0.0.1:<port>.' },
+      { name: 'poll-interval', type: 'string', value: '<duration>', help: 'How often the state refs are read while a page is open, to refresh it when they change. Default 2s.' },
+      LOCAL,
+    ],
+    examples: ['nyl ui', 'nyl ui --listen 127.0.0.1:0 ./infra', 'nyl ui --listen 8080 --poll-interval 10s'],
+  },
 ];
 
 export function findCommand(args: string[]): { spec: CommandSpec; rest: string[] } | undefined {

@@ -549,6 +549,8 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
     environment = environmentOfRefusal(parsed);
     // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
     const rt = createRuntime({ ...process.env }, signals.signal);
+    // The web view serves until a signal instead of producing one report.
+    if (command === 'ui') return await (await import('./ui-command')).runUi(rt, parsed);
     const report = await runOperation(rt, parsed);
     const code = exitCodeOf(report, report.errors, command);
     if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -8,14 +8,10 @@
  * as `name (see above)` under the others: a graph, not a tree, would otherwise repeat whole
  * subtrees (exponentially, in the worst case).
  */
-import type { GraphEdge, GraphNode, GraphReport } from '../report/types';
+import { edgeReason } from '../report/graph-edge';
+import type { GraphNode, GraphReport } from '../report/types';
 import { withDiagnostics } from './render-text';
 
-/** Why `edge.to` waits for `edge.from`, as a reader says it. */
-export function edgeReason(edge: GraphEdge): string {
-  if (edge.via === 'reference') return `outputs.${edge.output} at ${edge.pointer}`;
-  return edge.via === 'trigger' ? 'triggers' : 'dependsOn';
-}
 
 /** The reasons of each dependent of each unit: from -> to -> reasons, in node order. */
 function childrenOf(report: GraphReport): Map<string, Map<string, string[]>> {

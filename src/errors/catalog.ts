@@ -507,6 +507,16 @@ export const CATALOG = {
     summary: 'The Git host holds orchestration state only with the coordination refs under refs/heads/ (nyl doctor host).',
     fix: () => 'set state.coordinationRefPrefix: refs/heads/nyl-run/ on the Environments whose state lives on this host',
   },
+  'NYL-UI-LISTEN': {
+    exit: 1,
+    summary: 'nyl ui cannot listen on the address: the port is taken, or the host is not an address of this machine.',
+    fix: (p) => `pass --listen ${String(p.host ?? '127.0.0.1')}:<port> with a free port, or --listen ${String(p.host ?? '127.0.0.1')}:0 for any free port`,
+  },
+  'NYL-UI-EXPOSED': {
+    exit: 0,
+    summary: 'nyl ui listens on an address other machines may reach: whoever reaches it reads the state (never a sensitive value).',
+    fix: () => 'listen on loopback (--listen 127.0.0.1:<port>) and reach it through an SSH tunnel, or put an authenticating proxy in front of it',
+  },
   'NYL-UNCHANGED': {
     exit: 0,
     summary: 'Nothing needed to change (a note, never an error).',

@@ -11,7 +11,7 @@
  */
 import { ownershipSet } from '../project/selectors';
 import { unitEdges } from '../project/graph';
-import type { GraphNode, GraphReport } from '../report/types';
+import type { GraphNode, GraphReport, StatusReport } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 import { statusOpened } from './status';
@@ -26,7 +26,11 @@ export async function graph(rt: Runtime, req: EnvironmentRequest): Promise<Graph
 }
 
 export async function graphOpened(rt: Runtime, opened: OpenedEnvironment): Promise<GraphReport> {
-  const status = await statusOpened(rt, opened);
+  return graphOf(opened, await statusOpened(rt, opened));
+}
+
+/** The graph of an environment whose status was just read (the web view reads both at once). */
+export function graphOf(opened: OpenedEnvironment, status: StatusReport): GraphReport {
   const nodes: GraphNode[] = status.unitOrder.map((name) => {
     const u = status.units[name]!;
     return { name, kind: u.kind, state: u.state, detail: u.detail };

@@ -64,6 +64,8 @@ function unitStatus(p: UnitPlan): UnitStatus {
     state,
     receipt: receiptState(state, receipt !== undefined),
     detail: statusDetail(p),
+    action: p.action.type,
+    reason: p.action.reason,
   };
   if (state === 'held' && !p.desired?.kind) s.kind = '-';
   if (p.uid && !p.newIncarnation) s.uid = p.uid;

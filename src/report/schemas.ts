@@ -307,7 +307,9 @@ function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
         at: req(dateTime()),
       }),
     ),
-    detail: req(str()),
+    detail: req(str('What the planner decided and why, in words (rendered from reason).')),
+    action: opt(str("The planner's action for the unit; absent for a released record.", { examples: ['execute', 'current', 'wait', 'blocked', 'held', 'awaiting-approval', 'failed', 'uncertain', 'teardown', 'pending-teardown'] })),
+    reason: opt(str("The machine code of the action's reason: what detail is rendered from.", { examples: ['receipt-current', 'no-receipt', 'key-changed', 'dependency-pending', 'upstream-pending', 'dependency-blocked', 'held', 'needs-recovery', 'approval-required', 'consumers-first'] })),
     condition: opt(
       shape<NonNullable<UnitStatus['condition']>>({
         type: req({ enum: ['failed', 'uncertain'] }),

@@ -64,6 +64,10 @@ export interface UnitStatus {
   receiptKey?: string;
   lastRun?: { run: string; result: string; at: string };
   detail: string;
+  /** The planner's action for the unit (execute, wait, blocked, held, awaiting-approval, teardown, ...); absent for a released record. */
+  action?: string;
+  /** The machine code of the action's reason (no-receipt, key-changed, dependency-pending, upstream-pending, held, ...): what `detail` is rendered from. */
+  reason?: string;
   condition?: { type: string; retryable: boolean; reason: string; run: string; since: string };
   hold?: { by: string; reason?: string; since: string; pending?: string };
   waits?: { pointer: string; unit: string; reason: string }[];

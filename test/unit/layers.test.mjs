@@ -47,7 +47,8 @@ const RANK = {
   report: 7,
   run: 8,
   operations: 9,
-  cli: 10,
+  ui: 10,
+  cli: 11,
 };
 
 /** For each folder, the folders its files may import (besides itself): a subset of the lower ranks. */
@@ -65,8 +66,10 @@ const ALLOWED = {
   report: ['errors'],
   run: ['lease', 'plan', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
   operations: ['run', 'lease', 'plan', 'report', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
-  // The CLI builds the runtime (exec, git, util) and renders reports.
-  cli: ['operations', 'report', 'errors', 'util', 'exec', 'git'],
+  // The web view renders the read-only operations' reports as pages (its own front end, beside the CLI's text).
+  ui: ['operations', 'report', 'errors', 'util'],
+  // The CLI builds the runtime (exec, git, util) and renders reports; `nyl ui` starts the web view.
+  cli: ['ui', 'operations', 'report', 'errors', 'util', 'exec', 'git'],
 };
 
 /** Files allowed more than their folder's row (the ports that bind processes and Git). */

@@ -1,0 +1,69 @@
+/**
+ * A unit's page: its state and why, its condition, hold and drift, its receipt with its outputs
+ * (a sensitive output by its digest only: no report carries its value), its last operations and
+ * its desired and observed documents as state holds them.
+ */
+import type { UnitPageData } from '../operations/web-view';
+import type { ShowReport, UnitStatus } from '../report/types';
+import { html, type Html } from './html';
+import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText } from './parts';
+import { whyOf } from './page-environment';
+
+function conditionSection(env: string, u: UnitStatus | undefined): Html {
+  const c = u?.condition;
+  if (!c) return html``;
+  return html`<section class="condition"><h2>Condition</h2>${fields([
+    ['Type', badge(c.type)],
+    ['Reason', html`<pre class="text">${c.reason}</pre>`],
+    ['Retryable', c.retryable ? 'yes: the next reconcile runs it again' : 'no'],
+    ['Run', html`<a class="run" href="${runHref(env, c.run)}">${c.run}</a>`],
+    ['Since', time(c.since)],
+  ])}</section>`;
+}
+
+function driftSection(u: UnitStatus | undefined): Html {
+  const d = u?.drift;
+  if (!d) return html``;
+  return html`<section><h2>Drift</h2>${fields([['Status', badge(d.status)], ['Observed', time(d.observedAt)], ['By run', d.run], ['Detail', d.detail]])}</section>`;
+}
+
+function outputsTable(show: ShowReport): Html {
+  const r = show.receipt!;
+  const plain = Object.entries(r.outputs).map(([k, v]) => html`<tr data-output="${k}"><th>${k}</th><td><pre class="value">${valueText(v)}</pre></td></tr>`);
+  const sealed = Object.entries(r.sensitiveOutputs ?? {}).map(
+    ([k, v]) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive <code title="${v.sha256}">sha256:${v.sha256.replace(/^sha256:/, '').slice(0, 12)}</code></td></tr>`,
+  );
+  if (plain.length + sealed.length === 0) return html`<p class="empty">No outputs.</p>`;
+  return html`<table class="outputs"><tbody>${plain}${sealed}</tbody></table>`;
+}
+
+function receiptSection(env: string, show: ShowReport): Html {
+  const r = show.receipt;
+  if (!r) return html`<section><h2>Receipt</h2><p class="empty">No receipt: the unit has not executed to the end yet.</p></section>`;
+  return html`<section class="receipt"><h2>Receipt</h2>${fields([
+    ['Run', html`<a class="run" href="${runHref(env, r.run)}">${r.run}</a>`],
+    ['Execution key', html`<code>${r.executionKey}</code>`],
+    ['Finished', time(r.finishedAt)],
+  ])}<h3>Outputs</h3>${outputsTable(show)}</section>`;
+}
+
+function documentsSection(show: ShowReport): Html {
+  const doc = (title: string, value: Record<string, unknown> | undefined) =>
+    value ? html`<details><summary>${title}</summary><pre class="document">${JSON.stringify(value, null, 2)}</pre></details>` : '';
+  return html`<section><h2>Documents</h2>${doc('Desired document', show.desiredDocument)}${doc('Observed document', show.observedDocument)}</section>`;
+}
+
+export function unitPageOf(data: UnitPageData, version: string): Html {
+  const { status, show } = data;
+  const env = status.environment;
+  const u = status.units[show.unit];
+  const body = html`<h1>${show.unit} ${u ? html`<span class="muted">${u.kind}</span> ${badge(u.state)}` : ''}</h1>
+${diagnostics([...show.errors, ...show.warnings])}
+${u ? html`<section class="state"><h2>State</h2><p>${whyOf(env, u)}</p></section>` : ''}
+${conditionSection(env, u)}
+${driftSection(u)}
+${receiptSection(env, show)}
+<section><h2>Latest operations</h2>${entryList(env, show.lastRuns)}</section>
+${documentsSection(show)}`;
+  return page({ title: `${show.unit} in ${env}`, crumbs: [[env, environmentHref(env)], [show.unit, unitHref(env, show.unit)]], version, body });
+}

@@ -1,0 +1,38 @@
+/**
+ * The view source port: everything the web view shows, read from the state refs.
+ *
+ * Contract: every method reads, none writes state or takes a lease. A method either returns its
+ * data (diagnostics about state, such as missing or damaged state, are part of the reports) or
+ * throws NylError when the environment itself cannot be opened (unknown, a source ref that does
+ * not resolve). `version` changes exactly when the state refs of a declared environment or a named instance change.
+ * The server calls one method at a time (it serializes them), so an implementation need not be
+ * safe for concurrent calls. The real one is `stateRefsSource` (operations over Git); unit tests
+ * of the server and pages use an in-memory fake.
+ */
+import type { LogEntry, LogReport } from '../report/types';
+import { environmentPage, type EnvironmentPageData, historyPage, projectOverview, type ProjectOverview, runPage, stateVersion, unitPage, type UnitPageData } from '../operations/web-view';
+import type { Runtime } from '../util/runtime';
+
+export interface ViewSource {
+  overview(): Promise<ProjectOverview>;
+  environment(name: string): Promise<EnvironmentPageData>;
+  unit(environment: string, unit: string): Promise<UnitPageData>;
+  /** At most `limit` operations, newest first (0: all). */
+  history(environment: string, limit: number): Promise<LogReport>;
+  run(environment: string, run: string): Promise<{ log: LogReport; entries: LogEntry[] }>;
+  /** The version of the state refs of the declared environments and of these instances. */
+  version(instances: readonly string[]): Promise<string>;
+}
+
+/** The view source over the project at `path` and its state refs. */
+export function stateRefsSource(rt: Runtime, path: string, local: boolean): ViewSource {
+  const req = (environment: string) => ({ path, environment, ...(local ? { local: true } : {}) });
+  return {
+    overview: () => projectOverview(rt, path, local),
+    environment: (name) => environmentPage(rt, req(name)),
+    unit: (environment, unit) => unitPage(rt, { ...req(environment), unit }),
+    history: (environment, limit) => historyPage(rt, { ...req(environment), limit }),
+    run: (environment, run) => runPage(rt, { ...req(environment), run }),
+    version: (instances) => stateVersion(rt, path, instances, local),
+  };
+}

@@ -1,0 +1,279 @@
+// nyl ui's server, routes and pages in-process, over an in-memory view source (the port of
+// src/ui/source.ts): only GET, only loopback Host values, nothing served outside the assets,
+// every value escaped, unknown environments as pages, reads one at a time, and the event stream
+// that tells pages to refresh when the version of the state refs changes.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startUiServer, hostAllowed, serialized } from '../../dist/ui/server.js';
+import { routeOf } from '../../dist/ui/routes.js';
+import { escapeHtml, html, render } from '../../dist/ui/html.js';
+import { NylError, diagnostic } from '../../dist/errors/diagnostic.js';
+
+const HOSTILE = '<img src=x onerror="window.pwned=1">&\'';
+const base = { apiVersion: 'nyl.io/v1', formatVersion: 1, errors: [], warnings: [], notes: [], details: {} };
+
+function statusOf(env, units) {
+  return { ...base, kind: 'StatusReport', environment: env, units: Object.fromEntries(units.map((u) => [u.name, u])), unitOrder: units.map((u) => u.name) };
+}
+
+const unitStatus = (name, state, more = {}) => ({ name, kind: 'Command', state, receipt: 'none', detail: '', ...more });
+
+const entry = { operation: 'reconcile', at: '2026-12-02T07:57:28Z', headline: `nyl: reconcile dev: ${HOSTILE}`, by: HOSTILE, reason: HOSTILE, run: 'run-1', units: { api: 'executed', [HOSTILE]: 'failed' }, body: {} };
+
+/** The fake view source: fixed reports, a settable version, and a record of the calls. */
+function fakeSource() {
+  const calls = [];
+  let active = 0;
+  const source = {
+    versionValue: 'v1',
+    calls,
+    maxActive: 0,
+    fail: undefined,
+    async track(name, value) {
+      calls.push(name);
+      active++;
+      source.maxActive = Math.max(source.maxActive, active);
+      await new Promise((r) => setTimeout(r, 5));
+      active--;
+      if (source.fail) throw source.fail;
+      return value;
+    },
+    overview: () =>
+      source.track('overview', {
+        project: 'shop',
+        patterns: ['pr-*'],
+        environments: [{ name: 'dev', labels: { stage: HOSTILE }, status: statusOf('dev', [unitStatus('api', 'failed')]), last: entry, errors: [] }],
+        instances: [{ name: 'pr-7', labels: {}, status: statusOf('pr-7', [unitStatus('api', 'current'), unitStatus('db', 'current'), unitStatus('web', 'held')]), errors: [] }],
+        errors: [diagnostic('NYL-STATE-UNAVAILABLE', 'error', `cannot list ${HOSTILE}`)],
+      }),
+    environment: (env) => {
+      if (env !== 'dev') return source.track('environment').then(() => { throw new NylError(diagnostic('NYL-ENVIRONMENT-UNKNOWN', 'error', `no environment ${env}`, { env, known: ['dev'], patterns: [] })); });
+      const status = statusOf('dev', [
+        unitStatus('db', 'current', { action: 'current', reason: 'receipt-current' }),
+        unitStatus('api', 'awaiting-dependencies', { action: 'wait', reason: 'upstream-pending', detail: `/env/DB waits for db ${HOSTILE}`, waits: [{ pointer: '/env/DB', unit: 'db', reason: 'no-current-receipt' }] }),
+        unitStatus(HOSTILE, 'held', { action: 'held', reason: 'held', hold: { by: HOSTILE, reason: HOSTILE, since: '2026-12-02T07:58:05Z' } }),
+      ]);
+      const graph = { ...base, kind: 'GraphReport', operation: 'graph', environment: 'dev', nodes: status.unitOrder.map((n) => ({ name: n, kind: 'Command', state: status.units[n].state, detail: '' })), edges: [{ from: 'db', to: 'api', via: 'reference', output: 'url', pointer: HOSTILE }] };
+      return source.track('environment', { status, graph, recent: { ...base, kind: 'LogReport', operation: 'log', environment: 'dev', entries: [entry], truncated: false } });
+    },
+    unit: (env, unit) =>
+      source.track('unit', {
+        status: statusOf(env, [unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } })]),
+        show: { ...base, kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE } },
+      }),
+    history: (env, limit) => source.track(`history:${limit}`, { ...base, kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
+    run: (env, run) => source.track('run', { log: { ...base, kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: false }, entries: [entry] }),
+    version: () => source.track('version', source.versionValue),
+  };
+  return source;
+}
+
+const servers = [];
+after(() => Promise.all(servers.map((s) => s.close())));
+
+async function serve(source = fakeSource(), pollMs = 50) {
+  const logged = [];
+  const server = await startUiServer(source, { host: '127.0.0.1', port: 0, pollMs, log: (l) => logged.push(l) });
+  servers.push(server);
+  return { server, source, logged, url: server.url };
+}
+
+/** A raw request, so that method and Host can be anything. */
+function request(url, { method = 'GET', host, path = '/' } = {}) {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path, headers: host ? { host } : {} }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('html escapes every interpolated value, in text and in attributes; fragments pass as they are', () => {
+  assert.equal(escapeHtml(`<a href="x">'&`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;');
+  const inner = html`<b>${HOSTILE}</b>`;
+  assert.equal(render(html`<p title="${HOSTILE}">${inner}${[HOSTILE, 1, null, undefined, false]}</p>`), `<p title="${escapeHtml(HOSTILE)}"><b>${escapeHtml(HOSTILE)}</b>${escapeHtml(HOSTILE)}1</p>`);
+});
+
+test('routes: each page, and anything else not found; a bad escape is a bad request', () => {
+  assert.deepEqual(routeOf('/'), { page: 'environments' });
+  assert.deepEqual(routeOf('/environments/pr%2F1/units/a%20b'), { page: 'unit', env: 'pr/1', unit: 'a b' });
+  assert.deepEqual(routeOf('/environments/dev/history?all=1'), { page: 'history', env: 'dev', all: true });
+  assert.deepEqual(routeOf('/environments/dev/runs/r1/'), { page: 'run', env: 'dev', run: 'r1' });
+  assert.deepEqual(routeOf('/open?environment=pr-7'), { page: 'open', env: 'pr-7' });
+  for (const p of ['/etc/passwd', '/environments', '/environments/dev/units', '/environments/dev/x/y', '/events/x', '/assets']) assert.equal(routeOf(p).page, 'not-found', p);
+  assert.equal(routeOf('/environments/%E0%A4%A').page, 'bad-request');
+  assert.equal(routeOf('http://elsewhere.example/').page, 'bad-request');
+});
+
+test('a loopback server answers only Host values naming loopback with its port', () => {
+  assert.equal(hostAllowed('127.0.0.1:4780', '127.0.0.1', 4780), true);
+  assert.equal(hostAllowed('localhost:4780', '127.0.0.1', 4780), true);
+  assert.equal(hostAllowed('[::1]:4780', '::1', 4780), true);
+  assert.equal(hostAllowed('127.0.0.1:80', '127.0.0.1', 4780), false);
+  assert.equal(hostAllowed('attacker.example:4780', '127.0.0.1', 4780), false);
+  assert.equal(hostAllowed(undefined, '127.0.0.1', 4780), false);
+  assert.equal(hostAllowed('anything:1', '0.0.0.0', 4780), true, 'a wildcard address cannot know its names: NYL-UI-EXPOSED warns');
+});
+
+test('only GET is answered, and a foreign Host is refused, before anything is read', async () => {
+  const { url, source } = await serve();
+  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
+    const r = await request(url, { method, path: '/environments/dev' });
+    assert.equal(r.status, 405, method);
+    assert.equal(r.headers.allow, 'GET');
+  }
+  const rebound = await request(url, { host: `attacker.example:${new URL(url).port}`, path: '/environments/dev' });
+  assert.equal(rebound.status, 403);
+  assert.deepEqual(source.calls, []);
+  assert.equal((await request(url, { host: `localhost:${new URL(url).port}`, path: '/' })).status, 200);
+});
+
+test('assets come from the fixed table; no path reaches a file', async () => {
+  const { url } = await serve();
+  const css = await request(url, { path: '/assets/nyl.css' });
+  assert.equal(css.status, 200);
+  assert.match(css.headers['content-type'], /^text\/css/);
+  assert.match(css.body, /\.graph/);
+  for (const path of ['/assets/../package.json', '/assets/%2e%2e%2fpackage.json', '/assets/..%2F..%2Fetc%2Fpasswd', '/etc/passwd', '/package.json', '/dist/ui/server.js', '//etc/passwd']) {
+    const r = await request(url, { path });
+    assert.ok(r.status === 404 || r.status === 400, `${path}: ${r.status}`);
+    assert.doesNotMatch(r.body, /root:|"name": "nyl"/);
+  }
+  assert.equal((await request(url, { path: '/environments/%zz' })).status, 400);
+});
+
+test('every page escapes what it shows and carries the security headers', async () => {
+  const { url } = await serve();
+  for (const path of ['/', '/environments/dev', '/environments/dev/units/api', '/environments/dev/history', '/environments/dev/runs/run-1']) {
+    const r = await request(url, { path });
+    assert.equal(r.status, 200, path);
+    assert.match(r.headers['content-type'], /^text\/html; charset=utf-8/);
+    assert.match(r.headers['content-security-policy'], /default-src 'none'; script-src 'self'; style-src 'self'/);
+    assert.equal(r.headers['x-content-type-options'], 'nosniff');
+    assert.doesNotMatch(r.body, /<img|onerror="/, path);
+    assert.ok(r.body.includes(escapeHtml(HOSTILE)), `${path} shows the value as text`);
+    assert.doesNotMatch(r.body, /<script>|style="/, `${path}: no inline script or style`);
+  }
+});
+
+test('pages show the planner reason, the links of the history, and sensitive outputs by digest only', async () => {
+  const { url } = await serve();
+  const env = (await request(url, { path: '/environments/dev' })).body;
+  assert.match(env, /<tr data-unit="api" data-state="awaiting-dependencies">/);
+  assert.match(env, /wait\/upstream-pending/);
+  assert.match(env, /waits for <a href="\/environments\/dev\/units\/db">db<\/a>/);
+  assert.match(env, /href="\/environments\/dev\/history"/);
+  assert.match(env, /href="\/environments\/dev\/units\/%3Cimg%20src%3Dx%20onerror%3D%22window.pwned%3D1%22%3E%26&#39;"/);
+  assert.match(env, /<svg class="graph"/);
+  const unit = (await request(url, { path: '/environments/dev/units/api' })).body;
+  assert.match(unit, /data-output="password" class="sensitive"/);
+  assert.match(unit, /sha256:ffffffffffff/);
+  assert.match(unit, /href="\/environments\/dev\/runs\/run-1"/);
+  const all = await request(url, { path: '/environments/dev/history?all=1' });
+  assert.doesNotMatch(all.body, /Show all/);
+  assert.match((await request(url, { path: '/environments/dev/history' })).body, /href="\/environments\/dev\/history\?all=1">Show all/);
+});
+
+test('the first page: environments and the instances state holds, units counted by state, most urgent first', async () => {
+  const { url } = await serve();
+  const body = (await request(url, { path: '/' })).body;
+  assert.match(body, /<tr data-environment="dev">/);
+  assert.match(body, /<h2>Instances of <code>pr-\*<\/code><\/h2>/);
+  const pr7 = /<tr data-environment="pr-7">[\s\S]*?<\/tr>/.exec(body)[0];
+  assert.match(pr7, /state-held[^]*>1<[^]*state-current[^]*>2</);
+  assert.match(body, /NYL-STATE-UNAVAILABLE/);
+  assert.match(body, /<form method="get" action="\/open">/);
+});
+
+test('an unknown environment is a 404 page with its fix; /open redirects to the environment named', async () => {
+  const { url } = await serve();
+  const r = await request(url, { path: '/environments/nope' });
+  assert.equal(r.status, 404);
+  assert.match(r.body, /NYL-ENVIRONMENT-UNKNOWN/);
+  assert.match(r.body, /class="fix"/);
+  const open = await request(url, { path: '/open?environment=..%2Fx%20y' });
+  assert.equal(open.status, 303);
+  assert.equal(open.headers.location, '/environments/..%2Fx%20y');
+});
+
+test('a read that fails unexpectedly is a 500 whose error goes to the log; the server goes on', async () => {
+  const { url, source, logged } = await serve();
+  source.fail = new Error('disk on fire');
+  const r = await request(url, { path: '/' });
+  assert.equal(r.status, 500);
+  assert.doesNotMatch(r.body, /disk on fire/);
+  assert.match(logged.join('\n'), /disk on fire/);
+  source.fail = undefined;
+  assert.equal((await request(url, { path: '/' })).status, 200);
+});
+
+test('reads run one at a time, however many pages are asked for at once', async () => {
+  const { url, source } = await serve();
+  await Promise.all(['/', '/environments/dev', '/environments/dev/history', '/', '/environments/dev/units/api'].map((path) => request(url, { path })));
+  assert.equal(source.maxActive, 1);
+  const order = [];
+  const run = serialized();
+  await Promise.all([run(async () => { await new Promise((r) => setTimeout(r, 20)); order.push(1); }), run(async () => order.push(2)), run(async () => { throw new Error('x'); }).catch(() => order.push('x')), run(async () => order.push(3))]);
+  assert.deepEqual(order, [1, 2, 'x', 3]);
+});
+
+/** Reads server-sent events until `until` says enough. */
+function events(url, until) {
+  return new Promise((resolve, reject) => {
+    const got = [];
+    const req = http.get(`${url}events`, (res) => {
+      assert.match(res.headers['content-type'], /^text\/event-stream/);
+      let buffer = '';
+      res.on('data', (chunk) => {
+        buffer += chunk;
+        for (let i; (i = buffer.indexOf('\n\n')) >= 0; ) {
+          const block = buffer.slice(0, i);
+          buffer = buffer.slice(i + 2);
+          const data = /^data: (.*)$/m.exec(block);
+          if (data) got.push(data[1]);
+          if (until(got)) {
+            req.destroy();
+            resolve(got);
+          }
+        }
+      });
+    });
+    req.on('error', (e) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
+  });
+}
+
+test('the event stream sends the version on connect and again when it changes; nobody listening, nothing is read', async () => {
+  const { url, source } = await serve(fakeSource(), 30);
+  const page = await request(url, { path: '/environments/dev' });
+  assert.match(page.body, /<meta name="nyl-state-version" content="v1">/);
+  const got = events(url, (g) => g.length === 2);
+  await new Promise((r) => setTimeout(r, 120));
+  source.versionValue = 'v2';
+  assert.deepEqual(await got, ['v1', 'v2']);
+  await new Promise((r) => setTimeout(r, 100));
+  const reads = source.calls.filter((c) => c === 'version').length;
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(source.calls.filter((c) => c === 'version').length, reads, 'no reads without listeners');
+});
+
+test('a fix shows its commands (between backticks in the catalog) as code, escaped', async () => {
+  const { fixText } = await import('../../dist/ui/parts.js');
+  assert.equal(render(fixText('run `nyl resume -e dev --unit <x>` first')), 'run <code>nyl resume -e dev --unit &lt;x&gt;</code> first');
+});
+
+test('--listen: host:port, [v6]:port or a bare port; anything else is a usage error', async () => {
+  const { listenAddressOf } = await import('../../dist/cli/ui-command.js');
+  assert.deepEqual(listenAddressOf(undefined), { host: '127.0.0.1', port: 4780 });
+  assert.deepEqual(listenAddressOf('8080'), { host: '127.0.0.1', port: 8080 });
+  assert.deepEqual(listenAddressOf('0.0.0.0:0'), { host: '0.0.0.0', port: 0 });
+  assert.deepEqual(listenAddressOf('[::1]:4780'), { host: '::1', port: 4780 });
+  assert.deepEqual(listenAddressOf('localhost:9000'), { host: 'localhost', port: 9000 });
+  for (const bad of ['localhost:http', '127.0.0.1:70000', ':80', 'a b:1', '[::1]', 'http://127.0.0.1:80']) {
+    assert.throws(() => listenAddressOf(bad), (e) => e.diagnostics?.[0]?.code === 'NYL-USAGE', bad);
+  }
+});
