@@ -20,8 +20,9 @@ import * as planVerify from './scenarios/plan-verify.mjs';
 import * as stateMove from './scenarios/state-move.mjs';
 import * as multiEnv from './scenarios/multi-env.mjs';
 import * as historySize from './scenarios/history-size.mjs';
+import * as uiPages from './scenarios/ui-pages.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove, multiEnv, historySize];
+const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove, multiEnv, historySize, uiPages];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';

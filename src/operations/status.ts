@@ -209,6 +209,7 @@ function startedByLiveRuns(live: RecordedRun[]): Map<string, Started> {
 
 function showRunning(s: UnitStatus, started: Started): void {
   s.state = 'running';
+  s.running = { run: started.run, startedAt: started.startedAt };
   s.detail = `started by run ${started.run} at ${started.startedAt}; its result is not recorded yet`;
 }
 

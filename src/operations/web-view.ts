@@ -114,10 +114,19 @@ export async function historyPage(rt: Runtime, req: EnvironmentRequest & { limit
   return withEnvironmentRead(rt, req, (opened) => logOpened(opened, req));
 }
 
-/** The operations of one run (its transition commits carry its id in Nyl-Run), newest first. */
-export async function runPage(rt: Runtime, req: EnvironmentRequest & { run: string }): Promise<{ log: LogReport; entries: LogEntry[] }> {
-  const log = await historyPage(rt, { ...req, limit: 0 });
-  return { log, entries: log.entries.filter((e) => e.run === req.run) };
+/** What a run's page shows: its operations, and the environment's status (a live run's units are `running` there). */
+export interface RunPageData {
+  log: LogReport;
+  /** The operations whose transition commits carry the run's id (Nyl-Run), newest first. */
+  entries: LogEntry[];
+  status: StatusReport;
+}
+
+export async function runPage(rt: Runtime, req: EnvironmentRequest & { run: string }): Promise<RunPageData> {
+  return withRenderedEnvironment(rt, req, async (opened) => {
+    const log = await logOpened(opened, { ...req, limit: 0 });
+    return { log, entries: log.entries.filter((e) => e.run === req.run), status: await statusOpened(rt, opened) };
+  });
 }
 
 /**

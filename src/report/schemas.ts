@@ -307,6 +307,12 @@ function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
         at: req(dateTime()),
       }),
     ),
+    running: opt(
+      shape<NonNullable<UnitStatus['running']>>({
+        run: req(str('The live run that started the unit (its lease run id).')),
+        startedAt: req(dateTime()),
+      }),
+    ),
     detail: req(str('What the planner decided and why, in words (rendered from reason).')),
     action: opt(str("The planner's action for the unit; absent for a released record.", { examples: ['execute', 'current', 'wait', 'blocked', 'held', 'awaiting-approval', 'failed', 'uncertain', 'teardown', 'pending-teardown'] })),
     reason: opt(str("The machine code of the action's reason: what detail is rendered from.", { examples: ['receipt-current', 'no-receipt', 'key-changed', 'dependency-pending', 'upstream-pending', 'dependency-blocked', 'held', 'needs-recovery', 'approval-required', 'consumers-first'] })),

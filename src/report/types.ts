@@ -63,6 +63,8 @@ export interface UnitStatus {
   executionKey?: string;
   receiptKey?: string;
   lastRun?: { run: string; result: string; at: string };
+  /** running: the live run that started it, and when (from the run's record). */
+  running?: { run: string; startedAt: string };
   detail: string;
   /** The planner's action for the unit (execute, wait, blocked, held, awaiting-approval, teardown, ...); absent for a released record. */
   action?: string;

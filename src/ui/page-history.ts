@@ -1,10 +1,12 @@
 /**
  * An environment's history (its transition commits, one entry per operation, with who asked and
- * why) and the page of one run: the operations that carry its id and what each did to each unit.
+ * why) and the page of one run: the operations that carry its id and what each did to each unit,
+ * and while the run is live, the units it has started.
  */
-import type { LogEntry, LogReport } from '../report/types';
+import type { RunPageData } from '../operations/web-view';
+import type { LogEntry, LogReport, StatusReport } from '../report/types';
 import { html, type Html } from './html';
-import { badge, diagnostics, entryList, environmentHref, historyHref, page, runHref, unitHref } from './parts';
+import { badge, diagnostics, entryList, environmentHref, historyHref, leaseText, page, runHref, unitHref } from './parts';
 
 /** How many operations the history page shows unless asked for all. */
 export const HISTORY_PAGE_SIZE = 50;
@@ -20,22 +22,39 @@ ${more}`;
   return page({ title: `History of ${env}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)]], version, body });
 }
 
-/** Each unit the run's operations named, with its latest result in the run (entries are newest first). */
-export function runUnits(entries: readonly LogEntry[]): [string, string][] {
+/**
+ * Each unit of the run with its result: what the run's operations recorded (the latest one wins,
+ * entries are newest first), then the units a live run has started and not recorded yet.
+ */
+export function runUnits(entries: readonly LogEntry[], status?: StatusReport, run?: string): [string, string][] {
   const units = new Map<string, string>();
   for (const e of entries) for (const [u, r] of Object.entries(e.units)) if (!units.has(u)) units.set(u, r);
+  for (const name of status?.unitOrder ?? []) {
+    if (status!.units[name]!.running?.run === run && !units.has(name)) units.set(name, 'running');
+  }
   return [...units];
 }
 
-export function runPageOf(env: string, run: string, data: { log: LogReport; entries: LogEntry[] }, version: string): Html {
-  const units = runUnits(data.entries);
-  const table = units.length === 0
-    ? html`<p class="empty">No operation of this run named a unit.</p>`
-    : html`<table class="run-units"><thead><tr><th>Unit</th><th>Result</th></tr></thead><tbody>${units.map(([u, r]) => html`<tr data-unit="${u}"><td><a href="${unitHref(env, u)}">${u}</a></td><td>${badge(r)}</td></tr>`)}</tbody></table>`;
+/** A run that holds the lease now: who runs it and until when. */
+function liveNote(data: RunPageData, run: string): Html {
+  const lease = data.status.lease;
+  if (lease?.run !== run || lease.status !== 'live') return html``;
+  return html`<p class="live-run">${badge('running')} This run holds the lease of ${data.status.environment}: ${leaseText(lease)}</p>`;
+}
+
+function runUnitsTable(env: string, units: [string, string][]): Html {
+  if (units.length === 0) return html`<p class="empty">No operation of this run named a unit.</p>`;
+  const rows = units.map(([u, r]) => html`<tr data-unit="${u}"><td><a href="${unitHref(env, u)}">${u}</a></td><td>${badge(r)}</td></tr>`);
+  return html`<table class="run-units"><thead><tr><th>Unit</th><th>Result</th></tr></thead><tbody>${rows}</tbody></table>`;
+}
+
+export function runPageOf(env: string, run: string, data: RunPageData, version: string): Html {
+  const live = data.status.lease?.run === run;
   const body = html`<h1>Run <code>${run}</code></h1>
 ${diagnostics([...data.log.errors, ...data.log.warnings])}
-${data.entries.length === 0 ? html`<p class="empty">No transition commit of ${env} carries this run.</p>` : ''}
-<section><h2>Units</h2>${table}</section>
+${liveNote(data, run)}
+${data.entries.length === 0 && !live ? html`<p class="empty">No transition commit of ${env} carries this run.</p>` : ''}
+<section><h2>Units</h2>${runUnitsTable(env, runUnits(data.entries, data.status, run))}</section>
 <section><h2>Operations</h2>${entryList(env, data.entries)}</section>`;
   return page({ title: `Run ${run}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)], [run, runHref(env, run)]], version, body });
 }

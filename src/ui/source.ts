@@ -9,8 +9,8 @@
  * safe for concurrent calls. The real one is `stateRefsSource` (operations over Git); unit tests
  * of the server and pages use an in-memory fake.
  */
-import type { LogEntry, LogReport } from '../report/types';
-import { environmentPage, type EnvironmentPageData, historyPage, projectOverview, type ProjectOverview, runPage, stateVersion, unitPage, type UnitPageData } from '../operations/web-view';
+import type { LogReport } from '../report/types';
+import { environmentPage, type EnvironmentPageData, historyPage, projectOverview, type ProjectOverview, runPage, type RunPageData, stateVersion, unitPage, type UnitPageData } from '../operations/web-view';
 import type { Runtime } from '../util/runtime';
 
 export interface ViewSource {
@@ -19,7 +19,7 @@ export interface ViewSource {
   unit(environment: string, unit: string): Promise<UnitPageData>;
   /** At most `limit` operations, newest first (0: all). */
   history(environment: string, limit: number): Promise<LogReport>;
-  run(environment: string, run: string): Promise<{ log: LogReport; entries: LogEntry[] }>;
+  run(environment: string, run: string): Promise<RunPageData>;
   /** The version of the state refs of the declared environments and of these instances. */
   version(instances: readonly string[]): Promise<string>;
 }

@@ -16,7 +16,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cleanupAll, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
-import { cliEnv, command, environment, NYL, nyl, nylYaml } from '../support/cli.mjs';
+import { cliEnv, command, environment, NYL, nyl, nylAsync, nylYaml } from '../support/cli.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const SHOP = path.join(HERE, '..', '..', 'examples', 'shop');
@@ -273,6 +273,41 @@ test('the first page lists the instances state holds, under a ref per instance o
   const deleted = await request(`${url}environments/pr-9`);
   assert.equal(deleted.status, 200, 'a deleted instance is still opened by name');
   assert.match(deleted.body, /NYL-STATE-DELETED/);
+  ui.child.kill('SIGINT');
+  assert.equal((await ui.exited).code, 0);
+});
+
+test("a live run's page shows the units it started and who holds the lease; once it ended, what it recorded", { timeout: 60_000 }, async () => {
+  const bare = makeBareRepo();
+  const flag = path.join(tempDir('nyl-ui-flag-'), 'go');
+  const dir = makeProject({
+    'nyl.yaml': nylYaml(
+      environment('dev', `state: {repository: {repoURL: "${pathToFileURL(bare).href}"}}`),
+      command('slow', `script: 'while [ ! -e ${flag} ]; do sleep 0.05; done'`),
+      command('fast', "script: 'true'"),
+    ),
+  });
+  assert.equal(nyl(dir, ['state', 'init', '-e', 'dev']).code, 0);
+  const ui = startUi(dir, ['--listen', '127.0.0.1:0']);
+  const url = await ui.url;
+  const reconcile = nylAsync(dir, ['reconcile', '-e', 'dev']);
+  let run;
+  for (const deadline = Date.now() + 20_000; run === undefined; ) {
+    assert.ok(Date.now() < deadline, 'slow never showed as running');
+    const status = nyl(dir, ['status', '-e', 'dev', '-o', 'json']).json;
+    run = status?.units?.slow?.running?.run;
+    if (run === undefined) await new Promise((r) => setTimeout(r, 100));
+  }
+  const rows = (body) => [...body.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`).sort();
+  const live = await request(`${url}environments/dev/runs/${run}`);
+  assert.equal(live.status, 200);
+  assert.ok(rows(live.body).includes('slow:running'), live.body);
+  assert.match(live.body, /This run holds the lease of dev/);
+  fs.writeFileSync(flag, '');
+  assert.equal((await reconcile.done).code, 0);
+  const ended = (await request(`${url}environments/dev/runs/${run}`)).body;
+  assert.deepEqual(rows(ended), ['fast:executed', 'slow:executed']);
+  assert.doesNotMatch(ended, /holds the lease/);
   ui.child.kill('SIGINT');
   assert.equal((await ui.exited).code, 0);
 });

@@ -63,7 +63,14 @@ function fakeSource() {
         show: { ...base, kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE } },
       }),
     history: (env, limit) => source.track(`history:${limit}`, { ...base, kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
-    run: (env, run) => source.track('run', { log: { ...base, kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: false }, entries: [entry] }),
+    run: (env, run) => {
+      const live = run === 'run-live';
+      const lease = { status: 'live', run: 'run-live', operation: 'reconcile', holder: { name: HOSTILE, host: 'ci-7', pid: 42 }, acquiredAt: '2026-12-02T08:00:00Z', deadline: '2026-12-02T08:02:00Z' };
+      const status = statusOf(env, [unitStatus('api', 'running', { running: { run: 'run-live', startedAt: '2026-12-02T08:00:01Z' } }), unitStatus('db', 'current')]);
+      if (live) status.lease = lease;
+      const entries = live ? [] : [entry];
+      return source.track('run', { log: { ...base, kind: 'LogReport', operation: 'log', environment: env, entries, truncated: false }, entries, status });
+    },
     version: () => source.track('version', source.versionValue),
   };
   return source;
@@ -188,6 +195,17 @@ test('the first page: environments and the instances state holds, units counted 
   assert.match(pr7, /state-held[^]*>1<[^]*state-current[^]*>2</);
   assert.match(body, /NYL-STATE-UNAVAILABLE/);
   assert.match(body, /<form method="get" action="\/open">/);
+});
+
+test("a run's page: the units its operations recorded; while it is live, the units it started and who holds the lease", async () => {
+  const { url } = await serve();
+  const done = (await request(url, { path: '/environments/dev/runs/run-1' })).body;
+  assert.deepEqual([...done.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`), ['api:executed', `${escapeHtml(HOSTILE)}:failed`]);
+  assert.doesNotMatch(done, /holds the lease/);
+  const live = (await request(url, { path: '/environments/dev/runs/run-live' })).body;
+  assert.deepEqual([...live.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`), ['api:running']);
+  assert.match(live, /This run holds the lease of dev: .*ci-7 \(pid 42\) for reconcile run <code>run-live<\/code>/);
+  assert.doesNotMatch(live, /No transition commit/);
 });
 
 test('an unknown environment is a 404 page with its fix; /open redirects to the environment named', async () => {
