@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { type Diagnostic, NylError } from '../errors/diagnostic';
 import { knownEnvironments } from '../project/instances';
 import type { GraphReport, LogEntry, LogReport, ShowReport, StatusReport } from '../report/types';
+import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, readDeclarations } from './context';
 import { graphOf } from './graph';
@@ -141,7 +142,8 @@ export async function stateVersion(rt: Runtime, path: string, instances: readonl
   const { known } = knownEnvironments(project);
   const discovered = await discoverInstances(rt, path, project, local);
   const hash = createHash('sha256');
-  for (const environment of [...new Set([...known, ...discovered.names, ...instances])]) {
+  // Sorted: the same set of environments gives the same version, whatever order it was named in.
+  for (const environment of [...new Set([...known, ...discovered.names, ...instances])].sort(byCodeUnits)) {
     hash.update(`${environment}\n`);
     hash.update(`${JSON.stringify(await refsOf(rt, { path, environment, ...(local ? { local: true } : {}) }))}\n`);
   }

@@ -27,10 +27,10 @@ function ok(markup: ReturnType<typeof html>): Answer {
   return { status: 200, type: HTML_TYPE, body: render(markup) };
 }
 
-/** A page that says what went wrong, with the diagnostics' fixes. */
-export function problemPage(status: number, title: string, list: readonly Diagnostic[], version: string): Answer {
+/** A page that says what went wrong, with the diagnostics' fixes; it shows no state, so it does not refresh. */
+export function problemPage(status: number, title: string, list: readonly Diagnostic[]): Answer {
   const body = html`<h1>${title}</h1>${diagnostics(list)}<p><a href="/">All environments</a></p>`;
-  return { status, type: HTML_TYPE, body: render(page({ title, crumbs: [[title, '']], version, body })) };
+  return { status, type: HTML_TYPE, body: render(page({ title, crumbs: [[title, '']], version: undefined, body })) };
 }
 
 async function pageOf(route: Exclude<Route, { page: 'events' | 'asset' }>, source: ViewSource, version: string): Promise<Answer> {
@@ -61,6 +61,6 @@ export async function answerOf(route: Exclude<Route, { page: 'events' | 'asset' 
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     const unknown = error.diagnostics.some((d) => d.code === 'NYL-ENVIRONMENT-UNKNOWN');
-    return problemPage(unknown ? 404 : 500, unknown ? 'No such environment' : 'This page cannot be read', error.diagnostics, version);
+    return problemPage(unknown ? 404 : 500, unknown ? 'No such environment' : 'This page cannot be read', error.diagnostics);
   }
 }

@@ -11,8 +11,12 @@ export interface PageShell {
   title: string;
   /** The breadcrumb after "Environments": [text, href] pairs, the last one the page itself. */
   crumbs: [string, string][];
-  /** The state version the page was rendered at: the refresh script reloads when it changes. */
-  version: string;
+  /**
+   * The state version the page was rendered at: the refresh script reloads when it changes.
+   * Undefined for a page that shows no state (an unknown environment): it is not refreshed, since
+   * the refs it names are not watched and its version would never match.
+   */
+  version: string | undefined;
   body: Html;
 }
 
@@ -23,8 +27,8 @@ export function page(shell: PageShell): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="nyl-state-version" content="${shell.version}">
-<title>${shell.title} · nyl</title>
+${shell.version !== undefined ? html`<meta name="nyl-state-version" content="${shell.version}">
+` : ''}<title>${shell.title} · nyl</title>
 <link rel="stylesheet" href="/assets/nyl.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <script src="/assets/refresh.js" defer></script>

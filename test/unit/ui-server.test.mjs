@@ -214,6 +214,8 @@ test('an unknown environment is a 404 page with its fix; /open redirects to the 
   assert.equal(r.status, 404);
   assert.match(r.body, /NYL-ENVIRONMENT-UNKNOWN/);
   assert.match(r.body, /class="fix"/);
+  // Its refs are not watched, so a version would never match the stream's: the page would reload forever.
+  assert.doesNotMatch(r.body, /nyl-state-version/);
   const open = await request(url, { path: '/open?environment=..%2Fx%20y' });
   assert.equal(open.status, 303);
   assert.equal(open.headers.location, '/environments/..%2Fx%20y');
