@@ -3,10 +3,11 @@
  * listens, and serves until SIGINT or SIGTERM, then closes every connection and exits 0.
  *
  * The address defaults to 127.0.0.1:4780. Another host is allowed (a team may serve it behind a
- * proxy) but warned about: the pages show everything state holds but sensitive values.
+ * proxy, whose name --allow-host adds) but warned about: the pages show everything state holds
+ * but sensitive values, to whoever reaches them.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
-import { isLoopback, startUiServer } from '../ui/server';
+import { startUiServer } from '../ui/server';
 import { stateRefsSource } from '../ui/source';
 import { parseDuration } from '../util/duration';
 import type { Runtime } from '../util/runtime';
@@ -38,11 +39,21 @@ function pollMsOf(text: string | undefined): number {
   return ms;
 }
 
+/** --allow-host: host names (a proxy's), each a DNS name. */
+function listOf(value: unknown): string[] {
+  const names = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [];
+  for (const name of names) {
+    if (!/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(name)) fail('NYL-USAGE', `--allow-host ${name} is not a host name`, { fix: 'pass --allow-host <name> with a DNS name such as nyl.internal.example.com, without a port or scheme' });
+  }
+  return names;
+}
+
 async function listening(rt: Runtime, p: ParsedCommand, host: string, port: number) {
   const local = p.values.local === true;
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
-    return await startUiServer(stateRefsSource(rt, p.path, local), { host, port, pollMs: pollMsOf(p.values['poll-interval'] as string | undefined), log });
+    const allowHosts = listOf(p.values['allow-host']);
+    return await startUiServer(stateRefsSource(rt, p.path, local), { host, port, pollMs: pollMsOf(p.values['poll-interval'] as string | undefined), allowHosts, log });
   } catch (error) {
     if (error instanceof NylError) throw error;
     const e = error as NodeJS.ErrnoException;
@@ -54,8 +65,8 @@ async function listening(rt: Runtime, p: ParsedCommand, host: string, port: numb
 export async function runUi(rt: Runtime, p: ParsedCommand): Promise<number> {
   const { host, port } = listenAddressOf(p.values.listen as string | undefined);
   const server = await listening(rt, p, host, port);
-  if (!isLoopback(host)) {
-    const warning = diagnostic('NYL-UI-EXPOSED', 'warning', `nyl ui listens on ${host}, which other machines may reach: anyone who reaches it reads the state of these environments (never a sensitive value)`);
+  if (!server.loopback) {
+    const warning = diagnostic('NYL-UI-EXPOSED', 'warning', `nyl ui listens on ${host}, which is not a loopback address: whoever reaches it reads the state of these environments (never a sensitive value)`);
     process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([warning]))}\n`);
   }
   process.stdout.write(`nyl ui: serving ${p.path === '.' ? 'this project' : p.path} at ${server.url} (read-only; Ctrl-C stops it)\n`);

@@ -3,11 +3,12 @@
  * environments: preview environments exist only in state, so they are found there.
  *
  * An instance's state location is the template's rendered for its name. Rendering it for a probe
- * name shows where the name lands: in the desired ref (the default `nyl/<name>/desired`), then
- * every ref of the state repository between the same prefix and suffix is an instance's; or in
- * `state.path` under one shared ref, then every entry of the directory before it is. A template
- * whose instances each have their own repository (the name in the URL) cannot be listed without
- * knowing the names; its instances are still opened by name.
+ * name shows where the name (or its suffix, `${{ instance.suffix }}`) lands: in the desired ref
+ * (the default `nyl/<name>/desired`), then every ref of the state repository between the same
+ * prefix and suffix is an instance's; or in `state.path` under one shared ref, then every entry
+ * of the directory before it is. A template whose instances each have their own repository (the
+ * name in the URL) cannot be listed without knowing the names: it is skipped without opening
+ * anything, and its instances are opened by name.
  *
  * The candidates are names the template's namePattern matches, in code-unit order. Nothing is
  * written: refs are listed as a status read lists them (a remote's are fetched into the cache
@@ -43,33 +44,45 @@ function between(value: string, frame: { before: string; after: string }): strin
   return middle.includes('/') ? undefined : middle;
 }
 
-/** Instance names from refs: where the probe's name stands in its desired ref. */
-async function namesFromRefs(opened: OpenedEnvironment, probeName: string): Promise<string[] | undefined> {
-  const frame = around(opened.loc.desiredRef, probeName);
-  if (!frame) return undefined;
+/**
+ * Which of the probe's name or suffix a location's text holds (the name first: it contains the
+ * suffix), and how a text found in its place turns back into an instance's name.
+ */
+function tokenIn(text: string, probeName: string, probeSuffix: string): { token: string; nameOf: (found: string) => string } | undefined {
+  if (text.includes(probeName)) return { token: probeName, nameOf: (found) => found };
+  if (text.includes(probeSuffix)) return { token: probeSuffix, nameOf: (found) => probeName.replace(probeSuffix, found) };
+  return undefined;
+}
+
+/** Instance names from refs: where the probe's name (or suffix) stands in its desired ref. */
+async function namesFromRefs(opened: OpenedEnvironment, probeName: string, probeSuffix: string): Promise<string[] | undefined> {
+  const token = tokenIn(opened.loc.desiredRef, probeName, probeSuffix);
+  if (!token) return undefined;
+  const frame = around(opened.loc.desiredRef, token.token)!;
   const refs = await opened.store.snapshotPrefix(frame.before);
-  return [...refs.keys()].map((ref) => between(ref, frame)).filter((n): n is string => n !== undefined);
+  return [...refs.keys()].map((ref) => between(ref, frame)).filter((n): n is string => n !== undefined).map(token.nameOf);
 }
 
 /** Instance names from the directory of a shared desired ref that holds each instance's state.path. */
 async function namesFromPaths(opened: OpenedEnvironment, probeName: string, probeSuffix: string): Promise<string[] | undefined> {
-  const token = opened.loc.statePath.includes(probeName) ? probeName : opened.loc.statePath.includes(probeSuffix) ? probeSuffix : undefined;
-  const frame = token === undefined ? undefined : around(opened.loc.statePath, token);
-  if (!frame || frame.after !== '') return undefined;
+  const token = tokenIn(opened.loc.statePath, probeName, probeSuffix);
+  const frame = token === undefined ? undefined : around(opened.loc.statePath, token.token);
+  if (!token || !frame || frame.after !== '') return undefined;
   const dir = frame.before.replace(/\/[^/]*$|^[^/]*$/, '');
   const entryPrefix = frame.before.slice(dir.length).replace(/^\//, '');
   const tip = (await opened.store.snapshot({ readOnly: true })).get(opened.loc.desiredRef);
   const entries = tip ? await opened.store.reader.readTree(dir ? `${tip}:${dir}` : `${tip}^{tree}`) : undefined;
   const found = (entries ?? []).filter((e) => e.type === 'tree').map((e) => between(e.name, { before: entryPrefix, after: '' }));
-  // The path held the suffix: turn it back into the instance's name.
-  return found.filter((n): n is string => n !== undefined).map((n) => (token === probeName ? n : probeName.replace(probeSuffix, n)));
+  return found.filter((n): n is string => n !== undefined).map(token.nameOf);
 }
 
 async function templateInstances(rt: Runtime, path: string, template: EnvironmentTemplateResource, local: boolean): Promise<string[]> {
   const probeName = template.spec.namePattern.replace('*', PROBE);
   const names = await withEnvironmentRead(rt, { path, environment: probeName, ...(local ? { local: true } : {}) }, async (opened) => {
+    // Each instance has a repository of its own: nothing to list, and the probe's would not exist.
+    if (`${opened.loc.url ?? ''} ${opened.loc.localPath ?? ''}`.includes(PROBE)) return [];
     await opened.store.ensureOpen();
-    return (await namesFromRefs(opened, probeName)) ?? (await namesFromPaths(opened, probeName, PROBE)) ?? [];
+    return (await namesFromRefs(opened, probeName, PROBE)) ?? (await namesFromPaths(opened, probeName, PROBE)) ?? [];
   });
   return names.filter((n) => n !== probeName && patternSuffix(template.spec.namePattern, n) !== undefined);
 }

@@ -3,9 +3,9 @@
  * They are served from this fixed table and nothing else is: the server never reads a file to
  * answer a request, so no path can reach outside them.
  *
- * The refresh script is the only script: it listens to /events (server-sent events) and reloads
- * the page when the version of the state refs differs from the one the page was rendered at.
- * Without it every page is complete, only not live.
+ * The refresh script is the only script: while its tab is visible it asks /version every few
+ * seconds and reloads the page when the version of the state refs differs from the one the page
+ * was rendered at. Without it every page is complete, only not live.
  */
 import { GRAPH_CSS } from './graph-svg';
 
@@ -81,22 +81,34 @@ input { font: inherit; padding: 3px 6px; }
 `;
 
 const REFRESH = `'use strict';
-// nyl ui: reloads the page when the state refs change. /events sends the current version of the
-// refs when it connects and whenever they change; the page knows the version it was rendered at.
+// nyl ui: reloads the page when the state refs change. The page knows the version of the refs it
+// was rendered at; every few seconds, while the tab is visible, it asks /version for the current
+// one (a short request: a held stream per tab would exhaust the browser's six connections).
 (function () {
   var meta = document.querySelector('meta[name="nyl-state-version"]');
   var live = document.getElementById('live');
-  if (!meta || typeof EventSource === 'undefined') return;
+  if (!meta || typeof fetch === 'undefined') return;
+  var env = meta.getAttribute('data-environment');
+  var url = '/version' + (env === null ? '' : '?environment=' + encodeURIComponent(env));
+  var every = Number(meta.getAttribute('data-poll-ms')) || 2000;
+  var timer;
   function show(text, state) {
     if (live) { live.textContent = text; live.className = 'live ' + state; }
     document.documentElement.setAttribute('data-live', state);
   }
-  var events = new EventSource('/events');
-  events.addEventListener('version', function (event) {
-    if (event.data !== meta.getAttribute('content')) { show('refreshing', 'on'); location.reload(); return; }
-    show('live', 'on');
-  });
-  events.onerror = function () { show('reconnecting', 'off'); };
+  function later() { clearTimeout(timer); timer = setTimeout(check, every); }
+  function check() {
+    if (document.hidden) return;
+    fetch(url, { cache: 'no-store' })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(new Error(String(r.status))); })
+      .then(function (version) {
+        if (version !== meta.getAttribute('content')) { show('refreshing', 'on'); location.reload(); return; }
+        show('live', 'on');
+        later();
+      }, function () { show('reconnecting', 'off'); later(); });
+  }
+  document.addEventListener('visibilitychange', function () { if (!document.hidden) check(); });
+  check();
 })();
 `;
 

@@ -24,10 +24,16 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
+function isHtml(value: unknown): value is Html {
+  return typeof value === 'object' && value !== null && (value as Html)[HTML_BRAND] === true;
+}
+
 function markupOf(value: HtmlValue): string {
   if (value === null || value === undefined || value === false || value === true) return '';
   if (Array.isArray(value)) return value.map(markupOf).join('');
-  if (typeof value === 'object') return (value as Html).markup;
+  // Only a fragment built here passes as markup: any other object (a value from state shaped like
+  // one) is text, whatever fields it has.
+  if (isHtml(value)) return value.markup;
   return escapeHtml(String(value));
 }
 

@@ -7,7 +7,7 @@ import type { EnvironmentPageData } from '../operations/web-view';
 import type { StatusReport, UnitStatus } from '../report/types';
 import { graphSvg } from './graph-svg';
 import { html, type Html } from './html';
-import { badge, diagnostics, entryList, environmentHref, fields, historyHref, leaseText, oid, page, runHref, time, unitHref } from './parts';
+import { badge, diagnostics, entryList, environmentHref, fields, historyHref, leaseText, oid, page, runHref, time, unitHref, type Live } from './parts';
 
 /** Why a unit is in its state: the planner's words, what it waits for (linked), the hold or approval, and the machine reason code. */
 export function whyOf(env: string, u: UnitStatus): Html {
@@ -54,7 +54,7 @@ export function stateFields(status: StatusReport): Html {
   ]);
 }
 
-export function environmentPageOf(data: EnvironmentPageData, version: string): Html {
+export function environmentPageOf(data: EnvironmentPageData, live: Live | undefined): Html {
   const { status, graph, recent } = data;
   const env = status.environment;
   const body = html`<h1>${env}</h1>
@@ -63,5 +63,5 @@ ${diagnostics([...status.errors, ...status.warnings, ...status.notes])}
 <section><h2>Graph</h2><div class="graph-box">${graphSvg(graph, (u) => unitHref(env, u))}</div></section>
 <section><h2>Units</h2>${unitsTable(status)}</section>
 <section><h2>Latest operations</h2>${entryList(env, recent.entries)}<p><a class="history" href="${historyHref(env)}">Full history of ${env}</a></p></section>`;
-  return page({ title: env, crumbs: [[env, environmentHref(env)]], version, body });
+  return page({ title: env, crumbs: [[env, environmentHref(env)]], live, body });
 }

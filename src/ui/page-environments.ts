@@ -6,7 +6,7 @@
 import type { EnvironmentSummary, ProjectOverview } from '../operations/web-view';
 import type { StatusReport } from '../report/types';
 import { html, type Html } from './html';
-import { badge, diagnostics, environmentHref, historyHref, leaseText, page, time } from './parts';
+import { badge, diagnostics, environmentHref, historyHref, leaseText, page, time, type Live } from './parts';
 
 /** The units of a status counted by state, most urgent first. */
 export function stateCounts(status: StatusReport | undefined): [string, number][] {
@@ -66,9 +66,9 @@ ${listed}
 </section>`;
 }
 
-export function environmentsPage(overview: ProjectOverview, version: string): Html {
+export function environmentsPage(overview: ProjectOverview, live: Live | undefined): Html {
   const body = html`<h1>Environments${overview.project ? html` <span class="muted">of ${overview.project}</span>` : ''}</h1>
 ${overview.environments.length === 0 ? html`<p class="empty">The project declares no Environment.</p>` : environmentsTable(overview.environments)}
 ${templatesSection(overview)}`;
-  return page({ title: 'Environments', crumbs: [], version, body });
+  return page({ title: 'Environments', crumbs: [], live, body });
 }

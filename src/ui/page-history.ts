@@ -6,12 +6,12 @@
 import type { RunPageData } from '../operations/web-view';
 import type { LogEntry, LogReport, StatusReport } from '../report/types';
 import { html, type Html } from './html';
-import { badge, diagnostics, entryList, environmentHref, historyHref, leaseText, page, runHref, unitHref } from './parts';
+import { badge, diagnostics, entryList, environmentHref, historyHref, leaseText, page, runHref, unitHref, type Live } from './parts';
 
 /** How many operations the history page shows unless asked for all. */
 export const HISTORY_PAGE_SIZE = 50;
 
-export function historyPageOf(log: LogReport, all: boolean, version: string): Html {
+export function historyPageOf(log: LogReport, all: boolean, live: Live | undefined): Html {
   const env = log.environment;
   const more = log.truncated ? html`<p class="more">Older operations exist. <a href="${historyHref(env)}?all=1">Show all</a></p>` : '';
   const body = html`<h1>History of ${env}</h1>
@@ -19,7 +19,7 @@ ${diagnostics([...log.errors, ...log.warnings])}
 <p class="muted">${all ? 'Every operation' : `The newest ${HISTORY_PAGE_SIZE} operations`}, newest first: each is a transition commit on the desired or observed branch, or both.</p>
 ${entryList(env, log.entries)}
 ${more}`;
-  return page({ title: `History of ${env}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)]], version, body });
+  return page({ title: `History of ${env}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)]], live, body });
 }
 
 /**
@@ -48,13 +48,13 @@ function runUnitsTable(env: string, units: [string, string][]): Html {
   return html`<table class="run-units"><thead><tr><th>Unit</th><th>Result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
-export function runPageOf(env: string, run: string, data: RunPageData, version: string): Html {
-  const live = data.status.lease?.run === run;
+export function runPageOf(env: string, run: string, data: RunPageData, live: Live | undefined): Html {
+  const holdsLease = data.status.lease?.run === run;
   const body = html`<h1>Run <code>${run}</code></h1>
 ${diagnostics([...data.log.errors, ...data.log.warnings])}
 ${liveNote(data, run)}
-${data.entries.length === 0 && !live ? html`<p class="empty">No transition commit of ${env} carries this run.</p>` : ''}
+${data.entries.length === 0 && !holdsLease ? html`<p class="empty">No transition commit of ${env} carries this run.</p>` : ''}
 <section><h2>Units</h2>${runUnitsTable(env, runUnits(data.entries, data.status, run))}</section>
 <section><h2>Operations</h2>${entryList(env, data.entries)}</section>`;
-  return page({ title: `Run ${run}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)], [run, runHref(env, run)]], version, body });
+  return page({ title: `Run ${run}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)], [run, runHref(env, run)]], live, body });
 }

@@ -6,7 +6,7 @@
 import type { UnitPageData } from '../operations/web-view';
 import type { ShowReport, UnitStatus } from '../report/types';
 import { html, type Html } from './html';
-import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText } from './parts';
+import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText, type Live } from './parts';
 import { whyOf } from './page-environment';
 
 function conditionSection(env: string, u: UnitStatus | undefined): Html {
@@ -27,12 +27,17 @@ function driftSection(u: UnitStatus | undefined): Html {
   return html`<section><h2>Drift</h2>${fields([['Status', badge(d.status)], ['Observed', time(d.observedAt)], ['By run', d.run], ['Detail', d.detail]])}</section>`;
 }
 
+/** A sensitive output's digest, shortened; a digest that is not a string (damaged state) says so rather than failing the page. */
+function digestOf(entry: { sha256?: unknown }): Html {
+  const digest = entry?.sha256;
+  if (typeof digest !== 'string') return html`<span class="muted">(no readable digest)</span>`;
+  return html`<code title="${digest}">sha256:${digest.replace(/^sha256:/, '').slice(0, 12)}</code>`;
+}
+
 function outputsTable(show: ShowReport): Html {
   const r = show.receipt!;
   const plain = Object.entries(r.outputs).map(([k, v]) => html`<tr data-output="${k}"><th>${k}</th><td><pre class="value">${valueText(v)}</pre></td></tr>`);
-  const sealed = Object.entries(r.sensitiveOutputs ?? {}).map(
-    ([k, v]) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive <code title="${v.sha256}">sha256:${v.sha256.replace(/^sha256:/, '').slice(0, 12)}</code></td></tr>`,
-  );
+  const sealed = Object.entries(r.sensitiveOutputs ?? {}).map(([k, v]) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive ${digestOf(v)}</td></tr>`);
   if (plain.length + sealed.length === 0) return html`<p class="empty">No outputs.</p>`;
   return html`<table class="outputs"><tbody>${plain}${sealed}</tbody></table>`;
 }
@@ -53,7 +58,7 @@ function documentsSection(show: ShowReport): Html {
   return html`<section><h2>Documents</h2>${doc('Desired document', show.desiredDocument)}${doc('Observed document', show.observedDocument)}</section>`;
 }
 
-export function unitPageOf(data: UnitPageData, version: string): Html {
+export function unitPageOf(data: UnitPageData, live: Live | undefined): Html {
   const { status, show } = data;
   const env = status.environment;
   const u = status.units[show.unit];
@@ -65,5 +70,5 @@ ${driftSection(u)}
 ${receiptSection(env, show)}
 <section><h2>Latest operations</h2>${entryList(env, show.lastRuns)}</section>
 ${documentsSection(show)}`;
-  return page({ title: `${show.unit} in ${env}`, crumbs: [[env, environmentHref(env)], [show.unit, unitHref(env, show.unit)]], version, body });
+  return page({ title: `${show.unit} in ${env}`, crumbs: [[env, environmentHref(env)], [show.unit, unitHref(env, show.unit)]], live, body });
 }

@@ -1,7 +1,7 @@
 /**
  * From a route to an answer: reads what the page shows through the view source and renders it.
  * An environment that cannot be opened is a page of its own (404 for an unknown one, with the
- * environments that exist), not a failure of the server.
+ * environments that exist), not a failure of the server; so is a unit that state does not hold.
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import { NylError } from '../errors/diagnostic';
@@ -10,7 +10,7 @@ import { environmentPageOf } from './page-environment';
 import { environmentsPage } from './page-environments';
 import { HISTORY_PAGE_SIZE, historyPageOf, runPageOf } from './page-history';
 import { unitPageOf } from './page-unit';
-import { diagnostics, environmentHref, page } from './parts';
+import { diagnostics, environmentHref, type Live, page } from './parts';
 import type { Route } from './routes';
 import type { ViewSource } from './source';
 
@@ -21,46 +21,68 @@ export interface Answer {
   headers?: Record<string, string>;
 }
 
-const HTML_TYPE = 'text/html; charset=utf-8';
+/** The routes answered by a page read through the source. */
+export type PageRoute = Extract<Route, { page: 'environments' | 'environment' | 'unit' | 'history' | 'run' }>;
+
+export const HTML_TYPE = 'text/html; charset=utf-8';
+export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 function ok(markup: ReturnType<typeof html>): Answer {
   return { status: 200, type: HTML_TYPE, body: render(markup) };
 }
 
-/** A page that says what went wrong, with the diagnostics' fixes; it shows no state, so it does not refresh. */
-export function problemPage(status: number, title: string, list: readonly Diagnostic[]): Answer {
-  const body = html`<h1>${title}</h1>${diagnostics(list)}<p><a href="/">All environments</a></p>`;
-  return { status, type: HTML_TYPE, body: render(page({ title, crumbs: [[title, '']], version: undefined, body })) };
+/**
+ * A page that says what went wrong, with the diagnostics' fixes. It shows no state, so it is not
+ * refreshed by version; `retrySeconds` reloads it (a failure that may pass, such as a host that
+ * cannot be reached), so that an open tab recovers by itself.
+ */
+export function problemPage(status: number, title: string, list: readonly Diagnostic[], retrySeconds?: number): Answer {
+  const retry = retrySeconds !== undefined ? html`<p class="muted">This page tries again every ${retrySeconds} seconds.</p>` : '';
+  const body = html`<h1>${title}</h1>${diagnostics(list)}${retry}<p><a href="/">All environments</a></p>`;
+  const headers = retrySeconds !== undefined ? { refresh: String(retrySeconds) } : undefined;
+  return { status, type: HTML_TYPE, body: render(page({ title, crumbs: [[title, '']], live: undefined, body })), ...(headers ? { headers } : {}) };
 }
 
-async function pageOf(route: Exclude<Route, { page: 'events' | 'asset' }>, source: ViewSource, version: string): Promise<Answer> {
+async function pageOf(route: PageRoute, source: ViewSource, live: Live | undefined): Promise<Answer> {
   switch (route.page) {
     case 'environments':
-      return ok(environmentsPage(await source.overview(), version));
+      return ok(environmentsPage(await source.overview(), live));
     case 'environment':
-      return ok(environmentPageOf(await source.environment(route.env), version));
-    case 'unit':
-      return ok(unitPageOf(await source.unit(route.env, route.unit), version));
+      return ok(environmentPageOf(await source.environment(route.env), live));
+    case 'unit': {
+      const data = await source.unit(route.env, route.unit);
+      const unknown = data.show.errors.filter((d) => d.code === 'NYL-UNIT-UNKNOWN');
+      return unknown.length > 0 ? problemPage(404, 'No such unit', unknown) : ok(unitPageOf(data, live));
+    }
     case 'history':
-      return ok(historyPageOf(await source.history(route.env, route.all ? 0 : HISTORY_PAGE_SIZE), route.all, version));
+      return ok(historyPageOf(await source.history(route.env, route.all ? 0 : HISTORY_PAGE_SIZE), route.all, live));
     case 'run':
-      return ok(runPageOf(route.env, route.run, await source.run(route.env, route.run), version));
-    case 'open':
-      return { status: 303, type: 'text/plain; charset=utf-8', body: '', headers: { location: environmentHref(route.env) } };
-    case 'bad-request':
-      return { status: 400, type: 'text/plain; charset=utf-8', body: `Bad request: ${route.why}.\n` };
-    case 'not-found':
-      return { status: 404, type: 'text/plain; charset=utf-8', body: 'Not found.\n' };
+      return ok(runPageOf(route.env, route.run, await source.run(route.env, route.run), live));
   }
 }
 
 /** The answer to a page route; an environment that cannot be opened answers with its diagnostics. */
-export async function answerOf(route: Exclude<Route, { page: 'events' | 'asset' }>, source: ViewSource, version: string): Promise<Answer> {
+export async function answerOf(route: PageRoute, source: ViewSource, live: Live | undefined): Promise<Answer> {
   try {
-    return await pageOf(route, source, version);
+    return await pageOf(route, source, live);
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     const unknown = error.diagnostics.some((d) => d.code === 'NYL-ENVIRONMENT-UNKNOWN');
-    return problemPage(unknown ? 404 : 500, unknown ? 'No such environment' : 'This page cannot be read', error.diagnostics);
+    return unknown ? problemPage(404, 'No such environment', error.diagnostics) : problemPage(500, 'This page cannot be read', error.diagnostics, RETRY_SECONDS);
+  }
+}
+
+/** How often a page that failed to read tries again. */
+export const RETRY_SECONDS = 10;
+
+/** The answers that need no read: a redirect of the form, a bad request, nothing found. */
+export function plainAnswer(route: Extract<Route, { page: 'open' | 'bad-request' | 'not-found' }>): Answer {
+  switch (route.page) {
+    case 'open':
+      return { status: 303, type: TEXT_TYPE, body: '', headers: { location: environmentHref(route.env) } };
+    case 'bad-request':
+      return { status: 400, type: TEXT_TYPE, body: `Bad request: ${route.why}.\n` };
+    case 'not-found':
+      return { status: 404, type: TEXT_TYPE, body: 'Not found.\n' };
   }
 }

@@ -7,17 +7,30 @@ import type { Diagnostic } from '../errors/diagnostic';
 import type { LeaseSummary, LogEntry } from '../report/types';
 import { html, type Html, type HtmlValue, pathOf } from './html';
 
+/**
+ * What the refresh script needs: the version of the state refs the page was rendered at, the
+ * environment whose refs it shows besides the declared ones (an instance), and how often to ask
+ * /version whether the refs moved. A page without it (a page about an unknown environment) is
+ * not refreshed.
+ */
+export interface Live {
+  version: string;
+  environment?: string;
+  pollMs: number;
+}
+
 export interface PageShell {
   title: string;
   /** The breadcrumb after "Environments": [text, href] pairs, the last one the page itself. */
   crumbs: [string, string][];
-  /**
-   * The state version the page was rendered at: the refresh script reloads when it changes.
-   * Undefined for a page that shows no state (an unknown environment): it is not refreshed, since
-   * the refs it names are not watched and its version would never match.
-   */
-  version: string | undefined;
+  live: Live | undefined;
   body: Html;
+}
+
+function liveMeta(live: Live | undefined): Html {
+  if (!live) return html``;
+  return html`<meta name="nyl-state-version" content="${live.version}"${live.environment !== undefined ? html` data-environment="${live.environment}"` : ''} data-poll-ms="${live.pollMs}">
+`;
 }
 
 /** The whole document. Scripts and styles come from the server's own assets only (the CSP forbids inline ones). */
@@ -27,8 +40,7 @@ export function page(shell: PageShell): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${shell.version !== undefined ? html`<meta name="nyl-state-version" content="${shell.version}">
-` : ''}<title>${shell.title} · nyl</title>
+${liveMeta(shell.live)}<title>${shell.title} · nyl</title>
 <link rel="stylesheet" href="/assets/nyl.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <script src="/assets/refresh.js" defer></script>

@@ -9,7 +9,7 @@
  *   /environments/ENV/history[?all=1]    the history
  *   /environments/ENV/runs/RUN           one run's operations and units
  *   /open?environment=NAME               the form of the first page: redirects to the environment
- *   /events                              server-sent events: the version of the state refs
+ *   /version[?environment=ENV]           the version of the state refs (the refresh script asks)
  *   /assets/NAME                         the assets of assets.ts
  */
 export type Route =
@@ -19,7 +19,7 @@ export type Route =
   | { page: 'history'; env: string; all: boolean }
   | { page: 'run'; env: string; run: string }
   | { page: 'open'; env: string }
-  | { page: 'events' }
+  | { page: 'version'; env?: string }
   | { page: 'asset'; path: string }
   | { page: 'not-found' }
   | { page: 'bad-request'; why: string };
@@ -60,7 +60,10 @@ export function routeOf(target: string): Route {
   if (segments.length === 1 && first === '') return { page: 'environments' };
   if (first === 'environments') return environmentRoute(rest, url.searchParams);
   if (first === 'assets' && rest.length === 1) return { page: 'asset', path: url.pathname };
-  if (first === 'events' && rest.length === 0) return { page: 'events' };
+  if (first === 'version' && rest.length === 0) {
+    const env = url.searchParams.get('environment') ?? undefined;
+    return env ? { page: 'version', env } : { page: 'version' };
+  }
   if (first === 'open' && rest.length === 0) {
     const env = url.searchParams.get('environment')?.trim();
     return env ? { page: 'open', env } : { page: 'bad-request', why: 'the form names no environment' };

@@ -1,35 +1,46 @@
 /**
  * The web view's HTTP server (`nyl ui`): read-only pages rendered from the state refs on every
- * request, and server-sent events that tell open pages when the refs changed.
+ * request, and /version, which open pages ask to know when the refs changed.
  *
  * What keeps it read-only and safe to leave running:
  * - It answers GET only (405 with `Allow: GET` otherwise): no request can change anything.
- * - On a loopback address it answers only requests whose Host is that loopback address, so a web
- *   page elsewhere cannot read it through DNS rebinding.
+ * - It answers only requests whose Host names it (host-policy.ts): on loopback its loopback
+ *   addresses and `localhost`, so that a web page elsewhere cannot read it through DNS
+ *   rebinding; on another address also IP literals, this machine's name and `--allow-host`.
+ * - A request another site's page makes (fetch metadata: `Sec-Fetch-Site` cross-site or
+ *   same-site) is refused unless it is the user opening a page (a top-level navigation), so no
+ *   page elsewhere can make it read state by embedding its addresses.
  * - Pages are built by src/ui/html.ts (every value escaped), under a Content-Security-Policy that
  *   allows only this server's own script and stylesheet; assets come from a fixed table, never
  *   from a file named by the request.
- * - Reads run one at a time, so two pages never fetch into the same cache repository at once.
+ * - Reads run one at a time, so two pages never fetch into the same cache repository at once;
+ *   once the server closes, reads still queued do not start.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASSETS } from './assets';
-import { type Answer, answerOf } from './pages';
-import { type Route, routeOf } from './routes';
+import { hostAllowed, type HostPolicy, hostPolicyOf } from './host-policy';
+import { type Answer, answerOf, type PageRoute, plainAnswer, problemPage, RETRY_SECONDS, TEXT_TYPE } from './pages';
+import type { Live } from './parts';
+import { routeOf } from './routes';
 import type { ViewSource } from './source';
-import { RefsWatcher } from './watch';
+import { VersionCache } from './version-cache';
 
 export interface UiServerOptions {
   host: string;
   port: number;
-  /** How often open pages' refs are read while a page listens for changes. */
+  /** How often an open page asks whether the refs changed; a version is read at most this often. */
   pollMs: number;
+  /** Host names answered besides the defaults (`--allow-host`: the name of a proxy in front). */
+  allowHosts: readonly string[];
   /** Where unexpected failures are reported (stderr), besides the 500 page. */
   log: (line: string) => void;
 }
 
 export interface UiServer {
   url: string;
+  /** Is the address it listens on a loopback address? */
+  loopback: boolean;
   close(): Promise<void>;
 }
 
@@ -40,18 +51,6 @@ const SECURITY_HEADERS: Record<string, string> = {
   'x-frame-options': 'DENY',
   'cache-control': 'no-store',
 };
-
-/** Is this a loopback address, whose Host header can be checked? */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** The Host values a loopback server answers: its address, `localhost` and `[::1]`, with its port. */
-export function hostAllowed(hostHeader: string | undefined, listenHost: string, port: number): boolean {
-  if (!isLoopback(listenHost)) return true;
-  const names = new Set([listenHost.includes(':') ? `[${listenHost}]` : listenHost, 'localhost', '127.0.0.1', '[::1]']);
-  return hostHeader !== undefined && [...names].some((n) => hostHeader.toLowerCase() === `${n}:${port}`);
-}
 
 function send(res: ServerResponse, answer: Answer): void {
   res.writeHead(answer.status, { ...SECURITY_HEADERS, 'content-type': answer.type, ...(answer.headers ?? {}) });
@@ -68,50 +67,79 @@ export function serialized(): <T>(read: () => Promise<T>) => Promise<T> {
   };
 }
 
+/**
+ * Fetch metadata says another site's page made this request: allowed only as the user's own
+ * navigation to a page (a link clicked elsewhere), never as an embedded or scripted request.
+ */
+export function foreignRequest(headers: IncomingMessage['headers']): boolean {
+  const site = headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none') return false;
+  return !(headers['sec-fetch-mode'] === 'navigate' && headers['sec-fetch-dest'] === 'document');
+}
+
 class UiHandler {
-  readonly watcher: RefsWatcher;
-  /** Instances (of EnvironmentTemplates) a page was served for: watched from then on, with the declared environments. */
-  private readonly instances = new Set<string>();
+  readonly versions: VersionCache;
+  policy: HostPolicy | undefined;
+  closed = false;
   private readonly run = serialized();
 
   constructor(
     private readonly source: ViewSource,
     private readonly options: UiServerOptions,
-    private readonly port: () => number,
   ) {
-    this.watcher = new RefsWatcher(() => this.run(() => source.version([...this.instances])), options.pollMs);
+    this.versions = new VersionCache((env) => this.read(() => source.version(env === undefined ? [] : [env])), options.pollMs);
+  }
+
+  /** One read of the source, after those before it; none once the server closed. */
+  private read<T>(fn: () => Promise<T>): Promise<T> {
+    return this.run(() => (this.closed ? Promise.reject(new Error('nyl ui is closing')) : fn()));
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'GET') return send(res, { status: 405, type: 'text/plain; charset=utf-8', body: 'nyl ui is read-only: it answers GET only.\n', headers: { allow: 'GET' } });
-    if (!hostAllowed(req.headers.host, this.options.host, this.port())) {
-      return send(res, { status: 403, type: 'text/plain; charset=utf-8', body: 'nyl ui answers only requests addressed to its loopback address.\n' });
-    }
+    if (req.method !== 'GET') return send(res, { status: 405, type: TEXT_TYPE, body: 'nyl ui is read-only: it answers GET only.\n', headers: { allow: 'GET' } });
+    if (!hostAllowed(req.headers.host, this.policy!)) return send(res, { status: 403, type: TEXT_TYPE, body: 'nyl ui answers only requests addressed to it by one of its own names (see --allow-host).\n' });
+    if (foreignRequest(req.headers)) return send(res, { status: 403, type: TEXT_TYPE, body: "nyl ui answers another site's page only when it opens one of its pages.\n" });
     const route = routeOf(req.url ?? '/');
-    if (route.page === 'events') return this.watcher.subscribe(req, res, SECURITY_HEADERS);
-    if (route.page === 'asset') return send(res, assetAnswer(route.path));
-    send(res, await this.pageAnswer(route));
-  }
-
-  private async pageAnswer(route: Exclude<Route, { page: 'events' | 'asset' }>): Promise<Answer> {
-    try {
-      const answer = await this.run(async () => answerOf(route, this.source, await this.source.version([...this.instances, ...envOf(route)])));
-      if (answer.status === 200) for (const env of envOf(route)) this.instances.add(env);
-      return answer;
-    } catch (error) {
-      this.options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);
-      return { status: 500, type: 'text/plain; charset=utf-8', body: 'nyl ui failed to read this page; its error is on the terminal that runs nyl ui.\n' };
+    switch (route.page) {
+      case 'asset':
+        return send(res, assetAnswer(route.path));
+      case 'version':
+        return send(res, await this.versionAnswer(route.env));
+      case 'open':
+      case 'bad-request':
+      case 'not-found':
+        return send(res, plainAnswer(route));
+      default:
+        return send(res, await this.pageAnswer(route));
     }
   }
-}
 
-function envOf(route: Route): string[] {
-  return 'env' in route ? [route.env] : [];
+  private async versionAnswer(env: string | undefined): Promise<Answer> {
+    try {
+      return { status: 200, type: TEXT_TYPE, body: await this.versions.get(env) };
+    } catch {
+      // The refs cannot be read just now: the page says so and asks again.
+      return { status: 503, type: TEXT_TYPE, body: 'the state refs cannot be read just now\n' };
+    }
+  }
+
+  /** The page, with the version of the refs read before its data (a change in between costs one more reload, never a stale page). */
+  private async pageAnswer(route: PageRoute): Promise<Answer> {
+    const env = 'env' in route ? route.env : undefined;
+    try {
+      const version = await this.versions.fresh(env).catch(() => undefined);
+      const live: Live | undefined = version === undefined ? undefined : { version, pollMs: this.options.pollMs, ...(env !== undefined ? { environment: env } : {}) };
+      return await this.read(() => answerOf(route, this.source, live));
+    } catch (error) {
+      if (!this.closed) this.options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);
+      return problemPage(500, 'nyl ui failed to read this page', [], RETRY_SECONDS);
+    }
+  }
 }
 
 function assetAnswer(path: string): Answer {
   const asset = ASSETS.get(path);
-  return asset ? { status: 200, type: asset.type, body: asset.body } : { status: 404, type: 'text/plain; charset=utf-8', body: 'Not found.\n' };
+  return asset ? { status: 200, type: asset.type, body: asset.body } : { status: 404, type: TEXT_TYPE, body: 'Not found.\n' };
 }
 
 function listen(server: Server, host: string, port: number): Promise<AddressInfo> {
@@ -126,21 +154,21 @@ function listen(server: Server, host: string, port: number): Promise<AddressInfo
 
 /** Starts the server; the promise rejects with the listen error (EADDRINUSE, EADDRNOTAVAIL...). */
 export async function startUiServer(source: ViewSource, options: UiServerOptions): Promise<UiServer> {
-  let port = options.port;
-  const handler = new UiHandler(source, options, () => port);
+  const handler = new UiHandler(source, options);
   const server = createServer((req, res) => {
     handler.handle(req, res).catch((error: unknown) => {
       options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);
-      if (!res.headersSent) send(res, { status: 500, type: 'text/plain; charset=utf-8', body: 'nyl ui failed.\n' });
+      if (!res.headersSent) send(res, { status: 500, type: TEXT_TYPE, body: 'nyl ui failed.\n' });
     });
   });
   const address = await listen(server, options.host, options.port);
-  port = address.port;
+  handler.policy = hostPolicyOf(address, options.allowHosts);
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${shown}:${port}/`,
+    url: `http://${shown}:${address.port}/`,
+    loopback: handler.policy.loopback,
     close: async () => {
-      handler.watcher.stop();
+      handler.closed = true;
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -86,10 +86,10 @@ function startUi(dir, args) {
   return { child, url, exited, out };
 }
 
-function request(url, { method = 'GET', host } = {}) {
+function request(url, { method = 'GET', host, headers = {} } = {}) {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: host ? { host } : {} }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { ...headers, ...(host ? { host } : {}) } }, (res) => {
       let body = '';
       res.on('data', (c) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
@@ -120,7 +120,7 @@ function unitStates(page) {
  * version, and its event stream is connected. Navigating before that would race its own reload.
  */
 async function settled(page, url) {
-  const now = /<meta name="nyl-state-version" content="([0-9a-f]+)">/.exec((await request(url)).body)[1];
+  const now = /<meta name="nyl-state-version" content="([0-9a-f]+)"/.exec((await request(url)).body)[1];
   await page.waitForFunction((v) => document.querySelector('meta[name="nyl-state-version"]')?.content === v && document.documentElement.dataset.live === 'on', { timeout: 20_000 }, now);
 }
 
@@ -131,7 +131,7 @@ before(async () => {
 after(() => browser?.close());
 
 test('the web view of examples/shop in Chromium: environments, units and why they wait, history, a run, a live refresh, no secret and no script', { skip: BROWSER_SKIP, timeout: 120_000 }, async () => {
-  const { dir, ok, secretFile } = shop();
+  const { dir, bare, ok, secretFile } = shop();
   const ui = startUi(dir, ['--listen', '127.0.0.1:0', '--poll-interval', '200ms']);
   const url = await ui.url;
   const page = await browser.newPage();
@@ -197,8 +197,12 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   assert.match(await page.$eval('tr[data-output="password"]', (r) => r.textContent), /sensitive sha256:[0-9a-f]{12}/);
   const secret = fs.readFileSync(secretFile, 'utf8');
   assert.match(secret, /^[0-9a-f]{24}$/);
-  for (const p of ['', 'environments/dev', 'environments/dev/units/database', 'environments/dev/history?all=1']) {
-    assert.ok(!(await request(`${url}${p}`)).body.includes(secret), `${p || '/'} shows the sensitive value`);
+  // Neither the value nor its sealed form (which state keeps, encrypted) is on any page.
+  const sealed = /sealed: (\S+)/.exec(git(bare, 'show', 'refs/heads/nyl/dev/observed:units/database.yaml'))?.[1];
+  assert.ok(sealed && sealed.length > 20, 'state keeps the password sealed');
+  for (const p of ['', 'environments/dev', 'environments/dev/units/database', 'environments/dev/history?all=1', `environments/dev/runs/${await page.$eval('section.receipt a.run', (a) => a.textContent)}`]) {
+    const body = (await request(`${url}${p}`)).body;
+    assert.ok(!body.includes(secret) && !body.includes(sealed), `${p || '/'} shows the sensitive value or its sealed form`);
   }
 
   // A hostile reason is shown as text and runs nothing.
@@ -216,6 +220,33 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   assert.equal(end.stderr, '');
 });
 
+test('eight tabs open at once all load and go live (no tab holds a connection)', { skip: BROWSER_SKIP, timeout: 120_000 }, async () => {
+  const { dir } = shop();
+  const ui = startUi(dir, ['--listen', '127.0.0.1:0', '--poll-interval', '300ms']);
+  const url = await ui.url;
+  const context = await browser.createBrowserContext();
+  try {
+    const pages = await Promise.all(Array.from({ length: 8 }, () => context.newPage()));
+    const paths = ['', 'environments/dev', 'environments/dev/history', 'environments/dev/units/database'];
+    await Promise.all(pages.map((p, i) => p.goto(`${url}${paths[i % paths.length]}`, { waitUntil: 'load', timeout: 20_000 })));
+    // A tab asks only while it is visible: each one, brought to the front, asks at once and goes live.
+    for (const p of pages) {
+      await p.bringToFront();
+      await p.waitForFunction(() => document.documentElement.dataset.live === 'on', { timeout: 20_000 });
+    }
+    // A change reaches the tabs, the hidden ones when they are shown again.
+    assert.equal(nyl(dir, ['resume', '-e', 'dev', '--unit', 'cache', '--reason', 'done'], { env: { NYL_SECRETS_KEY: KEY } }).code, 0);
+    for (const p of pages.filter((_, i) => i % paths.length === 1)) {
+      await p.bringToFront();
+      await p.waitForFunction(() => document.querySelector('tr[data-unit="cache"]')?.dataset.state === 'current', { timeout: 20_000 });
+    }
+  } finally {
+    await context.close();
+  }
+  ui.child.kill('SIGINT');
+  assert.equal((await ui.exited).code, 0);
+});
+
 test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad --listen are refused', { timeout: 60_000 }, async () => {
   const { dir } = shop();
   const ui = startUi(dir, ['--listen', '127.0.0.1:0']);
@@ -224,6 +255,7 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   assert.equal((await request(`${url}environments/dev`, { method: 'POST' })).status, 405);
   assert.equal((await request(`${url}environments/dev`, { host: `rebind.example:${port}` })).status, 403);
   assert.equal((await request(`${url}assets/..%2F..%2Fpackage.json`)).status, 404);
+  assert.equal((await request(`${url}environments/dev`, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' } })).status, 403);
   const missing = await request(`${url}environments/nope`);
   assert.equal(missing.status, 404);
   assert.match(missing.body, /NYL-ENVIRONMENT-UNKNOWN/);
@@ -237,6 +269,13 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   ui.child.kill('SIGTERM');
   assert.equal((await ui.exited).code, 0);
 
+  const local = startUi(dir, ['--local', '--listen', '127.0.0.1:0']);
+  const offline = await request(`${await local.url}environments/dev`);
+  assert.equal(offline.status, 200);
+  assert.equal([...offline.body.matchAll(/<tr data-unit=/g)].length, 5, 'the state repository itself, read as --local reads it');
+  local.child.kill('SIGINT');
+  assert.equal((await local.exited).code, 0);
+
   const exposed = startUi(dir, ['--listen', '0.0.0.0:0']);
   await exposed.url;
   await new Promise((r) => setTimeout(r, 100));
@@ -245,7 +284,7 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   assert.equal((await exposed.exited).code, 0);
 });
 
-test('the first page lists the instances state holds, under a ref per instance or a path per instance, but not one whose state was deleted', { timeout: 60_000 }, async () => {
+test('the first page lists the instances state holds (a ref per instance by name or suffix, or a path per instance), but not one whose state was deleted', { timeout: 60_000 }, async () => {
   const bare = makeBareRepo();
   const repo = pathToFileURL(bare).href;
   const template = (name, pattern, state) =>
@@ -255,6 +294,8 @@ test('the first page lists the instances state holds, under a ref per instance o
       environment('dev', `state: {repository: {repoURL: "${repo}"}}`),
       template('preview', 'pr-*', `{repository: {repoURL: "${repo}"}, path: "previews/\${{ instance.suffix }}"}`),
       template('review', 'rv-*', `{repository: {repoURL: "${repo}"}, desiredRef: reviews/desired, observedRef: reviews/observed, path: "reviews/\${{ instance.name }}"}`),
+      template('sandbox', 'sx-*', `{repository: {repoURL: "${repo}"}, desiredRef: "sandboxes/\${{ instance.suffix }}/desired", observedRef: "sandboxes/\${{ instance.suffix }}/observed"}`),
+      template('own-repo', 'rr-*', `{repository: {repoURL: "${pathToFileURL(path.dirname(bare)).href}/\${{ instance.name }}.git"}}`),
       command('app', "script: 'true'"),
     ),
   });
@@ -262,13 +303,16 @@ test('the first page lists the instances state holds, under a ref per instance o
     const r = nyl(dir, args);
     assert.equal(r.code, 0, `nyl ${args.join(' ')}\n${r.stdout}\n${r.stderr}`);
   };
-  for (const env of ['dev', 'pr-7', 'pr-8', 'pr-9', 'rv-1', 'rv-2']) ok(['state', 'init', '-e', env]);
+  for (const env of ['dev', 'pr-7', 'pr-8', 'pr-9', 'rv-1', 'rv-2', 'sx-a', 'rr-1']) ok(['state', 'init', '-e', env]);
   ok(['state', 'delete', '-e', 'pr-9', '--reason', 'pull request closed']);
   const ui = startUi(dir, ['--listen', '127.0.0.1:0']);
   const url = await ui.url;
   const body = (await request(url)).body;
   const rows = [...body.matchAll(/<tr data-environment="([^"]+)">/g)].map((m) => m[1]);
-  assert.deepEqual(rows, ['dev', 'pr-7', 'pr-8', 'rv-1', 'rv-2']);
+  assert.deepEqual(rows, ['dev', 'pr-7', 'pr-8', 'rv-1', 'rv-2', 'sx-a']);
+  // A template whose instances have a repository each cannot be listed: it is skipped, without an error about a probe.
+  assert.doesNotMatch(body, /nyl-probe|class="diag/);
+  assert.match((await request(`${url}environments/rr-1`)).body, /<h1>rr-1<\/h1>/);
   assert.equal((await request(`${url}environments/rv-2`)).status, 200);
   const deleted = await request(`${url}environments/pr-9`);
   assert.equal(deleted.status, 200, 'a deleted instance is still opened by name');

@@ -5,16 +5,20 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { startUiServer, hostAllowed, serialized } from '../../dist/ui/server.js';
+import { startUiServer, foreignRequest, serialized } from '../../dist/ui/server.js';
+import { hostAllowed, hostPolicyOf, isLoopbackAddress, parseHost } from '../../dist/ui/host-policy.js';
+import { VersionCache } from '../../dist/ui/version-cache.js';
+import { hostname } from 'node:os';
 import { routeOf } from '../../dist/ui/routes.js';
 import { escapeHtml, html, render } from '../../dist/ui/html.js';
 import { NylError, diagnostic } from '../../dist/errors/diagnostic.js';
 
 const HOSTILE = '<img src=x onerror="window.pwned=1">&\'';
-const base = { apiVersion: 'nyl.io/v1', formatVersion: 1, errors: [], warnings: [], notes: [], details: {} };
+/** Report fields every report has: new arrays each time, so a test may add to one report's diagnostics. */
+const base = () => ({ apiVersion: 'nyl.io/v1', formatVersion: 1, errors: [], warnings: [], notes: [], details: {} });
 
 function statusOf(env, units) {
-  return { ...base, kind: 'StatusReport', environment: env, units: Object.fromEntries(units.map((u) => [u.name, u])), unitOrder: units.map((u) => u.name) };
+  return { ...base(), kind: 'StatusReport', environment: env, units: Object.fromEntries(units.map((u) => [u.name, u])), unitOrder: units.map((u) => u.name) };
 }
 
 const unitStatus = (name, state, more = {}) => ({ name, kind: 'Command', state, receipt: 'none', detail: '', ...more });
@@ -54,22 +58,22 @@ function fakeSource() {
         unitStatus('api', 'awaiting-dependencies', { action: 'wait', reason: 'upstream-pending', detail: `/env/DB waits for db ${HOSTILE}`, waits: [{ pointer: '/env/DB', unit: 'db', reason: 'no-current-receipt' }] }),
         unitStatus(HOSTILE, 'held', { action: 'held', reason: 'held', hold: { by: HOSTILE, reason: HOSTILE, since: '2026-12-02T07:58:05Z' } }),
       ]);
-      const graph = { ...base, kind: 'GraphReport', operation: 'graph', environment: 'dev', nodes: status.unitOrder.map((n) => ({ name: n, kind: 'Command', state: status.units[n].state, detail: '' })), edges: [{ from: 'db', to: 'api', via: 'reference', output: 'url', pointer: HOSTILE }] };
-      return source.track('environment', { status, graph, recent: { ...base, kind: 'LogReport', operation: 'log', environment: 'dev', entries: [entry], truncated: false } });
+      const graph = { ...base(), kind: 'GraphReport', operation: 'graph', environment: 'dev', nodes: status.unitOrder.map((n) => ({ name: n, kind: 'Command', state: status.units[n].state, detail: '' })), edges: [{ from: 'db', to: 'api', via: 'reference', output: 'url', pointer: HOSTILE }] };
+      return source.track('environment', { status, graph, recent: { ...base(), kind: 'LogReport', operation: 'log', environment: 'dev', entries: [entry], truncated: false } });
     },
     unit: (env, unit) =>
       source.track('unit', {
         status: statusOf(env, [unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } })]),
-        show: { ...base, kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE } },
+        show: { ...base(), kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE } },
       }),
-    history: (env, limit) => source.track(`history:${limit}`, { ...base, kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
+    history: (env, limit) => source.track(`history:${limit}`, { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
     run: (env, run) => {
       const live = run === 'run-live';
       const lease = { status: 'live', run: 'run-live', operation: 'reconcile', holder: { name: HOSTILE, host: 'ci-7', pid: 42 }, acquiredAt: '2026-12-02T08:00:00Z', deadline: '2026-12-02T08:02:00Z' };
       const status = statusOf(env, [unitStatus('api', 'running', { running: { run: 'run-live', startedAt: '2026-12-02T08:00:01Z' } }), unitStatus('db', 'current')]);
       if (live) status.lease = lease;
       const entries = live ? [] : [entry];
-      return source.track('run', { log: { ...base, kind: 'LogReport', operation: 'log', environment: env, entries, truncated: false }, entries, status });
+      return source.track('run', { log: { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries, truncated: false }, entries, status });
     },
     version: () => source.track('version', source.versionValue),
   };
@@ -81,16 +85,16 @@ after(() => Promise.all(servers.map((s) => s.close())));
 
 async function serve(source = fakeSource(), pollMs = 50) {
   const logged = [];
-  const server = await startUiServer(source, { host: '127.0.0.1', port: 0, pollMs, log: (l) => logged.push(l) });
+  const server = await startUiServer(source, { host: '127.0.0.1', port: 0, pollMs, allowHosts: [], log: (l) => logged.push(l) });
   servers.push(server);
   return { server, source, logged, url: server.url };
 }
 
 /** A raw request, so that method and Host can be anything. */
-function request(url, { method = 'GET', host, path = '/' } = {}) {
+function request(url, { method = 'GET', host, path = '/', headers = {} } = {}) {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, method, path, headers: host ? { host } : {} }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, method, path, headers: { ...headers, ...(host ? { host } : {}) } }, (res) => {
       let body = '';
       res.on('data', (c) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
@@ -112,19 +116,42 @@ test('routes: each page, and anything else not found; a bad escape is a bad requ
   assert.deepEqual(routeOf('/environments/dev/history?all=1'), { page: 'history', env: 'dev', all: true });
   assert.deepEqual(routeOf('/environments/dev/runs/r1/'), { page: 'run', env: 'dev', run: 'r1' });
   assert.deepEqual(routeOf('/open?environment=pr-7'), { page: 'open', env: 'pr-7' });
-  for (const p of ['/etc/passwd', '/environments', '/environments/dev/units', '/environments/dev/x/y', '/events/x', '/assets']) assert.equal(routeOf(p).page, 'not-found', p);
+  for (const p of ['/etc/passwd', '/environments', '/environments/dev/units', '/environments/dev/x/y', '/version/x', '/events', '/assets']) assert.equal(routeOf(p).page, 'not-found', p);
   assert.equal(routeOf('/environments/%E0%A4%A').page, 'bad-request');
   assert.equal(routeOf('http://elsewhere.example/').page, 'bad-request');
 });
 
-test('a loopback server answers only Host values naming loopback with its port', () => {
-  assert.equal(hostAllowed('127.0.0.1:4780', '127.0.0.1', 4780), true);
-  assert.equal(hostAllowed('localhost:4780', '127.0.0.1', 4780), true);
-  assert.equal(hostAllowed('[::1]:4780', '::1', 4780), true);
-  assert.equal(hostAllowed('127.0.0.1:80', '127.0.0.1', 4780), false);
-  assert.equal(hostAllowed('attacker.example:4780', '127.0.0.1', 4780), false);
-  assert.equal(hostAllowed(undefined, '127.0.0.1', 4780), false);
-  assert.equal(hostAllowed('anything:1', '0.0.0.0', 4780), true, 'a wildcard address cannot know its names: NYL-UI-EXPOSED warns');
+test('Host values answered: decided by the bound address; names only our own, IP literals only loopback ones on loopback', () => {
+  const loop = hostPolicyOf({ address: '127.0.0.1', family: 'IPv4', port: 4780 }, []);
+  assert.equal(loop.loopback, true);
+  for (const h of ['127.0.0.1:4780', 'localhost:4780', 'LOCALHOST:4780', '[::1]:4780', '127.0.1.1:4780']) assert.equal(hostAllowed(h, loop), true, h);
+  for (const h of ['127.0.0.1:80', '127.0.0.1', 'attacker.example:4780', '10.0.0.5:4780', `${hostname()}:4780`, '[::1', 'a:b:c', '']) assert.equal(hostAllowed(h, loop), false, h);
+  assert.equal(hostAllowed(undefined, loop), false);
+  assert.equal(hostPolicyOf({ address: '::ffff:127.0.0.1', family: 'IPv6', port: 1 }, []).loopback, true, 'an IPv4-mapped loopback address is loopback');
+  assert.equal(hostPolicyOf({ address: '::1', family: 'IPv6', port: 1 }, []).loopback, true);
+  for (const a of ['127.0.0.1', '127.1.2.3', '::1', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']) assert.equal(isLoopbackAddress(a), true, a);
+  for (const a of ['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '::2']) assert.equal(isLoopbackAddress(a), false, a);
+  // Off loopback: IP literals (no name was resolved, so no rebinding), localhost, this machine's name, --allow-host; never another name.
+  const wide = hostPolicyOf({ address: '0.0.0.0', family: 'IPv4', port: 80 }, ['nyl.example.com']);
+  assert.equal(wide.loopback, false);
+  for (const h of ['10.0.0.5', '10.0.0.5:80', 'localhost', `${hostname()}:80`, 'NYL.example.com', '[fe80::1]:80']) assert.equal(hostAllowed(h, wide), true, h);
+  for (const h of ['attacker.example', 'example.com:80', '10.0.0.5:8080']) assert.equal(hostAllowed(h, wide), false, h);
+  assert.deepEqual(parseHost('[::1]:80'), { host: '::1', port: 80, literal: true });
+  assert.deepEqual(parseHost('Example.COM'), { host: 'example.com', port: 80, literal: false });
+});
+
+test("another site's page may open a page, never embed or fetch one (fetch metadata)", async () => {
+  assert.equal(foreignRequest({}), false, 'no fetch metadata: curl, an old browser');
+  assert.equal(foreignRequest({ 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' }), false);
+  assert.equal(foreignRequest({ 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' }), false, 'typed in the address bar');
+  assert.equal(foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), false, 'a link clicked in a chat');
+  assert.equal(foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }), true);
+  assert.equal(foreignRequest({ 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }), true);
+  assert.equal(foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }), true);
+  const { url, source } = await serve();
+  const embedded = await request(url, { path: '/environments/pr-9', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' } });
+  assert.equal(embedded.status, 403);
+  assert.deepEqual(source.calls, [], 'nothing was read for it');
 });
 
 test('only GET is answered, and a foreign Host is refused, before anything is read', async () => {
@@ -227,6 +254,9 @@ test('a read that fails unexpectedly is a 500 whose error goes to the log; the s
   const r = await request(url, { path: '/' });
   assert.equal(r.status, 500);
   assert.doesNotMatch(r.body, /disk on fire/);
+  assert.match(r.headers['content-type'], /^text\/html/);
+  assert.equal(r.headers.refresh, '10', 'an open tab tries again by itself');
+  assert.doesNotMatch(r.body, /nyl-state-version/);
   assert.match(logged.join('\n'), /disk on fire/);
   source.fail = undefined;
   assert.equal((await request(url, { path: '/' })).status, 200);
@@ -242,58 +272,57 @@ test('reads run one at a time, however many pages are asked for at once', async 
   assert.deepEqual(order, [1, 2, 'x', 3]);
 });
 
-/** Reads server-sent events until `until` says enough. */
-function events(url, until) {
-  return new Promise((resolve, reject) => {
-    const got = [];
-    const req = http.get(`${url}events`, (res) => {
-      assert.match(res.headers['content-type'], /^text\/event-stream/);
-      let buffer = '';
-      res.on('data', (chunk) => {
-        buffer += chunk;
-        for (let i; (i = buffer.indexOf('\n\n')) >= 0; ) {
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          const data = /^data: (.*)$/m.exec(block);
-          if (data) got.push(data[1]);
-          if (until(got)) {
-            req.destroy();
-            resolve(got);
-          }
-        }
-      });
-    });
-    req.on('error', (e) => (e.code === 'ECONNRESET' ? undefined : reject(e)));
-  });
-}
-
-test('the event stream sends the version on connect and again when it changes; nobody listening, nothing is read', async () => {
-  const { url, source } = await serve(fakeSource(), 30);
+test('/version: the version a page was rendered at, read at most once per interval however many tabs ask; a new one after the refs moved', async () => {
+  const { url, source } = await serve(fakeSource(), 150);
   const page = await request(url, { path: '/environments/dev' });
-  assert.match(page.body, /<meta name="nyl-state-version" content="v1">/);
-  const got = events(url, (g) => g.length === 2);
-  await new Promise((r) => setTimeout(r, 120));
+  assert.match(page.body, /<meta name="nyl-state-version" content="v1" data-environment="dev" data-poll-ms="150">/);
+  const reads = () => source.calls.filter((c) => c === 'version').length;
+  const before = reads();
+  const answers = await Promise.all(Array.from({ length: 8 }, () => request(url, { path: '/version?environment=dev' })));
+  assert.deepEqual(answers.map((a) => `${a.status} ${a.body}`), Array(8).fill('200 v1'));
+  assert.equal(reads(), before, 'the version the page was rendered at answers the tabs that ask within the interval');
   source.versionValue = 'v2';
-  assert.deepEqual(await got, ['v1', 'v2']);
-  await new Promise((r) => setTimeout(r, 100));
-  const reads = source.calls.filter((c) => c === 'version').length;
   await new Promise((r) => setTimeout(r, 200));
-  assert.equal(source.calls.filter((c) => c === 'version').length, reads, 'no reads without listeners');
+  assert.equal((await request(url, { path: '/version?environment=dev' })).body, 'v2');
+  assert.equal(reads(), before + 1);
+  assert.match((await request(url, { path: '/' })).body, /<meta name="nyl-state-version" content="v2" data-poll-ms="150">/);
+  source.fail = new Error('unreachable');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal((await request(url, { path: '/version' })).status, 503);
 });
 
-test('a fix shows its commands (between backticks in the catalog) as code, escaped', async () => {
-  const { fixText } = await import('../../dist/ui/parts.js');
-  assert.equal(render(fixText('run `nyl resume -e dev --unit <x>` first')), 'run <code>nyl resume -e dev --unit &lt;x&gt;</code> first');
+test('the version cache: one read per key and interval, shared while under way, dropped when unused', async () => {
+  let now = 0;
+  const reads = [];
+  const cache = new VersionCache(async (env) => {
+    reads.push(env);
+    return `v${reads.length}`;
+  }, 1000, () => now);
+  assert.deepEqual(await Promise.all([cache.get('a'), cache.get('a'), cache.fresh('a')]), ['v1', 'v1', 'v1']);
+  assert.equal(await cache.get(undefined), 'v2');
+  now = 999;
+  assert.equal(await cache.get('a'), 'v1');
+  now = 1000;
+  assert.equal(await cache.get('a'), 'v3');
+  assert.deepEqual(reads, ['a', undefined, 'a']);
+  now = 20_000;
+  await cache.get('b');
+  assert.equal(cache.entries.size, 1, 'entries unused for ten intervals are dropped');
 });
 
-test('--listen: host:port, [v6]:port or a bare port; anything else is a usage error', async () => {
-  const { listenAddressOf } = await import('../../dist/cli/ui-command.js');
-  assert.deepEqual(listenAddressOf(undefined), { host: '127.0.0.1', port: 4780 });
-  assert.deepEqual(listenAddressOf('8080'), { host: '127.0.0.1', port: 8080 });
-  assert.deepEqual(listenAddressOf('0.0.0.0:0'), { host: '0.0.0.0', port: 0 });
-  assert.deepEqual(listenAddressOf('[::1]:4780'), { host: '::1', port: 4780 });
-  assert.deepEqual(listenAddressOf('localhost:9000'), { host: 'localhost', port: 9000 });
-  for (const bad of ['localhost:http', '127.0.0.1:70000', ':80', 'a b:1', '[::1]', 'http://127.0.0.1:80']) {
-    assert.throws(() => listenAddressOf(bad), (e) => e.diagnostics?.[0]?.code === 'NYL-USAGE', bad);
-  }
+test('a unit the state does not hold is a 404; a damaged digest does not fail the unit page; an object shaped like markup is text', async () => {
+  const { url, source } = await serve();
+  const unit = source.unit;
+  source.unit = (env, name) => unit(env, name).then((d) => {
+    if (name === 'nope') d.show.errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', 'the state of dev holds no unit nope', { env, unit: name }));
+    if (name === 'damaged') d.show.receipt.sensitiveOutputs = { password: {}, token: { sha256: { markup: '<b>x</b>' } } };
+    return d;
+  });
+  const missing = await request(url, { path: '/environments/dev/units/nope' });
+  assert.equal(missing.status, 404);
+  assert.match(missing.body, /NYL-UNIT-UNKNOWN/);
+  const damaged = await request(url, { path: '/environments/dev/units/damaged' });
+  assert.equal(damaged.status, 200);
+  assert.match(damaged.body, /no readable digest/);
+  assert.equal(render(html`${{ markup: '<b>x</b>' }}`), '[object Object]');
 });
