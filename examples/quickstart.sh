@@ -89,6 +89,7 @@ The project and its state are kept in $work. Try:
   git log -p nyl/dev/desired          # what Nyl decided, one commit per operation
   git log -p nyl/dev/observed         # what Nyl observed: receipts and outputs
   $nyl status -e dev -o json
+  $nyl ui    # then open http://127.0.0.1:4780/ (a read-only web view; Ctrl-C stops it)
 EOF
 else
   printf '\nDone. Run with --keep to explore the project and its state repository afterwards.\n'
