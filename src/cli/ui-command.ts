@@ -15,8 +15,8 @@ import type { ParsedCommand } from './parse';
 import { renderDiagnostics } from './render-text';
 import { styled } from './style';
 
-export const DEFAULT_UI_HOST = '127.0.0.1';
-export const DEFAULT_UI_PORT = 4780;
+const DEFAULT_UI_HOST = '127.0.0.1';
+const DEFAULT_UI_PORT = 4780;
 const DEFAULT_POLL_MS = 2_000;
 
 /** `--listen`: `host:port`, `[v6]:port`, or a bare port on 127.0.0.1. */

@@ -17,9 +17,12 @@ import { inactiveStateOf } from './state-checks';
 /** The refs one read saw, or the errors that kept it from reading them. */
 export type RefsRead = { refs: RefSnapshot; errors?: undefined } | { refs?: undefined; errors: Diagnostic[] };
 
-/** Opens the environment for reading (no author, no rendering), runs `fn`, and closes it. */
-export async function withEnvironmentRead<T>(rt: Runtime, req: EnvironmentRequest, fn: (opened: OpenedEnvironment) => Promise<T>): Promise<T> {
-  const opened = await openEnvironment(rt, { path: req.path, environment: req.environment, ...(req.local ? { local: true } : {}) }, { writes: false, renders: false });
+/**
+ * Opens the environment for reading (no author; no rendering unless `renders`, which status
+ * needs), runs `fn`, and closes it.
+ */
+export async function withEnvironmentRead<T>(rt: Runtime, req: EnvironmentRequest, fn: (opened: OpenedEnvironment) => Promise<T>, { renders = false } = {}): Promise<T> {
+  const opened = await openEnvironment(rt, { path: req.path, environment: req.environment, ...(req.local ? { local: true } : {}) }, { writes: false, renders });
   try {
     return await fn(opened);
   } finally {
@@ -29,9 +32,11 @@ export async function withEnvironmentRead<T>(rt: Runtime, req: EnvironmentReques
 
 /**
  * The state refs as they are now, moving no ref (not even the clone's known branches): a state
- * location that cannot be opened is an error of the report, as in status.
+ * location that cannot be opened is an error of the report, as in status. `known`: the refs a
+ * caller read a moment ago in the same opening (status, for the web view), used as they are.
  */
-export async function readRefs(opened: OpenedEnvironment): Promise<RefsRead> {
+export async function readRefs(opened: OpenedEnvironment, known?: RefSnapshot): Promise<RefsRead> {
+  if (known) return { refs: known };
   try {
     await opened.store.ensureOpen();
     return { refs: await opened.store.snapshot({ readOnly: true }) };
@@ -59,8 +64,8 @@ export interface ActiveStateRead {
  * that cannot be opened (then undefined), damaged documents, and missing, deleted or moved
  * state (then not active).
  */
-export async function readActiveState(opened: OpenedEnvironment, errors: Diagnostic[]): Promise<ActiveStateRead | undefined> {
-  const read = await readRefs(opened);
+export async function readActiveState(opened: OpenedEnvironment, errors: Diagnostic[], known?: RefSnapshot): Promise<ActiveStateRead | undefined> {
+  const read = await readRefs(opened, known);
   if (!read.refs) {
     errors.push(...read.errors);
     return undefined;

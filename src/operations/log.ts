@@ -68,7 +68,8 @@ export async function log(rt: Runtime, req: LogRequest): Promise<LogReport> {
   return withEnvironmentRead(rt, req, (opened) => logOpened(opened, req));
 }
 
-export async function logOpened(opened: OpenedEnvironment, req: LogRequest): Promise<LogReport> {
+/** `known`: the state refs read a moment ago in this opening, if any (readRefs). */
+export async function logOpened(opened: OpenedEnvironment, req: LogRequest, known?: RefSnapshot): Promise<LogReport> {
   const report: LogReport = {
     apiVersion: REPORT_API_VERSION,
     formatVersion: FORMAT_VERSION,
@@ -81,7 +82,7 @@ export async function logOpened(opened: OpenedEnvironment, req: LogRequest): Pro
     details: locationDetails(opened),
     ...emptyDiagnostics(),
   };
-  const read = await readRefs(opened);
+  const read = await readRefs(opened, known);
   if (!read.refs) {
     report.errors.push(...read.errors);
     return report;

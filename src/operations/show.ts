@@ -9,6 +9,7 @@
  * for some, and no report prints it.
  */
 import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
+import type { RefSnapshot } from '../state/store';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type ShowReport, type ShownReceipt } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import type { EnvironmentRequest, OpenedEnvironment } from './context';
@@ -56,9 +57,10 @@ function emptyReport(opened: OpenedEnvironment, unit: string): ShowReport {
   };
 }
 
-export async function showOpened(opened: OpenedEnvironment, unit: string): Promise<ShowReport> {
+/** `known`: the state refs read a moment ago in this opening, if any (readRefs). */
+export async function showOpened(opened: OpenedEnvironment, unit: string, known?: RefSnapshot): Promise<ShowReport> {
   const report = emptyReport(opened, unit);
-  const read = await readActiveState(opened, report.errors);
+  const read = await readActiveState(opened, report.errors, known);
   if (read?.view.desiredOid) report.desired = read.view.desiredOid;
   if (read?.view.observedOid) report.observed = read.view.observedOid;
   if (!read?.active || unknownUnit(opened, read.view, unit, report.errors)) return report;

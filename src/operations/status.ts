@@ -278,16 +278,30 @@ async function leaseAt(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot
 }
 
 export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Promise<StatusReport> {
-  const { loc, store, env } = opened;
+  return (await statusWithRefs(rt, opened)).report;
+}
+
+/**
+ * Status, and the state refs it read (none when the location could not be opened: the report
+ * says why), for a caller that reads more of the same state at once (the web view's pages) and
+ * need not read the refs again.
+ */
+export async function statusWithRefs(rt: Runtime, opened: OpenedEnvironment): Promise<{ report: StatusReport; refs?: RefSnapshot }> {
   const report = emptyReport(opened);
   try {
-    await store.ensureOpen();
+    await opened.store.ensureOpen();
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     report.errors.push(...error.diagnostics);
-    return report;
+    return { report };
   }
-  const refs = await store.snapshot();
+  const refs = await opened.store.snapshot();
+  await statusOf(rt, opened, refs, report);
+  return { report, refs };
+}
+
+async function statusOf(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, report: StatusReport): Promise<void> {
+  const { loc, store, env } = opened;
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache, { tolerate: true });
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
@@ -295,7 +309,7 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   reportDamage(opened, view.damage, report);
   const inactive = view.damage.some((d) => d.document === 'state') ? undefined : await inactiveStateOf(opened, refs, view.state);
   if (inactive) report.errors.push(inactive);
-  if (!view.state || inactive) return report;
+  if (!view.state || inactive) return;
   reportDamage(opened, (await readSignals(store, refs)).damaged, report);
   const docs = await withUnimported(opened, refs, at, view, report);
   const plan = planEnvironment({ ...planInputOf(opened, view.state.generation, docs), damaged: damagedUnits(env.name, view.damage) });
@@ -308,5 +322,4 @@ export async function statusOpened(rt: Runtime, opened: OpenedEnvironment): Prom
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
   report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await store.localRunRefs(refs)));
-  return report;
 }

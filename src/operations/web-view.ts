@@ -14,13 +14,13 @@ import { knownEnvironments } from '../project/instances';
 import type { GraphReport, LogEntry, LogReport, ShowReport, StatusReport } from '../report/types';
 import { byCodeUnits } from '../util/compare';
 import type { Runtime } from '../util/runtime';
-import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, readDeclarations } from './context';
+import { type EnvironmentRequest, type OpenedEnvironment, readDeclarations } from './context';
 import { graphOf } from './graph';
 import { discoverInstances } from './instance-discovery';
 import { readRefs, withEnvironmentRead } from './inspect-state';
 import { logOpened } from './log';
 import { showOpened } from './show';
-import { statusOpened } from './status';
+import { statusWithRefs } from './status';
 
 /** One environment on the page of environments: its status and its latest operation. */
 export interface EnvironmentSummary {
@@ -57,16 +57,11 @@ export interface UnitPageData {
 }
 
 /** How many operations an environment's page lists before linking to its history. */
-export const RECENT_OPERATIONS = 5;
+const RECENT_OPERATIONS = 5;
 
 /** Runs `fn` on the environment opened for reading with rendering (status needs the units rendered). */
-async function withRenderedEnvironment<T>(rt: Runtime, req: EnvironmentRequest, fn: (opened: OpenedEnvironment) => Promise<T>): Promise<T> {
-  const opened = await openEnvironment(rt, { path: req.path, environment: req.environment, ...(req.local ? { local: true } : {}) }, { writes: false });
-  try {
-    return await fn(opened);
-  } finally {
-    opened.close();
-  }
+function withRenderedEnvironment<T>(rt: Runtime, req: EnvironmentRequest, fn: (opened: OpenedEnvironment) => Promise<T>): Promise<T> {
+  return withEnvironmentRead(rt, req, fn, { renders: true });
 }
 
 /** The declared environments and the instances state holds, each with its status and its latest operation, by name. */
@@ -89,8 +84,8 @@ export async function projectOverview(rt: Runtime, path: string, local = false):
 async function summaryOf(rt: Runtime, req: EnvironmentRequest): Promise<Omit<EnvironmentSummary, 'name' | 'labels'>> {
   try {
     return await withRenderedEnvironment(rt, req, async (opened) => {
-      const status = await statusOpened(rt, opened);
-      const last = (await logOpened(opened, { ...req, limit: 1 })).entries[0];
+      const { report: status, refs } = await statusWithRefs(rt, opened);
+      const last = (await logOpened(opened, { ...req, limit: 1 }, refs)).entries[0];
       return { status, ...(last ? { last } : {}), errors: [] };
     });
   } catch (error) {
@@ -101,13 +96,16 @@ async function summaryOf(rt: Runtime, req: EnvironmentRequest): Promise<Omit<Env
 
 export async function environmentPage(rt: Runtime, req: EnvironmentRequest): Promise<EnvironmentPageData> {
   return withRenderedEnvironment(rt, req, async (opened) => {
-    const status = await statusOpened(rt, opened);
-    return { status, graph: graphOf(opened, status), recent: await logOpened(opened, { ...req, limit: RECENT_OPERATIONS }) };
+    const { report: status, refs } = await statusWithRefs(rt, opened);
+    return { status, graph: graphOf(opened, status), recent: await logOpened(opened, { ...req, limit: RECENT_OPERATIONS }, refs) };
   });
 }
 
 export async function unitPage(rt: Runtime, req: EnvironmentRequest & { unit: string }): Promise<UnitPageData> {
-  return withRenderedEnvironment(rt, req, async (opened) => ({ status: await statusOpened(rt, opened), show: await showOpened(opened, req.unit) }));
+  return withRenderedEnvironment(rt, req, async (opened) => {
+    const { report: status, refs } = await statusWithRefs(rt, opened);
+    return { status, show: await showOpened(opened, req.unit, refs) };
+  });
 }
 
 /** The environment's history, newest first: at most `limit` operations (0: all). */
@@ -125,27 +123,29 @@ export interface RunPageData {
 
 export async function runPage(rt: Runtime, req: EnvironmentRequest & { run: string }): Promise<RunPageData> {
   return withRenderedEnvironment(rt, req, async (opened) => {
-    const log = await logOpened(opened, { ...req, limit: 0 });
-    return { log, entries: log.entries.filter((e) => e.run === req.run), status: await statusOpened(rt, opened) };
+    const { report: status, refs } = await statusWithRefs(rt, opened);
+    const log = await logOpened(opened, { ...req, limit: 0 }, refs);
+    return { log, entries: log.entries.filter((e) => e.run === req.run), status };
   });
 }
 
 /**
- * A short digest of the state refs of the declared environments, of the instances state holds
- * and of these instances (desired,
- * observed and everything under their coordination prefix: the lease, run records, signals),
- * read without moving any ref. It changes when one of them does, when an environment is declared
- * or removed, and when one starts or stops being readable.
+ * A short digest of the state refs (desired, observed and everything under the coordination
+ * prefix: the lease, run records, signals) of the declared environments, of the instances state
+ * holds, and of `environment` (an instance a page shows), read without moving any ref. It changes
+ * when one of them does, when an environment is declared or removed, and when one starts or stops
+ * being readable.
  */
-export async function stateVersion(rt: Runtime, path: string, instances: readonly string[], local = false): Promise<string> {
+export async function stateVersion(rt: Runtime, path: string, environment: string | undefined, local = false): Promise<string> {
   const project = await readDeclarations(rt, path);
   const { known } = knownEnvironments(project);
   const discovered = await discoverInstances(rt, path, project, local);
+  const named = environment === undefined ? [] : [environment];
   const hash = createHash('sha256');
   // Sorted: the same set of environments gives the same version, whatever order it was named in.
-  for (const environment of [...new Set([...known, ...discovered.names, ...instances])].sort(byCodeUnits)) {
-    hash.update(`${environment}\n`);
-    hash.update(`${JSON.stringify(await refsOf(rt, { path, environment, ...(local ? { local: true } : {}) }))}\n`);
+  for (const env of [...new Set([...known, ...discovered.names, ...named])].sort(byCodeUnits)) {
+    hash.update(`${env}\n`);
+    hash.update(`${JSON.stringify(await refsOf(rt, { path, environment: env, ...(local ? { local: true } : {}) }))}\n`);
   }
   return hash.digest('hex').slice(0, 16);
 }
@@ -154,7 +154,7 @@ async function refsOf(rt: Runtime, req: EnvironmentRequest): Promise<[string, st
   try {
     return await withEnvironmentRead(rt, req, async (opened) => {
       const read = await readRefs(opened);
-      return read.refs ? [...read.refs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : read.errors.map((d) => d.code);
+      return read.refs ? [...read.refs].sort(([a], [b]) => byCodeUnits(a, b)) : read.errors.map((d) => d.code);
     });
   } catch (error) {
     if (!(error instanceof NylError)) throw error;

@@ -1,14 +1,14 @@
 /**
  * HTML built so that nothing is shown unescaped: every value interpolated into the `html` tag is
  * escaped for text and for double-quoted attribute values alike, unless it is already Html (a
- * fragment this module built). There is no other way to make Html from a string than `html`, and
- * `trustedMarkup` exists only for the fixed markup of this folder's own assets, so a unit name,
- * an output value, a commit message or a condition reaches the page as text, whatever it holds.
+ * fragment this module built, recognised by a private symbol). There is no other way to make Html
+ * from a string than `html`'s literal parts, so a unit name, an output value, a commit message or
+ * a condition reaches the page as text, whatever it holds.
  */
 
 const HTML_BRAND = Symbol('nyl.html');
 
-/** A fragment of markup built by `html` (or one of this folder's constant assets). */
+/** A fragment of markup built by `html`. */
 export interface Html {
   readonly [HTML_BRAND]: true;
   readonly markup: string;
@@ -51,11 +51,6 @@ export function html(parts: TemplateStringsArray, ...values: HtmlValue[]): Html 
 /** Several fragments as one. */
 export function join(items: readonly HtmlValue[], separator: HtmlValue = ''): Html {
   return fragment(items.map(markupOf).join(markupOf(separator)));
-}
-
-/** Markup written in this folder's source as a constant (an SVG path, an entity); never a value read from anywhere. */
-export function trustedMarkup(constant: string): Html {
-  return fragment(constant);
 }
 
 /** The page's final text. */

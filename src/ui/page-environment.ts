@@ -36,7 +36,7 @@ function unitRow(env: string, u: UnitStatus): Html {
 </tr>`;
 }
 
-export function unitsTable(status: StatusReport): Html {
+function unitsTable(status: StatusReport): Html {
   const env = status.environment;
   if (status.unitOrder.length === 0) return html`<p class="empty">No units.</p>`;
   return html`<table class="units">
@@ -45,7 +45,7 @@ export function unitsTable(status: StatusReport): Html {
 </table>`;
 }
 
-export function stateFields(status: StatusReport): Html {
+function stateFields(status: StatusReport): Html {
   return fields([
     ['Source', oid(status.source)],
     ['Desired', oid(status.desired)],

@@ -26,7 +26,7 @@ ${more}`;
  * Each unit of the run with its result: what the run's operations recorded (the latest one wins,
  * entries are newest first), then the units a live run has started and not recorded yet.
  */
-export function runUnits(entries: readonly LogEntry[], status?: StatusReport, run?: string): [string, string][] {
+function runUnits(entries: readonly LogEntry[], status?: StatusReport, run?: string): [string, string][] {
   const units = new Map<string, string>();
   for (const e of entries) for (const [u, r] of Object.entries(e.units)) if (!units.has(u)) units.set(u, r);
   for (const name of status?.unitOrder ?? []) {

@@ -24,7 +24,7 @@ export interface Answer {
 /** The routes answered by a page read through the source. */
 export type PageRoute = Extract<Route, { page: 'environments' | 'environment' | 'unit' | 'history' | 'run' }>;
 
-export const HTML_TYPE = 'text/html; charset=utf-8';
+const HTML_TYPE = 'text/html; charset=utf-8';
 export const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 function ok(markup: ReturnType<typeof html>): Answer {

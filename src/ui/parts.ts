@@ -116,7 +116,7 @@ export function leaseText(lease: LeaseSummary | undefined): Html {
 }
 
 /** One operation of the history: when, what, who and why, and what it did to each unit. */
-export function entryItem(env: string, e: LogEntry): Html {
+function entryItem(env: string, e: LogEntry): Html {
   const units = Object.entries(e.units);
   return html`<li class="entry">
 <div class="entry-head">${time(e.at)} ${badge(e.operation)} <span class="headline">${e.headline}</span></div>

@@ -87,7 +87,7 @@ class UiHandler {
     private readonly source: ViewSource,
     private readonly options: UiServerOptions,
   ) {
-    this.versions = new VersionCache((env) => this.read(() => source.version(env === undefined ? [] : [env])), options.pollMs);
+    this.versions = new VersionCache((env) => this.read(() => source.version(env)), options.pollMs);
   }
 
   /** One read of the source, after those before it; none once the server closed. */

@@ -4,7 +4,7 @@
  * Contract: every method reads, none writes state or takes a lease. A method either returns its
  * data (diagnostics about state, such as missing or damaged state, are part of the reports) or
  * throws NylError when the environment itself cannot be opened (unknown, a source ref that does
- * not resolve). `version` changes exactly when the state refs of a declared environment or a named instance change.
+ * not resolve). `version` changes exactly when the state refs it covers change.
  * The server calls one method at a time (it serializes them), so an implementation need not be
  * safe for concurrent calls. The real one is `stateRefsSource` (operations over Git); unit tests
  * of the server and pages use an in-memory fake.
@@ -20,8 +20,8 @@ export interface ViewSource {
   /** At most `limit` operations, newest first (0: all). */
   history(environment: string, limit: number): Promise<LogReport>;
   run(environment: string, run: string): Promise<RunPageData>;
-  /** The version of the state refs of the declared environments and of these instances. */
-  version(instances: readonly string[]): Promise<string>;
+  /** The version of the state refs of the declared environments, the instances state holds, and `environment` (the one a page shows). */
+  version(environment?: string): Promise<string>;
 }
 
 /** The view source over the project at `path` and its state refs. */
@@ -33,6 +33,6 @@ export function stateRefsSource(rt: Runtime, path: string, local: boolean): View
     unit: (environment, unit) => unitPage(rt, { ...req(environment), unit }),
     history: (environment, limit) => historyPage(rt, { ...req(environment), limit }),
     run: (environment, run) => runPage(rt, { ...req(environment), run }),
-    version: (instances) => stateVersion(rt, path, instances, local),
+    version: (environment) => stateVersion(rt, path, environment, local),
   };
 }

@@ -326,3 +326,20 @@ test('a unit the state does not hold is a 404; a damaged digest does not fail th
   assert.match(damaged.body, /no readable digest/);
   assert.equal(render(html`${{ markup: '<b>x</b>' }}`), '[object Object]');
 });
+
+test('a fix shows its commands (between backticks in the catalog) as code, escaped', async () => {
+  const { fixText } = await import('../../dist/ui/parts.js');
+  assert.equal(render(fixText('run `nyl resume -e dev --unit <x>` first')), 'run <code>nyl resume -e dev --unit &lt;x&gt;</code> first');
+});
+
+test('--listen: host:port, [v6]:port or a bare port; anything else is a usage error', async () => {
+  const { listenAddressOf } = await import('../../dist/cli/ui-command.js');
+  assert.deepEqual(listenAddressOf(undefined), { host: '127.0.0.1', port: 4780 });
+  assert.deepEqual(listenAddressOf('8080'), { host: '127.0.0.1', port: 8080 });
+  assert.deepEqual(listenAddressOf('0.0.0.0:0'), { host: '0.0.0.0', port: 0 });
+  assert.deepEqual(listenAddressOf('[::1]:4780'), { host: '::1', port: 4780 });
+  assert.deepEqual(listenAddressOf('localhost:9000'), { host: 'localhost', port: 9000 });
+  for (const bad of ['localhost:http', '127.0.0.1:70000', ':80', 'a b:1', '[::1]', 'http://127.0.0.1:80']) {
+    assert.throws(() => listenAddressOf(bad), (e) => e.diagnostics?.[0]?.code === 'NYL-USAGE', bad);
+  }
+});
