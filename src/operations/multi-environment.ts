@@ -21,17 +21,21 @@
  *   after it, and those not started report NYL-RUN-CANCELLED.
  * - The exit code of each environment is decided by the one rule (report/exit-code.ts), as its own
  *   single-environment command would exit; the command's is the most severe across environments.
- * - `--unit UNIT` must name a unit of every selected environment, `--unit ENV/UNIT` one of ENV:
- *   checked for all environments before the first one starts.
+ * - `--unit UNIT` must name a unit of every selected environment, `--unit ENV/UNIT` one of ENV,
+ *   each by the rule of the environment's own command (a teardown: a unit its state holds an
+ *   incarnation of): checked for all environments before the first one starts.
  */
 import { type Diagnostic, diagnostic, NylError } from '../errors/diagnostic';
 import { resolveEnvironment } from '../project/instances';
 import { ownershipSet } from '../project/selectors';
 import { exitCodeOf } from '../report/exit-code';
 import { emptyDiagnostics, FORMAT_VERSION, type MultiEnvironmentReport, type RefusalDocument, REPORT_API_VERSION, type SingleEnvironmentReport } from '../report/types';
-import { readEnvironmentState } from '../state/read';
+import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
+import { requestedUnits } from '../run/teardown-requests';
 import type { Runtime } from '../util/runtime';
-import { openEnvironment, readDeclarations } from './context';
+import { openEnvironment, type OpenedEnvironment, readDeclarations } from './context';
+import { readRefs } from './inspect-state';
+import { verifiableUnits } from './verify';
 import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, resolveSelection, unitsByEnvironment } from './environment-selection';
 
 export type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
@@ -42,16 +46,20 @@ interface CommandTraits {
   kind: RefusalDocument['kind'];
   /** Which environments must have ended 0 before one starts (see the header). */
   gate: 'dependencies' | 'dependents' | 'none';
-  /** Where `--unit` names are looked up: the ownership set, or it and the units state holds. */
-  unitsFrom: 'source' | 'source-and-state';
+  /**
+   * Which `--unit` names the command's own single-environment run accepts: the ownership set's
+   * (reconcile, plan, status), those verify accepts (verifiableUnits), or those a teardown can
+   * tear down: the units state holds an incarnation of (requestedUnits).
+   */
+  unitsFrom: 'source' | 'verifiable' | 'incarnations';
 }
 
 const COMMAND_TRAITS: Record<MultiEnvironmentOperation, CommandTraits> = {
   reconcile: { kind: 'ReconcileReport', gate: 'dependencies', unitsFrom: 'source' },
-  teardown: { kind: 'ReconcileReport', gate: 'dependents', unitsFrom: 'source-and-state' },
+  teardown: { kind: 'ReconcileReport', gate: 'dependents', unitsFrom: 'incarnations' },
   plan: { kind: 'ReconcileReport', gate: 'none', unitsFrom: 'source' },
   status: { kind: 'StatusReport', gate: 'none', unitsFrom: 'source' },
-  verify: { kind: 'StateOperationReport', gate: 'none', unitsFrom: 'source-and-state' },
+  verify: { kind: 'StateOperationReport', gate: 'none', unitsFrom: 'verifiable' },
 };
 
 /** What selects the environments and their units; the rest of each command's options stay with `RunEnvironment`. */
@@ -172,32 +180,29 @@ async function unitsOf(rt: Runtime, req: MultiEnvironmentRequest, order: string[
   return unitsByEnvironment(order, req.units, (env) => known.get(env) ?? new Set());
 }
 
-/** One environment's units for --unit: its ownership set, and for teardown and verify the units its state holds. */
+/** One environment's units for --unit: those its own command accepts (CommandTraits.unitsFrom). */
 async function knownUnits(rt: Runtime, req: MultiEnvironmentRequest, environment: string, traits: CommandTraits): Promise<Set<string>> {
   const opened = await openEnvironment(rt, { path: req.path, environment, ...(req.source !== undefined ? { source: req.source } : {}), ...(req.local ? { local: true } : {}) }, { writes: false });
   try {
-    const units = new Set(ownershipSet(opened.project, opened.env).map((u) => u.name));
-    if (traits.unitsFrom === 'source-and-state') {
-      for (const name of await stateUnits(opened)) units.add(name);
-    }
-    return units;
+    const owned = ownershipSet(opened.project, opened.env).map((u) => u.name);
+    const view = traits.unitsFrom === 'source' ? undefined : await stateView(opened);
+    // State that cannot be read here: the environment's own command reports why, in its section.
+    if (!view) return new Set(owned);
+    if (traits.unitsFrom === 'verifiable') return new Set(verifiableUnits(opened, view));
+    return new Set(view.state ? requestedUnits(view.desiredUnits, view.state.generation, 'all') : owned);
   } finally {
     opened.close();
   }
 }
 
-/**
- * The units an environment's state holds. State that cannot be read here (missing, deleted,
- * unreachable) holds none: the environment's own command then reports why, in its section.
- */
-async function stateUnits(opened: Awaited<ReturnType<typeof openEnvironment>>): Promise<string[]> {
+/** An environment's state as read now (moving no ref), or undefined when it cannot be read. */
+async function stateView(opened: OpenedEnvironment): Promise<EnvironmentStateView | undefined> {
+  const read = await readRefs(opened);
+  if (!read.refs) return undefined;
   try {
-    await opened.store.ensureOpen();
-    const refs = await opened.store.snapshot();
-    const view = await readEnvironmentState(opened.store.reader, opened.loc, refs, opened.store.cache);
-    return [...view.desiredUnits.keys()];
+    return await readEnvironmentState(opened.store.reader, opened.loc, read.refs, opened.store.cache);
   } catch (error) {
-    if (error instanceof NylError) return [];
+    if (error instanceof NylError) return undefined;
     throw error;
   }
 }

@@ -64,10 +64,15 @@ export async function verifyOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   return withLease(rt, store, options, (tx) => verifyUnderLease(rt, opened, req, tx, { refs, view }));
 }
 
+/** The units `--unit` may name: the ownership set's and those the state knows. */
+export function verifiableUnits(opened: OpenedEnvironment, view: EnvironmentStateView): string[] {
+  return [...new Set([...ownershipSet(opened.project, opened.env).map((u) => u.name), ...view.desiredUnits.keys()])];
+}
+
 /** --unit: names the ownership set or the state knows; anything else is refused before the lease. */
 function requireKnownUnits(opened: OpenedEnvironment, view: EnvironmentStateView, units: string[] | undefined): void {
   if (!units || units.length === 0) return;
-  const known = new Set([...ownershipSet(opened.project, opened.env).map((u) => u.name), ...view.desiredUnits.keys()]);
+  const known = new Set(verifiableUnits(opened, view));
   const unknown = units.filter((u) => !known.has(u));
   if (unknown.length === 0) return;
   const env = opened.env.name;

@@ -141,12 +141,24 @@ test('--unit: ENV/UNIT runs one environment; an unqualified unit must exist in e
   assert.deepEqual(missing.json.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN']);
   assert.match(missing.json.errors[0].message, /extra \(not in staging\)/);
   const teardown = await run(project, ['teardown', '-g', 'apps', '--unit', 'extra', '-o', 'json'], 1);
-  assert.match(teardown.json.errors[0].message, /extra \(not in staging\)/, 'checked for every environment before any tears down');
+  // Nothing was reconciled: neither state holds an incarnation of extra, which is what a teardown needs.
+  assert.match(teardown.json.errors[0].message, /extra \(not in dev, staging\)/, 'checked for every environment before any tears down');
   const one = await run(project, ['reconcile', '-e', 'network', '-e', 'dev', '--unit', 'dev/extra', '-o', 'json']);
   assert.deepEqual(one.json.environmentOrder, ['dev'], 'network runs no unit: left out');
   assert.deepEqual(one.json.environments.dev.selected, ['extra']);
   const both = await run(project, ['reconcile', '-g', 'apps', '--unit', 'app', '-o', 'json']);
   assert.deepEqual(both.json.environmentOrder, ['dev', 'staging']);
+});
+
+test('teardown --unit over several environments refuses a unit one state holds no incarnation of, before any tears down', async () => {
+  const { project, lines } = await platform();
+  // dev has app in state; staging owns app too, but its state holds no incarnation of it yet.
+  await run(project, ['reconcile', '-e', 'network', '-e', 'dev']);
+  const before = lines().length;
+  const refused = await run(project, ['teardown', '-g', 'apps', '--unit', 'app', '-o', 'json'], 1);
+  assert.deepEqual(refused.json.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN']);
+  assert.match(refused.json.errors[0].message, /app \(not in staging\)/);
+  assert.deepEqual(lines().slice(before).filter((l) => l.startsWith('teardown ')), [], 'dev/app was not torn down');
 });
 
 test('a signal cancels the running environment and starts no other', async () => {
