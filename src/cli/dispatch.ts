@@ -7,7 +7,8 @@
 import { NodeProcessRunner } from '../exec/process';
 import { diagnostic, type Diagnostic, fail, NylError } from '../errors/diagnostic';
 import { DEFAULT_NETWORK_TIMEOUT_MS, Git } from '../git/git';
-import { FORMAT_VERSION, REPORT_API_VERSION, type RefusalDocument, type Report } from '../report/types';
+import { refusalDocument } from '../report/refusal';
+import type { Report } from '../report/types';
 import { OffsetClock, SystemClock, type Clock } from '../util/clock';
 import { parseDuration } from '../util/duration';
 import { FaultPoints, type Runtime } from '../util/runtime';
@@ -75,28 +76,6 @@ function environmentOfRefusal(p: ParsedCommand): string {
  */
 export function asksForJson(args: readonly string[]): boolean {
   return args.some((a, i) => ((a === '-o' || a === '--output') && args[i + 1] === 'json') || a === '-ojson' || a === '-o=json' || a === '--output=json');
-}
-
-/** The one JSON document of a command that refused before it ran (a `kind` of every command's family). */
-export function refusalDocument(
-  kind: Report['kind'],
-  operation: string | undefined,
-  environment: string,
-  diagnostics: Diagnostic[],
-  details: Record<string, unknown> = {},
-): RefusalDocument {
-  return {
-    apiVersion: REPORT_API_VERSION,
-    formatVersion: FORMAT_VERSION,
-    kind,
-    ...(operation !== undefined ? { operation } : {}),
-    environment,
-    result: 'refused',
-    errors: diagnostics,
-    warnings: [],
-    notes: [],
-    details,
-  };
 }
 
 /** The kind of the read-only inspection commands' reports, by command. */

@@ -14,7 +14,8 @@ function version(): string {
 
 /** An unknown command is NYL-USAGE: as text on stderr, or as the one JSON document -o json asks for. */
 function unknownCommand(argv: string[]): number {
-  const { asksForJson, refusalDocument } = require('./dispatch') as typeof import('./dispatch');
+  const { asksForJson } = require('./dispatch') as typeof import('./dispatch');
+  const { refusalDocument } = require('../report/refusal') as typeof import('../report/refusal');
   const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
   const { renderDiagnostics } = require('./render-text') as typeof import('./render-text');
   const { unknownCommandHelp } = require('./suggest') as typeof import('./suggest');

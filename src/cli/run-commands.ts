@@ -5,6 +5,7 @@
  */
 import { resolve as resolvePath } from 'node:path';
 import { fail } from '../errors/diagnostic';
+import type { MultiEnvironmentOperation } from '../operations/multi-environment';
 import type { Report, SingleEnvironmentReport } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import { environmentSelectorOf, unitsOfSingle } from './environment-options';
@@ -45,7 +46,7 @@ async function severalOf(rt: Runtime, p: ParsedCommand): Promise<Report> {
     ...(source !== undefined ? { source } : {}),
     ...(p.values.local === true ? { local: true } : {}),
   };
-  const operation = p.spec.words[0] as 'reconcile' | 'teardown' | 'plan' | 'status' | 'verify';
+  const operation = p.spec.words[0] as MultiEnvironmentOperation;
   return runEnvironments(rt, operation, request, (environment, named) => targetCommandOf(rt, p, { environment, units: named ?? [] }));
 }
 

@@ -29,6 +29,7 @@ import { type Diagnostic, diagnostic, NylError } from '../errors/diagnostic';
 import { resolveEnvironment } from '../project/instances';
 import { ownershipSet } from '../project/selectors';
 import { exitCodeOf } from '../report/exit-code';
+import { refusalDocument } from '../report/refusal';
 import { emptyDiagnostics, FORMAT_VERSION, type MultiEnvironmentReport, type RefusalDocument, REPORT_API_VERSION, type SingleEnvironmentReport } from '../report/types';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import { requestedUnits } from '../run/teardown-requests';
@@ -63,7 +64,7 @@ const COMMAND_TRAITS: Record<MultiEnvironmentOperation, CommandTraits> = {
 };
 
 /** What selects the environments and their units; the rest of each command's options stay with `RunEnvironment`. */
-export interface MultiEnvironmentRequest {
+interface MultiEnvironmentRequest {
   path: string;
   selector: EnvironmentSelector;
   /** `--unit`/`--units` names as given: `UNIT` (in every selected environment) or `ENV/UNIT`. */
@@ -76,16 +77,16 @@ export interface MultiEnvironmentRequest {
 }
 
 /** Runs the command for one environment; `units` are its `--unit` names when any were given. */
-export type RunEnvironment = (environment: string, units: string[] | undefined) => Promise<SingleEnvironmentReport>;
+type RunEnvironment = (environment: string, units: string[] | undefined) => Promise<SingleEnvironmentReport>;
 
 /** One environment's end: its own document and its exit code. */
-export interface Ended {
+interface Ended {
   document: SingleEnvironmentReport | RefusalDocument;
   exit: number;
 }
 
 /** The environments that run (with --unit, those some unit option names) and what each waits for. */
-export interface Schedule extends EnvironmentOrder {
+interface Schedule extends EnvironmentOrder {
   units: Map<string, string[]> | undefined;
 }
 
@@ -116,23 +117,13 @@ async function endOf(operation: MultiEnvironmentOperation, traits: CommandTraits
 }
 
 /** The short refusal form of one environment's section. */
-function refusalOf(operation: MultiEnvironmentOperation, traits: CommandTraits, environment: string, errors: Diagnostic[], details: Record<string, unknown> = {}): RefusalDocument {
-  return {
-    apiVersion: REPORT_API_VERSION,
-    formatVersion: FORMAT_VERSION,
-    kind: traits.kind,
-    // status has no operation; verify's reports name it as every state operation does.
-    ...(operation === 'status' ? {} : { operation }),
-    environment,
-    result: 'refused',
-    ...emptyDiagnostics(),
-    errors,
-    details,
-  };
+function refusalOf(operation: MultiEnvironmentOperation, traits: CommandTraits, environment: string, errors: Diagnostic[], details: Record<string, unknown>): RefusalDocument {
+  // status has no operation; verify's reports name it as every state operation does.
+  return refusalDocument(traits.kind, operation === 'status' ? undefined : operation, environment, errors, details);
 }
 
 /** The sections of environments that do not run: blocked by the gate, or not started after a signal. */
-export interface UnrunSections {
+interface UnrunSections {
   blocked(environment: string, waitedFor: string[], ended: ReadonlyMap<string, Ended>): Ended;
   notStarted(environment: string): Ended;
 }

@@ -22,7 +22,7 @@ import { canonicalJson, compactReads, executionKey, type KeyReads } from '../pro
 import { dependencyOrder } from '../project/graph';
 import { type ProducerReceipt, type ReceiptOf, renderUnit } from '../project/render';
 import { sourceReads } from '../project/source-reads';
-import { triggersOf } from '../project/validate';
+import { triggersOf } from '../project/graph';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { ConditionRecord, DesiredUnitDoc, ReceiptRecord } from '../state/documents';

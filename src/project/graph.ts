@@ -212,6 +212,12 @@ export interface UnitEdge {
   pointer?: string;
 }
 
+/** The units named in a unit's `triggers`. */
+export function triggersOf(unit: { spec: Record<string, unknown> }): string[] {
+  const t = unit.spec.triggers;
+  return Array.isArray(t) ? t.filter((n): n is string => typeof n === 'string') : [];
+}
+
 /**
  * The edges between the given units, one per reason (a unit that both declares and references
  * another has two), dependency first, in the order of the consumers and then of their spec. An
@@ -222,8 +228,7 @@ export function unitEdges(units: readonly { name: string; declaredDependsOn: rea
   const edges: UnitEdge[] = [];
   for (const u of units) {
     for (const d of u.declaredDependsOn) edges.push({ from: d, to: u.name, via: 'dependsOn' });
-    const triggers = Array.isArray(u.spec.triggers) ? (u.spec.triggers as unknown[]).filter((t): t is string => typeof t === 'string') : [];
-    for (const t of triggers) edges.push({ from: t, to: u.name, via: 'trigger' });
+    for (const t of triggersOf(u)) edges.push({ from: t, to: u.name, via: 'trigger' });
     for (const r of u.references) edges.push({ from: r.unit, to: u.name, via: 'reference', output: r.output, pointer: r.pointer });
   }
   return edges.filter((e) => names.has(e.from) && names.has(e.to));

@@ -12,7 +12,7 @@ import { UNIT_KINDS } from '../drivers/kinds';
 import { type Diagnostic, type SourceLocation, diagnostic } from '../errors/diagnostic';
 import { closest } from '../util/closest';
 import { type SchemaProblem, childPointer } from '../util/schema';
-import { findCycles } from './graph';
+import { findCycles, triggersOf } from './graph';
 import { patternSuffix, patternsOverlap } from './name-pattern';
 import type {
   EnvironmentGroupResource,
@@ -254,12 +254,6 @@ function checkRepositoryRef(
       repositories,
     ),
   );
-}
-
-/** The units named in a unit's `triggers`. */
-export function triggersOf(unit: UnitResource): string[] {
-  const t = unit.spec.triggers;
-  return Array.isArray(t) ? t.filter((n): n is string => typeof n === 'string') : [];
 }
 
 function unitCycles(units: Map<string, UnitResource>, locate: Locate): Diagnostic[] {

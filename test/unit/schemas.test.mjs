@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { schemaFiles } from '../../scripts/gen-schemas.mjs';
 import { RESOURCE_KINDS, resourceSchema } from '../../dist/project/schema.js';
 import { validateSchema } from '../../dist/util/schema.js';
-import { refusalDocument } from '../../dist/cli/dispatch.js';
+import { refusalDocument } from '../../dist/report/refusal.js';
 import { diagnostic } from '../../dist/errors/diagnostic.js';
 import { DRAFT_2020_12, describeErrors, readSchema, schemaFileNames, strictAjv, validatorOf } from '../support/schemas.mjs';
 
