@@ -37,7 +37,7 @@ import type { Runtime } from '../util/runtime';
 import { openEnvironment, type OpenedEnvironment, readDeclarations } from './context';
 import { readRefs } from './inspect-state';
 import { verifiableUnits } from './verify';
-import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, resolveSelection, unitsByEnvironment } from './environment-selection';
+import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, qualifiedUnits, resolveSelection, unitsByEnvironment } from './environment-selection';
 
 export type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
 
@@ -161,13 +161,14 @@ async function scheduleOf(rt: Runtime, req: MultiEnvironmentRequest, traits: Com
 
 /**
  * The per-environment unit lists of --unit (undefined when none is named). A plain UNIT must be a
- * unit of every selected environment: each environment is opened (read only) for the units its
- * own command would accept.
+ * unit of every selected environment: each environment some name targets is opened (read only)
+ * for the units its own command would accept; one no name targets runs nothing and is not opened.
  */
 async function unitsOf(rt: Runtime, req: MultiEnvironmentRequest, order: string[], traits: CommandTraits): Promise<Map<string, string[]> | undefined> {
   if (!req.units || req.units.length === 0) return undefined;
+  const named = qualifiedUnits(order, req.units);
   const known = new Map<string, Set<string>>();
-  for (const env of order) known.set(env, await knownUnits(rt, req, env, traits));
+  for (const env of order) if (named.get(env)!.length > 0) known.set(env, await knownUnits(rt, req, env, traits));
   return unitsByEnvironment(order, req.units, (env) => known.get(env) ?? new Set());
 }
 
