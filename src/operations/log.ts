@@ -5,11 +5,12 @@
  * Reads the first-parent histories of both state refs and merges them (src/state/log-entries.ts);
  * takes no lease and writes nothing. A deleted or moved state still has its history, which is
  * what a user looks for then: log shows it under a warning; missing state is an error, as in
- * status. With --unit, entries are read newest first and the walk stops at the limit, since
+ * status. The histories are walked whole (their merge needs both); with --unit, the entries are
+ * then checked newest first and the checks stop at the first matching entry past the limit, since
  * telling whether an operation changed a unit costs a read per commit.
  */
 import { damageDiagnostic } from '../state/damage';
-import { entryChangedUnit, entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, unitResults } from '../state/log-entries';
+import { entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, unitChangeCheck, unitResults } from '../state/log-entries';
 import { readStateFile } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { emptyDiagnostics, FORMAT_VERSION, type LogEntry, type LogReport, REPORT_API_VERSION } from '../report/types';
@@ -54,9 +55,10 @@ function movedOf(body: Record<string, unknown>): { from?: string; to?: string } 
 export async function selectEntries(opened: OpenedEnvironment, refs: RefSnapshot, unit: string | undefined, limit: number): Promise<{ entries: LogEntry[]; truncated: boolean }> {
   const { reader } = opened.store;
   const history = await readEnvironmentHistory(reader, opened.loc, refs);
+  const changedUnit = unit !== undefined ? unitChangeCheck(reader, opened.loc, unit) : undefined;
   const entries: LogEntry[] = [];
   for (const e of history) {
-    if (unit !== undefined && !namesUnit(parseTransition(e.message), unit) && !(await entryChangedUnit(reader, opened.loc, e, unit))) continue;
+    if (unit !== undefined && !namesUnit(parseTransition(e.message), unit) && !(await changedUnit!(e))) continue;
     // Truncated only when an entry that would show was left out.
     if (limit > 0 && entries.length === limit) return { entries, truncated: true };
     entries.push(logEntryOf(e));

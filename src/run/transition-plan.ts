@@ -39,10 +39,13 @@ function differs<T>(prev: T | undefined, doc: T): boolean {
   return prev === undefined || (prev !== doc && canonicalJson(prev) !== canonicalJson(doc));
 }
 
-/** A document stored in an earlier form, which the next write migrates (unknown: not read, nothing to migrate). */
-function earlierForm(doc: object, prev: object | undefined): boolean {
-  return (storedOf(doc) ?? (prev ? storedOf(prev) : undefined))?.form === 1;
+/** Where an unchanged document is stored: as itself, or as the document it equals (undefined: made since, not read). */
+function storedAs(doc: object, prev: object | undefined): StoredUnit | undefined {
+  return storedOf(doc) ?? (prev ? storedOf(prev) : undefined);
 }
+
+/** A document stored in an earlier form, which the next write migrates (unknown: not read, nothing to migrate). */
+const earlierForm = (at: StoredUnit | undefined): boolean => at?.form === 1;
 
 function desiredChanges(before: DocumentSets, after: DocumentSets, out: DocumentChanges, changedNames: Set<string>): DesiredBlobs {
   const blobs: DesiredBlobs = { after: new Map(), before: new Map() };
@@ -53,8 +56,8 @@ function desiredChanges(before: DocumentSets, after: DocumentSets, out: Document
   for (const [name, doc] of after.desired) {
     const prev = before.desired.get(name);
     const changed = differs(prev, doc);
-    if (!changed && !earlierForm(doc, prev)) {
-      const at = storedOf(doc) ?? (prev ? storedOf(prev) : undefined);
+    const at = changed ? undefined : storedAs(doc, prev);
+    if (!changed && !earlierForm(at)) {
       if (at) blobs.after.set(name, { oid: at.oid, doc });
       continue;
     }
@@ -76,9 +79,13 @@ function desiredChanges(before: DocumentSets, after: DocumentSets, out: Document
  */
 function blobForReceipt(name: string, receipt: ReceiptRecord | undefined, blobs: DesiredBlobs): string | undefined {
   if (!receipt || receipt.keepsDesiredCopy) return undefined;
-  const key = canonicalJson(receipt.desired);
+  // The same object, the usual case, needs no serialising.
+  let key: string | undefined;
   for (const candidate of [blobs.after.get(name), blobs.before.get(name)]) {
-    if (candidate && (candidate.doc === receipt.desired || canonicalJson(candidate.doc) === key)) return candidate.oid;
+    if (!candidate) continue;
+    if (candidate.doc === receipt.desired) return candidate.oid;
+    key ??= canonicalJson(receipt.desired);
+    if (canonicalJson(candidate.doc) === key) return candidate.oid;
   }
   return undefined;
 }
@@ -87,7 +94,7 @@ function observedChanges(before: DocumentSets, after: DocumentSets, blobs: Desir
   for (const [name, doc] of after.observed) {
     const prev = before.observed.get(name);
     const changed = differs(prev, doc);
-    if (!changed && !earlierForm(doc, prev)) continue;
+    if (!changed && !earlierForm(storedAs(doc, prev))) continue;
     const text = toYaml(encodeObserved(doc, blobForReceipt(name, doc.receipt, blobs)));
     out.observed.set(`units/${name}.yaml`, text);
     out.written.set(doc, { oid: blobOid(text), form: 2 });

@@ -24,8 +24,8 @@ import { join } from 'node:path';
 import type { ToolLine } from '../exec/lines';
 
 /** How many of its last lines a unit's condition keeps, and how long each may be (UTF-16 units). */
-export const TAIL_LINES = 20;
-export const TAIL_LINE_CHARS = 300;
+const TAIL_LINES = 20;
+const TAIL_LINE_CHARS = 300;
 
 /** Terminal escape sequences (colours, cursor moves) and the other control characters but tab. */
 const CONTROL = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]/g;
@@ -121,11 +121,10 @@ export class UnitOutput {
     return tail;
   }
 
-  /** Keeps a line of the unit, as its condition may show it: masked, readable, short. */
-  private keep(unit: string, text: string): void {
+  /** Keeps a line of the unit (`masked`: its text, masked already), as its condition may show it: masked, readable, short. */
+  private keep(unit: string, masked: string): void {
     const tail = this.tails.get(unit);
     if (!tail) return;
-    const masked = this.maskedText(unit, text);
     // What a terminal shows of a line redrawn with \r (a progress bar) is its last drawing.
     const shown = masked.slice(masked.lastIndexOf('\r', masked.length - 2) + 1);
     const plain = shown.replace(CONTROL, '');
@@ -159,8 +158,9 @@ export class UnitOutput {
 
   /** One line of the tool's own output: its text on stderr, its bytes in the log. */
   tool(unit: string, line: ToolLine): void {
-    if (!this.options.quiet) this.safely(`  [${this.env}/${unit}] ${this.maskedText(unit, line.text)}`);
+    const masked = this.maskedText(unit, line.text);
+    if (!this.options.quiet) this.safely(`  [${this.env}/${unit}] ${masked}`);
     this.append(unit, this.maskedBytes(unit, line.bytes));
-    this.keep(unit, line.text);
+    this.keep(unit, masked);
   }
 }

@@ -16,7 +16,7 @@
 import { isoSeconds } from '../util/clock';
 import { type StateLocation, statePathOf } from './location';
 import { parseYaml } from './parse';
-import { firstParentHistory, type StateCommit } from './state-commits';
+import { firstParentHistory, PathChanges, type StateCommit, wrotePath } from './state-commits';
 import type { ObjectReader, RefSnapshot } from './store';
 
 /** A transition message taken apart: headline, YAML body and Nyl-* trailers. */
@@ -36,7 +36,7 @@ export interface HistoryEntry {
 }
 
 /** The lists of a transition body whose items are unit names, in the order a unit's result takes them. */
-export const UNIT_LISTS = ['executed', 'imported', 'recovered', 'removed', 'held', 'retained', 'released', 'incomplete', 'allowDependents', 'desiredRestored', 'requested'] as const;
+const UNIT_LISTS = ['executed', 'imported', 'recovered', 'removed', 'held', 'retained', 'released', 'incomplete', 'allowDependents', 'desiredRestored', 'requested'] as const;
 
 const TRAILER = /^(Nyl-[A-Za-z-]+): (.*)$/;
 
@@ -158,37 +158,29 @@ export function entryTime(e: HistoryEntry): string {
   return isoSeconds(e.time * 1000);
 }
 
-/** On a shared ref: did the commit change the environment's directory (a root commit that has it did)? */
-async function changedOwnDirectory(reader: ObjectReader, loc: StateLocation, c: StateCommit): Promise<boolean> {
-  if (!loc.statePath) return true;
-  const [own, before] = await reader.readMany([`${c.oid}:${loc.statePath}`, ...(c.parent ? [`${c.parent}:${loc.statePath}`] : [])]);
-  return own !== undefined && own.oid !== before?.oid;
-}
-
-/** The commits of one ref's first-parent history that are the environment's own. */
+/** The commits of one ref's first-parent history that are the environment's own: on a shared ref, those that wrote its directory. */
 async function ownHistory(reader: ObjectReader, loc: StateLocation, tip: string | undefined): Promise<StateCommit[]> {
   const all = await firstParentHistory(reader, tip);
   if (!loc.statePath) return all;
-  const own = await Promise.all(all.map((c) => changedOwnDirectory(reader, loc, c)));
-  return all.filter((_, i) => own[i]);
+  const changes = await new PathChanges(reader, loc.statePath).of(all);
+  return all.filter((_, i) => wrotePath(changes[i]));
 }
 
 /** The environment's history at these refs: one entry per operation, newest first. */
 export async function readEnvironmentHistory(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot): Promise<HistoryEntry[]> {
-  const desired = await ownHistory(reader, loc, refs.get(loc.desiredRef));
-  const observed = loc.observedRef === loc.desiredRef ? [] : await ownHistory(reader, loc, refs.get(loc.observedRef));
+  const [desired, observed] = await Promise.all([
+    ownHistory(reader, loc, refs.get(loc.desiredRef)),
+    loc.observedRef === loc.desiredRef ? [] : ownHistory(reader, loc, refs.get(loc.observedRef)),
+  ]);
   return mergeHistories(desired, observed);
 }
 
-/** Did this commit change the unit's file (added, changed or removed it)? */
-async function commitChangedUnit(reader: ObjectReader, loc: StateLocation, c: StateCommit | undefined, unit: string): Promise<boolean> {
-  if (!c) return false;
-  const path = statePathOf(loc, `units/${unit}.yaml`);
-  const [now, before] = await reader.readMany([`${c.oid}:${path}`, ...(c.parent ? [`${c.parent}:${path}`] : [])]);
-  return now?.oid !== before?.oid;
-}
-
-/** Did the operation change the unit's desired or observed document? */
-export async function entryChangedUnit(reader: ObjectReader, loc: StateLocation, e: HistoryEntry, unit: string): Promise<boolean> {
-  return (await commitChangedUnit(reader, loc, e.desired, unit)) || (await commitChangedUnit(reader, loc, e.observed, unit));
+/**
+ * Tells whether an operation changed the unit's desired or observed document (added, changed or
+ * removed it). One per walk: each commit's file is read once, whichever entries ask for it.
+ */
+export function unitChangeCheck(reader: ObjectReader, loc: StateLocation, unit: string): (e: HistoryEntry) => Promise<boolean> {
+  const changes = new PathChanges(reader, statePathOf(loc, `units/${unit}.yaml`));
+  const changed = async (c: StateCommit | undefined) => c !== undefined && (await changes.of([c]))[0] !== undefined;
+  return async (e) => (await changed(e.desired)) || (await changed(e.observed));
 }

@@ -68,6 +68,9 @@ const CHECKED_UNITS = 'state-units-2';
 
 type CachedUnit<T> = [name: string, doc: T, oid: string, form: 1 | 2];
 
+/** The desired documents by blob id that an observed read resolves receipts from (desiredByBlob). */
+type KnownDesired = () => ReadonlyMap<string, DesiredUnitDoc> | Promise<ReadonlyMap<string, DesiredUnitDoc>>;
+
 /** A unit file of a units tree, parsed and shape-checked, before it is decoded. */
 interface RawUnit {
   unit: string;
@@ -80,7 +83,8 @@ interface RawUnit {
  * Reads every units/NAME.yaml of a state commit. The documents of a units tree are cached by the
  * tree's object id: a run that finds nothing to do reads one tree and one JSON file per ref
  * instead of parsing a YAML document per unit. A tree with damage is never cached. `known`: the
- * desired documents already read, by blob id, which the observed side's receipts refer to.
+ * desired documents already read (or being read), by blob id, which the observed side's receipts
+ * refer to; asked for only when the observed tree is not in the cache.
  */
 export async function readUnitDocs<T>(
   reader: ObjectReader,
@@ -88,7 +92,7 @@ export async function readUnitDocs<T>(
   side: 'desired' | 'observed',
   commit: string | undefined,
   cache?: DocumentCache,
-  known: ReadonlyMap<string, DesiredUnitDoc> = new Map(),
+  known: KnownDesired = () => new Map(),
 ): Promise<UnitDocsRead<T>> {
   const units = new Map<string, T>();
   if (!commit) return { units, damage: [] };
@@ -132,18 +136,19 @@ async function readRawUnits(reader: ObjectReader, loc: StateLocation, side: 'des
  * documents of the same state, the usual case), else from their blobs, read in one batch. A
  * reference to a blob that is missing or not a desired document is damage of the observed file.
  */
-async function decodeObservedUnits(reader: ObjectReader, raws: RawUnit[], known: ReadonlyMap<string, DesiredUnitDoc>, at: { ref: string; commit: string }, damage: Damage[]) {
+async function decodeObservedUnits(reader: ObjectReader, raws: RawUnit[], knownDesired: KnownDesired, at: { ref: string; commit: string }, damage: Damage[]) {
+  const known = await knownDesired();
   const wanted = [...new Set(raws.map((r) => referencedBlob(r.raw)).filter((oid): oid is string => oid !== undefined && !known.has(oid)))];
   const blobs = wanted.length > 0 ? await reader.readMany(wanted) : [];
-  const resolved = new Map(known);
+  const read = new Map<string, DesiredUnitDoc>();
   wanted.forEach((oid, i) => {
     const blob = blobs[i];
     const parsed = blob?.type === 'blob' ? parseStateDocument<Record<string, unknown>>('desired-unit', blob.content.toString()) : undefined;
-    if (parsed?.ok) resolved.set(oid, decodeDesired(parsed.value).doc);
+    if (parsed?.ok) read.set(oid, decodeDesired(parsed.value).doc);
   });
   const out: { r: RawUnit; doc: ObservedUnitDoc; form: 1 | 2 }[] = [];
   for (const r of raws) {
-    const d = decodeObserved(r.raw, (oid) => resolved.get(oid));
+    const d = decodeObserved(r.raw, (oid) => known.get(oid) ?? read.get(oid));
     if ('missing' in d) {
       const problem = `its receipt refers to the desired document ${d.missing}, which is not a desired document of this repository`;
       damage.push(damageOf('observed-unit', { ref: at.ref, object: at.commit, path: r.path, unit: r.unit }, { problem }));
@@ -159,8 +164,13 @@ async function decodeObservedUnits(reader: ObjectReader, raws: RawUnit[], known:
 export async function readEnvironmentState(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, cache?: DocumentCache, options: { tolerate?: boolean } = {}): Promise<EnvironmentStateView> {
   const desiredOid = refs.get(loc.desiredRef);
   const observedOid = refs.get(loc.observedRef);
-  const [state, desired] = await Promise.all([readStateFile(reader, loc, loc.desiredRef, desiredOid), readUnitDocs<DesiredUnitDoc>(reader, loc, 'desired', desiredOid, cache)]);
-  const observed = await readUnitDocs<ObservedUnitDoc>(reader, loc, 'observed', observedOid, cache, desiredByBlob(desired.units));
+  const desiredRead = readUnitDocs<DesiredUnitDoc>(reader, loc, 'desired', desiredOid, cache);
+  // The observed read waits for the desired documents only on a cache miss, when its receipts need them.
+  const [state, desired, observed] = await Promise.all([
+    readStateFile(reader, loc, loc.desiredRef, desiredOid),
+    desiredRead,
+    readUnitDocs<ObservedUnitDoc>(reader, loc, 'observed', observedOid, cache, async () => desiredByBlob((await desiredRead).units)),
+  ]);
   const damage = [...(state.damage ? [state.damage] : []), ...desired.damage, ...observed.damage];
   if (!options.tolerate) requireUndamaged(loc.environment, damage);
   if (state.doc && state.doc.environment !== loc.environment) {
@@ -178,7 +188,7 @@ export async function readEnvironmentState(reader: ObjectReader, loc: StateLocat
 }
 
 /** The desired documents by the blob each was read from or written as: what receipts refer to. */
-export function desiredByBlob(units: ReadonlyMap<string, DesiredUnitDoc>): Map<string, DesiredUnitDoc> {
+function desiredByBlob(units: ReadonlyMap<string, DesiredUnitDoc>): Map<string, DesiredUnitDoc> {
   const out = new Map<string, DesiredUnitDoc>();
   for (const doc of units.values()) {
     const at = storedOf(doc);

@@ -14,7 +14,7 @@
 import { fail } from '../errors/diagnostic';
 import { type StateLocation, statePathOf } from './location';
 import { readStateFile } from './read';
-import { firstParentHistory, type StateCommit } from './state-commits';
+import { firstParentHistory, pathChange, type StateCommit, wrotePath } from './state-commits';
 import type { ObjectReader, RefSnapshot } from './store';
 
 export interface RestorePoint {
@@ -71,22 +71,16 @@ export function matchingPoint(history: StateCommit[], at: StateCommit): string |
   return (same ?? history.find((c) => c.time <= at.time))?.oid;
 }
 
-/** On a shared ref: did the commit change the environment's directory (a root commit did)? */
-async function changedOwnDirectory(reader: ObjectReader, loc: StateLocation, c: StateCommit): Promise<boolean> {
-  if (!loc.statePath) return true;
-  const [own, before] = await reader.readMany([`${c.oid}:${loc.statePath}`, ...(c.parent ? [`${c.parent}:${loc.statePath}`] : [])]);
-  return own !== undefined && own.oid !== before?.oid;
-}
-
 /** Resolves --to in the state histories as they are in `refs`; refuses a commit outside them. */
 export async function resolveRestorePoint(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, to: string): Promise<RestorePoint> {
   checkCommitName(to);
-  const desired = await firstParentHistory(reader, refs.get(loc.desiredRef));
-  const observed = loc.observedRef === loc.desiredRef ? desired : await firstParentHistory(reader, refs.get(loc.observedRef));
+  const desiredWalk = firstParentHistory(reader, refs.get(loc.desiredRef));
+  const [desired, observed] = await Promise.all([desiredWalk, loc.observedRef === loc.desiredRef ? desiredWalk : firstParentHistory(reader, refs.get(loc.observedRef))]);
   const { commit, side } = findNamed(loc, { desired, observed }, to);
   const state = await readStateFile(reader, loc, side === 'desired' ? loc.desiredRef : loc.observedRef, commit.oid);
   if (state.doc?.environment !== loc.environment) foreign(loc, commit.oid, `holds no ${statePathOf(loc, 'state.yaml')} of ${loc.environment}`);
-  if (!(await changedOwnDirectory(reader, loc, commit))) foreign(loc, commit.oid, `did not change ${loc.statePath}/, the directory of ${loc.environment} on its shared state refs: it is a commit of another environment`);
+  // On a shared ref: a commit of the environment's own changed its directory (a root commit that has it did).
+  if (loc.statePath && !wrotePath(await pathChange(reader, commit, loc.statePath))) foreign(loc, commit.oid, `did not change ${loc.statePath}/, the directory of ${loc.environment} on its shared state refs: it is a commit of another environment`);
   const other = side === 'desired' ? observed : desired;
   const match = matchingPoint(other, commit);
   return side === 'desired' ? { commit: commit.oid, side, desired: commit.oid, observed: match } : { commit: commit.oid, side, desired: match, observed: commit.oid };

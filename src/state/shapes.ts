@@ -10,6 +10,7 @@
  * only checked to be JSON.
  */
 import { boolean, constant, integer, json, list, object, oneOf, required, type Rule, type Schema, type SchemaProblem, string } from '../util/schema';
+import { UNIT_FORMAT } from './unit-format';
 
 /** A time Nyl decides on (a deadline): one that Date.parse cannot read would never pass. */
 export const timeRule: Rule = (value) =>
@@ -45,7 +46,7 @@ const sensitive = json('object');
 const oid = () => string({ nonEmpty: true, rule: (value) => (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value) ? undefined : { message: `${JSON.stringify(value)} is not a Git object id`, fix: 'write the 40-hex id of the desired document\'s blob' }) });
 
 /** Form 2 of unit documents (./unit-format.ts): the field that says so. */
-const formatVersion = () => integer({ minimum: 2 });
+const formatVersion = () => integer({ minimum: UNIT_FORMAT });
 
 /** Form 1 carries `desired` (a copy); form 2 `desiredBlob` (a reference), or `desired` for a receipt that keeps its copy. */
 const receipt = object({
@@ -174,7 +175,7 @@ export function extraProblems(kind: StateDocumentKind, value: unknown): SchemaPr
   if (kind !== 'desired-unit' && kind !== 'observed-unit') return [];
   const version = (value as { formatVersion?: unknown }).formatVersion;
   // A later form is a newer version's: this one cannot know what its fields mean.
-  if (version !== undefined && version !== 2) return [{ pointer: '/formatVersion', message: `formatVersion ${String(version)} is a form this version of Nyl does not know (it writes 2)`, fix: 'use the version of Nyl that wrote it' }];
+  if (version !== undefined && version !== UNIT_FORMAT) return [{ pointer: '/formatVersion', message: `formatVersion ${String(version)} is a form this version of Nyl does not know (it writes ${UNIT_FORMAT})`, fix: 'use the version of Nyl that wrote it' }];
   if (kind === 'observed-unit') return receiptProblems(value as { formatVersion?: unknown; receipt?: { desired?: unknown; desiredBlob?: unknown } });
   const doc = value as { uid?: unknown; kind?: unknown; rendering?: unknown };
   if (doc.uid !== undefined || (doc.kind === undefined && doc.rendering === undefined)) return [];
@@ -187,6 +188,6 @@ function receiptProblems(doc: { formatVersion?: unknown; receipt?: { desired?: u
   if (!r) return [];
   if (r.desired === undefined && r.desiredBlob === undefined) return [{ pointer: '/receipt/desired', message: 'the receipt names no desired document: neither desired nor desiredBlob', fix: 'restore receipt.desired or receipt.desiredBlob' }];
   if (r.desired !== undefined && r.desiredBlob !== undefined) return [{ pointer: '/receipt/desiredBlob', message: 'the receipt has both a copy of its desired document and a reference to one', fix: 'keep one of receipt.desired and receipt.desiredBlob' }];
-  if (r.desiredBlob !== undefined && doc.formatVersion !== 2) return [{ pointer: '/receipt/desiredBlob', message: 'a reference to the desired document needs formatVersion: 2', fix: 'add formatVersion: 2, or replace desiredBlob by a copy under desired' }];
+  if (r.desiredBlob !== undefined && doc.formatVersion !== UNIT_FORMAT) return [{ pointer: '/receipt/desiredBlob', message: `a reference to the desired document needs formatVersion: ${UNIT_FORMAT}`, fix: `add formatVersion: ${UNIT_FORMAT}, or replace desiredBlob by a copy under desired` }];
   return [];
 }

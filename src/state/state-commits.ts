@@ -50,3 +50,47 @@ export async function firstParentHistory(reader: ObjectReader, tip: string | und
   }
   return out;
 }
+
+/** What a commit did to the object at a path: added, changed or removed it; undefined when nothing. */
+export type PathChange = 'added' | 'changed' | 'removed' | undefined;
+
+/**
+ * What commits did to one path (a file or a directory), each commit's object at the path read
+ * once: along a first-parent history a commit's parent is the next commit, whose read it shares.
+ * A root commit's parent side is empty, so a root commit that has the path added it.
+ */
+export class PathChanges {
+  private readonly at = new Map<string, Promise<string | undefined>>();
+
+  constructor(
+    private readonly reader: ObjectReader,
+    private readonly path: string,
+  ) {}
+
+  /** What each commit did to the path, in order; the objects not read yet are read in one batch. */
+  async of(commits: readonly StateCommit[]): Promise<PathChange[]> {
+    const unread = [...new Set(commits.flatMap((c) => (c.parent ? [c.oid, c.parent] : [c.oid])))].filter((oid) => !this.at.has(oid));
+    if (unread.length > 0) {
+      const objects = this.reader.readMany(unread.map((oid) => `${oid}:${this.path}`));
+      unread.forEach((oid, i) => this.at.set(oid, objects.then((o) => o[i]?.oid)));
+    }
+    return Promise.all(commits.map((c) => this.change(c)));
+  }
+
+  private async change(c: StateCommit): Promise<PathChange> {
+    const [now, before] = await Promise.all([this.at.get(c.oid)!, c.parent ? this.at.get(c.parent)! : undefined]);
+    if (now === before) return undefined;
+    return now === undefined ? 'removed' : before === undefined ? 'added' : 'changed';
+  }
+}
+
+/** What one commit did to the object at a path (see PathChanges). */
+export async function pathChange(reader: ObjectReader, commit: StateCommit, path: string): Promise<PathChange> {
+  const [change] = await new PathChanges(reader, path).of([commit]);
+  return change;
+}
+
+/** Did the commit write the path (add or change it)? On a ref shared through `state.path`, the commits that wrote an environment's directory are its own. */
+export function wrotePath(change: PathChange): boolean {
+  return change === 'added' || change === 'changed';
+}

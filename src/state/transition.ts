@@ -59,7 +59,7 @@ function groupsOf(outcomes: Record<string, string>): [string, string[]][] {
  * `: 2 executed (api, db), 1 failed (migrate)`: counts by result, zero counts left out, the units
  * named when there are one to three and the headline stays short; '' when no unit is recorded.
  */
-export function outcomeSummary(outcomes: Record<string, string>, prefix = ''): string {
+function outcomeSummary(outcomes: Record<string, string>, prefix = ''): string {
   const groups = groupsOf(outcomes);
   if (groups.length === 0) return '';
   const count = ([result, units]: [string, string[]]) => `${units.length} ${RESULT_LABEL[result] ?? result}`;

@@ -22,7 +22,11 @@
 import { createHash } from 'node:crypto';
 import type { DesiredUnitDoc, ObservedUnitDoc, ReceiptRecord } from './documents';
 
+/** The form this version writes, as `formatVersion` (./shapes.ts refuses any other). */
 export const UNIT_FORMAT = 2;
+
+/** The form a stored document's `formatVersion` names: without one, form 1. */
+const formOf = (formatVersion: unknown): 1 | 2 => (formatVersion === UNIT_FORMAT ? 2 : 1);
 
 /** A stored unit file: its blob id and form. */
 export interface StoredUnit {
@@ -66,7 +70,7 @@ export function encodeObserved(doc: ObservedUnitDoc, desiredBlob: string | undef
 /** A stored desired document (shape-checked) as Nyl works with it, and its form. */
 export function decodeDesired(raw: Record<string, unknown>): { doc: DesiredUnitDoc; form: 1 | 2 } {
   const { formatVersion, ...doc } = raw;
-  return { doc: doc as unknown as DesiredUnitDoc, form: formatVersion === UNIT_FORMAT ? 2 : 1 };
+  return { doc: doc as unknown as DesiredUnitDoc, form: formOf(formatVersion) };
 }
 
 /**
@@ -76,7 +80,7 @@ export function decodeDesired(raw: Record<string, unknown>): { doc: DesiredUnitD
  */
 export function decodeObserved(raw: Record<string, unknown>, resolve: (oid: string) => DesiredUnitDoc | undefined): { doc: ObservedUnitDoc; form: 1 | 2 } | { missing: string } {
   const { formatVersion, ...rest } = raw;
-  const form = formatVersion === UNIT_FORMAT ? 2 : 1;
+  const form = formOf(formatVersion);
   const doc = rest as unknown as ObservedUnitDoc;
   const receipt = doc.receipt as (ReceiptRecord & { desiredBlob?: string }) | undefined;
   if (!receipt) return { doc, form };

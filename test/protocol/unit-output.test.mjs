@@ -106,6 +106,43 @@ describe("a failed unit's condition keeps the tool's last lines", () => {
   });
 });
 
+describe('masking what the tool printed, on stderr and in the kept tail', () => {
+  /** c consumes s's sensitive `value`, prints `lines` and fails, so that its condition keeps them. */
+  async function maskWorld(value, lines) {
+    const w = await World.create({
+      units: [unit('s'), consumer('c')],
+      apply: { s: receipt({ token: secret(value) }), c: failed('exited with code 1') },
+      driver: { toolOutput: { c: lines } },
+    });
+    await w.process('init').run('state init');
+    const p = w.process('p');
+    assert.equal((await p.run('reconcile')).code, 3);
+    return { w, p, tail: w.observedDoc('c').condition.output };
+  }
+
+  test('a sensitive value of several lines: each of its lines of 3 characters or more is masked, on stderr and in the tail', async () => {
+    const { w, p, tail } = await maskWorld('first-line-abc\nsecond-line-def\nxy', ['key begins first-line-abc', 'then second-line-def here', 'xy stays']);
+    try {
+      const ours = p.lines.filter((l) => l.startsWith('  [dev/c] '));
+      assert.deepEqual(ours, ['  [dev/c] key begins ***', '  [dev/c] then *** here', '  [dev/c] xy stays'], p.lines.join('\n'));
+      assert.deepEqual(tail, ['key begins ***', 'then *** here', 'xy stays']);
+      assert.ok(!p.lines.some((l) => l.includes('first-line-abc') || l.includes('second-line-def')));
+    } finally {
+      w.cleanup();
+    }
+  });
+
+  test('a secret split by a terminal escape sequence is masked in the tail once the control characters are gone', async () => {
+    const { w, tail } = await maskWorld(SECRET, [`token hunter2-\x1b[1ms3cr3t-value!`, 'after']);
+    try {
+      assert.deepEqual(tail, ['token ***!', 'after']);
+      assert.deepEqual(leaks(w), [], 'no Git object holds the secret');
+    } finally {
+      w.cleanup();
+    }
+  });
+});
+
 describe('a unit that runs long says so, on the run clock', () => {
   const units = [unit('long'), unit('other')];
 

@@ -30,6 +30,7 @@ import { fakeDriver, receipt } from '../fakes/driver.mjs';
 import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
 import { FakeProcessRunner } from '../fakes/process-runner.mjs';
 import { memoryTree } from '../support/memory-tree.mjs';
+import { withoutFormat, workingObserved } from '../support/unit-docs.mjs';
 
 export const T0 = Date.parse('2026-11-30T12:00:00.000Z');
 export const ENV = 'dev';
@@ -46,13 +47,6 @@ export const SIX_UNITS = [
 ];
 
 const never = () => new Promise(() => {});
-
-/** A stored unit document without the field that names its form. */
-function withoutFormat(doc) {
-  if (!doc) return doc;
-  const { formatVersion: _form, ...rest } = doc;
-  return rest;
-}
 
 // Runs unpack nothing here, but make a scratch directory per run; a crashed run leaves its own.
 // One temporary root per test process holds them all.
@@ -361,16 +355,7 @@ export class World {
 
   /** A unit's observed document as Nyl works with it: a receipt's reference to its desired document read back. */
   observedDoc(unit) {
-    const doc = withoutFormat(this.doc(this.loc.observedRef, `units/${unit}.yaml`));
-    const blob = doc?.receipt?.desiredBlob;
-    if (!blob) return doc;
-    const { desiredBlob: _ref, ...receipt } = doc.receipt;
-    return { ...doc, receipt: { ...receipt, desired: withoutFormat(YAML.parse(this.repo.object(blob).content.toString())) } };
-  }
-
-  /** A unit's observed file as stored (form 2: a receipt refers to its desired document by blob id). */
-  storedObservedDoc(unit) {
-    return this.doc(this.loc.observedRef, `units/${unit}.yaml`);
+    return workingObserved(this.doc(this.loc.observedRef, `units/${unit}.yaml`), (blob) => this.repo.object(blob).content.toString());
   }
 
   leaseDoc() {

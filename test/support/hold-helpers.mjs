@@ -7,6 +7,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { gitResult, git } from './git-fixtures.mjs';
 import { nyl, nylAsync } from './cli.mjs';
+import { withoutFormat, workingObserved } from './unit-docs.mjs';
 
 export const DESIRED = 'refs/heads/nyl/dev/desired';
 export const OBSERVED = 'refs/heads/nyl/dev/observed';
@@ -48,24 +49,13 @@ export function readYaml(repo, rev, file) {
   return YAML.parse(r.stdout);
 }
 
-/** A stored unit document as Nyl works with it: without the field that names its form. */
-function withoutFormat(doc) {
-  if (!doc) return doc;
-  const { formatVersion: _form, ...rest } = doc;
-  return rest;
-}
-
 export function desiredDoc(repo, unit, rev = DESIRED) {
   return withoutFormat(readYaml(repo, rev, `units/${unit}.yaml`));
 }
 
 /** A unit's observed document as Nyl works with it: a receipt's reference to its desired document (form 2) read back from the blob. */
 export function observedDoc(repo, unit, rev = OBSERVED) {
-  const doc = withoutFormat(readYaml(repo, rev, `units/${unit}.yaml`));
-  const blob = doc?.receipt?.desiredBlob;
-  if (!blob) return doc;
-  const { desiredBlob: _ref, ...receipt } = doc.receipt;
-  return { ...doc, receipt: { ...receipt, desired: withoutFormat(YAML.parse(gitResult(repo, 'cat-file', 'blob', blob).stdout)) } };
+  return workingObserved(readYaml(repo, rev, `units/${unit}.yaml`), (blob) => gitResult(repo, 'cat-file', 'blob', blob).stdout);
 }
 
 /** The tip of a ref in repo, or undefined. */

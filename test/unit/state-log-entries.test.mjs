@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeHistories, namesUnit, parseTransition, unitResults } from '../../dist/state/log-entries.js';
-import { parseStateCommit } from '../../dist/state/state-commits.js';
+import { parseStateCommit, pathChange, PathChanges, wrotePath } from '../../dist/state/state-commits.js';
 import { transitionMessage } from '../../dist/state/transition.js';
 import { logEntryOf } from '../../dist/operations/log.js';
 import { shownReceipt } from '../../dist/operations/show.js';
@@ -68,6 +68,30 @@ const oid = (c) => c.repeat(40);
 
 test('parseStateCommit keeps the author', () => {
   assert.equal(commit(oid('1'), 100, 'x\n').author, 'Ann <ann@example.com>');
+});
+
+test('PathChanges: what each commit of a history did to a path, each commit\'s object there read once', async () => {
+  // c1 (root) adds p, c2 leaves it, c3 removes it, c4 adds it again, c5 changes it.
+  const [c1, c2, c3, c4, c5] = ['1', '2', '3', '4', '5'].map(oid);
+  const history = [commit(c5, 5, 'e\n', c4), commit(c4, 4, 'd\n', c3), commit(c3, 3, 'c\n', c2), commit(c2, 2, 'b\n', c1), commit(c1, 1, 'a\n')];
+  const at = { [c1]: 'a'.repeat(40), [c2]: 'a'.repeat(40), [c4]: 'b'.repeat(40), [c5]: 'c'.repeat(40) };
+  const reads = [];
+  const read = async (spec) => {
+    reads.push(spec);
+    const [commitOid, path] = spec.split(':');
+    return path === 'p' && at[commitOid] ? { oid: at[commitOid], type: 'tree', content: Buffer.alloc(0) } : undefined;
+  };
+  const reader = { read, readMany: (specs) => Promise.all(specs.map(read)), readTree: async () => undefined };
+  const changes = new PathChanges(reader, 'p');
+  const found = await changes.of(history);
+  assert.deepEqual(found, ['changed', 'added', 'removed', undefined, 'added']);
+  assert.deepEqual(found.map(wrotePath), [true, true, false, false, true]);
+  assert.deepEqual(reads.sort(), [c1, c2, c3, c4, c5].map((c) => `${c}:p`), 'each commit read once: a parent is the next commit');
+  assert.deepEqual(await changes.of([history[2]]), ['removed']);
+  assert.equal(reads.length, 5, 'what was read is not read again');
+  reads.length = 0;
+  assert.equal(await pathChange(reader, history[0], 'p'), 'changed');
+  assert.deepEqual(reads.sort(), [`${c4}:p`, `${c5}:p`]);
 });
 
 test('mergeHistories: one entry per operation, by message and time; one-ref operations stay entries of their own, newest first', () => {
