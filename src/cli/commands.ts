@@ -487,11 +487,16 @@ export function findCommand(args: string[]): { spec: CommandSpec; rest: string[]
  */
 export function groupOf(args: string[]): string | undefined {
   const word = args[0];
-  return word !== undefined && COMMANDS.some((c) => c.words.length > 1 && c.words[0] === word) ? word : undefined;
+  return word !== undefined && subcommandsOf(word).length > 0 ? word : undefined;
+}
+
+/** The subcommands of a group (`state` -> state init, state show, ...), in table order; none for another word. */
+export function subcommandsOf(group: string): CommandSpec[] {
+  return COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === group);
 }
 
 export function groupHelp(word: string): string {
-  const subs = COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === word);
+  const subs = subcommandsOf(word);
   const width = Math.max(...subs.map((c) => c.words.slice(1).join(' ').length)) + 2;
   return [
     `Usage: nyl ${word} <subcommand> [options] [PATH]`,

@@ -5,7 +5,7 @@
  * of `-o`, and environment names after `-e` through the hidden `nyl __complete environments`
  * (the Environments the project declares at HEAD, as every command reads them).
  */
-import { COMMANDS, type CommandSpec, EXTRA_COMMANDS } from './commands';
+import { COMMANDS, type CommandSpec, EXTRA_COMMANDS, subcommandsOf } from './commands';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 /** Fixed values of options; -e asks `nyl __complete environments`. */
@@ -17,10 +17,10 @@ function topWords(): string[] {
   return [...new Set([...COMMANDS.map((c) => c.words[0]!), ...EXTRA_COMMANDS.map(([w]) => w), 'help'])];
 }
 
+/** Each group (a first word with subcommands, in table order) and its subcommands. */
 function groups(): Map<string, CommandSpec[]> {
-  const out = new Map<string, CommandSpec[]>();
-  for (const c of COMMANDS.filter((c) => c.words.length > 1)) out.set(c.words[0]!, [...(out.get(c.words[0]!) ?? []), c]);
-  return out;
+  const names = new Set(COMMANDS.filter((c) => c.words.length > 1).map((c) => c.words[0]!));
+  return new Map([...names].map((g) => [g, subcommandsOf(g)]));
 }
 
 function flags(spec: CommandSpec, valued: boolean): string[] {
@@ -121,7 +121,7 @@ function fishScript(): string {
 /** `nyl __complete environments`: the project's Environment names, one per line; nothing on a problem. */
 async function environments(): Promise<number> {
   try {
-    const { createRuntime } = await import('./dispatch');
+    const { createRuntime } = await import('./runtime');
     const { readDeclarations } = await import('../operations/context');
     const project = await readDeclarations(createRuntime({ ...process.env }, new AbortController().signal), '.');
     for (const name of [...project.environments.keys()].sort()) process.stdout.write(`${name}\n`);

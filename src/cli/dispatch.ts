@@ -4,14 +4,9 @@
  * `nyl ui` serves until a signal instead), renders the report (text by render-report.ts, or
  * exactly one JSON document, also for a refusal) and returns the exit code.
  */
-import { NodeProcessRunner } from '../exec/process';
-import { diagnostic, type Diagnostic, fail, NylError } from '../errors/diagnostic';
-import { DEFAULT_NETWORK_TIMEOUT_MS, Git } from '../git/git';
+import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { refusalDocument } from '../report/refusal';
 import type { Report } from '../report/types';
-import { OffsetClock, SystemClock, type Clock } from '../util/clock';
-import { parseDuration } from '../util/duration';
-import { FaultPoints, type Runtime } from '../util/runtime';
 import type { CommandSpec } from './commands';
 import { environmentSelectorOf, selectsEnvironments } from './environment-options';
 import { exitCodeOf } from './exit-code';
@@ -19,45 +14,10 @@ import { parseCommand, type ParsedCommand } from './parse';
 import { renderDiagnostics } from './render-text';
 import { installSignalHandlers } from './signals';
 import { styled } from './style';
-import { stderrPorts } from './terminal';
 import { stringOpt } from './command-options';
 import { runOperation } from './operation-commands';
 import { type Output, outputOf, render } from './render-report';
-
-function clockFrom(env: NodeJS.ProcessEnv): Clock {
-  // NYL_TEST_NOW pins the start instant (ISO or epoch ms) for tests; time still advances.
-  const pinned = env.NYL_TEST_NOW;
-  if (pinned) {
-    const ms = /^\d+$/.test(pinned) ? Number(pinned) : Date.parse(pinned);
-    if (!Number.isNaN(ms)) return new OffsetClock(ms);
-  }
-  return new SystemClock();
-}
-
-/** NYL_GIT_TIMEOUT: how long a fetch, push or ls-remote may take (a duration, at most a day). */
-function networkTimeoutFrom(env: NodeJS.ProcessEnv): number {
-  const text = env.NYL_GIT_TIMEOUT;
-  if (text === undefined || text === '') return DEFAULT_NETWORK_TIMEOUT_MS;
-  const ms = parseDuration(text);
-  if (ms === undefined || ms <= 0 || ms > 86_400_000) {
-    fail('NYL-USAGE', `NYL_GIT_TIMEOUT=${JSON.stringify(text)} is not a duration between 1ms and 1d`, { fix: 'set NYL_GIT_TIMEOUT to a duration such as 30s or 2m, or unset it for the default of 60s' });
-  }
-  return ms;
-}
-
-export function createRuntime(env: NodeJS.ProcessEnv, cancel: AbortSignal): Runtime {
-  const runner = new NodeProcessRunner();
-  const clock = clockFrom(env);
-  return {
-    git: new Git(runner, env, networkTimeoutFrom(env)),
-    runner,
-    clock,
-    env,
-    cancel,
-    faults: new FaultPoints(env, clock),
-    ...stderrPorts(process.stderr, env),
-  };
-}
+import { createRuntime } from './runtime';
 
 /** The environment a refusal document names: the one named by -e, else '' (none, or several). */
 function environmentOfRefusal(p: ParsedCommand): string {

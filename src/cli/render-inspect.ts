@@ -7,14 +7,8 @@
  * "Reading history and outputs"): a string as it is, anything else (and a string of several
  * lines) as JSON, so that each output is one line; a sensitive output as `KEY=(sensitive)`.
  */
-import type { Diagnostic } from '../errors/diagnostic';
 import type { LogEntry, LogReport, OutputsReport, ShowReport } from '../report/types';
-import { renderDiagnostics } from './render-text';
-
-function withDiagnostics(body: string, diags: Diagnostic[]): string {
-  const text = body ? `${body}\n` : '';
-  return diags.length > 0 ? `${text}${text ? '\n' : ''}${renderDiagnostics(diags)}\n` : text;
-}
+import { withDiagnostics } from './render-text';
 
 const short = (oid: string | undefined) => oid?.slice(0, 12);
 

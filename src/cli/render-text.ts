@@ -121,8 +121,14 @@ function teardownSection(r: StateOperationReport): string {
   return teardown ? `\nteardown ${r.environment}:\n${renderReconcile(teardown)}` : '';
 }
 
+/**
+ * A report's text: its body, then its diagnostics after a blank line. An empty body prints
+ * nothing of its own (`nyl outputs` of a unit without outputs, `nyl show` of a unit with no
+ * documents): the diagnostics alone, or nothing at all.
+ */
 export function withDiagnostics(body: string, diags: Diagnostic[]): string {
-  return diags.length > 0 ? `${body}\n\n${renderDiagnostics(diags)}\n` : `${body}\n`;
+  const text = body ? `${body}\n` : '';
+  return diags.length > 0 ? `${text}${text ? '\n' : ''}${renderDiagnostics(diags)}\n` : text;
 }
 
 export function renderStatus(r: StatusReport): string {

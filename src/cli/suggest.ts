@@ -5,7 +5,7 @@
  * Loaded only on such an error.
  */
 import { closest } from '../util/closest';
-import { COMMANDS, type CommandSpec, groupOf } from './commands';
+import { COMMANDS, type CommandSpec, groupOf, subcommandsOf } from './commands';
 
 /** A word as sh reads it back: as it is when it holds no special character, else single-quoted. */
 export function shellQuote(word: string): string {
@@ -30,7 +30,7 @@ export function unknownCommandHelp(argv: string[]): { message: string; fix: stri
   const message = `unknown command: nyl ${argv.join(' ')}`;
   const group = groupOf(argv);
   if (group !== undefined) {
-    const subs = COMMANDS.filter((c) => c.words.length > 1 && c.words[0] === group).map((c) => c.words[1]!);
+    const subs = subcommandsOf(group).map((c) => c.words[1]!);
     const typed = argv[1];
     const sub = guess(typed, subs);
     if (sub) return { message, fix: `did you mean \`${commandLine([group, sub, ...argv.slice(2)])}\`?` };

@@ -13,19 +13,32 @@
  *   host receives a few hundred bytes.
  */
 import type { Git } from './git';
+import { parseRefList } from './refs';
 
 /** The scratch namespace under refs/heads/ and under a coordination prefix. */
-export const DOCTOR_NAMESPACE = 'nyl-doctor/';
+const DOCTOR_NAMESPACE = 'nyl-doctor/';
 
 export interface HostStep {
   step: 1 | 2 | 3 | 4 | 5;
   what: string;
   verdict: 'passed' | 'failed' | 'not-run';
   detail: string;
+  /**
+   * Set on the failed step whose push the host refused for want of atomic pushes (the verdict
+   * NYL-HOST-INCOMPATIBLE names them). Internal: the report's steps leave it out.
+   */
+  atomicUnsupported?: true;
+}
+
+/** What one step found: whether it passed, what it saw, and whether atomic pushes were missing. */
+interface StepResult {
+  ok: boolean;
+  detail: string;
+  atomicUnsupported?: true;
 }
 
 /** The commits of a check: s2 and l2 descend from s1 and l1. */
-export interface CheckCommits {
+interface CheckCommits {
   s1: string;
   l1: string;
   s2: string;
@@ -52,20 +65,14 @@ export async function checkCommits(git: Git, repo: string, run: string): Promise
 }
 
 /** The refs of one check: a branch, and a lease ref under the prefix; both in the namespace. */
-export function checkRefs(prefix: string, run: string): { branch: string; lease: string } {
+function checkRefs(prefix: string, run: string): { branch: string; lease: string } {
   return { branch: `refs/heads/${DOCTOR_NAMESPACE}${run}/desired`, lease: `${prefix}${DOCTOR_NAMESPACE}${run}/lease` };
 }
 
 /** The remote's refs under the given namespaces: name -> oid. */
 async function listRefs(git: Git, repo: string, url: string, patterns: string[]): Promise<Map<string, string> | string> {
   const r = await git.run(repo, ['ls-remote', url, ...patterns]);
-  if (r.code !== 0) return git.failureOf(r);
-  const refs = new Map<string, string>();
-  for (const line of r.stdout.toString().split('\n')) {
-    const [oid, name] = line.split('\t');
-    if (oid && name) refs.set(name, oid);
-  }
-  return refs;
+  return r.code !== 0 ? git.failureOf(r) : parseRefList(r.stdout.toString());
 }
 
 /**
@@ -73,21 +80,21 @@ async function listRefs(git: Git, repo: string, url: string, patterns: string[])
  * the host said (its hook's `remote:` lines, the rejection reasons of `--porcelain`), else git's
  * last error line.
  */
-function pushFailure(git: Git, result: Parameters<Git['failureOf']>[0]): string {
+function pushFailure(git: Git, result: Parameters<Git['failureOf']>[0]): StepResult & { ok: false } {
   const stderr = result.stderr.toString();
-  if (/does not support --atomic/i.test(stderr)) return 'the host does not support atomic pushes (git push --atomic): it cannot hold orchestration state';
+  if (/does not support --atomic/i.test(stderr)) return { ok: false, detail: 'the host does not support atomic pushes (git push --atomic): it cannot hold orchestration state', atomicUnsupported: true };
   const remote = stderr.split('\n').map((l) => /^remote: (.*\S)/.exec(l)?.[1]).filter((l): l is string => l !== undefined);
-  if (remote.length > 0) return `the host refused the push: ${remote.join('; ')}`;
+  if (remote.length > 0) return { ok: false, detail: `the host refused the push: ${remote.join('; ')}` };
   const rejected = result.stdout.toString().split('\n').filter((l) => l.startsWith('!')).map((l) => l.split('\t').slice(1).join(' '));
-  return rejected.length > 0 ? `rejected: ${rejected.join('; ')}` : git.failureOf(result);
+  return { ok: false, detail: rejected.length > 0 ? `rejected: ${rejected.join('; ')}` : git.failureOf(result) };
 }
 
-type Push = (leases: [string, string][], updates: string[]) => Promise<{ ok: boolean; detail: string }>;
+type Push = (leases: [string, string][], updates: string[]) => Promise<StepResult>;
 
 function pusher(git: Git, repo: string, url: string): Push {
   return async (leases, updates) => {
     const r = await git.run(repo, ['push', '--porcelain', '--atomic', ...leases.map(([ref, oid]) => `--force-with-lease=${ref}:${oid}`), url, ...updates]);
-    return r.code === 0 ? { ok: true, detail: 'accepted' } : { ok: false, detail: pushFailure(git, r) };
+    return r.code === 0 ? { ok: true, detail: 'accepted' } : pushFailure(git, r);
   };
 }
 
@@ -102,12 +109,12 @@ export async function checkPrefix(git: Git, repo: string, url: string, prefix: s
   const refs = checkRefs(prefix, run);
   const push = pusher(git, repo, url);
   const { branch: B, lease: L } = refs;
-  const expect = async (want: [string | undefined, string | undefined], what: string): Promise<{ ok: boolean; detail: string }> => {
+  const expect = async (want: [string | undefined, string | undefined], what: string): Promise<StepResult> => {
     const got = await both(git, repo, url, refs);
     if (typeof got === 'string') return { ok: false, detail: got };
     return got[0] === want[0] && got[1] === want[1] ? { ok: true, detail: what } : { ok: false, detail: `the host lists ${B} at ${got[0] ?? 'nothing'} and ${L} at ${got[1] ?? 'nothing'}` };
   };
-  const steps: (() => Promise<{ ok: boolean; detail: string }>)[] = [
+  const steps: (() => Promise<StepResult>)[] = [
     async () => chain(await push([[B, ''], [L, '']], [`${c.s1}:${B}`, `${c.l1}:${L}`]), () => expect([c.s1, c.l1], 'both refs created')),
     async () => {
       const stale = await push([[B, c.s1], [L, c.s1]], [`${c.s2}:${B}`, `${c.l2}:${L}`]);
@@ -125,11 +132,11 @@ export async function checkPrefix(git: Git, repo: string, url: string, prefix: s
   return runSteps(steps);
 }
 
-async function chain(first: { ok: boolean; detail: string }, then: () => Promise<{ ok: boolean; detail: string }>): Promise<{ ok: boolean; detail: string }> {
+async function chain(first: StepResult, then: () => Promise<StepResult>): Promise<StepResult> {
   return first.ok ? then() : first;
 }
 
-async function runSteps(steps: (() => Promise<{ ok: boolean; detail: string }>)[]): Promise<HostStep[]> {
+async function runSteps(steps: (() => Promise<StepResult>)[]): Promise<HostStep[]> {
   const out: HostStep[] = [];
   let failed = false;
   for (const [i, run] of steps.entries()) {
@@ -139,7 +146,7 @@ async function runSteps(steps: (() => Promise<{ ok: boolean; detail: string }>)[
       continue;
     }
     const r = await run();
-    out.push({ step, what: STEPS[step], verdict: r.ok ? 'passed' : 'failed', detail: r.detail });
+    out.push({ step, what: STEPS[step], verdict: r.ok ? 'passed' : 'failed', detail: r.detail, ...(r.atomicUnsupported ? { atomicUnsupported: true } : {}) });
     failed = !r.ok;
   }
   return out;

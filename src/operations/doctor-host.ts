@@ -16,11 +16,11 @@ import { join } from 'node:path';
 import { diagnostic } from '../errors/diagnostic';
 import { checkCommits, checkPrefix, cleanNamespace } from '../git/host-check';
 import { type DoctorHostReport, emptyDiagnostics, FORMAT_VERSION, type HostPrefixCheck, REPORT_API_VERSION } from '../report/types';
+import { DEFAULT_PREFIX } from '../state/location';
 import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 
-export const DEFAULT_PREFIX = 'refs/nyl/';
-export const BRANCH_PREFIX = 'refs/heads/nyl-run/';
+const BRANCH_PREFIX = 'refs/heads/nyl-run/';
 
 export interface DoctorHostRequest {
   url: string;
@@ -38,19 +38,25 @@ export async function doctorHost(rt: Runtime, req: DoctorHostRequest): Promise<D
     await cleanNamespace(rt.git, repo, req.url, prefixes);
     const commits = await checkCommits(rt.git, repo, run);
     const checks: HostPrefixCheck[] = [];
+    let atomicUnsupported = false;
     for (const prefix of prefixes) {
       const steps = await checkPrefix(rt.git, repo, req.url, prefix, run, commits);
-      checks.push({ prefix, works: steps.every((s) => s.verdict === 'passed'), steps });
+      atomicUnsupported ||= steps.some((s) => s.atomicUnsupported);
+      // The flag stays out of the report: its steps are what the schema names.
+      checks.push({ prefix, works: steps.every((s) => s.verdict === 'passed'), steps: steps.map(({ atomicUnsupported: _, ...step }) => step) });
     }
     const leftovers = await cleanNamespace(rt.git, repo, req.url, prefixes);
-    return verdictOf(req.url, checks, leftovers);
+    return verdictOf(req.url, checks, leftovers, atomicUnsupported);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
 }
 
-/** The report: which prefix to use, and why not the others. */
-function verdictOf(url: string, checks: HostPrefixCheck[], leftovers: string[]): DoctorHostReport {
+/**
+ * The report: which prefix to use, and why not the others. `atomic`: a push failed because the
+ * host does not support atomic pushes (host-check's flag, never read back from a step's text).
+ */
+function verdictOf(url: string, checks: HostPrefixCheck[], leftovers: string[], atomic: boolean): DoctorHostReport {
   const report: DoctorHostReport = { apiVersion: REPORT_API_VERSION, formatVersion: FORMAT_VERSION, kind: 'DoctorHostReport', operation: 'doctor-host', environment: '', url, prefixes: checks, leftovers, details: {}, ...emptyDiagnostics() };
   const working = checks.filter((c) => c.works).map((c) => c.prefix);
   if (working.length > 0) report.recommended = working.includes(DEFAULT_PREFIX) ? DEFAULT_PREFIX : working[0]!;
@@ -58,7 +64,6 @@ function verdictOf(url: string, checks: HostPrefixCheck[], leftovers: string[]):
     report.warnings.push(diagnostic('NYL-HOST-BRANCH-PREFIX', 'warning', `${url} holds orchestration state only with the coordination refs under ${BRANCH_PREFIX}: it refused the default ${DEFAULT_PREFIX}`, {}));
   }
   if (working.length === 0) {
-    const atomic = checks.some((c) => c.steps.some((s) => /atomic pushes/.test(s.detail)));
     const why = atomic ? 'it does not support atomic pushes' : `a step failed under ${checks.map((c) => c.prefix).join(' and under ')}`;
     report.errors.push(diagnostic('NYL-HOST-INCOMPATIBLE', 'error', `${url} cannot hold orchestration state: ${why}`, { ...(atomic ? { atomic: true, data: { atomic: true } } : {}) }));
   }

@@ -25,7 +25,7 @@ export async function graph(rt: Runtime, req: EnvironmentRequest): Promise<Graph
   }
 }
 
-export async function graphOpened(rt: Runtime, opened: OpenedEnvironment): Promise<GraphReport> {
+async function graphOpened(rt: Runtime, opened: OpenedEnvironment): Promise<GraphReport> {
   return graphOf(opened, await statusOpened(rt, opened));
 }
 

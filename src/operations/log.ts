@@ -10,7 +10,7 @@
  * telling whether an operation changed a unit costs a read per commit.
  */
 import { damageDiagnostic } from '../state/damage';
-import { entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, unitChangeCheck, unitResults } from '../state/log-entries';
+import { entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, type TransitionView, unitChangeCheck, unitResults } from '../state/log-entries';
 import { readStateFile } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import { emptyDiagnostics, FORMAT_VERSION, type LogEntry, type LogReport, REPORT_API_VERSION } from '../report/types';
@@ -20,7 +20,7 @@ import { locationDetails, readRefs, withEnvironmentRead } from './inspect-state'
 import { inactiveStateOf } from './state-checks';
 
 /** How many entries log shows without -n: a screenful, as `helm history` and `kubectl rollout history` users expect a short list. */
-export const DEFAULT_LOG_LIMIT = 20;
+const DEFAULT_LOG_LIMIT = 20;
 
 export interface LogRequest extends EnvironmentRequest {
   unit?: string;
@@ -28,12 +28,11 @@ export interface LogRequest extends EnvironmentRequest {
   limit?: number;
 }
 
-/** An operation as the report shows it. */
-export function logEntryOf(e: HistoryEntry): LogEntry {
-  const t = parseTransition(e.message);
+/** An operation as the report shows it; `t` and `results`: its message parsed, when the caller has already. */
+export function logEntryOf(e: HistoryEntry, t: TransitionView = parseTransition(e.message), results: ReadonlyMap<string, string> = unitResults(t)): LogEntry {
   const tr = t.trailers;
   const by = tr['Nyl-Requested-By'] ?? e.desired?.author ?? e.observed?.author;
-  const entry: LogEntry = { operation: t.operation, at: entryTime(e), headline: t.headline, units: Object.fromEntries(unitResults(t)), body: t.body };
+  const entry: LogEntry = { operation: t.operation, at: entryTime(e), headline: t.headline, units: Object.fromEntries(results), body: t.body };
   if (e.desired) entry.desired = e.desired.oid;
   if (e.observed) entry.observed = e.observed.oid;
   if (by) entry.by = by;
@@ -58,10 +57,12 @@ export async function selectEntries(opened: OpenedEnvironment, refs: RefSnapshot
   const changedUnit = unit !== undefined ? unitChangeCheck(reader, opened.loc, unit) : undefined;
   const entries: LogEntry[] = [];
   for (const e of history) {
-    if (unit !== undefined && !namesUnit(parseTransition(e.message), unit) && !(await changedUnit!(e))) continue;
+    const t = parseTransition(e.message);
+    const results = unitResults(t);
+    if (unit !== undefined && !namesUnit(t, unit, results) && !(await changedUnit!(e))) continue;
     // Truncated only when an entry that would show was left out.
     if (limit > 0 && entries.length === limit) return { entries, truncated: true };
-    entries.push(logEntryOf(e));
+    entries.push(logEntryOf(e, t, results));
   }
   return { entries, truncated: false };
 }

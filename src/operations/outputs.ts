@@ -45,7 +45,7 @@ function emptyReport(opened: OpenedEnvironment, unit: string | undefined): Outpu
   };
 }
 
-export async function outputsOpened(opened: OpenedEnvironment, unit: string | undefined): Promise<OutputsReport> {
+async function outputsOpened(opened: OpenedEnvironment, unit: string | undefined): Promise<OutputsReport> {
   const report = emptyReport(opened, unit);
   const read = await readActiveState(opened, report.errors);
   if (!read?.active) return report;

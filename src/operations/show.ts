@@ -17,7 +17,7 @@ import { locationDetails, readActiveState, unknownUnit, withEnvironmentRead } fr
 import { selectEntries } from './log';
 
 /** How many of the unit's operations show lists under its last runs. */
-export const SHOW_LAST_RUNS = 5;
+const SHOW_LAST_RUNS = 5;
 
 export interface ShowRequest extends EnvironmentRequest {
   unit: string;
@@ -33,10 +33,10 @@ export function shownReceipt(r: ReceiptRecord): ShownReceipt {
   return shown;
 }
 
-/** The observed document with its receipt as shownReceipt shows it. */
-function shownObserved(doc: ObservedUnitDoc): Record<string, unknown> {
-  const { receipt, ...rest } = doc;
-  return { ...rest, ...(receipt ? { receipt: shownReceipt(receipt) } : {}) };
+/** The observed document with its receipt as shownReceipt shows it (`shown`, of doc.receipt). */
+function shownObserved(doc: ObservedUnitDoc, shown: ShownReceipt | undefined): Record<string, unknown> {
+  const { receipt: _receipt, ...rest } = doc;
+  return { ...rest, ...(shown ? { receipt: shown } : {}) };
 }
 
 export async function show(rt: Runtime, req: ShowRequest): Promise<ShowReport> {
@@ -67,8 +67,9 @@ export async function showOpened(opened: OpenedEnvironment, unit: string, known?
   const desired = read.view.desiredUnits.get(unit);
   const observed = read.view.observedUnits.get(unit);
   if (desired) report.desiredDocument = { ...desired };
-  if (observed) report.observedDocument = shownObserved(observed);
-  if (observed?.receipt) report.receipt = shownReceipt(observed.receipt);
+  const receipt = observed?.receipt ? shownReceipt(observed.receipt) : undefined;
+  if (observed) report.observedDocument = shownObserved(observed, receipt);
+  if (receipt) report.receipt = receipt;
   report.lastRuns = (await selectEntries(opened, read.refs, unit, SHOW_LAST_RUNS)).entries;
   return report;
 }

@@ -94,9 +94,9 @@ export function unitResults(t: TransitionView): Map<string, string> {
   return new Map([...out].map(([u, w]) => [u, w.join(', ')]));
 }
 
-/** Does the transition name the unit: in its body, or in the headline's parentheses? */
-export function namesUnit(t: TransitionView, unit: string): boolean {
-  if (unitResults(t).has(unit)) return true;
+/** Does the transition name the unit: in its body (`results`: its unitResults), or in the headline's parentheses? */
+export function namesUnit(t: TransitionView, unit: string, results: ReadonlyMap<string, string> = unitResults(t)): boolean {
+  if (results.has(unit)) return true;
   const few = /\(([^)]*)\)$/.exec(t.headline)?.[1];
   return few !== undefined && few.split(', ').includes(unit);
 }

@@ -71,6 +71,18 @@ test('a host without atomic pushes cannot hold state: exit 1 naming atomic pushe
   assert.deepEqual(refsOf(bare), []);
 });
 
+test('a hook whose refusal mentions atomic pushes is a refusal, not a host without atomic pushes', () => {
+  const bare = makeBareRepo();
+  fs.writeFileSync(path.join(bare, 'hooks', 'pre-receive'), '#!/bin/sh\necho "policy: atomic pushes are not allowed by this hook" >&2\nexit 1\n', { mode: 0o755 });
+  const json = check(pathToFileURL(bare).href, [], 1);
+  assert.deepEqual(json.prefixes.map((p) => [p.prefix, p.works]), [['refs/nyl/', false], ['refs/heads/nyl-run/', false]]);
+  assert.match(json.prefixes[0].steps[0].detail, /^the host refused the push: policy: atomic pushes are not allowed by this hook/);
+  assert.deepEqual(json.errors.map((d) => d.code), ['NYL-HOST-INCOMPATIBLE']);
+  assert.match(json.errors[0].message, /cannot hold orchestration state: a step failed under refs\/nyl\/ and under refs\/heads\/nyl-run\/$/);
+  assert.doesNotMatch(json.errors[0].fix, /use a Git host, or a version of it, that accepts atomic pushes/);
+  assert.deepEqual(refsOf(bare), []);
+});
+
 test('a run killed midway leaves refs of its namespace only, and the next run deletes them', async () => {
   const bare = makeBareRepo();
   git(bare, 'update-ref', 'refs/heads/main', git(bare, 'commit-tree', '4b825dc642cb6eb9a060e54bf8d69288fbee4904', '-m', 'someone else'));

@@ -1,7 +1,7 @@
 // A second real process for lease races: acquires the environment's lease through the same
 // modules the CLI uses, after waiting for a shared start instant, and prints `won <oid>` or
 // `lost <code>`. Usage: node lease-racer.mjs <project> <env> <startAtEpochMs>
-import { createRuntime } from '../../dist/cli/dispatch.js';
+import { createRuntime } from '../../dist/cli/runtime.js';
 import { openEnvironment } from '../../dist/operations/context.js';
 import { acquireLease } from '../../dist/lease/lease.js';
 import { uuidv7 } from '../../dist/util/uuid.js';

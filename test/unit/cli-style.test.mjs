@@ -1,16 +1,19 @@
 // Colour (src/cli/style.ts), nested details as text lines, "did you mean" (src/cli/suggest.ts)
 // and the completion scripts (src/cli/completion.ts), in-process against dist/.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { colorWanted, withColor } from '../../dist/cli/style.js';
-import { renderDiagnostic, renderReconcile, renderStateOperation, renderStatus, renderTable, valueLines } from '../../dist/cli/render-text.js';
+import { renderDiagnostic, renderReconcile, renderStateOperation, renderStatus, renderTable, valueLines, withDiagnostics } from '../../dist/cli/render-text.js';
 import { renderPlan } from '../../dist/cli/render-plan.js';
 import { shellQuote, unknownCommandHelp, unknownOptionFix } from '../../dist/cli/suggest.js';
-import { COMMANDS, findCommand } from '../../dist/cli/commands.js';
+import { COMMANDS, findCommand, groupHelp, groupOf, subcommandsOf } from '../../dist/cli/commands.js';
 import { editDistance } from '../../dist/util/closest.js';
+import { cleanupAll, hermeticEnv, makeProject } from '../support/git-fixtures.mjs';
+
+after(cleanupAll);
 
 const DIST = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist');
 const ESC = /\u001b\[/;
@@ -156,6 +159,41 @@ test('completion scripts name every command, subcommand and option of the comman
       for (const o of spec.options) assert.ok(shell === 'fish' ? text.includes(`-l ${o.name}`) : text.includes(`--${o.name}`), `${shell}: ${spec.words.join(' ')} --${o.name}`);
     }
   }
+});
+
+test('subcommandsOf: the commands of a group in table order, as the group help, "did you mean" and completion list them', () => {
+  const state = subcommandsOf('state');
+  assert.ok(state.length > 1);
+  assert.deepEqual(state, COMMANDS.filter((c) => c.words[0] === 'state' && c.words.length > 1));
+  assert.deepEqual(subcommandsOf('status'), [], 'a command without subcommands');
+  assert.deepEqual(subcommandsOf('frobnicate'), []);
+  assert.equal(groupOf(['state']), 'state');
+  assert.equal(groupOf(['status']), undefined);
+  for (const c of state) assert.ok(groupHelp('state').includes(`  ${c.words.slice(1).join(' ')}`), c.words.join(' '));
+  assert.match(unknownCommandHelp(['state']).message, new RegExp(`the subcommands of nyl state: ${state.map((c) => c.words[1]).join(', ')}$`));
+});
+
+test('withDiagnostics: the body and a newline, the diagnostics after a blank line; an empty body prints nothing of its own', () => {
+  const d = { severity: 'warning', code: 'NYL-X', message: 'm', fix: 'f' };
+  assert.equal(withDiagnostics('body', []), 'body\n');
+  assert.equal(withDiagnostics('body', [d]), `body\n\n${renderDiagnostic(d)}\n`);
+  assert.equal(withDiagnostics('', []), '');
+  assert.equal(withDiagnostics('', [d]), `${renderDiagnostic(d)}\n`);
+});
+
+test('nyl __complete environments (each TAB press) lists the environments without loading the command dispatcher', () => {
+  const env = (name) => `apiVersion: nyl.io/v1\nkind: Environment\nmetadata: {name: ${name}}\nspec:\n  state: {repository: {repoURL: "file:///nowhere/state.git"}}`;
+  const project = makeProject({ 'nyl.yaml': `${[env('prod'), env('dev')].join('\n---\n')}\n` });
+  const script = `require(${JSON.stringify(path.join(DIST, 'cli', 'main.js'))}).main(['__complete', 'environments']).then((code) => {
+    const loaded = Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(DIST + path.sep)})).map((f) => f.slice(${DIST.length + 1}));
+    process.stderr.write('EXIT ' + code + ' LOADED ' + JSON.stringify(loaded.sort()) + '\\n');
+  });`;
+  const r = spawnSync(process.execPath, ['-e', script], { cwd: project, env: hermeticEnv(), encoding: 'utf8' });
+  assert.equal(r.stdout, 'dev\nprod\n', r.stderr);
+  const [, code, loaded] = /EXIT (\d+) LOADED (.*)/.exec(r.stderr);
+  assert.equal(code, '0');
+  assert.ok(JSON.parse(loaded).includes('cli/runtime.js'), loaded);
+  assert.ok(!JSON.parse(loaded).includes('cli/dispatch.js'), loaded);
 });
 
 test('nyl state --help and nyl lease load only the command table and the version', () => {
