@@ -1,6 +1,6 @@
 // 14. ui-pages: the read-only web view (`nyl ui`) on the 1,000-unit fixture of status-1000 (10
 // waves of 100, every unit current): the server's start, one GET of each page, and the first
-// `version` event of /events (one read of the refs' version, what each poll costs while a page is
+// read of /version (one read of the refs' version, what each poll costs while a page is
 // open), against `nyl status -e dev` of the same fixture, which the environment page mirrors.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { NYL, cpuMedian, log, nowMs, nyl, reps, retryKilled, summary, thousandUnits } from '../lib.mjs';
 
 export const id = 'ui-pages';
-export const title = 'nyl ui: start, pages and first event of the web view, 1,000 units, against nyl status';
+export const title = 'nyl ui: start, pages and a version read of the web view, 1,000 units, against nyl status';
 
 const UNIT = 'u0550'; // wave 6 of 10: a unit with a dependency and a dependent
 const PAGES = [
@@ -20,6 +20,8 @@ const PAGES = [
 ];
 const URL_LINE = /^nyl ui: serving .* at (http:\/\/127\.0\.0\.1:\d+\/) \(read-only; Ctrl-C stops it\)$/m;
 const START_TIMEOUT_MS = 30_000;
+/** The server's --poll-interval: how long a version read stays cached. */
+const POLL_MS = 100;
 const REQUEST_TIMEOUT_MS = 60_000;
 
 /** CPU time (user + sys, ms) of a live process and its reaped children, from /proc/PID/stat (10 ms ticks). */
@@ -36,8 +38,8 @@ function cpuOfPid(pid) {
 /**
  * Starts `nyl ui --listen 127.0.0.1:0` in the project; `ui.ready` resolves when it printed its URL
  * line, with the wall from spawn to that line (the process is in `ui.child` from the start, so a
- * caller can kill it whatever happens). `--poll-interval 1h`: no poll of an open /events stream runs
- * between the measurements (reads are serialized in the server, so a poll would delay a page).
+ * caller can kill it whatever happens). `--poll-interval ${POLL_MS}ms`: a cached version is that old at
+ * most, so a /version asked later is read. No page polls here: the server reads only when asked.
  */
 function startUi(p, statsFile) {
   const env = {
@@ -46,7 +48,7 @@ function startUi(p, statsFile) {
     NYL_GIT_STATS: statsFile,
   };
   const began = nowMs();
-  const child = spawn(process.execPath, [NYL, 'ui', '--listen', '127.0.0.1:0', '--poll-interval', '1h', p.src], { cwd: p.src, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [NYL, 'ui', '--listen', '127.0.0.1:0', '--poll-interval', `${POLL_MS}ms`, p.src], { cwd: p.src, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const ui = { child, stdout: '', stderr: '', exit: undefined };
   const onBenchExit = () => child.kill('SIGKILL');
   process.once('exit', onBenchExit);
@@ -123,36 +125,15 @@ function fetchPage(ui, path) {
   });
 }
 
-/** Connects to /events; wall until the first `version` event arrived, then disconnects. */
-function firstVersion(ui) {
-  return new Promise((resolveEvent, reject) => {
-    const cpuBefore = cpuOfPid(ui.child.pid);
-    const began = nowMs();
-    let done = false;
-    const req = get(new URL('/events', ui.url), { agent: false }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        return reject(new Error(`GET /events answered ${res.statusCode}`));
-      }
-      if (!/^text\/event-stream/.test(res.headers['content-type'] ?? '')) return reject(new Error(`GET /events is ${res.headers['content-type']}, not text/event-stream`));
-      let text = '';
-      res.on('data', (b) => {
-        text += b;
-        const m = /(?:^|\n)event: version\ndata: ([0-9a-f]+)\n\n/.exec(text);
-        if (m && !done) {
-          done = true;
-          const ms = nowMs() - began;
-          const cpuAfter = cpuOfPid(ui.child.pid);
-          req.destroy();
-          resolveEvent({ ms, cpuMs: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore, version: m[1] });
-        }
-      });
-      res.on('error', (error) => done || reject(error));
-      res.on('end', () => done || reject(new Error(`/events ended before a version event: ${JSON.stringify(text.slice(0, 500))}`)));
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => done || req.destroy(new Error(`/events: no version event within ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', (error) => done || reject(error));
-  });
+/**
+ * One read of the refs' version, as an open page's poll costs it: GET /version once the server's
+ * cached version is older than its --poll-interval (POLL_MS), so that the answer is read, not cached.
+ */
+async function firstVersion(ui) {
+  await new Promise((r) => setTimeout(r, 2 * POLL_MS));
+  const answer = await fetchPage(ui, '/version');
+  if (!/^[0-9a-f]+$/.test(answer.body)) throw new Error(`GET /version answered ${JSON.stringify(answer.body.slice(0, 200))}`);
+  return { ms: answer.ms, cpuMs: answer.cpuMs, version: answer.body };
 }
 
 /** The environment page must list the 1,000 units and draw the graph. */
@@ -175,7 +156,7 @@ export async function run() {
   const launched = [];
   let ui;
   let stats;
-  const results = Object.fromEntries([...PAGES.map((pg) => [pg.key, []]), ['events', []], ['status', []]]);
+  const results = Object.fromEntries([...PAGES.map((pg) => [pg.key, []]), ['version', []], ['status', []]]);
   let versions;
   try {
     for (let i = 0; i < n; i++) {
@@ -187,7 +168,7 @@ export async function run() {
     }
     log(`bench: ui-pages: serving at ${ui.url}`);
 
-    // One warm-up request of each page and of /events, then n rounds: each page, the first event,
+    // One warm-up request of each page and of /version, then n rounds: each page, one version read,
     // and one `nyl status -e dev` (the server idle meanwhile), so that all see the same load.
     for (const pg of PAGES) {
       const r = await fetchPage(ui, pg.path);
@@ -203,7 +184,7 @@ export async function run() {
       }
       const e = await firstVersion(ui);
       versions.add(e.version);
-      results.events.push(e);
+      results.version.push(e);
       results.status.push(await status());
     }
     await stopUi(ui);
@@ -226,14 +207,14 @@ export async function run() {
     metrics: [
       { name: 'start: spawn to URL line', value: start.median, unit: 'ms', spread: start },
       ...pageMetrics,
-      { name: '/events: connect to first version event', value: walls.events.median, unit: 'ms', cpu: cpuMedian(results.events), spread: walls.events },
+      { name: '/version: one read of the refs\' version', value: walls.version.median, unit: 'ms', cpu: cpuMedian(results.version), spread: walls.version },
       { name: '`nyl status -e dev` (new process: Node start-up included)', value: walls.status.median, unit: 'ms', cpu: cpuMedian(results.status), spread: walls.status },
       { name: 'ratio environment page / status', value: walls.environment.median / walls.status.median, unit: 'x', target: { op: '<=', value: 1 } },
     ],
     notes: [
-      `median of ${n} after one warm-up request each (start: ${n} servers); 1,000 units in 10 waves of 100, all current; unit page ${UNIT}; each round GETs every page on a new connection, then /events, then one nyl status, so all see the same load`,
+      `median of ${n} after one warm-up request each (start: ${n} servers); 1,000 units in 10 waves of 100, all current; unit page ${UNIT}; each round GETs every page on a new connection, then /version (after the cached version expired), then one nyl status, so all see the same load`,
       `environment page ${envKb.toFixed(1)} KB (checked: 200, 1,000 <tr data-unit= rows, <svg class="graph"); history ${(results.history[0].bytes / 1024).toFixed(1)} KB, unit ${(results.unit[0].bytes / 1024).toFixed(1)} KB, / ${(results.overview[0].bytes / 1024).toFixed(1)} KB`,
-      `page cpu = the server process's user+sys (and its git children's) during the request, from /proc; status cpu includes Node start-up; the server ran with --poll-interval 1h (no poll between measurements) and exited 0 on SIGINT; git processes of the whole serving session: ${stats?.processes ?? '-'}`,
+      `page cpu = the server process's user+sys (and its git children's) during the request, from /proc; status cpu includes Node start-up; the server ran with --poll-interval ${POLL_MS}ms (pages do not poll here; /version waited for its cache to expire) and exited 0 on SIGINT; git processes of the whole serving session: ${stats?.processes ?? '-'}`,
     ],
     details: { starts: start, pages: walls, bytes: Object.fromEntries(PAGES.map((pg) => [pg.key, results[pg.key][0].bytes])), stats, fullReconcileMs: p.fullReconcile?.ms },
   };
