@@ -52,8 +52,28 @@ export interface DriverContext {
    * engine cannot tell one in free text.
    */
   toolOutput: (line: ToolLine) => void;
+  /**
+   * The source paths the unit's execution key covers (`dir/` for a directory's tree, as the
+   * desired document's `reads.sources` lists them): a driver that finds its tool reading more
+   * says so, since a change there would not run the unit again.
+   */
+  sourceReads?: readonly string[];
   /** For a teardown: the outputs of the unit's last receipt (what it is removing), if it has one. */
   receiptOutputs?: Record<string, unknown>;
+  /**
+   * The unit's latest receipt in this environment, as far as a driver may use it: the tool state
+   * its driver recorded with it (`toolState`), so that the driver can tell whether its tool still
+   * sees what that execution left (the same Terraform state, say). `current` is false for the
+   * receipt of an earlier incarnation (a kind change, `state init --fresh`): what it recorded is
+   * this unit's own, but no longer what the unit must find. Absent: the unit never had a receipt.
+   */
+  receipt?: RecordedReceipt;
+  /**
+   * An operator's acknowledgement of the unit's last failure (`nyl recover --unit U --retry
+   * --reason`), recorded for this incarnation: a driver that refused to go on without one (a lost
+   * Terraform state) goes on now. The next receipt consumes it.
+   */
+  acknowledgement?: { by: string; reason: string; at: string };
   /**
    * Pointers inside the rendering of values that are sensitive (another unit's sensitive outputs,
    * resolved for this execution only): the driver passes them to its tool through the
@@ -61,6 +81,13 @@ export interface DriverContext {
    * prints them. The engine masks them in every line the tool prints.
    */
   secretPointers?: readonly string[];
+}
+
+/** What a receipt recorded that its driver may read back (see DriverContext.receipt). */
+export interface RecordedReceipt {
+  run: string;
+  current: boolean;
+  toolState?: Record<string, unknown>;
 }
 
 export interface UnitOutput {
@@ -93,8 +120,8 @@ export type Uncertain = { result: 'uncertain'; reason: string };
 export type PrepareOutcome = { result: 'prepared'; rendering: Record<string, unknown> } | Failure;
 
 export interface DriverPlan {
-  /** `sha256:...` of what would change: an approval binds to it. */
-  digest: string;
+  /** `sha256:...` of what would change: an approval binds to it. Computed when asked for (PlanOptions.digest). */
+  digest?: string;
   /** One line for humans, such as `+1 ~0 -0`. */
   summary: string;
   /** none: nothing to change; `apply` given this plan reads the outputs and changes nothing. */
@@ -105,7 +132,20 @@ export interface DriverPlan {
 
 export type PlanOutcome = { result: 'planned'; plan: DriverPlan } | Failure;
 
-export type ApplyOutcome = { result: 'receipt'; outputs: Outputs } | Failure | Uncertain;
+/** What a caller of `plan` needs besides the changes: the digest (a review, an approval) costs a tool call. */
+export interface PlanOptions {
+  digest: boolean;
+}
+
+/**
+ * A receipt: the outputs, and what the driver records beside them for its own later checks.
+ * `toolState`: what the tool's own state looked like after the execution (Terraform: the
+ * backend, the state's lineage and resources), handed back as DriverContext.receipt. `toolReads`:
+ * source paths (directories with a trailing `/`, relative to the project) the tool read beyond
+ * what the kind declares (a Terraform module's calls of local modules, from its own manifest):
+ * they enter the unit's next execution keys, so that a change there runs the unit again.
+ */
+export type ApplyOutcome = { result: 'receipt'; outputs: Outputs; toolState?: Record<string, unknown>; toolReads?: string[] } | Failure | Uncertain;
 
 /** removed: the driver claims the removal; incomplete: it cannot (nothing it ran says the resources are gone). */
 export type TeardownOutcome = { result: 'removed' } | { result: 'incomplete'; reason: string } | Failure | Uncertain;
@@ -113,7 +153,8 @@ export type TeardownOutcome = { result: 'removed' } | { result: 'incomplete'; re
 /** The outputs of the unit's last apply, read back from where its tool keeps them. */
 export type ReadOutcome = { result: 'read'; outputs: Outputs } | Failure;
 
-export type CheckOutcome = { result: 'checked'; drift: 'in-sync' | 'drifted' | 'unknown'; detail?: string } | Failure;
+/** code: a catalog code for a finding worse than drift (the unit's tool state is gone: NYL-BACKEND-STATE-LOST). */
+export type CheckOutcome = { result: 'checked'; drift: 'in-sync' | 'drifted' | 'unknown'; detail?: string; code?: string } | Failure;
 
 /** What the source model and the planner need to know of a kind, driver or not. */
 export interface KindDescriptor {
@@ -129,6 +170,19 @@ export interface KindDescriptor {
    */
   sourceDirFields?: readonly string[];
   /**
+   * For a kind with sourceDirFields: which files of such a directory name further source it reads
+   * (a Terraform module's calls of local modules), and the relative paths they name. The source
+   * model follows them, and their trees enter the execution key too. Pure: text in, paths out.
+   */
+  sourceDirCalls?: { reads(fileName: string): boolean; calls(files: readonly { name: string; text: string }[]): string[] };
+  /**
+   * Top-level spec fields whose rendering locates the state the unit's tool keeps outside Nyl (a
+   * module's `module`, `backendConfig` and `workspace`): two environments, or two units, that
+   * render them alike would share that state, which the planner refuses unless the unit says
+   * `sharedState: true`.
+   */
+  stateLocationFields?: readonly string[];
+  /**
    * JSON pointers inside spec below which a reference to a sensitive output may stand: values
    * that reach the tool through its environment, never its command line. The desired document
    * keeps the reference; the value is resolved only for the execution.
@@ -143,7 +197,7 @@ export interface KindDescriptor {
 
 export interface Driver extends KindDescriptor {
   prepare?(ctx: DriverContext): Promise<PrepareOutcome>;
-  plan?(ctx: DriverContext): Promise<PlanOutcome>;
+  plan?(ctx: DriverContext, options?: PlanOptions): Promise<PlanOutcome>;
   apply(ctx: DriverContext, plan?: DriverPlan): Promise<ApplyOutcome>;
   teardown?(ctx: DriverContext): Promise<TeardownOutcome>;
   check?(ctx: DriverContext): Promise<CheckOutcome>;

@@ -8,6 +8,7 @@
 import type { KindDescriptor } from './contract';
 import { commandSpec } from './command/spec';
 import { ociImageSpec } from './oci-image/spec';
+import { isModuleFile, localModuleSources } from './terraform/module-calls';
 import { openTofuSpec, terraformSpec } from './terraform/spec';
 
 /** Every unit kind, in a stable order. */
@@ -25,7 +26,14 @@ export const COMMAND_KIND: KindDescriptor = {
 };
 
 /** The module kinds: one driver (./terraform), two default binaries. */
-const MODULE_KIND = { defaultRecovery: 'converge', shellTextFields: [], sourceDirFields: ['module'], secretFields: ['/variables'] } as const;
+const MODULE_KIND = {
+  defaultRecovery: 'converge',
+  shellTextFields: [],
+  sourceDirFields: ['module'],
+  sourceDirCalls: { reads: isModuleFile, calls: localModuleSources },
+  secretFields: ['/variables'],
+  stateLocationFields: ['module', 'backendConfig', 'workspace'],
+} as const;
 export const TERRAFORM_KIND: KindDescriptor = { kind: 'Terraform', version: 'terraform/1', ...MODULE_KIND, spec: terraformSpec };
 export const OPENTOFU_KIND: KindDescriptor = { kind: 'OpenTofu', version: 'opentofu/1', ...MODULE_KIND, spec: openTofuSpec };
 

@@ -289,8 +289,31 @@ export const CATALOG = {
   'NYL-SECRET-UNAVAILABLE': {
     exit: 3,
     summary: "A sensitive value a unit consumes cannot be read: no configured key opens it, or the producer's backend no longer holds the value its receipt records.",
-    fix: (p) =>
-      `configure the key that sealed it (NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old key after the new one while you rotate); if ${String(p.producer ?? 'the producer')}'s value changed outside Nyl, make it execute again (change its source), then \`nyl reconcile -e ${e(p)}\``,
+    fix: (p) => {
+      const producer = String(p.producer ?? '<producer>');
+      if (p.backend) return `${producer} keeps the value in its Terraform backend, which no longer holds what its receipt records (the state was lost, moved or changed outside Nyl): point ${producer} back at its state, or create the value again with \`nyl reconcile -e ${e(p)} --unit ${producer} --reapply --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
+      return `configure the key that sealed it (NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old key after the new one while you rotate); if ${String(p.producer ?? 'the producer')}'s value changed outside Nyl, make it execute again (change its source), then \`nyl reconcile -e ${e(p)}\``;
+    },
+  },
+  'NYL-BACKEND-STATE-LOST': {
+    exit: 3,
+    summary:
+      "The Terraform state a unit's receipt recorded is gone, emptied, or replaced by another one (a deleted state file, a changed backend or workspace, a `state rm`): planning against it would create everything again next to what exists, so Nyl refuses until an operator decides.",
+    fix: (p) => {
+      const restore = `if the state moved, point backendConfig (or workspace) of ${u(p)} back at it, or put the state file back (a local backend keeps the one before the last write as <path>.backup)`;
+      if (p.observed) return `${restore}; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
+      return `${restore}, then \`nyl reconcile -e ${e(p)}\`; if its resources are gone too, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
+    },
+  },
+  'NYL-BACKEND-SHARED': {
+    exit: 1,
+    summary:
+      'Two environments, or two units, would share one Terraform state: their backend configuration renders alike, or a unit without a receipt finds a state holding resources none of its receipts recorded. A teardown of one would destroy the resources of the other.',
+    fix: (p) => {
+      const own = `give each its own state: put \${{ env.name }} into backendConfig (or workspace) of ${u(p)}, such as path: /srv/tfstate/${u(p)}-\${{ env.name }}.tfstate`;
+      if (p.rendered) return `${own}; if they are meant to share it, set sharedState: true on ${u(p)}`;
+      return `${own}; if ${u(p)} in ${e(p)} is to take this state over, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
+    },
   },
   'NYL-IMAGE-UNRESOLVED': {
     exit: 3,

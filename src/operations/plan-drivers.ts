@@ -11,7 +11,7 @@ import { failure } from '../drivers/contract';
 import type { UnitPlan } from '../plan/actions';
 import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, secretReadsOf, withSecretsIn } from '../run/secrets';
 import { planUnit, prepareUnit } from '../run/unit-execution';
-import { inCommit, killGraceMs, type PhaseScope, type PhaseSubject, phaseContext, readBackIn } from '../run/phase-context';
+import { inCommit, killGraceMs, type PhaseScope, type PhaseSubject, phaseContext, readBackIn, recordsOf } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
 import { Workspace } from '../run/workspace';
 import type { ObservedUnitDoc } from '../state/documents';
@@ -67,7 +67,7 @@ export class PlanPhases {
     const texts = maskTexts(values);
     this.output.mask(unit.name, texts);
     this.output.event(unit.name, `planning ${unit.kind} (nyl plan: nothing is applied)`);
-    const outcome = await this.inSource(subject, (ctx) => planUnit(driver, withSecretsIn(ctx, reads, values)));
+    const outcome = await this.inSource(subject, (ctx) => planUnit(driver, withSecretsIn({ ...ctx, ...recordsOf(unit) }, reads, values)));
     if (outcome.result === 'planned') {
       this.output.event(unit.name, `planned: ${outcome.plan.summary}`);
       return outcome;

@@ -81,21 +81,28 @@ export function renderingDiff(unit: UnitPlan): string[] | undefined {
   return unifiedDiff(yamlLines(before), yamlLines(after), DIFF_CONTEXT);
 }
 
-/** A row of the quiet table as the plan says it: action, reason, result, detail, diff. */
-function describeRow(row: ReconcileUnitReport, unit: UnitPlan): void {
+/**
+ * A row of the quiet table as the plan says it: action, reason, result, detail, diff. `reads`:
+ * what changed in the source the unit reads, said in place of "execution key changed".
+ */
+function describeRow(row: ReconcileUnitReport, unit: UnitPlan, reads: string | undefined): void {
   row.action = unit.action.type;
   row.reason = reasonOf(unit);
   row.result = planResult(unit, row.result);
-  row.detail = planDetail(unit);
+  const detail = planDetail(unit);
+  row.detail = reads && detail.startsWith(KEY_CHANGED) ? `${reads}${detail.slice(KEY_CHANGED.length)}` : detail;
   const diff = renderingDiff(unit);
   if (diff) row.diff = diff;
 }
 
-/** Says, for every row of the quiet table, what the plan says of its unit. */
-export function describeRows(report: ReconcileReport, plan: Plan): void {
+/** The detail a changed key renders to (src/plan/reasons.ts), which the changed reads replace. */
+const KEY_CHANGED = 'execution key changed';
+
+/** Says, for every row of the quiet table, what the plan says of its unit; `reads` from ./plan-reads.ts. */
+export function describeRows(report: ReconcileReport, plan: Plan, reads: ReadonlyMap<string, string> = new Map()): void {
   for (const name of report.unitOrder) {
     const unit = plan.units.get(name);
-    if (unit) describeRow(report.units[name]!, unit);
+    if (unit) describeRow(report.units[name]!, unit, reads.get(name));
   }
 }
 
@@ -109,5 +116,5 @@ export function digestOf(unit: UnitPlan, driverPlan: DriverPlan | undefined): st
   const executionKey = unit.approvalKey ?? unit.executionKey;
   if (!executionKey) return undefined;
   const prior = receiptOfIncarnation(unit);
-  return approvalDigest({ executionKey, ...(driverPlan ? { changes: driverPlan.digest } : {}), ...(prior ? { prior } : {}) });
+  return approvalDigest({ executionKey, ...(driverPlan ? { changes: driverPlan.digest ?? 'sha256:unknown' } : {}), ...(prior ? { prior } : {}) });
 }

@@ -27,6 +27,7 @@ import type { Runtime } from '../util/runtime';
 import { selectedUnits } from './selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from './context';
 import { PlanPhases } from './plan-drivers';
+import { changedReads } from './plan-reads';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from './reconcile-report';
 import { requireActive } from './state-checks';
@@ -73,7 +74,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
   try {
     const resolved = await resolvePlan(opened, start, only, phases);
     const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
-    describeRows(report, resolved.plan);
+    describeRows(report, resolved.plan, await changedReads(opened.sourceReader, resolved.plan));
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
     report.warnings.push(...(await coordinationWarnings(opened, start.refs)));

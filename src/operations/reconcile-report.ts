@@ -108,6 +108,7 @@ function plannedRow(plan: UnitPlan, sourceCommit: string, imports: Imports): Rec
   const waits = plan.action.type === 'wait' || (plan.action.type === 'blocked' && plan.action.reason === 'dependency-blocked') ? plan.action.waits : [];
   if (waits.length > 0) row.waits = waits;
   if (plan.action.type === 'awaiting-approval') row.approval = approvalWait(plan);
+  if (plan.action.type === 'drifted' && plan.action.reason === 'state-lost') row.code = 'NYL-BACKEND-STATE-LOST';
   return row;
 }
 
@@ -203,10 +204,22 @@ export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterab
  * its run ref for the next reconcile's import, and the fixes name that reconcile first.
  */
 /** Failure codes whose fix a failed unit's row brings along as a warning (the teardown's own is a lifecycle warning). */
-const UNIT_FAILURE_CODES = { 'NYL-SECRETS-KEY-MISSING': true, 'NYL-SECRET-UNAVAILABLE': true, 'NYL-IMAGE-UNRESOLVED': true } as const;
+const UNIT_FAILURE_CODES = { 'NYL-SECRETS-KEY-MISSING': true, 'NYL-SECRET-UNAVAILABLE': true, 'NYL-IMAGE-UNRESOLVED': true, 'NYL-BACKEND-STATE-LOST': true, 'NYL-BACKEND-SHARED': true } as const;
 type UnitFailureCode = keyof typeof UNIT_FAILURE_CODES;
 
-export function unitWarnings(report: ReconcileReport, { unimported = false } = {}): Diagnostic[] {
+/**
+ * The fix parameters of NYL-SECRET-UNAVAILABLE for a unit: the producer of the first sensitive
+ * value it consumes, and whether that producer keeps it in its backend (a Terraform module: the
+ * backend was lost or moved) rather than sealed in its receipt (a key is missing).
+ */
+function secretFixParams(plan: Plan | undefined, name: string): Record<string, unknown> {
+  const read = plan?.units.get(name)?.reads?.secrets?.[0];
+  if (!read) return {};
+  const entry = plan?.units.get(read.unit)?.observed?.receipt?.sensitiveOutputs?.[read.output];
+  return { producer: read.unit, ...(entry && entry.sealed === undefined ? { backend: true } : {}) };
+}
+
+export function unitWarnings(report: ReconcileReport, { unimported = false, plan }: { unimported?: boolean; plan?: Plan } = {}): Diagnostic[] {
   const env = report.environment;
   const pending = unimported ? { unimported } : {};
   const out: Diagnostic[] = [];
@@ -214,9 +227,13 @@ export function unitWarnings(report: ReconcileReport, { unimported = false } = {
     const u = report.units[name]!;
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
     if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
-    if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name] }));
+    if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) {
+      const params = u.code === 'NYL-SECRET-UNAVAILABLE' ? secretFixParams(plan, name) : {};
+      out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name], ...params }));
+    }
     if (u.result === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, name, u.detail, u.approval));
-    if (u.result === 'drifted') out.push(diagnostic('NYL-UNIT-DRIFTED', 'warning', `${name} ${u.detail}`, { env, unit: name, units: [name] }));
+    if (u.result === 'drifted' && u.code === 'NYL-BACKEND-STATE-LOST') out.push(diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${name}: ${u.detail}`, { env, unit: name, units: [name], observed: true }));
+    else if (u.result === 'drifted') out.push(diagnostic('NYL-UNIT-DRIFTED', 'warning', `${name} ${u.detail}`, { env, unit: name, units: [name] }));
   }
   return out;
 }
@@ -246,7 +263,7 @@ export function quietReport(opened: OpenedEnvironment, plan: Plan, view: Environ
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
   fillUnits(report, plan, new Map(), NO_LIFECYCLE, { imported: new Set(), recovered: new Set() }, only);
-  report.warnings.push(...unitWarnings(report), ...leavingWarnings(report, plan, NO_LIFECYCLE, ownedNames(opened), operation));
+  report.warnings.push(...unitWarnings(report, { plan }), ...leavingWarnings(report, plan, NO_LIFECYCLE, ownedNames(opened), operation));
   return report;
 }
 

@@ -132,7 +132,7 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const changes = documentChanges({ desired: start.view.desiredUnits, observed: start.view.observedUnits }, { desired, observed: engine.observed });
   listChanged(report, engine.plan, changedUnits(changes), importsOf(takeover));
   markHeld(report, holds);
-  report.warnings.push(...unitWarnings(report), ...leavingWarnings(report, engine.plan, engine, ownedNames(opened), operation));
+  report.warnings.push(...unitWarnings(report, { plan: engine.plan }), ...leavingWarnings(report, engine.plan, engine, ownedNames(opened), operation));
   const lists = lifecycleLists(engine, takeover, dropped);
   detailLists(report, lists);
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride, ...(opened.worktree ? { sourceWorktree: true } : {}) };

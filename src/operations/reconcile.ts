@@ -61,12 +61,15 @@ export interface ReconcileOptions extends LifecycleOptions {
 interface RunChoices {
   approvals?: ApprovalGrants;
   reapply?: ReadonlySet<string>;
+  /** --reason of a --reapply: the operator's acknowledgement a driver may wait for (a lost Terraform state). */
+  reapplyReason?: string;
   local?: boolean;
 }
 
 function choicesOf(opened: OpenedEnvironment, req: ReconcileOptions, only: ReadonlySet<string> | undefined): RunChoices {
   const approvals = req.approval ? approvalGrants(opened, req.approval, only) : undefined;
-  return { ...(approvals ? { approvals } : {}), ...(req.reapply && only ? { reapply: only } : {}), ...(req.local ? { local: true } : {}) };
+  const reapply = req.reapply && only ? { reapply: only, ...(req.reason ? { reapplyReason: req.reason } : {}) } : {};
+  return { ...(approvals ? { approvals } : {}), ...reapply, ...(req.local ? { local: true } : {}) };
 }
 
 /** The choices in a cache key: grants by unit, reapply, local. */
@@ -302,7 +305,7 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
   if (engine.cancelled) {
     // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
     await run.tx.end('cancelled');
-    report.warnings.push(...unitWarnings(report, { unimported: true }));
+    report.warnings.push(...unitWarnings(report, { unimported: true, plan: engine.plan }));
     report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: opened.env.name }));
     return report;
   }
@@ -319,7 +322,7 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
  */
 async function endUnrecorded(opened: OpenedEnvironment, run: RunTransaction, engine: EngineResult, report: ReconcileReport, cause?: string): Promise<ReconcileReport> {
   await run.tx.end('state-unavailable');
-  report.warnings.push(...unitWarnings(report, { unimported: true }));
+  report.warnings.push(...unitWarnings(report, { unimported: true, plan: engine.plan }));
   const env = opened.env.name;
   const why = `the state repository of ${env} could not be reached${cause ? ` (${cause})` : ''}`;
   if (engine.dispatchOrder.length === 0) {

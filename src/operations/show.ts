@@ -26,6 +26,8 @@ export interface ShowRequest extends EnvironmentRequest {
 /** The receipt without its desired document and without any sealed value. */
 export function shownReceipt(r: ReceiptRecord): ShownReceipt {
   const shown: ShownReceipt = { run: r.run, executionKey: r.executionKey, finishedAt: r.finishedAt, outputs: { ...r.outputs } };
+  if (r.toolState) shown.toolState = r.toolState;
+  if (r.toolReads) shown.toolReads = r.toolReads;
   const sensitive = Object.entries(r.sensitiveOutputs ?? {});
   if (sensitive.length > 0) shown.sensitiveOutputs = Object.fromEntries(sensitive.map(([k, v]) => [k, { sha256: v.sha256 }]));
   // Kept apart by design; should a key be in both, its value stays unshown.

@@ -75,7 +75,7 @@ function unitStatus(p: UnitPlan): UnitStatus {
   else if (receipt) s.lastRun = { run: receipt.run, result: 'executed', at: receipt.finishedAt };
   if (p.observed?.condition) {
     const c = p.observed.condition;
-    s.condition = { type: c.type, retryable: c.retryable, reason: c.reason, run: c.run, since: c.since };
+    s.condition = { type: c.type, retryable: c.retryable, reason: c.reason, run: c.run, since: c.since, ...(c.code ? { code: c.code } : {}) };
   }
   if (p.desired?.hold) s.hold = p.desired.hold;
   const a = p.action;
@@ -101,10 +101,17 @@ function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: {
   return out;
 }
 
-/** A drifted unit: under driftRepair converge the next reconcile repairs it; under manual it waits for --reapply. */
+/**
+ * A drifted unit: under driftRepair converge the next reconcile repairs it; under manual it waits
+ * for --reapply. A lost tool state is worse than drift: its own code, whose fix no reconcile does alone.
+ */
 function driftedWarning(env: string, u: UnitStatus, driftRepair: 'converge' | 'manual'): Diagnostic {
+  if (u.drift?.code === 'NYL-BACKEND-STATE-LOST') return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${u.name}: ${u.drift.detail ?? 'the state its receipt recorded is gone'}`, { env, unit: u.name, units: [u.name], observed: true });
   return diagnostic('NYL-UNIT-DRIFTED', 'warning', `${u.name} ${u.detail}`, { env, unit: u.name, units: [u.name], ...(driftRepair === 'converge' ? { repair: 'converge' } : {}) });
 }
+
+/** Failure codes status reports with their own fix instead of NYL-UNIT-FAILED's: a refusal that needs a decision. */
+const OWN_FAILURE_CODES = new Set(['NYL-BACKEND-STATE-LOST', 'NYL-BACKEND-SHARED']);
 
 /**
  * Warnings of the units that need attention. `unimported` names the units whose condition only an
@@ -127,6 +134,8 @@ function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<
     if (u.state === 'drifted') out.push(driftedWarning(env, u, driftRepair));
     if (u.condition?.type === 'uncertain') {
       out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
+    } else if (u.state === 'failed' && u.condition?.code && OWN_FAILURE_CODES.has(u.condition.code)) {
+      out.push(diagnostic(u.condition.code as 'NYL-BACKEND-STATE-LOST', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
     } else if (u.state === 'failed' && u.condition) {
       out.push(
         diagnostic('NYL-UNIT-FAILED', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, {

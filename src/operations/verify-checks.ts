@@ -18,7 +18,7 @@ import type { Runtime } from '../util/runtime';
 import { runPool } from '../run/pool';
 import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, withSecretsIn } from '../run/secrets';
 import { checkUnit } from '../run/unit-execution';
-import { inCommit, killGraceMs, type PhaseScope, phaseContext, readBackIn, subjectOfDesired } from '../run/phase-context';
+import { inCommit, killGraceMs, type PhaseScope, phaseContext, readBackIn, recordedReceipt, subjectOfDesired } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
 import { Workspace } from '../run/workspace';
 import type { OpenedEnvironment } from './context';
@@ -38,6 +38,8 @@ export interface DriftFinding {
   status: 'in-sync' | 'drifted' | 'unknown';
   detail?: string;
   failed?: boolean;
+  /** A finding worse than drift, by its code (NYL-BACKEND-STATE-LOST). */
+  code?: string;
 }
 
 /** What every check of one verify shares: the phases' scope (the lease's run id is NYL_RUN), and more. */
@@ -100,7 +102,7 @@ async function findingOf(scope: CheckScope, target: CheckTarget): Promise<DriftF
 
 function findingOfOutcome(outcome: CheckOutcome, masked: readonly string[]): DriftFinding {
   if (outcome.result !== 'checked') return { status: 'unknown', detail: maskText(outcome.reason, masked), failed: true };
-  return { status: outcome.drift, ...(outcome.detail ? { detail: maskText(outcome.detail, masked) } : {}) };
+  return { status: outcome.drift, ...(outcome.detail ? { detail: maskText(outcome.detail, masked) } : {}), ...(outcome.code ? { code: outcome.code } : {}) };
 }
 
 /**
@@ -114,7 +116,8 @@ function inSource<T>(scope: CheckScope, commit: string | undefined, phase: (proj
 
 /** What a driver gets for a unit's check: the receipt's rendering, the lease's run id, scratch files of its own. */
 function contextOf(scope: CheckScope, target: CheckTarget, projectDir: string): DriverContext {
-  return phaseContext(scope, { ...subjectOfDesired(target.unit, target.receipt.desired), kind: target.kind }, projectDir, `${target.unit}.check`);
+  const ctx = phaseContext(scope, { ...subjectOfDesired(target.unit, target.receipt.desired), kind: target.kind }, projectDir, `${target.unit}.check`);
+  return { ...ctx, receipt: recordedReceipt(target.receipt, true)! };
 }
 
 /** A producer's outputs read back from its tool, in the commit of its receipt: files of its own, as it may be checked meanwhile. */

@@ -161,7 +161,7 @@ async function publishFindings(rt: Runtime, opened: OpenedEnvironment, tx: Lease
   const units: Record<string, string> = {};
   for (const { target } of targets) {
     const f = findings.get(target.unit)!;
-    observed.set(target.unit, withDriftObservation(view.observedUnits.get(target.unit)!, { status: f.status, observedAt, run, receipt: target.receipt.run, ...(f.detail ? { detail: f.detail } : {}) }));
+    observed.set(target.unit, withDriftObservation(view.observedUnits.get(target.unit)!, { status: f.status, observedAt, run, receipt: target.receipt.run, ...(f.detail ? { detail: f.detail } : {}), ...(f.code ? { code: f.code } : {}) }));
     units[target.unit] = f.status;
   }
   const before = { desired: view.desiredUnits, observed: view.observedUnits };
@@ -179,14 +179,21 @@ async function publishFindings(rt: Runtime, opened: OpenedEnvironment, tx: Lease
 /** details.units, a warning per drifted unit and an error per failed check. */
 function fillReport(opened: OpenedEnvironment, targets: Selected[], findings: Map<string, DriftFinding>, report: StateOperationReport): void {
   const env = opened.env.name;
-  const units: Record<string, { drift: string; kind: string; detail?: string }> = {};
+  const units: Record<string, { drift: string; kind: string; detail?: string; code?: string }> = {};
   for (const { target, recovery } of targets) {
     const f = findings.get(target.unit)!;
-    units[target.unit] = { drift: f.status, kind: target.kind, ...(f.detail ? { detail: f.detail } : {}) };
-    if (f.status === 'drifted') report.warnings.push(driftedWarning(opened, target, recovery, f));
+    units[target.unit] = { drift: f.status, kind: target.kind, ...(f.detail ? { detail: f.detail } : {}), ...(f.code ? { code: f.code } : {}) };
+    if (f.code === 'NYL-BACKEND-STATE-LOST') report.warnings.push(stateLostWarning(opened, target, f));
+    else if (f.status === 'drifted') report.warnings.push(driftedWarning(opened, target, recovery, f));
     if (f.failed) report.errors.push(diagnostic('NYL-DRIFT-CHECK-FAILED', 'error', `the drift check of ${target.unit} failed: ${f.detail}; its drift is recorded unknown`, { env, unit: target.unit, units: [target.unit] }));
   }
   report.details.units = units;
+}
+
+/** NYL-BACKEND-STATE-LOST: the tool state the receipt recorded is gone; worse than drift, and no reconcile repairs it alone. */
+function stateLostWarning(opened: OpenedEnvironment, target: CheckTarget, f: DriftFinding): Diagnostic {
+  const unit = target.unit;
+  return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', f.detail ?? `${unit}: the state its receipt recorded is gone`, { env: opened.env.name, unit, units: [unit], observed: true });
 }
 
 /**

@@ -84,7 +84,8 @@ export type Action =
    */
   | { type: 'awaiting-approval'; reason: ApprovalNeed; executes: ExecuteReason; requireDigest: boolean; digest?: string; condition?: ConditionRecord }
   /** Its current receipt drifted and driftRepair is manual: it stays so until --reapply names it. */
-  | { type: 'drifted'; reason: 'drift-repair-manual'; drift: DriftRecord }
+  /** state-lost: the tool state its receipt recorded is gone (NYL-BACKEND-STATE-LOST): no run repairs that without an operator. */
+  | { type: 'drifted'; reason: 'drift-repair-manual' | 'state-lost'; drift: DriftRecord }
   | { type: 'current'; reason: 'receipt-current' }
   /**
    * Current, but the desired branch holds another decision (a change that failed and was reverted

@@ -46,6 +46,8 @@ export function currentReceiptAction(name: string, observed: ObservedUnitDoc | u
   if (input.run?.reapply?.has(name) && receipt.run !== input.run.runId) return 'reapply';
   const drift = driftOf(observed, receipt);
   if (!drift) return undefined;
+  // Running again would plan against a state that is not the unit's: only --reapply, with a reason.
+  if (drift.code === 'NYL-BACKEND-STATE-LOST') return { type: 'drifted', reason: 'state-lost', drift };
   return input.env.spec.driftRepair === 'manual' ? { type: 'drifted', reason: 'drift-repair-manual', drift } : 'drift-repair';
 }
 

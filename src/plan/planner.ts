@@ -22,6 +22,7 @@ import { canonicalJson, compactReads, executionKey, type KeyReads } from '../pro
 import { dependencyOrder } from '../project/graph';
 import { type ProducerReceipt, type ReceiptOf, renderUnit } from '../project/render';
 import { sourceReads } from '../project/source-reads';
+import { sharedStates } from './shared-state';
 import { triggersOf } from '../project/graph';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
@@ -60,6 +61,7 @@ export interface ResolveScope {
   env: EnvironmentResource;
   kinds: KindSet;
   objects?: Project['objects'];
+  dirCalls?: Project['dirCalls'];
   receiptOf: ReceiptOf;
 }
 
@@ -102,7 +104,7 @@ export function resolveUnit(unit: UnitResource, uid: string | undefined, scope: 
   const out: Resolved = { rendering, waits, errors: [], ...(usesPrepared ? { preparedFrom: prepared.from, unprepared: rendered.rendering } : {}) };
   if (!uid) return out;
   const triggers = Object.fromEntries(triggersOf(unit).map((name) => [name, scope.receiptOf(name)!.run]));
-  const reads = compactReads({ sources: sourceReads(unit, rendering, scope.objects, scope.kinds), triggers, secrets: rendered.secrets });
+  const reads = compactReads({ sources: sourceReads(unit, rendering, scope.objects, scope.kinds, scope.dirCalls), triggers, secrets: rendered.secrets });
   out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, scope.kinds), reads });
   if (reads) out.reads = reads;
   return out;
@@ -217,6 +219,7 @@ export function asProducer(receipt: ReceiptRecord | undefined): ProducerReceipt 
 export function scopeOf(input: { env: EnvironmentResource; drivers: KindSet; project: Project }, receiptOf: ReceiptOf): ResolveScope {
   const scope: ResolveScope = { env: input.env, kinds: input.drivers, receiptOf };
   if (input.project.objects) scope.objects = input.project.objects;
+  if (input.project.dirCalls) scope.dirCalls = input.project.dirCalls;
   return scope;
 }
 
@@ -247,6 +250,9 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
   const held = heldAction(plan, input, scope);
   if (held) return recordPending({ ...plan, action: held }, input);
+  // A state another environment or unit would share is refused before anything renders or runs.
+  const shared = sharedStates(input.project, input.env, input.drivers).get(unit.name);
+  if (shared) return finish({ ...plan, action: { type: 'blocked', reason: 'render-error', errors: [shared] } }, input);
   const resolved = resolveUnit(unit, plan.uid, scope, preparationOf(plan, input));
   if (resolved.rendering) plan.rendering = resolved.rendering;
   if (resolved.preparedFrom) plan.preparedFrom = resolved.preparedFrom;

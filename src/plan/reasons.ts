@@ -155,6 +155,7 @@ function common(plan: UnitPlan): string | undefined {
     case 'awaiting-approval':
       return `${executeWhy(a.executes, a.condition, plan)}; ${approvalText(plan, a)}`;
     case 'drifted':
+      if (a.reason === 'state-lost') return `${driftText(a.drift)}; no run repairs a lost state by itself: restore it, or \`--reapply --unit ${plan.name} --reason\` creates the resources again`;
       return `${driftText(a.drift)}; driftRepair is manual: \`--reapply --unit ${plan.name} --reason\` repairs it`;
     default:
       return undefined;

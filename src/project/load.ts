@@ -14,7 +14,7 @@ import { placeholderDocument, scanInstanceReferences } from './instances';
 import { type ReferenceScan, scanReferences } from './references';
 import { type Resource, type ProjectDocument, buildResource, isUnitKind } from './resources';
 import { closest } from '../util/closest';
-import { readsSource } from './source-reads';
+import { readsSource, sourceDirCalls } from './source-reads';
 import { type SchemaProblem, validateSchema } from '../util/schema';
 import { API_VERSION, RESOURCE_KINDS, type ResourceKind, isResourceKind, resourceSchema } from './schema';
 import { type SourceDocument, parseSourceFile } from './source-file';
@@ -88,7 +88,10 @@ export async function loadProject(root: string, tree: SourceTree): Promise<Proje
   const all = [...sortDiagnostics(loading.unread, files), ...sortDiagnostics(loading.errors, files)];
   if (all.length > 0) throw new NylError(all);
   const project = projectOf(absoluteRoot, grouped, loading.resources);
-  if (tree.objects && [...project.units.values()].some(readsSource)) project.objects = await tree.objects();
+  if (tree.objects && [...project.units.values()].some(readsSource)) {
+    project.objects = await tree.objects();
+    project.dirCalls = await sourceDirCalls(project, tree, project.objects);
+  }
   return project;
 }
 

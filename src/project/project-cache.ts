@@ -17,6 +17,7 @@ interface ProjectJson {
   groups: [string, unknown][];
   units: [string, unknown][];
   objects?: [string, SourceObject][];
+  dirCalls?: [string, readonly string[]][];
 }
 
 function toJson(p: Project): ProjectJson {
@@ -29,6 +30,7 @@ function toJson(p: Project): ProjectJson {
   if (p.name !== undefined) out.name = p.name;
   if (p.templates && p.templates.size > 0) out.templates = [...p.templates];
   if (p.objects) out.objects = [...p.objects];
+  if (p.dirCalls) out.dirCalls = [...p.dirCalls];
   return out;
 }
 
@@ -43,6 +45,7 @@ function fromJson(root: string, j: ProjectJson): Project {
   if (j.name !== undefined) p.name = j.name;
   if (j.templates) p.templates = new Map(j.templates) as Project['templates'];
   if (j.objects) p.objects = new Map(j.objects);
+  if (j.dirCalls) p.dirCalls = new Map(j.dirCalls);
   return p;
 }
 

@@ -5,12 +5,15 @@
  * directory a Command applies). Object ids rather than contents: the key changes exactly when
  * Git says the files did, and nothing is read but the listing of the commit.
  *
- * A module outside the listed directory (a `../modules/x` source) is not covered: name it in
- * `inputs` too. A path that names nothing in the commit reads nothing; the driver then fails.
+ * A directory a unit runs may name further directories it reads (a module's `source =
+ * "../modules/net"`): the kind says which (KindDescriptor.sourceDirCalls), the project load follows
+ * them transitively (`dirCalls`), and their trees enter the key as well. A path that names
+ * nothing in the commit reads nothing; the driver then fails.
  */
+import { posix } from 'node:path';
 import { BUILTIN_KINDS, type KindSet } from '../drivers/kinds';
 import { expandGlob, isGlob, normalizePattern } from './glob';
-import type { SourceObject, UnitResource } from './types';
+import type { Project, SourceObject, SourceTree, UnitResource } from './types';
 
 /** The `inputs` globs of a unit's spec. */
 function inputsOf(unit: UnitResource): string[] {
@@ -29,19 +32,81 @@ function listingPath(path: string): string {
   return p === '.' ? '' : p;
 }
 
-/** Path -> object id of everything the unit reads, from its rendering (a module path may be rendered). */
-export function sourceReads(unit: UnitResource, rendering: Record<string, unknown>, objects: ReadonlyMap<string, SourceObject> | undefined, kinds: KindSet): Record<string, string> {
+/** A directory's tree in the reads, as `dir/` (`.` for the root), if the commit has it. */
+function addTree(path: string, objects: ReadonlyMap<string, SourceObject>, reads: Record<string, string>): void {
+  const found = objects.get(path);
+  if (found?.type === 'tree') reads[path === '' ? '.' : `${path}/`] = found.oid;
+}
+
+/**
+ * Path -> object id of everything the unit reads, from its rendering (a module path may be
+ * rendered): its source directories, the directories they call (`calls`), its inputs.
+ */
+export function sourceReads(unit: UnitResource, rendering: Record<string, unknown>, objects: ReadonlyMap<string, SourceObject> | undefined, kinds: KindSet, calls?: ReadonlyMap<string, readonly string[]>): Record<string, string> {
   const reads: Record<string, string> = {};
   if (!objects) return reads;
   for (const field of kinds.descriptor(unit.kind)?.sourceDirFields ?? []) {
     const dir = rendering[field];
     if (typeof dir !== 'string') continue;
     const path = listingPath(dir);
-    const found = objects.get(path);
-    if (found?.type === 'tree') reads[path === '' ? '.' : `${path}/`] = found.oid;
+    addTree(path, objects, reads);
+    for (const called of calls?.get(path) ?? []) addTree(called, objects, reads);
   }
   for (const pattern of inputsOf(unit)) addMatches(pattern, objects, reads);
   return reads;
+}
+
+/** The directories of the source dir fields units name literally (a reference is rendered later). */
+function literalSourceDirs(project: Project, kinds: KindSet): Map<string, NonNullable<ReturnType<KindSet['descriptor']>>> {
+  const dirs = new Map<string, NonNullable<ReturnType<KindSet['descriptor']>>>();
+  for (const unit of project.units.values()) {
+    const kind = kinds.descriptor(unit.kind);
+    if (!kind?.sourceDirCalls) continue;
+    for (const field of kind.sourceDirFields ?? []) {
+      const dir = unit.spec[field];
+      if (typeof dir === 'string' && !dir.includes('${{')) dirs.set(listingPath(dir), kind);
+    }
+  }
+  return dirs;
+}
+
+/** The directories one directory's own files name, resolved against it; only those the commit has as trees. */
+async function directCalls(dir: string, calls: NonNullable<ReturnType<KindSet['descriptor']>>['sourceDirCalls'], tree: SourceTree, objects: ReadonlyMap<string, SourceObject>): Promise<string[]> {
+  const prefix = dir === '' ? '' : `${dir}/`;
+  const names = [...objects.keys()].filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes('/') && objects.get(p)!.type === 'blob' && calls!.reads(p.slice(prefix.length)));
+  const texts = await tree.readMany(names);
+  const files = names.map((p, i) => ({ name: p.slice(prefix.length), text: texts[i] ?? '' }));
+  const out: string[] = [];
+  for (const source of calls!.calls(files)) {
+    const path = posix.normalize(posix.join(dir === '' ? '.' : dir, source)).replace(/\/+$/, '');
+    if (path.startsWith('..') || path === '.') continue;
+    if (objects.get(path)?.type === 'tree') out.push(path);
+  }
+  return out;
+}
+
+/**
+ * For each source directory units name, the directories its files call, transitively (a module
+ * calling a module that calls another). Read once per project tree: the project cache keeps it.
+ */
+export async function sourceDirCalls(project: Project, tree: SourceTree, objects: ReadonlyMap<string, SourceObject>, kinds: KindSet = BUILTIN_KINDS): Promise<Map<string, string[]>> {
+  const result = new Map<string, string[]>();
+  const direct = new Map<string, Promise<string[]>>();
+  const callsOf = (dir: string, kind: NonNullable<ReturnType<KindSet['descriptor']>>) => {
+    if (!direct.has(dir)) direct.set(dir, directCalls(dir, kind.sourceDirCalls, tree, objects));
+    return direct.get(dir)!;
+  };
+  for (const [root, kind] of literalSourceDirs(project, kinds)) {
+    const seen = new Set<string>([root]);
+    for (let queue = [root]; queue.length > 0; ) {
+      const next: string[] = [];
+      for (const dir of queue) for (const called of await callsOf(dir, kind)) if (!seen.has(called)) (seen.add(called), next.push(called));
+      queue = next;
+    }
+    seen.delete(root);
+    if (seen.size > 0) result.set(root, [...seen].sort());
+  }
+  return result;
 }
 
 /** A glob reads the files it matches; a plain path reads its file, or its directory's tree. */

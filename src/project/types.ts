@@ -154,6 +154,12 @@ export interface Project {
    * source (a module kind, or `inputs`).
    */
   objects?: ReadonlyMap<string, SourceObject>;
+  /**
+   * Source directories a unit runs (a Terraform module) -> the further directories their files
+   * name as source they read, transitively (its local module calls), by path as `objects` names
+   * them. Loaded with `objects`, for the directories units name literally.
+   */
+  dirCalls?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** A blob or tree of the source commit. */

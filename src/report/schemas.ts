@@ -282,6 +282,7 @@ const driftObservation = shape<NonNullable<UnitStatus['drift']>>(
     run: req(str('The nyl verify that observed it (its lease run id).')),
     receipt: opt(str('The run of the receipt it observed.')),
     detail: opt(str()),
+    code: opt(str('A finding worse than drift, by its code: NYL-BACKEND-STATE-LOST (the Terraform state its receipt recorded is gone, emptied or replaced).')),
   },
   'One drift observation by nyl verify.',
 );
@@ -323,6 +324,7 @@ function statusUnit(unitKinds: readonly string[]): JsonSchemaObject {
         reason: req(str()),
         run: req(str()),
         since: req(dateTime()),
+        code: opt(str('The failure\'s own code, when it has one (NYL-BACKEND-STATE-LOST, NYL-SECRET-UNAVAILABLE, ...): status reports it with that code\'s fix.')),
       }),
     ),
     hold: opt(
@@ -580,6 +582,7 @@ const verifiedUnit = {
     },
     kind: str("The kind of the unit's receipt, whose driver checked it."),
     detail: str('What the driver said, or why the check failed.'),
+    code: str('A finding worse than drift (drift is then drifted): NYL-BACKEND-STATE-LOST, with its warning instead of NYL-UNIT-DRIFTED.'),
   },
 };
 
@@ -776,6 +779,8 @@ const shownReceipt = shape<ShownReceipt>(
     finishedAt: req(dateTime()),
     outputs: req({ type: 'object', description: 'The plain outputs; sensitive ones are never here.' }),
     sensitiveOutputs: opt({ type: 'object', description: 'Each sensitive output by its digest: never its value, sealed or not.', additionalProperties: shape<{ sha256: string }>({ sha256: req(str()) }) }),
+    toolState: opt({ type: 'object', description: "What the unit's driver recorded of its tool's own state after the execution: for Terraform and OpenTofu the backend, workspace, lineage, serial and resources of the module's state." }),
+    toolReads: opt(arrayOf(str(), 'Source directories the tool read beyond what the kind declares (a module\'s calls of local modules): part of the unit\'s next execution keys.')),
   },
   "The unit's receipt: its run, execution key, finish time and outputs.",
 );

@@ -70,12 +70,12 @@ export interface UnitStatus {
   action?: string;
   /** The machine code of the action's reason (no-receipt, key-changed, dependency-pending, upstream-pending, held, ...): what `detail` is rendered from. */
   reason?: string;
-  condition?: { type: string; retryable: boolean; reason: string; run: string; since: string };
+  condition?: { type: string; retryable: boolean; reason: string; run: string; since: string; code?: string };
   hold?: { by: string; reason?: string; since: string; pending?: string };
   waits?: { pointer: string; unit: string; reason: string }[];
   /** The latest drift observation of its receipt (`nyl verify`), and the ones before it, newest first. */
-  drift?: { status: string; observedAt: string; run: string; receipt?: string; detail?: string };
-  driftHistory?: { status: string; observedAt: string; run: string; receipt?: string; detail?: string }[];
+  drift?: { status: string; observedAt: string; run: string; receipt?: string; detail?: string; code?: string };
+  driftHistory?: { status: string; observedAt: string; run: string; receipt?: string; detail?: string; code?: string }[];
   /** Why it awaits an approval (the planner's reason), for awaiting-approval. */
   approval?: { reason: string; requireDigest: boolean; digest?: string };
 }
@@ -218,6 +218,9 @@ export interface ShownReceipt {
   outputs: Record<string, unknown>;
   /** Each sensitive output's digest; its value is never shown. */
   sensitiveOutputs?: Record<string, { sha256: string }>;
+  /** What the driver recorded of its tool's own state (ReceiptRecord.toolState). */
+  toolState?: Record<string, unknown>;
+  toolReads?: string[];
 }
 
 /** `nyl show --unit U`: one unit's documents and its last runs. */

@@ -59,8 +59,9 @@ export interface EngineInput extends RunInputs {
   /** --approve/--approve-all, and who approves. */
   approvals?: ApprovalGrants;
   approver?: Approver;
-  /** --reapply with --unit. */
+  /** --reapply with --unit, and its --reason. */
   reapply?: ReadonlySet<string>;
+  reapplyReason?: string;
   /** A --local run. */
   local?: boolean;
 }

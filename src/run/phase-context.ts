@@ -4,9 +4,10 @@
  * after a forwarded signal, and a producer's outputs read back from its tool in the commit and
  * rendering of its receipt. One place, so that every phase sees the context an execution sees.
  */
-import { type DriverContext, type Failure, failure } from '../drivers/contract';
+import { type DriverContext, type Failure, failure, type RecordedReceipt } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
-import type { DesiredUnitDoc } from '../state/documents';
+import type { UnitPlan } from '../plan/actions';
+import type { DesiredUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import type { ReadBack } from './secrets';
 import { readOutputsOf } from './unit-execution';
@@ -38,6 +39,26 @@ export interface PhaseSubject {
   kind: string;
   uid?: string | undefined;
   rendering: Record<string, unknown>;
+}
+
+/** What a driver may read of a receipt: its run and its tool state (DriverContext.receipt). */
+export function recordedReceipt(receipt: ReceiptRecord | undefined, current: boolean): RecordedReceipt | undefined {
+  if (!receipt) return undefined;
+  return { run: receipt.run, current, ...(receipt.toolState ? { toolState: receipt.toolState } : {}) };
+}
+
+/**
+ * The records of a planned unit a driver checks against: its latest receipt (of its current
+ * incarnation, else of an earlier one), the acknowledgement of its current incarnation, and the
+ * source paths its execution key covers.
+ */
+export function recordsOf(plan: UnitPlan): Pick<DriverContext, 'receipt' | 'acknowledgement' | 'sourceReads'> {
+  const observed = plan.observed;
+  const current = plan.uid !== undefined && observed?.uid === plan.uid;
+  const receipt = recordedReceipt(observed?.receipt, current);
+  const acknowledgement = current ? observed?.acknowledgement : undefined;
+  const reads = plan.reads?.sources ? { sourceReads: Object.keys(plan.reads.sources) } : {};
+  return { ...(receipt ? { receipt } : {}), ...(acknowledgement ? { acknowledgement } : {}), ...reads };
 }
 
 /** The subject a receipt's desired document describes: what a check or a read-back runs against. */
@@ -89,7 +110,8 @@ export async function inCommit<T>(scope: PhaseScope, commit: string | undefined,
 export function readBackIn(scope: PhaseScope, drivers: DriverSet, commitOf: (source: string | undefined) => string | undefined, slot = (name: string) => name): ReadBack {
   return async (producer, receipt) => {
     const subject = subjectOfDesired(producer, receipt.desired);
-    const read = await inCommit(scope, commitOf(receipt.desired.source), (dir) => readOutputsOf(drivers.driver(subject.kind), phaseContext(scope, subject, dir, slot(producer))));
+    const recorded = recordedReceipt(receipt, true);
+    const read = await inCommit(scope, commitOf(receipt.desired.source), (dir) => readOutputsOf(drivers.driver(subject.kind), { ...phaseContext(scope, subject, dir, slot(producer)), ...(recorded ? { receipt: recorded } : {}) }));
     return read.result === 'read' ? read.outputs : read;
   };
 }

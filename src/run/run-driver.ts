@@ -4,7 +4,7 @@
  * sensitive values the unit consumes (opened for this execution only, masked in what it prints),
  * and its outputs as state records them (sensitive ones sealed or digested: ./secrets.ts).
  */
-import { type ApplyOutcome, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../drivers/contract';
+import { type ApplyOutcome, type DriverContext, type DriverPlan, type Failure, failure, type TeardownOutcome, type Uncertain } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { UnitPlan } from '../plan/actions';
 import { receiptOfIncarnation } from '../plan/incarnation';
@@ -13,7 +13,7 @@ import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
 import { maskText, maskTexts, openSecrets, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
 import { executeUnit, type PlanGate, teardownUnit } from './unit-execution';
-import { type PhaseScope, phaseContext, readBackIn } from './phase-context';
+import { type PhaseScope, phaseContext, readBackIn, recordsOf } from './phase-context';
 import { approvalDigest } from '../plan/digest';
 
 /** Is this unit torn down (not executed) in the wave? */
@@ -51,8 +51,19 @@ function scopeOf(ctx: WaveContext): PhaseScope {
 
 /** What a driver gets for one unit of the run; a teardown also the outputs of the receipt it removes. */
 export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
-  const dctx = phaseContext(scopeOf(ctx), { name: plan.name, kind: plan.kind, uid: plan.uid, rendering: plan.rendering! }, projectDir);
+  const dctx = { ...phaseContext(scopeOf(ctx), { name: plan.name, kind: plan.kind, uid: plan.uid, rendering: plan.rendering! }, projectDir), ...recordsOf(plan), ...reappliedBy(plan, ctx) };
   return tearsDown(plan) ? { ...dctx, receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : dctx;
+}
+
+/**
+ * A unit that --reapply names runs again because an operator said so, with a reason: that is the
+ * acknowledgement a driver waits for before it goes on (a lost Terraform state), as `recover
+ * --retry --reason` records one.
+ */
+function reappliedBy(plan: UnitPlan, ctx: WaveContext): Pick<DriverContext, 'acknowledgement'> {
+  const input = ctx.state.input;
+  if (plan.action.type !== 'execute' || plan.action.reason !== 'reapply' || !input.reapplyReason) return {};
+  return { acknowledgement: { by: input.by, reason: input.reapplyReason, at: isoSeconds(ctx.rt.clock.now()) } };
 }
 
 /**
@@ -86,7 +97,9 @@ function masked<T extends { result: string }>(outcome: T, texts: readonly string
 function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consumed: readonly string[]): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
   if (outcome.result !== 'receipt') return masked(outcome, consumed);
   const r = recordOutputs(plan.name, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
-  return 'result' in r ? r : { result: 'receipt', recorded: r };
+  if ('result' in r) return r;
+  const tool = { ...(outcome.toolState ? { toolState: outcome.toolState } : {}), ...(outcome.toolReads && outcome.toolReads.length > 0 ? { toolReads: outcome.toolReads } : {}) };
+  return { result: 'receipt', recorded: { ...r, ...tool } };
 }
 
 /**
@@ -135,5 +148,11 @@ function planGateOf(plan: UnitPlan): PlanGate | undefined {
   if (a.type !== 'execute' || a.approval?.form !== 'plan') return undefined;
   const prior = receiptOfIncarnation(plan);
   const executionKey = a.approval.executionKey;
-  return { approved: a.approval.digest, digestOf: (p) => approvalDigest({ executionKey, changes: p.digest, ...(prior ? { prior } : {}) }) };
+  return { approved: a.approval.digest, digestOf: (p) => approvalDigest({ executionKey, changes: planDigestOf(p), ...(prior ? { prior } : {}) }) };
+}
+
+/** A plan's digest, which a plan made for a gate always has: without it, nothing may be approved by mistake. */
+function planDigestOf(p: DriverPlan): string {
+  if (p.digest === undefined) throw new Error('the driver planned without the digest the approval binds to');
+  return p.digest;
 }

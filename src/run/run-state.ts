@@ -75,6 +75,8 @@ export interface RunStateInput extends RunInputs {
   /** --approve/--approve-all, --reapply and --local of the run. */
   approvals?: ApprovalGrants;
   reapply?: ReadonlySet<string>;
+  /** --reason of a --reapply: a driver that waits for an operator's acknowledgement takes it as one. */
+  reapplyReason?: string;
   local?: boolean;
   /** Who approves (from --approved-by, CI context or the Git user): recorded with each approval consumed. */
   approver?: Approver;

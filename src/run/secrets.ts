@@ -49,6 +49,9 @@ function keyMissing(unit: string, what: string, problem: KeyRingProblem): Failur
 export interface RecordedOutputs {
   outputs: Record<string, unknown>;
   sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
+  /** What the driver recorded beside the outputs (ApplyOutcome): carried to the receipt as it is. */
+  toolState?: Record<string, unknown>;
+  toolReads?: string[];
 }
 
 /** Does this JSON text hold one of the values? (Empty and very short values are not looked for.) */

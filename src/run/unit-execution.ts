@@ -77,7 +77,8 @@ export type Unapproved = { result: 'unapproved'; digest: string };
 
 async function phases(driver: Driver, ctx: DriverContext, gate: PlanGate | undefined): Promise<ApplyOutcome | Unapproved> {
   if (!driver.plan) return driver.apply(ctx);
-  const planned = await driver.plan(ctx);
+  // Only a plan-bound approval needs the plan's digest, which costs the tool a call.
+  const planned = await driver.plan(ctx, { digest: gate !== undefined });
   if (planned.result !== 'planned') return planned;
   const digest = gate?.digestOf(planned.plan);
   if (gate && digest !== gate.approved) return { result: 'unapproved', digest: digest! };
@@ -168,7 +169,7 @@ export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<P
  * processes ended) is a retryable failure, as for prepare.
  */
 export async function planUnit(driver: Driver, ctx: DriverContext): Promise<PlanOutcome> {
-  const outcome = await contained<PlanOutcome>(ctx, (c) => driver.plan!(c), 'failed to plan', (why) => failure(why, true));
+  const outcome = await contained<PlanOutcome>(ctx, (c) => driver.plan!(c, { digest: true }), 'failed to plan', (why) => failure(why, true));
   return outcome.result === 'planned' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }
 

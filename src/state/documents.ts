@@ -108,6 +108,10 @@ export interface ReceiptRecord {
   outputs: Record<string, unknown>;
   /** Each sensitive output's digest, and its sealed value when its tool keeps no copy: never the value. */
   sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
+  /** What the driver recorded of its tool's own state after the execution (src/drivers/contract.ts ApplyOutcome). */
+  toolState?: Record<string, unknown>;
+  /** Source paths the tool read beyond what the kind declares: they enter the unit's next execution keys. */
+  toolReads?: string[];
   /**
    * The desired document the receipt was produced for. Stored as a reference to that document's
    * blob on the desired ref, or as a copy (./unit-format.ts).
@@ -152,6 +156,8 @@ export interface DriftRecord {
   run: string;
   receipt?: string;
   detail?: string;
+  /** A finding worse than drift, by its catalog code: the unit's tool state is gone (NYL-BACKEND-STATE-LOST). */
+  code?: string;
 }
 
 /** How many drift observations a unit keeps: the latest and the ones before it. */

@@ -32,9 +32,10 @@ const MIRROR = 'refs/nyl-mirror/';
  * differently. Raise the tag for a change within a version (development). v2: source limits,
  * duration bounds and __proto__ keys are refused, and environments keep field locations, so a
  * project validated before must be validated again. v3: units have inputs and triggers, and a
- * project that reads source keeps the object ids of its tree.
+ * project that reads source keeps the object ids of its tree. v4: and the local modules its
+ * module directories call.
  */
-export const PARSE_FORMAT = `v3-${nylVersion()}`;
+export const PARSE_FORMAT = `v4-${nylVersion()}`;
 
 function isGitDir(path: string): boolean {
   return existsSync(join(path, 'HEAD')) && existsSync(join(path, 'objects')) && existsSync(join(path, 'refs'));

@@ -55,6 +55,9 @@ export interface Checkpoint {
   outputs?: Record<string, unknown>;
   /** Each sensitive output's digest (and seal): the values themselves are never written to Git in plain text. */
   sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
+  /** A receipt's record of the tool's own state, and the source paths the tool read (ReceiptRecord). */
+  toolState?: Record<string, unknown>;
+  toolReads?: string[];
   reason?: string;
   retryable?: boolean;
   acknowledgementRequired?: boolean;
@@ -86,6 +89,8 @@ export interface RunUnitDoc {
 export function receiptOf(run: string, doc: Pick<RunUnitDoc, 'executionKey' | 'desired'>, cp: Checkpoint): ReceiptRecord {
   const receipt: ReceiptRecord = { run, executionKey: doc.executionKey, finishedAt: cp.finishedAt, outputs: cp.outputs ?? {}, desired: doc.desired };
   if (cp.sensitiveOutputs) receipt.sensitiveOutputs = cp.sensitiveOutputs;
+  if (cp.toolState) receipt.toolState = cp.toolState;
+  if (cp.toolReads && cp.toolReads.length > 0) receipt.toolReads = cp.toolReads;
   return receipt;
 }
 

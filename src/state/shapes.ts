@@ -55,6 +55,8 @@ const receipt = object({
   finishedAt: required(text()),
   outputs: required(json('object')),
   sensitiveOutputs: sensitive,
+  toolState: json('object'),
+  toolReads: list(text()),
   desired: DESIRED_COPY,
   desiredBlob: oid(),
 });
@@ -77,6 +79,7 @@ const driftRecord = object({
   run: required(text()),
   receipt: text(),
   detail: string(),
+  code: text(),
 });
 
 const SHAPES = {
@@ -141,6 +144,8 @@ const SHAPES = {
       finishedAt: required(text()),
       outputs: json('object'),
       sensitiveOutputs: sensitive,
+      toolState: json('object'),
+      toolReads: list(text()),
       reason: string(),
       retryable: boolean(),
       acknowledgementRequired: boolean(),

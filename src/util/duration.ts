@@ -50,6 +50,9 @@ export const LEASE_BOUNDS: DurationBounds = { minMs: 2 * SECOND, maxMs: DAY };
 /** `lease.skewMargin`: up to 24h, the longest lease; a larger margin only blocks a dead run's environment longer. */
 export const SKEW_MARGIN_BOUNDS: DurationBounds = { minMs: 1, maxMs: DAY };
 
+/** A module unit's `lockTimeout`: 0s (fail at once, as Terraform does by default) to 24h. */
+export const LOCK_TIMEOUT_BOUNDS: DurationBounds = { minMs: 0, maxMs: DAY };
+
 /** `--wait-lease`: 0s (do not wait) to 24h, the longest lease anyone can be waiting for. */
 export const WAIT_LEASE_BOUNDS: DurationBounds = { minMs: 0, maxMs: DAY };
 

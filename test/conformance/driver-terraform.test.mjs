@@ -1,68 +1,72 @@
-// The Terraform and OpenTofu driver (src/drivers/terraform) against the Driver contract, with real
-// processes: the stand-in of test/support/tf-standin as `terraform` and as `tofu` (always), and a
-// real `terraform` or `tofu` when one is on PATH (the same tests; what only the stand-in can do,
-// such as a managed file edited by hand or an apply slowed down to be killed, is marked so). The
-// driver code is the same for every binary: only `spec.binary` differs.
+// The Terraform and OpenTofu driver (src/drivers/terraform) against the Driver contract, with the
+// real `terraform` on PATH (only its built-in provider: terraform_data, outputs, local-exec
+// provisioners), as `terraform` and under OpenTofu's binary name (test/support/tofu-shim). Every
+// test runs the tool for real: saved plans, -json diagnostics, state locks, refresh-only drift,
+// workspaces, lost and shared states, a cancelled or timed-out apply, local module calls, and a
+// backend other than `local` (Terraform's http backend, served from memory) read with `state pull`.
 
-import { describe, test, after } from 'node:test';
+import { describe, test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openTofuDriver, terraformDriver } from '../../dist/drivers/terraform/index.js';
 import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { SystemClock } from '../../dist/util/clock.js';
-import { assertOutcome, assertReason } from '../support/driver-outcomes.mjs';
+import { assertOutcome } from '../support/driver-outcomes.mjs';
+import { SKIP_NO_TERRAFORM, TERRAFORM, TOFU_SHIM, httpStateServer, provisioned, terraform, terraformEnv } from '../support/terraform.mjs';
 
-const STANDIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '../support/tf-standin/bin');
 const SECRET = 'pa55-w0rd-never-printed';
-const GRACE = 300;
+const GRACE = 3000;
 
-/** An executable named `name` on PATH that is not the stand-in, if any. */
-function onPath(name) {
-  for (const dir of (process.env.PATH ?? '').split(':')) {
-    const file = path.join(dir || '.', name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (!fs.realpathSync(file).startsWith(fs.realpathSync(STANDIN))) return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-const realTerraform = onPath('terraform');
-const realTofu = onPath('tofu');
 const IMPLS = [
-  { name: 'stand-in terraform', driver: terraformDriver, kind: 'Terraform', binary: path.join(STANDIN, 'terraform'), standin: true },
-  { name: 'stand-in tofu', driver: openTofuDriver, kind: 'OpenTofu', binary: path.join(STANDIN, 'tofu'), standin: true },
-  { name: 'real terraform', driver: terraformDriver, kind: 'Terraform', binary: realTerraform, skip: realTerraform ? false : 'no terraform on PATH' },
-  { name: 'real tofu', driver: openTofuDriver, kind: 'OpenTofu', binary: realTofu, skip: realTofu ? false : 'no tofu on PATH' },
+  { name: 'terraform', driver: terraformDriver, kind: 'Terraform', binary: TERRAFORM },
+  { name: 'tofu (terraform under the name tofu)', driver: openTofuDriver, kind: 'OpenTofu', binary: TOFU_SHIM },
 ];
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-driver-terraform-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-/** The project every test runs: modules as *.tf.json, which both the stand-in and Terraform read. */
+/** The modules every test's project has, as *.tf.json. */
 const MODULES = {
-  // A local backend whose path comes from backendConfig; a sensitive variable and output.
+  // A local backend whose path comes from backendConfig; a sensitive variable and output; an
+  // output Terraform computes (length(...)), for which a refresh-only plan exits 2 with "No changes".
   'infra/app/main.tf.json': {
     terraform: { backend: { local: {} } },
     variable: { name: { type: 'string' }, pw: { type: 'string', sensitive: true } },
     resource: { terraform_data: { d: { input: '${var.name}' } } },
-    output: { greeting: { value: 'hello ${terraform_data.d.output}' }, secret: { value: '${var.pw}', sensitive: true } },
+    output: { greeting: { value: 'hello ${terraform_data.d.output}' }, secret: { value: '${var.pw}', sensitive: true }, size: { value: '${length(var.name)}' } },
   },
   // No backend block: its state would live in the scratch copy.
   'infra/nobackend/main.tf.json': { output: { x: { value: 1 } } },
-  // A file the stand-in manages (local_file), for drift.
+  // An output read from a file outside Terraform: edited by hand, the refresh-only plan sees it change.
   'infra/file/main.tf.json': {
     terraform: { backend: { local: {} } },
-    variable: { path: { type: 'string' }, content: { type: 'string' } },
-    resource: { local_file: { f: { filename: '${var.path}', content: '${var.content}' } } },
-    output: { path: { value: '${local_file.f.filename}' } },
+    variable: { path: { type: 'string' } },
+    resource: { terraform_data: { d: { input: 'x' } } },
+    output: { content: { value: '${file(var.path)}' } },
   },
+  // Creating its resource runs `sleep`: an apply that can be interrupted.
+  'infra/slow/main.tf.json': {
+    terraform: { backend: { local: {} } },
+    variable: { seconds: { type: 'number' }, marker: { type: 'string' } },
+    resource: { terraform_data: { slow: provisioned('touch ${var.marker} && sleep ${var.seconds}') } },
+  },
+  // Its apply fails in a provisioner, as a real tool's failure does.
+  'infra/broken/main.tf.json': {
+    terraform: { backend: { local: {} } },
+    resource: { terraform_data: { bad: provisioned('echo the provisioner says no >&2; exit 3') } },
+  },
+  // The http backend (state read with `state pull`).
+  'infra/remote/main.tf.json': {
+    terraform: { backend: { http: {} } },
+    resource: { terraform_data: { d: { input: 'remote' } } },
+    output: { where: { value: 'http' }, secret: { value: 'remote-secret', sensitive: true } },
+  },
+  // A root module calling a sibling through ../, as in the repository.
+  'infra/composed/main.tf.json': { terraform: { backend: { local: {} } }, module: { g: { source: '../../modules/greet', name: 'world' } }, output: { text: { value: '${module.g.text}' } } },
+  'modules/greet/main.tf.json': { variable: { name: {} }, output: { text: { value: 'hi ${var.name}' } } },
 };
 
 function writeProject(dir) {
@@ -80,24 +84,26 @@ class RecordingRunner {
     this.calls.push({ argv: [...argv], env: options.env ?? {}, cwd: options.cwd });
     return this.inner.run(argv, options);
   }
-  /** The subcommands run, in order. */
   get subcommands() {
     return this.calls.map((c) => c.argv[1]);
   }
 }
 
 let seq = 0;
+
 /**
  * A DriverContext as the engine builds one, for one unit of `impl`: its own project copy, scratch
- * directory, backend state file and Nyl cache.
+ * directory, backend state file and Nyl cache. `like` reuses another context's state file.
  */
-function context(impl, { module = 'infra/app', variables = { name: 'world', pw: SECRET }, secretPointers = ['/variables/pw'], backendConfig, timeout, baseEnv = {}, cancel = new AbortController().signal, state } = {}) {
+function context(impl, options = {}) {
+  const { module = 'infra/app', variables = { name: 'world', pw: SECRET }, secretPointers = ['/variables/pw'], timeout, baseEnv = {}, cancel = new AbortController().signal, receipt, acknowledgement } = options;
   const root = fs.mkdtempSync(path.join(tmp, `u${++seq}-`));
   const projectDir = path.join(root, 'source');
   writeProject(projectDir);
   const runner = new RecordingRunner();
   const lines = [];
-  const rendering = { module, variables, binary: impl.binary, backendConfig: backendConfig ?? { path: state ?? path.join(root, 'state', 'terraform.tfstate') } };
+  const state = options.state ?? path.join(root, 'state', 'terraform.tfstate');
+  const rendering = { module, variables, binary: impl.binary, backendConfig: options.backendConfig ?? { path: state }, lockTimeout: options.lockTimeout ?? '1s', ...(options.spec ?? {}) };
   if (timeout) rendering.timeout = timeout;
   fs.mkdirSync(path.join(root, 'state'), { recursive: true });
   const ctx = {
@@ -113,17 +119,19 @@ function context(impl, { module = 'infra/app', variables = { name: 'world', pw: 
     outputsPath: path.join(root, 'outputs.json'),
     runner,
     clock: new SystemClock(),
-    baseEnv: { ...process.env, NYL_CACHE_DIR: path.join(root, 'cache'), TF_CLI_CONFIG_FILE: '/dev/null', ...baseEnv },
+    baseEnv: { ...process.env, ...terraformEnv(), NYL_CACHE_DIR: path.join(root, 'cache'), ...baseEnv },
     cancel,
     killGraceMs: GRACE,
     toolOutput: ({ text }) => lines.push(text),
+    ...(receipt ? { receipt } : {}),
+    ...(acknowledgement ? { acknowledgement } : {}),
   };
-  return { ctx, runner, lines, root };
+  return { ctx, runner, lines, root, state };
 }
 
-/** Plans and applies that plan, as the engine does. */
-async function planAndApply(driver, ctx) {
-  const planned = await driver.plan(ctx);
+/** Plans and applies that plan, as the engine does (no approval: no digest asked for). */
+async function planAndApply(driver, ctx, options = { digest: false }) {
+  const planned = await driver.plan(ctx, options);
   assertOutcome('plan', planned);
   assert.equal(planned.result, 'planned', planned.reason);
   const applied = await driver.apply(ctx, planned.plan);
@@ -131,117 +139,193 @@ async function planAndApply(driver, ctx) {
   return { planned, applied };
 }
 
-const OUTPUTS = { greeting: { value: 'hello world', sensitive: false }, secret: { value: SECRET, sensitive: true } };
+/** The receipt a context's next phases see, from an apply's outcome. */
+function receiptOf(applied, current = true) {
+  return { run: 'run-before', current, toolState: applied.toolState };
+}
 
-/** Nothing the tool was given on a command line, and no line it printed, holds a variable's value. */
+const OUTPUTS = { greeting: { value: 'hello world', sensitive: false }, secret: { value: SECRET, sensitive: true }, size: { value: 5, sensitive: false } };
+
 function assertNoValuesExposed(runner, lines, values) {
   for (const { argv } of runner.calls) for (const v of values) assert.ok(!argv.some((a) => a.includes(v)), `${JSON.stringify(argv)} holds ${v}`);
   for (const line of lines) assert.ok(!line.includes(SECRET), `printed: ${line}`);
 }
 
-for (const impl of IMPLS) {
-  describe(`Terraform driver: ${impl.name}`, { skip: impl.skip, concurrency: true }, () => {
-    const { driver } = impl;
-    const standinOnly = impl.standin ? {} : { skip: 'the stand-in only' };
+/** Waits until `check()` holds. */
+async function until(check, what, ms = 20_000) {
+  for (const end = Date.now() + ms; !check(); ) {
+    assert.ok(Date.now() < end, what);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
-    test('descriptor: converge, a plan phase, teardown, check and readOutputs', () => {
+for (const impl of IMPLS) {
+  describe(`Terraform driver: ${impl.name}`, { skip: SKIP_NO_TERRAFORM, concurrency: true }, () => {
+    const { driver } = impl;
+
+    test('descriptor: converge, a plan phase, teardown, check and readOutputs; module, backendConfig and workspace locate its state', () => {
       assert.equal(driver.kind, impl.kind);
       assert.equal(driver.defaultRecovery, 'converge');
       for (const phase of ['plan', 'apply', 'teardown', 'check', 'readOutputs']) assert.equal(typeof driver[phase], 'function', phase);
       assert.deepEqual(driver.sourceDirFields, ['module']);
       assert.deepEqual(driver.secretFields, ['/variables']);
+      assert.deepEqual(driver.stateLocationFields, ['module', 'backendConfig', 'workspace']);
     });
 
-    test('plan, then apply of exactly that saved plan: init, plan -out, show -json, apply FILE, output -json; outputs keep their sensitive flag', async () => {
+    test('an execution runs init, plan and apply of exactly that saved plan, and reads outputs and state from the local state file: three processes', async () => {
       const { ctx, runner, lines } = context(impl);
       const { planned, applied } = await planAndApply(driver, ctx);
       assert.equal(planned.plan.changes, 'some');
+      assert.equal(planned.plan.digest, undefined, 'no digest was asked for: no show -json');
       assert.match(planned.plan.summary, /^\+1 ~0 -0/);
-      assert.deepEqual(applied, { result: 'receipt', outputs: OUTPUTS });
-      const [init, plan, show, apply, output] = runner.calls;
-      assert.deepEqual(runner.subcommands, ['init', 'plan', 'show', 'apply', 'output']);
+      assert.equal(applied.result, 'receipt', applied.reason);
+      assert.deepEqual(applied.outputs, OUTPUTS);
+      assert.deepEqual(runner.subcommands, ['init', 'plan', 'apply']);
+      const [init, plan, apply] = runner.calls;
       assert.deepEqual(init.argv.slice(1), ['init', '-input=false', '-no-color', `-backend-config=path=${ctx.rendering.backendConfig.path}`]);
       const out = plan.argv.find((a) => a.startsWith('-out='))?.slice('-out='.length);
       const varFile = plan.argv.find((a) => a.startsWith('-var-file='))?.slice('-var-file='.length);
-      assert.deepEqual(plan.argv.slice(1), ['plan', '-input=false', '-no-color', `-out=${out}`, '-detailed-exitcode', `-var-file=${varFile}`]);
-      assert.deepEqual(show.argv.slice(1), ['show', '-json', out]);
-      assert.deepEqual(apply.argv.slice(1), ['apply', '-input=false', '-no-color', out], 'the saved plan, never -auto-approve');
-      assert.deepEqual(output.argv.slice(1), ['output', '-json']);
+      assert.deepEqual(plan.argv.slice(1), ['plan', '-input=false', '-json', `-out=${out}`, '-detailed-exitcode', '-lock-timeout=1s', `-var-file=${varFile}`]);
+      assert.deepEqual(apply.argv.slice(1), ['apply', '-input=false', '-json', '-lock-timeout=1s', out], 'the saved plan, never -auto-approve');
       assert.deepEqual(JSON.parse(fs.readFileSync(varFile, 'utf8')), { name: 'world' }, 'the sensitive variable is not in the file');
       assert.equal(fs.statSync(varFile).mode & 0o777, 0o600);
       assert.equal(plan.env.TF_VAR_pw, SECRET, 'it reaches the tool through its environment');
-      assert.equal(plan.env.TF_VAR_name, undefined);
       assertNoValuesExposed(runner, lines, ['world', SECRET]);
+      assert.ok(lines.includes('Plan: 1 to add, 0 to change, 0 to destroy.'), 'the human text of the machine-readable messages is printed');
+      const tfstate = JSON.parse(fs.readFileSync(ctx.rendering.backendConfig.path, 'utf8'));
+      assert.deepEqual(applied.toolState, {
+        backend: { type: 'local', location: { path: ctx.rendering.backendConfig.path }, fingerprint: applied.toolState.backend.fingerprint },
+        workspace: 'default',
+        lineage: tfstate.lineage,
+        serial: tfstate.serial,
+        resources: 1,
+        addresses: ['terraform_data.d'],
+      });
     });
 
-    test('every step runs in a scratch copy of the module with its own TF_DATA_DIR, the plugin cache under the Nyl cache, and the unit named', async () => {
-      const { ctx, runner } = await (async () => {
-        const c = context(impl);
-        await planAndApply(driver, c.ctx);
-        return c;
-      })();
+    test('asked for the digest (nyl plan, a plan-bound approval), the plan runs show -json once; the same change has the same digest', async () => {
+      const a = context(impl);
+      const first = await driver.plan(a.ctx, { digest: true });
+      assertOutcome('plan', first);
+      assert.deepEqual(a.runner.subcommands, ['init', 'plan', 'show']);
+      const second = await driver.plan(context(impl).ctx, { digest: true });
+      const other = await driver.plan(context(impl, { variables: { name: 'moon', pw: SECRET } }).ctx, { digest: true });
+      assert.equal(first.plan.digest, second.plan.digest);
+      assert.notEqual(first.plan.digest, other.plan.digest);
+    });
+
+    test('every step runs in one scratch copy with its own TF_DATA_DIR; TF_WORKSPACE of Nyl\'s environment never reaches the tool', async () => {
+      const { ctx, runner } = context(impl, { baseEnv: { TF_WORKSPACE: 'staging' } });
+      const { applied } = await planAndApply(driver, ctx);
+      assert.equal(applied.result, 'receipt', applied.reason);
+      const dirs = new Set(runner.calls.map((c) => c.cwd));
+      assert.equal(dirs.size, 1, 'one working copy for the whole execution');
       for (const call of runner.calls) {
-        assert.ok(call.cwd.startsWith(ctx.scratchDir()), `${call.cwd} is in the scratch directory`);
-        assert.ok(call.cwd.endsWith(path.join('infra', 'app')), 'at the module path');
+        assert.ok(call.cwd.startsWith(ctx.scratchDir()) && call.cwd.endsWith(path.join('infra', 'app')));
         assert.ok(call.env.TF_DATA_DIR.startsWith(ctx.scratchDir()));
-        assert.equal(call.env.TF_PLUGIN_CACHE_DIR, path.join(ctx.baseEnv.NYL_CACHE_DIR, 'terraform-plugins'));
+        assert.equal(call.env.TF_WORKSPACE, undefined);
         assert.equal(call.env.TF_IN_AUTOMATION, '1');
         assert.equal(call.env.NYL_UNIT, 'app');
       }
-      assert.ok(fs.statSync(path.join(ctx.baseEnv.NYL_CACHE_DIR, 'terraform-plugins')).isDirectory());
+      assert.equal(applied.toolState.workspace, 'default');
+      assert.ok(fs.existsSync(ctx.rendering.backendConfig.path), 'the default workspace state is where backendConfig says');
       assert.deepEqual(fs.readdirSync(path.join(ctx.projectDir, 'infra', 'app')), ['main.tf.json'], "the run's copy of the source is untouched");
     });
 
-    test('a second plan has no changes: apply runs no apply and still reads the outputs', async () => {
+    test('spec.workspace selects the workspace: its state is kept under an absolute workspace_dir; a relative one is refused before it plans', async () => {
+      const root = fs.mkdtempSync(path.join(tmp, 'ws-'));
+      const ok = context(impl, { spec: { workspace: 'staging' }, backendConfig: { path: path.join(root, 'default.tfstate'), workspace_dir: path.join(root, 'workspaces') } });
+      const { applied } = await planAndApply(driver, ok.ctx);
+      assert.equal(applied.result, 'receipt', applied.reason);
+      assert.equal(ok.runner.calls[1].env.TF_WORKSPACE, 'staging');
+      assert.ok(fs.existsSync(path.join(root, 'workspaces', 'staging', 'terraform.tfstate')), 'the workspace state outlives the scratch copy');
+      assert.equal(applied.toolState.workspace, 'staging');
+      assert.equal(applied.toolState.resources, 1);
+      const relative = context(impl, { spec: { workspace: 'staging' } });
+      const refused = await driver.plan(relative.ctx);
+      assert.equal(refused.result, 'failed');
+      assert.match(refused.reason, /state of workspace staging in a local backend under its default directory terraform\.tfstate\.d, inside Nyl's scratch copy/);
+      assert.deepEqual(relative.runner.subcommands, ['init']);
+    });
+
+    test('a second execution without changes runs init and plan only, and its outputs come from the state', async () => {
       const first = context(impl);
-      await planAndApply(driver, first.ctx);
-      const again = context(impl, { state: first.ctx.rendering.backendConfig.path });
-      const { planned, applied } = await planAndApply(driver, again.ctx);
+      const { applied } = await planAndApply(driver, first.ctx);
+      const again = context(impl, { state: first.state, receipt: receiptOf(applied) });
+      const { planned, applied: second } = await planAndApply(driver, again.ctx);
       assert.equal(planned.plan.changes, 'none');
       assert.match(planned.plan.summary, /^\+0 ~0 -0$/);
-      assert.deepEqual(applied, { result: 'receipt', outputs: OUTPUTS });
-      assert.deepEqual(again.runner.subcommands, ['init', 'plan', 'show', 'output']);
+      assert.deepEqual(second.outputs, OUTPUTS);
+      assert.deepEqual(again.runner.subcommands, ['init', 'plan']);
     });
 
-    test('the plan digest: the same change, the same digest; another change, another digest', async () => {
-      const a = await driver.plan(context(impl).ctx);
-      const b = await driver.plan(context(impl).ctx);
-      const c = await driver.plan(context(impl, { variables: { name: 'moon', pw: SECRET } }).ctx);
-      assert.equal(a.plan.digest, b.plan.digest);
-      assert.notEqual(a.plan.digest, c.plan.digest);
-    });
-
-    test('check: in sync after an apply; readOutputs: the outputs from the backend, sensitive flag kept; teardown: destroy -auto-approve, and the outputs are gone', async () => {
-      const { ctx } = context(impl);
-      await planAndApply(driver, ctx);
-      const later = context(impl, { state: ctx.rendering.backendConfig.path });
+    test('check: in sync after an apply although an output is computed (Terraform exits 2 for it); drifted when an output changed outside; readOutputs; teardown', async () => {
+      const { ctx, state } = context(impl);
+      const { applied } = await planAndApply(driver, ctx);
+      const later = context(impl, { state, receipt: receiptOf(applied) });
       const checked = await driver.check(later.ctx);
       assertOutcome('check', checked);
       assert.deepEqual(checked, { result: 'checked', drift: 'in-sync' });
-      assert.deepEqual(later.runner.calls.at(-1).argv.slice(1, 5), ['plan', '-refresh-only', '-detailed-exitcode', '-input=false']);
-      const read = await driver.readOutputs(later.ctx);
-      assertOutcome('readOutputs', read);
-      assert.deepEqual(read, { result: 'read', outputs: OUTPUTS });
+      assert.deepEqual(later.runner.subcommands, ['init', 'plan', 'show'], 'exit 2 is not trusted: show -json decides');
+      assert.deepEqual(later.runner.calls[1].argv.slice(1, 4), ['plan', '-refresh-only', '-input=false']);
+      assert.deepEqual(await driver.readOutputs(later.ctx), { result: 'read', outputs: OUTPUTS });
       const removed = await driver.teardown(later.ctx);
       assertOutcome('teardown', removed);
       assert.deepEqual(removed, { result: 'removed' });
-      assert.deepEqual(later.runner.calls.at(-1).argv.slice(1, 5), ['destroy', '-auto-approve', '-input=false', '-no-color']);
-      assert.deepEqual(await driver.readOutputs(later.ctx), { result: 'read', outputs: {} });
+      assert.deepEqual(later.runner.calls.at(-1).argv.slice(1, 5), ['destroy', '-auto-approve', '-input=false', '-json']);
+      const left = JSON.parse(fs.readFileSync(state, 'utf8'));
+      assert.deepEqual([left.resources, left.outputs], [[], {}]);
     });
 
-    test("a failure carries the tool's Error: diagnostics, retryable", async () => {
+    test('drift from the saved refresh-only plan: an output that reads a file edited by hand is drifted, with what changed; put back, in sync', async () => {
+      const file = path.join(tmp, `managed-${++seq}.txt`);
+      fs.writeFileSync(file, 'v1\n');
+      const { ctx } = context(impl, { module: 'infra/file', variables: { path: file }, secretPointers: [] });
+      const { applied } = await planAndApply(driver, ctx);
+      ctx.receipt = receiptOf(applied);
+      fs.writeFileSync(file, 'edited by hand\n');
+      assert.deepEqual(await driver.check(ctx), { result: 'checked', drift: 'drifted', detail: 'output would change: content' });
+      fs.writeFileSync(file, 'v1\n');
+      assert.deepEqual(await driver.check(ctx), { result: 'checked', drift: 'in-sync' });
+    });
+
+    test("a failure says what Terraform said: summary, file and line, and the detail", async () => {
       const { ctx } = context(impl, { variables: { pw: SECRET } });
       const outcome = await driver.apply(ctx);
       assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, true);
-      assert.match(outcome.reason, /plan exited with code 1:\nError: No value for required variable: The root module input variable "name" is not set/);
+      assert.match(outcome.reason, /^.*plan exited with code 1: No value for required variable \(main\.tf\.json line \d+\)\n {2}The root module input variable "name" is not set, and has no default value\./);
+      const broken = await driver.apply(context(impl, { module: 'infra/broken', variables: {}, secretPointers: [] }).ctx);
+      assert.equal(broken.result, 'failed');
+      assert.match(broken.reason, /apply exited with code 1: local-exec provisioner error \(main\.tf\.json line \d+\)/);
+      assert.match(broken.reason, /exit status 3/);
+    });
+
+    test('a state lock held by another process: the step waits lockTimeout, then fails naming the holder and the lock ID', async () => {
+      const held = context(impl, { module: 'infra/slow', variables: { seconds: 6, marker: path.join(tmp, `lock-${++seq}`) }, secretPointers: [] });
+      const dir = path.join(held.root, 'holder');
+      fs.cpSync(path.join(held.ctx.projectDir, 'infra/slow'), dir, { recursive: true });
+      assert.equal(terraform(dir, ['init', '-input=false', `-backend-config=path=${held.state}`]).status, 0);
+      const holder = spawn(TERRAFORM, ['apply', '-auto-approve', '-input=false', '-var', 'seconds=6', `-var=marker=${held.ctx.rendering.variables.marker}`], { cwd: dir, env: { ...process.env, ...terraformEnv() }, stdio: 'ignore' });
+      try {
+        await until(() => fs.existsSync(held.ctx.rendering.variables.marker), 'the holder applies');
+        const began = Date.now();
+        const outcome = await driver.plan(held.ctx);
+        assert.equal(outcome.result, 'failed');
+        assert.ok(Date.now() - began >= 1000, 'it waited lockTimeout');
+        assert.match(outcome.reason, /plan exited with code 1: the state is locked by \S+@\S+ \(lock ID [0-9a-f-]{36}, OperationTypeApply, since .+\); waited 1s \(lockTimeout\)/);
+        assert.match(outcome.reason, /release the lock with `terraform force-unlock [0-9a-f-]{36}`/);
+        assert.equal(outcome.retryable, true);
+      } finally {
+        holder.kill('SIGTERM');
+        await new Promise((r) => holder.once('exit', r));
+      }
     });
 
     test('a module whose state would stay in the scratch copy is refused before it plans: no backend, or a local one without an absolute path', async () => {
       const none = context(impl, { module: 'infra/nobackend' });
       const refused = await driver.apply(none.ctx);
-      assertOutcome('apply', refused);
       assert.equal(refused.result, 'failed');
       assert.match(refused.reason, /module infra\/nobackend declares no backend/);
       assert.deepEqual(none.runner.subcommands, ['init']);
@@ -255,80 +339,145 @@ for (const impl of IMPLS) {
       const { ctx } = context(impl);
       ctx.rendering.binary = path.join(tmp, 'no-such-terraform');
       const outcome = await driver.apply(ctx);
-      assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, true);
       assert.match(outcome.reason, /cannot start .*no-such-terraform: ENOENT .*spec\.binary/);
     });
 
-    test('drift: a managed file edited by hand is drifted; put back, in sync', standinOnly, async () => {
-      const file = path.join(tmp, `managed-${++seq}.txt`);
-      const { ctx } = context(impl, { module: 'infra/file', variables: { path: file, content: 'v1\n' }, secretPointers: [] });
-      await planAndApply(driver, ctx);
-      assert.equal(fs.readFileSync(file, 'utf8'), 'v1\n');
-      fs.writeFileSync(file, 'edited by hand\n');
-      assert.deepEqual(await driver.check(ctx), { result: 'checked', drift: 'drifted' });
-      fs.writeFileSync(file, 'v1\n');
-      assert.deepEqual(await driver.check(ctx), { result: 'checked', drift: 'in-sync' });
+    test('a lost state (deleted, emptied, replaced) is refused before anything is planned, with NYL-BACKEND-STATE-LOST; check reports it; an acknowledgement goes on', async () => {
+      const { ctx, state } = context(impl);
+      const { applied } = await planAndApply(driver, ctx);
+      const receipt = receiptOf(applied);
+      fs.renameSync(state, `${state}.moved`);
+      const gone = context(impl, { state, receipt });
+      const refused = await driver.plan(gone.ctx);
+      assert.equal(refused.result, 'failed');
+      assert.equal(refused.code, 'NYL-BACKEND-STATE-LOST');
+      assert.equal(refused.acknowledgementRequired, true);
+      assert.equal(refused.retryable, false);
+      assert.match(refused.reason, new RegExp(`the Terraform state of app is gone: local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds no state, while its receipt \\(run run-before\\) recorded lineage ${applied.toolState.lineage} with 1 resource \\(terraform_data.d\\)`));
+      assert.deepEqual(gone.runner.subcommands, ['init'], 'nothing was planned against it');
+      const checked = await driver.check(gone.ctx);
+      assert.equal(checked.drift, 'drifted');
+      assert.equal(checked.code, 'NYL-BACKEND-STATE-LOST');
+      // Replaced: a state of another lineage with resources.
+      const other = context(impl, { state: path.join(tmp, `other-${++seq}.tfstate`) });
+      await planAndApply(driver, other.ctx);
+      fs.copyFileSync(other.state, state);
+      const replaced = await driver.plan(context(impl, { state, receipt }).ctx);
+      assert.equal(replaced.code, 'NYL-BACKEND-STATE-LOST');
+      assert.match(replaced.reason, /was replaced: .* holds lineage \S+ with 1 resource/);
+      // Emptied: the same lineage without its resources.
+      fs.copyFileSync(`${state}.moved`, state);
+      const rmDir = context(impl, { state, receipt });
+      assert.equal((await planAndApply(driver, rmDir.ctx)).planned.plan.changes, 'none', 'put back, it is the unit\'s state again');
+      const emptied = JSON.parse(fs.readFileSync(state, 'utf8'));
+      fs.writeFileSync(state, JSON.stringify({ ...emptied, serial: emptied.serial + 1, resources: [] }));
+      const afterRm = await driver.plan(context(impl, { state, receipt }).ctx);
+      assert.equal(afterRm.code, 'NYL-BACKEND-STATE-LOST');
+      assert.match(afterRm.reason, /was emptied/);
+      // An operator who checked acknowledges it: the plan creates the resource again.
+      const acknowledged = context(impl, { state, receipt, acknowledgement: { by: 'Ops <ops@example.com>', reason: 'gone for good', at: '2026-12-07T00:00:00Z' } });
+      const { planned } = await planAndApply(driver, acknowledged.ctx);
+      assert.match(planned.plan.summary, /^\+1 /);
     });
 
-    test('cancellation during apply ends uncertain; the tool was stopped, its lock released', standinOnly, async () => {
+    test('a state that holds resources no receipt of the unit recorded (another environment\'s) is refused with NYL-BACKEND-SHARED, unless sharedState or its own earlier incarnation', async () => {
+      const dev = context(impl);
+      const { applied } = await planAndApply(driver, dev.ctx);
+      const prod = context(impl, { state: dev.state });
+      const refused = await driver.plan(prod.ctx);
+      assert.equal(refused.result, 'failed');
+      assert.equal(refused.code, 'NYL-BACKEND-SHARED');
+      assert.equal(refused.acknowledgementRequired, true);
+      assert.match(refused.reason, /already holds a Terraform state \(lineage \S+\) with 1 resource \(terraform_data.d\) that no receipt of app in dev recorded/);
+      const shared = await driver.plan(context(impl, { state: dev.state, spec: { sharedState: true } }).ctx);
+      assert.equal(shared.result, 'planned', shared.reason);
+      const earlier = await driver.plan(context(impl, { state: dev.state, receipt: receiptOf(applied, false) }).ctx);
+      assert.equal(earlier.result, 'planned', 'a new incarnation of the same unit finds its own state');
+      const torn = await driver.teardown(context(impl, { state: dev.state, receipt: { run: 'r', current: true, toolState: { ...applied.toolState, lineage: 'another-lineage' } } }).ctx);
+      assert.equal(torn.result, 'failed', 'a teardown never destroys a state the receipt did not record');
+      assert.equal(torn.code, 'NYL-BACKEND-STATE-LOST');
+    });
+
+    test('a changed backend whose state moved along is a change the plan names', async () => {
+      const { ctx, state } = context(impl);
+      const { applied } = await planAndApply(driver, ctx);
+      const moved = path.join(tmp, `moved-${++seq}.tfstate`);
+      fs.copyFileSync(state, moved);
+      const planned = await driver.plan(context(impl, { state: moved, receipt: receiptOf(applied) }).ctx);
+      assert.equal(planned.result, 'planned', planned.reason);
+      assert.match(planned.plan.summary, new RegExp(`^\\+0 ~0 -0; backend changed from local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to local ${moved.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    });
+
+    test('cancellation during apply ends uncertain; Terraform got SIGTERM and saved its state', async () => {
       const ac = new AbortController();
-      const { ctx, runner } = context(impl, { cancel: ac.signal, baseEnv: { TF_STANDIN_SLEEP_APPLY: '20000' } });
-      const began = Date.now();
+      const marker = path.join(tmp, `cancel-${++seq}`);
+      const { ctx, state } = context(impl, { module: 'infra/slow', variables: { seconds: 30, marker }, secretPointers: [], cancel: ac.signal });
       const planned = await driver.plan(ctx);
       const applying = driver.apply(ctx, planned.plan);
-      while (!runner.subcommands.includes('apply')) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => fs.existsSync(marker), 'the apply runs its provisioner');
       ac.abort('SIGTERM');
       const outcome = await applying;
-      assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'uncertain');
-      assert.match(outcome.reason, /cancelled during .*terraform apply|cancelled during .*tofu apply/);
-      assert.ok(Date.now() - began < 10_000, 'not waited for');
-      assert.ok(!fs.existsSync(`${ctx.rendering.backendConfig.path}.lock.info`), 'the lock went with the tool');
+      assert.match(outcome.reason, /cancelled during .*(terraform|tofu) apply/);
+      const saved = JSON.parse(fs.readFileSync(state, 'utf8'));
+      assert.deepEqual(saved.resources.map((r) => `${r.type}.${r.name}`), ['terraform_data.slow'], 'stopped gracefully, Terraform recorded the resource it was creating');
     });
 
-    test('a timeout during apply needs an acknowledgement; before apply it is retryable', standinOnly, async () => {
-      // The deadline covers every step: 12 s leaves init, plan and show time even on a machine
-      // that runs the whole suite (5 s did not: each step is a process of its own).
-      const slow = context(impl, { timeout: '12s', baseEnv: { TF_STANDIN_SLEEP_APPLY: '60000' } });
+    test('a timeout during apply needs an acknowledgement; before apply it is retryable', async () => {
+      const slow = context(impl, { module: 'infra/slow', variables: { seconds: 60, marker: path.join(tmp, `timeout-${++seq}`) }, secretPointers: [], timeout: '4s' });
       const outcome = await driver.apply(slow.ctx);
-      assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, false);
       assert.equal(outcome.acknowledgementRequired, true);
-      assert.match(outcome.reason, /timed out after 12s during .*apply, which was killed: what it changed is unknown/);
-      const early = context(impl, { timeout: '50ms' });
+      assert.match(outcome.reason, /timed out after 4s during .*apply, which was stopped: what it changed is unknown/);
+      const early = context(impl, { timeout: '1ms' });
       const before = await driver.apply(early.ctx);
-      assertOutcome('apply', before);
       assert.equal(before.result, 'failed');
       assert.equal(before.retryable, true, before.reason);
-      assert.equal(before.acknowledgementRequired, undefined);
-      assert.match(before.reason, /timed out after 50ms during .*init, which was killed$/);
+      assert.match(before.reason, /timed out after 1ms during .*init, which was stopped$/);
     });
 
-    test('an injected apply failure: its Error: line is the reason', standinOnly, async () => {
-      const { ctx } = context(impl, { baseEnv: { TF_STANDIN_FAIL: 'apply' } });
-      const outcome = await driver.apply(ctx);
-      assertOutcome('apply', outcome);
-      assert.equal(outcome.result, 'failed');
-      assertReason(outcome.reason);
-      assert.match(outcome.reason, /apply exited with code 1:\nError: injected failure/);
+    test('a root module that calls a sibling through ../ runs as in the repository, and the receipt names the directory it read', async () => {
+      const { ctx, lines } = context(impl, { module: 'infra/composed', variables: {}, secretPointers: [] });
+      ctx.sourceReads = ['infra/composed/'];
+      const { applied } = await planAndApply(driver, ctx);
+      assert.deepEqual(applied.outputs, { text: { value: 'hi world', sensitive: false } });
+      assert.deepEqual(applied.toolReads, ['modules/greet/']);
+      assert.ok(lines.some((l) => /calls the local module modules\/greet\/ \(Terraform's module manifest\), which the execution key of app does not cover/.test(l)), 'a key without it is named');
+      const covered = context(impl, { module: 'infra/composed', variables: {}, secretPointers: [] });
+      covered.ctx.sourceReads = ['infra/composed/', 'modules/greet/'];
+      await planAndApply(driver, covered.ctx);
+      assert.ok(!covered.lines.some((l) => /does not cover/.test(l)));
+    });
+
+    test('one init per unit and run: plan, apply and a later read of its outputs share the working copy', async () => {
+      const { ctx, runner } = context(impl);
+      await planAndApply(driver, ctx);
+      assert.equal((await driver.readOutputs(ctx)).result, 'read');
+      assert.deepEqual(runner.subcommands, ['init', 'plan', 'apply']);
+    });
+
+    describe('a backend other than local: Terraform\'s http backend, read with state pull', () => {
+      let server;
+      before(async () => (server = await httpStateServer()));
+      after(() => server.close());
+
+      test('apply, outputs and the recorded state come from `state pull`; a lost remote state is refused', async () => {
+        const name = `remote-${++seq}`;
+        const backendConfig = { address: server.address(name), lock_address: server.address(name), unlock_address: server.address(name) };
+        const { ctx, runner } = context(impl, { module: 'infra/remote', variables: {}, secretPointers: [], backendConfig });
+        const { applied } = await planAndApply(driver, ctx);
+        assert.equal(applied.result, 'receipt', applied.reason);
+        assert.deepEqual(applied.outputs, { where: { value: 'http', sensitive: false }, secret: { value: 'remote-secret', sensitive: true } });
+        assert.deepEqual(runner.subcommands, ['init', 'state', 'plan', 'apply', 'state']);
+        assert.deepEqual(applied.toolState.backend.location, { address: server.address(name) });
+        assert.equal(applied.toolState.resources, 1);
+        server.states.delete(`/${name}`);
+        const lost = await driver.plan(context(impl, { module: 'infra/remote', variables: {}, secretPointers: [], backendConfig, receipt: receiptOf(applied) }).ctx);
+        assert.equal(lost.code, 'NYL-BACKEND-STATE-LOST');
+      });
     });
   });
 }
-
-test('real terraform: a root module calls a sibling module through ../, as in the repository', { skip: realTerraform ? false : 'no terraform on PATH' }, async () => {
-  const impl = IMPLS[2];
-  const { ctx, projectDir } = (() => {
-    const c = context(impl, { module: 'infra/composed', variables: { name: 'world' }, secretPointers: [] });
-    return { ...c, projectDir: c.ctx.projectDir };
-  })();
-  fs.mkdirSync(path.join(projectDir, 'infra/composed'), { recursive: true });
-  fs.mkdirSync(path.join(projectDir, 'modules/greet'), { recursive: true });
-  fs.writeFileSync(path.join(projectDir, 'modules/greet/main.tf.json'), JSON.stringify({ variable: { name: {} }, output: { text: { value: 'hi ${var.name}' } } }));
-  fs.writeFileSync(path.join(projectDir, 'infra/composed/main.tf.json'), JSON.stringify({ terraform: { backend: { local: {} } }, variable: { name: {} }, module: { g: { source: '../../modules/greet', name: '${var.name}' } }, output: { text: { value: '${module.g.text}' } } }));
-  const { applied } = await planAndApply(terraformDriver, ctx);
-  assert.deepEqual(applied, { result: 'receipt', outputs: { text: { value: 'hi world', sensitive: false } } });
-});

@@ -2,209 +2,202 @@
  * The Terraform and OpenTofu driver: one driver, two kinds, the same commands; `spec.binary`
  * overrides the kind's default executable (`terraform`, `tofu`).
  *
- * Every phase runs in a fresh scratch copy of the module at the source commit (./workdir.ts) with
- * its own TF_DATA_DIR, after `init -input=false -no-color [-backend-config=K=V ...]`:
- * - plan: `plan -input=false -no-color -out=FILE -detailed-exitcode [-var-file=FILE]` (0: no
- *   changes, 2: changes), then `show -json FILE`, reduced to the plan's digest and summary
- *   (./plan-json.ts);
- * - apply: `apply -input=false -no-color FILE` of exactly that saved plan, never a new one (a plan
- *   without changes runs no apply), then `output -json`: the receipt's outputs;
- * - teardown: `destroy -auto-approve -input=false -no-color [-var-file=FILE]`;
- * - check: `plan -refresh-only -detailed-exitcode`: 0 in sync, 2 drifted;
- * - readOutputs: `output -json`, for a consumer of a sensitive output: the receipt records only
- *   digests of sensitive outputs, the backend keeps the values.
+ * A unit's phases in one run share one scratch copy of the module and one `init` (./session.ts).
+ * Every phase reads the module's state first (a local backend's file, else `state pull`:
+ * ./tool-state.ts) and refuses to work on a state that is not the one the unit's receipt recorded
+ * (lost, emptied, replaced: NYL-BACKEND-STATE-LOST) or one that already holds another's resources
+ * (NYL-BACKEND-SHARED), unless an operator acknowledged it. Then:
+ * - plan: `plan -input=false -json -out=FILE -detailed-exitcode -lock-timeout=D [-var-file=FILE]`;
+ *   whether it changes anything is read from its machine-readable summary, and `show -json FILE`
+ *   runs only when the plan's digest is needed (`nyl plan`, a plan-bound approval: ./plan-json.ts);
+ * - apply: `apply -input=false -json -lock-timeout=D FILE` of exactly that saved plan, never a new
+ *   one (a plan without changes runs no apply); the receipt's outputs and its record of the state
+ *   (backend, lineage, resources) come from the state read afterwards;
+ * - teardown: `destroy -auto-approve -input=false -json -lock-timeout=D [-var-file=FILE]`;
+ * - check: `plan -refresh-only ... -out=FILE`: exit 0 is in sync; on exit 2, `show -json FILE`
+ *   decides (Terraform exits 2 for an output that is merely computed);
+ * - readOutputs: the outputs in the state, for a consumer of a sensitive output: the receipt
+ *   records only digests of sensitive outputs, the backend keeps the values.
+ *
+ * Processes per unit: an execution that changes something runs init, plan and apply (plus `state
+ * pull` twice for a backend other than `local`); one without changes, init and plan.
  *
  * Variables go in a generated variables file, never on a command line; a variable that carries
  * another unit's sensitive output goes as `TF_VAR_<name>` in the tool's environment instead, so it
- * is in no file. Terraform keeps its state in the module's backend: a module must declare one that
- * outlives the scratch copy (a remote backend, or `local` with an absolute `path`), else the unit
- * fails before it plans. Providers are cached across runs in TF_PLUGIN_CACHE_DIR (default: the
- * Nyl cache's `terraform-plugins`). Failures carry the tool's `Error:` diagnostics (./tool.ts).
+ * is in no file. Terraform keeps its state in the module's backend, which must outlive the scratch
+ * copy (./backend.ts). Failures carry the tool's own diagnostics (./tool-errors.ts).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
-import { cacheRoot } from '../../util/cache-dir';
-import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type DriverPlan, type Failure, failure, type KindDescriptor, type PlanOutcome, type ReadOutcome, type TeardownOutcome, type Uncertain } from '../contract';
+import { join } from 'node:path';
+import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type DriverPlan, type Failure, failure, type KindDescriptor, type PlanOptions, type PlanOutcome, type ReadOutcome, type TeardownOutcome } from '../contract';
 import { OPENTOFU_KIND, TERRAFORM_KIND } from '../kinds';
-import { outputsOf, planOf } from './plan-json';
-import { ModuleTool, type StepResult } from './tool';
-import { type ModuleDir, moduleDir, writeVarFile } from './workdir';
+import { localStatePath } from './backend';
+import { driftOf, planDigest, summaryOf } from './plan-json';
+import { executionLimits, openSession, type Session, toolOf } from './session';
+import { type Bad, isBad, type ModuleTool, type StepLimits } from './tool';
+import { backendChange, parseState, readLocalState, type StateSnapshot, stateVerdict, toolStateOf } from './tool-state';
+import { planChangesSomething } from './ui-json';
 
-interface ModuleSpec {
-  module: string;
-  variables?: Record<string, unknown>;
-  binary?: string;
-  backendConfig?: Record<string, string | number | boolean>;
-  timeout?: string;
-}
-
-/** A module ready to run: its directory, its tool, and the `-var-file` argument if any. */
-interface Session {
-  dir: ModuleDir;
+/** A session with the tool of the phase that uses it. */
+interface Opened {
+  session: Session;
   tool: ModuleTool;
-  varArgs: string[];
 }
 
-type Bad = Failure | Uncertain;
-
-function isBad(x: object): x is Bad {
-  return 'result' in x && ((x as Bad).result === 'failed' || (x as Bad).result === 'uncertain');
+async function open(ctx: DriverContext, defaultBinary: string, limits: StepLimits = executionLimits(ctx)): Promise<Opened | Bad> {
+  const session = await openSession(ctx, defaultBinary, limits);
+  return isBad(session) ? session : { session, tool: toolOf(ctx, session, limits) };
 }
 
-/** The names of the variables that carry a sensitive value (their pointers are under /variables/). */
-function secretVariables(ctx: DriverContext): Set<string> {
-  const names = new Set<string>();
-  for (const pointer of ctx.secretPointers ?? []) {
-    const [top, name] = pointer.split('/').slice(1);
-    if (top === 'variables' && name !== undefined) names.add(name.replace(/~1/g, '/').replace(/~0/g, '~'));
-  }
-  return names;
+/** The state the session's backend holds now: a local backend's file when Nyl can read it, else `state pull`. */
+async function readState({ session, tool }: Opened): Promise<StateSnapshot | Bad> {
+  const path = localStatePath(session.backend, session.workspace);
+  const local = path ? readLocalState(path) : undefined;
+  if (local) return local;
+  const pulled = await tool.step(['state', 'pull']);
+  if (isBad(pulled)) return pulled;
+  return parseState(pulled.stdout) ?? failure(`${tool.binary} state pull printed a state this driver cannot read (it reads the JSON state format, version 4)`, true);
 }
 
-/** A variable's value as TF_VAR_ takes it: a string as it is, anything else as JSON (which HCL reads). */
-function envValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
+/** The state a step is about to work on, unless it is not the unit's (see tool-state.ts); a refusal waits for an operator. */
+async function ownState(ctx: DriverContext, opened: Opened): Promise<StateSnapshot | Bad> {
+  const state = await readState(opened);
+  if (isBad(state)) return state;
+  const { session } = opened;
+  const verdict = stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, sharedState: session.spec.sharedState === true });
+  if (verdict.ok || ctx.acknowledgement) return state;
+  return { ...failure(verdict.reason, false, true), code: verdict.code };
 }
 
-/** The tool's environment: the invoking process's, automation settings, the data and plugin cache directories, the unit's names and its sensitive variables. */
-function toolEnv(ctx: DriverContext, dir: ModuleDir, secrets: Record<string, string>): NodeJS.ProcessEnv {
-  const pluginCache = ctx.baseEnv.TF_PLUGIN_CACHE_DIR || join(cacheRoot(ctx.baseEnv), 'terraform-plugins');
-  mkdirSync(pluginCache, { recursive: true });
-  return {
-    ...ctx.baseEnv,
-    TF_IN_AUTOMATION: '1',
-    TF_INPUT: '0',
-    CHECKPOINT_DISABLE: '1',
-    TF_DATA_DIR: dir.dataDir,
-    TF_PLUGIN_CACHE_DIR: pluginCache,
-    NYL_ENVIRONMENT: ctx.environment,
-    NYL_UNIT: ctx.unit,
-    NYL_RUN: ctx.run,
-    NYL_UID: ctx.uid,
-    ...secrets,
-  };
+/** What apply needs of a plan this driver made: the session and tool it was made with, and the state it started from. */
+interface PlanArtifact {
+  opened: Opened;
+  planFile: string;
+  before: StateSnapshot;
+}
+
+function lockArgs(session: Session): string[] {
+  return [`-lock-timeout=${session.lockTimeout}`];
 }
 
 /**
- * Why the backend `init` configured cannot keep the module's state past this run: none declared
- * (Terraform would write it into the scratch copy), or a local one without an absolute path.
+ * Says so when Terraform's module manifest names a local module whose directory the unit's key
+ * does not cover (a source the scan of the module's files could not read): a change there would
+ * not run the unit again.
  */
-function backendProblem(dir: ModuleDir, module: string): string | undefined {
-  const recorded = join(dir.dataDir, 'terraform.tfstate');
-  const advice = 'declare a backend in the module (terraform { backend "s3" {...} }, or backend "local" {} with backendConfig: {path: /an/absolute/path})';
-  if (!existsSync(recorded)) return `module ${module} declares no backend, so its state would be written into Nyl's scratch copy and lost after the run; ${advice}`;
-  let backend: { type?: string; config?: { path?: unknown } } | undefined;
-  try {
-    backend = (JSON.parse(readFileSync(recorded, 'utf8')) as { backend?: typeof backend }).backend;
-  } catch {
-    return undefined;
+function warnUncoveredReads(ctx: DriverContext, session: Session): void {
+  if (!ctx.sourceReads) return;
+  const covered = (dir: string) => ctx.sourceReads!.some((r) => r === '.' || (r.endsWith('/') && dir.startsWith(r)));
+  for (const dir of session.moduleReads.filter((d) => !covered(d))) {
+    const text = `warning: module ${session.spec.module} calls the local module ${dir} (Terraform's module manifest), which the execution key of ${ctx.unit} does not cover: a change there does not run it again; add ${dir}** to its inputs`;
+    ctx.toolOutput({ bytes: Buffer.from(`${text}\n`), text });
   }
-  if (backend?.type !== 'local') return undefined;
-  const path = backend.config?.path;
-  if (typeof path === 'string' && isAbsolute(path)) return undefined;
-  return `module ${module} keeps its state in a local backend at ${typeof path === 'string' ? `the relative path ${path}` : 'its default path'}, inside Nyl's scratch copy, where it would be lost after the run; give backendConfig.path an absolute path, or ${advice}`;
 }
 
-/** A fresh copy of the module for one phase, its tool, and `init` run in it. */
-async function openSession(ctx: DriverContext, defaultBinary: string, phase: string): Promise<Session | Bad> {
-  const spec = ctx.rendering as unknown as ModuleSpec;
-  const source = join(ctx.projectDir, spec.module);
-  if (!existsSync(source) || !statSync(source).isDirectory()) return failure(`module ${spec.module} is not a directory of the source commit`, true);
-  const dir = moduleDir(ctx.projectDir, spec.module, mkdtempSync(join(ctx.scratchDir(), `${phase}-`)));
-  const sensitive = secretVariables(ctx);
-  const plain: Record<string, unknown> = {};
-  const secrets: Record<string, string> = {};
-  for (const [name, value] of Object.entries(spec.variables ?? {})) {
-    if (sensitive.has(name)) secrets[`TF_VAR_${name}`] = envValue(value);
-    else plain[name] = value;
-  }
-  const varArgs = writeVarFile(dir, plain) ? [`-var-file=${dir.varFile}`] : [];
-  const tool = new ModuleTool(ctx, spec.binary ?? defaultBinary, dir.cwd, toolEnv(ctx, dir, secrets), spec.timeout);
-  const backendArgs = Object.entries(spec.backendConfig ?? {}).map(([k, v]) => `-backend-config=${k}=${String(v)}`);
-  const init = await tool.step(['init', '-input=false', '-no-color', ...backendArgs], { stream: true });
-  if (isBad(init)) return init;
-  const problem = backendProblem(dir, spec.module);
-  return problem ? failure(problem, true) : { dir, tool, varArgs };
-}
-
-/** What apply needs of a plan this driver made: its session, with the saved plan in it. */
-interface PlanArtifact {
-  planFile: string;
-  session: Session;
-}
-
-async function planIn(session: Session): Promise<DriverPlan | Bad> {
-  const { tool, dir, varArgs } = session;
-  const planned = await tool.step(['plan', '-input=false', '-no-color', `-out=${dir.planFile}`, '-detailed-exitcode', ...varArgs], { stream: true, ok: [0, 2] });
+async function planIn(ctx: DriverContext, opened: Opened, options: PlanOptions): Promise<DriverPlan | Bad> {
+  const { session, tool } = opened;
+  warnUncoveredReads(ctx, session);
+  const before = await ownState(ctx, opened);
+  if (isBad(before)) return before;
+  const planFile = session.dir.planFile;
+  const planned = await tool.step(['plan', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...lockArgs(session), ...session.varArgs], { json: true, ok: [0, 2] });
   if (isBad(planned)) return planned;
-  const shown = await tool.step(['show', '-json', dir.planFile]);
+  const changes = planned.code === 0 || planChangesSomething(planned.ui) === false ? 'none' : 'some';
+  const moved = backendChange(ctx.receipt, session.identity, session.workspace);
+  const plan: DriverPlan = { summary: `${summaryOf(planned.ui)}${moved ? `; ${moved}` : ''}`, changes, artifact: { opened, planFile, before } satisfies PlanArtifact };
+  if (!options.digest) return plan;
+  const shown = await tool.step(['show', '-json', planFile]);
   if (isBad(shown)) return shown;
-  const plan = planOf(shown.stdout, planned.code, dir.planFile);
-  if ('problem' in plan) return failure(`${tool.binary} ${plan.problem}`, true);
-  const artifact: PlanArtifact = { planFile: dir.planFile, session };
-  return { ...plan, artifact };
+  const digest = planDigest(shown.stdout);
+  return 'problem' in digest ? failure(`${tool.binary} ${digest.problem}`, true) : { ...plan, digest: digest.digest };
 }
 
-async function outputsIn(session: Session): Promise<ReadOutcome | Bad> {
-  const read = await session.tool.step(['output', '-json']);
-  if (isBad(read)) return read;
-  const outputs = outputsOf((read as StepResult).stdout);
-  return 'problem' in outputs ? failure(`${session.tool.binary} ${outputs.problem}`, true) : { result: 'read', outputs };
-}
-
-async function plan(ctx: DriverContext, defaultBinary: string): Promise<PlanOutcome> {
-  const session = await openSession(ctx, defaultBinary, 'plan');
-  if (isBad(session)) return asFailure(session);
-  const planned = await planIn(session);
+async function plan(ctx: DriverContext, defaultBinary: string, options: PlanOptions = { digest: true }): Promise<PlanOutcome> {
+  const opened = await open(ctx, defaultBinary);
+  if (isBad(opened)) return asFailure(opened);
+  const planned = await planIn(ctx, opened, options);
   return isBad(planned) ? asFailure(planned) : { result: 'planned', plan: planned };
 }
 
 /** The plan to apply: the one given, when this driver made it in this process, else a new one. */
 async function planToApply(ctx: DriverContext, defaultBinary: string, given: DriverPlan | undefined): Promise<DriverPlan | Bad> {
-  if ((given?.artifact as PlanArtifact | undefined)?.session) return given!;
-  const session = await openSession(ctx, defaultBinary, 'apply');
-  return isBad(session) ? session : planIn(session);
+  if ((given?.artifact as PlanArtifact | undefined)?.opened) return given!;
+  const opened = await open(ctx, defaultBinary);
+  return isBad(opened) ? opened : planIn(ctx, opened, { digest: false });
 }
 
 async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPlan): Promise<ApplyOutcome> {
   const planned = await planToApply(ctx, defaultBinary, given);
   if (isBad(planned)) return planned;
-  const { session, planFile } = planned.artifact as PlanArtifact;
+  const { opened, planFile, before } = planned.artifact as PlanArtifact;
+  const { session, tool } = opened;
+  let after = before;
   if (planned.changes !== 'none') {
-    const applied = await session.tool.step(['apply', '-input=false', '-no-color', planFile], { stream: true, effects: true });
+    const applied = await tool.step(['apply', '-input=false', '-json', ...lockArgs(session), planFile], { json: true, effects: true });
     if (isBad(applied)) return applied;
+    const read = await readState(opened);
+    if (isBad(read)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${read.reason}` };
+    after = read;
   }
-  const read = await outputsIn(session);
-  return read.result === 'read' ? { result: 'receipt', outputs: read.outputs } : read;
+  const toolState = toolStateOf(after, session.identity, session.workspace) as unknown as Record<string, unknown>;
+  return { result: 'receipt', outputs: after.outputs, toolState, ...(session.moduleReads.length > 0 ? { toolReads: session.moduleReads } : {}) };
 }
 
 async function teardown(ctx: DriverContext, defaultBinary: string): Promise<TeardownOutcome> {
-  const session = await openSession(ctx, defaultBinary, 'destroy');
-  if (isBad(session)) return session;
-  const destroyed = await session.tool.step(['destroy', '-auto-approve', '-input=false', '-no-color', ...session.varArgs], { stream: true, effects: true });
+  const opened = await open(ctx, defaultBinary);
+  if (isBad(opened)) return opened;
+  const { session, tool } = opened;
+  const state = await ownState(ctx, opened);
+  if (isBad(state)) return state;
+  const destroyed = await tool.step(['destroy', '-auto-approve', '-input=false', '-json', ...lockArgs(session), ...session.varArgs], { json: true, effects: true });
   return isBad(destroyed) ? destroyed : { result: 'removed' };
 }
 
+/**
+ * A lost or replaced state, as a check reports it: drifted, with the code that says it is worse
+ * than drift. Only a current receipt says what the state must be: a check or a read of another
+ * unit's outputs judges nothing else.
+ */
+function stateFinding(ctx: DriverContext, opened: Opened, state: StateSnapshot): CheckOutcome | undefined {
+  const { session } = opened;
+  if (!ctx.receipt?.current) return undefined;
+  const verdict = stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, sharedState: session.spec.sharedState === true });
+  return verdict.ok ? undefined : { result: 'checked', drift: 'drifted', code: verdict.code, detail: verdict.reason };
+}
+
 async function check(ctx: DriverContext, defaultBinary: string): Promise<CheckOutcome> {
-  const session = await openSession(ctx, defaultBinary, 'check');
-  if (isBad(session)) return asFailure(session);
-  const checked = await session.tool.step(['plan', '-refresh-only', '-detailed-exitcode', '-input=false', '-no-color', ...session.varArgs], { stream: true, ok: [0, 2] });
+  const opened = await open(ctx, defaultBinary);
+  if (isBad(opened)) return asFailure(opened);
+  const { session, tool } = opened;
+  const state = await readState(opened);
+  if (isBad(state)) return asFailure(state);
+  const lost = stateFinding(ctx, opened, state);
+  if (lost) return lost;
+  const planFile = join(session.dir.planFile, '..', 'refresh.tfplan');
+  const checked = await tool.step(['plan', '-refresh-only', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...lockArgs(session), ...session.varArgs], { json: true, ok: [0, 2] });
   if (isBad(checked)) return asFailure(checked);
-  return { result: 'checked', drift: checked.code === 0 ? 'in-sync' : 'drifted' };
+  if (checked.code === 0) return { result: 'checked', drift: 'in-sync' };
+  const shown = await tool.step(['show', '-json', planFile]);
+  if (isBad(shown)) return asFailure(shown);
+  const drift = driftOf(shown.stdout);
+  if ('problem' in drift) return failure(`${tool.binary} ${drift.problem}`, true);
+  return drift.drifted ? { result: 'checked', drift: 'drifted', detail: drift.detail! } : { result: 'checked', drift: 'in-sync' };
 }
 
 async function readOutputs(ctx: DriverContext, defaultBinary: string): Promise<ReadOutcome> {
-  const session = await openSession(ctx, defaultBinary, 'read');
-  if (isBad(session)) return asFailure(session);
-  const read = await outputsIn(session);
-  return isBad(read) ? asFailure(read) : read;
+  const opened = await open(ctx, defaultBinary);
+  if (isBad(opened)) return asFailure(opened);
+  const state = await readState(opened);
+  if (isBad(state)) return asFailure(state);
+  const lost = stateFinding(ctx, opened, state);
+  if (lost && lost.result === 'checked') return { ...failure(lost.detail!, true), code: lost.code! };
+  return { result: 'read', outputs: state.outputs };
 }
 
 /** The phases of a module driver whose executable defaults to `defaultBinary`. */
 function moduleDriver(kind: KindDescriptor, defaultBinary: string): Driver {
   return {
     ...kind,
-    plan: (ctx) => plan(ctx, defaultBinary),
+    plan: (ctx, options) => plan(ctx, defaultBinary, options),
     apply: (ctx, given) => apply(ctx, defaultBinary, given),
     teardown: (ctx) => teardown(ctx, defaultBinary),
     check: (ctx) => check(ctx, defaultBinary),

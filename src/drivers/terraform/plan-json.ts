@@ -1,25 +1,30 @@
 /**
- * What Nyl reads from the tool's JSON: the saved plan (`show -json PLANFILE`, format 1.x) and the
- * outputs (`output -json`). Both hold sensitive values in plain text, so neither is ever printed
- * or kept: the plan is reduced to its digest and a summary, the outputs to the receipt's values
- * with their `sensitive` flags (the engine keeps only digests of the sensitive ones).
+ * What Nyl reads from a saved plan's JSON (`show -json PLANFILE`, format 1.x): the digest an
+ * approval binds to, and, for a refresh-only plan, whether anything drifted. The JSON holds
+ * sensitive values in plain text, so it is never printed or kept: the plan is reduced to its
+ * digest, the drift to the addresses and output names that changed.
+ *
+ * Drift is decided from what the plan says changed (`resource_drift` entries, output changes
+ * whose action is not `no-op`), never from `-detailed-exitcode` alone: Terraform exits 2 with "No
+ * changes" when an output is computed (hashicorp/terraform#36403).
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../util/canonical-json';
-import type { DriverPlan, Outputs } from '../contract';
+import type { UiResult } from './ui-json';
 
-interface ResourceChange {
+interface Change {
+  address?: string;
   change?: { actions?: string[] };
 }
 
 interface PlanJson {
   format_version?: string;
-  resource_changes?: ResourceChange[];
+  resource_changes?: Change[];
+  resource_drift?: Change[];
   output_changes?: Record<string, { actions?: string[] }>;
 }
 
-/** The saved plan's digest, summary and whether it changes anything; a problem as text. */
-export function planOf(showJson: string, exitCode: number, planFile: string): DriverPlan | { problem: string } {
+function parsePlan(showJson: string): PlanJson | { problem: string } {
   let plan: PlanJson;
   try {
     plan = JSON.parse(showJson) as PlanJson;
@@ -29,40 +34,39 @@ export function planOf(showJson: string, exitCode: number, planFile: string): Dr
   if (typeof plan.format_version !== 'string' || !plan.format_version.startsWith('1.')) {
     return { problem: `show -json printed format_version ${JSON.stringify(plan.format_version)}; this driver reads format 1.x` };
   }
-  // The digest covers what would change, after_unknown included, and nothing that varies between
-  // two plans of the same change (timestamps, the tool's version).
+  return plan;
+}
+
+/**
+ * The saved plan's digest: what would change, after_unknown included, and nothing that varies
+ * between two plans of the same change (timestamps, the tool's version).
+ */
+export function planDigest(showJson: string): { digest: string } | { problem: string } {
+  const plan = parsePlan(showJson);
+  if ('problem' in plan) return plan;
   const digest = `sha256:${createHash('sha256').update(canonicalJson({ resource_changes: plan.resource_changes ?? [], output_changes: plan.output_changes ?? {} })).digest('hex')}`;
-  return { digest, summary: summaryOf(plan), changes: exitCode === 0 ? 'none' : 'some', artifact: { planFile } };
+  return { digest };
 }
 
-/** `+add ~change -destroy` over the resources, as Terraform counts them (a replacement adds and destroys). */
-function summaryOf(plan: PlanJson): string {
-  let add = 0;
-  let change = 0;
-  let destroy = 0;
-  for (const rc of plan.resource_changes ?? []) {
-    const actions = rc.change?.actions ?? [];
-    if (actions.includes('create')) add++;
-    if (actions.includes('delete')) destroy++;
-    if (actions.includes('update')) change++;
-  }
-  const outputs = Object.values(plan.output_changes ?? {}).filter((o) => !(o.actions ?? []).every((a) => a === 'no-op')).length;
-  return `+${add} ~${change} -${destroy}${outputs > 0 ? ` (${outputs} output${outputs === 1 ? '' : 's'} changed)` : ''}`;
+const changed = (actions: string[] | undefined) => !(actions ?? []).every((a) => a === 'no-op');
+
+/** What a refresh-only plan found: nothing, or the resources and outputs that changed outside Terraform. */
+export function driftOf(showJson: string): { drifted: boolean; detail?: string } | { problem: string } {
+  const plan = parsePlan(showJson);
+  if ('problem' in plan) return plan;
+  const resources = (plan.resource_drift ?? []).filter((r) => changed(r.change?.actions)).map((r) => r.address ?? '?');
+  const outputs = Object.entries(plan.output_changes ?? {})
+    .filter(([, o]) => changed(o.actions))
+    .map(([name]) => name);
+  if (resources.length === 0 && outputs.length === 0) return { drifted: false };
+  const parts = [resources.length > 0 ? `changed outside Terraform: ${resources.join(', ')}` : '', outputs.length > 0 ? `output${outputs.length === 1 ? '' : 's'} would change: ${outputs.join(', ')}` : ''];
+  return { drifted: true, detail: parts.filter(Boolean).join('; ') };
 }
 
-/** The receipt's outputs from `output -json`; a problem as text. */
-export function outputsOf(outputJson: string): Outputs | { problem: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(outputJson === '' ? '{}' : outputJson);
-  } catch {
-    return { problem: 'output -json printed something that is not JSON' };
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { problem: 'output -json printed something that is not an object of outputs' };
-  const outputs: Outputs = {};
-  for (const [name, o] of Object.entries(parsed as Record<string, { value?: unknown; sensitive?: unknown }>)) {
-    if (typeof o !== 'object' || o === null || !('value' in o)) return { problem: `output -json printed output ${name} without a value` };
-    outputs[name] = { value: o.value, sensitive: o.sensitive === true };
-  }
-  return outputs;
+/** `+add ~change -destroy` as Terraform counts them (a replacement adds and destroys), and changed outputs. */
+export function summaryOf(ui: UiResult): string {
+  const c = ui.changes ?? { add: 0, change: 0, import: 0, remove: 0 };
+  const outputs = Object.values(ui.outputActions).filter((a) => a !== 'noop').length;
+  const imports = c.import > 0 ? ` (${c.import} to import)` : '';
+  return `+${c.add} ~${c.change} -${c.remove}${imports}${outputs > 0 ? ` (${outputs} output${outputs === 1 ? '' : 's'} changed)` : ''}`;
 }

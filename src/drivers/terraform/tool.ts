@@ -1,67 +1,115 @@
 /**
  * One execution of a module's tool: the binary, the directory it runs in, its environment, and
- * the deadline of the unit (`spec.timeout` covers every step together). A step either streams its
- * output as the unit's tool output (init, plan, apply, destroy) or captures it unprinted (`show
- * -json` and `output -json`, whose stdout holds sensitive values in plain text).
+ * the deadline of the unit (`spec.timeout` covers every step together). A step either prints its
+ * output as the unit's tool output, or captures stdout unprinted (`show -json`, `state pull`:
+ * they hold sensitive values in plain text). A `json` step (`plan`, `apply`, `destroy` with
+ * `-json`) prints the human text of each machine-readable message and keeps what Nyl decides on
+ * (./ui-json.ts); stderr is printed as it is.
  *
  * What a step that did not succeed means for the unit:
  * - the binary cannot start: failed, retryable (install it, or set `binary:`);
  * - the run was cancelled while it ran: uncertain (a converging unit runs again);
- * - the deadline passed: a step with effects (apply, destroy) was killed midway, so it is failed
+ * - the deadline passed: a step with effects (apply, destroy) was stopped midway, so it is failed
  *   and needs an acknowledgement like a Command's timeout; any other step is retryable;
- * - any other exit: failed, retryable, with the tool's `Error:` diagnostics as the reason.
+ * - any other exit: failed, retryable, with the tool's own diagnostics as the reason
+ *   (./tool-errors.ts), a held state lock naming its holder.
  */
 import { LineSplitter, type ToolLine } from '../../exec/lines';
 import type { ProcessResult } from '../../exec/process';
 import { parseDuration } from '../../util/duration';
 import { type DriverContext, type Failure, failure, type Uncertain } from '../contract';
-import { errorDiagnostics } from './tool-errors';
+import { failureReason, textDiagnostics } from './tool-errors';
+import { type UiResult, UiReader } from './ui-json';
 
-/** The lines of a streamed step kept to find its diagnostics in: enough for any error report. */
+/** The lines of a text step kept to find its diagnostics in: enough for any error report. */
 const MAX_KEPT_LINES = 2000;
 
 export interface StepOptions {
   /** Exit codes that mean success (plan -detailed-exitcode: 0 and 2). */
   ok?: readonly number[];
-  /** Print the output as the unit's tool output (else it is captured and never printed). */
+  /** Print the output as the unit's tool output (else stdout is captured and never printed). */
   stream?: boolean;
-  /** The step changes infrastructure: killed midway, its effects are unknown. */
+  /** stdout is Terraform's machine-readable UI (-json): printed as human text, read for decisions. */
+  json?: boolean;
+  /** The step changes infrastructure: stopped midway, its effects are unknown. */
   effects?: boolean;
 }
 
-export type StepResult = { code: number; stdout: string };
+export type StepResult = { code: number; stdout: string; ui: UiResult };
+
+export type Bad = Failure | Uncertain;
+
+export function isBad(x: object): x is Bad {
+  return 'result' in x && ((x as Bad).result === 'failed' || (x as Bad).result === 'uncertain');
+}
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
 
-export class ModuleTool {
-  private readonly deadline: number | undefined;
+/** What one step prints and keeps: the text lines (for diagnostics) and the UI reader of a json step. */
+class StepOutput {
+  readonly kept: string[] = [];
+  readonly ui: UiReader;
 
+  constructor(
+    private readonly ctx: DriverContext,
+    private readonly options: StepOptions,
+  ) {
+    this.ui = new UiReader((text) => this.print(text));
+  }
+
+  /** A printed line, also kept for the diagnostics of a text step. */
+  print(text: string): void {
+    if (this.kept.length < MAX_KEPT_LINES) this.kept.push(text);
+    this.ctx.toolOutput({ bytes: Buffer.from(`${text}\n`), text });
+  }
+
+  stderr(): LineSplitter {
+    return new LineSplitter((line: ToolLine) => (this.options.stream || this.options.json ? this.print(line.text) : this.keep(line.text)));
+  }
+
+  stdout(): LineSplitter | undefined {
+    if (this.options.json) return new LineSplitter((line) => this.ui.line(line.text));
+    return this.options.stream ? new LineSplitter((line) => this.print(line.text)) : undefined;
+  }
+
+  private keep(text: string): void {
+    if (this.kept.length < MAX_KEPT_LINES) this.kept.push(text);
+  }
+}
+
+/** The limits of one execution's steps: the unit's deadline (`spec.timeout`, over every step) and the lock wait. */
+export interface StepLimits {
+  timeout?: string;
+  /** When the deadline passes (the clock's time), computed once when the execution starts. */
+  deadline?: number;
+  /** How long a step waits for a state lock (`-lock-timeout`), for the reason of a step that gave up. */
+  lockTimeout: string;
+}
+
+/** The limits of an execution that starts now. */
+export function limitsOf(ctx: DriverContext, timeout: string | undefined, lockTimeout: string): StepLimits {
+  const ms = timeout ? parseDuration(timeout) : undefined;
+  return { lockTimeout, ...(timeout && ms !== undefined ? { timeout, deadline: ctx.clock.now() + ms } : {}) };
+}
+
+export class ModuleTool {
   constructor(
     private readonly ctx: DriverContext,
     readonly binary: string,
     private readonly cwd: string,
     private readonly env: NodeJS.ProcessEnv,
-    private readonly timeout: string | undefined,
-  ) {
-    const ms = timeout ? parseDuration(timeout) : undefined;
-    this.deadline = ms === undefined ? undefined : ctx.clock.now() + ms;
-  }
+    private readonly limits: StepLimits,
+  ) {}
 
   /** Runs `binary ...args`; its result, or what its end means for the unit. */
-  async step(args: string[], options: StepOptions = {}): Promise<StepResult | Failure | Uncertain> {
-    const remaining = this.deadline === undefined ? undefined : Math.max(1, this.deadline - this.ctx.clock.now());
-    const kept: string[] = [];
-    const keep = (line: ToolLine) => {
-      if (kept.length < MAX_KEPT_LINES) kept.push(line.text);
-    };
-    const print = (line: ToolLine) => {
-      keep(line);
-      this.ctx.toolOutput(line);
-    };
-    const err = new LineSplitter(options.stream ? print : keep);
-    const out = options.stream ? new LineSplitter(print) : undefined;
+  async step(args: string[], options: StepOptions = {}): Promise<StepResult | Bad> {
+    const { deadline } = this.limits;
+    const remaining = deadline === undefined ? undefined : Math.max(1, deadline - this.ctx.clock.now());
+    const output = new StepOutput(this.ctx, options);
+    const err = output.stderr();
+    const out = output.stdout();
     const done = await this.ctx.runner.run([this.binary, ...args], {
       cwd: this.cwd,
       env: this.env,
@@ -74,11 +122,12 @@ export class ModuleTool {
     });
     out?.flush();
     err.flush();
-    const bad = this.unsuccessful(args[0]!, done, kept, options);
-    return bad ?? { code: done.code!, stdout: done.stdout.toString('utf8') };
+    const ui = output.ui.done();
+    const bad = this.unsuccessful(args[0]!, done, options, () => (options.json ? ui.diagnostics : textDiagnostics(output.kept)));
+    return bad ?? { code: done.code!, stdout: done.stdout.toString('utf8'), ui };
   }
 
-  private unsuccessful(command: string, done: ProcessResult, lines: readonly string[], options: StepOptions): Failure | Uncertain | undefined {
+  private unsuccessful(command: string, done: ProcessResult, options: StepOptions, diagnostics: () => ReturnType<typeof textDiagnostics>): Bad | undefined {
     const what = `${this.binary} ${command}`;
     if (done.spawnError) return failure(`cannot start ${this.binary}: ${done.spawnError.code ?? done.spawnError.message} (install it, or name the executable in spec.binary)`, true);
     if (done.cancelled && done.code !== 0) {
@@ -86,11 +135,10 @@ export class ModuleTool {
     }
     if (done.timedOut) {
       const effects = options.effects === true;
-      return failure(`timed out after ${this.timeout} during ${what}, which was killed${effects ? ': what it changed is unknown' : ''}`, !effects, effects);
+      return failure(`timed out after ${this.limits.timeout} during ${what}, which was stopped${effects ? ': what it changed is unknown' : ''}`, !effects, effects);
     }
     if (done.code !== null && (options.ok ?? [0]).includes(done.code)) return undefined;
     const how = done.signal ? `was killed by ${done.signal}` : `exited with code ${String(done.code)}`;
-    const errors = errorDiagnostics(lines);
-    return failure([`${what} ${how}${errors.length > 0 ? ':' : ''}`, ...errors].join('\n'), true);
+    return failure(failureReason(`${what} ${how}`, diagnostics(), this.limits.lockTimeout), true);
   }
 }

@@ -8,10 +8,12 @@
  * the repository. Terraform's data directory (TF_DATA_DIR), the variables file and the saved plan
  * live in the scratch directory too, outside the copy.
  */
-import { chmodSync, cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 
 export interface ModuleDir {
+  /** The root of the mirror of the project the copy sits in. */
+  mirrorRoot: string;
   /** Where the tool runs: the copy of the module. */
   cwd: string;
   /** TF_DATA_DIR. */
@@ -45,12 +47,18 @@ export function moduleDir(projectDir: string, module: string, scratch: string): 
   cpSync(join(projectDir, dir), cwd, { recursive: true, verbatimSymlinks: true });
   const dataDir = join(scratch, 'data');
   mkdirSync(dataDir, { recursive: true });
-  return { cwd, dataDir, varFile: join(scratch, 'vars.tfvars.json'), planFile: join(scratch, 'nyl.tfplan') };
+  return { mirrorRoot, cwd, dataDir, varFile: join(scratch, 'vars.tfvars.json'), planFile: join(scratch, 'nyl.tfplan') };
 }
 
-/** Writes the variables the tool reads from its variables file (never a sensitive one), readable by its owner only. */
+/**
+ * Writes the variables the tool reads from its variables file (never a sensitive one), readable
+ * by its owner only; false, and no file, when there are none.
+ */
 export function writeVarFile(dir: ModuleDir, variables: Record<string, unknown>): boolean {
-  if (Object.keys(variables).length === 0) return false;
+  if (Object.keys(variables).length === 0) {
+    rmSync(dir.varFile, { force: true });
+    return false;
+  }
   writeFileSync(dir.varFile, `${JSON.stringify(variables, null, 2)}\n`, { mode: 0o600 });
   chmodSync(dir.varFile, 0o600);
   return true;

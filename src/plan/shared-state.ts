@@ -1,0 +1,112 @@
+/**
+ * Units whose external state another environment or unit would share: a Terraform module whose
+ * backend renders the same for dev and prod (a hard-coded `path`, a `key` without the
+ * environment in it) gives both one tfstate, so prod adopts dev's resources and a teardown of one
+ * destroys the other's. Decided from source alone, before anything runs: the fields a kind names
+ * as its state's location (KindDescriptor.stateLocationFields: a module, its backendConfig and
+ * workspace) are rendered for this environment and compared with
+ * - every other declared Environment whose ownership set has the unit,
+ * - another instance of each EnvironmentTemplate (a probe name: if the location does not change
+ *   with the instance's name, every instance shares it),
+ * - the other units of this environment of a kind with the same fields.
+ * A location that references another unit's output cannot be told from source: it is left to the
+ * driver, which refuses a state that already holds resources no receipt of the unit recorded.
+ * `sharedState: true` on the unit allows the sharing. Pure; computed once per project and
+ * environment.
+ */
+import type { KindSet } from '../drivers/kinds';
+import { diagnostic, type Diagnostic } from '../errors/diagnostic';
+import { canonicalJson } from '../project/execution-key';
+import { resolveEnvironment } from '../project/instances';
+import { renderUnit } from '../project/render';
+import { ownershipSet } from '../project/selectors';
+import type { EnvironmentResource, Project, UnitResource } from '../project/types';
+
+/** Instance names to probe a template with: two, so that one equal to `env` still leaves another. */
+const PROBES = ['nyl-probe-a', 'nyl-probe-b'];
+
+/** A unit's state location as rendered: its fields, and a text to compare them by. */
+interface Location {
+  key: string;
+  fields: Record<string, unknown>;
+}
+
+/** The rendered location of the unit's state in `env`, or undefined when source alone cannot tell it. */
+function locationIn(unit: UnitResource, env: EnvironmentResource, kinds: KindSet): Location | undefined {
+  const fields = kinds.descriptor(unit.kind)?.stateLocationFields ?? [];
+  const spec = Object.fromEntries(fields.filter((f) => unit.spec[f] !== undefined).map((f) => [f, unit.spec[f]]));
+  const rendered = renderUnit({ ...unit, spec }, env, () => undefined, kinds);
+  if (!rendered.ok) return undefined;
+  // Terraform and OpenTofu read the same backends.
+  return { key: canonicalJson({ kind: unit.kind === 'OpenTofu' ? 'Terraform' : unit.kind, ...rendered.rendering }), fields: rendered.rendering };
+}
+
+/** A location as a person reads it: `module infra/app, backendConfig path=/srv/app.tfstate`. */
+function describeLocation(fields: Record<string, unknown>): string {
+  const text = (v: unknown) => (v !== null && typeof v === 'object' ? Object.entries(v).map(([k, x]) => `${k}=${String(x)}`).join(' ') : String(v));
+  const shown = Object.entries(fields).map(([k, v]) => `${k} ${text(v)}`).join(', ');
+  return shown.length > 300 ? `${shown.slice(0, 297)}...` : shown;
+}
+
+function isShareable(unit: UnitResource, kinds: KindSet): boolean {
+  return (kinds.descriptor(unit.kind)?.stateLocationFields?.length ?? 0) > 0 && unit.spec.sharedState !== true;
+}
+
+/** Environments other than `env` that own the unit: declared ones, and probe instances of each template. */
+function otherEnvironments(project: Project, env: EnvironmentResource, unit: UnitResource): EnvironmentResource[] {
+  const out: EnvironmentResource[] = [];
+  for (const other of project.environments.values()) if (other.name !== env.name) out.push(other);
+  for (const template of project.templates?.values() ?? []) {
+    for (const probe of PROBES.map((p) => template.spec.namePattern.replace('*', p))) {
+      if (probe === env.name) continue;
+      try {
+        const instance = resolveEnvironment(project, probe);
+        if (instance) out.push(instance);
+      } catch {
+        // A probe name the pattern cannot take: nothing to compare with.
+      }
+      break;
+    }
+  }
+  return out.filter((o) => ownershipSet(project, o).some((u) => u.name === unit.name));
+}
+
+function sharedError(unit: UnitResource, env: EnvironmentResource, withWhat: string, location: Location): Diagnostic {
+  const message = `the Terraform state of ${unit.name} in ${env.name} would be shared with ${withWhat}: its backend renders alike for both (${describeLocation(location.fields)}). A teardown of one would destroy the resources of the other`;
+  const field = unit.spec.backendConfig !== undefined ? '/backendConfig' : '/module';
+  const line = Object.entries(unit.locations ?? {}).find(([p]) => p.startsWith(field))?.[1];
+  const at = { file: unit.origin.file, line: line?.line ?? unit.origin.line, ...(line ? { column: line.column } : {}), pointer: `/spec${field}` };
+  return diagnostic('NYL-BACKEND-SHARED', 'error', message, { env: env.name, unit: unit.name, units: [unit.name], rendered: true, location: at });
+}
+
+/** The conflict of one unit, if its state's location is another environment's or unit's too. */
+function conflictOf(project: Project, env: EnvironmentResource, unit: UnitResource, owned: readonly UnitResource[], kinds: KindSet): Diagnostic | undefined {
+  const mine = locationIn(unit, env, kinds);
+  if (mine === undefined) return undefined;
+  for (const other of otherEnvironments(project, env, unit)) {
+    if (locationIn(unit, other, kinds)?.key === mine.key) return sharedError(unit, env, other.instance ? `every instance of its EnvironmentTemplate (such as ${other.name})` : `environment ${other.name}`, mine);
+  }
+  for (const other of owned) {
+    if (other.name !== unit.name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(unit, env, `unit ${other.name}`, mine);
+  }
+  return undefined;
+}
+
+const cache = new WeakMap<Project, WeakMap<EnvironmentResource, Map<string, Diagnostic>>>();
+
+/** Unit name -> NYL-BACKEND-SHARED, for the units of `env` whose state would be shared. */
+export function sharedStates(project: Project, env: EnvironmentResource, kinds: KindSet): ReadonlyMap<string, Diagnostic> {
+  const perEnv = cache.get(project) ?? new WeakMap<EnvironmentResource, Map<string, Diagnostic>>();
+  cache.set(project, perEnv);
+  let found = perEnv.get(env);
+  if (!found) {
+    found = new Map();
+    const owned = ownershipSet(project, env);
+    for (const unit of owned.filter((u) => isShareable(u, kinds))) {
+      const conflict = conflictOf(project, env, unit, owned, kinds);
+      if (conflict) found.set(unit.name, conflict);
+    }
+    perEnv.set(env, found);
+  }
+  return found;
+}
