@@ -2,7 +2,8 @@
  * The driver contract: one implementation per unit kind, in phases.
  *
  * - `prepare` (optional): I/O the execution key depends on, before it exists, such as resolving
- *   an image tag to its digest. It returns the rendering to key, record and execute.
+ *   an image tag to its digest. It returns the rendering to key, record and execute, or says that
+ *   what it resolves is absent on this machine (`absent`: the planner decides what that means).
  * - `plan` (optional): what an apply would change, without changing anything: a digest that an
  *   approval can bind to, a summary, and whether there are changes at all.
  * - `apply`: the execution; given the plan when there is one, it applies exactly that plan (a
@@ -117,7 +118,14 @@ export function describeSize(bytes: number): string {
 export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string };
 export type Uncertain = { result: 'uncertain'; reason: string };
 
-export type PrepareOutcome = { result: 'prepared'; rendering: Record<string, unknown> } | Failure;
+/**
+ * What the key depends on is not on this machine (an image not present locally): not a failure by
+ * itself. The planner decides: a unit that its recorded preparation keeps current stays so; one
+ * that must execute fails with `failure`, which says how to make the input present.
+ */
+export type Absent = { result: 'absent'; failure: Failure };
+
+export type PrepareOutcome = { result: 'prepared'; rendering: Record<string, unknown> } | Absent | Failure;
 
 export interface DriverPlan {
   /** `sha256:...` of what would change: an approval binds to it. Computed when asked for (PlanOptions.digest). */

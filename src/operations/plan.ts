@@ -15,8 +15,8 @@ import type { Failure } from '../drivers/contract';
 import { isNylCode } from '../errors/catalog';
 import { describeHolder, readLease } from '../lease/lease';
 import type { Plan, UnitPlan } from '../plan/actions';
-import { renderingDigest } from '../plan/input';
 import { planEnvironment, type Prepared } from '../plan/planner';
+import { preparationFrom } from '../plan/preparation';
 import type { ReconcileReport } from '../report/types';
 import { runPool } from '../run/pool';
 import { coordinationNamespace, runsPrefix } from '../state/location';
@@ -113,7 +113,9 @@ function previewOf(opened: OpenedEnvironment, start: Start, only: Set<string> | 
 /**
  * The plan once the driver prepared what it must (an image's digest), as the run's prepare waves
  * would: a unit that is prepared may let a dependent resolve, which may need preparing in turn.
- * Each unit is prepared once; a failed preparation leaves it at `prepare`.
+ * Each unit is prepared once; a failed preparation leaves it at `prepare`. An input absent here
+ * is read as a run reads it (../plan/preparation.ts): a unit its recorded preparation keeps
+ * current shows `current` (`input-absent`), any other fails its preparation.
  */
 async function resolvePlan(opened: OpenedEnvironment, start: Start, only: Set<string> | undefined, phases: PlanPhases): Promise<Resolved> {
   const prepared = new Map<string, Prepared>();
@@ -123,9 +125,9 @@ async function resolvePlan(opened: OpenedEnvironment, start: Start, only: Set<st
     const wave = [...plan.units.values()].filter((u) => u.action.type === 'prepare' && u.rendering && !unprepared.has(u.name) && !prepared.has(u.name));
     if (wave.length === 0) return { plan, unprepared };
     await runPool(wave, CONCURRENCY, async (u) => {
-      const outcome = await phases.prepare(u);
-      if (outcome.result === 'prepared') prepared.set(u.name, { from: renderingDigest(u.rendering!), rendering: outcome.rendering });
-      else unprepared.set(u.name, outcome);
+      const taken = preparationFrom(u, await phases.prepare(u));
+      if ('result' in taken) unprepared.set(u.name, taken);
+      else prepared.set(u.name, taken);
     });
   }
 }

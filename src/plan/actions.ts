@@ -94,6 +94,12 @@ export type Action =
    */
   | { type: 'current'; reason: 'desired-restored' }
   /**
+   * Current on the preparation its desired document recorded, because what its driver resolves is
+   * absent on this machine (`absent`, the driver's account: an image not present locally). It is
+   * needed only when the unit executes.
+   */
+  | { type: 'current'; reason: 'input-absent'; absent: string }
+  /**
    * Waits for dependencies that will get a current receipt first, then executes for a reason of
    * its own (`executes`): status shows it as that execution (pending, outdated, failed, uncertain).
    */
@@ -126,8 +132,13 @@ export type Action =
    * `nyl teardown` tears down only the units it was asked for.
    */
   | { type: 'skip'; reason: 'not-selected' | 'leaving-only' | 'teardown-only' }
-  /** The driver must look something up before the execution key exists (an image digest). */
-  | { type: 'prepare'; reason: 'driver-input' }
+  /**
+   * The driver must look something up before the execution key exists (an image digest).
+   * `recordedStands`: the preparation its desired document recorded keeps the unit current, so if
+   * the driver finds its input absent on this machine, the run keeps that preparation (the unit is
+   * then current, `input-absent`) instead of failing the unit.
+   */
+  | { type: 'prepare'; reason: 'driver-input'; recordedStands?: true }
   /**
    * Lifecycle: the driver tears the unit down (consumers first). `next` is its deleting document.
    * allowedDependents: tombstones that cite it, overridden by --allow-dependents.

@@ -60,6 +60,11 @@ export interface ApprovalGrants {
 export interface Prepared {
   from: string;
   rendering: Record<string, unknown>;
+  /**
+   * Set when this is the recorded preparation standing in for a driver that found its input absent
+   * on this machine: the driver's account of what is absent (one line).
+   */
+  absent?: string;
 }
 
 /** The digest a preparation is valid for: sha256 of the canonical JSON of the unprepared rendering. */

@@ -11,6 +11,10 @@
  *   executing for a changed key > a current receipt that --reapply names or that drifted
  *   (executing again, or staying drifted under driftRepair: manual) > a current receipt (writing
  *   its desired document back when the branch holds another).
+ * A unit whose driver prepares (I/O the key depends on, such as an image's digest) is prepared
+ * first, after its waits and before retries; its prepare action says whether the preparation its
+ * desired document recorded keeps it current, so that an input its driver finds absent on this
+ * machine fails only a unit that must execute (./preparation.ts reads the outcome).
  * Every execution then passes the approval gate (./approvals.ts): without an approval that
  * covers it, a unit that needs one is awaiting-approval instead.
  * A condition outranks a matching receipt: what the last execution did is unknown or failed.
@@ -73,6 +77,8 @@ export interface Resolved {
   /** Set when the rendering is a driver's preparation: the digest of the rendering it was made from, and that rendering. */
   preparedFrom?: string;
   unprepared?: Record<string, unknown>;
+  /** Set when that preparation is the recorded one standing in for an input absent here: what is absent. */
+  absent?: string;
   waits: Wait[];
   errors: Diagnostic[];
 }
@@ -102,6 +108,7 @@ export function resolveUnit(unit: UnitResource, uid: string | undefined, scope: 
   const usesPrepared = prepared !== undefined && prepared.from === renderingDigest(rendered.rendering);
   const rendering = usesPrepared ? prepared.rendering : rendered.rendering;
   const out: Resolved = { rendering, waits, errors: [], ...(usesPrepared ? { preparedFrom: prepared.from, unprepared: rendered.rendering } : {}) };
+  if (usesPrepared && prepared.absent !== undefined) out.absent = prepared.absent;
   if (!uid) return out;
   const triggers = Object.fromEntries(triggersOf(unit).map((name) => [name, scope.receiptOf(name)!.run]));
   const reads = compactReads({ sources: sourceReads(unit, rendering, scope.objects, scope.kinds, scope.dirCalls), triggers, secrets: rendered.secrets });
@@ -287,10 +294,10 @@ function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: 
   const terminal = condition ? terminalCondition(condition, recoveryOf(unit, input.drivers), input.run?.runId) : undefined;
   if (terminal) return terminal;
   if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
-  if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return { type: 'prepare', reason: 'driver-input' };
   const receipt = receiptOfIncarnation(plan);
   const reason = executeReason(plan, condition, resolved.executionKey) ?? currentReceiptAction(unit.name, plan.observed, receipt!, input);
-  if (reason === undefined) return currentAction(plan.desired, receipt!);
+  if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return prepareAction(reason === undefined && resolved.preparedFrom !== undefined);
+  if (reason === undefined) return currentAction(plan.desired, receipt!, resolved.absent);
   if (typeof reason !== 'string') return reason;
   const planning = input.drivers.driver(unit.kind)?.plan !== undefined;
   return gateExecution(unit, reason, approvalKey, planning, condition, input);
@@ -330,12 +337,24 @@ function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, pl
 }
 
 /**
+ * The driver's prepare phase first. `recordedStands`: resolved with the preparation its desired
+ * document recorded (source renders what it was prepared from), the unit is current, so an input
+ * the driver finds absent on this machine does not fail it: what a unit runs matters only when it
+ * executes, and a tag that moved is still found whenever the image is here.
+ */
+function prepareAction(recordedStands: boolean): Action {
+  return { type: 'prepare', reason: 'driver-input', ...(recordedStands ? { recordedStands: true as const } : {}) };
+}
+
+/**
  * A current receipt. The desired branch must say what Nyl decided: when it holds another decision
  * than the one the receipt was produced for (a failed change that source reverted), a run writes
- * the receipt's document again.
+ * the receipt's document again. `absent`: current on its recorded preparation, because its
+ * driver's input is absent on this machine.
  */
-function currentAction(desired: DesiredUnitDoc | undefined, receipt: ReceiptRecord): Action {
-  return sameDecision(desired, receipt.desired) ? { type: 'current', reason: 'receipt-current' } : { type: 'current', reason: 'desired-restored' };
+function currentAction(desired: DesiredUnitDoc | undefined, receipt: ReceiptRecord, absent: string | undefined): Action {
+  if (!sameDecision(desired, receipt.desired)) return { type: 'current', reason: 'desired-restored' };
+  return absent === undefined ? { type: 'current', reason: 'receipt-current' } : { type: 'current', reason: 'input-absent', absent };
 }
 
 /**

@@ -140,6 +140,7 @@ function common(plan: UnitPlan): string | undefined {
   if (lifecycle !== undefined) return lifecycle;
   switch (a.type) {
     case 'current':
+      if (a.reason === 'input-absent') return `current on the preparation its desired document recorded (${a.absent}: only an execution needs it)`;
       return a.reason === 'receipt-current' ? '' : undefined;
     case 'blocked':
       if (a.reason === 'render-error') return a.errors[0]!.message;

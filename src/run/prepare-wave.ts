@@ -2,11 +2,13 @@
  * The prepare wave: units whose driver must look something up before their execution key exists
  * (an image tag -> its digest) run their driver's `prepare` phase, which has no effects, so no
  * started marker is needed. The prepared rendering feeds the next plan; a failed prepare is the
- * unit's failure in this run.
+ * unit's failure in this run. An input absent on this machine is read as the planner decided
+ * (../plan/preparation.ts): the recorded preparation stands for a unit it keeps current, else the
+ * absence is the unit's failure.
  */
 import type { PrepareOutcome } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
-import { renderingDigest } from '../plan/input';
+import { preparationFrom } from '../plan/preparation';
 import { isoSeconds } from '../util/clock';
 import { firstLine } from '../util/text';
 import type { WaveContext } from './wave-context';
@@ -21,14 +23,15 @@ async function prepared(plan: UnitPlan, ctx: WaveContext): Promise<PrepareOutcom
 
 async function prepareOne(plan: UnitPlan, ctx: WaveContext): Promise<void> {
   const began = ctx.rt.clock.now();
-  const outcome = await prepared(plan, ctx);
-  if (outcome.result === 'prepared') {
-    ctx.state.prepared.set(plan.name, { from: renderingDigest(plan.rendering!), rendering: outcome.rendering });
+  const taken = preparationFrom(plan, await prepared(plan, ctx));
+  if (!('result' in taken)) {
+    ctx.state.prepared.set(plan.name, taken);
+    if (taken.absent) ctx.output.event(plan.name, `${taken.absent}: it stays on the preparation its desired document recorded`);
     return;
   }
   const now = ctx.rt.clock.now();
-  ctx.state.record(plan, checkpointOf(outcome, isoSeconds(now)), now - began);
-  ctx.output.event(plan.name, `failed to prepare: ${firstLine(outcome.reason)}`);
+  ctx.state.record(plan, checkpointOf(taken, isoSeconds(now)), now - began);
+  ctx.output.event(plan.name, `failed to prepare: ${firstLine(taken.reason)}`);
 }
 
 /** Runs the prepare phase of every unit the plan says needs it; false when there is none. */

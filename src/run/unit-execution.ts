@@ -161,7 +161,9 @@ export async function teardownUnit(driver: Driver | undefined, ctx: DriverContex
 /** The prepare phase of a unit whose driver has one; it has no effects, so a throw is a retryable failure. */
 export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<PrepareOutcome> {
   const outcome = await contained<PrepareOutcome>(ctx, (c) => driver.prepare!(c), 'failed to prepare', (why) => failure(why, true));
-  return outcome.result === 'prepared' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
+  if (outcome.result === 'prepared') return outcome;
+  if (outcome.result === 'absent') return { ...outcome, failure: { ...outcome.failure, reason: tidyLines(outcome.failure.reason) } };
+  return { ...outcome, reason: tidyLines(outcome.reason) };
 }
 
 /**

@@ -156,16 +156,17 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.equal(runner.started, 0);
   });
 
-  test('prepare: a tag not present locally fails, retryable, with NYL-IMAGE-UNRESOLVED, naming the image and how to make it present', async () => {
+  test('prepare: a tag not present locally is absent, with the failure (retryable, NYL-IMAGE-UNRESOLVED) of a unit that must execute: the image and how to make it present', async () => {
     const { ctx } = context({ unit: 'prep-missing', rendering: { image: 'localhost/nyl-no-such-image:7' }, runner: new NodeProcessRunner(), clock: new SystemClock() });
     const outcome = await ociImageDriver.prepare(ctx);
     assertOutcome('prepare', outcome);
-    assert.equal(outcome.result, 'failed');
-    assert.equal(outcome.retryable, true);
-    assert.equal(outcome.code, 'NYL-IMAGE-UNRESOLVED');
-    assert.match(outcome.reason.split('\n')[0], /^image localhost\/nyl-no-such-image:7 is not present locally/);
-    assert.match(outcome.reason, /podman pull localhost\/nyl-no-such-image:7/);
-    assert.match(outcome.reason, /podman load/);
+    assert.equal(outcome.result, 'absent');
+    const { failure } = outcome;
+    assert.equal(failure.retryable, true);
+    assert.equal(failure.code, 'NYL-IMAGE-UNRESOLVED');
+    assert.match(failure.reason.split('\n')[0], /^image localhost\/nyl-no-such-image:7 is not present locally/);
+    assert.match(failure.reason, /podman pull localhost\/nyl-no-such-image:7/);
+    assert.match(failure.reason, /podman load/);
   });
 
   test('apply: the outputs file read back as a receipt, with a Command\'s rules', async () => {
@@ -446,6 +447,19 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     assert.deepEqual(fake.calls('image').map((c) => c.argv.slice(1)), [['image', 'inspect', 'busybox:1.36'], ['image', 'inspect', `docker.io/library/busybox@${DIGEST}`]]);
     assert.equal(await prepare('local:1'), `sha256:${IMAGE_ID}`, 'no repo digest: the image ID');
     assert.equal(await prepare('moved:1'), `sha256:${IMAGE_ID}`, 'a repo digest that finds another image is not recorded');
+  });
+
+  test('prepare: an image the runtime does not know is absent; any other error of inspect is a failure', async () => {
+    const fake = fakePodman();
+    const absent = await ociImageDriver.prepare(fakeContext(fake, 'p', { image: 'gone:1' }).ctx);
+    assertOutcome('prepare', absent);
+    assert.equal(absent.result, 'absent');
+    assert.match(absent.failure.reason, /^image gone:1 is not present locally/);
+    fake.runner.register((argv) => argv[1] === 'image', exitWith(125, { stderr: 'Error: database is locked\n' }));
+    const broken = await ociImageDriver.prepare(fakeContext(fake, 'p', { image: 'other:1' }).ctx);
+    assertOutcome('prepare', broken);
+    assert.equal(broken.result, 'failed');
+    assert.match(broken.reason, /image inspect other:1 failed \(exit 125\): .*database is locked/);
   });
 
   test('prepare: units of one run that share an image ask podman once; another run asks again', async () => {

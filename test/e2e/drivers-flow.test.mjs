@@ -276,3 +276,60 @@ test('a container that outlived its killed run is removed by the takeover before
   assert.match(take.stderr, new RegExp(`^\\[${envName}/job\\] removed container ${name} \\(running\\), which the dead run \\S+ left$`, 'm'));
   assert.deepEqual(containersOf(envName), [], 'the leftover is gone');
 });
+
+/** `podman` with its result; throws when it fails, so a broken fixture is not mistaken for Nyl's behaviour. */
+function podmanOk(...args) {
+  const r = spawnSync('podman', args, { encoding: 'utf8' });
+  assert.equal(r.status, 0, `podman ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+test('an OciImage unit that is current stays current on a machine without its image; once it must execute, the absent image fails it', { skip: podman.ok ? false : podman.reason }, () => {
+  // A tag of this test's own on the test image: removing it leaves the image (and other tests) alone.
+  const image = `localhost/nyl-absent-${process.pid}:1`;
+  podmanOk('tag', TEST_IMAGE, image);
+  try {
+    const state = stateRepo();
+    const job = (greeting) => doc('OciImage', 'job', { image, env: { GREETING: greeting }, command: ['sh', '-c', 'printf \'{"said": "%s"}\' "$GREETING" > /nyl/outputs.json'] });
+    const yaml = (greeting) => [doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } }), job(greeting)].map((d) => JSON.stringify(d)).join('\n---\n');
+    const project = makeProject({ 'nyl.yaml': yaml('hello') });
+    const env = runEnv();
+    assert.equal(nyl(project, ['state', 'init', '-e', 'dev'], { env }).code, 0);
+    const first = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env });
+    assert.equal(first.code, 0, `${first.stdout}\n${first.stderr}`);
+    assert.equal(first.json.units.job.result, 'executed');
+    const recorded = parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/desired:units/job.yaml'));
+    assert.match(recorded.rendering.image, /@sha256:[0-9a-f]{64}$|^sha256:[0-9a-f]{64}$/, 'the desired document pins the image');
+
+    // `untag IMAGE NAME` removes that one name; the image keeps TEST_IMAGE.
+    podmanOk('untag', image, image);
+    const again = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env });
+    assert.equal(again.code, 0, `an unchanged unit does not fail because this machine lacks its image:\n${again.stdout}\n${again.stderr}`);
+    assert.equal(again.json.units.job.result, 'current');
+    assert.match(again.json.units.job.detail, new RegExp(`image ${image} is not present locally`));
+    assert.equal(observed({ bare: state.bare }, 'job').condition, undefined, 'no failure recorded');
+    assert.deepEqual(parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/desired:units/job.yaml')).rendering, recorded.rendering, 'the recorded preparation stands');
+
+    const plan = nyl(project, ['plan', '-e', 'dev', '-o', 'json'], { env });
+    assert.equal(plan.code, 0, `${plan.stdout}\n${plan.stderr}`);
+    assert.deepEqual([plan.json.units.job.result, plan.json.units.job.action, plan.json.units.job.reason], ['current', 'current', 'input-absent']);
+    assert.match(plan.json.units.job.detail, /not present locally/);
+
+    // A change of its own: the unit must execute, and the image it needs is not here.
+    commitFiles(project, { 'nyl.yaml': yaml('bonjour') }, 'job: another greeting');
+    const changed = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env });
+    assert.equal(changed.code, 3, `${changed.stdout}\n${changed.stderr}`);
+    assert.equal(changed.json.units.job.result, 'failed');
+    assert.match(changed.json.units.job.detail, new RegExp(`image ${image} is not present locally[^]*podman pull ${image}`));
+    assert.match(observed({ bare: state.bare }, 'job').condition.reason, /is not present locally/);
+
+    // Once the image is here again, the change runs.
+    podmanOk('tag', TEST_IMAGE, image);
+    const present = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env });
+    assert.equal(present.code, 0, `${present.stdout}\n${present.stderr}`);
+    assert.equal(present.json.units.job.result, 'executed');
+    assert.equal(observed({ bare: state.bare }, 'job').receipt.outputs.said, 'bonjour');
+  } finally {
+    spawnSync('podman', ['untag', image, image]);
+  }
+});

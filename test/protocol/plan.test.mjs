@@ -248,6 +248,34 @@ describe('nyl plan: a kind whose execution key needs its driver (prepare)', () =
   });
 });
 
+describe('nyl plan: an input absent on this machine', () => {
+  test('a current unit shows current on its recorded preparation (input-absent, exit 0); a changed one would fail: prepare with NYL-IMAGE-UNRESOLVED', async () => {
+    const image = { tag: 'v1' };
+    const absent = { result: 'absent', failure: { ...failed('image app:1 is not present locally, and Nyl never pulls one'), code: 'NYL-IMAGE-UNRESOLVED' } };
+    const prepare = (ctx) => (image.tag ? { result: 'prepared', rendering: { ...ctx.rendering, image: `sha256:${image.tag}` } } : absent);
+    const world = await reconciled({ units: [unit('job')], driver: { prepare } });
+    try {
+      image.tag = undefined;
+      const quiet = await plan(world);
+      assert.deepEqual(rows(quiet.report), { job: ['current', 'current', 'input-absent'] });
+      assert.match(quiet.report.units.job.detail, /^current on the preparation its desired document recorded \(image app:1 is not present locally/);
+      assert.equal(quiet.report.units.job.diff, undefined, 'the recorded rendering: nothing changes');
+      assert.deepEqual(quiet.report.warnings, []);
+      assert.equal(quiet.code, 0);
+
+      await commitSource(world, [unit('job', { version: 'v2' })]);
+      const { report, code } = await plan(world);
+      assert.deepEqual(rows(report), { job: ['execute', 'prepare', 'driver-input'] });
+      assert.match(report.units.job.detail, /could not resolve what its execution key needs: image app:1 is not present locally/);
+      assert.deepEqual(report.warnings.map((w) => w.code), ['NYL-IMAGE-UNRESOLVED']);
+      assert.equal(code, 2);
+      assert.deepEqual(world.counts(), { job: 1 }, 'only the first reconcile applied');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
 describe('nyl plan and approvals: the digest it shows is the one a plan-bound approval names', () => {
   const approve = (items) => ({ approval: { approve: items, approveAll: false, approvedBy: [] } });
 

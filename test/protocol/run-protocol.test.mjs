@@ -648,6 +648,53 @@ describe('the prepare phase', () => {
     }
   });
 
+  test('an input absent on this machine: a current unit stays current on its recorded preparation; one that must execute fails; a present input is resolved again', async () => {
+    // What the machine has: the digest the tag points to, or nothing (absent, as the OciImage driver says it).
+    const machine = { digest: 'sha256:aaa' };
+    const absent = { result: 'absent', failure: { ...failed('image app:1 is not present locally, and Nyl never pulls one\nmake it present first'), code: 'NYL-IMAGE-UNRESOLVED' } };
+    const prepare = async (ctx) => (machine.digest ? { result: 'prepared', rendering: { ...ctx.rendering, digest: machine.digest } } : absent);
+    const world = await initialized({ units: [unit('img', { recovery: 'converge' }), unit('after', { dependsOn: ['img'], env: { D: '${{ units.img.outputs.unit }}' } })], driver: { prepare: { img: prepare, default: true } } });
+    try {
+      assert.equal((await world.process('first').run('reconcile')).code, 0);
+      const recorded = world.desiredDoc('img');
+      const observed = world.observedDoc('img');
+
+      machine.digest = undefined;
+      const quiet = await world.process('absent').run('reconcile');
+      assert.equal(quiet.code, 0, JSON.stringify(quiet.report.units));
+      assert.equal(quiet.report.units.img.result, 'current');
+      assert.match(quiet.report.units.img.detail, /^current on the preparation its desired document recorded \(image app:1 is not present locally, and Nyl never pulls one: only an execution needs it\)$/);
+      assert.equal(quiet.report.units.after.result, 'current', 'its consumers resolve from its receipt');
+      assert.deepEqual([world.desiredDoc('img'), world.observedDoc('img')], [recorded, observed], 'nothing recorded: no failure, the recorded preparation stands');
+      assert.equal(world.driver.callsOf('img').length, 1, 'not executed');
+
+      // --reapply must execute it: the absence is its failure, with the driver's code and fix.
+      const reapplied = await world.process('reapply').run('reconcile', { units: ['img'], reapply: true, reason: 'run it again' });
+      assert.equal(reapplied.code, 3, JSON.stringify(reapplied.report.units));
+      assert.match(reapplied.report.units.img.detail, /^image app:1 is not present locally/);
+      assert.match(world.observedDoc('img').condition.reason, /make it present first/);
+      assert.equal(world.driver.callsOf('img').length, 1, 'nothing applied');
+
+      // The image is here again, under another digest (the tag moved): resolved, and run again.
+      machine.digest = 'sha256:bbb';
+      const moved = await world.process('moved').run('reconcile');
+      assert.equal(moved.code, 0, JSON.stringify(moved.report.units));
+      assert.equal(moved.report.units.img.result, 'executed');
+      assert.equal(world.desiredDoc('img').rendering.digest, 'sha256:bbb');
+
+      // A change of its own while the image is absent: it must execute, and fails.
+      machine.digest = undefined;
+      await world.setUnits([unit('img', { recovery: 'converge', version: 'v2' }), unit('after', { dependsOn: ['img'], env: { D: '${{ units.img.outputs.unit }}' } })]);
+      const changed = await world.process('changed').run('reconcile');
+      assert.equal(changed.code, 3, JSON.stringify(changed.report.units));
+      assert.equal(changed.report.units.img.result, 'failed');
+      assert.match(changed.report.units.img.detail, /image app:1 is not present locally/);
+      assert.equal(changed.report.units.after.result, 'blocked');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test("a wave's checkpoints are pushed before the next prepare wave, not after it", async () => {
     // a and b end together: b's checkpoint arrives while a's push is in flight, and would wait
     // for the next wave's started markers, after img's prepare.

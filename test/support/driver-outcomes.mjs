@@ -30,7 +30,7 @@ export const SHAPES = {
   teardown: ['removed', 'incomplete', 'failed', 'uncertain'],
   check: ['checked', 'failed'],
   plan: ['planned', 'failed'],
-  prepare: ['prepared', 'failed'],
+  prepare: ['prepared', 'absent', 'failed'],
   readOutputs: ['read', 'failed'],
 };
 
@@ -58,4 +58,8 @@ export function assertOutcome(phase, o) {
     assert.ok(['none', 'some', 'unknown'].includes(o.plan.changes));
   }
   if (o.result === 'prepared') assert.ok(o.rendering && typeof o.rendering === 'object');
+  if (o.result === 'absent') {
+    assert.equal(o.failure?.result, 'failed', 'an absent input carries the failure of a unit that must execute');
+    assertFailureShape(o.failure);
+  }
 }

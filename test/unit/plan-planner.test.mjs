@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { loadProject } from '../../dist/project/load.js';
 import { currentUid, formatWait, planEnvironment, resolveUnit } from '../../dist/plan/planner.js';
 import { executable } from '../../dist/plan/actions.js';
+import { renderingDigest } from '../../dist/plan/input.js';
+import { preparationFrom } from '../../dist/plan/preparation.js';
 import { runDetail, statusDetail, statusPhase } from '../../dist/plan/reasons.js';
 import { BUILTIN_KINDS, versionOf } from '../../dist/drivers/kinds.js';
 import { BUILTIN_DRIVERS } from '../../dist/drivers/registry.js';
@@ -55,7 +57,7 @@ const currentReceipt = (ctx, name, uid, outputs = {}, receiptOutputs = {}) => ({
   receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: active(ctx, name, uid, outputs) },
 });
 
-const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit, run, newUids } = {}) =>
+const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit, run, newUids, prepared } = {}) =>
   planEnvironment({
     project: ctx.project,
     env: ctx.env,
@@ -66,6 +68,7 @@ const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit
     ...(sourceCommit ? { sourceCommit } : {}),
     ...(run ? { run } : {}),
     ...(newUids ? { newUids: new Map(Object.entries(newUids)) } : {}),
+    ...(prepared ? { prepared: new Map(Object.entries(prepared)) } : {}),
   });
 
 /** The plan as `nyl status` shows it: phase and detail rendered from each action. */
@@ -557,4 +560,66 @@ test('carry: decisions kept from the plan of a moment ago give the plan a fresh 
   // A hold that arrives for a unit with a kept decision is decided again.
   const held = planEnvironment({ ...input, carry: fresh, run: { ...run, holds: new Map([['cache', { by: 'A', at: 'x' }]]) } });
   assert.equal(held.units.get('cache').action.type, 'failed', 'cache already ran in this run: held as it ran, by the transition');
+});
+
+/**
+ * An OciImage unit `job` (its driver prepares: image tag -> digest) with a receipt for the
+ * preparation its desired document recorded from `image: app:1`.
+ */
+async function preparedJob(image = 'app:1') {
+  const ctx = await shop([resource('OciImage', 'job', `image: ${image}`)]);
+  const uid = '0192f0c0-0000-7000-8000-0000000000e1';
+  const unit = ctx.project.units.get('job');
+  const scope = { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: () => undefined };
+  const recorded = { from: renderingDigest({ image: 'app:1' }), rendering: { image: `app@sha256:${'a'.repeat(64)}` } };
+  const key = resolveUnit(unit, uid, scope, recorded).executionKey;
+  const desired = { uid, kind: 'OciImage', generation: 1, source: 'c1', rendering: recorded.rendering, preparedFrom: recorded.from, dependsOn: [], lifecycle: { state: 'active' } };
+  const observed = { uid, receipt: { run: 'r1', executionKey: key, finishedAt: 'x', outputs: {}, desired } };
+  return { ctx, recorded, state: { desired: { job: desired }, observed: { job: observed } } };
+}
+
+const ABSENT = { result: 'absent', failure: { result: 'failed', reason: 'image app:1 is not present locally, and Nyl never pulls one\nmake it present first', retryable: true, code: 'NYL-IMAGE-UNRESOLVED' } };
+
+test('an input absent on this machine: the planner says ahead whether the recorded preparation keeps the unit current; only a unit that must execute needs it', async () => {
+  const { ctx, recorded, state } = await preparedJob();
+  const run = { runId: RUN };
+  const preparing = planOf(ctx, { ...state, run }).units.get('job');
+  assert.deepEqual(preparing.action, { type: 'prepare', reason: 'driver-input', recordedStands: true }, 'current on its recorded preparation');
+  assert.deepEqual(preparing.rendering, { image: 'app:1' }, 'prepared from source, not from the recorded preparation');
+
+  // Absent: the recorded preparation stands in, and the unit is current, saying why.
+  const taken = preparationFrom(preparing, ABSENT);
+  assert.deepEqual(taken, { ...recorded, absent: 'image app:1 is not present locally, and Nyl never pulls one' });
+  const plan = planOf(ctx, { ...state, run, prepared: { job: taken } });
+  const job = plan.units.get('job');
+  assert.deepEqual(job.action, { type: 'current', reason: 'input-absent', absent: taken.absent });
+  assert.equal(job.executionKey, state.observed.job.receipt.executionKey);
+  assert.equal(job.next, undefined, 'nothing to record');
+  assert.equal(statusDetail(job), 'current on the preparation its desired document recorded (image app:1 is not present locally, and Nyl never pulls one: only an execution needs it)');
+  assert.equal(runDetail(job, 'c1'), statusDetail(job));
+  // Present: resolved as usual (a moved tag executes the unit again).
+  const moved = planOf(ctx, { ...state, run, prepared: { job: preparationFrom(preparing, { result: 'prepared', rendering: { image: `app@sha256:${'b'.repeat(64)}` } }) } });
+  assert.deepEqual(moved.units.get('job').action.type, 'execute');
+  assert.equal(moved.units.get('job').action.reason, 'key-changed');
+});
+
+test('an input absent on this machine fails a unit that must execute: no receipt, a change of its own, a failure to retry, --reapply', async () => {
+  const { ctx, state } = await preparedJob();
+  const run = { runId: RUN };
+  const failure = ABSENT.failure;
+  const mustExecute = {
+    'no receipt': planOf(ctx, { desired: state.desired, run }),
+    'a change of its own': planOf(await preparedJob('app:2').then((j) => j.ctx), { ...state, run }),
+    'a receipt for another key': planOf(ctx, { ...state, observed: { job: { ...state.observed.job, receipt: { ...state.observed.job.receipt, executionKey: 'sha256:other' } } }, run }),
+    'a failure to retry': planOf(ctx, { ...state, observed: { job: { ...state.observed.job, condition: { type: 'failed', retryable: true, reason: 'r', run: 'r0', since: 'x' } } }, run }),
+    '--reapply': planOf(ctx, { ...state, run: { ...run, reapply: new Set(['job']) } }),
+    'no recorded preparation': planOf(ctx, { desired: { job: { ...state.desired.job, preparedFrom: undefined } }, observed: state.observed, run }),
+  };
+  for (const [why, plan] of Object.entries(mustExecute)) {
+    const job = plan.units.get('job');
+    assert.deepEqual(job.action, { type: 'prepare', reason: 'driver-input' }, why);
+    assert.deepEqual(preparationFrom(job, ABSENT), failure, `${why}: the absence is its failure`);
+  }
+  // Not a run's question only: status (no run) gets the same decision; it runs no driver.
+  assert.equal(statusPhase(planOf(ctx, state).units.get('job')), 'pending');
 });

@@ -16,10 +16,12 @@
  * - When the image has no such repo digest (docker's images built or loaded locally), the image
  *   ID, `sha256:<id>`: the digest of its configuration, as immutable and as runnable, but it
  *   names no repository, so it cannot be pulled elsewhere.
- * An image not present locally fails (retryable) with how to make it present: Nyl never pulls,
- * so what runs is what the operator put on the machine.
+ * An image not present locally is `absent`, with the failure (retryable) that says how to make it
+ * present: Nyl never pulls, so what runs is what the operator put on the machine. Absent is not a
+ * failure by itself: the planner keeps a current unit on the image its desired document recorded,
+ * and fails one that must execute.
  */
-import { type DriverContext, type Failure, failure } from '../contract';
+import { type Absent, type DriverContext, type Failure, failure } from '../contract';
 import { type Runtime, runHelper, runtimeError } from './runtime';
 
 export const DIGEST_REFERENCE = /@sha256:[0-9a-f]{64}$/;
@@ -33,16 +35,18 @@ interface Inspected {
   repoDigests: string[];
 }
 
-/** The image as the recorded rendering names it, or why it cannot be resolved. */
 /**
  * Resolutions made in a run, by run, runtime and image: units of one run that share an image ask
  * the runtime once (a `podman image inspect` costs a process of ~100 ms). Bounded: a long-lived
  * process of many runs keeps only the latest.
  */
-const resolutions = new Map<string, Promise<{ image: string } | Failure>>();
+const resolutions = new Map<string, Promise<Resolution>>();
 const MAX_RESOLUTIONS = 256;
 
-export function resolveImage(image: string, runtime: Runtime, ctx: DriverContext): Promise<{ image: string } | Failure> {
+/** The image as the recorded rendering names it; absent from this machine; or why it cannot be resolved. */
+export type Resolution = { image: string } | Absent | Failure;
+
+export function resolveImage(image: string, runtime: Runtime, ctx: DriverContext): Promise<Resolution> {
   if (DIGEST_REFERENCE.test(image)) return Promise.resolve({ image });
   const key = `${ctx.run}\0${runtime}\0${image}`;
   let resolving = resolutions.get(key);
@@ -54,7 +58,7 @@ export function resolveImage(image: string, runtime: Runtime, ctx: DriverContext
   return resolving;
 }
 
-async function resolveNow(image: string, runtime: Runtime, ctx: DriverContext): Promise<{ image: string } | Failure> {
+async function resolveNow(image: string, runtime: Runtime, ctx: DriverContext): Promise<Resolution> {
   const inspected = await inspect(image, runtime, ctx);
   if ('result' in inspected) return inspected;
   const candidate = repoDigestOf(image, inspected);
@@ -66,13 +70,13 @@ async function resolveNow(image: string, runtime: Runtime, ctx: DriverContext): 
   return { image: `sha256:${inspected.id}` };
 }
 
-/** `RUNTIME image inspect`, as data: the image's id (hex), manifest digest and repo digests. */
-async function inspect(image: string, runtime: Runtime, ctx: DriverContext): Promise<Inspected | Failure> {
+/** `RUNTIME image inspect`, as data: the image's id (hex), manifest digest and repo digests; or absent. */
+async function inspect(image: string, runtime: Runtime, ctx: DriverContext): Promise<Inspected | Absent | Failure> {
   const done = await runHelper(ctx, [runtime, 'image', 'inspect', image], { cancel: ctx.cancel });
   if (done.spawnError) return failure(`cannot start ${runtime} to resolve image ${image}: ${done.spawnError.code ?? done.spawnError.message}`, true);
   const stderr = done.stderr.toString();
   if (done.cancelled) return failure(`cancelled while resolving image ${image}`, true);
-  if (done.code !== 0 && NOT_PRESENT.test(stderr)) return notPresent(image, runtime);
+  if (done.code !== 0 && NOT_PRESENT.test(stderr)) return { result: 'absent', failure: notPresent(image, runtime) };
   if (done.code !== 0) return failure(`${runtime} image inspect ${image} failed (exit ${String(done.code)})${runtimeError(stderr) ? `: ${runtimeError(stderr)}` : ''}`, true);
   const first = parseInspect(done.stdout.toString());
   return first ?? failure(`${runtime} image inspect ${image} printed no image`, true);

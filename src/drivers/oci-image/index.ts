@@ -3,7 +3,9 @@
  * way the Command driver runs a process.
  *
  * - prepare resolves `image` to an immutable reference (./image.ts), which the desired document
- *   records and the execution key includes; it runs no container, and never pulls.
+ *   records and the execution key includes; it runs no container, and never pulls. An image not
+ *   present here is `absent`: a current unit keeps the image it recorded, one that must execute
+ *   fails with how to make the image present (the planner decides which).
  * - apply runs `RUNTIME run --rm --pull=never --network=<spec.network, default none> --runtime
  *   runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --name nyl_ENV_UNIT_RUN --label
  *   nyl.environment=ENV --label nyl.unit=UNIT --label nyl.run=RUN -v OUTPUTS:/nyl/outputs.json
