@@ -37,8 +37,8 @@ function locationIn(unit: UnitResource, env: EnvironmentResource, kinds: KindSet
   const spec = Object.fromEntries(fields.filter((f) => unit.spec[f] !== undefined).map((f) => [f, unit.spec[f]]));
   const rendered = renderUnit({ ...unit, spec }, env, () => undefined, kinds);
   if (!rendered.ok) return undefined;
-  // Terraform and OpenTofu read the same backends.
-  return { key: canonicalJson({ kind: unit.kind === 'OpenTofu' ? 'Terraform' : unit.kind, ...rendered.rendering }), fields: rendered.rendering };
+  // Kinds that locate their state by the same fields read the same backends (Terraform and OpenTofu).
+  return { key: canonicalJson({ fields, ...rendered.rendering }), fields: rendered.rendering };
 }
 
 /** A location as a person reads it: `module infra/app, backendConfig path=/srv/app.tfstate`. */

@@ -10,7 +10,6 @@
  * them transitively (`dirCalls`), and their trees enter the key as well. A path that names
  * nothing in the commit reads nothing; the driver then fails.
  */
-import { posix } from 'node:path';
 import { BUILTIN_KINDS, type KindSet } from '../drivers/kinds';
 import { expandGlob, isGlob, normalizePattern } from './glob';
 import type { Project, SourceObject, SourceTree, UnitResource } from './types';
@@ -70,6 +69,17 @@ function literalSourceDirs(project: Project, kinds: KindSet): Map<string, NonNul
   return dirs;
 }
 
+/** `dir` joined with a relative path, `.` and `..` resolved; undefined when it leaves the project or is its root. */
+function joinedPath(dir: string, relative: string): string | undefined {
+  const parts: string[] = dir === '' ? [] : dir.split('/');
+  for (const part of relative.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part !== '..') parts.push(part);
+    else if (parts.pop() === undefined) return undefined;
+  }
+  return parts.length === 0 ? undefined : parts.join('/');
+}
+
 /** The directories one directory's own files name, resolved against it; only those the commit has as trees. */
 async function directCalls(dir: string, calls: NonNullable<ReturnType<KindSet['descriptor']>>['sourceDirCalls'], tree: SourceTree, objects: ReadonlyMap<string, SourceObject>): Promise<string[]> {
   const prefix = dir === '' ? '' : `${dir}/`;
@@ -78,9 +88,8 @@ async function directCalls(dir: string, calls: NonNullable<ReturnType<KindSet['d
   const files = names.map((p, i) => ({ name: p.slice(prefix.length), text: texts[i] ?? '' }));
   const out: string[] = [];
   for (const source of calls!.calls(files)) {
-    const path = posix.normalize(posix.join(dir === '' ? '.' : dir, source)).replace(/\/+$/, '');
-    if (path.startsWith('..') || path === '.') continue;
-    if (objects.get(path)?.type === 'tree') out.push(path);
+    const path = joinedPath(dir, source);
+    if (path !== undefined && objects.get(path)?.type === 'tree') out.push(path);
   }
   return out;
 }
