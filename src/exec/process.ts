@@ -11,18 +11,23 @@
  * - `cancel`: when the signal aborts, the process gets the abort reason's signal (SIGINT or
  *   SIGTERM), SIGKILL `killGraceMs` later; `cancelled` is then true.
  * - `group: true` starts the process in its own process group and signals the whole group, so a
- *   tool's own children end with it. Such a process never outlives the process that owns the
- *   runner (Nyl): however that one dies, SIGKILL included, the group is killed at once, with no
- *   grace (src/exec/watchdog.ts). Nothing else changes for the caller: the same pid, exit code,
- *   signal, streams and environment as without a group, and a program that cannot start is a
- *   spawn error as well; only a program whose name contains `=` cannot start this way (EINVAL).
+ *   tool's own children end with it. Such a process outlives the process that owns the runner
+ *   (Nyl) only as long as it needs to stop: however that one dies, SIGKILL included, the group
+ *   gets SIGTERM at once and SIGKILL `killGraceMs` later, and what it prints meanwhile is read and
+ *   dropped, never refused, so that a tool that saves its state as it stops can (src/exec/watchdog.ts).
+ *   `killToolsNow()` SIGKILLs every such group that runs, for a Nyl that must end at once.
+ *   Nothing else changes for the caller: the same pid, exit code, signal, streams and environment
+ *   as without a group, and a program that cannot start is a spawn error as well; only a program
+ *   whose name contains `=` cannot start this way (EINVAL).
  * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
  *   stream (then it is streamed in chunks and the result's buffer stays empty).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { programError } from './program-path';
-import { gatedArgv, unwatch, watchThenGo } from './watchdog';
+import { gatedArgv, ToolWatch } from './watchdog';
+
+export { killToolsNow } from './watchdog';
 
 export interface RunOptions {
   cwd?: string;
@@ -30,7 +35,10 @@ export interface RunOptions {
   input?: string | Buffer;
   timeoutMs?: number;
   cancel?: AbortSignal;
-  /** After SIGTERM/SIGINT (timeout or cancellation), SIGKILL this much later. Default 5 s. */
+  /**
+   * After SIGTERM/SIGINT (timeout or cancellation), SIGKILL this much later; with `group`, also
+   * after the SIGTERM a dead runner's watchdog sends. Default 5 s.
+   */
   killGraceMs?: number;
   group?: boolean;
   onStdout?: (chunk: Buffer) => void;
@@ -72,7 +80,7 @@ export class NodeProcessRunner implements ProcessRunner {
     const began = Date.now();
     const started = options.group === true ? startGrouped(argv, options) : startPlain(argv, options);
     if ('error' in started) return Promise.resolve(notStarted(argv, started.error, began));
-    return supervise(started.child, argv, options, began);
+    return supervise(started.child, argv, options, began, started.watch);
   }
 
   /** Starts a long-lived helper with streams attached (git cat-file --batch). */
@@ -82,7 +90,7 @@ export class NodeProcessRunner implements ProcessRunner {
   }
 }
 
-type Started = { child: ChildProcess } | { error: NodeJS.ErrnoException };
+type Started = { child: ChildProcess; watch?: ToolWatch } | { error: NodeJS.ErrnoException };
 
 function stdinOf(options: RunOptions): 'ignore' | 'pipe' {
   return options.input === undefined ? 'ignore' : 'pipe';
@@ -107,7 +115,7 @@ function refusedByNode(argv: string[], env: NodeJS.ProcessEnv, cwd: string | und
 }
 
 /**
- * A process in its own group, which the watchdog kills should Nyl die (src/exec/watchdog.ts). The
+ * A process in its own group, which its watchdog stops should Nyl die (src/exec/watchdog.ts). The
  * program is looked up first, so that a missing one is a spawn error rather than the gate's exit.
  */
 function startGrouped(argv: string[], options: RunOptions): Started {
@@ -123,9 +131,22 @@ function startGrouped(argv: string[], options: RunOptions): Started {
   } catch (error) {
     return { error: error as NodeJS.ErrnoException };
   }
-  if (child.pid !== undefined) watchThenGo(child);
-  else (child.stdio[3] as Writable | null)?.destroy();
-  return { child };
+  // Not started (the 'error' event says why): nothing to watch, and nothing to let go.
+  if (child.pid === undefined) {
+    (child.stdio[3] as Writable | null)?.destroy();
+    return { child };
+  }
+  const watch = ToolWatch.start(child, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+  return watch ? { child, watch } : unwatched(child, argv);
+}
+
+/** A gate whose watchdog could not start: closed, it exits without running the tool. */
+function unwatched(gate: ChildProcess, argv: string[]): Started {
+  gate.on('error', () => {
+    /* it exits by itself */
+  });
+  for (const stream of gate.stdio) stream?.destroy();
+  return { error: Object.assign(new Error(`spawn ${argv[0]}: its watchdog (/bin/sh) could not be started`), { syscall: `spawn ${argv[0]}`, path: argv[0] }) };
 }
 
 function notStarted(argv: string[], error: NodeJS.ErrnoException, began: number): ProcessResult {
@@ -201,7 +222,7 @@ function stopperOf(child: ChildProcess, options: RunOptions) {
 }
 
 /** Waits for the child, applying timeout and cancellation, and collects its output. */
-function supervise(child: ChildProcess, argv: string[], options: RunOptions, began: number): Promise<ProcessResult> {
+function supervise(child: ChildProcess, argv: string[], options: RunOptions, began: number, watch: ToolWatch | undefined): Promise<ProcessResult> {
   const output = outputOf(child, options);
   const stopper = stopperOf(child, options);
   let spawnError: NodeJS.ErrnoException | undefined;
@@ -231,8 +252,8 @@ function supervise(child: ChildProcess, argv: string[], options: RunOptions, beg
     // processes end at 'close' only.
     if (options.group) {
       child.on('exit', (code, signal) => {
-        // The tool has ended: its group is no longer the watchdog's to kill.
-        unwatch(child);
+        // The tool has ended: its group is no longer the watchdog's to stop.
+        watch?.release();
         output.whenQuiet(() => {
           child.stdout?.destroy();
           child.stderr?.destroy();

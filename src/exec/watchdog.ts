@@ -1,42 +1,71 @@
 /**
- * Tools die with the Nyl process that started them, whatever kills it (SIGKILL included, which no
- * handler sees).
+ * A tool outlives the Nyl process that started it long enough to save its state, and no longer:
+ * whatever kills Nyl (SIGKILL included, which no handler sees), the tool's process group gets
+ * SIGTERM at once and SIGKILL after its grace, and what it prints meanwhile is read and dropped.
  *
  * A tool runs in its own process group (so that cancellation reaches its children), and is then
- * out of reach of whatever kills Nyl or Nyl's group. So one watchdog process per Nyl process, a
- * small `sh` loop started on first use in a process group of its own, keeps the list of the tool
- * groups that run: Nyl writes `+<pgid>` to its standard input when a tool starts and `-<pgid>`
- * when it ends. When that pipe reaches end of file, Nyl is gone (the kernel closes a dead
- * process's descriptors, however it died), and the watchdog kills every group still listed with
- * SIGKILL at once: the grace of a cancellation is for a live Nyl, not a dead one. A normal exit of
- * Nyl closes the pipe too, with no group listed.
+ * out of reach of whatever kills Nyl or Nyl's group. So each tool has a watchdog of its own: a
+ * small `sh` script in a session of its own, started right after the tool's process, with the
+ * tool's pgid and grace as arguments, a pipe from Nyl as its standard input, and copies of Nyl's
+ * ends of the tool's stdout and stderr pipes as descriptors 3 and 4. It waits for a line on that
+ * pipe. Nyl writes one when the tool has exited, and the watchdog exits. End of file without a
+ * line means Nyl is gone (the kernel closes a dead process's descriptors, however it died): the
+ * watchdog sends SIGTERM to the group, reads and drops what the group prints until the group is
+ * gone or the grace is over, and then sends SIGKILL. A watchdog someone killed while its tool runs
+ * is replaced at once.
  *
- * No tool may run before it is listed, or a Nyl killed in between would leave it running: a tool
+ * Why the watchdog reads the tool's output: a tool told to stop prints while it stops, and once
+ * Nyl is dead nobody reads its pipes. A write to a pipe without a reader fails (EPIPE), and Go
+ * programs such as terraform die of that on descriptors 1 and 2 even with SIGPIPE ignored: before
+ * they save their state. Nyl itself reads the pipes while it lives, as ever (no extra copy, no
+ * delay, and a tool that prints faster than Nyl reads simply waits); the watchdog holds its copies
+ * of the read ends unused until then. What it reads after Nyl's death goes to /dev/null, so a tool
+ * that prints gigabytes while it stops costs nothing but the time to read them. Nyl's read ends
+ * are non-blocking (libuv sets O_NONBLOCK on the open file description, which a copy shares), so
+ * `cat` stops at an empty pipe instead of waiting: the watchdog reads every 100 ms, and a tool
+ * that prints more than a pipe holds (about 200 KiB) in that time waits a little, never fails.
+ * Rejected: a file per stream that Nyl tails (Nyl would have to poll it, and Node cannot punch
+ * holes into a file, so it would keep everything a tool ever printed in $TMPDIR, often memory),
+ * and a relay process between the tool and Nyl (two more processes per tool, and every byte
+ * copied twice, all to handle a death).
+ *
+ * The grace is the tool's `killGraceMs` (src/exec/process.ts), counted in 100 ms steps: SIGKILL
+ * comes no earlier than the grace, and later by what the steps themselves take (three short
+ * processes each: a few percent). A second signal to Nyl wants no grace: `killToolsNow()`.
+ *
+ * No tool may run before its watchdog, or a Nyl killed in between would leave it running: a tool
  * starts as `sh -c GATE`, which waits for a line on descriptor 3 before it execs the tool, and Nyl
- * writes that line once its `+<pgid>` is in the watchdog's pipe. A Nyl that dies earlier closes
- * descriptor 3, and the gate exits without running anything. The gate execs
- * `/usr/bin/env -i -- NAME=VALUE... argv...`, because a shell exports a changed environment (it
- * drops names it cannot hold, such as `A.B`, and sets PWD, IFS or SHLVL), while env(1) sets
- * exactly the given one. The process Nyl started is the tool itself in the end (the same pid,
- * exec after exec), so its exit code, signal and streams reach Nyl unchanged.
+ * writes that line once the watchdog process exists (spawn returns with it holding its pipe). A
+ * Nyl that dies earlier closes descriptor 3, and the gate exits without running anything. The
+ * gate execs `/usr/bin/env -i -- NAME=VALUE... argv...`, because a shell exports a changed
+ * environment (it drops names it cannot hold, such as `A.B`, and sets PWD, IFS or SHLVL), while
+ * env(1) sets exactly the given one. The process Nyl started is the tool itself in the end (the
+ * same pid, exec after exec), so its exit code, signal and streams reach Nyl unchanged.
  *
- * Cost per tool: two execs (sh, env) in the tool's process before its own, and two short writes
- * by Nyl; one watchdog per Nyl process. Values never enter shell text: both scripts are constant,
- * argv and environment reach the gate as arguments, and pgids reach the watchdog as data.
+ * Cost per tool: two execs (sh, env) in the tool's process before its own; one more process
+ * started by Nyl (the watchdog, which sleeps in `read` while the tool runs) and one short write
+ * when the tool exits. Values never enter shell text: both scripts are constant, argv and
+ * environment reach the gate as arguments, and pgid and grace reach the watchdog as arguments.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
-/** Lists groups; at end of input kills those still listed. Ignores the signals a terminal or a cancel sends. */
+/**
+ * $1: the tool's pgid; $2: the grace in steps of 100 ms. A line on stdin: the tool ended. End of
+ * file: Nyl died; SIGTERM, read and drop the output (descriptors 3 and 4) while the group lives,
+ * SIGKILL once the grace is over. Ignores the signals a terminal or a cancellation sends.
+ */
 const WATCHDOG_SCRIPT = `trap '' HUP INT QUIT TERM PIPE
-groups=' '
-while read -r line; do
-  case $line in
-    +*) groups="$groups\${line#+} " ;;
-    -*) case $groups in *" \${line#-} "*) groups="\${groups%%" \${line#-} "*} \${groups#*" \${line#-} "}" ;; esac ;;
-  esac
+read -r line && exit 0
+kill -s TERM -- "-$1" 2>/dev/null || exit 0
+steps=$2
+while [ "$steps" -gt 0 ] && kill -s 0 -- "-$1" 2>/dev/null; do
+  cat <&3 >/dev/null 2>&1
+  cat <&4 >/dev/null 2>&1
+  sleep 0.1
+  steps=$((steps - 1))
 done
-for pgid in $groups; do kill -s KILL -- "-$pgid" 2>/dev/null; done`;
+kill -s KILL -- "-$1" 2>/dev/null`;
 
 /** Waits for Nyl's go-ahead on descriptor 3, then becomes the tool (3 closed). No line: Nyl died first. */
 const GATE_SCRIPT = `read -r go <&3 || exit 125
@@ -44,6 +73,9 @@ exec "$@" 3<&-`;
 
 const SHELL = '/bin/sh';
 const ENV = '/usr/bin/env';
+/** The watchdog's `cat` and `sleep`, wherever a Linux or BSD system keeps them. */
+const WATCHDOG_ENV = { PATH: '/usr/bin:/bin' };
+const STEP_MS = 100;
 
 /**
  * The argv that runs `argv` behind the gate with exactly `env`, or undefined when env(1) cannot
@@ -56,62 +88,97 @@ export function gatedArgv(argv: string[], env: NodeJS.ProcessEnv): string[] | un
   return [SHELL, '-c', GATE_SCRIPT, 'nyl-gate', ENV, '-i', '--', ...pairs, ...argv];
 }
 
-/**
- * The watchdog of this Nyl process, started with the first tool. One that someone killed is
- * replaced when the next tool starts, and told every group that still runs.
- */
-class Watchdog {
-  private child: ChildProcess | undefined;
-  /** The groups that run now, so that a watchdog started again lists them too. */
-  private readonly groups = new Set<number>();
+/** The watchdogs of the tools that run now, so that a Nyl that must end at once can kill their groups. */
+const watched = new Set<ToolWatch>();
 
-  /** A new watchdog, told every group listed; `then` runs once that is in its pipe. */
-  private start(then: (error?: Error | null) => void): void {
-    const child = spawn(SHELL, ['-c', WATCHDOG_SCRIPT, 'nyl-watchdog'], { detached: true, stdio: ['pipe', 'ignore', 'ignore'], env: {} });
-    // It must never keep Nyl alive: Nyl's exit is what it waits for.
-    child.unref();
-    const lost = () => {
-      if (this.child === child) this.child = undefined;
-    };
-    child.on('error', lost);
-    child.on('exit', lost);
-    child.stdin!.on('error', lost);
-    this.child = child;
-    child.stdin!.write([...this.groups].map((g) => `+${g}\n`).join(''), then);
+/** The watchdog of one tool, from its start until the tool exits. */
+export class ToolWatch {
+  private dog: ChildProcess | undefined;
+  private released = false;
+
+  private constructor(
+    private readonly tool: ChildProcess,
+    private readonly graceMs: number,
+  ) {}
+
+  /**
+   * Starts the tool's watchdog and then lets the gate exec the tool; undefined when no watchdog
+   * could be started (the gate then exits without running anything).
+   */
+  static start(tool: ChildProcess, graceMs: number): ToolWatch | undefined {
+    const watch = new ToolWatch(tool, graceMs);
+    if (!watch.startDog()) return undefined;
+    watched.add(watch);
+    letGo(tool);
+    return watch;
+  }
+
+  /** The tool has exited: what its group still holds is not the watchdog's to kill. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    watched.delete(this);
+    this.dog?.stdin?.end('exited\n');
+  }
+
+  /** SIGKILL of the tool's group, for a Nyl that ends at once. */
+  killNow(): void {
+    try {
+      process.kill(-this.tool.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /** Starts a watchdog process; false when none could be started. Replaces itself should someone kill it. */
+  private startDog(): boolean {
+    const out = this.tool.stdout as Readable;
+    const err = this.tool.stderr as Readable;
+    let dog: ChildProcess;
+    try {
+      const steps = String(Math.ceil(this.graceMs / STEP_MS));
+      dog = spawn(SHELL, ['-c', WATCHDOG_SCRIPT, 'nyl-watchdog', String(this.tool.pid), steps], { detached: true, cwd: '/', env: WATCHDOG_ENV, stdio: ['pipe', 'ignore', 'ignore', out, err] });
+    } catch {
+      return false;
+    }
+    // Node stops reading a stream it hands to a child; Nyl reads it while it lives.
+    out.resume();
+    err.resume();
+    dog.on('error', () => {
+      /* could not start (its pid is undefined), or gone: see below and lost() */
+    });
+    if (dog.pid === undefined) return false;
+    // It must never keep Nyl alive: Nyl's end is what it waits for.
+    dog.unref();
+    dog.stdin!.on('error', () => {
+      /* the watchdog is gone; lost() starts another one if the tool still runs */
+    });
+    dog.on('exit', (_code, signal) => this.lost(dog, signal));
+    this.dog = dog;
+    return true;
   }
 
   /**
-   * Lists a group; `then` runs once the line is in the watchdog's pipe. A watchdog that is gone
-   * is replaced once; should that fail too (no /bin/sh), the tool runs anyway, as its gate
-   * cannot have started either.
+   * A watchdog killed while its tool runs is replaced. One that exited by itself is not: it would
+   * only exit again (a broken /bin/sh), and the tool runs on unwatched, as it would without one.
    */
-  watch(pgid: number, then: () => void): void {
-    this.groups.add(pgid);
-    const replace = (error?: Error | null) => (error ? this.start(() => then()) : then());
-    if (this.child) this.child.stdin!.write(`+${pgid}\n`, replace);
-    else this.start(() => then());
-  }
-
-  /** The group's tool has ended: no longer the watchdog's to kill. */
-  release(pgid: number): void {
-    this.groups.delete(pgid);
-    this.child?.stdin?.write(`-${pgid}\n`);
+  private lost(dog: ChildProcess, signal: NodeJS.Signals | null): void {
+    if (this.dog !== dog || this.released || signal === null || this.tool.stdout?.destroyed) return;
+    this.dog = undefined;
+    this.startDog();
   }
 }
 
-let watchdog: Watchdog | undefined;
-
-/** Lists the tool's group with the watchdog, then lets the gate exec the tool. */
-export function watchThenGo(child: ChildProcess): void {
-  const gate = child.stdio[3] as Writable;
+/** Lets the gate exec the tool: one line on its descriptor 3. */
+function letGo(tool: ChildProcess): void {
+  const gate = tool.stdio[3] as Writable;
   gate.on('error', () => {
     /* the gate died before it read its line (cancelled at once): nothing to let go */
   });
-  watchdog ??= new Watchdog();
-  watchdog.watch(child.pid!, () => gate.write('go\n', () => gate.destroy()));
+  gate.write('go\n', () => gate.destroy());
 }
 
-/** The tool of this group has exited. */
-export function unwatch(child: ChildProcess): void {
-  if (child.pid !== undefined) watchdog?.release(child.pid);
+/** SIGKILL of every tool group that still runs: for a Nyl that must end at once (a second signal). */
+export function killToolsNow(): void {
+  for (const watch of watched) watch.killNow();
 }

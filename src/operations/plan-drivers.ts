@@ -11,7 +11,7 @@ import { failure } from '../drivers/contract';
 import type { UnitPlan } from '../plan/actions';
 import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, secretReadsOf, withSecretsIn } from '../run/secrets';
 import { planUnit, prepareUnit } from '../run/unit-execution';
-import { inCommit, killGraceMs, type PhaseScope, type PhaseSubject, phaseContext, readBackIn, recordsOf } from '../run/phase-context';
+import { inCommit, type PhaseScope, type PhaseSubject, phaseContext, readBackIn, recordsOf } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
 import { Workspace } from '../run/workspace';
 import type { ObservedUnitDoc } from '../state/documents';
@@ -43,7 +43,7 @@ export class PlanPhases {
     this.run = uuidv7(rt.clock.now());
     this.output = new UnitOutput(opened.env.name, { quiet: false }, rt.log);
     const workspace = new Workspace(`plan-${this.run}`, (dest, commit) => opened.materialize(dest, commit));
-    this.scope = { rt, environment: opened.env.name, run: this.run, workspace, output: this.output, killGraceMs: killGraceMs(rt.env) };
+    this.scope = { rt, environment: opened.env.name, run: this.run, workspace, output: this.output };
     this.keys = new RunKeys(rt.env);
     this.readBack = readBackIn(this.scope, opened.drivers, (source) => this.commitKey(source));
   }

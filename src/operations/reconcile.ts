@@ -16,7 +16,6 @@ import type { ReconcileReport } from '../report/types';
 import { type EngineResult, runEngine } from '../run/engine';
 import type { RunTransaction } from '../run/run-transaction';
 import { withRun } from '../run/run-transaction';
-import { killGraceMs } from '../run/phase-context';
 import { rememberWritten } from '../run/transition-plan';
 import { readHoldSignals, signalDeletions } from '../run/signals';
 import { coordinationUpdates, reapLeftovers, takeOver, type Takeover } from '../run/takeover';
@@ -280,7 +279,6 @@ function engineOf(
       lifecycle: lifecycleOf(req),
       failFast: req.failFast,
       concurrency: req.concurrency,
-      killGraceMs: killGraceMs(rt.env),
       output: { quiet: req.quietUnitOutput === true, ...(req.unitLogDir ? { logDir: req.unitLogDir } : {}) },
       // A signal read costs a fetch on a network remote: at most one a second between waves' checks.
       ...(loc.kind === 'remote' ? { signalPollMs: 1000 } : {}),

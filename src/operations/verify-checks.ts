@@ -18,7 +18,7 @@ import type { Runtime } from '../util/runtime';
 import { runPool } from '../run/pool';
 import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, withSecretsIn } from '../run/secrets';
 import { checkUnit } from '../run/unit-execution';
-import { inCommit, killGraceMs, type PhaseScope, phaseContext, readBackIn, recordedReceipt, subjectOfDesired } from '../run/phase-context';
+import { inCommit, type PhaseScope, phaseContext, readBackIn, recordedReceipt, subjectOfDesired } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
 import { Workspace } from '../run/workspace';
 import type { OpenedEnvironment } from './context';
@@ -60,7 +60,6 @@ export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed
     workspace: new Workspace(`verify-${run}`, opened.materialize),
     output: new UnitOutput(opened.env.name, { quiet: false }, rt.log),
     keys: new RunKeys(rt.env),
-    killGraceMs: killGraceMs(rt.env),
   };
   const findings = new Map<string, DriftFinding>();
   try {

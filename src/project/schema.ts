@@ -9,7 +9,7 @@
  * every unit shares.
  */
 import { BUILTIN_KINDS, UNIT_KINDS, type UnitKind } from '../drivers/kinds';
-import { LEASE_BOUNDS, SKEW_MARGIN_BOUNDS, TIMEOUT_BOUNDS } from '../util/duration';
+import { GRACE_BOUNDS, LEASE_BOUNDS, SKEW_MARGIN_BOUNDS, TIMEOUT_BOUNDS } from '../util/duration';
 import { branchField, nameField, nameRule, refPrefixRule, relativePathField } from '../util/fields';
 import {
   type JsonSchemaObject,
@@ -57,6 +57,7 @@ const UNIT_COMMON: Record<string, Schema> = {
   approval: object({ required: boolean(), requireDigest: boolean() }),
   deletionPolicy: oneOf(['Teardown', 'Retain', 'Release'], 'what happens when the unit leaves the ownership set'),
   timeout: duration(TIMEOUT_BOUNDS, 'deadline of one execution'),
+  terminationGracePeriod: duration(GRACE_BOUNDS, "how long the unit's tools may take to stop after SIGTERM (cancellation, timeout, or the death of Nyl) before SIGKILL; default 30s"),
   inputs: list(relativePathField('glob of source files (relative to the project root) whose Git object ids enter the execution key')),
   triggers: list(string({ nonEmpty: true }), { description: 'units whose every execution makes this unit run again' }),
 };

@@ -35,7 +35,6 @@ export interface EngineOptions {
   only?: ReadonlySet<string>;
   failFast: boolean;
   concurrency: number;
-  killGraceMs: number;
   /** --quiet-unit-output and --unit-log-dir. */
   output?: UnitOutputOptions;
   /** Minimum time between signal reads inside a wave; a network remote wants it longer. */
@@ -147,7 +146,6 @@ function contextOf(input: EngineInput, state: RunState, workspace: Workspace): W
     workspace,
     concurrency: options.concurrency,
     failFast: options.failFast,
-    killGraceMs: options.killGraceMs,
   };
 }
 

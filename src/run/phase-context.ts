@@ -1,26 +1,35 @@
 /**
  * What every caller of a driver phase shares, in a run's wave and outside one (`nyl plan`'s
- * prepare and plan, `nyl verify`'s checks): the driver context of a unit, the grace a tool gets
- * after a forwarded signal, and a producer's outputs read back from its tool in the commit and
+ * prepare and plan, `nyl verify`'s checks): the driver context of a unit, the grace its tools get
+ * between SIGTERM and SIGKILL, and a producer's outputs read back from its tool in the commit and
  * rendering of its receipt. One place, so that every phase sees the context an execution sees.
  */
 import { type DriverContext, type Failure, failure, type RecordedReceipt } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { UnitPlan } from '../plan/actions';
 import type { DesiredUnitDoc, ReceiptRecord } from '../state/documents';
+import { parseDuration } from '../util/duration';
 import type { Runtime } from '../util/runtime';
 import type { ReadBack } from './secrets';
 import { readOutputsOf } from './unit-execution';
 import type { UnitOutput } from './unit-output';
 import type { Workspace } from './workspace';
 
-/** How long a tool may run after a forwarded cancellation signal before it is killed. */
+/**
+ * How long a tool may take to stop, after the SIGTERM of a cancellation, a timeout or Nyl's death,
+ * before it is killed, when its unit sets no `terminationGracePeriod`.
+ */
 const KILL_GRACE_MS = 30_000;
 
-/** The grace after a forwarded signal: 30 s; tests may shorten it (NYL_TEST_KILL_GRACE_MS), never lengthen it. */
-export function killGraceMs(env: NodeJS.ProcessEnv): number {
-  const override = Number(env.NYL_TEST_KILL_GRACE_MS);
-  return Number.isInteger(override) && override > 0 && override <= KILL_GRACE_MS ? override : KILL_GRACE_MS;
+/**
+ * The grace of a unit's tools: its `terminationGracePeriod`, else 30 s. Tests may shorten it
+ * (NYL_TEST_KILL_GRACE_MS, 1 to 30000 ms), never lengthen it.
+ */
+export function killGraceMs(env: NodeJS.ProcessEnv, rendering?: Record<string, unknown>): number {
+  const own = rendering?.terminationGracePeriod;
+  const grace = (typeof own === 'string' ? parseDuration(own) : undefined) ?? KILL_GRACE_MS;
+  const cap = Number(env.NYL_TEST_KILL_GRACE_MS);
+  return Number.isInteger(cap) && cap > 0 && cap <= KILL_GRACE_MS ? Math.min(cap, grace) : grace;
 }
 
 /** What the phases of one command share: its runtime, run id (NYL_RUN), scratch space and output. */
@@ -30,7 +39,6 @@ export interface PhaseScope {
   run: string;
   workspace: Workspace;
   output: UnitOutput;
-  killGraceMs: number;
 }
 
 /** The unit a phase runs for: as planned, or as a receipt's desired document recorded it. */
@@ -86,7 +94,7 @@ export function phaseContext(scope: PhaseScope, subject: PhaseSubject, projectDi
     clock: rt.clock,
     baseEnv: rt.env,
     cancel: rt.cancel,
-    killGraceMs: scope.killGraceMs,
+    killGraceMs: killGraceMs(rt.env, subject.rendering),
     toolOutput: (line) => output.tool(subject.name, line),
   };
 }

@@ -46,7 +46,7 @@ export function checkpointOf(result: Failure | Uncertain | { result: 'receipt'; 
 
 /** The phases of a run share its runtime, run id, workspace and output. */
 function scopeOf(ctx: WaveContext): PhaseScope {
-  return { rt: ctx.rt, environment: ctx.state.input.env.name, run: ctx.state.input.runId, workspace: ctx.workspace, output: ctx.output, killGraceMs: ctx.killGraceMs };
+  return { rt: ctx.rt, environment: ctx.state.input.env.name, run: ctx.state.input.runId, workspace: ctx.workspace, output: ctx.output };
 }
 
 /** What a driver gets for one unit of the run; a teardown also the outputs of the receipt it removes. */

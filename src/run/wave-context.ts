@@ -30,7 +30,6 @@ export interface WaveContext {
   workspace: Workspace;
   concurrency: number;
   failFast: boolean;
-  killGraceMs: number;
   /** The key ring for sensitive outputs, read from the environment when a unit first needs it. */
   keys: RunKeys;
 }

@@ -47,6 +47,13 @@ export const TIMEOUT_BOUNDS: DurationBounds = { minMs: SECOND, maxMs: 7 * DAY };
  */
 export const LEASE_BOUNDS: DurationBounds = { minMs: 2 * SECOND, maxMs: DAY };
 
+/**
+ * `terminationGracePeriod` of a unit: from 0s (SIGKILL right after SIGTERM) to 1h. A tool of a
+ * dead Nyl may run that long after Nyl died, so a grace far beyond any lease would let it overlap
+ * the run that takes over; an hour is more than any tool needs to save its state.
+ */
+export const GRACE_BOUNDS: DurationBounds = { minMs: 0, maxMs: HOUR };
+
 /** `lease.skewMargin`: up to 24h, the longest lease; a larger margin only blocks a dead run's environment longer. */
 export const SKEW_MARGIN_BOUNDS: DurationBounds = { minMs: 1, maxMs: DAY };
 

@@ -3,8 +3,10 @@
 // programs that behave the same, on a ManualClock with autoAdvance), once as given and once with
 // group: true on every run (a process in its own group must look exactly the same to its caller:
 // exit code, signal, streams, environment, spawn errors). Then the process-group rules, among
-// them what happens when the runner's host (the Nyl process) dies: the real runner runs in a
-// host process the test kills (test/support/runner-host.mjs). Then FakeProcessRunner's own test API.
+// them what happens when the runner's host (the Nyl process) dies: the process gets SIGTERM at
+// once and SIGKILL killGraceMs later, and what it prints meanwhile is read (and dropped), so that
+// it can save its state; the real runner runs in a host process the test kills
+// (test/support/runner-host.mjs). Then FakeProcessRunner's own test API.
 
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,6 +54,11 @@ const REAL = {
   envJson: [process.execPath, '-e', 'process.stdout.write(JSON.stringify(process.env))'],
   /** Exits at once, leaving a background child that holds its stdout for 3 s. */
   detach: ['sh', '-c', 'echo started; sleep 3 & exit 0'],
+  /**
+   * Prints its pid, then waits. On SIGTERM it saves its state: prints a line every 50 ms for half
+   * a second, then 1 MB at once (more than a pipe holds), then writes $MARKER and exits 0.
+   */
+  saver: ['sh', '-c', `trap 'i=0; while [ $i -lt 10 ]; do echo saving; sleep 0.05; i=$((i+1)); done; yes | head -c 1000000; echo saved > "$MARKER"; exit 0' TERM; echo $$; ${LOOP}`],
 };
 
 const ready = (io) => io.stdout('ready\n');
@@ -115,6 +122,18 @@ const FAKE_PROGRAMS = {
     io.spawnChild();
     return { code: 0 };
   },
+  saver: async (_argv, _options, io) => {
+    io.trap('SIGTERM');
+    io.stdout(`${io.pid}\n`);
+    await io.nextSignal();
+    for (let i = 0; i < 10; i++) {
+      io.stdout('saving\n');
+      await io.sleep(50);
+    }
+    io.stdout(Buffer.alloc(1_000_000, 'y'));
+    fs.writeFileSync(io.env.MARKER, 'saved\n');
+    return { code: 0 };
+  },
 };
 
 /** Runs argv in a host process (a stand-in for Nyl) that the test then kills. */
@@ -126,17 +145,21 @@ function realHost(argv, options) {
       text += b;
       if (text.includes('\n')) resolve(text.split('\n')[0]);
     });
+    // A host that died before its program printed a line answers an empty one, rather than none ever.
+    child.on('close', () => resolve(''));
   });
   const exited = new Promise((resolve) => child.on('exit', resolve));
-  return { line, kill: (signal = 'SIGKILL') => child.kill(signal), exited, isAlive: isRunning };
+  return { line, kill: (signal = 'SIGKILL') => child.kill(signal), exited, isAlive: isRunning, wait: (ms) => new Promise((r) => setTimeout(r, ms)) };
 }
 
 /**
  * The same for the fake: a runner of its own whose clock stands still (a grace period never ends
- * by itself); its host dies with killHost(), and a signal to the host cancels the run.
+ * by itself: wait(ms) advances it); its host dies with killHost(), and a signal to the host
+ * cancels the run.
  */
 function fakeHost(argv, options) {
-  const runner = new FakeProcessRunner({ clock: new ManualClock(0), programs: FAKE_PROGRAMS });
+  const clock = new ManualClock(0);
+  const runner = new FakeProcessRunner({ clock, programs: FAKE_PROGRAMS });
   const cancel = new AbortController();
   const run = startStreaming(runner, argv, { ...options, cancel: cancel.signal });
   return {
@@ -144,6 +167,7 @@ function fakeHost(argv, options) {
     kill: (signal = 'SIGKILL') => (signal === 'SIGKILL' ? runner.killHost() : cancel.abort(signal)),
     exited: Promise.resolve(),
     isAlive: (pid) => runner.isAlive(pid),
+    wait: (ms) => clock.advance(ms),
   };
 }
 
@@ -196,11 +220,11 @@ function startStreaming(runner, argv, options = {}) {
   return { ready, done, text: () => text };
 }
 
-async function eventually(predicate, ms = 2000) {
-  const until = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > until) return false;
-    await new Promise((r) => setTimeout(r, 10));
+/** Polls predicate every 10 ms (of `wait`: real time by default) for up to ms; false when it never held. */
+async function eventually(predicate, ms = 2000, wait = (t) => new Promise((r) => setTimeout(r, t))) {
+  for (let waited = 0; !predicate(); waited += 10) {
+    if (waited > ms) return false;
+    await wait(10);
   }
   return true;
 }
@@ -473,7 +497,16 @@ for (const impl of [...IMPLS, ...IMPLS.map(grouped)]) {
 
 // --- process groups, and the death of the host ----------------------------------------------------
 
+/** The pids a host's program printed on its first line; fails the test when it printed none. */
+function pidsOf(line) {
+  const pids = line.split(' ').map(Number);
+  assert.ok(pids.every((p) => Number.isInteger(p) && p > 0), `the program printed its pids, not ${JSON.stringify(line)}`);
+  return pids;
+}
+
 function killQuietly(pid) {
+  // Never 0 or a negative number: those would signal the test's own process group.
+  if (!(pid > 0)) return;
   try {
     process.kill(pid, 'SIGKILL');
   } catch {
@@ -526,42 +559,56 @@ for (const impl of IMPLS) {
     });
 
 
-    test('group: true: when the host (the Nyl process) dies by SIGKILL, the process and its child end at once', async () => {
+    test('group: true: when the host (the Nyl process) dies by SIGKILL, the process and its child get SIGTERM at once: one that ends on it is gone at once', async () => {
       const h = impl.make().host('familyPids', { group: true, killGraceMs: 30_000 });
-      const [pid, grandchild] = (await h.line).split(' ').map(Number);
+      const [pid, grandchild] = pidsOf(await h.line);
       const isAlive = h.isAlive;
       assert.ok(isAlive(pid) && isAlive(grandchild), 'the process and its child run');
       h.kill('SIGKILL');
       await h.exited;
-      const gone = await eventually(() => !isAlive(pid) && !isAlive(grandchild), 2000);
+      const gone = await eventually(() => !isAlive(pid) && !isAlive(grandchild), 2000, h.wait);
       try {
-        assert.ok(gone, `process ${pid} and its child ${grandchild} end within 2 s of the host's death`);
+        assert.ok(gone, `process ${pid} and its child ${grandchild} end within 2 s of the host's death, not after the 30 s grace`);
       } finally {
         if (impl.real) for (const p of [pid, grandchild]) killQuietly(p);
       }
     });
 
-    test('group: true: a process that ignores the cancellation signal ends as soon as the host dies, not after the grace', async () => {
-      const h = impl.make().host('stubbornPids', { group: true, killGraceMs: 30_000 });
-      const [pid, grandchild] = (await h.line).split(' ').map(Number);
+    test('group: true: a process that ignores SIGTERM, and its child, are killed killGraceMs after the host died, not before', async () => {
+      const h = impl.make().host('stubbornPids', { group: true, killGraceMs: 1000 });
+      const [pid, grandchild] = pidsOf(await h.line);
       const isAlive = h.isAlive;
-      h.kill('SIGTERM');
-      await new Promise((r) => setTimeout(r, 200));
-      assert.ok(isAlive(pid), 'the process ignores SIGTERM; the grace runs');
       h.kill('SIGKILL');
       await h.exited;
-      const gone = await eventually(() => !isAlive(pid) && !isAlive(grandchild), 2000);
+      const died = Date.now();
+      await h.wait(500);
       try {
-        assert.ok(gone, `process ${pid} and its child ${grandchild} end within 2 s of the host's death, not 30 s`);
+        assert.ok(isAlive(pid) && isAlive(grandchild), 'both still run halfway through the grace');
+        assert.ok(await eventually(() => !isAlive(pid) && !isAlive(grandchild), 3000, h.wait), `process ${pid} and its child ${grandchild} end once the grace is over`);
+        if (impl.real) assert.ok(Date.now() - died >= 900, `not before the grace is over (${Date.now() - died} ms)`);
       } finally {
         if (impl.real) for (const p of [pid, grandchild]) killQuietly(p);
+      }
+    });
+
+    test('group: true: a process that saves its state on SIGTERM after the host died prints (1 MB too) and finishes: what it prints is read, not refused', async () => {
+      const marker = path.join(fs.mkdtempSync(path.join(tmp, 'saver-')), 'saved');
+      const h = impl.make().host('saver', { group: true, killGraceMs: 30_000, env: { PATH: process.env.PATH, MARKER: marker } });
+      const [pid] = pidsOf(await h.line);
+      h.kill('SIGKILL');
+      await h.exited;
+      try {
+        assert.ok(await eventually(() => fs.existsSync(marker), 10_000, h.wait), 'the process saved its state');
+        assert.ok(await eventually(() => !h.isAlive(pid), 2000, h.wait), `process ${pid} ended by itself`);
+      } finally {
+        if (impl.real) killQuietly(pid);
       }
     });
 
     if (impl.real) {
-      test('group: true: a watchdog someone killed is replaced; the next process still ends with its host', async () => {
+      test("group: true: a process's watchdog that someone killed is replaced; the process still gets SIGTERM when its host dies", async () => {
         const h = impl.make().host('familyPids', { group: true, killWatchdog: true });
-        const [pid, grandchild] = (await h.line).split(' ').map(Number);
+        const [pid, grandchild] = pidsOf(await h.line);
         h.kill('SIGKILL');
         await h.exited;
         const gone = await eventually(() => !h.isAlive(pid) && !h.isAlive(grandchild), 2000);
@@ -587,7 +634,7 @@ for (const impl of IMPLS) {
 
     test('without group, the same process outlives its dead host (so the tests above mean something)', async () => {
       const h = impl.make().host('familyPids', { group: false });
-      const [pid, grandchild] = (await h.line).split(' ').map(Number);
+      const [pid, grandchild] = pidsOf(await h.line);
       const isAlive = h.isAlive;
       h.kill('SIGKILL');
       await h.exited;

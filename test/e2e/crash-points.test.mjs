@@ -80,7 +80,7 @@ function receiptsIn(sc, run) {
  * that file:// (the same recover path) and smart HTTP (a remote, with faults) do not show. `npm
  * test` runs a sample spread over the transports: each transport crashed at least once, each kind
  * of push (started, checkpoint, transition) crashed before or after at least once, both ways over
- * file:// and smart HTTP, and a crash while a tool runs (which must die with Nyl; see also
+ * file:// and smart HTTP, and a crash while a tool runs (which must stop with Nyl; see also
  * test/e2e/tools-die-with-nyl.test.mjs) over smart HTTP. The whole matrix runs in process in
  * test/protocol/crash-points.test.mjs, so these show what a real process and transport add.
  */

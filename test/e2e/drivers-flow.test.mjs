@@ -200,7 +200,7 @@ test('a killed Terraform apply is taken over: the converging unit runs again and
   run.child.kill('SIGKILL');
   const killed = await run.done;
   assert.equal(killed.signal, 'SIGKILL');
-  // Nyl's watchdog kills the tool it left; its lock (released by the kernel for real terraform) goes with it.
+  // Nyl's watchdog stops the tool it left (SIGTERM: the stand-in exits at once); its lock goes with it.
   for (const until = Date.now() + 10_000; alive(holder); ) {
     assert.ok(Date.now() < until, 'the apply died with nyl');
     await new Promise((r) => setTimeout(r, 50));

@@ -144,6 +144,24 @@ describe('a signal cancels the run', () => {
     }
   });
 
+  test("a tool that ignores SIGTERM is killed after its unit's terminationGracePeriod (1s), not the default 30 s", async () => {
+    const sc = new Scenario({ units: [{ ...UNITS[0], terminationGracePeriod: '1s' }, UNITS[1]] });
+    try {
+      await sc.ok(['state', 'init', '-e', ENV]);
+      const { h } = await startRunning(sc, 'ignore');
+      const sent = Date.now();
+      h.signal('SIGTERM');
+      const r = await h.done;
+      const took = Date.now() - sent;
+      sc.record('reconcile after SIGTERM');
+      assert.equal(r.code, 4, describeResult(r));
+      assert.equal(r.json.units.tool.result, 'uncertain', JSON.stringify(r.json.units.tool));
+      assert.ok(took >= 900 && took < 6000, `ended after the unit's 1 s grace (${took} ms)`);
+    } finally {
+      await sc.cleanup();
+    }
+  });
+
   for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
     test(`a second ${sig} ends nyl at once with exit ${code}; the next run takes over as after a crash`, async () => {
       const sc = new Scenario({ units: UNITS });
@@ -160,7 +178,7 @@ describe('a signal cancels the run', () => {
         sc.record(`reconcile after two ${sig}`);
         assert.equal(r.code, code, describeResult(r));
         assert.ok(Date.now() - sent < 2000, 'at once');
-        // The tool ignores the signals, but dies with nyl: its watchdog kills its group.
+        // The tool ignores the signals, but dies with nyl: the second signal kills its group.
         assert.ok(await groupEnds(toolPid, 3000), `the tool (group ${toolPid}) ends with nyl`);
         assert.ok(sc.refs()[LEASE], 'the lease is left as after a crash');
         const rec = runRecord(sc, run);

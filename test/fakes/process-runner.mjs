@@ -20,9 +20,10 @@
 // - group: true delivers each signal to the process's children too (io.spawnChild); without
 //   it, children outlive their parent, as real orphans do (check with runner.isAlive(pid)).
 // - group: true also ties the process to the runner's host (the Nyl process): killHost() (the
-//   host dies, by SIGKILL or any other signal) kills every group process and its children at
-//   once (SIGKILL, no grace), while processes started without group keep running, as orphans
-//   do. A dead host starts nothing: run() after killHost() never settles. A program whose name
+//   host dies, by SIGKILL or any other signal) sends every group process and its children
+//   SIGTERM at once and SIGKILL killGraceMs later (on the runner's clock); what they print
+//   meanwhile is dropped, never refused. Processes started without group keep running, as
+//   orphans do. A dead host starts nothing: run() after killHost() never settles. A program whose
 //   contains '=' cannot start in a group of its own (spawnError EINVAL): the real runner passes
 //   it to env(1), which would read it as an assignment.
 // - stdout/stderr are captured into the result unless onStdout/onStderr takes that stream
@@ -45,7 +46,8 @@
 //   signals              every signal delivered so far, in order
 //   trap(signal, fn?)    survive `signal` (SIGTERM, SIGINT, SIGHUP...), calling fn(signal)
 //   nextSignal()         a promise of the next signal delivered (trapped or not)
-//   spawnChild()         a child process (a pid) that dies with a group signal
+//   spawnChild()         a child process (a pid) that dies with a group signal, unless the
+//                        process ignores that signal (trap without fn: a child inherits that)
 //
 // Runner API: new FakeProcessRunner({ clock?, programs?: { name: handler } }); register(nameOr
 // Predicate, handler) (later wins); run(argv, options); started; calls; handlerErrors; running
@@ -128,7 +130,7 @@ export class FakeProcessRunner {
   #alive = new Set();
   #running = 0;
   #callWaiters = [];
-  /** How to kill each running group process (group: true) when the host dies. */
+  /** How to stop each running group process (group: true) when the host dies. */
   #groupKills = new Set();
   #hostDead = false;
 
@@ -164,7 +166,8 @@ export class FakeProcessRunner {
 
   /**
    * The host (the Nyl process that owns this runner) dies: every process started with group: true
-   * is killed at once (SIGKILL) with its children; the others run on, as orphans.
+   * gets SIGTERM at once with its children, and SIGKILL killGraceMs later; the others run on, as
+   * orphans.
    */
   killHost() {
     this.#hostDead = true;
@@ -256,7 +259,10 @@ export class FakeProcessRunner {
     const deliver = (signal) => {
       if (ended) return;
       call.signals.push(signal);
-      if (group) for (const child of children) this.#alive.delete(child);
+      // A signal the process ignores (trapped without a handler) its children ignore too, as
+      // real children inherit an ignored signal.
+      const ignored = signal !== 'SIGKILL' && traps.has(signal) && !traps.get(signal);
+      if (group && !ignored) for (const child of children) this.#alive.delete(child);
       const waiters = signalWaiters;
       signalWaiters = [];
       for (const w of waiters) w(signal);
@@ -269,7 +275,11 @@ export class FakeProcessRunner {
       end(null, signal);
     };
 
-    const killedWithHost = () => deliver('SIGKILL');
+    // The host's death: its watchdog signals the group, SIGKILL after the grace.
+    const killedWithHost = () => {
+      deliver('SIGTERM');
+      clock.sleep(graceMs, over.signal).then(() => deliver('SIGKILL'));
+    };
     if (group) this.#groupKills.add(killedWithHost);
 
     const stop = (signal) => {

@@ -19,7 +19,9 @@
 // Every `nyl` started here runs in its own process group. A crash is SIGKILL of nyl alone, after
 // which the harness waits for the git processes of that group (a push in flight finishes or fails
 // on its own, as on a remote), so that no late push races the recovery. Tools run detached by nyl
-// itself; a tool kept running by a crash is killed through the pid it writes.
+// itself: a crash gives each of them SIGTERM at once and SIGKILL after its unit's
+// terminationGracePeriod (30 s unless the unit says otherwise); the units here end on SIGTERM, and
+// a tool a test keeps running (a gated one) is killed through the pid it writes.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -114,6 +116,7 @@ function unitYaml(u, script) {
   if (u.recovery) lines.push(`recovery: ${u.recovery}`);
   if (u.dependsOn?.length) lines.push(`dependsOn: [${u.dependsOn.join(', ')}]`);
   if (u.timeout) lines.push(`timeout: ${u.timeout}`);
+  if (u.terminationGracePeriod) lines.push(`terminationGracePeriod: ${u.terminationGracePeriod}`);
   lines.push('script: |');
   for (const l of (u.script ?? script).split('\n')) lines.push(`  ${l}`);
   return command(u.name, lines.join('\n'));

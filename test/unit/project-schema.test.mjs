@@ -18,7 +18,7 @@ test('parseDuration (the one grammar of source and command line) reads d, h, m, 
 test('unknown fields are errors naming the known fields, with a did-you-mean', () => {
   const problems = validateSchema(SPEC_SCHEMAS.Command, { run: ['x'], dependOn: ['a'], bogus: 1 });
   assert.deepEqual(problems.map((p) => p.pointer), ['/dependOn', '/bogus']);
-  assert.match(problems[0].message, /^unknown field dependOn; known fields: dependsOn, recovery, approval, deletionPolicy, timeout, inputs, triggers, run, script/);
+  assert.match(problems[0].message, /^unknown field dependOn; known fields: dependsOn, recovery, approval, deletionPolicy, timeout, terminationGracePeriod, inputs, triggers, run, script/);
   assert.match(problems[0].fix, /did you mean dependsOn\?/);
 });
 
@@ -120,9 +120,22 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
   assert.doesNotThrow(() => JSON.stringify(js));
 });
 
+test('terminationGracePeriod: a duration of every unit kind, from 0s (SIGKILL right after SIGTERM) to 1h', () => {
+  for (const kind of UNIT_KINDS) {
+    const base = kind === 'Command' ? { script: 'x' } : kind === 'OciImage' ? { image: 'busybox' } : { module: 'tf' };
+    for (const ok of ['0s', '500ms', '30s', '1h']) assert.deepEqual(validateSchema(SPEC_SCHEMAS[kind], { ...base, terminationGracePeriod: ok }), [], `${kind} ${ok}`);
+    for (const bad of ['1h1ms', '2h', '30', 30, '']) {
+      const problems = validateSchema(SPEC_SCHEMAS[kind], { ...base, terminationGracePeriod: bad });
+      assert.deepEqual(problems.map((p) => p.pointer), ['/terminationGracePeriod'], `${kind} ${JSON.stringify(bad)}`);
+    }
+  }
+  const tooLong = validateSchema(SPEC_SCHEMAS.Command, { script: 'x', terminationGracePeriod: '2h' })[0];
+  assert.match(tooLong.fix, /from 0s to 1h/);
+});
+
 test('unit kinds come from their descriptors: the common unit fields, then the kind\'s own spec fields', () => {
   assert.deepEqual(RESOURCE_KINDS.slice(5), [...UNIT_KINDS]);
-  const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout', 'inputs', 'triggers'];
+  const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout', 'terminationGracePeriod', 'inputs', 'triggers'];
   for (const kind of UNIT_KINDS) {
     const own = BUILTIN_KINDS.descriptor(kind).spec;
     assert.ok(own, `${kind} has a spec schema`);

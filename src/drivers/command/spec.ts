@@ -1,7 +1,8 @@
 /**
  * The fields of a Command's spec: `run` argv or `script` shell text, `env`,
  * `workingDir`, and `teardown:` and `check:` actions of the same shape. The source model adds the
- * fields every unit kind shares (dependsOn, recovery, approval, deletionPolicy, timeout).
+ * fields every unit kind shares (dependsOn, recovery, approval, deletionPolicy, timeout,
+ * terminationGracePeriod, ...).
  * References are refused in the `script` fields (the driver's shellTextFields).
  */
 import { envVarMap, relativePathField } from '../../util/fields';
