@@ -69,6 +69,8 @@ function receiptLines(r: ShowReport): string[] {
   if (Object.keys(rc.outputs).length === 0 && sensitive.length === 0) out[2] = 'outputs: none';
   for (const [k, v] of Object.entries(rc.outputs)) out.push(`  ${k}: ${typeof v === 'string' ? scalar(v) : JSON.stringify(v)}`);
   for (const [k, v] of sensitive) out.push(`  ${k}: (sensitive, ${v.sha256})`);
+  if (rc.toolState) out.push('tool state:', ...yamlLines(rc.toolState, '  '));
+  if (rc.toolReads) out.push(`tool reads: ${rc.toolReads.join(', ')}`);
   return out;
 }
 
