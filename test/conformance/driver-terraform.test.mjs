@@ -215,8 +215,9 @@ for (const impl of IMPLS) {
     });
 
     test('every step runs in one scratch copy with its own TF_DATA_DIR; TF_WORKSPACE of Nyl\'s environment never reaches the tool', async () => {
-      const { ctx, runner } = context(impl, { baseEnv: { TF_WORKSPACE: 'staging' } });
+      const { ctx, runner, lines } = context(impl, { baseEnv: { TF_WORKSPACE: 'staging' } });
       const { applied } = await planAndApply(driver, ctx);
+      assert.ok(lines.includes("note: TF_WORKSPACE=staging in Nyl's environment is not passed to infra/app: it uses the default workspace; declare workspace: staging on app to use that one"));
       assert.equal(applied.result, 'receipt', applied.reason);
       const dirs = new Set(runner.calls.map((c) => c.cwd));
       assert.equal(dirs.size, 1, 'one working copy for the whole execution');

@@ -129,6 +129,14 @@ function sessionKey(ctx: DriverContext, spec: ModuleSpec, binary: string): strin
   return canonicalJson({ slot: ctx.scratchDir(), project: ctx.projectDir, binary, module: spec.module, backendConfig: spec.backendConfig ?? {}, workspace: spec.workspace ?? null });
 }
 
+/** Says so when Nyl runs with a TF_WORKSPACE the tool does not get: a user may expect it to apply. */
+function warnInheritedWorkspace(ctx: DriverContext, spec: ModuleSpec): void {
+  const inherited = ctx.baseEnv.TF_WORKSPACE;
+  if (!inherited || spec.workspace) return;
+  const text = `note: TF_WORKSPACE=${inherited} in Nyl's environment is not passed to ${spec.module}: it uses the default workspace; declare workspace: ${inherited} on ${ctx.unit} to use that one`;
+  ctx.toolOutput({ bytes: Buffer.from(`${text}\n`), text });
+}
+
 /** A fresh copy of the module and `init` run in it; the backend it configured must keep the state. */
 async function initialize(ctx: DriverContext, spec: ModuleSpec, binary: string, limits: StepLimits): Promise<Session | Bad> {
   const source = join(ctx.projectDir, spec.module);
@@ -137,6 +145,7 @@ async function initialize(ctx: DriverContext, spec: ModuleSpec, binary: string, 
   if (!/^[A-Za-z0-9_.-]+$/.test(workspace)) return failure(`workspace ${JSON.stringify(workspace)} of ${ctx.unit} is not a name Terraform accepts: use letters, digits, "_", "-" and "."`, false);
   const dir = moduleDir(ctx.projectDir, spec.module, mkdtempSync(join(ctx.scratchDir(), 'tf-')));
   const env = toolEnv(ctx, dir.dataDir, spec, {});
+  warnInheritedWorkspace(ctx, spec);
   const tool = new ModuleTool(ctx, binary, dir.cwd, env, limits);
   const backendArgs = Object.entries(spec.backendConfig ?? {}).map(([k, v]) => `-backend-config=${k}=${String(v)}`);
   const init = await tool.step(['init', '-input=false', '-no-color', ...backendArgs], { stream: true });
