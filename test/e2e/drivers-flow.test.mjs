@@ -1,9 +1,10 @@
 // End-to-end with the real CLI and every driver: outputs flowing Terraform -> Command -> OciImage
-// -> OpenTofu (the Terraform/OpenTofu stand-in as `terraform` and `tofu` on PATH, podman with the
-// offline busybox image); a sensitive value that is never found in any object of the state
-// repository, any line printed or any unit log; a changed `.tf` file, an added migration and a
-// triggered smoke test each re-running exactly the units they should; a killed apply taken over;
-// and a Command that becomes a Terraform unit.
+// -> OpenTofu (the real `terraform` on PATH, and for the OpenTofu unit terraform under the name
+// `tofu`: test/support/tofu-shim first on PATH; podman with the offline busybox image); a
+// sensitive value that is never found in any object of the state repository, any line printed or
+// any unit log; a changed `.tf` file, an added migration and a triggered smoke test each re-running
+// exactly the units they should; a killed apply taken over; and a Command that becomes a Terraform
+// unit. Terraform runs offline: only its built-in provider (terraform_data, outputs, local-exec).
 
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,23 +12,30 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { NYL, REPO_ROOT, cliEnv, nyl, nylAsync } from '../support/cli.mjs';
+import { nyl, nylAsync } from '../support/cli.mjs';
 import { cleanupAll, git, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles, stateRepo } from '../support/reconcile-helpers.mjs';
 import { TEST_IMAGE, podmanAvailable } from '../support/oci-images.mjs';
+import { SKIP_NO_TERRAFORM, TOFU_SHIM_DIR, terraformEnv } from '../support/terraform.mjs';
 
 after(cleanupAll);
 
-const STANDIN_BIN = path.join(REPO_ROOT, 'test/support/tf-standin/bin');
 const KEY = Buffer.alloc(32, 9).toString('base64');
 /** The database password, as CI would hand it to the module: TF_VAR_db_password in the environment. */
 const PASSWORD = `pw-${process.pid}-${Date.now()}-never-printed`;
 const podman = await podmanAvailable();
 
-/** The environment of every nyl run here: the stand-in first on PATH, a secrets key. */
+/**
+ * The environment of every nyl run here: the tofu shim first on PATH (the OpenTofu unit runs
+ * `tofu`; `terraform` is still the real one further on), the test settings of terraform, a
+ * secrets key.
+ */
 function runEnv(extra = {}) {
-  return { PATH: `${STANDIN_BIN}:${process.env.PATH}`, NYL_SECRETS_KEY: KEY, TF_CLI_CONFIG_FILE: '/dev/null', TF_VAR_db_password: PASSWORD, ...extra };
+  return terraformEnv({ PATH: `${TOFU_SHIM_DIR}:${process.env.PATH}`, NYL_SECRETS_KEY: KEY, TF_VAR_db_password: PASSWORD, ...extra });
 }
+
+/** Skips a test without podman or without terraform, saying which. */
+const needs = (...skips) => ({ skip: skips.find((s) => s) ?? false });
 
 const doc = (kind, name, spec) => ({ apiVersion: 'nyl.io/v1', kind, metadata: { name }, spec });
 
@@ -102,15 +110,6 @@ function logLines(ctx) {
   return lines;
 }
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The observed document of a unit. */
 function observed(ctx, unit) {
   return parseYaml(git(ctx.bare, 'show', `refs/heads/nyl/dev/observed:units/${unit}.yaml`));
@@ -135,7 +134,7 @@ function findEverywhere(ctx, text) {
   return found;
 }
 
-test('outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive value reaches no object, line or log; changed .tf, new migration and trigger re-run exactly their units', { skip: podman.ok ? false : podman.reason }, () => {
+test('outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive value reaches no object, line or log; changed .tf, new migration and trigger re-run exactly their units', needs(podman.ok ? false : podman.reason, SKIP_NO_TERRAFORM), () => {
   const ctx = flowProject();
   const first = reconcile(ctx);
   assert.equal(first.code, 0, `${first.stdout}\n${first.stderr}`);
@@ -181,40 +180,74 @@ test('outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive val
   for (const secret of [password, `tok-${password}`]) assert.deepEqual(findEverywhere(ctx, secret), [], `${secret} is nowhere`);
 });
 
-test('a killed Terraform apply is taken over: the converging unit runs again and its state lock is no obstacle', async () => {
+/**
+ * A module whose apply can be interrupted: replacing `db` (a new region: triggers_replace) runs a
+ * local-exec provisioner that touches `marker` (the apply is under way), then sleeps
+ * NYL_TEST_APPLY_SLEEP seconds (0 unless the run's environment sets it: the takeover does not
+ * wait). `net` stays through every apply, so the state an interrupted replacement of `db` leaves
+ * still holds a resource of the receipt's lineage. (A state the interrupted apply left without any
+ * resource, Terraform having destroyed the old `db` before it was killed, is refused as emptied,
+ * NYL-BACKEND-STATE-LOST, even for the takeover of the uncertain run that emptied it: a separate
+ * question, not what this test is about.)
+ */
+const SLOW_NET_TF = {
+  terraform: { backend: { local: {} } },
+  variable: { region: { type: 'string' }, marker: { type: 'string' } },
+  resource: {
+    terraform_data: {
+      net: { input: 'net' },
+      db: { input: 'db.${var.region}.internal', triggers_replace: '${var.region}', provisioner: [{ 'local-exec': { command: 'touch ${var.marker} && sleep $${NYL_TEST_APPLY_SLEEP:-0}' } }] },
+    },
+  },
+  output: { endpoint: { value: '${terraform_data.db.output}' } },
+};
+
+test('a killed Terraform apply is taken over: the converging unit runs again and its state lock is no obstacle', needs(SKIP_NO_TERRAFORM), async () => {
   const dir = tempDir('nyl-flow-kill-');
   const state = stateRepo();
-  const standinLog = path.join(dir, 'standin.log');
-  const yaml = (version) => [doc('Environment', 'dev', { state: { repository: { repoURL: state.url } }, lease: { duration: '1m' } }), doc('Terraform', 'net', { module: 'infra/net', variables: { region: version }, backendConfig: { path: path.join(dir, 'net.tfstate') } })].map((d) => JSON.stringify(d)).join('\n---\n');
-  const project = makeProject({ 'nyl.yaml': yaml('eu'), 'infra/net/main.tf.json': JSON.stringify(NET_TF) });
-  const env = runEnv({ TF_STANDIN_LOG: standinLog, TF_STANDIN_SLEEP_APPLY: '30000' });
+  const marker = path.join(dir, 'applying');
+  const tfstate = path.join(dir, 'net.tfstate');
+  const yaml = (region) =>
+    [
+      doc('Environment', 'dev', { state: { repository: { repoURL: state.url } }, lease: { duration: '1m' } }),
+      doc('Terraform', 'net', { module: 'infra/net', variables: { region, marker }, backendConfig: { path: tfstate } }),
+    ]
+      .map((d) => JSON.stringify(d))
+      .join('\n---\n');
+  const project = makeProject({ 'nyl.yaml': yaml('eu'), 'infra/net/main.tf.json': JSON.stringify(SLOW_NET_TF) });
+  const env = runEnv();
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev'], { env }).code, 0);
-  const run = nylAsync(project, ['reconcile', '-e', 'dev'], { env });
-  const applying = () => fs.existsSync(standinLog) && fs.readFileSync(standinLog, 'utf8').includes('"apply"');
-  for (const until = Date.now() + 20_000; !applying(); ) {
-    assert.ok(Date.now() < until, 'the apply started');
+  const first = nyl(project, ['reconcile', '-e', 'dev'], { env });
+  assert.equal(first.code, 0, `${first.stdout}\n${first.stderr}`);
+  fs.rmSync(marker);
+
+  // A new region replaces the resource (triggers_replace): its provisioner runs, and sleeps while the run is killed.
+  commitFiles(project, { 'nyl.yaml': yaml('us') }, 'net moves to us');
+  const run = nylAsync(project, ['reconcile', '-e', 'dev'], { env: runEnv({ NYL_TEST_APPLY_SLEEP: '30' }) });
+  for (const until = Date.now() + 30_000; !fs.existsSync(marker); ) {
+    assert.ok(Date.now() < until && run.child.exitCode === null, `the apply started:\n${run.child.exitCode === null ? '' : JSON.stringify(await run.done)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise((r) => setTimeout(r, 300));
-  const holder = JSON.parse(fs.readFileSync(path.join(dir, 'net.tfstate.lock.info'), 'utf8')).Pid;
+  assert.ok(fs.existsSync(path.join(dir, '.net.tfstate.lock.info')), 'terraform holds the state lock while it applies');
   run.child.kill('SIGKILL');
   const killed = await run.done;
   assert.equal(killed.signal, 'SIGKILL');
-  // Nyl's watchdog stops the tool it left (SIGTERM: the stand-in exits at once); its lock goes with it.
-  for (const until = Date.now() + 10_000; alive(holder); ) {
-    assert.ok(Date.now() < until, 'the apply died with nyl');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+
+  // How the tool ends with Nyl (and when) is not this test's business: whatever is left of it,
+  // the takeover waits for the lock (lockTimeout, 2m by default) rather than failing on it.
   const broken = nyl(project, ['lease', 'break', '-e', 'dev', '--reason', 'the runner was killed'], { env });
   assert.equal(broken.code, 0, broken.stderr);
-  const take = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env: runEnv({ TF_STANDIN_LOG: standinLog }) });
+  const take = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json'], { env });
   assert.equal(take.code, 0, `${take.stdout}\n${take.stderr}`);
   assert.equal(take.json.units.net.result, 'executed', 'uncertain after the crash, then run again (recovery converge)');
   assert.ok(take.json.details.recovered.includes('net'));
-  assert.equal(parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/observed:units/net.yaml')).receipt.outputs.endpoint, 'db.eu.internal');
+  const receipt = parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/observed:units/net.yaml')).receipt;
+  assert.equal(receipt.outputs.endpoint, 'db.us.internal');
+  assert.equal(receipt.toolState.lineage, JSON.parse(fs.readFileSync(tfstate, 'utf8')).lineage, 'the receipt records the state the takeover left');
 });
 
-test('a Command that becomes a Terraform unit: the old incarnation is deleted first, then the module runs under a new uid', () => {
+test('a Command that becomes a Terraform unit: the old incarnation is deleted first, then the module runs under a new uid', needs(SKIP_NO_TERRAFORM), () => {
   const dir = tempDir('nyl-flow-kind-');
   const state = stateRepo();
   const log = path.join(dir, 'log');

@@ -15,13 +15,15 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CATALOG, fixFor } from '../../dist/errors/catalog.js';
 import { cacheRepositoryOf } from '../../dist/state/location.js';
-import { cliEnv, command, environment, nylYaml } from '../support/cli.mjs';
+import { cliEnv, command, environment, nylAsync, nylYaml } from '../support/cli.mjs';
 import { cleanupAll, commitTree, git, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles } from '../support/reconcile-helpers.mjs';
 import { commitBody } from '../support/commit-evidence.mjs';
 import { describe as show, logLines, openGate } from '../support/hold-helpers.mjs';
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
 import { TEST_IMAGE, podmanAvailable, sh } from '../support/oci-images.mjs';
+import { SKIP_NO_TERRAFORM, terraform, terraformEnv } from '../support/terraform.mjs';
+import { checkAgainstBuild } from '../support/build-schemas.mjs';
 
 after(cleanupAll);
 
@@ -62,6 +64,9 @@ const PROBES = {
   'left-lease': { left: 'lease' },
   'left-evidence': { left: 'evidence' },
   instance: { template: 'previews' },
+  observed: { observed: true },
+  rendered: { rendered: true },
+  backend: { backend: true },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -228,14 +233,24 @@ function unitFile(repo, ref, unit) {
 /** The lines of log that say a teardown ran (-NAME). */
 const teardownsIn = (log) => logLines(log).filter((l) => l.startsWith('-'));
 
+/**
+ * `nyl args...` as runNyl runs it, with its -o json document held to the schema the build
+ * generates (test/support/build-schemas.mjs) instead of the committed schemas/ files, which lag
+ * this build (a condition's code, drift codes, receipts' toolState: `node scripts/gen-schemas.mjs
+ * --check` fails). Once schemas/ is regenerated, runNyl's own check is the same.
+ */
+async function runChecked(cwd, args, env = {}) {
+  return checkAgainstBuild(args, await nylAsync(cwd, args, { env, validateJson: false }).done);
+}
+
 /** `nyl args...` that must exit with one of `exits`: the test's own steps, not printed fixes. */
 async function step(cwd, args, exits = [0], env = {}) {
-  const r = await runNyl(cwd, args, { env });
+  const r = await runChecked(cwd, args, env);
   assert.ok(exits.includes(r.code), `nyl ${args.join(' ')} exits ${exits.join(' or ')}:\n${show(r)}`);
   return r;
 }
 
-const status = (cwd, env) => runNyl(cwd, ['status', '-e', ENV, '-o', 'json'], { env });
+const status = (cwd, env) => runChecked(cwd, ['status', '-e', ENV, '-o', 'json'], env);
 
 /** A copy of a project whose state lives in the clone: a second world to try another way forward in. */
 function fork(dir) {
@@ -968,10 +983,144 @@ describe('sensitive outputs', () => {
 
     commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), command('s', producer(s.log)), command('c', consumer(s.log, '2'))) });
     const lost = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], { NYL_SECRETS_KEY: keyOf(2) });
-    const rotated = fx.only(fx.printed(lost, 'NYL-SECRET-UNAVAILABLE', { unit: 'c' }));
+    // The fix names the producer of the value the consumer could not open.
+    const rotated = fx.only(fx.printed(lost, 'NYL-SECRET-UNAVAILABLE', { unit: 'c', params: { producer: 's' } }));
     await fx.exec(dir, rotated, [0], { env: { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` } });
     assert.deepEqual(logLines(s.log).slice(-1), ['c'], 'the consumer ran once the old key opened the seal');
   });
+});
+
+describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
+  /** Every nyl run of these groups: the test settings of terraform (test/support/terraform.mjs). */
+  const TF = terraformEnv();
+
+  /** A root module: a local backend, one terraform_data resource whose creation appends `created` to log, and a sensitive output. */
+  const moduleTf = (log) => `terraform {\n  backend "local" {}\n}\n\nresource "terraform_data" "x" {\n  input = "x"\n  provisioner "local-exec" {\n    command = "echo created >> ${log}"\n  }\n}\n\noutput "password" {\n  value     = "pw-kept-in-the-backend"\n  sensitive = true\n}\n`;
+  /** A Terraform unit of module infra/NAME whose local backend keeps its state at `tfstate`. */
+  const tfUnit = (name, tfstate) => `apiVersion: nyl.io/v1\nkind: Terraform\nmetadata: {name: ${name}}\nspec:\n  module: infra/${name}\n  backendConfig: {path: "${tfstate}"}`;
+
+  /** A project (state in the clone) with Terraform unit `app` at `tfstate`, and more unit documents. */
+  function tfProject(s, tfstate, ...more) {
+    return makeProject({ 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', tfstate), ...more), 'infra/app/main.tf': moduleTf(s.log) });
+  }
+
+  group(
+    'a lost Terraform state: verify, status and the drifted row name the --reapply that creates it again; a moved backend path fails the unit, and the printed recover --retry, then reconcile, creates it there',
+    ['NYL-BACKEND-STATE-LOST (observed)', 'NYL-BACKEND-STATE-LOST'],
+    async (fx) => {
+      const s = scratch();
+      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
+      const dir = tfProject(s, tfstate);
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      fs.rmSync(tfstate);
+
+      const verified = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [2], TF);
+      const reapply = fx.only(fx.printed(verified, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' }));
+      assert.deepEqual(reapply.argv, ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]);
+      assert.deepEqual(fx.only(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [2], TF), 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), reapply);
+      const drifted = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [2], TF);
+      assert.deepEqual(fx.only(fx.printed(drifted, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), reapply);
+      assert.deepEqual(logLines(s.log), ['created'], 'nothing ran before the operator said so');
+      await fx.exec(dir, reapply, [0], { env: TF });
+      assert.deepEqual(logLines(s.log), ['created', 'created'], 'created again');
+      await step(dir, ['verify', '-e', ENV], [0], TF);
+
+      // The backend moves to an empty location: the unit fails, and waits for an acknowledgement.
+      const moved = path.join(path.dirname(s.log), 'moved.tfstate');
+      commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', moved)) }, 'app: another state path');
+      const failed = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
+      const [reconcileFirst, retry, reconcile] = fx.commands(fx.printed(failed, 'NYL-BACKEND-STATE-LOST', { unit: 'app' }));
+      assert.deepEqual([reconcileFirst.argv, retry.argv.slice(0, 5), reconcile.argv], [['reconcile', '-e', ENV], ['recover', '-e', ENV, '--unit', 'app'], ['reconcile', '-e', ENV]]);
+      assert.equal(fs.existsSync(moved), false, 'nothing was created at the new path');
+      // Its resources are gone too (as far as this test is concerned): acknowledged, then created there.
+      await fx.exec(dir, retry, [0], { env: TF });
+      const r = await fx.exec(dir, reconcile, [0], { env: TF });
+      assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
+      assert.ok(fs.existsSync(moved));
+      assert.deepEqual(logLines(s.log), ['created', 'created', 'created']);
+    },
+  );
+
+  // A known defect, kept as a todo test so that it runs and says so: it passes once the fix's first
+  // way forward (put the state back, then reconcile) makes the progress it promises.
+  group(
+    'a moved backend path whose state file is put back, as the fix of the failure says first: the printed reconcile runs the unit again',
+    ['NYL-BACKEND-STATE-LOST'],
+    async (fx) => {
+      const s = scratch();
+      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
+      const dir = tfProject(s, tfstate);
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      const moved = path.join(path.dirname(s.log), 'moved.tfstate');
+      commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', moved)) }, 'app: another state path');
+      const failed = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
+      const [reconcileFirst] = fx.commands(fx.printed(failed, 'NYL-BACKEND-STATE-LOST', { unit: 'app' }));
+      // "or put the state file back ..., then `nyl reconcile -e dev`"
+      fs.copyFileSync(tfstate, moved);
+      const r = await fx.exec(dir, reconcileFirst, [0], { env: TF });
+      assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
+      assert.deepEqual(logLines(s.log), ['created'], 'the state that was put back holds the resource: nothing is created again');
+    },
+    {
+      todo:
+        "the failure needs an acknowledgement (retryable: false), so the printed reconcile leaves app failed (needs nyl recover --retry) whether the state file is put back or backendConfig points back at it: the fix's first way forward makes no progress",
+    },
+  );
+
+  group(
+    'a state that already holds resources no receipt of the unit recorded: the printed recover --retry takes it over, then the printed reconcile runs the unit',
+    ['NYL-BACKEND-SHARED'],
+    async (fx) => {
+      const s = scratch();
+      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
+      const dir = tfProject(s, tfstate);
+      // Made outside Nyl: terraform applied in a copy of the module, to the same state file.
+      const byHand = path.join(path.dirname(s.log), 'by-hand');
+      fs.cpSync(path.join(dir, 'infra/app'), byHand, { recursive: true });
+      assert.equal(terraform(byHand, ['init', '-input=false', `-backend-config=path=${tfstate}`]).status, 0);
+      assert.equal(terraform(byHand, ['apply', '-auto-approve', '-input=false']).status, 0);
+      const lineage = JSON.parse(fs.readFileSync(tfstate, 'utf8')).lineage;
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+
+      const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
+      assert.equal(refused.json.units.app.code, 'NYL-BACKEND-SHARED', show(refused));
+      const [retry, reconcile] = fx.commands(fx.printed(refused, 'NYL-BACKEND-SHARED', { unit: 'app' }));
+      assert.deepEqual([retry.argv.slice(0, 6), reconcile.argv], [['recover', '-e', ENV, '--unit', 'app', '--retry'], ['reconcile', '-e', ENV]]);
+      await fx.exec(dir, retry, [0], { env: TF });
+      const r = await fx.exec(dir, reconcile, [0], { env: TF });
+      assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
+      assert.match(git(dir, 'show', `${OBSERVED}:units/app.yaml`), new RegExp(`lineage: ${lineage}`), 'app took the state over');
+      assert.deepEqual(logLines(s.log), ['created'], 'and created nothing new');
+    },
+  );
+
+  group(
+    "a consumer of a Terraform producer's sensitive output whose state was deleted: the printed --reapply of the producer, then reconcile, runs the consumer",
+    ['NYL-SECRET-UNAVAILABLE (backend)'],
+    async (fx) => {
+      const s = scratch();
+      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
+      const consumer = (version) => command('c', `env: {PW: "\${{ units.app.outputs.password }}", V: "${version}"}\nscript: 'echo consumed >> ${s.log}'`);
+      const dir = tfProject(s, tfstate, consumer('1'));
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      assert.deepEqual(logLines(s.log), ['created', 'consumed']);
+
+      // The consumer must run again (its key changed); the producer's backend no longer holds the value.
+      commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', tfstate), consumer('2')) }, 'c: version 2');
+      fs.rmSync(tfstate);
+      const unavailable = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
+      assert.deepEqual([unavailable.json.units.app.result, unavailable.json.units.c.result], ['current', 'failed'], show(unavailable));
+      const [reapply, reconcile] = fx.commands(fx.printed(unavailable, 'NYL-SECRET-UNAVAILABLE (backend)', { unit: 'c', params: { producer: 'app' } }));
+      assert.deepEqual([reapply.argv.slice(0, 6), reconcile.argv], [['reconcile', '-e', ENV, '--unit', 'app', '--reapply'], ['reconcile', '-e', ENV]]);
+      await fx.exec(dir, reapply, [0], { env: TF });
+      assert.deepEqual(logLines(s.log), ['created', 'consumed', 'created'], 'the producer created it again');
+      await fx.exec(dir, reconcile, [0], { env: TF });
+      assert.deepEqual(logLines(s.log), ['created', 'consumed', 'created', 'consumed'], 'the consumer ran with the value read back');
+    },
+  );
 });
 
 const podman = await podmanAvailable();

@@ -1,5 +1,5 @@
-// End-to-end: `nyl plan` with the real CLI, real git and the Terraform stand-in
-// (test/support/tf-standin) as `terraform` on PATH. A module that gains a resource is planned in a
+// End-to-end: `nyl plan` with the real CLI, real git and the real `terraform` on PATH (offline:
+// only its built-in provider, terraform_data). A module that gains a resource is planned in a
 // scratch copy (`+1 ~0 -0`, a sha256 plan digest that a reconcile's plan-bound approval then
 // applies, where a wrong digest applies nothing) and a Command whose script changed shows the diff
 // of its rendering; the plan exits 2, and afterwards every ref of the state repository and of the
@@ -9,13 +9,12 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, nyl } from '../support/cli.mjs';
+import { nyl } from '../support/cli.mjs';
 import { cleanupAll, git, gitResult, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles, stateRepo } from '../support/reconcile-helpers.mjs';
+import { SKIP_NO_TERRAFORM, terraformEnv } from '../support/terraform.mjs';
 
 after(cleanupAll);
-
-const STANDIN_BIN = path.join(REPO_ROOT, 'test/support/tf-standin/bin');
 
 const doc = (kind, name, spec) => ({ apiVersion: 'nyl.io/v1', kind, metadata: { name }, spec });
 
@@ -39,11 +38,11 @@ function everyRef(dir) {
   return { forEachRef: git(dir, 'for-each-ref'), showRef: gitResult(dir, 'show-ref').stdout };
 }
 
-test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a changed script its diff; exit 2 and no ref moves anywhere; after a reconcile it exits 0', () => {
+test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a changed script its diff; exit 2 and no ref moves anywhere; after a reconcile it exits 0', { skip: SKIP_NO_TERRAFORM }, () => {
   const dir = tempDir('nyl-plan-');
   const state = stateRepo();
   const project = makeProject({ 'nyl.yaml': nylYaml(state.url, dir, 'echo hi'), 'infra/net/main.tf.json': moduleJson({ a: 'one' }) });
-  const env = { PATH: `${STANDIN_BIN}:${process.env.PATH}`, TF_CLI_CONFIG_FILE: '/dev/null' };
+  const env = terraformEnv();
   const run = (args) => nyl(project, args, { env });
   assert.equal(run(['state', 'init', '-e', 'dev']).code, 0);
   const first = run(['reconcile', '-e', 'dev']);
@@ -74,7 +73,9 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
 
   const text = run(['plan', '-e', 'dev']);
   assert.equal(text.code, 2);
-  assert.match(text.stdout, /^net +Terraform +awaiting-approval +execution key changed; approval.required/m);
+  // The detail names the module's file that changed, not only "execution key changed".
+  assert.match(text.stdout, /^net +Terraform +awaiting-approval +module file infra\/net\/main\.tf\.json changed; approval.required/m);
+  assert.match(units.net.detail, /^module file infra\/net\/main\.tf\.json changed; approval.required/);
   assert.match(text.stdout, new RegExp(`^net \\(awaiting-approval\\):\\n  digest:  ${units.net.digest}\\n  changes: \\+1 ~0 -0$`, 'm'), text.stdout);
   assert.match(text.stdout, /^ {4}\+ {2}echo there$/m);
 
