@@ -70,6 +70,12 @@ export interface DriverContext {
    */
   receipt?: RecordedReceipt;
   /**
+   * The current incarnation's last attempt that ended without a receipt (its condition): whether
+   * it is uncertain, and the tool state it left, if its driver could read one. A state written by
+   * that attempt is the unit's own, although no receipt recorded it.
+   */
+  attempt?: { uncertain: boolean; toolState?: Record<string, unknown> };
+  /**
    * An operator's acknowledgement of the unit's last failure (`nyl recover --unit U --retry
    * --reason`), recorded for this incarnation: a driver that refused to go on without one (a lost
    * Terraform state) goes on now. The next receipt consumes it.
@@ -115,8 +121,12 @@ export function describeSize(bytes: number): string {
 }
 
 /** code: a catalog code when the failure has one (a missing key for sensitive outputs, say). */
-export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string };
-export type Uncertain = { result: 'uncertain'; reason: string };
+/**
+ * toolState (on a failed or uncertain execution): what the driver could still read of its tool's
+ * own state afterwards, so that the unit's next attempt recognizes a state its own attempt wrote.
+ */
+export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string; toolState?: Record<string, unknown> };
+export type Uncertain = { result: 'uncertain'; reason: string; toolState?: Record<string, unknown> };
 
 /**
  * What the key depends on is not on this machine (an image not present locally): not a failure by

@@ -298,10 +298,10 @@ export const CATALOG = {
   'NYL-BACKEND-STATE-LOST': {
     exit: 3,
     summary:
-      "The Terraform state a unit's receipt recorded is gone, emptied, or replaced by another one (a deleted state file, a changed backend or workspace, a `state rm`): planning against it would create everything again next to what exists, so Nyl refuses until an operator decides.",
+      "The Terraform state a unit's receipt recorded is gone (a deleted or emptied state file, a backend or workspace pointing at an empty location) or replaced by another lineage: planning against it would create everything again next to what exists, so Nyl refuses until the state is back or an operator decides.",
     fix: (p) => {
       const restore = `if the state moved, point backendConfig (or workspace) of ${u(p)} back at it, or put the state file back (a local backend keeps the one before the last write as <path>.backup)`;
-      if (p.observed) return `${restore}; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
+      if (p.observed) return `${restore} and check again with \`nyl verify -e ${e(p)} --unit ${u(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
       return `${restore}, then \`nyl reconcile -e ${e(p)}\`; if its resources are gone too, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
     },
   },

@@ -23,6 +23,7 @@ export const NO_LIFECYCLE: LifecycleResults = { teardownOutcomes: new Map(), lif
 function teardownRow(o: UnitOutcome): ReconcileUnitReport {
   const row: ReconcileUnitReport = { kind: o.kind, result: o.result, detail: o.detail, dispatched: true, uid: o.uid, durationMs: o.durationMs, leaving: true };
   if (o.incomplete) row.incomplete = true;
+  if (o.condition?.code) row.code = o.condition.code;
   return row;
 }
 

@@ -207,6 +207,8 @@ const condition = {
     code: str('The code that caused it, such as NYL-RUN-SUPERSEDED.'),
     evidence: strings(),
     acknowledgementRequired: bool('A retry needs recover --retry --reason (a Command timeout).'),
+    output: strings('The last lines the tool printed in the execution that failed, masked.'),
+    toolState: { type: 'object', description: "What the driver recorded of its tool's own state after the attempt that failed: a Terraform module's state, which the unit's next attempt recognizes as its own." },
   },
 };
 

@@ -57,16 +57,18 @@ export function recordedReceipt(receipt: ReceiptRecord | undefined, current: boo
 
 /**
  * The records of a planned unit a driver checks against: its latest receipt (of its current
- * incarnation, else of an earlier one), the acknowledgement of its current incarnation, and the
- * source paths its execution key covers.
+ * incarnation, else of an earlier one), the acknowledgement and the last attempt without a receipt
+ * of its current incarnation, and the source paths its execution key covers.
  */
-export function recordsOf(plan: UnitPlan): Pick<DriverContext, 'receipt' | 'acknowledgement' | 'sourceReads'> {
+export function recordsOf(plan: UnitPlan): Pick<DriverContext, 'receipt' | 'acknowledgement' | 'sourceReads' | 'attempt'> {
   const observed = plan.observed;
   const current = plan.uid !== undefined && observed?.uid === plan.uid;
   const receipt = recordedReceipt(observed?.receipt, current);
   const acknowledgement = current ? observed?.acknowledgement : undefined;
   const reads = plan.reads?.sources ? { sourceReads: Object.keys(plan.reads.sources) } : {};
-  return { ...(receipt ? { receipt } : {}), ...(acknowledgement ? { acknowledgement } : {}), ...reads };
+  const condition = current ? observed?.condition : undefined;
+  const attempt = condition ? { attempt: { uncertain: condition.type === 'uncertain', ...(condition.toolState ? { toolState: condition.toolState } : {}) } } : {};
+  return { ...(receipt ? { receipt } : {}), ...(acknowledgement ? { acknowledgement } : {}), ...reads, ...attempt };
 }
 
 /** The subject a receipt's desired document describes: what a check or a read-back runs against. */

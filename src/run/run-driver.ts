@@ -41,6 +41,7 @@ export function checkpointOf(result: Failure | Uncertain | { result: 'receipt'; 
   const cp: Checkpoint = { result: result.result, finishedAt, reason: result.reason, retryable: result.result === 'failed' ? result.retryable : false };
   if (result.result === 'failed' && result.acknowledgementRequired) cp.acknowledgementRequired = true;
   if (result.result === 'failed' && result.code) cp.code = result.code;
+  if (result.toolState) cp.toolState = result.toolState;
   return cp;
 }
 

@@ -142,6 +142,8 @@ export interface ConditionRecord {
   acknowledgementRequired?: boolean;
   /** The last lines of the tool's output, masked and cut (src/run/unit-output.ts). */
   output?: string[];
+  /** What the driver read of its tool's own state after the attempt (Failure.toolState). */
+  toolState?: Record<string, unknown>;
 }
 
 /**

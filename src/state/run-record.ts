@@ -55,7 +55,7 @@ export interface Checkpoint {
   outputs?: Record<string, unknown>;
   /** Each sensitive output's digest (and seal): the values themselves are never written to Git in plain text. */
   sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
-  /** A receipt's record of the tool's own state, and the source paths the tool read (ReceiptRecord). */
+  /** A receipt's record of the tool's own state (also of a failed or uncertain attempt's), and the source paths the tool read (ReceiptRecord). */
   toolState?: Record<string, unknown>;
   toolReads?: string[];
   reason?: string;
@@ -101,6 +101,7 @@ export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
   if (cp.acknowledgementRequired) condition.acknowledgementRequired = true;
   if (cp.code) condition.code = cp.code;
   if (cp.output && cp.output.length > 0) condition.output = cp.output;
+  if (cp.toolState) condition.toolState = cp.toolState;
   return condition;
 }
 

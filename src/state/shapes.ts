@@ -71,6 +71,7 @@ const condition = object({
   code: text(),
   acknowledgementRequired: boolean(),
   output: list(string()),
+  toolState: json('object'),
 });
 
 const driftRecord = object({

@@ -96,7 +96,7 @@ let seq = 0;
  * directory, backend state file and Nyl cache. `like` reuses another context's state file.
  */
 function context(impl, options = {}) {
-  const { module = 'infra/app', variables = { name: 'world', pw: SECRET }, secretPointers = ['/variables/pw'], timeout, baseEnv = {}, cancel = new AbortController().signal, receipt, acknowledgement } = options;
+  const { module = 'infra/app', variables = { name: 'world', pw: SECRET }, secretPointers = ['/variables/pw'], timeout, baseEnv = {}, cancel = new AbortController().signal, receipt, acknowledgement, attempt } = options;
   const root = fs.mkdtempSync(path.join(tmp, `u${++seq}-`));
   const projectDir = path.join(root, 'source');
   writeProject(projectDir);
@@ -125,6 +125,7 @@ function context(impl, options = {}) {
     toolOutput: ({ text }) => lines.push(text),
     ...(receipt ? { receipt } : {}),
     ...(acknowledgement ? { acknowledgement } : {}),
+    ...(attempt ? { attempt } : {}),
   };
   return { ctx, runner, lines, root, state };
 }
@@ -354,8 +355,8 @@ for (const impl of IMPLS) {
       const refused = await driver.plan(gone.ctx);
       assert.equal(refused.result, 'failed');
       assert.equal(refused.code, 'NYL-BACKEND-STATE-LOST');
-      assert.equal(refused.acknowledgementRequired, true);
-      assert.equal(refused.retryable, false);
+      assert.equal(refused.acknowledgementRequired, true, 'going on against it needs an operator\'s reason');
+      assert.equal(refused.retryable, true, 'every run tries again: restoring the state fixes it');
       assert.match(refused.reason, new RegExp(`the Terraform state of app is gone: local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds no state, while its receipt \\(run run-before\\) recorded lineage ${applied.toolState.lineage} with 1 resource \\(terraform_data.d\\)`));
       assert.deepEqual(gone.runner.subcommands, ['init'], 'nothing was planned against it');
       const checked = await driver.check(gone.ctx);
@@ -368,15 +369,19 @@ for (const impl of IMPLS) {
       const replaced = await driver.plan(context(impl, { state, receipt }).ctx);
       assert.equal(replaced.code, 'NYL-BACKEND-STATE-LOST');
       assert.match(replaced.reason, /was replaced: .* holds lineage \S+ with 1 resource/);
-      // Emptied: the same lineage without its resources.
+      // Emptied: a file without content is no state.
+      fs.writeFileSync(state, '');
+      const emptied = await driver.plan(context(impl, { state, receipt }).ctx);
+      assert.equal(emptied.code, 'NYL-BACKEND-STATE-LOST');
+      assert.match(emptied.reason, /is gone/);
+      // Put back, it is the unit's state again; so is a later write of the same lineage without resources (a state rm, a partial apply).
       fs.copyFileSync(`${state}.moved`, state);
-      const rmDir = context(impl, { state, receipt });
-      assert.equal((await planAndApply(driver, rmDir.ctx)).planned.plan.changes, 'none', 'put back, it is the unit\'s state again');
-      const emptied = JSON.parse(fs.readFileSync(state, 'utf8'));
-      fs.writeFileSync(state, JSON.stringify({ ...emptied, serial: emptied.serial + 1, resources: [] }));
+      assert.equal((await planAndApply(driver, context(impl, { state, receipt }).ctx)).planned.plan.changes, 'none');
+      const same = JSON.parse(fs.readFileSync(state, 'utf8'));
+      fs.writeFileSync(state, JSON.stringify({ ...same, serial: same.serial + 1, resources: [] }));
       const afterRm = await driver.plan(context(impl, { state, receipt }).ctx);
-      assert.equal(afterRm.code, 'NYL-BACKEND-STATE-LOST');
-      assert.match(afterRm.reason, /was emptied/);
+      assert.equal(afterRm.result, 'planned', 'the same lineage is the unit\'s state, whatever Terraform did to it');
+      assert.match(afterRm.plan.summary, /^\+1 /);
       // An operator who checked acknowledges it: the plan creates the resource again.
       const acknowledged = context(impl, { state, receipt, acknowledgement: { by: 'Ops <ops@example.com>', reason: 'gone for good', at: '2026-12-07T00:00:00Z' } });
       const { planned } = await planAndApply(driver, acknowledged.ctx);
@@ -399,6 +404,26 @@ for (const impl of IMPLS) {
       const torn = await driver.teardown(context(impl, { state: dev.state, receipt: { run: 'r', current: true, toolState: { ...applied.toolState, lineage: 'another-lineage' } } }).ctx);
       assert.equal(torn.result, 'failed', 'a teardown never destroys a state the receipt did not record');
       assert.equal(torn.code, 'NYL-BACKEND-STATE-LOST');
+    });
+
+    test('a first apply that failed half-way left a state with resources: the next attempt knows it as its own', async () => {
+      const marker = path.join(tmp, `half-${++seq}`);
+      const first = context(impl, { module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], spec: {} });
+      // The provisioner fails until the marker file exists: a resource is created (tainted), the apply fails.
+      fs.writeFileSync(path.join(first.ctx.projectDir, 'infra/slow/main.tf.json'), JSON.stringify({ terraform: { backend: { local: {} } }, variable: { seconds: { type: 'number' }, marker: { type: 'string' } }, resource: { terraform_data: { slow: provisioned('test -e ${var.marker}') } } }));
+      const failed = await driver.apply(first.ctx);
+      assert.equal(failed.result, 'failed');
+      assert.equal(failed.toolState.resources, 1, 'the failed apply saved a tainted resource, and the outcome says which state');
+      fs.writeFileSync(marker, '');
+      const again = context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], attempt: { uncertain: false, toolState: failed.toolState } });
+      fs.copyFileSync(path.join(first.ctx.projectDir, 'infra/slow/main.tf.json'), path.join(again.ctx.projectDir, 'infra/slow/main.tf.json'));
+      const { applied } = await planAndApply(driver, again.ctx);
+      assert.equal(applied.result, 'receipt', applied.reason);
+      assert.equal(applied.toolState.lineage, failed.toolState.lineage);
+      const stranger = await driver.plan(context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [] }).ctx);
+      assert.equal(stranger.code, 'NYL-BACKEND-SHARED', 'without that attempt, the same state is another\'s');
+      const crashed = await driver.plan(context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], attempt: { uncertain: true } }).ctx);
+      assert.equal(crashed.result, 'planned', 'an uncertain attempt that recorded nothing may have written it');
     });
 
     test('a changed backend whose state moved along is a change the plan names', async () => {

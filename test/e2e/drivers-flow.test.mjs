@@ -285,7 +285,9 @@ test('a container that outlived its killed run is removed by the takeover before
   // An environment name of this test's own: podman's containers are machine-wide.
   const envName = `leftover${process.pid}`;
   const state = stateRepo();
-  const yaml = [doc('Environment', envName, { state: { repository: { repoURL: state.url } } }), doc('OciImage', 'job', { image: TEST_IMAGE, command: ['sh', '-c', 'trap "exit 143" TERM; sleep 300 & wait'] })];
+  // It ignores the SIGTERM a dead Nyl's watchdog sends (through podman's signal proxy), so that the
+  // runtime still has it once its client was killed at the end of the unit's grace.
+  const yaml = [doc('Environment', envName, { state: { repository: { repoURL: state.url } } }), doc('OciImage', 'job', { image: TEST_IMAGE, terminationGracePeriod: '1s', command: ['sh', '-c', 'trap "" TERM; sleep 300 & wait'] })];
   const project = makeProject({ 'nyl.yaml': yaml.map((d) => JSON.stringify(d)).join('\n---\n') });
   const env = runEnv();
   assert.equal(nyl(project, ['state', 'init', '-e', envName], { env }).code, 0);
@@ -298,7 +300,7 @@ test('a container that outlived its killed run is removed by the takeover before
   await new Promise((r) => setTimeout(r, 500));
   run.child.kill('SIGKILL');
   assert.equal((await run.done).signal, 'SIGKILL');
-  await new Promise((r) => setTimeout(r, 500));
+  await new Promise((r) => setTimeout(r, 2000));
   const left = containersOf(envName);
   assert.equal(left.length, 1, 'the runtime keeps the container of a dead Nyl');
   assert.equal(nyl(project, ['lease', 'break', '-e', envName, '--reason', 'the runner was killed'], { env }).code, 0);

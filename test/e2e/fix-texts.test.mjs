@@ -23,7 +23,6 @@ import { describe as show, logLines, openGate } from '../support/hold-helpers.mj
 import { argvOf, diagnosticsOf, nylCommands, runNyl, startNyl } from '../support/fix-texts.mjs';
 import { TEST_IMAGE, podmanAvailable, sh } from '../support/oci-images.mjs';
 import { SKIP_NO_TERRAFORM, terraform, terraformEnv } from '../support/terraform.mjs';
-import { checkAgainstBuild } from '../support/build-schemas.mjs';
 
 after(cleanupAll);
 
@@ -233,14 +232,9 @@ function unitFile(repo, ref, unit) {
 /** The lines of log that say a teardown ran (-NAME). */
 const teardownsIn = (log) => logLines(log).filter((l) => l.startsWith('-'));
 
-/**
- * `nyl args...` as runNyl runs it, with its -o json document held to the schema the build
- * generates (test/support/build-schemas.mjs) instead of the committed schemas/ files, which lag
- * this build (a condition's code, drift codes, receipts' toolState: `node scripts/gen-schemas.mjs
- * --check` fails). Once schemas/ is regenerated, runNyl's own check is the same.
- */
+/** `nyl args...` as runNyl runs it, its -o json document held to its schema. */
 async function runChecked(cwd, args, env = {}) {
-  return checkAgainstBuild(args, await nylAsync(cwd, args, { env, validateJson: false }).done);
+  return nylAsync(cwd, args, { env }).done;
 }
 
 /** `nyl args...` that must exit with one of `exits`: the test's own steps, not printed fixes. */
@@ -1016,12 +1010,15 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       fs.rmSync(tfstate);
 
       const verified = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [2], TF);
-      const reapply = fx.only(fx.printed(verified, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' }));
-      assert.deepEqual(reapply.argv, ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]);
-      assert.deepEqual(fx.only(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [2], TF), 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), reapply);
+      const printed = fx.commands(fx.printed(verified, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' }));
+      const [verify, reapply] = printed;
+      assert.deepEqual([verify.argv, reapply.argv], [['verify', '-e', ENV, '--unit', 'app'], ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]]);
+      assert.deepEqual(fx.commands(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [2], TF), 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), printed);
       const drifted = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [2], TF);
-      assert.deepEqual(fx.only(fx.printed(drifted, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), reapply);
+      assert.deepEqual(fx.commands(fx.printed(drifted, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), printed);
       assert.deepEqual(logLines(s.log), ['created'], 'nothing ran before the operator said so');
+      // The printed verify checks again: still lost (exit 2), nothing created.
+      await fx.exec(dir, verify, [2], { env: TF });
       await fx.exec(dir, reapply, [0], { env: TF });
       assert.deepEqual(logLines(s.log), ['created', 'created'], 'created again');
       await step(dir, ['verify', '-e', ENV], [0], TF);
@@ -1042,8 +1039,7 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     },
   );
 
-  // A known defect, kept as a todo test so that it runs and says so: it passes once the fix's first
-  // way forward (put the state back, then reconcile) makes the progress it promises.
+  // The fix's first way forward: the refusal is retried by every run, so putting the state back is enough.
   group(
     'a moved backend path whose state file is put back, as the fix of the failure says first: the printed reconcile runs the unit again',
     ['NYL-BACKEND-STATE-LOST'],
@@ -1062,10 +1058,6 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       const r = await fx.exec(dir, reconcileFirst, [0], { env: TF });
       assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
       assert.deepEqual(logLines(s.log), ['created'], 'the state that was put back holds the resource: nothing is created again');
-    },
-    {
-      todo:
-        "the failure needs an acknowledgement (retryable: false), so the printed reconcile leaves app failed (needs nyl recover --retry) whether the state file is put back or backendConfig points back at it: the fix's first way forward makes no progress",
     },
   );
 

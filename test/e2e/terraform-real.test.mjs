@@ -14,7 +14,6 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkAgainstBuild } from '../support/build-schemas.mjs';
 import { nyl } from '../support/cli.mjs';
 import { cleanupAll, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { commitFiles, stateRepo } from '../support/reconcile-helpers.mjs';
@@ -73,14 +72,10 @@ function world(yaml, files = {}, envs = ['dev']) {
   return w;
 }
 
-/**
- * `nyl args...` in the world's project, with -o json added unless the args say otherwise. The
- * document is held to the schema the build generates (test/support/build-schemas.mjs): the
- * committed schemas/ files lag the receipts' toolState and the drift codes this file reads.
- */
+/** `nyl args...` in the world's project, with -o json added unless the args say otherwise (the document is held to its schema). */
 function run(w, args, extra = {}) {
   const argv = args.includes('-o') ? args : [...args, '-o', 'json'];
-  return checkAgainstBuild(argv, nyl(w.project, argv, { env: terraformEnv(extra), validateJson: false }));
+  return nyl(w.project, argv, { env: terraformEnv(extra) });
 }
 
 /** A run's whole output, for a failed assertion. */

@@ -155,9 +155,9 @@ test('stateVerdict: the receipt\'s state or nothing; gone, emptied or replaced i
   const verdict = (state, extra = {}) => stateVerdict({ unit: 'app', environment: 'prod', state, backend, workspace: 'default', receipt, sharedState: false, ...extra });
   assert.deepEqual(verdict(mine), { ok: true });
   assert.deepEqual(verdict({ ...mine, serial: 9, resources: ['terraform_data.d'] }), { ok: true }, 'a later write of the same state');
+  assert.deepEqual(verdict({ ...mine, serial: 9, resources: [] }), { ok: true }, 'the same lineage without resources: a state rm or a partial apply through Terraform');
   assert.match(verdict(NO_STATE).reason, /is gone: local \/srv\/app.tfstate holds no state, while its receipt \(run r1\) recorded lineage L1 with 3 resources/);
   assert.equal(verdict(NO_STATE).code, 'NYL-BACKEND-STATE-LOST');
-  assert.match(verdict({ ...mine, resources: [] }).reason, /was emptied/);
   assert.match(verdict({ ...mine, lineage: 'L2', resources: [] }).reason, /was replaced by an empty one/);
   assert.match(verdict({ ...mine, lineage: 'L2' }).reason, /was replaced: .* holds lineage L2 with 3 resources/);
   const elsewhere = backendIdentity({ type: 'local', config: { path: '/new/app.tfstate' } });
@@ -169,6 +169,9 @@ test('stateVerdict: the receipt\'s state or nothing; gone, emptied or replaced i
   assert.deepEqual(fresh({ sharedState: true }), { ok: true });
   assert.deepEqual(fresh({ receipt: { ...receipt, current: false } }), { ok: true }, 'an earlier incarnation\'s own state');
   assert.deepEqual(fresh({ state: { ...mine, resources: [] } }), { ok: true }, 'an empty state is no one\'s');
+  assert.deepEqual(fresh({ attempt: { uncertain: false, toolState: recorded } }), { ok: true }, 'the state its own failed attempt left');
+  assert.equal(fresh({ attempt: { uncertain: false } }).code, 'NYL-BACKEND-SHARED', 'a failed attempt that recorded no state wrote none');
+  assert.deepEqual(fresh({ attempt: { uncertain: true } }), { ok: true }, 'an uncertain attempt that recorded nothing may have written it');
   // A receipt from before Nyl recorded tool states proves only that a state existed.
   const legacy = { run: 'r0', current: true };
   assert.deepEqual(stateVerdict({ unit: 'app', environment: 'prod', state: mine, backend, workspace: 'default', receipt: legacy, sharedState: false }), { ok: true });

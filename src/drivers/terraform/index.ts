@@ -58,14 +58,23 @@ async function readState({ session, tool }: Opened): Promise<StateSnapshot | Bad
   return parseState(pulled.stdout) ?? failure(`${tool.binary} state pull printed a state this driver cannot read (it reads the JSON state format, version 4)`, true);
 }
 
-/** The state a step is about to work on, unless it is not the unit's (see tool-state.ts); a refusal waits for an operator. */
+/** The verdict on a state a phase is about to work on (tool-state.ts). */
+function verdictOn(ctx: DriverContext, { session }: Opened, state: StateSnapshot) {
+  const attempt = ctx.attempt ? { attempt: ctx.attempt } : {};
+  return stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, ...attempt, sharedState: session.spec.sharedState === true });
+}
+
+/**
+ * The state a step is about to work on, unless it is not the unit's. The refusal is retried by
+ * every run (a source change that points the unit back at its state fixes it) and needs an
+ * operator's reason to go on against it (`recover --retry --reason`, `--reapply --reason`).
+ */
 async function ownState(ctx: DriverContext, opened: Opened): Promise<StateSnapshot | Bad> {
   const state = await readState(opened);
   if (isBad(state)) return state;
-  const { session } = opened;
-  const verdict = stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, sharedState: session.spec.sharedState === true });
+  const verdict = verdictOn(ctx, opened, state);
   if (verdict.ok || ctx.acknowledgement) return state;
-  return { ...failure(verdict.reason, false, true), code: verdict.code };
+  return { ...failure(verdict.reason, true, true), code: verdict.code };
 }
 
 /** What apply needs of a plan this driver made: the session and tool it was made with, and the state it started from. */
@@ -133,13 +142,26 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
   let after = before;
   if (planned.changes !== 'none') {
     const applied = await tool.step(['apply', '-input=false', '-json', ...lockArgs(session), planFile], { json: true, effects: true });
-    if (isBad(applied)) return applied;
+    if (isBad(applied)) return withStateLeft(opened, applied);
     const read = await readState(opened);
     if (isBad(read)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${read.reason}` };
     after = read;
   }
   const toolState = toolStateOf(after, session.identity, session.workspace) as unknown as Record<string, unknown>;
   return { result: 'receipt', outputs: after.outputs, toolState, ...(session.moduleReads.length > 0 ? { toolReads: session.moduleReads } : {}) };
+}
+
+/**
+ * A failed or interrupted apply with the state it left, when it can still be read: the unit's
+ * next attempt then knows that state as its own (a first apply that failed half-way).
+ */
+async function withStateLeft(opened: Opened, bad: Bad): Promise<Bad> {
+  const { session } = opened;
+  const path = localStatePath(session.backend, session.workspace);
+  // After a cancellation no process may start: a local state file is read, another backend's is not.
+  const left = path ? readLocalState(path) : bad.result === 'failed' ? await readState(opened) : undefined;
+  if (!left || isBad(left) || !left.exists) return bad;
+  return { ...bad, toolState: toolStateOf(left, session.identity, session.workspace) as unknown as Record<string, unknown> };
 }
 
 async function teardown(ctx: DriverContext, defaultBinary: string): Promise<TeardownOutcome> {
@@ -158,9 +180,8 @@ async function teardown(ctx: DriverContext, defaultBinary: string): Promise<Tear
  * unit's outputs judges nothing else.
  */
 function stateFinding(ctx: DriverContext, opened: Opened, state: StateSnapshot): CheckOutcome | undefined {
-  const { session } = opened;
   if (!ctx.receipt?.current) return undefined;
-  const verdict = stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, sharedState: session.spec.sharedState === true });
+  const verdict = verdictOn(ctx, opened, state);
   return verdict.ok ? undefined : { result: 'checked', drift: 'drifted', code: verdict.code, detail: verdict.reason };
 }
 

@@ -8,17 +8,21 @@
  * by every later write), the serial, and the managed resource instances.
  *
  * The verdict compares the state a step is about to work on with what the unit's receipt recorded,
- * before anything is planned against it:
- * - lost: the receipt recorded resources, and the state is gone, emptied, or replaced by another
- *   lineage (a deleted file, a changed `backendConfig.path`, a `state rm`): planning now would
- *   create everything again next to what exists (NYL-BACKEND-STATE-LOST);
- * - shared: a unit without a receipt finds a state that already holds resources no receipt of
- *   this unit recorded: another environment's or unit's, or made outside Nyl (NYL-BACKEND-SHARED).
- * An operator's acknowledgement (`nyl recover --unit U --retry --reason`) lets the unit go on;
- * `sharedState: true` allows the second case for good.
+ * before anything is planned against it. The lineage says which state it is: a state of the
+ * receipt's lineage is the unit's, whatever was done to it through Terraform since (a partial
+ * apply, a `state rm`, an import).
+ * - lost: the receipt recorded resources, and the state is gone (a deleted or emptied file, a
+ *   `backendConfig` or workspace pointing at an empty location) or replaced by another lineage:
+ *   planning now would create everything again next to what exists (NYL-BACKEND-STATE-LOST);
+ * - shared: a unit without a receipt finds a state that already holds resources that neither a
+ *   receipt of the unit nor its own last attempt wrote: another environment's or unit's, or made
+ *   outside Nyl (NYL-BACKEND-SHARED). An uncertain attempt that recorded no state (its Nyl died
+ *   while it ran) may have written any: the state is taken as the unit's own.
+ * An operator's acknowledgement (`nyl recover --unit U --retry --reason`, a `--reapply` with its
+ * reason) lets the unit go on; `sharedState: true` allows the second case for good.
  */
 import { readFileSync } from 'node:fs';
-import type { Outputs, RecordedReceipt } from '../contract';
+import type { DriverContext, Outputs, RecordedReceipt } from '../contract';
 import { type BackendIdentity, describeBackend, sameBackend } from './backend';
 
 /** A state as read: absent (no state written yet, or deleted), or its identity and outputs. */
@@ -119,6 +123,8 @@ export interface VerdictInput {
   backend: BackendIdentity;
   workspace: string;
   receipt: RecordedReceipt | undefined;
+  /** The current incarnation's last attempt without a receipt, if any (DriverContext.attempt). */
+  attempt?: DriverContext['attempt'];
   sharedState: boolean;
 }
 
@@ -146,10 +152,7 @@ function lost(input: VerdictInput, recorded: ToolStateRecord, now: string): Stat
 function againstReceipt(input: VerdictInput, recorded: ToolStateRecord): StateVerdict {
   const { state } = input;
   const at = where(input.backend, input.workspace);
-  if (state.exists && state.lineage === recorded.lineage) {
-    if (state.resources.length === 0 && recorded.resources > 0) return lost(input, recorded, `was emptied: ${at} holds lineage ${state.lineage} without any resource`);
-    return { ok: true };
-  }
+  if (state.exists && state.lineage === recorded.lineage) return { ok: true };
   // Another state, or none: what the receipt recorded is not there.
   if (recorded.resources === 0) return foreign(input);
   if (!state.exists) return lost(input, recorded, `is gone: ${at} holds no state`);
@@ -166,10 +169,15 @@ function foreign(input: VerdictInput): StateVerdict {
   return { ok: false, code: 'NYL-BACKEND-SHARED', reason };
 }
 
-/** The verdict of a unit without a receipt of its current incarnation: a non-empty state must be its own. */
+/**
+ * The verdict of a unit without a receipt of its current incarnation: a non-empty state must be
+ * its own, one an earlier incarnation's receipt or this incarnation's last attempt recorded.
+ */
 function withoutReceipt(input: VerdictInput): StateVerdict {
-  const earlier = recordedToolState(input.receipt);
-  if (earlier && earlier.lineage === input.state.lineage) return { ok: true };
+  const { state, attempt } = input;
+  const lineages = [recordedToolState(input.receipt), recordedToolState(attempt ? { run: '', current: true, ...(attempt.toolState ? { toolState: attempt.toolState } : {}) } : undefined)];
+  if (lineages.some((t) => t?.lineage === state.lineage)) return { ok: true };
+  if (attempt?.uncertain && !attempt.toolState) return { ok: true };
   return foreign(input);
 }
 
