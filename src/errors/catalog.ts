@@ -302,7 +302,7 @@ export const CATALOG = {
     fix: (p) => {
       const restore = `if the state moved, point backendConfig (or workspace) of ${u(p)} back at it, or put the state file back (a local backend keeps the one before the last write as <path>.backup)`;
       if (p.observed) return `${restore} and check again with \`nyl verify -e ${e(p)} --unit ${u(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
-      return `${restore}, then \`nyl reconcile -e ${e(p)}\`; if its resources are gone too, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
+      return `${restore}, then \`nyl reconcile -e ${e(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
   },
   'NYL-BACKEND-SHARED': {
@@ -312,7 +312,7 @@ export const CATALOG = {
     fix: (p) => {
       const own = `give each its own state: put \${{ env.name }} into backendConfig (or workspace) of ${u(p)}, such as path: /srv/tfstate/${u(p)}-\${{ env.name }}.tfstate`;
       if (p.rendered) return `${own}; if they are meant to share it, set sharedState: true on ${u(p)}`;
-      return `${own}; if ${u(p)} in ${e(p)} is to take this state over, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
+      return `${own}, then \`nyl reconcile -e ${e(p)}\`; if ${u(p)} in ${e(p)} is to take this state over, say so with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
   },
   'NYL-IMAGE-UNRESOLVED': {

@@ -57,13 +57,14 @@ export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: stri
 }
 
 /**
- * A unit that --reapply names runs again because an operator said so, with a reason: that is the
- * acknowledgement a driver waits for before it goes on (a lost Terraform state), as `recover
- * --retry --reason` records one.
+ * A unit that --reapply names executes because an operator said so, with a reason (whether its
+ * receipt was current, its key changed or a failure is retried): that is the acknowledgement a
+ * driver waits for before it goes on (a lost Terraform state), as `recover --retry --reason`
+ * records one.
  */
 function reappliedBy(plan: UnitPlan, ctx: WaveContext): Pick<DriverContext, 'acknowledgement'> {
   const input = ctx.state.input;
-  if (plan.action.type !== 'execute' || plan.action.reason !== 'reapply' || !input.reapplyReason) return {};
+  if (plan.action.type !== 'execute' || !input.reapply?.has(plan.name) || !input.reapplyReason) return {};
   return { acknowledgement: { by: input.by, reason: input.reapplyReason, at: isoSeconds(ctx.rt.clock.now()) } };
 }
 

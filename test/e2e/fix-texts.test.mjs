@@ -999,7 +999,7 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
   }
 
   group(
-    'a lost Terraform state: verify, status and the drifted row name the --reapply that creates it again; a moved backend path fails the unit, and the printed recover --retry, then reconcile, creates it there',
+    'a lost Terraform state: verify, status and the drifted row name the --reapply that creates it again; a moved backend path fails the unit, and the printed --reapply creates it there',
     ['NYL-BACKEND-STATE-LOST (observed)', 'NYL-BACKEND-STATE-LOST'],
     async (fx) => {
       const s = scratch();
@@ -1027,12 +1027,14 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       const moved = path.join(path.dirname(s.log), 'moved.tfstate');
       commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', moved)) }, 'app: another state path');
       const failed = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
-      const [reconcileFirst, retry, reconcile] = fx.commands(fx.printed(failed, 'NYL-BACKEND-STATE-LOST', { unit: 'app' }));
-      assert.deepEqual([reconcileFirst.argv, retry.argv.slice(0, 5), reconcile.argv], [['reconcile', '-e', ENV], ['recover', '-e', ENV, '--unit', 'app'], ['reconcile', '-e', ENV]]);
+      const [reconcileFirst, reapplyThere] = fx.commands(fx.printed(failed, 'NYL-BACKEND-STATE-LOST', { unit: 'app' }));
+      assert.deepEqual([reconcileFirst.argv, reapplyThere.argv], [['reconcile', '-e', ENV], ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]]);
       assert.equal(fs.existsSync(moved), false, 'nothing was created at the new path');
-      // Its resources are gone too (as far as this test is concerned): acknowledged, then created there.
-      await fx.exec(dir, retry, [0], { env: TF });
-      const r = await fx.exec(dir, reconcile, [0], { env: TF });
+      // The printed reconcile alone tries again, and refuses again.
+      await fx.exec(dir, reconcileFirst, [3], { env: TF });
+      assert.equal(fs.existsSync(moved), false);
+      // Its resources are gone too (as far as this test is concerned): the operator's reason, and they are created there.
+      const r = await fx.exec(dir, reapplyThere, [0], { env: TF });
       assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
       assert.ok(fs.existsSync(moved));
       assert.deepEqual(logLines(s.log), ['created', 'created', 'created']);
@@ -1062,7 +1064,7 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
   );
 
   group(
-    'a state that already holds resources no receipt of the unit recorded: the printed recover --retry takes it over, then the printed reconcile runs the unit',
+    'a state that already holds resources no receipt of the unit recorded: the printed --reapply takes it over',
     ['NYL-BACKEND-SHARED'],
     async (fx) => {
       const s = scratch();
@@ -1078,10 +1080,10 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
 
       const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
       assert.equal(refused.json.units.app.code, 'NYL-BACKEND-SHARED', show(refused));
-      const [retry, reconcile] = fx.commands(fx.printed(refused, 'NYL-BACKEND-SHARED', { unit: 'app' }));
-      assert.deepEqual([retry.argv.slice(0, 6), reconcile.argv], [['recover', '-e', ENV, '--unit', 'app', '--retry'], ['reconcile', '-e', ENV]]);
-      await fx.exec(dir, retry, [0], { env: TF });
-      const r = await fx.exec(dir, reconcile, [0], { env: TF });
+      const [reconcile, takeOver] = fx.commands(fx.printed(refused, 'NYL-BACKEND-SHARED', { unit: 'app' }));
+      assert.deepEqual([reconcile.argv, takeOver.argv], [['reconcile', '-e', ENV], ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]]);
+      await fx.exec(dir, reconcile, [3], { env: TF });
+      const r = await fx.exec(dir, takeOver, [0], { env: TF });
       assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
       assert.match(git(dir, 'show', `${OBSERVED}:units/app.yaml`), new RegExp(`lineage: ${lineage}`), 'app took the state over');
       assert.deepEqual(logLines(s.log), ['created'], 'and created nothing new');
