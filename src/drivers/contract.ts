@@ -160,8 +160,9 @@ export interface PlanOptions {
  * `toolState`: what the tool's own state looked like after the execution (Terraform: the
  * backend, the state's lineage and resources), handed back as DriverContext.receipt. `toolReads`:
  * source paths (directories with a trailing `/`, relative to the project) the tool read beyond
- * what the kind declares (a Terraform module's calls of local modules, from its own manifest):
- * they enter the unit's next execution keys, so that a change there runs the unit again.
+ * what the kind declares (a Terraform module's calls of local modules, from its own manifest),
+ * recorded for review (`nyl show`); the execution key covers what the source model finds itself
+ * (KindDescriptor.sourceDirCalls), and the driver names a read the key misses.
  */
 export type ApplyOutcome = { result: 'receipt'; outputs: Outputs; toolState?: Record<string, unknown>; toolReads?: string[] } | Failure | Uncertain;
 
@@ -194,10 +195,12 @@ export interface KindDescriptor {
    */
   sourceDirCalls?: { reads(fileName: string): boolean; calls(files: readonly { name: string; text: string }[]): string[] };
   /**
-   * Top-level spec fields whose rendering locates the state the unit's tool keeps outside Nyl (a
-   * module's `module`, `backendConfig` and `workspace`): two environments, or two units, that
-   * render them alike would share that state, which the planner refuses unless the unit says
-   * `sharedState: true`.
+   * Top-level spec fields whose rendering locates the state the unit's tool keeps outside Nyl, in
+   * this order: the directory the tool runs (its own configuration may name the location), the
+   * configuration passed to it (which, when not empty, names the location whatever the directory),
+   * then qualifiers (a module's `module`, `backendConfig` and `workspace`). Two environments, or
+   * two units, that render them alike would share that state, which the planner refuses unless the
+   * unit says `sharedState: true`.
    */
   stateLocationFields?: readonly string[];
   /**

@@ -300,7 +300,8 @@ export const CATALOG = {
     summary:
       "The Terraform state a unit's receipt recorded is gone (a deleted or emptied state file, a backend or workspace pointing at an empty location) or replaced by another lineage: planning against it would create everything again next to what exists, so Nyl refuses until the state is back or an operator decides.",
     fix: (p) => {
-      const restore = `if the state moved, point backendConfig (or workspace) of ${u(p)} back at it, or put the state file back (a local backend keeps the one before the last write as <path>.backup)`;
+      const restore = `if the state moved, point backendConfig (or workspace) of ${u(p)} back at it, or put the state file back as the receipt's run left it`;
+      if (p.teardown) return `${restore}, then run the teardown again; if its resources are gone already, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
       if (p.observed) return `${restore} and check again with \`nyl verify -e ${e(p)} --unit ${u(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
       return `${restore}, then \`nyl reconcile -e ${e(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
@@ -311,7 +312,9 @@ export const CATALOG = {
       'Two environments, or two units, would share one Terraform state: their backend configuration renders alike, or a unit without a receipt finds a state holding resources none of its receipts recorded. A teardown of one would destroy the resources of the other.',
     fix: (p) => {
       const own = `give each its own state: put \${{ env.name }} into backendConfig (or workspace) of ${u(p)}, such as path: /srv/tfstate/${u(p)}-\${{ env.name }}.tfstate`;
+      if (p.rendered && p.otherUnit) return `give ${u(p)} and ${String(p.otherUnit)} each a state of its own (another path or key in backendConfig, another workspace); if they are meant to share it, set sharedState: true on both`;
       if (p.rendered) return `${own}; if they are meant to share it, set sharedState: true on ${u(p)}`;
+      if (p.teardown) return `if this state is not ${u(p)}'s in ${e(p)}, leave it: remove ${u(p)} from state without a teardown with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\`; if it is, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
       return `${own}, then \`nyl reconcile -e ${e(p)}\`; if ${u(p)} in ${e(p)} is to take this state over, say so with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
   },

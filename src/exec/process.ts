@@ -40,6 +40,13 @@ export interface RunOptions {
    * after the SIGTERM a dead runner's watchdog sends. Default 5 s.
    */
   killGraceMs?: number;
+  /**
+   * The signal that asks the tool to stop, on a timeout, on any cancellation, and from a dead
+   * runner's watchdog (default: SIGTERM; a cancellation by SIGINT forwards SIGINT). Terraform
+   * wants SIGINT: its provider plugins, in the same process group, ignore SIGINT and are stopped
+   * by Terraform itself, while SIGTERM kills them in the middle of a create.
+   */
+  stopSignal?: 'SIGINT' | 'SIGTERM';
   group?: boolean;
   onStdout?: (chunk: Buffer) => void;
   onStderr?: (chunk: Buffer) => void;
@@ -136,7 +143,7 @@ function startGrouped(argv: string[], options: RunOptions): Started {
     (child.stdio[3] as Writable | null)?.destroy();
     return { child };
   }
-  const watch = ToolWatch.start(child, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+  const watch = ToolWatch.start(child, options.killGraceMs ?? DEFAULT_KILL_GRACE_MS, options.stopSignal ?? 'SIGTERM');
   return watch ? { child, watch } : unwatched(child, argv);
 }
 
@@ -205,11 +212,11 @@ function stopperOf(child: ChildProcess, options: RunOptions) {
   };
   const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
     state.timedOut = true;
-    stop('SIGTERM');
+    stop(options.stopSignal ?? 'SIGTERM');
   }, options.timeoutMs);
   const onCancel = () => {
     state.cancelled = true;
-    stop(options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
+    stop(options.stopSignal ?? (options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM'));
   };
   if (options.cancel?.aborted) onCancel();
   else options.cancel?.addEventListener('abort', onCancel, { once: true });

@@ -1,7 +1,8 @@
 /**
  * A tool outlives the Nyl process that started it long enough to save its state, and no longer:
- * whatever kills Nyl (SIGKILL included, which no handler sees), the tool's process group gets
- * SIGTERM at once and SIGKILL after its grace, and what it prints meanwhile is read and dropped.
+ * whatever kills Nyl (SIGKILL included, which no handler sees), the tool's process group gets its
+ * stop signal at once (SIGTERM, or SIGINT for a tool that asks for it: Terraform) and SIGKILL after
+ * its grace, and what it prints meanwhile is read and dropped.
  *
  * A tool runs in its own process group (so that cancellation reaches its children), and is then
  * out of reach of whatever kills Nyl or Nyl's group. So each tool has a watchdog of its own: a
@@ -51,13 +52,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
 /**
- * $1: the tool's pgid; $2: the grace in steps of 100 ms. A line on stdin: the tool ended. End of
- * file: Nyl died; SIGTERM, read and drop the output (descriptors 3 and 4) while the group lives,
- * SIGKILL once the grace is over. Ignores the signals a terminal or a cancellation sends.
+ * $1: the tool's pgid; $2: the grace in steps of 100 ms; $3: the signal that asks it to stop (TERM
+ * or INT). A line on stdin: the tool ended. End of file: Nyl died; the stop signal, read and drop
+ * the output (descriptors 3 and 4) while the group lives, SIGKILL once the grace is over. Ignores
+ * the signals a terminal or a cancellation sends.
  */
 const WATCHDOG_SCRIPT = `trap '' HUP INT QUIT TERM PIPE
 read -r line && exit 0
-kill -s TERM -- "-$1" 2>/dev/null || exit 0
+kill -s "$3" -- "-$1" 2>/dev/null || exit 0
 steps=$2
 while [ "$steps" -gt 0 ] && kill -s 0 -- "-$1" 2>/dev/null; do
   cat <&3 >/dev/null 2>&1
@@ -99,14 +101,15 @@ export class ToolWatch {
   private constructor(
     private readonly tool: ChildProcess,
     private readonly graceMs: number,
+    private readonly stopSignal: 'SIGINT' | 'SIGTERM',
   ) {}
 
   /**
    * Starts the tool's watchdog and then lets the gate exec the tool; undefined when no watchdog
    * could be started (the gate then exits without running anything).
    */
-  static start(tool: ChildProcess, graceMs: number): ToolWatch | undefined {
-    const watch = new ToolWatch(tool, graceMs);
+  static start(tool: ChildProcess, graceMs: number, stopSignal: 'SIGINT' | 'SIGTERM' = 'SIGTERM'): ToolWatch | undefined {
+    const watch = new ToolWatch(tool, graceMs, stopSignal);
     if (!watch.startDog()) return undefined;
     watched.add(watch);
     letGo(tool);
@@ -137,7 +140,7 @@ export class ToolWatch {
     let dog: ChildProcess;
     try {
       const steps = String(Math.ceil(this.graceMs / STEP_MS));
-      dog = spawn(SHELL, ['-c', WATCHDOG_SCRIPT, 'nyl-watchdog', String(this.tool.pid), steps], { detached: true, cwd: '/', env: WATCHDOG_ENV, stdio: ['pipe', 'ignore', 'ignore', out, err] });
+      dog = spawn(SHELL, ['-c', WATCHDOG_SCRIPT, 'nyl-watchdog', String(this.tool.pid), steps, this.stopSignal.slice(3)], { detached: true, cwd: '/', env: WATCHDOG_ENV, stdio: ['pipe', 'ignore', 'ignore', out, err] });
     } catch {
       return false;
     }

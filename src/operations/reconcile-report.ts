@@ -228,7 +228,7 @@ export function unitWarnings(report: ReconcileReport, { unimported = false, plan
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
     if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
     if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) {
-      const params = u.code === 'NYL-SECRET-UNAVAILABLE' ? secretFixParams(plan, name) : {};
+      const params = { ...(u.code === 'NYL-SECRET-UNAVAILABLE' ? secretFixParams(plan, name) : {}), ...(u.leaving ? { teardown: true } : {}) };
       out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name], ...params }));
     }
     if (u.result === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, name, u.detail, u.approval));

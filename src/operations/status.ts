@@ -134,8 +134,9 @@ function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<
     if (u.state === 'drifted') out.push(driftedWarning(env, u, driftRepair));
     if (u.condition?.type === 'uncertain') {
       out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
-    } else if (u.state === 'failed' && u.condition?.code && OWN_FAILURE_CODES.has(u.condition.code)) {
-      out.push(diagnostic(u.condition.code as 'NYL-BACKEND-STATE-LOST', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
+    } else if (u.condition?.type === 'failed' && u.condition.code && OWN_FAILURE_CODES.has(u.condition.code)) {
+      const teardown = u.action === 'teardown' || u.action === 'pending-teardown' ? { teardown: true } : {};
+      out.push(diagnostic(u.condition.code as 'NYL-BACKEND-STATE-LOST', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending, ...teardown }));
     } else if (u.state === 'failed' && u.condition) {
       out.push(
         diagnostic('NYL-UNIT-FAILED', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, {

@@ -29,6 +29,7 @@ import type { DeletionPolicy, DesiredUnitDoc } from '../state/documents';
 import { type Action, type DeletionCause, runStopped, type TeardownWait, type UnitPlan } from './actions';
 import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
 import type { PlanInput } from './input';
+import { sharedTeardown } from './shared-state';
 
 export type { LifecycleOptions } from './input';
 
@@ -147,6 +148,9 @@ function teardownAction(plan: UnitPlan, cause: DeletionCause, pass: Pass): Actio
   if (!started && cause !== 'request' && !input.lifecycle?.allowTeardown) return { type: 'pending-teardown', reason: 'needs-allow-teardown', cause };
   const dependents = cause === 'kind-change' ? undefined : dependentsOf(plan.name, pass);
   if (dependents && 'reason' in dependents) return { type: 'pending-teardown', cause, ...dependents };
+  // A state another environment or unit shares is theirs too: destroying it is refused.
+  const shared = sharedTeardown(input.project, input.env, plan.name, plan.desired!, input.drivers);
+  if (shared) return { type: 'blocked', reason: 'render-error', errors: [shared] };
   return { type: 'teardown', reason: cause, ...(condition ? { condition } : {}), ...(dependents?.allowed ? { allowedDependents: dependents.allowed } : {}) };
 }
 

@@ -21,6 +21,7 @@ import { resolveEnvironment } from '../project/instances';
 import { renderUnit } from '../project/render';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
+import type { DesiredUnitDoc } from '../state/documents';
 
 /** Instance names to probe a template with: two, so that one equal to `env` still leaves another. */
 const PROBES = ['nyl-probe-a', 'nyl-probe-b'];
@@ -38,7 +39,22 @@ function locationIn(unit: UnitResource, env: EnvironmentResource, kinds: KindSet
   const rendered = renderUnit({ ...unit, spec }, env, () => undefined, kinds);
   if (!rendered.ok) return undefined;
   // Kinds that locate their state by the same fields read the same backends (Terraform and OpenTofu).
-  return { key: canonicalJson({ fields, ...rendered.rendering }), fields: rendered.rendering };
+  return { key: canonicalJson({ fields, ...keyFields(fields, rendered.rendering) }), fields: rendered.rendering };
+}
+
+/**
+ * What says where the state is (KindDescriptor.stateLocationFields: the directory, its
+ * configuration, then qualifiers): the directory (a module, whose own backend block holds the
+ * location) counts only while the configuration is empty; a backend configuration that names the
+ * location does so whichever module reads it (two modules with one `path` share one file).
+ */
+function keyFields(fields: readonly string[], rendering: Record<string, unknown>): Record<string, unknown> {
+  const [dir, config] = fields;
+  const value = config === undefined ? undefined : rendering[config];
+  const configured = value !== undefined && value !== null && !(typeof value === 'object' && Object.keys(value).length === 0);
+  if (!configured || dir === undefined) return rendering;
+  const { [dir]: _dir, ...others } = rendering;
+  return others;
 }
 
 /** A location as a person reads it: `module infra/app, backendConfig path=/srv/app.tfstate`. */
@@ -71,12 +87,17 @@ function otherEnvironments(project: Project, env: EnvironmentResource, unit: Uni
   return out.filter((o) => ownershipSet(project, o).some((u) => u.name === unit.name));
 }
 
-function sharedError(unit: UnitResource, env: EnvironmentResource, withWhat: string, location: Location): Diagnostic {
-  const message = `the Terraform state of ${unit.name} in ${env.name} would be shared with ${withWhat}: its backend renders alike for both (${describeLocation(location.fields)}). A teardown of one would destroy the resources of the other`;
+/** Where source declares the unit's backend: its backendConfig, else its module. */
+function sourceLocation(unit: UnitResource) {
   const field = unit.spec.backendConfig !== undefined ? '/backendConfig' : '/module';
   const line = Object.entries(unit.locations ?? {}).find(([p]) => p.startsWith(field))?.[1];
-  const at = { file: unit.origin.file, line: line?.line ?? unit.origin.line, ...(line ? { column: line.column } : {}), pointer: `/spec${field}` };
-  return diagnostic('NYL-BACKEND-SHARED', 'error', message, { env: env.name, unit: unit.name, units: [unit.name], rendered: true, location: at });
+  return { file: unit.origin.file, line: line?.line ?? unit.origin.line, ...(line ? { column: line.column } : {}), pointer: `/spec${field}` };
+}
+
+/** NYL-BACKEND-SHARED of a unit (`unit`: its source, absent for one that left it). */
+function sharedError(name: string, unit: UnitResource | undefined, env: EnvironmentResource, withWhat: string, location: Location, otherUnit?: string): Diagnostic {
+  const message = `the Terraform state of ${name} in ${env.name} would be shared with ${withWhat}: its backend renders alike for both (${describeLocation(location.fields)}). A teardown of one would destroy the resources of the other`;
+  return diagnostic('NYL-BACKEND-SHARED', 'error', message, { env: env.name, unit: name, units: [name], rendered: true, ...(otherUnit ? { otherUnit } : {}), ...(unit ? { location: sourceLocation(unit) } : {}) });
 }
 
 /** The conflict of one unit, if its state's location is another environment's or unit's too. */
@@ -84,10 +105,33 @@ function conflictOf(project: Project, env: EnvironmentResource, unit: UnitResour
   const mine = locationIn(unit, env, kinds);
   if (mine === undefined) return undefined;
   for (const other of otherEnvironments(project, env, unit)) {
-    if (locationIn(unit, other, kinds)?.key === mine.key) return sharedError(unit, env, other.instance ? `every instance of its EnvironmentTemplate (such as ${other.name})` : `environment ${other.name}`, mine);
+    if (locationIn(unit, other, kinds)?.key === mine.key) return sharedError(unit.name, unit, env, other.instance ? `every instance of its EnvironmentTemplate (such as ${other.name})` : `environment ${other.name}`, mine);
   }
   for (const other of owned) {
-    if (other.name !== unit.name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(unit, env, `unit ${other.name}`, mine);
+    if (other.name !== unit.name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(unit.name, unit, env, `unit ${other.name}`, mine, other.name);
+  }
+  return undefined;
+}
+
+/**
+ * A teardown of a unit whose state, as its last desired document renders it, another environment
+ * or unit of source renders alike: destroying it would destroy theirs (`nyl teardown -e prod` of a
+ * state dev shares). Unless that rendering says `sharedState: true`.
+ */
+export function sharedTeardown(project: Project, env: EnvironmentResource, name: string, desired: DesiredUnitDoc, kinds: KindSet): Diagnostic | undefined {
+  const rendering = desired.rendering;
+  const fields = desired.kind ? kinds.descriptor(desired.kind)?.stateLocationFields ?? [] : [];
+  if (!rendering || fields.length === 0 || rendering.sharedState === true) return undefined;
+  const present = Object.fromEntries(fields.filter((f) => rendering[f] !== undefined).map((f) => [f, rendering[f]]));
+  const mine: Location = { key: canonicalJson({ fields, ...keyFields(fields, present) }), fields: present };
+  const unit = project.units.get(name);
+  if (unit) {
+    for (const other of otherEnvironments(project, env, unit)) {
+      if (locationIn(unit, other, kinds)?.key === mine.key) return sharedError(name, unit, env, other.instance ? `every instance of its EnvironmentTemplate (such as ${other.name})` : `environment ${other.name}`, mine);
+    }
+  }
+  for (const other of ownershipSet(project, env)) {
+    if (other.name !== name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(name, unit, env, `unit ${other.name}`, mine, other.name);
   }
   return undefined;
 }

@@ -158,8 +158,10 @@ export class RunState {
   private recordCondition(plan: UnitPlan, cp: Checkpoint): { type: 'failed' | 'uncertain'; condition: ConditionRecord } {
     const run = this.input.runId;
     const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
-    const condition = conditionOf(run, cp);
     const prev = this.observed.get(plan.name);
+    const earlier = prev?.uid === plan.uid ? prev?.condition?.toolState : undefined;
+    // A tool state an earlier attempt of this incarnation left stays known until a receipt records one.
+    const condition = { ...conditionOf(run, cp), ...(cp.toolState ? {} : earlier ? { toolState: earlier } : {}) };
     this.observed.set(plan.name, { ...(prev?.uid === plan.uid ? prev : {}), uid: plan.uid!, condition, lastRun: { run, result: type, at: cp.finishedAt } });
     return { type, condition };
   }

@@ -110,7 +110,7 @@ export interface ReceiptRecord {
   sensitiveOutputs?: Record<string, SensitiveOutputRecord>;
   /** What the driver recorded of its tool's own state after the execution (src/drivers/contract.ts ApplyOutcome). */
   toolState?: Record<string, unknown>;
-  /** Source paths the tool read beyond what the kind declares: they enter the unit's next execution keys. */
+  /** Source paths the tool read beyond what the kind declares (a module's local calls, from its manifest), for review. */
   toolReads?: string[];
   /**
    * The desired document the receipt was produced for. Stored as a reference to that document's

@@ -317,7 +317,7 @@ for (const impl of IMPLS) {
         assert.equal(outcome.result, 'failed');
         assert.ok(Date.now() - began >= 1000, 'it waited lockTimeout');
         assert.match(outcome.reason, /plan exited with code 1: the state is locked by \S+@\S+ \(lock ID [0-9a-f-]{36}, OperationTypeApply, since .+\); waited 1s \(lockTimeout\)/);
-        assert.match(outcome.reason, /release the lock with `terraform force-unlock [0-9a-f-]{36}`/);
+        assert.match(outcome.reason, new RegExp(`release the lock with \`${impl.name === 'terraform' ? 'terraform' : 'tofu'} force-unlock [0-9a-f-]{36}\``));
         assert.equal(outcome.retryable, true);
       } finally {
         holder.kill('SIGTERM');
@@ -374,14 +374,24 @@ for (const impl of IMPLS) {
       const emptied = await driver.plan(context(impl, { state, receipt }).ctx);
       assert.equal(emptied.code, 'NYL-BACKEND-STATE-LOST');
       assert.match(emptied.reason, /is gone/);
-      // Put back, it is the unit's state again; so is a later write of the same lineage without resources (a state rm, a partial apply).
+      // Put back, it is the unit's state again.
       fs.copyFileSync(`${state}.moved`, state);
       assert.equal((await planAndApply(driver, context(impl, { state, receipt }).ctx)).planned.plan.changes, 'none');
+      // Rolled back: the same lineage at an older serial (a restored backup) misses what the receipt's apply made.
       const same = JSON.parse(fs.readFileSync(state, 'utf8'));
+      fs.writeFileSync(state, JSON.stringify({ ...same, serial: same.serial - 1 }));
+      const rolledBack = await driver.plan(context(impl, { state, receipt }).ctx);
+      assert.equal(rolledBack.code, 'NYL-BACKEND-STATE-LOST');
+      assert.match(rolledBack.reason, /was rolled back: .* holds serial \d+ of lineage \S+, older than the receipt's serial \d+/);
+      // Emptied: every resource gone from the same lineage (a state rm), with no run of the unit since its receipt.
       fs.writeFileSync(state, JSON.stringify({ ...same, serial: same.serial + 1, resources: [] }));
       const afterRm = await driver.plan(context(impl, { state, receipt }).ctx);
-      assert.equal(afterRm.result, 'planned', 'the same lineage is the unit\'s state, whatever Terraform did to it');
-      assert.match(afterRm.plan.summary, /^\+1 /);
+      assert.equal(afterRm.code, 'NYL-BACKEND-STATE-LOST');
+      assert.match(afterRm.reason, /was emptied: .* without any resource, and no run of the unit did that/);
+      // The same, after an attempt of the unit since its receipt (an interrupted replacement): its own doing.
+      const afterAttempt = await driver.plan(context(impl, { state, receipt, attempt: { uncertain: true } }).ctx);
+      assert.equal(afterAttempt.result, 'planned', afterAttempt.reason);
+      assert.match(afterAttempt.plan.summary, /^\+1 /);
       // An operator who checked acknowledges it: the plan creates the resource again.
       const acknowledged = context(impl, { state, receipt, acknowledgement: { by: 'Ops <ops@example.com>', reason: 'gone for good', at: '2026-12-07T00:00:00Z' } });
       const { planned } = await planAndApply(driver, acknowledged.ctx);

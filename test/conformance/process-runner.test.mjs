@@ -59,6 +59,8 @@ const REAL = {
    * a second, then 1 MB at once (more than a pipe holds), then writes $MARKER and exits 0.
    */
   saver: ['sh', '-c', `trap 'i=0; while [ $i -lt 10 ]; do echo saving; sleep 0.05; i=$((i+1)); done; yes | head -c 1000000; echo saved > "$MARKER"; exit 0' TERM; echo $$; ${LOOP}`],
+  /** Prints its pid; dies of SIGTERM (as a provider plugin does); on SIGINT writes $MARKER and exits 0. */
+  intSaver: ['sh', '-c', `trap 'echo saved > "$MARKER"; exit 0' INT; echo $$; ${LOOP}`],
 };
 
 const ready = (io) => io.stdout('ready\n');
@@ -120,6 +122,13 @@ const FAKE_PROGRAMS = {
   detach: async (_argv, _options, io) => {
     io.stdout('started\n');
     io.spawnChild();
+    return { code: 0 };
+  },
+  intSaver: async (_argv, _options, io) => {
+    io.trap('SIGINT');
+    io.stdout(`${io.pid}\n`);
+    await io.nextSignal();
+    fs.writeFileSync(io.env.MARKER, 'saved\n');
     return { code: 0 };
   },
   saver: async (_argv, _options, io) => {
@@ -559,6 +568,18 @@ for (const impl of IMPLS) {
     });
 
 
+    test('stopSignal SIGINT: a timeout and a cancellation by SIGTERM send SIGINT (a tool that stops on SIGINT, as Terraform does)', async () => {
+      const { runner, argv } = impl.make();
+      const timed = await runner.run(argv('readySleep'), { timeoutMs: 300, killGraceMs: 5000, stopSignal: 'SIGINT' });
+      assert.deepEqual([timed.timedOut, timed.signal], [true, 'SIGINT']);
+      const ac = new AbortController();
+      const run = startStreaming(runner, argv('readySleep'), { cancel: ac.signal, killGraceMs: 5000, stopSignal: 'SIGINT' });
+      await run.ready;
+      ac.abort('SIGTERM');
+      const cancelled = await run.done;
+      assert.deepEqual([cancelled.cancelled, cancelled.signal], [true, 'SIGINT']);
+    });
+
     test('group: true: when the host (the Nyl process) dies by SIGKILL, the process and its child get SIGTERM at once: one that ends on it is gone at once', async () => {
       const h = impl.make().host('familyPids', { group: true, killGraceMs: 30_000 });
       const [pid, grandchild] = pidsOf(await h.line);
@@ -594,6 +615,20 @@ for (const impl of IMPLS) {
     test('group: true: a process that saves its state on SIGTERM after the host died prints (1 MB too) and finishes: what it prints is read, not refused', async () => {
       const marker = path.join(fs.mkdtempSync(path.join(tmp, 'saver-')), 'saved');
       const h = impl.make().host('saver', { group: true, killGraceMs: 30_000, env: { PATH: process.env.PATH, MARKER: marker } });
+      const [pid] = pidsOf(await h.line);
+      h.kill('SIGKILL');
+      await h.exited;
+      try {
+        assert.ok(await eventually(() => fs.existsSync(marker), 10_000, h.wait), 'the process saved its state');
+        assert.ok(await eventually(() => !h.isAlive(pid), 2000, h.wait), `process ${pid} ended by itself`);
+      } finally {
+        if (impl.real) killQuietly(pid);
+      }
+    });
+
+    test('group: true with stopSignal SIGINT: a dead host\'s watchdog sends SIGINT, not SIGTERM (which would kill a Terraform provider plugin)', async () => {
+      const marker = path.join(fs.mkdtempSync(path.join(tmp, 'int-')), 'saved');
+      const h = impl.make().host('intSaver', { group: true, killGraceMs: 30_000, stopSignal: 'SIGINT', env: { PATH: process.env.PATH, MARKER: marker } });
       const [pid] = pidsOf(await h.line);
       h.kill('SIGKILL');
       await h.exited;

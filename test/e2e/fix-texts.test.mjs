@@ -66,6 +66,7 @@ const PROBES = {
   observed: { observed: true },
   rendered: { rendered: true },
   backend: { backend: true },
+  'failed teardown': { teardown: true },
   ...Object.fromEntries(['lease', 'state', 'unit', 'run', 'signal', 'signal-set-aside', 'evidence'].map((r) => [r, { repair: r }])),
 };
 
@@ -79,6 +80,7 @@ const SKIPPED = {
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
   'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
   'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
+  'NYL-BACKEND-SHARED (failed teardown)': "a teardown refused at run time for another's state needs a unit whose current incarnation has no receipt and whose failed attempts wrote no state, while the backend holds another's resources; the teardown of a state source shows shared is blocked before it runs (the rendered variant, which names no command)",
   'NYL-UNIT-AWAITING-APPROVAL (digestUnknown)': 'printed only for a Terraform or OpenTofu unit with requireDigest, whose digest only a plan of its module gives: test/e2e/plan.test.mjs takes that digest from `nyl plan -o json` and applies it with the printed form of `--approve`',
 };
 
@@ -1038,6 +1040,27 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
       assert.ok(fs.existsSync(moved));
       assert.deepEqual(logLines(s.log), ['created', 'created', 'created']);
+    },
+  );
+
+  group(
+    'a teardown of a unit whose state is gone: the printed recover --retry acknowledges it, then the printed teardown removes the unit',
+    ['NYL-BACKEND-STATE-LOST (failed teardown)'],
+    async (fx) => {
+      const s = scratch();
+      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
+      const dir = tfProject(s, tfstate);
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      fs.rmSync(tfstate);
+      const refused = await step(dir, ['teardown', '-e', ENV, '--unit', 'app', '-o', 'json'], [3], TF);
+      assert.equal(refused.json.units.app.code, 'NYL-BACKEND-STATE-LOST', show(refused));
+      const [retry, teardown] = fx.commands(fx.printed(refused, 'NYL-BACKEND-STATE-LOST (failed teardown)', { unit: 'app' }));
+      assert.deepEqual([retry.argv.slice(0, 6), teardown.argv], [['recover', '-e', ENV, '--unit', 'app', '--retry'], ['teardown', '-e', ENV, '--unit', 'app']]);
+      assert.deepEqual(fx.commands(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [3], TF), 'NYL-BACKEND-STATE-LOST (failed teardown)', { unit: 'app' })), [retry, teardown]);
+      await fx.exec(dir, retry, [0], { env: TF });
+      const r = await fx.exec(dir, teardown, [0], { env: TF });
+      assert.match(r.stdout, /^app +Terraform +removed/m, show(r));
     },
   );
 

@@ -9,7 +9,8 @@
 //   (ERR_INVALID_ARG_VALUE). A cwd that is not a directory, or a program nobody registered,
 //   is `spawnError` ENOENT ("spawn <argv0> ENOENT") with a null code, as the contract says
 //   (an unregistered path to a file that exists: EACCES, as for a file that is not executable).
-// - timeoutMs: SIGTERM when the process runs longer (timedOut true), SIGKILL killGraceMs later.
+// - timeoutMs: SIGTERM (or stopSignal) when the process runs longer (timedOut true), SIGKILL killGraceMs later.
+// - stopSignal: the signal a timeout, any cancellation and a dead host's watchdog send instead.
 // - cancel: the abort reason's signal ('SIGINT' when the reason is 'SIGINT', else SIGTERM),
 //   SIGKILL killGraceMs later; cancelled true. An already-aborted signal stops it at once.
 // - Timeouts and grace periods are sleeps on the runner's clock, so with a ManualClock they
@@ -277,7 +278,7 @@ export class FakeProcessRunner {
 
     // The host's death: its watchdog signals the group, SIGKILL after the grace.
     const killedWithHost = () => {
-      deliver('SIGTERM');
+      deliver(options.stopSignal ?? 'SIGTERM');
       clock.sleep(graceMs, over.signal).then(() => deliver('SIGKILL'));
     };
     if (group) this.#groupKills.add(killedWithHost);
@@ -293,7 +294,7 @@ export class FakeProcessRunner {
 
     function onCancel() {
       cancelled = true;
-      stop(options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
+      stop(options.stopSignal ?? (options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM'));
     }
 
     const write = (sink, callback) => (chunk) => {
@@ -337,7 +338,7 @@ export class FakeProcessRunner {
       clock.sleep(options.timeoutMs, over.signal).then(() => {
         if (ended) return;
         timedOut = true;
-        stop('SIGTERM');
+        stop(options.stopSignal ?? 'SIGTERM');
       });
     }
     if (options.cancel?.aborted) onCancel();

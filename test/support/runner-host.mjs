@@ -4,7 +4,7 @@
 //
 //   node runner-host.mjs '<json options>' argv...
 //
-// Options: { group?: boolean, killGraceMs?: number, env?: object, killWatchdog?: boolean }.
+// Options: { group?: boolean, killGraceMs?: number, stopSignal?: 'SIGINT' | 'SIGTERM', env?: object, killWatchdog?: boolean }.
 // killWatchdog: once the program runs, kills its watchdog (src/exec/watchdog.ts) with SIGKILL, as
 // if someone had, and holds back the program's output until a new watchdog runs. SIGTERM or
 // SIGINT to the host cancels the run with that signal (the program gets it, SIGKILL killGraceMs
@@ -15,7 +15,7 @@ import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { isRunning } from './proc.mjs';
 
 const [options, ...argv] = process.argv.slice(2);
-const { group = false, killGraceMs = 30000, env, killWatchdog = false } = JSON.parse(options);
+const { group = false, killGraceMs = 30000, stopSignal, env, killWatchdog = false } = JSON.parse(options);
 
 /** The pids of this host's running children whose command line says they are a watchdog. */
 function watchdogs() {
@@ -54,6 +54,7 @@ for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => cancel.abor
 const running = new NodeProcessRunner().run(argv, {
   group,
   killGraceMs,
+  ...(stopSignal ? { stopSignal } : {}),
   ...(env ? { env } : {}),
   cancel: cancel.signal,
   onStdout: (chunk) => (held ? held.push(chunk) : process.stdout.write(chunk)),

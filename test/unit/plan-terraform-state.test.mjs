@@ -107,3 +107,27 @@ test('the local modules a module calls (transitively) enter its reads: a change 
   const unrelated = await project(['backendConfig: {path: "/srv/${{ env.name }}.tfstate"}'], { files: { 'modules/other/main.tf': 'x' } });
   assert.equal(key(unrelated).executionKey, before.executionKey);
 });
+
+test('two units of different modules with one backendConfig share it: the configuration names the location, whichever module reads it', async () => {
+  const p = await project(['backendConfig: {path: "/srv/${{ env.name }}.tfstate"}'], { extraDocs: [resource('Terraform', 'other', 'module: modules/net', 'backendConfig: {path: "/srv/${{ env.name }}.tfstate"}')] });
+  const found = conflicts(p, 'dev');
+  assert.deepEqual(found.map(([u]) => u).sort(), ['app', 'other']);
+  assert.match(sharedStates(p, p.environments.get('dev'), BUILTIN_KINDS).get('app').fix, /^give app and other each a state of its own/, 'the fix names both units, not the environment');
+  const apart = await project(['backendConfig: {path: "/srv/${{ env.name }}.tfstate"}'], { extraDocs: [resource('Terraform', 'other', 'module: modules/net', 'backendConfig: {path: "/srv/other-${{ env.name }}.tfstate"}')] });
+  assert.deepEqual(conflicts(apart, 'dev'), []);
+  const workspaceOnly = await project(['workspace: "${{ env.name }}"'], { extraDocs: [resource('Terraform', 'other', 'module: modules/net', 'workspace: "${{ env.name }}"')] });
+  assert.deepEqual(conflicts(workspaceOnly, 'dev'), [], 'modules whose own backend blocks hold the location differ, whatever the workspace');
+});
+
+test('a teardown of a state another environment renders alike is blocked (nyl teardown -e prod must not destroy dev\'s), unless sharedState', async () => {
+  const p = await project(['backendConfig: {path: /srv/app.tfstate}']);
+  const env = p.environments.get('prod');
+  const uid = '0192f0c0-0000-7000-8000-00000000000a';
+  const desired = (extra = {}) => ({ uid, kind: 'Terraform', generation: 1, source: 'c1', rendering: { module: 'infra/app', backendConfig: { path: '/srv/app.tfstate' }, ...extra }, lifecycle: { state: 'active' }, teardownRequest: { by: 'Ops <ops@example.com>', at: 't' } });
+  const observed = { uid, receipt: { run: 'r1', executionKey: 'sha256:' + '0'.repeat(64), finishedAt: 'x', outputs: {}, desired: desired() } };
+  const planOf = (doc) => planEnvironment({ project: p, env, generation: 1, drivers: BUILTIN_DRIVERS, desired: new Map([['app', doc]]), observed: new Map([['app', observed]]), run: { runId: 'r2', mode: 'teardown' } }).units.get('app');
+  const blocked = planOf(desired());
+  assert.deepEqual([blocked.action.type, blocked.action.errors?.[0]?.code], ['blocked', 'NYL-BACKEND-SHARED']);
+  assert.match(blocked.action.errors[0].message, /shared with environment dev/);
+  assert.equal(planOf(desired({ sharedState: true })).action.type, 'teardown', 'sharedState: true says they share it on purpose');
+});

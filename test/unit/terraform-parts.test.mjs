@@ -108,6 +108,12 @@ test('planDigest: resource and output changes only, after_unknown kept; driftOf:
   const unknownChanged = structuredClone(base);
   unknownChanged.resource_changes[0].change.after_unknown = {};
   assert.notEqual(planDigest(JSON.stringify(unknownChanged)).digest, one.digest);
+  const withNoOps = { ...base, resource_changes: [...base.resource_changes, { address: 'x.same', change: { actions: ['no-op'], before: { t: 1 }, after: { t: 1 } } }], output_changes: { ...base.output_changes, same: { actions: ['no-op'], before: 1, after: 1 } } };
+  const refreshed = structuredClone(withNoOps);
+  refreshed.resource_changes[1].change.before = { t: 2 };
+  refreshed.resource_changes[1].change.after = { t: 2 };
+  assert.equal(planDigest(JSON.stringify(withNoOps)).digest, one.digest, 'what stays as it is is not the change');
+  assert.equal(planDigest(JSON.stringify(refreshed)).digest, one.digest, 'a refreshed value of an unchanged resource does not change the digest');
   assert.match(planDigest('{').problem, /not JSON/);
   assert.match(planDigest(JSON.stringify({ format_version: '2.0' })).problem, /format 1.x/);
   const clean = { format_version: '1.2', output_changes: { size: { actions: ['no-op'] }, greeting: { actions: ['no-op'] } } };
@@ -155,7 +161,10 @@ test('stateVerdict: the receipt\'s state or nothing; gone, emptied or replaced i
   const verdict = (state, extra = {}) => stateVerdict({ unit: 'app', environment: 'prod', state, backend, workspace: 'default', receipt, sharedState: false, ...extra });
   assert.deepEqual(verdict(mine), { ok: true });
   assert.deepEqual(verdict({ ...mine, serial: 9, resources: ['terraform_data.d'] }), { ok: true }, 'a later write of the same state');
-  assert.deepEqual(verdict({ ...mine, serial: 9, resources: [] }), { ok: true }, 'the same lineage without resources: a state rm or a partial apply through Terraform');
+  assert.match(verdict({ ...mine, serial: 9, resources: [] }).reason, /was emptied: .* and no run of the unit did that/, 'every resource gone with no attempt of the unit since: a state rm');
+  assert.deepEqual(verdict({ ...mine, serial: 9, resources: [] }, { attempt: { uncertain: true } }), { ok: true }, 'the unit\'s own interrupted apply (a replacement) emptied it');
+  assert.match(verdict({ ...mine, serial: 2 }).reason, /was rolled back: .* holds serial 2 of lineage L1, older than the receipt's serial 3/);
+  assert.match(stateVerdict({ unit: 'app', environment: 'prod', state: NO_STATE, backend, workspace: 'default', receipt, sharedState: false, phase: 'teardown' }).reason, /A teardown now would destroy nothing of what the receipt recorded and claim its removal$/);
   assert.match(verdict(NO_STATE).reason, /is gone: local \/srv\/app.tfstate holds no state, while its receipt \(run r1\) recorded lineage L1 with 3 resources/);
   assert.equal(verdict(NO_STATE).code, 'NYL-BACKEND-STATE-LOST');
   assert.match(verdict({ ...mine, lineage: 'L2', resources: [] }).reason, /was replaced by an empty one/);

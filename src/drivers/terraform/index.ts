@@ -59,9 +59,9 @@ async function readState({ session, tool }: Opened): Promise<StateSnapshot | Bad
 }
 
 /** The verdict on a state a phase is about to work on (tool-state.ts). */
-function verdictOn(ctx: DriverContext, { session }: Opened, state: StateSnapshot) {
+function verdictOn(ctx: DriverContext, { session }: Opened, state: StateSnapshot, phase?: 'teardown') {
   const attempt = ctx.attempt ? { attempt: ctx.attempt } : {};
-  return stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, ...attempt, sharedState: session.spec.sharedState === true });
+  return stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, ...attempt, sharedState: session.spec.sharedState === true, ...(phase ? { phase } : {}) });
 }
 
 /**
@@ -69,10 +69,10 @@ function verdictOn(ctx: DriverContext, { session }: Opened, state: StateSnapshot
  * every run (a source change that points the unit back at its state fixes it) and needs an
  * operator's reason to go on against it (`recover --retry --reason`, `--reapply --reason`).
  */
-async function ownState(ctx: DriverContext, opened: Opened): Promise<StateSnapshot | Bad> {
+async function ownState(ctx: DriverContext, opened: Opened, phase?: 'teardown'): Promise<StateSnapshot | Bad> {
   const state = await readState(opened);
   if (isBad(state)) return state;
-  const verdict = verdictOn(ctx, opened, state);
+  const verdict = verdictOn(ctx, opened, state, phase);
   if (verdict.ok || ctx.acknowledgement) return state;
   return { ...failure(verdict.reason, true, true), code: verdict.code };
 }
@@ -141,8 +141,9 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
   const { session, tool } = opened;
   let after = before;
   if (planned.changes !== 'none') {
-    const applied = await tool.step(['apply', '-input=false', '-json', ...lockArgs(session), planFile], { json: true, effects: true });
-    if (isBad(applied)) return withStateLeft(opened, applied);
+    let changing = false;
+    const applied = await tool.step(['apply', '-input=false', '-json', ...lockArgs(session), planFile], { json: true, effects: true, seen: (ui) => (changing = ui.changing === true) });
+    if (isBad(applied)) return changing ? withStateLeft(opened, applied, before) : applied;
     const read = await readState(opened);
     if (isBad(read)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${read.reason}` };
     after = read;
@@ -152,15 +153,19 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
 }
 
 /**
- * A failed or interrupted apply with the state it left, when it can still be read: the unit's
- * next attempt then knows that state as its own (a first apply that failed half-way).
+ * A failed or interrupted apply that began changing resources, with the state it left when that
+ * can still be read: the unit's next attempt then knows that state as its own (a first apply that
+ * failed half-way). Only a state this apply wrote counts: the one it started from, or a new one
+ * where it started from none; an apply that failed before it changed anything (a stale plan, a
+ * lock) wrote nothing, and whatever the backend holds then is not the unit's.
  */
-async function withStateLeft(opened: Opened, bad: Bad): Promise<Bad> {
+async function withStateLeft(opened: Opened, bad: Bad, before: StateSnapshot): Promise<Bad> {
   const { session } = opened;
   const path = localStatePath(session.backend, session.workspace);
   // After a cancellation no process may start: a local state file is read, another backend's is not.
   const left = path ? readLocalState(path) : bad.result === 'failed' ? await readState(opened) : undefined;
   if (!left || isBad(left) || !left.exists) return bad;
+  if (before.exists && left.lineage !== before.lineage) return bad;
   return { ...bad, toolState: toolStateOf(left, session.identity, session.workspace) as unknown as Record<string, unknown> };
 }
 
@@ -168,7 +173,7 @@ async function teardown(ctx: DriverContext, defaultBinary: string): Promise<Tear
   const opened = await open(ctx, defaultBinary);
   if (isBad(opened)) return opened;
   const { session, tool } = opened;
-  const state = await ownState(ctx, opened);
+  const state = await ownState(ctx, opened, 'teardown');
   if (isBad(state)) return state;
   const destroyed = await tool.step(['destroy', '-auto-approve', '-input=false', '-json', ...lockArgs(session), ...session.varArgs], { json: true, effects: true });
   return isBad(destroyed) ? destroyed : { result: 'removed' };

@@ -37,18 +37,22 @@ function parsePlan(showJson: string): PlanJson | { problem: string } {
   return plan;
 }
 
+const changed = (actions: string[] | undefined) => !(actions ?? []).every((a) => a === 'no-op');
+
 /**
  * The saved plan's digest: what would change, after_unknown included, and nothing that varies
- * between two plans of the same change (timestamps, the tool's version).
+ * between two plans of the same change (timestamps, the tool's version, and the refreshed values
+ * of what stays as it is: a `no-op` entry is left out, so a volatile read-only attribute of an
+ * unchanged resource does not make an approved plan's digest differ).
  */
 export function planDigest(showJson: string): { digest: string } | { problem: string } {
   const plan = parsePlan(showJson);
   if ('problem' in plan) return plan;
-  const digest = `sha256:${createHash('sha256').update(canonicalJson({ resource_changes: plan.resource_changes ?? [], output_changes: plan.output_changes ?? {} })).digest('hex')}`;
+  const resources = (plan.resource_changes ?? []).filter((r) => changed(r.change?.actions));
+  const outputs = Object.fromEntries(Object.entries(plan.output_changes ?? {}).filter(([, o]) => changed(o.actions)));
+  const digest = `sha256:${createHash('sha256').update(canonicalJson({ resource_changes: resources, output_changes: outputs })).digest('hex')}`;
   return { digest };
 }
-
-const changed = (actions: string[] | undefined) => !(actions ?? []).every((a) => a === 'no-op');
 
 /** What a refresh-only plan found: nothing, or the resources and outputs that changed outside Terraform. */
 export function driftOf(showJson: string): { drifted: boolean; detail?: string } | { problem: string } {

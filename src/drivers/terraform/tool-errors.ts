@@ -77,12 +77,12 @@ export function lockHolder(d: UiDiagnostic): Record<string, string> | undefined 
   return info;
 }
 
-function lockReason(what: string, info: Record<string, string>, waited: string): string {
+function lockReason(what: string, info: Record<string, string>, waited: string, binary: string): string {
   const who = info.Who ? `by ${info.Who}` : 'by another process';
   const since = [info.Operation, info.Created ? `since ${info.Created}` : ''].filter(Boolean).join(', ');
   const lines = [`${what}: the state is locked ${who} (lock ID ${info.ID ?? 'unknown'}${since ? `, ${since}` : ''}); waited ${waited} (lockTimeout)`];
   if (info.Path) lines.push(`  lock on ${info.Path}`);
-  if (info.ID) lines.push(`  if that process is gone, release the lock with \`terraform force-unlock ${info.ID}\` in an initialized copy of the module, then run again`);
+  if (info.ID) lines.push(`  if that process is gone, release the lock with \`${binary} force-unlock ${info.ID}\` in an initialized copy of the module, then run again`);
   return lines.join('\n');
 }
 
@@ -90,10 +90,10 @@ function lockReason(what: string, info: Record<string, string>, waited: string):
  * The reason of a step that failed: `what` (`terraform plan exited with code 1`), then each
  * error diagnostic; a held lock says who holds it. `lockTimeout` is the wait that step had.
  */
-export function failureReason(what: string, diagnostics: readonly UiDiagnostic[], lockTimeout: string): string {
+export function failureReason(what: string, diagnostics: readonly UiDiagnostic[], lockTimeout: string, binary = 'terraform'): string {
   const errors = diagnostics.filter((d) => d.severity === 'error');
   const lock = errors.map(lockHolder).find((l) => l !== undefined);
-  if (lock) return lockReason(what, lock, lockTimeout);
+  if (lock) return lockReason(what, lock, lockTimeout, binary.split('/').pop()!);
   if (errors.length === 0) return what;
   const lines = errors.slice(0, MAX_ERRORS).flatMap(reasonLines);
   lines[0] = `${what}: ${lines[0]}`;

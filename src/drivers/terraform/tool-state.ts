@@ -8,12 +8,15 @@
  * by every later write), the serial, and the managed resource instances.
  *
  * The verdict compares the state a step is about to work on with what the unit's receipt recorded,
- * before anything is planned against it. The lineage says which state it is: a state of the
- * receipt's lineage is the unit's, whatever was done to it through Terraform since (a partial
- * apply, a `state rm`, an import).
+ * before anything is planned against it. The lineage says which state it is, the serial how far
+ * it got (every write adds to it):
  * - lost: the receipt recorded resources, and the state is gone (a deleted or emptied file, a
- *   `backendConfig` or workspace pointing at an empty location) or replaced by another lineage:
- *   planning now would create everything again next to what exists (NYL-BACKEND-STATE-LOST);
+ *   `backendConfig` or workspace pointing at an empty location), replaced by another lineage,
+ *   rolled back to a serial older than the receipt's (a restored backup that misses what the last
+ *   apply made), or emptied of every resource while no attempt of the unit ran since its receipt
+ *   (a `state rm` of everything): planning now would create them again next to what exists
+ *   (NYL-BACKEND-STATE-LOST). A state the unit's own interrupted apply emptied (a replacement
+ *   that destroyed before it created) is its own: an attempt since the receipt says so;
  * - shared: a unit without a receipt finds a state that already holds resources that neither a
  *   receipt of the unit nor its own last attempt wrote: another environment's or unit's, or made
  *   outside Nyl (NYL-BACKEND-SHARED). An uncertain attempt that recorded no state (its Nyl died
@@ -125,6 +128,8 @@ export interface VerdictInput {
   receipt: RecordedReceipt | undefined;
   /** The current incarnation's last attempt without a receipt, if any (DriverContext.attempt). */
   attempt?: DriverContext['attempt'];
+  /** What the step would do with the state: plan and apply (the default), or destroy. */
+  phase?: 'teardown';
   sharedState: boolean;
 }
 
@@ -142,17 +147,31 @@ function where(backend: BackendIdentity, workspace: string): string {
   return `${describeBackend(backend)}${workspace !== 'default' ? ` (workspace ${workspace})` : ''}`;
 }
 
+/** What going on would do, for the reason. */
+function consequence(input: VerdictInput): string {
+  return input.phase === 'teardown' ? 'A teardown now would destroy nothing of what the receipt recorded and claim its removal' : 'Planning now would create them all again next to the ones that exist';
+}
+
 function lost(input: VerdictInput, recorded: ToolStateRecord, now: string): StateVerdict {
   const moved = sameBackend(recorded.backend, input.backend) ? '' : ` The backend changed from ${where(recorded.backend, recorded.workspace)}.`;
-  const reason = `the Terraform state of ${input.unit} ${now}, while its receipt (run ${input.receipt!.run}) recorded lineage ${recorded.lineage} with ${count(recorded.resources)} (${listed(recorded.addresses, recorded.resources)}).${moved} Planning now would create them all again next to the ones that exist`;
+  const reason = `the Terraform state of ${input.unit} ${now}, while its receipt (run ${input.receipt!.run}) recorded lineage ${recorded.lineage} with ${count(recorded.resources)} (${listed(recorded.addresses, recorded.resources)}).${moved} ${consequence(input)}`;
   return { ok: false, code: 'NYL-BACKEND-STATE-LOST', reason };
+}
+
+/** A state of the receipt's lineage: the unit's, unless it went back in time, or lost everything without the unit. */
+function sameLineage(input: VerdictInput, recorded: ToolStateRecord): StateVerdict {
+  const { state } = input;
+  const at = where(input.backend, input.workspace);
+  if (state.serial < recorded.serial) return lost(input, recorded, `was rolled back: ${at} holds serial ${state.serial} of lineage ${state.lineage}, older than the receipt's serial ${recorded.serial}`);
+  if (state.resources.length === 0 && recorded.resources > 0 && !input.attempt) return lost(input, recorded, `was emptied: ${at} holds lineage ${state.lineage} without any resource, and no run of the unit did that`);
+  return { ok: true };
 }
 
 /** The verdict against the current incarnation's receipt. */
 function againstReceipt(input: VerdictInput, recorded: ToolStateRecord): StateVerdict {
   const { state } = input;
   const at = where(input.backend, input.workspace);
-  if (state.exists && state.lineage === recorded.lineage) return { ok: true };
+  if (state.exists && state.lineage === recorded.lineage) return sameLineage(input, recorded);
   // Another state, or none: what the receipt recorded is not there.
   if (recorded.resources === 0) return foreign(input);
   if (!state.exists) return lost(input, recorded, `is gone: ${at} holds no state`);
@@ -165,7 +184,7 @@ function foreign(input: VerdictInput): StateVerdict {
   const { state } = input;
   if (state.resources.length === 0 || input.sharedState) return { ok: true };
   const at = where(input.backend, input.workspace);
-  const reason = `${at} already holds a Terraform state (lineage ${state.lineage}) with ${count(state.resources.length)} (${listed(state.resources, state.resources.length)}) that no receipt of ${input.unit} in ${input.environment} recorded: another environment's or unit's state, or one made outside Nyl. Going on would take those resources over, and a teardown would destroy them`;
+  const reason = `${at} already holds a Terraform state (lineage ${state.lineage}) with ${count(state.resources.length)} (${listed(state.resources, state.resources.length)}) that no receipt of ${input.unit} in ${input.environment} recorded: another environment's or unit's state, or one made outside Nyl. ${input.phase === 'teardown' ? 'A teardown now would destroy them' : 'Going on would take those resources over, and a teardown would destroy them'}`;
   return { ok: false, code: 'NYL-BACKEND-SHARED', reason };
 }
 
@@ -191,7 +210,7 @@ export function stateVerdict(input: VerdictInput): StateVerdict {
   const recorded = recordedToolState(receipt);
   if (recorded) return againstReceipt(input, recorded);
   if (input.state.exists) return { ok: true };
-  const reason = `the Terraform state of ${input.unit} is gone: ${where(input.backend, input.workspace)} holds no state, although the unit has a receipt (run ${receipt.run}). Planning now would create everything again next to what exists`;
+  const reason = `the Terraform state of ${input.unit} is gone: ${where(input.backend, input.workspace)} holds no state, although the unit has a receipt (run ${receipt.run}). ${consequence(input)}`;
   return { ok: false, code: 'NYL-BACKEND-STATE-LOST', reason };
 }
 
@@ -200,5 +219,6 @@ export function backendChange(receipt: RecordedReceipt | undefined, backend: Bac
   const recorded = receipt?.current ? recordedToolState(receipt) : undefined;
   if (!recorded) return undefined;
   if (sameBackend(recorded.backend, backend) && recorded.workspace === workspace) return undefined;
-  return `backend changed from ${where(recorded.backend, recorded.workspace)} to ${where(backend, workspace)}`;
+  const [before, after] = [where(recorded.backend, recorded.workspace), where(backend, workspace)];
+  return before === after ? `backend settings of ${after} changed` : `backend changed from ${before} to ${after}`;
 }

@@ -33,6 +33,8 @@ export interface StepOptions {
   json?: boolean;
   /** The step changes infrastructure: stopped midway, its effects are unknown. */
   effects?: boolean;
+  /** Gets what the machine-readable output said, whether the step succeeded or not. */
+  seen?: (ui: UiResult) => void;
 }
 
 export type StepResult = { code: number; stdout: string; ui: UiResult };
@@ -117,12 +119,15 @@ export class ModuleTool {
       ...(remaining !== undefined ? { timeoutMs: remaining } : {}),
       cancel: this.ctx.cancel,
       killGraceMs: this.ctx.killGraceMs,
+      // Terraform stops on SIGINT and stops its provider plugins itself; SIGTERM to the group would kill them mid-create.
+      stopSignal: 'SIGINT',
       ...(out ? { onStdout: (b: Buffer) => out.push(b) } : {}),
       onStderr: (b) => err.push(b),
     });
     out?.flush();
     err.flush();
     const ui = output.ui.done();
+    options.seen?.(ui);
     const bad = this.unsuccessful(args[0]!, done, options, () => (options.json ? ui.diagnostics : textDiagnostics(output.kept)));
     return bad ?? { code: done.code!, stdout: done.stdout.toString('utf8'), ui };
   }
@@ -139,6 +144,6 @@ export class ModuleTool {
     }
     if (done.code !== null && (options.ok ?? [0]).includes(done.code)) return undefined;
     const how = done.signal ? `was killed by ${done.signal}` : `exited with code ${String(done.code)}`;
-    return failure(failureReason(`${what} ${how}`, diagnostics(), this.limits.lockTimeout), true);
+    return failure(failureReason(`${what} ${how}`, diagnostics(), this.limits.lockTimeout, this.binary), true);
   }
 }

@@ -36,6 +36,8 @@ export interface UiResult {
   outputActions: Record<string, string>;
   /** Addresses of resources the refresh found changed outside Terraform. */
   drifted: string[];
+  /** An apply began changing a resource (`apply_start`): from then on the state may hold what it did. */
+  changing?: boolean;
 }
 
 interface Message {
@@ -93,6 +95,7 @@ export class UiReader {
     if (m.type === 'change_summary' && m.changes) this.result.changes = { add: m.changes.add ?? 0, change: m.changes.change ?? 0, import: m.changes.import ?? 0, remove: m.changes.remove ?? 0 };
     if (m.type === 'outputs' && m.outputs) for (const [name, o] of Object.entries(m.outputs)) if (typeof o?.action === 'string') this.result.outputActions[name] = o.action;
     if (m.type === 'resource_drift' && typeof m.change?.resource?.addr === 'string') this.result.drifted.push(m.change.resource.addr);
+    if (m.type === 'apply_start') this.result.changing = true;
     if (typeof m['@message'] === 'string') this.print(m['@message']);
   }
 
