@@ -51,7 +51,9 @@ const roots = subdirs.length === 0 ? [testRoot] : subdirs.map((s) => {
  */
 const SLOW_FIRST = [
   'test/e2e/fix-texts.test.mjs',
+  'test/conformance/driver-terraform.test.mjs',
   'test/e2e/reconcile-remotes.test.mjs',
+  'test/e2e/terraform-real.test.mjs',
   'test/e2e/teardown-command.test.mjs',
   'test/e2e/crash-races.test.mjs',
   'test/protocol/crash-points.test.mjs',

@@ -6,14 +6,14 @@
  *   resolves when the process has ended; it never rejects. A program that cannot be started
  *   (missing, not executable, an argument Node refuses) resolves with `spawnError` set and a null
  *   code, exactly like a failure: callers handle one shape.
- * - `timeoutMs`: the process gets SIGTERM when it runs longer, SIGKILL `killGraceMs` later;
- *   `timedOut` is then true.
+ * - `timeoutMs`: the process gets SIGTERM (or `stopSignal`) when it runs longer, SIGKILL
+ *   `killGraceMs` later; `timedOut` is then true.
  * - `cancel`: when the signal aborts, the process gets the abort reason's signal (SIGINT or
- *   SIGTERM), SIGKILL `killGraceMs` later; `cancelled` is then true.
+ *   SIGTERM; `stopSignal` instead when given), SIGKILL `killGraceMs` later; `cancelled` is then true.
  * - `group: true` starts the process in its own process group and signals the whole group, so a
  *   tool's own children end with it. Such a process outlives the process that owns the runner
  *   (Nyl) only as long as it needs to stop: however that one dies, SIGKILL included, the group
- *   gets SIGTERM at once and SIGKILL `killGraceMs` later, and what it prints meanwhile is read and
+ *   gets its stop signal (`stopSignal`, SIGTERM by default) at once and SIGKILL `killGraceMs` later, and what it prints meanwhile is read and
  *   dropped, never refused, so that a tool that saves its state as it stops can (src/exec/watchdog.ts).
  *   `killToolsNow()` SIGKILLs every such group that runs, for a Nyl that must end at once.
  *   Nothing else changes for the caller: the same pid, exit code, signal, streams and environment
@@ -36,8 +36,8 @@ export interface RunOptions {
   timeoutMs?: number;
   cancel?: AbortSignal;
   /**
-   * After SIGTERM/SIGINT (timeout or cancellation), SIGKILL this much later; with `group`, also
-   * after the SIGTERM a dead runner's watchdog sends. Default 5 s.
+   * After the stop signal (timeout or cancellation), SIGKILL this much later; with `group`, also
+   * after the one a dead runner's watchdog sends. Default 5 s.
    */
   killGraceMs?: number;
   /**

@@ -9,6 +9,7 @@
 import type { Plan, UnitPlan } from '../plan/actions';
 import { receiptOfIncarnation } from '../plan/incarnation';
 import type { ObjectReader } from '../state/store';
+import { byCodeUnits } from '../util/compare';
 
 /** How many changed files a detail names before it says how many more. */
 const MAX_NAMED = 8;
@@ -33,7 +34,7 @@ function diffMaps(before: ReadonlyMap<string, string>, after: ReadonlyMap<string
   for (const [path, oid] of after) if (!before.has(path)) out.push({ path, how: 'added' });
   else if (before.get(path) !== oid) out.push({ path, how: 'changed' });
   for (const path of before.keys()) if (!after.has(path)) out.push({ path, how: 'removed' });
-  return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return out.sort((a, b) => byCodeUnits(a.path, b.path));
 }
 
 /** The files that changed under one directory read (`dir/`, or `.` for the root). */

@@ -20,6 +20,7 @@ import type { Takeover } from '../run/takeover';
 import type { EnvironmentStateView } from '../state/read';
 import type { OpenedEnvironment } from './context';
 import { addLeavingRows, type LifecycleResults, leavingWarnings, NO_LIFECYCLE } from './lifecycle-report';
+import { stateLostObserved } from './report-base';
 
 function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undefined, operation: ReconcileReport['operation'] = 'reconcile'): ReconcileReport {
   const report: ReconcileReport = {
@@ -232,7 +233,7 @@ export function unitWarnings(report: ReconcileReport, { unimported = false, plan
       out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name], ...params }));
     }
     if (u.result === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, name, u.detail, u.approval));
-    if (u.result === 'drifted' && u.code === 'NYL-BACKEND-STATE-LOST') out.push(diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${name}: ${u.detail}`, { env, unit: name, units: [name], observed: true }));
+    if (u.result === 'drifted' && u.code === 'NYL-BACKEND-STATE-LOST') out.push(stateLostObserved(env, name, u.detail));
     else if (u.result === 'drifted') out.push(diagnostic('NYL-UNIT-DRIFTED', 'warning', `${name} ${u.detail}`, { env, unit: name, units: [name] }));
   }
   return out;

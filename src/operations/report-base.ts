@@ -28,3 +28,11 @@ export function divergedWarnings(env: string, diverged: string[]): Diagnostic[] 
 export function localWorkWarnings(env: string, coordination: string, refs: Map<string, string>): Diagnostic[] {
   return refs.size === 0 ? [] : [localWorkDiagnostic(env, coordination, refs.keys(), 'warning')];
 }
+
+/**
+ * NYL-BACKEND-STATE-LOST as a drift observation found it (verify, and status or a run that read
+ * it): its fix names the verify and the --reapply, as no run repairs a lost state by itself.
+ */
+export function stateLostObserved(env: string, unit: string, detail: string | undefined): Diagnostic {
+  return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${unit}: ${detail ?? 'the state its receipt recorded is gone'}`, { env, unit, units: [unit], observed: true });
+}

@@ -30,7 +30,7 @@ import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf } from './context';
 import { statusLeavingWarnings } from './lifecycle-report';
 import { approvalWarning, ownedNames } from './reconcile-report';
-import { divergedWarnings, localWorkWarnings } from './report-base';
+import { divergedWarnings, localWorkWarnings, stateLostObserved } from './report-base';
 import { inactiveStateOf } from './state-checks';
 
 export type StatusRequest = EnvironmentRequest;
@@ -106,7 +106,7 @@ function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: {
  * for --reapply. A lost tool state is worse than drift: its own code, whose fix no reconcile does alone.
  */
 function driftedWarning(env: string, u: UnitStatus, driftRepair: 'converge' | 'manual'): Diagnostic {
-  if (u.drift?.code === 'NYL-BACKEND-STATE-LOST') return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${u.name}: ${u.drift.detail ?? 'the state its receipt recorded is gone'}`, { env, unit: u.name, units: [u.name], observed: true });
+  if (u.drift?.code === 'NYL-BACKEND-STATE-LOST') return stateLostObserved(env, u.name, u.drift.detail);
   return diagnostic('NYL-UNIT-DRIFTED', 'warning', `${u.name} ${u.detail}`, { env, unit: u.name, units: [u.name], ...(driftRepair === 'converge' ? { repair: 'converge' } : {}) });
 }
 

@@ -31,7 +31,7 @@ import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
-import { stateOperationReport } from './report-base';
+import { stateLostObserved, stateOperationReport } from './report-base';
 import { requireActive, type StateRead, stateUnderLease } from './state-checks';
 import { type CheckTarget, type DriftFinding, runChecks } from './verify-checks';
 
@@ -183,17 +183,11 @@ function fillReport(opened: OpenedEnvironment, targets: Selected[], findings: Ma
   for (const { target, recovery } of targets) {
     const f = findings.get(target.unit)!;
     units[target.unit] = { drift: f.status, kind: target.kind, ...(f.detail ? { detail: f.detail } : {}), ...(f.code ? { code: f.code } : {}) };
-    if (f.code === 'NYL-BACKEND-STATE-LOST') report.warnings.push(stateLostWarning(opened, target, f));
+    if (f.code === 'NYL-BACKEND-STATE-LOST') report.warnings.push(stateLostObserved(opened.env.name, target.unit, f.detail));
     else if (f.status === 'drifted') report.warnings.push(driftedWarning(opened, target, recovery, f));
     if (f.failed) report.errors.push(diagnostic('NYL-DRIFT-CHECK-FAILED', 'error', `the drift check of ${target.unit} failed: ${f.detail}; its drift is recorded unknown`, { env, unit: target.unit, units: [target.unit] }));
   }
   report.details.units = units;
-}
-
-/** NYL-BACKEND-STATE-LOST: the tool state the receipt recorded is gone; worse than drift, and no reconcile repairs it alone. */
-function stateLostWarning(opened: OpenedEnvironment, target: CheckTarget, f: DriftFinding): Diagnostic {
-  const unit = target.unit;
-  return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', f.detail ?? `${unit}: the state its receipt recorded is gone`, { env: opened.env.name, unit, units: [unit], observed: true });
 }
 
 /**

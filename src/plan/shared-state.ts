@@ -37,9 +37,13 @@ function locationIn(unit: UnitResource, env: EnvironmentResource, kinds: KindSet
   const fields = kinds.descriptor(unit.kind)?.stateLocationFields ?? [];
   const spec = Object.fromEntries(fields.filter((f) => unit.spec[f] !== undefined).map((f) => [f, unit.spec[f]]));
   const rendered = renderUnit({ ...unit, spec }, env, () => undefined, kinds);
-  if (!rendered.ok) return undefined;
-  // Kinds that locate their state by the same fields read the same backends (Terraform and OpenTofu).
-  return { key: canonicalJson({ fields, ...keyFields(fields, rendered.rendering) }), fields: rendered.rendering };
+  return rendered.ok ? locationOf(fields, rendered.rendering) : undefined;
+}
+
+/** A location from a rendering of the fields; kinds that locate their state by the same fields read the same backends (Terraform and OpenTofu). */
+function locationOf(fields: readonly string[], rendering: Record<string, unknown>): Location {
+  const present = Object.fromEntries(Object.entries(rendering).filter(([f, v]) => fields.includes(f) && v !== undefined));
+  return { key: canonicalJson({ fields, ...keyFields(fields, present) }), fields: present };
 }
 
 /**
@@ -68,23 +72,26 @@ function isShareable(unit: UnitResource, kinds: KindSet): boolean {
   return (kinds.descriptor(unit.kind)?.stateLocationFields?.length ?? 0) > 0 && unit.spec.sharedState !== true;
 }
 
-/** Environments other than `env` that own the unit: declared ones, and probe instances of each template. */
-function otherEnvironments(project: Project, env: EnvironmentResource, unit: UnitResource): EnvironmentResource[] {
+/** Another environment that may share a unit's state, with the names of the units it owns. */
+interface Other {
+  env: EnvironmentResource;
+  owns: ReadonlySet<string>;
+}
+
+/** Environments other than `env`: the declared ones, and a probe instance of each template (see the module header). */
+function otherEnvironments(project: Project, env: EnvironmentResource): Other[] {
   const out: EnvironmentResource[] = [];
   for (const other of project.environments.values()) if (other.name !== env.name) out.push(other);
   for (const template of project.templates?.values() ?? []) {
-    for (const probe of PROBES.map((p) => template.spec.namePattern.replace('*', p))) {
-      if (probe === env.name) continue;
-      try {
-        const instance = resolveEnvironment(project, probe);
-        if (instance) out.push(instance);
-      } catch {
-        // A probe name the pattern cannot take: nothing to compare with.
-      }
-      break;
+    const probe = PROBES.map((p) => template.spec.namePattern.replace('*', p)).find((p) => p !== env.name)!;
+    try {
+      const instance = resolveEnvironment(project, probe);
+      if (instance) out.push(instance);
+    } catch {
+      // A probe name the pattern cannot take: nothing to compare with.
     }
   }
-  return out.filter((o) => ownershipSet(project, o).some((u) => u.name === unit.name));
+  return out.map((o) => ({ env: o, owns: new Set(ownershipSet(project, o).map((u) => u.name)) }));
 }
 
 /** Where source declares the unit's backend: its backendConfig, else its module. */
@@ -100,17 +107,62 @@ function sharedError(name: string, unit: UnitResource | undefined, env: Environm
   return diagnostic('NYL-BACKEND-SHARED', 'error', message, { env: env.name, unit: name, units: [name], rendered: true, ...(otherUnit ? { otherUnit } : {}), ...(unit ? { location: sourceLocation(unit) } : {}) });
 }
 
-/** The conflict of one unit, if its state's location is another environment's or unit's too. */
-function conflictOf(project: Project, env: EnvironmentResource, unit: UnitResource, owned: readonly UnitResource[], kinds: KindSet): Diagnostic | undefined {
-  const mine = locationIn(unit, env, kinds);
-  if (mine === undefined) return undefined;
-  for (const other of otherEnvironments(project, env, unit)) {
-    if (locationIn(unit, other, kinds)?.key === mine.key) return sharedError(unit.name, unit, env, other.instance ? `every instance of its EnvironmentTemplate (such as ${other.name})` : `environment ${other.name}`, mine);
+/** What the checks of one environment share, made once per project and environment. */
+interface Scope {
+  env: EnvironmentResource;
+  kinds: KindSet;
+  owned: readonly UnitResource[];
+  /** The other environments, listed when a check first needs them. */
+  others: () => readonly Other[];
+}
+
+/**
+ * The conflict of unit `name` whose state is at `mine` in the scope's environment: another
+ * environment that owns the unit (`unit`: its source, if it has one) renders it there too, or
+ * another unit of the environment does.
+ */
+function conflictWith(scope: Scope, name: string, unit: UnitResource | undefined, mine: Location): Diagnostic | undefined {
+  const { env, kinds } = scope;
+  for (const other of unit ? scope.others() : []) {
+    if (!other.owns.has(name) || locationIn(unit!, other.env, kinds)?.key !== mine.key) continue;
+    return sharedError(name, unit, env, other.env.instance ? `every instance of its EnvironmentTemplate (such as ${other.env.name})` : `environment ${other.env.name}`, mine);
   }
-  for (const other of owned) {
-    if (other.name !== unit.name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(unit.name, unit, env, `unit ${other.name}`, mine, other.name);
+  for (const other of scope.owned) {
+    if (other.name !== name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(name, unit, env, `unit ${other.name}`, mine, other.name);
   }
   return undefined;
+}
+
+interface Found {
+  scope: Scope;
+  conflicts: Map<string, Diagnostic>;
+}
+
+const cache = new WeakMap<Project, WeakMap<EnvironmentResource, Found>>();
+
+/** The scope and the source conflicts of an environment, computed once. */
+function foundIn(project: Project, env: EnvironmentResource, kinds: KindSet): Found {
+  const perEnv = cache.get(project) ?? new WeakMap<EnvironmentResource, Found>();
+  cache.set(project, perEnv);
+  let found = perEnv.get(env);
+  if (!found) {
+    const owned = ownershipSet(project, env);
+    let others: Other[] | undefined;
+    const scope: Scope = { env, kinds, owned, others: () => (others ??= otherEnvironments(project, env)) };
+    found = { scope, conflicts: new Map() };
+    for (const unit of owned.filter((u) => isShareable(u, kinds))) {
+      const mine = locationIn(unit, env, kinds);
+      const conflict = mine ? conflictWith(scope, unit.name, unit, mine) : undefined;
+      if (conflict) found.conflicts.set(unit.name, conflict);
+    }
+    perEnv.set(env, found);
+  }
+  return found;
+}
+
+/** Unit name -> NYL-BACKEND-SHARED, for the units of `env` whose state would be shared. */
+export function sharedStates(project: Project, env: EnvironmentResource, kinds: KindSet): ReadonlyMap<string, Diagnostic> {
+  return foundIn(project, env, kinds).conflicts;
 }
 
 /**
@@ -122,35 +174,5 @@ export function sharedTeardown(project: Project, env: EnvironmentResource, name:
   const rendering = desired.rendering;
   const fields = desired.kind ? kinds.descriptor(desired.kind)?.stateLocationFields ?? [] : [];
   if (!rendering || fields.length === 0 || rendering.sharedState === true) return undefined;
-  const present = Object.fromEntries(fields.filter((f) => rendering[f] !== undefined).map((f) => [f, rendering[f]]));
-  const mine: Location = { key: canonicalJson({ fields, ...keyFields(fields, present) }), fields: present };
-  const unit = project.units.get(name);
-  if (unit) {
-    for (const other of otherEnvironments(project, env, unit)) {
-      if (locationIn(unit, other, kinds)?.key === mine.key) return sharedError(name, unit, env, other.instance ? `every instance of its EnvironmentTemplate (such as ${other.name})` : `environment ${other.name}`, mine);
-    }
-  }
-  for (const other of ownershipSet(project, env)) {
-    if (other.name !== name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(name, unit, env, `unit ${other.name}`, mine, other.name);
-  }
-  return undefined;
-}
-
-const cache = new WeakMap<Project, WeakMap<EnvironmentResource, Map<string, Diagnostic>>>();
-
-/** Unit name -> NYL-BACKEND-SHARED, for the units of `env` whose state would be shared. */
-export function sharedStates(project: Project, env: EnvironmentResource, kinds: KindSet): ReadonlyMap<string, Diagnostic> {
-  const perEnv = cache.get(project) ?? new WeakMap<EnvironmentResource, Map<string, Diagnostic>>();
-  cache.set(project, perEnv);
-  let found = perEnv.get(env);
-  if (!found) {
-    found = new Map();
-    const owned = ownershipSet(project, env);
-    for (const unit of owned.filter((u) => isShareable(u, kinds))) {
-      const conflict = conflictOf(project, env, unit, owned, kinds);
-      if (conflict) found.set(unit.name, conflict);
-    }
-    perEnv.set(env, found);
-  }
-  return found;
+  return conflictWith(foundIn(project, env, kinds).scope, name, project.units.get(name), locationOf(fields, rendering));
 }

@@ -10,6 +10,7 @@
  * them transitively (`dirCalls`), and their trees enter the key as well. A path that names
  * nothing in the commit reads nothing; the driver then fails.
  */
+import type { KindDescriptor } from '../drivers/contract';
 import { BUILTIN_KINDS, type KindSet } from '../drivers/kinds';
 import { expandGlob, isGlob, normalizePattern } from './glob';
 import type { Project, SourceObject, SourceTree, UnitResource } from './types';
@@ -55,15 +56,17 @@ export function sourceReads(unit: UnitResource, rendering: Record<string, unknow
   return reads;
 }
 
-/** The directories of the source dir fields units name literally (a reference is rendered later). */
-function literalSourceDirs(project: Project, kinds: KindSet): Map<string, NonNullable<ReturnType<KindSet['descriptor']>>> {
-  const dirs = new Map<string, NonNullable<ReturnType<KindSet['descriptor']>>>();
+type DirCalls = NonNullable<KindDescriptor['sourceDirCalls']>;
+
+/** The directories of the source dir fields units name literally (a reference is rendered later), with how their kind finds calls. */
+function literalSourceDirs(project: Project, kinds: KindSet): Map<string, DirCalls> {
+  const dirs = new Map<string, DirCalls>();
   for (const unit of project.units.values()) {
     const kind = kinds.descriptor(unit.kind);
     if (!kind?.sourceDirCalls) continue;
     for (const field of kind.sourceDirFields ?? []) {
       const dir = unit.spec[field];
-      if (typeof dir === 'string' && !dir.includes('${{')) dirs.set(listingPath(dir), kind);
+      if (typeof dir === 'string' && !dir.includes('${{')) dirs.set(listingPath(dir), kind.sourceDirCalls);
     }
   }
   return dirs;
@@ -80,18 +83,32 @@ function joinedPath(dir: string, relative: string): string | undefined {
   return parts.length === 0 ? undefined : parts.join('/');
 }
 
-/** The directories one directory's own files name, resolved against it; only those the commit has as trees. */
-async function directCalls(dir: string, calls: NonNullable<ReturnType<KindSet['descriptor']>>['sourceDirCalls'], tree: SourceTree, objects: ReadonlyMap<string, SourceObject>): Promise<string[]> {
-  const prefix = dir === '' ? '' : `${dir}/`;
-  const names = [...objects.keys()].filter((p) => p.startsWith(prefix) && !p.slice(prefix.length).includes('/') && objects.get(p)!.type === 'blob' && calls!.reads(p.slice(prefix.length)));
-  const texts = await tree.readMany(names);
-  const files = names.map((p, i) => ({ name: p.slice(prefix.length), text: texts[i] ?? '' }));
-  const out: string[] = [];
-  for (const source of calls!.calls(files)) {
-    const path = joinedPath(dir, source);
-    if (path !== undefined && objects.get(path)?.type === 'tree') out.push(path);
+/** The blobs of a listing by directory (`''` for the root): a directory's own files, found once per listing. */
+function blobsByDir(objects: ReadonlyMap<string, SourceObject>): Map<string, string[]> {
+  const byDir = new Map<string, string[]>();
+  for (const path of blobsOf(objects)) {
+    const cut = path.lastIndexOf('/');
+    const dir = cut < 0 ? '' : path.slice(0, cut);
+    const names = byDir.get(dir);
+    if (names) names.push(path.slice(cut + 1));
+    else byDir.set(dir, [path.slice(cut + 1)]);
   }
-  return out;
+  return byDir;
+}
+
+/** What finding calls needs: the tree to read files from, the listing, and its files by directory. */
+interface CallScan {
+  tree: SourceTree;
+  objects: ReadonlyMap<string, SourceObject>;
+  files: ReadonlyMap<string, readonly string[]>;
+}
+
+/** The directories one directory's own files name, resolved against it; only those the commit has as trees. */
+async function directCalls(dir: string, calls: DirCalls, scan: CallScan): Promise<string[]> {
+  const names = (scan.files.get(dir) ?? []).filter((name) => calls.reads(name));
+  const texts = await scan.tree.readMany(names.map((name) => (dir === '' ? name : `${dir}/${name}`)));
+  const found = calls.calls(names.map((name, i) => ({ name, text: texts[i] ?? '' })));
+  return found.map((source) => joinedPath(dir, source)).filter((path): path is string => path !== undefined && scan.objects.get(path)?.type === 'tree');
 }
 
 /**
@@ -100,17 +117,20 @@ async function directCalls(dir: string, calls: NonNullable<ReturnType<KindSet['d
  */
 export async function sourceDirCalls(project: Project, tree: SourceTree, objects: ReadonlyMap<string, SourceObject>, kinds: KindSet = BUILTIN_KINDS): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>();
+  const roots = literalSourceDirs(project, kinds);
+  if (roots.size === 0) return result;
+  const scan: CallScan = { tree, objects, files: blobsByDir(objects) };
   const direct = new Map<string, Promise<string[]>>();
-  const callsOf = (dir: string, kind: NonNullable<ReturnType<KindSet['descriptor']>>) => {
-    if (!direct.has(dir)) direct.set(dir, directCalls(dir, kind.sourceDirCalls, tree, objects));
+  const callsOf = (dir: string, calls: DirCalls) => {
+    if (!direct.has(dir)) direct.set(dir, directCalls(dir, calls, scan));
     return direct.get(dir)!;
   };
-  for (const [root, kind] of literalSourceDirs(project, kinds)) {
+  for (const [root, calls] of roots) {
     const seen = new Set<string>([root]);
     for (let queue = [root]; queue.length > 0; ) {
-      const next: string[] = [];
-      for (const dir of queue) for (const called of await callsOf(dir, kind)) if (!seen.has(called)) (seen.add(called), next.push(called));
-      queue = next;
+      const next = (await Promise.all(queue.map((dir) => callsOf(dir, calls)))).flat().filter((d) => !seen.has(d));
+      next.forEach((d) => seen.add(d));
+      queue = [...new Set(next)];
     }
     seen.delete(root);
     if (seen.size > 0) result.set(root, [...seen].sort());

@@ -9,6 +9,7 @@ import { describe, test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { openTofuDriver, terraformDriver } from '../../dist/drivers/terraform/index.js';
@@ -18,6 +19,9 @@ import { assertOutcome } from '../support/driver-outcomes.mjs';
 import { SKIP_NO_TERRAFORM, TERRAFORM, TOFU_SHIM, httpStateServer, provisioned, terraform, terraformEnv } from '../support/terraform.mjs';
 
 const SECRET = 'pa55-w0rd-never-printed';
+/** A filesystem mirror with the AWS provider, which these machines' image ships: a real plugin offline. */
+const AWS_MIRROR = '/opt/tf-plugins';
+const AWS_VERSION = '5.100.0';
 const GRACE = 3000;
 
 const IMPLS = [
@@ -67,6 +71,13 @@ const MODULES = {
   // A root module calling a sibling through ../, as in the repository.
   'infra/composed/main.tf.json': { terraform: { backend: { local: {} } }, module: { g: { source: '../../modules/greet', name: 'world' } }, output: { text: { value: '${module.g.text}' } } },
   'modules/greet/main.tf.json': { variable: { name: {} }, output: { text: { value: 'hi ${var.name}' } } },
+  // A real provider's resource, against an endpoint given as a variable (the machine's offline mirror).
+  'infra/aws/main.tf.json': {
+    terraform: { backend: { local: {} }, required_providers: { aws: { source: 'hashicorp/aws', version: AWS_VERSION } } },
+    variable: { endpoint: { type: 'string' } },
+    provider: { aws: { region: 'us-east-1', access_key: 'x', secret_key: 'y', skip_credentials_validation: true, skip_requesting_account_id: true, skip_metadata_api_check: true, skip_region_validation: true, max_retries: 1, endpoints: { ssm: '${var.endpoint}' } } },
+    resource: { aws_ssm_parameter: { p: { name: 'nyl-test', type: 'String', value: 'v' } } },
+  },
 };
 
 function writeProject(dir) {
@@ -493,6 +504,38 @@ for (const impl of IMPLS) {
       await planAndApply(driver, ctx);
       assert.equal((await driver.readOutputs(ctx)).result, 'read');
       assert.deepEqual(runner.subcommands, ['init', 'plan', 'apply']);
+    });
+
+    // A real provider plugin, where the machine has one offline: the AWS provider of the image's
+    // filesystem mirror, against an SSM endpoint on 127.0.0.1 that never answers. Terraform's
+    // plugins share its process group; SIGTERM to the group killed the plugin in the middle of the
+    // create ("Plugin did not respond"), SIGINT lets Terraform stop it and record what it did.
+    test('a cancelled apply with a real provider plugin: the plugin is stopped by Terraform, not killed with it', { skip: impl.kind !== 'Terraform' ? 'the same tool under another name: once is enough for a 700 MB plugin' : fs.existsSync(AWS_MIRROR) ? false : `no provider mirror at ${AWS_MIRROR}` }, async () => {
+      const requests = [];
+      const server = http.createServer((req) => requests.push(req.method));
+      await new Promise((r) => server.listen(0, '127.0.0.1', r));
+      const ac = new AbortController();
+      try {
+        const cli = path.join(tmp, `aws-${++seq}.tfrc`);
+        fs.writeFileSync(cli, `provider_installation {\n  filesystem_mirror {\n    path = "${AWS_MIRROR}"\n  }\n}\n`);
+        // A plugin cache that already holds the provider (a link to the mirror): Terraform links it instead of copying 700 MB.
+        const cache = path.join(tmp, `aws-cache-${seq}`, 'registry.terraform.io/hashicorp/aws', AWS_VERSION);
+        fs.mkdirSync(cache, { recursive: true });
+        fs.symlinkSync(path.join(AWS_MIRROR, 'registry.terraform.io/hashicorp/aws', AWS_VERSION, 'linux_amd64'), path.join(cache, 'linux_amd64'));
+        const { ctx, lines } = context(impl, { module: 'infra/aws', variables: { endpoint: `http://127.0.0.1:${server.address().port}` }, secretPointers: [], cancel: ac.signal, baseEnv: { TF_CLI_CONFIG_FILE: cli, TF_PLUGIN_CACHE_DIR: path.join(tmp, `aws-cache-${seq}`) } });
+        const planned = await driver.plan(ctx, { digest: false });
+        assert.equal(planned.result, 'planned', planned.reason);
+        const applying = driver.apply(ctx, planned.plan);
+        await until(() => requests.length > 0, 'the provider called the endpoint', 60_000);
+        ac.abort('SIGTERM');
+        const outcome = await applying;
+        assert.equal(outcome.result, 'uncertain');
+        assert.ok(lines.some((l) => /context canceled/.test(l)), `the plugin answered the stop itself:\n${lines.join('\n')}`);
+        assert.ok(!lines.some((l) => /Plugin did not respond/.test(l)), 'the plugin was not killed');
+      } finally {
+        ac.abort();
+        await new Promise((r) => server.close(r));
+      }
     });
 
     describe('a backend other than local: Terraform\'s http backend, read with state pull', () => {

@@ -612,9 +612,10 @@ for (const impl of IMPLS) {
       }
     });
 
-    test('group: true: a process that saves its state on SIGTERM after the host died prints (1 MB too) and finishes: what it prints is read, not refused', async () => {
+    /** Runs `program` (which writes $MARKER once it saved its state) in a host, kills the host: the process saves and ends by itself. */
+    async function savesAfterHostDeath(program, options = {}) {
       const marker = path.join(fs.mkdtempSync(path.join(tmp, 'saver-')), 'saved');
-      const h = impl.make().host('saver', { group: true, killGraceMs: 30_000, env: { PATH: process.env.PATH, MARKER: marker } });
+      const h = impl.make().host(program, { group: true, killGraceMs: 30_000, ...options, env: { PATH: process.env.PATH, MARKER: marker } });
       const [pid] = pidsOf(await h.line);
       h.kill('SIGKILL');
       await h.exited;
@@ -624,21 +625,11 @@ for (const impl of IMPLS) {
       } finally {
         if (impl.real) killQuietly(pid);
       }
-    });
+    }
 
-    test('group: true with stopSignal SIGINT: a dead host\'s watchdog sends SIGINT, not SIGTERM (which would kill a Terraform provider plugin)', async () => {
-      const marker = path.join(fs.mkdtempSync(path.join(tmp, 'int-')), 'saved');
-      const h = impl.make().host('intSaver', { group: true, killGraceMs: 30_000, stopSignal: 'SIGINT', env: { PATH: process.env.PATH, MARKER: marker } });
-      const [pid] = pidsOf(await h.line);
-      h.kill('SIGKILL');
-      await h.exited;
-      try {
-        assert.ok(await eventually(() => fs.existsSync(marker), 10_000, h.wait), 'the process saved its state');
-        assert.ok(await eventually(() => !h.isAlive(pid), 2000, h.wait), `process ${pid} ended by itself`);
-      } finally {
-        if (impl.real) killQuietly(pid);
-      }
-    });
+    test('group: true: a process that saves its state on SIGTERM after the host died prints (1 MB too) and finishes: what it prints is read, not refused', () => savesAfterHostDeath('saver'));
+
+    test('group: true with stopSignal SIGINT: a dead host\'s watchdog sends SIGINT, not SIGTERM (which would kill a Terraform provider plugin)', () => savesAfterHostDeath('intSaver', { stopSignal: 'SIGINT' }));
 
     if (impl.real) {
       test("group: true: a process's watchdog that someone killed is replaced; the process still gets SIGTERM when its host dies", async () => {

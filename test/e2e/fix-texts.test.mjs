@@ -1000,15 +1000,26 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     return makeProject({ 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', tfstate), ...more), 'infra/app/main.tf': moduleTf(s.log) });
   }
 
+  /**
+   * A scratch log, the state file of `app` beside it and the project (tfProject), with more unit
+   * documents made from the scratch; `reconciled`: state init and a first reconcile done.
+   */
+  async function tfWorld({ more = () => [], reconciled = true } = {}) {
+    const s = scratch();
+    const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
+    const dir = tfProject(s, tfstate, ...more(s));
+    if (reconciled) {
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+    }
+    return { s, tfstate, dir };
+  }
+
   group(
     'a lost Terraform state: verify, status and the drifted row name the --reapply that creates it again; a moved backend path fails the unit, and the printed --reapply creates it there',
     ['NYL-BACKEND-STATE-LOST (observed)', 'NYL-BACKEND-STATE-LOST'],
     async (fx) => {
-      const s = scratch();
-      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
-      const dir = tfProject(s, tfstate);
-      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
-      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      const { s, tfstate, dir } = await tfWorld();
       fs.rmSync(tfstate);
 
       const verified = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [2], TF);
@@ -1047,11 +1058,7 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     'a teardown of a unit whose state is gone: the printed recover --retry acknowledges it, then the printed teardown removes the unit',
     ['NYL-BACKEND-STATE-LOST (failed teardown)'],
     async (fx) => {
-      const s = scratch();
-      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
-      const dir = tfProject(s, tfstate);
-      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
-      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      const { s, tfstate, dir } = await tfWorld();
       fs.rmSync(tfstate);
       const refused = await step(dir, ['teardown', '-e', ENV, '--unit', 'app', '-o', 'json'], [3], TF);
       assert.equal(refused.json.units.app.code, 'NYL-BACKEND-STATE-LOST', show(refused));
@@ -1069,11 +1076,7 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     'a moved backend path whose state file is put back, as the fix of the failure says first: the printed reconcile runs the unit again',
     ['NYL-BACKEND-STATE-LOST'],
     async (fx) => {
-      const s = scratch();
-      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
-      const dir = tfProject(s, tfstate);
-      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
-      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      const { s, tfstate, dir } = await tfWorld();
       const moved = path.join(path.dirname(s.log), 'moved.tfstate');
       commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', moved)) }, 'app: another state path');
       const failed = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
@@ -1090,9 +1093,7 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     'a state that already holds resources no receipt of the unit recorded: the printed --reapply takes it over',
     ['NYL-BACKEND-SHARED'],
     async (fx) => {
-      const s = scratch();
-      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
-      const dir = tfProject(s, tfstate);
+      const { s, tfstate, dir } = await tfWorld({ reconciled: false });
       // Made outside Nyl: terraform applied in a copy of the module, to the same state file.
       const byHand = path.join(path.dirname(s.log), 'by-hand');
       fs.cpSync(path.join(dir, 'infra/app'), byHand, { recursive: true });
@@ -1117,16 +1118,12 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     "a consumer of a Terraform producer's sensitive output whose state was deleted: the printed --reapply of the producer, then reconcile, runs the consumer",
     ['NYL-SECRET-UNAVAILABLE (backend)'],
     async (fx) => {
-      const s = scratch();
-      const tfstate = path.join(path.dirname(s.log), 'app.tfstate');
-      const consumer = (version) => command('c', `env: {PW: "\${{ units.app.outputs.password }}", V: "${version}"}\nscript: 'echo consumed >> ${s.log}'`);
-      const dir = tfProject(s, tfstate, consumer('1'));
-      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
-      await step(dir, ['reconcile', '-e', ENV], [0], TF);
+      const consumer = (log, version) => command('c', `env: {PW: "\${{ units.app.outputs.password }}", V: "${version}"}\nscript: 'echo consumed >> ${log}'`);
+      const { s, tfstate, dir } = await tfWorld({ more: (sc) => [consumer(sc.log, '1')] });
       assert.deepEqual(logLines(s.log), ['created', 'consumed']);
 
       // The consumer must run again (its key changed); the producer's backend no longer holds the value.
-      commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', tfstate), consumer('2')) }, 'c: version 2');
+      commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', tfstate), consumer(s.log, '2')) }, 'c: version 2');
       fs.rmSync(tfstate);
       const unavailable = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
       assert.deepEqual([unavailable.json.units.app.result, unavailable.json.units.c.result], ['current', 'failed'], show(unavailable));

@@ -54,6 +54,17 @@ const UNITS = [
  * Starts a reconcile whose `tool` runs in `mode`; resolves once the tool runs. validateJson: false
  * when the test ends nyl without its document (a second signal).
  */
+/** Starts a reconcile whose tool ignores SIGTERM, then cancels it with SIGTERM: its result, how long it took, its run. */
+async function cancelIgnoring(sc, env = {}) {
+  const { h, run } = await startRunning(sc, 'ignore', env);
+  const sent = Date.now();
+  h.signal('SIGTERM');
+  const r = await h.done;
+  const took = Date.now() - sent;
+  sc.record('reconcile after SIGTERM');
+  return { r, took, run };
+}
+
 async function startRunning(sc, mode, env = {}, { validateJson = true } = {}) {
   const dir = fs.mkdtempSync(path.join(sc.dir, 'sig-'));
   const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { SIG_UNIT: 'tool', SIG_MODE: mode, SIG_DIR: dir, ...env }, validateJson });
@@ -115,12 +126,7 @@ describe('a signal cancels the run', () => {
     const sc = new Scenario({ units: UNITS });
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
-      const { h, run } = await startRunning(sc, 'ignore', { NYL_TEST_KILL_GRACE_MS: '1000' });
-      const sent = Date.now();
-      h.signal('SIGTERM');
-      const r = await h.done;
-      const took = Date.now() - sent;
-      sc.record('reconcile after SIGTERM');
+      const { r, took, run } = await cancelIgnoring(sc, { NYL_TEST_KILL_GRACE_MS: '1000' });
       assert.equal(r.code, 4, describeResult(r));
       assert.ok(errorCodes(r).includes('NYL-RUN-CANCELLED'));
       assert.ok(took >= 900 && took < 6000, `ended after the 1 s grace, not the tool's 10 s (${took} ms)`);
@@ -148,12 +154,7 @@ describe('a signal cancels the run', () => {
     const sc = new Scenario({ units: [{ ...UNITS[0], terminationGracePeriod: '1s' }, UNITS[1]] });
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
-      const { h } = await startRunning(sc, 'ignore');
-      const sent = Date.now();
-      h.signal('SIGTERM');
-      const r = await h.done;
-      const took = Date.now() - sent;
-      sc.record('reconcile after SIGTERM');
+      const { r, took } = await cancelIgnoring(sc);
       assert.equal(r.code, 4, describeResult(r));
       assert.equal(r.json.units.tool.result, 'uncertain', JSON.stringify(r.json.units.tool));
       assert.ok(took >= 900 && took < 6000, `ended after the unit's 1 s grace (${took} ms)`);

@@ -149,6 +149,10 @@ test('the backend: no backend, a relative local path or workspace directory keep
   assert.notEqual(backendIdentity({ type: 's3', config: { bucket: 'b', key: 'app/dev', region: 'eu-west-1' } }).fingerprint, s3.fingerprint);
   assert.ok(!JSON.stringify(s3).includes('SECRET') && !JSON.stringify(s3).includes('AKIA'));
   assert.equal(describeBackend(s3), 's3 bucket=b key=app/prod region=eu-west-1');
+  const http = backendIdentity({ type: 'http', config: { address: 'https://ci:t0ken-secret@state.example.com/app', lock_address: 'https://ci:t0ken-secret@state.example.com/lock' } });
+  assert.deepEqual(http.location, { address: 'https://state.example.com/app' });
+  assert.ok(!JSON.stringify(http).includes('t0ken-secret'), 'a password in a URL reaches neither the location nor the fingerprint\'s input');
+  assert.equal(http.fingerprint, backendIdentity({ type: 'http', config: { address: 'https://state.example.com/app', lock_address: 'https://state.example.com/lock' } }).fingerprint);
   assert.equal(describeBackend(backendIdentity(LOCAL)), 'local /srv/app.tfstate');
 });
 

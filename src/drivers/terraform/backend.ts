@@ -97,14 +97,19 @@ export function localStatePath(backend: BackendRecord, workspace: string): strin
   return typeof dir === 'string' ? join(dir, workspace, 'terraform.tfstate') : undefined;
 }
 
-/** The backend as a receipt records it. */
+/** A value without the user and password a URL may carry (`https://user:token@host/state`): a receipt goes to Git. */
+function withoutUserinfo(value: unknown): unknown {
+  return typeof value === 'string' ? value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1') : value;
+}
+
+/** The backend as a receipt records it: no credential, neither in a field of its own nor in a URL. */
 export function backendIdentity(backend: BackendRecord): BackendIdentity {
   const location: Record<string, string> = {};
   for (const field of LOCATION_FIELDS[backend.type] ?? []) {
     const value = backend.config[field];
-    if (value !== null && value !== undefined && value !== '') location[field] = String(value);
+    if (value !== null && value !== undefined && value !== '') location[field] = String(withoutUserinfo(value));
   }
-  const kept = Object.fromEntries(Object.entries(backend.config).filter(([k, v]) => v !== null && !CREDENTIAL.test(k)));
+  const kept = Object.fromEntries(Object.entries(backend.config).filter(([k, v]) => v !== null && !CREDENTIAL.test(k)).map(([k, v]) => [k, withoutUserinfo(v)]));
   const fingerprint = `sha256:${createHash('sha256').update(canonicalJson({ type: backend.type, config: kept })).digest('hex')}`;
   return { type: backend.type, location, fingerprint };
 }

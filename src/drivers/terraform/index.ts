@@ -27,7 +27,6 @@
  * is in no file. Terraform keeps its state in the module's backend, which must outlive the scratch
  * copy (./backend.ts). Failures carry the tool's own diagnostics (./tool-errors.ts).
  */
-import { join } from 'node:path';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type DriverPlan, type Failure, failure, type KindDescriptor, type PlanOptions, type PlanOutcome, type ReadOutcome, type TeardownOutcome } from '../contract';
 import { OPENTOFU_KIND, TERRAFORM_KIND } from '../kinds';
 import { localStatePath } from './backend';
@@ -48,10 +47,15 @@ async function open(ctx: DriverContext, defaultBinary: string, limits: StepLimit
   return isBad(session) ? session : { session, tool: toolOf(ctx, session, limits) };
 }
 
+/** A local backend's state, read without a process; undefined when it must be pulled. */
+function localState(session: Session): StateSnapshot | undefined {
+  const path = localStatePath(session.backend, session.workspace);
+  return path ? readLocalState(path) : undefined;
+}
+
 /** The state the session's backend holds now: a local backend's file when Nyl can read it, else `state pull`. */
 async function readState({ session, tool }: Opened): Promise<StateSnapshot | Bad> {
-  const path = localStatePath(session.backend, session.workspace);
-  const local = path ? readLocalState(path) : undefined;
+  const local = localState(session);
   if (local) return local;
   const pulled = await tool.step(['state', 'pull']);
   if (isBad(pulled)) return pulled;
@@ -84,10 +88,6 @@ interface PlanArtifact {
   before: StateSnapshot;
 }
 
-function lockArgs(session: Session): string[] {
-  return [`-lock-timeout=${session.lockTimeout}`];
-}
-
 /**
  * Says so when Terraform's module manifest names a local module whose directory the unit's key
  * does not cover (a source the scan of the module's files could not read): a change there would
@@ -108,7 +108,7 @@ async function planIn(ctx: DriverContext, opened: Opened, options: PlanOptions):
   const before = await ownState(ctx, opened);
   if (isBad(before)) return before;
   const planFile = session.dir.planFile;
-  const planned = await tool.step(['plan', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...lockArgs(session), ...session.varArgs], { json: true, ok: [0, 2] });
+  const planned = await tool.step(['plan', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs], { json: true, ok: [0, 2] });
   if (isBad(planned)) return planned;
   const changes = planned.code === 0 || planChangesSomething(planned.ui) === false ? 'none' : 'some';
   const moved = backendChange(ctx.receipt, session.identity, session.workspace);
@@ -142,13 +142,13 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
   let after = before;
   if (planned.changes !== 'none') {
     let changing = false;
-    const applied = await tool.step(['apply', '-input=false', '-json', ...lockArgs(session), planFile], { json: true, effects: true, seen: (ui) => (changing = ui.changing === true) });
+    const applied = await tool.step(['apply', '-input=false', '-json', ...tool.lockArgs(), planFile], { json: true, effects: true, seen: (ui) => (changing = ui.changing === true) });
     if (isBad(applied)) return changing ? withStateLeft(opened, applied, before) : applied;
     const read = await readState(opened);
     if (isBad(read)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${read.reason}` };
     after = read;
   }
-  const toolState = toolStateOf(after, session.identity, session.workspace) as unknown as Record<string, unknown>;
+  const toolState = toolStateOf(after, session.identity, session.workspace);
   return { result: 'receipt', outputs: after.outputs, toolState, ...(session.moduleReads.length > 0 ? { toolReads: session.moduleReads } : {}) };
 }
 
@@ -161,12 +161,11 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
  */
 async function withStateLeft(opened: Opened, bad: Bad, before: StateSnapshot): Promise<Bad> {
   const { session } = opened;
-  const path = localStatePath(session.backend, session.workspace);
   // After a cancellation no process may start: a local state file is read, another backend's is not.
-  const left = path ? readLocalState(path) : bad.result === 'failed' ? await readState(opened) : undefined;
+  const left = bad.result === 'failed' ? await readState(opened) : localState(session);
   if (!left || isBad(left) || !left.exists) return bad;
   if (before.exists && left.lineage !== before.lineage) return bad;
-  return { ...bad, toolState: toolStateOf(left, session.identity, session.workspace) as unknown as Record<string, unknown> };
+  return { ...bad, toolState: toolStateOf(left, session.identity, session.workspace) };
 }
 
 async function teardown(ctx: DriverContext, defaultBinary: string): Promise<TeardownOutcome> {
@@ -175,7 +174,7 @@ async function teardown(ctx: DriverContext, defaultBinary: string): Promise<Tear
   const { session, tool } = opened;
   const state = await ownState(ctx, opened, 'teardown');
   if (isBad(state)) return state;
-  const destroyed = await tool.step(['destroy', '-auto-approve', '-input=false', '-json', ...lockArgs(session), ...session.varArgs], { json: true, effects: true });
+  const destroyed = await tool.step(['destroy', '-auto-approve', '-input=false', '-json', ...tool.lockArgs(), ...session.varArgs], { json: true, effects: true });
   return isBad(destroyed) ? destroyed : { result: 'removed' };
 }
 
@@ -184,7 +183,7 @@ async function teardown(ctx: DriverContext, defaultBinary: string): Promise<Tear
  * than drift. Only a current receipt says what the state must be: a check or a read of another
  * unit's outputs judges nothing else.
  */
-function stateFinding(ctx: DriverContext, opened: Opened, state: StateSnapshot): CheckOutcome | undefined {
+function stateFinding(ctx: DriverContext, opened: Opened, state: StateSnapshot): { result: 'checked'; drift: 'drifted'; code: string; detail: string } | undefined {
   if (!ctx.receipt?.current) return undefined;
   const verdict = verdictOn(ctx, opened, state);
   return verdict.ok ? undefined : { result: 'checked', drift: 'drifted', code: verdict.code, detail: verdict.reason };
@@ -198,8 +197,8 @@ async function check(ctx: DriverContext, defaultBinary: string): Promise<CheckOu
   if (isBad(state)) return asFailure(state);
   const lost = stateFinding(ctx, opened, state);
   if (lost) return lost;
-  const planFile = join(session.dir.planFile, '..', 'refresh.tfplan');
-  const checked = await tool.step(['plan', '-refresh-only', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...lockArgs(session), ...session.varArgs], { json: true, ok: [0, 2] });
+  const planFile = session.dir.refreshPlanFile;
+  const checked = await tool.step(['plan', '-refresh-only', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs], { json: true, ok: [0, 2] });
   if (isBad(checked)) return asFailure(checked);
   if (checked.code === 0) return { result: 'checked', drift: 'in-sync' };
   const shown = await tool.step(['show', '-json', planFile]);
@@ -215,8 +214,7 @@ async function readOutputs(ctx: DriverContext, defaultBinary: string): Promise<R
   const state = await readState(opened);
   if (isBad(state)) return asFailure(state);
   const lost = stateFinding(ctx, opened, state);
-  if (lost && lost.result === 'checked') return { ...failure(lost.detail!, true), code: lost.code! };
-  return { result: 'read', outputs: state.outputs };
+  return lost ? { ...failure(lost.detail, true), code: lost.code } : { result: 'read', outputs: state.outputs };
 }
 
 /** The phases of a module driver whose executable defaults to `defaultBinary`. */

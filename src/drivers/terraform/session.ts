@@ -35,8 +35,6 @@ export interface Session {
   workspace: string;
   /** Directories of source outside the module that its local module calls read (project-relative, `dir/`). */
   moduleReads: string[];
-  /** The `-lock-timeout` every step that takes the state lock passes. */
-  lockTimeout: string;
   /** The environment of every step (the phase's sensitive variables included). */
   env: NodeJS.ProcessEnv;
   /** `-var-file=FILE` when the phase has plain variables. */
@@ -61,9 +59,12 @@ function envValue(value: unknown): string {
 }
 
 /** The tool's environment for a phase (see the module header). */
+/** The plugin cache: Nyl's environment's, else under Nyl's cache directory. */
+function pluginCacheOf(ctx: DriverContext): string {
+  return ctx.baseEnv.TF_PLUGIN_CACHE_DIR || join(cacheRoot(ctx.baseEnv), 'terraform-plugins');
+}
+
 function toolEnv(ctx: DriverContext, dataDir: string, spec: ModuleSpec, secrets: Record<string, string>): NodeJS.ProcessEnv {
-  const pluginCache = ctx.baseEnv.TF_PLUGIN_CACHE_DIR || join(cacheRoot(ctx.baseEnv), 'terraform-plugins');
-  mkdirSync(pluginCache, { recursive: true });
   const { TF_WORKSPACE: _inherited, ...base } = ctx.baseEnv;
   return {
     ...base,
@@ -71,7 +72,7 @@ function toolEnv(ctx: DriverContext, dataDir: string, spec: ModuleSpec, secrets:
     TF_INPUT: '0',
     CHECKPOINT_DISABLE: '1',
     TF_DATA_DIR: dataDir,
-    TF_PLUGIN_CACHE_DIR: pluginCache,
+    TF_PLUGIN_CACHE_DIR: pluginCacheOf(ctx),
     ...(spec.workspace ? { TF_WORKSPACE: spec.workspace } : {}),
     NYL_ENVIRONMENT: ctx.environment,
     NYL_UNIT: ctx.unit,
@@ -144,6 +145,8 @@ async function initialize(ctx: DriverContext, spec: ModuleSpec, binary: string, 
   const workspace = spec.workspace ?? DEFAULT_WORKSPACE;
   if (!/^[A-Za-z0-9_.-]+$/.test(workspace)) return failure(`workspace ${JSON.stringify(workspace)} of ${ctx.unit} is not a name Terraform accepts: use letters, digits, "_", "-" and "."`, false);
   const dir = moduleDir(ctx.projectDir, spec.module, mkdtempSync(join(ctx.scratchDir(), 'tf-')));
+  // Made once per session, so that providers are downloaded once, not once per run.
+  mkdirSync(pluginCacheOf(ctx), { recursive: true });
   const env = toolEnv(ctx, dir.dataDir, spec, {});
   warnInheritedWorkspace(ctx, spec);
   const tool = new ModuleTool(ctx, binary, dir.cwd, env, limits);
@@ -154,7 +157,7 @@ async function initialize(ctx: DriverContext, spec: ModuleSpec, binary: string, 
   const problem = backendProblem(backend, spec.module, workspace);
   if (problem || !backend) return failure(problem!, true);
   const moduleReads = moduleReadsOf(dir, spec.module, ctx.projectDir);
-  return { dir, spec, binary, backend, identity: backendIdentity(backend), workspace, moduleReads, lockTimeout: limits.lockTimeout, env, varArgs: [] };
+  return { dir, spec, binary, backend, identity: backendIdentity(backend), workspace, moduleReads, env, varArgs: [] };
 }
 
 /** The limits of an execution of this unit that starts now: its deadline and its lock wait. */

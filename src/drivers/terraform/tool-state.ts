@@ -26,7 +26,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { DriverContext, Outputs, RecordedReceipt } from '../contract';
-import { type BackendIdentity, describeBackend, sameBackend } from './backend';
+import { type BackendIdentity, DEFAULT_WORKSPACE, describeBackend, sameBackend } from './backend';
 
 /** A state as read: absent (no state written yet, or deleted), or its identity and outputs. */
 export interface StateSnapshot {
@@ -104,16 +104,22 @@ export function readLocalState(path: string): StateSnapshot | undefined {
   return parseState(text);
 }
 
-/** What a receipt records of a state. */
-export function toolStateOf(state: StateSnapshot, backend: BackendIdentity, workspace: string): ToolStateRecord {
-  return { backend, workspace, lineage: state.lineage, serial: state.serial, resources: state.resources.length, addresses: state.resources.slice(0, ADDRESS_LIMIT) };
+/** What a receipt (or a failed attempt's condition) records of a state: ApplyOutcome.toolState. */
+export function toolStateOf(state: StateSnapshot, backend: BackendIdentity, workspace: string): Record<string, unknown> {
+  const record: ToolStateRecord = { backend, workspace, lineage: state.lineage, serial: state.serial, resources: state.resources.length, addresses: state.resources.slice(0, ADDRESS_LIMIT) };
+  return record as unknown as Record<string, unknown>;
+}
+
+/** A recorded tool state, if it is one this driver wrote. */
+function asToolState(recorded: Record<string, unknown> | undefined): ToolStateRecord | undefined {
+  const t = recorded as Partial<ToolStateRecord> | undefined;
+  if (!t || typeof t.lineage !== 'string' || typeof t.resources !== 'number' || typeof t.backend?.fingerprint !== 'string') return undefined;
+  return t as ToolStateRecord;
 }
 
 /** The receipt's record, if it is one this driver wrote. */
 export function recordedToolState(receipt: RecordedReceipt | undefined): ToolStateRecord | undefined {
-  const t = receipt?.toolState as Partial<ToolStateRecord> | undefined;
-  if (!t || typeof t.lineage !== 'string' || typeof t.resources !== 'number' || typeof t.backend?.fingerprint !== 'string') return undefined;
-  return t as ToolStateRecord;
+  return asToolState(receipt?.toolState);
 }
 
 export type StateVerdict = { ok: true } | { ok: false; code: 'NYL-BACKEND-STATE-LOST' | 'NYL-BACKEND-SHARED'; reason: string };
@@ -144,7 +150,7 @@ function listed(addresses: readonly string[], total: number): string {
 
 /** Where the state is now, for a message: the backend, and the workspace unless it is the default. */
 function where(backend: BackendIdentity, workspace: string): string {
-  return `${describeBackend(backend)}${workspace !== 'default' ? ` (workspace ${workspace})` : ''}`;
+  return `${describeBackend(backend)}${workspace !== DEFAULT_WORKSPACE ? ` (workspace ${workspace})` : ''}`;
 }
 
 /** What going on would do, for the reason. */
@@ -194,7 +200,7 @@ function foreign(input: VerdictInput): StateVerdict {
  */
 function withoutReceipt(input: VerdictInput): StateVerdict {
   const { state, attempt } = input;
-  const lineages = [recordedToolState(input.receipt), recordedToolState(attempt ? { run: '', current: true, ...(attempt.toolState ? { toolState: attempt.toolState } : {}) } : undefined)];
+  const lineages = [recordedToolState(input.receipt), asToolState(attempt?.toolState)];
   if (lineages.some((t) => t?.lineage === state.lineage)) return { ok: true };
   if (attempt?.uncertain && !attempt.toolState) return { ok: true };
   return foreign(input);

@@ -105,6 +105,11 @@ export class ModuleTool {
     private readonly limits: StepLimits,
   ) {}
 
+  /** `-lock-timeout=D` for the steps that take the state lock. */
+  lockArgs(): string[] {
+    return [`-lock-timeout=${this.limits.lockTimeout}`];
+  }
+
   /** Runs `binary ...args`; its result, or what its end means for the unit. */
   async step(args: string[], options: StepOptions = {}): Promise<StepResult | Bad> {
     const { deadline } = this.limits;

@@ -22,6 +22,8 @@ export interface ModuleDir {
   varFile: string;
   /** The saved plan (`plan -out`). */
   planFile: string;
+  /** The saved refresh-only plan of a drift check. */
+  refreshPlanFile: string;
 }
 
 /** Mirrors `dir` of the project at `mirror`: every entry a symlink, except `keep` (made a directory). */
@@ -47,7 +49,7 @@ export function moduleDir(projectDir: string, module: string, scratch: string): 
   cpSync(join(projectDir, dir), cwd, { recursive: true, verbatimSymlinks: true });
   const dataDir = join(scratch, 'data');
   mkdirSync(dataDir, { recursive: true });
-  return { mirrorRoot, cwd, dataDir, varFile: join(scratch, 'vars.tfvars.json'), planFile: join(scratch, 'nyl.tfplan') };
+  return { mirrorRoot, cwd, dataDir, varFile: join(scratch, 'vars.tfvars.json'), planFile: join(scratch, 'nyl.tfplan'), refreshPlanFile: join(scratch, 'refresh.tfplan') };
 }
 
 /**
