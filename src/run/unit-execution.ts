@@ -76,12 +76,13 @@ export interface PlanGate {
 export type Unapproved = { result: 'unapproved'; digest: string };
 
 async function phases(driver: Driver, ctx: DriverContext, gate: PlanGate | undefined): Promise<ApplyOutcome | Unapproved> {
-  if (!driver.plan) return driver.apply(ctx);
-  // Only a plan-bound approval needs the plan's digest, which costs the tool a call.
-  const planned = await driver.plan(ctx, { digest: gate !== undefined });
+  // Only a plan-bound approval binds the apply to a plan; without one the driver plans and
+  // applies in one step (Terraform: `apply -auto-approve`), a tool start less.
+  if (!driver.plan || !gate) return driver.apply(ctx);
+  const planned = await driver.plan(ctx, { digest: true });
   if (planned.result !== 'planned') return planned;
-  const digest = gate?.digestOf(planned.plan);
-  if (gate && digest !== gate.approved) return { result: 'unapproved', digest: digest! };
+  const digest = gate.digestOf(planned.plan);
+  if (digest !== gate.approved) return { result: 'unapproved', digest };
   return driver.apply(ctx, planned.plan);
 }
 

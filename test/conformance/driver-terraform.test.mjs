@@ -184,7 +184,25 @@ for (const impl of IMPLS) {
       assert.deepEqual(driver.stateLocationFields, ['module', 'backendConfig', 'workspace']);
     });
 
-    test('an execution runs init, plan and apply of exactly that saved plan, and reads outputs and state from the local state file: three processes', async () => {
+    test('an execution without a reviewed plan runs init and `apply -auto-approve`, like plain Terraform: two processes', async () => {
+      const { ctx, runner, lines } = context(impl);
+      const applied = await driver.apply(ctx);
+      assert.equal(applied.result, 'receipt', applied.reason);
+      assert.deepEqual(applied.outputs, OUTPUTS);
+      assert.deepEqual(runner.subcommands, ['init', 'apply']);
+      const apply = runner.calls[1];
+      const varFile = apply.argv.find((a) => a.startsWith('-var-file='))?.slice('-var-file='.length);
+      assert.deepEqual(apply.argv.slice(1), ['apply', '-input=false', '-json', '-lock-timeout=1s', '-auto-approve', `-var-file=${varFile}`]);
+      assert.deepEqual(JSON.parse(fs.readFileSync(varFile, 'utf8')), { name: 'world' }, 'the sensitive variable is not in the file');
+      assert.equal(apply.env.TF_VAR_pw, SECRET, 'it reaches the tool through its environment');
+      assertNoValuesExposed(runner, lines, ['world', SECRET]);
+      assert.ok(lines.includes('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.'), lines.join('\n'));
+      assert.equal(applied.toolState.resources, 1);
+      const again = context(impl, { receipt: receiptOf(applied), state: ctx.rendering.backendConfig.path });
+      assert.equal((await driver.apply(again.ctx)).result, 'receipt', 'the same state, applied again: no refusal');
+    });
+
+    test('an apply of a plan this driver made applies exactly that saved plan, and reads outputs and state from the local state file: three processes', async () => {
       const { ctx, runner, lines } = context(impl);
       const { planned, applied } = await planAndApply(driver, ctx);
       assert.equal(planned.plan.changes, 'some');
@@ -308,7 +326,8 @@ for (const impl of IMPLS) {
       assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, true);
-      assert.match(outcome.reason, /^.*plan exited with code 1: No value for required variable \(main\.tf\.json line \d+\)\n {2}The root module input variable "name" is not set, and has no default value\./);
+      assert.match(outcome.reason, /^.*apply exited with code 1: No value for required variable \(main\.tf\.json line \d+\)\n {2}The root module input variable "name" is not set, and has no default value\./);
+      assert.notEqual(outcome.acknowledgementRequired, true, 'it failed while planning: nothing was changed');
       const broken = await driver.apply(context(impl, { module: 'infra/broken', variables: {}, secretPointers: [] }).ctx);
       assert.equal(broken.result, 'failed');
       assert.match(broken.reason, /apply exited with code 1: local-exec provisioner error \(main\.tf\.json line \d+\)/);

@@ -354,14 +354,14 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // Pins: a failed step said only "terraform plan exited with code 1"; what Terraform said was
   // somewhere in the tool output. Now the failure carries its diagnostics: the summary with the
   // file and line, then the detail, indented.
-  test("a plan that fails (a variable without a value): the unit's detail is Terraform's summary with file and line, and its detail follows", () => {
+  test("an apply that fails while it plans (a variable without a value): the unit's detail is Terraform's summary with file and line, and its detail follows", () => {
     const w = world((w) => appYaml(w, { variables: {} }), (w) => ({ 'infra/app/main.tf': appModule(w.log) }));
     const failed = ok(w, ['reconcile', '-e', 'dev'], 3);
     const row = failed.json.units.app;
     assert.equal(row.result, 'failed');
-    assert.match(row.detail, /^terraform plan exited with code 1: No value for required variable \(main\.tf line 5\)\n {2}The root module input variable "name" is not set, and has no default value\./, shown(failed));
+    assert.match(row.detail, /^terraform apply exited with code 1: No value for required variable \(main\.tf line 5\)\n {2}The root module input variable "name" is not set, and has no default value\./, shown(failed));
     const text = run(w, ['reconcile', '-e', 'dev', '-o', 'text']);
     assert.equal(text.code, 3);
-    assert.match(`${text.stdout}\n${text.stderr}`, /terraform plan exited with code 1: No value for required variable \(main\.tf line 5\)\n +The root module input variable "name" is not set, and has no default value\./, shown(text));
+    assert.match(`${text.stdout}\n${text.stderr}`, /terraform apply exited with code 1: No value for required variable \(main\.tf line 5\)\n +The root module input variable "name" is not set, and has no default value\./, shown(text));
   });
 });

@@ -10,17 +10,19 @@
  * - plan: `plan -input=false -json -out=FILE -detailed-exitcode -lock-timeout=D [-var-file=FILE]`;
  *   whether it changes anything is read from its machine-readable summary, and `show -json FILE`
  *   runs only when the plan's digest is needed (`nyl plan`, a plan-bound approval: ./plan-json.ts);
- * - apply: `apply -input=false -json -lock-timeout=D FILE` of exactly that saved plan, never a new
- *   one (a plan without changes runs no apply); the receipt's outputs and its record of the state
- *   (backend, lineage, resources) come from the state read afterwards;
+ * - apply: `apply -input=false -json -lock-timeout=D FILE` of exactly the saved plan an approval
+ *   bound to (a plan without changes runs no apply); without a reviewed plan, `apply -auto-approve
+ *   ... [-var-file=FILE]`, which plans and applies in one process; the receipt's outputs and its
+ *   record of the state (backend, lineage, resources) come from the state read afterwards;
  * - teardown: `destroy -auto-approve -input=false -json -lock-timeout=D [-var-file=FILE]`;
  * - check: `plan -refresh-only ... -out=FILE`: exit 0 is in sync; on exit 2, `show -json FILE`
  *   decides (Terraform exits 2 for an output that is merely computed);
  * - readOutputs: the outputs in the state, for a consumer of a sensitive output: the receipt
  *   records only digests of sensitive outputs, the backend keeps the values.
  *
- * Processes per unit: an execution that changes something runs init, plan and apply (plus `state
- * pull` twice for a backend other than `local`); one without changes, init and plan.
+ * Processes per unit: an execution runs init and apply (plus `state pull` twice for a backend
+ * other than `local`), like plain Terraform; one bound to an approved plan, init, plan, show and
+ * apply (no apply when the plan changes nothing).
  *
  * Variables go in a generated variables file, never on a command line; a variable that carries
  * another unit's sensitive output goes as `TF_VAR_<name>` in the tool's environment instead, so it
@@ -127,29 +129,42 @@ async function plan(ctx: DriverContext, defaultBinary: string, options: PlanOpti
   return isBad(planned) ? asFailure(planned) : { result: 'planned', plan: planned };
 }
 
-/** The plan to apply: the one given, when this driver made it in this process, else a new one. */
-async function planToApply(ctx: DriverContext, defaultBinary: string, given: DriverPlan | undefined): Promise<DriverPlan | Bad> {
-  if ((given?.artifact as PlanArtifact | undefined)?.opened) return given!;
-  const opened = await open(ctx, defaultBinary);
-  return isBad(opened) ? opened : planIn(ctx, opened, { digest: false });
+/**
+ * Applies the saved plan given (one this driver made in this process: the plan an approval bound
+ * to), or, without one, plans and applies in one `apply -auto-approve`: nothing reviewed binds the
+ * apply then, and a separate plan would only cost another Terraform start.
+ */
+async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPlan): Promise<ApplyOutcome> {
+  const artifact = given?.artifact as PlanArtifact | undefined;
+  if (!artifact?.opened) return applyUnreviewed(ctx, defaultBinary);
+  const { opened, planFile, before } = artifact;
+  if (given!.changes === 'none') return receiptOf(opened, before);
+  return applyStep(opened, before, [planFile]);
 }
 
-async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPlan): Promise<ApplyOutcome> {
-  const planned = await planToApply(ctx, defaultBinary, given);
-  if (isBad(planned)) return planned;
-  const { opened, planFile, before } = planned.artifact as PlanArtifact;
-  const { session, tool } = opened;
-  let after = before;
-  if (planned.changes !== 'none') {
-    let changing = false;
-    const applied = await tool.step(['apply', '-input=false', '-json', ...tool.lockArgs(), planFile], { json: true, effects: true, seen: (ui) => (changing = ui.changing === true) });
-    if (isBad(applied)) return changing ? withStateLeft(opened, applied, before) : applied;
-    const read = await readState(opened);
-    if (isBad(read)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${read.reason}` };
-    after = read;
-  }
-  const toolState = toolStateOf(after, session.identity, session.workspace);
-  return { result: 'receipt', outputs: after.outputs, toolState, ...(session.moduleReads.length > 0 ? { toolReads: session.moduleReads } : {}) };
+async function applyUnreviewed(ctx: DriverContext, defaultBinary: string): Promise<ApplyOutcome> {
+  const opened = await open(ctx, defaultBinary);
+  if (isBad(opened)) return opened;
+  warnUncoveredReads(ctx, opened.session);
+  const before = await ownState(ctx, opened);
+  if (isBad(before)) return before;
+  return applyStep(opened, before, ['-auto-approve', ...opened.session.varArgs]);
+}
+
+/** One `apply -json` (of a saved plan, or planning itself), then the state it left read back. */
+async function applyStep(opened: Opened, before: StateSnapshot, args: string[]): Promise<ApplyOutcome> {
+  const { tool } = opened;
+  let changing = false;
+  const applied = await tool.step(['apply', '-input=false', '-json', ...tool.lockArgs(), ...args], { json: true, effects: true, seen: (ui) => (changing = ui.changing === true) });
+  if (isBad(applied)) return changing ? withStateLeft(opened, applied, before) : applied;
+  const after = await readState(opened);
+  if (isBad(after)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${after.reason}` };
+  return receiptOf(opened, after);
+}
+
+function receiptOf({ session }: Opened, state: StateSnapshot): ApplyOutcome {
+  const toolState = toolStateOf(state, session.identity, session.workspace);
+  return { result: 'receipt', outputs: state.outputs, toolState, ...(session.moduleReads.length > 0 ? { toolReads: session.moduleReads } : {}) };
 }
 
 /**

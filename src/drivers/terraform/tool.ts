@@ -9,8 +9,9 @@
  * What a step that did not succeed means for the unit:
  * - the binary cannot start: failed, retryable (install it, or set `binary:`);
  * - the run was cancelled while it ran: uncertain (a converging unit runs again);
- * - the deadline passed: a step with effects (apply, destroy) was stopped midway, so it is failed
- *   and needs an acknowledgement like a Command's timeout; any other step is retryable;
+ * - the deadline passed: a step with effects (apply, destroy) that began changing resources was
+ *   stopped midway, so it is failed and needs an acknowledgement like a Command's timeout; any
+ *   other step (an `apply -auto-approve` still planning) is retryable;
  * - any other exit: failed, retryable, with the tool's own diagnostics as the reason
  *   (./tool-errors.ts), a held state lock naming its holder.
  */
@@ -96,6 +97,14 @@ export function limitsOf(ctx: DriverContext, timeout: string | undefined, lockTi
   return { lockTimeout, ...(timeout && ms !== undefined ? { timeout, deadline: ctx.clock.now() + ms } : {}) };
 }
 
+/**
+ * Whether a step with effects may have changed something: with Terraform's machine-readable UI, only
+ * once it said it began changing a resource (`apply_start`); without it, always.
+ */
+function changedSomething(options: StepOptions, ui: UiResult): boolean {
+  return options.effects === true && (options.json !== true || ui.changing === true);
+}
+
 export class ModuleTool {
   constructor(
     private readonly ctx: DriverContext,
@@ -133,7 +142,7 @@ export class ModuleTool {
     err.flush();
     const ui = output.ui.done();
     options.seen?.(ui);
-    const bad = this.unsuccessful(args[0]!, done, options, () => (options.json ? ui.diagnostics : textDiagnostics(output.kept)));
+    const bad = this.unsuccessful(args[0]!, done, { ...options, effects: changedSomething(options, ui) }, () => (options.json ? ui.diagnostics : textDiagnostics(output.kept)));
     return bad ?? { code: done.code!, stdout: done.stdout.toString('utf8'), ui };
   }
 
