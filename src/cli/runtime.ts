@@ -3,6 +3,7 @@
  * fault points and stderr. Its own module so that `nyl __complete environments`, run on each TAB
  * press, builds one without loading the command dispatcher.
  */
+import { withoutKeyVariables } from '../util/sealed';
 import { NodeProcessRunner } from '../exec/process';
 import { fail } from '../errors/diagnostic';
 import { DEFAULT_NETWORK_TIMEOUT_MS, Git } from '../git/git';
@@ -37,7 +38,8 @@ export function createRuntime(env: NodeJS.ProcessEnv, cancel: AbortSignal): Runt
   const runner = new NodeProcessRunner();
   const clock = clockFrom(env);
   return {
-    git: new Git(runner, env, networkTimeoutFrom(env)),
+    // Git's hooks, helpers and credential programs get no key (src/util/sealed.ts).
+    git: new Git(runner, withoutKeyVariables(env), networkTimeoutFrom(env)),
     runner,
     clock,
     env,

@@ -283,8 +283,11 @@ export const CATALOG = {
   'NYL-SECRETS-KEY-MISSING': {
     exit: 3,
     summary: 'A unit has sensitive outputs to seal, or consumes sealed ones, and no usable key is configured.',
-    fix: (p) =>
-      `set NYL_SECRETS_KEY to the base64 of 32 random bytes (\`export NYL_SECRETS_KEY="$(openssl rand -base64 32)"\`, kept in your CI secrets) or NYL_SECRETS_KEY_FILE to a file holding it, then \`nyl reconcile -e ${e(p)}\``,
+    fix: (p) => {
+      const sealedBy = Array.isArray(p.sealedBy) ? p.sealedBy.map(String) : [];
+      if (sealedBy.length > 0) return `configure the key that sealed the values this environment's state holds (key id ${sealedBy.join(', ')}: the first 16 hex digits of the key's sha256) in NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE; a new key cannot open them. Then \`nyl reconcile -e ${e(p)}\``;
+      return `set NYL_SECRETS_KEY to the base64 of 32 random bytes (\`export NYL_SECRETS_KEY="$(openssl rand -base64 32)"\`, kept in your CI secrets) or NYL_SECRETS_KEY_FILE to a file holding it, then \`nyl reconcile -e ${e(p)}\``;
+    },
   },
   'NYL-SECRET-UNAVAILABLE': {
     exit: 3,

@@ -16,16 +16,19 @@
  *   gets its stop signal (`stopSignal`, SIGTERM by default) at once and SIGKILL `killGraceMs` later, and what it prints meanwhile is read and
  *   dropped, never refused, so that a tool that saves its state as it stops can (src/exec/watchdog.ts).
  *   `killToolsNow()` SIGKILLs every such group that runs, for a Nyl that must end at once.
- *   Nothing else changes for the caller: the same pid, exit code, signal, streams and environment
- *   as without a group, and a program that cannot start is a spawn error as well; only a program
- *   whose name contains `=` cannot start this way (EINVAL).
+ *   Nothing else changes for the caller: the same pid, exit code, signal and streams as without a
+ *   group, and a program that cannot start is a spawn error as well. The environment reaches the
+ *   process through exec's environment, never its arguments, so it gets what every POSIX shell
+ *   passes on: every shell name as given, except IFS, OPTIND and PPID; PWD is the working
+ *   directory; names that are not shell names (`A.B`) are left out.
  * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
  *   stream (then it is streamed in chunks and the result's buffer stays empty).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { programError } from './program-path';
-import { gatedArgv, ToolWatch } from './watchdog';
+import { gatedArgv, gateEnv, ToolWatch } from './watchdog';
 
 export { killToolsNow } from './watchdog';
 
@@ -130,11 +133,11 @@ function startGrouped(argv: string[], options: RunOptions): Started {
   if (refusedByNode(argv, env, options.cwd)) return startPlain(argv, options);
   const missing = programError(argv, env, options.cwd);
   if (missing) return { error: missing };
-  const gated = gatedArgv(argv, env);
-  if (!gated) return { error: Object.assign(new Error(`spawn ${argv[0]} EINVAL: a program named with '=' cannot be started in a process group of its own`), { code: 'EINVAL', errno: -22, syscall: `spawn ${argv[0]}`, path: argv[0] }) };
+  const gated = gatedArgv(argv);
+  const cwd = resolve(options.cwd ?? process.cwd());
   let child: ChildProcess;
   try {
-    child = spawn(gated[0]!, gated.slice(1), { cwd: options.cwd, env: {}, stdio: [stdinOf(options), 'pipe', 'pipe', 'pipe'], detached: true });
+    child = spawn(gated[0]!, gated.slice(1), { cwd, env: gateEnv(env, cwd), stdio: [stdinOf(options), 'pipe', 'pipe', 'pipe'], detached: true });
   } catch (error) {
     return { error: error as NodeJS.ErrnoException };
   }

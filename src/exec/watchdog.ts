@@ -35,18 +35,26 @@
  * processes each: a few percent). A second signal to Nyl wants no grace: `killToolsNow()`.
  *
  * No tool may run before its watchdog, or a Nyl killed in between would leave it running: a tool
- * starts as `sh -c GATE`, which waits for a line on descriptor 3 before it execs the tool, and Nyl
- * writes that line once the watchdog process exists (spawn returns with it holding its pipe). A
- * Nyl that dies earlier closes descriptor 3, and the gate exits without running anything. The
- * gate execs `/usr/bin/env -i -- NAME=VALUE... argv...`, because a shell exports a changed
- * environment (it drops names it cannot hold, such as `A.B`, and sets PWD, IFS or SHLVL), while
- * env(1) sets exactly the given one. The process Nyl started is the tool itself in the end (the
- * same pid, exec after exec), so its exit code, signal and streams reach Nyl unchanged.
+ * starts as `sh -c GATE nyl-gate argv...`, which waits for a line on descriptor 3 before it execs
+ * the tool, and Nyl writes that line once the watchdog process exists (spawn returns with it
+ * holding its pipe). A Nyl that dies earlier closes descriptor 3, and the gate exits without
+ * running anything. The process Nyl started is the tool itself in the end (the same pid, exec
+ * after exec), so its exit code, signal and streams reach Nyl unchanged.
  *
- * Cost per tool: two execs (sh, env) in the tool's process before its own; one more process
- * started by Nyl (the watchdog, which sleeps in `read` while the tool runs) and one short write
- * when the tool exits. Values never enter shell text: both scripts are constant, argv and
- * environment reach the gate as arguments, and pgid and grace reach the watchdog as arguments.
+ * The environment reaches the tool through exec's environment, never through argv: a process's
+ * arguments are world-readable (/proc/PID/cmdline), and the environment holds secrets
+ * (TF_VAR_..., AWS_SECRET_ACCESS_KEY). The shell passes on what it was given, except what a shell
+ * cannot hold or sets itself, and that differs between shells (dash drops `A.B` and resets IFS,
+ * bash keeps `A.B`). So Nyl gives the gate what every POSIX shell passes on unchanged
+ * (`gateEnv`): names that are shell names, without IFS, OPTIND and PPID, and PWD set to the
+ * working directory, as a shell sets it. Rejected: env(1) with NAME=VALUE arguments (what this
+ * replaced: the values on the command line), and no gate with the watchdog started right after
+ * the tool (a Nyl killed in between leaves a tool nobody stops).
+ *
+ * Cost per tool: one exec (sh) in the tool's process before its own; one more process started by
+ * Nyl (the watchdog, which sleeps in `read` while the tool runs) and one short write when the tool
+ * exits. Values never enter shell text: both scripts are constant, the tool's argv reaches the
+ * gate as arguments, and pgid and grace reach the watchdog as arguments.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
@@ -74,20 +82,30 @@ const GATE_SCRIPT = `read -r go <&3 || exit 125
 exec "$@" 3<&-`;
 
 const SHELL = '/bin/sh';
-const ENV = '/usr/bin/env';
 /** The watchdog's `cat` and `sleep`, wherever a Linux or BSD system keeps them. */
 const WATCHDOG_ENV = { PATH: '/usr/bin:/bin' };
 const STEP_MS = 100;
 
+/** The argv that runs `argv` behind the gate: the shell, its constant script and the tool's argv. */
+export function gatedArgv(argv: string[]): string[] {
+  return [SHELL, '-c', GATE_SCRIPT, 'nyl-gate', ...argv];
+}
+
+/** A name a POSIX shell holds as a variable and exports as it is. */
+const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** Variables a shell resets or sets itself when it starts (PWD is set to the working directory below). */
+const SHELL_OWNED = new Set(['IFS', 'OPTIND', 'PPID', 'PWD']);
+
 /**
- * The argv that runs `argv` behind the gate with exactly `env`, or undefined when env(1) cannot
- * take the program's name (it would read a name with `=` as an assignment).
+ * The environment the gate is started with: the tool's, as every POSIX shell passes it on
+ * unchanged. A name that is not a shell name cannot be passed through one; PWD is what the shell
+ * would set it to.
  */
-export function gatedArgv(argv: string[], env: NodeJS.ProcessEnv): string[] | undefined {
-  if (argv[0]!.includes('=')) return undefined;
-  const pairs: string[] = [];
-  for (const [name, value] of Object.entries(env)) if (value !== undefined) pairs.push(`${name}=${value}`);
-  return [SHELL, '-c', GATE_SCRIPT, 'nyl-gate', ENV, '-i', '--', ...pairs, ...argv];
+export function gateEnv(env: NodeJS.ProcessEnv, cwd: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) if (value !== undefined && SHELL_NAME.test(name) && !SHELL_OWNED.has(name)) out[name] = value;
+  out.PWD = cwd;
+  return out;
 }
 
 /** The watchdogs of the tools that run now, so that a Nyl that must end at once can kill their groups. */

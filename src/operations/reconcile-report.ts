@@ -9,6 +9,7 @@
  * shows what the commit shows. Only the named units count for the exit code, so a resolution
  * error of any other unit is a warning, not an error.
  */
+import { sealingKeyIds } from '../run/secrets';
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { ownedGraph } from '../plan/planner';
@@ -220,6 +221,15 @@ function secretFixParams(plan: Plan | undefined, name: string): Record<string, u
   return { producer: read.unit, ...(entry && entry.sealed === undefined ? { backend: true } : {}) };
 }
 
+/**
+ * The fix parameters of NYL-SECRETS-KEY-MISSING: the keys that sealed what the environment's
+ * receipts hold, when any did. A new key would not open them: the fix names the one to configure.
+ */
+function keyFixParams(plan: Plan | undefined): Record<string, unknown> {
+  const ids = plan ? sealingKeyIds([...plan.units.values()].map((u) => u.observed)) : [];
+  return ids.length > 0 ? { sealedBy: ids } : {};
+}
+
 export function unitWarnings(report: ReconcileReport, { unimported = false, plan }: { unimported?: boolean; plan?: Plan } = {}): Diagnostic[] {
   const env = report.environment;
   const pending = unimported ? { unimported } : {};
@@ -229,7 +239,8 @@ export function unitWarnings(report: ReconcileReport, { unimported = false, plan
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
     if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
     if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) {
-      const params = { ...(u.code === 'NYL-SECRET-UNAVAILABLE' ? secretFixParams(plan, name) : {}), ...(u.leaving ? { teardown: true } : {}) };
+      const codeParams = u.code === 'NYL-SECRET-UNAVAILABLE' ? secretFixParams(plan, name) : u.code === 'NYL-SECRETS-KEY-MISSING' ? keyFixParams(plan) : {};
+      const params = { ...codeParams, ...(u.leaving ? { teardown: true } : {}) };
       out.push(diagnostic(u.code as UnitFailureCode, 'warning', `${name} failed: ${u.detail}`, { env, unit: name, units: [name], ...params }));
     }
     if (u.result === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, name, u.detail, u.approval));

@@ -12,6 +12,7 @@
  * At most CHECK_CONCURRENCY checks run at once. A check has no effects, so a cancellation only
  * stops starting checks: those not started have no finding, and the caller writes nothing.
  */
+import { configuredKeyTexts } from '../util/sealed';
 import { type CheckOutcome, type DriverContext, type Failure, failure } from '../drivers/contract';
 import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Runtime } from '../util/runtime';
@@ -58,8 +59,8 @@ export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed
     observed,
     run,
     workspace: new Workspace(`verify-${run}`, opened.materialize),
-    output: new UnitOutput(opened.env.name, { quiet: false }, rt.log),
-    keys: new RunKeys(rt.env),
+    output: new UnitOutput(opened.env.name, { quiet: false, alwaysMasked: configuredKeyTexts(rt.env) }, rt.log),
+    keys: new RunKeys(rt.env, opened.env.name),
   };
   const findings = new Map<string, DriftFinding>();
   try {

@@ -10,6 +10,7 @@
  * it ends (group commit). The engine never decides what a unit does: a unit it did not dispatch
  * is reported by its final action.
  */
+import { configuredKeyTexts } from '../util/sealed';
 import type { LeaseHandle } from '../lease/lease';
 import { executable, type Plan, teardowns } from '../plan/actions';
 import type { LifecycleOptions } from '../plan/lifecycle';
@@ -138,9 +139,9 @@ function contextOf(input: EngineInput, state: RunState, workspace: Workspace): W
     runRef: input.runRef,
     lease: input.lease,
     commits: new GroupCommit(rt, input.runRef),
-    keys: new RunKeys(rt.env),
+    keys: new RunKeys(rt.env, input.env.name),
     signals: new SignalWatch(input.signals, rt.clock, state, options.signalPollMs),
-    output: new UnitOutput(input.env.name, options.output ?? { quiet: false }, rt.log),
+    output: new UnitOutput(input.env.name, { ...(options.output ?? { quiet: false }), alwaysMasked: configuredKeyTexts(rt.env) }, rt.log),
     progress: new UnitProgress(input.env.name, rt.clock, rt.log, rt.liveStatus, progressIntervalMs(rt.env)),
     drivers: input.drivers,
     workspace,

@@ -4,6 +4,7 @@
  * between SIGTERM and SIGKILL, and a producer's outputs read back from its tool in the commit and
  * rendering of its receipt. One place, so that every phase sees the context an execution sees.
  */
+import { withoutKeyVariables } from '../util/sealed';
 import { type DriverContext, type Failure, failure, type RecordedReceipt } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { UnitPlan } from '../plan/actions';
@@ -94,7 +95,8 @@ export function phaseContext(scope: PhaseScope, subject: PhaseSubject, projectDi
     outputsPath: workspace.outputsPath(slot),
     runner: rt.runner,
     clock: rt.clock,
-    baseEnv: rt.env,
+    // No tool ever gets the key ring's variables: a tool that prints its environment would put the key next to the seals it opens.
+    baseEnv: withoutKeyVariables(rt.env),
     cancel: rt.cancel,
     killGraceMs: killGraceMs(rt.env, subject.rendering),
     toolOutput: (line) => output.tool(subject.name, line),

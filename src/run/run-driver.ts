@@ -11,7 +11,7 @@ import { receiptOfIncarnation } from '../plan/incarnation';
 import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
-import { maskText, maskTexts, openSecrets, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
+import { keyNeededFirst, maskText, maskTexts, openSecrets, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
 import { executeUnit, type PlanGate, teardownUnit } from './unit-execution';
 import { type PhaseScope, phaseContext, readBackIn, recordsOf } from './phase-context';
 import { approvalDigest } from '../plan/digest';
@@ -98,7 +98,7 @@ function masked<T extends { result: string }>(outcome: T, texts: readonly string
 /** An execution's outcome with its outputs recorded (sealed where needed), or the unit's failure. */
 function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consumed: readonly string[]): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
   if (outcome.result !== 'receipt') return masked(outcome, consumed);
-  const r = recordOutputs(plan.name, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
+  const r = recordOutputs(plan.name, ctx.state.input.runId, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
   if ('result' in r) return r;
   const tool = { ...(outcome.toolState ? { toolState: outcome.toolState } : {}), ...(outcome.toolReads && outcome.toolReads.length > 0 ? { toolReads: outcome.toolReads } : {}) };
   return { result: 'receipt', recorded: { ...r, ...tool } };
@@ -125,7 +125,9 @@ async function runPhase(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
   const reads = secretReadsOf(plan);
   const values = reads.length > 0 ? await openSecrets(reads, ctx.state.observed, ctx.keys, readBack(ctx)) : new Map<string, unknown>();
   if (!(values instanceof Map)) return checkpointOf(values, now());
-  const texts = maskTexts(values);
+  const unready = tearsDown(plan) ? undefined : keyNeededFirst(plan.name, ctx.state.observed.get(plan.name), ctx.drivers.driver(plan.kind), ctx.keys);
+  if (unready) return checkpointOf(unready, now());
+  const texts = [...maskTexts(values), ...ctx.keys.texts()];
   ctx.output.mask(plan.name, texts);
   if (tearsDown(plan)) {
     const outcome = await inProjectDir(plan, ctx, (driver, dctx) => teardownUnit(driver, withSecretsIn(dctx, reads, values)));

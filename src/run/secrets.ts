@@ -21,28 +21,68 @@ import { canonicalJson, type SecretRead } from '../project/execution-key';
 import { secretReference } from '../project/render';
 import { stringifyValue } from '../project/references';
 import type { ObservedUnitDoc, ReceiptRecord, SensitiveOutputRecord } from '../state/documents';
-import { type KeyRing, type KeyRingProblem, keyRingFrom } from '../util/sealed';
+import { configuredKeyTexts, type KeyRing, keyIdOf, type KeyRingProblem, keyRingFrom, type SealBinding } from '../util/sealed';
 
-/** The digest a receipt records of a sensitive value (also what an execution key covers). */
-export function sensitiveDigest(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
-}
-
-/** The key ring of a run, made once, when a unit first needs it. */
+/**
+ * The key ring of a run, made once, when a unit first needs it, and the environment its seals and
+ * digests are bound to.
+ */
 export class RunKeys {
   private made: KeyRing | KeyRingProblem | undefined;
 
-  constructor(private readonly env: NodeJS.ProcessEnv) {}
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    readonly environment: string,
+  ) {}
 
   ring(): KeyRing | KeyRingProblem {
     this.made ??= keyRingFrom(this.env);
     return this.made;
   }
+
+  /** The configured key texts, masked in every line a unit prints and every reason kept. */
+  texts(): string[] {
+    return configuredKeyTexts(this.env);
+  }
+
+  binding(unit: string, output: string): SealBinding {
+    return { environment: this.environment, unit, output };
+  }
 }
+
+/** The unkeyed digest of the first state format: still verified, never written. */
+function legacyDigest(value: unknown): string {
+  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+}
+
+/** The digest state records of a value no key is configured for: the execution that produced it, nothing of the value. */
+const EXECUTION_DIGEST = 'execution:';
 
 function keyMissing(unit: string, what: string, problem: KeyRingProblem): Failure {
   const f = failure(`${unit} ${what}, but ${problem.problem}; nothing was written in plain text`, true);
   return { ...f, code: 'NYL-SECRETS-KEY-MISSING' };
+}
+
+/**
+ * A unit whose outputs need a seal and whose receipt recorded sensitive outputs fails before its
+ * tool runs when no usable key is configured: run first, its new values could not be recorded and
+ * would be lost, and the next run would repeat whatever the tool did (a rotated password).
+ */
+export function keyNeededFirst(unit: string, observed: ObservedUnitDoc | undefined, driver: Driver | undefined, keys: RunKeys): Failure | undefined {
+  if (driver?.readOutputs || !observed?.receipt?.sensitiveOutputs) return undefined;
+  const ring = keys.ring();
+  if (!('problem' in ring)) return undefined;
+  return keyMissing(unit, 'recorded sensitive outputs, which its execution must seal again; it was not run', ring);
+}
+
+/** The ids of the keys that sealed the values these receipts hold: the keys a run of them needs. */
+export function sealingKeyIds(docs: Iterable<ObservedUnitDoc | undefined>): string[] {
+  const ids = new Set<string>();
+  for (const doc of docs) for (const entry of Object.values(doc?.receipt?.sensitiveOutputs ?? {})) {
+    const id = entry.sealed !== undefined ? keyIdOf(entry.sealed) : undefined;
+    if (id) ids.add(id);
+  }
+  return [...ids].sort();
 }
 
 /** The recorded form of outputs: plain values, and per sensitive output its digest (and seal). */
@@ -64,8 +104,13 @@ function holdsAny(value: unknown, secrets: readonly string[]): boolean {
 /**
  * A receipt's outputs as state records them, or the unit's failure when a sensitive value needs a
  * seal and no key is configured. `consumed`: the sensitive values the execution was given.
+ * A sensitive output's digest is keyed (src/util/sealed.ts). Without any key configured, a value
+ * its tool keeps (a module's backend) is recorded by the execution that produced it instead: a
+ * plain hash would let anyone who reads state test guesses, and a slow salted one only slows
+ * that down for the short, guessable values that need it most. Its consumers then run again
+ * after every execution of the producer, not only when the value changed.
  */
-export function recordOutputs(unit: string, outputs: Outputs, driver: Driver | undefined, keys: RunKeys, consumed: readonly string[] = []): RecordedOutputs | Failure {
+export function recordOutputs(unit: string, run: string, outputs: Outputs, driver: Driver | undefined, keys: RunKeys, consumed: readonly string[] = []): RecordedOutputs | Failure {
   const recorded: RecordedOutputs = { outputs: {} };
   const sensitive: Record<string, SensitiveOutputRecord> = {};
   for (const [name, o] of Object.entries(outputs)) {
@@ -73,19 +118,18 @@ export function recordOutputs(unit: string, outputs: Outputs, driver: Driver | u
       recorded.outputs[name] = o.value;
       continue;
     }
-    const entry: SensitiveOutputRecord = { sha256: sensitiveDigest(o.value) };
-    if (!driver?.readOutputs) {
-      const ring = keys.ring();
-      if ('problem' in ring) return keyMissing(unit, `has the sensitive output ${name}, which must be sealed for Git`, ring);
-      entry.sealed = ring.seal(sealName(unit, name), o.value);
-    }
-    sensitive[name] = entry;
+    const ring = keys.ring();
+    const keeps = driver?.readOutputs !== undefined;
+    if ('problem' in ring && !(keeps && ring.missing)) return keyMissing(unit, `has the sensitive output ${name}, which must be ${keeps ? 'digested' : 'sealed'} for Git`, ring);
+    const binding = keys.binding(unit, name);
+    if ('problem' in ring) sensitive[name] = { sha256: `${EXECUTION_DIGEST}${run}` };
+    else sensitive[name] = { sha256: ring.digest(binding, o.value), ...(keeps ? {} : { sealed: ring.seal(binding, o.value) }) };
   }
   if (Object.keys(sensitive).length > 0) recorded.sensitiveOutputs = sensitive;
   return recorded;
 }
 
-/** What a seal is bound to: the unit and the output. */
+/** The key of a value among a consumer's resolved values: the producer and the output. */
 function sealName(unit: string, output: string): string {
   return `${unit}.${output}`;
 }
@@ -110,10 +154,23 @@ export async function openSecrets(reads: readonly SecretRead[], observed: Readon
     if (!receipt || !entry) return unavailable(read, `${read.unit} has no receipt with the sensitive output ${read.output} any more`);
     const value = entry.sealed !== undefined ? openSealed(read, entry.sealed, keys) : await fromBackend(read, receipt, backends, readBack);
     if (isFailure(value)) return value;
-    if (sensitiveDigest(value.value) !== read.sha256) return unavailable(read, `the value of ${read.unit}.${read.output} is not the one this execution was planned with`);
+    const planned = plannedWith(read, receipt, value.value, keys);
+    if (planned !== true) return planned;
     values.set(id, value.value);
   }
   return values;
+}
+
+/** Is this the value the consumer's execution was planned with (its read's digest)? */
+function plannedWith(read: SecretRead, receipt: ReceiptRecord, value: unknown, keys: RunKeys): true | Failure {
+  const changed = unavailable(read, `the value of ${read.unit}.${read.output} is not the one this execution was planned with`);
+  if (read.sha256.startsWith(EXECUTION_DIGEST)) return read.sha256 === `${EXECUTION_DIGEST}${receipt.run}` ? true : changed;
+  if (read.sha256.startsWith('sha256:')) return legacyDigest(value) === read.sha256 ? true : changed;
+  const ring = keys.ring();
+  if ('problem' in ring) return keyMissing(read.unit, `has the sensitive output ${read.output} that this unit consumes, whose digest is keyed`, ring);
+  const verified = ring.verify(keys.binding(read.unit, read.output), value, read.sha256);
+  if (verified.problem) return unavailable(read, `its digest cannot be checked: ${verified.problem}`);
+  return verified.ok ? true : changed;
 }
 
 function isFailure(x: unknown): x is Failure {
@@ -127,7 +184,7 @@ function unavailable(read: SecretRead, why: string): Failure {
 function openSealed(read: SecretRead, sealed: string, keys: RunKeys): { value: unknown } | Failure {
   const ring = keys.ring();
   if ('problem' in ring) return keyMissing(read.unit, `has the sealed output ${read.output} that this unit consumes`, ring);
-  const opened = ring.open(sealName(read.unit, read.output), sealed);
+  const opened = ring.open(keys.binding(read.unit, read.output), sealed);
   return opened.ok ? { value: opened.value } : unavailable(read, opened.problem);
 }
 

@@ -8,6 +8,7 @@
  * only `recover`, an operator's explicit decision, imports them (`tolerate`). Both end what the
  * dead runs left running on this machine (reapLeftovers) before anything else runs.
  */
+import { withoutKeyVariables } from '../util/sealed';
 import type { DriverSet } from '../drivers/registry';
 import type { RefUpdate } from '../git/refs';
 import type { LeaseView } from '../lease/lease';
@@ -72,7 +73,7 @@ export async function reapLeftovers(takeover: Takeover, drivers: DriverSet, envi
   for (const [kind, runs] of unfinishedRunsByKind(takeover)) {
     const driver = drivers.driver(kind);
     if (!driver?.reap) continue;
-    const outcome = await driver.reap({ environment, runner: rt.runner, baseEnv: rt.env, runs: [...runs] });
+    const outcome = await driver.reap({ environment, runner: rt.runner, baseEnv: withoutKeyVariables(rt.env), runs: [...runs] });
     for (const e of outcome.ended) rt.log(`[${environment}/${e.unit}] removed ${e.what}, which the dead run ${e.run} left`);
     if (outcome.problem) rt.log(`[${environment}] cannot look for what dead runs of ${kind} units left on this machine: ${outcome.problem}`);
   }

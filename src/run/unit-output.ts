@@ -8,7 +8,7 @@
  * entry of the log, the start and end lines included, ends with one.
  *
  * Sensitive values a unit was given (./secrets.ts) are replaced by `***` in every line of that
- * unit, on stderr and in its log, as text and as bytes.
+ * unit, on stderr and in its log, as text and as bytes; the key ring's own texts in every unit's.
  *
  * Writing output never throws: a log that cannot be written (disk full, a directory in the way)
  * is reported once on stderr and then left alone, so it never costs a unit its checkpoint.
@@ -58,6 +58,8 @@ function cut(line: string): string {
 export interface UnitOutputOptions {
   quiet: boolean;
   logDir?: string;
+  /** Texts masked in every unit's lines (the key ring's own texts). */
+  alwaysMasked?: readonly string[];
 }
 
 export class UnitOutput {
@@ -104,7 +106,7 @@ export class UnitOutput {
    * whole in one line of output, so each of its lines (of 3 characters or more) is masked too.
    */
   mask(unit: string, texts: readonly string[]): void {
-    const all = new Set(texts);
+    const all = new Set([...texts, ...(this.options.alwaysMasked ?? [])]);
     for (const t of texts) if (t.includes('\n')) for (const l of t.split(/\r?\n/)) if (l.length >= 3) all.add(l);
     if (all.size > 0) this.masks.set(unit, [...all].sort((a, b) => b.length - a.length));
   }
@@ -132,8 +134,13 @@ export class UnitOutput {
     if (tail.length > TAIL_LINES) tail.shift();
   }
 
+  /** The unit's masks: what it was given (mask()), else the texts masked in every unit's lines. */
+  private masksOf(unit: string): readonly string[] | undefined {
+    return this.masks.get(unit) ?? this.options.alwaysMasked;
+  }
+
   private maskedText(unit: string, text: string): string {
-    const masks = this.masks.get(unit);
+    const masks = this.masksOf(unit);
     if (!masks) return text;
     let out = text;
     for (const m of masks) if (out.includes(m)) out = out.split(m).join(MASK);
@@ -142,7 +149,7 @@ export class UnitOutput {
 
   /** The bytes with every masked text replaced: a tool's bytes need not be UTF-8, the masks are. */
   private maskedBytes(unit: string, bytes: Buffer): Buffer {
-    const masks = this.masks.get(unit);
+    const masks = this.masksOf(unit);
     if (!masks) return bytes;
     let out = bytes;
     for (const m of masks) out = replaceAll(out, Buffer.from(m), MASK_BYTES);

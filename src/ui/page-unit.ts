@@ -27,17 +27,11 @@ function driftSection(u: UnitStatus | undefined): Html {
   return html`<section><h2>Drift</h2>${fields([['Status', badge(d.status)], ['Observed', time(d.observedAt)], ['By run', d.run], ['Detail', d.detail]])}</section>`;
 }
 
-/** A sensitive output's digest, shortened; a digest that is not a string (damaged state) says so rather than failing the page. */
-function digestOf(entry: { sha256?: unknown }): Html {
-  const digest = entry?.sha256;
-  if (typeof digest !== 'string') return html`<span class="muted">(no readable digest)</span>`;
-  return html`<code title="${digest}">sha256:${digest.replace(/^sha256:/, '').slice(0, 12)}</code>`;
-}
-
 function outputsTable(show: ShowReport): Html {
   const r = show.receipt!;
   const plain = Object.entries(r.outputs).map(([k, v]) => html`<tr data-output="${k}"><th>${k}</th><td><pre class="value">${valueText(v)}</pre></td></tr>`);
-  const sealed = Object.entries(r.sensitiveOutputs ?? {}).map(([k, v]) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive ${digestOf(v)}</td></tr>`);
+  // Neither the value nor its digest: a page is read by more people than state is.
+  const sealed = Object.keys(r.sensitiveOutputs ?? {}).map((k) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive</td></tr>`);
   if (plain.length + sealed.length === 0) return html`<p class="empty">No outputs.</p>`;
   return html`<table class="outputs"><tbody>${plain}${sealed}</tbody></table>`;
 }

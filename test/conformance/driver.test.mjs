@@ -19,6 +19,9 @@ import { assertOutcome, assertReason } from '../support/driver-outcomes.mjs';
 import { fakeDriver, failed, receipt, secret, uncertain } from '../fakes/driver.mjs';
 import { FakeProcessRunner, exitWith, ignoring, sleepFor, writeOutputs } from '../fakes/process-runner.mjs';
 
+/** A plan-bound approval's gate that any plan passes: the path where a driver plans first. */
+const ANY_PLAN = { digestOf: () => 'sha256:any', approved: 'sha256:any' };
+
 const GRACE = 200;
 /** The Command driver as the engine gets it (the registry may decorate the implementation). */
 const COMMAND = BUILTIN_DRIVERS.driver('Command');
@@ -582,7 +585,7 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
     });
     const s = await executeUnit(driver, ctxFor('s'));
     assert.deepEqual(s, { result: 'failed', reason: 'the Command driver failed: just a string', retryable: true });
-    const p = await executeUnit(driver, ctxFor('p'));
+    const p = await executeUnit(driver, ctxFor('p'), ANY_PLAN);
     assert.equal(p.result, 'failed');
     assert.match(p.reason, /plan bug/);
     assert.equal(driver.callsOf('p', 'apply').length, 0);
@@ -596,14 +599,21 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
     assertReason(outcome.reason);
   });
 
-  test('plan then apply: apply gets the plan; a plan failure skips apply', async () => {
+  test('without a plan-bound approval, apply alone: the driver plans and applies in one step', async () => {
+    const driver = fakeDriver({});
+    assert.equal((await executeUnit(driver, ctxFor('free'))).result, 'receipt');
+    assert.equal(driver.callsOf('free', 'plan').length, 0);
+    assert.equal(driver.callsOf('free', 'apply')[0].plan, undefined);
+  });
+
+  test('with a plan-bound approval, plan then apply: apply gets the plan; a plan failure skips apply', async () => {
     const driver = fakeDriver({ plan: { bad: failed('cannot plan\nat all') } });
-    const good = await executeUnit(driver, ctxFor('good'));
+    const good = await executeUnit(driver, ctxFor('good'), ANY_PLAN);
     assert.equal(good.result, 'receipt');
     const [planCall] = driver.callsOf('good', 'plan');
     const [applyCall] = driver.callsOf('good', 'apply');
     assert.deepEqual(applyCall.plan, planCall.outcome.plan);
-    const bad = await executeUnit(driver, ctxFor('bad'));
+    const bad = await executeUnit(driver, ctxFor('bad'), ANY_PLAN);
     assert.deepEqual(bad, { result: 'failed', reason: 'cannot plan\nat all', retryable: true });
     assert.equal(driver.callsOf('bad', 'apply').length, 0);
   });

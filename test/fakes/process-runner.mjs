@@ -24,9 +24,9 @@
 //   host dies, by SIGKILL or any other signal) sends every group process and its children
 //   SIGTERM at once and SIGKILL killGraceMs later (on the runner's clock); what they print
 //   meanwhile is dropped, never refused. Processes started without group keep running, as
-//   orphans do. A dead host starts nothing: run() after killHost() never settles. A program whose
-//   contains '=' cannot start in a group of its own (spawnError EINVAL): the real runner passes
-//   it to env(1), which would read it as an assignment.
+//   orphans do. A dead host starts nothing: run() after killHost() never settles. The process
+//   gets what a POSIX shell passes on (the real runner starts it through one): shell names as
+//   given except IFS, OPTIND and PPID, and PWD set to its working directory.
 // - stdout/stderr are captured into the result unless onStdout/onStderr takes that stream
 //   (chunks are delivered synchronously, as Buffers, in the order written).
 // - started counts run() calls, refused ones included, as NodeProcessRunner does.
@@ -115,6 +115,14 @@ function normalizedEnv(env) {
   return out;
 }
 
+/** What a POSIX shell passes on of env unchanged, with PWD set to cwd (group: true). */
+function shellPassedEnv(env, cwd) {
+  const out = {};
+  for (const [k, v] of Object.entries(env)) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['IFS', 'OPTIND', 'PPID', 'PWD'].includes(k)) out[k] = v;
+  out.PWD = path.resolve(cwd);
+  return out;
+}
+
 export class FakeProcessRunner {
   /** run() calls, refused ones included (as NodeProcessRunner counts). */
   started = 0;
@@ -186,7 +194,7 @@ export class FakeProcessRunner {
     this.started++;
     const clock = this.clock;
     const began = clock.now();
-    const env = normalizedEnv(options.env ?? process.env);
+    const env = options.group === true ? shellPassedEnv(normalizedEnv(options.env ?? process.env), options.cwd ?? process.cwd()) : normalizedEnv(options.env ?? process.env);
     const input = options.input === undefined ? undefined : Buffer.from(options.input);
     const call = { argv: [...argv], cwd: options.cwd, env, input, options, signals: [] };
     this.calls.push(call);
@@ -201,7 +209,6 @@ export class FakeProcessRunner {
     const refused = refusal(argv, options);
     if (refused) return notStarted(refused);
     if (options.cwd !== undefined && !isDirectory(options.cwd)) return notStarted(enoent(argv[0], argv.slice(1)));
-    if (options.group === true && argv[0].includes('=')) return notStarted(Object.assign(new Error(`spawn ${argv[0]} EINVAL: a program named with '=' cannot be started in a process group of its own`), { code: 'EINVAL', errno: -22 }));
     const program = this.#programs.find((p) => p.test(argv, options));
     if (!program) {
       // An unregistered path to a file that exists: as if it were not executable.

@@ -45,8 +45,8 @@ async function secretWorld(options = {}) {
 /** The receipt keeps the plain output, and of the sensitive one its digest and its seal only. */
 function assertSealed(receiptDoc) {
   assert.deepEqual(Object.keys(receiptDoc.sensitiveOutputs ?? {}), ['token'], JSON.stringify(receiptDoc));
-  assert.match(receiptDoc.sensitiveOutputs.token.sha256, /^sha256:[0-9a-f]{64}$/);
-  assert.match(receiptDoc.sensitiveOutputs.token.sealed, /^aes256gcm:v1:/);
+  assert.match(receiptDoc.sensitiveOutputs.token.sha256, /^hmac-sha256:[0-9a-f]{16}:[0-9a-f]{64}$/, 'a keyed digest');
+  assert.match(receiptDoc.sensitiveOutputs.token.sealed, /^aes256gcm:v2:/);
   assert.equal(receiptDoc.outputs.url, 'https://db');
   assert.equal(receiptDoc.outputs.token, undefined);
 }
@@ -91,6 +91,31 @@ describe('sensitive outputs', () => {
       assert.equal(receiptDoc.run, holderRun);
       assertSealed(receiptDoc);
       assert.deepEqual(leaks(world, procs), [], 'the secret is in no Git object and no line of output');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  // Pins: without a key, a producer's tool ran again (rotating its password, say), then failed
+  // because its new value could not be sealed: the value was lost, and the next run repeated it.
+  test('a producer whose receipt holds sealed outputs fails before its tool runs when no key is configured; the fix names the key that sealed them', async () => {
+    const { world, procs, proc } = await secretWorld();
+    try {
+      assert.equal((await proc('first').run('reconcile')).code, 0);
+      const sealedBy = world.observedDoc('s').receipt.sensitiveOutputs.token.sealed.split(':')[2];
+      await world.setUnits([unit('s', { version: 'v2' }), unit('slow')]);
+      const keyless = proc('keyless');
+      delete keyless.rt.env.NYL_SECRETS_KEY;
+      const r = await keyless.run('reconcile');
+      assert.equal(r.report.units.s.result, 'failed');
+      assert.equal(r.report.units.s.code, 'NYL-SECRETS-KEY-MISSING');
+      assert.match(r.report.units.s.detail, /it was not run/);
+      assert.equal(world.driver.callsOf('s').length, 1, 'the tool did not run again');
+      const warning = r.report.warnings.find((w) => w.code === 'NYL-SECRETS-KEY-MISSING');
+      assert.match(warning?.fix ?? '', new RegExp(`configure the key that sealed .* \\(key id ${sealedBy}`));
+      assert.doesNotMatch(warning.fix, /openssl rand/, 'not a new key: it would not open them');
+      assert.ok(world.observedDoc('s').receipt, 'the receipt stays');
+      assert.deepEqual(leaks(world, procs), []);
     } finally {
       world.cleanup();
     }
@@ -190,6 +215,7 @@ describe('sensitive outputs', () => {
       assert.equal(r.code, 0, JSON.stringify(r.report?.units));
       const token = world.observedDoc('s').receipt.sensitiveOutputs.token;
       assert.deepEqual(Object.keys(token), ['sha256'], 'no seal: the backend keeps the value');
+      assert.equal(token.sha256, `execution:${world.observedDoc('s').receipt.run}`, 'without a key, nothing of the value: the execution that produced it');
       assert.deepEqual(seen, [SECRET]);
       assert.equal(world.driver.callsOf('s', 'readOutputs').length, 1);
       assert.deepEqual(leaks(world, procs), []);
@@ -198,10 +224,10 @@ describe('sensitive outputs', () => {
     }
   });
 
-  test('a backend whose value no longer matches the digest fails the consumer with NYL-SECRET-UNAVAILABLE', async () => {
+  test('a backend whose value no longer matches the keyed digest fails the consumer with NYL-SECRET-UNAVAILABLE', async () => {
     const readOutputs = () => ({ result: 'read', outputs: { token: { value: 'something-else', sensitive: true } } });
     const units = [unit('s'), unit('c', { dependsOn: ['s'], env: { TOKEN: TOKEN_REF } })];
-    const { world, proc } = await secretWorld({ units, driver: { readOutputs }, processEnv: {} });
+    const { world, proc } = await secretWorld({ units, driver: { readOutputs } });
     try {
       const r = await proc('runner').run('reconcile');
       assert.equal(r.report.units.c.result, 'failed');

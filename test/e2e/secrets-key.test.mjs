@@ -1,0 +1,41 @@
+// End-to-end: the sealing key is Nyl's alone. Pins: NYL_SECRETS_KEY and NYL_SECRETS_KEY_FILE were
+// in every tool's environment, so a unit that printed its environment and failed wrote the key
+// into condition.output on the observed branch, next to the seals it opens.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cleanupAll, git, tempDir } from '../support/git-fixtures.mjs';
+import { logLines, reconcile, setup } from '../support/reconcile-helpers.mjs';
+
+after(cleanupAll);
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+const OTHER = Buffer.alloc(32, 9).toString('base64');
+
+/** Every object of the repository, as text: where a key written to Git would be. */
+function allObjects(repo) {
+  return git(repo, 'cat-file', '--batch-all-objects', '--batch', '--unordered');
+}
+
+test('no tool gets the key variables; a key a tool found anyway is masked in what Nyl prints and keeps', () => {
+  const dir = tempDir('nyl-key-');
+  const keyFile = path.join(dir, 'keys');
+  fs.writeFileSync(keyFile, `# ring\n${OTHER}\n`, { mode: 0o600 });
+  const leaked = path.join(dir, 'leaked');
+  fs.writeFileSync(leaked, KEY);
+  const ctx = setup((log) => ({
+    printer: `script: 'env >> ${log}; env; echo "found $(cat ${leaked})"; exit 1'`,
+  }));
+  const r = reconcile(ctx.project, ['-o', 'json'], { env: { NYL_SECRETS_KEY: KEY, NYL_SECRETS_KEY_FILE: keyFile } });
+  assert.equal(r.code, 3, r.stderr);
+  const env = logLines(ctx.log);
+  assert.ok(env.some((l) => l.startsWith('NYL_UNIT=printer')), 'the tool printed its environment');
+  assert.deepEqual(env.filter((l) => l.startsWith('NYL_SECRETS_KEY')), [], 'no key variable reached the tool');
+  assert.ok(!r.stderr.includes(KEY), 'the key the tool printed is masked on stderr');
+  assert.match(r.stderr, /found \*\*\*/);
+  const objects = allObjects(ctx.bare);
+  assert.match(objects, /found \*\*\*/, 'the failure output reached the observed branch, masked');
+  assert.ok(!objects.includes(KEY) && !objects.includes(OTHER), 'no key in any object of the state repository');
+  assert.ok(!objects.includes(keyFile), "not even the key file's path");
+});
