@@ -125,8 +125,13 @@ export function describeSize(bytes: number): string {
  * toolState (on a failed or uncertain execution): what the driver could still read of its tool's
  * own state afterwards, so that the unit's next attempt recognizes a state its own attempt wrote.
  */
-export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string; toolState?: Record<string, unknown> };
-export type Uncertain = { result: 'uncertain'; reason: string; toolState?: Record<string, unknown> };
+/**
+ * `unrecorded`: outputs the tool wrote before it failed or was stopped (a Command's outputs file).
+ * They are never recorded; the engine masks the sensitive ones in the lines it keeps, which may
+ * hold a new value it has no seal of yet.
+ */
+export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string; toolState?: Record<string, unknown>; unrecorded?: Outputs };
+export type Uncertain = { result: 'uncertain'; reason: string; toolState?: Record<string, unknown>; unrecorded?: Outputs };
 
 /**
  * What the key depends on is not on this machine (an image not present locally): not a failure by

@@ -11,7 +11,7 @@ import { receiptOfIncarnation } from '../plan/incarnation';
 import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
-import { keyNeededFirst, maskText, maskTexts, openSecrets, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
+import { keyNeededFirst, maskText, maskTexts, openSecrets, ownSealedValues, sensitiveValues, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
 import { executeUnit, type PlanGate, teardownUnit } from './unit-execution';
 import { type PhaseScope, phaseContext, readBackIn, recordsOf } from './phase-context';
 import { approvalDigest } from '../plan/digest';
@@ -95,9 +95,20 @@ function masked<T extends { result: string }>(outcome: T, texts: readonly string
   return { ...outcome, reason: maskText(reason, texts) };
 }
 
+/**
+ * A failed or stopped execution without the outputs it wrote (never recorded), and with their
+ * sensitive values masked in its reason and in the lines the unit keeps.
+ */
+function withoutUnrecorded<T extends Failure | Uncertain>(outcome: T, unit: string, ctx: WaveContext, masks: readonly string[]): T {
+  const { unrecorded, ...rest } = outcome;
+  const texts = unrecorded ? maskTexts(sensitiveValues(unrecorded)) : [];
+  ctx.output.maskKept(unit, texts);
+  return masked(rest as T, [...masks, ...texts]);
+}
+
 /** An execution's outcome with its outputs recorded (sealed where needed), or the unit's failure. */
 function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consumed: readonly string[]): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
-  if (outcome.result !== 'receipt') return masked(outcome, consumed);
+  if (outcome.result !== 'receipt') return withoutUnrecorded(outcome, plan.name, ctx, consumed);
   const r = recordOutputs(plan.name, ctx.state.input.runId, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
   if ('result' in r) return r;
   const tool = { ...(outcome.toolState ? { toolState: outcome.toolState } : {}), ...(outcome.toolReads && outcome.toolReads.length > 0 ? { toolReads: outcome.toolReads } : {}) };
@@ -127,7 +138,9 @@ async function runPhase(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
   if (!(values instanceof Map)) return checkpointOf(values, now());
   const unready = tearsDown(plan) ? undefined : keyNeededFirst(plan.name, ctx.state.observed.get(plan.name), ctx.drivers.driver(plan.kind), ctx.keys);
   if (unready) return checkpointOf(unready, now());
-  const texts = [...maskTexts(values), ...ctx.keys.texts()];
+  // What the unit consumes, its own previous sealed values (it may print them and fail), the key.
+  const own = ownSealedValues(plan.name, ctx.state.observed.get(plan.name), ctx.keys);
+  const texts = [...maskTexts(values), ...maskTexts(own), ...ctx.keys.texts()];
   ctx.output.mask(plan.name, texts);
   if (tearsDown(plan)) {
     const outcome = await inProjectDir(plan, ctx, (driver, dctx) => teardownUnit(driver, withSecretsIn(dctx, reads, values)));

@@ -85,6 +85,26 @@ export function sealingKeyIds(docs: Iterable<ObservedUnitDoc | undefined>): stri
   return [...ids].sort();
 }
 
+/**
+ * The unit's own sealed outputs, opened: what it printed of them is masked, should it print its
+ * previous value before it fails. A seal no key opens is left out (nothing to mask it with).
+ */
+export function ownSealedValues(unit: string, observed: ObservedUnitDoc | undefined, keys: RunKeys): Map<string, unknown> {
+  const values = new Map<string, unknown>();
+  const ring = keys.ring();
+  if ('problem' in ring) return values;
+  for (const [name, entry] of Object.entries(observed?.receipt?.sensitiveOutputs ?? {})) {
+    const opened = entry.sealed === undefined ? undefined : ring.open(keys.binding(unit, name), entry.sealed);
+    if (opened?.ok) values.set(sealName(unit, name), opened.value);
+  }
+  return values;
+}
+
+/** The sensitive values of outputs a failed execution wrote: masked, never recorded. */
+export function sensitiveValues(outputs: Outputs): Map<string, unknown> {
+  return new Map(Object.entries(outputs).filter(([, o]) => o.sensitive).map(([name, o]) => [name, o.value]));
+}
+
 /** The recorded form of outputs: plain values, and per sensitive output its digest (and seal). */
 export interface RecordedOutputs {
   outputs: Record<string, unknown>;

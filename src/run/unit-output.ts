@@ -111,6 +111,17 @@ export class UnitOutput {
     if (all.size > 0) this.masks.set(unit, [...all].sort((a, b) => b.length - a.length));
   }
 
+  /**
+   * Masks these texts from now on and in the lines kept so far: values learned only after the
+   * tool printed them (the outputs a failed execution wrote).
+   */
+  maskKept(unit: string, texts: readonly string[]): void {
+    if (texts.length === 0) return;
+    this.mask(unit, [...(this.masks.get(unit) ?? []), ...texts]);
+    const tail = this.tails.get(unit);
+    if (tail) this.tails.set(unit, tail.map((line) => this.maskedText(unit, line)));
+  }
+
   /** Starts keeping the unit's last lines afresh: its execution starts. */
   tailFrom(unit: string): void {
     this.tails.set(unit, []);

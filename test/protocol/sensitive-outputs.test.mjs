@@ -96,6 +96,28 @@ describe('sensitive outputs', () => {
     }
   });
 
+  // Pins: a producer that ran again, printed its own value and failed wrote it to Git in plain
+  // text (its condition's output), though Nyl held that value sealed and had the key; a new value
+  // it wrote to its outputs file before failing was printed and kept the same way.
+  test("a producer's own values are masked in what it keeps when it fails: its previous sealed value, and the new one its outputs file held", async () => {
+    const NEW = 'n3w-r0tated-s3cret';
+    const apply = { s: [receipt({ url: 'https://db', token: secret(SECRET) }), { result: 'failed', reason: 'rotation failed', retryable: true, unrecorded: receipt({ token: secret(NEW), url: 'https://db' }).outputs }] };
+    const toolOutput = { s: [`old token ${SECRET}`, `new token ${NEW}`, 'giving up'] };
+    const { world, procs, proc } = await secretWorld({ apply, driver: { toolOutput } });
+    try {
+      assert.equal((await proc('first').run('reconcile')).code, 0);
+      await world.setUnits([unit('s', { version: 'v2' }), unit('slow')]);
+      const r = await proc('again').run('reconcile');
+      assert.equal(r.report.units.s.result, 'failed');
+      const kept = world.observedDoc('s').condition.output;
+      assert.deepEqual(kept.slice(-3), ['old token ***', 'new token ***', 'giving up']);
+      assert.deepEqual(leaks(world, procs).filter((l) => !l.includes(': ')), [], 'no object of the state repository holds the old value');
+      for (const [, obj] of world.repo.objects) assert.ok(!obj.content.includes(NEW), 'nor the new one');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   // Pins: without a key, a producer's tool ran again (rotating its password, say), then failed
   // because its new value could not be sealed: the value was lost, and the next run repeated it.
   test('a producer whose receipt holds sealed outputs fails before its tool runs when no key is configured; the fix names the key that sealed them', async () => {
