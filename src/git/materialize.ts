@@ -11,7 +11,7 @@ export async function materializeCommit(git: Git, repoDir: string, commit: strin
   mkdirSync(dest, { recursive: true });
   const archive = await git.run(repoDir, ['archive', '--format=tar', commit]);
   if (archive.code !== 0) throw new GitError(archive, repoDir);
-  const untar = await git.runner.run(['tar', '-x', '-f', '-', '-C', dest], { input: archive.stdout });
+  const untar = await git.runner.run(['tar', '-x', '-f', '-', '-C', dest], { input: archive.stdout, env: git.env() });
   if (untar.code !== 0) throw new Error(`tar could not unpack ${commit}: ${untar.stderr.toString().trim()}`);
   return dest;
 }

@@ -13,6 +13,7 @@
  * while one runs (the watchdog kills the podman client; the container, watched by conmon, lives
  * on), the importer of that run can list and remove it: `leftoverContainers`, `removeLeftovers`, `containerName`.
  */
+import { withoutKeyVariables } from '../../util/sealed';
 import type { ProcessResult, ProcessRunner } from '../../exec/process';
 import { programError } from '../../exec/program-path';
 import { type DriverContext, type Failure, failure } from '../contract';
@@ -93,7 +94,7 @@ type Listing = { ok: true; containers: LeftoverContainer[] } | { ok: false; reas
 export async function leftoverContainers(runner: ProcessRunner, environment: string, options: { runtime?: Runtime; env?: NodeJS.ProcessEnv } = {}): Promise<Listing> {
   const runtime = options.runtime ?? 'podman';
   const argv = [runtime, 'ps', '-a', '--filter', `label=${LABELS.environment}=${environment}`, '--format', 'json'];
-  const done = await runHelper(outsideRun(runner, options.env ?? process.env), argv);
+  const done = await runHelper(outsideRun(runner, options.env ?? withoutKeyVariables(process.env)), argv);
   if (done.spawnError) return { ok: false, reason: `cannot start ${runtime}: ${done.spawnError.code ?? done.spawnError.message}` };
   if (done.code !== 0) return { ok: false, reason: `${runtime} ps failed (exit ${String(done.code)})${suffix(runtimeError(done.stderr.toString()))}` };
   try {
