@@ -553,7 +553,7 @@ export const CATALOG = {
   },
   'NYL-UI-EXPOSED': {
     exit: 0,
-    summary: 'nyl ui listens on an address other machines may reach: whoever reaches it reads the state (never a sensitive value).',
+    summary: "nyl ui listens on an address other machines may reach, without authentication: whoever reaches it sees every environment's units, plain outputs, rendered specs, failure output and history (never a sensitive value).",
     fix: () => 'listen on loopback (--listen 127.0.0.1:<port>) and reach it through an SSH tunnel, or put an authenticating proxy in front of it',
   },
   'NYL-UNCHANGED': {
