@@ -365,6 +365,7 @@ export const COMMANDS: CommandSpec[] = [
       "For every unit that would execute it shows the digest that a plan-bound approval names (nyl reconcile --approve <unit>=<digest>): for Terraform and OpenTofu units the driver's plan runs in a scratch copy of the source commit (its output on stderr) and the row shows its change summary; for other kinds the digest is the execution key. " +
       'A unit that waits for its dependencies, or gets its first incarnation, has no digest yet. A unit whose rendering changed shows the diff of its desired rendering against the recorded one. ' +
       'Takes no lease and writes nothing: no state ref, no run ref, not even a ref of this clone. ' +
+      'A unit whose run: hands a ${{ }} reference to a shell as its text (sh -c "... ${{ units.db.outputs.url }} ...") is warned about (NYL-SOURCE-SHELL-REFERENCE): pass the value through env: instead. ' +
       'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed and needs an operator, 4 a unit is uncertain, 1 an error.',
     options: [
       ...SELECTION,
@@ -462,7 +463,7 @@ export const COMMANDS: CommandSpec[] = [
       'Serves pages rendered from the state refs (no database, nothing to install): the environments with their units\' states, last operation and lease holder; ' +
       'per environment the units with their state and why each one waits (the planner\'s reason), the dependency graph drawn, and the latest operations; ' +
       'per unit its receipt, outputs (a sensitive output by its digest only), condition, hold and documents; the history with who asked and why; and each run\'s units. ' +
-      'Open pages refresh when the state refs change. It answers GET only, only requests addressed to one of its own names (on loopback, the default 127.0.0.1:4780, its loopback addresses and localhost), ' +
+      'Open pages refresh when the state refs change. It answers GET and HEAD only, only requests addressed to one of its own names (on loopback, the default 127.0.0.1:4780, its loopback addresses and localhost), ' +
       "and never another site's page but to open one of its pages; an address that is not loopback warns NYL-UI-EXPOSED. Takes no lease and writes no state. Runs until interrupted (Ctrl-C), then exits 0.",
     options: [
       { name: 'listen', type: 'string', value: '<host>:<port>', help: 'The address to serve on. Default 127.0.0.1:4780; port 0 takes any free port. A bare port means 127.0.0.1:<port>.' },

@@ -3,10 +3,11 @@
  * listens, and serves until SIGINT or SIGTERM, then closes every connection and exits 0.
  *
  * The address defaults to 127.0.0.1:4780. Another host is allowed (a team may serve it behind a
- * proxy, whose name --allow-host adds) but warned about: the pages show everything state holds
- * but sensitive values, to whoever reaches them.
+ * proxy, whose name --allow-host adds) but warned about: the pages show what state holds (units,
+ * plain outputs, rendered specs, failure output, history), never a sensitive value, to whoever
+ * reaches them.
  */
-import { diagnostic, fail, NylError } from '../errors/diagnostic';
+import { type Diagnostic, diagnostic, fail, NylError } from '../errors/diagnostic';
 import { startUiServer } from '../ui/server';
 import { stateRefsSource } from '../ui/source';
 import { parseDuration } from '../util/duration';
@@ -61,14 +62,27 @@ async function listening(rt: Runtime, p: ParsedCommand, host: string, port: numb
   }
 }
 
+/**
+ * NYL-UI-EXPOSED: what the pages show, said plainly, since whoever reaches the address reads
+ * them without authenticating. Keep it true to src/ui/page-*.ts: the first page lists every
+ * environment, a unit's page its plain outputs and rendered documents (env values included) and a
+ * failure's last lines of output, the history who asked and why.
+ */
+export function exposedWarning(host: string): Diagnostic {
+  return diagnostic(
+    'NYL-UI-EXPOSED',
+    'warning',
+    `nyl ui listens on ${host}, which is not a loopback address, and has no authentication: it shows every environment's units, ` +
+      'their plain outputs, rendered specs (env values included), failure output, leases and history (who asked, and why) ' +
+      'to anyone who can reach it; sensitive values are never shown',
+  );
+}
+
 /** Serves until the runtime's cancel signal (SIGINT/SIGTERM); returns the exit code. */
 export async function runUi(rt: Runtime, p: ParsedCommand): Promise<number> {
   const { host, port } = listenAddressOf(p.values.listen as string | undefined);
   const server = await listening(rt, p, host, port);
-  if (!server.loopback) {
-    const warning = diagnostic('NYL-UI-EXPOSED', 'warning', `nyl ui listens on ${host}, which is not a loopback address: whoever reaches it reads the state of these environments (never a sensitive value)`);
-    process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([warning]))}\n`);
-  }
+  if (!server.loopback) process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([exposedWarning(host)]))}\n`);
   process.stdout.write(`nyl ui: serving ${p.path === '.' ? 'this project' : p.path} at ${server.url} (read-only; Ctrl-C stops it)\n`);
   await new Promise<void>((resolve) => (rt.cancel.aborted ? resolve() : rt.cancel.addEventListener('abort', () => resolve(), { once: true })));
   await server.close();

@@ -189,6 +189,12 @@ export interface KindDescriptor {
   /** JSON pointers inside spec of fields holding shell text: references are refused there. */
   shellTextFields: readonly string[];
   /**
+   * JSON pointers inside spec of argv lists run without a shell. A reference there is one
+   * argument, unless the argv hands it to a shell as its text (`sh -c TEXT`): then the source
+   * model warns (src/project/shell-argv.ts).
+   */
+  argvFields?: readonly string[];
+  /**
    * Top-level spec fields naming a directory of source the unit runs (a root module): its Git
    * tree id enters the execution key, so a changed file there executes the unit again.
    */

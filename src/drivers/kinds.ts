@@ -1,6 +1,6 @@
 /**
  * What Nyl knows of each unit kind without executing anything: its spec schema, the version tag
- * in its execution keys, its default recovery and its shell-text fields. Pure data: the source
+ * in its execution keys, its default recovery, its shell-text and argv fields. Pure data: the source
  * model and the planner ask here, so that planning loads no driver code (no process, no file
  * system). The drivers that execute kinds are in registry.ts. The only place outside a kind's own
  * folder that names kinds.
@@ -21,6 +21,7 @@ export const COMMAND_KIND: KindDescriptor = {
   version: 'command/1',
   defaultRecovery: 'manual',
   shellTextFields: ['/script', '/teardown/script', '/check/script'],
+  argvFields: ['/run', '/teardown/run', '/check/run'],
   secretFields: ['/env', '/teardown/env', '/check/env'],
   spec: commandSpec,
 };
@@ -62,6 +63,11 @@ export function defaultRecovery(kind: string, kinds: KindSet): 'converge' | 'man
 /** May a reference to a sensitive output stand at this pointer of the kind's spec? */
 export function isSecretField(kind: string, pointer: string, kinds: KindSet): boolean {
   return (kinds.descriptor(kind)?.secretFields ?? []).some((f) => pointer.startsWith(`${f}/`));
+}
+
+/** The argv lists of a kind's spec, run without a shell (see KindDescriptor.argvFields). */
+export function argvFieldsOf(kind: string): readonly string[] {
+  return BUILTIN_KINDS.descriptor(kind)?.argvFields ?? [];
 }
 
 /** Does this spec field hold shell text (where references are refused)? */

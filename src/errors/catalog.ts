@@ -37,6 +37,19 @@ export const CATALOG = {
     summary: 'The project source does not validate.',
     fix: (p) => String(p.fix ?? 'correct the source and commit it'),
   },
+  'NYL-SOURCE-SHELL-REFERENCE': {
+    exit: 0,
+    summary: 'A reference stands in the text a `run:` argv hands to a shell (`sh -c TEXT`): the value is substituted into shell code.',
+    fix: (p) => {
+      const where = p.action ? ` to ${String(p.action)}:` : '';
+      const env = String(p.envEntries ?? "{NAME: '${{ units.NAME.outputs.KEY }}'}");
+      const argv = String(p.argv ?? '[sh, -c, \'... "$1" ...\', sh, \'${{ units.NAME.outputs.KEY }}\']');
+      return (
+        `pass the value as an environment variable: add env: ${env}${where} and read ${String(p.variables ?? '"$NAME"')} in the script instead; ` +
+        `or pass it as an argument after the script: run: ${argv}${where ? ` in ${String(p.action)}:` : ''}, and read ${String(p.positional ?? '"$1"')}`
+      );
+    },
+  },
   'NYL-SOURCE-UNREACHABLE': {
     exit: 1,
     summary: 'The source revision is not a commit of the checkout that a branch or tag reaches.',
@@ -543,7 +556,7 @@ export const CATALOG = {
   },
   'NYL-UI-EXPOSED': {
     exit: 0,
-    summary: 'nyl ui listens on an address other machines may reach: whoever reaches it reads the state (never a sensitive value).',
+    summary: "nyl ui listens on an address other machines may reach, without authentication: whoever reaches it sees every environment's units, plain outputs, rendered specs, failure output and history (never a sensitive value).",
     fix: () => 'listen on loopback (--listen 127.0.0.1:<port>) and reach it through an SSH tunnel, or put an authenticating proxy in front of it',
   },
   'NYL-UNCHANGED': {

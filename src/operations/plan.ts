@@ -8,7 +8,8 @@
  * It takes no lease and writes nothing: no state ref, no run ref, and no ref of the clone either
  * (it reads a remote's refs with ls-remote instead of mirroring them, and judges the clone's
  * known branches without fast-forwarding them, as status would). Driver phases run in a scratch
- * copy of the source commit that is removed afterwards (./plan-drivers.ts).
+ * copy of the source commit that is removed afterwards (./plan-drivers.ts). It warns
+ * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT).
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { Failure } from '../drivers/contract';
@@ -16,6 +17,8 @@ import { isNylCode } from '../errors/catalog';
 import { describeHolder, readLease } from '../lease/lease';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { planEnvironment, type Prepared } from '../plan/planner';
+import { ownershipSet } from '../project/selectors';
+import { shellReferenceWarnings } from '../project/shell-argv';
 import { preparationFrom } from '../plan/preparation';
 import type { ReconcileReport } from '../report/types';
 import { runPool } from '../run/pool';
@@ -74,6 +77,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
   try {
     const resolved = await resolvePlan(opened, start, only, phases);
     const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
+    report.warnings.unshift(...shellTextWarnings(opened, only));
     describeRows(report, resolved.plan, await changedReads(opened.sourceReader, resolved.plan));
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
@@ -83,6 +87,15 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
   } finally {
     phases.close();
   }
+}
+
+/**
+ * The units this plan covers whose `run:` hands a reference to a shell as its text (sh -c): a
+ * warning of the source, shown where the user reviews what would run.
+ */
+function shellTextWarnings(opened: OpenedEnvironment, only: Set<string> | undefined): Diagnostic[] {
+  const units = ownershipSet(opened.project, opened.env).filter((u) => !only || only.has(u.name));
+  return units.flatMap((u) => shellReferenceWarnings(u, opened.env.name));
 }
 
 /**

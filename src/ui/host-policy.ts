@@ -8,6 +8,10 @@
  * the names of `--allow-host` (a proxy in front). An IP literal is not a rebinding (no name was
  * resolved): on loopback only loopback literals, elsewhere any. The port must be ours (absent
  * means 80).
+ *
+ * An Origin header (sent by a browser for a scripted request) is ours when it names the host and
+ * port the request is addressed to: the server refuses a foreign one when the browser sends no
+ * fetch metadata to say the same (server.ts, foreignRequest).
  */
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -48,4 +52,21 @@ export function hostAllowed(header: string | undefined, policy: HostPolicy): boo
   if (!parsed || parsed.port !== policy.port) return false;
   if (parsed.literal) return !policy.loopback || isLoopbackAddress(parsed.host);
   return policy.names.has(parsed.host);
+}
+
+/**
+ * Does an Origin header name the origin of the request's Host (same host, same port)? `null` (a
+ * sandboxed frame, a file) and anything that is not `scheme://host[:port]` do not.
+ */
+export function originMatchesHost(origin: string, host: string | undefined): boolean {
+  const target = host === undefined ? undefined : parseHost(host);
+  if (!target || !/^https?:\/\/[^/?#@\s]+$/i.test(origin)) return false;
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  return url.hostname.replace(/^\[(.*)\]$/, '$1') === target.host && port === target.port;
 }

@@ -48,6 +48,18 @@ function runUnitsTable(env: string, units: [string, string][]): Html {
   return html`<table class="run-units"><thead><tr><th>Unit</th><th>Result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 
+/**
+ * Does state name the run: an operation carries it, it holds the lease, or a unit's last run,
+ * running execution or condition names it? A run that ended without its transition commit is
+ * named by its units' conditions or, until imported, by NYL-RUN-UNIMPORTED.
+ */
+export function runKnown(data: RunPageData, run: string): boolean {
+  if (data.entries.length > 0 || data.status.lease?.run === run) return true;
+  const units = data.status.unitOrder.map((n) => data.status.units[n]!);
+  if (units.some((u) => u.lastRun?.run === run || u.running?.run === run || u.condition?.run === run)) return true;
+  return data.status.warnings.some((d) => d.code === 'NYL-RUN-UNIMPORTED' && d.data?.run === run);
+}
+
 export function runPageOf(env: string, run: string, data: RunPageData, live: Live | undefined): Html {
   const holdsLease = data.status.lease?.run === run;
   const body = html`<h1>Run <code>${run}</code></h1>

@@ -1,14 +1,15 @@
 /**
  * From a route to an answer: reads what the page shows through the view source and renders it.
  * An environment that cannot be opened is a page of its own (404 for an unknown one, with the
- * environments that exist), not a failure of the server; so is a unit that state does not hold.
+ * environments that exist), not a failure of the server; so is a unit that state does not hold,
+ * and a run that nothing in state names.
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import { NylError } from '../errors/diagnostic';
 import { html, render } from './html';
 import { environmentPageOf } from './page-environment';
 import { environmentsPage } from './page-environments';
-import { HISTORY_PAGE_SIZE, historyPageOf, runPageOf } from './page-history';
+import { HISTORY_PAGE_SIZE, historyPageOf, runKnown, runPageOf } from './page-history';
 import { unitPageOf } from './page-unit';
 import { diagnostics, environmentHref, type Live, page } from './parts';
 import type { Route } from './routes';
@@ -31,14 +32,24 @@ function ok(markup: ReturnType<typeof html>): Answer {
   return { status: 200, type: HTML_TYPE, body: render(markup) };
 }
 
+/** What a problem page says besides its title. */
+export interface Problem {
+  diagnostics?: readonly Diagnostic[];
+  /** A sentence, for a problem without a diagnostic (a run no operation names). */
+  text?: string;
+  retrySeconds?: number;
+}
+
 /**
  * A page that says what went wrong, with the diagnostics' fixes. It shows no state, so it is not
  * refreshed by version; `retrySeconds` reloads it (a failure that may pass, such as a host that
  * cannot be reached), so that an open tab recovers by itself.
  */
-export function problemPage(status: number, title: string, list: readonly Diagnostic[], retrySeconds?: number): Answer {
+export function problemPage(status: number, title: string, problem: Problem = {}): Answer {
+  const { retrySeconds } = problem;
   const retry = retrySeconds !== undefined ? html`<p class="muted">This page tries again every ${retrySeconds} seconds.</p>` : '';
-  const body = html`<h1>${title}</h1>${diagnostics(list)}${retry}<p><a href="/">All environments</a></p>`;
+  const text = problem.text !== undefined ? html`<p>${problem.text}</p>` : '';
+  const body = html`<h1>${title}</h1>${text}${diagnostics(problem.diagnostics ?? [])}${retry}<p><a href="/">All environments</a></p>`;
   const headers = retrySeconds !== undefined ? { refresh: String(retrySeconds) } : undefined;
   return { status, type: HTML_TYPE, body: render(page({ title, crumbs: [[title, '']], live: undefined, body })), ...(headers ? { headers } : {}) };
 }
@@ -52,12 +63,15 @@ async function pageOf(route: PageRoute, source: ViewSource, live: Live | undefin
     case 'unit': {
       const data = await source.unit(route.env, route.unit);
       const unknown = data.show.errors.filter((d) => d.code === 'NYL-UNIT-UNKNOWN');
-      return unknown.length > 0 ? problemPage(404, 'No such unit', unknown) : ok(unitPageOf(data, live));
+      return unknown.length > 0 ? problemPage(404, 'No such unit', { diagnostics: unknown }) : ok(unitPageOf(data, live));
     }
     case 'history':
       return ok(historyPageOf(await source.history(route.env, route.all ? 0 : HISTORY_PAGE_SIZE), route.all, live));
-    case 'run':
-      return ok(runPageOf(route.env, route.run, await source.run(route.env, route.run), live));
+    case 'run': {
+      const data = await source.run(route.env, route.run);
+      if (runKnown(data, route.run)) return ok(runPageOf(route.env, route.run, data, live));
+      return problemPage(404, 'No such run', { text: `No operation of ${route.env} carries the run ${route.run}, no unit names it, and it does not hold the lease.` });
+    }
   }
 }
 
@@ -68,7 +82,7 @@ export async function answerOf(route: PageRoute, source: ViewSource, live: Live 
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     const unknown = error.diagnostics.some((d) => d.code === 'NYL-ENVIRONMENT-UNKNOWN');
-    return unknown ? problemPage(404, 'No such environment', error.diagnostics) : problemPage(500, 'This page cannot be read', error.diagnostics, RETRY_SECONDS);
+    return unknown ? problemPage(404, 'No such environment', { diagnostics: error.diagnostics }) : problemPage(500, 'This page cannot be read', { diagnostics: error.diagnostics, retrySeconds: RETRY_SECONDS });
   }
 }
 

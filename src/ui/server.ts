@@ -3,13 +3,15 @@
  * request, and /version, which open pages ask to know when the refs changed.
  *
  * What keeps it read-only and safe to leave running:
- * - It answers GET only (405 with `Allow: GET` otherwise): no request can change anything.
+ * - It answers GET and HEAD only (405 with `Allow: GET, HEAD` otherwise): no request can change
+ *   anything. HEAD gets what GET would, status and headers (a Content-Length too), without the body.
  * - It answers only requests whose Host names it (host-policy.ts): on loopback its loopback
  *   addresses and `localhost`, so that a web page elsewhere cannot read it through DNS
  *   rebinding; on another address also IP literals, this machine's name and `--allow-host`.
  * - A request another site's page makes (fetch metadata: `Sec-Fetch-Site` cross-site or
  *   same-site) is refused unless it is the user opening a page (a top-level navigation), so no
- *   page elsewhere can make it read state by embedding its addresses.
+ *   page elsewhere can make it read state by embedding its addresses. A browser that sends no
+ *   fetch metadata still sends Origin with a scripted request: a foreign one is refused alike.
  * - Pages are built by src/ui/html.ts (every value escaped), under a Content-Security-Policy that
  *   allows only this server's own script and stylesheet; assets come from a fixed table, never
  *   from a file named by the request.
@@ -19,7 +21,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ASSETS } from './assets';
-import { hostAllowed, type HostPolicy, hostPolicyOf } from './host-policy';
+import { hostAllowed, type HostPolicy, hostPolicyOf, originMatchesHost } from './host-policy';
 import { type Answer, answerOf, type PageRoute, plainAnswer, problemPage, RETRY_SECONDS, TEXT_TYPE } from './pages';
 import type { Live } from './parts';
 import { routeOf } from './routes';
@@ -52,9 +54,10 @@ const SECURITY_HEADERS: Record<string, string> = {
   'cache-control': 'no-store',
 };
 
-function send(res: ServerResponse, answer: Answer): void {
-  res.writeHead(answer.status, { ...SECURITY_HEADERS, 'content-type': answer.type, ...(answer.headers ?? {}) });
-  res.end(answer.body);
+/** Writes the answer; to HEAD without its body, its headers (Content-Length included) as GET gets them. */
+function send(res: ServerResponse, answer: Answer, head: boolean): void {
+  res.writeHead(answer.status, { ...SECURITY_HEADERS, 'content-type': answer.type, 'content-length': String(Buffer.byteLength(answer.body)), ...(answer.headers ?? {}) });
+  res.end(head ? undefined : answer.body);
 }
 
 /** Runs reads one after another: each starts when the one before it settled. */
@@ -73,7 +76,9 @@ export function serialized(): <T>(read: () => Promise<T>) => Promise<T> {
  */
 export function foreignRequest(headers: IncomingMessage['headers']): boolean {
   const site = headers['sec-fetch-site'];
-  if (site === undefined || site === 'same-origin' || site === 'none') return false;
+  // No fetch metadata (an older browser, curl): a browser's scripted request still says its Origin.
+  if (site === undefined) return headers.origin !== undefined && !originMatchesHost(headers.origin, headers.host);
+  if (site === 'same-origin' || site === 'none') return false;
   return !(headers['sec-fetch-mode'] === 'navigate' && headers['sec-fetch-dest'] === 'document');
 }
 
@@ -96,21 +101,26 @@ class UiHandler {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'GET') return send(res, { status: 405, type: TEXT_TYPE, body: 'nyl ui is read-only: it answers GET only.\n', headers: { allow: 'GET' } });
-    if (!hostAllowed(req.headers.host, this.policy!)) return send(res, { status: 403, type: TEXT_TYPE, body: 'nyl ui answers only requests addressed to it by one of its own names (see --allow-host).\n' });
-    if (foreignRequest(req.headers)) return send(res, { status: 403, type: TEXT_TYPE, body: "nyl ui answers another site's page only when it opens one of its pages.\n" });
+    send(res, await this.answer(req), req.method === 'HEAD');
+  }
+
+  /** The answer to a request: HEAD is answered as GET (send leaves the body out). */
+  private async answer(req: IncomingMessage): Promise<Answer> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return { status: 405, type: TEXT_TYPE, body: 'nyl ui is read-only: it answers GET and HEAD only.\n', headers: { allow: 'GET, HEAD' } };
+    if (!hostAllowed(req.headers.host, this.policy!)) return { status: 403, type: TEXT_TYPE, body: 'nyl ui answers only requests addressed to it by one of its own names (see --allow-host).\n' };
+    if (foreignRequest(req.headers)) return { status: 403, type: TEXT_TYPE, body: "nyl ui answers another site's page only when it opens one of its pages.\n" };
     const route = routeOf(req.url ?? '/');
     switch (route.page) {
       case 'asset':
-        return send(res, assetAnswer(route.path));
+        return assetAnswer(route.path);
       case 'version':
-        return send(res, await this.versionAnswer(route.env));
+        return this.versionAnswer(route.env);
       case 'open':
       case 'bad-request':
       case 'not-found':
-        return send(res, plainAnswer(route));
+        return plainAnswer(route);
       default:
-        return send(res, await this.pageAnswer(route));
+        return this.pageAnswer(route);
     }
   }
 
@@ -132,7 +142,7 @@ class UiHandler {
       return await this.read(() => answerOf(route, this.source, live));
     } catch (error) {
       if (!this.closed) this.options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);
-      return problemPage(500, 'nyl ui failed to read this page', [], RETRY_SECONDS);
+      return problemPage(500, 'nyl ui failed to read this page', { retrySeconds: RETRY_SECONDS });
     }
   }
 }
@@ -158,7 +168,7 @@ export async function startUiServer(source: ViewSource, options: UiServerOptions
   const server = createServer((req, res) => {
     handler.handle(req, res).catch((error: unknown) => {
       options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);
-      if (!res.headersSent) send(res, { status: 500, type: TEXT_TYPE, body: 'nyl ui failed.\n' });
+      if (!res.headersSent) send(res, { status: 500, type: TEXT_TYPE, body: 'nyl ui failed.\n' }, req.method === 'HEAD');
     });
   });
   const address = await listen(server, options.host, options.port);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
-import { codes } from '../support/cli.mjs';
+import { codes, nyl } from '../support/cli.mjs';
 import {
   changeUnits, commitFiles, logLines, logs, reconcile, refsUnder, results, setup, stateCounts, table,
 } from '../support/reconcile-helpers.mjs';
@@ -226,6 +226,37 @@ describe('values never become shell text', () => {
     assert.deepEqual(logLines(ctx.log), []);
     assert.deepEqual(stateCounts(ctx.bare), before);
     assert.deepEqual(refsUnder(ctx.bare, 'refs/nyl/'), {});
+  });
+
+  test('nyl plan warns NYL-SOURCE-SHELL-REFERENCE at file:line for a reference in the text of sh -c (run and teardown.run); none for env: or an argument after the script', () => {
+    const ctx = setup((log) => ({
+      p: `script: 'echo "{\\"x\\": \\"a\\"}" > "$NYL_OUTPUTS"'`,
+      risky: [
+        'run:',
+        '  - /bin/sh',
+        '  - -ec',
+        `  - 'echo \${{ units.p.outputs.x }} >> ${log}'`,
+        'teardown:',
+        `  run: [bash, -c, 'rm -f \${{ units.p.outputs.x }}']`,
+      ].join('\n'),
+      'by-env': ['env: {X: "${{ units.p.outputs.x }}"}', `run: [sh, -c, 'echo "$X" >> ${log}']`].join('\n'),
+      'by-argv': `run: [sh, -c, 'echo "$1" >> ${log}', sh, "\${{ units.p.outputs.x }}"]`,
+    }));
+    const lines = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').split('\n');
+    const lineOf = (text) => lines.findIndex((l) => l.includes(text)) + 1;
+    const json = nyl(ctx.project, ['plan', '-e', 'dev', '-o', 'json']);
+    assert.equal(json.code, 2, json.stdout + json.stderr);
+    const warned = json.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE');
+    assert.deepEqual(warned.map((w) => [w.units, w.location.file, w.location.line, w.location.pointer]), [
+      [['risky'], 'nyl.yaml', lineOf("- 'echo ${{"), '/spec/run/2'],
+      [['risky'], 'nyl.yaml', lineOf('rm -f ${{'), '/spec/teardown/run/2'],
+    ]);
+    assert.match(warned[0].fix, /env: \{X: '\$\{\{ units\.p\.outputs\.x \}\}'\}/);
+    assert.match(warned[0].fix, /"\$1"/);
+    const text = nyl(ctx.project, ['plan', '-e', 'dev']);
+    assert.equal(text.code, 2);
+    assert.match(text.stdout + text.stderr, new RegExp(`warning NYL-SOURCE-SHELL-REFERENCE \\(risky\\)\\n.*\\n  at: nyl\\.yaml:${lineOf("- 'echo ${{")}:\\d+ /spec/run/2\\n  fix: .*env:`));
+    assert.doesNotMatch(text.stdout + text.stderr, /NYL-SOURCE-SHELL-REFERENCE \(by-/);
   });
 });
 

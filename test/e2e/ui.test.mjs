@@ -256,6 +256,13 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   assert.equal((await request(`${url}environments/dev`, { host: `rebind.example:${port}` })).status, 403);
   assert.equal((await request(`${url}assets/..%2F..%2Fpackage.json`)).status, 404);
   assert.equal((await request(`${url}environments/dev`, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' } })).status, 403);
+  assert.equal((await request(`${url}environments/dev`, { headers: { origin: 'http://evil.example' } })).status, 403, 'a foreign Origin without fetch metadata');
+  const get = await request(`${url}environments/dev`);
+  const head = await request(`${url}environments/dev`, { method: 'HEAD' });
+  assert.deepEqual([head.status, head.body, head.headers['content-length'], head.headers['content-type']], [200, '', get.headers['content-length'], get.headers['content-type']]);
+  const noRun = await request(`${url}environments/dev/runs/01a0-no-such-run`);
+  assert.equal(noRun.status, 404);
+  assert.match(noRun.body, /No such run/);
   const missing = await request(`${url}environments/nope`);
   assert.equal(missing.status, 404);
   assert.match(missing.body, /NYL-ENVIRONMENT-UNKNOWN/);
@@ -280,6 +287,7 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   await exposed.url;
   await new Promise((r) => setTimeout(r, 100));
   assert.match(exposed.out.stderr, /warning NYL-UI-EXPOSED/);
+  assert.match(exposed.out.stderr, /nyl ui listens on 0\.0\.0\.0, which is not a loopback address[^]*sensitive values are never shown/);
   exposed.child.kill('SIGINT');
   assert.equal((await exposed.exited).code, 0);
 });

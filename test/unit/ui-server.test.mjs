@@ -1,5 +1,6 @@
 // nyl ui's server, routes and pages in-process, over an in-memory view source (the port of
-// src/ui/source.ts): only GET, only loopback Host values, nothing served outside the assets,
+// src/ui/source.ts): only GET and HEAD (HEAD as GET without the body), only loopback Host values, no other site's
+// requests (fetch metadata, else a foreign Origin), unknown runs as 404 pages, nothing served outside the assets,
 // every value escaped, unknown environments as pages, reads one at a time, and the event stream
 // that tells pages to refresh when the version of the state refs changes.
 import { test, after } from 'node:test';
@@ -72,7 +73,8 @@ function fakeSource() {
       const lease = { status: 'live', run: 'run-live', operation: 'reconcile', holder: { name: HOSTILE, host: 'ci-7', pid: 42 }, acquiredAt: '2026-12-02T08:00:00Z', deadline: '2026-12-02T08:02:00Z' };
       const status = statusOf(env, [unitStatus('api', 'running', { running: { run: 'run-live', startedAt: '2026-12-02T08:00:01Z' } }), unitStatus('db', 'current')]);
       if (live) status.lease = lease;
-      const entries = live ? [] : [entry];
+      // run-1 is the run of the history's entry; any other id names no operation.
+      const entries = run === 'run-1' ? [entry] : [];
       return source.track('run', { log: { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries, truncated: false }, entries, status });
     },
     version: () => source.track('version', source.versionValue),
@@ -154,12 +156,51 @@ test("another site's page may open a page, never embed or fetch one (fetch metad
   assert.deepEqual(source.calls, [], 'nothing was read for it');
 });
 
-test('only GET is answered, and a foreign Host is refused, before anything is read', async () => {
+test('a foreign Origin without fetch metadata (an older browser) is refused like a cross-site request; our own Origin is answered', async () => {
   const { url, source } = await serve();
-  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS']) {
+  const host = new URL(url).host;
+  assert.equal(foreignRequest({ host, origin: 'http://evil.example' }), true);
+  assert.equal(foreignRequest({ host, origin: 'null' }), true, 'an opaque origin (a sandboxed frame, a file)');
+  assert.equal(foreignRequest({ host, origin: `http://${host.replace(/:\d+$/, ':1')}` }), true, 'another port is another origin');
+  assert.equal(foreignRequest({ host, origin: `http://${host}` }), false);
+  assert.equal(foreignRequest({ host: `localhost:${new URL(url).port}`, origin: `http://LOCALHOST:${new URL(url).port}` }), false);
+  const crossSite = await request(url, { path: '/environments/dev', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' } });
+  const evil = await request(url, { path: '/environments/dev', headers: { origin: 'http://evil.example' } });
+  assert.equal(evil.status, 403);
+  assert.deepEqual([evil.status, evil.body], [crossSite.status, crossSite.body], 'the same status and message');
+  assert.deepEqual(source.calls, [], 'nothing was read for either');
+  assert.equal((await request(url, { path: '/environments/dev', headers: { origin: `http://${host}` } })).status, 200);
+});
+
+test('HEAD is answered like GET: the same status and headers, no body', async () => {
+  const { url } = await serve();
+  for (const path of ['/', '/environments/dev', '/environments/dev/units/api', '/environments/dev/history', '/environments/dev/runs/run-1', '/assets/nyl.css', '/environments/nope', '/environments/dev/runs/nope', '/no/such/page', '/open?environment=dev']) {
+    const get = await request(url, { path });
+    const head = await request(url, { method: 'HEAD', path });
+    assert.equal(head.status, get.status, path);
+    assert.equal(head.body, '', path);
+    const without = (h) => Object.fromEntries(Object.entries(h).filter(([k]) => k !== 'date'));
+    assert.deepEqual(without(head.headers), without(get.headers), path);
+    assert.equal(Number(get.headers['content-length']), Buffer.byteLength(get.body), `${path}: GET says its length`);
+  }
+});
+
+test('an unknown run is a 404 page; a run that holds the lease but recorded nothing yet is a page', async () => {
+  const { url } = await serve();
+  const missing = await request(url, { path: '/environments/dev/runs/nope' });
+  assert.equal(missing.status, 404);
+  assert.match(missing.body, /No such run/);
+  assert.doesNotMatch(missing.body, /nyl-state-version/);
+  assert.equal((await request(url, { path: '/environments/dev/runs/run-live' })).status, 200);
+  assert.equal((await request(url, { path: '/environments/dev/runs/run-1' })).status, 200);
+});
+
+test('only GET and HEAD are answered, and a foreign Host is refused, before anything is read', async () => {
+  const { url, source } = await serve();
+  for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
     const r = await request(url, { method, path: '/environments/dev' });
     assert.equal(r.status, 405, method);
-    assert.equal(r.headers.allow, 'GET');
+    assert.equal(r.headers.allow, 'GET, HEAD');
   }
   const rebound = await request(url, { host: `attacker.example:${new URL(url).port}`, path: '/environments/dev' });
   assert.equal(rebound.status, 403);
@@ -330,6 +371,14 @@ test('a unit the state does not hold is a 404; a damaged sensitive entry does no
 test('a fix shows its commands (between backticks in the catalog) as code, escaped', async () => {
   const { fixText } = await import('../../dist/ui/parts.js');
   assert.equal(render(fixText('run `nyl resume -e dev --unit <x>` first')), 'run <code>nyl resume -e dev --unit &lt;x&gt;</code> first');
+});
+
+test('the warning off loopback says what the view shows to whoever reaches it, and that sensitive values are never shown', async () => {
+  const { exposedWarning } = await import('../../dist/cli/ui-command.js');
+  const w = exposedWarning('0.0.0.0');
+  assert.deepEqual([w.code, w.severity], ['NYL-UI-EXPOSED', 'warning']);
+  for (const shown of [/0\.0\.0\.0/, /not a loopback address/, /no authentication/, /every environment's units/, /plain outputs/, /rendered specs/, /failure output/, /history/, /anyone who can reach it/, /sensitive values are never shown/]) assert.match(w.message, shown);
+  assert.doesNotMatch(w.message, /digest/);
 });
 
 test('--listen: host:port, [v6]:port or a bare port; anything else is a usage error', async () => {
