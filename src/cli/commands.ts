@@ -414,7 +414,7 @@ export const COMMANDS: CommandSpec[] = [
     summary: "Show one unit's documents, receipt, outputs and last runs",
     usage: 'nyl show -e <env> --unit <name> [-o text|json] [PATH]',
     description:
-      "Prints the unit's receipt (run, execution key, when it finished, its outputs: a sensitive output by its digest only, never its value), its condition, hold and drift, " +
+      "Prints the unit's receipt (run, execution key, when it finished, its outputs: a sensitive output by its keyed digest only, which tells nothing without the key, never its value), its condition, hold and drift, " +
       'its desired document from the desired ref and its observed document, and the last 5 operations that named it or changed its documents (as nyl log --unit shows them). ' +
       'An unknown unit is NYL-UNIT-UNKNOWN. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
     options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to show. Required.' }, LOCAL, OUTPUT],
@@ -462,7 +462,7 @@ export const COMMANDS: CommandSpec[] = [
     description:
       'Serves pages rendered from the state refs (no database, nothing to install): the environments with their units\' states, last operation and lease holder; ' +
       'per environment the units with their state and why each one waits (the planner\'s reason), the dependency graph drawn, and the latest operations; ' +
-      'per unit its receipt, outputs (a sensitive output by its digest only), condition, hold and documents; the history with who asked and why; and each run\'s units. ' +
+      'per unit its receipt, outputs (a sensitive output by its name only: no value, no digest), condition, hold and documents; the history with who asked and why; and each run\'s units. ' +
       'Open pages refresh when the state refs change. It answers GET and HEAD only, only requests addressed to one of its own names (on loopback, the default 127.0.0.1:4780, its loopback addresses and localhost), ' +
       "and never another site's page but to open one of its pages; an address that is not loopback warns NYL-UI-EXPOSED. Takes no lease and writes no state. Runs until interrupted (Ctrl-C), then exits 0.",
     options: [
