@@ -149,7 +149,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   const done = await runAction(spec, spec.timeout, ctx);
   const bad = unsuccessful(done, spec.timeout);
   if (bad) return bad;
-  const outputs = readOutputsFile(ctx.outputsPath);
+  const outputs = await readOutputsFile(ctx.outputsPath);
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
 

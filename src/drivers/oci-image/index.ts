@@ -146,7 +146,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   }
   const bad = unsuccessful(run, runtime, spec);
   if (bad) return bad;
-  const outputs = readOutputsFile(ctx.outputsPath);
+  const outputs = await readOutputsFile(ctx.outputsPath);
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
 
