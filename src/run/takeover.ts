@@ -6,7 +6,8 @@
  *
  * A reconcile refuses damaged runs and signals (NYL-STATE-CORRUPT) before it starts anything;
  * only `recover`, an operator's explicit decision, imports them (`tolerate`). Both end what the
- * dead runs left running on this machine (reapLeftovers) before anything else runs.
+ * dead runs left running on this machine (reapLeftovers) before anything else runs, and remove
+ * the scratch directories they left on it (./dead-scratch.ts).
  */
 import { withoutKeyVariables } from '../util/sealed';
 import type { DriverSet } from '../drivers/registry';
@@ -19,6 +20,7 @@ import { damagedPrefix } from '../state/location';
 import { type RecordedRun, readRecordedRuns } from '../state/run-record';
 import type { RefSnapshot, StateStore } from '../state/store';
 import type { Runtime } from '../util/runtime';
+import { removeDeadScratch } from './dead-scratch';
 import { type EvidenceRef, evidenceRefName, evidenceRefs, lateEvidenceRefName } from './evidence';
 import { type ImportInput, importRuns, type ImportResult } from './import';
 import { readSignals } from './signals';
@@ -66,8 +68,9 @@ function unfinishedRunsByKind(takeover: Takeover): Map<string, Set<string>> {
 /**
  * Ends what the dead runs an importer consumed left running on this machine, before any unit
  * starts: for each kind whose driver can reap (an OciImage's container outlives Nyl), the runs
- * that started a unit of that kind and never checkpointed it. Logs a progress line per thing
- * ended, and per driver that could not look.
+ * that started a unit of that kind and never checkpointed it. Then removes the scratch
+ * directories every consumed run left here (after the reap: a container may mount a file of
+ * them). Logs a progress line per thing ended or removed, and per driver that could not look.
  */
 export async function reapLeftovers(takeover: Takeover, drivers: DriverSet, environment: string, rt: Pick<Runtime, 'runner' | 'env' | 'log'>): Promise<void> {
   for (const [kind, runs] of unfinishedRunsByKind(takeover)) {
@@ -77,6 +80,9 @@ export async function reapLeftovers(takeover: Takeover, drivers: DriverSet, envi
     for (const e of outcome.ended) rt.log(`[${environment}/${e.unit}] removed ${e.what}, which the dead run ${e.run} left`);
     if (outcome.problem) rt.log(`[${environment}] cannot look for what dead runs of ${kind} units left on this machine: ${outcome.problem}`);
   }
+  const scratch = removeDeadScratch(takeover.imported.consumed);
+  for (const e of scratch.removed) rt.log(`[${environment}] removed ${e.dir}, the scratch directory of the dead run ${e.run}`);
+  for (const problem of scratch.problems) rt.log(`[${environment}] ${problem}`);
 }
 
 /** A damaged run or signal: nothing may start before an operator set it aside (`recover`). */

@@ -13,13 +13,19 @@
  * Writing output never throws: a log that cannot be written (disk full, a directory in the way)
  * is reported once on stderr and then left alone, so it never costs a unit its checkpoint.
  *
+ * Whoever can write in the log directory could plant a file at a log path, so a log is only
+ * appended to a regular file reached without a symlink: one at the path (or at DIR/ENV, which
+ * Nyl creates) once made Nyl append to a file elsewhere. The open does not wait for a reader (a
+ * FIFO at the path would hold Nyl), and what is not a regular file is refused as a write error
+ * is. Logs hold what units print: the directories Nyl creates are 0700, the files 0600.
+ *
  * It also keeps each unit's last TAIL_LINES lines, masked, without terminal control characters
  * and cut to TAIL_LINE_CHARS, for the condition of a unit that fails (../state/documents.ts): the
  * tool's own words about why, where `exited with code 1` is all the driver says. These go to
  * Git, so a line is masked before anything else is done to it, and masked again once its
  * control characters are gone (they could have split a value).
  */
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ToolLine } from '../exec/lines';
 
@@ -31,6 +37,8 @@ const TAIL_LINE_CHARS = 300;
 const CONTROL = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]/g;
 
 const NEWLINE = Buffer.from('\n');
+/** Appends, creates 0600, never through a symlink, never waits for a reader (see the header). */
+const LOG_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const MASK = '***';
 const MASK_BYTES = Buffer.from(MASK);
 
@@ -46,6 +54,42 @@ function replaceAll(bytes: Buffer, find: Buffer, by: Buffer): Buffer {
   }
   parts.push(bytes.subarray(from));
   return Buffer.concat(parts);
+}
+
+function notFollowed(path: string): Error {
+  return new Error(`${path} is a symbolic link, which Nyl does not follow`);
+}
+
+/** DIR/ENV, made 0700 (DIR too when it is missing); refused when it is a symlink. */
+function makeLogDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (lstatSync(dir).isSymbolicLink()) throw notFollowed(dir);
+}
+
+/** Why no log is appended to this descriptor: it is not a regular file. */
+function notRegular(fd: number, path: string): Error | undefined {
+  return fstatSync(fd).isFile() ? undefined : new Error(`${path} is not a regular file`);
+}
+
+/** Appends bytes to the log file at path (see the header for what it refuses). */
+function appendTo(path: string, bytes: Buffer): void {
+  let fd: number;
+  try {
+    fd = openSync(path, LOG_FLAGS, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // O_NOFOLLOW on a symlink: ELOOP (EMLINK on FreeBSD); a FIFO without a reader: ENXIO.
+    if (code === 'ELOOP' || code === 'EMLINK') throw notFollowed(path);
+    if (code === 'ENXIO') throw new Error(`${path} is not a regular file`);
+    throw error;
+  }
+  try {
+    const refused = notRegular(fd, path);
+    if (refused) throw refused;
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** A line cut to TAIL_LINE_CHARS, marked when cut; never half a surrogate pair. */
@@ -82,11 +126,11 @@ export class UnitOutput {
     const dir = join(this.options.logDir, this.env);
     try {
       if (!this.dirMade) {
-        mkdirSync(dir, { recursive: true });
+        makeLogDir(dir);
         this.dirMade = true;
       }
       const ended = bytes.length > 0 && bytes[bytes.length - 1] === NEWLINE[0];
-      appendFileSync(join(dir, `${unit}.log`), ended ? bytes : Buffer.concat([bytes, NEWLINE]));
+      appendTo(join(dir, `${unit}.log`), ended ? bytes : Buffer.concat([bytes, NEWLINE]));
     } catch (error) {
       this.logBroken = true;
       this.safely(`nyl: warning: cannot write unit logs in ${dir}, no more are written: ${(error as Error).message}`);

@@ -3,10 +3,18 @@
  * teardown's own commit too) and
  * per-unit files, under one temporary directory removed when the run ends. Files and directories
  * per unit cost syscalls for every unit; most drivers need none, so they are made on demand.
+ *
+ * The directory is `$TMPDIR/nyl-run-<run>-XXXXXX` (mkdtemp's six characters), mode 0700: a run
+ * killed before its end leaves it, and the importer of that run removes it (./dead-scratch.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+/** The name of a run's scratch directory before mkdtemp's six random characters. */
+export function scratchPrefix(runId: string): string {
+  return `nyl-run-${runId}-`;
+}
 
 export class Workspace {
   private root: string | undefined;
@@ -20,7 +28,7 @@ export class Workspace {
   ) {}
 
   private dir(): string {
-    this.root ??= mkdtempSync(join(tmpdir(), `nyl-run-${this.runId}-`));
+    this.root ??= mkdtempSync(join(tmpdir(), scratchPrefix(this.runId)));
     return this.root;
   }
 

@@ -237,6 +237,20 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.deepEqual(fs.readdirSync(scratch), [], 'the env file is gone');
   });
 
+  test('apply: the env file is gone as soon as the container exists, while it still runs (a killed Nyl leaves no value in it)', async () => {
+    const image = await resolved();
+    const { ctx, lines, scratch } = context({ unit: 'env-early', rendering: { image, command: ['/bin/sh', '-c', 'echo "started $SECRET"; exec sleep 4'], env: { SECRET } }, runner: new NodeProcessRunner(), clock: new SystemClock() });
+    let ended = false;
+    const applying = ociImageDriver.apply(ctx).then((o) => ((ended = true), o));
+    await lines.when(`started ${SECRET}`);
+    const envFile = path.join(scratch, 'container.env');
+    for (const until = Date.now() + 2000; fs.existsSync(envFile) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(fs.existsSync(envFile), false, 'the env file was removed once the container was created');
+    assert.equal(ended, false, 'the container still runs');
+    assert.equal((await applying).result, 'receipt');
+    assert.deepEqual(fs.readdirSync(scratch), [], 'nothing is left in the scratch directory');
+  });
+
   test('apply: a value the env file cannot carry (a newline) fails before anything runs, naming the variable, not its value', async () => {
     const { outcome, runner } = await apply('newline', { command: ['/bin/true'], env: { PEM: `-----BEGIN-----\n${SECRET}\n-----END-----` } });
     assert.equal(outcome.result, 'failed');
@@ -357,7 +371,7 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     assert.deepEqual(run.argv, [
       'podman', 'run', '--rm', '--pull=never', '--network=bridge', '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096',
       '--name', `nyl_dev_job_${ctx.run}`, '--label', 'nyl.environment=dev', '--label', 'nyl.unit=job', '--label', `nyl.run=${ctx.run}`,
-      '-v', `${ctx.outputsPath}:/nyl/outputs.json`, '--env-file', path.join(scratch, 'container.env'),
+      '-v', `${ctx.outputsPath}:/nyl/outputs.json`, '--env-file', path.join(scratch, 'container.env'), '--cidfile', path.join(scratch, 'container.id'),
       '--entrypoint', '/bin/seed', `localhost/app@${DIGEST}`, '--fast', '--db', 'x y',
     ]);
     assert.equal(run.options.group, true);

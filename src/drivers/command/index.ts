@@ -11,8 +11,9 @@
  * once its symlinks are followed; one that leaves it fails the unit before anything starts.
  *
  * Failures: a non-zero exit, a tool that cannot start (a command too large for the system
- * included), a NUL byte from another unit's outputs in argv or env, and an invalid or too large
- * outputs file are retryable (the next reconcile runs the unit again). A timeout killed the tool midway, so its effects are
+ * included), a NUL byte from another unit's outputs in argv or env, and an outputs file that is
+ * invalid, too large or not a regular file (../outputs-file.ts) are retryable (the next
+ * reconcile runs the unit again). A timeout killed the tool midway, so its effects are
  * unknown: that failure is not retried until an operator acknowledges it with
  * `nyl recover --unit U --retry --reason`. A tool still running when the run is cancelled ends
  * uncertain.
@@ -149,7 +150,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   const done = await runAction(spec, spec.timeout, ctx);
   const bad = unsuccessful(done, spec.timeout);
   if (bad) return bad;
-  const outputs = readOutputsFile(ctx.outputsPath);
+  const outputs = await readOutputsFile(ctx.outputsPath);
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
 

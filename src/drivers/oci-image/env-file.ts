@@ -1,7 +1,9 @@
 /**
  * The container's environment, passed in a file (`--env-file`) rather than on the command line:
  * values may be secrets, and a command line is readable by every user of the machine (ps). The
- * file is written with mode 0600 in the execution's scratch directory and removed after the run.
+ * file is written with mode 0600 in the execution's scratch directory, and removed as soon as the
+ * container exists (removeOnceCreated), else when the run ends: a Nyl killed while its container
+ * runs must not leave the values in $TMPDIR.
  *
  * The format carries no escapes (podman and docker read `NAME=value` lines literally, up to the
  * first newline, dropping a `\r` before it, and refuse a line of 64 KiB or more), so a value it
@@ -10,7 +12,7 @@
  * values through podman's own environment instead would let a variable meant for the container
  * (PATH, TMPDIR, LD_PRELOAD...) change how podman itself runs.
  */
-import { rmSync, writeFileSync } from 'node:fs';
+import { type FSWatcher, rmSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DriverContext } from '../contract';
 
@@ -49,10 +51,56 @@ export function envFileProblem(env: Record<string, string>): string | undefined 
   return undefined;
 }
 
-/** Writes the env file (mode 0600) in the scratch directory; returns its path and how to remove it. */
-export function writeEnvFile(env: Record<string, string>, dir: string): { path: string; remove: () => void } {
-  const path = join(dir, 'container.env');
+/** The env file of a run, and the file the runtime writes the container's id to (`--cidfile`). */
+export interface EnvFile {
+  /** The scratch directory both are in. */
+  dir: string;
+  path: string;
+  cidFile: string;
+  /** Removes the env file. */
+  remove: () => void;
+  /** Removes both files: the run ended. */
+  removeAll: () => void;
+}
+
+const ENV_FILE = 'container.env';
+const CID_FILE = 'container.id';
+
+/** Writes the env file (mode 0600) in the scratch directory, a new one per run (no cidfile there yet). */
+export function writeEnvFile(env: Record<string, string>, dir: string): EnvFile {
+  const path = join(dir, ENV_FILE);
+  const cidFile = join(dir, CID_FILE);
   const text = Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join('');
   writeFileSync(path, text, { mode: 0o600 });
-  return { path, remove: () => rmSync(path, { force: true }) };
+  const remove = () => rmSync(path, { force: true });
+  return { dir, path, cidFile, remove, removeAll: () => (remove(), rmSync(cidFile, { force: true })) };
+}
+
+/**
+ * Removes the env file as soon as the container exists; call before the runtime starts, and the
+ * returned function once it ended. Why then: the runtime reads --env-file while it turns its
+ * command line into a container spec, before it creates the container, and never again; it
+ * writes --cidfile only after (podman: once the container is created; docker: when it starts
+ * creating it, its options parsed). So the cidfile's appearance is the earliest moment the values
+ * are provably read, and from then on only the container holds them. A watch on the directory
+ * (inotify on Linux) costs no polling; should it fail, the file goes when the run ends.
+ */
+export function removeOnceCreated(file: EnvFile): () => void {
+  let watcher: FSWatcher | undefined;
+  const stop = () => watcher?.close();
+  try {
+    watcher = watch(file.dir, (_event, name) => {
+      if (name !== CID_FILE) return;
+      stop();
+      try {
+        file.remove();
+      } catch {
+        // A throw here would reach no caller: the end of the run tries again.
+      }
+    });
+    watcher.on('error', stop);
+  } catch {
+    // No watch (inotify's limits reached): the end of the run removes the file.
+  }
+  return stop;
 }

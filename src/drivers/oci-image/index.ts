@@ -9,15 +9,17 @@
  * - apply runs `RUNTIME run --rm --pull=never --network=<spec.network, default none> --runtime
  *   runc --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 --name nyl_ENV_UNIT_RUN --label
  *   nyl.environment=ENV --label nyl.unit=UNIT --label nyl.run=RUN -v OUTPUTS:/nyl/outputs.json
- *   --env-file FILE [--entrypoint COMMAND0] IMAGE [COMMAND1...] [ARGS...]`. runc and the explicit
- *   ulimits because the runtime's defaults fail where the hard limits are lower than they ask (a
+ *   --env-file FILE --cidfile ID_FILE [--entrypoint COMMAND0] IMAGE [COMMAND1...] [ARGS...]`.
+ *   runc and the explicit ulimits because the runtime's defaults fail where the hard limits are lower than they ask (a
  *   sandbox, a CI container); the name and labels let an importer find a container that outlived
  *   Nyl (./runtime.ts). `command` replaces the image's entrypoint (and its default arguments);
  *   without it, `args` replace only the image's default arguments.
  * - The environment reaches the container in a file, never on a command line (./env-file.ts),
- *   with NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN, NYL_UID and NYL_OUTPUTS=/nyl/outputs.json. The
- *   outputs file is created empty with mode 0666 (a non-root container user writes it) and read
- *   back with a Command's rules (../outputs-file.ts).
+ *   with NYL_ENVIRONMENT, NYL_UNIT, NYL_RUN, NYL_UID and NYL_OUTPUTS=/nyl/outputs.json; the file
+ *   goes once the container exists (the runtime writes ID_FILE then). The outputs file is
+ *   created empty with mode 0666 (a non-root container user writes it; its directory is the
+ *   run's, 0700, so no other user reaches it) and read back, and removed, with a Command's rules
+ *   (../outputs-file.ts).
  * - Outcomes as a Command's: a non-zero exit is retryable (`container exited with code N`; for
  *   125, the runtime's own error: it could not run the container at all), so is a runtime that
  *   cannot start; a timeout (`spec.timeout`) stops the container and needs an acknowledgement; a
@@ -32,7 +34,7 @@ import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, 
 import { OCI_IMAGE_KIND } from '../kinds';
 import { readOutputsFile } from '../outputs-file';
 import { type ContainerRun, runContainer } from './container';
-import { OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, writeEnvFile } from './env-file';
+import { type EnvFile, OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, removeOnceCreated, writeEnvFile } from './env-file';
 import { NOT_PRESENT, notPresent, resolveImage } from './image';
 import { LABELS, type Runtime, chooseRuntime, containerName, removeLeftovers } from './runtime';
 
@@ -65,7 +67,7 @@ async function prepare(ctx: DriverContext): Promise<PrepareOutcome> {
 }
 
 /** The `run` command line; values of the environment are in the env file, not here. */
-function runArgv(runtime: Runtime, spec: OciImageSpec, ctx: DriverContext, name: string, envFile: string): string[] {
+function runArgv(runtime: Runtime, spec: OciImageSpec, ctx: DriverContext, name: string, envFile: EnvFile): string[] {
   const command = spec.command ?? [];
   return [
     runtime, 'run', '--rm', '--pull=never', `--network=${spec.network ?? 'none'}`,
@@ -73,7 +75,7 @@ function runArgv(runtime: Runtime, spec: OciImageSpec, ctx: DriverContext, name:
     '--name', name,
     '--label', `${LABELS.environment}=${ctx.environment}`, '--label', `${LABELS.unit}=${ctx.unit}`, '--label', `${LABELS.run}=${ctx.run}`,
     '-v', `${ctx.outputsPath}:${OUTPUTS_IN_CONTAINER}`,
-    '--env-file', envFile,
+    '--env-file', envFile.path, '--cidfile', envFile.cidFile,
     ...(command.length > 0 ? ['--entrypoint', command[0]!] : []),
     spec.image,
     ...command.slice(1),
@@ -93,7 +95,7 @@ function refusal(spec: OciImageSpec, ctx: DriverContext, env: Record<string, str
  * The files the run reads: the outputs file, empty and writable by any container user (the mode
  * is set after creation, as the umask would take bits off), and the env file.
  */
-function writeInputs(env: Record<string, string>, ctx: DriverContext): { envFile: ReturnType<typeof writeEnvFile> } | Failure {
+function writeInputs(env: Record<string, string>, ctx: DriverContext): { envFile: EnvFile } | Failure {
   try {
     writeFileSync(ctx.outputsPath, '');
     chmodSync(ctx.outputsPath, 0o666);
@@ -138,15 +140,17 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   const inputs = writeInputs(env, ctx);
   if ('result' in inputs) return inputs;
   const { envFile } = inputs;
+  const stopWatching = removeOnceCreated(envFile);
   let run: ContainerRun;
   try {
-    run = await runContainer(runtime, runArgv(runtime, spec, ctx, name, envFile.path), name, ctx, spec.timeout ? parseDuration(spec.timeout) : undefined);
+    run = await runContainer(runtime, runArgv(runtime, spec, ctx, name, envFile), name, ctx, spec.timeout ? parseDuration(spec.timeout) : undefined);
   } finally {
-    envFile.remove();
+    stopWatching();
+    envFile.removeAll();
   }
   const bad = unsuccessful(run, runtime, spec);
   if (bad) return bad;
-  const outputs = readOutputsFile(ctx.outputsPath);
+  const outputs = await readOutputsFile(ctx.outputsPath);
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
 
