@@ -21,7 +21,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
-import { OUTPUT_LIMITS, type Outputs, type UnitOutput, describeSize } from './contract';
+import { type Failure, OUTPUT_LIMITS, type Outputs, type Uncertain, type UnitOutput, describeSize } from './contract';
 
 export type OutputsRead = { ok: true; outputs: Outputs } | { ok: false; reason: string };
 
@@ -139,4 +139,15 @@ function asOutput(v: unknown): UnitOutput {
     if (keys.length === 2 && keys[0] === 'sensitive' && keys[1] === 'value' && typeof marked.sensitive === 'boolean') return { value: marked.value, sensitive: marked.sensitive };
   }
   return { value: v, sensitive: false };
+}
+
+/**
+ * A failed or stopped execution, with the outputs its tool wrote before it ended: never recorded,
+ * they tell the engine which new sensitive values to mask in what the unit keeps (a producer
+ * that wrote a rotated password, printed it, and failed). The file is read, and so removed, either way.
+ */
+export async function withUnrecordedOutputs<T extends Failure | Uncertain>(bad: T, path: string): Promise<T> {
+  const read = await readOutputsFile(path);
+  if (!read.ok || !Object.values(read.outputs).some((o) => o.sensitive)) return bad;
+  return { ...bad, unrecorded: read.outputs };
 }

@@ -25,7 +25,7 @@ import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
 import { COMMAND_KIND } from '../kinds';
-import { readOutputsFile } from '../outputs-file';
+import { readOutputsFile, withUnrecordedOutputs } from '../outputs-file';
 
 /** One runnable action: the unit itself, its teardown or its check. */
 export interface CommandAction {
@@ -149,7 +149,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   const spec = ctx.rendering as CommandSpec;
   const done = await runAction(spec, spec.timeout, ctx);
   const bad = unsuccessful(done, spec.timeout);
-  if (bad) return bad;
+  if (bad) return withUnrecordedOutputs(bad, ctx.outputsPath);
   const outputs = await readOutputsFile(ctx.outputsPath);
   return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }
@@ -170,7 +170,7 @@ async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
   if (!spec.teardown) return { result: 'incomplete', reason: `${ctx.unit} declares no teardown: action, so nothing can claim its removal` };
   const action = inheriting(spec, spec.teardown);
   const receiptFile = join(ctx.scratchDir(), 'receipt-outputs.json');
-  writeFileSync(receiptFile, JSON.stringify(ctx.receiptOutputs ?? {}));
+  writeFileSync(receiptFile, JSON.stringify(ctx.receiptOutputs ?? {}), { mode: 0o600 });
   const bad = unsuccessful(await runAction(action, spec.timeout, ctx, { NYL_RECEIPT_OUTPUTS: receiptFile }), spec.timeout);
   return bad ?? { result: 'removed' };
 }
