@@ -149,7 +149,7 @@ test('outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive val
   assert.deepEqual(Object.keys(net.sensitiveOutputs.password), ['sha256'], 'a module output is kept as a digest: the backend holds it');
   const migrate = observed(ctx, 'migrate').receipt;
   assert.deepEqual(migrate.outputs, { conn: 'db.eu.internal/app' });
-  assert.match(migrate.sensitiveOutputs.token.sealed, /^aes256gcm:v1:/, "a Command's sensitive output is sealed");
+  assert.match(migrate.sensitiveOutputs.token.sealed, /^aes256gcm:v2:/, "a Command's sensitive output is sealed");
   assert.equal(observed(ctx, 'seed').receipt.outputs.seeded, 'db.eu.internal/app');
   assert.equal(observed(ctx, 'dns').receipt.outputs.fqdn, 'app -> db.eu.internal/app');
   assert.match(first.stderr, /connecting to db\.eu\.internal with \*\*\*/);
