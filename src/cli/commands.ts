@@ -178,6 +178,21 @@ export const COMMANDS: CommandSpec[] = [
     examples: ['nyl state restore -e dev --to 3f9c2e1a --reason "undo a bad hand edit of units/db.yaml"'],
   },
   {
+    words: ['state', 'reseal'],
+    summary: "Seal an environment's sensitive values again with the first key, after a key rotation",
+    usage: 'nyl state reseal -e <env> [--reason <text>] [options] [PATH]',
+    description:
+      'After a rotation (the new key first in NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old one after it), opens every sealed value of the observed state and seals it again with the first key ' +
+      '(aes256gcm:v2, bound to the environment, the unit and the output), and replaces the digest of each by the first key\'s: one observed commit (operation state-reseal), under the lease; ' +
+      'the desired state does not change. Values already sealed and digested by the first key are left alone; when nothing changes nothing is written. ' +
+      'A value no configured key opens refuses the whole reseal (NYL-RESEAL-UNOPENED, exit 1), and nothing is written. ' +
+      "Digests of values a Terraform or OpenTofu backend keeps are left (NYL-RESEAL-KEPT): the key they name stays needed until their units execute again (nyl reconcile --unit <unit> --reapply). " +
+      'A unit that consumes a value whose digest changed executes once on the next reconcile (NYL-RESEAL-CONSUMERS), since its execution key covers the digest. ' +
+      'Then remove the old key. The state history keeps the old seals: after a key leak, rotate the secrets themselves.',
+    options: [ENV, REASON, WAIT, AUTHOR, OUTPUT],
+    examples: ['nyl state reseal -e prod --reason "yearly key rotation"'],
+  },
+  {
     words: ['state', 'reset'],
     summary: "Move this machine's local state branches back to the state repository's, after --local runs",
     usage: 'nyl state reset -e <env> --local [--discard <unit>... | --discard-all] [options] [PATH]',

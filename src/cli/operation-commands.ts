@@ -52,6 +52,11 @@ export async function runOperation(rt: Runtime, p: ParsedCommand): Promise<Repor
     }
     case 'state restore':
       return stateRestoreOf(rt, p);
+    case 'state reseal': {
+      const { reseal } = await import('../operations/reseal');
+      const w = waitMs(p);
+      return reseal(rt, { ...common(p), ...(w !== undefined ? { waitMs: w } : {}) });
+    }
     case 'log':
     case 'show':
     case 'outputs':

@@ -25,6 +25,8 @@ interface CodeSpec {
 
 const e = (p: FixParams): string => p.env ?? '<env>';
 const u = (p: FixParams): string => p.unit ?? '<unit>';
+/** A word as sh reads it back, so that a fix naming a path runs as printed: as it is, or single-quoted. */
+const shWord = (w: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
 export const CATALOG = {
   'NYL-PROJECT-MISSING': {
@@ -310,6 +312,34 @@ export const CATALOG = {
       if (p.backend) return `${producer} keeps the value in its Terraform backend, which no longer holds what its receipt records (the state was lost, moved or changed outside Nyl): point ${producer} back at its state, or create the value again with \`nyl reconcile -e ${e(p)} --unit ${producer} --reapply --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
       return `configure the key that sealed it (NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old key after the new one while you rotate); if ${String(p.producer ?? 'the producer')}'s value changed outside Nyl, make it execute again (change its source), then \`nyl reconcile -e ${e(p)}\``;
     },
+  },
+  'NYL-SECRETS-KEY-FILE-OPEN': {
+    exit: 0,
+    summary: 'The key file NYL_SECRETS_KEY_FILE names can be read or written by its group or others: whoever reads it opens every sealed value of every state the key protects, history included.',
+    fix: (p) => `chmod 600 ${shWord(String(p.file ?? '<file>'))}`,
+  },
+  'NYL-RESEAL-UNOPENED': {
+    exit: 1,
+    summary: 'nyl state reseal found a sealed value that no configured key opens (its key is not in the ring, no key is configured, or the seal was altered or copied from another output or environment); nothing was written.',
+    fix: (p) => {
+      const value = `${u(p)}.${String(p.output ?? '<output>')}`;
+      const key = p.keyId ? ` (key id ${String(p.keyId)}: the first 16 hex digits of the key's sha256)` : '';
+      const configure = `configure the key that sealed ${value}${key} after the first key in NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, then \`nyl state reseal -e ${e(p)}\``;
+      return `${configure}; if that key is lost, or the seal was altered, only a new value helps: \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\` executes ${u(p)} again and seals what it produces with the first key`;
+    },
+  },
+  'NYL-RESEAL-KEPT': {
+    exit: 0,
+    summary: "nyl state reseal left the digests of values a unit's Terraform or OpenTofu backend keeps: only an execution of the unit digests them again, and until then a consumer's run checks them with the key that made them, which must stay in the ring.",
+    fix: (p) => {
+      const units = Array.isArray(p.units) && p.units.length > 0 ? p.units.map(String) : [u(p)];
+      return `make them execute again with \`nyl reconcile -e ${e(p)} ${units.map((n) => `--unit ${n}`).join(' ')} --reapply --reason "<why>"\`: their new receipts digest the values with the first key`;
+    },
+  },
+  'NYL-RESEAL-CONSUMERS': {
+    exit: 0,
+    summary: "nyl state reseal made new digests of outputs other units consume: their execution keys cover the digest, so each of them executes once on the next reconcile, with the same value.",
+    fix: (p) => `nothing to decide: \`nyl reconcile -e ${e(p)}\` executes them once (any later reconcile would)`,
   },
   'NYL-BACKEND-STATE-LOST': {
     exit: 3,

@@ -23,7 +23,7 @@ import { preparationFrom } from '../plan/preparation';
 import type { ReconcileReport } from '../report/types';
 import { runPool } from '../run/pool';
 import { coordinationNamespace, runsPrefix } from '../state/location';
-import { localWorkWarnings } from './report-base';
+import { keyFileWarnings, localWorkWarnings } from './report-base';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
@@ -63,7 +63,7 @@ export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileRepo
   try {
     const report = await planOpened(rt, opened, req);
     if (opened.worktree) report.sourceWorktree = true;
-    report.warnings.unshift(...worktreeWarning(opened, 'plan'));
+    report.warnings.unshift(...worktreeWarning(opened, 'plan'), ...keyFileWarnings(opened.env.name, rt.env));
     return report;
   } finally {
     opened.close();

@@ -29,7 +29,7 @@ import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planI
 import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
-import { divergedWarnings } from './report-base';
+import { divergedWarnings, keyFileWarnings } from './report-base';
 import { requireActive, stateUnderLease } from './state-checks';
 import type { TeardownAll } from './state-delete';
 import { type ApprovalOptions, approvalGrants, approverOf } from './approvals';
@@ -104,7 +104,7 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
   try {
     const report = await reconcileOpened(rt, opened, req);
     if (opened.worktree) report.sourceWorktree = true;
-    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'));
+    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'), ...keyFileWarnings(opened.env.name, rt.env));
     return report;
   } finally {
     opened.close();

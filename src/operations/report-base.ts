@@ -5,6 +5,7 @@
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { localWorkDiagnostic } from '../state/local-work';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StateOperationReport } from '../report/types';
+import { keyFileOpenTo } from '../util/sealed';
 
 export function stateOperationReport(operation: string, environment: string, details: Record<string, unknown> = {}): StateOperationReport {
   return {
@@ -35,4 +36,17 @@ export function localWorkWarnings(env: string, coordination: string, refs: Map<s
  */
 export function stateLostObserved(env: string, unit: string, detail: string | undefined): Diagnostic {
   return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${unit}: ${detail ?? 'the state its receipt recorded is gone'}`, { env, unit, units: [unit], observed: true });
+}
+
+/**
+ * NYL-SECRETS-KEY-FILE-OPEN when the key file NYL_SECRETS_KEY_FILE names may be read or written by
+ * its group or others (the commands that use the key ring: reconcile, plan, verify, reseal).
+ * Nothing is refused: the key works, but whoever can read the file opens every seal it made.
+ */
+export function keyFileWarnings(env: string, processEnv: NodeJS.ProcessEnv): Diagnostic[] {
+  const open = keyFileOpenTo(processEnv);
+  if (!open) return [];
+  const mode = open.mode.toString(8).padStart(4, '0');
+  const message = `the key file ${open.file} has mode ${mode}: its group or others may read or write it, and whoever reads it opens every sealed value the key protects`;
+  return [diagnostic('NYL-SECRETS-KEY-FILE-OPEN', 'warning', message, { env, file: open.file })];
 }

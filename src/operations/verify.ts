@@ -31,7 +31,7 @@ import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
-import { stateLostObserved, stateOperationReport } from './report-base';
+import { keyFileWarnings, stateLostObserved, stateOperationReport } from './report-base';
 import { requireActive, type StateRead, stateUnderLease } from './state-checks';
 import { type CheckTarget, type DriftFinding, runChecks } from './verify-checks';
 
@@ -46,7 +46,10 @@ export async function verify(rt: Runtime, req: VerifyRequest): Promise<StateOper
   // Drift is checked against the receipts' own renderings, but the ownership set is today's source.
   const opened = await openEnvironment(rt, req, { writes: true });
   try {
-    return await verifyOpened(rt, opened, { ...(req.units ? { units: req.units } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+    const report = await verifyOpened(rt, opened, { ...(req.units ? { units: req.units } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+    // A drift check may open sealed values (a check's env): the key file is as exposed here.
+    report.warnings.unshift(...keyFileWarnings(opened.env.name, rt.env));
+    return report;
   } finally {
     opened.close();
   }

@@ -589,7 +589,7 @@ const verifiedUnit = {
 };
 
 const stateOperationDetails = closedDetails(
-  'Operation-specific data. state init: location, state. state reset: discarded, branches, reason. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. verify: run, units, skipped. state move: from, to, carried. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state reset: discarded, branches, reason. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. verify: run, units, skipped. state move: from, to, carried. state reseal: sealingKey, resealed, kept, unchanged, consumersToRun. The refusals of recover --unit keep unit, evidence and condition.',
   {
     location: ref('location'),
     state: stateInitState,
@@ -649,6 +649,23 @@ const stateOperationDetails = closedDetails(
     from: str('state move: the old location: its repository (local for the clone\'s own branches), refs, path and coordination prefix, as its state.yaml names them.'),
     to: str('state move: the new location, in the same form; the old state.yaml\'s movedTo.'),
     carried: strings("state move: the old location's run and evidence refs it copied to the new location (under the new coordination prefix), for the next importer there."),
+    sealingKey: str("state reseal: the id of the first key of the ring, which sealed and digested what it resealed (the first 16 hex digits of the key's sha256); absent when no usable key is configured."),
+    resealed: strings('state reseal: each sensitive output (unit.output) whose record it changed: sealed again with the first key in the current form, or digested again with it, or both; sorted.'),
+    kept: arrayOf(
+      {
+        type: 'object',
+        additionalProperties: false,
+        required: ['unit', 'output'],
+        properties: {
+          unit: str('The unit whose receipt records the digest.'),
+          output: str('The sensitive output.'),
+          keyId: str('The key the digest was made with, which consumers need to check it until the unit executes again; absent for an unkeyed digest (sha256 of the first format, or the execution that produced the value).'),
+        },
+      },
+      "state reseal: digests of values a Terraform or OpenTofu backend keeps, not made by the first key: left as they are (warning NYL-RESEAL-KEPT), since only an execution of the unit digests them again.",
+    ),
+    unchanged: { type: 'integer', minimum: 0, description: 'state reseal: how many sensitive output records were already sealed and digested by the first key.' },
+    consumersToRun: strings("state reseal: the units whose desired documents read an output whose digest changed: their execution keys cover it, so each executes once on the next reconcile (note NYL-RESEAL-CONSUMERS); sorted."),
   },
 );
 
@@ -673,7 +690,7 @@ const stateOperationReport = shape<StateOperationReport>({
   kind: req({ const: 'StateOperationReport' }),
   operation: req(
     str("The operation, with the command's words joined by '-' (`nyl state forget`: forget, as its commits name it); for an unknown command, the word typed as the command (empty when the command line starts with an option).", {
-      examples: ['state-init', 'state-move', 'state-restore', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
+      examples: ['state-init', 'state-move', 'state-restore', 'state-reseal', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'],
     }),
   ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),
@@ -700,7 +717,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` over several environments (repeated -e, -l, -g) prints a MultiEnvironmentReport.',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl state reseal`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` over several environments (repeated -e, -l, -g) prints a MultiEnvironmentReport.',
     { oneOf: [{ $ref: '#/$defs/report' }, { $ref: '#/$defs/multiEnvironmentReport' }] },
     {
       report: {

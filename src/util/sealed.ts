@@ -22,7 +22,7 @@
  * state test guesses (a password from a word list); an HMAC cannot be computed without the key.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { canonicalJson } from './canonical-json';
 
 const V1 = 'aes256gcm:v1';
@@ -80,6 +80,22 @@ export function keyIdOf(sealedOrDigest: string): string | undefined {
 /** Is this a seal of the current form made with the given key? (What reseal leaves alone.) */
 export function isCurrentSeal(sealed: string, keyId: string): boolean {
   return sealed.startsWith(`${V2}:${keyId}:`);
+}
+
+/**
+ * The key file NYL_SECRETS_KEY_FILE names, with its permission bits, when its group or others may
+ * read or write it (mode & 0o077): whoever reads it opens every seal of every state the key
+ * protects. Undefined when the variable is unset, the file does not exist, or only its owner may.
+ */
+export function keyFileOpenTo(env: NodeJS.ProcessEnv): { file: string; mode: number } | undefined {
+  const file = env.NYL_SECRETS_KEY_FILE;
+  if (!file) return undefined;
+  try {
+    const mode = statSync(file).mode & 0o777;
+    return (mode & 0o077) !== 0 ? { file, mode } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Why no key ring could be made: none configured, or a configured one is unusable. */

@@ -124,7 +124,7 @@ describe('completion', () => {
       spawnSync('bash', ['--norc', '-i', '-c', `source ${file}; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _nyl; echo "\${COMPREPLY[*]}"`], { cwd: dir, env: cliEnv(), encoding: 'utf8' }).stdout.trim();
     const bin = JSON.stringify(NYL);
     assert.equal(complete(`${bin} sta`), 'state status');
-    assert.equal(complete(`${bin} state re`), 'restore reset');
+    assert.equal(complete(`${bin} state re`), 'restore reseal reset');
     assert.equal(complete(`${bin} reconcile --unit`), '--unit --units --unit-log-dir');
     assert.equal(complete(`${bin} status -o ''`), 'text table json');
     assert.equal(complete(`${bin} plan -e ''`), 'dev prod');

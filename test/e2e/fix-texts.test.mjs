@@ -10,6 +10,7 @@
 // one whose state repository goes away mostly waits for Nyl's write retries.
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -984,6 +985,34 @@ describe('sensitive outputs', () => {
     await fx.exec(dir, rotated, [0], { env: { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` } });
     assert.deepEqual(logLines(s.log).slice(-1), ['c'], 'the consumer ran once the old key opened the seal');
   });
+
+  group(
+    'a rotation: a reseal with a key that opens nothing names the key it needs; the printed reseal reseals with it, the printed reconcile runs the consumer once, and the printed --reapply records a new value',
+    ['NYL-RESEAL-UNOPENED', 'NYL-RESEAL-CONSUMERS'],
+    async (fx) => {
+      const s = scratch();
+      // converge: a --reapply runs it at once (a manual unit would wait for --approve, as its own fix says).
+      const { dir } = project({ s: `recovery: converge\n${producer(s.log)}`, c: consumer(s.log, '1') });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV], [0], { NYL_SECRETS_KEY: keyOf(1) });
+      const refused = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [1], { NYL_SECRETS_KEY: keyOf(2) });
+      const keyId = createHash('sha256').update(Buffer.alloc(32, 1)).digest('hex').slice(0, 16);
+      const [reseal, reapply] = fx.commands(fx.printed(refused, 'NYL-RESEAL-UNOPENED', { unit: 's', params: { output: 'token', keyId } }));
+      assert.deepEqual([reseal.argv, reapply.argv.slice(0, 6)], [['state', 'reseal', '-e', ENV], ['reconcile', '-e', ENV, '--unit', 's', '--reapply']]);
+
+      // The key is lost: only a new value helps (in a copy of this world).
+      const lost = fork(dir);
+      const reapplied = await fx.exec(lost, reapply, [0], { env: { NYL_SECRETS_KEY: keyOf(2) } });
+      assert.equal(reapplied.code, 0);
+      assert.equal(logLines(s.log).filter((l) => l === 's').length, 2, 's executed again and recorded its value under the new key');
+
+      const resealed = await fx.exec(dir, reseal, [0], { env: { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` } });
+      const reconcile = fx.only(fx.printed(resealed, 'NYL-RESEAL-CONSUMERS', { unit: 'c', params: { units: ['c'] } }));
+      const before = logLines(s.log).length;
+      await fx.exec(dir, reconcile, [0], { env: { NYL_SECRETS_KEY: keyOf(2) } });
+      assert.deepEqual(logLines(s.log).slice(before), ['c'], 'the consumer ran once, with the new key alone');
+    },
+  );
 });
 
 describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
@@ -1133,6 +1162,24 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       assert.deepEqual(logLines(s.log), ['created', 'consumed', 'created'], 'the producer created it again');
       await fx.exec(dir, reconcile, [0], { env: TF });
       assert.deepEqual(logLines(s.log), ['created', 'consumed', 'created', 'consumed'], 'the consumer ran with the value read back');
+    },
+  );
+  group(
+    'a Terraform output whose digest an old key made: reseal leaves it, and the printed --reapply digests it again with the new key',
+    ['NYL-RESEAL-KEPT'],
+    async (fx) => {
+      const keyOf = (n) => Buffer.alloc(32, n).toString('base64');
+      const { s, dir } = await tfWorld({ reconciled: false });
+      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+      await step(dir, ['reconcile', '-e', ENV], [0], { ...TF, NYL_SECRETS_KEY: keyOf(1) });
+      const rotating = { ...TF, NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` };
+      const resealed = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [0], rotating);
+      assert.equal(resealed.json.result, 'unchanged', show(resealed));
+      const reapply = fx.only(fx.printed(resealed, 'NYL-RESEAL-KEPT', { unit: 'app', params: { units: ['app'] } }));
+      await fx.exec(dir, reapply, [0], { env: rotating });
+      assert.deepEqual(logLines(s.log), ['created'], 'an apply without changes creates nothing');
+      const clean = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [0], { ...TF, NYL_SECRETS_KEY: keyOf(2) });
+      assert.deepEqual([clean.json.result, clean.json.details.kept], ['unchanged', []], show(clean));
     },
   );
 });

@@ -20,6 +20,7 @@ import { leaseBreakOpened } from '../../dist/operations/lease-break.js';
 import { holdOpened } from '../../dist/operations/hold.js';
 import { reconcileOpened } from '../../dist/operations/reconcile.js';
 import { recoverOpened } from '../../dist/operations/recover.js';
+import { resealOpened } from '../../dist/operations/reseal.js';
 import { resumeOpened } from '../../dist/operations/resume.js';
 import { stateInitOpened } from '../../dist/operations/state-init.js';
 import { stateRestoreOpened } from '../../dist/operations/state-restore.js';
@@ -271,6 +272,7 @@ const OPERATIONS = {
   resume: (rt, opened, o) => resumeOpened(rt, opened, o),
   status: (rt, opened) => statusOpened(rt, opened),
   'state restore': (rt, opened, o) => stateRestoreOpened(rt, opened, o),
+  'state reseal': (rt, opened, o) => resealOpened(rt, opened, o),
 };
 
 export class World {
