@@ -129,6 +129,14 @@ function requireMovable(loc: StateLocation, state: EnvironmentStateDoc | undefin
       oldLocation: true,
     });
   }
+  // The same ref names in another repository (the clone's branches of another environment's
+  // state): moving them would copy that environment's history and mark its branches.
+  if (state.environment !== loc.environment) {
+    fail('NYL-STATE-MISSING', `the old location ${ends.from} holds no state of ${loc.environment}: its state.yaml is the state of environment ${state.environment}; nothing was changed`, {
+      env: loc.environment,
+      oldLocation: true,
+    });
+  }
   const inactive = inactiveStateDiagnostic(loc.environment, state, loc);
   if (inactive) throw new NylError(inactive);
 }

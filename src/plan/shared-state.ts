@@ -17,14 +17,11 @@
 import type { KindSet } from '../drivers/kinds';
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { canonicalJson } from '../project/execution-key';
-import { resolveEnvironment } from '../project/instances';
+import { probeInstance } from '../project/instances';
 import { renderUnit } from '../project/render';
 import { ownershipSet } from '../project/selectors';
 import type { EnvironmentResource, Project, UnitResource } from '../project/types';
 import type { DesiredUnitDoc } from '../state/documents';
-
-/** Instance names to probe a template with: two, so that one equal to `env` still leaves another. */
-const PROBES = ['nyl-probe-a', 'nyl-probe-b'];
 
 /** A unit's state location as rendered: its fields, and a text to compare them by. */
 interface Location {
@@ -83,13 +80,9 @@ function otherEnvironments(project: Project, env: EnvironmentResource): Other[] 
   const out: EnvironmentResource[] = [];
   for (const other of project.environments.values()) if (other.name !== env.name) out.push(other);
   for (const template of project.templates?.values() ?? []) {
-    const probe = PROBES.map((p) => template.spec.namePattern.replace('*', p)).find((p) => p !== env.name)!;
-    try {
-      const instance = resolveEnvironment(project, probe);
-      if (instance) out.push(instance);
-    } catch {
-      // A probe name the pattern cannot take: nothing to compare with.
-    }
+    // A probe name the pattern cannot take: nothing to compare with.
+    const instance = probeInstance(template, env.name);
+    if (instance) out.push(instance);
   }
   return out.map((o) => ({ env: o, owns: new Set(ownershipSet(project, o).map((u) => u.name)) }));
 }

@@ -77,6 +77,23 @@ export function isInstance(env: EnvironmentResource): boolean {
   return env.instance !== undefined;
 }
 
+/** Suffixes to probe a template with: two, so that one whose name is the asker's still leaves another. */
+const PROBE_SUFFIXES = ['nyl-probe-a', 'nyl-probe-b'];
+
+/**
+ * An instance of a template other than the environment `notName`, for checks of what every
+ * instance would share with it (a Terraform backend, a state ref name that does not change with
+ * the instance's name); undefined when the template cannot make it.
+ */
+export function probeInstance(template: EnvironmentTemplateResource, notName: string): EnvironmentResource | undefined {
+  const suffix = PROBE_SUFFIXES.find((p) => template.spec.namePattern.replace('*', p) !== notName)!;
+  try {
+    return instantiate(template, template.spec.namePattern.replace('*', suffix), suffix);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Builds, validates and defaults the Environment of one instance. */
 export function instantiate(template: EnvironmentTemplateResource, name: string, suffix: string): EnvironmentResource {
   const document = instanceDocument(template, name, suffix);

@@ -8,6 +8,12 @@
  * - remote: the checkout when the location is its origin, else a bare cache repository;
  *   remote refs are mirrored under refs/nyl-mirror/ there, writes are atomic pushes.
  * In every case a write is all-or-nothing with a compare-and-swap per ref.
+ *
+ * For path and remote locations the checkout also keeps its known branches of the state refs,
+ * and records under refs/nyl-known/<repository key>/ which repository each one copies
+ * (./known-branches.ts): a branch of another repository is never synced, judged or reset here.
+ * The mirror refs need no such key: they live in the checkout only for its origin, else in the
+ * cache repository of the one repository.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +27,8 @@ import type { Checkout } from '../project/checkout';
 import { cacheRoot } from '../util/cache-dir';
 import type { JsonCache } from '../util/json-cache';
 import { nylVersion } from '../util/version';
-import { type StateLocation, cacheRepositoryOf, coordinationNamespace, isCheckoutOrigin, stateRefsOf } from './location';
+import { type KnownBranch, knownBranchesOf, recordedOwner, recordPattern, recordUpdates, repositoryKey } from './known-branches';
+import { type StateLocation, cacheRepositoryOf, coordinationNamespace, isCheckoutOrigin, repositoryIdentity, stateRefsOf } from './location';
 import { readStateFile } from './read';
 import type { LocalBranch, LocalWork, RefSnapshot, StateStore } from './store';
 
@@ -63,6 +70,8 @@ export class GitStateStore implements StateStore {
   readonly workDir: string;
   readonly reader: BatchReader;
   private readonly mirrored: boolean;
+  /** The repository's key in the clone's records of known branches; none for a clone location, whose branches are the state. */
+  private readonly key: string | undefined;
   /** The git dir of a repository on this machine, once found (the cheap look for signals uses it per unit). */
   private localGitDir: string | undefined;
   /** The last fetch failed the way a network blip does (or timed out): the next ones try once. */
@@ -88,6 +97,7 @@ export class GitStateStore implements StateStore {
       this.mirrored = true;
     }
     this.reader = this.workDir === checkout.workTree ? checkoutReader : new BatchReader(git, this.workDir);
+    this.key = loc.kind === 'clone' ? undefined : repositoryKey(repositoryIdentity(loc.url!, checkout.workTree));
   }
 
   /** The refs this environment's state consists of, as remote names. */
@@ -340,32 +350,67 @@ export class GitStateStore implements StateStore {
     return result;
   }
 
-  /**
-   * Fast-forwards the clone's known branches to the state refs: creates
-   * them when missing, never rewrites one that diverged, sets no upstream. Returns the refs
-   * that diverged.
-   */
-  /** The clone's known branches of the state refs whose tips differ from the state's, with their tips. */
-  private async staleKnownBranches(state: RefSnapshot): Promise<{ stale: string[]; known: RefSnapshot }> {
-    if (this.loc.kind === 'clone') return { stale: [], known: new Map() };
-    const targets = [this.loc.desiredRef, this.loc.observedRef].filter((r, i, a) => a.indexOf(r) === i && state.has(r));
-    if (targets.length === 0) return { stale: [], known: new Map() };
-    const known = await readRefs(this.git, this.checkout.workTree, targets);
-    return { stale: targets.filter((r) => known.get(r) !== state.get(r)), known };
+  /** The clone's known branches of the state refs the state holds (each once), with their records. */
+  private async knownBranches(state: RefSnapshot): Promise<KnownBranch[]> {
+    if (this.key === undefined) return [];
+    const targets = stateRefsOf(this.loc).filter((r) => state.has(r));
+    if (targets.length === 0) return [];
+    const listing = await readRefs(this.git, this.checkout.workTree, [...targets, ...targets.map(recordPattern)]);
+    return knownBranchesOf(listing, targets, this.key);
   }
 
+  /** The known branches whose tip, or whose record, is not the state's. */
+  private async staleKnownBranches(state: RefSnapshot): Promise<KnownBranch[]> {
+    const all = await this.knownBranches(state);
+    return all.filter((b) => b.tip !== state.get(b.ref) || recordUpdates(b, this.key!, state.get(b.ref)!).length > 0);
+  }
+
+  /**
+   * Fast-forwards the clone's known branches to the state refs: creates them when missing, never
+   * rewrites one that diverged, sets no upstream, and records which repository they copy
+   * (./known-branches.ts). Returns the refs that hold work of this location the state lacks; a
+   * branch of another repository is left alone and not reported.
+   */
   async syncKnownBranches(state: RefSnapshot): Promise<string[]> {
-    const { stale } = await this.staleKnownBranches(state);
+    const stale = await this.staleKnownBranches(state);
     if (stale.length === 0) return [];
+    const now = await this.fastForwardKnown(stale, state);
+    await this.recordKnown(stale.filter((b) => now.get(b.ref) === state.get(b.ref)), state);
+    const left = stale.filter((b) => now.get(b.ref) !== state.get(b.ref));
+    const held = await Promise.all(left.map((b) => this.holdsOwnWork(b)));
+    return left.filter((_, i) => held[i]).map((b) => b.ref);
+  }
+
+  /** Moves the branches that are not at the state's tips there, without `+`; returns every branch's tip after. */
+  private async fastForwardKnown(stale: KnownBranch[], state: RefSnapshot): Promise<Map<string, string | undefined>> {
+    const now = new Map(stale.map((b) => [b.ref, b.tip]));
+    const moving = stale.filter((b) => b.tip !== state.get(b.ref)).map((b) => b.ref);
+    if (moving.length === 0) return now;
     const source = this.workDir === this.checkout.workTree ? '.' : this.workDir;
-    const result = await this.git.run(this.checkout.workTree, [
-      ...FETCH, source,
-      ...stale.map((r) => `${this.mirror(r)}:${r}`),
-    ]);
-    if (result.code === 0) return [];
-    // A rejected non-fast-forward leaves the branch as it was; report it, change nothing.
-    const now = await readRefs(this.git, this.checkout.workTree, stale);
-    return stale.filter((r) => now.get(r) !== state.get(r));
+    const result = await this.git.run(this.checkout.workTree, [...FETCH, source, ...moving.map((r) => `${this.mirror(r)}:${r}`)]);
+    // A rejected non-fast-forward leaves the branch as it was.
+    const after = result.code === 0 ? state : await readRefs(this.git, this.checkout.workTree, moving);
+    for (const ref of moving) now.set(ref, after.get(ref));
+    return now;
+  }
+
+  /** These branches are at the state's tips: they copy this repository now, and no other. */
+  private async recordKnown(synced: KnownBranch[], state: RefSnapshot): Promise<void> {
+    const updates = synced.flatMap((b) => recordUpdates(b, this.key!, state.get(b.ref)!));
+    // A record that could not be written (a lock) leaves the branch unrecorded, as in an older clone.
+    if (updates.length > 0) await updateRefsLocally(this.git, this.checkout.workTree, updates);
+  }
+
+  /**
+   * Does a known branch that is not at the state's tip hold work of this location? Yes when its
+   * record is this repository's; no when it is another's. An unrecorded branch (an older clone)
+   * is this location's unless its state.yaml is another environment's.
+   */
+  private async holdsOwnWork(branch: KnownBranch): Promise<boolean> {
+    const owner = recordedOwner(branch);
+    if (branch.tip === undefined || owner !== 'unrecorded') return branch.tip !== undefined && owner === 'mine';
+    const read = await readStateFile(this.checkoutReader, this.loc, branch.ref, branch.tip);
+    return read.doc === undefined || read.doc.environment === this.loc.environment;
   }
 
   /**
@@ -402,11 +447,11 @@ export class GitStateStore implements StateStore {
    * have holds work it never got).
    */
   private async divergedKnownBranches(state: RefSnapshot): Promise<string[]> {
-    const { stale, known } = await this.staleKnownBranches(state);
     const diverged: string[] = [];
-    for (const ref of stale) {
-      const tip = known.get(ref);
-      if (tip !== undefined && !(await this.isAncestor(tip, state.get(ref)!))) diverged.push(ref);
+    for (const b of await this.staleKnownBranches(state)) {
+      const target = state.get(b.ref)!;
+      if (b.tip === undefined || b.tip === target || (await this.isAncestor(b.tip, target))) continue;
+      if (await this.holdsOwnWork(b)) diverged.push(b.ref);
     }
     return diverged;
   }
@@ -474,12 +519,16 @@ export class GitStateStore implements StateStore {
   }
 
   async localWork(state: RefSnapshot): Promise<LocalWork> {
-    const { stale, known } = await this.staleKnownBranches(state);
-    const knownTips = new Map([...known].filter(([r]) => stale.includes(r)));
-    // The checkout's tips become readable (and parents) in the work repository.
-    await this.adoptKnownBranches(knownTips);
-    const branches = [...(await this.compareBranches(this.checkout.workTree, knownTips, state)), ...(await this.cacheBranches(state))];
-    return { refs: await this.localRunRefs(state), branches };
+    const stale = (await this.staleKnownBranches(state)).filter((b) => b.tip !== undefined && b.tip !== state.get(b.ref));
+    const own = await Promise.all(stale.map((b) => this.holdsOwnWork(b)));
+    // The checkout's tips of this location become readable (and parents) in the work repository;
+    // another repository's commits never go there.
+    await this.adoptKnownBranches(new Map(stale.filter((_, i) => own[i]).map((b) => [b.ref, b.tip!])));
+    const compared = await this.compareBranches(this.checkout.workTree, new Map(stale.map((b) => [b.ref, b.tip!])), state);
+    // Another repository's branch holds no work of this one: a reset only moves it forward (a
+    // branch in the state's history is in the work repository already).
+    const kept = compared.filter((c) => c.behind || own[stale.findIndex((b) => b.ref === c.ref)]);
+    return { refs: await this.localRunRefs(state), branches: [...kept, ...(await this.cacheBranches(state))] };
   }
 
   async moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult> {
@@ -493,6 +542,11 @@ export class GitStateStore implements StateStore {
       const keep = keepUnder === undefined ? [] : mine.filter((b) => !b.behind).map((b) => ({ ref: `${keepUnder}${b.ref.slice('refs/'.length)}`, expect: null, to: b.tip }));
       const result = await updateRefsLocally(this.git, repository, [...mine.map((b) => ({ ref: b.ref, expect: b.tip, to: b.state })), ...keep]);
       if (!result.ok) return result;
+      if (repository === this.checkout.workTree) {
+        // The clone's known branches are at the state's tips: they copy this repository now.
+        const state = new Map(mine.map((b) => [b.ref, b.state]));
+        await this.recordKnown(await this.knownBranches(state), state);
+      }
     }
     return { ok: true };
   }
@@ -506,7 +560,8 @@ export class GitStateStore implements StateStore {
     for (const [ref, tip] of known) {
       // A damaged state.yaml is state too: a fresh one must not silently replace it.
       const read = await readStateFile(this.checkoutReader, this.loc, ref, tip);
-      if (read.doc || read.damage) holding.set(ref, tip);
+      // Another environment's state.yaml (the same ref name in another repository) is not this one's.
+      if (read.damage || (read.doc && read.doc.environment === this.loc.environment)) holding.set(ref, tip);
     }
     return holding;
   }

@@ -4,6 +4,10 @@
  * Order: the Environment's state.repositoryRef / state.repository, else that of the
  * EnvironmentGroup with shared fields that selects it, else the checkout's origin, else the
  * clone itself. A GitRepository's publishURL is used for pushes.
+ *
+ * Resolving refuses state refs that would mix: a source branch (the branch source.ref renders, or
+ * the one checked out), and a ref name another environment uses in another repository, or in the
+ * same repository and directory (./crossed-refs.ts).
  */
 import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
@@ -12,6 +16,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type SourceLocation, fail } from '../errors/diagnostic';
 import type { EnvironmentGroupResource, EnvironmentResource, Project, StateSpec } from '../project/types';
 import { groupSelects } from '../project/selectors';
+import { probeInstance } from '../project/instances';
+import { type PlacedRefs, refuseCrossedRefs } from './crossed-refs';
 
 export type LocationKind =
   /**
@@ -169,6 +175,22 @@ export function repositoryIdentity(url: string, base: string): string {
 }
 
 export function resolveLocation(project: Project, env: EnvironmentResource, checkout: CheckoutFacts): StateLocation {
+  const configured = configuredLocation(project, env, checkout);
+  const { loc, group } = configured;
+  refuseSourceBranchRefs(env, group, { desiredRef: loc.desiredRef, observedRef: loc.observedRef }, checkout);
+  refuseCrossedRefs(placed(configured, checkout), otherEnvironments(project, env, checkout));
+  return loc;
+}
+
+/** A configured location, with the group whose shared fields it took (for errors about them). */
+interface Configured {
+  env: EnvironmentResource;
+  loc: StateLocation;
+  group: EnvironmentGroupResource | undefined;
+}
+
+/** The location the resolution order gives an environment, refusing nothing but a malformed URL. */
+function configuredLocation(project: Project, env: EnvironmentResource, checkout: CheckoutFacts): Configured {
   const picked = pickRepositorySpec(project, env);
   const own = env.spec.state ?? {};
   // Ref names and the path come from the Environment, else the group's shared fields.
@@ -177,27 +199,54 @@ export function resolveLocation(project: Project, env: EnvironmentResource, chec
   const observedRef = branchRef(own.observedRef ?? shared.observedRef ?? `nyl/${env.name}/observed`);
   const statePath = (own.path ?? shared.path ?? '').replace(/^\/+|\/+$/g, '');
   const coordinationPrefix = own.coordinationRefPrefix ?? shared.coordinationRefPrefix ?? DEFAULT_PREFIX;
-  refuseSourceBranchRefs(env, picked.shared ? picked.group : undefined, { desiredRef, observedRef }, checkout);
   const common = { environment: env.name, desiredRef, observedRef, statePath, coordinationPrefix };
+  const { repository, chosenBy } = repositoryOf(project, picked, checkout);
+  return { env, loc: locationAt(common, repository, chosenBy, checkout), group: picked.shared ? picked.group : undefined };
+}
 
-  let url: string | undefined;
-  let pushURL: string | undefined;
-  let chosenBy = picked.chosenBy;
+/** The repository the picked spec names (a GitRepository, a URL), else the checkout's origin, else none. */
+function repositoryOf(project: Project, picked: ReturnType<typeof pickRepositorySpec>, checkout: CheckoutFacts): { repository?: { url: string; pushURL: string }; chosenBy: string } {
   if (picked.spec?.repositoryRef) {
     const repo = project.repositories.get(picked.spec.repositoryRef);
     if (!repo) throw new Error(`unknown GitRepository ${picked.spec.repositoryRef}`); // validated at load
-    url = repo.spec.url;
-    pushURL = repo.spec.publishURL ?? url;
-    chosenBy = `${chosenBy} (GitRepository ${repo.name})`;
-  } else if (picked.spec?.repository) {
-    url = picked.spec.repository.repoURL;
-    pushURL = picked.spec.repository.publishURL ?? url;
-  } else if (checkout.originURL) {
-    url = checkout.originURL;
-    pushURL = url;
-    chosenBy = "the checkout's origin";
+    return { repository: { url: repo.spec.url, pushURL: repo.spec.publishURL ?? repo.spec.url }, chosenBy: `${picked.chosenBy} (GitRepository ${repo.name})` };
   }
-  return locationAt(common, url === undefined ? undefined : { url, pushURL: pushURL ?? url }, chosenBy, checkout);
+  if (picked.spec?.repository) {
+    const { repoURL, publishURL } = picked.spec.repository;
+    return { repository: { url: repoURL, pushURL: publishURL ?? repoURL }, chosenBy: picked.chosenBy };
+  }
+  if (checkout.originURL) return { repository: { url: checkout.originURL, pushURL: checkout.originURL }, chosenBy: "the checkout's origin" };
+  return { chosenBy: picked.chosenBy };
+}
+
+/**
+ * The refs of every other environment: the declared ones, and a probe instance of each template
+ * (a ref without the instance's name in it is every instance's). One whose location cannot be
+ * resolved (a malformed URL, an instance its template cannot make) is refused when it is opened.
+ */
+function otherEnvironments(project: Project, env: EnvironmentResource, checkout: CheckoutFacts): PlacedRefs[] {
+  const others: EnvironmentResource[] = [...project.environments.values()].filter((o) => o.name !== env.name);
+  for (const template of project.templates?.values() ?? []) {
+    const instance = probeInstance(template, env.name);
+    if (instance) others.push(instance);
+  }
+  const out: PlacedRefs[] = [];
+  for (const other of others) {
+    try {
+      out.push(placed(configuredLocation(project, other, checkout), checkout));
+    } catch {
+      // Its own command reports it.
+    }
+  }
+  return out;
+}
+
+/** A configured location as the crossed-refs rule compares it: refs, directory and repository identity. */
+function placed({ env, loc, group }: Configured, checkout: CheckoutFacts): PlacedRefs {
+  const repository = loc.kind === 'clone'
+    ? { identity: '', name: 'the clone itself' }
+    : { identity: repositoryIdentity(loc.url!, checkout.workTree), name: loc.url! };
+  return { env, desiredRef: loc.desiredRef, observedRef: loc.observedRef, statePath: loc.statePath, repository, group };
 }
 
 /** A location's ref names, state path and prefix: everything but the repository. */

@@ -24,9 +24,11 @@ import { BatchReader } from '../../dist/git/batch-reader.js';
 import { writeCommits } from '../../dist/git/object-writer.js';
 import { GitStateStore } from '../../dist/state/git-store.js';
 import { openCheckout } from '../../dist/project/checkout.js';
-import { coordinationNamespace, resolveLocation, signalsPrefix } from '../../dist/state/location.js';
+import { coordinationNamespace, repositoryIdentity, resolveLocation, signalsPrefix } from '../../dist/state/location.js';
 import { JsonCache } from '../../dist/util/json-cache.js';
-import { cleanupAll, git, hermeticEnv, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
+import { recordRef, repositoryKey } from '../../dist/state/known-branches.js';
+import { newStateDoc, toYaml } from '../../dist/state/documents.js';
+import { cleanupAll, git, gitResult, hermeticEnv, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
 
 after(() => cleanupAll());
@@ -744,6 +746,112 @@ describe("a --local run's work in the clone of a remote that is its origin", () 
       assert.equal(git(work, 'rev-parse', loc.observedRef), c2);
     } finally {
       close();
+    }
+  });
+});
+
+// --- known branches of two repositories with the same ref names ------------------------------------
+
+/**
+ * A clone and two state repositories of this machine, dev's (a) and stg's (b), whose state refs
+ * have the same names: what source refuses (crossed-refs.ts), but what a clone meets across
+ * source revisions. A store per repository; the clone keeps one branch per name.
+ */
+async function twoRepositories(kind) {
+  const g = newGit();
+  const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' });
+  const checkout = await openCheckout(g, work);
+  const reader = new BatchReader(g, checkout.workTree);
+  const names = { desiredRef: 'nyl/shared/desired', observedRef: 'nyl/shared/desired' };
+  const open = async (envName) => {
+    const bare = makeBareRepo();
+    const url = `file://${bare}`;
+    const { project, environment } = projectWith(envName, { repository: { repoURL: url }, ...names });
+    const loc = resolveLocation(project, environment, checkout);
+    if (kind === 'remote') {
+      // Read through the cache repository and its mirror refs, as any URL would be.
+      loc.kind = 'remote';
+      delete loc.localPath;
+    }
+    const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
+    await store.ensureOpen();
+    const record = recordRef(repositoryKey(repositoryIdentity(url, checkout.workTree)), store.loc.desiredRef);
+    return { bare, store, record };
+  };
+  const [dev, stg] = [await open('dev'), await open('stg')];
+  /** A state commit of an environment in its repository, moving the ref there. */
+  const commit = async (side, parent) => {
+    const doc = toYaml(newStateDoc(side.store.loc.environment, { type: 'initialized', at: '2026-01-01T00:00:00Z', by: 'Nyl Test <nyl@example.com>' }));
+    const [oid] = await writeCommits(g, side.bare, [spec({ 'state.yaml': doc, [`n-${Math.random()}`]: 'x' }, parent ? { parent } : {})]);
+    git(side.bare, 'update-ref', side.store.loc.desiredRef, oid);
+    return oid;
+  };
+  const tip = (ref) => git(work, 'for-each-ref', '--format=%(objectname)', ref) || undefined;
+  return { g, work, dev, stg, commit, tip, close: () => { dev.store.close(); stg.store.close(); reader.close(); } };
+}
+
+for (const kind of ['path', 'remote']) describe(`the clone's known branches of two repositories with the same ref names (${kind})`, () => {
+  test('a branch copies the repository its record names: the other repository neither syncs, judges, resets nor continues it; a fast-forward takes it over', async () => {
+    const fx = await twoRepositories(kind);
+    const { dev, stg, tip } = fx;
+    const ref = dev.store.loc.desiredRef;
+    try {
+      const d1 = await fx.commit(dev);
+      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), []);
+      assert.deepEqual([tip(ref), tip(dev.record)], [d1, d1], "the clone's branch copies dev's repository, and says so");
+
+      // stg's repository holds no state yet: the branch holds dev's state, not stg's.
+      assert.deepEqual(plain(await stg.store.knownStateBeyond(new Map())), {});
+      await fx.commit(stg);
+      const stgRefs = await stg.store.snapshot();
+      await stg.store.requireNoUnpublishedWork(stgRefs);
+      assert.deepEqual(await stg.store.syncKnownBranches(stgRefs), [], "dev's branch is no work of stg's");
+      await stg.store.requireNoUnpublishedWork(stgRefs, { readOnly: true });
+      assert.deepEqual((await stg.store.localWork(stgRefs)).branches, [], 'nothing for a reset of stg to move');
+      assert.deepEqual([tip(ref), tip(dev.record), tip(stg.record)], [d1, d1, undefined], "dev's branch is left as it was");
+      assert.equal(gitResult(stg.bare, 'cat-file', '-e', `${d1}^{commit}`).status, 128, "dev's commits never reach stg's repository");
+
+      // dev moves on: its branch follows.
+      const d2 = await fx.commit(dev, d1);
+      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), []);
+      assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2]);
+
+      // Work on the branch after dev's tip is dev's local work (a --local run): dev refuses, stg does not care.
+      const [local] = await writeCommits(fx.g, fx.work, [spec({ mine: 'm' }, { parent: d2 })]);
+      git(fx.work, 'update-ref', ref, local);
+      await assert.rejects(dev.store.requireNoUnpublishedWork(await dev.store.snapshot()), (e) => e.code === 'NYL-STATE-DIVERGED');
+      assert.deepEqual(await stg.store.syncKnownBranches(await stg.store.snapshot()), []);
+      git(fx.work, 'update-ref', ref, d2);
+
+      // stg's history continues dev's (a move from dev's repository): the branch fast-forwards and copies stg's now.
+      git(stg.bare, 'fetch', '-q', dev.bare, d2); // the move brings dev's commits along
+      const s2 = await fx.commit(stg, d2);
+      assert.deepEqual(await stg.store.syncKnownBranches(await stg.store.snapshot()), []);
+      assert.deepEqual([tip(ref), tip(stg.record), tip(dev.record)], [s2, s2, undefined], 'one record per branch');
+      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), [], "stg's branch is not dev's to judge");
+      assert.equal(tip(ref), s2);
+    } finally {
+      fx.close();
+    }
+  });
+
+  test('an unrecorded branch (an older clone) is taken over by a fast-forward, and is not work of an environment whose state.yaml it does not hold', async () => {
+    const fx = await twoRepositories(kind);
+    const { dev, stg, tip } = fx;
+    const ref = dev.store.loc.desiredRef;
+    try {
+      const d1 = await fx.commit(dev);
+      git(fx.work, 'fetch', '-q', dev.bare, d1);
+      git(fx.work, 'update-ref', ref, d1); // made before records: a branch and no record
+      await fx.commit(stg);
+      const stgRefs = await stg.store.snapshot();
+      assert.deepEqual(await stg.store.syncKnownBranches(stgRefs), [], "it holds dev's state.yaml: not stg's work");
+      assert.deepEqual([tip(ref), tip(stg.record)], [d1, undefined]);
+      const d2 = await fx.commit(dev, d1);
+      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), []);
+      assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2], 'a fast-forward proves it dev\'s: recorded');
+    } finally {
+      fx.close();
     }
   });
 });

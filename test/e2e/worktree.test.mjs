@@ -21,9 +21,12 @@ function showFiles(log) {
   return { show: `script: 'cat tracked.txt >> ${log}; cat untracked.txt >> ${log}; ${seen('ignored.txt')}; ${seen('deleted.txt')}'` };
 }
 
-/** Everything of the checkout --worktree must leave alone (its known branches of state follow the state, as on every run). */
+/**
+ * Everything of the checkout --worktree must leave alone (its known branches of state, and the
+ * records of the repository they copy, follow the state, as on every run).
+ */
 function checkoutFacts(project) {
-  const refs = Object.entries(refsUnder(project)).filter(([ref]) => !ref.startsWith('refs/heads/nyl/'));
+  const refs = Object.entries(refsUnder(project)).filter(([ref]) => !ref.startsWith('refs/heads/nyl/') && !ref.startsWith('refs/nyl-known/'));
   return {
     head: git(project, 'rev-parse', 'HEAD'),
     refs: Object.fromEntries(refs),

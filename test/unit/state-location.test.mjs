@@ -17,6 +17,7 @@ import {
   statePathOf,
 } from '../../dist/state/location.js';
 import { documents, memoryTree, resource } from '../support/memory-tree.mjs';
+import { resolveEnvironment } from '../../dist/project/instances.js';
 
 const WORK_TREE = '/work/checkout';
 const noOrigin = { workTree: WORK_TREE };
@@ -545,6 +546,105 @@ test("a group's shared state ref that is the member's source branch is refused a
   assert.equal(d?.code, 'NYL-SOURCE-INVALID');
   assert.equal(d.location.pointer, '/spec/shared/state/desiredRef');
   assert.equal(d.location.line, 19);
+});
+
+// --- state never crosses environments: one ref name, two repositories or one directory -----------
+
+/** The line of the first line of nyl.yaml (as project() writes it) that contains `needle`. */
+function lineOf(docs, needle) {
+  return documents(resource('Project', 'p'), ...docs).split('\n').findIndex((l) => l.includes(needle)) + 1;
+}
+
+const sharedNames = (group = 'shared', ...more) =>
+  resource('EnvironmentGroup', group, 'environments: [dev, stg]', 'shared:', '  state:', '    desiredRef: nyl/shared/desired', '    observedRef: nyl/shared/observed', ...more);
+
+test('a group lending two members its ref names, each member in its own repository: both refused at the shared field', async () => {
+  const docs = [
+    sharedNames(),
+    environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/a.git"}}'),
+    environment('stg', undefined, 'state: {repository: {repoURL: "file:///srv/b.git"}}'),
+  ];
+  const { at } = await project(...docs);
+  for (const [env, other] of [['dev', 'stg'], ['stg', 'dev']]) {
+    const d = refusal(() => at(env));
+    assert.equal(d?.code, 'NYL-SOURCE-INVALID', env);
+    assert.deepEqual([d.location.file, d.location.line, d.location.pointer], ['nyl.yaml', lineOf(docs, 'desiredRef: nyl/shared/desired'), '/spec/shared/state/desiredRef']);
+    assert.match(d.message, new RegExp(`refs/heads/nyl/shared/desired of environment ${env} is also the desired state ref of environment ${other}.*another repository`));
+    assert.match(d.fix, /^remove desiredRef from spec\.shared\.state of EnvironmentGroup shared, so that each member gets a ref of its own \(nyl\/<env>\/desired\)/);
+    assert.match(d.fix, new RegExp(`spec\\.state\\.desiredRef of ${env} to one such as nyl/${env}/desired`));
+  }
+});
+
+test('one repository, however spelled, with a directory per environment shares the names; the same directory does not', async () => {
+  const repo = (url) => `state: {repository: {repoURL: "${url}"}, path: PATH}`;
+  const shared = await project(sharedNames(), environment('dev', undefined, repo('file:///srv/s.git').replace('PATH', 'envs/dev')), environment('stg', undefined, repo('/srv/s').replace('PATH', 'envs/stg')));
+  assert.equal(shared.at('dev').desiredRef, 'refs/heads/nyl/shared/desired');
+  assert.equal(shared.at('stg').statePath, 'envs/stg');
+  const docs = [sharedNames('shared', '    repository: {repoURL: "https://git.example.com/s.git"}'), environment('dev'), environment('stg')];
+  const { at } = await project(...docs);
+  const d = refusal(() => at('stg'));
+  assert.equal(d?.code, 'NYL-SOURCE-INVALID');
+  assert.equal(d.location.pointer, '/spec/shared/state/desiredRef');
+  assert.match(d.message, /in the same repository and the same directory \(the root of the tree\): both would keep their state\.yaml there/);
+  assert.match(d.fix, /or give each environment a state\.path of its own$/);
+});
+
+test("the checkout's origin is a repository like a named one: the same identity shares, the clone itself does not", async () => {
+  const docs = [
+    resource('EnvironmentGroup', 'shared', 'environments: [dev, stg]', 'shared: {state: {desiredRef: nyl/shared/desired, observedRef: nyl/shared/observed}}'),
+    environment('dev', undefined, 'state: {path: envs/dev}'),
+    environment('stg', undefined, 'state: {repository: {repoURL: "https://git.example.com/org/shop.git"}, path: envs/stg}'),
+  ];
+  const { at } = await project(...docs);
+  assert.equal(at('dev', origin('https://GIT.example.com/org/shop')).kind, 'remote', "dev's repository is origin, stg's the same");
+  assert.equal(at('stg', origin('https://GIT.example.com/org/shop')).kind, 'remote');
+  const d = refusal(() => at('dev'));
+  assert.equal(d?.code, 'NYL-SOURCE-INVALID', "without origin dev's state is the clone's own branches");
+  assert.match(d.message, /another repository \(the clone itself and https:\/\/git\.example\.com\/org\/shop\.git\)/);
+});
+
+test("a desired ref that is another environment's observed ref, or its default: refused at the field that names it", async () => {
+  const docs = [
+    environment('dev', undefined, 'state: {repository: {repoURL: "file:///srv/a.git"}, observedRef: handover}'),
+    environment('stg', undefined, 'state: {repository: {repoURL: "file:///srv/b.git"}, desiredRef: handover}'),
+    environment('qa', undefined, 'state: {desiredRef: nyl/prod/desired}'),
+    environment('prod', undefined, 'state: {repository: {repoURL: "file:///srv/a.git"}}'),
+  ];
+  const { at } = await project(...docs);
+  const dev = refusal(() => at('dev'));
+  assert.deepEqual([dev?.location.line, dev?.location.pointer], [lineOf(docs, 'observedRef: handover'), '/spec/state/observedRef']);
+  assert.match(dev.message, /the observed state ref refs\/heads\/handover of environment dev is also the desired state ref of environment stg \(set at nyl\.yaml:\d+\)/);
+  assert.match(dev.fix, /^set spec\.state\.observedRef of dev to a name of its own, such as nyl\/dev\/observed \(the default, when the field is left out\); or keep both environments' state in one repository/);
+  // prod keeps its default; qa names it: refused at qa's field, whichever is opened.
+  for (const env of ['prod', 'qa']) {
+    const d = refusal(() => at(env));
+    assert.deepEqual([d?.location.line, d?.location.pointer], [lineOf(docs, 'desiredRef: nyl/prod/desired'), '/spec/state/desiredRef'], env);
+    assert.match(d.fix, /^set spec\.state\.desiredRef of qa to a name of its own, such as nyl\/qa\/desired/);
+  }
+});
+
+test('templates: ref names without the instance in them are every instance\'s, refused at the template\'s field unless each instance has its directory', async () => {
+  const template = (state) => resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', `environment: {state: ${state}}`);
+  const fixed = '{repository: {repoURL: "file:///srv/p.git"}, desiredRef: previews/desired, observedRef: previews/observed}';
+  const perDirectory = `${fixed.slice(0, -1)}, path: "previews/\${{ instance.name }}"}`;
+  const docs = [environment('dev'), template(fixed)];
+  const { p } = await project(...docs);
+  const d = refusal(() => resolveLocation(p, resolveEnvironment(p, 'pr-1'), noOrigin));
+  assert.equal(d?.code, 'NYL-SOURCE-INVALID');
+  assert.deepEqual([d.location.line, d.location.pointer], [lineOf(docs, 'desiredRef: previews/desired'), '/spec/environment/state/desiredRef']);
+  assert.match(d.message, /of environment pr-1 is also the desired state ref of the other instances of EnvironmentTemplate preview/);
+  assert.match(d.fix, /^put the instance's name in spec\.environment\.state\.desiredRef of EnvironmentTemplate preview, such as nyl\/\$\{\{ instance\.name \}\}\/desired/);
+  assert.equal(resolveLocation(p, p.environments.get('dev'), noOrigin).desiredRef, 'refs/heads/nyl/dev/desired', 'a declared environment with refs of its own is not concerned');
+
+  const perInstance = await project(environment('dev'), template(perDirectory));
+  assert.equal(resolveLocation(perInstance.p, resolveEnvironment(perInstance.p, 'pr-1'), noOrigin).statePath, 'previews/pr-1');
+
+  // A declared environment on a template's names in another repository: refused at its own field.
+  const clash = [environment('dev', undefined, 'state: {desiredRef: previews/desired}'), template(perDirectory)];
+  const declared = await project(...clash);
+  const c = refusal(() => declared.at('dev'));
+  assert.deepEqual([c?.location.line, c?.location.pointer], [lineOf(clash, 'desiredRef: previews/desired}'), '/spec/state/desiredRef']);
+  assert.match(c.message, /the instances of EnvironmentTemplate preview/);
 });
 
 // --- state move: the old location --------------------------------------------------------------
