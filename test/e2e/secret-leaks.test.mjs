@@ -241,13 +241,16 @@ async function runScenario() {
 function searchEverything(w) {
   const hits = [...w.polled.hits];
   for (const { label, text } of w.printed) hits.push(...searchText(label, text, NEEDLES));
-  hits.push(...searchGitRepo(w.bare, NEEDLES, { label: 'state repository' }).hits);
-  hits.push(...searchGitRepo(w.project, NEEDLES, { label: "project's clone" }).hits);
-  for (const repo of gitDirsUnder(w.cache)) hits.push(...searchGitRepo(repo, NEEDLES, { label: `cache repository ${repo}` }).hits);
-  for (const repo of gitDirsUnder(w.tmp)) hits.push(...searchGitRepo(repo, NEEDLES, { label: `repository in TMPDIR ${repo}` }).hits);
+  const repos = [[w.bare, 'state repository'], [w.project, "project's clone"], ...gitDirsUnder(w.cache).map((r) => [r, `cache repository ${r}`]), ...gitDirsUnder(w.tmp).map((r) => [r, `repository in TMPDIR ${r}`])];
+  let objects = 0;
+  for (const [repo, label] of repos) {
+    const found = searchGitRepo(repo, NEEDLES, { label });
+    hits.push(...found.hits);
+    objects += found.objects;
+  }
   const trees = { 'unit log': w.logs, 'NYL_CACHE_DIR file': w.cache, 'TMPDIR file': w.tmp };
   const skipped = [];
-  const searched = [];
+  const searched = [`${objects} Git objects of ${repos.length} repositories`];
   for (const [where, dir] of Object.entries(trees)) {
     const found = searchTree(dir, NEEDLES, { where });
     hits.push(...found.hits);
