@@ -17,8 +17,6 @@ import { isNylCode } from '../errors/catalog';
 import { describeHolder, readLease } from '../lease/lease';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { planEnvironment, type Prepared } from '../plan/planner';
-import { ownershipSet } from '../project/selectors';
-import { shellReferenceWarnings } from '../project/shell-argv';
 import { preparationFrom } from '../plan/preparation';
 import type { ReconcileReport } from '../report/types';
 import { runPool } from '../run/pool';
@@ -27,7 +25,7 @@ import { keyFileWarnings, localWorkWarnings } from './report-base';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
-import { selectedUnits } from './selection';
+import { selectedUnits, shellTextWarnings } from './selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from './context';
 import { PlanPhases } from './plan-drivers';
 import { changedReads } from './plan-reads';
@@ -87,15 +85,6 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
   } finally {
     phases.close();
   }
-}
-
-/**
- * The units this plan covers whose `run:` hands a reference to a shell as its text (sh -c): a
- * warning of the source, shown where the user reviews what would run.
- */
-function shellTextWarnings(opened: OpenedEnvironment, only: Set<string> | undefined): Diagnostic[] {
-  const units = ownershipSet(opened.project, opened.env).filter((u) => !only || only.has(u.name));
-  return units.flatMap((u) => shellReferenceWarnings(u, opened.env.name));
 }
 
 /**

@@ -24,7 +24,7 @@ import { type EnvironmentStateView, primeUnitDocs, readEnvironmentState } from '
 import type { RefSnapshot } from '../state/store';
 import { isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
-import { selectedUnits } from './selection';
+import { selectedUnits, shellTextWarnings } from './selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from './context';
 import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
@@ -104,7 +104,8 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
   try {
     const report = await reconcileOpened(rt, opened, req);
     if (opened.worktree) report.sourceWorktree = true;
-    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'), ...keyFileWarnings(opened.env.name, rt.env));
+    const shellText = shellTextWarnings(opened, selectedUnits(opened, req.units));
+    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'), ...keyFileWarnings(opened.env.name, rt.env), ...shellText);
     return report;
   } finally {
     opened.close();

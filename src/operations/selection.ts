@@ -1,9 +1,11 @@
 /**
  * `--unit`/`--units` of the commands that resolve the environment (reconcile, plan): names that
- * must be units of the ownership set, checked before anything is read or taken.
+ * must be units of the ownership set, checked before anything is read or taken; and the source
+ * warnings of the units they select.
  */
-import { fail } from '../errors/diagnostic';
+import { type Diagnostic, fail } from '../errors/diagnostic';
 import { ownershipSet } from '../project/selectors';
+import { shellReferenceWarnings } from '../project/shell-argv';
 import type { OpenedEnvironment } from './context';
 
 /** The named units, or undefined when none are named; an unknown name is NYL-UNIT-UNKNOWN. */
@@ -19,4 +21,14 @@ export function selectedUnits(opened: OpenedEnvironment, units: string[] | undef
     });
   }
   return new Set(units);
+}
+
+/**
+ * The selected units (all without a selection) whose `run:` hands a reference to a shell as its
+ * text (sh -c): a warning of the source, in `plan` where the user reviews what would run, and in
+ * `reconcile`, which runs it.
+ */
+export function shellTextWarnings(opened: OpenedEnvironment, only: Set<string> | undefined): Diagnostic[] {
+  const units = ownershipSet(opened.project, opened.env).filter((u) => !only || only.has(u.name));
+  return units.flatMap((u) => shellReferenceWarnings(u, opened.env.name));
 }

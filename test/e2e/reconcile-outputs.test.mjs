@@ -257,6 +257,12 @@ describe('values never become shell text', () => {
     assert.equal(text.code, 2);
     assert.match(text.stdout + text.stderr, new RegExp(`warning NYL-SOURCE-SHELL-REFERENCE \\(risky\\)\\n.*\\n  at: nyl\\.yaml:${lineOf("- 'echo ${{")}:\\d+ /spec/run/2\\n  fix: .*env:`));
     assert.doesNotMatch(text.stdout + text.stderr, /NYL-SOURCE-SHELL-REFERENCE \(by-/);
+    // The run that executes it warns the same; --unit narrows the warnings to the units it runs.
+    const run = reconcile(ctx.project, ['-o', 'json']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(run.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE').map((w) => w.location.pointer), ['/spec/run/2', '/spec/teardown/run/2']);
+    const one = reconcile(ctx.project, ['--unit', 'by-env', '-o', 'json']);
+    assert.deepEqual(one.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE'), []);
   });
 });
 
