@@ -64,12 +64,14 @@ function keyMissing(unit: string, what: string, problem: KeyRingProblem): Failur
 }
 
 /**
- * A unit whose outputs need a seal and whose receipt recorded sensitive outputs fails before its
- * tool runs when no usable key is configured: run first, its new values could not be recorded and
- * would be lost, and the next run would repeat whatever the tool did (a rotated password).
+ * A unit whose outputs need a seal and that is known to have sensitive ones (its receipt recorded
+ * some, or its last attempt failed for want of a key to seal them) fails before its tool runs
+ * when no usable key is configured: run first, its new values could not be recorded and would be
+ * lost, and the next run would repeat whatever the tool did (a rotated password).
  */
 export function keyNeededFirst(unit: string, observed: ObservedUnitDoc | undefined, driver: Driver | undefined, keys: RunKeys): Failure | undefined {
-  if (driver?.readOutputs || !observed?.receipt?.sensitiveOutputs) return undefined;
+  const known = observed?.receipt?.sensitiveOutputs !== undefined || observed?.condition?.code === 'NYL-SECRETS-KEY-MISSING';
+  if (driver?.readOutputs || !known) return undefined;
   const ring = keys.ring();
   if (!('problem' in ring)) return undefined;
   return keyMissing(unit, 'recorded sensitive outputs, which its execution must seal again; it was not run', ring);

@@ -158,6 +158,11 @@ describe('sensitive outputs', () => {
       assert.equal(r.report.units.slow.result, 'executed', 'a unit without secrets runs all the same');
       assert.equal(world.observedDoc('s').receipt, undefined);
       assert.deepEqual(leaks(world, procs), []);
+      // Pins: the next run without a key ran the tool again (its effects repeated), and lost its value again.
+      const again = await proc('again').run('reconcile');
+      assert.equal(again.report.units.s.code, 'NYL-SECRETS-KEY-MISSING');
+      assert.match(again.report.units.s.detail, /it was not run/);
+      assert.equal(world.driver.callsOf('s').length, 1, 'known to need a key now: the tool did not run again');
     } finally {
       world.cleanup();
     }
