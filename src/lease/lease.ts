@@ -30,6 +30,7 @@ import {
   RUN_OPERATIONS,
   type LeaseRecord,
   type LeaseSettings,
+  type LeaseStatus,
   type LeaseTiming,
   leaseStatus,
   leaseTiming,
@@ -37,10 +38,14 @@ import {
   serializeLease,
 } from './record';
 import { leaseDamage, parseLeaseDocument } from './lease-doc';
+import { cachedObservations, ExpiryWatch, type ObservationMemory, watchKey, watchWindowMs } from './expiry-watch';
+import { LINUX_PROC, provablyGone, thisProcess } from '../util/process-identity';
 
-/** What the lease protocol needs of the runtime: time, cancellation, fault points. */
-/** What the lease needs of the runtime; `log` (stderr) says once that a taker waits. */
-export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'> & Partial<Pick<Runtime, 'log'>>;
+/**
+ * What the lease needs of the runtime: time, cancellation, fault points; `log` (stderr) says once
+ * that a taker waits; `env` locates the cache where a taker's observations outlive its command.
+ */
+export type LeaseRuntime = Pick<Runtime, 'clock' | 'cancel' | 'faults'> & Partial<Pick<Runtime, 'log' | 'env'>>;
 
 export interface LeaseView {
   oid: string;
@@ -167,29 +172,73 @@ async function writeLeaseCommit(rt: LeaseRuntime, store: StateStore, record: Lea
   return oid!;
 }
 
+/** Why this operation may not take the lease now: an error to wait on, or a lease to watch for so long first. */
+type Blocker = { error: NylError } | { watchMs: number; view: LeaseView };
+
 /**
- * Why the current lease (or a live run) keeps this operation from taking the lease now: a
- * NYL-LEASE-HELD error to wait on, or undefined when the lease may be taken. Throws
- * NYL-LEASE-BROKEN at once when only an importer may take it over.
+ * Why the current lease (or a live run) keeps this operation from taking the lease now, or
+ * undefined when it may be taken. Throws NYL-LEASE-BROKEN at once when only an importer may take
+ * it over, and NYL-CLOCK-SKEW for a holder stamped beyond the skew margin in this host's future.
  */
-async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: LeaseView | undefined, importer: boolean, nowMs: number, timing: LeaseTiming): Promise<NylError | undefined> {
+async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: LeaseView | undefined, importer: boolean, nowMs: number, timing: LeaseTiming, watch: ExpiryWatch): Promise<Blocker | undefined> {
   const env = store.loc.environment;
   if (current?.damage) throw corruptError(env, [current.damage]);
   if (current) {
-    const status = leaseStatus(current.record, nowMs, timing.skewMs);
-    if (status === 'live') return liveError(env, current, nowMs, timing);
-    if (!importer && (status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, status === 'expired');
-    if (status === 'broken') return undefined;
+    const judged = judge(store, snapshot, current, nowMs, timing, watch);
+    if (judged.held) return { error: judged.held };
+    if (!importer && (judged.status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, judged.status === 'expired');
+    if (judged.status === 'broken') return undefined;
+    if (judged.watchMs > 0) return { watchMs: judged.watchMs, view: current };
+    if (judged.gone) return undefined;
   }
   const live = await findLiveRun(store, snapshot, nowMs, timing.skewMs);
-  return live ? liveError(env, live, nowMs, timing) : undefined;
+  return live ? { error: liveError(env, live, nowMs, timing, false) } : undefined;
 }
 
-/** A live holder is waited for, unless its stamps show clock skew: that is thrown, never waited out. */
-function liveError(env: string, view: LeaseView, nowMs: number, timing: LeaseTiming): NylError {
+/**
+ * The lease as this taker judges it (./expiry-watch.ts): broken by its record; expired at once
+ * when its holder is provably gone (a process of this machine and boot that no longer runs);
+ * otherwise by its deadline on this host's clock, and an expired one only once its refs stayed
+ * as they were for the watch window (`watchMs` is what is left of it). A lease that changed
+ * while it looked expired was renewed: it is held, whatever its stamps say.
+ */
+function judge(store: StateStore, snapshot: RefSnapshot, current: LeaseView, nowMs: number, timing: LeaseTiming, watch: ExpiryWatch): { status: LeaseStatus; watchMs: number; held?: NylError; gone?: true } {
+  const env = store.loc.environment;
+  const byClock = leaseStatus(current.record, nowMs, timing.skewMs);
+  if (byClock === 'broken') return { status: 'broken', watchMs: 0 };
+  if (provablyGone(current.record.holder)) return { status: 'expired', watchMs: 0, gone: true };
+  const sight = watch.see(watchKey(store.loc, leaseRef(store.loc), snapshot), byClock === 'expired');
+  // Three renewals would have moved it meanwhile: no holder lives, whatever its stamps say.
+  if (sight.unchangedMs >= timing.durationMs + watch.windowMs) return { status: 'expired', watchMs: 0 };
+  if (byClock === 'live') return { status: 'live', watchMs: 0, held: liveError(env, current, nowMs, timing, sight.changed) };
+  if (sight.renewedWhileExpired) return { status: 'live', watchMs: 0, held: renewedError(env, current, timing) };
+  return { status: 'expired', watchMs: sight.remainingMs };
+}
+
+/**
+ * A live holder is waited for. One whose stamps lie beyond the skew margin in this host's future
+ * is NYL-CLOCK-SKEW: thrown at once when this taker saw it renew (no deadline can be trusted, and a
+ * live holder is never taken over), else the error a taker that cannot wait stops with; a taker
+ * that waits watches it, and takes it over once it stayed unchanged for a lease and the window.
+ */
+function liveError(env: string, view: LeaseView, nowMs: number, timing: LeaseTiming, renewed: boolean): NylError {
   const ahead = clockSkewOf(view.record, nowMs, timing.skewMs);
-  if (ahead !== undefined) throw new NylError(skewDiagnostic(env, view, ahead, timing.skewMs));
-  return heldError(env, view);
+  if (ahead === undefined) return heldError(env, view);
+  const skew = new NylError(skewDiagnostic(env, view, ahead, timing.skewMs));
+  if (renewed) throw skew;
+  return skew;
+}
+
+/** NYL-LEASE-HELD for a holder that renewed a lease whose deadline had passed on this host's clock. */
+function renewedError(env: string, view: LeaseView, timing: LeaseTiming): NylError {
+  const r = view.record;
+  const message = `the lease of ${env} is held by ${describeHolder(r)}: it was renewed while its deadline ${r.deadline} had passed by this host's clock (${hostname()}), so the two clocks disagree by more than the skew margin of ${Math.round(timing.skewMs / 1000)} s; a live holder is never taken over, whatever its stamps say`;
+  return new NylError(
+    diagnostic('NYL-LEASE-HELD', 'error', message, {
+      env,
+      data: { holder: r.holder, run: r.run, operation: r.operation, acquiredAt: r.acquiredAt, deadline: r.deadline, clocksDisagree: true },
+    }),
+  );
 }
 
 function newHolderRecord(env: string, options: AcquireOptions, current: LeaseView | undefined, nowMs: number): LeaseRecord {
@@ -197,7 +246,7 @@ function newHolderRecord(env: string, options: AcquireOptions, current: LeaseVie
     environment: env,
     run: options.run,
     operation: options.operation,
-    holder: { name: formatIdentity(options.author), host: hostname(), pid: process.pid },
+    holder: { name: formatIdentity(options.author), ...thisProcess() },
     acquiredAt: isoSeconds(nowMs),
     deadline: isoMillis(nowMs + options.durationMs),
   });
@@ -217,12 +266,21 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
   const waitUntil = rt.clock.now() + (options.waitMs ?? 0);
   let lostRaces = 0;
   let waiting = false;
+  let watching = false;
+  const watch = new ExpiryWatch(rt.clock, watchWindowMs(timing), memoryOf(rt, store));
   for (let attempt = 0; ; attempt++) {
     if (rt.cancel.aborted) throw cancelled(env);
     const snapshot = attempt === 0 && options.initial ? options.initial : await store.snapshot();
     const current = await readLease(store, snapshot);
     const now = rt.clock.now();
-    const blocked = await blockerOf(store, snapshot, current, IMPORTERS.has(options.operation), now, timing);
+    const found = await blockerOf(store, snapshot, current, IMPORTERS.has(options.operation), now, timing, watch);
+    if (found && 'watchMs' in found) {
+      if (!watching) rt.log?.(watchingLine(env, found, watch.windowMs));
+      watching = true;
+      await rt.clock.sleep(found.watchMs, rt.cancel);
+      continue;
+    }
+    const blocked = found?.error;
     if (blocked) {
       if (now >= waitUntil) throw blocked;
       // Said once, on stderr: a command that waits silently for minutes looks hung.
@@ -247,6 +305,18 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     // Someone moved the lease between our read and our push: read again and decide anew.
     if (++lostRaces > 50) fail('NYL-STATE-CONFLICT', `the lease of ${env} kept changing while acquiring it`, { env });
   }
+}
+
+/** Said once, on stderr: a takeover that waits minutes without a word looks hung. */
+function watchingLine(env: string, found: { view: LeaseView }, windowMs: number): string {
+  const r = found.view.record;
+  return `nyl: the lease of ${env} held by ${describeHolder(r)} expired at ${r.deadline} by this host's clock; watching it for ${Math.ceil(windowMs / 1000)} s before taking it over: a live holder renews in that time (\`nyl lease break\` takes it over at once)`;
+}
+
+/** Where this taker's observations outlive the command: the cache, on a clock that every process of the boot shares. */
+function memoryOf(rt: LeaseRuntime, store: StateStore): ObservationMemory | undefined {
+  if (!rt.env || !rt.clock.monotonicMs) return undefined;
+  return cachedObservations(rt.env, `${store.loc.url ?? 'the clone'}\n${leaseRef(store.loc)}`, LINUX_PROC.bootId());
 }
 
 export type LeaseMode = 'fence' | 'renew' | 'release';

@@ -125,6 +125,8 @@ const holder = shape<LeaseSummary['holder']>({
   name: req(str('"Name <email>" of the holder.')),
   host: req(str()),
   pid: req({ type: 'integer' }),
+  boot: opt(str('The boot id of the holder\'s machine (Linux): with started, what proves a holder on the same machine gone.')),
+  started: opt(str('When the holder\'s process started, in clock ticks since that boot (Linux).')),
 });
 
 const leaseBreakShort = shape<NonNullable<LeaseSummary['broken']>>({

@@ -84,7 +84,7 @@ export interface LeaseSummary {
   status: 'live' | 'expired' | 'broken';
   run: string;
   operation: string;
-  holder: { name: string; host: string; pid: number };
+  holder: { name: string; host: string; pid: number; boot?: string; started?: string };
   acquiredAt: string;
   deadline: string;
   broken?: { by: string; reason: string; at: string };

@@ -57,7 +57,10 @@ export class RunRef {
    * attempt).
    */
   async creation(lease: LeaseRecord): Promise<RefUpdate> {
-    this.doc = { ...this.draft, holder: lease.holder, deadline: lease.deadline };
+    // The holder as run records always named it: a reader of an earlier version refuses a run
+    // record with fields it does not know, and only the lease needs the process's boot and start.
+    const { name, host, pid } = lease.holder;
+    this.doc = { ...this.draft, holder: { name, host, pid }, deadline: lease.deadline };
     const [oid] = await this.store.writeCommits([
       { clearTree: true, changes: new Map([['run.yaml', serializeRunDoc(this.doc)]]), message: `nyl: run ${this.doc.environment} ${this.doc.run}\n`, author: this.author, timeMs: this.clock.now() },
     ]);

@@ -12,6 +12,7 @@
  * touches, so a run of 5,000 units does not write a 5,000-entry tree a few hundred times. Records
  * of older versions (`units/NAME.yaml`) are still read.
  */
+import type { ProcessIdentity } from '../util/process-identity';
 import { createHash } from 'node:crypto';
 import { byCodeUnits } from '../util/compare';
 import { type Damage, damageOf } from './damage';
@@ -21,11 +22,9 @@ import { parseStateDocument } from './parse';
 import { type GitObject, parseTree, type TreeEntry } from '../git/batch-reader';
 import type { ObjectReader, RefSnapshot } from './store';
 
-export interface RunHolder {
+export interface RunHolder extends ProcessIdentity {
   /** The identity that runs the operation, "Name <email>". */
   name: string;
-  host: string;
-  pid: number;
 }
 
 export interface RunDoc {

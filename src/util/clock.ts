@@ -7,11 +7,30 @@ export interface Clock {
   now(): number;
   /** Waits, for polling; a fake clock may advance instead. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Milliseconds of a clock that never jumps (unlike now(), which an operator or NTP may set),
+   * the same for every process of one boot (CLOCK_MONOTONIC): what a taker measures how long a
+   * lease stayed as it saw it by. A clock without one measures by now().
+   */
+  monotonicMs?(): number;
+}
+
+/** The clock's monotonic milliseconds, or its now() for a clock that has none (a test's). */
+export function monotonicMs(clock: Clock): number {
+  return clock.monotonicMs ? clock.monotonicMs() : clock.now();
+}
+
+/** CLOCK_MONOTONIC in milliseconds: since boot on Linux, shared by every process of the boot. */
+function hrtimeMs(): number {
+  return Number(process.hrtime.bigint() / 1_000_000n);
 }
 
 export class SystemClock implements Clock {
   now(): number {
     return Date.now();
+  }
+  monotonicMs(): number {
+    return hrtimeMs();
   }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return sleepReal(ms, signal);
@@ -26,6 +45,9 @@ export class OffsetClock implements Clock {
   }
   now(): number {
     return Date.now() + this.offset;
+  }
+  monotonicMs(): number {
+    return hrtimeMs();
   }
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return sleepReal(ms, signal);

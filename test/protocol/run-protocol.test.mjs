@@ -404,25 +404,34 @@ describe('lease timing', () => {
     }
   });
 
-  test('a taker whose clock is ahead by more than a lease takes over; the holder starts nothing more, nothing runs twice', async () => {
+  // Pins: a taker whose clock ran ahead of a live holder's lease judged it expired by its stamps,
+  // took it over and started the unit the holder was running (fencing kept state whole, but the
+  // tool ran twice at once). Now a taker watches an expired-looking lease for a renewal interval
+  // and a margin on its own clock first: the live holder renews meanwhile, so it is held.
+  test('a taker whose clock is ahead by more than a lease watches, sees the holder renew, and takes nothing over; nothing runs twice', async () => {
     const world = await initialized({ units: [unit('first'), unit('second')], lease: '5m' });
     try {
       const journal = new Journal(world);
       const release = world.driver.hold('first');
       const holder = world.process('holder').start('reconcile', { concurrency: 1 });
       await world.driver.whenCalled('first');
-      journal.noteDeadRuns();
-      const ahead = await world.process('ahead', { offsetMs: 10 * 60_000 }).run('reconcile');
-      // The holder's started markers covered its whole wave: both units are uncertain for the
-      // taker, which runs neither (a Command's recovery is manual).
-      assert.equal(ahead.code, 4);
-      for (const name of ['first', 'second']) assert.equal(ahead.report.units[name].result, 'recovered', name);
-      journal.note();
+      const ahead = world.process('ahead', { offsetMs: 10 * 60_000 });
+      let watchFrom;
+      const push = ahead.lines.push.bind(ahead.lines);
+      ahead.lines.push = (line) => ((watchFrom ??= world.clock.now()), push(line));
+      const refused = await ahead.run('reconcile');
+      assert.deepEqual(refused.codes, ['NYL-LEASE-HELD']);
+      const held = refused.error.diagnostics[0];
+      assert.equal(held.data.clocksDisagree, true);
+      assert.match(held.message, /renewed while its deadline .* had passed by this host's clock/);
+      const watched = world.clock.now() - watchFrom;
+      assert.ok(watched <= 130_000, `it watched no longer than one renewal interval and the margin (${watched} ms)`);
+      assert.ok(ahead.lines.some((l) => /watching it for 130 s before taking it over/.test(l)), ahead.lines.join('\n'));
       release();
-      const lost = await holder.outcome;
-      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
-      assert.equal(lost.code, 4);
-      assert.deepEqual(world.counts(), { first: 1, second: 0 }, 'the holder started nothing after its lease was taken; nothing ran twice');
+      const done = await holder.outcome;
+      assert.equal(done.code, 0, JSON.stringify(done.codes));
+      journal.note();
+      assert.deepEqual(world.counts(), { first: 1, second: 1 }, 'each unit ran once: the taker started nothing');
     } finally {
       world.cleanup();
     }
