@@ -150,7 +150,8 @@ async function refuseBeforeLease(rt: Runtime, opened: OpenedEnvironment, read: A
  */
 async function tearDownFirst(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, read: ActiveRead, teardownAll: TeardownAll, report: StateOperationReport): Promise<ActiveRead | undefined> {
   const lease = await readLease(opened.store, read.refs);
-  if (lease?.record.broken) throw brokenError(opened.env.name, lease, false);
+  // Broken as leaseStatus says: a live recover's carried break is its lease's holder at work.
+  if (lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(opened.env.spec.lease).skewMs) === 'broken') throw brokenError(opened.env.name, lease, false);
   if (unitBlockers(read.view, read.generation).length === 0 && unimportedRuns(opened.loc, read.refs).length === 0) return read;
   const teardown = await teardownAll(rt, opened, teardownOptionsOf(req));
   report.details.teardown = teardown;
