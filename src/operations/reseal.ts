@@ -4,7 +4,7 @@
  * first key in the current form and makes its digest again with it (../state/reseal.ts), so that
  * the old key can leave the ring. One observed commit (operation state-reseal) under the lease,
  * published in the same atomic push that releases it; the desired ref does not change. Nothing
- * to change writes nothing and takes no lease.
+ * to change writes nothing and takes no lease (unless a live run's ref waits: see below).
  *
  * Refusals: a sealed value no configured key opens refuses the whole reseal with one
  * NYL-RESEAL-UNOPENED per value, before the lease when the first read shows it (nothing is
