@@ -13,9 +13,8 @@
  * deletion, which takes the lease again and checks the state anew.
  */
 import { fail, NylError } from '../errors/diagnostic';
-import { brokenError, findLiveRun, formatIdentity, readLease } from '../lease/lease';
+import { brokenError, formatIdentity, readLease } from '../lease/lease';
 import type { RefTransition } from '../lease/publish';
-import { leaseStatus, leaseTiming } from '../lease/record';
 import { type LeaseTransaction, withLease } from '../lease/transaction';
 import type { RefUpdate } from '../git/refs';
 import type { ReconcileReport, StateOperationReport } from '../report/types';
@@ -31,7 +30,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { divergedWarnings, stateOperationReport } from './report-base';
 import { refuseBlocked, unitBlockers } from './state-delete-checks';
 import { teardownVerdict, verdictErrors } from './state-delete-verdict';
-import { requireActive, type StateRead, stateUnderLease } from './state-checks';
+import { liveHolder, requireActive, type StateRead, stateUnderLease } from './state-checks';
 
 /** What `state delete --teardown` hands on to `nyl teardown --all`. */
 export interface TeardownAllOptions {
@@ -117,20 +116,6 @@ async function readActive(opened: OpenedEnvironment): Promise<ActiveRead> {
   const generation = await requireActive(opened, { refs, view });
   await store.requireNoUnpublishedWork(refs);
   return { refs, view, generation };
-}
-
-/**
- * Does a live holder keep the environment (a live lease, a damaged one nobody can judge, or a live
- * run whose lease ref is gone)? Then its run refs are the lease's business: the lease waits for
- * it (--wait-lease) or refuses NYL-LEASE-HELD, and the run consumes its own ref when it ends.
- */
-async function liveHolder(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot): Promise<boolean> {
-  const { store, env } = opened;
-  const lease = await readLease(store, refs);
-  const now = rt.clock.now();
-  const { skewMs } = leaseTiming(env.spec.lease);
-  if (lease) return lease.damage !== undefined || leaseStatus(lease.record, now, skewMs) === 'live';
-  return (await findLiveRun(store, refs, now, skewMs)) !== undefined;
 }
 
 /**
