@@ -14,6 +14,7 @@
  */
 import { fail, NylError } from '../errors/diagnostic';
 import { brokenError, formatIdentity, readLease } from '../lease/lease';
+import { leaseStatus, leaseTiming } from '../lease/record';
 import type { RefTransition } from '../lease/publish';
 import { type LeaseTransaction, withLease } from '../lease/transaction';
 import type { RefUpdate } from '../git/refs';
