@@ -328,6 +328,12 @@ export const CATALOG = {
       return `${configure}; if that key is lost, or the seal was altered, only a new value helps: \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\` executes ${u(p)} again and seals what it produces with the first key`;
     },
   },
+  'NYL-RESEAL-RUNS-UNIMPORTED': {
+    exit: 1,
+    summary: 'A run ref waits for its import: its checkpoints may hold values sealed with the old key, which nyl state reseal cannot reach there; it wrote nothing.',
+    fix: (p) =>
+      `import the runs first: \`nyl reconcile -e ${e(p)}\` imports them (and executes what is pending), or, for the run of a broken lease, \`nyl recover -e ${e(p)}\` imports it without executing anything; then \`nyl state reseal -e ${e(p)}\``,
+  },
   'NYL-RESEAL-KEPT': {
     exit: 0,
     summary: "nyl state reseal left the digests of values a unit's Terraform or OpenTofu backend keeps: only an execution of the unit digests them again, and until then a consumer's run checks them with the key that made them, which must stay in the ring.",

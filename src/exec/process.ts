@@ -19,7 +19,7 @@
  *   Nothing else changes for the caller: the same pid, exit code, signal and streams as without a
  *   group, and a program that cannot start is a spawn error as well. The environment reaches the
  *   process through exec's environment, never its arguments, so it gets what every POSIX shell
- *   passes on: every shell name as given, except IFS, OPTIND and PPID; PWD is the working
+ *   passes on: every shell name as given, except IFS, OPTIND, PPID and `_`; PWD is the working
  *   directory; names that are not shell names (`A.B`) are left out.
  * - stdout and stderr are captured into the result, unless `onStdout` / `onStderr` takes that
  *   stream (then it is streamed in chunks and the result's buffer stays empty).

@@ -45,9 +45,9 @@
  * arguments are world-readable (/proc/PID/cmdline), and the environment holds secrets
  * (TF_VAR_..., AWS_SECRET_ACCESS_KEY). The shell passes on what it was given, except what a shell
  * cannot hold or sets itself, and that differs between shells (dash drops `A.B` and resets IFS,
- * bash keeps `A.B`). So Nyl gives the gate what every POSIX shell passes on unchanged
- * (`gateEnv`): names that are shell names, without IFS, OPTIND and PPID, and PWD set to the
- * working directory, as a shell sets it. Rejected: env(1) with NAME=VALUE arguments (what this
+ * bash keeps `A.B` and sets `_`). So Nyl gives the gate what every POSIX shell passes on
+ * unchanged (`gateEnv`): names that are shell names, without IFS, OPTIND, PPID and `_`, and PWD
+ * set to the working directory, as a shell sets it. Rejected: env(1) with NAME=VALUE arguments (what this
  * replaced: the values on the command line), and no gate with the watchdog started right after
  * the tool (a Nyl killed in between leaves a tool nobody stops).
  *
@@ -93,8 +93,11 @@ export function gatedArgv(argv: string[]): string[] {
 
 /** A name a POSIX shell holds as a variable and exports as it is. */
 const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Variables a shell resets or sets itself when it starts (PWD is set to the working directory below). */
-const SHELL_OWNED = new Set(['IFS', 'OPTIND', 'PPID', 'PWD']);
+/**
+ * Variables some shell resets or sets itself when it starts: dash resets IFS, OPTIND and PPID,
+ * bash sets `_` to the program it runs; PWD is set to the working directory below.
+ */
+const SHELL_OWNED = new Set(['IFS', 'OPTIND', 'PPID', 'PWD', '_']);
 
 /**
  * The environment the gate is started with: the tool's, as every POSIX shell passes it on

@@ -36,6 +36,7 @@ import {
   leaseTiming,
   newLeaseRecord,
   serializeLease,
+  withoutCarriedBreak,
 } from './record';
 import { leaseDamage, parseLeaseDocument } from './lease-doc';
 import { cachedObservations, ExpiryWatch, type ObservationMemory, watchKey, watchWindowMs } from './expiry-watch';
@@ -533,7 +534,7 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     const refs = await store.snapshot();
     const current = await readLease(store, refs);
     const now = rt.clock.now();
-    if (current?.record.broken) return { kind: 'already-broken', record: current.record };
+    if (current && leaseStatus(current.record, now, skewMs) === 'broken') return { kind: 'already-broken', record: current.record };
     // A run takers still treat as live (its deadline plus the skew margin ahead) can be broken.
     const target = current ?? (await findLiveRun(store, refs, now, skewMs));
     if (awaited !== undefined && target?.record.run !== awaited) return { kind: 'released', run: awaited, ...(target ? { now: target.record.run } : {}) };
@@ -547,7 +548,7 @@ export async function breakLease(rt: LeaseRuntime, store: StateStore, author: Id
     attempt++;
     // A damaged lease has no deadline anyone could read: its broken record carries the break's time.
     const times = current?.damage ? { acquiredAt: isoSeconds(now), deadline: isoMillis(now) } : {};
-    const record: LeaseRecord = { ...target.record, ...times, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
+    const record: LeaseRecord = { ...withoutCarriedBreak(target.record), ...times, broken: { by: formatIdentity(author), reason, at: isoSeconds(now) } };
     const damaged = damagedLeasePart(store, current);
     const oid = await writeLeaseCommit(rt, store, record, damaged.parent, author, message(record, current?.damage));
     const result = await writeRetried(rt, store, [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...damaged.updates]);

@@ -26,7 +26,10 @@ export interface LeaseRecord {
   deadline: string;
   renewedAt?: string;
   broken?: LeaseBreak;
-  /** The holder whose lease was broken, kept when an importer carries the break forward. */
+  /**
+   * The holder whose lease was broken, kept when an importer carries the break forward: then
+   * `broken` is that holder's break, not this one's (see carriesBreak).
+   */
   brokenHolder?: { run: string; operation: string; holder: LeaseHolder };
   /**
    * Breaks no transition commit has recorded yet: an importer that took a broken lease over and
@@ -51,6 +54,26 @@ export function breakOf(record: LeaseRecord): LeaseBreakRecord | undefined {
   if (!b) return undefined;
   const holder = record.brokenHolder ?? { run: record.run, operation: record.operation, holder: record.holder };
   return { by: b.by, reason: b.reason, at: b.at, run: holder.run, operation: holder.operation, holder: holder.holder.name };
+}
+
+/**
+ * Is `broken` a break the holder carries (a recover keeps the break of the lease it took over, so
+ * that one that dies leaves it for the next importer) rather than a break of the holder itself?
+ */
+export function carriesBreak(record: Pick<LeaseRecord, 'broken' | 'brokenHolder'>): boolean {
+  return record.broken !== undefined && record.brokenHolder !== undefined;
+}
+
+/**
+ * The record of a carrier about to be broken itself (`nyl lease break`): the break it carried
+ * joins its unrecorded breaks, so the next importer records both.
+ */
+export function withoutCarriedBreak(record: LeaseRecord): LeaseRecord {
+  if (!carriesBreak(record)) return record;
+  const rest: LeaseRecord = { ...record, unrecordedBreaks: breaksCarriedBy(record) };
+  delete rest.broken;
+  delete rest.brokenHolder;
+  return rest;
 }
 
 /** Every break a replaced lease leaves unrecorded, oldest first, without duplicates. */
@@ -107,16 +130,21 @@ export function leaseTiming(settings: LeaseSettings): LeaseTiming {
  * acquisition or last renewal), or undefined when it did not: a clock that runs that far ahead
  * or behind makes every deadline comparison meaningless, so it is reported, never taken over.
  */
-export function clockSkewOf(record: Pick<LeaseRecord, 'acquiredAt' | 'renewedAt' | 'broken'>, nowMs: number, skewMs: number): number | undefined {
-  if (record.broken) return undefined;
+export function clockSkewOf(record: Pick<LeaseRecord, 'acquiredAt' | 'renewedAt' | 'broken' | 'brokenHolder'>, nowMs: number, skewMs: number): number | undefined {
+  if (record.broken && !carriesBreak(record)) return undefined;
   const stamped = Math.max(Date.parse(record.acquiredAt), record.renewedAt ? Date.parse(record.renewedAt) : 0);
   return stamped - nowMs > skewMs ? stamped - nowMs : undefined;
 }
 
-/** live until the deadline plus the skew margin has passed on the caller's clock. */
+/**
+ * live until the deadline plus the skew margin has passed on the caller's clock. A broken lease
+ * is broken at once. A carried break counts only once its carrier is past that point too: a live
+ * recover holds its lease like any holder, and a dead one leaves the break to the next importer.
+ */
 export function leaseStatus(record: LeaseRecord, nowMs: number, skewMs: number): LeaseStatus {
-  if (record.broken) return 'broken';
-  return Date.parse(record.deadline) + skewMs <= nowMs ? 'expired' : 'live';
+  const expired = Date.parse(record.deadline) + skewMs <= nowMs;
+  if (record.broken && (expired || !carriesBreak(record))) return 'broken';
+  return expired ? 'expired' : 'live';
 }
 
 export function serializeLease(record: LeaseRecord): string {

@@ -110,9 +110,11 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   const unchanged = checkUnit(opened, view, req.unit, report);
   if (unchanged) return unchanged;
   const lease = await readLease(store, refs);
-  if (lease?.record.broken) throw brokenError(env.name, lease, false);
+  // A live recover carries the break it imports: its lease is held, not broken (waited for below).
+  const status = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease).skewMs);
+  if (lease && status === 'broken') throw brokenError(env.name, lease, false);
   const request: HoldRequestDoc = { unit: req.unit, by: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) };
-  const live = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease).skewMs) === 'live';
+  const live = status === 'live';
   if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) return deliver(rt, opened, lease, request, report);
   return commitHold(rt, opened, request, req, { refs, view }, report, attempt);
 }

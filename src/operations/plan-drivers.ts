@@ -10,7 +10,7 @@ import { configuredKeyTexts } from '../util/sealed';
 import type { DriverContext, Failure, PlanOutcome, PrepareOutcome } from '../drivers/contract';
 import { failure } from '../drivers/contract';
 import type { UnitPlan } from '../plan/actions';
-import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, secretReadsOf, withSecretsIn } from '../run/secrets';
+import { maskText, openSecrets, type ReadBack, RunKeys, secretReadsOf, unitMaskTexts, withSecretsIn } from '../run/secrets';
 import { planUnit, prepareUnit } from '../run/unit-execution';
 import { inCommit, type PhaseScope, type PhaseSubject, phaseContext, readBackIn, recordsOf } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
@@ -65,7 +65,7 @@ export class PlanPhases {
     const reads = secretReadsOf(unit);
     const values = reads.length > 0 ? await openSecrets(reads, this.observed, this.keys, this.readBack) : new Map<string, unknown>();
     if (!(values instanceof Map)) return values;
-    const texts = maskTexts(values);
+    const texts = unitMaskTexts(unit.name, values, this.observed.get(unit.name), this.keys);
     this.output.mask(unit.name, texts);
     this.output.event(unit.name, `planning ${unit.kind} (nyl plan: nothing is applied)`);
     const outcome = await this.inSource(subject, (ctx) => planUnit(driver, withSecretsIn({ ...ctx, ...recordsOf(unit) }, reads, values)));

@@ -4,9 +4,10 @@
  * (--retry), or adopts the receipt a run checkpointed for it (--accept RUN). One transition
  * commit, operation `recover`; no run record.
  *
- * recover takes a broken lease over keeping its `broken` mark, so a recover that dies leaves the
- * lease broken for the next importer; one that fails before its commit lands puts the broken lease
- * back (the lease transaction does), and the run refs stay.
+ * recover takes a broken lease over carrying its `broken` mark (keepBroken): while it runs its
+ * lease is live like any other, and once the lease of a recover that died expired, the lease is
+ * broken again for the next importer (leaseStatus in ../lease/record.ts). One that fails before
+ * its commit lands puts the broken lease back (the lease transaction does), and the run refs stay.
  */
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { brokenError, type LeaseView, readLease } from '../lease/lease';

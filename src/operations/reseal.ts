@@ -4,11 +4,15 @@
  * first key in the current form and makes its digest again with it (../state/reseal.ts), so that
  * the old key can leave the ring. One observed commit (operation state-reseal) under the lease,
  * published in the same atomic push that releases it; the desired ref does not change. Nothing
- * to change writes nothing and takes no lease.
+ * to change writes nothing and takes no lease (unless a live run's ref waits: see below).
  *
  * Refusals: a sealed value no configured key opens refuses the whole reseal with one
  * NYL-RESEAL-UNOPENED per value, before the lease when the first read shows it (nothing is
- * written), and again under the lease on the state as it is then.
+ * written), and again under the lease on the state as it is then. Run refs not imported yet
+ * refuse it the same way (NYL-RESEAL-RUNS-UNIMPORTED): their checkpoints keep the seals of the key
+ * they were made with, and importing them after the old key left the ring would bring back values
+ * no key opens. Before the lease a live holder's own run ref is left to the lease, which waits for
+ * it or refuses; under the lease every run ref left waits for its import.
  *
  * Reported beside the commit: the digests a backend keeps, which only an execution makes again
  * (NYL-RESEAL-KEPT: the key they need stays in the ring until then), and the consumers whose
@@ -20,13 +24,14 @@ import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { buildTransitions } from '../run/transition-plan';
 import { consumersOf, type KeptDigest, type ResealOutcome, resealObserved } from '../state/reseal';
+import { unimportedRuns } from '../state/location';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
 import { keyRingFrom } from '../util/sealed';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from './context';
 import { keyFileWarnings, stateOperationReport } from './report-base';
-import { requireActive, stateUnderLease } from './state-checks';
+import { liveHolder, requireActive, stateUnderLease } from './state-checks';
 
 export interface ResealRequest extends EnvironmentRequest {
   reason?: string;
@@ -57,12 +62,17 @@ export async function resealOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
   await requireActive(opened, { refs: refs0, view: view0 });
   await store.requireNoUnpublishedWork(refs0);
+  const runs0 = unimportedRuns(loc, refs0);
+  if (runs0.length > 0 && !(await liveHolder(rt, opened, refs0))) refuseUnimported(env.name, runs0);
   const first = requireOpened(env.name, resealObserved(env.name, view0.observedUnits, ring));
-  if (first.resealed.length === 0) return unchanged(report, env.name, first, view0);
+  // A live run's ref: its receipts land when it ends, so only the lease can say nothing changes.
+  if (first.resealed.length === 0 && runs0.length === 0) return unchanged(report, env.name, first, view0);
   return withLease(rt, store, leaseOptionsOf(rt, opened, OPERATION, { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
     const view = await stateUnderLease(opened, { refs: refs0, view: view0 }, refs);
     await requireActive(opened, { refs, view });
+    // Under the lease no run lives any more: every run ref left waits for its import.
+    refuseUnimported(env.name, unimportedRuns(loc, refs));
     const outcome = requireOpened(env.name, resealObserved(env.name, view.observedUnits, ring));
     if (outcome.resealed.length === 0) {
       await tx.end('nothing-to-write');
@@ -85,6 +95,16 @@ function requireOpened(env: string, outcome: ResealOutcome): ResealOutcome {
       diagnostic('NYL-RESEAL-UNOPENED', 'error', `the sealed value ${s.unit}.${s.output} does not open: ${s.problem}; nothing was resealed`, { env, unit: s.unit, units: [s.unit], output: s.output, ...(s.keyId ? { keyId: s.keyId } : {}) }),
     ),
   );
+}
+
+/**
+ * A run ref nobody imported may hold checkpoints sealed with the old key, which this reseal cannot
+ * reach; imported once the old key left the ring, no key would open them. Import first, then reseal.
+ */
+function refuseUnimported(env: string, runs: string[]): void {
+  if (runs.length === 0) return;
+  const what = runs.length === 1 ? `run ${runs[0]!} is` : `runs ${runs.join(', ')} are`;
+  throw new NylError(diagnostic('NYL-RESEAL-RUNS-UNIMPORTED', 'error', `${what} not imported yet: a run ref may hold sealed values this reseal would not reach; nothing was resealed`, { env, data: { runs } }));
 }
 
 /** The report's details and diagnostics of an outcome, written or not. */

@@ -3,10 +3,13 @@
  * the state under the lease, read again only when the state refs moved since the read before it.
  */
 import { diagnostic, type Diagnostic, NylError, type Severity } from '../errors/diagnostic';
+import { findLiveRun, readLease } from '../lease/lease';
+import { leaseStatus, leaseTiming } from '../lease/record';
 import type { EnvironmentStateDoc } from '../state/documents';
 import type { StateLocation } from '../state/location';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
+import type { Runtime } from '../util/runtime';
 import type { OpenedEnvironment } from './context';
 
 /** How an inactive state is reported: its severity, and what tells the ways forward apart. */
@@ -84,4 +87,18 @@ export function stateRefsMoved(loc: StateLocation, before: RefSnapshot, after: R
 export async function stateUnderLease(opened: OpenedEnvironment, first: StateRead, snapshot: RefSnapshot): Promise<EnvironmentStateView> {
   const { loc, store } = opened;
   return stateRefsMoved(loc, first.refs, snapshot) ? readEnvironmentState(store.reader, loc, snapshot, store.cache) : first.view;
+}
+
+/**
+ * Does a live holder keep the environment (a live lease, a damaged one nobody can judge, or a live
+ * run whose lease ref is gone)? Then its run refs are the lease's business: the lease waits for
+ * it (--wait-lease) or refuses NYL-LEASE-HELD, and the run consumes its own ref when it ends.
+ */
+export async function liveHolder(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot): Promise<boolean> {
+  const { store, env } = opened;
+  const lease = await readLease(store, refs);
+  const now = rt.clock.now();
+  const { skewMs } = leaseTiming(env.spec.lease);
+  if (lease) return lease.damage !== undefined || leaseStatus(lease.record, now, skewMs) === 'live';
+  return (await findLiveRun(store, refs, now, skewMs)) !== undefined;
 }

@@ -13,9 +13,9 @@
  * deletion, which takes the lease again and checks the state anew.
  */
 import { fail, NylError } from '../errors/diagnostic';
-import { brokenError, findLiveRun, formatIdentity, readLease } from '../lease/lease';
-import type { RefTransition } from '../lease/publish';
+import { brokenError, formatIdentity, readLease } from '../lease/lease';
 import { leaseStatus, leaseTiming } from '../lease/record';
+import type { RefTransition } from '../lease/publish';
 import { type LeaseTransaction, withLease } from '../lease/transaction';
 import type { RefUpdate } from '../git/refs';
 import type { ReconcileReport, StateOperationReport } from '../report/types';
@@ -31,7 +31,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { divergedWarnings, stateOperationReport } from './report-base';
 import { refuseBlocked, unitBlockers } from './state-delete-checks';
 import { teardownVerdict, verdictErrors } from './state-delete-verdict';
-import { requireActive, type StateRead, stateUnderLease } from './state-checks';
+import { liveHolder, requireActive, type StateRead, stateUnderLease } from './state-checks';
 
 /** What `state delete --teardown` hands on to `nyl teardown --all`. */
 export interface TeardownAllOptions {
@@ -120,20 +120,6 @@ async function readActive(opened: OpenedEnvironment): Promise<ActiveRead> {
 }
 
 /**
- * Does a live holder keep the environment (a live lease, a damaged one nobody can judge, or a live
- * run whose lease ref is gone)? Then its run refs are the lease's business: the lease waits for
- * it (--wait-lease) or refuses NYL-LEASE-HELD, and the run consumes its own ref when it ends.
- */
-async function liveHolder(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot): Promise<boolean> {
-  const { store, env } = opened;
-  const lease = await readLease(store, refs);
-  const now = rt.clock.now();
-  const { skewMs } = leaseTiming(env.spec.lease);
-  if (lease) return lease.damage !== undefined || leaseStatus(lease.record, now, skewMs) === 'live';
-  return (await findLiveRun(store, refs, now, skewMs)) !== undefined;
-}
-
-/**
  * Refuses before taking the lease what the lease would not change: blocking units, and the refs
  * of runs nobody runs any more. A broken lease's run is among them, so that the refusal names
  * `nyl recover -e ENV`, which imports it.
@@ -150,7 +136,8 @@ async function refuseBeforeLease(rt: Runtime, opened: OpenedEnvironment, read: A
  */
 async function tearDownFirst(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, read: ActiveRead, teardownAll: TeardownAll, report: StateOperationReport): Promise<ActiveRead | undefined> {
   const lease = await readLease(opened.store, read.refs);
-  if (lease?.record.broken) throw brokenError(opened.env.name, lease, false);
+  // Broken as leaseStatus says: a live recover's carried break is its lease's holder at work.
+  if (lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(opened.env.spec.lease).skewMs) === 'broken') throw brokenError(opened.env.name, lease, false);
   if (unitBlockers(read.view, read.generation).length === 0 && unimportedRuns(opened.loc, read.refs).length === 0) return read;
   const teardown = await teardownAll(rt, opened, teardownOptionsOf(req));
   report.details.teardown = teardown;

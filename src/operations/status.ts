@@ -10,7 +10,7 @@
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { describeHolder, type LeaseView, readLease, skewDiagnostic } from '../lease/lease';
-import { clockSkewOf, type LeaseStatus, leaseStatus, leaseTiming } from '../lease/record';
+import { carriesBreak, clockSkewOf, type LeaseRecord, type LeaseStatus, leaseStatus, leaseTiming } from '../lease/record';
 import type { UnitPlan } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
 import { statusDetail, statusPhase } from '../plan/reasons';
@@ -183,6 +183,14 @@ interface LeaseAt {
   lease?: { view: LeaseView; status: LeaseStatus };
 }
 
+/** Why a broken lease waits: its break, and the recover that carried it and died, if one did. */
+function brokenMessage(env: string, r: LeaseRecord): string {
+  const b = r.broken!;
+  const broke = `the lease of ${env} was broken by ${b.by} at ${b.at} (${b.reason})`;
+  if (!carriesBreak(r)) return `${broke}; its run is not imported yet`;
+  return `${broke}; ${describeHolder(r)} took it over to import run ${r.brokenHolder!.run} and ended before its commit (its lease expired at ${r.deadline}), so that run is not imported yet`;
+}
+
 /** Who holds or broke the lease, as the report and its notes show it. */
 function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatus, at: LeaseAt, report: StatusReport): void {
   const env = opened.env.name;
@@ -190,9 +198,10 @@ function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatu
   const ahead = clockSkewOf(r, at.now, at.skewMs);
   if (ahead !== undefined) report.warnings.push(skewDiagnostic(env, lease, ahead, at.skewMs, 'warning'));
   report.lease = { status: st, run: r.run, operation: r.operation, holder: r.holder, acquiredAt: r.acquiredAt, deadline: r.deadline };
-  if (r.broken) report.lease.broken = r.broken;
+  // The break a live recover carries is the one it is importing: its lease shows as live alone.
   if (st === 'broken') {
-    report.warnings.push(diagnostic('NYL-LEASE-BROKEN', 'warning', `the lease of ${env} was broken by ${r.broken!.by} at ${r.broken!.at} (${r.broken!.reason}); its run is not imported yet`, { env }));
+    report.lease.broken = r.broken!;
+    report.warnings.push(diagnostic('NYL-LEASE-BROKEN', 'warning', brokenMessage(env, r), { env }));
   } else if (st === 'live') {
     report.notes.push(diagnostic('NYL-LEASE-HELD', 'note', `the lease of ${env} is held by ${describeHolder(r)} until ${r.deadline}`, { env, expired: false }));
   } else {

@@ -17,7 +17,7 @@ import { type CheckOutcome, type DriverContext, type Failure, failure } from '..
 import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import { runPool } from '../run/pool';
-import { maskText, maskTexts, openSecrets, type ReadBack, RunKeys, withSecretsIn } from '../run/secrets';
+import { maskText, openSecrets, type ReadBack, RunKeys, unitMaskTexts, withSecretsIn } from '../run/secrets';
 import { checkUnit } from '../run/unit-execution';
 import { inCommit, type PhaseScope, phaseContext, readBackIn, recordedReceipt, subjectOfDesired } from '../run/phase-context';
 import { UnitOutput } from '../run/unit-output';
@@ -94,7 +94,7 @@ async function findingOf(scope: CheckScope, target: CheckTarget): Promise<DriftF
   const reads = desired.reads?.secrets ?? [];
   const values = reads.length > 0 ? await openSecrets(reads, scope.observed, scope.keys, readBack(scope)) : new Map<string, unknown>();
   if (!(values instanceof Map)) return findingOfOutcome(values, []);
-  const texts = maskTexts(values);
+  const texts = unitMaskTexts(target.unit, values, scope.observed.get(target.unit), scope.keys);
   scope.output.mask(target.unit, texts);
   const outcome = await inSource(scope, desired.source, (dir) => checkUnit(driver, withSecretsIn(contextOf(scope, target, dir), reads, values)));
   return findingOfOutcome(outcome, texts);

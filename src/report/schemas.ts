@@ -360,7 +360,7 @@ const lease = shape<LeaseSummary>(
     holder: req(ref('holder')),
     acquiredAt: req(dateTime()),
     deadline: req(dateTime()),
-    broken: opt(ref('break')),
+    broken: opt(ref('break', "Its break, when status is broken. A live recover's lease carries the break it imports and shows none.")),
   },
   "The environment's lease, when a ref holds one.",
 );

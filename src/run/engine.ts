@@ -140,7 +140,7 @@ function contextOf(input: EngineInput, state: RunState, workspace: Workspace): W
     lease: input.lease,
     commits: new GroupCommit(rt, input.runRef),
     keys: new RunKeys(rt.env, input.env.name),
-    signals: new SignalWatch(input.signals, rt.clock, state, options.signalPollMs),
+    signals: new SignalWatch(input.signals, rt.clock, state, options.signalPollMs, rt.cancel),
     output: new UnitOutput(input.env.name, { ...(options.output ?? { quiet: false }), alwaysMasked: configuredKeyTexts(rt.env) }, rt.log),
     progress: new UnitProgress(input.env.name, rt.clock, rt.log, rt.liveStatus, progressIntervalMs(rt.env)),
     drivers: input.drivers,

@@ -11,7 +11,7 @@ import { receiptOfIncarnation } from '../plan/incarnation';
 import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
-import { keyNeededFirst, maskText, maskTexts, openSecrets, ownSealedValues, sensitiveValues, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
+import { keyNeededFirst, maskText, maskTexts, openSecrets, sensitiveValues, unitMaskTexts, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
 import { executeUnit, type PlanGate, teardownUnit } from './unit-execution';
 import { type PhaseScope, phaseContext, readBackIn, recordsOf } from './phase-context';
 import { approvalDigest } from '../plan/digest';
@@ -110,7 +110,8 @@ function withoutUnrecorded<T extends Failure | Uncertain>(outcome: T, unit: stri
 function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consumed: readonly string[]): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
   if (outcome.result !== 'receipt') return withoutUnrecorded(outcome, plan.name, ctx, consumed);
   const r = recordOutputs(plan.name, ctx.state.input.runId, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
-  if ('result' in r) return r;
+  // Not recorded (no key to seal them): the values it printed are masked in what the failure keeps.
+  if ('result' in r) return withoutUnrecorded({ ...r, unrecorded: outcome.outputs }, plan.name, ctx, consumed);
   const tool = { ...(outcome.toolState ? { toolState: outcome.toolState } : {}), ...(outcome.toolReads && outcome.toolReads.length > 0 ? { toolReads: outcome.toolReads } : {}) };
   return { result: 'receipt', recorded: { ...r, ...tool } };
 }
@@ -138,9 +139,7 @@ async function runPhase(plan: UnitPlan, ctx: WaveContext): Promise<Checkpoint> {
   if (!(values instanceof Map)) return checkpointOf(values, now());
   const unready = tearsDown(plan) ? undefined : keyNeededFirst(plan.name, ctx.state.observed.get(plan.name), ctx.drivers.driver(plan.kind), ctx.keys);
   if (unready) return checkpointOf(unready, now());
-  // What the unit consumes, its own previous sealed values (it may print them and fail), the key.
-  const own = ownSealedValues(plan.name, ctx.state.observed.get(plan.name), ctx.keys);
-  const texts = [...maskTexts(values), ...maskTexts(own), ...ctx.keys.texts()];
+  const texts = unitMaskTexts(plan.name, values, ctx.state.observed.get(plan.name), ctx.keys);
   ctx.output.mask(plan.name, texts);
   if (tearsDown(plan)) {
     const outcome = await inProjectDir(plan, ctx, (driver, dctx) => teardownUnit(driver, withSecretsIn(dctx, reads, values)));

@@ -77,12 +77,11 @@ export function keyNeededFirst(unit: string, observed: ObservedUnitDoc | undefin
   return keyMissing(unit, 'recorded sensitive outputs, which its execution must seal again; it was not run', ring);
 }
 
-/** The ids of the keys that sealed the values these receipts hold: the keys a run of them needs. */
+/** The ids of the keys that sealed, or made the keyed digests of, the values these receipts hold: the keys a run of them needs. */
 export function sealingKeyIds(docs: Iterable<ObservedUnitDoc | undefined>): string[] {
   const ids = new Set<string>();
   for (const doc of docs) for (const entry of Object.values(doc?.receipt?.sensitiveOutputs ?? {})) {
-    const id = entry.sealed !== undefined ? keyIdOf(entry.sealed) : undefined;
-    if (id) ids.add(id);
+    for (const id of [entry.sealed !== undefined ? keyIdOf(entry.sealed) : undefined, keyIdOf(entry.sha256)]) if (id) ids.add(id);
   }
   return [...ids].sort();
 }
@@ -100,6 +99,14 @@ export function ownSealedValues(unit: string, observed: ObservedUnitDoc | undefi
     if (opened?.ok) values.set(sealName(unit, name), opened.value);
   }
   return values;
+}
+
+/**
+ * Everything masked in a unit's lines and reasons: the values it consumes, its own previous sealed
+ * values (it may print them), and the key ring's texts.
+ */
+export function unitMaskTexts(unit: string, consumed: ReadonlyMap<string, unknown>, observed: ObservedUnitDoc | undefined, keys: RunKeys): string[] {
+  return [...maskTexts(consumed), ...maskTexts(ownSealedValues(unit, observed, keys)), ...keys.texts()];
 }
 
 /** The sensitive values of outputs a failed execution wrote: masked, never recorded. */

@@ -143,7 +143,8 @@ export async function executeUnit(driver: Driver | undefined, ctx: DriverContext
   if (outcome.result === 'unapproved') return outcome;
   if (outcome.result !== 'receipt') return { ...outcome, reason: tidyLines(outcome.reason) };
   const problem = outputsProblem(outcome.outputs);
-  return problem ? failure(problem, true) : outcome;
+  // Outputs past the limits are not recorded; their sensitive values are still masked in what the failure keeps.
+  return problem ? { ...failure(problem, true), unrecorded: outcome.outputs } : outcome;
 }
 
 /**

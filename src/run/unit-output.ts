@@ -17,7 +17,11 @@
  * appended to a regular file reached without a symlink: one at the path (or at DIR/ENV, which
  * Nyl creates) once made Nyl append to a file elsewhere. The open does not wait for a reader (a
  * FIFO at the path would hold Nyl), and what is not a regular file is refused as a write error
- * is. Logs hold what units print: the directories Nyl creates are 0700, the files 0600.
+ * is. Logs hold what units print: the directories Nyl creates are 0700, the files 0600. In a
+ * shared DIR another user could also plant DIR/ENV or a log file of their own, open to all (0666):
+ * Nyl would append what units print to a file they read. So an existing log file must be this
+ * user's with no access for group or others, and DIR/ENV this user's and writable by no one else
+ * (where Node gives no uid, only the modes are checked).
  *
  * It also keeps each unit's last TAIL_LINES lines, masked, without terminal control characters
  * and cut to TAIL_LINE_CHARS, for the condition of a unit that fails (../state/documents.ts): the
@@ -60,15 +64,50 @@ function notFollowed(path: string): Error {
   return new Error(`${path} is a symbolic link, which Nyl does not follow`);
 }
 
-/** DIR/ENV, made 0700 (DIR too when it is missing); refused when it is a symlink. */
-function makeLogDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (lstatSync(dir).isSymbolicLink()) throw notFollowed(dir);
+/** The owner and mode of a file, as stat gives them. */
+export interface Ownership {
+  uid: number;
+  mode: number;
 }
 
-/** Why no log is appended to this descriptor: it is not a regular file. */
-function notRegular(fd: number, path: string): Error | undefined {
-  return fstatSync(fd).isFile() ? undefined : new Error(`${path} is not a regular file`);
+/** This user's uid, to compare owners with; undefined where Node gives none (no process.getuid). */
+const ownUid = (): number | undefined => process.getuid?.();
+
+const octal = (mode: number): string => (mode & 0o777).toString(8).padStart(4, '0');
+
+function otherOwner(stat: Ownership, path: string, uid: number | undefined): string | undefined {
+  return uid !== undefined && stat.uid !== uid ? `${path} is owned by uid ${stat.uid}, not by this user (uid ${uid})` : undefined;
+}
+
+/** Why a log file is not this user's alone: another owner, or any access for group or others. */
+export function foreignLogFile(stat: Ownership, path: string, uid: number | undefined): string | undefined {
+  const owner = otherOwner(stat, path, uid);
+  if (owner) return owner;
+  return (stat.mode & 0o077) === 0 ? undefined : `${path} has mode ${octal(stat.mode)}: group or others may access it (a log of ours is 0600)`;
+}
+
+/** Why DIR/ENV is not this user's: another owner, or group or others may write in it (and so plant files). */
+export function foreignLogDir(stat: Ownership, path: string, uid: number | undefined): string | undefined {
+  const owner = otherOwner(stat, path, uid);
+  if (owner) return owner;
+  return (stat.mode & 0o022) === 0 ? undefined : `${path} has mode ${octal(stat.mode)}: group or others may write in it`;
+}
+
+/** DIR/ENV, made 0700 (DIR too when it is missing); refused when it is a symlink or not this user's. */
+function makeLogDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const stat = lstatSync(dir);
+  if (stat.isSymbolicLink()) throw notFollowed(dir);
+  const foreign = foreignLogDir(stat, dir, ownUid());
+  if (foreign) throw new Error(foreign);
+}
+
+/** Why no log is appended to this descriptor: it is not a regular file, or not this user's alone. */
+function refusedLog(fd: number, path: string): Error | undefined {
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) return new Error(`${path} is not a regular file`);
+  const foreign = foreignLogFile(stat, path, ownUid());
+  return foreign ? new Error(foreign) : undefined;
 }
 
 /** Appends bytes to the log file at path (see the header for what it refuses). */
@@ -84,7 +123,7 @@ function appendTo(path: string, bytes: Buffer): void {
     throw error;
   }
   try {
-    const refused = notRegular(fd, path);
+    const refused = refusedLog(fd, path);
     if (refused) throw refused;
     for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
   } finally {

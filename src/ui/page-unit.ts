@@ -1,7 +1,8 @@
 /**
  * A unit's page: its state and why, its condition, hold and drift, its receipt with its outputs
- * (a sensitive output by its digest only: no report carries its value), its last operations and
- * its desired and observed documents as state holds them.
+ * (a sensitive output by its name only: no report carries its value, and the page shows no
+ * digest of it), its last operations and its desired and observed documents as state holds them,
+ * without the digests of sensitive values.
  */
 import type { UnitPageData } from '../operations/web-view';
 import type { ShowReport, UnitStatus } from '../report/types';
@@ -46,9 +47,24 @@ function receiptSection(env: string, show: ShowReport): Html {
   ])}<h3>Outputs</h3>${outputsTable(show)}</section>`;
 }
 
+/**
+ * A document without the digests of sensitive values (a receipt's `sensitiveOutputs`, a
+ * consumer's `reads.secrets`): a page is read by more people than state is, and a digest of the
+ * first state format is a plain hash that a word list can be tried against.
+ */
+function withoutDigests(doc: Record<string, unknown>): Record<string, unknown> {
+  const copy = structuredClone(doc);
+  const receipt = copy.receipt as { sensitiveOutputs?: unknown } | undefined;
+  const sensitive = receipt?.sensitiveOutputs;
+  if (sensitive && typeof sensitive === 'object') for (const name of Object.keys(sensitive)) (sensitive as Record<string, unknown>)[name] = '(sensitive)';
+  const secrets = (copy.reads as { secrets?: unknown } | undefined)?.secrets;
+  if (Array.isArray(secrets)) for (const read of secrets) if (read && typeof read === 'object') delete (read as Record<string, unknown>).sha256;
+  return copy;
+}
+
 function documentsSection(show: ShowReport): Html {
   const doc = (title: string, value: Record<string, unknown> | undefined) =>
-    value ? html`<details><summary>${title}</summary><pre class="document">${JSON.stringify(value, null, 2)}</pre></details>` : '';
+    value ? html`<details><summary>${title}</summary><pre class="document">${JSON.stringify(withoutDigests(value), null, 2)}</pre></details>` : '';
   return html`<section><h2>Documents</h2>${doc('Desired document', show.desiredDocument)}${doc('Observed document', show.observedDocument)}</section>`;
 }
 

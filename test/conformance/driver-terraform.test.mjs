@@ -202,6 +202,17 @@ for (const impl of IMPLS) {
       assert.equal((await driver.apply(again.ctx)).result, 'receipt', 'the same state, applied again: no refusal');
     });
 
+    // Pins: a sensitive variable named with `-` went as TF_VAR_db-token, which the tool's
+    // process-group start does not pass on (only shell names reach it): Terraform silently used
+    // the variable's default.
+    test('a sensitive variable whose name is no shell name is refused before anything runs', async () => {
+      const { ctx, runner } = context(impl, { variables: { name: 'world', 'db-token': SECRET }, secretPointers: ['/variables/db-token'] });
+      const outcome = await driver.apply(ctx);
+      assert.equal(outcome.result, 'failed');
+      assert.match(outcome.reason, /variable db-token carries a sensitive value, .* rename the variable .* \(db_token\)/);
+      assert.deepEqual(runner.calls, [], 'no process started');
+    });
+
     test('an apply of a plan this driver made applies exactly that saved plan, and reads outputs and state from the local state file: three processes', async () => {
       const { ctx, runner, lines } = context(impl);
       const { planned, applied } = await planAndApply(driver, ctx);
@@ -217,6 +228,7 @@ for (const impl of IMPLS) {
       const varFile = plan.argv.find((a) => a.startsWith('-var-file='))?.slice('-var-file='.length);
       assert.deepEqual(plan.argv.slice(1), ['plan', '-input=false', '-json', `-out=${out}`, '-detailed-exitcode', '-lock-timeout=1s', `-var-file=${varFile}`]);
       assert.deepEqual(apply.argv.slice(1), ['apply', '-input=false', '-json', '-lock-timeout=1s', out], 'the saved plan, never -auto-approve');
+      assert.equal(fs.existsSync(out), false, 'the saved plan (sensitive variables in plain text) is gone once applied');
       assert.deepEqual(JSON.parse(fs.readFileSync(varFile, 'utf8')), { name: 'world' }, 'the sensitive variable is not in the file');
       assert.equal(fs.statSync(varFile).mode & 0o777, 0o600);
       assert.equal(plan.env.TF_VAR_pw, SECRET, 'it reaches the tool through its environment');
@@ -299,6 +311,8 @@ for (const impl of IMPLS) {
       assert.deepEqual(checked, { result: 'checked', drift: 'in-sync' });
       assert.deepEqual(later.runner.subcommands, ['init', 'plan', 'show'], 'exit 2 is not trusted: show -json decides');
       assert.deepEqual(later.runner.calls[1].argv.slice(1, 4), ['plan', '-refresh-only', '-input=false']);
+      const refreshPlan = later.runner.calls[1].argv.find((a) => a.startsWith('-out=')).slice('-out='.length);
+      assert.equal(fs.existsSync(refreshPlan), false, 'the saved refresh-only plan is gone once read');
       assert.deepEqual(await driver.readOutputs(later.ctx), { result: 'read', outputs: OUTPUTS });
       const removed = await driver.teardown(later.ctx);
       assertOutcome('teardown', removed);

@@ -658,10 +658,10 @@ for (const impl of IMPLS) {
 
     // The environment goes through exec's environment, never through argv (/proc/PID/cmdline is
     // world-readable): what a POSIX shell cannot pass on is left out, the same whatever /bin/sh is.
-    test('group: true: env reaches the process as given for every shell name; other names, IFS, OPTIND and PPID are left out, PWD is the working directory', async () => {
+    test('group: true: env reaches the process as given for every shell name; other names, IFS, OPTIND, PPID and _ are left out, PWD is the working directory', async () => {
       const { runner, argv } = impl.make();
-      const given = { PATH: process.env.PATH, SECRET: 'line 1\nline 2 $HOME `x`', SHLVL: '7', _: 'underscore', EMPTY: '' };
-      const env = { ...given, 'A.B': 'dotted', 'A-B': 'dashed', '1X': 'digit', IFS: 'x', OPTIND: '3', PPID: '5', PWD: '/nowhere' };
+      const given = { PATH: process.env.PATH, SECRET: 'line 1\nline 2 $HOME `x`', SHLVL: '7', EMPTY: '' };
+      const env = { ...given, 'A.B': 'dotted', 'A-B': 'dashed', '1X': 'digit', IFS: 'x', OPTIND: '3', PPID: '5', _: 'underscore', PWD: '/nowhere' };
       const result = await runner.run(argv('envJson'), { env, cwd: tmp, group: true });
       assert.equal(result.code, 0, result.stderr.toString());
       assert.deepEqual(JSON.parse(result.stdout.toString()), { ...given, PWD: tmp });

@@ -1013,6 +1013,31 @@ describe('sensitive outputs', () => {
       assert.deepEqual(logLines(s.log).slice(before), ['c'], 'the consumer ran once, with the new key alone');
     },
   );
+  group(
+    'a reseal while a cancelled run waits for its import: the printed reconcile imports its old-key seal, then the printed reseal reaches it',
+    ['NYL-RESEAL-RUNS-UNIMPORTED'],
+    async (fx) => {
+      const s = scratch();
+      // converge: the import runs g again at once (a manual unit would wait for recover).
+      const { dir } = project({ s: producer(s.log), g: `${gatedScript(s.log, s.gate)}\nrecovery: converge` });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      const h = startNyl(dir, ['reconcile', '-e', ENV], { env: { NYL_SECRETS_KEY: keyOf(1) } });
+      await waitUntil(() => logLines(s.log).includes('start g') && checkpointed(dir, 's'), 20000, "g running, s's receipt checkpointed");
+      h.child.kill('SIGTERM');
+      assert.equal((await h.done).code, 4);
+      openGate(s.gate);
+
+      const rotating = { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` };
+      const refused = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [1], rotating);
+      const [importRuns, recover, reseal] = fx.commands(fx.printed(refused, 'NYL-RESEAL-RUNS-UNIMPORTED'));
+      assert.deepEqual([importRuns.argv, recover.argv, reseal.argv], [['reconcile', '-e', ENV], ['recover', '-e', ENV], ['state', 'reseal', '-e', ENV]]);
+      await fx.exec(dir, importRuns, [0], { env: rotating });
+      assert.deepEqual(runRefs(dir), [], 'the cancelled run is imported');
+      await fx.exec(dir, reseal, [0], { env: rotating });
+      const clean = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [0], { NYL_SECRETS_KEY: keyOf(2) });
+      assert.equal(clean.json.result, 'unchanged', 'every seal, the imported one too, opens with the new key alone');
+    },
+  );
 });
 
 describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {

@@ -179,8 +179,10 @@ describe('recover -e imports a broken run', () => {
   });
 
   // In process (test/protocol/crash-points.test.mjs, 'crashes of the operations that recover'):
-  // 'recover killed before its push: state unchanged, the lease still broken; the next recover
-  // imports without another break', 'a recover that fails before its commit (unknown unit) puts
+  // 'recover killed before its push: state unchanged; its lease is held until it expires, then
+  // the recover that takes it over records the break' (and the reconcile that does), 'a live
+  // recover holds its lease like any holder: ...', 'lease break of a live recover breaks it: ...',
+  // 'a recover that fails before its commit (unknown unit) puts
   // the broken lease back' (the CLI's exit 1 NYL-UNIT-UNKNOWN of `recover --unit`: in
   // test/e2e/recover-unit.test.mjs) and 'a recover that finds the break already imported when it
   // takes the lease imports nothing and says so'.

@@ -464,9 +464,10 @@ export function memoryLocation(environment = 'dev', overrides = {}) {
  * options:
  * - beforeWrite(updates): awaited at the start of every non-empty write, with a copy of the
  *   updates, before the repository is looked at (inject delays, move refs to race the write).
- * - unreachable(): while it returns true, write resolves {ok: false, kind: 'unreachable'} and
+ * - unreachable(call): while it returns true, write resolves {ok: false, kind: 'unreachable'} and
  *   snapshot/snapshotPrefix throw NylError NYL-STATE-UNAVAILABLE, like the Git store when the
- *   remote cannot be reached. Object reads and writeCommits keep working: the Git store reads
+ *   remote cannot be reached. It is asked once per call, with the call's name ('write',
+ *   'snapshot', 'snapshotPrefix'), so a test can fail one kind of call only (a run's signal reads). Object reads and writeCommits keep working: the Git store reads
  *   and writes objects in its local work repository.
  * - cache: the DocumentCache to use (default: a new MemoryDocumentCache of this store).
  */
@@ -474,7 +475,7 @@ export class MemoryStateStore {
   /**
    * @param {MemoryRepository} repo
    * @param {object} loc a StateLocation (see memoryLocation)
-   * @param {{beforeWrite?: (updates: object[]) => void | Promise<void>, unreachable?: () => boolean, cache?: object}} [options]
+   * @param {{beforeWrite?: (updates: object[]) => void | Promise<void>, unreachable?: (call: 'write' | 'snapshot' | 'snapshotPrefix') => boolean, cache?: object}} [options]
    */
   constructor(repo, loc, options = {}) {
     if (!(repo instanceof MemoryRepository)) throw new Error('MemoryStateStore needs a MemoryRepository');
@@ -511,8 +512,8 @@ export class MemoryStateStore {
     };
   }
 
-  get isUnreachable() {
-    return Boolean(this.options.unreachable?.());
+  isUnreachable(call) {
+    return Boolean(this.options.unreachable?.(call));
   }
 
   unavailable() {
@@ -527,7 +528,7 @@ export class MemoryStateStore {
 
   async snapshot() {
     await tick();
-    if (this.isUnreachable) this.unavailable();
+    if (this.isUnreachable('snapshot')) this.unavailable();
     this.stats.snapshots++;
     const { exact, prefixes } = this.watchedRefs;
     return this.repo.refsMatching(exact, prefixes);
@@ -536,7 +537,7 @@ export class MemoryStateStore {
   async snapshotPrefix(prefix) {
     if (!prefix.endsWith('/')) throw new Error(`snapshotPrefix needs a prefix ending with '/': ${prefix}`);
     await tick();
-    if (this.isUnreachable) this.unavailable();
+    if (this.isUnreachable('snapshotPrefix')) this.unavailable();
     this.stats.snapshots++;
     return this.repo.refsMatching([], [prefix]);
   }
@@ -569,7 +570,7 @@ export class MemoryStateStore {
     if (this.options.beforeWrite) await this.options.beforeWrite(copy.map((u) => ({ ...u })));
     await tick();
     this.stats.writes++;
-    if (this.isUnreachable) {
+    if (this.isUnreachable('write')) {
       this.stats.unreachable++;
       return { ok: false, kind: 'unreachable', message: `fatal: unable to access '${this.loc.pushURL ?? this.localRepository}': unreachable (memory store)` };
     }

@@ -26,7 +26,7 @@
 //   meanwhile is dropped, never refused. Processes started without group keep running, as
 //   orphans do. A dead host starts nothing: run() after killHost() never settles. The process
 //   gets what a POSIX shell passes on (the real runner starts it through one): shell names as
-//   given except IFS, OPTIND and PPID, and PWD set to its working directory.
+//   given except IFS, OPTIND, PPID and _, and PWD set to its working directory.
 // - stdout/stderr are captured into the result unless onStdout/onStderr takes that stream
 //   (chunks are delivered synchronously, as Buffers, in the order written).
 // - started counts run() calls, refused ones included, as NodeProcessRunner does.
@@ -118,7 +118,7 @@ function normalizedEnv(env) {
 /** What a POSIX shell passes on of env unchanged, with PWD set to cwd (group: true). */
 function shellPassedEnv(env, cwd) {
   const out = {};
-  for (const [k, v] of Object.entries(env)) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['IFS', 'OPTIND', 'PPID', 'PWD'].includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !['IFS', 'OPTIND', 'PPID', 'PWD', '_'].includes(k)) out[k] = v;
   out.PWD = path.resolve(cwd);
   return out;
 }

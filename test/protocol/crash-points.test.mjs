@@ -173,8 +173,9 @@ describe('crashes of the operations that recover, in process', () => {
     }
   });
 
-  // A recover's lease stays marked broken (so that one that dies needs no second break): another
-  // importer may replace it even while it runs. Fencing makes that safe: the replaced one lands nothing.
+  // Both decided on the broken lease; one push lands, the other is rejected, reads the lease again
+  // and finds it held (a live recover's lease is held like any other). Were it taken over,
+  // fencing would still keep it safe: the replaced one lands nothing.
   test('two importers race for the lease of a broken run: exactly one imports, the other writes nothing', async () => {
     const { world, journal } = await initialized();
     try {
@@ -192,31 +193,7 @@ describe('crashes of the operations that recover, in process', () => {
       const winners = outcomes.filter((o) => !losers.includes(o) && (o.code === 0 || o.code === 4));
       assert.deepEqual([winners.length, losers.length], [1, 1], JSON.stringify(outcomes.map((o) => ({ code: o.code, codes: o.codes }))));
       assert.equal(world.repo.commitsOf(world.loc.observedRef).length, commitsBefore + 1, 'one transition commit: the winner\'s');
-      await assertInvariants(world, journal);
-    } finally {
-      world.cleanup();
-    }
-  });
-
-  test('recover killed before its push: state unchanged, the lease still broken; the next recover imports without another break', async () => {
-    const { world, journal } = await initialized();
-    try {
-      const [dead] = await crash(world, journal, 'after-checkpoint-push');
-      await journal.leaseBreak(world.process('operator'));
-      const before = world.stateRefs();
-      const dying = world.process('dying').crashAt('before-recover-push');
-      assert.ok((await dying.start('recover').outcome).died);
-      assert.deepEqual(world.stateRefs(), before, 'state unchanged');
-      assert.equal(world.runRefs().length, 1, 'the dead run still waits for its import');
-      // The dead recover's lease is still marked broken: the next importer needs no second break.
-      assert.equal(world.leaseDoc().operation, 'recover', 'the dead recover took the lease over');
-      assert.equal(world.leaseDoc().broken?.reason, 'the runner was killed', 'and kept it marked broken');
-      const again = await world.process('again').run('recover');
-      assert.equal(again.code, 0, JSON.stringify(again.codes));
-      assert.equal(again.report.details.leaseBroken?.run, dead, 'it records the break of the run that died first');
-      assert.deepEqual(again.report.details.runs, [dead]);
-      journal.note();
-      assert.deepEqual(world.runRefs(), []);
+      // A recover that won imports only: the next reconcile executes what is left.
       await world.process('last').run('reconcile');
       journal.note();
       await assertInvariants(world, journal);
@@ -224,6 +201,117 @@ describe('crashes of the operations that recover, in process', () => {
       world.cleanup();
     }
   });
+
+  /** A crashed reconcile, its lease broken, and a recover that holds the lease, paused before its push. */
+  async function recoverHolding(world, journal) {
+    const [dead] = await crash(world, journal, 'after-checkpoint-push');
+    await journal.leaseBreak(world.process('operator'));
+    const holder = world.process('holder');
+    const paused = holder.pauseAt('before-recover-push');
+    const recovering = holder.start('recover');
+    await paused.reached;
+    assert.equal(world.leaseDoc().operation, 'recover', 'the recover holds the lease');
+    assert.equal(world.leaseDoc().broken?.reason, 'the runner was killed', 'carrying the break it imports');
+    return { dead, paused, recovering, run: world.leaseDoc().run };
+  }
+
+  // The break a recover carries is the dead run's, not its own: while it runs, its lease is live.
+  test('a live recover holds its lease like any holder: another importer refuses NYL-LEASE-HELD or waits, and takes nothing over', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const { dead, paused, recovering, run } = await recoverHolding(world, journal);
+      const status = await world.process('viewer').run('status');
+      assert.equal(status.report.lease.status, 'live', JSON.stringify(status.report.lease));
+      assert.equal(status.report.lease.broken, undefined, 'a live lease shows no break');
+      for (const [op, options] of [['reconcile', {}], ['recover', {}], ['hold', { unit: 'app' }]]) {
+        const r = await world.process(`other ${op}`).run(op, options);
+        assert.deepEqual([r.code, r.codes], [2, ['NYL-LEASE-HELD']], `${op}: ${JSON.stringify(r.codes ?? r.report?.units)}`);
+      }
+      assert.equal(world.leaseDoc().run, run, 'nobody took the lease over');
+      // With --wait-lease a reconcile waits for the recover, then finds nothing left to import.
+      const waiter = world.process('waiter');
+      const waiting = waiter.pauseAt('lease-waiting');
+      const waited = waiter.start('reconcile', { waitMs: 10 * 60_000 });
+      await waiting.reached;
+      waiting.release();
+      paused.release();
+      const recovered = await recovering.outcome;
+      assert.equal(recovered.code, 0, JSON.stringify(recovered.codes ?? recovered.report));
+      assert.equal(recovered.report.details.leaseBroken?.run, dead, 'the recover records the break');
+      const after = await waited.outcome;
+      journal.note();
+      // Exit 4: migrate, started without a checkpoint by the dead run, stays uncertain.
+      assert.equal(after.code, 4, JSON.stringify(after.codes ?? after.report?.units));
+      assert.equal(after.report.units.migrate.result, 'uncertain');
+      assert.equal(after.report.details.leaseBroken, undefined, 'the waiter took over no break');
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('lease break of a live recover breaks it: the next importer takes over at once and records both breaks', async () => {
+    const { world, journal } = await initialized();
+    try {
+      const { dead, paused, recovering, run } = await recoverHolding(world, journal);
+      const broke = await journal.leaseBreak(world.process('operator2'), 'the recover hangs');
+      assert.equal(broke.report.result, 'done', JSON.stringify(broke.report.notes));
+      assert.equal(broke.report.details.run, run, 'the recover is the holder broken');
+      const taker = await world.process('taker').run('reconcile');
+      assert.equal(taker.report.details.leaseBroken?.run, run, JSON.stringify(taker.report.details));
+      assert.equal(taker.report.details.leaseBroken?.reason, 'the recover hangs');
+      assert.deepEqual((taker.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]), [[dead, 'the runner was killed']], 'and the break it carried');
+      paused.release();
+      const lost = await recovering.outcome;
+      assert.ok(lost.codes?.includes('NYL-LEASE-LOST'), JSON.stringify(lost.codes ?? lost.report));
+      journal.note();
+      await assertInvariants(world, journal);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  for (const next of ['recover', 'reconcile']) {
+    test(`recover killed before its push: state unchanged; its lease is held until it expires, then the ${next} that takes it over records the break`, async () => {
+      const { world, journal } = await initialized();
+      try {
+        const [dead] = await crash(world, journal, 'after-checkpoint-push');
+        await journal.leaseBreak(world.process('operator'));
+        const before = world.stateRefs();
+        const dying = world.process('dying').crashAt('before-recover-push');
+        assert.ok((await dying.start('recover').outcome).died);
+        assert.deepEqual(world.stateRefs(), before, 'state unchanged');
+        assert.equal(world.runRefs().length, 1, 'the dead run still waits for its import');
+        assert.equal(world.leaseDoc().operation, 'recover', 'the dead recover took the lease over');
+        assert.equal(world.leaseDoc().broken?.reason, 'the runner was killed', 'and carries the break');
+        // Until its deadline nobody can tell a dead recover from a live one.
+        const early = await world.process('early').run(next);
+        assert.deepEqual([early.code, early.codes], [2, ['NYL-LEASE-HELD']], JSON.stringify(early.codes ?? early.report?.units));
+        // Past its deadline and the skew margin the break it carried is the lease's again: no
+        // second break is needed, and writers that import nothing still refuse.
+        await world.clock.advance(6 * 60_000);
+        const hold = await world.process('hold').run('hold', { unit: 'app' });
+        assert.deepEqual([hold.code, hold.codes], [2, ['NYL-LEASE-BROKEN']]);
+        const status = await world.process('viewer').run('status');
+        assert.equal(status.report.lease.status, 'broken');
+        assert.equal(status.report.lease.broken?.reason, 'the runner was killed');
+        const again = await world.process('again').run(next);
+        journal.note();
+        assert.ok([0, 4].includes(again.code), JSON.stringify(again.codes ?? again.report.units));
+        assert.equal(again.report.details.leaseBroken?.run, dead, 'it records the break of the run that died first');
+        assert.equal(again.report.details.leaseBrokenEarlier, undefined);
+        assert.deepEqual(world.runRefs(), []);
+        if (next === 'recover') {
+          assert.deepEqual(again.report.details.runs, [dead]);
+          await world.process('last').run('reconcile');
+          journal.note();
+        }
+        await assertInvariants(world, journal);
+      } finally {
+        world.cleanup();
+      }
+    });
+  }
 
   // Ported from the end-to-end crash suite (file://): what a takeover reports, the exit code.
   test('a takeover that leaves a unit without dependents uncertain: the unit is reported, the exit says so', async () => {

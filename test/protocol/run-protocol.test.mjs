@@ -587,6 +587,77 @@ describe('holds delivered to a running run', () => {
       world.cleanup();
     }
   });
+
+  // Over a network every look at the signals is a read (the process's store cannot tell cheaply
+  // whether a signal exists). `failSignalReads(n)` makes the next n of those reads unreachable;
+  // every other read and write of the run still works.
+  function flakySignals() {
+    const reads = { failing: 0, failed: 0 };
+    const unreachable = (call) => {
+      if (call !== 'snapshotPrefix' || reads.failing === 0) return false;
+      reads.failing--;
+      reads.failed++;
+      return true;
+    };
+    return { reads, options: { network: true, unreachable } };
+  }
+
+  /** The run published its transition, without an error (one that stopped ends NYL-RUN-UNRECORDED); exit 2 for the held unit. */
+  function assertCompleted(r) {
+    assert.deepEqual(r.codes ?? r.report.errors.map((e) => e.code), [], JSON.stringify(r.report?.errors ?? r.codes));
+    assert.equal(r.report.committed, true);
+    assert.equal(r.code, 2);
+  }
+
+  test('a signal read that fails between waves is tried again: the run goes on, and the hold it then reads takes effect', async () => {
+    const world = await initialized({ units: [unit('a'), unit('b', { dependsOn: ['a'] })] });
+    try {
+      const { reads, options } = flakySignals();
+      const release = world.driver.hold('a');
+      const run = world.process('runner', options).start('reconcile');
+      await world.driver.whenCalled('a');
+      assert.equal((await world.process('operator').run('hold', { unit: 'b', reason: 'incident' })).report.result, 'delivered');
+      reads.failing = 1; // the read once a has ended
+      const failedAt = world.clock.now();
+      release();
+      const r = await run.outcome;
+      assert.equal(reads.failed, 1, 'the read between the waves failed once');
+      assert.ok(world.clock.now() - failedAt >= 500, 'and was tried again a little later');
+      assertCompleted(r);
+      assert.equal(r.report.units.a.result, 'executed');
+      assert.equal(r.report.units.b.result, 'held', JSON.stringify(r.report.units.b));
+      assert.equal(world.driver.callsOf('b').length, 0, 'b never started');
+      assert.equal(world.desiredDoc('b').lifecycle.state, 'held');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a signal read that keeps failing does not end the run; a hold delivered after the failure takes effect at the next read', async () => {
+    const world = await initialized({ units: [unit('a'), unit('b', { dependsOn: ['a'] }), unit('c', { dependsOn: ['b'] })] });
+    try {
+      const { reads, options } = flakySignals();
+      const releaseA = world.driver.hold('a');
+      const releaseB = world.driver.hold('b');
+      const run = world.process('runner', options).start('reconcile');
+      await world.driver.whenCalled('a');
+      reads.failing = 4; // the read once a has ended, and every retry of it
+      releaseA();
+      const first = await Promise.race([world.driver.whenCalled('b').then(() => 'b started'), run.outcome.then((r) => r)]);
+      assert.equal(first, 'b started', `the run went on: ${JSON.stringify(first.codes ?? first.report?.units)}`);
+      assert.equal(reads.failed, 4, 'the read between the waves and its retries failed');
+      assert.equal((await world.process('operator').run('hold', { unit: 'c', reason: 'incident' })).report.result, 'delivered');
+      releaseB();
+      const r = await run.outcome;
+      assertCompleted(r);
+      assert.equal(r.report.units.b.result, 'executed');
+      assert.equal(r.report.units.c.result, 'held', JSON.stringify(r.report.units.c));
+      assert.equal(world.driver.callsOf('c').length, 0, 'c never started');
+      assert.equal(world.desiredDoc('c').lifecycle.state, 'held');
+    } finally {
+      world.cleanup();
+    }
+  });
 });
 
 describe('the prepare phase', () => {

@@ -145,6 +145,64 @@ describe('state reseal', () => {
     }
   });
 
+  test('a cancelled run not imported yet refuses the reseal (its checkpoints keep old-key seals): nothing is written; once imported, the reseal covers them', async () => {
+    const world = await rotatedWorld();
+    try {
+      // A run under the old key executes a new s and is cancelled while c runs: it releases the
+      // lease, and s's checkpoint, sealed with the old key, waits in its run ref.
+      await world.setUnits([unit('s', { version: '2' }), { ...UNITS[1], version: '2' }, UNITS[2]]);
+      world.driver.reset();
+      const release = world.driver.hold('c');
+      const holder = withKeys(world, 'holder', OLD);
+      const run = holder.start('reconcile');
+      await world.driver.whenCalled('c');
+      holder.cancel();
+      await run.done;
+      release();
+      const [dead] = world.runRefs();
+      assert.ok(world.receiptsIn(dead).includes('s'), JSON.stringify(world.receiptsIn(dead)));
+      assert.equal(world.refs()[world.leaseRef], undefined, 'the cancelled run released the lease');
+
+      const refs = world.refs();
+      const r = await withKeys(world, 'resealer', `${NEW},${OLD}`).run('state reseal');
+      assert.equal(r.code, 1, JSON.stringify(r.report ?? r.codes));
+      assert.deepEqual(r.codes, ['NYL-RESEAL-RUNS-UNIMPORTED']);
+      const [d] = r.error.diagnostics;
+      assert.deepEqual(d.data, { runs: [dead] });
+      assert.match(d.fix, /`nyl reconcile -e dev`/);
+      assert.match(d.fix, /`nyl recover -e dev`/);
+      assert.match(d.fix, /then `nyl state reseal -e dev`/);
+      assert.deepEqual(world.refs(), refs, 'no ref moved, no lease taken');
+
+      // The import (c, cancelled while it ran, is left uncertain: that is recover's business).
+      await withKeys(world, 'importer', `${NEW},${OLD}`).run('reconcile');
+      assert.deepEqual(world.runRefs(), [], 'the cancelled run is imported');
+      assert.equal(keyIdOf(token(world).sealed), idOf(OLD), "the imported receipt of s keeps the old key's seal");
+      const resealed = await withKeys(world, 'resealer-2', `${NEW},${OLD}`).run('state reseal');
+      assert.deepEqual([resealed.code, resealed.report.details.resealed], [0, ['s.token']], JSON.stringify(resealed.report ?? resealed.codes));
+      assert.match(token(world).sealed, new RegExp(`^aes256gcm:v2:${idOf(NEW)}:`));
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a reseal with nothing to change still refuses a dead run not imported yet, before the lease: its import would bring back old-key seals', async () => {
+    // converge: the --reapply runs s at once, without an approval.
+    const world = await rotatedWorld({ units: [unit('s', { recovery: 'converge' }), ...UNITS.slice(1)] });
+    try {
+      assert.equal((await withKeys(world, 'resealer', `${NEW},${OLD}`).run('state reseal')).report.result, 'done');
+      const victim = withKeys(world, 'victim', OLD).crashAt('after-checkpoint-push', { unit: 's' });
+      assert.ok((await victim.start('reconcile', { units: ['s'], reapply: true, reason: 'a new token' }).outcome).died);
+      await world.clock.advance(6 * 60_000);
+      const refs = world.refs();
+      const r = await withKeys(world, 'again', `${NEW},${OLD}`).run('state reseal');
+      assert.deepEqual([r.code, r.codes], [1, ['NYL-RESEAL-RUNS-UNIMPORTED']]);
+      assert.deepEqual(world.refs(), refs, 'no ref moved, no lease taken');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test("a digest of a value its backend keeps is left and reported with the key it needs; the unit's --reapply digests it again", async () => {
     const readOutputs = () => ({ result: 'read', outputs: { token: { value: SECRET, sensitive: true } } });
     // converge, as a module's units are: a --reapply runs it without an approval.

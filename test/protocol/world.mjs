@@ -104,9 +104,11 @@ class ProcessClock {
 
 /**
  * A view of the store that stops answering once its process died. It also counts the process's
- * writes in flight at once (`stats.maxWritesInFlight`): the protocol allows one at a time.
+ * writes in flight at once (`stats.maxWritesInFlight`): the protocol allows one at a time. With
+ * `network`, no cheap look tells whether refs exist (mayHaveRefsUnder answers undefined), as
+ * for a state repository over the network: a run then reads its signals at every look.
  */
-function killableStore(store, isDead, stats) {
+function killableStore(store, isDead, stats, network = false) {
   const guard = (fn) => async (...args) => {
     if (isDead()) return never();
     const result = await fn(...args);
@@ -128,6 +130,7 @@ function killableStore(store, isDead, stats) {
     get(target, prop) {
       if (prop === 'reader') return reader;
       if (prop === 'write') return write;
+      if (prop === 'mayHaveRefsUnder' && network) return () => undefined;
       const value = Reflect.get(target, prop);
       if (typeof value !== 'function' || prop === 'mayHaveRefsUnder' || prop === 'close') return typeof value === 'function' ? value.bind(target) : value;
       return guard(value.bind(target));
@@ -164,9 +167,13 @@ class ScriptedFaults {
   }
 }
 
-/** One simulated `nyl` process. */
+/**
+ * One simulated `nyl` process. Options: offsetMs (its clock's lead on the world's), author,
+ * unreachable(call) (the memory store's: which of its calls cannot reach the repository), and
+ * network (no cheap look at refs, as over a network: see killableStore).
+ */
 export class Proc {
-  constructor(world, name, { offsetMs = 0, author = AUTHOR, unreachable } = {}) {
+  constructor(world, name, { offsetMs = 0, author = AUTHOR, unreachable, network = false } = {}) {
     this.world = world;
     this.name = name;
     this.dead = false;
@@ -180,7 +187,7 @@ export class Proc {
     this.faults = new ScriptedFaults(this);
     this.stats = { inFlight: 0, maxWritesInFlight: 0, writes: 0 };
     const storeOptions = { ...world.storeOptions, ...(unreachable ? { unreachable } : {}) };
-    this.store = killableStore(new MemoryStateStore(world.repo, world.loc, storeOptions), isDead, this.stats);
+    this.store = killableStore(new MemoryStateStore(world.repo, world.loc, storeOptions), isDead, this.stats, network);
     this.rt = {
       git: undefined,
       runner: new FakeProcessRunner({ clock: world.clock }),

@@ -46,6 +46,20 @@ test('leaseStatus: broken wins over live and expired', () => {
   assert.equal(leaseStatus(r, Date.parse(r.deadline) + 1, 0), 'broken');
 });
 
+// A recover carries the break it imports in its own lease (brokenHolder names the holder broken):
+// that break is not the recover's, so its lease is live like any other until it expires.
+test('leaseStatus: a carried break makes the lease broken only once its carrier is past its deadline and the margin', () => {
+  const carried = record({
+    operation: 'recover',
+    broken: { by: 'Bob <bob@example.com>', reason: 'runner was killed', at: '2026-10-26T22:59:00Z' },
+    brokenHolder: { run: 'r0', operation: 'reconcile', holder: { name: 'Carol <c@example.com>', host: 'h', pid: 1 } },
+  });
+  const deadline = Date.parse(carried.deadline);
+  assert.equal(leaseStatus(carried, T0, 30_000), 'live');
+  assert.equal(leaseStatus(carried, deadline + 29_999, 30_000), 'live');
+  assert.equal(leaseStatus(carried, deadline + 30_000, 30_000), 'broken', 'a dead carrier leaves the break for the next importer');
+});
+
 test('leaseTiming: skew and safety margins are a tenth of the lease, at most 30 s', () => {
   assert.deepEqual(leaseTiming({ durationMs: 300_000 }), { durationMs: 300_000, skewMs: 30_000, safetyMs: 30_000 });
   assert.deepEqual(leaseTiming({ durationMs: 2_000 }), { durationMs: 2_000, skewMs: 200, safetyMs: 200 });
@@ -62,6 +76,8 @@ test('clockSkewOf: a record acquired or renewed further than the skew margin in 
   assert.equal(clockSkewOf({ acquiredAt: at(31_000) }, now, 30_000), 31_000);
   assert.equal(clockSkewOf({ acquiredAt: at(-600_000), renewedAt: at(120_000) }, now, 30_000), 120_000, 'the renewal counts');
   assert.equal(clockSkewOf({ acquiredAt: at(600_000), broken: { by: 'x', reason: 'y', at: at(0) } }, now, 30_000), undefined, 'a broken lease is taken over by an importer whatever its stamps');
+  const carriedBy = { broken: { by: 'x', reason: 'y', at: at(0) }, brokenHolder: { run: 'r0', operation: 'reconcile', holder: { name: 'c', host: 'h', pid: 1 } } };
+  assert.equal(clockSkewOf({ acquiredAt: at(600_000), ...carriedBy }, now, 30_000), 600_000, 'a carried break is not the holder\'s: its stamps count');
 });
 
 test('isoMillis keeps milliseconds: a deadline is never floored to the second', () => {

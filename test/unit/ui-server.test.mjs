@@ -65,7 +65,7 @@ function fakeSource() {
     unit: (env, unit) =>
       source.track('unit', {
         status: statusOf(env, [unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } })]),
-        show: { ...base(), kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE } },
+        show: { ...base(), kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE, reads: { secrets: [{ pointer: '/env/T', unit: 'db', output: 'password', sha256: `hmac-sha256:0123456789abcdef:${'e'.repeat(64)}` }] } }, observedDocument: { receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } } } },
       }),
     history: (env, limit) => source.track(`history:${limit}`, { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
     run: (env, run) => {
@@ -248,6 +248,9 @@ test('pages show the planner reason, the links of the history, and sensitive out
   const unit = (await request(url, { path: '/environments/dev/units/api' })).body;
   assert.match(unit, /data-output="password" class="sensitive"/);
   assert.doesNotMatch(unit, /ffffffffffff/, 'no digest of a sensitive output on a page: state keeps it, a page shows it to more people');
+  // Pins: the documents section printed the observed and desired documents whole, digests included.
+  assert.doesNotMatch(unit, /eeeeeeeeeeee|dddddddddddd/, 'nor in the documents it shows');
+  assert.match(unit, /&quot;password&quot;: &quot;\(sensitive\)&quot;|"password": "\(sensitive\)"/);
   assert.match(unit, /href="\/environments\/dev\/runs\/run-1"/);
   const all = await request(url, { path: '/environments/dev/history?all=1' });
   assert.doesNotMatch(all.body, /Show all/);

@@ -12,6 +12,6 @@ test("the gate's argv is the shell, its constant script and the tool's argv: not
 });
 
 test('the environment the gate gets: shell names as given, PWD the working directory, nothing a shell would change', () => {
-  const env = { TF_VAR_token: 'hunter2', PATH: '/bin', 'A.B': 'x', IFS: ':', OPTIND: '2', PPID: '1', PWD: '/elsewhere', GONE: undefined };
+  const env = { TF_VAR_token: 'hunter2', PATH: '/bin', 'A.B': 'x', IFS: ':', OPTIND: '2', PPID: '1', _: '/usr/bin/node', PWD: '/elsewhere', GONE: undefined };
   assert.deepEqual(gateEnv(env, '/work'), { TF_VAR_token: 'hunter2', PATH: '/bin', PWD: '/work' });
 });

@@ -29,6 +29,7 @@
  * is in no file. Terraform keeps its state in the module's backend, which must outlive the scratch
  * copy (./backend.ts). Failures carry the tool's own diagnostics (./tool-errors.ts).
  */
+import { rmSync } from 'node:fs';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type DriverPlan, type Failure, failure, type KindDescriptor, type PlanOptions, type PlanOutcome, type ReadOutcome, type TeardownOutcome } from '../contract';
 import { OPENTOFU_KIND, TERRAFORM_KIND } from '../kinds';
 import { localStatePath } from './backend';
@@ -139,7 +140,12 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
   if (!artifact?.opened) return applyUnreviewed(ctx, defaultBinary);
   const { opened, planFile, before } = artifact;
   if (given!.changes === 'none') return receiptOf(opened, before);
-  return applyStep(opened, before, [planFile]);
+  try {
+    return await applyStep(opened, before, [planFile]);
+  } finally {
+    // A saved plan holds the values of sensitive variables in plain text: gone once applied.
+    rmSync(planFile, { force: true });
+  }
 }
 
 async function applyUnreviewed(ctx: DriverContext, defaultBinary: string): Promise<ApplyOutcome> {
@@ -207,12 +213,21 @@ function stateFinding(ctx: DriverContext, opened: Opened, state: StateSnapshot):
 async function check(ctx: DriverContext, defaultBinary: string): Promise<CheckOutcome> {
   const opened = await open(ctx, defaultBinary);
   if (isBad(opened)) return asFailure(opened);
-  const { session, tool } = opened;
   const state = await readState(opened);
   if (isBad(state)) return asFailure(state);
   const lost = stateFinding(ctx, opened, state);
   if (lost) return lost;
-  const planFile = session.dir.refreshPlanFile;
+  const planFile = opened.session.dir.refreshPlanFile;
+  try {
+    return await refreshCheck(opened, planFile);
+  } finally {
+    // A saved plan holds the values of sensitive variables in plain text: gone once read.
+    rmSync(planFile, { force: true });
+  }
+}
+
+/** `plan -refresh-only` into a saved plan; on exit 2, its `show -json` decides. */
+async function refreshCheck({ session, tool }: Opened, planFile: string): Promise<CheckOutcome> {
   const checked = await tool.step(['plan', '-refresh-only', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs], { json: true, ok: [0, 2] });
   if (isBad(checked)) return asFailure(checked);
   if (checked.code === 0) return { result: 'checked', drift: 'in-sync' };

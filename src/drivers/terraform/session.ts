@@ -82,6 +82,18 @@ function toolEnv(ctx: DriverContext, dataDir: string, spec: ModuleSpec, secrets:
   };
 }
 
+/**
+ * Why a sensitive variable cannot reach the tool, if one cannot: it goes only through the tool's
+ * environment as TF_VAR_<name>, and a tool started in a process group of its own gets only names
+ * a shell can hold (src/exec/watchdog.ts). Terraform allows `-` in a variable's name; such a
+ * variable would silently keep its default.
+ */
+function unpassableSecret(ctx: DriverContext): string | undefined {
+  const name = [...secretVariables(ctx)].find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (name === undefined) return undefined;
+  return `variable ${name} carries a sensitive value, which reaches Terraform only as TF_VAR_${name} in its environment, and a name with characters other than letters, digits and _ cannot go there: rename the variable in the module and in variables (${name.replace(/[^A-Za-z0-9_]/g, '_')})`;
+}
+
 /** The phase's variables: the plain ones for the variables file, the sensitive ones as TF_VAR_. */
 function splitVariables(ctx: DriverContext, spec: ModuleSpec): { plain: Record<string, unknown>; secrets: Record<string, string> } {
   const sensitive = secretVariables(ctx);
@@ -173,6 +185,8 @@ export function executionLimits(ctx: DriverContext): StepLimits {
  */
 export async function openSession(ctx: DriverContext, defaultBinary: string, limits: StepLimits): Promise<Session | Bad> {
   const spec = ctx.rendering as unknown as ModuleSpec;
+  const unpassable = unpassableSecret(ctx);
+  if (unpassable) return failure(unpassable, true);
   const binary = spec.binary ?? defaultBinary;
   const key = sessionKey(ctx, spec, binary);
   let opening = sessions.get(key);
