@@ -39,7 +39,7 @@ import {
   withoutCarriedBreak,
 } from './record';
 import { leaseDamage, parseLeaseDocument } from './lease-doc';
-import { cachedObservations, ExpiryWatch, type ObservationMemory, watchKey, watchWindowMs } from './expiry-watch';
+import { cachedObservations, ExpiryWatch, type ObservationMemory, type Sight, watchKey, watchWindowMs } from './expiry-watch';
 import { LINUX_PROC, provablyGone, thisProcess } from '../util/process-identity';
 
 /**
@@ -147,9 +147,11 @@ export function skewDiagnostic(env: string, view: LeaseView, aheadMs: number, sk
   return diagnostic('NYL-CLOCK-SKEW', severity, message, { env, data: { hosts: [r.holder.host, here], holder: r.holder, run: r.run, aheadMs, skewMarginMs: skewMs } });
 }
 
-export function brokenError(env: string, view: LeaseView, expired: boolean): NylError {
+export function brokenError(env: string, view: LeaseView, expired: boolean, gone = false): NylError {
   const r = view.record;
-  const message = expired
+  const message = gone
+    ? `the lease of ${env} is held by ${describeHolder(r)}, whose process on this machine is gone; its run is not imported yet`
+    : expired
     ? `the lease of ${env} expired at ${r.deadline} while ${describeHolder(r)} held it; its run is not imported yet`
     : `the lease of ${env} was broken by ${r.broken!.by} at ${r.broken!.at} (${r.broken!.reason}); its run is not imported yet`;
   return new NylError(
@@ -187,10 +189,12 @@ async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: Leas
   if (current) {
     const judged = judge(store, snapshot, current, nowMs, timing, watch);
     if (judged.held) return { error: judged.held };
-    if (!importer && (judged.status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, judged.status === 'expired');
+    if (!importer && (judged.status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, judged.status === 'expired', judged.gone);
     if (judged.status === 'broken') return undefined;
     if (judged.watchMs > 0) return { watchMs: judged.watchMs, view: current };
-    if (judged.gone) return undefined;
+    // Its holder is gone, or its refs (its run's included) stayed unchanged for the window: no
+    // run ref of it may hold the environment by a deadline its own clock wrote.
+    return undefined;
   }
   const live = await findLiveRun(store, snapshot, nowMs, timing.skewMs);
   return live ? { error: liveError(env, live, nowMs, timing, false) } : undefined;
@@ -203,7 +207,7 @@ async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: Leas
  * as they were for the watch window (`watchMs` is what is left of it). A lease that changed
  * while it looked expired was renewed: it is held, whatever its stamps say.
  */
-function judge(store: StateStore, snapshot: RefSnapshot, current: LeaseView, nowMs: number, timing: LeaseTiming, watch: ExpiryWatch): { status: LeaseStatus; watchMs: number; held?: NylError; gone?: true } {
+function judge(store: StateStore, snapshot: RefSnapshot, current: LeaseView, nowMs: number, timing: LeaseTiming, watch: ExpiryWatch): { status: LeaseStatus; watchMs: number; held?: NylError; gone?: boolean } {
   const env = store.loc.environment;
   const byClock = leaseStatus(current.record, nowMs, timing.skewMs);
   if (byClock === 'broken') return { status: 'broken', watchMs: 0 };
@@ -306,6 +310,20 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     // Someone moved the lease between our read and our push: read again and decide anew.
     if (++lostRaces > 50) fail('NYL-STATE-CONFLICT', `the lease of ${env} kept changing while acquiring it`, { env });
   }
+}
+
+/** What this host sees of a lease, for status: its holder gone, or how its refs moved (an observation kept for later commands). */
+export interface LeaseSighting extends Sight {
+  gone: boolean;
+  windowMs: number;
+}
+
+export function sightLease(rt: LeaseRuntime, store: StateStore, snapshot: RefSnapshot, current: LeaseView, settings: LeaseSettings): LeaseSighting {
+  const timing = leaseTiming(settings);
+  const watch = new ExpiryWatch(rt.clock, watchWindowMs(timing), memoryOf(rt, store));
+  const expired = leaseStatus(current.record, rt.clock.now(), timing.skewMs) === 'expired';
+  const sight = watch.see(watchKey(store.loc, leaseRef(store.loc), snapshot), expired);
+  return { ...sight, gone: provablyGone(current.record.holder), windowMs: watch.windowMs };
 }
 
 /** Said once, on stderr: a takeover that waits minutes without a word looks hung. */

@@ -8,8 +8,9 @@
  * Status still shows what it can: a damaged unit is `blocked`, the others as they are; only a
  * damaged state.yaml leaves it nothing to show.
  */
+import { hostname } from 'node:os';
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
-import { describeHolder, type LeaseView, readLease, skewDiagnostic } from '../lease/lease';
+import { describeHolder, type LeaseSighting, type LeaseView, readLease, sightLease, skewDiagnostic } from '../lease/lease';
 import { carriesBreak, clockSkewOf, type LeaseRecord, type LeaseStatus, leaseStatus, leaseTiming } from '../lease/record';
 import type { UnitPlan } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
@@ -209,6 +210,25 @@ function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatu
   }
 }
 
+/**
+ * What this host saw of the lease beside its stamps: a holder that renewed a lease whose deadline
+ * had passed here (the clocks disagree by more than the margin: NYL-CLOCK-SKEW, a warning), a
+ * holder of this machine that is gone (taken over at once), or how long an expired lease still
+ * has to stay unchanged before a taker takes it over.
+ */
+function reportSighting(opened: OpenedEnvironment, lease: { view: LeaseView; status: LeaseStatus }, seen: LeaseSighting, report: StatusReport): void {
+  const env = opened.env.name;
+  const r = lease.view.record;
+  if (seen.renewedWhileExpired) {
+    const message = `the lease of ${env} was renewed by ${describeHolder(r)} while its deadline had passed by this host's clock (${hostname()}): its timestamps and the renewals this host saw disagree by more than the skew margin; a taker does not take it over while it is renewed`;
+    report.warnings.push(diagnostic('NYL-CLOCK-SKEW', 'warning', message, { env, data: { hosts: [r.holder.host, hostname()], holder: r.holder, run: r.run, observedRenewal: true } }));
+  } else if (lease.status !== 'broken' && seen.gone) {
+    report.notes.push(diagnostic('NYL-LEASE-BROKEN', 'note', `the holder of the lease of ${env}, pid ${r.holder.pid} on this machine, is gone: the next reconcile takes its lease over at once`, { env, expired: true }));
+  } else if (lease.status === 'expired' && seen.remainingMs > 0) {
+    report.notes.push(diagnostic('NYL-LEASE-BROKEN', 'note', `a taker takes the lease of ${env} over once it stayed unchanged for ${Math.ceil(seen.windowMs / 1000)} s (as this host saw it, ${Math.floor(seen.unchangedMs / 1000)} s so far): a live holder renews in that time`, { env, expired: true }));
+  }
+}
+
 /** A unit a live run started and has no result of yet. */
 interface Started {
   run: string;
@@ -292,7 +312,10 @@ async function leaseAt(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot
     return { now, skewMs };
   }
   const at: LeaseAt = { now, skewMs, ...(lease ? { lease: { view: lease, status: leaseStatus(lease.record, now, skewMs) } } : {}) };
-  if (at.lease) reportLease(opened, at.lease.view, at.lease.status, at, report);
+  if (at.lease) {
+    reportLease(opened, at.lease.view, at.lease.status, at, report);
+    reportSighting(opened, at.lease, sightLease(rt, opened.store, refs, at.lease.view, opened.env.spec.lease), report);
+  }
   return at;
 }
 

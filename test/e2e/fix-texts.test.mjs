@@ -321,6 +321,14 @@ function editRef(repo, ref, change) {
   git(repo, 'update-ref', ref, commit, tip);
 }
 
+/**
+ * Moves the lease's holder to another machine, as a runner elsewhere would have written it: a
+ * holder of this machine whose process is gone is taken over at once, with no clock consulted.
+ */
+function holderElsewhere(repo) {
+  editRef(repo, LEASE, (files) => ({ ...files, 'lease.yaml': files['lease.yaml'].replace(/^(\s+)host: .*$/m, '$1host: ci-runner-elsewhere').replace(/^\s+(boot|started): .*\n/gm, '') }));
+}
+
 /** Points ref at a blob: a coordination ref that is not the commit Nyl wrote. */
 function refToBlob(repo, ref) {
   const blob = git(repo, 'hash-object', '-w', '--stdin', { input: 'not a commit\n' });
@@ -345,7 +353,8 @@ async function cancelWhileRunning(dir, s) {
 /** A project with a gated unit a and a quick unit c, whose first reconcile is killed (SIGKILL) while a runs. */
 async function killedWhileARuns() {
   const s = scratch();
-  const { dir } = project({ a: gatedScript(s.log, s.gate), c: "script: 'true'" });
+  // A short lease: a taker watches an expired one for a renewal interval and the margin (2.6 s here, 130 s for 5m).
+  const { dir } = project({ a: gatedScript(s.log, s.gate), c: "script: 'true'" }, { envExtra: 'lease: {duration: 6s}' });
   await step(dir, ['state', 'init', '-e', ENV]);
   const h = startNyl(dir, ['reconcile', '-e', ENV]);
   await waitUntil(() => logLines(s.log).includes('start a'), 20000, 'a running');
@@ -697,6 +706,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     ['NYL-CLOCK-SKEW', 'NYL-LEASE-BROKEN (expired)'],
     async (fx) => {
       const dir = await killedWorld();
+      holderElsewhere(dir);
       const behind = { NYL_TEST_NOW: String(Date.now() - 10 * 60_000) };
       const ahead = { NYL_TEST_NOW: String(Date.now() + 60 * 60_000) };
 

@@ -95,15 +95,17 @@ describe('refusals change nothing', { concurrency: true }, () => {
     assert.deepEqual(refs(bare), before);
   });
 
-  test('a run ref no run imported: the live lease is waited for; once broken, NYL-STATE-DELETE-INCARNATIONS names reconcile and recover, and --teardown refuses NYL-LEASE-BROKEN first', async () => {
+  test('a run ref no run imported: a holder gone from this machine is NYL-LEASE-BROKEN at once; once broken, NYL-STATE-DELETE-INCARNATIONS names reconcile and recover, and --teardown refuses NYL-LEASE-BROKEN first', async () => {
     const sc = new Scenario();
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
       await crashReconcile(sc, 'after-started-push');
       const [deadRun] = sc.runRefs();
       const args = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
-      const held = await sc.ok(args, 2);
-      assert.deepEqual(codes(held), ['NYL-LEASE-HELD'], 'a run that may live is the lease\'s business');
+      // Killed on this machine: its process is provably gone, so its lease is not waited for.
+      const gone = await sc.ok(args, 2);
+      assert.deepEqual(codes(gone), ['NYL-LEASE-BROKEN']);
+      assert.match(gone.json.errors[0].message, /whose process on this machine is gone; its run is not imported yet/);
       await sc.ok(['lease', 'break', '-e', ENV, '--reason', 'runner killed']);
       const before = sc.refs();
 

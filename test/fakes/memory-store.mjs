@@ -467,7 +467,8 @@ export function memoryLocation(environment = 'dev', overrides = {}) {
  * - unreachable(call): while it returns true, write resolves {ok: false, kind: 'unreachable'} and
  *   snapshot/snapshotPrefix throw NylError NYL-STATE-UNAVAILABLE, like the Git store when the
  *   remote cannot be reached. It is asked once per call, with the call's name ('write',
- *   'snapshot', 'snapshotPrefix'), so a test can fail one kind of call only (a run's signal reads). Object reads and writeCommits keep working: the Git store reads
+ *   'snapshot', 'snapshotPrefix') and, for a write, its updates, so a test can fail one kind of call
+ *   only (a run's signal reads, a holder's renewals). Object reads and writeCommits keep working: the Git store reads
  *   and writes objects in its local work repository.
  * - cache: the DocumentCache to use (default: a new MemoryDocumentCache of this store).
  */
@@ -475,7 +476,7 @@ export class MemoryStateStore {
   /**
    * @param {MemoryRepository} repo
    * @param {object} loc a StateLocation (see memoryLocation)
-   * @param {{beforeWrite?: (updates: object[]) => void | Promise<void>, unreachable?: (call: 'write' | 'snapshot' | 'snapshotPrefix') => boolean, cache?: object}} [options]
+   * @param {{beforeWrite?: (updates: object[]) => void | Promise<void>, unreachable?: (call: 'write' | 'snapshot' | 'snapshotPrefix', updates?: object[]) => boolean, cache?: object}} [options]
    */
   constructor(repo, loc, options = {}) {
     if (!(repo instanceof MemoryRepository)) throw new Error('MemoryStateStore needs a MemoryRepository');
@@ -512,8 +513,8 @@ export class MemoryStateStore {
     };
   }
 
-  isUnreachable(call) {
-    return Boolean(this.options.unreachable?.(call));
+  isUnreachable(call, updates) {
+    return Boolean(this.options.unreachable?.(call, updates));
   }
 
   unavailable() {
@@ -570,7 +571,7 @@ export class MemoryStateStore {
     if (this.options.beforeWrite) await this.options.beforeWrite(copy.map((u) => ({ ...u })));
     await tick();
     this.stats.writes++;
-    if (this.isUnreachable('write')) {
+    if (this.isUnreachable('write', copy)) {
       this.stats.unreachable++;
       return { ok: false, kind: 'unreachable', message: `fatal: unable to access '${this.loc.pushURL ?? this.localRepository}': unreachable (memory store)` };
     }

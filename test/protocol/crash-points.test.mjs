@@ -457,6 +457,47 @@ describe('crashes of the operations that recover, in process', () => {
 
 // Ported from test/e2e/crash-races.test.mjs ('a writer whose read is older than the lease it takes').
 describe('a writer whose read is older than the lease it takes, in process', () => {
+  // Ported from test/e2e/crash-races.test.mjs, where a taker whose clock ran ahead took over a
+  // live holder (no longer possible: a taker watches an expired lease first, and a live holder
+  // renews meanwhile). Here the holder's renewals cannot reach the repository: its lease truly
+  // expires, the taker watches it stay unchanged and takes it over, and a fenced checkpoint of
+  // the holder lands between the taker's read and its lease push, which leaves the lease ref as
+  // it was. The taker must decide on the refs under its lease: it imports that checkpoint.
+  test("the holder of an expired lease checkpoints between the taker's read and its lease push: the taker imports that checkpoint", async () => {
+    const world = await World.create({ units: [{ name: 'slow', dependsOn: [] }, { name: 'after', dependsOn: ['slow'] }] });
+    try {
+      await world.process('init').run('state init');
+      let renewalsDown = false;
+      const renewal = (call, updates) => call === 'write' && (updates ?? []).some((u) => u.ref === world.leaseRef && u.to && u.expect && u.to !== u.expect);
+      const release = world.driver.hold('slow');
+      const holder = world.process('holder', { unreachable: (call, updates) => renewalsDown && renewal(call, updates) });
+      const holding = holder.start('reconcile');
+      await world.driver.whenCalled('slow');
+      renewalsDown = true;
+      const lease = world.leaseDoc();
+      await world.clock.advance(Date.parse(lease.deadline) + 31_000 - world.clock.now());
+      const taker = world.process('taker');
+      const pause = taker.pauseAt('before-lease-push');
+      const taking = taker.start('reconcile');
+      await pause.reached;
+      assert.ok(taker.lines.some((l) => /watching it for 130 s/.test(l)), 'it watched the expired lease first');
+      const [run] = world.runRefs();
+      release();
+      for (let turns = 0; !world.receiptsIn(run).includes('slow'); turns++) {
+        assert.ok(turns < 10_000, 'the holder checkpointed slow');
+        await new Promise((r) => setImmediate(r));
+      }
+      pause.release();
+      const took = await taking.outcome;
+      assert.equal(took.report.units.slow.result, 'imported', JSON.stringify(took.report.units));
+      const lost = await holding.outcome;
+      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+      assert.equal(world.driver.callsOf('slow').length, 1, 'slow ran once');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test('a hold commit landed before its lease push: the held unit and its dependents are not started', async () => {
     const world = await World.create();
     try {

@@ -100,6 +100,11 @@ class ProcessClock {
     await this.world.clock.sleep(ms, signal ? AbortSignal.any([signal, this.death]) : this.death);
     if (this.isDead()) return never();
   }
+
+  /** The world's time without the offset: one monotonic clock for every process of the world, as one boot has. */
+  monotonicMs() {
+    return this.world.clock.now();
+  }
 }
 
 /**
@@ -294,7 +299,9 @@ export class World {
   static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {}, processEnv = { NYL_SECRETS_KEY: TEST_SECRETS_KEY }, driftRepair } = {}) {
     const world = new World();
     world.driftRepair = driftRepair;
-    world.processEnv = processEnv;
+    // A cache of its own: what a process observed of the lease counts for the world's later processes.
+    world.cacheDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-world-cache-'));
+    world.processEnv = { NYL_CACHE_DIR: world.cacheDir, ...processEnv };
     world.units = units;
     world.leaseText = lease;
     world.repo = new MemoryRepository('state');
@@ -325,6 +332,7 @@ export class World {
 
   cleanup() {
     for (const p of this.processes) p.kill();
+    fs.rmSync(this.cacheDir, { recursive: true, force: true });
   }
 
   // --- what the state repository holds ----------------------------------------------------

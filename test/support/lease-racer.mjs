@@ -14,6 +14,9 @@ while (Date.now() < Number(startAt)) await new Promise((r) => setTimeout(r, 1));
 try {
   const acquired = await acquireLease(rt, opened.store, { operation: 'reconcile', run: uuidv7(Date.now()), author: opened.author, durationMs: 60_000 });
   process.stdout.write(`won ${acquired.handle.oid}\n`);
+  // A holder stays alive while it holds the lease: one of this machine whose process is gone is
+  // provably gone, and its lease is taken over at once (the other racer would win too).
+  while (Date.now() < Number(startAt) + 2000) await new Promise((r) => setTimeout(r, 20));
 } catch (error) {
   process.stdout.write(`lost ${error.code ?? error.message}\n`);
 }
