@@ -140,3 +140,26 @@ describe('a lease no clock can fool', () => {
     assert.equal(tried.length, SKEWS.length * (ARRIVALS_PER_SKEW + 1));
   });
 });
+
+describe('an observation outlives its command (the cache of one boot)', () => {
+  test('status saw the expired lease unchanged; a reconcile a window later takes it over without watching again', async () => {
+    const { world } = await skewWorld();
+    try {
+      const holder = world.process('holder');
+      holder.start('reconcile');
+      await world.driver.whenCalled('long');
+      holder.kill();
+      const lease = world.leaseDoc();
+      await world.clock.advance(Date.parse(lease.deadline) + 31_000 - world.clock.now());
+      const seen = (await world.process('status').run('status')).report;
+      assert.ok(seen.notes.some((n) => /stayed unchanged for 130 s \(as this host saw it, 0 s so far\)/.test(n.message)), JSON.stringify(seen.notes));
+      await world.clock.advance(131_000);
+      const taker = world.process('taker');
+      const took = await taker.run('reconcile');
+      assert.equal(took.code, 0, JSON.stringify(took.codes ?? took.report.units));
+      assert.ok(!taker.lines.some((l) => /watching it/.test(l)), 'the earlier observation counted');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
