@@ -88,7 +88,8 @@ export class ExpiryWatch {
     const changed = before !== undefined && before.key !== key;
     if (!before || changed) this.seen = { key, sinceMs: now, lookedExpired: looksExpired };
     else this.seen = { ...before, lookedExpired: looksExpired };
-    this.memory?.save(this.seen);
+    // Written when it says something new: a taker polling with --wait-lease looks every second.
+    if (!before || changed || before.lookedExpired !== looksExpired) this.memory?.save(this.seen);
     const renewedWhileExpired = changed && before.lookedExpired && looksExpired;
     const unchangedMs = now - this.seen.sinceMs;
     return { remainingMs: Math.max(0, this.windowMs - unchangedMs), unchangedMs, changed, renewedWhileExpired };

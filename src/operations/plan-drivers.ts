@@ -6,7 +6,6 @@
  * its tool prints, a driver that throws contained as the unit's failure. Nothing is recorded: the
  * run id the tools see is this plan's own, named in no ref.
  */
-import { configuredKeyTexts } from '../util/sealed';
 import type { DriverContext, Failure, PlanOutcome, PrepareOutcome } from '../drivers/contract';
 import { failure } from '../drivers/contract';
 import type { UnitPlan } from '../plan/actions';
@@ -42,10 +41,10 @@ export class PlanPhases {
     private readonly observed: ReadonlyMap<string, ObservedUnitDoc>,
   ) {
     this.run = uuidv7(rt.clock.now());
-    this.output = new UnitOutput(opened.env.name, { quiet: false, alwaysMasked: configuredKeyTexts(rt.env) }, rt.log);
+    this.keys = new RunKeys(rt.env, opened.env.name);
+    this.output = new UnitOutput(opened.env.name, { quiet: false, alwaysMasked: this.keys.texts() }, rt.log);
     const workspace = new Workspace(`plan-${this.run}`, (dest, commit) => opened.materialize(dest, commit));
     this.scope = { rt, environment: opened.env.name, run: this.run, workspace, output: this.output };
-    this.keys = new RunKeys(rt.env, opened.env.name);
     this.readBack = readBackIn(this.scope, opened.drivers, (source) => this.commitKey(source));
   }
 

@@ -12,7 +12,6 @@
  * At most CHECK_CONCURRENCY checks run at once. A check has no effects, so a cancellation only
  * stops starting checks: those not started have no finding, and the caller writes nothing.
  */
-import { configuredKeyTexts } from '../util/sealed';
 import { type CheckOutcome, type DriverContext, type Failure, failure } from '../drivers/contract';
 import type { ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Runtime } from '../util/runtime';
@@ -52,6 +51,7 @@ interface CheckScope extends PhaseScope {
 
 /** Runs the checks of the targets; a unit has no finding when a cancellation came before its check started. */
 export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed: ReadonlyMap<string, ObservedUnitDoc>, targets: readonly CheckTarget[], run: string): Promise<Map<string, DriftFinding>> {
+  const keys = new RunKeys(rt.env, opened.env.name);
   const scope: CheckScope = {
     rt,
     environment: opened.env.name,
@@ -59,8 +59,8 @@ export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed
     observed,
     run,
     workspace: new Workspace(`verify-${run}`, opened.materialize),
-    output: new UnitOutput(opened.env.name, { quiet: false, alwaysMasked: configuredKeyTexts(rt.env) }, rt.log),
-    keys: new RunKeys(rt.env, opened.env.name),
+    output: new UnitOutput(opened.env.name, { quiet: false, alwaysMasked: keys.texts() }, rt.log),
+    keys,
   };
   const findings = new Map<string, DriftFinding>();
   try {

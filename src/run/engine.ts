@@ -10,7 +10,6 @@
  * it ends (group commit). The engine never decides what a unit does: a unit it did not dispatch
  * is reported by its final action.
  */
-import { configuredKeyTexts } from '../util/sealed';
 import type { LeaseHandle } from '../lease/lease';
 import { executable, type Plan, teardowns } from '../plan/actions';
 import type { LifecycleOptions } from '../plan/lifecycle';
@@ -133,15 +132,16 @@ async function lifecycleWave(plan: Plan, ctx: WaveContext): Promise<boolean> {
 
 function contextOf(input: EngineInput, state: RunState, workspace: Workspace): WaveContext {
   const { rt, options } = input;
+  const keys = new RunKeys(rt.env, input.env.name);
   return {
     rt,
     state,
     runRef: input.runRef,
     lease: input.lease,
     commits: new GroupCommit(rt, input.runRef),
-    keys: new RunKeys(rt.env, input.env.name),
+    keys,
     signals: new SignalWatch(input.signals, rt.clock, state, options.signalPollMs, rt.cancel),
-    output: new UnitOutput(input.env.name, { ...(options.output ?? { quiet: false }), alwaysMasked: configuredKeyTexts(rt.env) }, rt.log),
+    output: new UnitOutput(input.env.name, { ...(options.output ?? { quiet: false }), alwaysMasked: keys.texts() }, rt.log),
     progress: new UnitProgress(input.env.name, rt.clock, rt.log, rt.liveStatus, progressIntervalMs(rt.env)),
     drivers: input.drivers,
     workspace,

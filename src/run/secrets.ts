@@ -29,6 +29,7 @@ import { configuredKeyTexts, type KeyRing, keyIdOf, type KeyRingProblem, keyRing
  */
 export class RunKeys {
   private made: KeyRing | KeyRingProblem | undefined;
+  private configured: string[] | undefined;
 
   constructor(
     private readonly env: NodeJS.ProcessEnv,
@@ -42,7 +43,9 @@ export class RunKeys {
 
   /** The configured key texts, masked in every line a unit prints and every reason kept. */
   texts(): string[] {
-    return configuredKeyTexts(this.env);
+    // Read once per run: a key file is not read again for every unit.
+    this.configured ??= configuredKeyTexts(this.env);
+    return this.configured;
   }
 
   binding(unit: string, output: string): SealBinding {

@@ -35,10 +35,17 @@ export const KEY_VARIABLES = ['NYL_SECRETS_KEY', 'NYL_SECRETS_KEY_FILE'] as cons
 /** The environment every process Nyl starts gets: Nyl's own without the key ring's variables. */
 export function withoutKeyVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if (!KEY_VARIABLES.some((name) => name in env)) return env;
-  const out = { ...env };
-  for (const name of KEY_VARIABLES) delete out[name];
-  return out;
+  // Made once per environment object: every unit's context asks for it.
+  let stripped = strippedEnvs.get(env);
+  if (!stripped) {
+    stripped = { ...env };
+    for (const name of KEY_VARIABLES) delete stripped[name];
+    strippedEnvs.set(env, stripped);
+  }
+  return stripped;
 }
+
+const strippedEnvs = new WeakMap<NodeJS.ProcessEnv, NodeJS.ProcessEnv>();
 
 /**
  * The key texts the environment configures, whether they make a usable ring or not: masked in
@@ -148,15 +155,17 @@ function digestKey(key: Buffer): Buffer {
   return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'nyl sensitive-output digest v1', 32));
 }
 
-function hmacOf(key: Buffer, b: SealBinding, value: unknown): string {
-  return createHmac('sha256', digestKey(key)).update(JSON.stringify([b.environment, b.unit, b.output, canonicalJson(value)]), 'utf8').digest('hex');
+function hmacOf(digestKeyOf: Buffer, b: SealBinding, value: unknown): string {
+  return createHmac('sha256', digestKeyOf).update(JSON.stringify([b.environment, b.unit, b.output, canonicalJson(value)]), 'utf8').digest('hex');
 }
 
 function ring(keys: Buffer[]): KeyRing {
   const byId = new Map(keys.map((k) => [keyId(k), k]));
   const sealer = keys[0]!;
   const sealingKeyId = keyId(sealer);
-  const unknownKey = (id: string) => `it was made with key ${id}, which no configured key is (configured: ${[...byId.keys()].join(', ')})`;
+  // Derived once per key: a run digests every sensitive output it records or checks.
+  const digestKeys = new Map([...byId].map(([id, k]) => [id, digestKey(k)]));
+  const unknownKey = (id: string, made: 'made' | 'sealed') => `it was ${made} with key ${id}, which no configured key is (configured: ${[...byId.keys()].join(', ')})`;
   return {
     sealingKeyId,
     seal(binding, value) {
@@ -171,7 +180,7 @@ function ring(keys: Buffer[]): KeyRing {
       const format = `${parts[0]}:${parts[1]}`;
       if (parts.length !== 6 || (format !== V1 && format !== V2)) return { ok: false, problem: 'the sealed value has an unknown form' };
       const key = byId.get(parts[2]!);
-      if (!key) return { ok: false, problem: unknownKey(parts[2]!).replace('it was made', 'it was sealed') };
+      if (!key) return { ok: false, problem: unknownKey(parts[2]!, 'sealed') };
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(parts[3]!, 'base64'));
         decipher.setAAD(additionalData(format, binding));
@@ -183,13 +192,13 @@ function ring(keys: Buffer[]): KeyRing {
       }
     },
     digest(binding, value) {
-      return `${DIGEST}:${sealingKeyId}:${hmacOf(sealer, binding, value)}`;
+      return `${DIGEST}:${sealingKeyId}:${hmacOf(digestKeys.get(sealingKeyId)!, binding, value)}`;
     },
     verify(binding, value, digest) {
       const [form, id, hex] = digest.split(':');
       if (form !== DIGEST || !id || !hex) return { ok: false, problem: 'the digest has an unknown form' };
-      const key = byId.get(id);
-      return key ? { ok: hmacOf(key, binding, value) === hex } : { ok: false, problem: unknownKey(id) };
+      const key = digestKeys.get(id);
+      return key ? { ok: hmacOf(key, binding, value) === hex } : { ok: false, problem: unknownKey(id, 'made') };
     },
   };
 }
