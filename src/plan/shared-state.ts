@@ -14,6 +14,7 @@
  * `sharedState: true` on the unit allows the sharing. Pure; computed once per project and
  * environment.
  */
+import { withoutCredentials } from '../util/credentials';
 import type { KindSet } from '../drivers/kinds';
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { canonicalJson } from '../project/execution-key';
@@ -39,7 +40,8 @@ function locationIn(unit: UnitResource, env: EnvironmentResource, kinds: KindSet
 
 /** A location from a rendering of the fields; kinds that locate their state by the same fields read the same backends (Terraform and OpenTofu). */
 function locationOf(fields: readonly string[], rendering: Record<string, unknown>): Location {
-  const present = Object.fromEntries(Object.entries(rendering).filter(([f, v]) => fields.includes(f) && v !== undefined));
+  // Credentials say nothing of where the state is (one bucket read with two keys is one state), and never reach a message.
+  const present = Object.fromEntries(Object.entries(rendering).filter(([f, v]) => fields.includes(f) && v !== undefined).map(([f, v]) => [f, withoutCredentials(v)]));
   return { key: canonicalJson({ fields, ...keyFields(fields, present) }), fields: present };
 }
 
@@ -104,7 +106,8 @@ function sharedError(name: string, unit: UnitResource | undefined, env: Environm
 interface Scope {
   env: EnvironmentResource;
   kinds: KindSet;
-  owned: readonly UnitResource[];
+  /** Where each shareable unit of the environment keeps its state, rendered once (undefined: source cannot tell). */
+  located: ReadonlyMap<string, Location | undefined>;
   /** The other environments, listed when a check first needs them. */
   others: () => readonly Other[];
 }
@@ -120,8 +123,8 @@ function conflictWith(scope: Scope, name: string, unit: UnitResource | undefined
     if (!other.owns.has(name) || locationIn(unit!, other.env, kinds)?.key !== mine.key) continue;
     return sharedError(name, unit, env, other.env.instance ? `every instance of its EnvironmentTemplate (such as ${other.env.name})` : `environment ${other.env.name}`, mine);
   }
-  for (const other of scope.owned) {
-    if (other.name !== name && isShareable(other, kinds) && locationIn(other, env, kinds)?.key === mine.key) return sharedError(name, unit, env, `unit ${other.name}`, mine, other.name);
+  for (const [other, at] of scope.located) {
+    if (other !== name && at?.key === mine.key) return sharedError(name, unit, env, `unit ${other}`, mine, other);
   }
   return undefined;
 }
@@ -139,12 +142,13 @@ function foundIn(project: Project, env: EnvironmentResource, kinds: KindSet): Fo
   cache.set(project, perEnv);
   let found = perEnv.get(env);
   if (!found) {
-    const owned = ownershipSet(project, env);
+    const shareable = ownershipSet(project, env).filter((u) => isShareable(u, kinds));
+    const located = new Map(shareable.map((u) => [u.name, locationIn(u, env, kinds)]));
     let others: Other[] | undefined;
-    const scope: Scope = { env, kinds, owned, others: () => (others ??= otherEnvironments(project, env)) };
+    const scope: Scope = { env, kinds, located, others: () => (others ??= otherEnvironments(project, env)) };
     found = { scope, conflicts: new Map() };
-    for (const unit of owned.filter((u) => isShareable(u, kinds))) {
-      const mine = locationIn(unit, env, kinds);
+    for (const unit of shareable) {
+      const mine = located.get(unit.name);
       const conflict = mine ? conflictWith(scope, unit.name, unit, mine) : undefined;
       if (conflict) found.conflicts.set(unit.name, conflict);
     }

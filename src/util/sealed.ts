@@ -96,7 +96,8 @@ export function isCurrentSeal(sealed: string, keyId: string): boolean {
  */
 export function keyFileOpenTo(env: NodeJS.ProcessEnv): { file: string; mode: number } | undefined {
   const file = env.NYL_SECRETS_KEY_FILE;
-  if (!file) return undefined;
+  // A file NYL_SECRETS_KEY overrides is not read: nothing of it is in use.
+  if (!file || env.NYL_SECRETS_KEY) return undefined;
   try {
     const mode = statSync(file).mode & 0o777;
     return (mode & 0o077) !== 0 ? { file, mode } : undefined;

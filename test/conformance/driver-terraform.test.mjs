@@ -532,6 +532,18 @@ for (const impl of IMPLS) {
       assert.ok(!covered.lines.some((l) => /does not cover/.test(l)));
     });
 
+    test('a saved plan that changes nothing is removed too when it is "applied" (nothing runs)', async () => {
+      const { ctx, state } = context(impl);
+      const { applied } = await planAndApply(driver, ctx);
+      const again = context(impl, { state, receipt: receiptOf(applied) });
+      const planned = await driver.plan(again.ctx, { digest: false });
+      assert.equal(planned.plan.changes, 'none');
+      const out = again.runner.calls.find((c) => c.argv[1] === 'plan').argv.find((a) => a.startsWith('-out=')).slice('-out='.length);
+      assert.equal(fs.existsSync(out), true);
+      assert.equal((await driver.apply(again.ctx, planned.plan)).result, 'receipt');
+      assert.equal(fs.existsSync(out), false, 'the saved plan (sensitive variables in plain text) is gone');
+    });
+
     test('one init per unit and run: plan, apply and a later read of its outputs share the working copy', async () => {
       const { ctx, runner } = context(impl);
       await planAndApply(driver, ctx);

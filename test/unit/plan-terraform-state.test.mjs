@@ -44,6 +44,16 @@ test('a backend that renders alike for two environments is refused in both; the 
   assert.equal(conflicts(await project([]), 'prod').length, 1, 'a backend the module hard-codes, with no backendConfig, is the same everywhere');
 });
 
+// Pins: the message printed every backendConfig value, credentials included, and two environments
+// reading one bucket and key with different access keys were judged to keep apart states.
+test('credentials say nothing of where a state is and never reach the message: one bucket and key read with two access keys is shared', async () => {
+  const p = await project(['backendConfig: {bucket: shared, key: app.tfstate, access_key: "AKIA-${{ env.name }}", address: "https://user:s3cr3t@state.example/app"}']);
+  const [[unit, code, message]] = conflicts(p, 'prod');
+  assert.deepEqual([unit, code], ['app', 'NYL-BACKEND-SHARED']);
+  assert.match(message, /address=https:\/\/state.example\/app/);
+  assert.doesNotMatch(message, /AKIA|s3cr3t|access_key/);
+});
+
 test('an environment outside the unit\'s ownership set, and a location that reads another unit\'s output, are not compared', async () => {
   const p = await project(['backendConfig: {path: /srv/app.tfstate}'], { extraDocs: [] });
   p.environments.get('dev').spec.unitSelector = { matchLabels: { team: 'nobody' } };

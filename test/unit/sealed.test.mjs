@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
-import { keyRingFrom, keyIdOf } from '../../dist/util/sealed.js';
+import { keyFileOpenTo, keyRingFrom, keyIdOf } from '../../dist/util/sealed.js';
 import { canonicalJson } from '../../dist/util/canonical-json.js';
 
 /** A binding of a seal or digest: environment dev unless said otherwise. */
@@ -123,4 +123,19 @@ test('a digest is keyed: not a hash of the value, bound to its output and enviro
   const gone = keyRingFrom({ NYL_SECRETS_KEY: KEY_B }).verify(b('db.password'), 'password123', digest);
   assert.equal(gone.ok, false);
   assert.match(gone.problem, /made with key [0-9a-f]{16}, which no configured key is/);
+});
+
+test('a key file readable by others is named, unless NYL_SECRETS_KEY overrides it (then it is not read at all)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-keys-'));
+  try {
+    const file = path.join(dir, 'keys');
+    fs.writeFileSync(file, `${KEY_A}\n`, { mode: 0o644 });
+    fs.chmodSync(file, 0o644);
+    assert.deepEqual(keyFileOpenTo({ NYL_SECRETS_KEY_FILE: file }), { file, mode: 0o644 });
+    assert.equal(keyFileOpenTo({ NYL_SECRETS_KEY_FILE: file, NYL_SECRETS_KEY: KEY_B }), undefined);
+    fs.chmodSync(file, 0o600);
+    assert.equal(keyFileOpenTo({ NYL_SECRETS_KEY_FILE: file }), undefined);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

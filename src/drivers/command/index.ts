@@ -19,7 +19,7 @@
  * uncertain.
  */
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { existsSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import type { ProcessResult } from '../../exec/process';
 import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
@@ -171,8 +171,13 @@ async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
   const action = inheriting(spec, spec.teardown);
   const receiptFile = join(ctx.scratchDir(), 'receipt-outputs.json');
   writeFileSync(receiptFile, JSON.stringify(ctx.receiptOutputs ?? {}), { mode: 0o600 });
-  const bad = unsuccessful(await runAction(action, spec.timeout, ctx, { NYL_RECEIPT_OUTPUTS: receiptFile }), spec.timeout);
-  return bad ?? { result: 'removed' };
+  try {
+    const bad = unsuccessful(await runAction(action, spec.timeout, ctx, { NYL_RECEIPT_OUTPUTS: receiptFile }), spec.timeout);
+    return bad ?? { result: 'removed' };
+  } finally {
+    // The receipt's outputs: gone once the action ended, as the outputs file is once read.
+    rmSync(receiptFile, { force: true });
+  }
 }
 
 async function check(ctx: DriverContext): Promise<CheckOutcome> {

@@ -11,6 +11,7 @@
  *   bucket and key, a path), and a fingerprint of the whole configuration with credentials left
  *   out, so that two receipts can be compared without storing a secret.
  */
+import { withoutCredentials, withoutUserinfo } from '../../util/credentials';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
@@ -52,8 +53,6 @@ const LOCATION_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cloud: ['hostname', 'organization'],
 };
 
-/** Configuration fields that may hold a credential: kept out of the fingerprint. */
-const CREDENTIAL = /secret|token|password|passwd|credential|conn_str|access_key|private|sas|certificate/i;
 
 /** The backend `init` recorded in the data directory; undefined when the module declares none. */
 export function recordedBackend(dataDir: string): BackendRecord | undefined {
@@ -97,11 +96,6 @@ export function localStatePath(backend: BackendRecord, workspace: string): strin
   return typeof dir === 'string' ? join(dir, workspace, 'terraform.tfstate') : undefined;
 }
 
-/** A value without the user and password a URL may carry (`https://user:token@host/state`): a receipt goes to Git. */
-function withoutUserinfo(value: unknown): unknown {
-  return typeof value === 'string' ? value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1') : value;
-}
-
 /** The backend as a receipt records it: no credential, neither in a field of its own nor in a URL. */
 export function backendIdentity(backend: BackendRecord): BackendIdentity {
   const location: Record<string, string> = {};
@@ -109,7 +103,8 @@ export function backendIdentity(backend: BackendRecord): BackendIdentity {
     const value = backend.config[field];
     if (value !== null && value !== undefined && value !== '') location[field] = String(withoutUserinfo(value));
   }
-  const kept = Object.fromEntries(Object.entries(backend.config).filter(([k, v]) => v !== null && !CREDENTIAL.test(k)).map(([k, v]) => [k, withoutUserinfo(v)]));
+  // No credential in the fingerprint: a receipt goes to Git.
+  const kept = withoutCredentials(backend.config);
   const fingerprint = `sha256:${createHash('sha256').update(canonicalJson({ type: backend.type, config: kept })).digest('hex')}`;
   return { type: backend.type, location, fingerprint };
 }

@@ -139,11 +139,10 @@ async function apply(ctx: DriverContext, defaultBinary: string, given?: DriverPl
   const artifact = given?.artifact as PlanArtifact | undefined;
   if (!artifact?.opened) return applyUnreviewed(ctx, defaultBinary);
   const { opened, planFile, before } = artifact;
-  if (given!.changes === 'none') return receiptOf(opened, before);
   try {
-    return await applyStep(opened, before, [planFile]);
+    return given!.changes === 'none' ? receiptOf(opened, before) : await applyStep(opened, before, [planFile]);
   } finally {
-    // A saved plan holds the values of sensitive variables in plain text: gone once applied.
+    // A saved plan holds the values of sensitive variables in plain text: gone once it was used.
     rmSync(planFile, { force: true });
   }
 }

@@ -15,6 +15,7 @@
  * state where nobody looks for it), plus automation settings, the data and plugin cache
  * directories, the unit's names and its sensitive variables (`TF_VAR_<name>`, in no file).
  */
+import { ENV_VAR_PATTERN } from '../../util/fields';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { cacheRoot } from '../../util/cache-dir';
@@ -89,7 +90,7 @@ function toolEnv(ctx: DriverContext, dataDir: string, spec: ModuleSpec, secrets:
  * variable would silently keep its default.
  */
 function unpassableSecret(ctx: DriverContext): string | undefined {
-  const name = [...secretVariables(ctx)].find((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  const name = [...secretVariables(ctx)].find((n) => !ENV_VAR_PATTERN.test(n));
   if (name === undefined) return undefined;
   return `variable ${name} carries a sensitive value, which reaches Terraform only as TF_VAR_${name} in its environment, and a name with characters other than letters, digits and _ cannot go there: rename the variable in the module and in variables (${name.replace(/[^A-Za-z0-9_]/g, '_')})`;
 }
