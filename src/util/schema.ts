@@ -22,9 +22,9 @@ export interface StringSchema extends Described {
   /** The rule as a JSON Schema pattern, when one exists. */
   pattern?: string;
 }
-export interface ConstSchema extends Described {
+export interface ConstSchema<V extends string = string> extends Described {
   type: 'const';
-  value: string;
+  value: V;
 }
 export interface IntegerSchema extends Described {
   type: 'integer';
@@ -33,9 +33,9 @@ export interface IntegerSchema extends Described {
 export interface BooleanSchema extends Described {
   type: 'boolean';
 }
-export interface EnumSchema extends Described {
+export interface EnumSchema<V extends string = string> extends Described {
   type: 'enum';
-  values: readonly string[];
+  values: readonly V[];
 }
 /** A duration such as `500ms`, `10s`, `30m`, `1h30m`, within its bounds (src/util/duration.ts). */
 export interface DurationSchema extends Described {
@@ -47,18 +47,18 @@ export interface StringMapSchema extends Described {
   keyRule?: Rule;
   keyPattern?: string;
 }
-export interface ListSchema extends Described {
+export interface ListSchema<I extends Schema = Schema> extends Described {
   type: 'list';
-  items: Schema;
+  items: I;
   minItems?: number;
 }
-export interface Field {
-  schema: Schema;
-  required?: boolean;
+export interface Field<S extends Schema = Schema, R extends boolean = boolean> {
+  schema: S;
+  required?: R;
 }
-export interface ObjectSchema extends Described {
+export interface ObjectSchema<F extends Record<string, Field> = Record<string, Field>> extends Described {
   type: 'object';
-  fields: Record<string, Field>;
+  fields: F;
   /** Groups of fields of which exactly one must be set. */
   exactlyOne?: string[][];
   /** Groups of fields of which at most one may be set. */
@@ -67,10 +67,11 @@ export interface ObjectSchema extends Described {
   open?: boolean;
 }
 /** Free JSON: any value, a mapping of any values, or a mapping of scalars. */
-export interface JsonSchema extends Described {
+export interface JsonSchema<S extends JsonShape = JsonShape> extends Described {
   type: 'json';
-  shape: 'any' | 'object' | 'scalarMap';
+  shape: S;
 }
+export type JsonShape = 'any' | 'object' | 'scalarMap';
 
 export type Schema =
   | StringSchema
@@ -87,27 +88,72 @@ export type Schema =
 // --- builders -------------------------------------------------------------------------------
 
 export const string = (opts: Omit<StringSchema, 'type'> = {}): StringSchema => ({ type: 'string', ...opts });
-export const constant = (value: string): ConstSchema => ({ type: 'const', value });
+export const constant = <const V extends string>(value: V): ConstSchema<V> => ({ type: 'const', value });
 export const integer = (opts: Omit<IntegerSchema, 'type'> = {}): IntegerSchema => ({ type: 'integer', ...opts });
 export const boolean = (description?: string): BooleanSchema => ({ type: 'boolean', ...(description ? { description } : {}) });
-export const oneOf = (values: readonly string[], description?: string): EnumSchema => ({ type: 'enum', values, ...(description ? { description } : {}) });
+export const oneOf = <const V extends string>(values: readonly V[], description?: string): EnumSchema<V> => ({
+  type: 'enum',
+  values,
+  ...(description ? { description } : {}),
+});
 export const duration = (bounds: DurationBounds, description?: string): DurationSchema => ({
   type: 'duration',
   bounds,
   ...(description ? { description: `${description} (${formatDuration(bounds.minMs)} to ${formatDuration(bounds.maxMs)})` } : {}),
 });
 export const stringMap = (opts: Omit<StringMapSchema, 'type'> = {}): StringMapSchema => ({ type: 'stringMap', ...opts });
-export const list = (items: Schema, opts: Omit<ListSchema, 'type' | 'items'> = {}): ListSchema => ({ type: 'list', items, ...opts });
-export const json = (shape: JsonSchema['shape'], description?: string): JsonSchema => ({ type: 'json', shape, ...(description ? { description } : {}) });
-export const object = (
-  fields: Record<string, Schema | Field>,
+export const list = <I extends Schema>(items: I, opts: Omit<ListSchema, 'type' | 'items'> = {}): ListSchema<I> => ({ type: 'list', items, ...opts });
+export const json = <S extends JsonShape>(shape: S, description?: string): JsonSchema<S> => ({ type: 'json', shape, ...(description ? { description } : {}) });
+/** A field given as a bare schema is optional; `required(schema)` makes it required. */
+type AsField<F> = F extends Field ? F : F extends Schema ? Field<F, false> : never;
+export const object = <F extends Record<string, Schema | Field>>(
+  fields: F,
   opts: Omit<ObjectSchema, 'type' | 'fields'> = {},
-): ObjectSchema => ({
+): ObjectSchema<{ [K in keyof F]: AsField<F[K]> }> => ({
   type: 'object',
-  fields: Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, 'schema' in f ? f : { schema: f }])),
+  fields: Object.fromEntries(Object.entries(fields).map(([k, f]) => [k, 'schema' in f ? f : { schema: f }])) as { [K in keyof F]: AsField<F[K]> },
   ...opts,
 });
-export const required = (schema: Schema): Field => ({ schema, required: true });
+export const required = <S extends Schema>(schema: S): Field<S, true> => ({ schema, required: true });
+
+// --- the TypeScript type a schema describes --------------------------------------------------
+
+/**
+ * The type of the values `validateSchema` accepts: each shape is declared once, as its schema,
+ * and its TypeScript type is `Infer<typeof theSchema>`. Required fields are required properties,
+ * the others optional; an open mapping's unknown fields are not in the type (code reads only what
+ * it declares).
+ */
+export type Infer<S extends Schema> = S extends StringSchema | DurationSchema
+  ? string
+  : S extends ConstSchema<infer V>
+    ? V
+    : S extends IntegerSchema
+      ? number
+      : S extends BooleanSchema
+        ? boolean
+        : S extends EnumSchema<infer V>
+          ? V
+          : S extends StringMapSchema
+            ? Record<string, string>
+            : S extends ListSchema<infer I>
+              ? Infer<I>[]
+              : S extends ObjectSchema<infer F>
+                ? InferFields<F>
+                : S extends JsonSchema<infer J>
+                  ? InferJson<J>
+                  : never;
+
+type RequiredKeys<F extends Record<string, Field>> = { [K in keyof F]: F[K] extends Field<Schema, true> ? K : never }[keyof F];
+type Flatten<T> = { [K in keyof T]: T[K] };
+type InferFields<F extends Record<string, Field>> = Flatten<
+  { [K in RequiredKeys<F>]: Infer<F[K]['schema']> } & { [K in Exclude<keyof F, RequiredKeys<F>>]?: Infer<F[K]['schema']> }
+>;
+type InferJson<J extends JsonShape> = J extends 'any'
+  ? unknown
+  : J extends 'scalarMap'
+    ? Record<string, string | number | boolean | null>
+    : Record<string, unknown>;
 
 // --- JSON pointers --------------------------------------------------------------------------
 
