@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { holdDocument, isMarker, resumeDocument } from '../../dist/state/hold.js';
+import { holdDocument, resumeDocument } from '../../dist/plan/hold.js';
+import { isMarker } from '../../dist/plan/unit-view.js';
 import { applyHolds } from '../../dist/run/apply-holds.js';
 
 const UID = '0192f0c0-0000-7000-8000-00000000000d';
