@@ -16,7 +16,7 @@
  * It lives in plan/ (not state/) because it decides by the planner's rules about an incarnation.
  */
 import type { DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from '../state/documents';
-import { incarnationReceipt, isDeleting, isHeld, isRetained } from './unit-view';
+import { currentReceipt, isDeleting, isHeld, isRetained, sameRendering } from './unit-view';
 
 export type HoldDecision =
   | { kind: 'hold'; doc: DesiredUnitDoc; marker: boolean }
@@ -24,14 +24,14 @@ export type HoldDecision =
   | { kind: 'refused'; reason: 'retained' };
 
 /** `generation`: the state's; a receipt of an incarnation --fresh gave up does not count. */
-export function holdDocument(desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, hold: HoldRecord, _generation: number): HoldDecision {
+export function holdDocument(desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, hold: HoldRecord, generation: number): HoldDecision {
   if (isHeld(desired)) return { kind: 'already-held', doc: desired };
   if (isRetained(desired)) return { kind: 'refused', reason: 'retained' };
-  const receipt = incarnationReceipt(observed, desired?.uid);
+  const receipt = currentReceipt(desired, observed, generation);
   if (receipt) {
     const base: DesiredUnitDoc = { ...receipt.desired };
     const record: HoldRecord = { ...hold };
-    if (desired?.source && desired.source !== receipt.desired.source && desired.rendering && JSON.stringify(desired.rendering) !== JSON.stringify(receipt.desired.rendering)) {
+    if (desired?.source && desired.source !== receipt.desired.source && desired.rendering && !sameRendering(desired.rendering, receipt.desired.rendering)) {
       record.pending = desired.source;
     }
     const doc: DesiredUnitDoc = { ...base, lifecycle: { state: 'held' }, hold: record };
