@@ -1,7 +1,7 @@
 /**
  * `nyl state forget -e ENV --unit U --reason R`: drops from state, without touching any resource,
  * a unit nothing reconciles any more: a retained tombstone, a pending-teardown unit, or a released
- * record (see state/forget.ts). Its desired and observed files go in one transition commit per
+ * record (see plan/forget.ts). Its desired and observed files go in one transition commit per
  * state ref that holds one (operation forget), and its evidence refs are deleted in the same
  * atomic push that releases the lease. A unit that returns to source later has no desired file,
  * so the next reconcile starts a new incarnation with a new uid.
@@ -14,7 +14,8 @@ import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { evidenceRefs } from '../run/evidence';
 import { buildTransitions } from '../run/transition-plan';
-import { type ForgetDecision, forgetDecision, type ForgottenKind } from '../state/forget';
+import { forgetDecision, type ForgottenKind, refusedDetail } from '../plan/forget';
+import { isHeld } from '../plan/unit-view';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';
 import type { RefSnapshot } from '../state/store';
 import type { Runtime } from '../util/runtime';
@@ -41,27 +42,12 @@ export async function forget(rt: Runtime, req: ForgetRequest): Promise<StateOper
   }
 }
 
-/** What the unit is, in the words of a refusal. */
-function describeRefused(unit: string, d: Extract<ForgetDecision, { kind: 'refused' }>): string {
-  const incarnation = d.uid ? ` (uid ${d.uid})` : '';
-  switch (d.state) {
-    case 'held':
-      return `${unit} is held${incarnation}: a hold keeps the unit as it is, and forget drops only what nothing reconciles any more`;
-    case 'deleting':
-      return `${unit} is being deleted${incarnation}: its teardown has started, and forget would leave its resources unrecorded`;
-    case 'observed-only':
-      return `the state of ${unit} is an observed record${incarnation} that no release left: forget drops only retained tombstones, pending teardowns and released records`;
-    default:
-      return `${unit} still has an incarnation${incarnation}: forget drops only retained tombstones, pending teardowns and released records, and would leave its resources unrecorded`;
-  }
-}
-
 /** What forget drops of the unit; refuses a unit state does not hold, or one it must not drop. */
 function requireForgettable(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string): ForgottenKind {
   const env = opened.env.name;
   const d = forgetDecision(view.desiredUnits.get(unit), view.observedUnits.get(unit));
   if (d.kind === 'unknown') fail('NYL-UNIT-UNKNOWN', `the state of ${env} holds no unit ${unit}`, { env, unit });
-  if (d.kind === 'refused') fail('NYL-FORGET-REFUSED', describeRefused(unit, d), { env, unit, ...(d.state === 'held' ? { held: true } : {}) });
+  if (d.kind === 'refused') fail('NYL-FORGET-REFUSED', refusedDetail(unit, d), { env, unit, ...(isHeld(view.desiredUnits.get(unit)) ? { held: true } : {}) });
   return d.was;
 }
 

@@ -36,8 +36,8 @@ export async function commitHolds(rt: Runtime, opened: OpenedEnvironment, holds:
   return withLease(rt, store, lease, async (tx) => {
     const refs = tx.snapshot;
     const view = first ? await stateUnderLease(opened, first, refs) : await readEnvironmentState(store.reader, loc, refs, store.cache);
-    await requireActive(opened, { refs, view });
-    const applied = applyHolds(env.name, view.desiredUnits, view.observedUnits, holds);
+    const generation = await requireActive(opened, { refs, view });
+    const applied = applyHolds(env.name, view.desiredUnits, view.observedUnits, holds, generation);
     const signalUpdates = options.signalUpdates ?? [];
     if (applied.held.length === 0 && signalUpdates.length === 0) {
       await tx.end('nothing-to-write');

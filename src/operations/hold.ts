@@ -8,6 +8,7 @@
 import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { brokenError, formatIdentity, type LeaseView, readLease } from '../lease/lease';
 import { leaseStatus, leaseTiming, RUN_OPERATIONS } from '../lease/record';
+import { isHeld, isRetained } from '../plan/unit-view';
 import type { StateOperationReport } from '../report/types';
 import type { HoldRequest as HoldRequestDoc } from '../run/apply-holds';
 import { writeHoldSignal } from '../run/signals';
@@ -43,8 +44,8 @@ function checkUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: 
   if (!d && !view.observedUnits.has(unit) && !opened.project.units.has(unit)) {
     fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${env.name} has a unit ${unit}`, { env: env.name, unit });
   }
-  if (d?.lifecycle?.state === 'retained') fail('NYL-HOLD-REFUSED', `${unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env: env.name, unit });
-  if (d?.lifecycle?.state !== 'held') return undefined;
+  if (isRetained(d)) fail('NYL-HOLD-REFUSED', `${unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env: env.name, unit });
+  if (!isHeld(d)) return undefined;
   report.desired = view.desiredOid;
   report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${unit} is already held by ${d.hold?.by ?? 'someone'}; nothing changed`, { env: env.name, unit }));
   return report;

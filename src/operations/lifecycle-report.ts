@@ -7,6 +7,7 @@
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import { type DeletionCause, inLeavingSection, type Plan, type UnitPlan } from '../plan/actions';
 import { doneDetail } from '../plan/reasons';
+import { isRetained } from '../plan/unit-view';
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
 import type { LifecycleDone, UnitOutcome } from '../run/run-state';
 
@@ -112,7 +113,7 @@ function unitsLeaving(plan: Plan, results: LifecycleResults, owned: ReadonlySet<
   const left = new Set<string>();
   for (const name of plan.order) {
     const unit = plan.units.get(name)!;
-    const settled = unit.action.type === 'retained' || unit.action.type === 'drop' || unit.desired?.lifecycle?.state === 'retained';
+    const settled = unit.action.type === 'retained' || unit.action.type === 'drop' || isRetained(unit.desired);
     if (!owned.has(name) && !settled) left.add(name);
   }
   for (const done of results.lifecycleDone.values()) if (!owned.has(done.name)) left.add(done.name);

@@ -7,7 +7,7 @@
  * object database. Nothing is read for a unit whose reads did not change.
  */
 import type { Plan, UnitPlan } from '../plan/actions';
-import { receiptOfIncarnation } from '../plan/incarnation';
+import { receiptOfIncarnation } from '../plan/unit-view';
 import type { ObjectReader } from '../state/store';
 import { byCodeUnits } from '../util/compare';
 

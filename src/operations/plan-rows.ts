@@ -9,7 +9,7 @@
 import type { DriverPlan } from '../drivers/contract';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { approvalDigest } from '../plan/digest';
-import { receiptOfIncarnation } from '../plan/incarnation';
+import { receiptOfIncarnation } from '../plan/unit-view';
 import { runDetail, statusDetail } from '../plan/reasons';
 import { unifiedDiff } from '../report/text-diff';
 import type { ReconcileReport, ReconcileUnitReport } from '../report/types';

@@ -14,6 +14,7 @@ import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { Plan, UnitPlan } from '../plan/actions';
 import { ownedGraph } from '../plan/planner';
 import { runDetail } from '../plan/reasons';
+import { isDeleting } from '../plan/unit-view';
 import { emptyDiagnostics, FORMAT_VERSION, type ReconcileReport, type ReconcileUnitReport, REPORT_API_VERSION } from '../report/types';
 import type { EngineResult } from '../run/engine';
 import type { UnitOutcome } from '../run/run-state';
@@ -90,7 +91,7 @@ function resultOfAction(plan: UnitPlan, imports: Imports): string {
 
 /** A unit whose teardown started: one that waits or was stopped is still tearing down. */
 function deleting(plan: UnitPlan): boolean {
-  return plan.desired?.lifecycle?.state === 'deleting';
+  return isDeleting(plan.desired);
 }
 
 /** A recovered unit's detail starts with why it is uncertain, then what else holds it back. */

@@ -6,6 +6,7 @@
  */
 import type { RefTransition } from '../lease/publish';
 import { type Plan, restoresDesired, writesDesiredOnly } from '../plan/actions';
+import { isHeld } from '../plan/unit-view';
 import type { ReconcileReport } from '../report/types';
 import { type AppliedHolds, applyHolds } from '../run/apply-holds';
 import type { EngineResult } from '../run/engine';
@@ -29,6 +30,7 @@ export interface SettledRun {
 interface Start {
   refs: RefSnapshot;
   view: EnvironmentStateView;
+  generation: number;
 }
 
 /** The first hold delivered per unit, in the order the run read them. */
@@ -38,8 +40,8 @@ function deliveredHolds(signals: HoldSignal[]): HoldSignal[] {
 }
 
 /** Applies delivered holds to the decided documents. */
-function settleHolds(opened: OpenedEnvironment, desired: Map<string, DesiredUnitDoc>, engine: EngineResult, report: ReconcileReport): AppliedHolds {
-  const holds = applyHolds(opened.env.name, desired, engine.observed, deliveredHolds(engine.signals));
+function settleHolds(opened: OpenedEnvironment, start: Start, desired: Map<string, DesiredUnitDoc>, engine: EngineResult, report: ReconcileReport): AppliedHolds {
+  const holds = applyHolds(opened.env.name, desired, engine.observed, deliveredHolds(engine.signals), start.generation);
   report.warnings.push(...holds.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
   report.details.held = holds.held;
   return holds;
@@ -123,11 +125,11 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const decided = new Map(engine.desired);
   for (const [name, plan] of engine.plan.units) if (writesDesiredOnly(plan)) decided.set(name, plan.next!);
   const restored = restoredDesired(engine.plan);
-  const holds = settleHolds(opened, decided, engine, report);
+  const holds = settleHolds(opened, start, decided, engine, report);
   const desired = holds.desired;
   // A resumed held marker whose unit left the ownership set has no incarnation: its file goes.
   // Under --unit the planner skips it instead of dropping it, so the file stays.
-  const dropped = engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && desired.get(n)?.lifecycle?.state !== 'held');
+  const dropped = engine.plan.order.filter((n) => engine.plan.units.get(n)!.action.type === 'drop' && !isHeld(desired.get(n)));
   for (const name of dropped) desired.delete(name);
   const changes = documentChanges({ desired: start.view.desiredUnits, observed: start.view.observedUnits }, { desired, observed: engine.observed });
   listChanged(report, engine.plan, changedUnits(changes), importsOf(takeover));

@@ -16,6 +16,7 @@
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import type { RefUpdate } from '../git/refs';
+import { isHeld } from '../plan/unit-view';
 import { readSignals, type SignalsRead } from '../run/signals';
 import { type Damage, damageDiagnostic, whereOf } from '../state/damage';
 import type { ConditionRecord, DesiredUnitDoc, EnvironmentStateDoc, ObservedUnitDoc } from '../state/documents';
@@ -131,7 +132,7 @@ export function giveIncarnations(desired: Map<string, DesiredUnitDoc>, observed:
     const d = desired.get(name);
     const uid = d?.uid ?? mint();
     observed.set(name, { ...o, uid });
-    if (!d?.uid && d?.lifecycle?.state !== 'held') desired.set(name, { uid, generation, lifecycle: { state: 'active' } });
+    if (!d?.uid && !isHeld(d)) desired.set(name, { uid, generation, lifecycle: { state: 'active' } });
   }
 }
 

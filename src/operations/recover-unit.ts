@@ -8,6 +8,7 @@ import { diagnostic, fail, NylError } from '../errors/diagnostic';
 import { versionOf } from '../drivers/kinds';
 import { formatIdentity } from '../lease/lease';
 import { planEnvironment } from '../plan/planner';
+import { checkpointMatches, isHeld, keyNow } from '../plan/unit-view';
 import { executionKey } from '../project/execution-key';
 import type { StateOperationReport } from '../report/types';
 import { evidenceRefName, evidenceRefs, lateEvidenceRefName } from '../run/evidence';
@@ -77,7 +78,8 @@ async function listEvidence(opened: OpenedEnvironment, refs: RefSnapshot, c: Omi
   for (const [ref, oid] of refs) if (ref.startsWith(prefix)) sources.push({ run: ref.slice(prefix.length), ref, oid, source: 'run' });
   for (const e of evidenceRefs(store, refs)) if (e.unit === c.name) sources.push({ run: e.run, ref: e.ref, oid: e.oid, source: 'evidence' });
   const records = await Promise.all(sources.map((s) => readRunUnitRecord(store.reader, s.ref, s.oid, c.name)));
-  const held = c.desired?.lifecycle?.state === 'held';
+  const held = isHeld(c.desired);
+  const keyNow = unitKeyNow(c);
   const entries = sources.flatMap((s, i) => {
     const { doc: d, damage } = records[i]!;
     if (damage) {
@@ -86,10 +88,15 @@ async function listEvidence(opened: OpenedEnvironment, refs: RefSnapshot, c: Omi
     }
     if (!d) return [];
     const result = d.checkpoint ? d.checkpoint.result : 'started';
-    const acceptable = !held && result === 'receipt' && d.uid === c.desired?.uid && d.executionKey === c.recordedKey && (c.resolvedKey === undefined || c.resolvedKey === c.recordedKey);
+    const acceptable = !held && result === 'receipt' && checkpointMatches(d, c.desired?.uid, keyNow);
     return [{ run: s.run, source: s.source, result, executionKey: d.executionKey, uid: d.uid, acceptable }];
   });
   return entries.sort((a, b) => byCodeUnits(b.run, a.run) || byCodeUnits(a.source, b.source));
+}
+
+/** The key a checkpoint must have to be accepted: the recorded one, unless source moved on. */
+function unitKeyNow(c: Pick<UnitCase, 'recordedKey' | 'resolvedKey'>): string | undefined {
+  return keyNow(c.recordedKey, c.resolvedKey);
 }
 
 function refusal(opened: OpenedEnvironment, c: UnitCase, code: RefusalCode, message: string): NylError {
@@ -114,13 +121,13 @@ function retry(rt: Runtime, opened: OpenedEnvironment, c: UnitCase, req: Recover
  */
 async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase, run: string, next: ObservedUnitDoc): Promise<Record<string, unknown>> {
   const { store } = opened;
-  if (c.desired?.lifecycle?.state === 'held') throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `${c.name} is held: a held unit runs nothing, so nothing can be accepted for it`);
+  if (isHeld(c.desired)) throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `${c.name} is held: a held unit runs nothing, so nothing can be accepted for it`);
   const sources = [runRefName(store.loc, run), evidenceRefName(store, c.name, run), lateEvidenceRefName(store, c.name, run)].map((ref) => refs.get(ref)).filter((o): o is string => o !== undefined);
   const docs = await Promise.all(sources.map((oid) => readRunUnit(store.reader, oid, c.name)));
   const cp: RunUnitDoc | undefined = docs.find((doc) => doc?.checkpoint?.result === 'receipt');
   if (!run || !cp?.checkpoint) throw refusal(opened, c, 'NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${c.name}`);
-  if (cp.uid !== c.desired?.uid || cp.executionKey !== c.recordedKey || (c.resolvedKey !== undefined && c.resolvedKey !== c.recordedKey)) {
-    const why = cp.uid !== c.desired?.uid || cp.executionKey !== c.recordedKey
+  if (!checkpointMatches(cp, c.desired?.uid, unitKeyNow(c))) {
+    const why = !checkpointMatches(cp, c.desired?.uid, c.recordedKey)
       ? `its desired document has ${c.recordedKey ?? 'no execution key'} and uid ${c.desired?.uid ?? 'none'}`
       : `the source now resolves ${c.name} to ${c.resolvedKey}`;
     throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `run ${run} executed ${c.name} with execution key ${cp.executionKey} and uid ${cp.uid}; ${why}`);

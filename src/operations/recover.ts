@@ -157,7 +157,7 @@ async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: Reco
   const refs = r.survey.refs;
   // Holds delivered to runs that died take effect here: a delivered hold always takes effect.
   const signals = r.survey.signals.signals;
-  const holds = applyHolds(env.name, r.work.desired, r.work.observed, signals);
+  const holds = applyHolds(env.name, r.work.desired, r.work.observed, signals, r.state.state!.generation);
   const aside = setAsideSignals(opened, r.survey);
   const repaired = [...r.repaired, ...aside.repaired];
   const breaks = r.broken ? breakFields(tx.replaced) : {};

@@ -8,7 +8,7 @@ import { withLease } from '../lease/transaction';
 import type { StateOperationReport } from '../report/types';
 import { buildTransitions } from '../run/transition-plan';
 import { readSignals, type HoldSignal, signalDeletions } from '../run/signals';
-import { resumeDocument } from '../state/hold';
+import { resumeDocument } from '../plan/hold';
 import type { RefSnapshot } from '../state/store';
 import type { DesiredUnitDoc } from '../state/documents';
 import { type EnvironmentStateView, readEnvironmentState } from '../state/read';

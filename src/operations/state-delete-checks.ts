@@ -12,7 +12,7 @@
  * Held markers (no uid) and released records block nothing: the deletion removes them.
  */
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
-import { currentUid } from '../plan/planner';
+import { liveIncarnation } from '../plan/unit-view';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import type { EnvironmentStateView } from '../state/read';
 import { byCodeUnits } from '../util/compare';
@@ -28,10 +28,7 @@ export interface UnitBlocker {
 /** Why a unit's desired document keeps the state from being deleted, if it does. */
 function desiredBlock(d: DesiredUnitDoc, generation: number): BlockReason | undefined {
   if (d.teardownRequest) return 'teardown requested';
-  const state = d.lifecycle?.state;
-  if (state === 'deleting' || state === 'pending-teardown' || state === 'retained') return state;
-  if (!currentUid(d, generation)) return undefined;
-  return state === 'held' ? 'held' : 'active';
+  return liveIncarnation(d, generation);
 }
 
 /** Why an observed record without a desired document blocks: an incarnation nothing released. */

@@ -15,6 +15,7 @@ import { carriesBreak, clockSkewOf, type LeaseRecord, type LeaseStatus, leaseSta
 import type { UnitPlan } from '../plan/actions';
 import { planEnvironment } from '../plan/planner';
 import { statusDetail, statusPhase } from '../plan/reasons';
+import { observesIncarnation } from '../plan/unit-view';
 import { emptyDiagnostics, FORMAT_VERSION, REPORT_API_VERSION, type StatusReport, type UnitStatus } from '../report/types';
 import { importRuns } from '../run/import';
 import { readSignals } from '../run/signals';
@@ -47,8 +48,9 @@ function receiptState(state: UnitStatus['state'], hasReceipt: boolean): UnitStat
 /** Drift observations and an approval wait, as status shows them. */
 function driftAndApproval(p: UnitPlan, s: UnitStatus): void {
   const observed = p.observed;
-  if (observed?.drift && observed.uid === p.uid) s.drift = observed.drift;
-  if (observed?.driftHistory && observed.uid === p.uid) s.driftHistory = observed.driftHistory;
+  // Only the current incarnation's observations count.
+  if (observesIncarnation(observed, p.uid) && observed.drift) s.drift = observed.drift;
+  if (observesIncarnation(observed, p.uid) && observed.driftHistory) s.driftHistory = observed.driftHistory;
   const a = p.action;
   if (a.type !== 'awaiting-approval') return;
   s.approval = { reason: a.reason, requireDigest: a.requireDigest, ...(a.digest ? { digest: a.digest } : {}) };

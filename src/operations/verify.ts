@@ -20,7 +20,8 @@
 import { diagnostic, type Diagnostic, fail, NylError } from '../errors/diagnostic';
 import type { LeaseTransaction } from '../lease/transaction';
 import { withLease } from '../lease/transaction';
-import { currentUid } from '../plan/incarnation';
+import { currentReceipt } from '../plan/unit-view';
+import { notReconciledDetail } from '../plan/reasons';
 import { recoveryOf } from '../plan/planner';
 import { ownershipSet } from '../project/selectors';
 import type { UnitResource } from '../project/types';
@@ -129,30 +130,13 @@ function selectUnits(opened: OpenedEnvironment, view: EnvironmentStateView, gene
 
 /** The unit to check, or why it is skipped. */
 function pick(opened: OpenedEnvironment, name: string, unit: UnitResource | undefined, desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, generation: number): Selected | string {
-  const tombstone = lifecycleSkip(desired);
+  const tombstone = notReconciledDetail(desired);
   if (tombstone) return tombstone;
   if (!unit) return desired ? 'it left the ownership set: the next reconcile removes it as its deletionPolicy says' : 'neither source nor state has it any more';
-  const uid = currentUid(desired, generation);
-  const receipt = uid && observed?.uid === uid ? observed.receipt : undefined;
+  const receipt = currentReceipt(desired, observed, generation);
   if (!receipt) return 'it has no receipt in its current incarnation yet: the next reconcile executes it';
   const kind = receipt.desired.kind ?? desired?.kind ?? unit.kind;
   return { target: { unit: name, kind, receipt }, recovery: recoveryOf(unit, opened.drivers) };
-}
-
-/** Why a held unit or a tombstone is not checked. */
-function lifecycleSkip(desired: DesiredUnitDoc | undefined): string | undefined {
-  switch (desired?.lifecycle?.state) {
-    case 'held':
-      return `it is held${desired.hold?.by ? ` by ${desired.hold.by}` : ''}: a held unit is left as it is until nyl resume`;
-    case 'retained':
-      return 'it is a retained tombstone: nothing reconciles it any more';
-    case 'deleting':
-      return 'it is being deleted: its teardown has started';
-    case 'pending-teardown':
-      return 'it is leaving: its teardown waits for --allow-teardown';
-    default:
-      return undefined;
-  }
 }
 
 /** One observed commit with every new observation, published with the lease's release; then the report. */

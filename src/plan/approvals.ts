@@ -17,7 +17,7 @@ import type { UnitResource } from '../project/types';
 import type { ConditionRecord, DriftRecord, ObservedUnitDoc, ReceiptRecord } from '../state/documents';
 import type { Action, ApprovalNeed, ExecuteReason, GrantedApproval } from './actions';
 import type { PlanInput } from './input';
-import { recoveryPolicy } from './incarnation';
+import { recoveryPolicy } from './unit-view';
 
 /** The unit's approval policy as source declares it. */
 export function approvalPolicy(unit: UnitResource): { required: boolean; requireDigest: boolean } {

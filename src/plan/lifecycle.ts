@@ -27,7 +27,7 @@
 import { consumersFirstOrder } from '../project/graph';
 import type { DeletionPolicy, DesiredUnitDoc } from '../state/documents';
 import { type Action, type DeletionCause, runStopped, type TeardownWait, type UnitPlan } from './actions';
-import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
+import { conditionOfIncarnation, currentUid, isDeleting, isHeld, isRetained, lifecycleState, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './unit-view';
 import type { PlanInput } from './input';
 import { sharedTeardown } from './shared-state';
 
@@ -50,7 +50,7 @@ export function hasIncarnation(desired: DesiredUnitDoc | undefined, generation: 
  * a hold freezes it, deletion included.
  */
 export function ownedDeletionCause(desired: DesiredUnitDoc | undefined, kind: string, generation: number): DeletionCause | undefined {
-  if (!desired || !hasIncarnation(desired, generation) || desired.lifecycle?.state === 'held') return undefined;
+  if (!desired || !hasIncarnation(desired, generation) || isHeld(desired)) return undefined;
   if (desired.deletion) return desired.deletion.cause;
   if (desired.teardownRequest) return 'request';
   return desired.kind !== undefined && desired.kind !== kind ? 'kind-change' : undefined;
@@ -113,7 +113,7 @@ function decideLifecycle(plan: UnitPlan, cause: DeletionCause, owned: boolean, p
   const damaged = input.damaged?.get(plan.name);
   if (damaged !== undefined) return { ...plan, action: { type: 'blocked', reason: 'state-damaged', problem: damaged } };
   const desired = plan.desired!;
-  if (desired.lifecycle?.state === 'held') return { ...plan, action: { type: 'held', reason: 'held-leaving', ...(desired.hold ? { hold: desired.hold } : {}) } };
+  if (isHeld(desired)) return { ...plan, action: { type: 'held', reason: 'held-leaving', ...(desired.hold ? { hold: desired.hold } : {}) } };
   const delivered = input.run?.holds?.get(plan.name);
   if (delivered) return { ...plan, action: { type: 'held', reason: 'hold-delivered', delivered } };
   if (!hasIncarnation(desired, input.generation)) return { ...plan, action: markerAction(input) };
@@ -130,9 +130,9 @@ function markerAction(input: PlanInput): Action {
 function baseAction(plan: UnitPlan, cause: DeletionCause, pass: Pass): Action {
   const desired = plan.desired!;
   const policy = policyOf(desired);
-  const tearsDown = desired.lifecycle?.state === 'deleting' || cause === 'request' || policy === 'Teardown';
+  const tearsDown = isDeleting(desired) || cause === 'request' || policy === 'Teardown';
   if (!tearsDown) {
-    if (desired.lifecycle?.state === 'retained') return { type: 'retained', reason: 'tombstone' };
+    if (isRetained(desired)) return { type: 'retained', reason: 'tombstone' };
     if (policy === 'Release' || cause === 'kind-change') return { type: 'release', reason: cause === 'kind-change' ? 'kind-change' : 'left-ownership-set' };
     return { type: 'retain', reason: 'left-ownership-set' };
   }
@@ -141,7 +141,7 @@ function baseAction(plan: UnitPlan, cause: DeletionCause, pass: Pass): Action {
 
 function teardownAction(plan: UnitPlan, cause: DeletionCause, pass: Pass): Action {
   const { input } = pass;
-  const started = plan.desired!.lifecycle?.state === 'deleting';
+  const started = isDeleting(plan.desired);
   const condition = started ? conditionOfIncarnation(plan) : undefined;
   const terminal = condition ? terminalCondition(condition, recoveryOfRendering(plan, input), input.run?.runId) : undefined;
   if (terminal) return terminal;
@@ -205,7 +205,7 @@ function filtered(plan: UnitPlan, cause: DeletionCause, owned: boolean, input: P
 /** Lifecycle work --unit leaves for a run without it; `allowTeardown`: that run needs --allow-teardown too. */
 function excluded(plan: UnitPlan, cause: DeletionCause, input: PlanInput): Action {
   const desired = plan.desired!;
-  const allowTeardown = cause !== 'request' && desired.lifecycle?.state !== 'deleting' && policyOf(desired) === 'Teardown' && !input.lifecycle?.allowTeardown;
+  const allowTeardown = cause !== 'request' && !isDeleting(desired) && policyOf(desired) === 'Teardown' && !input.lifecycle?.allowTeardown;
   return { type: 'pending-teardown', reason: 'lifecycle-excluded', cause, allowTeardown };
 }
 
@@ -222,13 +222,13 @@ function withNext(plan: UnitPlan, cause: DeletionCause, input: PlanInput): UnitP
     const { deletion: _d, teardownRequest: _r, ...rest } = desired;
     return { ...plan, next: { ...rest, lifecycle: { state: 'retained' } } };
   }
-  const waitsToStart = a.type === 'pending-teardown' && a.reason !== 'lifecycle-excluded' && cause !== 'request' && desired.lifecycle?.state === 'active';
+  const waitsToStart = a.type === 'pending-teardown' && a.reason !== 'lifecycle-excluded' && cause !== 'request' && lifecycleState(desired) === 'active';
   return waitsToStart ? { ...plan, next: { ...desired, lifecycle: { state: 'pending-teardown' } } } : plan;
 }
 
 /** The document of a teardown: deleting, with its deletion record once it starts (kept while it lasts). */
 function deletingDocument(desired: DesiredUnitDoc, cause: DeletionCause, input: PlanInput): DesiredUnitDoc {
-  if (desired.lifecycle?.state === 'deleting' && desired.deletion) return desired;
+  if (isDeleting(desired) && desired.deletion) return desired;
   const run = input.run;
   const deletion = { cause, policy: policyOf(desired), since: run?.at ?? '', ...(run?.runId ? { run: run.runId } : {}) };
   return { ...desired, lifecycle: { state: 'deleting' }, deletion };

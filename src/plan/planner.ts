@@ -35,10 +35,10 @@ import { byCodeUnits } from '../util/compare';
 import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
 import { runStopped, willExecute } from './actions';
 import { type PlanInput, type Prepared, recordedPreparation, renderingDigest } from './input';
-import { conditionOfIncarnation, currentUid, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './incarnation';
+import { conditionOfIncarnation, currentUid, incarnationCondition, incarnationReceipt, isHeld, receiptOfIncarnation, recoveryPolicy, sameRendering, terminalCondition } from './unit-view';
 import { currentReceiptAction, gateExecution } from './approvals';
 
-export { currentUid } from './incarnation';
+export { currentUid } from './unit-view';
 import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
 
 export type { PlanInput, Prepared, RunContext, RunMode } from './input';
@@ -210,7 +210,7 @@ function producerReceipt(plan: UnitPlan | undefined): ProducerReceipt | undefine
   if (!plan) return undefined;
   const receipt = plan.observed?.receipt;
   if (plan.action.type === 'current') return receipt ? asProducer(receipt) : { outputs: {}, run: '' };
-  if ((KEEPS_RECEIPT.has(plan.action.type) || lendsCurrentReceipt(plan)) && receipt && plan.observed?.uid === plan.desired?.uid) return asProducer(receipt);
+  if (KEEPS_RECEIPT.has(plan.action.type) || lendsCurrentReceipt(plan)) return asProducer(incarnationReceipt(plan.observed, plan.desired?.uid));
   return undefined;
 }
 
@@ -371,11 +371,11 @@ function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>, execu
 /** A held unit changes in no way: held in state, or by a hold delivered to this run before it ran. */
 function heldAction(plan: UnitPlan, input: PlanInput, scope: ResolveScope): Action | undefined {
   const desired = plan.desired;
-  if (desired?.lifecycle?.state === 'held') {
+  if (isHeld(desired)) {
     const compared = heldSourceComparison(plan, input, scope);
     const sourceChanged = compared === 'changed';
     const pending = pendingSource(compared, desired.hold?.pending, input.sourceCommit);
-    const condition = desired.uid && plan.observed?.uid === desired.uid ? plan.observed.condition : undefined;
+    const condition = incarnationCondition(plan.observed, desired.uid);
     const extra = { sourceChanged, ...(desired.hold ? { hold: desired.hold } : {}), ...(pending ? { pending } : {}) };
     return condition?.type === 'uncertain' ? { type: 'held', reason: 'held-uncertain', condition, ...extra } : { type: 'held', reason: 'held', ...extra };
   }
@@ -417,7 +417,7 @@ function heldSourceComparison(plan: UnitPlan, input: PlanInput, scope: ResolveSc
   if (!desired.uid) return 'changed';
   const now = resolveUnit(plan.unit!, desired.uid, scope, preparationOf(plan, input));
   if (now.rendering === undefined || desired.rendering === undefined) return 'unknown';
-  return canonicalJson(now.rendering) === canonicalJson(desired.rendering) ? 'same' : 'changed';
+  return sameRendering(now.rendering, desired.rendering) ? 'same' : 'changed';
 }
 
 /**

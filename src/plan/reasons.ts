@@ -3,10 +3,11 @@
  * Rendering only: nothing reads these strings back. Status says what the unit is now ("no
  * receipt"); a run says what happened to it in the run ("not started: ...").
  */
-import type { ConditionRecord, DriftRecord } from '../state/documents';
+import type { ConditionRecord, DesiredUnitDoc, DriftRecord } from '../state/documents';
 import type { Action, ApprovalNeed, DeletionCause, ExecuteReason, StopReason, TeardownWait, UnitPlan } from './actions';
 import { policyOf } from './lifecycle';
 import { formatWait } from './planner';
+import { notReconciled } from './unit-view';
 
 /**
  * `awaiting-dependencies`: the unit waits for dependencies that execute first and is re-evaluated
@@ -280,4 +281,20 @@ export function startReason(plan: UnitPlan): string {
   if (a.reason === 'reapply') return 'reapplied on request';
   if (a.reason === 'retry-failure') return 'retrying failure';
   return a.reason === 'key-changed' ? 'execution key changed' : 'no receipt';
+}
+
+/** Why a held unit or one on its way out is left alone (`nyl verify` checks only active units). */
+export function notReconciledDetail(desired: DesiredUnitDoc | undefined): string | undefined {
+  switch (notReconciled(desired)) {
+    case 'held':
+      return `it is held${desired!.hold?.by ? ` by ${desired!.hold.by}` : ''}: a held unit is left as it is until nyl resume`;
+    case 'retained':
+      return 'it is a retained tombstone: nothing reconciles it any more';
+    case 'deleting':
+      return 'it is being deleted: its teardown has started';
+    case 'pending-teardown':
+      return 'it is leaving: its teardown waits for --allow-teardown';
+    default:
+      return undefined;
+  }
 }

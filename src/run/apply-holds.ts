@@ -3,7 +3,7 @@
  */
 import { diagnostic, type Diagnostic } from '../errors/diagnostic';
 import type { DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from '../state/documents';
-import { holdDocument } from '../state/hold';
+import { holdDocument } from '../plan/hold';
 
 export interface HoldRequest {
   unit: string;
@@ -21,12 +21,13 @@ export interface AppliedHolds {
   diagnostics: Diagnostic[];
 }
 
-export function applyHolds(env: string, desired: Map<string, DesiredUnitDoc>, observed: Map<string, ObservedUnitDoc>, holds: HoldRequest[]): AppliedHolds {
+/** `generation`: the state's, which tells the current incarnation (../plan/unit-view.ts). */
+export function applyHolds(env: string, desired: Map<string, DesiredUnitDoc>, observed: Map<string, ObservedUnitDoc>, holds: HoldRequest[], generation: number): AppliedHolds {
   const out: AppliedHolds = { desired: new Map(desired), held: [], markers: [], alreadyHeld: [], refused: [], diagnostics: [] };
   for (const h of holds) {
     const record: HoldRecord = { by: h.by, since: h.at };
     if (h.reason) record.reason = h.reason;
-    const decision = holdDocument(out.desired.get(h.unit), observed.get(h.unit), record);
+    const decision = holdDocument(out.desired.get(h.unit), observed.get(h.unit), record, generation);
     if (decision.kind === 'refused') {
       out.refused.push(h.unit);
       out.diagnostics.push(diagnostic('NYL-HOLD-REFUSED', 'error', `${h.unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env, unit: h.unit, units: [h.unit] }));

@@ -23,6 +23,7 @@ import type { EnvironmentResource, Project, UnitResource } from '../project/type
 import type { KindSet } from '../drivers/kinds';
 import { asProducer, currentUid, ownedGraph, resolveUnit, scopeOf } from '../plan/planner';
 import { recordedPreparation } from '../plan/input';
+import { checkpointMatches, incarnationCondition, incarnationReceipt } from '../plan/unit-view';
 import type { ProducerReceipt } from '../project/render';
 import type { ConditionRecord, DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { type Damage, whereOf } from '../state/damage';
@@ -92,8 +93,8 @@ class Importer {
 
   private readonly receiptOf = (name: string): ProducerReceipt | undefined => {
     const o = this.result.observed.get(name);
-    if (!o?.receipt || o.uid !== this.uidOf(name) || o.condition) return undefined;
-    return asProducer(o.receipt);
+    const uid = this.uidOf(name);
+    return incarnationCondition(o, uid) ? undefined : asProducer(incarnationReceipt(o, uid));
   };
 
   private addEvidence(name: string, run: string, to = this.result.evidence): void {
@@ -151,8 +152,9 @@ class Importer {
   private keyMatches(name: string, doc: RunUnitDoc): boolean {
     const unit = this.byName.get(name);
     const uid = this.uidOf(name);
-    if (!unit || !uid || uid !== doc.uid) return false;
-    return resolveUnit(unit, uid, scopeOf(this.input, this.receiptOf), recordedPreparation(doc.desired)).executionKey === doc.executionKey;
+    // A record of another incarnation matches no key: no need to resolve the unit.
+    if (!unit || !checkpointMatches(doc, uid, doc.executionKey)) return false;
+    return checkpointMatches(doc, uid, resolveUnit(unit, uid, scopeOf(this.input, this.receiptOf), recordedPreparation(doc.desired)).executionKey);
   }
 
   /** One unit's record in one run. */

@@ -8,6 +8,7 @@ import { withoutKeyVariables } from '../util/sealed';
 import { type DriverContext, type Failure, failure, type RecordedReceipt } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { UnitPlan } from '../plan/actions';
+import { observesIncarnation } from '../plan/unit-view';
 import type { DesiredUnitDoc, ReceiptRecord } from '../state/documents';
 import { parseDuration } from '../util/duration';
 import type { Runtime } from '../util/runtime';
@@ -63,7 +64,7 @@ export function recordedReceipt(receipt: ReceiptRecord | undefined, current: boo
  */
 export function recordsOf(plan: UnitPlan): Pick<DriverContext, 'receipt' | 'acknowledgement' | 'sourceReads' | 'attempt'> {
   const observed = plan.observed;
-  const current = plan.uid !== undefined && observed?.uid === plan.uid;
+  const current = observesIncarnation(observed, plan.uid);
   const receipt = recordedReceipt(observed?.receipt, current);
   const acknowledgement = current ? observed?.acknowledgement : undefined;
   const reads = plan.reads?.sources ? { sourceReads: Object.keys(plan.reads.sources) } : {};

@@ -7,7 +7,7 @@
 import { type ApplyOutcome, type DriverContext, type DriverPlan, type Failure, failure, type TeardownOutcome, type Uncertain } from '../drivers/contract';
 import type { DriverSet } from '../drivers/registry';
 import type { UnitPlan } from '../plan/actions';
-import { receiptOfIncarnation } from '../plan/incarnation';
+import { receiptOfIncarnation } from '../plan/unit-view';
 import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { holdDocument, isMarker, resumeDocument } from '../../dist/state/hold.js';
+import { holdDocument, resumeDocument } from '../../dist/plan/hold.js';
+import { isMarker } from '../../dist/plan/unit-view.js';
 import { applyHolds } from '../../dist/run/apply-holds.js';
 
 const UID = '0192f0c0-0000-7000-8000-00000000000d';
@@ -212,4 +213,32 @@ test('applyHolds with no requests changes nothing', () => {
   const out = applyHolds('dev', desired, new Map(), []);
   assert.deepEqual(out, { desired, held: [], markers: [], alreadyHeld: [], refused: [], diagnostics: [] });
   assert.notEqual(out.desired, desired);
+});
+
+// --- the planner's rules: the current incarnation, canonical rendering equality ----------------
+
+test('a receipt of an incarnation --fresh gave up does not count: the unit keeps its own document', () => {
+  // State generation 2: the uid of generation 1 is given up, as the planner treats it.
+  const newer = { ...ran, source: 'c2', rendering: { run: ['migrate', 'v2'] } };
+  const observed = { uid: UID, receipt: receiptOf(ran), lastRun: { run: 'r1', result: 'executed', at: 'x' } };
+  const d = holdDocument(newer, observed, HOLD, 2);
+  assert.deepEqual(d, { kind: 'hold', doc: { ...newer, lifecycle: { state: 'held' }, hold: HOLD }, marker: false });
+  // In its own generation the same receipt counts.
+  assert.deepEqual(holdDocument(newer, observed, HOLD, 1).doc.rendering, ran.rendering);
+});
+
+test('renderings equal as canonical JSON are the same: no pending for another key order', () => {
+  const rendering = { run: ['migrate', 'v1'], env: { A: '1', B: '2' } };
+  const reordered = { env: { B: '2', A: '1' }, run: ['migrate', 'v1'] };
+  const d = holdDocument({ ...ran, source: 'c2', rendering: reordered }, { uid: UID, receipt: receiptOf({ ...ran, rendering }) }, HOLD, 1);
+  assert.equal(d.doc.hold.pending, undefined);
+  assert.equal(d.doc.source, 'c1');
+});
+
+test('applyHolds: the state generation decides which receipt counts', () => {
+  const observed = new Map([['migrate', { uid: UID, receipt: receiptOf(ran) }]]);
+  const newer = { ...ran, source: 'c2', rendering: { run: ['migrate', 'v2'] } };
+  const out = applyHolds('dev', new Map([['migrate', newer]]), observed, [{ unit: 'migrate', by: 'A', at: 't' }], 2);
+  // No current receipt, nothing shows it ran in this generation: a marker.
+  assert.deepEqual(out.markers, ['migrate']);
 });

@@ -13,9 +13,12 @@
  * An incarnation is a unit's uid (its desired document's, else its observed one's). The restore
  * resurrects a uid the current state does not have for that unit, and drops one it has that the
  * restore point does not.
+ *
+ * It lives in plan/ (not state/) because what it keeps held is decided by ./unit-view.ts.
  */
-import type { DesiredUnitDoc, ObservedUnitDoc } from './documents';
+import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { resumeDocument } from './hold';
+import { isHeld, isMarker } from './unit-view';
 
 export interface UnitDocs {
   desired: Map<string, DesiredUnitDoc>;
@@ -31,18 +34,16 @@ export interface RestoreResult {
   dropped: Record<string, string>;
 }
 
-const isHeld = (d: DesiredUnitDoc | undefined): boolean => d?.lifecycle?.state === 'held';
-
 /** The desired document a unit gets: the restore point's, under the current admission. */
 export function admittedDocument(current: DesiredUnitDoc | undefined, restored: DesiredUnitDoc | undefined): DesiredUnitDoc | undefined {
   if (isHeld(current)) {
-    const hold = current!.hold ? { hold: current!.hold } : {};
-    if (!restored || (isHeld(restored) && !restored.uid && !restored.kind)) return { lifecycle: { state: 'held' }, ...hold };
+    const hold = current.hold ? { hold: current.hold } : {};
+    if (!restored || isMarker(restored)) return { lifecycle: { state: 'held' }, ...hold };
     const { hold: _old, ...rest } = restored;
     return { ...rest, lifecycle: { state: 'held' }, ...hold };
   }
   if (!isHeld(restored)) return restored;
-  if (!restored!.uid && !restored!.kind) return undefined;
+  if (isMarker(restored)) return undefined;
   return resumeDocument(restored);
 }
 

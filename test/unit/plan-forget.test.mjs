@@ -1,7 +1,7 @@
-// What `nyl state forget` may drop (src/state/forget.ts): only what nothing reconciles any more.
+// What `nyl state forget` may drop (src/plan/forget.ts): only what nothing reconciles any more.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { forgetDecision } from '../../dist/state/forget.js';
+import { forgetDecision } from '../../dist/plan/forget.js';
 
 const UID = '0192f0c0-0000-7000-8000-00000000000d';
 const doc = (state, extra = {}) => ({ uid: UID, kind: 'Command', generation: 1, lifecycle: { state }, ...extra });

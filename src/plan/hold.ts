@@ -1,9 +1,11 @@
 /**
  * What a hold keeps and what resume lifts, as pure functions over state documents.
  *
- * - A unit with a receipt is held at the desired document its latest receipt was produced for,
- *   with its uid, so consumers keep resolving from what actually runs; a newer decision waiting
- *   behind the hold is recorded as hold.pending.
+ * - A unit with a receipt of its current incarnation (./unit-view.ts: its uid, of the state's
+ *   generation) is held at the desired document that receipt was produced for, with its uid, so
+ *   consumers keep resolving from what actually runs; a newer decision that renders the unit
+ *   differently (./unit-view.ts, sameRendering: as the planner compares a held unit's rendering)
+ *   waits behind the hold, recorded as hold.pending.
  * - An uncertain unit is held the same way; its condition stays. One without a receipt, or a
  *   failed one, keeps its document and uid: it has nothing to fall back on, and its condition
  *   (a failure that needs `recover --retry`) must survive hold and resume.
@@ -11,22 +13,25 @@
  *   no uid, kind or rendering.
  * - A deleting unit pauses: its deletion block stays next to the hold.
  * - A retained tombstone cannot be held.
+ * It lives in plan/ (not state/) because it decides by the planner's rules about an incarnation.
  */
-import type { DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from './documents';
+import type { DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from '../state/documents';
+import { currentReceipt, isDeleting, isHeld, isRetained, sameRendering } from './unit-view';
 
 export type HoldDecision =
   | { kind: 'hold'; doc: DesiredUnitDoc; marker: boolean }
   | { kind: 'already-held'; doc: DesiredUnitDoc }
   | { kind: 'refused'; reason: 'retained' };
 
-export function holdDocument(desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, hold: HoldRecord): HoldDecision {
-  if (desired?.lifecycle?.state === 'held') return { kind: 'already-held', doc: desired };
-  if (desired?.lifecycle?.state === 'retained') return { kind: 'refused', reason: 'retained' };
-  const receipt = observed?.receipt && observed.uid && observed.uid === desired?.uid ? observed.receipt : undefined;
+/** `generation`: the state's; a receipt of an incarnation --fresh gave up does not count. */
+export function holdDocument(desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, hold: HoldRecord, generation: number): HoldDecision {
+  if (isHeld(desired)) return { kind: 'already-held', doc: desired };
+  if (isRetained(desired)) return { kind: 'refused', reason: 'retained' };
+  const receipt = currentReceipt(desired, observed, generation);
   if (receipt) {
     const base: DesiredUnitDoc = { ...receipt.desired };
     const record: HoldRecord = { ...hold };
-    if (desired?.source && desired.source !== receipt.desired.source && desired.rendering && JSON.stringify(desired.rendering) !== JSON.stringify(receipt.desired.rendering)) {
+    if (desired?.source && desired.source !== receipt.desired.source && desired.rendering && !sameRendering(desired.rendering, receipt.desired.rendering)) {
       record.pending = desired.source;
     }
     const doc: DesiredUnitDoc = { ...base, lifecycle: { state: 'held' }, hold: record };
@@ -35,7 +40,7 @@ export function holdDocument(desired: DesiredUnitDoc | undefined, observed: Obse
     return { kind: 'hold', doc, marker: false };
   }
   // Something shows it ran (a condition, a last run) or it is deleting: keep its incarnation.
-  if (desired?.uid && (observed?.condition !== undefined || observed?.lastRun !== undefined || desired.lifecycle?.state === 'deleting')) {
+  if (desired?.uid && (observed?.condition !== undefined || observed?.lastRun !== undefined || isDeleting(desired))) {
     return { kind: 'hold', doc: { ...desired, lifecycle: { state: 'held' }, hold }, marker: false };
   }
   const marker: DesiredUnitDoc = { lifecycle: { state: 'held' }, hold };
@@ -44,11 +49,7 @@ export function holdDocument(desired: DesiredUnitDoc | undefined, observed: Obse
 
 /** The document after resume, or undefined when the unit is not held. */
 export function resumeDocument(desired: DesiredUnitDoc | undefined): DesiredUnitDoc | undefined {
-  if (desired?.lifecycle?.state !== 'held') return undefined;
+  if (!isHeld(desired)) return undefined;
   const { hold: _lifted, ...rest } = desired;
   return { ...rest, lifecycle: { state: desired.deletion ? 'deleting' : 'active' } };
-}
-
-export function isMarker(doc: DesiredUnitDoc): boolean {
-  return doc.lifecycle?.state === 'held' && !doc.uid && !doc.kind;
 }
