@@ -4,8 +4,8 @@
 //   - source.schema.json from the source format's own schema DSL (src/project/schema.ts,
 //     sourceJsonSchema(): the source model's kinds, and each unit kind's spec fields from
 //     src/drivers/<kind>/spec.ts through the driver registry);
-//   - status-report, reconcile-report and state-operation-report.schema.json from
-//     src/report/schemas.ts, which the compiler checks against the report types.
+//   - the report schemas (status-report, reconcile-report, state-operation-report, log-report,
+//     ...) from src/report/schemas.ts, whose declarations also give the report types.
 // Run it through `npm run schemas`, which builds dist/ first. Never edit schemas/ by hand.
 //
 //   node scripts/gen-schemas.mjs           # write every schema

@@ -2,7 +2,8 @@
  * The schema DSL of the source format: one small declarative description serves both validation
  * (a problem per JSON pointer, unknown fields included) and the published JSON Schema (draft
  * 2020-12, `toJsonSchema`), so that the two can never disagree. Pure: the source model
- * (src/project) and the drivers' spec schemas (src/drivers/<kind>/spec.ts) both build on it.
+ * (src/project), the drivers' spec schemas (src/drivers/<kind>/spec.ts) and the `-o json`
+ * reports (src/report/schemas.ts) all build on it.
  */
 import { closest } from './closest';
 import { DURATION_PATTERN, type DurationBounds, durationProblem, formatDuration } from './duration';
@@ -21,14 +22,19 @@ export interface StringSchema extends Described {
   rule?: Rule;
   /** The rule as a JSON Schema pattern, when one exists. */
   pattern?: string;
+  /** Published only (JSON Schema treats `format` as an annotation): `date-time` for timestamps. */
+  format?: 'date-time';
+  /** Published only: typical values, for readers of the JSON Schema. */
+  examples?: readonly string[];
 }
-export interface ConstSchema<V extends string = string> extends Described {
+export interface ConstSchema<V extends string | number = string | number> extends Described {
   type: 'const';
   value: V;
 }
 export interface IntegerSchema extends Described {
   type: 'integer';
   minimum?: number;
+  maximum?: number;
 }
 export interface BooleanSchema extends Described {
   type: 'boolean';
@@ -83,12 +89,17 @@ export type Schema =
   | StringMapSchema
   | ListSchema
   | ObjectSchema
-  | JsonSchema;
+  | JsonSchema
+  | ReportKindSchema;
 
 // --- builders -------------------------------------------------------------------------------
 
 export const string = (opts: Omit<StringSchema, 'type'> = {}): StringSchema => ({ type: 'string', ...opts });
-export const constant = <const V extends string>(value: V): ConstSchema<V> => ({ type: 'const', value });
+export const constant = <const V extends string | number>(value: V, description?: string): ConstSchema<V> => ({
+  type: 'const',
+  value,
+  ...(description ? { description } : {}),
+});
 export const integer = (opts: Omit<IntegerSchema, 'type'> = {}): IntegerSchema => ({ type: 'integer', ...opts });
 export const boolean = (description?: string): BooleanSchema => ({ type: 'boolean', ...(description ? { description } : {}) });
 export const oneOf = <const V extends string>(values: readonly V[], description?: string): EnumSchema<V> => ({
@@ -142,7 +153,7 @@ export type Infer<S extends Schema> = S extends StringSchema | DurationSchema
                 ? InferFields<F>
                 : S extends JsonSchema<infer J>
                   ? InferJson<J>
-                  : never;
+                  : InferReportKind<S>;
 
 type RequiredKeys<F extends Record<string, Field>> = { [K in keyof F]: F[K] extends Field<Schema, true> ? K : never }[keyof F];
 type Flatten<T> = { [K in keyof T]: T[K] };
@@ -225,6 +236,9 @@ function check(schema: Schema, value: unknown, pointer: string, out: SchemaProbl
       if (schema.minimum !== undefined && value < schema.minimum) {
         out.push({ pointer, message: `${at(pointer)} must be at least ${schema.minimum}`, fix: `write a number >= ${schema.minimum}` });
       }
+      if (schema.maximum !== undefined && value > schema.maximum) {
+        out.push({ pointer, message: `${at(pointer)} must be at most ${schema.maximum}`, fix: `write a number <= ${schema.maximum}` });
+      }
       return;
     case 'boolean':
       if (typeof value !== 'boolean') out.push(wrongType(pointer, 'true or false', value, 'write true or false'));
@@ -259,6 +273,8 @@ function check(schema: Schema, value: unknown, pointer: string, out: SchemaProbl
       return checkObject(schema, value, pointer, out);
     case 'json':
       return checkJson(schema, value, pointer, out);
+    default:
+      return checkReportKind(schema, value, pointer, out);
   }
 }
 
@@ -337,11 +353,23 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
   const base: JsonSchemaObject = schema.description ? { description: schema.description } : {};
   switch (schema.type) {
     case 'string':
-      return { ...base, type: 'string', ...(schema.nonEmpty ? { minLength: 1 } : {}), ...(schema.pattern ? { pattern: schema.pattern } : {}) };
+      return {
+        ...base,
+        type: 'string',
+        ...(schema.nonEmpty ? { minLength: 1 } : {}),
+        ...(schema.pattern ? { pattern: schema.pattern } : {}),
+        ...(schema.format ? { format: schema.format } : {}),
+        ...(schema.examples ? { examples: [...schema.examples] } : {}),
+      };
     case 'const':
       return { ...base, const: schema.value };
     case 'integer':
-      return { ...base, type: 'integer', ...(schema.minimum !== undefined ? { minimum: schema.minimum } : {}) };
+      return {
+        ...base,
+        type: 'integer',
+        ...(schema.minimum !== undefined ? { minimum: schema.minimum } : {}),
+        ...(schema.maximum !== undefined ? { maximum: schema.maximum } : {}),
+      };
     case 'boolean':
       return { ...base, type: 'boolean' };
     case 'enum':
@@ -378,6 +406,8 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
       else if (all.length > 1) out.allOf = all;
       return out;
     }
+    default:
+      return reportKindToJsonSchema(schema, base);
   }
 }
 
@@ -390,4 +420,126 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
  */
 function present(fields: readonly string[]): JsonSchemaObject {
   return { properties: Object.fromEntries(fields.map((k) => [k, true])), required: [...fields] };
+}
+
+// --- the kinds the published reports need ------------------------------------------------------
+//
+// The `-o json` reports (src/report/schemas.ts) are declared in this DSL too, so that one
+// description gives both their TypeScript types (Infer) and their published JSON Schemas. They
+// need what source does not: references to a document's definitions, unions, mappings of any keys,
+// the closed `details` objects whose contents higher layers own, and types declared below this
+// layer (a diagnostic). Nyl only emits reports, so their validation is plain: it follows each
+// kind below, but a string's published `pattern` and `format` are checked only through a `rule`
+// (as in source), and a reference without a target takes any value.
+
+/** A reference to a definition of the published document (`#/$defs/<name>`): typed and checked as its target. */
+export interface RefSchema<S extends Schema = Schema> extends Described {
+  type: 'ref';
+  name: string;
+  /** The definition it stands for; without it the value is unknown and any value passes. */
+  target?: S;
+}
+/** A value of one of the members: anyOf, or oneOf (exactly one) when exclusive. */
+export interface UnionSchema<M extends Schema = Schema> extends Described {
+  type: 'union';
+  members: readonly M[];
+  exclusive?: boolean;
+}
+/** A mapping of any keys to values of one schema. */
+export interface MapSchema<V extends Schema = Schema> extends Described {
+  type: 'map';
+  values: V;
+}
+/**
+ * A closed mapping whose fields are all optional and whose values a higher layer builds: the
+ * schema publishes each field, and its type is a plain record, since this layer cannot name theirs.
+ */
+export interface DetailsSchema extends Described {
+  type: 'details';
+  fields: Record<string, Schema>;
+}
+/** A schema whose TypeScript type T is declared elsewhere (a lower layer), and must be one of its values. */
+export interface TypedSchema<T = unknown, S extends Schema = Schema> extends Described {
+  type: 'typed';
+  /** Not `schema`: a mapping's fields tell a Field from a bare schema by that name. */
+  inner: S;
+  /** Never set: carries T for Infer. */
+  readonly phantom?: T;
+}
+export type ReportKindSchema = RefSchema | UnionSchema | MapSchema | DetailsSchema | TypedSchema;
+
+/** Without a target, the value's type is unknown (a definition whose shape this layer does not type). */
+export function ref(name: string, target?: undefined, description?: string): RefSchema<JsonSchema<'any'>>;
+export function ref<S extends Schema>(name: string, target: S, description?: string): RefSchema<S>;
+export function ref(name: string, target?: Schema, description?: string): RefSchema {
+  return { type: 'ref', name, ...(target ? { target } : {}), ...(description ? { description } : {}) };
+}
+export const union = <M extends Schema>(members: readonly M[], opts: Omit<UnionSchema, 'type' | 'members'> = {}): UnionSchema<M> => ({ type: 'union', members, ...opts });
+export const map = <V extends Schema>(values: V, description?: string): MapSchema<V> => ({ type: 'map', values, ...(description ? { description } : {}) });
+export const details = (description: string, fields: Record<string, Schema>): DetailsSchema => ({ type: 'details', description, fields });
+/** `typed(schema).as<T>()`: the schema, typed as T, which the compiler checks is one of its values. */
+export const typed = <S extends Schema>(schema: S) => ({
+  // The check is a rest parameter, so that it waits for S to be known (a bound on T would not).
+  as: <T>(..._fits: T extends Infer<S> ? [] : [never]): TypedSchema<T, S> => ({ type: 'typed', inner: schema }),
+});
+
+type InferReportKind<S> = S extends RefSchema<infer T>
+  ? Infer<T>
+  : S extends UnionSchema<infer M>
+    ? Infer<M>
+    : S extends MapSchema<infer V>
+      ? Record<string, Infer<V>>
+      : S extends DetailsSchema
+        ? Record<string, unknown>
+        : S extends TypedSchema<infer T>
+          ? T
+          : never;
+
+function checkReportKind(schema: ReportKindSchema, value: unknown, pointer: string, out: SchemaProblem[]): void {
+  switch (schema.type) {
+    case 'ref':
+      if (schema.target) check(schema.target, value, pointer, out);
+      return;
+    case 'union':
+      return checkUnion(schema, value, pointer, out);
+    case 'map':
+      if (!isRecord(value)) return void out.push(wrongType(pointer, 'a mapping', value));
+      for (const [k, v] of Object.entries(value)) check(schema.values, v, childPointer(pointer, k), out);
+      return;
+    case 'details': {
+      const fields = Object.fromEntries(Object.entries(schema.fields).map(([k, f]) => [k, { schema: f }]));
+      return checkObject({ type: 'object', fields }, value, pointer, out);
+    }
+    case 'typed':
+      return check(schema.inner, value, pointer, out);
+  }
+}
+
+/** The problems of the member that comes closest (the fewest), when not exactly one (or, for anyOf, none) fits. */
+function checkUnion(schema: UnionSchema, value: unknown, pointer: string, out: SchemaProblem[]): void {
+  const problems = schema.members.map((m) => validateSchema(m, value, pointer));
+  const fits = problems.filter((p) => p.length === 0).length;
+  if (fits === 1 || (fits > 1 && !schema.exclusive)) return;
+  if (fits > 1) return void out.push({ pointer, message: `${at(pointer)} fits more than one of its forms`, fix: 'write a value of exactly one form' });
+  out.push(...problems.reduce((a, b) => (b.length < a.length ? b : a)));
+}
+
+function reportKindToJsonSchema(schema: ReportKindSchema, base: JsonSchemaObject): JsonSchemaObject {
+  switch (schema.type) {
+    case 'ref':
+      return { ...base, $ref: `#/$defs/${schema.name}` };
+    case 'union':
+      return { ...base, [schema.exclusive ? 'oneOf' : 'anyOf']: schema.members.map(toJsonSchema) };
+    case 'map':
+      return { ...base, type: 'object', additionalProperties: toJsonSchema(schema.values) };
+    case 'details':
+      return {
+        ...base,
+        type: 'object',
+        properties: Object.fromEntries(Object.entries(schema.fields).map(([k, f]) => [k, toJsonSchema(f)])),
+        additionalProperties: false,
+      };
+    case 'typed':
+      return { ...base, ...toJsonSchema(schema.inner) };
+  }
 }

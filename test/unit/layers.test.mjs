@@ -63,7 +63,7 @@ const ALLOWED = {
   lease: ['state', 'git', 'util', 'errors'],
   // Pure: no git, no exec (and no Node built-in but crypto, below).
   plan: ['project', 'state', 'drivers', 'util', 'errors'],
-  report: ['errors'],
+  report: ['util', 'errors'],
   run: ['lease', 'plan', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
   operations: ['run', 'lease', 'plan', 'report', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
   // The web view renders the read-only operations' reports as pages (its own front end, beside the CLI's text).
