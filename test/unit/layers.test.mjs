@@ -398,6 +398,52 @@ test(`no function of src/ is longer than ${MAX_FUNCTION_LINES} lines`, () => {
   assert.deepEqual(longFunctions(readSources(SRC)), []);
 });
 
+/**
+ * README's "Source layout" table as rules: rank, folder, and what it may import (backquoted folder
+ * names, "everything below" for all lower ranks, "none"; a parenthesis names files allowed more,
+ * as "(`runtime` and `json-cache` also `exec` and `git`)").
+ */
+export function readmeLayers(markdown) {
+  const rows = markdown.split('\n').filter((l) => /^\| \d+ \| `src\/[a-z-]+\/` \|/.test(l));
+  const rank = {};
+  const allowed = {};
+  const fileAllowed = {};
+  for (const row of rows) {
+    const [, r, dir, imports] = row.split('|').map((c) => c.trim());
+    const folder = dir.replace(/^`src\/|\/`$/g, '');
+    rank[folder] = Number(r);
+    const [own, extra] = imports.split('(');
+    allowed[folder] = own.trim() === 'none' ? [] : own.trim() === 'everything below' ? 'below' : [...own.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]);
+    if (extra) {
+      const [files, targets] = extra.split(' also ');
+      for (const f of files.matchAll(/`([a-z-]+)`/g)) fileAllowed[`${folder}/${f[1]}.ts`] = [...targets.matchAll(/`([a-z-]+)`/g)].map((m) => m[1]);
+    }
+  }
+  for (const [folder, list] of Object.entries(allowed)) {
+    if (list === 'below') allowed[folder] = Object.keys(rank).filter((f) => rank[f] < rank[folder]);
+  }
+  return { rank, allowed, fileAllowed };
+}
+
+const sortedRows = (table) => Object.fromEntries(Object.entries(table).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Array.isArray(v) ? [...v].sort() : v]));
+
+test("README's rank table is the one this test enforces", () => {
+  const readme = readmeLayers(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
+  assert.deepEqual(sortedRows(readme.rank), sortedRows(RANK));
+  assert.deepEqual(sortedRows(readme.allowed), sortedRows(ALLOWED));
+  assert.deepEqual(sortedRows(readme.fileAllowed), sortedRows(FILE_ALLOWED));
+});
+
+test('checker: the README table reader reads ranks, import lists, "everything below", "none" and file exceptions', () => {
+  const md = [
+    '| rank | directory | may import | responsibility |',
+    '| 2 | `src/top/` | everything below | x |',
+    '| 1 | `src/mid/` | `low` (`port` also `top`) | y |',
+    '| 0 | `src/low/` | none | z |',
+  ].join('\n');
+  assert.deepEqual(readmeLayers(md), { rank: { top: 2, mid: 1, low: 0 }, allowed: { top: ['mid', 'low'], mid: ['low'], low: [] }, fileAllowed: { 'mid/port.ts': ['top'] } });
+});
+
 test('every folder of src/ has a rank', () => {
   const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   assert.deepEqual(folders.filter((f) => !(f in RANK) || !(f in ALLOWED)), []);
