@@ -24,8 +24,8 @@ import type { ProcessResult } from '../../exec/process';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
 import { COMMAND_KIND } from '../kinds';
-import { readOutputsFile, withUnrecordedOutputs } from '../outputs-file';
-import { type EndTexts, asProcessText, declaredEnv, exitHow, nylEnv, runTool, classifyEnd } from '../tool';
+import { applyOutcome } from '../outputs-file';
+import { type EndTexts, asProcessText, classifyEnd, declaredEnv, exitHow, nylEnv, runTool } from '../tool';
 import type { CommandAction, CommandSpec } from './spec';
 
 function argvOf(action: CommandAction, ctx: DriverContext): string[] {
@@ -109,11 +109,7 @@ function unsuccessful(done: ProcessResult | Refused, timeout: string | undefined
 
 async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   const spec = ctx.rendering as CommandSpec;
-  const done = await runAction(spec, spec.timeout, ctx);
-  const bad = unsuccessful(done, spec.timeout);
-  if (bad) return withUnrecordedOutputs(bad, ctx.outputsPath);
-  const outputs = await readOutputsFile(ctx.outputsPath);
-  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
+  return applyOutcome(unsuccessful(await runAction(spec, spec.timeout, ctx), spec.timeout), ctx.outputsPath);
 }
 
 /** A teardown or check action with the unit's env and workingDir, unless the action sets its own. */

@@ -32,7 +32,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type PrepareOutcome, type ReapContext, type ReapOutcome, type TeardownOutcome, type Uncertain } from '../contract';
 import { OCI_IMAGE_KIND } from '../kinds';
-import { readOutputsFile, withUnrecordedOutputs } from '../outputs-file';
+import { applyOutcome } from '../outputs-file';
 import { classifyEnd } from '../tool';
 import { type ContainerRun, runContainer } from './container';
 import { type EnvFile, OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, removeOnceCreated, writeEnvFile } from './env-file';
@@ -141,10 +141,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
     stopWatching();
     envFile.removeAll();
   }
-  const bad = unsuccessful(run, runtime, spec);
-  if (bad) return withUnrecordedOutputs(bad, ctx.outputsPath);
-  const outputs = await readOutputsFile(ctx.outputsPath);
-  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
+  return applyOutcome(unsuccessful(run, runtime, spec), ctx.outputsPath);
 }
 
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
