@@ -25,6 +25,15 @@ import type { Clock } from '../util/clock';
 import type { ObjectSchema } from '../util/schema';
 import { tidyLines } from '../util/text';
 
+/**
+ * The spec fields every unit kind has that its driver reads. Typed by hand: their schema is the
+ * source model's (src/project/schema.ts), a layer above the drivers.
+ */
+export type SharedSpec = {
+  /** The deadline of one execution, a duration. */
+  timeout?: string;
+};
+
 export interface DriverContext {
   environment: string;
   unit: string;

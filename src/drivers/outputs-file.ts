@@ -21,7 +21,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
-import { type Failure, OUTPUT_LIMITS, type Outputs, type Uncertain, type UnitOutput, describeSize } from './contract';
+import { type ApplyOutcome, type Failure, OUTPUT_LIMITS, type Outputs, type Uncertain, type UnitOutput, describeSize, failure } from './contract';
 
 export type OutputsRead = { ok: true; outputs: Outputs } | { ok: false; reason: string };
 
@@ -150,4 +150,14 @@ export async function withUnrecordedOutputs<T extends Failure | Uncertain>(bad: 
   const read = await readOutputsFile(path);
   if (!read.ok || !Object.values(read.outputs).some((o) => o.sensitive)) return bad;
   return { ...bad, unrecorded: read.outputs };
+}
+
+/**
+ * The apply outcome of a tool that was given an outputs file (a Command's, a container's): its
+ * failure, with what it wrote unrecorded; else a receipt of the outputs the file holds.
+ */
+export async function applyOutcome(bad: Failure | Uncertain | undefined, path: string): Promise<ApplyOutcome> {
+  if (bad) return withUnrecordedOutputs(bad, path);
+  const outputs = await readOutputsFile(path);
+  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
 }

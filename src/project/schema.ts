@@ -35,7 +35,8 @@ export const API_VERSION = 'nyl.io/v1';
 
 const matchLabels = object({ matchLabels: required(stringMap({ description: 'labels that must all be equal' })) });
 
-const stateSchema = object(
+/** Where an environment's state lives (an Environment's or an EnvironmentGroup's `state`). */
+export const stateSchema = object(
   {
     repository: object({
       repoURL: required(string({ nonEmpty: true, description: 'where state is read (and written, without publishURL)' })),
@@ -101,7 +102,8 @@ const environmentSpec = object({
   }),
 });
 
-const SOURCE_KINDS = {
+/** The spec schemas of the source model's own kinds; their TypeScript types are Infer of these (./types.ts). */
+export const SOURCE_KINDS = {
   Project: object({ include: list(relativePathField('glob of resource files, relative to the project root')) }),
   Environment: environmentSpec,
   GitRepository: object({

@@ -4,6 +4,8 @@
  * Unit kinds are the driver registry's (src/drivers/registry.ts).
  */
 import type { UnitKind } from '../drivers/kinds';
+import type { Infer } from '../util/schema';
+import type { SOURCE_KINDS, stateSchema } from './schema';
 
 export type { UnitKind };
 
@@ -19,19 +21,9 @@ export interface Origin {
   document: number;
 }
 
-export interface RepositorySpec {
-  repoURL: string;
-  publishURL?: string;
-}
-
-export interface StateSpec {
-  repository?: RepositorySpec;
-  repositoryRef?: string;
-  desiredRef?: string;
-  observedRef?: string;
-  path?: string;
-  coordinationRefPrefix?: string;
-}
+/** An environment's or a group's `state`, as its schema declares it (./schema.ts). */
+export type StateSpec = Infer<typeof stateSchema>;
+export type RepositorySpec = NonNullable<StateSpec['repository']>;
 
 /** Line and column of some fields of a resource, keyed by JSON pointer (absent when built in code). */
 export type FieldLocations = Record<string, { line: number; column: number }>;
@@ -49,17 +41,15 @@ export interface EnvironmentResource {
    * are not members of any EnvironmentGroup and are not selected by `-l` or `-g` (isInstance).
    */
   instance?: EnvironmentInstance;
-  spec: {
-    source?: { ref?: string };
-    state?: StateSpec;
-    unitSelector?: { matchLabels: Record<string, string> };
-    values: Record<string, unknown>;
-    driftRepair: 'converge' | 'manual';
-    dependsOn: string[];
-    /** skewMarginMs: set only when the source sets lease.skewMargin (the default depends on the duration). */
-    lease: { durationMs: number; skewMarginMs?: number };
-  };
+  /** As its schema declares it, with defaults applied (values, driftRepair, dependsOn) and the lease's durations in milliseconds. */
+  spec: Pick<EnvironmentSpec, 'source' | 'state' | 'unitSelector'> &
+    Required<Pick<EnvironmentSpec, 'values' | 'driftRepair' | 'dependsOn'>> & {
+      /** skewMarginMs: set only when the source sets lease.skewMargin (the default depends on the duration). */
+      lease: { durationMs: number; skewMarginMs?: number };
+    };
 }
+
+type EnvironmentSpec = Infer<typeof SOURCE_KINDS.Environment>;
 
 /** What makes an Environment an instance: its template and the part of its name the `*` matched. */
 export interface EnvironmentInstance {
@@ -89,7 +79,7 @@ export interface GitRepositoryResource {
   name: string;
   labels: Record<string, string>;
   origin: Origin;
-  spec: { url: string; publishURL?: string };
+  spec: Infer<typeof SOURCE_KINDS.GitRepository>;
 }
 
 export interface EnvironmentGroupResource {
@@ -99,11 +89,7 @@ export interface EnvironmentGroupResource {
   origin: Origin;
   /** Where the shared state refs are written, for errors about them. */
   locations?: FieldLocations;
-  spec: {
-    selector?: { matchLabels: Record<string, string> };
-    environments?: string[];
-    shared?: { state?: StateSpec };
-  };
+  spec: Infer<typeof SOURCE_KINDS.EnvironmentGroup>;
 }
 
 export interface UnitResource {

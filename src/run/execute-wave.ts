@@ -5,6 +5,7 @@
  * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
  * Each unit's checkpoint goes to the group commit as soon as the unit ends.
  */
+import { seconds } from '../drivers/tool';
 import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
 import { describeStop, startReason } from '../plan/reasons';
@@ -14,10 +15,6 @@ import { firstLine } from '../util/text';
 import { runPool } from './pool';
 import { runDriver, tearsDown } from './run-driver';
 import type { WaveContext } from './wave-context';
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
 
 /** Where the unit's record goes in the run ref: a teardown has its own (a kind change also executes the unit). */
 function recordFile(plan: UnitPlan): string {

@@ -21,43 +21,19 @@
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import type { ProcessResult } from '../../exec/process';
-import { LineSplitter } from '../../exec/lines';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
 import { COMMAND_KIND } from '../kinds';
-import { readOutputsFile, withUnrecordedOutputs } from '../outputs-file';
-
-/** One runnable action: the unit itself, its teardown or its check. */
-export interface CommandAction {
-  run?: unknown[];
-  script?: string;
-  env?: Record<string, unknown>;
-  workingDir?: string;
-}
-
-interface CommandSpec extends CommandAction {
-  timeout?: string;
-  teardown?: CommandAction;
-  check?: CommandAction;
-}
-
-/** A rendered value as a process sees it: strings as they are, anything else as JSON. */
-export function asProcessText(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
+import { applyOutcome } from '../outputs-file';
+import { type EndTexts, asProcessText, classifyEnd, declaredEnv, exitHow, nylEnv, runTool } from '../tool';
+import type { CommandAction, CommandSpec } from './spec';
 
 function argvOf(action: CommandAction, ctx: DriverContext): string[] {
   return action.run ? action.run.map(asProcessText) : ['sh', '-e', '-c', action.script ?? '', `nyl:${ctx.unit}`];
 }
 
 function envOf(action: CommandAction, ctx: DriverContext, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const declared: Record<string, string> = {};
-  for (const [k, v] of Object.entries(action.env ?? {})) declared[k] = asProcessText(v);
-  return { ...ctx.baseEnv, ...declared, NYL_OUTPUTS: ctx.outputsPath, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid, ...extra };
+  return { ...ctx.baseEnv, ...declaredEnv(action.env), NYL_OUTPUTS: ctx.outputsPath, ...nylEnv(ctx), ...extra };
 }
 
 /**
@@ -108,50 +84,32 @@ async function runAction(action: CommandAction, timeout: string | undefined, ctx
   const env = envOf(action, ctx, extraEnv);
   const nul = nulByteIn(argv, env);
   if (nul) return { refused: `${nul} (a value from a reference to another unit's outputs?): no process can take one` };
-  const out = new LineSplitter(ctx.toolOutput);
-  const err = new LineSplitter(ctx.toolOutput);
   const timeoutMs = timeout ? parseDuration(timeout) : undefined;
-  const done = await ctx.runner.run(argv, {
-    cwd,
-    env,
-    group: true,
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    cancel: ctx.cancel,
-    killGraceMs: ctx.killGraceMs,
-    onStdout: (b) => out.push(b),
-    onStderr: (b) => err.push(b),
-  });
-  out.flush();
-  err.flush();
-  return done;
+  return runTool(ctx, argv, { cwd, env, ...(timeoutMs !== undefined ? { timeoutMs } : {}), stdout: ctx.toolOutput, stderr: ctx.toolOutput });
 }
 
-/** Why a tool could not start; for a command too large for the system, also what to do. */
-function cannotStart(program: string | undefined, error: NodeJS.ErrnoException): string {
-  const why = `cannot start ${program ?? 'the command'}: ${error.code ?? error.message}`;
-  if (error.code !== 'E2BIG') return why;
-  return `${why} (its arguments and environment are too large for the system; on Linux one argument, such as a script, or one environment variable may take at most 128 KiB: put a long script in a file of the source and run that file, and pass large values in files)`;
+/** What to do about a command too large for the system. */
+function startHint(error: NodeJS.ErrnoException): string {
+  if (error.code !== 'E2BIG') return '';
+  return ' (its arguments and environment are too large for the system; on Linux one argument, such as a script, or one environment variable may take at most 128 KiB: put a long script in a file of the source and run that file, and pass large values in files)';
 }
 
 /** The failure or uncertainty of an action that did not exit 0, or undefined when it did. */
 function unsuccessful(done: ProcessResult | Refused, timeout: string | undefined, okCodes: number[] = [0]): Failure | Uncertain | undefined {
   if ('refused' in done) return failure(done.refused, true);
-  if (done.spawnError) return failure(cannotStart(done.argv[0], done.spawnError), true);
-  if (done.cancelled && done.code !== 0) {
-    return { result: 'uncertain', reason: `cancelled while running (${done.signal ? `ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
-  }
-  if (done.timedOut) return failure(`timed out after ${timeout} and was killed`, false, true);
-  if (done.code !== null && okCodes.includes(done.code)) return undefined;
-  return failure(done.signal ? `command was killed by ${done.signal}` : `command exited with code ${String(done.code)}`, true);
+  const texts: EndTexts = {
+    program: done.argv[0] ?? 'the command',
+    startHint,
+    cancelledWhile: 'while running',
+    timedOut: () => failure(`timed out after ${timeout} and was killed`, false, true),
+    exited: (end) => failure(`command ${exitHow(end)}`, true),
+  };
+  return classifyEnd(done, texts, okCodes);
 }
 
 async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
   const spec = ctx.rendering as CommandSpec;
-  const done = await runAction(spec, spec.timeout, ctx);
-  const bad = unsuccessful(done, spec.timeout);
-  if (bad) return withUnrecordedOutputs(bad, ctx.outputsPath);
-  const outputs = await readOutputsFile(ctx.outputsPath);
-  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
+  return applyOutcome(unsuccessful(await runAction(spec, spec.timeout, ctx), spec.timeout), ctx.outputsPath);
 }
 
 /** A teardown or check action with the unit's env and workingDir, unless the action sets its own. */

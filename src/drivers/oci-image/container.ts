@@ -11,8 +11,9 @@
  * signalled too, and a last `rm -f` removes whatever it left.
  */
 import type { ProcessResult } from '../../exec/process';
-import { LineSplitter, type ToolLine } from '../../exec/lines';
+import type { ToolLine } from '../../exec/lines';
 import type { DriverContext } from '../contract';
+import { runTool } from '../tool';
 import { type Runtime, removeContainer, runHelper, runtimeError } from './runtime';
 
 /** How long after a stop the client may take to end (removing its container) before it is signalled. */
@@ -30,19 +31,14 @@ function graceSeconds(ctx: DriverContext): number {
   return Math.max(1, Math.ceil(ctx.killGraceMs / 1000));
 }
 
-/** Streams stdout and stderr line by line to ctx.toolOutput, keeping stderr's last error line. */
-function streams(ctx: DriverContext) {
+/** The container's stderr, printed as the tool's output, its last error line kept for reasons. */
+function stderrOf(ctx: DriverContext) {
   let lastError: string | undefined;
-  const out = new LineSplitter(ctx.toolOutput);
-  const err = new LineSplitter((line: ToolLine) => {
-    lastError = runtimeError(line.text) ?? lastError;
-    ctx.toolOutput(line);
-  });
-  const flush = () => {
-    out.flush();
-    err.flush();
+  const line = (l: ToolLine) => {
+    lastError = runtimeError(l.text) ?? lastError;
+    ctx.toolOutput(l);
   };
-  return { onStdout: (b: Buffer) => out.push(b), onStderr: (b: Buffer) => err.push(b), flush, lastError: () => lastError };
+  return { line, lastError: () => lastError };
 }
 
 /** Stops the container; once the client ended (or was ended), makes sure nothing of it is left. */
@@ -61,8 +57,8 @@ async function stopContainer(runtime: Runtime, name: string, ctx: DriverContext,
 export async function runContainer(runtime: Runtime, argv: string[], name: string, ctx: DriverContext, timeoutMs: number | undefined): Promise<ContainerRun> {
   const client = new AbortController();
   const end = new AbortController();
-  const io = streams(ctx);
-  const running = ctx.runner.run(argv, { cwd: ctx.projectDir, env: ctx.baseEnv, group: true, cancel: client.signal, killGraceMs: ctx.killGraceMs, onStdout: io.onStdout, onStderr: io.onStderr });
+  const stderr = stderrOf(ctx);
+  const running = runTool(ctx, argv, { cwd: ctx.projectDir, env: ctx.baseEnv, cancel: client.signal, stdout: ctx.toolOutput, stderr: stderr.line });
   const ended = running.finally(() => end.abort());
   let stopped: ContainerRun['stopped'];
   let stopping: Promise<void> | undefined;
@@ -77,7 +73,6 @@ export async function runContainer(runtime: Runtime, argv: string[], name: strin
   const done = await ended;
   ctx.cancel.removeEventListener('abort', onCancel);
   await stopping;
-  io.flush();
-  const error = io.lastError();
+  const error = stderr.lastError();
   return { done, ...(stopped ? { stopped } : {}), ...(error ? { runtimeError: error } : {}) };
 }

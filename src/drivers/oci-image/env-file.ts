@@ -15,6 +15,7 @@
 import { type FSWatcher, rmSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DriverContext } from '../contract';
+import { declaredEnv, nylEnv } from '../tool';
 
 /** Where the outputs file appears inside the container (NYL_OUTPUTS). */
 export const OUTPUTS_IN_CONTAINER = '/nyl/outputs.json';
@@ -22,16 +23,9 @@ export const OUTPUTS_IN_CONTAINER = '/nyl/outputs.json';
 /** The longest `NAME=value` line the runtimes' env-file readers take (bufio.Scanner's limit, less its newline). */
 const MAX_LINE_BYTES = 64 * 1024 - 1;
 
-/** A rendered value as a process sees it: strings as they are, anything else as JSON (as a Command's). */
-function asText(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
 /** The declared env, then the NYL_* variables (which win, as for a Command). */
 export function containerEnv(declared: Record<string, unknown> | undefined, ctx: DriverContext): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(declared ?? {})) env[k] = asText(v);
-  return { ...env, NYL_ENVIRONMENT: ctx.environment, NYL_UNIT: ctx.unit, NYL_RUN: ctx.run, NYL_UID: ctx.uid, NYL_OUTPUTS: OUTPUTS_IN_CONTAINER };
+  return { ...declaredEnv(declared), ...nylEnv(ctx), NYL_OUTPUTS: OUTPUTS_IN_CONTAINER };
 }
 
 /** Why the env file cannot carry this environment as it is, naming the variable (never its value). */

@@ -32,23 +32,15 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { parseDuration } from '../../util/duration';
 import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type PrepareOutcome, type ReapContext, type ReapOutcome, type TeardownOutcome, type Uncertain } from '../contract';
 import { OCI_IMAGE_KIND } from '../kinds';
-import { readOutputsFile, withUnrecordedOutputs } from '../outputs-file';
+import { applyOutcome } from '../outputs-file';
+import { classifyEnd } from '../tool';
 import { type ContainerRun, runContainer } from './container';
 import { type EnvFile, OUTPUTS_IN_CONTAINER, containerEnv, envFileProblem, removeOnceCreated, writeEnvFile } from './env-file';
 import { NOT_PRESENT, notPresent, resolveImage } from './image';
 import { LABELS, type Runtime, chooseRuntime, containerName, removeLeftovers } from './runtime';
+import type { OciImageSpec } from './spec';
 
 export { containerName, leftoverContainers, type LeftoverContainer } from './runtime';
-
-interface OciImageSpec {
-  image: string;
-  command?: string[];
-  args?: string[];
-  env?: Record<string, unknown>;
-  runtime?: Runtime;
-  network?: string;
-  timeout?: string;
-}
 
 /** Why this spec cannot become a command line: an image that would read as an option. */
 function imageProblem(image: string): string | undefined {
@@ -56,7 +48,7 @@ function imageProblem(image: string): string | undefined {
 }
 
 async function prepare(ctx: DriverContext): Promise<PrepareOutcome> {
-  const spec = ctx.rendering as unknown as OciImageSpec;
+  const spec = ctx.rendering as OciImageSpec;
   const bad = imageProblem(spec.image);
   if (bad) return failure(bad, true);
   const runtime = await chooseRuntime(spec.runtime, ctx);
@@ -105,32 +97,33 @@ function writeInputs(env: Record<string, string>, ctx: DriverContext): { envFile
   }
 }
 
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
-
 /** Exit 125: the runtime's own error, before the container ran (an image that is not here, most often). */
 function couldNotRun(run: ContainerRun, runtime: Runtime, image: string): Failure {
   if (run.runtimeError && NOT_PRESENT.test(run.runtimeError)) return notPresent(image, runtime);
   return failure(`${runtime} could not run the container (exit 125)${run.runtimeError ? `: ${run.runtimeError}` : ''}`, true);
 }
 
-/** The outcome of a run that did not exit 0, or undefined when it did. */
+/**
+ * The outcome of a run that did not exit 0, or undefined when it did. A container the driver
+ * stopped counts as its client's process would: cancelled, or timed out.
+ */
 function unsuccessful(run: ContainerRun, runtime: Runtime, spec: OciImageSpec): Failure | Uncertain | undefined {
-  const { done } = run;
-  if (done.spawnError) return failure(`cannot start ${runtime}: ${done.spawnError.code ?? done.spawnError.message}`, true);
-  if (run.stopped === 'cancelled' && done.code !== 0) {
-    return { result: 'uncertain', reason: `cancelled while the container ran; it was stopped (${done.signal ? `${runtime} ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
-  }
-  if (run.stopped === 'timedOut') return failure(`timed out after ${spec.timeout} and the container was stopped`, false, true);
-  if (done.code === 0) return undefined;
-  if (done.signal) return failure(`${runtime} was killed by ${done.signal}`, true);
-  if (done.code === 125) return couldNotRun(run, runtime, spec.image);
-  return failure(`container exited with code ${String(done.code)}`, true);
+  const done = { ...run.done, cancelled: run.stopped === 'cancelled', timedOut: run.stopped === 'timedOut' };
+  return classifyEnd(done, {
+    program: runtime,
+    cancelledWhile: 'while the container ran; it was stopped',
+    endedBy: `${runtime} `,
+    timedOut: () => failure(`timed out after ${spec.timeout} and the container was stopped`, false, true),
+    exited: () => {
+      if (done.signal) return failure(`${runtime} was killed by ${done.signal}`, true);
+      if (done.code === 125) return couldNotRun(run, runtime, spec.image);
+      return failure(`container exited with code ${String(done.code)}`, true);
+    },
+  });
 }
 
 async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
-  const spec = ctx.rendering as unknown as OciImageSpec;
+  const spec = ctx.rendering as OciImageSpec;
   const env = containerEnv(spec.env, ctx);
   const refused = refusal(spec, ctx, env);
   if (refused) return failure(refused, true);
@@ -148,10 +141,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
     stopWatching();
     envFile.removeAll();
   }
-  const bad = unsuccessful(run, runtime, spec);
-  if (bad) return withUnrecordedOutputs(bad, ctx.outputsPath);
-  const outputs = await readOutputsFile(ctx.outputsPath);
-  return outputs.ok ? { result: 'receipt', outputs: outputs.outputs } : failure(outputs.reason, true);
+  return applyOutcome(unsuccessful(run, runtime, spec), ctx.outputsPath);
 }
 
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {

@@ -17,6 +17,7 @@ import { withoutKeyVariables } from '../../util/sealed';
 import type { ProcessResult, ProcessRunner } from '../../exec/process';
 import { programError } from '../../exec/program-path';
 import { type DriverContext, type Failure, failure } from '../contract';
+import { cannotStart } from '../tool';
 
 export type Runtime = 'podman' | 'docker';
 
@@ -95,7 +96,7 @@ export async function leftoverContainers(runner: ProcessRunner, environment: str
   const runtime = options.runtime ?? 'podman';
   const argv = [runtime, 'ps', '-a', '--filter', `label=${LABELS.environment}=${environment}`, '--format', 'json'];
   const done = await runHelper(outsideRun(runner, options.env ?? withoutKeyVariables(process.env)), argv);
-  if (done.spawnError) return { ok: false, reason: `cannot start ${runtime}: ${done.spawnError.code ?? done.spawnError.message}` };
+  if (done.spawnError) return { ok: false, reason: cannotStart(runtime, done.spawnError) };
   if (done.code !== 0) return { ok: false, reason: `${runtime} ps failed (exit ${String(done.code)})${suffix(runtimeError(done.stderr.toString()))}` };
   try {
     return { ok: true, containers: parseListing(done.stdout.toString()) };

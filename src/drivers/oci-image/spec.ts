@@ -4,9 +4,10 @@
  * fields every unit kind shares.
  */
 import { envVarMap } from '../../util/fields';
-import { type ObjectSchema, list, object, oneOf, required, string } from '../../util/schema';
+import { type Infer, list, object, oneOf, required, string } from '../../util/schema';
+import type { SharedSpec } from '../contract';
 
-export const ociImageSpec: ObjectSchema = object({
+export const ociImageSpec = object({
   image: required(string({ nonEmpty: true, description: 'image reference; a tag is resolved to its digest' })),
   command: list(string()),
   args: list(string()),
@@ -14,3 +15,10 @@ export const ociImageSpec: ObjectSchema = object({
   runtime: oneOf(['podman', 'docker']),
   network: string({ nonEmpty: true, description: 'container network; default none' }),
 });
+
+/**
+ * An OciImage unit's rendered spec, as its driver reads it. `env` is typed by hand: a whole-value
+ * reference may render another unit's output, any JSON value, where the schema (which describes
+ * the source) has a string; the container gets it as JSON.
+ */
+export type OciImageSpec = Omit<Infer<typeof ociImageSpec>, 'env'> & { env?: Record<string, unknown> } & SharedSpec;

@@ -24,6 +24,7 @@ import { type DriverContext, failure } from '../contract';
 import { type BackendIdentity, type BackendRecord, DEFAULT_WORKSPACE, backendIdentity, backendProblem, recordedBackend } from './backend';
 import type { ModuleSpec } from './spec';
 import { DEFAULT_LOCK_TIMEOUT } from './spec';
+import { asProcessText, nylEnv } from '../tool';
 import { type Bad, isBad, limitsOf, ModuleTool, type StepLimits } from './tool';
 import { type ModuleDir, moduleDir, writeVarFile } from './workdir';
 
@@ -54,17 +55,12 @@ function secretVariables(ctx: DriverContext): Set<string> {
   return names;
 }
 
-/** A variable's value as TF_VAR_ takes it: a string as it is, anything else as JSON (which HCL reads). */
-function envValue(value: unknown): string {
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** The tool's environment for a phase (see the module header). */
 /** The plugin cache: Nyl's environment's, else under Nyl's cache directory. */
 function pluginCacheOf(ctx: DriverContext): string {
   return ctx.baseEnv.TF_PLUGIN_CACHE_DIR || join(cacheRoot(ctx.baseEnv), 'terraform-plugins');
 }
 
+/** The tool's environment for a phase (see the module header). */
 function toolEnv(ctx: DriverContext, dataDir: string, spec: ModuleSpec, secrets: Record<string, string>): NodeJS.ProcessEnv {
   const { TF_WORKSPACE: _inherited, ...base } = ctx.baseEnv;
   return {
@@ -75,10 +71,7 @@ function toolEnv(ctx: DriverContext, dataDir: string, spec: ModuleSpec, secrets:
     TF_DATA_DIR: dataDir,
     TF_PLUGIN_CACHE_DIR: pluginCacheOf(ctx),
     ...(spec.workspace ? { TF_WORKSPACE: spec.workspace } : {}),
-    NYL_ENVIRONMENT: ctx.environment,
-    NYL_UNIT: ctx.unit,
-    NYL_RUN: ctx.run,
-    NYL_UID: ctx.uid,
+    ...nylEnv(ctx),
     ...secrets,
   };
 }
@@ -101,7 +94,8 @@ function splitVariables(ctx: DriverContext, spec: ModuleSpec): { plain: Record<s
   const plain: Record<string, unknown> = {};
   const secrets: Record<string, string> = {};
   for (const [name, value] of Object.entries(spec.variables ?? {})) {
-    if (sensitive.has(name)) secrets[`TF_VAR_${name}`] = envValue(value);
+    // As TF_VAR_ takes a value: a string as it is, anything else as JSON (which HCL reads).
+    if (sensitive.has(name)) secrets[`TF_VAR_${name}`] = asProcessText(value);
     else plain[name] = value;
   }
   return { plain, secrets };
@@ -175,7 +169,7 @@ async function initialize(ctx: DriverContext, spec: ModuleSpec, binary: string, 
 
 /** The limits of an execution of this unit that starts now: its deadline and its lock wait. */
 export function executionLimits(ctx: DriverContext): StepLimits {
-  const spec = ctx.rendering as unknown as ModuleSpec;
+  const spec = ctx.rendering as ModuleSpec;
   return limitsOf(ctx, spec.timeout, spec.lockTimeout ?? DEFAULT_LOCK_TIMEOUT);
 }
 
@@ -185,7 +179,7 @@ export function executionLimits(ctx: DriverContext): StepLimits {
  * this phase is the one that runs it.
  */
 export async function openSession(ctx: DriverContext, defaultBinary: string, limits: StepLimits): Promise<Session | Bad> {
-  const spec = ctx.rendering as unknown as ModuleSpec;
+  const spec = ctx.rendering as ModuleSpec;
   const unpassable = unpassableSecret(ctx);
   if (unpassable) return failure(unpassable, true);
   const binary = spec.binary ?? defaultBinary;

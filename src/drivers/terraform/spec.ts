@@ -7,13 +7,14 @@
  */
 import { LOCK_TIMEOUT_BOUNDS } from '../../util/duration';
 import { relativePathField } from '../../util/fields';
-import { type ObjectSchema, boolean, duration, json, object, required, string } from '../../util/schema';
+import { type Infer, boolean, duration, json, object, required, string } from '../../util/schema';
+import type { SharedSpec } from '../contract';
 
 /** How long a step waits for a state lock another process holds, unless the unit says otherwise. */
 export const DEFAULT_LOCK_TIMEOUT = '2m';
 
 /** The spec fields of a module kind whose executable defaults to `binary`. */
-export const moduleSpec = (binary: string): ObjectSchema =>
+export const moduleSpec = (binary: string) =>
   object({
     module: required(relativePathField('root module directory in source')),
     variables: json('object', 'input variables'),
@@ -24,17 +25,8 @@ export const moduleSpec = (binary: string): ObjectSchema =>
     sharedState: boolean('its state may be shared with other environments or units, and a first execution may take over a state that already holds resources; default false'),
   });
 
-export const terraformSpec: ObjectSchema = moduleSpec('terraform');
-export const openTofuSpec: ObjectSchema = moduleSpec('tofu');
+export const terraformSpec = moduleSpec('terraform');
+export const openTofuSpec = moduleSpec('tofu');
 
 /** A module unit's rendered spec, as its driver reads it. */
-export interface ModuleSpec {
-  module: string;
-  variables?: Record<string, unknown>;
-  binary?: string;
-  backendConfig?: Record<string, string | number | boolean>;
-  workspace?: string;
-  lockTimeout?: string;
-  sharedState?: boolean;
-  timeout?: string;
-}
+export type ModuleSpec = Infer<ReturnType<typeof moduleSpec>> & SharedSpec;

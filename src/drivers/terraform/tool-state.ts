@@ -38,8 +38,8 @@ export interface StateSnapshot {
   outputs: Outputs;
 }
 
-/** What a receipt records of the state its execution left (DriverContext.receipt.toolState). */
-export interface ToolStateRecord {
+/** What a receipt records of the state its execution left (DriverContext.receipt.toolState); a type, not an interface, so that it is the Record the contract carries without a cast. */
+export type ToolStateRecord = {
   backend: BackendIdentity;
   workspace: string;
   lineage: string;
@@ -48,7 +48,7 @@ export interface ToolStateRecord {
   resources: number;
   /** The first ADDRESS_LIMIT of their addresses, for messages. */
   addresses: string[];
-}
+};
 
 /** How many resource addresses a receipt keeps: enough to recognize a state, small enough to read on every run. */
 const ADDRESS_LIMIT = 20;
@@ -107,7 +107,7 @@ export function readLocalState(path: string): StateSnapshot | undefined {
 /** What a receipt (or a failed attempt's condition) records of a state: ApplyOutcome.toolState. */
 export function toolStateOf(state: StateSnapshot, backend: BackendIdentity, workspace: string): Record<string, unknown> {
   const record: ToolStateRecord = { backend, workspace, lineage: state.lineage, serial: state.serial, resources: state.resources.length, addresses: state.resources.slice(0, ADDRESS_LIMIT) };
-  return record as unknown as Record<string, unknown>;
+  return record;
 }
 
 /** A recorded tool state, if it is one this driver wrote. */

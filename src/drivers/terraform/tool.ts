@@ -15,10 +15,11 @@
  * - any other exit: failed, retryable, with the tool's own diagnostics as the reason
  *   (./tool-errors.ts), a held state lock naming its holder.
  */
-import { LineSplitter, type ToolLine } from '../../exec/lines';
+import type { ToolLine } from '../../exec/lines';
 import type { ProcessResult } from '../../exec/process';
 import { parseDuration } from '../../util/duration';
 import { type DriverContext, type Failure, failure, type Uncertain } from '../contract';
+import { type ToolRun, classifyEnd, exitHow, runTool } from '../tool';
 import { failureReason, textDiagnostics } from './tool-errors';
 import { type UiResult, UiReader } from './ui-json';
 
@@ -46,10 +47,6 @@ export function isBad(x: object): x is Bad {
   return 'result' in x && ((x as Bad).result === 'failed' || (x as Bad).result === 'uncertain');
 }
 
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)}s`;
-}
-
 /** What one step prints and keeps: the text lines (for diagnostics) and the UI reader of a json step. */
 class StepOutput {
   readonly kept: string[] = [];
@@ -68,13 +65,11 @@ class StepOutput {
     this.ctx.toolOutput({ bytes: Buffer.from(`${text}\n`), text });
   }
 
-  stderr(): LineSplitter {
-    return new LineSplitter((line: ToolLine) => (this.options.stream || this.options.json ? this.print(line.text) : this.keep(line.text)));
-  }
-
-  stdout(): LineSplitter | undefined {
-    if (this.options.json) return new LineSplitter((line) => this.ui.line(line.text));
-    return this.options.stream ? new LineSplitter((line) => this.print(line.text)) : undefined;
+  /** Who reads each stream: stderr is printed (or only kept, for a captured step); stdout see StepOptions. */
+  streams(): Pick<ToolRun, 'stdout' | 'stderr'> {
+    const stderr = (line: ToolLine) => (this.options.stream || this.options.json ? this.print(line.text) : this.keep(line.text));
+    if (this.options.json) return { stderr, stdout: (line) => this.ui.line(line.text) };
+    return this.options.stream ? { stderr, stdout: (line) => this.print(line.text) } : { stderr };
   }
 
   private keep(text: string): void {
@@ -124,22 +119,14 @@ export class ModuleTool {
     const { deadline } = this.limits;
     const remaining = deadline === undefined ? undefined : Math.max(1, deadline - this.ctx.clock.now());
     const output = new StepOutput(this.ctx, options);
-    const err = output.stderr();
-    const out = output.stdout();
-    const done = await this.ctx.runner.run([this.binary, ...args], {
+    const done = await runTool(this.ctx, [this.binary, ...args], {
       cwd: this.cwd,
       env: this.env,
-      group: true,
       ...(remaining !== undefined ? { timeoutMs: remaining } : {}),
-      cancel: this.ctx.cancel,
-      killGraceMs: this.ctx.killGraceMs,
       // Terraform stops on SIGINT and stops its provider plugins itself; SIGTERM to the group would kill them mid-create.
       stopSignal: 'SIGINT',
-      ...(out ? { onStdout: (b: Buffer) => out.push(b) } : {}),
-      onStderr: (b) => err.push(b),
+      ...output.streams(),
     });
-    out?.flush();
-    err.flush();
     const ui = output.ui.done();
     options.seen?.(ui);
     const bad = this.unsuccessful(args[0]!, done, { ...options, effects: changedSomething(options, ui) }, () => (options.json ? ui.diagnostics : textDiagnostics(output.kept)));
@@ -148,16 +135,17 @@ export class ModuleTool {
 
   private unsuccessful(command: string, done: ProcessResult, options: StepOptions, diagnostics: () => ReturnType<typeof textDiagnostics>): Bad | undefined {
     const what = `${this.binary} ${command}`;
-    if (done.spawnError) return failure(`cannot start ${this.binary}: ${done.spawnError.code ?? done.spawnError.message} (install it, or name the executable in spec.binary)`, true);
-    if (done.cancelled && done.code !== 0) {
-      return { result: 'uncertain', reason: `cancelled during ${what} (${done.signal ? `ended by ${done.signal}` : `exit ${String(done.code)}`} after ${seconds(done.durationMs)})` };
-    }
-    if (done.timedOut) {
-      const effects = options.effects === true;
-      return failure(`timed out after ${this.limits.timeout} during ${what}, which was stopped${effects ? ': what it changed is unknown' : ''}`, !effects, effects);
-    }
-    if (done.code !== null && (options.ok ?? [0]).includes(done.code)) return undefined;
-    const how = done.signal ? `was killed by ${done.signal}` : `exited with code ${String(done.code)}`;
-    return failure(failureReason(`${what} ${how}`, diagnostics(), this.limits.lockTimeout, this.binary), true);
+    const effects = options.effects === true;
+    return classifyEnd(
+      done,
+      {
+        program: this.binary,
+        startHint: () => ' (install it, or name the executable in spec.binary)',
+        cancelledWhile: `during ${what}`,
+        timedOut: () => failure(`timed out after ${this.limits.timeout} during ${what}, which was stopped${effects ? ': what it changed is unknown' : ''}`, !effects, effects),
+        exited: (end) => failure(failureReason(`${what} ${exitHow(end)}`, diagnostics(), this.limits.lockTimeout, this.binary), true),
+      },
+      options.ok,
+    );
   }
 }
