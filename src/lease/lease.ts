@@ -19,7 +19,7 @@ import type { RefUpdate, RefWriteResult } from '../git/refs';
 import { corruptError, type Damage } from '../state/damage';
 import { damagedPrefix, leaseRef } from '../state/location';
 import { readRunHeaders, runIsLive } from '../state/run-record';
-import { applyUpdates, type RefSnapshot, type StateStore } from '../state/store';
+import { applyUpdates, type RefFence, type RefSnapshot, type StateStore, withFence } from '../state/store';
 import { isoMillis, isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { writeRetried } from './retried-write';
@@ -402,10 +402,13 @@ export class LeaseHandle {
     return next;
   }
 
-  /** The lease's own update for a push of the given mode, and the record after it. */
-  private async leaseUpdate(mode: LeaseMode): Promise<{ update: RefUpdate; record: LeaseRecord; oid: string | null }> {
+  /**
+   * The lease's own part of a push of the given mode: an update (renew, release), or a fence
+   * (the lease unchanged), and the record after it.
+   */
+  private async leaseUpdate(mode: LeaseMode): Promise<{ update?: RefUpdate; fence?: RefFence; record: LeaseRecord; oid: string | null }> {
     if (mode === 'release') return { update: { ref: this.ref, expect: this.oid, to: null }, record: this.record, oid: null };
-    if (mode === 'fence') return { update: { ref: this.ref, expect: this.oid, to: this.oid }, record: this.record, oid: this.oid };
+    if (mode === 'fence') return { fence: { ref: this.ref, value: this.oid }, record: this.record, oid: this.oid };
     const now = this.rt.clock.now();
     const record: LeaseRecord = { ...this.record, deadline: isoMillis(now + this.timing.durationMs), renewedAt: isoSeconds(now) };
     const oid = await writeLeaseCommit(this.rt, this.store, record, this.oid, this.author, `nyl: renew lease ${record.environment}\n`);
@@ -424,9 +427,11 @@ export class LeaseHandle {
     if (this.lost || this.released) return { ok: false, lost: this.lost, result: { ok: false, kind: 'rejected', refs: [], message: 'the lease is no longer held' } };
     const lease = await this.leaseUpdate(mode);
     const part = await build({ record: lease.record });
-    const updates = [...part.updates, lease.update];
+    const own = lease.update ? [...part.updates, lease.update] : part.updates;
+    // The updates as the push carries them: a fence is the lease to itself, last.
+    const updates = withFence(own, lease.fence);
     const began = this.rt.clock.now();
-    const result = await writeRetried(this.rt, this.store, updates);
+    const result = await writeRetried(this.rt, this.store, own, lease.fence);
     if (result.ok) {
       this.confirmedAt = began;
       if (lease.oid === null) this.released = true;

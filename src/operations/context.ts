@@ -30,6 +30,7 @@ import { loadProjectAt } from '../project/project-cache';
 import type { EnvironmentResource, Project } from '../project/types';
 import type { DocumentSets } from '../run/transition-plan';
 import { GitStateStore, PARSE_FORMAT } from '../state/git-store';
+import { LocalState } from '../state/local-state';
 import { cacheRoot } from '../util/cache-dir';
 import { type CheckoutFacts, type StateLocation, localLocation, resolveLocation } from '../state/location';
 import type { ObjectReader, RefSnapshot, StateStore } from '../state/store';
@@ -75,6 +76,8 @@ export interface OpenedEnvironment {
   worktree?: WorktreeSource;
   loc: StateLocation;
   store: StateStore;
+  /** The checkout's known branches and a --local run's work (state/local-state.ts). */
+  local: LocalState;
   drivers: DriverSet;
   /** Present when the command writes state. */
   author?: Identity;
@@ -88,7 +91,7 @@ export interface OpenedEnvironment {
   checkout?: CheckoutFacts;
   /** Reads objects of the checkout (source trees of earlier commits too); absent in-process. */
   sourceReader?: ObjectReader;
-  openStoreAt?(loc: StateLocation): StateStore;
+  openStoreAt?(loc: StateLocation): { store: StateStore; local: LocalState };
   /** Unpacks the source commit (or another commit of the checkout, a teardown's) into dest; returns the project directory inside it. */
   materialize(dest: string, commit?: string): Promise<string>;
   close(): void;
@@ -134,7 +137,8 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     const project = sourceLoad.project;
     const configured = resolveLocation(atHead, env, checkout);
     const loc: StateLocation = req.local ? localLocation(configured, checkout, cacheRoot(rt.env)) : configured;
-    store = new GitStateStore(rt.git, loc, checkout, rt.env, reader, cache);
+    const gitStore = new GitStateStore(rt.git, loc, checkout, rt.env, reader, cache);
+    store = gitStore;
     const opened: OpenedEnvironment = {
       project,
       env,
@@ -143,12 +147,16 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       ...(worktree ? { worktree } : {}),
       loc,
       store,
+      local: new LocalState(gitStore.repositories),
       drivers: BUILTIN_DRIVERS,
       ...(headLoad.treeOid && sourceLoad.treeOid ? { inputKey: `${PARSE_FORMAT}:${headLoad.treeOid}:${sourceLoad.treeOid}:${sourceCommit}` } : {}),
       materialize: materializerOf(rt, checkout, sourceCommit),
       checkout,
       sourceReader: reader,
-      openStoreAt: (at) => new GitStateStore(rt.git, at, checkout, rt.env, reader, cache),
+      openStoreAt: (at) => {
+        const other = new GitStateStore(rt.git, at, checkout, rt.env, reader, cache);
+        return { store: other, local: new LocalState(other.repositories) };
+      },
       close: () => {
         store!.close();
         reader.close();

@@ -58,7 +58,7 @@ export async function forgetOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const refs0 = await store.snapshot();
   const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
   await requireActive(opened, { refs: refs0, view: view0 });
-  await store.requireNoUnpublishedWork(refs0);
+  await opened.local.requireNoUnpublishedWork(refs0);
   requireForgettable(opened, view0, req.unit);
   return withLease(rt, store, leaseOptionsOf(rt, opened, 'forget', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
@@ -72,7 +72,7 @@ export async function forgetOpened(rt: Runtime, opened: OpenedEnvironment, req: 
     report.details.was = was;
     report.desired = published.refs.get(loc.desiredRef);
     report.observed = published.refs.get(loc.observedRef);
-    await store.syncKnownBranches(published.refs);
+    await opened.local.syncKnownBranches(published.refs);
     return report;
   });
 }

@@ -50,7 +50,7 @@ export async function commitHolds(rt: Runtime, opened: OpenedEnvironment, holds:
     const transitions = buildTransitions(loc, refs, env.name, before, after, { operation: 'hold', units, held: applied.held }, trailers, applied.held);
     const published = await tx.publish(transitions, () => signalUpdates);
     const desired = published.refs.get(loc.desiredRef);
-    const diverged = await store.syncKnownBranches(published.refs);
+    const diverged = await opened.local.syncKnownBranches(published.refs);
     return { applied, ...(desired ? { desired } : {}), diverged };
   });
 }

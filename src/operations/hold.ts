@@ -107,7 +107,7 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   const refs = await store.snapshot();
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
   await requireActive(opened, { refs, view });
-  if (attempt === 0) await store.requireNoUnpublishedWork(refs);
+  if (attempt === 0) await opened.local.requireNoUnpublishedWork(refs);
   const unchanged = checkUnit(opened, view, req.unit, report);
   if (unchanged) return unchanged;
   const lease = await readLease(store, refs);

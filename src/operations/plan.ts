@@ -80,7 +80,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
     report.warnings.push(...(await coordinationWarnings(opened, start.refs)));
-    report.warnings.push(...localWorkWarnings(opened.env.name, coordinationNamespace(opened.loc), await opened.store.localRunRefs(start.refs)));
+    report.warnings.push(...localWorkWarnings(opened.env.name, coordinationNamespace(opened.loc), await opened.local.localRunRefs(start.refs)));
     return report;
   } finally {
     phases.close();
@@ -97,7 +97,7 @@ async function readStart(opened: OpenedEnvironment): Promise<Start> {
   const refs = await store.snapshot({ readOnly: true });
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
   const generation = await requireActive(opened, { refs, view });
-  await store.requireNoUnpublishedWork(refs, { readOnly: true });
+  await opened.local.requireNoUnpublishedWork(refs, { readOnly: true });
   return { refs, view, generation };
 }
 

@@ -136,7 +136,7 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   const cached = key ? opened.store.cache.get<ReconcileReport>('quiet', key) : undefined;
   if (cached) {
     // The same state commits as when the report was made: the state was active then, and is now.
-    await opened.store.requireNoUnpublishedWork(refs);
+    await opened.local.requireNoUnpublishedWork(refs);
     return cached;
   }
   const start = await readStart(opened, refs);
@@ -189,7 +189,7 @@ async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<
   const { store, loc } = opened;
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
   const generation = await requireActive(opened, { refs, view });
-  await store.requireNoUnpublishedWork(refs);
+  await opened.local.requireNoUnpublishedWork(refs);
   return { refs, view, generation };
 }
 
@@ -357,7 +357,7 @@ async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, 
   report.desired = published.refs.get(loc.desiredRef);
   report.observed = published.refs.get(loc.observedRef);
   // A late hold commit synced the known branches past the run's push already: no second sync.
-  const diverged = (await applyLateHolds(rt, opened, report)) ?? (await store.syncKnownBranches(published.refs));
+  const diverged = (await applyLateHolds(rt, opened, report)) ?? (await opened.local.syncKnownBranches(published.refs));
   report.warnings.push(...divergedWarnings(opened.env.name, diverged));
   return report;
 }

@@ -60,7 +60,7 @@ export async function recoverOpened(rt: Runtime, opened: OpenedEnvironment, req:
   const { store } = opened;
   await store.ensureOpen();
   const refs = await store.snapshot();
-  await store.requireNoUnpublishedWork(refs);
+  await opened.local.requireNoUnpublishedWork(refs);
   const lease = await readLease(store, refs);
   // A damaged lease may still have a holder: only `lease break` declares it gone.
   if (lease?.damage) throw corruptError(opened.env.name, [lease.damage]);
@@ -171,7 +171,7 @@ async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: Reco
   const published = await tx.publish(transitions, () => extra);
   reportRecovery(opened, r, published.refs, { held: holds.held, repaired, breaks }, report);
   report.warnings.push(...aside.warnings);
-  await store.syncKnownBranches(published.refs);
+  await opened.local.syncKnownBranches(published.refs);
   return report;
 }
 

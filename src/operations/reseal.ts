@@ -61,7 +61,7 @@ export async function resealOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const refs0 = await store.snapshot();
   const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
   await requireActive(opened, { refs: refs0, view: view0 });
-  await store.requireNoUnpublishedWork(refs0);
+  await opened.local.requireNoUnpublishedWork(refs0);
   const runs0 = unimportedRuns(loc, refs0);
   if (runs0.length > 0 && !(await liveHolder(rt, opened, refs0))) refuseUnimported(env.name, runs0);
   const first = requireOpened(env.name, resealObserved(env.name, view0.observedUnits, ring));
@@ -82,7 +82,7 @@ export async function resealOpened(rt: Runtime, opened: OpenedEnvironment, req: 
     describe(report, env.name, outcome, view);
     report.result = 'done';
     report.observed = published.refs.get(loc.observedRef);
-    await store.syncKnownBranches(published.refs);
+    await opened.local.syncKnownBranches(published.refs);
     return report;
   });
 }

@@ -63,7 +63,7 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const refs0 = await store.snapshot();
   const view0 = await readEnvironmentState(store.reader, loc, refs0, store.cache);
   await requireActive(opened, { refs: refs0, view: view0 });
-  await store.requireNoUnpublishedWork(refs0);
+  await opened.local.requireNoUnpublishedWork(refs0);
   requireKnownUnit(opened, view0, req.unit, undefined);
   return withLease(rt, store, leaseOptionsOf(rt, opened, 'resume', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
     const refs = tx.snapshot;
@@ -81,7 +81,7 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
     report.result = 'done';
     report.desired = published.refs.get(loc.desiredRef);
     if (superseded.length > 0) report.details.superseded = superseded.map((s) => s.run);
-    await store.syncKnownBranches(published.refs);
+    await opened.local.syncKnownBranches(published.refs);
     return report;
   });
 }

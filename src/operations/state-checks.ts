@@ -58,7 +58,7 @@ function missingStateDiagnostic(envName: string, loc: StateLocation, severity: S
 
 /** As inactiveStateDiagnostic, telling missing state apart from state the clone's own branches hold. */
 export async function inactiveStateOf(opened: OpenedEnvironment, refs: RefSnapshot, state: EnvironmentStateDoc | undefined, severity: Severity = 'error'): Promise<Diagnostic | undefined> {
-  const fromLocal = !state && (await opened.store.knownStateBeyond(refs)).size > 0;
+  const fromLocal = !state && (await opened.local.knownStateBeyond(refs)).size > 0;
   return inactiveStateDiagnostic(opened.env.name, state, opened.loc, { severity, fromLocal, template: opened.env.instance?.template });
 }
 

@@ -115,7 +115,7 @@ async function readActive(opened: OpenedEnvironment): Promise<ActiveRead> {
   const refs = await store.snapshot();
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
   const generation = await requireActive(opened, { refs, view });
-  await store.requireNoUnpublishedWork(refs);
+  await opened.local.requireNoUnpublishedWork(refs);
   return { refs, view, generation };
 }
 
@@ -159,7 +159,7 @@ function teardownOptionsOf(req: StateDeleteOptions): TeardownAllOptions {
 
 /** Under the lease: decide again on the state as it is now, then delete it in one push. */
 async function deleteUnderLease(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, tx: LeaseTransaction, first: StateRead, report: StateOperationReport): Promise<StateOperationReport> {
-  const { loc, store, env } = opened;
+  const { loc, env } = opened;
   const refs = tx.snapshot;
   const view = await stateUnderLease(opened, first, refs);
   const generation = await requireActive(opened, { refs, view });
@@ -172,7 +172,7 @@ async function deleteUnderLease(rt: Runtime, opened: OpenedEnvironment, req: Sta
   report.desired = published.commits.get(loc.desiredRef);
   report.observed = published.commits.get(loc.observedRef);
   report.details.removed = removed;
-  report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(published.refs)));
+  report.warnings.push(...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)));
   return report;
 }
 

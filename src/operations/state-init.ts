@@ -16,7 +16,7 @@ import { type EnvironmentStateDoc, type StateEvent, newStateDoc, toYaml } from '
 import { describeLocation, type StateLocation } from '../state/location';
 import type { RefTransition } from '../lease/publish';
 import { readStateDoc } from '../state/read';
-import { gitDirOf } from '../state/git-store';
+import { gitDirOf } from '../git/ref-files';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { transitionMessage } from '../state/transition';
 import { isoSeconds } from '../util/clock';
@@ -83,10 +83,10 @@ function refuseKnownState(loc: StateLocation, known: RefSnapshot): void {
 }
 
 /** The known branches a --fresh init continues (their commits made usable); refused without --fresh. */
-async function knownStateToContinue(store: StateStore, refs: RefSnapshot, req: { fresh: boolean }): Promise<RefSnapshot> {
-  const known = await store.knownStateBeyond(refs);
-  if (!req.fresh) refuseKnownState(store.loc, known);
-  await store.adoptKnownBranches(known);
+async function knownStateToContinue(opened: OpenedEnvironment, refs: RefSnapshot, req: { fresh: boolean }): Promise<RefSnapshot> {
+  const known = await opened.local.knownStateBeyond(refs);
+  if (!req.fresh) refuseKnownState(opened.loc, known);
+  await opened.local.adoptKnownBranches(known);
   return known;
 }
 
@@ -165,7 +165,7 @@ export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<Sta
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     // A missing repository holds nothing: refuse before creating it, so that a refusal changes nothing.
-    if (!req.fresh && opened.loc.kind === 'path' && !existsSync(opened.loc.localPath!)) refuseKnownState(opened.loc, await opened.store.knownStateBeyond(new Map()));
+    if (!req.fresh && opened.loc.kind === 'path' && !existsSync(opened.loc.localPath!)) refuseKnownState(opened.loc, await opened.local.knownStateBeyond(new Map()));
     const created = await createLocalRepository(rt, opened.loc);
     return await stateInitOpened(rt, opened, req, created);
   } finally {
@@ -190,15 +190,15 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
     return decide(loc, desired, observed, { fresh: req.fresh, template: opened.env.instance?.template }, event, known.has(loc.desiredRef));
   };
   const first = await store.snapshot();
-  const known = await knownStateToContinue(store, first, req);
+  const known = await knownStateToContinue(opened, first, req);
   const initial = await decideAt(first, known);
-  await store.requireNoUnpublishedWork(first);
+  await opened.local.requireNoUnpublishedWork(first);
   if (initial.kind === 'unchanged') {
     report.desired = first.get(loc.desiredRef);
     report.observed = first.get(loc.observedRef);
     report.details.state = { generation: initial.state.generation, status: initial.state.status };
     report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the state of ${envName} already exists; nothing changed`, { env: envName }));
-    await store.syncKnownBranches(first);
+    await opened.local.syncKnownBranches(first);
     return report;
   }
 
@@ -219,7 +219,7 @@ export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, re
     report.desired = published.commits.get(loc.desiredRef) ?? published.refs.get(loc.desiredRef);
     report.observed = published.commits.get(loc.observedRef) ?? published.refs.get(loc.observedRef);
     report.details.state = { generation: decision.desired.generation, status: decision.desired.status, fresh: decision.fresh };
-    report.warnings.push(...divergedWarnings(envName, await store.syncKnownBranches(published.refs)));
+    report.warnings.push(...divergedWarnings(envName, await opened.local.syncKnownBranches(published.refs)));
     return report;
   });
 }

@@ -36,6 +36,7 @@ import { toYaml } from '../state/documents';
 import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf, stateRefsOf } from '../state/location';
 import { continuedAt, markedMoved, type MoveEnds, movedEvent } from '../state/move';
 import { readStateDoc } from '../state/read';
+import type { LocalState } from '../state/local-state';
 import type { RefSnapshot, StateStore } from '../state/store';
 import { transitionMessage } from '../state/transition';
 import { isoSeconds } from '../util/clock';
@@ -55,6 +56,8 @@ type MoveOptions = Pick<StateMoveRequest, 'reason' | 'waitMs'>;
 interface Move {
   opened: OpenedEnvironment;
   old: StateStore;
+  /** The old location's known branches and --local work. */
+  oldLocal: LocalState;
   ends: MoveEnds;
   options: MoveOptions;
 }
@@ -67,8 +70,9 @@ export async function stateMove(rt: Runtime, req: StateMoveRequest): Promise<Sta
     if (!opened.checkout || !opened.openStoreAt) throw new Error('state move needs an environment opened from a checkout (openEnvironment)');
     const oldLoc = locationMovedFrom(opened.project, opened.loc, req, opened.checkout);
     if (sameLocation(oldLoc, opened.loc, opened.checkout.workTree)) refuseNothingToMove(opened.loc);
-    old = opened.openStoreAt(oldLoc);
-    const move: Move = { opened, old, ends: { from: describeEnd(oldLoc), to: describeEnd(opened.loc) }, options: { ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) } };
+    const opening = opened.openStoreAt(oldLoc);
+    old = opening.store;
+    const move: Move = { opened, old, oldLocal: opening.local, ends: { from: describeEnd(oldLoc), to: describeEnd(opened.loc) }, options: { ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) } };
     return await stateMoveOpened(rt, move);
   } finally {
     old?.close();
@@ -180,7 +184,7 @@ async function everyTrue(checks: Promise<boolean>[]): Promise<boolean> {
 /** Step 1: under the old location's lease, state.yaml there says where the state went. */
 async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<RefSnapshot> {
   const { opened, old, ends } = move;
-  await old.requireNoUnpublishedWork(oldRefs);
+  await move.oldLocal.requireNoUnpublishedWork(oldRefs);
   const lease = leaseOptionsOf(rt, opened, 'state-move', { initial: oldRefs, waitMs: move.options.waitMs });
   return withLease(rt, old, lease, async (tx) => {
     const refs = tx.snapshot;
@@ -192,7 +196,7 @@ async function markOld(rt: Runtime, move: Move, oldRefs: RefSnapshot): Promise<R
     requireMovable(old.loc, state, ends);
     const transitions = await stateYamlTransitions(rt, move, refs, state, { to: ends.to }, markedMoved);
     const published = await tx.publish(transitions);
-    await old.syncKnownBranches(published.refs);
+    await move.oldLocal.syncKnownBranches(published.refs);
     return published.refs;
   });
 }
@@ -240,7 +244,7 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
     const transitions = await Promise.all(list.map((p) => continuation(move, p, tx.snapshot.get(p.ref))));
     const published = await tx.publish(transitions, () => carried.map((c) => ({ ref: c.ref, expect: null, to: c.oid }) satisfies RefUpdate));
     report.result = 'done';
-    await store.syncKnownBranches(published.refs);
+    await move.opened.local.syncKnownBranches(published.refs);
     await dropCarried(move, carried);
     return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
   });
@@ -255,7 +259,7 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
 async function alreadyMoved(move: Move, report: StateOperationReport, refs: RefSnapshot): Promise<StateOperationReport> {
   const left = carriedRefs(move, await move.old.snapshot()).filter((c) => refs.get(c.ref) === c.oid);
   await dropCarried(move, left);
-  await move.opened.store.syncKnownBranches(refs);
+  await move.opened.local.syncKnownBranches(refs);
   return finished(report, move.opened.loc, refs, []);
 }
 
@@ -335,7 +339,7 @@ async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport
   const state0 = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs0.get(old.loc.desiredRef));
   if (state0?.coordinationRefPrefix === opened.loc.coordinationPrefix) return finished(report, opened.loc, refs0, []);
   requireMovable(old.loc, state0, ends);
-  await old.requireNoUnpublishedWork(refs0);
+  await move.oldLocal.requireNoUnpublishedWork(refs0);
   return withLease(rt, old, leaseOptionsOf(rt, opened, 'state-move', { initial: refs0, waitMs: move.options.waitMs }), async (tx) => {
     const refs = tx.snapshot;
     const state = await readStateDoc(old.reader, old.loc, old.loc.desiredRef, refs.get(old.loc.desiredRef));
@@ -345,7 +349,7 @@ async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport
     const carried = carriedRefs(move, refs);
     const published = await tx.publish(transitions, () => carried.flatMap((c) => [{ ref: c.ref, expect: null, to: c.oid }, { ref: c.from, expect: c.oid, to: null }]));
     report.result = 'done';
-    await opened.store.syncKnownBranches(published.refs);
+    await opened.local.syncKnownBranches(published.refs);
     return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
   });
 }

@@ -17,7 +17,7 @@ import type { ObservedUnitDoc } from '../state/documents';
 import { discardVerdict, localWorkDiagnostic, receiptsAbsent } from '../state/local-work';
 import { coordinationNamespace } from '../state/location';
 import { readEnvironmentState, readUnitDocs } from '../state/read';
-import type { LocalBranch } from '../state/store';
+import type { LocalBranch } from '../state/local-state';
 import type { Runtime } from '../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from './context';
 import { stateOperationReport } from './report-base';
@@ -55,7 +55,7 @@ async function resetOpened(rt: Runtime, opened: OpenedEnvironment, req: ResetReq
   await store.ensureOpen();
   const refs = await store.snapshot();
   await requireActive(opened, { refs, view: await readEnvironmentState(store.reader, loc, refs, store.cache) });
-  const work = await store.localWork(refs);
+  const work = await opened.local.localWork(refs);
   if (work.refs.size > 0) throw new NylError(localWorkDiagnostic(env.name, coordinationNamespace(loc), work.refs.keys(), 'error'));
   const discarded = await lostReceipts(opened, work.branches);
   const verdict = discardVerdict(discarded, req.discard, req.discardAll);
@@ -73,7 +73,7 @@ async function resetOpened(rt: Runtime, opened: OpenedEnvironment, req: ResetReq
     return report;
   }
   const keptUnder = `refs/nyl-discarded/${env.name}/${stamp(rt.clock.now())}/`;
-  const moved = await store.moveLocalBranches(work.branches, keptUnder);
+  const moved = await opened.local.moveLocalBranches(work.branches, keptUnder);
   if (!moved.ok) fail('NYL-STATE-CONFLICT', `a local branch of ${env.name} moved while it was reset: ${moved.message}; nothing more was changed`, { env: env.name });
   report.result = 'done';
   report.details.branches = work.branches.map((b) => ({ repository: b.repository, ref: b.ref, from: b.tip, to: b.state, ...(b.behind ? { fastForward: true } : { keptAs: `${keptUnder}${b.ref.slice('refs/'.length)}` }) }));

@@ -102,7 +102,7 @@ export async function stateRestoreOpened(rt: Runtime, opened: OpenedEnvironment,
   const refs0 = await store.snapshot();
   const view0 = await readCurrent(opened, refs0);
   await requireActive(opened, { refs: refs0, view: view0 });
-  await store.requireNoUnpublishedWork(refs0);
+  await opened.local.requireNoUnpublishedWork(refs0);
   const first = await decide(opened, refs0, view0, req.to);
   if (nothingChanges(first)) return unchanged(opened, report, first, refs0);
   return withLease(rt, store, leaseOptionsOf(rt, opened, 'state-restore', { initial: refs0, waitMs: req.waitMs }), async (tx) => {
@@ -121,7 +121,7 @@ export async function stateRestoreOpened(rt: Runtime, opened: OpenedEnvironment,
     report.result = 'done';
     report.desired = published.refs.get(loc.desiredRef);
     report.observed = published.refs.get(loc.observedRef);
-    report.warnings.push(...incarnationWarnings(env.name, decision.result), ...divergedWarnings(env.name, await store.syncKnownBranches(published.refs)));
+    report.warnings.push(...incarnationWarnings(env.name, decision.result), ...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)));
     return report;
   });
 }

@@ -364,6 +364,6 @@ async function statusOf(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapsho
   report.warnings.push(...unitWarnings(env.name, statuses, awaitingImport(at, view.observedUnits, docs.observed), env.spec.driftRepair));
   report.warnings.push(...statusLeavingWarnings(env.name, plan, new Map(statuses.map((s) => [s.name, s])), ownedNames(opened)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
-  report.warnings.push(...divergedWarnings(env.name, await store.syncKnownBranches(refs)));
-  report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await store.localRunRefs(refs)));
+  report.warnings.push(...divergedWarnings(env.name, await opened.local.syncKnownBranches(refs)));
+  report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await opened.local.localRunRefs(refs)));
 }

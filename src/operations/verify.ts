@@ -62,7 +62,7 @@ export async function verifyOpened(rt: Runtime, opened: OpenedEnvironment, req: 
   const refs = await store.snapshot();
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
   await requireActive(opened, { refs, view });
-  await store.requireNoUnpublishedWork(refs);
+  await opened.local.requireNoUnpublishedWork(refs);
   requireKnownUnits(opened, view, req.units);
   const options = leaseOptionsOf(rt, opened, 'verify', { initial: refs, waitMs: req.waitMs });
   return withLease(rt, store, options, (tx) => verifyUnderLease(rt, opened, req, tx, { refs, view }));
@@ -141,7 +141,7 @@ function pick(opened: OpenedEnvironment, name: string, unit: UnitResource | unde
 
 /** One observed commit with every new observation, published with the lease's release; then the report. */
 async function publishFindings(rt: Runtime, opened: OpenedEnvironment, tx: LeaseTransaction, view: EnvironmentStateView, targets: Selected[], findings: Map<string, DriftFinding>, report: StateOperationReport): Promise<StateOperationReport> {
-  const { loc, env, store } = opened;
+  const { loc, env } = opened;
   const observedAt = isoSeconds(rt.clock.now());
   const run = tx.lease.record.run;
   const observed = new Map(view.observedUnits);
@@ -159,7 +159,7 @@ async function publishFindings(rt: Runtime, opened: OpenedEnvironment, tx: Lease
   report.result = 'done';
   report.observed = published.refs.get(loc.observedRef);
   fillReport(opened, targets, findings, report);
-  await store.syncKnownBranches(published.refs);
+  await opened.local.syncKnownBranches(published.refs);
   return report;
 }
 

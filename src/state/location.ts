@@ -421,3 +421,11 @@ export function locationMovedFrom(project: Project, configured: StateLocation, o
   const chosenBy = options.from !== undefined ? `--from ${options.from}` : 'the configured repository';
   return locationAt(common, repositoryFrom(project, configured, options.from), chosenBy, checkout);
 }
+
+/** NYL-STATE-UNAVAILABLE: the state repository of this location cannot be read, and why. */
+export function stateUnavailable(loc: StateLocation, detail: string, fix?: string): never {
+  fail('NYL-STATE-UNAVAILABLE', `the state repository ${loc.url ?? 'of the clone'} of ${loc.environment} cannot be read: ${detail}`, {
+    env: loc.environment,
+    ...(fix ? { fix } : {}),
+  });
+}

@@ -6,14 +6,17 @@
  *   and everything under its coordination prefix); absent refs are missing from the map.
  *   `snapshot({readOnly: true})` returns the same and moves no ref anywhere, not even a mirror
  *   of the remote's refs in the work repository: it only brings the objects in (`nyl plan`).
- * - `write(updates)` moves refs all or nothing: every update states the value its ref must have
- *   now (`expect`, null = absent) and one stale expectation rejects the whole write
- *   (`{ok: false, kind: 'rejected'}`), leaving every ref as it was. `unreachable` means nothing
- *   is known about the outcome's cause beyond "the repository could not be reached".
+ * - `write(updates, fence?)` is a Git-style transaction: it moves refs all or nothing. Every
+ *   update states the value its ref must have now (`expect`, null = absent), and one stale
+ *   expectation rejects the whole write (`{ok: false, kind: 'rejected'}`), leaving every ref as it
+ *   was. The fence, when given, is checked with it: the write lands only while `fence.ref` holds
+ *   `fence.value` (a lease its writer holds), and a moved fence rejects it the same way. The fence
+ *   ref itself does not move. `unreachable` means nothing is known about the outcome's cause
+ *   beyond "the repository could not be reached".
  *   As with `git push --atomic --force-with-lease`, an update whose ref already holds its target
- *   value is up to date and passes whatever it expected. Nyl relies on that only where it is
- *   safe: a fence (`expect` = `to` = the lease it holds) passes exactly while the lease is
- *   unchanged, and every other target is a new commit that only its writer can produce.
+ *   value is up to date and passes whatever it expected; every target Nyl writes is a new commit
+ *   that only its writer can produce, and the fence is sent on the wire as exactly such an update
+ *   (`expect` = `to` = the value), last: one atomic push with one lease per ref.
  * - `writeCommits(specs)` creates commits (with their trees and blobs) and returns their ids in
  *   order; it moves no ref. Objects are immutable: the same id always reads the same content.
  * - `reader` reads objects by id or `commit:path`; a tree's content is Git's binary tree format.
@@ -58,29 +61,9 @@ export interface StateStore {
   snapshotPrefix(prefix: string): Promise<RefSnapshot>;
   /** A cheap look whether refs may exist under prefix; undefined when only a read can tell. */
   mayHaveRefsUnder(prefix: string): boolean | undefined;
-  write(updates: RefUpdate[]): Promise<RefWriteResult>;
+  /** The transaction of the contract above; an empty one without a fence changes nothing and reaches nothing. */
+  write(updates: RefUpdate[], fence?: RefFence): Promise<RefWriteResult>;
   writeCommits(commits: CommitSpec[]): Promise<string[]>;
-  /**
-   * Fast-forwards the clone's local known branches to the state refs;
-   * returns the refs that diverged and were left alone.
-   */
-  syncKnownBranches(state: RefSnapshot): Promise<string[]>;
-  /**
-   * Refuses with NYL-STATE-LOCAL-WORK when localRunRefs has any, then with NYL-STATE-DIVERGED
-   * when the local branches (the clone's known branches, a remote's cache repository's own
-   * branches) hold unpublished work. It fast-forwards the known branches on the way
-   * (syncKnownBranches); `readOnly` judges the branches without moving them, and leaves the run
-   * refs to the caller (nyl plan warns of them).
-   */
-  requireNoUnpublishedWork(state: RefSnapshot, options?: { readOnly?: boolean }): Promise<void>;
-  /**
-   * The clone's known branches of the state refs that `state` lacks, where they hold the
-   * environment's state.yaml (a state repository re-created empty): their tips, read in the
-   * clone; nothing is written anywhere. Empty when the clone's branches are the state itself.
-   */
-  knownStateBeyond(state: RefSnapshot): Promise<RefSnapshot>;
-  /** Makes the commits of these known branches readable through `reader` and usable as parents. */
-  adoptKnownBranches(known: RefSnapshot): Promise<void>;
   /**
    * Brings these commits, with everything they reach, from another store's work repository (or
    * another repository of this machine: the checkout holding a --worktree snapshot) into this
@@ -90,46 +73,18 @@ export interface StateStore {
   importObjects(from: Pick<StateStore, 'localRepository'>, oids: string[]): Promise<void>;
   /** Is `ancestor` in the history of `tip` (a commit is in its own)? A commit not here is in none. */
   isAncestor(ancestor: string, tip: string): Promise<boolean>;
-  /**
-   * Refs a --local run left in the local state repository of a remote location (its lease, run,
-   * signal and evidence refs; not the damaged/ ones): work the state repository lacks, which the
-   * fix of NYL-STATE-LOCAL-WORK imports. A ref `state` holds too, under the same name and id, is a
-   * published copy, not work (the run refs a `state move --from local` carried, when it was killed
-   * before deleting them). Empty for 'clone' and 'path' locations, which --local opens as online
-   * commands do. Cheap when there are none (no read of the remote).
-   */
-  localRunRefs(state: RefSnapshot): Promise<RefSnapshot>;
-  /**
-   * The local branches of the state refs (the clone's known branches; a remote's cache
-   * repository's own branches) whose tips differ from `state`'s, and localRunRefs. Their commits
-   * become readable through `reader`. Nothing moves.
-   */
-  localWork(state: RefSnapshot): Promise<LocalWork>;
-  /**
-   * Moves each local branch from its `tip` to its `state` (compare-and-swap on the tip), all or
-   * nothing per local repository; a branch not `behind` is first kept under `keepUnder`
-   * (`${keepUnder}heads/...`) in its repository when given. Nothing is pushed.
-   */
-  moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult>;
   close(): void;
 }
 
-/** A local branch of a state ref whose tip differs from the state repository's. */
-export interface LocalBranch {
-  /** The repository holding it: the checkout, or a remote's cache repository. */
-  repository: string;
+/** A write's fence: it lands only while `ref` holds `value`, which it leaves as it is. */
+export interface RefFence {
   ref: string;
-  tip: string;
-  /** The state ref's tip in the state repository. */
-  state: string;
-  /** `tip` is in the history of `state`: a fast-forward, no local work lost. */
-  behind: boolean;
+  value: string;
 }
 
-/** What a --local run left locally that the state repository lacks (or that lags behind it). */
-export interface LocalWork {
-  refs: RefSnapshot;
-  branches: LocalBranch[];
+/** The fence as the update that checks it on the wire: to itself, last in the transaction. */
+export function withFence(updates: RefUpdate[], fence: RefFence | undefined): RefUpdate[] {
+  return fence ? [...updates, { ref: fence.ref, expect: fence.value, to: fence.value }] : updates;
 }
 
 /** The refs after a successful write of updates onto snapshot. */

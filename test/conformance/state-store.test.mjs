@@ -24,10 +24,8 @@ import { BatchReader } from '../../dist/git/batch-reader.js';
 import { writeCommits } from '../../dist/git/object-writer.js';
 import { GitStateStore } from '../../dist/state/git-store.js';
 import { openCheckout } from '../../dist/project/checkout.js';
-import { coordinationNamespace, repositoryIdentity, resolveLocation, signalsPrefix } from '../../dist/state/location.js';
+import { coordinationNamespace, resolveLocation, signalsPrefix } from '../../dist/state/location.js';
 import { JsonCache } from '../../dist/util/json-cache.js';
-import { recordRef, repositoryKey } from '../../dist/state/known-branches.js';
-import { newStateDoc, toYaml } from '../../dist/state/documents.js';
 import { cleanupAll, git, gitResult, hermeticEnv, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
 
@@ -260,7 +258,6 @@ describe('StateStore contract', { concurrency: true }, () => {
           assert.deepEqual(plain(read), { [store.loc.desiredRef]: c1, [`${coordinationNamespace(store.loc)}lease`]: c2 });
           assert.equal((await store.reader.read(`${c1}:one`)).content.toString(), '1', 'the tips are readable');
           assert.equal((await store.reader.read(`${c2}:two`)).content.toString(), '2');
-          await store.requireNoUnpublishedWork(read, { readOnly: true });
           assert.deepEqual({ state: plain(fx.allRefs()), work: workRefs() }, before, 'no ref moved anywhere');
           assert.deepEqual(plain(await store.snapshot()), plain(read), 'the same as a plain snapshot');
         });
@@ -437,17 +434,38 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
-      test('write: a fence (expect = to = the lease) passes while the lease is unchanged and rejects the whole write once it moved', async () => {
+      test('write with a fence: lands while the fence ref holds its value, leaves it there; a moved fence rejects the whole write', async () => {
         await withFixture(impl, async (fx) => {
           const store = await fx.open('dev');
           const [c1, c2] = await twoCommits(fx, store);
           const lease = `${coordinationNamespace(store.loc)}lease`;
           assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
-          assert.deepEqual(await store.write([{ ref: lease, expect: c1, to: c1 }, { ref: store.loc.desiredRef, expect: null, to: c2 }]), { ok: true });
+          assert.deepEqual(await store.write([{ ref: store.loc.desiredRef, expect: null, to: c2 }], { ref: lease, value: c1 }), { ok: true });
+          assert.deepEqual(plain(await store.snapshot()), { [lease]: c1, [store.loc.desiredRef]: c2 }, 'the fence ref does not move');
+          assert.deepEqual(await store.write([], { ref: lease, value: c1 }), { ok: true }, 'a fence alone: the lease is still held');
           assert.deepEqual(await store.write([{ ref: lease, expect: c1, to: c2 }]), { ok: true }, 'someone else moves the lease');
-          const fenced = await store.write([{ ref: lease, expect: c1, to: c1 }, { ref: store.loc.desiredRef, expect: c2, to: c1 }]);
+          const fenced = await store.write([{ ref: store.loc.desiredRef, expect: c2, to: c1 }], { ref: lease, value: c1 });
           assert.equal(fenced.kind, 'rejected', 'the holder of c1 lost the lease: its fenced write moves nothing');
+          assert.equal((await store.write([], { ref: lease, value: c1 })).kind, 'rejected', 'a fence alone is checked too');
+          // An update already at its target passes a push whatever it expected; a fence never does.
+          const upToDate = await store.write([{ ref: store.loc.desiredRef, expect: c2, to: c2 }], { ref: lease, value: c1 });
+          assert.equal(upToDate.kind, 'rejected', 'a write whose updates change nothing still needs its fence');
           assert.deepEqual(plain(await store.snapshot()), { [lease]: c2, [store.loc.desiredRef]: c2 });
+          fx.setRef(lease, null);
+          assert.equal((await store.write([{ ref: store.loc.observedRef, expect: null, to: c1 }], { ref: lease, value: c2 })).kind, 'rejected', 'a fence on an absent ref');
+          assert.deepEqual(plain(await store.snapshot()), { [store.loc.desiredRef]: c2 });
+        });
+      });
+
+      test('a fence is the update of its ref to itself: spelled so, the same transaction has the same outcome', async () => {
+        await withFixture(impl, async (fx) => {
+          const store = await fx.open('dev');
+          const [c1, c2] = await twoCommits(fx, store);
+          const lease = `${coordinationNamespace(store.loc)}lease`;
+          assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
+          // The same transaction, spelled as updates only, has the same outcome.
+          assert.deepEqual(await store.write([{ ref: store.loc.desiredRef, expect: null, to: c2 }, { ref: lease, expect: c1, to: c1 }]), { ok: true });
+          assert.deepEqual(plain(await store.snapshot()), { [lease]: c1, [store.loc.desiredRef]: c2 });
         });
       });
 
@@ -657,205 +675,6 @@ describe('StateStore contract', { concurrency: true }, () => {
   }
 });
 
-/** A clone whose origin is the state repository, and a remote store on it. */
-async function originFixture() {
-  const g = newGit();
-  const bare = makeBareRepo();
-  const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' }, { origin: `file://${bare}` });
-  const checkout = await openCheckout(g, work);
-  const { project, environment } = projectWith('dev', { repository: { repoURL: `file://${bare}` } });
-  const loc = { ...resolveLocation(project, environment, checkout), kind: 'remote' };
-  delete loc.localPath;
-  const reader = new BatchReader(g, checkout.workTree);
-  const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
-  await store.ensureOpen();
-  assert.equal(store.workDir, checkout.workTree, 'the clone is the work repository');
-  const cloneRefs = () => git(work, 'for-each-ref');
-  return { g, bare, work, store, cloneRefs, close: () => { store.close(); reader.close(); } };
-}
-
-// --- read-only reads: nyl plan ---------------------------------------------------------------
-
-describe('read-only reads of a remote whose repository is the clone\'s origin (mirrors would live in the clone)', () => {
-
-  test('snapshot({readOnly}) and requireNoUnpublishedWork({readOnly}) leave every ref of the clone as it was (a plain snapshot mirrors into it); a diverged known branch is refused all the same', async () => {
-    const fx = await originFixture();
-    try {
-      const [c1, c2] = await writeCommits(fx.g, fx.bare, [spec({ one: '1' }), spec({ two: '2' }, { parent: { index: 0 } })]);
-      git(fx.bare, 'update-ref', fx.store.loc.desiredRef, c2);
-      const before = fx.cloneRefs();
-      const read = await fx.store.snapshot({ readOnly: true });
-      assert.deepEqual(plain(read), { [fx.store.loc.desiredRef]: c2 });
-      assert.equal((await fx.store.reader.read(`${c2}:two`)).content.toString(), '2');
-      await fx.store.requireNoUnpublishedWork(read, { readOnly: true });
-      assert.equal(fx.cloneRefs(), before, 'no mirror ref, no known branch');
-
-      // A known branch behind the state passes, and stays where it is.
-      git(fx.work, 'update-ref', fx.store.loc.desiredRef, c1);
-      const behind = fx.cloneRefs();
-      await fx.store.requireNoUnpublishedWork(read, { readOnly: true });
-      assert.equal(fx.cloneRefs(), behind);
-      // One with work the state lacks is refused, as the plain check refuses it, and stays too.
-      const [local] = await writeCommits(fx.g, fx.work, [spec({ mine: 'm' }, { parent: c2 })]);
-      git(fx.work, 'update-ref', fx.store.loc.desiredRef, local);
-      const diverged = fx.cloneRefs();
-      await assert.rejects(fx.store.requireNoUnpublishedWork(read, { readOnly: true }), (e) => e.code === 'NYL-STATE-DIVERGED');
-      assert.equal(fx.cloneRefs(), diverged);
-
-      await assert.rejects(fx.store.requireNoUnpublishedWork(await fx.store.snapshot()), (e) => e.code === 'NYL-STATE-DIVERGED');
-      assert.match(fx.cloneRefs(), /refs\/nyl-mirror\//, 'a plain snapshot mirrors into the clone');
-    } finally {
-      fx.close();
-    }
-  });
-});
-
-describe("a --local run's work in the clone of a remote that is its origin", () => {
-  test('localRunRefs lists its lease, run and evidence refs (not damaged ones) and online writers refuse them; localWork and moveLocalBranches reset a diverged known branch, keeping its tip', async () => {
-    const { g, bare, work, store, close } = await originFixture();
-    const { loc } = store;
-    try {
-      const [c1, c2] = await writeCommits(g, bare, [spec({ one: '1' }), spec({ two: '2' }, { parent: { index: 0 } })]);
-      git(bare, 'update-ref', loc.observedRef, c1);
-      await store.snapshot({ readOnly: true }); // the objects, into the clone
-      assert.deepEqual(plain(await store.localRunRefs(new Map())), {});
-      const ns = coordinationNamespace(loc);
-      git(work, 'update-ref', `${ns}damaged/lease/x`, c1);
-      assert.deepEqual(plain(await store.localRunRefs(new Map())), {}, 'damaged refs are set aside, not work');
-      git(work, 'update-ref', `${ns}evidence/a/r1`, c1);
-      assert.deepEqual(plain(await store.localRunRefs(new Map())), { [`${ns}evidence/a/r1`]: c1 });
-      assert.deepEqual(plain(await store.localRunRefs(new Map([[`${ns}evidence/a/r1`, c1]]))), {}, 'a copy the state repository holds under the same name and id is published, not work');
-      await assert.rejects(store.requireNoUnpublishedWork(await store.snapshot()), (e) => e.code === 'NYL-STATE-LOCAL-WORK');
-      git(work, 'update-ref', '-d', `${ns}evidence/a/r1`);
-
-      // A known branch with a local commit: localWork names it, moveLocalBranches resets it.
-      const refs = await store.snapshot();
-      const [mine] = await writeCommits(g, work, [spec({ mine: 'm' }, { parent: c1 })]);
-      git(work, 'update-ref', loc.observedRef, mine);
-      const local = await store.localWork(refs);
-      assert.deepEqual(local.branches.map((b) => [b.ref, b.tip, b.state, b.behind]), [[loc.observedRef, mine, c1, false]]);
-      assert.deepEqual(await store.moveLocalBranches(local.branches, 'refs/nyl-discarded/dev/t/'), { ok: true });
-      assert.equal(git(work, 'rev-parse', loc.observedRef), c1);
-      assert.equal(git(work, 'rev-parse', 'refs/nyl-discarded/dev/t/heads/nyl/dev/observed'), mine);
-      // Behind: a fast-forward, nothing kept.
-      git(work, 'update-ref', '-d', 'refs/nyl-discarded/dev/t/heads/nyl/dev/observed');
-      git(bare, 'update-ref', loc.observedRef, c2);
-      const ahead = await store.localWork(await store.snapshot({ readOnly: true }));
-      assert.deepEqual(ahead.branches.map((b) => b.behind), [true]);
-      assert.deepEqual(await store.moveLocalBranches(ahead.branches), { ok: true });
-      assert.equal(git(work, 'rev-parse', loc.observedRef), c2);
-    } finally {
-      close();
-    }
-  });
-});
-
-// --- known branches of two repositories with the same ref names ------------------------------------
-
-/**
- * A clone and two state repositories of this machine, dev's (a) and stg's (b), whose state refs
- * have the same names: what source refuses (crossed-refs.ts), but what a clone meets across
- * source revisions. A store per repository; the clone keeps one branch per name.
- */
-async function twoRepositories(kind) {
-  const g = newGit();
-  const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' });
-  const checkout = await openCheckout(g, work);
-  const reader = new BatchReader(g, checkout.workTree);
-  const names = { desiredRef: 'nyl/shared/desired', observedRef: 'nyl/shared/desired' };
-  const open = async (envName) => {
-    const bare = makeBareRepo();
-    const url = `file://${bare}`;
-    const { project, environment } = projectWith(envName, { repository: { repoURL: url }, ...names });
-    const loc = resolveLocation(project, environment, checkout);
-    if (kind === 'remote') {
-      // Read through the cache repository and its mirror refs, as any URL would be.
-      loc.kind = 'remote';
-      delete loc.localPath;
-    }
-    const store = new GitStateStore(g, loc, checkout, env, reader, new JsonCache(path.join(cacheDir, 'parsed'), 'conformance'));
-    await store.ensureOpen();
-    const record = recordRef(repositoryKey(repositoryIdentity(url, checkout.workTree)), store.loc.desiredRef);
-    return { bare, store, record };
-  };
-  const [dev, stg] = [await open('dev'), await open('stg')];
-  /** A state commit of an environment in its repository, moving the ref there. */
-  const commit = async (side, parent) => {
-    const doc = toYaml(newStateDoc(side.store.loc.environment, { type: 'initialized', at: '2026-01-01T00:00:00Z', by: 'Nyl Test <nyl@example.com>' }));
-    const [oid] = await writeCommits(g, side.bare, [spec({ 'state.yaml': doc, [`n-${Math.random()}`]: 'x' }, parent ? { parent } : {})]);
-    git(side.bare, 'update-ref', side.store.loc.desiredRef, oid);
-    return oid;
-  };
-  const tip = (ref) => git(work, 'for-each-ref', '--format=%(objectname)', ref) || undefined;
-  return { g, work, dev, stg, commit, tip, close: () => { dev.store.close(); stg.store.close(); reader.close(); } };
-}
-
-for (const kind of ['path', 'remote']) describe(`the clone's known branches of two repositories with the same ref names (${kind})`, () => {
-  test('a branch copies the repository its record names: the other repository neither syncs, judges, resets nor continues it; a fast-forward takes it over', async () => {
-    const fx = await twoRepositories(kind);
-    const { dev, stg, tip } = fx;
-    const ref = dev.store.loc.desiredRef;
-    try {
-      const d1 = await fx.commit(dev);
-      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(dev.record)], [d1, d1], "the clone's branch copies dev's repository, and says so");
-
-      // stg's repository holds no state yet: the branch holds dev's state, not stg's.
-      assert.deepEqual(plain(await stg.store.knownStateBeyond(new Map())), {});
-      await fx.commit(stg);
-      const stgRefs = await stg.store.snapshot();
-      await stg.store.requireNoUnpublishedWork(stgRefs);
-      assert.deepEqual(await stg.store.syncKnownBranches(stgRefs), [], "dev's branch is no work of stg's");
-      await stg.store.requireNoUnpublishedWork(stgRefs, { readOnly: true });
-      assert.deepEqual((await stg.store.localWork(stgRefs)).branches, [], 'nothing for a reset of stg to move');
-      assert.deepEqual([tip(ref), tip(dev.record), tip(stg.record)], [d1, d1, undefined], "dev's branch is left as it was");
-      assert.equal(gitResult(stg.bare, 'cat-file', '-e', `${d1}^{commit}`).status, 128, "dev's commits never reach stg's repository");
-
-      // dev moves on: its branch follows.
-      const d2 = await fx.commit(dev, d1);
-      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2]);
-
-      // Work on the branch after dev's tip is dev's local work (a --local run): dev refuses, stg does not care.
-      const [local] = await writeCommits(fx.g, fx.work, [spec({ mine: 'm' }, { parent: d2 })]);
-      git(fx.work, 'update-ref', ref, local);
-      await assert.rejects(dev.store.requireNoUnpublishedWork(await dev.store.snapshot()), (e) => e.code === 'NYL-STATE-DIVERGED');
-      assert.deepEqual(await stg.store.syncKnownBranches(await stg.store.snapshot()), []);
-      git(fx.work, 'update-ref', ref, d2);
-
-      // stg's history continues dev's (a move from dev's repository): the branch fast-forwards and copies stg's now.
-      git(stg.bare, 'fetch', '-q', dev.bare, d2); // the move brings dev's commits along
-      const s2 = await fx.commit(stg, d2);
-      assert.deepEqual(await stg.store.syncKnownBranches(await stg.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(stg.record), tip(dev.record)], [s2, s2, undefined], 'one record per branch');
-      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), [], "stg's branch is not dev's to judge");
-      assert.equal(tip(ref), s2);
-    } finally {
-      fx.close();
-    }
-  });
-
-  test('an unrecorded branch (an older clone) is taken over by a fast-forward, and is not work of an environment whose state.yaml it does not hold', async () => {
-    const fx = await twoRepositories(kind);
-    const { dev, stg, tip } = fx;
-    const ref = dev.store.loc.desiredRef;
-    try {
-      const d1 = await fx.commit(dev);
-      git(fx.work, 'fetch', '-q', dev.bare, d1);
-      git(fx.work, 'update-ref', ref, d1); // made before records: a branch and no record
-      await fx.commit(stg);
-      const stgRefs = await stg.store.snapshot();
-      assert.deepEqual(await stg.store.syncKnownBranches(stgRefs), [], "it holds dev's state.yaml: not stg's work");
-      assert.deepEqual([tip(ref), tip(stg.record)], [d1, undefined]);
-      const d2 = await fx.commit(dev, d1);
-      assert.deepEqual(await dev.store.syncKnownBranches(await dev.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2], 'a fast-forward proves it dev\'s: recorded');
-    } finally {
-      fx.close();
-    }
-  });
-});
-
 // --- the same commit ids everywhere ---------------------------------------------------------
 
 test('identical CommitSpecs give identical commit and tree ids in every implementation', async () => {
@@ -1007,11 +826,9 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
       read: () => store.reader.read(`${c1}:a`),
       readMany: () => store.reader.readMany([`${c1}:a`]),
       readTree: () => store.reader.readTree(`${c1}^{tree}`),
-      syncKnownBranches: () => store.syncKnownBranches(new Map()),
-      requireNoUnpublishedWork: () => store.requireNoUnpublishedWork(new Map()),
-      localRunRefs: () => store.localRunRefs(new Map()),
-      localWork: () => store.localWork(new Map()),
-      moveLocalBranches: () => store.moveLocalBranches([]),
+      fencedWrite: () => store.write([], { ref: 'refs/nyl/dev/lease', value: c1 }),
+      importObjects: () => store.importObjects(store, [c1]),
+      isAncestor: () => store.isAncestor(c1, c1),
     };
     for (const [name, call] of Object.entries(calls)) {
       let ran = false;
@@ -1069,6 +886,18 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     assert.equal(repo.writes, 1, 'one successful write in the repository');
     await store.write([]);
     assert.equal(seen.length, 1, 'an empty write pushes nothing and calls no hook');
+  });
+
+  test('a fenced write reaches the hooks in its wire form: the fence last, as an update of its ref to itself', async () => {
+    const repo = new MemoryRepository();
+    const seen = [];
+    const store = open(repo, 'dev', { beforeWrite: (updates) => seen.push(updates), unreachable: (call, updates) => (seen.push(updates), false) });
+    const [c1] = await store.writeCommits([spec({ a: '1' })]);
+    assert.deepEqual(await store.write([{ ref: 'refs/nyl/dev/lease', expect: null, to: c1 }]), { ok: true });
+    seen.length = 0;
+    assert.deepEqual(await store.write([{ ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 }], { ref: 'refs/nyl/dev/lease', value: c1 }), { ok: true });
+    const wire = [{ ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 }, { ref: 'refs/nyl/dev/lease', expect: c1, to: c1 }];
+    assert.deepEqual(seen, [wire, wire]);
   });
 
   test('unreachable: writes are unreachable and snapshots throw while it says so; objects stay readable', async () => {

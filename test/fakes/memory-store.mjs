@@ -18,6 +18,8 @@
 //   one-level `refs/x`, which receive-pack refuses), two updates of one ref in a write, a target
 //   object that does not exist, a bad `expect`. (The Git store's pushes report some of these as
 //   'unreachable' or 'rejected'; a test should fail loudly on them instead.)
+// - `write(updates, fence)` sends the fence as the Git store does: an update of the fence ref to
+//   its value, last; the hooks below see the updates in that wire form.
 // - Every async method yields to the event loop (setImmediate) before it looks at or changes
 //   the repository, and a write checks and applies all its updates without yielding in between.
 // Not modelled: objects are shared by every store of a repository at once (in a real 'remote'
@@ -415,6 +417,62 @@ function removePath(node, parts) {
   if (entry.node.size === 0) node.delete(head);
 }
 
+// --- shared by the fakes of the ports ---------------------------------------------------------
+
+/** An ObjectReader over a repository: by object id, with `^{tree}`, `^{commit}` and `:path`. */
+export function memoryReader(repo) {
+  const read = async (spec) => {
+    await tick();
+    const oid = repo.resolve(spec);
+    return oid ? repo.object(oid) : undefined;
+  };
+  return {
+    read,
+    readMany: (specs) => Promise.all(specs.map(read)),
+    readTree: async (spec) => {
+      const obj = await read(spec);
+      return obj && obj.type === 'tree' ? parseTree(obj.content) : undefined;
+    },
+  };
+}
+
+/**
+ * Copies these objects with everything they reach from one repository into another, as a fetch
+ * into no ref does. Returns the first object `from` lacks (nothing is half-copied that matters:
+ * objects are immutable), or undefined.
+ */
+export function copyObjects(into, from, oids) {
+  const pending = [...oids];
+  while (pending.length > 0) {
+    const oid = pending.pop();
+    if (into.has(oid)) continue;
+    const obj = from.object(oid);
+    if (!obj) return oid;
+    into.putObject(obj.type, obj.content);
+    if (obj.type === 'commit') {
+      const c = parseCommit(obj.content);
+      pending.push(c.tree, ...c.parents);
+    } else if (obj.type === 'tree') {
+      for (const e of parseTree(obj.content)) pending.push(e.oid);
+    }
+  }
+  return undefined;
+}
+
+/** Is `ancestor` in the history of `tip` in repo (a commit is in its own)? A commit it lacks is in none. */
+export function inHistoryOf(repo, ancestor, tip) {
+  const seen = new Set();
+  const pending = [tip];
+  while (pending.length > 0) {
+    const oid = pending.pop();
+    if (oid === ancestor) return repo.typeOf(oid) === 'commit';
+    if (seen.has(oid) || repo.typeOf(oid) !== 'commit') continue;
+    seen.add(oid);
+    pending.push(...parseCommit(repo.object(oid).content).parents);
+  }
+  return false;
+}
+
 // --- the port -------------------------------------------------------------------------------
 
 /** A DocumentCache in a Map. Values are stored as JSON, like JsonCache (a Map value does not survive). */
@@ -490,19 +548,7 @@ export class MemoryStateStore {
     this.closed = false;
     /** Calls made, for tests: writes (non-empty), rejected, unreachable, snapshots, commits written. */
     this.stats = { writes: 0, rejected: 0, unreachable: 0, snapshots: 0, commits: 0 };
-    const read = async (spec) => {
-      await tick();
-      const oid = repo.resolve(spec);
-      return oid ? repo.object(oid) : undefined;
-    };
-    this.reader = {
-      read,
-      readMany: (specs) => Promise.all(specs.map(read)),
-      readTree: async (spec) => {
-        const obj = await read(spec);
-        return obj && obj.type === 'tree' ? parseTree(obj.content) : undefined;
-      },
-    };
+    this.reader = memoryReader(repo);
   }
 
   /** The refs this environment's state consists of (GitStateStore.watchedRefs). */
@@ -560,8 +606,8 @@ export class MemoryStateStore {
     return this.loc.kind === 'path' && updates.every((u) => u.ref.startsWith(coordination)) ? 'update-ref' : 'push';
   }
 
-  async write(updates) {
-    const copy = updates.map((u) => ({ ...u }));
+  async write(updates, fence) {
+    const copy = (fence ? [...updates, { ref: fence.ref, expect: fence.value, to: fence.value }] : updates).map((u) => ({ ...u }));
     const mode = this.modeFor(copy);
     this.repo.checkUpdates(copy, mode);
     if (copy.length === 0) {
@@ -588,74 +634,17 @@ export class MemoryStateStore {
     return ids;
   }
 
-  async syncKnownBranches() {
-    await tick();
-    return [];
-  }
-
-  async requireNoUnpublishedWork() {
-    await tick();
-  }
-
-  /** The memory store has no clone: no known branches. */
-  async knownStateBeyond() {
-    await tick();
-    return new Map();
-  }
-
-  async adoptKnownBranches() {
-    await tick();
-  }
-
   /** Copies the objects these commits reach from another memory store's repository. */
   async importObjects(from, oids) {
     await tick();
     if (from.repo === this.repo) return;
-    const pending = [...oids];
-    while (pending.length > 0) {
-      const oid = pending.pop();
-      if (this.repo.has(oid)) continue;
-      const obj = from.repo.object(oid);
-      if (!obj) throw new Error(`importObjects: ${oid} is not an object of ${from.repo.name}`);
-      this.repo.putObject(obj.type, obj.content);
-      if (obj.type === 'commit') {
-        const c = parseCommit(obj.content);
-        pending.push(c.tree, ...c.parents);
-      } else if (obj.type === 'tree') {
-        for (const e of parseTree(obj.content)) pending.push(e.oid);
-      }
-    }
+    const missing = copyObjects(this.repo, from.repo, oids);
+    if (missing) throw new Error(`importObjects: ${missing} is not an object of ${from.repo.name}`);
   }
 
   async isAncestor(ancestor, tip) {
     await tick();
-    const seen = new Set();
-    const pending = [tip];
-    while (pending.length > 0) {
-      const oid = pending.pop();
-      if (oid === ancestor) return this.repo.typeOf(oid) === 'commit';
-      if (seen.has(oid) || this.repo.typeOf(oid) !== 'commit') continue;
-      seen.add(oid);
-      pending.push(...parseCommit(this.repo.object(oid).content).parents);
-    }
-    return false;
-  }
-
-  /** The memory store has no local state repository: no --local work, no local branches. */
-  async localRunRefs(_state) {
-    await tick();
-    return new Map();
-  }
-
-  async localWork() {
-    await tick();
-    return { refs: new Map(), branches: [] };
-  }
-
-  async moveLocalBranches(branches) {
-    await tick();
-    if (branches.length > 0) throw new Error('the memory store has no local branches to move');
-    return { ok: true };
+    return inHistoryOf(this.repo, ancestor, tip);
   }
 
   close() {

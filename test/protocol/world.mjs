@@ -25,9 +25,11 @@ import { resumeOpened } from '../../dist/operations/resume.js';
 import { stateInitOpened } from '../../dist/operations/state-init.js';
 import { stateRestoreOpened } from '../../dist/operations/state-restore.js';
 import { statusOpened } from '../../dist/operations/status.js';
+import { LocalState } from '../../dist/state/local-state.js';
 import YAML from 'yaml';
 import { ManualClock } from '../fakes/clock.mjs';
 import { fakeDriver, receipt } from '../fakes/driver.mjs';
+import { memoryLayout } from '../fakes/memory-local.mjs';
 import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
 import { FakeProcessRunner } from '../fakes/process-runner.mjs';
 import { memoryTree } from '../support/memory-tree.mjs';
@@ -120,11 +122,11 @@ function killableStore(store, isDead, stats, network = false) {
     if (isDead()) return never();
     return result;
   };
-  const write = guard(async (updates) => {
+  const write = guard(async (updates, fence) => {
     stats.inFlight++;
     stats.maxWritesInFlight = Math.max(stats.maxWritesInFlight, stats.inFlight);
     try {
-      return await store.write(updates);
+      return await store.write(updates, fence);
     } finally {
       stats.inFlight--;
       stats.writes++;
@@ -193,6 +195,9 @@ export class Proc {
     this.stats = { inFlight: 0, maxWritesInFlight: 0, writes: 0 };
     const storeOptions = { ...world.storeOptions, ...(unreachable ? { unreachable } : {}) };
     this.store = killableStore(new MemoryStateStore(world.repo, world.loc, storeOptions), isDead, this.stats, network);
+    // A simulated process keeps no branches of the state beside the store (the layout of a clone
+    // location): the local state service finds nothing local to sync, judge or move.
+    this.local = new LocalState(memoryLayout('clone', world.loc));
     this.rt = {
       git: undefined,
       runner: new FakeProcessRunner({ clock: world.clock }),
@@ -212,6 +217,7 @@ export class Proc {
       sourceOverride: false,
       loc: this.world.loc,
       store: this.store,
+      local: this.local,
       drivers: this.world.drivers,
       author: this.author,
       materialize: async (dest) => {
