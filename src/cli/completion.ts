@@ -1,11 +1,13 @@
 /**
- * `nyl completion bash|zsh|fish`: a shell completion script generated from the command table, so
- * that a command or option added to the table completes without touching this module. It
- * completes commands, the subcommands of `state` and `lease`, each command's options, the values
+ * `nyl completion bash|zsh|fish`: a shell completion script generated from the registry
+ * (src/commands/registry.ts), so that a command or option added there completes without touching
+ * this module. It completes commands, the subcommands of `state` and `lease`, each command's options, the values
  * of `-o`, and environment names after `-e` through the hidden `nyl __complete environments`
  * (the Environments the project declares at HEAD, as every command reads them).
  */
-import { COMMANDS, type CommandSpec, EXTRA_COMMANDS, subcommandsOf } from './commands';
+import type { CommandSpec } from '../commands/command';
+import { COMMANDS, subcommandsOf } from '../commands/registry';
+import { EXTRA_COMMANDS } from './help';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 /** Fixed values of options; -e asks `nyl __complete environments`. */
@@ -145,7 +147,7 @@ export async function completion(argv: string[]): Promise<number> {
     return 0;
   }
   const { diagnostic } = await import('../errors/diagnostic');
-  const { renderDiagnostics } = await import('./render-text');
+  const { renderDiagnostics } = await import('../commands/text/render');
   const { styled } = await import('./style');
   const usage = diagnostic('NYL-USAGE', 'error', `nyl completion takes one shell: ${SHELLS.join(', ')}`, { fix: 'run `nyl completion bash` (or zsh, or fish)' });
   process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([usage]))}\n`);

@@ -1,22 +1,20 @@
 /**
- * Runs one command line: parses it, builds the real Runtime, runs its operation (the request is
- * built by operation-commands.ts, or run-commands.ts for the commands across environments;
- * `nyl ui` serves until a signal instead), renders the report (text by render-report.ts, or
- * exactly one JSON document, also for a refusal) and returns the exit code.
+ * Runs one command line: parses it by its registry entry, builds the real Runtime, runs the
+ * entry (which builds its request, runs its operation and renders its report; `nyl ui` serves
+ * until a signal instead), prints the report (its text, or exactly one JSON document, also for a
+ * refusal, of the kind the entry names) and returns the exit code. Nothing here names a command.
  */
+import { type Command, type CommandIo, type Output, type ParsedCommand, refusalOperationOf } from '../commands/command';
+import { stringOpt } from '../commands/request';
+import { environmentSelectorOf, selectsEnvironments } from '../commands/selection';
+import { renderDiagnostics } from '../commands/text/render';
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
 import { refusalDocument } from '../report/refusal';
-import type { Report } from '../report/types';
-import type { CommandSpec } from './commands';
-import { environmentSelectorOf, selectsEnvironments } from './environment-options';
 import { exitCodeOf } from './exit-code';
-import { parseCommand, type ParsedCommand } from './parse';
-import { renderDiagnostics } from './render-text';
+import { outputOf } from './output';
+import { parseCommand } from './parse';
 import { installSignalHandlers } from './signals';
 import { styled } from './style';
-import { stringOpt } from './command-options';
-import { runOperation } from './operation-commands';
-import { type Output, outputOf, render } from './render-report';
 import { createRuntime } from './runtime';
 
 /** The environment a refusal document names: the one named by -e, else '' (none, or several). */
@@ -38,16 +36,14 @@ export function asksForJson(args: readonly string[]): boolean {
   return args.some((a, i) => ((a === '-o' || a === '--output') && args[i + 1] === 'json') || a === '-ojson' || a === '-o=json' || a === '--output=json');
 }
 
-/** The kind of the read-only inspection commands' reports, by command. */
-const INSPECT_KINDS: Record<string, Report['kind']> = { log: 'LogReport', show: 'ShowReport', outputs: 'OutputsReport', graph: 'GraphReport', doctor: 'DoctorHostReport' };
+/** What a serving command prints besides its own lines: warnings on stderr, styled for it. */
+const STDERR_IO: CommandIo = {
+  warn(diagnostics) {
+    process.stderr.write(`${styled(process.stderr, () => renderDiagnostics(diagnostics))}\n`);
+  },
+};
 
-function reportKindOf(spec: CommandSpec): Report['kind'] {
-  const inspect = INSPECT_KINDS[spec.words[0]!];
-  if (inspect) return inspect;
-  return spec.words[0] === 'status' ? 'StatusReport' : ['reconcile', 'teardown', 'plan'].includes(spec.words[0]!) ? 'ReconcileReport' : 'StateOperationReport';
-}
-
-export async function dispatch(spec: CommandSpec, rest: string[]): Promise<number> {
+export async function dispatch(spec: Command, rest: string[]): Promise<number> {
   const command = spec.words.join(' ');
   const signals = installSignalHandlers();
   let output: Output = asksForJson(rest) ? 'json' : 'text';
@@ -58,12 +54,13 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
     environment = environmentOfRefusal(parsed);
     // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
     const rt = createRuntime({ ...process.env }, signals.signal);
-    // The web view serves until a signal instead of producing one report.
-    if (command === 'ui') return await (await import('./ui-command')).runUi(rt, parsed);
-    const report = await runOperation(rt, parsed);
+    const outcome = await spec.execute(rt, parsed, STDERR_IO);
+    // A command that serves (the web view) ends with its exit code instead of a report.
+    if (typeof outcome === 'number') return outcome;
+    const { report } = outcome;
     const code = exitCodeOf(report, report.errors, command);
     if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-    else process.stdout.write(styled(process.stdout, () => render(report, output)));
+    else process.stdout.write(styled(process.stdout, () => outcome.text(output)));
     // A drawing on stdout is for its tool: what went wrong goes to stderr.
     if ((output === 'dot' || output === 'mermaid') && report.errors.length + report.warnings.length > 0) process.stderr.write(`${renderDiagnostics([...report.errors, ...report.warnings])}\n`);
     return code;
@@ -74,7 +71,7 @@ export async function dispatch(spec: CommandSpec, rest: string[]): Promise<numbe
         : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
     const details = error instanceof NylError ? (error.details ?? {}) : {};
     if (output === 'json') {
-      const doc = refusalDocument(reportKindOf(spec), spec.words[0] === 'status' ? undefined : (spec.operation ?? spec.words.join('-')), environment, diagnostics, details);
+      const doc = refusalDocument(spec.report, refusalOperationOf(spec), environment, diagnostics, details);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
       process.stderr.write(`${styled(process.stderr, () => renderDiagnostics(diagnostics))}\n`);

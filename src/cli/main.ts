@@ -2,11 +2,12 @@
  * `nyl` entry point: argv -> typed request -> operation -> renderer -> exit code.
  * The only module that writes reports to stdout and calls process.exit.
  * Operations are loaded lazily so that --version and --help start fast: this module loads only
- * the command table and the version; argument parsing (parse.ts) and everything behind it come
+ * the registry of commands and the version; argument parsing (parse.ts) and everything behind it come
  * with dispatch.ts.
  */
 import { nylVersion } from '../util/version';
-import { COMMANDS, commandHelp, findCommand, groupHelp, groupOf, mainHelp } from './commands';
+import { COMMANDS, findCommand, groupOf } from '../commands/registry';
+import { commandHelp, groupHelp, mainHelp } from './help';
 
 function version(): string {
   return nylVersion();
@@ -17,7 +18,7 @@ function unknownCommand(argv: string[]): number {
   const { asksForJson } = require('./dispatch') as typeof import('./dispatch');
   const { refusalDocument } = require('../report/refusal') as typeof import('../report/refusal');
   const { diagnostic } = require('../errors/diagnostic') as typeof import('../errors/diagnostic');
-  const { renderDiagnostics } = require('./render-text') as typeof import('./render-text');
+  const { renderDiagnostics } = require('../commands/text/render') as typeof import('../commands/text/render');
   const { unknownCommandHelp } = require('./suggest') as typeof import('./suggest');
   const { styled } = require('./style') as typeof import('./style');
   const { message, fix } = unknownCommandHelp(argv);

@@ -1,5 +1,5 @@
 /**
- * argv of one command -> its parsed options and path, by the command table's option specs.
+ * argv of one command -> its parsed options and path, by its registry entry's option specs.
  * A usage problem is an NYL-USAGE error. Only dispatch.ts loads this module, and it loads the
  * diagnostic catalog itself: --version and --help load neither.
  *
@@ -10,23 +10,14 @@
 import { parseArgs } from 'node:util';
 import { diagnostic, NylError } from '../errors/diagnostic';
 import { type DurationBounds, WAIT_LEASE_BOUNDS, durationProblem } from '../util/duration';
-import type { CommandSpec, OptionSpec } from './commands';
+import type { Command, OptionSpec, ParsedCommand } from '../commands/command';
 import { unknownOptionFix } from './suggest';
-
-export interface ParsedCommand {
-  spec: CommandSpec;
-  values: Record<string, string | boolean | string[] | undefined>;
-  /** The positional argument: PATH (default `.`), or the URL of `nyl doctor host`. */
-  path: string;
-  /** Whether the command line gave the positional argument (a URL has no default). */
-  pathGiven: boolean;
-}
 
 function usageError(message: string, fix?: string): never {
   throw new NylError(diagnostic('NYL-USAGE', 'error', message, fix ? { fix } : {}));
 }
 
-export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
+export function parseCommand(spec: Command, rest: string[]): ParsedCommand {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {};
   for (const o of spec.options) {
     options[o.name] = { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
@@ -53,7 +44,7 @@ export function parseCommand(spec: CommandSpec, rest: string[]): ParsedCommand {
  * one silently, and `nyl state init -e dev -e prod` would act on prod alone. Options declared
  * `multiple` (such as -e of reconcile, plan, status, teardown and verify) collect every value.
  */
-function refuseRepeats(spec: CommandSpec, tokens: readonly { kind: string; name?: string; rawName?: string; value?: string | undefined }[]): void {
+function refuseRepeats(spec: Command, tokens: readonly { kind: string; name?: string; rawName?: string; value?: string | undefined }[]): void {
   const seen = new Map<string, string[]>();
   for (const token of tokens) {
     if (token.kind !== 'option' || token.name === undefined) continue;

@@ -1,11 +1,12 @@
 /**
  * "Did you mean": a mistyped command or option gets a NYL-USAGE fix that names the corrected
  * command line, quoted so that it runs as printed (`nyl reconile -e dev` -> `nyl reconcile -e
- * dev`). Candidates come from the command table, so new commands are covered as they are added.
+ * dev`). Candidates come from the registry, so new commands are covered as they are added.
  * Loaded only on such an error.
  */
 import { closest } from '../util/closest';
-import { COMMANDS, type CommandSpec, groupOf, subcommandsOf } from './commands';
+import type { CommandSpec } from '../commands/command';
+import { COMMANDS, groupOf, subcommandsOf } from '../commands/registry';
 
 /** A word as sh reads it back: as it is when it holds no special character, else single-quoted. */
 export function shellQuote(word: string): string {

@@ -7,7 +7,7 @@
  * - Each environment is its own transaction: its command runs through the single-environment
  *   operation (its own lease, run id, run ref and commits); nothing is shared between
  *   environments but the process.
- * - Order and gate, by command (COMMAND_TRAITS):
+ * - Order and gate, by command (CommandTraits, which the command's registry entry gives):
  *   - reconcile: dependencies first; an environment starts only when every selected environment
  *     it depends on (transitively, project/environment-selection.ts) ended with exit 0, otherwise
  *     it is not started and reported blocked (NYL-ENVIRONMENT-BLOCKED, exit 2) naming them;
@@ -41,10 +41,12 @@ import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, quali
 
 export type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
 
-/** How one command runs over several environments. */
-interface CommandTraits {
+/** How one command runs over several environments: its caller (the command's registry entry) says. */
+export interface CommandTraits {
   /** The kind of an environment's refusal section: the kind the command's own refusals have. */
   kind: RefusalDocument['kind'];
+  /** The operation its refusal sections name, as its own refusals do (none for status). */
+  refusalOperation: string | undefined;
   /** Which environments must have ended 0 before one starts (see the header). */
   gate: 'dependencies' | 'dependents' | 'none';
   /**
@@ -55,13 +57,8 @@ interface CommandTraits {
   unitsFrom: 'source' | 'verifiable' | 'incarnations';
 }
 
-const COMMAND_TRAITS: Record<MultiEnvironmentOperation, CommandTraits> = {
-  reconcile: { kind: 'ReconcileReport', gate: 'dependencies', unitsFrom: 'source' },
-  teardown: { kind: 'ReconcileReport', gate: 'dependents', unitsFrom: 'incarnations' },
-  plan: { kind: 'ReconcileReport', gate: 'none', unitsFrom: 'source' },
-  status: { kind: 'StatusReport', gate: 'none', unitsFrom: 'source' },
-  verify: { kind: 'StateOperationReport', gate: 'none', unitsFrom: 'verifiable' },
-};
+/** The traits of runSchedule's callers that give no sections of their own: a reconcile's. */
+const RECONCILE_TRAITS: CommandTraits = { kind: 'ReconcileReport', refusalOperation: 'reconcile', gate: 'dependencies', unitsFrom: 'source' };
 
 /** What selects the environments and their units; the rest of each command's options stay with `RunEnvironment`. */
 interface MultiEnvironmentRequest {
@@ -90,8 +87,7 @@ interface Schedule extends EnvironmentOrder {
   units: Map<string, string[]> | undefined;
 }
 
-export async function runEnvironments(rt: Runtime, operation: MultiEnvironmentOperation, req: MultiEnvironmentRequest, runOne: RunEnvironment): Promise<MultiEnvironmentReport> {
-  const traits = COMMAND_TRAITS[operation];
+export async function runEnvironments(rt: Runtime, operation: MultiEnvironmentOperation, traits: CommandTraits, req: MultiEnvironmentRequest, runOne: RunEnvironment): Promise<MultiEnvironmentReport> {
   const schedule = await scheduleOf(rt, req, traits);
   const run = (env: string): Promise<Ended> => endOf(operation, traits, env, () => runOne(env, schedule.units?.get(env)));
   const ended = await runSchedule(rt, schedule, Math.max(1, req.environmentConcurrency), run, sectionsOf(operation, traits));
@@ -112,14 +108,13 @@ async function endOf(operation: MultiEnvironmentOperation, traits: CommandTraits
   } catch (error) {
     const errors = error instanceof NylError ? error.diagnostics : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
     const details = error instanceof NylError ? (error.details ?? {}) : {};
-    return { document: refusalOf(operation, traits, environment, errors, details), exit: exitCodeOf(undefined, errors, operation) };
+    return { document: refusalOf(traits, environment, errors, details), exit: exitCodeOf(undefined, errors, operation) };
   }
 }
 
 /** The short refusal form of one environment's section. */
-function refusalOf(operation: MultiEnvironmentOperation, traits: CommandTraits, environment: string, errors: Diagnostic[], details: Record<string, unknown>): RefusalDocument {
-  // status has no operation; verify's reports name it as every state operation does.
-  return refusalDocument(traits.kind, operation === 'status' ? undefined : operation, environment, errors, details);
+function refusalOf(traits: CommandTraits, environment: string, errors: Diagnostic[], details: Record<string, unknown>): RefusalDocument {
+  return refusalDocument(traits.kind, traits.refusalOperation, environment, errors, details);
 }
 
 /** The sections of environments that do not run: blocked by the gate, or not started after a signal. */
@@ -137,11 +132,11 @@ function sectionsOf(operation: MultiEnvironmentOperation, traits: CommandTraits)
         ? `environment ${environment} was not torn down: ${failing.length === 1 ? 'an environment that depends' : 'environments that depend'} on it, ${how}, did not end with exit 0`
         : `environment ${environment} was not started: it depends on ${how}, which did not end with exit 0`;
       const error = diagnostic('NYL-ENVIRONMENT-BLOCKED', 'error', message, { env: environment, blockedBy: failing, data: { blockedBy: failing } });
-      return { document: refusalOf(operation, traits, environment, [error], { blockedBy: failing }), exit: 2 };
+      return { document: refusalOf(traits, environment, [error], { blockedBy: failing }), exit: 2 };
     },
     notStarted(environment) {
       const error = diagnostic('NYL-RUN-CANCELLED', 'error', `environment ${environment} was not started: the command was cancelled by a signal`, { env: environment });
-      return { document: refusalOf(operation, traits, environment, [error], { notStarted: true }), exit: exitCodeOf(undefined, [error], operation) };
+      return { document: refusalOf(traits, environment, [error], { notStarted: true }), exit: exitCodeOf(undefined, [error], operation) };
     },
   };
 }
@@ -209,7 +204,7 @@ export async function runSchedule(
   schedule: EnvironmentOrder,
   limit: number,
   run: (env: string) => Promise<Ended>,
-  unrun: UnrunSections = sectionsOf('reconcile', COMMAND_TRAITS.reconcile),
+  unrun: UnrunSections = sectionsOf('reconcile', RECONCILE_TRAITS),
 ): Promise<Map<string, Ended>> {
   const ended = new Map<string, Ended>();
   const running = new Map<string, Promise<void>>();

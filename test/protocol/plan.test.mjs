@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { exitCodeOf } from '../../dist/cli/exit-code.js';
-import { renderPlan } from '../../dist/cli/render-plan.js';
+import { renderPlan } from '../../dist/commands/plan/render.js';
 import { NylError } from '../../dist/errors/diagnostic.js';
 import { planOpened } from '../../dist/operations/plan.js';
 import { approvalDigest } from '../../dist/plan/digest.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exitCodeOf, exitOfDiagnostic, worst } from '../../dist/cli/exit-code.js';
-import { renderDiagnostic, renderDiagnostics, renderTable } from '../../dist/cli/render-text.js';
+import { renderDiagnostic, renderDiagnostics, renderTable } from '../../dist/commands/text/render.js';
 import { transitionMessage } from '../../dist/state/transition.js';
 import { CATALOG, exitCategoryOf, fixFor, isNylCode } from '../../dist/errors/catalog.js';
 import { diagnostic } from '../../dist/errors/diagnostic.js';

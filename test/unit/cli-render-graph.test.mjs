@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { unitEdges } from '../../dist/project/graph.js';
-import { renderGraphDot, renderGraphMermaid, renderGraphText } from '../../dist/cli/render-graph.js';
+import { renderGraphDot, renderGraphMermaid, renderGraphText } from '../../dist/commands/inspect/render-graph.js';
 
 const unit = (name, { dependsOn = [], triggers, references = [] } = {}) => ({ name, declaredDependsOn: dependsOn, spec: triggers ? { triggers } : {}, references });
 

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exitCodeOf } from '../../dist/cli/exit-code.js';
-import { renderPlan } from '../../dist/cli/render-plan.js';
+import { renderPlan } from '../../dist/commands/plan/render.js';
 
 const DIGEST = `sha256:${'d'.repeat(64)}`;
 

@@ -3,7 +3,8 @@
 // and nothing of the reason is lost.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderReconcile, renderStatus } from '../../dist/cli/render-text.js';
+import { renderReconcile } from '../../dist/commands/reconcile/render.js';
+import { renderStatus } from '../../dist/commands/inspect/render-status.js';
 
 const REASON = 'NYL_OUTPUTS holds invalid JSON\n  line 2: unexpected token o';
 
@@ -53,7 +54,7 @@ test('status: the same for the DETAIL of a unit state', () => {
 });
 
 test('nyl verify: a table of the units with their drift, and the skipped ones, between the headline and the fields', async () => {
-  const { renderStateOperation } = await import('../../dist/cli/render-text.js');
+  const { renderVerify: renderStateOperation } = await import('../../dist/commands/verify/render.js');
   const text = renderStateOperation({
     apiVersion: 'nyl.io/v1',
     formatVersion: 1,

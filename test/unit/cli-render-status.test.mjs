@@ -2,7 +2,7 @@
 // (as `state init` prints them), the commits read and the lease.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { renderStatus } from '../../dist/cli/render-text.js';
+import { renderStatus } from '../../dist/commands/inspect/render-status.js';
 
 function report(location) {
   return {

@@ -5,11 +5,15 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { colorWanted, withColor } from '../../dist/cli/style.js';
-import { renderDiagnostic, renderReconcile, renderStateOperation, renderStatus, renderTable, valueLines, withDiagnostics } from '../../dist/cli/render-text.js';
-import { renderPlan } from '../../dist/cli/render-plan.js';
+import { colorWanted } from '../../dist/cli/style.js';
+import { withColor } from '../../dist/commands/text/style.js';
+import { renderDiagnostic, renderStateOperation, renderTable, valueLines, withDiagnostics } from '../../dist/commands/text/render.js';
+import { renderReconcile } from '../../dist/commands/reconcile/render.js';
+import { renderStatus } from '../../dist/commands/inspect/render-status.js';
+import { renderPlan } from '../../dist/commands/plan/render.js';
 import { shellQuote, unknownCommandHelp, unknownOptionFix } from '../../dist/cli/suggest.js';
-import { COMMANDS, findCommand, groupHelp, groupOf, subcommandsOf } from '../../dist/cli/commands.js';
+import { COMMANDS, findCommand, groupOf, subcommandsOf } from '../../dist/commands/registry.js';
+import { groupHelp } from '../../dist/cli/help.js';
 import { editDistance } from '../../dist/util/closest.js';
 import { cleanupAll, hermeticEnv, makeProject } from '../support/git-fixtures.mjs';
 
@@ -204,6 +208,7 @@ test('nyl state --help and nyl lease load only the command table and the version
     });`;
     const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     assert.match(r.stdout, /Subcommands:/);
-    assert.deepEqual(JSON.parse(r.stderr.split('LOADED ')[1]), ['cli/commands.js', 'cli/main.js', 'util/version.js']);
+    // The command table is the registry's entries (commands/) and cli/help.js.
+    assert.deepEqual(JSON.parse(r.stderr.split('LOADED ')[1]).filter((f) => !f.startsWith('commands/')), ['cli/help.js', 'cli/main.js', 'util/version.js']);
   }
 });

@@ -48,7 +48,8 @@ const RANK = {
   run: 8,
   operations: 9,
   ui: 10,
-  cli: 11,
+  commands: 11,
+  cli: 12,
 };
 
 /** For each folder, the folders its files may import (besides itself): a subset of the lower ranks. */
@@ -68,8 +69,11 @@ const ALLOWED = {
   operations: ['run', 'lease', 'plan', 'report', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
   // The web view renders the read-only operations' reports as pages (its own front end, beside the CLI's text).
   ui: ['operations', 'report', 'errors', 'util'],
-  // The CLI builds the runtime (exec, git, util) and renders reports; `nyl ui` starts the web view.
-  cli: ['ui', 'operations', 'report', 'errors', 'util', 'exec', 'git'],
+  // One folder per command family and the registry: options, help, requests, text rendering;
+  // `nyl ui` starts the web view.
+  commands: ['ui', 'operations', 'report', 'errors', 'util'],
+  // The CLI builds the runtime (exec, git, util), parses, prints help and dispatches through the registry.
+  cli: ['commands', 'operations', 'report', 'errors', 'util', 'exec', 'git'],
 };
 
 /** Files allowed more than their folder's row (the ports that bind processes and Git). */

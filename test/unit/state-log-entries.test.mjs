@@ -10,7 +10,7 @@ import { transitionMessage } from '../../dist/state/transition.js';
 import { logEntryOf } from '../../dist/operations/log.js';
 import { shownReceipt } from '../../dist/operations/show.js';
 import { unitOutputs } from '../../dist/operations/outputs.js';
-import { outputValue, renderOutputs, yamlLines } from '../../dist/cli/render-inspect.js';
+import { outputValue, renderOutputs, yamlLines } from '../../dist/commands/inspect/render-inspect.js';
 
 const RUN = '01900000-0000-7000-8000-000000000001';
 const SOURCE = 'a'.repeat(40);

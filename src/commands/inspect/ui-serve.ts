@@ -7,14 +7,12 @@
  * plain outputs, rendered specs, failure output, history), never a sensitive value, to whoever
  * reaches them.
  */
-import { type Diagnostic, diagnostic, fail, NylError } from '../errors/diagnostic';
-import { startUiServer } from '../ui/server';
-import { stateRefsSource } from '../ui/source';
-import { parseDuration } from '../util/duration';
-import type { Runtime } from '../util/runtime';
-import type { ParsedCommand } from './parse';
-import { renderDiagnostics } from './render-text';
-import { styled } from './style';
+import { type Diagnostic, diagnostic, fail, NylError } from '../../errors/diagnostic';
+import { startUiServer } from '../../ui/server';
+import { stateRefsSource } from '../../ui/source';
+import { parseDuration } from '../../util/duration';
+import type { Runtime } from '../../util/runtime';
+import type { CommandIo, ParsedCommand } from '../command';
 
 const DEFAULT_UI_HOST = '127.0.0.1';
 const DEFAULT_UI_PORT = 4780;
@@ -79,10 +77,10 @@ export function exposedWarning(host: string): Diagnostic {
 }
 
 /** Serves until the runtime's cancel signal (SIGINT/SIGTERM); returns the exit code. */
-export async function runUi(rt: Runtime, p: ParsedCommand): Promise<number> {
+export async function serve(rt: Runtime, p: ParsedCommand, io: CommandIo): Promise<number> {
   const { host, port } = listenAddressOf(p.values.listen as string | undefined);
   const server = await listening(rt, p, host, port);
-  if (!server.loopback) process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([exposedWarning(host)]))}\n`);
+  if (!server.loopback) io.warn([exposedWarning(host)]);
   process.stdout.write(`nyl ui: serving ${p.path === '.' ? 'this project' : p.path} at ${server.url} (read-only; Ctrl-C stops it)\n`);
   await new Promise<void>((resolve) => (rt.cancel.aborted ? resolve() : rt.cancel.addEventListener('abort', () => resolve(), { once: true })));
   await server.close();

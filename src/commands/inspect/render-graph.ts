@@ -8,9 +8,9 @@
  * as `name (see above)` under the others: a graph, not a tree, would otherwise repeat whole
  * subtrees (exponentially, in the worst case).
  */
-import { edgeReason } from '../report/graph-edge';
-import type { GraphNode, GraphReport } from '../report/types';
-import { withDiagnostics } from './render-text';
+import { edgeReason } from '../../report/graph-edge';
+import type { GraphNode, GraphReport } from '../../report/types';
+import { withDiagnostics } from '../text/render';
 
 
 /** The reasons of each dependent of each unit: from -> to -> reasons, in node order. */

@@ -4,9 +4,10 @@
  * execute or whose rendering changed, its digest, its driver plan's change summary and the diff of
  * its rendering, so that a reviewer sees what changed and which digest to approve.
  */
-import type { ReconcileReport, ReconcileUnitReport } from '../report/types';
-import { isMultiline } from '../util/text';
-import { renderDiagnostics, renderTable, sourceMark } from './render-text';
+import type { ReconcileReport, ReconcileUnitReport } from '../../report/types';
+import { isMultiline } from '../../util/text';
+import { sourceMark } from '../reconcile/render';
+import { renderDiagnostics, renderTable } from '../text/render';
 
 const HEADER = ['UNIT', 'KIND', 'ACTION', 'DETAIL'];
 

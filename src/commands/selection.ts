@@ -5,7 +5,7 @@
  */
 import { fail } from '../errors/diagnostic';
 import { type EnvironmentSelector, parseLabelSelector, qualifiedUnits } from '../operations/environment-selection';
-import type { ParsedCommand } from './parse';
+import type { ParsedCommand } from './command';
 
 function strings(value: string | boolean | string[] | undefined): string[] {
   return Array.isArray(value) ? value : typeof value === 'string' ? [value] : [];
@@ -40,7 +40,7 @@ export function environmentSelectorOf(p: ParsedCommand): EnvironmentSelector {
 
 /**
  * The one environment of a command line that names exactly one (a repeat of the same -e
- * included). Callers ask only after finding that it selects no more (dispatch.ts, selectsSeveral).
+ * included). Callers ask only after finding that it selects no more (the CLI's dispatch, across.ts).
  */
 export function singleEnvironmentOf(p: ParsedCommand): string {
   const selector = environmentSelectorOf(p);

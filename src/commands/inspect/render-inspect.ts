@@ -7,8 +7,8 @@
  * "Reading history and outputs"): a string as it is, anything else (and a string of several
  * lines) as JSON, so that each output is one line; a sensitive output as `KEY=(sensitive)`.
  */
-import type { LogEntry, LogReport, OutputsReport, ShowReport } from '../report/types';
-import { withDiagnostics } from './render-text';
+import type { LogEntry, LogReport, OutputsReport, ShowReport } from '../../report/types';
+import { withDiagnostics } from '../text/render';
 
 const short = (oid: string | undefined) => oid?.slice(0, 12);
 

@@ -2,8 +2,8 @@
  * `nyl doctor host` as text: per prefix whether the host holds state with it, each step's verdict
  * and what it saw, then which prefix to configure.
  */
-import type { DoctorHostReport } from '../report/types';
-import { withDiagnostics } from './render-text';
+import type { DoctorHostReport } from '../../report/types';
+import { withDiagnostics } from '../text/render';
 
 export function renderDoctorHost(report: DoctorHostReport): string {
   const lines = [`nyl doctor host ${report.url}`];

@@ -1,12 +1,12 @@
 /**
  * Reading a parsed command line's options into the values requests carry: strings, lists,
  * counts, durations, the one environment and unit a command names, and what every environment
- * command's request holds (path, environment, --author, --reason, --local).
+ * command's request holds (path, environment, --author, --reason, --local), and --worktree.
  */
 import { diagnostic, NylError } from '../errors/diagnostic';
 import { parseDuration } from '../util/duration';
-import { selectsEnvironments, singleEnvironmentOf } from './environment-options';
-import type { ParsedCommand } from './parse';
+import type { ParsedCommand } from './command';
+import { selectsEnvironments, singleEnvironmentOf } from './selection';
 
 export function stringOpt(p: ParsedCommand, name: string): string | undefined {
   const v = p.values[name];
@@ -65,4 +65,29 @@ export function positiveInt(p: ParsedCommand, name: string, fallback: number): n
   if (text === undefined) return fallback;
   if (!/^[1-9]\d*$/.test(text)) throw new NylError(diagnostic('NYL-USAGE', 'error', `--${name} ${text} is not a positive integer`, { fix: `pass --${name} <n> with n >= 1` }));
   return Number(text);
+}
+
+/** --wait-lease as a request field: `{ waitMs }` when given, else nothing. */
+export function waitOf(p: ParsedCommand): { waitMs?: number } {
+  const w = waitMs(p);
+  return w !== undefined ? { waitMs: w } : {};
+}
+
+/** The options --worktree conflicts with, by their value names (a repeated -e is checked apart). */
+const WORKTREE_CONFLICTS: [string, string][] = [['source', '--source'], ['labels', '-l'], ['group', '-g']];
+
+/** --worktree: one named environment, from the working files (exit 1 NYL-USAGE on a conflict). */
+export async function worktreeOf(p: ParsedCommand): Promise<boolean> {
+  if (p.values.worktree !== true) return false;
+  // Loaded with the operation anyway: every --worktree command opens its environment there.
+  const { worktreeConflict } = await import('../operations/context');
+  for (const [name, flag] of WORKTREE_CONFLICTS) if (p.values[name] !== undefined) worktreeConflict(flag);
+  const envs = p.values.environment;
+  if (Array.isArray(envs) && envs.length > 1) worktreeConflict('more than one -e');
+  return true;
+}
+
+/** What the read-only commands (log, show, outputs, graph) open: the project, one environment, --local. */
+export function readRequestOf(p: ParsedCommand) {
+  return { path: p.path, environment: requireEnvironment(p), ...(p.values.local === true ? { local: true } : {}) };
 }
