@@ -1,12 +1,12 @@
 /**
  * `nyl completion bash|zsh|fish`: a shell completion script generated from the registry
- * (src/commands/registry.ts), so that a command or option added there completes without touching
+ * (src/cli/registry.ts), so that a command or option added there completes without touching
  * this module. It completes commands, the subcommands of `state` and `lease`, each command's options, the values
  * of `-o`, and environment names after `-e` through the hidden `nyl __complete environments`
  * (the Environments the project declares at HEAD, as every command reads them).
  */
 import type { CommandSpec } from '../commands/command';
-import { COMMANDS, subcommandsOf } from '../commands/registry';
+import { COMMANDS, subcommandsOf } from './registry';
 import { EXTRA_COMMANDS } from './help';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
@@ -124,7 +124,7 @@ function fishScript(): string {
 async function environments(): Promise<number> {
   try {
     const { createRuntime } = await import('./runtime');
-    const { readDeclarations } = await import('../operations/context');
+    const { readDeclarations } = await import('../commands/shared/context');
     const project = await readDeclarations(createRuntime({ ...process.env }, new AbortController().signal), '.');
     for (const name of [...project.environments.keys()].sort()) process.stdout.write(`${name}\n`);
     return 0;

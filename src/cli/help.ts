@@ -1,10 +1,10 @@
 /**
- * Help, printed from the registry (src/commands/registry.ts): the main help, a group's
+ * Help, printed from the registry (src/cli/registry.ts): the main help, a group's
  * subcommands, and one command's usage, description, options and examples. Loads nothing but the
  * registry, so that `nyl --help` starts fast.
  */
 import type { CommandSpec } from '../commands/command';
-import { COMMANDS, subcommandsOf } from '../commands/registry';
+import { COMMANDS, subcommandsOf } from './registry';
 
 export function groupHelp(word: string): string {
   const subs = subcommandsOf(word);

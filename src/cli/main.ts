@@ -6,7 +6,7 @@
  * with dispatch.ts.
  */
 import { nylVersion } from '../util/version';
-import { COMMANDS, findCommand, groupOf } from '../commands/registry';
+import { COMMANDS, findCommand, groupOf } from './registry';
 import { commandHelp, groupHelp, mainHelp } from './help';
 
 function version(): string {

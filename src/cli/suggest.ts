@@ -6,7 +6,7 @@
  */
 import { closest } from '../util/closest';
 import type { CommandSpec } from '../commands/command';
-import { COMMANDS, groupOf, subcommandsOf } from '../commands/registry';
+import { COMMANDS, groupOf, subcommandsOf } from './registry';
 
 /** A word as sh reads it back: as it is when it holds no special character, else single-quoted. */
 export function shellQuote(word: string): string {

@@ -1,12 +1,12 @@
 /**
  * The commands that make sense across environments (reconcile, teardown, plan, status, verify):
  * their options checked once, then the one environment named, or each selected one as its own
- * command (operations/multi-environment.ts, with the traits its registry entry gives: the order
+ * command (commands/shared/multi-environment.ts, with the traits its registry entry gives: the order
  * and gate, and which --unit names it accepts). A command of this kind declares only how it runs
  * for one environment and how that report reads. Light, as every entry: what it uses is loaded
  * when the command runs.
  */
-import type { CommandTraits as EnvironmentTraits } from '../operations/multi-environment';
+import type { CommandTraits as EnvironmentTraits } from './shared/multi-environment';
 import type { MultiEnvironmentReport, Report, SingleEnvironmentReport } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import { type Command, type CommandSpec, type CommandTraits, type ParsedCommand, refusalOperationOf, reporting } from './command';
@@ -76,7 +76,7 @@ async function selectingCommandOf<R extends SingleEnvironmentReport>(rt: Runtime
 
 /** Over several environments: each its own command, in the order and under the gate of its command. */
 async function severalOf<R extends SingleEnvironmentReport>(rt: Runtime, p: ParsedCommand, def: AcrossCommand<R>, units: string[]): Promise<MultiEnvironmentReport> {
-  const { runEnvironments } = await import('../operations/multi-environment');
+  const { runEnvironments } = await import('./shared/multi-environment');
   const { positiveInt, stringOpt, worktreeOf } = await import('./request');
   const { environmentSelectorOf } = await import('./selection');
   await worktreeOf(p);

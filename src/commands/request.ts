@@ -80,7 +80,7 @@ const WORKTREE_CONFLICTS: [string, string][] = [['source', '--source'], ['labels
 export async function worktreeOf(p: ParsedCommand): Promise<boolean> {
   if (p.values.worktree !== true) return false;
   // Loaded with the operation anyway: every --worktree command opens its environment there.
-  const { worktreeConflict } = await import('../operations/context');
+  const { worktreeConflict } = await import('./shared/context');
   for (const [name, flag] of WORKTREE_CONFLICTS) if (p.values[name] !== undefined) worktreeConflict(flag);
   const envs = p.values.environment;
   if (Array.isArray(envs) && envs.length > 1) worktreeConflict('more than one -e');

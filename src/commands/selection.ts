@@ -4,7 +4,7 @@
  * and -l pairs that parse. Which environments it selects needs the project (resolveSelection).
  */
 import { fail } from '../errors/diagnostic';
-import { type EnvironmentSelector, parseLabelSelector, qualifiedUnits } from '../operations/environment-selection';
+import { type EnvironmentSelector, parseLabelSelector, qualifiedUnits } from './shared/environment-selection';
 import type { ParsedCommand } from './command';
 
 function strings(value: string | boolean | string[] | undefined): string[] {

@@ -2,9 +2,9 @@
  * Which driver executes which unit kind. A kind without a driver yet still validates and renders
  * (./kinds.ts); a run reports its units failed with a clear reason instead of guessing.
  */
-import { commandDriver } from './command';
-import { ociImageDriver } from './oci-image';
-import { openTofuDriver, terraformDriver } from './terraform';
+import { commandDriver } from './command/index';
+import { ociImageDriver } from './oci-image/index';
+import { openTofuDriver, terraformDriver } from './terraform/index';
 import type { Driver, KindDescriptor } from './contract';
 import type { KindSet } from './kinds';
 

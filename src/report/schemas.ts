@@ -140,7 +140,7 @@ const location = object(
 const oid = str('A Git object id.', { pattern: '^([0-9a-f]{40}|[0-9a-f]{64})$' });
 const executionKey = str(undefined, { pattern: '^sha256:[0-9a-f]{64}$' });
 
-/** One checkpoint in the evidence listing of recover --unit (src/operations/recover-unit.ts). */
+/** One checkpoint in the evidence listing of recover --unit (src/commands/recover/recover-unit.ts). */
 const evidence = object({
   run: req(str()),
   source: req(oneOf(['run', 'evidence'], 'A run ref, or an evidence ref a takeover kept.')),
@@ -498,7 +498,7 @@ export function multiEnvironmentReport<O extends string, R extends Schema, F ext
 
 // --- StateOperationReport ----------------------------------------------------------------------
 
-/** One damaged state document recover repaired (src/operations/recover-damage.ts, RepairRecord). */
+/** One damaged state document recover repaired (src/commands/recover/recover-damage.ts, RepairRecord). */
 const repair = object({
   ref: req(str('The ref that held it.', { examples: ['refs/heads/nyl/dev/desired'] })),
   path: str("The file of the ref's commit, relative to the environment's directory; absent when the ref is not a commit.", { examples: ['units/web.yaml'] }),
@@ -534,7 +534,7 @@ const deliveredTo = object(
   { description: 'hold: the running run the hold was delivered to.' },
 );
 
-/** One unit nyl verify checked (src/operations/verify.ts). */
+/** One unit nyl verify checked (src/commands/verify/verify.ts). */
 const verifiedUnit = object({
   drift: req(
     oneOf(

@@ -11,7 +11,7 @@
  * would be. The next look reads again at once (whatever the poll interval), tried once until a
  * read succeeds, so an outage does not cost seconds before every unit. A run that cannot reach the
  * repository stops at its next write anyway; a hold its last read missed is applied after the run
- * (../operations/late-holds.ts). A signal that cannot be read (damaged: it may hold any unit)
+ * (../commands/reconcile/late-holds.ts). A signal that cannot be read (damaged: it may hold any unit)
  * stops the run (`signal-damaged`), and so does any other failure (`state-unavailable`).
  */
 import { NylError } from '../errors/diagnostic';

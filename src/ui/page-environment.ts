@@ -3,7 +3,7 @@
  * every unit with its state and why (the planner's reason: what it waits for, the hold, the
  * approval or the teardown gate), and its latest operations.
  */
-import type { EnvironmentPageData } from '../operations/web-view';
+import type { EnvironmentPageData } from '../commands/inspect/web-view';
 import type { StatusReport, UnitStatus } from '../report/types';
 import { graphSvg } from './graph-svg';
 import { html, type Html } from './html';

@@ -3,7 +3,7 @@
  * who holds its lease; then the instances of the EnvironmentTemplates that state holds, and a
  * form that opens any instance by name.
  */
-import type { EnvironmentSummary, ProjectOverview } from '../operations/web-view';
+import type { EnvironmentSummary, ProjectOverview } from '../commands/inspect/web-view';
 import type { StatusReport } from '../report/types';
 import { html, type Html } from './html';
 import { badge, diagnostics, environmentHref, historyHref, leaseText, page, time, type Live } from './parts';

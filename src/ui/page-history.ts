@@ -3,7 +3,7 @@
  * why) and the page of one run: the operations that carry its id and what each did to each unit,
  * and while the run is live, the units it has started.
  */
-import type { RunPageData } from '../operations/web-view';
+import type { RunPageData } from '../commands/inspect/web-view';
 import type { LogEntry, LogReport, StatusReport } from '../report/types';
 import { html, type Html } from './html';
 import { badge, diagnostics, entryList, environmentHref, historyHref, leaseText, page, runHref, unitHref, type Live } from './parts';

@@ -4,7 +4,7 @@
  * digest of it), its last operations and its desired and observed documents as state holds them,
  * without the digests of sensitive values.
  */
-import type { UnitPageData } from '../operations/web-view';
+import type { UnitPageData } from '../commands/inspect/web-view';
 import type { ShowReport, UnitStatus } from '../report/types';
 import { html, type Html } from './html';
 import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText, type Live } from './parts';

@@ -1,4 +1,4 @@
-// In-process: the schedule of a multi-environment run (operations/multi-environment.ts,
+// In-process: the schedule of a multi-environment run (commands/shared/multi-environment.ts,
 // runSchedule) over real reconciles of three environments, each a World of its own (its own
 // in-memory state repository, lease, runs and fake driver). Each environment is its own
 // transaction: a failing dependency leaves its dependents' state untouched, two independent
@@ -6,7 +6,7 @@
 // ref for the next run to import) and starts no other.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSchedule } from '../../dist/operations/multi-environment.js';
+import { runSchedule } from '../../dist/commands/shared/multi-environment.js';
 import { failed } from '../fakes/driver.mjs';
 import { World } from './world.mjs';
 

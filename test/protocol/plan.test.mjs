@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { exitCodeOf } from '../../dist/cli/exit-code.js';
 import { renderPlan } from '../../dist/commands/plan/render.js';
 import { NylError } from '../../dist/errors/diagnostic.js';
-import { planOpened } from '../../dist/operations/plan.js';
+import { planOpened } from '../../dist/commands/plan/plan.js';
 import { approvalDigest } from '../../dist/plan/digest.js';
 import { failed, uncertain } from '../fakes/driver.mjs';
 import { World } from './world.mjs';

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exitCodeOf } from '../../dist/cli/exit-code.js';
 import { NylError } from '../../dist/errors/diagnostic.js';
-import { verifyOpened } from '../../dist/operations/verify.js';
+import { verifyOpened } from '../../dist/commands/verify/verify.js';
 import { receipt, secret } from '../fakes/driver.mjs';
 import { commitBody, trailer } from '../support/commit-evidence.mjs';
 import { World } from './world.mjs';

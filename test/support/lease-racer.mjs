@@ -2,7 +2,7 @@
 // modules the CLI uses, after waiting for a shared start instant, and prints `won <oid>` or
 // `lost <code>`. Usage: node lease-racer.mjs <project> <env> <startAtEpochMs>
 import { createRuntime } from '../../dist/cli/runtime.js';
-import { openEnvironment } from '../../dist/operations/context.js';
+import { openEnvironment } from '../../dist/commands/shared/context.js';
 import { acquireLease } from '../../dist/lease/lease.js';
 import { uuidv7 } from '../../dist/util/uuid.js';
 

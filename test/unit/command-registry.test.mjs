@@ -1,4 +1,4 @@
-// The registry (src/commands/registry.ts) is the single source of what the CLI knows about a
+// The registry (src/cli/registry.ts) is the single source of what the CLI knows about a
 // command: every entry has its help, its completion, a report kind for its `-o json` refusals and
 // a run, each command is listed once, and no file of src/cli spells a command's name as a string
 // (a `case 'status':` or `=== 'graph'` would be a second table). The name check is tested on
@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { COMMANDS } from '../../dist/commands/registry.js';
+import { COMMANDS } from '../../dist/cli/registry.js';
 import { refusalOperationOf } from '../../dist/commands/command.js';
 import { commandHelp, mainHelp } from '../../dist/cli/help.js';
 import { completion } from '../../dist/cli/completion.js';

@@ -13,7 +13,7 @@ import {
   selectEnvironments,
   unitsByEnvironment,
 } from '../../dist/project/environment-selection.js';
-import { environmentsExit } from '../../dist/operations/environment-selection.js';
+import { environmentsExit } from '../../dist/commands/shared/environment-selection.js';
 import { worst } from '../../dist/cli/exit-code.js';
 import { documents, loadErrors, memoryTree } from '../support/memory-tree.mjs';
 

@@ -46,10 +46,9 @@ const RANK = {
   plan: 7,
   report: 7,
   run: 8,
-  operations: 9,
+  commands: 9,
   ui: 10,
-  commands: 11,
-  cli: 12,
+  cli: 11,
 };
 
 /** For each folder, the folders its files may import (besides itself): a subset of the lower ranks. */
@@ -66,14 +65,16 @@ const ALLOWED = {
   plan: ['project', 'state', 'drivers', 'util', 'errors'],
   report: ['util', 'errors'],
   run: ['lease', 'plan', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
-  operations: ['run', 'lease', 'plan', 'report', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
-  // The web view renders the read-only operations' reports as pages (its own front end, beside the CLI's text).
-  ui: ['operations', 'report', 'errors', 'util'],
-  // One folder per command family and the registry: options, help, requests, text rendering;
-  // `nyl ui` starts the web view.
-  commands: ['ui', 'operations', 'report', 'errors', 'util'],
-  // The CLI builds the runtime (exec, git, util), parses, prints help and dispatches through the registry.
-  cli: ['commands', 'operations', 'report', 'errors', 'util', 'exec', 'git'],
+  // One folder per command family: each command's options and help, request, operation, pure
+  // decisions, text rendering and report; what the families share (opening an environment, the
+  // multi-environment schedule) in commands/shared/.
+  commands: ['run', 'lease', 'plan', 'report', 'state', 'project', 'drivers', 'git', 'exec', 'util', 'errors'],
+  // The web view renders the read-only commands' reports as pages (its own front end, beside the
+  // CLI's text), and `nyl ui`'s registry entry (ui/command.ts) starts it.
+  ui: ['commands', 'report', 'errors', 'util'],
+  // The CLI builds the runtime (exec, git, util), parses, prints help and dispatches through the
+  // registry (cli/registry.ts: every command's entry, the web view's included).
+  cli: ['ui', 'commands', 'report', 'errors', 'util', 'exec', 'git'],
 };
 
 /** Files allowed more than their folder's row (the ports that bind processes and Git). */
@@ -472,9 +473,9 @@ const CLEAN = {
   'report/types.ts': "import type { x } from '../errors/diagnostic';\nexport type T = typeof x;\n",
   'lease/lease.ts': "import { s } from '../state/read';\nexport const l = s;\n",
   'run/engine.ts': "import { p } from '../plan/planner';\nimport { l } from '../lease/lease';\nexport const e = p + l;\n",
-  'operations/reconcile.ts': "import { e } from '../run/engine';\nexport const r = e;\n",
+  'commands/reconcile.ts': "import { e } from '../run/engine';\nexport const r = e;\n",
   'cli/parse.ts': "export const parse = 1;\n",
-  'cli/main.ts': "import { parse } from './parse';\nexport async function main() { const { r } = await import('../operations/reconcile'); return r + parse; }\n",
+  'cli/main.ts': "import { parse } from './parse';\nexport async function main() { const { r } = await import('../commands/reconcile'); return r + parse; }\n",
 };
 
 const checkFixture = (changes) => {
@@ -528,7 +529,7 @@ test('checker: a deep relative import from a nested folder is a layer violation'
 test('checker: a dynamic import, a require, an import = require and a typeof import are layer violations', () => {
   const problems = checkFixture({
     'project/a.ts': "export async function a() { return import('../run/engine'); }\n",
-    'state/b.ts': "export const b = require('../operations/reconcile');\n",
+    'state/b.ts': "export const b = require('../commands/reconcile');\n",
     'lease/c.ts': "import c = require('../plan/planner');\nexport { c };\n",
     'report/d.ts': "export type D = typeof import('../state/read');\n",
   });
@@ -536,14 +537,14 @@ test('checker: a dynamic import, a require, an import = require and a typeof imp
     'lease/c.ts:1 (import = require): src/lease/ must not import src/plan/',
     'project/a.ts:1 (import()): src/project/ must not import src/run/',
     'report/d.ts:1 (typeof import): src/report/ must not import src/state/',
-    'state/b.ts:1 (require): src/state/ must not import src/operations/',
+    'state/b.ts:1 (require): src/state/ must not import src/commands/',
   ]);
 });
 
 test('checker: nothing imports cli', () => {
-  const problems = checkFixture({ 'operations/x.ts': "import { parse } from '../cli/parse';\nexport const x = parse;\n" });
+  const problems = checkFixture({ 'commands/x.ts': "import { parse } from '../cli/parse';\nexport const x = parse;\n" });
   assert.equal(problems.length, 1);
-  assert.match(problems[0], /src\/operations\/ must not import src\/cli\//);
+  assert.match(problems[0], /src\/commands\/ must not import src\/cli\//);
 });
 
 test('checker: child_process outside exec, in every form, bare or node:', () => {
@@ -647,12 +648,12 @@ test('checker: an export with one door is imported only through it', () => {
     'lease/lease.ts': "import { s } from '../state/read';\nexport const l = s;\nexport const acquire = 1;\n",
     'lease/transaction.ts': "import { acquire } from './lease';\nexport const t = acquire;\n",
     'run/engine.ts': "import { p } from '../plan/planner';\nimport { l, acquire as take } from '../lease/lease';\nexport const e = p + l + take;\n",
-    'operations/reconcile.ts': "import * as lease from '../lease/lease';\nimport { e } from '../run/engine';\nexport const r = e + lease.l;\n",
+    'commands/reconcile.ts': "import * as lease from '../lease/lease';\nimport { e } from '../run/engine';\nexport const r = e + lease.l;\n",
   };
   assert.deepEqual(
     checkLayers(files, rules).filter((p) => p.includes('may import')),
     [
-      'operations/reconcile.ts:1 (import): only lease/transaction.ts may import acquire from lease/lease.ts',
+      'commands/reconcile.ts:1 (import): only lease/transaction.ts may import acquire from lease/lease.ts',
       'run/engine.ts:2 (import): only lease/transaction.ts may import acquire from lease/lease.ts',
     ],
   );

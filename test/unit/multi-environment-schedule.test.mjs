@@ -1,9 +1,9 @@
-// The schedule of a multi-environment reconcile (operations/multi-environment.ts, runSchedule),
+// The schedule of a multi-environment reconcile (commands/shared/multi-environment.ts, runSchedule),
 // with fake environment runs: dependsOn order, blocked dependents (transitively), the
 // --environment-concurrency limit, and a signal that starts no further environment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runSchedule } from '../../dist/operations/multi-environment.js';
+import { runSchedule } from '../../dist/commands/shared/multi-environment.js';
 
 const report = (env) => ({ kind: 'ReconcileReport', environment: env, unitOrder: [], units: {}, errors: [], warnings: [], notes: [] });
 

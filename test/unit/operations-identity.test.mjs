@@ -1,10 +1,10 @@
-// Who writes state commits (src/operations/identity.ts): --author, else Git's user.name and
+// Who writes state commits (src/commands/shared/identity.ts): --author, else Git's user.name and
 // user.email. An identity git fast-import cannot take (a newline, a NUL, a stray < or >) is
 // refused before anything is written: it used to crash fast-import and leave a crash file in the
 // state repository.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveIdentity } from '../../dist/operations/identity.js';
+import { resolveIdentity } from '../../dist/commands/shared/identity.js';
 
 const checkout = (userName, userEmail) => ({ workTree: '/repo', projectRoot: '/repo', projectPrefix: '', userName, userEmail });
 

@@ -1,11 +1,11 @@
 // The two pure decisions of `nyl state delete`: which units keep the state from being deleted
-// (src/operations/state-delete-checks.ts), and what --teardown does once its teardown reported
-// (src/operations/state-delete-verdict.ts), over hand-built state documents and ReconcileReports.
+// (src/commands/state/state-delete-checks.ts), and what --teardown does once its teardown reported
+// (src/commands/state/state-delete-verdict.ts), over hand-built state documents and ReconcileReports.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { unitBlockers, refuseBlocked } from '../../dist/operations/state-delete-checks.js';
+import { unitBlockers, refuseBlocked } from '../../dist/commands/state/state-delete-checks.js';
 import { unimportedRuns } from '../../dist/state/location.js';
-import { teardownVerdict, verdictErrors } from '../../dist/operations/state-delete-verdict.js';
+import { teardownVerdict, verdictErrors } from '../../dist/commands/state/state-delete-verdict.js';
 import { exitCodeOf } from '../../dist/cli/exit-code.js';
 
 const UID = '0192f0c0-0000-7000-8000-00000000000d';

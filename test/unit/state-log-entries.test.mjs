@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { mergeHistories, namesUnit, parseTransition, unitResults } from '../../dist/state/log-entries.js';
 import { parseStateCommit, pathChange, PathChanges, wrotePath } from '../../dist/state/state-commits.js';
 import { transitionMessage } from '../../dist/state/transition.js';
-import { logEntryOf } from '../../dist/operations/log.js';
-import { shownReceipt } from '../../dist/operations/show.js';
-import { unitOutputs } from '../../dist/operations/outputs.js';
+import { logEntryOf } from '../../dist/commands/inspect/log.js';
+import { shownReceipt } from '../../dist/commands/inspect/show.js';
+import { unitOutputs } from '../../dist/commands/inspect/outputs.js';
 import { outputValue, renderOutputs, yamlLines } from '../../dist/commands/inspect/render-inspect.js';
 
 const RUN = '01900000-0000-7000-8000-000000000001';

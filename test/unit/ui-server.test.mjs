@@ -377,7 +377,7 @@ test('a fix shows its commands (between backticks in the catalog) as code, escap
 });
 
 test('the warning off loopback says what the view shows to whoever reaches it, and that sensitive values are never shown', async () => {
-  const { exposedWarning } = await import('../../dist/commands/inspect/ui-serve.js');
+  const { exposedWarning } = await import('../../dist/ui/serve.js');
   const w = exposedWarning('0.0.0.0');
   assert.deepEqual([w.code, w.severity], ['NYL-UI-EXPOSED', 'warning']);
   for (const shown of [/0\.0\.0\.0/, /not a loopback address/, /no authentication/, /every environment's units/, /plain outputs/, /rendered specs/, /failure output/, /history/, /anyone who can reach it/, /sensitive values are never shown/]) assert.match(w.message, shown);
@@ -385,7 +385,7 @@ test('the warning off loopback says what the view shows to whoever reaches it, a
 });
 
 test('--listen: host:port, [v6]:port or a bare port; anything else is a usage error', async () => {
-  const { listenAddressOf } = await import('../../dist/commands/inspect/ui-serve.js');
+  const { listenAddressOf } = await import('../../dist/ui/serve.js');
   assert.deepEqual(listenAddressOf(undefined), { host: '127.0.0.1', port: 4780 });
   assert.deepEqual(listenAddressOf('8080'), { host: '127.0.0.1', port: 8080 });
   assert.deepEqual(listenAddressOf('0.0.0.0:0'), { host: '0.0.0.0', port: 0 });

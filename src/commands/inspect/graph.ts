@@ -1,31 +1,42 @@
 /**
- * `nyl graph`: the dependency graph of an environment's units, each with its state: an indented
- * tree, or drawn (-o dot, -o mermaid).
+ * `nyl graph -e ENV`: the dependency graph of an environment's units, each node with its state
+ * as `nyl status` resolves it (the same planner run: current, pending, failed, held, uncertain,
+ * blocked, ...). Read only, like status: no lease, nothing written.
+ *
+ * Edges run from a dependency to the unit that depends on it (network -> database: network runs
+ * first), one per reason: an explicit `dependsOn`, a `triggers` entry, or a
+ * `${{ units.X.outputs.K }}` reference, with the pointer inside the consumer's spec where it
+ * stands (project/graph.ts, unitEdges). Units that state holds but that left the ownership set
+ * are nodes without edges: source no longer says what they depend on.
  */
-import type { GraphReport } from '../../report/types';
-import { type Command, reporting } from '../command';
-import { ENV, LOCAL, OUTPUT } from '../options';
+import { ownershipSet } from '../../project/selectors';
+import { unitEdges } from '../../project/graph';
+import type { GraphNode, GraphReport, StatusReport } from '../../report/types';
+import type { Runtime } from '../../util/runtime';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from '../shared/context';
+import { statusOpened } from './status';
 
-export const graphCommand: Command = reporting<GraphReport>({
-  words: ['graph'],
-  summary: "Draw the dependency graph of an environment's units, each with its state",
-  usage: 'nyl graph -e <env> [-o text|dot|mermaid|json] [PATH]',
-  description:
-    'Each unit of the environment with its state as nyl status resolves it (current, pending, failed, held, uncertain, ...), and an edge from each unit to every unit that waits for it: ' +
-    "an explicit dependsOn, a triggers entry, or a reference to its outputs (the edge names the output and where the consumer's spec reads it). " +
-    'Text is an indented tree from the units that depend on nothing (a unit with several dependencies is written in full once, then as "(see above)"); ' +
-    '-o dot writes Graphviz (dot -Tsvg), -o mermaid a Mermaid flowchart, -o json the GraphReport. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
-  options: [ENV, LOCAL, { ...OUTPUT, value: '<text|dot|mermaid|json>', help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.' }],
-  examples: ['nyl graph -e dev', 'nyl graph -e dev -o dot | dot -Tsvg > dev.svg', 'nyl graph -e dev -o mermaid'],
-  report: 'GraphReport',
-  drawings: true,
-  async run(rt, p) {
-    const { readRequestOf } = await import('../request');
-    const { graph } = await import('../../operations/graph');
-    return graph(rt, readRequestOf(p));
-  },
-  async renderer() {
-    const { renderGraphDot, renderGraphMermaid, renderGraphText } = await import('./render-graph');
-    return (report, output) => (output === 'dot' ? renderGraphDot(report) : output === 'mermaid' ? renderGraphMermaid(report) : renderGraphText(report));
-  },
-});
+export async function graph(rt: Runtime, req: EnvironmentRequest): Promise<GraphReport> {
+  const opened = await openEnvironment(rt, req, { writes: false });
+  try {
+    return await graphOpened(rt, opened);
+  } finally {
+    opened.close();
+  }
+}
+
+async function graphOpened(rt: Runtime, opened: OpenedEnvironment): Promise<GraphReport> {
+  return graphOf(opened, await statusOpened(rt, opened));
+}
+
+/** The graph of an environment whose status was just read (the web view reads both at once). */
+export function graphOf(opened: OpenedEnvironment, status: StatusReport): GraphReport {
+  const nodes: GraphNode[] = status.unitOrder.map((name) => {
+    const u = status.units[name]!;
+    return { name, kind: u.kind, state: u.state, detail: u.detail };
+  });
+  const shown = new Set(nodes.map((n) => n.name));
+  const owned = ownershipSet(opened.project, opened.env).filter((u) => shown.has(u.name));
+  const { apiVersion, formatVersion, environment, errors, warnings, notes, details } = status;
+  return { apiVersion, formatVersion, kind: 'GraphReport', operation: 'graph', environment, nodes, edges: unitEdges(owned), errors, warnings, notes, details };
+}

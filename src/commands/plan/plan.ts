@@ -1,42 +1,196 @@
 /**
- * `nyl plan`: what the next reconcile would do, per unit and why, without a lease or a write.
- * It reads only, so it takes neither --author nor a reason.
+ * `nyl plan -e ENV`: what the next reconcile would do, per unit and why, without doing it. It
+ * resolves the environment as reconcile's first look does (the planner over the state, --unit as
+ * the run's selection), prepares the units whose key needs their driver (as the run would), and
+ * for every unit that would execute shows the digest a plan-bound approval names: with the
+ * driver's own plan (its change summary) for a kind that plans, else the execution key.
+ *
+ * It takes no lease and writes nothing: no state ref, no run ref, and no ref of the clone either
+ * (it reads a remote's refs with ls-remote instead of mirroring them, and judges the clone's
+ * known branches without fast-forwarding them, as status would). Driver phases run in a scratch
+ * copy of the source commit that is removed afterwards (./plan-drivers.ts). It warns
+ * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT).
  */
+import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
+import type { Failure } from '../../drivers/contract';
+import { isNylCode } from '../../errors/catalog';
+import { describeHolder, readLease } from '../../lease/lease';
+import type { Plan, UnitPlan } from '../../plan/actions';
+import { planEnvironment, type Prepared } from '../../plan/planner';
+import { preparationFrom } from '../../plan/preparation';
 import type { ReconcileReport } from '../../report/types';
-import { acrossCommand } from '../across';
-import type { Command } from '../command';
-import { OUTPUT, SELECTION, WORKTREE } from '../options';
+import { runPool } from '../../run/pool';
+import { coordinationNamespace, runsPrefix } from '../../state/location';
+import { keyFileWarnings, localWorkWarnings } from '../shared/report-base';
+import { type EnvironmentStateView, readEnvironmentState } from '../../state/read';
+import type { RefSnapshot } from '../../state/store';
+import type { Runtime } from '../../util/runtime';
+import { selectedUnits, shellTextWarnings } from '../shared/selection';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from '../shared/context';
+import { PlanPhases } from './plan-drivers';
+import { changedReads } from './plan-reads';
+import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
+import { quietReport } from '../reconcile/reconcile-report';
+import { requireActive } from '../state/state-checks';
 
-export const planCommand: Command = acrossCommand<ReconcileReport>({
-  words: ['plan'],
-  summary: 'Say what the next reconcile would do, per unit and why, without taking a lease or writing anything',
-  usage: 'nyl plan (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--source <rev> | --worktree] [-o table|json] [PATH]',
-  description:
-    'Resolves the environment exactly as the next reconcile would and lists, per unit, what it would do (ACTION: execute, wait, current, blocked, held, awaiting-approval, drifted, teardown, retain, release, pending-teardown, ...) and why (the leaving section first). ' +
-    "For every unit that would execute it shows the digest that a plan-bound approval names (nyl reconcile --approve <unit>=<digest>): for Terraform and OpenTofu units the driver's plan runs in a scratch copy of the source commit (its output on stderr) and the row shows its change summary; for other kinds the digest is the execution key. " +
-    'A unit that waits for its dependencies, or gets its first incarnation, has no digest yet. A unit whose rendering changed shows the diff of its desired rendering against the recorded one. ' +
-    'Takes no lease and writes nothing: no state ref, no run ref, not even a ref of this clone. ' +
-    'A unit whose run: hands a ${{ }} reference to a shell as its text (sh -c "... ${{ units.db.outputs.url }} ...") is warned about (NYL-SOURCE-SHELL-REFERENCE): pass the value through env: instead. ' +
-    'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed and needs an operator, 4 a unit is uncertain, 1 an error.',
-  options: [
-    ...SELECTION,
-    { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
-    { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Plan only these units (comma-separated).' },
-    { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
-    WORKTREE,
-    OUTPUT,
-  ],
-  examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network', 'nyl plan -e prod --source release-42', 'nyl plan -e dev --worktree'],
-  report: 'ReconcileReport',
-  across: { operation: 'plan', gate: 'none', unitsFrom: 'source' },
-  async runOne(rt, p, { environment, units }) {
-    const { stringOpt, worktreeOf } = await import('../request');
-    const { plan } = await import('../../operations/plan');
-    const source = stringOpt(p, 'source');
-    const worktree = await worktreeOf(p);
-    return plan(rt, { path: p.path, environment, ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}), ...(worktree ? { worktree } : {}) });
-  },
-  async renderer() {
-    return (await import('./render')).renderPlan;
-  },
-});
+export interface PlanOptions {
+  /** --unit/--units: plan only these, as `reconcile --unit` would run them. */
+  units?: string[];
+}
+
+export interface PlanRequest extends EnvironmentRequest, PlanOptions {}
+
+/** Driver phases at once, as a reconcile's default --concurrency. */
+const CONCURRENCY = 4;
+
+/** The state the plan starts from, read without moving any ref. */
+interface Start {
+  refs: RefSnapshot;
+  view: EnvironmentStateView;
+  generation: number;
+}
+
+/** The plan after the driver's preparations, and the units whose preparation failed. */
+interface Resolved {
+  plan: Plan;
+  unprepared: Map<string, Failure>;
+}
+
+export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileReport> {
+  const opened = await openEnvironment(rt, req, { writes: false });
+  try {
+    const report = await planOpened(rt, opened, req);
+    if (opened.worktree) report.sourceWorktree = true;
+    report.warnings.unshift(...worktreeWarning(opened, 'plan'), ...keyFileWarnings(opened.env.name, rt.env));
+    return report;
+  } finally {
+    opened.close();
+  }
+}
+
+export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options: PlanOptions = {}): Promise<ReconcileReport> {
+  const start = await readStart(opened);
+  const only = selectedUnits(opened, options.units);
+  const phases = new PlanPhases(rt, opened, start.view.observedUnits);
+  try {
+    const resolved = await resolvePlan(opened, start, only, phases);
+    const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
+    report.warnings.unshift(...shellTextWarnings(opened, only));
+    describeRows(report, resolved.plan, await changedReads(opened.sourceReader, resolved.plan));
+    reportUnprepared(report, resolved);
+    await addDigests(opened, report, resolved.plan, phases);
+    report.warnings.push(...(await coordinationWarnings(opened, start.refs)));
+    report.warnings.push(...localWorkWarnings(opened.env.name, coordinationNamespace(opened.loc), await opened.local.localRunRefs(start.refs)));
+    return report;
+  } finally {
+    phases.close();
+  }
+}
+
+/**
+ * The state as reconcile reads it before it takes the lease, with its refusals (missing, deleted
+ * or moved state, the clone's unpublished work), but read-only: see the module header.
+ */
+async function readStart(opened: OpenedEnvironment): Promise<Start> {
+  const { store, loc } = opened;
+  await store.ensureOpen();
+  const refs = await store.snapshot({ readOnly: true });
+  const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+  const generation = await requireActive(opened, { refs, view });
+  await opened.local.requireNoUnpublishedWork(refs, { readOnly: true });
+  return { refs, view, generation };
+}
+
+/** Reconcile's first look: the planner over the state, without lifecycle permissions, --unit as the run's selection. */
+function previewOf(opened: OpenedEnvironment, start: Start, only: Set<string> | undefined, prepared: ReadonlyMap<string, Prepared>): Plan {
+  const docs = { desired: start.view.desiredUnits, observed: start.view.observedUnits };
+  return planEnvironment({
+    ...planInputOf(opened, start.generation, docs),
+    lifecycle: { allowTeardown: false, allowDependents: false, allowIncomplete: false },
+    ...(prepared.size > 0 ? { prepared } : {}),
+    ...(only ? { run: { runId: '', only } } : {}),
+  });
+}
+
+/**
+ * The plan once the driver prepared what it must (an image's digest), as the run's prepare waves
+ * would: a unit that is prepared may let a dependent resolve, which may need preparing in turn.
+ * Each unit is prepared once; a failed preparation leaves it at `prepare`. An input absent here
+ * is read as a run reads it (../plan/preparation.ts): a unit its recorded preparation keeps
+ * current shows `current` (`input-absent`), any other fails its preparation.
+ */
+async function resolvePlan(opened: OpenedEnvironment, start: Start, only: Set<string> | undefined, phases: PlanPhases): Promise<Resolved> {
+  const prepared = new Map<string, Prepared>();
+  const unprepared = new Map<string, Failure>();
+  for (;;) {
+    const plan = previewOf(opened, start, only, prepared);
+    const wave = [...plan.units.values()].filter((u) => u.action.type === 'prepare' && u.rendering && !unprepared.has(u.name) && !prepared.has(u.name));
+    if (wave.length === 0) return { plan, unprepared };
+    await runPool(wave, CONCURRENCY, async (u) => {
+      const taken = preparationFrom(u, await phases.prepare(u));
+      if ('result' in taken) unprepared.set(u.name, taken);
+      else prepared.set(u.name, taken);
+    });
+  }
+}
+
+/** A driver phase that failed: on its row, and as a warning (the failure's own code, else NYL-UNIT-FAILED). */
+function phaseFailed(report: ReconcileReport, name: string, what: string, f: Failure): Diagnostic {
+  const row = report.units[name]!;
+  row.detail = joined(row.detail, `${what}: ${f.reason}`);
+  const code = f.code !== undefined && isNylCode(f.code) ? f.code : 'NYL-UNIT-FAILED';
+  const message = `${what}, so this plan shows neither its changes nor its digest (a reconcile would fail it the same way): ${f.reason}`;
+  return diagnostic(code, 'warning', `${name}: ${message}`, { env: report.environment, unit: name, units: [name], retryable: f.retryable });
+}
+
+/** Rows of units whose preparation failed: the reconcile would fail them in its prepare wave. */
+function reportUnprepared(report: ReconcileReport, resolved: Resolved): void {
+  for (const name of report.unitOrder) {
+    const f = resolved.unprepared.get(name);
+    if (f && resolved.plan.units.get(name)?.action.type === 'prepare') report.warnings.push(phaseFailed(report, name, `its ${report.units[name]!.kind} driver could not resolve what its execution key needs`, f));
+  }
+}
+
+/**
+ * The digest of every unit that would execute: the driver's plan first for a kind that plans (its
+ * summary is the row's `changes`), the execution key for any other. Warnings follow row order.
+ */
+async function addDigests(opened: OpenedEnvironment, report: ReconcileReport, plan: Plan, phases: PlanPhases): Promise<void> {
+  const units = report.unitOrder.map((n) => plan.units.get(n)).filter((u): u is UnitPlan => u !== undefined && wouldExecute(u));
+  const failed = new Map<string, Failure>();
+  await runPool(units, CONCURRENCY, async (u) => {
+    const row = report.units[u.name]!;
+    const outcome = opened.drivers.driver(u.kind)?.plan ? await phases.plan(u) : undefined;
+    if (outcome && outcome.result !== 'planned') {
+      failed.set(u.name, outcome);
+      return;
+    }
+    if (outcome) row.changes = outcome.plan.summary;
+    const digest = digestOf(u, outcome?.plan);
+    if (digest) row.digest = digest;
+  });
+  for (const u of units) {
+    const f = failed.get(u.name);
+    if (f) report.warnings.push(phaseFailed(report, u.name, `its ${u.kind} plan failed`, f));
+  }
+}
+
+/**
+ * What the next reconcile looks at before it plans, which this plan cannot include: a lease (a
+ * run under way, or one that ended without letting go) and runs that wait for their import.
+ */
+async function coordinationWarnings(opened: OpenedEnvironment, refs: RefSnapshot): Promise<Diagnostic[]> {
+  const env = opened.env.name;
+  const out: Diagnostic[] = [];
+  const lease = await readLease(opened.store, refs);
+  if (lease && !lease.damage) {
+    const message = `the lease of ${env} is held by ${describeHolder(lease.record)} until ${lease.record.deadline}: the next reconcile waits for that run or takes over what it left, and may then find more than this plan shows`;
+    out.push(diagnostic('NYL-LEASE-HELD', 'note', message, { env }));
+  }
+  const prefix = runsPrefix(opened.loc);
+  const runs = [...refs.keys()].filter((r) => r.startsWith(prefix)).map((r) => r.slice(prefix.length));
+  for (const run of runs.filter((r) => r !== lease?.record.run)) {
+    out.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${run} ended without its transition commit: the next reconcile imports its records first, and this plan does not include them`, { env, data: { run } }));
+  }
+  return out;
+}

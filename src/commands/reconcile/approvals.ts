@@ -1,27 +1,100 @@
 /**
- * `nyl reconcile`'s approval flags: --approve and its companions, declared and read here, as
- * given (the run checks them against the environment).
+ * A run's approval options, checked before anything runs: `--approve U` and `--approve U=DIGEST`
+ * (repeatable or comma-separated), `--approve-all`, and who approves (`--approved-by`,
+ * `--approval-source`, else the CI context, else the Git user).
+ *
+ * An approval that cannot mean anything is an error (exit 1) before the lease is taken: a unit
+ * the environment does not have (NYL-UNIT-UNKNOWN), one --unit excludes, one that can never need
+ * an approval (no `approval.required` and safe to run again), and the desired-bound form for a
+ * unit whose policy requires a reviewed digest (NYL-APPROVAL-INVALID). A unit that may need one
+ * (recovery manual: a drift repair, a --reapply, a --local run) can be approved ahead; the run
+ * uses the approval only when the planner asks for it.
  */
-import type { OptionSpec, ParsedCommand } from '../command';
+import { fail } from '../../errors/diagnostic';
+import type { Identity } from '../../git/object-writer';
+import { approvalPolicy, mayNeedApproval } from '../../plan/approvals';
+import type { ApprovalGrants } from '../../plan/input';
+import { ownedGraph } from '../../plan/planner';
+import type { Approver } from '../../run/run-state';
+import type { OpenedEnvironment } from '../shared/context';
 
-/** --approve and its companions: reconcile's (and later teardown's) approval flags. */
-export const APPROVAL_OPTIONS: OptionSpec[] = [
-  {
-    name: 'approve',
-    type: 'string',
-    multiple: true,
-    list: true,
-    value: '<unit>[=<digest>]',
-    help: 'Approve a unit that waits for an approval (approval.required, a drift repair or --reapply of a unit not safe to re-run, a manual unit in a --local run). <unit> covers the execution key it resolves to in this run; <unit>=<digest> only the reviewed plan `nyl plan` printed. Repeatable or comma-separated.',
-  },
-  { name: 'approve-all', type: 'boolean', help: 'Approve every unit that waits for an approval, except those whose policy requires a reviewed digest (requireDigest).' },
-  { name: 'approved-by', type: 'string', multiple: true, list: true, value: '<name>', help: 'Who approves (repeatable or comma-separated); recorded as asserted. Default: the CI user (GITHUB_ACTOR, GITLAB_USER_LOGIN, BUILD_REQUESTEDFOR), else the Git user.' },
-  { name: 'approval-source', type: 'string', value: '<source>', help: 'Where the --approved-by names come from (such as a change ticket system); recorded with them. Default: asserted.' },
+/** A digest as `nyl plan` prints it: an execution key or a plan digest. */
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+export interface ApprovalOptions {
+  /** Raw --approve items: `U` or `U=DIGEST`. */
+  approve: string[];
+  approveAll: boolean;
+  approvedBy: string[];
+  approvalSource?: string;
+}
+
+/** Parses the --approve items; a malformed digest or a unit named twice differently is a usage error. */
+function parseItems(items: readonly string[]): Map<string, { digest?: string }> {
+  const units = new Map<string, { digest?: string }>();
+  for (const item of items) {
+    const [unit, digest] = item.split('=', 2) as [string, string | undefined];
+    if (digest !== undefined && !DIGEST.test(digest)) {
+      fail('NYL-USAGE', `--approve ${item}: ${JSON.stringify(digest)} is not a digest`, { fix: 'pass --approve <unit>=<digest> with the digest `nyl plan -o json` prints (sha256: and 64 hex digits), or --approve <unit>' });
+    }
+    const earlier = units.get(unit);
+    if (earlier && earlier.digest !== digest) fail('NYL-USAGE', `--approve names ${unit} twice with different digests`, { fix: `pass one --approve for ${unit}` });
+    units.set(unit, digest === undefined ? {} : { digest });
+  }
+  return units;
+}
+
+/** Why this approval of a unit cannot be, or undefined when it can. */
+function invalidApproval(opened: OpenedEnvironment, unit: string, digest: string | undefined, only: ReadonlySet<string> | undefined): { message: string; fix: string } | undefined {
+  const env = opened.env.name;
+  const resource = ownedGraph(opened.project, opened.env).byName.get(unit)!;
+  if (only && !only.has(unit)) return { message: `--approve ${unit}: --unit excludes ${unit} from this run`, fix: `name ${unit} with --unit too, or drop --approve ${unit}` };
+  if (!mayNeedApproval(resource, opened.drivers)) {
+    return { message: `--approve ${unit}: ${unit} needs no approval (it does not declare approval.required and is safe to run again)`, fix: `drop --approve ${unit}; \`nyl reconcile -e ${env}\` runs it without one` };
+  }
+  if (digest === undefined && approvalPolicy(resource).requireDigest) {
+    return { message: `--approve ${unit}: ${unit} requires a reviewed digest (approval.requireDigest)`, fix: `get its digest from \`nyl plan -e ${env}\`, then pass --approve ${unit}=<digest>` };
+  }
+  return undefined;
+}
+
+/** The grants of a run's options, checked against the environment; undefined when it has none. */
+export function approvalGrants(opened: OpenedEnvironment, options: ApprovalOptions, only: ReadonlySet<string> | undefined): ApprovalGrants | undefined {
+  if (options.approvalSource !== undefined && options.approvedBy.length === 0) fail('NYL-USAGE', '--approval-source needs --approved-by', { fix: 'pass --approved-by <name> with --approval-source, or neither' });
+  if (options.approve.length === 0 && !options.approveAll) return undefined;
+  const units = parseItems(options.approve);
+  const owned = ownedGraph(opened.project, opened.env).byName;
+  const unknown = [...units.keys()].filter((u) => !owned.has(u));
+  if (unknown.length > 0) {
+    fail('NYL-UNIT-UNKNOWN', `--approve names ${unknown.join(', ')}, which environment ${opened.env.name} does not have`, {
+      env: opened.env.name,
+      units: unknown,
+      fix: `pick units of ${opened.env.name}: ${[...owned.keys()].sort().join(', ') || '(none)'}`,
+    });
+  }
+  for (const [unit, { digest }] of units) {
+    const problem = invalidApproval(opened, unit, digest, only);
+    if (problem) fail('NYL-APPROVAL-INVALID', problem.message, { env: opened.env.name, unit, units: [unit], fix: problem.fix });
+  }
+  return { units, all: options.approveAll };
+}
+
+/** CI systems whose variables name who started the pipeline, in the order they are asked. */
+const CI_ACTORS: { variable: string; source: string }[] = [
+  { variable: 'GITHUB_ACTOR', source: 'github' },
+  { variable: 'GITLAB_USER_LOGIN', source: 'gitlab' },
+  { variable: 'BUILD_REQUESTEDFOR', source: 'azure' },
 ];
 
-/** --approve, --approve-all, --approved-by, --approval-source, as given (checked against the environment later). */
-export async function approvalOptions(p: ParsedCommand) {
-  const { listOpt, stringOpt } = await import('../request');
-  const source = stringOpt(p, 'approval-source');
-  return { approve: listOpt(p, 'approve'), approveAll: p.values['approve-all'] === true, approvedBy: listOpt(p, 'approved-by'), ...(source !== undefined ? { approvalSource: source } : {}) };
+/**
+ * Who approves: the names --approved-by asserts (with --approval-source, default `asserted`),
+ * else the CI context's user, else the Git user who authors the commits.
+ */
+export function approverOf(options: ApprovalOptions, env: NodeJS.ProcessEnv, author: Identity): Approver {
+  if (options.approvedBy.length > 0) return { by: options.approvedBy, source: options.approvalSource ?? 'asserted', asserted: true };
+  for (const { variable, source } of CI_ACTORS) {
+    const name = env[variable]?.trim();
+    if (name) return { by: [name], source, asserted: false };
+  }
+  return { by: [`${author.name} <${author.email}>`], source: 'git', asserted: false };
 }

@@ -1,32 +1,79 @@
 /**
- * `nyl lease break`: declare the holder of the lease gone, so that an importer takes it over.
+ * `nyl lease break -e ENV --reason`: declares the lease holder gone. The holder is the
+ * lease, or a live run whose lease ref is already gone. The lease ref then carries
+ * `broken: {by, reason, at}`; only an importer (reconcile, teardown, recover -e) takes it over,
+ * every other writer refuses with NYL-LEASE-BROKEN. A still-running holder can no longer renew or
+ * write state: each of its pushes expects the lease it had.
  */
+import { hostname } from 'node:os';
+import { diagnostic, fail } from '../../errors/diagnostic';
+import { breakLease } from '../../lease/lease';
+import { type LeaseRecord, leaseTiming } from '../../lease/record';
+import { type Damage, whereOf } from '../../state/damage';
 import type { StateOperationReport } from '../../report/types';
-import { type Command, reporting } from '../command';
-import { AUTHOR, ENV, LOCAL, OUTPUT, REASON, WAIT } from '../options';
+import type { Runtime } from '../../util/runtime';
+import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from '../shared/context';
+import { stateOperationReport } from '../shared/report-base';
 
-export const leaseBreakCommand: Command = reporting<StateOperationReport>({
-  words: ['lease', 'break'],
-  summary: 'Declare the holder of the lease gone',
-  usage: 'nyl lease break -e <env> --reason <text> [options] [PATH]',
-  description:
-    'Marks the lease broken, for example after a runner was killed. Only an importer (nyl reconcile, nyl recover -e <env>) takes a broken lease over, ' +
-    'and records the break in its transition commit; until then every other state writer refuses with NYL-LEASE-BROKEN. A lease already broken is reported as such. ' +
-    'With --wait-lease, a holder that releases the lease in time is not broken.',
-  options: [ENV, REASON, { ...WAIT, help: 'Give the holder up to this long (such as 10m; 0s to 24h) to release the lease by itself; break it only if it still holds it then.' }, LOCAL, AUTHOR, OUTPUT],
-  examples: [
-    'nyl lease break -e dev --reason "runner was killed"',
-    'nyl lease break -e dev --wait-lease 10m --reason "runner stopped reporting"',
-    'nyl lease break -e dev --local --reason "local run was killed"',
-  ],
-  report: 'StateOperationReport',
-  async run(rt, p) {
-    const { common, waitOf } = await import('../request');
-    const { leaseBreak } = await import('../../operations/lease-break');
-    return leaseBreak(rt, { ...common(p), ...waitOf(p) });
-  },
-  async renderer() {
-    const { renderStateOperation } = await import('../text/render');
-    return (report) => renderStateOperation(report);
-  },
-});
+export interface LeaseBreakRequest extends EnvironmentRequest {
+  reason?: string;
+  /** Gives the holder this long to release the lease by itself before breaking it. */
+  waitMs?: number;
+}
+
+type LeaseBreakOptions = Omit<LeaseBreakRequest, keyof EnvironmentRequest> & { reason: string };
+
+export async function leaseBreak(rt: Runtime, req: LeaseBreakRequest): Promise<StateOperationReport> {
+  if (!req.reason?.trim()) fail('NYL-REASON-REQUIRED', 'breaking a lease needs a --reason, recorded with the break', { operation: 'lease break' });
+  const opened = await openEnvironment(rt, req, { writes: true, renders: false });
+  try {
+    return await leaseBreakOpened(rt, opened, { reason: req.reason!, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+  } finally {
+    opened.close();
+  }
+}
+
+function breakMessage(env: string, reason: string, record: LeaseRecord, damage: Damage | undefined): string {
+  const damaged = damage ? `damaged: ${whereOf(damage)} (${damage.problem})\n` : '';
+  return `nyl: break lease ${env}\n\nrun: ${record.run}\nby: ${record.broken!.by} on ${hostname()}\n${damaged}\nNyl-Reason: ${reason.replace(/\s*\n\s*/g, ' ')}\n`;
+}
+
+export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, req: LeaseBreakOptions): Promise<StateOperationReport> {
+  const { store, env } = opened;
+  const reason = req.reason;
+  await store.ensureOpen();
+  const report = stateOperationReport('lease-break', env.name);
+  const skewMs = leaseTiming(env.spec.lease).skewMs;
+  const message = (record: LeaseRecord, damage: Damage | undefined) => breakMessage(env.name, reason, record, damage);
+  const result = await breakLease(rt, store, opened.author!, { reason, skewMs, message, ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+  if (result.kind === 'nothing-held') {
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `nothing holds the lease of ${env.name}; there is nothing to break`, { env: env.name }));
+    return report;
+  }
+  if (result.kind === 'released') {
+    const since = result.now ? `; run ${result.now} holds it since and is not broken` : '';
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `run ${result.run} released the lease of ${env.name} while lease break waited${since}`, { env: env.name }));
+    return report;
+  }
+  const r = result.record;
+  const b = r.broken!;
+  report.details = { holder: r.holder, run: r.run, operation: r.operation, broken: b };
+  if (result.kind === 'already-broken') {
+    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the lease of ${env.name} is already broken (by ${b.by} at ${b.at}: ${b.reason})`, { env: env.name }));
+    return report;
+  }
+  report.result = 'done';
+  report.details.lease = result.oid;
+  if (result.damage) {
+    // Nobody can tell who held a damaged lease: the note says what was broken and where it is kept.
+    report.details.damaged = { object: result.damage.object, problem: result.damage.problem, keptAt: result.keptAt };
+    report.notes.push(
+      diagnostic('NYL-LEASE-BROKEN', 'note', `the damaged lease of ${env.name} (${whereOf(result.damage)}: ${result.damage.problem}) is broken and kept at ${result.keptAt}; import what its holder left with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``, { env: env.name }),
+    );
+    return report;
+  }
+  report.notes.push(
+    diagnostic('NYL-LEASE-BROKEN', 'note', `the lease of ${env.name} held by ${r.operation} run ${r.run} of ${r.holder.name} is broken; import its run with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``, { env: env.name }),
+  );
+  return report;
+}
