@@ -449,6 +449,23 @@ test('checker: the README table reader reads ranks, import lists, "everything be
   assert.deepEqual(readmeLayers(md), { rank: { top: 2, mid: 1, low: 0 }, allowed: { top: ['mid', 'low'], mid: ['low'], low: [] }, fileAllowed: { 'mid/port.ts': ['top'] } });
 });
 
+test('every folder of src/, at every depth, has a README.md that says what it holds', () => {
+  const problems = [];
+  const visit = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const folder = path.join(dir, entry.name);
+      const rel = path.relative(SRC, folder).split(path.sep).join('/');
+      const readme = path.join(folder, 'README.md');
+      const text = fs.existsSync(readme) ? fs.readFileSync(readme, 'utf8') : '';
+      if (!text.startsWith(`# src/${rel}/\n\n`) || text.trim().split('\n').length < 3) problems.push(`src/${rel}/README.md: missing, or not "# src/${rel}/" and a paragraph`);
+      visit(folder);
+    }
+  };
+  visit(SRC);
+  assert.deepEqual(problems, []);
+});
+
 test('every folder of src/ has a rank', () => {
   const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   assert.deepEqual(folders.filter((f) => !(f in RANK) || !(f in ALLOWED)), []);
