@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fail } from '../errors/diagnostic';
+import { readCheckoutConfig, symbolicHeadRef } from '../git/checkout-config';
 import type { Git } from '../git/git';
 
 export interface Checkout {
@@ -68,9 +69,7 @@ async function currentBranchOf(git: Git, workTree: string): Promise<string | und
   const m = head === undefined ? undefined : /^ref: *(refs\/\S+)\s*$/.exec(head);
   if (m && m[1] !== 'refs/heads/.invalid') return m[1];
   if (head !== undefined && !m) return undefined; // a detached HEAD holds a commit id
-  const asked = await git.run(workTree, ['symbolic-ref', '-q', 'HEAD']);
-  const ref = asked.stdout.toString().trim();
-  return asked.code === 0 && ref.startsWith('refs/') ? ref : undefined;
+  return symbolicHeadRef(git, workTree);
 }
 
 export async function openCheckout(git: Git, start: string): Promise<Checkout> {
@@ -81,25 +80,12 @@ export async function openCheckout(git: Git, start: string): Promise<Checkout> {
       fix: 'run `git init` and commit the project: Nyl renders source from commits',
     });
   }
-  const result = await git.run(projectRoot, [
-    'config',
-    '--get-regexp',
-    '^(user\\.name|user\\.email|remote\\.origin\\.url)$',
-  ]);
   const checkout: Checkout = {
     projectRoot,
     workTree,
     projectPrefix: relative(workTree, projectRoot).split('\\').join('/'),
+    ...(await readCheckoutConfig(git, projectRoot)),
   };
-  for (const line of result.stdout.toString().split('\n')) {
-    const sp = line.indexOf(' ');
-    if (sp < 0) continue;
-    const key = line.slice(0, sp);
-    const value = line.slice(sp + 1);
-    if (key === 'user.name') checkout.userName = value;
-    else if (key === 'user.email') checkout.userEmail = value;
-    else if (key === 'remote.origin.url') checkout.originURL = value;
-  }
   const branch = await currentBranchOf(git, workTree);
   if (branch !== undefined) checkout.currentBranch = branch;
   return checkout;

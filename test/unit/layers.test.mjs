@@ -466,6 +466,39 @@ test('every folder of src/, at every depth, has a README.md that says what it ho
   assert.deepEqual(problems, []);
 });
 
+/**
+ * Git argv built outside src/git: a call `<x>.run(dir, [ ... ])` with an array literal in a file
+ * that imports src/git/git.ts (the Git class). src/git is the only builder of Git argv.
+ */
+export function gitArgvOutsideGit(files) {
+  const problems = [];
+  for (const [file, text] of Object.entries(files)) {
+    if (file.startsWith('git/') || !/from '(\.\.\/)+git\/git'/.test(text)) continue;
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
+    const visit = (node) => {
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'run' && node.arguments[1] && ts.isArrayLiteralExpression(node.arguments[1])) {
+        problems.push(`${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: Git argv built outside src/git`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return problems;
+}
+
+test('src/git is the only builder of Git argv', () => {
+  assert.deepEqual(gitArgvOutsideGit(readSources(SRC)), []);
+});
+
+test('checker: Git argv outside src/git is found', () => {
+  const files = {
+    'project/a.ts': "import type { Git } from '../git/git';\nexport const a = (git: Git) => git.run('.', ['status']);\n",
+    'git/b.ts': "import type { Git } from './git';\nexport const b = (git: Git) => git.run('.', ['status']);\n",
+    'run/c.ts': "import { pool } from './pool';\nexport const c = pool.run('.', ['x']);\n",
+  };
+  assert.deepEqual(gitArgvOutsideGit(files), ['project/a.ts:2: Git argv built outside src/git']);
+});
+
 test('every folder of src/ has a rank', () => {
   const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
   assert.deepEqual(folders.filter((f) => !(f in RANK) || !(f in ALLOWED)), []);
