@@ -24,7 +24,7 @@ export interface KeptDigest {
 }
 
 /** A sealed value the ring cannot open: the key that sealed it (when its form names one) and why. */
-export interface UnopenedSeal {
+interface UnopenedSeal {
   unit: string;
   output: string;
   keyId?: string;

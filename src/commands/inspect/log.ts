@@ -22,7 +22,7 @@ import { inactiveStateOf } from '../state/state-checks';
 /** How many entries log shows without -n: a screenful, as `helm history` and `kubectl rollout history` users expect a short list. */
 const DEFAULT_LOG_LIMIT = 20;
 
-export interface LogRequest extends EnvironmentRequest {
+interface LogRequest extends EnvironmentRequest {
   unit?: string;
   /** At most this many entries; 0 for all. Default DEFAULT_LOG_LIMIT. */
   limit?: number;

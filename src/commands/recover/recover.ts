@@ -35,7 +35,7 @@ import { inactiveStateOf } from '../state/state-checks';
 
 export type { RecoverOptions, RecoverWork } from './recover-unit';
 
-export interface RecoverRequest extends EnvironmentRequest, RecoverOptions {}
+interface RecoverRequest extends EnvironmentRequest, RecoverOptions {}
 
 function checkUsage(req: RecoverOptions): void {
   if (req.unit && req.retry === (req.accept !== undefined)) {

@@ -33,12 +33,12 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { keyFileWarnings, stateOperationReport } from '../shared/report-base';
 import { liveHolder, requireActive, stateUnderLease } from './state-checks';
 
-export interface ResealRequest extends EnvironmentRequest {
+interface ResealRequest extends EnvironmentRequest {
   reason?: string;
   waitMs?: number;
 }
 
-export type ResealOptions = Omit<ResealRequest, keyof EnvironmentRequest>;
+type ResealOptions = Omit<ResealRequest, keyof EnvironmentRequest>;
 
 const OPERATION = 'state-reseal';
 

@@ -45,7 +45,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { stateOperationReport } from '../shared/report-base';
 import { inactiveStateDiagnostic } from './state-checks';
 
-export interface StateMoveRequest extends EnvironmentRequest, MoveFrom {
+interface StateMoveRequest extends EnvironmentRequest, MoveFrom {
   reason?: string;
   waitMs?: number;
 }

@@ -26,7 +26,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { divergedWarnings, stateOperationReport } from '../shared/report-base';
 import { requireActive, stateRefsMoved } from './state-checks';
 
-export interface StateRestoreRequest extends EnvironmentRequest {
+interface StateRestoreRequest extends EnvironmentRequest {
   /** --to: the commit whose unit documents to restore. */
   to?: string;
   reason?: string;
