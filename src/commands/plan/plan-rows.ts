@@ -11,7 +11,7 @@ import type { Plan, UnitPlan } from '../../plan/actions';
 import { approvalDigest } from '../../plan/digest';
 import { receiptOfIncarnation } from '../../plan/unit-view';
 import { runDetail, statusDetail } from '../../plan/reasons';
-import { unifiedDiff } from '../../report/text-diff';
+import { unifiedDiff } from './text-diff';
 import type { ReconcileReport, ReconcileUnitReport } from '../../report/types';
 import { emitYaml } from '../../state/yaml-emit';
 import { canonicalJson } from '../../util/canonical-json';

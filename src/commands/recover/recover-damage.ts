@@ -23,7 +23,7 @@ import type { ConditionRecord, DesiredUnitDoc, EnvironmentStateDoc, ObservedUnit
 import { damagedPrefix, signalsPrefix } from '../../state/location';
 import { type EnvironmentStateView, readEnvironmentState, readStateFile, type StateFileRead } from '../../state/read';
 import { type RecordedRun, readRecordedRuns } from '../../state/run-record';
-import { newestReadableState } from '../../state/state-history';
+import { newestReadableState } from './state-history';
 import type { RefSnapshot } from '../../state/store';
 import type { OpenedEnvironment } from '../shared/context';
 import { stateRefsMoved } from '../state/state-checks';

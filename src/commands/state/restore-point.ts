@@ -11,11 +11,11 @@
  * The matching point on the other ref: the commit of the same operation (one operation writes the
  * same message at the same time on both refs), else the newest commit not newer than COMMIT.
  */
-import { fail } from '../errors/diagnostic';
-import { type StateLocation, statePathOf } from './location';
-import { readStateFile } from './read';
-import { firstParentHistory, pathChange, type StateCommit, wrotePath } from './state-commits';
-import type { ObjectReader, RefSnapshot } from './store';
+import { fail } from '../../errors/diagnostic';
+import { type StateLocation, statePathOf } from '../../state/location';
+import { readStateFile } from '../../state/read';
+import { firstParentHistory, pathChange, type StateCommit, wrotePath } from '../../state/state-commits';
+import type { ObjectReader, RefSnapshot } from '../../state/store';
 
 export interface RestorePoint {
   /** The commit --to named (full id). */

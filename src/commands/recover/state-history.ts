@@ -4,10 +4,10 @@
  * state.yaml changes only with `state init` (and `--fresh`), `state delete` and `state move`, so the
  * newest version Nyl wrote is the state as it was before the damage.
  */
-import type { EnvironmentStateDoc } from './documents';
-import { type StateLocation, statePathOf } from './location';
-import { parseStateDocument } from './parse';
-import type { ObjectReader } from './store';
+import type { EnvironmentStateDoc } from '../../state/documents';
+import { type StateLocation, statePathOf } from '../../state/location';
+import { parseStateDocument } from '../../state/parse';
+import type { ObjectReader } from '../../state/store';
 
 /** How far back the walk looks: state.yaml is damaged by recent edits, not by old ones. */
 const MAX_COMMITS = 1000;
