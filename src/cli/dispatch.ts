@@ -3,19 +3,59 @@
  * entry (which builds its request, runs its operation and renders its report; `nyl ui` serves
  * until a signal instead), prints the report (its text, or exactly one JSON document, also for a
  * refusal, of the kind the entry names) and returns the exit code. Nothing here names a command.
+ * Also here, as only this file needs them: the -o format a line asks for and the signal handlers.
  */
+import { constants } from 'node:os';
 import { type Command, type CommandIo, type Output, type ParsedCommand, refusalOperationOf } from '../commands/command';
 import { stringOpt } from '../commands/request';
 import { environmentSelectorOf, selectsEnvironments } from '../commands/selection';
 import { renderDiagnostics } from '../commands/text/render';
 import { diagnostic, type Diagnostic, NylError } from '../errors/diagnostic';
+import { killToolsNow } from '../exec/process';
 import { refusalDocument } from '../report/refusal';
-import { exitCodeOf } from './exit-code';
-import { outputOf } from './output';
+import { exitCodeOf } from '../report/exit-code';
 import { parseCommand } from './parse';
-import { installSignalHandlers } from './signals';
 import { styled } from './style';
 import { createRuntime } from './runtime';
+
+/**
+ * -o: the output format a command line asks for: text (or table) and json for every command, and
+ * dot and mermaid for a command that draws its report (its registry entry says `drawings`).
+ */
+function outputOf(p: ParsedCommand): Output {
+  const o = stringOpt(p, 'output') ?? 'text';
+  const drawings = p.spec.drawings === true;
+  if (o === 'json') return 'json';
+  if (o === 'text' || o === 'table') return 'text';
+  if (drawings && (o === 'dot' || o === 'mermaid')) return o;
+  throw new NylError(diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format${drawings ? '' : ` of nyl ${p.spec.words.join(' ')}`}`, { fix: drawings ? 'pass -o text, -o dot, -o mermaid or -o json' : 'pass -o text, -o table or -o json' }));
+}
+
+/**
+ * SIGINT/SIGTERM handling: the first signal aborts (operations stop starting work and finish or
+ * refuse cleanly, tools get the signal and their grace); a second one ends the process at once
+ * with 128 + the signal number, and its tools with SIGKILL: asked twice, the operator wants it
+ * over now, not after the grace a dead Nyl's tools get (src/exec/watchdog.ts).
+ */
+function installSignalHandlers(): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handler = (sig: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      killToolsNow();
+      process.exit(128 + (constants.signals[sig] ?? 0));
+    }
+    controller.abort(sig);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
 
 /** The environment a refusal document names: the one named by -e, else '' (none, or several). */
 function environmentOfRefusal(p: ParsedCommand): string {

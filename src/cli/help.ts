@@ -24,7 +24,7 @@ export function groupHelp(word: string): string {
 export const EXTRA_COMMANDS: [words: string, summary: string][] = [['completion', 'Print a shell completion script: nyl completion bash|zsh|fish']];
 
 /** The option every command accepts; main.ts takes it off the command line. */
-export const NO_COLOR_HELP = 'No colour (also NO_COLOR=1; colour is only used on a terminal).';
+const NO_COLOR_HELP = 'No colour (also NO_COLOR=1; colour is only used on a terminal).';
 
 export function commandHelp(spec: CommandSpec): string {
   const lines = [`nyl ${spec.words.join(' ')}: ${spec.summary}`, '', `Usage: ${spec.usage}`, '', wrap(spec.description, 100), '', 'Options:'];

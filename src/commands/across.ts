@@ -15,12 +15,12 @@ import { type Command, type CommandSpec, type CommandTraits, type ParsedCommand,
  * The environment a command about one environment runs for, and its `--unit` names there: the
  * environment of a single-environment command line, or each of a selection in turn.
  */
-export interface Target {
+interface Target {
   environment: string;
   units: string[];
 }
 
-export interface AcrossCommand<R extends SingleEnvironmentReport> extends CommandSpec, CommandTraits {
+interface AcrossCommand<R extends SingleEnvironmentReport> extends CommandSpec, CommandTraits {
   report: R['kind'];
   /** How it runs over several environments: the operation its report names, its gate and --unit rule. */
   across: { operation: MultiEnvironmentReport['operation'] } & Pick<EnvironmentTraits, 'gate' | 'unitsFrom'>;

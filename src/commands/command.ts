@@ -47,7 +47,7 @@ export interface ParsedCommand {
 }
 
 /** A report with its text, as the command renders it for each output. */
-export interface Rendered {
+interface Rendered {
   report: Report;
   text(output: Output): string;
 }
@@ -78,13 +78,13 @@ export function refusalOperationOf(c: CommandSpec & CommandTraits): string | und
 }
 
 /** Renders a report of kind R for an output. */
-export type Renderer<R extends Report> = (report: R, output: Output) => string;
+type Renderer<R extends Report> = (report: R, output: Output) => string;
 
 /**
  * A command whose run returns a report of kind R, and its renderer of R. Both load what they need
  * with import() when called: the registry loads this entry for `--help`, and loads nothing else.
  */
-export interface ReportingCommand<R extends Report> extends CommandSpec, CommandTraits {
+interface ReportingCommand<R extends Report> extends CommandSpec, CommandTraits {
   run(rt: Runtime, p: ParsedCommand): Promise<R>;
   renderer(): Promise<Renderer<R>>;
 }

@@ -27,7 +27,7 @@ export function requireUnit(p: ParsedCommand): string {
 }
 
 /** --wait-lease in milliseconds; parseCommand checked it is a duration within its bounds. */
-export function waitMs(p: ParsedCommand): number | undefined {
+function waitMs(p: ParsedCommand): number | undefined {
   const text = stringOpt(p, 'wait-lease');
   return text === undefined ? undefined : parseDuration(text);
 }

@@ -23,7 +23,7 @@ import { constants, type Stats } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
 import { type ApplyOutcome, type Failure, OUTPUT_LIMITS, type Outputs, type Uncertain, type UnitOutput, describeSize, failure } from './contract';
 
-export type OutputsRead = { ok: true; outputs: Outputs } | { ok: false; reason: string };
+type OutputsRead = { ok: true; outputs: Outputs } | { ok: false; reason: string };
 
 /** Read-only, not through a symlink, and without waiting for a writer (a FIFO). */
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -146,7 +146,7 @@ function asOutput(v: unknown): UnitOutput {
  * they tell the engine which new sensitive values to mask in what the unit keeps (a producer
  * that wrote a rotated password, printed it, and failed). The file is read, and so removed, either way.
  */
-export async function withUnrecordedOutputs<T extends Failure | Uncertain>(bad: T, path: string): Promise<T> {
+async function withUnrecordedOutputs<T extends Failure | Uncertain>(bad: T, path: string): Promise<T> {
   const read = await readOutputsFile(path);
   if (!read.ok || !Object.values(read.outputs).some((o) => o.sensitive)) return bad;
   return { ...bad, unrecorded: read.outputs };

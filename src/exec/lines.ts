@@ -23,7 +23,7 @@ export interface ToolLine {
 }
 
 /** How much of one line is held before it is passed on in pieces. */
-export const MAX_LINE_BYTES = 1024 * 1024;
+const MAX_LINE_BYTES = 1024 * 1024;
 
 const NEWLINE = 0x0a;
 

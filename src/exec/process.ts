@@ -72,7 +72,7 @@ export interface ProcessRunner {
   run(argv: string[], options?: RunOptions): Promise<ProcessResult>;
 }
 
-export interface StreamOptions {
+interface StreamOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
 }

@@ -20,7 +20,7 @@ export interface RefCopy {
   to: string;
 }
 
-export interface RefFetchOptions {
+interface RefFetchOptions {
   /** Move the copies whatever they held (`+`); without it a copy only fast-forwards. */
   force?: boolean;
   /** Delete the copies whose source refs are gone (`--prune`). */

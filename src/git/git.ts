@@ -11,14 +11,14 @@
 import { appendFileSync } from 'node:fs';
 import type { NodeProcessRunner, ProcessResult, RunOptions } from '../exec/process';
 
-export interface GitStats {
+interface GitStats {
   processes: number;
   pushes: number;
   fetches: number;
   byCommand: Record<string, number>;
 }
 
-export interface GitRunOptions {
+interface GitRunOptions {
   input?: string | Buffer;
   env?: NodeJS.ProcessEnv;
 }

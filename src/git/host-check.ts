@@ -18,7 +18,7 @@ import { parseRefList } from './refs';
 /** The scratch namespace under refs/heads/ and under a coordination prefix. */
 const DOCTOR_NAMESPACE = 'nyl-doctor/';
 
-export interface HostStep {
+interface HostStep {
   step: 1 | 2 | 3 | 4 | 5;
   what: string;
   verdict: 'passed' | 'failed' | 'not-run';

@@ -10,7 +10,7 @@ import type { Git } from './git';
 import type { ProcessResult } from '../exec/process';
 import { GitError } from './git';
 
-export const NULL_OID = '0'.repeat(40);
+const NULL_OID = '0'.repeat(40);
 
 export interface RefUpdate {
   ref: string;

@@ -19,10 +19,10 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { Git } from './git';
 
 /** Who a snapshot commit is by: not a person (the transition commit names who asked). */
-export const SNAPSHOT_IDENTITY = { name: 'nyl worktree snapshot', email: 'nyl@localhost' };
+const SNAPSHOT_IDENTITY = { name: 'nyl worktree snapshot', email: 'nyl@localhost' };
 
 /** What a snapshot takes of the commit HEAD names: its id, tree and committer time. */
-export interface HeadCommit {
+interface HeadCommit {
   oid: string;
   tree: string;
   timeSeconds: number;
@@ -38,7 +38,7 @@ export function headCommitOf(oid: string, content: Buffer): HeadCommit {
   return { oid, tree, timeSeconds: Number(time) };
 }
 
-export interface WorktreeSnapshot {
+interface WorktreeSnapshot {
   /** The parentless snapshot commit. */
   commit: string;
   /** Its tree. */

@@ -33,7 +33,7 @@ import { type Clock, monotonicMs } from '../util/clock';
 import type { LeaseTiming } from './record';
 
 /** What a taker saw, and since when (monotonic milliseconds). */
-export interface Observed {
+interface Observed {
   key: string;
   sinceMs: number;
   /** The lease looked expired when it was last seen so. */

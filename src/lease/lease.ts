@@ -70,7 +70,7 @@ export interface AcquireOptions extends LeaseSettings {
   keepBroken?: boolean;
 }
 
-export interface Acquired {
+interface Acquired {
   handle: LeaseHandle;
   /** The refs the acquisition decided on, with its own updates applied. */
   snapshot: RefSnapshot;
@@ -128,7 +128,7 @@ export async function findLiveRun(store: StateStore, snapshot: RefSnapshot, nowM
   return { oid: live.oid, record: newLeaseRecord({ environment: store.loc.environment, run: live.run, operation: d.operation, holder: d.holder, ...stamps }) };
 }
 
-export function heldError(env: string, view: LeaseView): NylError {
+function heldError(env: string, view: LeaseView): NylError {
   const r = view.record;
   return new NylError(
     diagnostic('NYL-LEASE-HELD', 'error', `the lease of ${env} is held by ${describeHolder(r)} until ${r.deadline}`, {
@@ -341,7 +341,7 @@ function memoryOf(rt: LeaseRuntime, store: StateStore): ObservationMemory | unde
 export type LeaseMode = 'fence' | 'renew' | 'release';
 
 /** What a fenced write tells the caller that builds the rest of the push. */
-export interface LeaseStep {
+interface LeaseStep {
   /** The lease record as it is after this push (a renewal's new deadline). */
   record: LeaseRecord;
 }
@@ -352,7 +352,7 @@ export interface PushPart {
   landed?: () => void;
 }
 
-export type PushBuilder = (step: LeaseStep) => Promise<PushPart> | PushPart;
+type PushBuilder = (step: LeaseStep) => Promise<PushPart> | PushPart;
 
 export type FencedWriteResult = { ok: true; updates: RefUpdate[] } | { ok: false; lost: boolean; result: RefWriteResult; refs?: RefSnapshot };
 
@@ -518,7 +518,7 @@ export class LeaseHandle {
 
 }
 
-export type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' }
+type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' }
   /** --wait-lease: the awaited run released the lease in time (`now`: the run that holds it since). */
   | { kind: 'released'; run: string; now?: string };
 
@@ -533,7 +533,7 @@ function damagedLeasePart(store: StateStore, current: LeaseView | undefined): { 
   return { parent: current.damage.path ? current.oid : undefined, updates: [{ ref: keptAt, expect: null, to: current.oid }], keptAt };
 }
 
-export interface BreakOptions {
+interface BreakOptions {
   reason: string;
   skewMs: number;
   /** How long to give the holder to release the lease by itself before breaking it. */

@@ -6,9 +6,9 @@ import { API_VERSION, toYaml } from '../state/documents';
 import { parseLeaseDocument } from './lease-doc';
 import type { RunHolder } from '../state/run-record';
 
-export type LeaseHolder = RunHolder;
+type LeaseHolder = RunHolder;
 
-export interface LeaseBreak {
+interface LeaseBreak {
   by: string;
   reason: string;
   at: string;
@@ -49,7 +49,7 @@ export interface LeaseBreakRecord {
 }
 
 /** The break of a broken lease record, naming the holder whose lease was broken. */
-export function breakOf(record: LeaseRecord): LeaseBreakRecord | undefined {
+function breakOf(record: LeaseRecord): LeaseBreakRecord | undefined {
   const b = record.broken;
   if (!b) return undefined;
   const holder = record.brokenHolder ?? { run: record.run, operation: record.operation, holder: record.holder };
@@ -118,7 +118,7 @@ export interface LeaseSettings {
   skewMarginMs?: number | undefined;
 }
 
-export const MAX_LEASE_MARGIN_MS = 30_000;
+const MAX_LEASE_MARGIN_MS = 30_000;
 
 export function leaseTiming(settings: LeaseSettings): LeaseTiming {
   const margin = Math.min(MAX_LEASE_MARGIN_MS, Math.floor(settings.durationMs / 10));

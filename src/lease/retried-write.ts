@@ -20,7 +20,7 @@ import type { Runtime } from '../util/runtime';
 
 export const WRITE_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
 /** No retry starts later than this after the first try. */
-export const WRITE_RETRY_BUDGET_MS = 15_000;
+const WRITE_RETRY_BUDGET_MS = 15_000;
 
 type Where = 'landed' | 'not-applied' | 'moved';
 

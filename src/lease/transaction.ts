@@ -15,7 +15,7 @@ import { type AcquireOptions, acquireLease, type LeaseHandle, type LeaseRuntime,
 import { publishTransition, type PublishResult, type RefTransition } from './publish';
 
 /** Why a transaction ended without its transition. */
-export type UnpublishedReason = 'error' | 'lease-lost' | 'cancelled' | 'nothing-to-write' | 'state-unavailable';
+type UnpublishedReason = 'error' | 'lease-lost' | 'cancelled' | 'nothing-to-write' | 'state-unavailable';
 
 export interface LeaseTransaction {
   readonly lease: LeaseHandle;

@@ -31,7 +31,7 @@ export function mayNeedApproval(unit: UnitResource, kinds: KindSet): boolean {
 }
 
 /** The drift observation that speaks of this receipt, if it says drifted. */
-export function driftOf(observed: ObservedUnitDoc | undefined, receipt: ReceiptRecord): DriftRecord | undefined {
+function driftOf(observed: ObservedUnitDoc | undefined, receipt: ReceiptRecord): DriftRecord | undefined {
   const drift = observed?.drift;
   if (drift?.status !== 'drifted') return undefined;
   return drift.receipt === undefined || drift.receipt === receipt.run ? drift : undefined;

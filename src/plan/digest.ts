@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import type { ReceiptRecord } from '../state/documents';
 import { canonicalJson } from '../util/canonical-json';
 
-export interface DigestParts {
+interface DigestParts {
   executionKey: string;
   /** The driver plan's own digest (its changes), for a kind whose driver plans. */
   changes?: string;

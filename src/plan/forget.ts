@@ -14,7 +14,7 @@ import { lifecycleState } from './unit-view';
 /** What a forgotten unit was, as the transition body and the report name it. */
 export type ForgottenKind = 'retained' | 'pending-teardown' | 'released';
 
-export type ForgetDecision =
+type ForgetDecision =
   | { kind: 'forget'; was: ForgottenKind }
   /** The unit is in state, but not as anything forget drops; `state` says what it is. */
   | { kind: 'refused'; state: LifecycleState | 'observed-only'; uid?: string }

@@ -18,7 +18,7 @@
 import type { DesiredUnitDoc, HoldRecord, ObservedUnitDoc } from '../state/documents';
 import { currentReceipt, isDeleting, isHeld, isRetained, sameRendering } from './unit-view';
 
-export type HoldDecision =
+type HoldDecision =
   | { kind: 'hold'; doc: DesiredUnitDoc; marker: boolean }
   | { kind: 'already-held'; doc: DesiredUnitDoc }
   | { kind: 'refused'; reason: 'retained' };

@@ -61,7 +61,7 @@ export function formatWait(w: Wait): string {
 }
 
 /** What resolving a unit reads besides the unit: its environment, the kinds, source object ids, receipts. */
-export interface ResolveScope {
+interface ResolveScope {
   env: EnvironmentResource;
   kinds: KindSet;
   objects?: Project['objects'];
@@ -69,7 +69,7 @@ export interface ResolveScope {
   receiptOf: ReceiptOf;
 }
 
-export interface Resolved {
+interface Resolved {
   rendering?: Record<string, unknown>;
   executionKey?: string;
   /** What the unit reads besides its spec, for its desired document (set with the key). */

@@ -13,7 +13,7 @@ import { notReconciled } from './unit-view';
  * `awaiting-dependencies`: the unit waits for dependencies that execute first and is re-evaluated
  * after them; nothing of its own changed, so it may stay current. The states that execute say so.
  */
-export type StatusPhase =
+type StatusPhase =
   | 'current'
   | 'pending'
   | 'outdated'

@@ -35,7 +35,7 @@ export interface RestoreResult {
 }
 
 /** The desired document a unit gets: the restore point's, under the current admission. */
-export function admittedDocument(current: DesiredUnitDoc | undefined, restored: DesiredUnitDoc | undefined): DesiredUnitDoc | undefined {
+function admittedDocument(current: DesiredUnitDoc | undefined, restored: DesiredUnitDoc | undefined): DesiredUnitDoc | undefined {
   if (isHeld(current)) {
     const hold = current.hold ? { hold: current.hold } : {};
     if (!restored || isMarker(restored)) return { lifecycle: { state: 'held' }, ...hold };

@@ -80,7 +80,7 @@ export function lifecycleState(desired: DesiredUnitDoc | undefined): LifecycleSt
 }
 
 /** A desired document in lifecycle state `S` (a narrowing that leaves other documents as they are). */
-export type InState<S extends LifecycleState> = DesiredUnitDoc & { lifecycle: { state: S } };
+type InState<S extends LifecycleState> = DesiredUnitDoc & { lifecycle: { state: S } };
 
 /** Held: a hold freezes the unit, its deletion included, until `nyl resume`. */
 export function isHeld(desired: DesiredUnitDoc | undefined): desired is InState<'held'> {
@@ -103,7 +103,7 @@ export function isMarker(desired: DesiredUnitDoc | undefined): desired is InStat
 }
 
 /** A unit nothing reconciles as it is: held, or on its way out. Undefined for an active unit. */
-export type StandingState = Exclude<LifecycleState, 'active'>;
+type StandingState = Exclude<LifecycleState, 'active'>;
 
 export function notReconciled(desired: DesiredUnitDoc | undefined): StandingState | undefined {
   const state = lifecycleState(desired);
@@ -126,7 +126,7 @@ export function liveIncarnation(desired: DesiredUnitDoc, generation: number): Li
 // --- checkpoints and renderings -------------------------------------------------------------------
 
 /** What a run recorded of one unit's execution: the incarnation it ran and the key it ran for. */
-export interface CheckpointIdentity {
+interface CheckpointIdentity {
   uid: string;
   executionKey: string;
 }

@@ -23,7 +23,7 @@ export interface Checkout {
   currentBranch?: string;
 }
 
-export function findProjectRoot(start: string): string {
+function findProjectRoot(start: string): string {
   let dir = resolve(start);
   if (existsSync(dir) && !statSync(dir).isDirectory()) dir = dirname(dir);
   for (;;) {

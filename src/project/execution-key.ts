@@ -34,7 +34,7 @@ export interface SecretRead {
   sha256: string;
 }
 
-export interface ExecutionKeyInput {
+interface ExecutionKeyInput {
   kind: string;
   rendering: Record<string, unknown>;
   uid: string;

@@ -17,7 +17,7 @@ export function normalizePattern(pattern: string): string {
   return p;
 }
 
-export function globToRegExp(pattern: string): RegExp {
+function globToRegExp(pattern: string): RegExp {
   const segments = normalizePattern(pattern).split('/');
   let source = '^';
   segments.forEach((segment, i) => {

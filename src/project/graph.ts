@@ -7,11 +7,11 @@
  * (or not in the selected subset) are ignored here; validation reports unknown names.
  */
 
-export interface DependencyNode {
+interface DependencyNode {
   dependsOn: readonly string[];
 }
 
-export type DependencyGraph = ReadonlyMap<string, DependencyNode>;
+type DependencyGraph = ReadonlyMap<string, DependencyNode>;
 
 /** Dependencies first; ties broken by name ascending (Kahn with a sorted ready set). Throws on a cycle. */
 export function dependencyOrder(units: DependencyGraph, names?: Iterable<string>): string[] {
@@ -201,7 +201,7 @@ function reach(roots: Iterable<string>, next: (name: string) => readonly string[
 }
 
 /** Why a unit waits for another: an explicit dependsOn, a trigger, or a reference to its outputs. */
-export interface UnitEdge {
+interface UnitEdge {
   /** The unit that runs first (the dependency). */
   from: string;
   /** The unit that depends on it. */

@@ -23,7 +23,7 @@ import type { EnvironmentResource, EnvironmentTemplateResource, FieldLocations, 
 import { sourceError } from './validate';
 
 /** The suffix a load-time check renders a template with (a placeholder instance). */
-export const PLACEHOLDER_SUFFIX = '0';
+const PLACEHOLDER_SUFFIX = '0';
 
 type Json = Record<string, unknown>;
 
@@ -53,7 +53,7 @@ export function resolveEnvironment(project: Project, name: string): EnvironmentR
 }
 
 /** The template whose namePattern matches a name, and the suffix its `*` matched. */
-export function templateMatching(project: Project, name: string): { template: EnvironmentTemplateResource; suffix: string } | undefined {
+function templateMatching(project: Project, name: string): { template: EnvironmentTemplateResource; suffix: string } | undefined {
   for (const template of project.templates?.values() ?? []) {
     const suffix = patternSuffix(template.spec.namePattern, name);
     if (suffix !== undefined) return { template, suffix };
@@ -95,7 +95,7 @@ export function probeInstance(template: EnvironmentTemplateResource, notName: st
 }
 
 /** Builds, validates and defaults the Environment of one instance. */
-export function instantiate(template: EnvironmentTemplateResource, name: string, suffix: string): EnvironmentResource {
+function instantiate(template: EnvironmentTemplateResource, name: string, suffix: string): EnvironmentResource {
   const document = instanceDocument(template, name, suffix);
   const problems = validateSchema(resourceSchema('Environment'), document);
   if (problems.length > 0) throw new NylError(problems.map((p) => instanceProblem(template, name, p)));
@@ -105,7 +105,7 @@ export function instantiate(template: EnvironmentTemplateResource, name: string,
 }
 
 /** The Environment document of an instance: the template's labels and environment spec, references resolved. */
-export function instanceDocument(template: Pick<EnvironmentTemplateResource, 'labels' | 'spec'>, name: string, suffix: string): Json {
+function instanceDocument(template: Pick<EnvironmentTemplateResource, 'labels' | 'spec'>, name: string, suffix: string): Json {
   const resolve = (ref: InstanceReference): string => (ref.kind === 'instance.name' ? name : suffix);
   return {
     apiVersion: API_VERSION,

@@ -50,7 +50,7 @@ function fromJson(root: string, j: ProjectJson): Project {
 }
 
 /** A loaded project and the object id of its directory in the commit (what the cache keys it by). */
-export interface LoadedProject {
+interface LoadedProject {
   project: Project;
   treeOid?: string;
 }

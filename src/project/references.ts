@@ -28,19 +28,19 @@ export type InstanceReference = { kind: 'instance.name' } | { kind: 'instance.su
 export type TemplatePart<R = Reference> = { text: string } | { reference: R; expression: string };
 
 /** The expressions a kind of template accepts, and the fix naming them. */
-export interface Grammar<R> {
+interface Grammar<R> {
   expressions: readonly [RegExp, (m: RegExpExecArray) => R][];
   fix: string;
 }
 
-export interface ReferenceProblem {
+interface ReferenceProblem {
   /** JSON pointer inside the spec. */
   pointer: string;
   message: string;
   fix: string;
 }
 
-export interface FoundReference {
+interface FoundReference {
   pointer: string;
   reference: Reference;
   expression: string;
@@ -59,7 +59,7 @@ const OPEN = '${{';
 const CLOSE = '}}';
 const KEY = '[A-Za-z0-9_.-]+';
 const UNIT = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';
-export const UNIT_GRAMMAR: Grammar<Reference> = {
+const UNIT_GRAMMAR: Grammar<Reference> = {
   expressions: [
     [/^env\.name$/, () => ({ kind: 'env.name' })],
     [new RegExp(`^env\\.values\\.(${KEY})$`), (m) => ({ kind: 'env.values', key: m[1]! })],
@@ -168,7 +168,7 @@ export function collectReferences(spec: Record<string, unknown>, kind = ''): Uni
 }
 
 /** Resolves one reference found at a pointer; the returned value replaces it. */
-export type Resolver<R = Reference> = (reference: R, pointer: string) => unknown;
+type Resolver<R = Reference> = (reference: R, pointer: string) => unknown;
 
 /**
  * Substitutes references in every string of a value. A string that is exactly one reference

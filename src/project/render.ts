@@ -19,21 +19,21 @@ import { type Reference, lookupKey, renderValue } from './references';
 import type { EnvironmentResource, UnitResource } from './types';
 import { sourceError } from './validate';
 
-export interface ConsumedOutput {
+interface ConsumedOutput {
   unit: string;
   output: string;
   /** Pointer of the reference inside spec, e.g. `/env/DB_URL`. */
   pointer: string;
 }
 
-export interface RenderWait {
+interface RenderWait {
   /** Pointer of the reference inside spec, e.g. `/env/DB_URL`. */
   pointer: string;
   unit: string;
   reason: 'no-current-receipt';
 }
 
-export type RenderResult =
+type RenderResult =
   | { ok: true; rendering: Record<string, unknown>; consumed: ConsumedOutput[]; secrets: SecretRead[] }
   | { ok: false; waits: RenderWait[] }
   | { ok: false; errors: Diagnostic[] };
@@ -164,7 +164,7 @@ function listOrNone(keys: string[]): string {
 }
 
 /** A deep copy with object keys in code-unit order, so the rendering reads the same everywhere. */
-export function sortKeys(value: unknown): unknown {
+function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map((v: unknown) => sortKeys(v));
   if (typeof value !== 'object' || value === null) return value;
   const record = value as Record<string, unknown>;

@@ -18,7 +18,7 @@ import type {
   UnitResource,
 } from './types';
 
-export const DEFAULT_LEASE_MS = 5 * 60 * 1000;
+const DEFAULT_LEASE_MS = 5 * 60 * 1000;
 
 export interface ProjectDocument {
   kind: 'Project';

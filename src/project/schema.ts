@@ -77,7 +77,7 @@ function unitSpec(kind: UnitKind): ObjectSchema {
  * An EnvironmentTemplate's namePattern: a name (src/util/fields.ts) with exactly one `*` in
  * place of one or more of its characters.
  */
-export const namePatternRule: Rule = (value) => {
+const namePatternRule: Rule = (value) => {
   const stars = value.split('*').length - 1;
   if (stars !== 1) {
     return { message: `invalid namePattern "${value}": it has ${stars === 0 ? 'no' : stars} "*"`, fix: 'write exactly one "*" for the part that varies between instances, e.g. pr-*' };

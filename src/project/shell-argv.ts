@@ -65,7 +65,7 @@ export function shellTextIndex(run: readonly string[]): number | undefined {
 }
 
 /** A shell text that holds references: where, which shell, and the references in it. */
-export interface ShellTextReference {
+interface ShellTextReference {
   /** JSON pointer inside spec, e.g. `/teardown/run/2`. */
   pointer: string;
   /** The argv field, e.g. `/teardown/run`. */
@@ -76,7 +76,7 @@ export interface ShellTextReference {
 }
 
 /** Every argv field of the unit whose shell text holds a reference, in the kind's field order. */
-export function shellTextReferences(unit: Pick<UnitResource, 'kind' | 'spec'>): ShellTextReference[] {
+function shellTextReferences(unit: Pick<UnitResource, 'kind' | 'spec'>): ShellTextReference[] {
   const out: ShellTextReference[] = [];
   for (const field of argvFieldsOf(unit.kind)) {
     const run = valueAt(unit.spec, field);

@@ -14,7 +14,7 @@ import type { Diagnostic } from '../errors/diagnostic';
 import { childPointer, pointerSegments } from '../util/schema';
 import { sourceError } from './validate';
 
-export interface Position {
+interface Position {
   line: number;
   column: number;
 }
@@ -30,7 +30,7 @@ export interface SourceDocument {
   locate(pointer: string): Position;
 }
 
-export interface ParsedFile {
+interface ParsedFile {
   /** The non-empty, syntactically valid documents. */
   documents: SourceDocument[];
   /** Syntax errors, one per problem yaml reports. */
@@ -38,7 +38,7 @@ export interface ParsedFile {
 }
 
 /** The limits of one source file (documented in docs/source-reference.md, "Limits"). */
-export const SOURCE_LIMITS = {
+const SOURCE_LIMITS = {
   /** Bytes of one file: generous for hand-written YAML; split larger sources with includes. */
   fileBytes: 1024 * 1024,
   /** Size (as compact JSON) of the data one file's documents hold once every alias is expanded. */

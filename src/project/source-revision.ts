@@ -10,7 +10,7 @@ import { isAncestor, readRefs, refContaining } from '../git/refs';
 import type { Checkout } from './checkout';
 
 /** Who asked for a source revision, for messages and fixes: --source, or the Environment's source.ref. */
-export interface SourceAsker {
+interface SourceAsker {
   what: string;
   env?: string;
   override?: boolean;

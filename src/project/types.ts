@@ -23,7 +23,6 @@ export interface Origin {
 
 /** An environment's or a group's `state`, as its schema declares it (./schema.ts). */
 export type StateSpec = Infer<typeof stateSchema>;
-export type RepositorySpec = NonNullable<StateSpec['repository']>;
 
 /** Line and column of some fields of a resource, keyed by JSON pointer (absent when built in code). */
 export type FieldLocations = Record<string, { line: number; column: number }>;
@@ -52,7 +51,7 @@ export interface EnvironmentResource {
 type EnvironmentSpec = Infer<typeof SOURCE_KINDS.Environment>;
 
 /** What makes an Environment an instance: its template and the part of its name the `*` matched. */
-export interface EnvironmentInstance {
+interface EnvironmentInstance {
   template: string;
   namePattern: string;
   suffix: string;

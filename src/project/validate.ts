@@ -86,9 +86,9 @@ function unitKindList(): string {
 }
 
 /** Maps a pointer inside a resource document to file, line and column. */
-export type Locate = (origin: Origin, pointer: string) => SourceLocation;
+type Locate = (origin: Origin, pointer: string) => SourceLocation;
 
-export const originLocate: Locate = (origin, pointer) => ({ file: origin.file, line: origin.line, pointer });
+const originLocate: Locate = (origin, pointer) => ({ file: origin.file, line: origin.line, pointer });
 
 export function sourceError(location: SourceLocation, message: string, fix: string, units?: string[]): Diagnostic {
   return diagnostic('NYL-SOURCE-INVALID', 'error', message, { location, fix, ...(units ? { units } : {}) });
@@ -104,7 +104,7 @@ export interface ProjectResources {
 }
 
 /** Names declared by documents that failed validation: existing, so not reported as unknown again. */
-export interface DeclaredNames {
+interface DeclaredNames {
   environments: ReadonlySet<string>;
   repositories: ReadonlySet<string>;
   units: ReadonlySet<string>;

@@ -225,7 +225,12 @@ export function refusalShape<K extends string, O extends Record<string, Field>>(
 
 // --- StatusReport ----------------------------------------------------------------------------
 
-export const unitStatusState = oneOf(
+/**
+ * A unit's state in `nyl status`. pending, outdated, failed and uncertain units execute in the next
+ * reconcile (after their dependencies, if they wait); an awaiting-dependencies unit is only
+ * re-evaluated after its dependencies ran, and may stay current.
+ */
+const unitStatusState = oneOf(
   [
     'current',
     'pending',
@@ -351,7 +356,7 @@ const RECONCILE_RESULTS = [
  * documents' ApprovalRecord (src/state/documents.ts), declared again because reports do not
  * depend on state.
  */
-export const approvalRecord = object({
+const approvalRecord = object({
   by: req(strings('The approvers.')),
   source: req(str(undefined, { examples: ['github', 'gitlab', 'azure', 'git', 'asserted'] })),
   asserted: boolean('The approvers came from --approved-by/--approval-source.'),

@@ -7,7 +7,6 @@
 import type { Diagnostic } from '../errors/diagnostic';
 import type { Field, Infer, StringSchema } from '../util/schema';
 import type {
-  approvalRecord,
   doctorHostReport,
   graphEdge,
   graphNode,
@@ -26,19 +25,12 @@ import type {
   stateOperationReport,
   statusReport,
   statusUnit,
-  unitStatusState,
 } from './schemas';
 
 export { FORMAT_VERSION, REPORT_API_VERSION } from './schemas';
 
 export type StateOperationReport = Infer<typeof stateOperationReport>;
 
-/**
- * A unit's state in `nyl status`. pending, outdated, failed and uncertain units execute in the next
- * reconcile (after their dependencies, if they wait); an awaiting-dependencies unit is only
- * re-evaluated after its dependencies ran, and may stay current.
- */
-export type UnitStatusState = Infer<typeof unitStatusState>;
 export type UnitStatus = Infer<ReturnType<typeof statusUnit>>;
 export type LeaseSummary = Infer<typeof lease>;
 export type StatusReport = Infer<ReturnType<typeof statusReport>>;
@@ -46,8 +38,6 @@ export type StatusReport = Infer<ReturnType<typeof statusReport>>;
 /** A row of `nyl reconcile`, `nyl teardown` and `nyl plan`. */
 export type ReconcileUnitReport = Infer<ReturnType<typeof reconcileUnit>>;
 export type ReconcileReport = Infer<ReturnType<typeof reconcileReport>>;
-/** An approval as a transition commit and a desired document record it. */
-export type ApprovalRecord = Infer<typeof approvalRecord>;
 
 /** One operation of an environment's history (`nyl log`). */
 export type LogEntry = Infer<typeof logEntry>;
@@ -60,7 +50,7 @@ export type ShowReport = Infer<typeof showReport>;
 /** `nyl outputs`: receipts' outputs for scripts; sensitive ones are listed, never shown. */
 export type OutputsReport = Infer<typeof outputsReport>;
 /** What the read-only inspection commands (log, show, outputs) report. */
-export type InspectReport = LogReport | ShowReport | OutputsReport;
+type InspectReport = LogReport | ShowReport | OutputsReport;
 
 export type GraphNode = Infer<typeof graphNode>;
 export type GraphEdge = Infer<typeof graphEdge>;

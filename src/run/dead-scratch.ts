@@ -21,13 +21,13 @@ import { UUID_RE } from '../util/uuid';
 import { scratchPrefix } from './workspace';
 
 /** A consumed run: its id, and its record when it could be read. */
-export interface DeadRun {
+interface DeadRun {
   run: string;
   doc?: Pick<RunDoc, 'holder'>;
 }
 
 /** This host as the removal sees it; tests pass their own. */
-export interface ScratchHost {
+interface ScratchHost {
   tmp: string;
   host: string;
   isAlive: (pid: number) => boolean;
@@ -43,7 +43,7 @@ function processExists(pid: number): boolean {
   }
 }
 
-export function thisHost(): ScratchHost {
+function thisHost(): ScratchHost {
   return { tmp: tmpdir(), host: hostname(), isAlive: processExists };
 }
 

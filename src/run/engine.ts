@@ -30,7 +30,7 @@ import { progressIntervalMs, UnitProgress } from './progress';
 import { Workspace } from './workspace';
 import type { WaveContext } from './wave-context';
 
-export interface EngineOptions {
+interface EngineOptions {
   /** --unit/--units: execute only these. */
   only?: ReadonlySet<string>;
   failFast: boolean;
@@ -45,7 +45,7 @@ export interface EngineOptions {
   lifecycle?: LifecycleOptions;
 }
 
-export interface EngineInput extends RunInputs {
+interface EngineInput extends RunInputs {
   rt: Runtime;
   runRef: RunRef;
   lease: LeaseHandle;

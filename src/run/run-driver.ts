@@ -26,7 +26,7 @@ export function tearsDown(plan: UnitPlan): boolean {
  * NYL-TEARDOWN-INCOMPLETE (retryable: the next run with --allow-incomplete removes it), or under
  * --allow-incomplete removes it all the same, marked incomplete.
  */
-export function teardownCheckpointOf(result: TeardownOutcome, finishedAt: string, allowIncomplete: boolean): Checkpoint {
+function teardownCheckpointOf(result: TeardownOutcome, finishedAt: string, allowIncomplete: boolean): Checkpoint {
   if (result.result === 'removed') return { result: 'removed', finishedAt };
   if (result.result === 'incomplete') {
     if (allowIncomplete) return { result: 'removed', finishedAt, incomplete: true, reason: result.reason };
@@ -51,7 +51,7 @@ function scopeOf(ctx: WaveContext): PhaseScope {
 }
 
 /** What a driver gets for one unit of the run; a teardown also the outputs of the receipt it removes. */
-export function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
+function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
   const dctx = { ...phaseContext(scopeOf(ctx), { name: plan.name, kind: plan.kind, uid: plan.uid, rendering: plan.rendering! }, projectDir), ...recordsOf(plan), ...reappliedBy(plan, ctx) };
   return tearsDown(plan) ? { ...dctx, receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : dctx;
 }

@@ -63,7 +63,7 @@ export interface RunInputs {
   drivers: DriverSet;
 }
 
-export interface RunStateInput extends RunInputs {
+interface RunStateInput extends RunInputs {
   runId: string;
   only?: ReadonlySet<string>;
   /** Milliseconds since the epoch: new incarnations' uids are minted from it. */

@@ -14,7 +14,7 @@ import type { Runtime } from '../util/runtime';
 import { uuidv7 } from '../util/uuid';
 import { RunRef, type RunDraft } from './run-ref';
 
-export interface RunOptions extends LeaseSettings {
+interface RunOptions extends LeaseSettings {
   operation: 'reconcile' | 'teardown';
   author: Identity;
   source: string;

@@ -14,7 +14,7 @@
  * the key was computed with. Every value resolved is masked in the unit's printed lines.
  */
 import { createHash } from 'node:crypto';
-import type { ApplyOutcome, Driver, DriverContext, Failure, Outputs } from '../drivers/contract';
+import type { Driver, DriverContext, Failure, Outputs } from '../drivers/contract';
 import { failure } from '../drivers/contract';
 import type { UnitPlan } from '../plan/actions';
 import { canonicalJson, type SecretRead } from '../project/execution-key';
@@ -93,7 +93,7 @@ export function sealingKeyIds(docs: Iterable<ObservedUnitDoc | undefined>): stri
  * The unit's own sealed outputs, opened: what it printed of them is masked, should it print its
  * previous value before it fails. A seal no key opens is left out (nothing to mask it with).
  */
-export function ownSealedValues(unit: string, observed: ObservedUnitDoc | undefined, keys: RunKeys): Map<string, unknown> {
+function ownSealedValues(unit: string, observed: ObservedUnitDoc | undefined, keys: RunKeys): Map<string, unknown> {
   const values = new Map<string, unknown>();
   const ring = keys.ring();
   if ('problem' in ring) return values;
@@ -233,7 +233,7 @@ async function fromBackend(read: SecretRead, receipt: ReceiptRecord, backends: M
 }
 
 /** The rendering an execution gets: each sensitive reference replaced by its value. */
-export function renderSecrets(rendering: Record<string, unknown>, reads: readonly SecretRead[], values: ReadonlyMap<string, unknown>): Record<string, unknown> {
+function renderSecrets(rendering: Record<string, unknown>, reads: readonly SecretRead[], values: ReadonlyMap<string, unknown>): Record<string, unknown> {
   const out = structuredClone(rendering);
   for (const pointer of new Set(reads.map((r) => r.pointer))) {
     const path = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -270,9 +270,6 @@ export function maskText(text: string, texts: readonly string[]): string {
   for (const t of texts) if (out.includes(t)) out = out.split(t).join('***');
   return out;
 }
-
-/** An apply's outcome with its outputs recorded: sealed, or the unit's failure. */
-export type RecordedApply = { result: 'receipt'; recorded: RecordedOutputs } | Exclude<ApplyOutcome, { result: 'receipt' }>;
 
 /** A teardown or execution context with the secrets in place and their pointers named. */
 export function withSecretsIn(ctx: DriverContext, reads: readonly SecretRead[], values: ReadonlyMap<string, unknown>): DriverContext {

@@ -26,7 +26,7 @@ export interface SignalSource {
 }
 
 /** How often, at most, signals are read between dispatches inside a wave (default). */
-export const SIGNAL_POLL_MS = 200;
+const SIGNAL_POLL_MS = 200;
 
 /** Waits before a read that could not reach the repository is tried again. */
 export const SIGNAL_READ_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000];

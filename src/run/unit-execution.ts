@@ -73,7 +73,7 @@ export interface PlanGate {
 }
 
 /** The plan this run made is not the one approved: nothing was applied (no effects). */
-export type Unapproved = { result: 'unapproved'; digest: string };
+type Unapproved = { result: 'unapproved'; digest: string };
 
 async function phases(driver: Driver, ctx: DriverContext, gate: PlanGate | undefined): Promise<ApplyOutcome | Unapproved> {
   // Only a plan-bound approval binds the apply to a plan; without one the driver plans and

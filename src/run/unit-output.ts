@@ -65,7 +65,7 @@ function notFollowed(path: string): Error {
 }
 
 /** The owner and mode of a file, as stat gives them. */
-export interface Ownership {
+interface Ownership {
   uid: number;
   mode: number;
 }

@@ -9,7 +9,7 @@ import { diagnostic, type Diagnostic, NylError, type Severity } from '../errors/
 import type { Flaw } from './parse';
 
 /** Which document is damaged: it decides what the message calls it and which command repairs it. */
-export type DamagedDocument = 'state' | 'desired-unit' | 'observed-unit' | 'run' | 'run-unit' | 'signal' | 'lease' | 'evidence';
+type DamagedDocument = 'state' | 'desired-unit' | 'observed-unit' | 'run' | 'run-unit' | 'signal' | 'lease' | 'evidence';
 
 export interface Damage extends Flaw {
   document: DamagedDocument;

@@ -84,7 +84,7 @@ export type DeletionPolicy = 'Teardown' | 'Retain' | 'Release';
  * Why and under which policy a unit is being deleted: written when its teardown starts, kept while
  * it is deleting (a teardown that waits for --allow-teardown is marked pending-teardown instead).
  */
-export interface DeletionRecord {
+interface DeletionRecord {
   cause: 'source' | 'request' | 'kind-change';
   policy: DeletionPolicy;
   since: string;
@@ -163,7 +163,7 @@ export interface DriftRecord {
 }
 
 /** How many drift observations a unit keeps: the latest and the ones before it. */
-export const DRIFT_HISTORY_LIMIT = 10;
+const DRIFT_HISTORY_LIMIT = 10;
 
 /** The observed document with a new latest drift observation; the one it replaces joins the history. */
 export function withDriftObservation(doc: ObservedUnitDoc, observation: DriftRecord): ObservedUnitDoc {

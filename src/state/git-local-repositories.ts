@@ -12,7 +12,7 @@ import type { StateLocation } from './location';
 import type { ObjectReader, RefSnapshot } from './store';
 
 /** The layout facts the Git store knows of its location. */
-export interface GitLayout {
+interface GitLayout {
   loc: StateLocation;
   checkout: string;
   work: string;

@@ -21,7 +21,7 @@
 import { createHash } from 'node:crypto';
 
 /** Where the records live: outside refs/heads/, so that no branch listing or plain push shows them. */
-export const KNOWN_RECORDS = 'refs/nyl-known/';
+const KNOWN_RECORDS = 'refs/nyl-known/';
 
 /** The key of a repository identity (location.ts, repositoryIdentity) in record names. */
 export function repositoryKey(identity: string): string {

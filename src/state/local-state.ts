@@ -32,7 +32,7 @@ export interface LocalBranch {
 }
 
 /** What a --local run left locally that the state repository lacks (or that lags behind it). */
-export interface LocalWork {
+interface LocalWork {
   refs: RefSnapshot;
   branches: LocalBranch[];
 }

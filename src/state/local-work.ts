@@ -39,7 +39,7 @@ export function receiptsAbsent(local: ReadonlyMap<string, ObservedUnitDoc>, remo
   return absent.sort();
 }
 
-export type DiscardVerdict =
+type DiscardVerdict =
   | { kind: 'ok' }
   /** Receipts that would be lost and were not named: --discard them, or --discard-all. */
   | { kind: 'unnamed'; units: string[] }

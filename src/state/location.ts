@@ -19,7 +19,7 @@ import { groupSelects } from '../project/selectors';
 import { probeInstance } from '../project/instances';
 import { type PlacedRefs, refuseCrossedRefs } from './crossed-refs';
 
-export type LocationKind =
+type LocationKind =
   /**
    * A repository's own branches are the state and its refs the lease: the clone's, or under
    * --local the cache repository of a remote (`localPath`). Ref writes are local transactions.
@@ -250,13 +250,13 @@ function placed({ env, loc, group }: Configured, checkout: CheckoutFacts): Place
 }
 
 /** A location's ref names, state path and prefix: everything but the repository. */
-export type LocationRefs = Pick<StateLocation, 'environment' | 'desiredRef' | 'observedRef' | 'statePath' | 'coordinationPrefix'>;
+type LocationRefs = Pick<StateLocation, 'environment' | 'desiredRef' | 'observedRef' | 'statePath' | 'coordinationPrefix'>;
 
 /**
  * The location of these refs in a repository: the clone itself without one (or when it names the
  * checkout), a repository of this machine opened directly, or a remote.
  */
-export function locationAt(common: LocationRefs, repository: { url: string; pushURL: string } | undefined, chosenBy: string, checkout: CheckoutFacts): StateLocation {
+function locationAt(common: LocationRefs, repository: { url: string; pushURL: string } | undefined, chosenBy: string, checkout: CheckoutFacts): StateLocation {
   if (repository === undefined) return { ...common, kind: 'clone', chosenBy: chosenBy || 'the clone itself (no remote)' };
   const { url, pushURL } = repository;
   const local = localPathOf(url, checkout.workTree);
@@ -273,7 +273,7 @@ export function locationAt(common: LocationRefs, repository: { url: string; push
 }
 
 /** The name `state move` and a moved state.yaml give a location's repository: `local` for the clone's own branches. */
-export function repositoryName(loc: StateLocation): string {
+function repositoryName(loc: StateLocation): string {
   return loc.kind === 'clone' ? 'local' : loc.url!;
 }
 

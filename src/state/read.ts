@@ -55,7 +55,7 @@ export async function readStateDoc(reader: ObjectReader, loc: StateLocation, ref
   return read.doc;
 }
 
-export interface UnitDocsRead<T> {
+interface UnitDocsRead<T> {
   units: Map<string, T>;
   damage: Damage[];
 }

@@ -46,7 +46,7 @@ export interface RunDoc {
 }
 
 /** removed: a teardown ended and its unit is gone (its records go with it). */
-export type CheckpointResult = 'receipt' | 'removed' | 'failed' | 'uncertain' | 'not-started';
+type CheckpointResult = 'receipt' | 'removed' | 'failed' | 'uncertain' | 'not-started';
 
 export interface Checkpoint {
   result: CheckpointResult;
@@ -121,7 +121,7 @@ export interface RecordedRun {
 }
 
 /** A run ref with only its run.yaml read: enough to tell a live run from a dead one. */
-export interface RunHeader {
+interface RunHeader {
   run: string;
   ref: string;
   oid: string;

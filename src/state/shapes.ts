@@ -38,7 +38,7 @@ const desiredFields = {
 };
 
 /** A desired document as it is copied into a receipt or a run record. */
-export const DESIRED_COPY: Schema = object(desiredFields);
+const DESIRED_COPY: Schema = object(desiredFields);
 
 const sensitive = json('object');
 

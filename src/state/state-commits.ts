@@ -22,7 +22,7 @@ export interface StateCommit {
 }
 
 /** How far back a walk reads: far beyond any state history Nyl writes, short of an endless loop. */
-export const MAX_HISTORY = 200_000;
+const MAX_HISTORY = 200_000;
 
 /** Parses a commit object's text into the fields a state history needs. */
 export function parseStateCommit(oid: string, text: string): StateCommit {
@@ -52,7 +52,7 @@ export async function firstParentHistory(reader: ObjectReader, tip: string | und
 }
 
 /** What a commit did to the object at a path: added, changed or removed it; undefined when nothing. */
-export type PathChange = 'added' | 'changed' | 'removed' | undefined;
+type PathChange = 'added' | 'changed' | 'removed' | undefined;
 
 /**
  * What commits did to one path (a file or a directory), each commit's object at the path read

@@ -22,7 +22,7 @@ export interface Trailers {
 }
 
 /** A run's outcome for its headline: each unit the commit records, mapped to its result. */
-export interface Outcomes {
+interface Outcomes {
   outcomes: Record<string, string>;
 }
 

@@ -9,7 +9,7 @@
  */
 import { GRAPH_CSS } from './graph-svg';
 
-export interface Asset {
+interface Asset {
   type: string;
   body: string;
 }

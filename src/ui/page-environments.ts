@@ -9,7 +9,7 @@ import { html, type Html } from './html';
 import { badge, diagnostics, environmentHref, historyHref, leaseText, page, time, type Live } from './parts';
 
 /** The units of a status counted by state, most urgent first. */
-export function stateCounts(status: StatusReport | undefined): [string, number][] {
+function stateCounts(status: StatusReport | undefined): [string, number][] {
   const counts = new Map<string, number>();
   for (const name of status?.unitOrder ?? []) {
     const state = status!.units[name]!.state;

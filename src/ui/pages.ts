@@ -33,7 +33,7 @@ function ok(markup: ReturnType<typeof html>): Answer {
 }
 
 /** What a problem page says besides its title. */
-export interface Problem {
+interface Problem {
   diagnostics?: readonly Diagnostic[];
   /** A sentence, for a problem without a diagnostic (a run no operation names). */
   text?: string;

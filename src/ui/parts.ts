@@ -19,7 +19,7 @@ export interface Live {
   pollMs: number;
 }
 
-export interface PageShell {
+interface PageShell {
   title: string;
   /** The breadcrumb after "Environments": [text, href] pairs, the last one the page itself. */
   crumbs: [string, string][];

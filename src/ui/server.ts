@@ -28,7 +28,7 @@ import { routeOf } from './routes';
 import type { ViewSource } from './source';
 import { VersionCache } from './version-cache';
 
-export interface UiServerOptions {
+interface UiServerOptions {
   host: string;
   port: number;
   /** How often an open page asks whether the refs changed; a version is read at most this often. */
@@ -39,7 +39,7 @@ export interface UiServerOptions {
   log: (line: string) => void;
 }
 
-export interface UiServer {
+interface UiServer {
   url: string;
   /** Is the address it listens on a loopback address? */
   loopback: boolean;

@@ -7,7 +7,7 @@
 /** Configuration fields that may hold a credential. */
 const CREDENTIAL = /secret|token|password|passwd|credential|conn_str|access_key|private|sas|certificate/i;
 
-export function isCredentialField(name: string): boolean {
+function isCredentialField(name: string): boolean {
   return CREDENTIAL.test(name);
 }
 

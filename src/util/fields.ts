@@ -19,7 +19,7 @@ export const nameRule: Rule = (value) =>
           'names become Git ref and state path components, so nothing else is safe in every Git host and file system',
       };
 
-export const envVarNameRule: Rule = (value) => {
+const envVarNameRule: Rule = (value) => {
   if (!ENV_VAR_PATTERN.test(value)) {
     return {
       message: `invalid environment variable name "${value}"`,
@@ -36,7 +36,7 @@ export const envVarNameRule: Rule = (value) => {
 };
 
 /** A path inside the source or state tree: relative, not escaping its root. */
-export const relativePathRule: Rule = (value) => {
+const relativePathRule: Rule = (value) => {
   const problem = relativePathProblem(value);
   return problem === undefined
     ? undefined
@@ -44,7 +44,7 @@ export const relativePathRule: Rule = (value) => {
 };
 
 /** A branch name by the rules of `git check-ref-format --branch`. */
-export const branchNameRule: Rule = (value) => {
+const branchNameRule: Rule = (value) => {
   const problem = refNameProblem(value);
   return problem === undefined
     ? undefined

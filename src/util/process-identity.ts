@@ -22,7 +22,7 @@ export interface ProcessIdentity {
 }
 
 /** Where this module reads the machine's state: the real /proc, or a test's. */
-export interface ProcView {
+interface ProcView {
   host(): string;
   bootId(): string | undefined;
   /** The start of a process in clock ticks since boot, or undefined when there is no such process. */
@@ -38,7 +38,7 @@ function readOrUndefined(path: string): string | undefined {
 }
 
 /** Field 22 of /proc/PID/stat; the command name (field 2) may hold spaces and parentheses, so fields count from its last ')'. */
-export function startTicksOf(stat: string): string | undefined {
+function startTicksOf(stat: string): string | undefined {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = fields[19];
   return ticks && /^\d+$/.test(ticks) ? ticks : undefined;

@@ -37,7 +37,7 @@ export interface LiveStatus {
  * concerns, such as the checkpoints a push carries, so that a test can address "the checkpoint
  * push that carries db". Reaching a point never changes what the protocol does.
  */
-export interface Faults {
+interface Faults {
   reach(point: string, units?: readonly string[]): Promise<void>;
 }
 

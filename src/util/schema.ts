@@ -11,7 +11,7 @@ import { DURATION_PATTERN, type DurationBounds, durationProblem, formatDuration 
 /** A field rule: a problem with its fix, or undefined when the value is fine. */
 export type Rule = (value: string) => { message: string; fix: string } | undefined;
 
-export interface Described {
+interface Described {
   description?: string;
 }
 
@@ -27,24 +27,24 @@ export interface StringSchema extends Described {
   /** Published only: typical values, for readers of the JSON Schema. */
   examples?: readonly string[];
 }
-export interface ConstSchema<V extends string | number = string | number> extends Described {
+interface ConstSchema<V extends string | number = string | number> extends Described {
   type: 'const';
   value: V;
 }
-export interface IntegerSchema extends Described {
+interface IntegerSchema extends Described {
   type: 'integer';
   minimum?: number;
   maximum?: number;
 }
-export interface BooleanSchema extends Described {
+interface BooleanSchema extends Described {
   type: 'boolean';
 }
-export interface EnumSchema<V extends string = string> extends Described {
+interface EnumSchema<V extends string = string> extends Described {
   type: 'enum';
   values: readonly V[];
 }
 /** A duration such as `500ms`, `10s`, `30m`, `1h30m`, within its bounds (src/util/duration.ts). */
-export interface DurationSchema extends Described {
+interface DurationSchema extends Described {
   type: 'duration';
   bounds: DurationBounds;
 }
@@ -53,7 +53,7 @@ export interface StringMapSchema extends Described {
   keyRule?: Rule;
   keyPattern?: string;
 }
-export interface ListSchema<I extends Schema = Schema> extends Described {
+interface ListSchema<I extends Schema = Schema> extends Described {
   type: 'list';
   items: I;
   minItems?: number;
@@ -73,11 +73,11 @@ export interface ObjectSchema<F extends Record<string, Field> = Record<string, F
   open?: boolean;
 }
 /** Free JSON: any value, a mapping of any values, or a mapping of scalars. */
-export interface JsonSchema<S extends JsonShape = JsonShape> extends Described {
+interface JsonSchema<S extends JsonShape = JsonShape> extends Described {
   type: 'json';
   shape: S;
 }
-export type JsonShape = 'any' | 'object' | 'scalarMap';
+type JsonShape = 'any' | 'object' | 'scalarMap';
 
 export type Schema =
   | StringSchema
@@ -433,20 +433,20 @@ function present(fields: readonly string[]): JsonSchemaObject {
 // (as in source), and a reference without a target takes any value.
 
 /** A reference to a definition of the published document (`#/$defs/<name>`): typed and checked as its target. */
-export interface RefSchema<S extends Schema = Schema> extends Described {
+interface RefSchema<S extends Schema = Schema> extends Described {
   type: 'ref';
   name: string;
   /** The definition it stands for; without it the value is unknown and any value passes. */
   target?: S;
 }
 /** A value of one of the members: anyOf, or oneOf (exactly one) when exclusive. */
-export interface UnionSchema<M extends Schema = Schema> extends Described {
+interface UnionSchema<M extends Schema = Schema> extends Described {
   type: 'union';
   members: readonly M[];
   exclusive?: boolean;
 }
 /** A mapping of any keys to values of one schema. */
-export interface MapSchema<V extends Schema = Schema> extends Described {
+interface MapSchema<V extends Schema = Schema> extends Described {
   type: 'map';
   values: V;
 }
@@ -454,19 +454,19 @@ export interface MapSchema<V extends Schema = Schema> extends Described {
  * A closed mapping whose fields are all optional and whose values a higher layer builds: the
  * schema publishes each field, and its type is a plain record, since this layer cannot name theirs.
  */
-export interface DetailsSchema extends Described {
+interface DetailsSchema extends Described {
   type: 'details';
   fields: Record<string, Schema>;
 }
 /** A schema whose TypeScript type T is declared elsewhere (a lower layer), and must be one of its values. */
-export interface TypedSchema<T = unknown, S extends Schema = Schema> extends Described {
+interface TypedSchema<T = unknown, S extends Schema = Schema> extends Described {
   type: 'typed';
   /** Not `schema`: a mapping's fields tell a Field from a bare schema by that name. */
   inner: S;
   /** Never set: carries T for Infer. */
   readonly phantom?: T;
 }
-export type ReportKindSchema = RefSchema | UnionSchema | MapSchema | DetailsSchema | TypedSchema;
+type ReportKindSchema = RefSchema | UnionSchema | MapSchema | DetailsSchema | TypedSchema;
 
 /** Without a target, the value's type is unknown (a definition whose shape this layer does not type). */
 export function ref(name: string, target?: undefined, description?: string): RefSchema<JsonSchema<'any'>>;

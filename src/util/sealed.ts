@@ -30,7 +30,7 @@ const V2 = 'aes256gcm:v2';
 const DIGEST = 'hmac-sha256';
 
 /** The variables that configure the key ring: Nyl's alone, never passed to a tool or to Git. */
-export const KEY_VARIABLES = ['NYL_SECRETS_KEY', 'NYL_SECRETS_KEY_FILE'] as const;
+const KEY_VARIABLES = ['NYL_SECRETS_KEY', 'NYL_SECRETS_KEY_FILE'] as const;
 
 /** The environment every process Nyl starts gets: Nyl's own without the key ring's variables. */
 export function withoutKeyVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { exitCodeOf } from '../../dist/report/exit-code.js';
 import { renderPlan } from '../../dist/commands/plan/render.js';
 import { NylError } from '../../dist/errors/diagnostic.js';
 import { planOpened } from '../../dist/commands/plan/plan.js';

@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NylError, diagnostic } from '../../dist/errors/diagnostic.js';
-import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { exitCodeOf } from '../../dist/report/exit-code.js';
 import { stateDeleteOpened } from '../../dist/commands/state/state-delete.js';
 import { toYaml } from '../../dist/state/documents.js';
 import { ENV, World } from './world.mjs';

@@ -4,7 +4,7 @@
 // (broken, held, waited for); cancellation; sensitive values a checked rendering references.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { exitCodeOf } from '../../dist/report/exit-code.js';
 import { NylError } from '../../dist/errors/diagnostic.js';
 import { verifyOpened } from '../../dist/commands/verify/verify.js';
 import { receipt, secret } from '../fakes/driver.mjs';

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { withDrivers } from '../../dist/drivers/registry.js';
 import { NylError } from '../../dist/errors/diagnostic.js';
-import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { exitCodeOf } from '../../dist/report/exit-code.js';
 import { loadProject } from '../../dist/project/load.js';
 import { leaseBreakOpened } from '../../dist/commands/recover/lease-break.js';
 import { holdOpened } from '../../dist/commands/hold/hold.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exitCodeOf, exitOfDiagnostic, worst } from '../../dist/cli/exit-code.js';
+import { exitCodeOf, exitOfDiagnostic, worst } from '../../dist/report/exit-code.js';
 import { renderDiagnostic, renderDiagnostics, renderTable } from '../../dist/commands/text/render.js';
 import { transitionMessage } from '../../dist/state/transition.js';
 import { CATALOG, exitCategoryOf, fixFor, isNylCode } from '../../dist/errors/catalog.js';

@@ -28,7 +28,7 @@ function loadedBy(argv) {
 
 /** The modules a registry entry is made of: loading them costs no operation. */
 function isRegistryEntry(file) {
-  return /^commands\/.+-command\.js$/.test(file) || ['ui/command.js', 'commands/command.js', 'commands/options.js', 'commands/across.js', 'commands/reconcile/approval-options.js'].includes(file);
+  return /^commands\/.+-command\.js$/.test(file) || ['ui/command.js', 'commands/command.js', 'commands/options.js', 'commands/across.js'].includes(file);
 }
 
 for (const argv of [['--version'], ['--help'], ['help', 'reconcile'], ['reconcile', '--help'], ['state', 'init', '-h']]) {

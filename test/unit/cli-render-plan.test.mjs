@@ -4,7 +4,7 @@
 // next reconcile would do nothing, while reconcile's own rows count as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { exitCodeOf } from '../../dist/report/exit-code.js';
 import { renderPlan } from '../../dist/commands/plan/render.js';
 
 const DIGEST = `sha256:${'d'.repeat(64)}`;

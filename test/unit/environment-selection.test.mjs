@@ -14,7 +14,7 @@ import {
   unitsByEnvironment,
 } from '../../dist/project/environment-selection.js';
 import { environmentsExit } from '../../dist/commands/shared/environment-selection.js';
-import { worst } from '../../dist/cli/exit-code.js';
+import { worst } from '../../dist/report/exit-code.js';
 import { documents, loadErrors, memoryTree } from '../support/memory-tree.mjs';
 
 const env = (name, labels, ...spec) => [

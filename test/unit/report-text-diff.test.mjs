@@ -1,4 +1,4 @@
-// The line diff `nyl plan` shows of a unit whose rendering changed (src/report/text-diff.ts): a
+// The line diff `nyl plan` shows of a unit whose rendering changed (src/commands/plan/text-diff.ts): a
 // minimal edit script, unified-diff hunks with context (joined where their contexts touch, with
 // git's ranges), and multi-line strings of emitted YAML as literal blocks so that a changed script
 // diffs line by line.
@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { diffOps, unifiedDiff } from '../../dist/report/text-diff.js';
+import { diffOps, unifiedDiff } from '../../dist/commands/plan/text-diff.js';
 import { emitYaml } from '../../dist/state/yaml-emit.js';
 
 const lines = (text) => text.split('');

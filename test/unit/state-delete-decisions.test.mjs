@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { unitBlockers, refuseBlocked } from '../../dist/commands/state/state-delete-checks.js';
 import { unimportedRuns } from '../../dist/state/location.js';
 import { teardownVerdict, verdictErrors } from '../../dist/commands/state/state-delete-verdict.js';
-import { exitCodeOf } from '../../dist/cli/exit-code.js';
+import { exitCodeOf } from '../../dist/report/exit-code.js';
 
 const UID = '0192f0c0-0000-7000-8000-00000000000d';
 const BY = 'Alice <alice@example.com>';

@@ -4,7 +4,7 @@
 // prints it (no sealed value, no desired copy), outputs for scripts, and their text forms.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergeHistories, namesUnit, parseTransition, unitResults } from '../../dist/state/log-entries.js';
+import { mergeHistories, namesUnit, parseTransition, unitResults } from '../../dist/commands/inspect/log-entries.js';
 import { parseStateCommit, pathChange, PathChanges, wrotePath } from '../../dist/state/state-commits.js';
 import { transitionMessage } from '../../dist/state/transition.js';
 import { logEntryOf } from '../../dist/commands/inspect/log.js';

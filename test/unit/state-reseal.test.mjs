@@ -1,4 +1,4 @@
-// What `nyl state reseal` changes in an environment's observed documents (src/state/reseal.ts):
+// What `nyl state reseal` changes in an environment's observed documents (src/commands/state/reseal-documents.ts):
 // every sealed value opened with the ring and sealed again with its first key in the current form,
 // every digest of a sealed value made again with the first key; records already current left as
 // they are; digests of values a backend keeps listed, never touched; a value no key opens listed
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createCipheriv, createHash, randomBytes } from 'node:crypto';
 import { keyRingFrom, keyIdOf } from '../../dist/util/sealed.js';
 import { canonicalJson } from '../../dist/util/canonical-json.js';
-import { consumersOf, resealObserved } from '../../dist/state/reseal.js';
+import { consumersOf, resealObserved } from '../../dist/commands/state/reseal-documents.js';
 
 const OLD = Buffer.alloc(32, 1).toString('base64');
 const NEW = Buffer.alloc(32, 2).toString('base64');

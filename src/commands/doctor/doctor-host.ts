@@ -22,7 +22,7 @@ import { uuidv7 } from '../../util/uuid';
 
 const BRANCH_PREFIX = 'refs/heads/nyl-run/';
 
-export interface DoctorHostRequest {
+interface DoctorHostRequest {
   url: string;
   /** Only this prefix (ending in '/'); default: both refs/nyl/ and refs/heads/nyl-run/. */
   prefix?: string;

@@ -12,14 +12,14 @@ import type { Runtime } from '../../util/runtime';
 import { leaseOptionsOf, type OpenedEnvironment, trailersOf } from '../shared/context';
 import { requireActive, type StateRead, stateUnderLease } from '../state/state-checks';
 
-export interface CommitHoldsResult {
+interface CommitHoldsResult {
   applied: AppliedHolds;
   desired?: string;
   /** The clone's known branches the sync after the hold commit left diverged; absent when it wrote nothing. */
   diverged?: string[];
 }
 
-export interface CommitHoldsOptions {
+interface CommitHoldsOptions {
   operation: string;
   requestedBy: string;
   reason?: string;

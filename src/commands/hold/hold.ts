@@ -20,7 +20,7 @@ import { commitHolds } from './hold-commit';
 import { requireActive, type StateRead } from '../state/state-checks';
 import { stateOperationReport } from '../shared/report-base';
 
-export interface HoldRequest extends EnvironmentRequest {
+interface HoldRequest extends EnvironmentRequest {
   unit: string;
   reason?: string;
   waitMs?: number;

@@ -17,7 +17,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { requireActive, stateUnderLease } from '../state/state-checks';
 import { stateOperationReport } from '../shared/report-base';
 
-export interface ResumeRequest extends EnvironmentRequest {
+interface ResumeRequest extends EnvironmentRequest {
   unit: string;
   reason?: string;
   waitMs?: number;

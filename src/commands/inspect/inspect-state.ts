@@ -15,7 +15,7 @@ import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from
 import { inactiveStateOf } from '../state/state-checks';
 
 /** The refs one read saw, or the errors that kept it from reading them. */
-export type RefsRead = { refs: RefSnapshot; errors?: undefined } | { refs?: undefined; errors: Diagnostic[] };
+type RefsRead = { refs: RefSnapshot; errors?: undefined } | { refs?: undefined; errors: Diagnostic[] };
 
 /**
  * Opens the environment for reading (no author; no rendering unless `renders`, which status
@@ -52,7 +52,7 @@ export function locationDetails(opened: OpenedEnvironment): Record<string, unkno
 }
 
 /** An inspection's read of state: the refs and the documents, and whether there is state to show. */
-export interface ActiveStateRead {
+interface ActiveStateRead {
   refs: RefSnapshot;
   view: EnvironmentStateView;
   /** False for missing, deleted or moved state (reported in the errors). */

@@ -26,7 +26,7 @@ import type { OpenedEnvironment } from '../shared/context';
 /** A suffix no one names an instance with, which is still a valid name part. */
 const PROBE = 'nyl-probe-0c1d';
 
-export interface DiscoveredInstances {
+interface DiscoveredInstances {
   names: string[];
   errors: Diagnostic[];
 }

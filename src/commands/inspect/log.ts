@@ -2,7 +2,7 @@
  * `nyl log -e ENV [--unit U] [-n N]`: the environment's history from its transition commits, one
  * entry per operation, newest first (docs/design.md, "nyl log, show and outputs").
  *
- * Reads the first-parent histories of both state refs and merges them (src/state/log-entries.ts);
+ * Reads the first-parent histories of both state refs and merges them (./log-entries.ts);
  * takes no lease and writes nothing. A deleted or moved state still has its history, which is
  * what a user looks for then: log shows it under a warning; missing state is an error, as in
  * status. The histories are walked whole (their merge needs both); with --unit, the entries are
@@ -10,7 +10,7 @@
  * telling whether an operation changed a unit costs a read per commit.
  */
 import { damageDiagnostic } from '../../state/damage';
-import { entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, type TransitionView, unitChangeCheck, unitResults } from '../../state/log-entries';
+import { entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, type TransitionView, unitChangeCheck, unitResults } from './log-entries';
 import { readStateFile } from '../../state/read';
 import type { RefSnapshot } from '../../state/store';
 import { emptyDiagnostics, FORMAT_VERSION, type LogEntry, type LogReport, REPORT_API_VERSION } from '../../report/types';
@@ -22,7 +22,7 @@ import { inactiveStateOf } from '../state/state-checks';
 /** How many entries log shows without -n: a screenful, as `helm history` and `kubectl rollout history` users expect a short list. */
 const DEFAULT_LOG_LIMIT = 20;
 
-export interface LogRequest extends EnvironmentRequest {
+interface LogRequest extends EnvironmentRequest {
   unit?: string;
   /** At most this many entries; 0 for all. Default DEFAULT_LOG_LIMIT. */
   limit?: number;

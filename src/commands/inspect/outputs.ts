@@ -13,7 +13,7 @@ import type { Runtime } from '../../util/runtime';
 import type { EnvironmentRequest, OpenedEnvironment } from '../shared/context';
 import { locationDetails, readActiveState, unknownUnit, withEnvironmentRead } from './inspect-state';
 
-export interface OutputsRequest extends EnvironmentRequest {
+interface OutputsRequest extends EnvironmentRequest {
   unit?: string;
 }
 

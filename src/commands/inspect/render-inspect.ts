@@ -13,7 +13,7 @@ import { withDiagnostics } from '../text/render';
 const short = (oid: string | undefined) => oid?.slice(0, 12);
 
 /** One entry: a headline line, then what the operation recorded, indented. */
-export function renderLogEntry(e: LogEntry): string[] {
+function renderLogEntry(e: LogEntry): string[] {
   const out = [`${e.at}  ${e.operation}${e.by ? `  ${e.by}` : ''}`];
   if (e.reason) out.push(`  reason: ${e.reason}`);
   if (e.run) out.push(`  run: ${e.run}`);

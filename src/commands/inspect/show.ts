@@ -19,7 +19,7 @@ import { selectEntries } from './log';
 /** How many of the unit's operations show lists under its last runs. */
 const SHOW_LAST_RUNS = 5;
 
-export interface ShowRequest extends EnvironmentRequest {
+interface ShowRequest extends EnvironmentRequest {
   unit: string;
 }
 

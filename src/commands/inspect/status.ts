@@ -35,7 +35,7 @@ import { approvalWarning, ownedNames } from '../reconcile/reconcile-report';
 import { divergedWarnings, localWorkWarnings, stateLostObserved } from '../shared/report-base';
 import { inactiveStateOf } from '../state/state-checks';
 
-export type StatusRequest = EnvironmentRequest;
+type StatusRequest = EnvironmentRequest;
 
 /** The RECEIPT column: a unit awaiting its dependencies resolves no key to compare its receipt with yet. */
 function receiptState(state: UnitStatus['state'], hasReceipt: boolean): UnitStatus['receipt'] {

@@ -11,7 +11,7 @@ import type { Plan, UnitPlan } from '../../plan/actions';
 import { approvalDigest } from '../../plan/digest';
 import { receiptOfIncarnation } from '../../plan/unit-view';
 import { runDetail, statusDetail } from '../../plan/reasons';
-import { unifiedDiff } from '../../report/text-diff';
+import { unifiedDiff } from './text-diff';
 import type { ReconcileReport, ReconcileUnitReport } from '../../report/types';
 import { emitYaml } from '../../state/yaml-emit';
 import { canonicalJson } from '../../util/canonical-json';
@@ -42,7 +42,7 @@ export function wouldExecute(unit: UnitPlan): boolean {
 }
 
 /** The row's result: the acting word, else what a quiet reconcile's table says (current, blocked, held, ...). */
-export function planResult(unit: UnitPlan, quietResult: string): string {
+function planResult(unit: UnitPlan, quietResult: string): string {
   return ACTING[unit.action.type] ?? quietResult;
 }
 
@@ -50,7 +50,7 @@ export function planResult(unit: UnitPlan, quietResult: string): string {
  * What the next reconcile does, rendered from the reason as `nyl status` says it; a failure that
  * needs an operator names the command, as a run's table does.
  */
-export function planDetail(unit: UnitPlan): string {
+function planDetail(unit: UnitPlan): string {
   if (unit.action.type === 'failed') return runDetail(unit, '');
   const detail = statusDetail(unit);
   // upstream-pending says already that it is decided again after its dependencies run.
@@ -74,7 +74,7 @@ function yamlLines(rendering: Record<string, unknown>): string[] {
 }
 
 /** The recorded rendering against the new one, when the unit has both and they differ. */
-export function renderingDiff(unit: UnitPlan): string[] | undefined {
+function renderingDiff(unit: UnitPlan): string[] | undefined {
   const before = unit.desired?.rendering;
   const after = unit.rendering;
   if (!before || !after || canonicalJson(before) === canonicalJson(after)) return undefined;

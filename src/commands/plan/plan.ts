@@ -33,12 +33,12 @@ import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from '../reconcile/reconcile-report';
 import { requireActive } from '../state/state-checks';
 
-export interface PlanOptions {
+interface PlanOptions {
   /** --unit/--units: plan only these, as `reconcile --unit` would run them. */
   units?: string[];
 }
 
-export interface PlanRequest extends EnvironmentRequest, PlanOptions {}
+interface PlanRequest extends EnvironmentRequest, PlanOptions {}
 
 /** Driver phases at once, as a reconcile's default --concurrency. */
 const CONCURRENCY = 4;

@@ -44,7 +44,7 @@ function baseReport(opened: OpenedEnvironment, only: ReadonlySet<string> | undef
 }
 
 /** Which import a row's unit came from: its receipt imported, or left uncertain by a dead run. */
-export interface Imports {
+interface Imports {
   imported: ReadonlySet<string>;
   recovered: ReadonlySet<string>;
 }
@@ -255,7 +255,7 @@ export function unitWarnings(report: ReconcileReport, { unimported = false, plan
  * The fix parameters of NYL-UNIT-AWAITING-APPROVAL for a wait: the exact --approve (with the
  * digest when only a reviewed one will do and it is known), and the options of the run it needs.
  */
-export function approvalFixParams(unit: string, approval: NonNullable<ReconcileUnitReport['approval']>): Record<string, unknown> {
+function approvalFixParams(unit: string, approval: NonNullable<ReconcileUnitReport['approval']>): Record<string, unknown> {
   const bound = approval.requireDigest;
   if (bound && !approval.digest) return { digestUnknown: true };
   const scope = approval.reason === 'manual-reapply' ? { scope: 'reapply' } : approval.reason === 'manual-local' ? { scope: 'local' } : {};

@@ -36,7 +36,7 @@ import { type ApprovalOptions, approvalGrants, approverOf } from './approvals';
 import type { ApprovalGrants } from '../../plan/input';
 import type { Approver } from '../../run/run-state';
 
-export interface ReconcileOptions extends LifecycleOptions {
+interface ReconcileOptions extends LifecycleOptions {
   reason?: string;
   units?: string[];
   failFast: boolean;
@@ -76,7 +76,7 @@ function choicesKey(c: RunChoices): unknown {
   return [c.approvals ? [[...c.approvals.units].sort(), c.approvals.all] : null, c.reapply ? [...c.reapply].sort() : null, c.local ?? false];
 }
 
-export interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
+interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
 
 
 /** The state a reconcile starts from, read without the lease. */

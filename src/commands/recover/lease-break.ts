@@ -15,7 +15,7 @@ import type { Runtime } from '../../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from '../shared/context';
 import { stateOperationReport } from '../shared/report-base';
 
-export interface LeaseBreakRequest extends EnvironmentRequest {
+interface LeaseBreakRequest extends EnvironmentRequest {
   reason?: string;
   /** Gives the holder this long to release the lease by itself before breaking it. */
   waitMs?: number;

@@ -20,11 +20,11 @@ import { isHeld } from '../../plan/unit-view';
 import { readSignals, type SignalsRead } from '../../run/signals';
 import { type Damage, damageDiagnostic, whereOf } from '../../state/damage';
 import type { ConditionRecord, DesiredUnitDoc, EnvironmentStateDoc, ObservedUnitDoc } from '../../state/documents';
-import { damagedPrefix, signalsPrefix } from '../../state/location';
+import { damagedPrefix, signalsPrefix, type StateLocation, statePathOf } from '../../state/location';
+import { parseStateDocument } from '../../state/parse';
 import { type EnvironmentStateView, readEnvironmentState, readStateFile, type StateFileRead } from '../../state/read';
 import { type RecordedRun, readRecordedRuns } from '../../state/run-record';
-import { newestReadableState } from '../../state/state-history';
-import type { RefSnapshot } from '../../state/store';
+import type { ObjectReader, RefSnapshot } from '../../state/store';
 import type { OpenedEnvironment } from '../shared/context';
 import { stateRefsMoved } from '../state/state-checks';
 
@@ -148,4 +148,32 @@ export function setAsideSignals(opened: OpenedEnvironment, s: Survey): { updates
     out.repaired.push(record(d, `set aside at ${keptAt}`));
   }
   return out;
+}
+
+// --- The newest readable state.yaml ------------------------------------------------------------
+// What state.yaml is restored from when the copy on the other state ref is damaged too: the newest
+// readable version in the first-parent history of a state ref. state.yaml changes only with
+// `state init` (and `--fresh`), `state delete` and `state move`, so the newest version Nyl wrote is
+// the state as it was before the damage.
+
+/** How far back the walk looks: state.yaml is damaged by recent edits, not by old ones. */
+const MAX_COMMITS = 1000;
+
+function firstParent(commitText: string): string | undefined {
+  const header = commitText.slice(0, commitText.indexOf('\n\n'));
+  return /^parent ([0-9a-f]{40})$/m.exec(header)?.[1];
+}
+
+async function newestReadableState(reader: ObjectReader, loc: StateLocation, tip: string | undefined): Promise<{ doc: EnvironmentStateDoc; commit: string } | undefined> {
+  let oid = tip;
+  for (let i = 0; oid && i < MAX_COMMITS; i++) {
+    const [commit, blob] = await reader.readMany([oid, `${oid}:${statePathOf(loc, 'state.yaml')}`]);
+    if (!commit || commit.type !== 'commit') return undefined;
+    if (blob?.type === 'blob') {
+      const parsed = parseStateDocument<EnvironmentStateDoc>('state', blob.content.toString());
+      if (parsed.ok && parsed.value.environment === loc.environment) return { doc: parsed.value, commit: oid };
+    }
+    oid = firstParent(commit.content.toString());
+  }
+  return undefined;
 }

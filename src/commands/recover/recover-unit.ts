@@ -40,7 +40,7 @@ export interface RecoverWork {
 
 type RefusalCode = 'NYL-RECOVER-NOTHING' | 'NYL-RECOVER-CHECKPOINT-MISSING' | 'NYL-RECOVER-KEY-MISMATCH' | 'NYL-RECOVER-REASON-REQUIRED';
 
-export interface EvidenceEntry {
+interface EvidenceEntry {
   run: string;
   source: 'run' | 'evidence';
   result: string;

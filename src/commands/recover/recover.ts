@@ -18,7 +18,7 @@ import type { StateOperationReport } from '../../report/types';
 import { applyHolds } from '../../run/apply-holds';
 import { signalDeletions } from '../../run/signals';
 import { breakFields, coordinationUpdates, reapLeftovers, takeOver, type Takeover } from '../../run/takeover';
-import { endBrokenRuns } from '../../run/end-runs';
+import { endBrokenRuns } from './end-runs';
 import { buildTransitions } from '../../run/transition-plan';
 import { corruptError } from '../../state/damage';
 import { toYaml } from '../../state/documents';
@@ -35,7 +35,7 @@ import { inactiveStateOf } from '../state/state-checks';
 
 export type { RecoverOptions, RecoverWork } from './recover-unit';
 
-export interface RecoverRequest extends EnvironmentRequest, RecoverOptions {}
+interface RecoverRequest extends EnvironmentRequest, RecoverOptions {}
 
 function checkUsage(req: RecoverOptions): void {
   if (req.unit && req.retry === (req.accept !== undefined)) {
@@ -195,7 +195,7 @@ function reportRecovery(opened: OpenedEnvironment, r: Recovery, refs: RefSnapsho
 /**
  * Where state cannot be imported into, recover still clears the break: an unchanged
  * commit records it when state.yaml exists, else the lease is simply released. Either way the
- * broken runs' refs are marked ended in the same push (../run/end-runs.ts): they stay for a later
+ * broken runs' refs are marked ended in the same push (./end-runs.ts): they stay for a later
  * import but no longer hold the environment, so the command that repairs the state can run.
  */
 async function recoverInactive(rt: Runtime, opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, repair: StateRepair, broken: boolean, report: StateOperationReport): Promise<StateOperationReport> {

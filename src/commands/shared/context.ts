@@ -53,7 +53,7 @@ export interface EnvironmentRequest {
 }
 
 /** A --worktree run's snapshot: the source commit, and where its objects are. */
-export interface WorktreeSource {
+interface WorktreeSource {
   snapshot: string;
   /** The working files match HEAD's tree: the snapshot holds what HEAD holds. */
   matchesHead: boolean;

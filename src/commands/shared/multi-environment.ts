@@ -39,7 +39,7 @@ import { readRefs } from '../inspect/inspect-state';
 import { verifiableUnits } from '../verify/verify';
 import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, qualifiedUnits, resolveSelection, unitsByEnvironment } from './environment-selection';
 
-export type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
+type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
 
 /** How one command runs over several environments: its caller (the command's registry entry) says. */
 export interface CommandTraits {

@@ -23,7 +23,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { stateOperationReport } from '../shared/report-base';
 import { requireActive, stateUnderLease } from './state-checks';
 
-export interface ForgetRequest extends EnvironmentRequest {
+interface ForgetRequest extends EnvironmentRequest {
   unit: string;
   reason?: string;
   waitMs?: number;
@@ -51,7 +51,7 @@ function requireForgettable(opened: OpenedEnvironment, view: EnvironmentStateVie
   return d.was;
 }
 
-export async function forgetOpened(rt: Runtime, opened: OpenedEnvironment, req: ForgetOptions): Promise<StateOperationReport> {
+async function forgetOpened(rt: Runtime, opened: OpenedEnvironment, req: ForgetOptions): Promise<StateOperationReport> {
   const { store, env, loc } = opened;
   await store.ensureOpen();
   const report = stateOperationReport('forget', env.name, { unit: req.unit });

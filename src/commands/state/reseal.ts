@@ -1,7 +1,7 @@
 /**
  * `nyl state reseal -e ENV [--reason R]`: after a key rotation (the new key first in the ring, the
  * old one after it), seals every sealed value of the environment's observed state again with the
- * first key in the current form and makes its digest again with it (../state/reseal.ts), so that
+ * first key in the current form and makes its digest again with it (./reseal-documents.ts), so that
  * the old key can leave the ring. One observed commit (operation state-reseal) under the lease,
  * published in the same atomic push that releases it; the desired ref does not change. Nothing
  * to change writes nothing and takes no lease (unless a live run's ref waits: see below).
@@ -23,7 +23,7 @@ import { diagnostic, type Diagnostic, NylError } from '../../errors/diagnostic';
 import { withLease } from '../../lease/transaction';
 import type { StateOperationReport } from '../../report/types';
 import { buildTransitions } from '../../run/transition-plan';
-import { consumersOf, type KeptDigest, type ResealOutcome, resealObserved } from '../../state/reseal';
+import { consumersOf, type KeptDigest, type ResealOutcome, resealObserved } from './reseal-documents';
 import { unimportedRuns } from '../../state/location';
 import { type EnvironmentStateView, readEnvironmentState } from '../../state/read';
 import type { RefSnapshot } from '../../state/store';
@@ -33,12 +33,12 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { keyFileWarnings, stateOperationReport } from '../shared/report-base';
 import { liveHolder, requireActive, stateUnderLease } from './state-checks';
 
-export interface ResealRequest extends EnvironmentRequest {
+interface ResealRequest extends EnvironmentRequest {
   reason?: string;
   waitMs?: number;
 }
 
-export type ResealOptions = Omit<ResealRequest, keyof EnvironmentRequest>;
+type ResealOptions = Omit<ResealRequest, keyof EnvironmentRequest>;
 
 const OPERATION = 'state-reseal';
 

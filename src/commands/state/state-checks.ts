@@ -13,7 +13,7 @@ import type { Runtime } from '../../util/runtime';
 import type { OpenedEnvironment } from '../shared/context';
 
 /** How an inactive state is reported: its severity, and what tells the ways forward apart. */
-export interface InactiveOptions {
+interface InactiveOptions {
   severity?: Severity;
   /** The clone's own branches hold the missing state (a remote was configured since): the way forward is moving it there, never starting over. */
   fromLocal?: boolean;

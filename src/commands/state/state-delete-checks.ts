@@ -18,9 +18,9 @@ import type { EnvironmentStateView } from '../../state/read';
 import { byCodeUnits } from '../../util/compare';
 
 /** Why a unit blocks, as the refusal lists it: `cache (retained)`. */
-export type BlockReason = 'teardown requested' | 'deleting' | 'pending-teardown' | 'retained' | 'active' | 'held' | 'observed only';
+type BlockReason = 'teardown requested' | 'deleting' | 'pending-teardown' | 'retained' | 'active' | 'held' | 'observed only';
 
-export interface UnitBlocker {
+interface UnitBlocker {
   unit: string;
   why: BlockReason;
 }
@@ -50,7 +50,7 @@ export function unitBlockers(view: Pick<EnvironmentStateView, 'desiredUnits' | '
   return out.sort((a, b) => byCodeUnits(a.unit, b.unit));
 }
 
-export function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnostic {
+function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnostic {
   const units = blockers.map((b) => b.unit);
   const listed = blockers.map((b) => `${b.unit} (${b.why})`).join(', ');
   return diagnostic('NYL-STATE-DELETE-INCARNATIONS', 'error', `the state of ${env} still holds units with an incarnation, a teardown or a teardown request: ${listed}; nothing was deleted`, {
@@ -60,7 +60,7 @@ export function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnosti
   });
 }
 
-export function runsDiagnostic(env: string, runs: string[]): Diagnostic {
+function runsDiagnostic(env: string, runs: string[]): Diagnostic {
   const what = runs.length === 1 ? `run ${runs[0]!} is` : `runs ${runs.join(', ')} are`;
   return diagnostic('NYL-STATE-DELETE-INCARNATIONS', 'error', `${what} not imported yet: a run ref may be the only record of units its run created; nothing was deleted`, { env, runs: true, data: { runs } });
 }

@@ -15,7 +15,7 @@
 import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
 import type { ReconcileReport, ReconcileUnitReport } from '../../report/types';
 
-export type TeardownVerdict =
+type TeardownVerdict =
   | { kind: 'delete' }
   | { kind: 'waiting'; units: string[] }
   | { kind: 'failed'; units: string[]; errors: Diagnostic[] };

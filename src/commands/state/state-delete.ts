@@ -34,7 +34,7 @@ import { teardownVerdict, verdictErrors } from './state-delete-verdict';
 import { liveHolder, requireActive, type StateRead, stateUnderLease } from './state-checks';
 
 /** What `state delete --teardown` hands on to `nyl teardown --all`. */
-export interface TeardownAllOptions {
+interface TeardownAllOptions {
   reason?: string;
   waitMs?: number;
   allowDependents: boolean;
@@ -50,7 +50,7 @@ export interface TeardownAllOptions {
  */
 export type TeardownAll = (rt: Runtime, opened: OpenedEnvironment, options: TeardownAllOptions) => Promise<ReconcileReport>;
 
-export interface StateDeleteOptions {
+interface StateDeleteOptions {
   reason?: string;
   waitMs?: number;
   teardown: boolean;
@@ -58,7 +58,7 @@ export interface StateDeleteOptions {
   allowIncomplete: boolean;
 }
 
-export interface StateDeleteRequest extends EnvironmentRequest, StateDeleteOptions {}
+interface StateDeleteRequest extends EnvironmentRequest, StateDeleteOptions {}
 
 /** Option checks, before anything is read: the teardown's options need --teardown; a reason is required. */
 function checkUsage(req: StateDeleteOptions & { source?: string }): void {

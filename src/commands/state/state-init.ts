@@ -26,7 +26,7 @@ import type { StateOperationReport } from '../../report/types';
 import { divergedWarnings, stateOperationReport } from '../shared/report-base';
 import { inactiveStateDiagnostic, stateRefsMoved } from './state-checks';
 
-export interface StateInitRequest extends EnvironmentRequest {
+interface StateInitRequest extends EnvironmentRequest {
   fresh: boolean;
   reason?: string;
   waitMs?: number;

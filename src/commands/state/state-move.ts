@@ -34,7 +34,7 @@ import type { StateOperationReport } from '../../report/types';
 import type { EnvironmentStateDoc, StateEvent } from '../../state/documents';
 import { toYaml } from '../../state/documents';
 import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf, stateRefsOf } from '../../state/location';
-import { continuedAt, markedMoved, type MoveEnds, movedEvent } from '../../state/move';
+import { continuedAt, markedMoved, type MoveEnds, movedEvent } from './state-move-documents';
 import { readStateDoc } from '../../state/read';
 import type { LocalState } from '../../state/local-state';
 import type { RefSnapshot, StateStore } from '../../state/store';
@@ -45,7 +45,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { stateOperationReport } from '../shared/report-base';
 import { inactiveStateDiagnostic } from './state-checks';
 
-export interface StateMoveRequest extends EnvironmentRequest, MoveFrom {
+interface StateMoveRequest extends EnvironmentRequest, MoveFrom {
   reason?: string;
   waitMs?: number;
 }

@@ -23,7 +23,7 @@ import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from
 import { stateOperationReport } from '../shared/report-base';
 import { requireActive } from './state-checks';
 
-export interface ResetRequest extends EnvironmentRequest {
+interface ResetRequest extends EnvironmentRequest {
   reason?: string;
   /** --discard: units whose local receipts the reset may lose. */
   discard: string[];

@@ -6,7 +6,7 @@
  * `path` only the environment's units/ directory changes, so publishing rebases past other
  * environments' commits.
  *
- * Where the documents come from: state/restore-point.ts. What is written: plan/restore.ts. A unit
+ * Where the documents come from: ./restore-point.ts. What is written: plan/restore.ts. A unit
  * document damaged now is replaced (or removed) like any other: restoring is one way to undo a bad
  * hand edit. Refusals are decided before the lease when the read shows them, and again under it.
  */
@@ -18,7 +18,7 @@ import { requireUndamaged } from '../../state/damage';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../../state/documents';
 import { type EnvironmentStateView, readEnvironmentState, readUnitDocs } from '../../state/read';
 import { unimportedRuns } from '../../state/location';
-import { resolveRestorePoint, type RestorePoint } from '../../state/restore-point';
+import { resolveRestorePoint, type RestorePoint } from './restore-point';
 import { restoreDocuments, type RestoreResult, type UnitDocs } from '../../plan/restore';
 import type { RefSnapshot } from '../../state/store';
 import type { Runtime } from '../../util/runtime';
@@ -26,7 +26,7 @@ import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEn
 import { divergedWarnings, stateOperationReport } from '../shared/report-base';
 import { requireActive, stateRefsMoved } from './state-checks';
 
-export interface StateRestoreRequest extends EnvironmentRequest {
+interface StateRestoreRequest extends EnvironmentRequest {
   /** --to: the commit whose unit documents to restore. */
   to?: string;
   reason?: string;

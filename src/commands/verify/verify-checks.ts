@@ -24,7 +24,7 @@ import { Workspace } from '../../run/workspace';
 import type { OpenedEnvironment } from '../shared/context';
 
 /** How many checks run at once: checks only read, but each may be a whole refresh of a module. */
-export const CHECK_CONCURRENCY = 4;
+const CHECK_CONCURRENCY = 4;
 
 /** A unit to check: its name, the kind of its receipt, and the receipt. */
 export interface CheckTarget {

@@ -36,12 +36,12 @@ import { keyFileWarnings, stateLostObserved, stateOperationReport } from '../sha
 import { requireActive, type StateRead, stateUnderLease } from '../state/state-checks';
 import { type CheckTarget, type DriftFinding, runChecks } from './verify-checks';
 
-export interface VerifyRequest extends EnvironmentRequest {
+interface VerifyRequest extends EnvironmentRequest {
   units?: string[];
   waitMs?: number;
 }
 
-export type VerifyOptions = Pick<VerifyRequest, 'units' | 'waitMs'>;
+type VerifyOptions = Pick<VerifyRequest, 'units' | 'waitMs'>;
 
 export async function verify(rt: Runtime, req: VerifyRequest): Promise<StateOperationReport> {
   // Drift is checked against the receipts' own renderings, but the ownership set is today's source.

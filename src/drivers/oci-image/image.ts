@@ -24,7 +24,7 @@
 import { type Absent, type DriverContext, type Failure, failure } from '../contract';
 import { type Runtime, runHelper, runtimeError } from './runtime';
 
-export const DIGEST_REFERENCE = /@sha256:[0-9a-f]{64}$/;
+const DIGEST_REFERENCE = /@sha256:[0-9a-f]{64}$/;
 
 /** How podman and docker say that an image is not on this machine. */
 export const NOT_PRESENT = /image not known|no such (image|object)|unable to find image/i;
@@ -44,7 +44,7 @@ const resolutions = new Map<string, Promise<Resolution>>();
 const MAX_RESOLUTIONS = 256;
 
 /** The image as the recorded rendering names it; absent from this machine; or why it cannot be resolved. */
-export type Resolution = { image: string } | Absent | Failure;
+type Resolution = { image: string } | Absent | Failure;
 
 export function resolveImage(image: string, runtime: Runtime, ctx: DriverContext): Promise<Resolution> {
   if (DIGEST_REFERENCE.test(image)) return Promise.resolve({ image });

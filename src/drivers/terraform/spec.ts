@@ -14,7 +14,7 @@ import type { SharedSpec } from '../contract';
 export const DEFAULT_LOCK_TIMEOUT = '2m';
 
 /** The spec fields of a module kind whose executable defaults to `binary`. */
-export const moduleSpec = (binary: string) =>
+const moduleSpec = (binary: string) =>
   object({
     module: required(relativePathField('root module directory in source')),
     variables: json('object', 'input variables'),

@@ -70,7 +70,7 @@ function reasonLines(d: UiDiagnostic): string[] {
 }
 
 /** The lock a diagnostic says another process holds, if it is one. */
-export function lockHolder(d: UiDiagnostic): Record<string, string> | undefined {
+function lockHolder(d: UiDiagnostic): Record<string, string> | undefined {
   if (!/acquiring the state lock/i.test(d.summary)) return undefined;
   const info: Record<string, string> = {};
   for (const m of d.detail.matchAll(/^\s*(ID|Path|Operation|Who|Version|Created):\s*(.*)$/gm)) info[m[1]!] = m[2]!.trim();

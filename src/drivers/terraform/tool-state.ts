@@ -39,7 +39,7 @@ export interface StateSnapshot {
 }
 
 /** What a receipt records of the state its execution left (DriverContext.receipt.toolState); a type, not an interface, so that it is the Record the contract carries without a cast. */
-export type ToolStateRecord = {
+type ToolStateRecord = {
   backend: BackendIdentity;
   workspace: string;
   lineage: string;
@@ -118,14 +118,14 @@ function asToolState(recorded: Record<string, unknown> | undefined): ToolStateRe
 }
 
 /** The receipt's record, if it is one this driver wrote. */
-export function recordedToolState(receipt: RecordedReceipt | undefined): ToolStateRecord | undefined {
+function recordedToolState(receipt: RecordedReceipt | undefined): ToolStateRecord | undefined {
   return asToolState(receipt?.toolState);
 }
 
-export type StateVerdict = { ok: true } | { ok: false; code: 'NYL-BACKEND-STATE-LOST' | 'NYL-BACKEND-SHARED'; reason: string };
+type StateVerdict = { ok: true } | { ok: false; code: 'NYL-BACKEND-STATE-LOST' | 'NYL-BACKEND-SHARED'; reason: string };
 
 /** What a step is about to work on, compared with what the unit recorded. */
-export interface VerdictInput {
+interface VerdictInput {
   unit: string;
   environment: string;
   state: StateSnapshot;

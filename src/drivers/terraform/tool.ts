@@ -26,7 +26,7 @@ import { type UiResult, UiReader } from './ui-json';
 /** The lines of a text step kept to find its diagnostics in: enough for any error report. */
 const MAX_KEPT_LINES = 2000;
 
-export interface StepOptions {
+interface StepOptions {
   /** Exit codes that mean success (plan -detailed-exitcode: 0 and 2). */
   ok?: readonly number[];
   /** Print the output as the unit's tool output (else stdout is captured and never printed). */
@@ -39,7 +39,7 @@ export interface StepOptions {
   seen?: (ui: UiResult) => void;
 }
 
-export type StepResult = { code: number; stdout: string; ui: UiResult };
+type StepResult = { code: number; stdout: string; ui: UiResult };
 
 export type Bad = Failure | Uncertain;
 

@@ -21,7 +21,7 @@ export interface UiDiagnostic {
   line?: number;
 }
 
-export interface ChangeSummary {
+interface ChangeSummary {
   add: number;
   change: number;
   import: number;
@@ -50,7 +50,7 @@ interface Message {
 }
 
 /** A diagnostic's lines as a person reads them: `Error: summary`, where it points, its detail indented. */
-export function diagnosticLines(d: UiDiagnostic): string[] {
+function diagnosticLines(d: UiDiagnostic): string[] {
   const head = `${d.severity === 'error' ? 'Error' : 'Warning'}: ${d.summary}`;
   const where = d.file ? [`  on ${d.file}${d.line !== undefined ? ` line ${d.line}` : ''}`] : [];
   const detail = d.detail.split('\n').map((l) => (l.trim() === '' ? '' : `  ${l}`));

@@ -9,7 +9,7 @@
  * shown as removed and then added: still correct, only less minimal.
  */
 
-export type DiffOp = { op: ' ' | '-' | '+'; line: string };
+type DiffOp = { op: ' ' | '-' | '+'; line: string };
 
 /** Table cells of the LCS beyond which the middle is not aligned (memory, not correctness). */
 const MAX_CELLS = 4_000_000;

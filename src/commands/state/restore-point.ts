@@ -11,11 +11,11 @@
  * The matching point on the other ref: the commit of the same operation (one operation writes the
  * same message at the same time on both refs), else the newest commit not newer than COMMIT.
  */
-import { fail } from '../errors/diagnostic';
-import { type StateLocation, statePathOf } from './location';
-import { readStateFile } from './read';
-import { firstParentHistory, pathChange, type StateCommit, wrotePath } from './state-commits';
-import type { ObjectReader, RefSnapshot } from './store';
+import { fail } from '../../errors/diagnostic';
+import { type StateLocation, statePathOf } from '../../state/location';
+import { readStateFile } from '../../state/read';
+import { firstParentHistory, pathChange, type StateCommit, wrotePath } from '../../state/state-commits';
+import type { ObjectReader, RefSnapshot } from '../../state/store';
 
 export interface RestorePoint {
   /** The commit --to named (full id). */
@@ -33,7 +33,7 @@ interface Histories {
 }
 
 /** Refuses what cannot name a commit: a commit is named by hex digits only. */
-export function checkCommitName(to: string): void {
+function checkCommitName(to: string): void {
   if (!/^[0-9a-fA-F]{7,40}$/.test(to)) {
     fail('NYL-USAGE', `--to ${JSON.stringify(to)} is not a commit id: nyl state restore takes the full id of a state commit, or an abbreviation of at least 7 hex digits`, {
       fix: 'pass --to the id of a commit of the state refs, as `git log --first-parent` of the desired or observed ref prints it',
@@ -66,7 +66,7 @@ function findNamed(loc: StateLocation, histories: Histories, to: string): { comm
 }
 
 /** The commit of `history` that matches `at` on the other ref: the same operation, else the newest not newer. */
-export function matchingPoint(history: StateCommit[], at: StateCommit): string | undefined {
+function matchingPoint(history: StateCommit[], at: StateCommit): string | undefined {
   const same = history.find((c) => c.time === at.time && c.message === at.message);
   return (same ?? history.find((c) => c.time <= at.time))?.oid;
 }

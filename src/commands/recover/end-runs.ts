@@ -8,12 +8,12 @@
  * operator declared dead. Ended, the run ref waits for the next import without holding anyone, and
  * keeps every record it holds: it may be the only record of what its run created.
  */
-import type { Identity } from '../git/object-writer';
-import type { RefUpdate } from '../git/refs';
-import { type LeaseBreakRecord, breaksCarriedBy } from '../lease/record';
-import type { LeaseView } from '../lease/lease';
-import { readRunHeaders, serializeRunDoc } from '../state/run-record';
-import type { RefSnapshot, StateStore } from '../state/store';
+import type { Identity } from '../../git/object-writer';
+import type { RefUpdate } from '../../git/refs';
+import { type LeaseBreakRecord, breaksCarriedBy } from '../../lease/record';
+import type { LeaseView } from '../../lease/lease';
+import { readRunHeaders, serializeRunDoc } from '../../state/run-record';
+import type { RefSnapshot, StateStore } from '../../state/store';
 
 /** Why the run ended, as its run.yaml records it. */
 function endReason(b: LeaseBreakRecord, finding: string): string {

@@ -6,7 +6,7 @@
  * NYL-STATE-MOVED; the new location's copy continues the same history with `status: active` and
  * the coordination prefix it now lives under.
  */
-import type { EnvironmentStateDoc, StateEvent } from './documents';
+import type { EnvironmentStateDoc, StateEvent } from '../../state/documents';
 
 export interface MoveEnds {
   /** describeEnd of the old and the new location. */

@@ -13,8 +13,8 @@
  * that no key opens is listed too; the operation then refuses as a whole, since a reseal that
  * left some values under the old key would let the operator drop a key still needed.
  */
-import type { DesiredUnitDoc, ObservedUnitDoc, SensitiveOutputRecord } from './documents';
-import { isCurrentSeal, type KeyRing, keyIdOf, type KeyRingProblem, type SealBinding } from '../util/sealed';
+import type { DesiredUnitDoc, ObservedUnitDoc, SensitiveOutputRecord } from '../../state/documents';
+import { isCurrentSeal, type KeyRing, keyIdOf, type KeyRingProblem, type SealBinding } from '../../util/sealed';
 
 /** A digest of a value a backend keeps, left as it is; keyId: the key it needs (none for unkeyed forms). */
 export interface KeptDigest {
@@ -24,7 +24,7 @@ export interface KeptDigest {
 }
 
 /** A sealed value the ring cannot open: the key that sealed it (when its form names one) and why. */
-export interface UnopenedSeal {
+interface UnopenedSeal {
   unit: string;
   output: string;
   keyId?: string;

@@ -6,18 +6,18 @@
  * (src/state/transition.ts), and only there: an operation may be on one ref alone. So the two
  * first-parent histories are merged by (commit time, message): a desired and an observed commit
  * with both equal are one operation. A state move onto a ref that existed continues the history
- * through its second parent (./state-commits.ts follows it), so a moved environment's log goes on
+ * through its second parent (src/state/state-commits.ts follows it), so a moved environment's log goes on
  * past the move. On refs shared through `state.path` only the commits that changed the
  * environment's directory are its own.
  *
  * Parsing a message never fails: a hand-made commit on a state ref shows its headline, with
  * operation `-` when it has no Nyl-Operation trailer.
  */
-import { isoSeconds } from '../util/clock';
-import { type StateLocation, statePathOf } from './location';
-import { parseYaml } from './parse';
-import { firstParentHistory, PathChanges, type StateCommit, wrotePath } from './state-commits';
-import type { ObjectReader, RefSnapshot } from './store';
+import { isoSeconds } from '../../util/clock';
+import { type StateLocation, statePathOf } from '../../state/location';
+import { parseYaml } from '../../state/parse';
+import { firstParentHistory, PathChanges, type StateCommit, wrotePath } from '../../state/state-commits';
+import type { ObjectReader, RefSnapshot } from '../../state/store';
 
 /** A transition message taken apart: headline, YAML body and Nyl-* trailers. */
 export interface TransitionView {
