@@ -7,7 +7,7 @@
 import type { Git } from './git';
 
 /** The checkout's user.name, user.email and remote.origin.url, where set. */
-export interface CheckoutConfig {
+interface CheckoutConfig {
   userName?: string;
   userEmail?: string;
   originURL?: string;
