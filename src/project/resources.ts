@@ -113,43 +113,51 @@ export function buildResource(
     case 'EnvironmentTemplate':
       // Why raw: the environment spec is built per instance, after its references are resolved.
       return { kind, name, labels, origin, ...(locations ? { locations } : {}), spec: { namePattern: String(spec.namePattern), environment: record(spec.environment) } };
-    case 'Environment': {
-      const source = spec.source === undefined ? undefined : defined({ ref: optionalString(record(spec.source).ref) });
-      const lease = optionalString(record(spec.lease).duration);
-      const skewMargin = optionalString(record(spec.lease).skewMargin);
-      return {
-        kind,
-        name,
-        labels,
-        origin,
-        ...(locations ? { locations } : {}),
-        spec: defined({
-          source,
-          state: state(spec.state),
-          unitSelector: matchLabels(spec.unitSelector),
-          values: record(spec.values),
-          driftRepair: spec.driftRepair === 'manual' ? 'manual' : 'converge',
-          dependsOn: strings(spec.dependsOn),
-          lease: defined({ durationMs: (lease === undefined ? undefined : parseDuration(lease)) ?? DEFAULT_LEASE_MS, skewMarginMs: skewMargin === undefined ? undefined : parseDuration(skewMargin) }),
-        }),
-      };
-    }
-    default: {
-      const declared = strings(spec.dependsOn);
-      const triggers = strings(spec.triggers);
-      const references = scan?.unitReferences ?? [];
-      const unit: UnitResource = {
-        kind,
-        name,
-        labels,
-        origin,
-        spec,
-        dependsOn: [...new Set([...declared, ...triggers, ...references.map((r) => r.unit)])],
-        declaredDependsOn: declared,
-        references,
-      };
-      if (locations && Object.keys(locations).length > 0) unit.locations = locations;
-      return unit;
-    }
+    case 'Environment':
+      return { kind, name, labels, origin, ...(locations ? { locations } : {}), spec: environmentSpec(spec) };
+    default:
+      return unitResource(kind, { name, labels, origin }, spec, scan, locations);
   }
+}
+
+/** An Environment's spec: the lease's durations parsed, the defaults applied. */
+function environmentSpec(spec: Json): EnvironmentResource['spec'] {
+  const source = spec.source === undefined ? undefined : defined({ ref: optionalString(record(spec.source).ref) });
+  const lease = optionalString(record(spec.lease).duration);
+  const skewMargin = optionalString(record(spec.lease).skewMargin);
+  return defined({
+    source,
+    state: state(spec.state),
+    unitSelector: matchLabels(spec.unitSelector),
+    values: record(spec.values),
+    driftRepair: spec.driftRepair === 'manual' ? 'manual' : 'converge',
+    dependsOn: strings(spec.dependsOn),
+    lease: defined({
+      durationMs: (lease === undefined ? undefined : parseDuration(lease)) ?? DEFAULT_LEASE_MS,
+      skewMarginMs: skewMargin === undefined ? undefined : parseDuration(skewMargin),
+    }),
+  });
+}
+
+/** A unit: its dependencies are the declared ones, its triggers and the units its references name. */
+function unitResource(
+  kind: UnitKind,
+  named: Pick<UnitResource, 'name' | 'labels' | 'origin'>,
+  spec: Json,
+  scan?: ReferenceScan,
+  locations?: Record<string, { line: number; column: number }>,
+): UnitResource {
+  const declared = strings(spec.dependsOn);
+  const triggers = strings(spec.triggers);
+  const references = scan?.unitReferences ?? [];
+  const unit: UnitResource = {
+    kind,
+    ...named,
+    spec,
+    dependsOn: [...new Set([...declared, ...triggers, ...references.map((r) => r.unit)])],
+    declaredDependsOn: declared,
+    references,
+  };
+  if (locations && Object.keys(locations).length > 0) unit.locations = locations;
+  return unit;
 }
