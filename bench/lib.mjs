@@ -136,8 +136,7 @@ export function spawnMany(argv, count, limit) {
           const cpuAfter = childrenCpuMs();
           spawnMany.lastCpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
           resolvePromise(ms);
-        }
-        else next();
+        } else next();
       });
     };
     for (let i = 0; i < Math.min(limit, count); i++) next();

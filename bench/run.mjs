@@ -22,7 +22,22 @@ import * as multiEnv from './scenarios/multi-env.mjs';
 import * as historySize from './scenarios/history-size.mjs';
 import * as uiPages from './scenarios/ui-pages.mjs';
 
-const ALL = [startup, stateInit, status1000, reconcile500, noop1000, takeover200, memory5000, teardown500, drivers, planVerify, stateMove, multiEnv, historySize, uiPages];
+const ALL = [
+  startup,
+  stateInit,
+  status1000,
+  reconcile500,
+  noop1000,
+  takeover200,
+  memory5000,
+  teardown500,
+  drivers,
+  planVerify,
+  stateMove,
+  multiEnv,
+  historySize,
+  uiPages,
+];
 
 function formatValue(m) {
   if (m.value === undefined || m.value === null || Number.isNaN(m.value)) return '-';
@@ -46,7 +61,11 @@ function verdict(m) {
 
 function table(rows) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  const line = (r) => r.map((c, i) => (i === 2 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (r) =>
+    r
+      .map((c, i) => (i === 2 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
 }
 
@@ -93,7 +112,14 @@ async function main() {
   for (const r of results) {
     if (r.error) rows.push([r.id, 'ERROR', '-', '', '', r.error.split('\n')[0].slice(0, 80)]);
     r.metrics.forEach((m, i) =>
-      rows.push([i === 0 ? r.id : '', m.name, formatValue(m), m.cpu === undefined ? '' : fmtMs(m.cpu), formatTarget(m), m.pass === undefined ? '' : m.pass ? 'ok' : 'MISSED']),
+      rows.push([
+        i === 0 ? r.id : '',
+        m.name,
+        formatValue(m),
+        m.cpu === undefined ? '' : fmtMs(m.cpu),
+        formatTarget(m),
+        m.pass === undefined ? '' : m.pass ? 'ok' : 'MISSED',
+      ]),
     );
   }
   const host = {
@@ -107,7 +133,9 @@ async function main() {
   const totalSeconds = (nowMs() - began) / 1000;
   process.stdout.write(`Nyl benchmarks ${new Date().toISOString()}${QUICK ? ' (BENCH_QUICK)' : ''}\n`);
   process.stdout.write(`${host.node}, ${host.git}, ${host.cpus} x ${host.cpu}, ${host.platform}\n`);
-  process.stdout.write(`load average (1 min) before ${loadBefore.toFixed(2)}, after ${host.loadavg1.after.toFixed(2)}: values are wall times, which a busy machine inflates;\n`);
+  process.stdout.write(
+    `load average (1 min) before ${loadBefore.toFixed(2)}, after ${host.loadavg1.after.toFixed(2)}: values are wall times, which a busy machine inflates;\n`,
+  );
   process.stdout.write(`cpu = user+sys of the measured process and everything it waited for (git, drivers), 10 ms ticks\n\n`);
   process.stdout.write(`${table(rows)}\n`);
   for (const r of results) for (const note of r.notes ?? []) process.stdout.write(`  ${r.id}: ${note}\n`);

@@ -54,7 +54,13 @@ function warmCodeCache() {
     git(project, 'add', 'nyl.yaml');
     git(project, '-c', 'user.name=Build', '-c', 'user.email=build@localhost', 'commit', '-q', '-m', 'code cache');
     const author = ['--author', 'Build <build@localhost>'];
-    const commands = [['state', 'init', '-e', 'dev', ...author], ['reconcile', '-e', 'dev', ...author], ['status', '-e', 'dev'], ['plan', '-e', 'dev'], ['--help']];
+    const commands = [
+      ['state', 'init', '-e', 'dev', ...author],
+      ['reconcile', '-e', 'dev', ...author],
+      ['status', '-e', 'dev'],
+      ['plan', '-e', 'dev'],
+      ['--help'],
+    ];
     const loader = path.join(root, 'bin', 'load-bundle.cjs');
     for (const argv of commands) {
       const run = `const b = require(${JSON.stringify(loader)}).loadBundle(); b.exports.main(${JSON.stringify(argv)}).then(() => b.writeCache())`;

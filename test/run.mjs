@@ -34,14 +34,17 @@ const args = process.argv.slice(2);
 const nodeOptions = args.filter((a) => a.startsWith('--'));
 const subdirs = args.filter((a) => !a.startsWith('--'));
 
-const roots = subdirs.length === 0 ? [testRoot] : subdirs.map((s) => {
-  const dir = path.resolve(testRoot, s.replace(/^test[\\/]/, ''));
-  if (!dir.startsWith(testRoot) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-    process.stderr.write(`test/run.mjs: no such test directory: ${s} (looked for ${path.relative(repoRoot, dir)})\n`);
-    process.exit(2);
-  }
-  return dir;
-});
+const roots =
+  subdirs.length === 0
+    ? [testRoot]
+    : subdirs.map((s) => {
+        const dir = path.resolve(testRoot, s.replace(/^test[\\/]/, ''));
+        if (!dir.startsWith(testRoot) || !fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+          process.stderr.write(`test/run.mjs: no such test directory: ${s} (looked for ${path.relative(repoRoot, dir)})\n`);
+          process.exit(2);
+        }
+        return dir;
+      });
 
 /**
  * The files that take longest, measured on this machine (`.ci/run`, 2 cores), slowest first. They
@@ -84,8 +87,10 @@ const files = [...new Set(roots.flatMap(findTests))]
   .sort(slowestFirst);
 
 if (files.length === 0) {
-  process.stderr.write(`test/run.mjs: no *.test.mjs files under ${roots.map((r) => path.relative(repoRoot, r) || '.').join(', ')}`
-    + `${filter ? ` matching NYL_TEST_FILTER=${filter}` : ''}\n`);
+  process.stderr.write(
+    `test/run.mjs: no *.test.mjs files under ${roots.map((r) => path.relative(repoRoot, r) || '.').join(', ')}` +
+      `${filter ? ` matching NYL_TEST_FILTER=${filter}` : ''}\n`,
+  );
   process.exit(1);
 }
 

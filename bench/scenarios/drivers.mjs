@@ -206,7 +206,15 @@ async function terraformOnce(i) {
       nylRun = await measure();
     }
     const { p, first } = nylRun;
-    out[c] = { nyl: first.ms, nylCpu: first.cpuMs, plain: plain.ms, plainCpu: plain.cpuMs, ratio: first.ms / plain.ms, pushes: first.stats?.pushes, plainCalls: plain.calls };
+    out[c] = {
+      nyl: first.ms,
+      nylCpu: first.cpuMs,
+      plain: plain.ms,
+      plainCpu: plain.cpuMs,
+      ratio: first.ms / plain.ms,
+      pushes: first.stats?.pushes,
+      plainCalls: plain.calls,
+    };
     if (c === 1) out.verify = await verifyUnits(p, TF_ENV);
     else {
       const noop = await reconcile(p, [], TF_ENV);
@@ -346,7 +354,11 @@ function total(counts) {
 function verdictText(verdicts) {
   const counts = {};
   for (const v of Object.values(verdicts)) counts[v] = (counts[v] ?? 0) + 1;
-  return Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ') || 'none';
+  return (
+    Object.entries(counts)
+      .map(([k, v]) => `${v} ${k}`)
+      .join(', ') || 'none'
+  );
 }
 
 async function terraformPart(metrics, notes, details) {
@@ -367,8 +379,20 @@ async function terraformPart(metrics, notes, details) {
     const ratioS = summary(tf.map((r) => r[c].ratio));
     const how = c === 1 ? 'one at a time' : `${c} at once`;
     metrics.push(
-      { name: `Terraform c=${c}: first nyl reconcile of ${TF_UNITS} units`, value: nylS.median, cpu: cpuMedian(tf.map((r) => ({ cpuMs: r[c].nylCpu }))), unit: 'ms', spread: nylS },
-      { name: `Terraform c=${c}: plain init + apply x${TF_UNITS}, ${how}`, value: plainS.median, cpu: cpuMedian(tf.map((r) => ({ cpuMs: r[c].plainCpu }))), unit: 'ms', spread: plainS },
+      {
+        name: `Terraform c=${c}: first nyl reconcile of ${TF_UNITS} units`,
+        value: nylS.median,
+        cpu: cpuMedian(tf.map((r) => ({ cpuMs: r[c].nylCpu }))),
+        unit: 'ms',
+        spread: nylS,
+      },
+      {
+        name: `Terraform c=${c}: plain init + apply x${TF_UNITS}, ${how}`,
+        value: plainS.median,
+        cpu: cpuMedian(tf.map((r) => ({ cpuMs: r[c].plainCpu }))),
+        unit: 'ms',
+        spread: plainS,
+      },
       { name: `Terraform c=${c}: ratio nyl / plain`, value: ratioS.median, unit: 'x', target: { op: '<=', value: 1.3 }, spread: ratioS },
     );
   }
@@ -384,10 +408,21 @@ async function terraformPart(metrics, notes, details) {
   metrics.push(
     { name: `Terraform: nyl verify of ${TF_UNITS} clean units`, value: ver.median, cpu: cpuMedian(tf.map((r) => r.verify)), unit: 'ms', spread: ver },
     { name: 'Terraform: verify exit code (worst of the runs)', value: Math.max(...codes.map((c) => c ?? 99)), unit: '', target: { op: '<=', value: 0 } },
-    { name: `Terraform: verify units not in-sync (of ${TF_UNITS}, worst)`, value: Math.max(...tf.map((r) => TF_UNITS - r.verify.inSync)), unit: '', target: { op: '<=', value: 0 } },
+    {
+      name: `Terraform: verify units not in-sync (of ${TF_UNITS}, worst)`,
+      value: Math.max(...tf.map((r) => TF_UNITS - r.verify.inSync)),
+      unit: '',
+      target: { op: '<=', value: 0 },
+    },
   );
   const noopS = summary(tf.map((r) => r.noop.ms));
-  metrics.push({ name: `Terraform: no-op reconcile of ${TF_UNITS} units`, value: noopS.median, cpu: cpuMedian(tf.map((r) => r.noop)), unit: 'ms', spread: noopS });
+  metrics.push({
+    name: `Terraform: no-op reconcile of ${TF_UNITS} units`,
+    value: noopS.median,
+    cpu: cpuMedian(tf.map((r) => r.noop)),
+    unit: 'ms',
+    spread: noopS,
+  });
   const t = first.timeline;
   if (t) {
     metrics.push({ name: 'Terraform c=1: Nyl time per unit outside terraform (counting run)', value: (t.wall - t.inTool) / TF_UNITS, unit: 'ms' });
@@ -395,21 +430,39 @@ async function terraformPart(metrics, notes, details) {
 
   const ms = (v) => (v === undefined ? '-' : `${v.toFixed(0)} ms`);
   notes.push(
-    `Terraform (A): ${version} at ${real}; ${tf.length} repetition(s); env ${Object.entries(TF_ENV).map(([k, v]) => `${k}=${v}`).join(' ')} on both sides`,
+    `Terraform (A): ${version} at ${real}; ${tf.length} repetition(s); env ${Object.entries(TF_ENV)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')} on both sides`,
     `Terraform ratios per repetition: c=1 ${tf.map((r) => r[1].ratio.toFixed(2)).join(', ')}; c=${c4} ${tf.map((r) => r[c4].ratio.toFixed(2)).join(', ')}`,
     `Terraform processes per unit, first reconcile: ${fmtCounts(first.counts, TF_UNITS)} (plain terraform: init 1, apply 1 = 2)`,
     `Terraform processes, reconcile after ${unitName(CHANGED)}'s variable changed: executed ${changed.executed.join(', ') || 'none'}; ${unitName(CHANGED)}: ${fmtCounts(changed.counts)}; the ${TF_UNITS - 1} others: ${fmtCounts(changed.others)} in all`,
     `Terraform processes, no-op reconcile: ${fmtCounts(noop.counts)} in all (executed: ${noop.executed.join(', ') || 'none'})`,
     `Terraform processes per unit, verify: ${fmtCounts(verify.counts, TF_UNITS)} (exit ${verify.code}, ${verify.inSync} in-sync)`,
-    `Terraform verify per repetition: exit ${codes.join(', ')}; verdicts ${tf.map((r) => verdictText(r.verify.verdicts)).join(' | ')}${tf.some((r) => r.verify.problem) ? `; ${tf.map((r) => r.verify.problem).filter(Boolean).join('; ')}` : ''}`,
+    `Terraform verify per repetition: exit ${codes.join(', ')}; verdicts ${tf.map((r) => verdictText(r.verify.verdicts)).join(' | ')}${
+      tf.some((r) => r.verify.problem)
+        ? `; ${tf
+            .map((r) => r.verify.problem)
+            .filter(Boolean)
+            .join('; ')}`
+        : ''
+    }`,
   );
-  for (const [label, tl] of [['first reconcile', first.timeline], ['changed-unit reconcile', changed.timeline]]) {
+  for (const [label, tl] of [
+    ['first reconcile', first.timeline],
+    ['changed-unit reconcile', changed.timeline],
+  ]) {
     if (!tl) continue;
     notes.push(
       `Terraform timeline of the ${label} at c=1 (shim run): wall ${ms(tl.wall)}, inside terraform ${ms(tl.inTool)} (per call median ${ms(tl.perCall.median)}), nyl start to first call ${ms(tl.lead)}, last call to exit ${ms(tl.tail)}` +
-        (tl.within ? `, gap between a unit's calls median ${tl.within.median.toFixed(1)} ms (${tl.within.min.toFixed(1)}-${tl.within.max.toFixed(1)}, n ${tl.within.n})` : '') +
-        (tl.between ? `, from one unit's last call to the next unit's first median ${tl.between.median.toFixed(1)} ms (${tl.between.min.toFixed(1)}-${tl.between.max.toFixed(1)})` : '') +
-        `; median per call: ${Object.entries(tl.perSub).map(([k, v]) => `${k} ${ms(v)}`).join(', ')} (gaps and calls include the shim's sh and two date processes)`,
+        (tl.within
+          ? `, gap between a unit's calls median ${tl.within.median.toFixed(1)} ms (${tl.within.min.toFixed(1)}-${tl.within.max.toFixed(1)}, n ${tl.within.n})`
+          : '') +
+        (tl.between
+          ? `, from one unit's last call to the next unit's first median ${tl.between.median.toFixed(1)} ms (${tl.between.min.toFixed(1)}-${tl.between.max.toFixed(1)})`
+          : '') +
+        `; median per call: ${Object.entries(tl.perSub)
+          .map(([k, v]) => `${k} ${ms(v)}`)
+          .join(', ')} (gaps and calls include the shim's sh and two date processes)`,
     );
   }
   const plainCalls = (sub) => median(tf.flatMap((r) => r[c1].plainCalls[sub]));
@@ -427,8 +480,15 @@ async function podmanReady() {
 
 async function ociOnce() {
   const p = await makeProject({ units: 0, label: 'drivers-oci' });
-  const docs = Array.from({ length: OCI_UNITS }, (_, n) => JSON.stringify({ apiVersion: 'nyl.io/v1', kind: 'OciImage', metadata: { name: `img${n}` }, spec: { image: IMAGE, command: ['true'] } }));
-  const env = JSON.stringify({ apiVersion: 'nyl.io/v1', kind: 'Environment', metadata: { name: 'dev' }, spec: { state: { repository: { repoURL: p.stateUrl } } } });
+  const docs = Array.from({ length: OCI_UNITS }, (_, n) =>
+    JSON.stringify({ apiVersion: 'nyl.io/v1', kind: 'OciImage', metadata: { name: `img${n}` }, spec: { image: IMAGE, command: ['true'] } }),
+  );
+  const env = JSON.stringify({
+    apiVersion: 'nyl.io/v1',
+    kind: 'Environment',
+    metadata: { name: 'dev' },
+    spec: { state: { repository: { repoURL: p.stateUrl } } },
+  });
   writeFileSync(join(p.src, 'nyl.yaml'), `${[env, ...docs].join('\n---\n')}\n`);
   await git(p.src, ['commit', '-q', '-a', '-m', 'oci units']);
   await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);

@@ -73,7 +73,11 @@ async function twentyOperations(p) {
 
 async function logSize(p, branch) {
   const r = await exec(['git', '--git-dir', p.statePath, 'log', '-p', branch], { env: gitEnv() });
-  return { lines: r.stdout.split('\n').length, bytes: Buffer.byteLength(r.stdout), commits: Number((await exec(['git', '--git-dir', p.statePath, 'rev-list', '--count', branch], { env: gitEnv() })).stdout.trim()) };
+  return {
+    lines: r.stdout.split('\n').length,
+    bytes: Buffer.byteLength(r.stdout),
+    commits: Number((await exec(['git', '--git-dir', p.statePath, 'rev-list', '--count', branch], { env: gitEnv() })).stdout.trim()),
+  };
 }
 
 export async function run() {

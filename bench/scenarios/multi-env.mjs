@@ -15,14 +15,15 @@ const UNITS = 50;
 
 /** nyl.yaml: 20 labelled Environments on one state repository, and 50 independent Command units. */
 function fleetYaml(stateUrl) {
-  const env = (name, i) => [
-    'apiVersion: nyl.io/v1',
-    'kind: Environment',
-    `metadata: {name: ${name}, labels: {fleet: bench}}`,
-    'spec:',
-    ...(i > 0 ? ['  dependsOn: [env00]'] : []),
-    `  state: {repository: {repoURL: ${JSON.stringify(stateUrl)}}}`,
-  ].join('\n');
+  const env = (name, i) =>
+    [
+      'apiVersion: nyl.io/v1',
+      'kind: Environment',
+      `metadata: {name: ${name}, labels: {fleet: bench}}`,
+      'spec:',
+      ...(i > 0 ? ['  dependsOn: [env00]'] : []),
+      `  state: {repository: {repoURL: ${JSON.stringify(stateUrl)}}}`,
+    ].join('\n');
   const unit = (n) => ['apiVersion: nyl.io/v1', 'kind: Command', `metadata: {name: u${String(n).padStart(4, '0')}}`, 'spec:', '  run: ["true"]'].join('\n');
   return `${[...ENVIRONMENTS.map(env), ...Array.from({ length: UNITS }, (_, n) => unit(n))].join('\n---\n')}\n`;
 }
@@ -41,8 +42,11 @@ async function multiNoop(p, extra) {
   const before = (await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() })).stdout;
   const r = await retryKilled('multi no-op', () => nyl(p, ['reconcile', '-l', 'fleet=bench', ...extra, ...AUTHOR_ARGS, '-o', 'json']));
   const report = JSON.parse(r.stdout);
-  const executed = Object.values(report.environments).flatMap((e) => Object.values(e.units)).filter((u) => u.result !== 'current');
-  if (report.environmentOrder.length !== ENVIRONMENTS.length || executed.length > 0) throw new Error(`not a no-op of ${ENVIRONMENTS.length} environments: ${r.stdout.slice(0, 2000)}`);
+  const executed = Object.values(report.environments)
+    .flatMap((e) => Object.values(e.units))
+    .filter((u) => u.result !== 'current');
+  if (report.environmentOrder.length !== ENVIRONMENTS.length || executed.length > 0)
+    throw new Error(`not a no-op of ${ENVIRONMENTS.length} environments: ${r.stdout.slice(0, 2000)}`);
   const after = (await exec(['git', 'ls-remote', p.stateUrl], { env: gitEnv() })).stdout;
   if (after !== before) throw new Error('a no-op multi-environment reconcile moved state refs');
   return r;

@@ -62,7 +62,9 @@ export async function run() {
       { name: 'ratio noop / (floor + node)', value: ratio, unit: 'x', target: { op: '<=', value: 1.5 } },
       { name: 'same ratio by cpu (info)', value: cpuRatio, unit: 'x' },
     ],
-    notes: [`median of ${n} after one warm-up (state refs checked unchanged); the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`],
+    notes: [
+      `median of ${n} after one warm-up (state refs checked unchanged); the fixture's first full reconcile of 1,000 units took ${Math.round(p.fullReconcile.ms)} ms`,
+    ],
     details: { stats, refs },
   };
 }

@@ -50,6 +50,8 @@ export async function run() {
       { name: 'verify 500 units (check: true) wall', value: v.verify.wall.median, unit: 'ms', cpu: v.verify.cpu, spread: v.verify.wall },
       { name: 'verify overhead per unit over spawning `true` (info)', value: v.overhead, unit: 'ms' },
     ],
-    notes: [`median of ${n} runs after one warm-up (verify: ${reps(3, 1)}); exit codes plan ${fresh.plan.codes.join(',')} / ${current.plan.codes.join(',')}, verify ${v.verify.codes.join(',')}`],
+    notes: [
+      `median of ${n} runs after one warm-up (verify: ${reps(3, 1)}); exit codes plan ${fresh.plan.codes.join(',')} / ${current.plan.codes.join(',')}, verify ${v.verify.codes.join(',')}`,
+    ],
   };
 }

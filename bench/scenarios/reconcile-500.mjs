@@ -19,19 +19,21 @@ export async function run() {
   const spawnRuns = [];
   const spawnCpu = [];
   const overheads = [];
-  const runs = await repeat(n, () => retryKilled('reconcile-500', async () => {
-    const p = await makeProject({ units: UNITS, waves: WAVES, label: 'r500' });
-    await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
-    const before = await spawnMany(['true'], UNITS, CONCURRENCY);
-    spawnCpu.push({ cpuMs: spawnMany.lastCpuMs });
-    const r = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
-    const after = await spawnMany(['true'], UNITS, CONCURRENCY);
-    const executed = (r.stdout.match(/\bexecuted\b/g) ?? []).length;
-    if (executed < UNITS) throw new Error(`reconcile executed ${executed} of ${UNITS} units\n${r.stdout.slice(0, 2000)}`);
-    spawnRuns.push(before, after);
-    overheads.push((r.ms - (before + after) / 2) / UNITS);
-    return r;
-  }));
+  const runs = await repeat(n, () =>
+    retryKilled('reconcile-500', async () => {
+      const p = await makeProject({ units: UNITS, waves: WAVES, label: 'r500' });
+      await nyl(p, ['state', 'init', '-e', 'dev', ...AUTHOR_ARGS]);
+      const before = await spawnMany(['true'], UNITS, CONCURRENCY);
+      spawnCpu.push({ cpuMs: spawnMany.lastCpuMs });
+      const r = await nyl(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
+      const after = await spawnMany(['true'], UNITS, CONCURRENCY);
+      const executed = (r.stdout.match(/\bexecuted\b/g) ?? []).length;
+      if (executed < UNITS) throw new Error(`reconcile executed ${executed} of ${UNITS} units\n${r.stdout.slice(0, 2000)}`);
+      spawnRuns.push(before, after);
+      overheads.push((r.ms - (before + after) / 2) / UNITS);
+      return r;
+    }),
+  );
   const wall = summary(runs.map((r) => r.ms));
   const spawnWall = summary(spawnRuns);
   const stats = runs[runs.length - 1].stats;
@@ -41,7 +43,9 @@ export async function run() {
   const [processes, pushes, fetches] = [counts('processes'), counts('pushes'), counts('fetches')];
   // Ref writes of the run: pushes, and the local ref transactions that write coordination refs
   // (started markers, checkpoints, renewals) on a state repository of this machine.
-  const writes = runs.every((r) => r.stats?.byCommand) ? summary(runs.map((r) => (r.stats.byCommand.push ?? 0) + (r.stats.byCommand['update-ref'] ?? 0))) : undefined;
+  const writes = runs.every((r) => r.stats?.byCommand)
+    ? summary(runs.map((r) => (r.stats.byCommand.push ?? 0) + (r.stats.byCommand['update-ref'] ?? 0)))
+    : undefined;
   return {
     metrics: [
       { name: 'reconcile wall', value: wall.median, unit: 'ms', cpu: cpuMedian(runs), spread: wall },

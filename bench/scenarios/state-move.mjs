@@ -199,7 +199,9 @@ async function once() {
       const notCurrent = units.filter(([, u]) => u.result !== 'current' || u.dispatched);
       if (units.length !== UNITS || notCurrent.length) {
         const results = [...new Set(units.map(([, u]) => u.result))].join(', ');
-        throw new Error(`reconcile after the move: ${units.length} units, ${notCurrent.length} not current (results: ${results})\n${after.stdout.slice(0, 1500)}`);
+        throw new Error(
+          `reconcile after the move: ${units.length} units, ${notCurrent.length} not current (results: ${results})\n${after.stdout.slice(0, 1500)}`,
+        );
       }
       return { ...move, commits, after, firstMs: first.ms, syntheticMs };
     } finally {
@@ -235,6 +237,11 @@ export async function run() {
     `reconcile after the move executed nothing: git processes ${runs[runs.length - 1].after.stats?.processes}, pushes ${runs[runs.length - 1].after.stats?.pushes}, fetches ${runs[runs.length - 1].after.stats?.fetches}`,
     `fixture steps (not measured figures): first reconcile ${median(runs.map((r) => r.firstMs)).toFixed(0)} ms, synthetic commits ${median(runs.map((r) => r.syntheticMs)).toFixed(0)} ms`,
   ];
-  const details = { move: stats, after: runs[runs.length - 1].after.stats, commits, runs: runs.map((r) => ({ ms: r.ms, cpuMs: r.cpuMs, stats: r.stats, afterMs: r.after.ms, commits: r.commits })) };
+  const details = {
+    move: stats,
+    after: runs[runs.length - 1].after.stats,
+    commits,
+    runs: runs.map((r) => ({ ms: r.ms, cpuMs: r.cpuMs, stats: r.stats, afterMs: r.after.ms, commits: r.commits })),
+  };
   return { metrics, notes, details };
 }

@@ -26,9 +26,7 @@ export async function run() {
       { name: '(b) all current: wall', value: current.wall.median, unit: 'ms', cpu: current.cpu, spread: current.wall },
       { name: '(b) all current: git processes', value: current.stats?.processes, unit: 'count' },
     ],
-    notes: [
-      `median of ${n} runs after one warm-up; exit codes (a) ${fresh.codes.join(',')}, (b) ${current.codes.join(',')}`,
-    ],
+    notes: [`median of ${n} runs after one warm-up; exit codes (a) ${fresh.codes.join(',')}, (b) ${current.codes.join(',')}`],
     details: { fresh: fresh.stats, current: current.stats },
   };
 }

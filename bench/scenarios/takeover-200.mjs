@@ -225,6 +225,8 @@ export async function run() {
 
   const killed = median(all.map((r) => r.killedMs));
   const broken = median(all.map((r) => r.breakMs));
-  notes.push(`fixture steps (not measured figures): killed reconcile ${killed.toFixed(0)} ms, lease break ${broken.toFixed(0)} ms (medians over ${all.length} fixtures)`);
+  notes.push(
+    `fixture steps (not measured figures): killed reconcile ${killed.toFixed(0)} ms, lease break ${broken.toFixed(0)} ms (medians over ${all.length} fixtures)`,
+  );
   return { metrics, notes, details };
 }

@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { AUTHOR_ARGS, cpuMedian, git, makeProject, nyl, projectYaml, repeat, reps, retryKilled, spawnMany, summary } from '../lib.mjs';
 
 export const id = 'teardown-500';
-export const title = 'a teardown of 500 units in 10 waves (nyl teardown --all; units removed from source and reconcile --allow-teardown): wall time and pushes, beside a reconcile of the same units';
+export const title =
+  'a teardown of 500 units in 10 waves (nyl teardown --all; units removed from source and reconcile --allow-teardown): wall time and pushes, beside a reconcile of the same units';
 
 const UNITS = 500;
 const WAVES = 10;
@@ -39,10 +40,18 @@ function unitsWith(stdout, result) {
 /** The started-marker commits (`nyl: start ...`) among every object of the state repository. */
 async function startCommits(p) {
   const objects = await git(p.statePath, ['cat-file', '--batch-all-objects', '--batch-check=%(objecttype) %(objectname)']);
-  const commits = objects.stdout.split('\n').filter((l) => l.startsWith('commit ')).map((l) => l.slice(7));
+  const commits = objects.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('commit '))
+    .map((l) => l.slice(7));
   if (commits.length === 0) return new Set();
   const log = await git(p.statePath, ['log', '--no-walk=unsorted', '--stdin', '--format=%H %s'], { input: `${commits.join('\n')}\n` });
-  return new Set(log.stdout.split('\n').filter((l) => / nyl: start /.test(l)).map((l) => l.split(' ')[0]));
+  return new Set(
+    log.stdout
+      .split('\n')
+      .filter((l) => / nyl: start /.test(l))
+      .map((l) => l.split(' ')[0]),
+  );
 }
 
 /** Runs `nyl ...args` (must exit 0) and counts the started-marker commits it wrote: its waves. */
@@ -79,7 +88,8 @@ function checkConsumersFirst(r, what) {
       throw new Error(`${what}: the teardown of ${name(n)} started before its dependent ${name(n + PER_WAVE)} was removed\n${r.stderr.slice(-2000)}`);
     }
   }
-  if (started !== UNITS || removed.size !== UNITS) throw new Error(`${what}: progress shows ${started} teardowns started and ${removed.size} removed of ${UNITS}\n${r.stderr.slice(-2000)}`);
+  if (started !== UNITS || removed.size !== UNITS)
+    throw new Error(`${what}: progress shows ${started} teardowns started and ${removed.size} removed of ${UNITS}\n${r.stderr.slice(-2000)}`);
 }
 
 /** After a teardown: no unit file on either state branch, no lease or run ref left. */
@@ -103,7 +113,8 @@ async function once(way) {
   const spawnCpu = [{ cpuMs: spawnMany.lastCpuMs }];
 
   const rec = await measured(p, ['reconcile', '-e', 'dev', ...AUTHOR_ARGS]);
-  if (unitsWith(rec.stdout, 'executed') !== UNITS) throw new Error(`reconcile executed ${unitsWith(rec.stdout, 'executed')} of ${UNITS} units\n${rec.stdout.slice(0, 2000)}`);
+  if (unitsWith(rec.stdout, 'executed') !== UNITS)
+    throw new Error(`reconcile executed ${unitsWith(rec.stdout, 'executed')} of ${UNITS} units\n${rec.stdout.slice(0, 2000)}`);
   const files = await unitFiles(p, 'desired');
   if (files.length !== UNITS) throw new Error(`after the reconcile, refs/heads/nyl/dev/desired holds ${files.length} unit files, not ${UNITS}`);
   spawns.push(await spawnMany(['true'], UNITS, CONCURRENCY));
@@ -118,7 +129,8 @@ async function once(way) {
     down = await measured(p, ['reconcile', '-e', 'dev', '--allow-teardown', ...AUTHOR_ARGS]);
   }
   const what = way === 'teardown' ? 'nyl teardown -e dev --all' : 'nyl reconcile -e dev --allow-teardown';
-  if (unitsWith(down.stdout, 'removed') !== UNITS) throw new Error(`${what} removed ${unitsWith(down.stdout, 'removed')} of ${UNITS} units\n${down.stdout.slice(0, 2000)}\n${down.stderr.slice(-2000)}`);
+  if (unitsWith(down.stdout, 'removed') !== UNITS)
+    throw new Error(`${what} removed ${unitsWith(down.stdout, 'removed')} of ${UNITS} units\n${down.stdout.slice(0, 2000)}\n${down.stderr.slice(-2000)}`);
   checkConsumersFirst(down, what);
   await checkTornDown(p, what);
   spawns.push(await spawnMany(['true'], UNITS, CONCURRENCY));
@@ -158,7 +170,14 @@ function rows(label, f) {
     { name: `${label}: wall`, value: f.wall.median, unit: 'ms', cpu: f.cpu, spread: f.wall },
     { name: `${label}: overhead per unit`, value: f.overhead.median, unit: 'ms', spread: f.overhead },
   ];
-  if (f.ratio) out.push({ name: `${label}: wall / reconcile wall (same fixture)`, value: f.ratio.median, unit: 'x', target: { op: '<=', value: RATIO_TARGET, label: 'about the reconcile' }, spread: f.ratio });
+  if (f.ratio)
+    out.push({
+      name: `${label}: wall / reconcile wall (same fixture)`,
+      value: f.ratio.median,
+      unit: 'x',
+      target: { op: '<=', value: RATIO_TARGET, label: 'about the reconcile' },
+      spread: f.ratio,
+    });
   out.push(
     { name: `${label}: git processes`, value: f.processes?.median, unit: 'count', spread: f.processes },
     { name: `${label}: pushes`, value: f.pushes?.median, unit: 'count', spread: f.pushes },

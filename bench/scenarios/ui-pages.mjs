@@ -48,7 +48,11 @@ function startUi(p, statsFile) {
     NYL_GIT_STATS: statsFile,
   };
   const began = nowMs();
-  const child = spawn(process.execPath, [NYL, 'ui', '--listen', '127.0.0.1:0', '--poll-interval', `${POLL_MS}ms`, p.src], { cwd: p.src, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [NYL, 'ui', '--listen', '127.0.0.1:0', '--poll-interval', `${POLL_MS}ms`, p.src], {
+    cwd: p.src,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const ui = { child, stdout: '', stderr: '', exit: undefined };
   const onBenchExit = () => child.kill('SIGKILL');
   process.once('exit', onBenchExit);
@@ -78,7 +82,8 @@ function startUi(p, statsFile) {
     });
     ui.exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      if (ui.url === undefined) reject(new Error(`nyl ui exited ${code ?? signal} before printing its URL\n${ui.stderr.slice(-2000)}${ui.stdout.slice(-1000)}`));
+      if (ui.url === undefined)
+        reject(new Error(`nyl ui exited ${code ?? signal} before printing its URL\n${ui.stderr.slice(-2000)}${ui.stdout.slice(-1000)}`));
     });
   });
   return ui;
@@ -202,13 +207,25 @@ export async function run() {
   const start = summary(starts);
   const walls = Object.fromEntries(Object.keys(results).map((k) => [k, wall(k)]));
   const envKb = results.environment[0].bytes / 1024;
-  const pageMetrics = PAGES.map((pg) => ({ name: `GET ${pg.name}: wall (server cpu)`, value: walls[pg.key].median, unit: 'ms', cpu: cpuMedian(results[pg.key]), spread: walls[pg.key] }));
+  const pageMetrics = PAGES.map((pg) => ({
+    name: `GET ${pg.name}: wall (server cpu)`,
+    value: walls[pg.key].median,
+    unit: 'ms',
+    cpu: cpuMedian(results[pg.key]),
+    spread: walls[pg.key],
+  }));
   return {
     metrics: [
       { name: 'start: spawn to URL line', value: start.median, unit: 'ms', spread: start },
       ...pageMetrics,
-      { name: '/version: one read of the refs\' version', value: walls.version.median, unit: 'ms', cpu: cpuMedian(results.version), spread: walls.version },
-      { name: '`nyl status -e dev` (new process: Node start-up included)', value: walls.status.median, unit: 'ms', cpu: cpuMedian(results.status), spread: walls.status },
+      { name: "/version: one read of the refs' version", value: walls.version.median, unit: 'ms', cpu: cpuMedian(results.version), spread: walls.version },
+      {
+        name: '`nyl status -e dev` (new process: Node start-up included)',
+        value: walls.status.median,
+        unit: 'ms',
+        cpu: cpuMedian(results.status),
+        spread: walls.status,
+      },
       { name: 'ratio environment page / status', value: walls.environment.median / walls.status.median, unit: 'x', target: { op: '<=', value: 1 } },
     ],
     notes: [
@@ -216,6 +233,12 @@ export async function run() {
       `environment page ${envKb.toFixed(1)} KB (checked: 200, 1,000 <tr data-unit= rows, <svg class="graph"); history ${(results.history[0].bytes / 1024).toFixed(1)} KB, unit ${(results.unit[0].bytes / 1024).toFixed(1)} KB, / ${(results.overview[0].bytes / 1024).toFixed(1)} KB`,
       `page cpu = the server process's user+sys (and its git children's) during the request, from /proc; status cpu includes Node start-up; the server ran with --poll-interval ${POLL_MS}ms (pages do not poll here; /version waited for its cache to expire) and exited 0 on SIGINT; git processes of the whole serving session: ${stats?.processes ?? '-'}`,
     ],
-    details: { starts: start, pages: walls, bytes: Object.fromEntries(PAGES.map((pg) => [pg.key, results[pg.key][0].bytes])), stats, fullReconcileMs: p.fullReconcile?.ms },
+    details: {
+      starts: start,
+      pages: walls,
+      bytes: Object.fromEntries(PAGES.map((pg) => [pg.key, results[pg.key][0].bytes])),
+      stats,
+      fullReconcileMs: p.fullReconcile?.ms,
+    },
   };
 }

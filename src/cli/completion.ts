@@ -95,13 +95,17 @@ function fishCommand(spec: CommandSpec): string[] {
   const when = spec.words.map((w) => `__fish_seen_subcommand_from ${w}`).join('; and ');
   return spec.options.map((o) => {
     const names = `-l ${o.name}${o.short ? ` -s ${o.short}` : ''}`;
-    const values = o.type !== 'string' ? '' : o.name === 'environment' ? " -x -a '(__nyl_environments)'" : VALUES[o.name] ? ` -x -a '${VALUES[o.name]!.join(' ')}'` : ' -r';
+    const values =
+      o.type !== 'string' ? '' : o.name === 'environment' ? " -x -a '(__nyl_environments)'" : VALUES[o.name] ? ` -x -a '${VALUES[o.name]!.join(' ')}'` : ' -r';
     return `complete -c nyl -n '${when}' ${names}${values} -d ${fishText(o.help)}`;
   });
 }
 
 function fishScript(): string {
-  const summaries = new Map([...COMMANDS.map((c): [string, string] => [c.words[0]!, c.words.length > 1 ? `${c.words[0]} subcommands` : c.summary]), ...EXTRA_COMMANDS]);
+  const summaries = new Map([
+    ...COMMANDS.map((c): [string, string] => [c.words[0]!, c.words.length > 1 ? `${c.words[0]} subcommands` : c.summary]),
+    ...EXTRA_COMMANDS,
+  ]);
   const lines = [
     '# nyl completion for fish: nyl completion fish | source, or save it as ~/.config/fish/completions/nyl.fish.',
     "# Generated from nyl's command table.",
@@ -138,7 +142,9 @@ export async function completion(argv: string[]): Promise<number> {
   if (argv[0] === '__complete') return argv[1] === 'environments' ? environments() : 1;
   const shell = argv[1];
   if (shell === '--help' || shell === '-h') {
-    process.stdout.write(`Usage: nyl completion ${SHELLS.join('|')}\n\nPrints a completion script for the shell, generated from the command table:\n  source <(nyl completion bash)\n  source <(nyl completion zsh)\n  nyl completion fish > ~/.config/fish/completions/nyl.fish\n`);
+    process.stdout.write(
+      `Usage: nyl completion ${SHELLS.join('|')}\n\nPrints a completion script for the shell, generated from the command table:\n  source <(nyl completion bash)\n  source <(nyl completion zsh)\n  nyl completion fish > ~/.config/fish/completions/nyl.fish\n`,
+    );
     return 0;
   }
   const scripts: Record<string, () => string> = { bash: bashScript, zsh: zshScript, fish: fishScript };
@@ -149,7 +155,9 @@ export async function completion(argv: string[]): Promise<number> {
   const { diagnostic } = await import('../errors/diagnostic');
   const { renderDiagnostics } = await import('../commands/text/render');
   const { styled } = await import('./style');
-  const usage = diagnostic('NYL-USAGE', 'error', `nyl completion takes one shell: ${SHELLS.join(', ')}`, { fix: 'run `nyl completion bash` (or zsh, or fish)' });
+  const usage = diagnostic('NYL-USAGE', 'error', `nyl completion takes one shell: ${SHELLS.join(', ')}`, {
+    fix: 'run `nyl completion bash` (or zsh, or fish)',
+  });
   process.stderr.write(`${styled(process.stderr, () => renderDiagnostics([usage]))}\n`);
   return 1;
 }

@@ -28,7 +28,11 @@ function outputOf(p: ParsedCommand): Output {
   if (o === 'json') return 'json';
   if (o === 'text' || o === 'table') return 'text';
   if (drawings && (o === 'dot' || o === 'mermaid')) return o;
-  throw new NylError(diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format${drawings ? '' : ` of nyl ${p.spec.words.join(' ')}`}`, { fix: drawings ? 'pass -o text, -o dot, -o mermaid or -o json' : 'pass -o text, -o table or -o json' }));
+  throw new NylError(
+    diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format${drawings ? '' : ` of nyl ${p.spec.words.join(' ')}`}`, {
+      fix: drawings ? 'pass -o text, -o dot, -o mermaid or -o json' : 'pass -o text, -o table or -o json',
+    }),
+  );
 }
 
 /**
@@ -102,13 +106,12 @@ export async function dispatch(spec: Command, rest: string[]): Promise<number> {
     if (output === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     else process.stdout.write(styled(process.stdout, () => outcome.text(output)));
     // A drawing on stdout is for its tool: what went wrong goes to stderr.
-    if ((output === 'dot' || output === 'mermaid') && report.errors.length + report.warnings.length > 0) process.stderr.write(`${renderDiagnostics([...report.errors, ...report.warnings])}\n`);
+    if ((output === 'dot' || output === 'mermaid') && report.errors.length + report.warnings.length > 0)
+      process.stderr.write(`${renderDiagnostics([...report.errors, ...report.warnings])}\n`);
     return code;
   } catch (error) {
     const diagnostics: Diagnostic[] =
-      error instanceof NylError
-        ? error.diagnostics
-        : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
+      error instanceof NylError ? error.diagnostics : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
     const details = error instanceof NylError ? (error.details ?? {}) : {};
     if (output === 'json') {
       const doc = refusalDocument(spec.report, refusalOperationOf(spec), environment, diagnostics, details);

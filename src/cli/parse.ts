@@ -56,7 +56,10 @@ function refuseRepeats(spec: Command, tokens: readonly { kind: string; name?: st
     if (given.length < 2) continue;
     const option = spec.options.find((o) => o.name === name)!;
     const what = name === 'environment' ? `nyl ${spec.words.join(' ')} acts on one environment` : `--${name} takes one value`;
-    usageError(`${what}, and was given ${given.join(', ')}`, `pass ${given[given.length - 1]} once${name === 'environment' ? ', and run the command again for each other environment' : ''}${option.list ? ` (or one comma-separated --${name} list)` : ''}`);
+    usageError(
+      `${what}, and was given ${given.join(', ')}`,
+      `pass ${given[given.length - 1]} once${name === 'environment' ? ', and run the command again for each other environment' : ''}${option.list ? ` (or one comma-separated --${name} list)` : ''}`,
+    );
   }
 }
 

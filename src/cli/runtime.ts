@@ -28,7 +28,9 @@ function networkTimeoutFrom(env: NodeJS.ProcessEnv): number {
   if (text === undefined || text === '') return DEFAULT_NETWORK_TIMEOUT_MS;
   const ms = parseDuration(text);
   if (ms === undefined || ms <= 0 || ms > 86_400_000) {
-    fail('NYL-USAGE', `NYL_GIT_TIMEOUT=${JSON.stringify(text)} is not a duration between 1ms and 1d`, { fix: 'set NYL_GIT_TIMEOUT to a duration such as 30s or 2m, or unset it for the default of 60s' });
+    fail('NYL-USAGE', `NYL_GIT_TIMEOUT=${JSON.stringify(text)} is not a duration between 1ms and 1d`, {
+      fix: 'set NYL_GIT_TIMEOUT to a duration such as 30s or 2m, or unset it for the default of 60s',
+    });
   }
   return ms;
 }

@@ -49,7 +49,12 @@ export function unknownCommandHelp(argv: string[]): { message: string; fix: stri
  */
 export function unknownOptionFix(spec: CommandSpec, rest: string[], option: string): string {
   const help = `see \`nyl ${spec.words.join(' ')} --help\``;
-  const name = option.startsWith('--') ? guess(option.slice(2), spec.options.map((o) => o.name)) : undefined;
+  const name = option.startsWith('--')
+    ? guess(
+        option.slice(2),
+        spec.options.map((o) => o.name),
+      )
+    : undefined;
   if (!name) return help;
   const fixed = rest.map((a) => (a === option ? `--${name}` : a.startsWith(`${option}=`) ? `--${name}${a.slice(option.length)}` : a));
   return `did you mean --${name}? \`${commandLine([...spec.words, ...fixed])}\``;

@@ -61,7 +61,11 @@ function sectionRenderer<R extends SingleEnvironmentReport>(kind: R['kind'], ren
 }
 
 /** Over the one environment named, or over each selected one as its own command. */
-async function selectingCommandOf<R extends SingleEnvironmentReport>(rt: Runtime, p: ParsedCommand, def: AcrossCommand<R>): Promise<R | MultiEnvironmentReport> {
+async function selectingCommandOf<R extends SingleEnvironmentReport>(
+  rt: Runtime,
+  p: ParsedCommand,
+  def: AcrossCommand<R>,
+): Promise<R | MultiEnvironmentReport> {
   const { listOpt, requireEnvironment } = await import('./request');
   const { environmentSelectorOf, unitsOfSingle } = await import('./selection');
   // The `--unit`/`--units` names as given (`UNIT` or `ENV/UNIT`).
@@ -75,7 +79,12 @@ async function selectingCommandOf<R extends SingleEnvironmentReport>(rt: Runtime
 }
 
 /** Over several environments: each its own command, in the order and under the gate of its command. */
-async function severalOf<R extends SingleEnvironmentReport>(rt: Runtime, p: ParsedCommand, def: AcrossCommand<R>, units: string[]): Promise<MultiEnvironmentReport> {
+async function severalOf<R extends SingleEnvironmentReport>(
+  rt: Runtime,
+  p: ParsedCommand,
+  def: AcrossCommand<R>,
+  units: string[],
+): Promise<MultiEnvironmentReport> {
   const { runEnvironments } = await import('./shared/multi-environment');
   const { positiveInt, stringOpt, worktreeOf } = await import('./request');
   const { environmentSelectorOf } = await import('./selection');

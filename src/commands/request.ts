@@ -34,7 +34,10 @@ function waitMs(p: ParsedCommand): number | undefined {
 
 /** What every environment command's request carries; `environment` given for a run over several. */
 export function common(p: ParsedCommand, environment?: string) {
-  const req: { path: string; environment: string; author?: string; reason?: string; local?: boolean } = { path: p.path, environment: environment ?? requireEnvironment(p) };
+  const req: { path: string; environment: string; author?: string; reason?: string; local?: boolean } = {
+    path: p.path,
+    environment: environment ?? requireEnvironment(p),
+  };
   const author = stringOpt(p, 'author');
   if (author !== undefined) req.author = author;
   const reason = stringOpt(p, 'reason');
@@ -45,7 +48,8 @@ export function common(p: ParsedCommand, environment?: string) {
 
 /** -n: a count of entries, 0 for all. */
 export function countOf(text: string): number {
-  if (!/^\d+$/.test(text)) throw new NylError(diagnostic('NYL-USAGE', 'error', `-n ${text} is not a count`, { fix: 'pass -n <count> with a whole number, or -n 0 for every entry' }));
+  if (!/^\d+$/.test(text))
+    throw new NylError(diagnostic('NYL-USAGE', 'error', `-n ${text} is not a count`, { fix: 'pass -n <count> with a whole number, or -n 0 for every entry' }));
   return Number(text);
 }
 
@@ -63,7 +67,8 @@ export function listOpt(p: ParsedCommand, ...names: string[]): string[] {
 export function positiveInt(p: ParsedCommand, name: string, fallback: number): number {
   const text = stringOpt(p, name);
   if (text === undefined) return fallback;
-  if (!/^[1-9]\d*$/.test(text)) throw new NylError(diagnostic('NYL-USAGE', 'error', `--${name} ${text} is not a positive integer`, { fix: `pass --${name} <n> with n >= 1` }));
+  if (!/^[1-9]\d*$/.test(text))
+    throw new NylError(diagnostic('NYL-USAGE', 'error', `--${name} ${text} is not a positive integer`, { fix: `pass --${name} <n> with n >= 1` }));
   return Number(text);
 }
 
@@ -74,7 +79,11 @@ export function waitOf(p: ParsedCommand): { waitMs?: number } {
 }
 
 /** The options --worktree conflicts with, by their value names (a repeated -e is checked apart). */
-const WORKTREE_CONFLICTS: [string, string][] = [['source', '--source'], ['labels', '-l'], ['group', '-g']];
+const WORKTREE_CONFLICTS: [string, string][] = [
+  ['source', '--source'],
+  ['labels', '-l'],
+  ['group', '-g'],
+];
 
 /** --worktree: one named environment, from the working files (exit 1 NYL-USAGE on a conflict). */
 export async function worktreeOf(p: ParsedCommand): Promise<boolean> {

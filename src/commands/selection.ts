@@ -28,10 +28,14 @@ export function environmentSelectorOf(p: ParsedCommand): EnvironmentSelector {
   ];
   const command = `nyl ${p.spec.words.join(' ')}`;
   if (given.length === 0) {
-    fail('NYL-USAGE', `${command} needs -e <environment>, -l <key=value> or -g <group>`, { fix: 'pass -e <environment> (repeatable), -l <key>=<value> or -g <group>' });
+    fail('NYL-USAGE', `${command} needs -e <environment>, -l <key=value> or -g <group>`, {
+      fix: 'pass -e <environment> (repeatable), -l <key>=<value> or -g <group>',
+    });
   }
   if (given.length > 1) {
-    fail('NYL-USAGE', `${command} selects environments in one way only, and was given ${given.join(' and ')}`, { fix: `pass only one of: ${given.join(', or ')}` });
+    fail('NYL-USAGE', `${command} selects environments in one way only, and was given ${given.join(' and ')}`, {
+      fix: `pass only one of: ${given.join(', or ')}`,
+    });
   }
   if (names.length > 0) return { names };
   if (labels.length > 0) return { labels: parseLabelSelector(labels) };

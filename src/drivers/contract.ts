@@ -139,7 +139,15 @@ export function describeSize(bytes: number): string {
  * They are never recorded; the engine masks the sensitive ones in the lines it keeps, which may
  * hold a new value it has no seal of yet.
  */
-export type Failure = { result: 'failed'; reason: string; retryable: boolean; acknowledgementRequired?: boolean; code?: string; toolState?: Record<string, unknown>; unrecorded?: Outputs };
+export type Failure = {
+  result: 'failed';
+  reason: string;
+  retryable: boolean;
+  acknowledgementRequired?: boolean;
+  code?: string;
+  toolState?: Record<string, unknown>;
+  unrecorded?: Outputs;
+};
 export type Uncertain = { result: 'uncertain'; reason: string; toolState?: Record<string, unknown>; unrecorded?: Outputs };
 
 /**

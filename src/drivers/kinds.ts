@@ -39,7 +39,14 @@ export const TERRAFORM_KIND: KindDescriptor = { kind: 'Terraform', version: 'ter
 export const OPENTOFU_KIND: KindDescriptor = { kind: 'OpenTofu', version: 'opentofu/1', ...MODULE_KIND, spec: openTofuSpec };
 
 /** One-shot containers (./oci-image). */
-export const OCI_IMAGE_KIND: KindDescriptor = { kind: 'OciImage', version: 'ociimage/1', defaultRecovery: 'manual', shellTextFields: [], secretFields: ['/env'], spec: ociImageSpec };
+export const OCI_IMAGE_KIND: KindDescriptor = {
+  kind: 'OciImage',
+  version: 'ociimage/1',
+  defaultRecovery: 'manual',
+  shellTextFields: [],
+  secretFields: ['/env'],
+  spec: ociImageSpec,
+};
 
 /** Looks kinds up: the built-in ones, or those of a driver set (registry.ts, test fakes). */
 export interface KindSet {

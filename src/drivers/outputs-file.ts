@@ -64,7 +64,8 @@ async function readText(path: string): Promise<string | { ok: false; reason: str
     const code = codeOf(error);
     if (code === 'ENOENT') return '';
     // O_NOFOLLOW on a symlink: ELOOP on Linux and macOS, EMLINK on FreeBSD.
-    if (code === 'ELOOP' || code === 'EMLINK') return refused('NYL_OUTPUTS is a symbolic link, which Nyl does not follow; it was not read: write the outputs into the file itself');
+    if (code === 'ELOOP' || code === 'EMLINK')
+      return refused('NYL_OUTPUTS is a symbolic link, which Nyl does not follow; it was not read: write the outputs into the file itself');
     return refused(`NYL_OUTPUTS cannot be opened: ${code} (it must be a regular file)`);
   }
   try {
@@ -91,10 +92,12 @@ const LIMIT = describeSize(OUTPUT_LIMITS.bytes);
 async function readRegular(file: FileHandle): Promise<string | { ok: false; reason: string }> {
   const stat = await file.stat();
   if (!stat.isFile()) return refused(`NYL_OUTPUTS is ${kindOf(stat)}, not a regular file; it was not read`);
-  if (stat.size > OUTPUT_LIMITS.bytes) return refused(`NYL_OUTPUTS is ${describeSize(stat.size)}, more than the ${LIMIT} the outputs of a unit may take; it was not read`);
+  if (stat.size > OUTPUT_LIMITS.bytes)
+    return refused(`NYL_OUTPUTS is ${describeSize(stat.size)}, more than the ${LIMIT} the outputs of a unit may take; it was not read`);
   // One byte more than the limit tells a file that grew past it since the fstat (a process the unit left behind).
   const bytes = await readAtMost(file, OUTPUT_LIMITS.bytes + 1);
-  if (bytes.length > OUTPUT_LIMITS.bytes) return refused(`NYL_OUTPUTS grew past the ${LIMIT} the outputs of a unit may take while it was read; it was not used`);
+  if (bytes.length > OUTPUT_LIMITS.bytes)
+    return refused(`NYL_OUTPUTS grew past the ${LIMIT} the outputs of a unit may take while it was read; it was not used`);
   return bytes.toString('utf8');
 }
 
@@ -136,7 +139,8 @@ function asOutput(v: unknown): UnitOutput {
   if (v && typeof v === 'object' && !Array.isArray(v)) {
     const keys = Object.keys(v).sort();
     const marked = v as { value?: unknown; sensitive?: unknown };
-    if (keys.length === 2 && keys[0] === 'sensitive' && keys[1] === 'value' && typeof marked.sensitive === 'boolean') return { value: marked.value, sensitive: marked.sensitive };
+    if (keys.length === 2 && keys[0] === 'sensitive' && keys[1] === 'value' && typeof marked.sensitive === 'boolean')
+      return { value: marked.value, sensitive: marked.sensitive };
   }
   return { value: v, sensitive: false };
 }

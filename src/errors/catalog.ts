@@ -45,7 +45,7 @@ export const CATALOG = {
     fix: (p) => {
       const where = p.action ? ` to ${String(p.action)}:` : '';
       const env = String(p.envEntries ?? "{NAME: '${{ units.NAME.outputs.KEY }}'}");
-      const argv = String(p.argv ?? '[sh, -c, \'... "$1" ...\', sh, \'${{ units.NAME.outputs.KEY }}\']');
+      const argv = String(p.argv ?? "[sh, -c, '... \"$1\" ...', sh, '${{ units.NAME.outputs.KEY }}']");
       return (
         `pass the value as an environment variable: add env: ${env}${where} and read ${String(p.variables ?? '"$NAME"')} in the script instead; ` +
         `or pass it as an argument after the script: run: ${argv}${where ? ` in ${String(p.action)}:` : ''}, and read ${String(p.positional ?? '"$1"')}`
@@ -56,7 +56,9 @@ export const CATALOG = {
     exit: 1,
     summary: 'The source revision is not a commit of the checkout that a branch or tag reaches.',
     fix: (p) => {
-      const other = p.override ? 'pass --source a revision of a branch or tag' : `point spec.source.ref of ${e(p)} at a branch, a tag or a commit one of them reaches`;
+      const other = p.override
+        ? 'pass --source a revision of a branch or tag'
+        : `point spec.source.ref of ${e(p)} at a branch, a tag or a commit one of them reaches`;
       if (p.commit === undefined) return `check the revision${p.rev ? ` ${String(p.rev)}` : ''} exists in this clone (git fetch it), or ${other}`;
       const c = String(p.commit);
       return `fetch the branches and tags of every remote with \`git fetch --all --tags\`, then check that \`git branch -a --contains ${c}\` or \`git tag --contains ${c}\` names one; otherwise ${other}`;
@@ -79,11 +81,13 @@ export const CATALOG = {
   'NYL-GROUP-UNKNOWN': {
     exit: 1,
     summary: 'The project declares no such EnvironmentGroup (-g).',
-    fix: (p) => `declare an EnvironmentGroup ${String(p.group ?? '<group>')} in nyl.yaml, or pass -g with one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
+    fix: (p) =>
+      `declare an EnvironmentGroup ${String(p.group ?? '<group>')} in nyl.yaml, or pass -g with one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}`,
   },
   'NYL-ENVIRONMENT-BLOCKED': {
     exit: 2,
-    summary: 'A multi-environment run did not start this environment: for reconcile an environment it depends on (spec.dependsOn), for teardown one that depends on it, did not end with exit 0.',
+    summary:
+      'A multi-environment run did not start this environment: for reconcile an environment it depends on (spec.dependsOn), for teardown one that depends on it, did not end with exit 0.',
     fix: (p) => {
       const deps = Array.isArray(p.blockedBy) && p.blockedBy.length > 0 ? (p.blockedBy as string[]).join(', ') : '<dependency>';
       return `resolve what its section reports for ${deps}, then run the selection again; or run -e ${e(p)} alone when it must not wait for ${deps}`;
@@ -111,8 +115,8 @@ export const CATALOG = {
       p.oldLocation
         ? 'name the location that holds the state with --from, --desired-ref, --observed-ref, --state-path or --coordination-refs'
         : p.fromLocal
-        ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\` (if those branches are a copy of another state repository, move from that one: \`--from <its URL>\`); to start over instead, \`nyl state init -e ${e(p)} --fresh\``
-        : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old-url>\``,
+          ? `move the state the clone's branches hold there with \`nyl state move -e ${e(p)} --from local\` (if those branches are a copy of another state repository, move from that one: \`--from <its URL>\`); to start over instead, \`nyl state init -e ${e(p)} --fresh\``
+          : `create it with \`nyl state init -e ${e(p)}\`, or move existing state there with \`nyl state move -e ${e(p)} --from <old-url>\``,
   },
   'NYL-STATE-UNAVAILABLE': {
     exit: 1,
@@ -153,14 +157,15 @@ export const CATALOG = {
       p.init
         ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
         : p.cache
-        ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; discard it with \`nyl state reset -e ${e(p)} --local --discard-all\` (the receipts of a --local run in a cache repository are not published)`
-        : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
+          ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; discard it with \`nyl state reset -e ${e(p)} --local --discard-all\` (the receipts of a --local run in a cache repository are not published)`
+          : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
   },
   'NYL-STATE-LOCAL-WORK': {
     exit: 1,
     summary: "The local state repository holds a --local run's lease, run or checkpoint refs that the state repository does not have.",
     fix: (p) => {
-      if (p.left === 'lease') return `if no --local run of ${e(p)} still runs, break its lease with \`nyl lease break -e ${e(p)} --local --reason "<why>"\` and import what it did with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
+      if (p.left === 'lease')
+        return `if no --local run of ${e(p)} still runs, break its lease with \`nyl lease break -e ${e(p)} --local --reason "<why>"\` and import what it did with \`nyl recover -e ${e(p)} --local\`; then run the command again`;
       if (p.left === 'evidence') {
         return `decide each uncertain unit of the local state (${(p.units ?? [u(p)]).join(', ')}): \`nyl recover -e ${e(p)} --local --unit ${u(p)} --retry --reason "<why>"\` lets it run again, or --accept instead of --retry takes its checkpoint as its receipt; then run the command again`;
       }
@@ -182,7 +187,8 @@ export const CATALOG = {
       if (p.repair === 'lease') {
         return `break the lease with \`nyl lease break -e ${e(p)} --reason "<why>"\`; the next \`nyl recover -e ${e(p)}\` or \`nyl reconcile -e ${e(p)}\` imports what its holder left`;
       }
-      if (p.repair === 'evidence') return `inspect it with \`git log ${String(p.ref ?? 'the evidence ref')}\`; a damaged record cannot be accepted, use --retry`;
+      if (p.repair === 'evidence')
+        return `inspect it with \`git log ${String(p.ref ?? 'the evidence ref')}\`; a damaged record cannot be accepted, use --retry`;
       if (p.repair === 'signal-set-aside') return `if it asked to hold a unit, hold it again with \`nyl hold -e ${e(p)} --unit <unit> --reason "<why>"\``;
       const what: Record<string, string> = {
         state: 'it restores state.yaml from its copy on the other state ref or from its history',
@@ -211,8 +217,10 @@ export const CATALOG = {
   },
   'NYL-STATE-DELETE-WAITING': {
     exit: 2,
-    summary: 'state delete --teardown stopped because the remaining units wait (a teardown wait, an approval, dependents, readiness, or a held unit); nothing was deleted.',
-    fix: (p) => `the teardown report (details.teardown) says what each unit waits for; once that is resolved, run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it resumes`,
+    summary:
+      'state delete --teardown stopped because the remaining units wait (a teardown wait, an approval, dependents, readiness, or a held unit); nothing was deleted.',
+    fix: (p) =>
+      `the teardown report (details.teardown) says what each unit waits for; once that is resolved, run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it resumes`,
   },
   'NYL-LEASE-HELD': {
     exit: 2,
@@ -292,7 +300,9 @@ export const CATALOG = {
       if (p.retryable !== false) return `fix the cause; the next \`nyl reconcile -e ${e(p)}\` retries it`;
       const retry = `\`nyl recover -e ${e(p)} --unit ${u(p)} --retry${p.acknowledge ? ' --reason "<what you checked>"' : ''}\``;
       // As for NYL-UNIT-UNCERTAIN: a failure still in an unimported run's ref is not in state yet.
-      return p.unimported ? `fix the cause; \`nyl reconcile -e ${e(p)}\` first imports the run that recorded the failure, then ${retry}` : `fix the cause, then ${retry}`;
+      return p.unimported
+        ? `fix the cause; \`nyl reconcile -e ${e(p)}\` first imports the run that recorded the failure, then ${retry}`
+        : `fix the cause, then ${retry}`;
     },
   },
   'NYL-SECRETS-KEY-MISSING': {
@@ -300,27 +310,32 @@ export const CATALOG = {
     summary: 'A unit has sensitive outputs to seal, or consumes sealed ones, and no usable key is configured.',
     fix: (p) => {
       const sealedBy = Array.isArray(p.sealedBy) ? p.sealedBy.map(String) : [];
-      if (sealedBy.length > 0) return `configure the key that sealed the values this environment's state holds (key id ${sealedBy.join(', ')}: the first 16 hex digits of the key's sha256) in NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE; a new key cannot open them. Then \`nyl reconcile -e ${e(p)}\``;
+      if (sealedBy.length > 0)
+        return `configure the key that sealed the values this environment's state holds (key id ${sealedBy.join(', ')}: the first 16 hex digits of the key's sha256) in NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE; a new key cannot open them. Then \`nyl reconcile -e ${e(p)}\``;
       return `set NYL_SECRETS_KEY to the base64 of 32 random bytes (\`export NYL_SECRETS_KEY="$(openssl rand -base64 32)"\`, kept in your CI secrets) or NYL_SECRETS_KEY_FILE to a file holding it, then \`nyl reconcile -e ${e(p)}\``;
     },
   },
   'NYL-SECRET-UNAVAILABLE': {
     exit: 3,
-    summary: "A sensitive value a unit consumes cannot be read: no configured key opens it, or the producer's backend no longer holds the value its receipt records.",
+    summary:
+      "A sensitive value a unit consumes cannot be read: no configured key opens it, or the producer's backend no longer holds the value its receipt records.",
     fix: (p) => {
       const producer = String(p.producer ?? '<producer>');
-      if (p.backend) return `${producer} keeps the value in its Terraform backend, which no longer holds what its receipt records (the state was lost, moved or changed outside Nyl): point ${producer} back at its state, or create the value again with \`nyl reconcile -e ${e(p)} --unit ${producer} --reapply --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
+      if (p.backend)
+        return `${producer} keeps the value in its Terraform backend, which no longer holds what its receipt records (the state was lost, moved or changed outside Nyl): point ${producer} back at its state, or create the value again with \`nyl reconcile -e ${e(p)} --unit ${producer} --reapply --reason "<why>"\`, then \`nyl reconcile -e ${e(p)}\``;
       return `configure the key that sealed it (NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old key after the new one while you rotate); if ${String(p.producer ?? 'the producer')}'s value changed outside Nyl, make it execute again (change its source), then \`nyl reconcile -e ${e(p)}\``;
     },
   },
   'NYL-SECRETS-KEY-FILE-OPEN': {
     exit: 0,
-    summary: 'The key file NYL_SECRETS_KEY_FILE names can be read or written by its group or others: whoever reads it opens every sealed value of every state the key protects, history included.',
+    summary:
+      'The key file NYL_SECRETS_KEY_FILE names can be read or written by its group or others: whoever reads it opens every sealed value of every state the key protects, history included.',
     fix: (p) => `chmod 600 ${shWord(String(p.file ?? '<file>'))}`,
   },
   'NYL-RESEAL-UNOPENED': {
     exit: 1,
-    summary: 'nyl state reseal found a sealed value that no configured key opens (its key is not in the ring, no key is configured, or the seal was altered or copied from another output or environment); nothing was written.',
+    summary:
+      'nyl state reseal found a sealed value that no configured key opens (its key is not in the ring, no key is configured, or the seal was altered or copied from another output or environment); nothing was written.',
     fix: (p) => {
       const value = `${u(p)}.${String(p.output ?? '<output>')}`;
       const key = p.keyId ? ` (key id ${String(p.keyId)}: the first 16 hex digits of the key's sha256)` : '';
@@ -330,13 +345,15 @@ export const CATALOG = {
   },
   'NYL-RESEAL-RUNS-UNIMPORTED': {
     exit: 1,
-    summary: 'A run ref waits for its import: its checkpoints may hold values sealed with the old key, which nyl state reseal cannot reach there; it wrote nothing.',
+    summary:
+      'A run ref waits for its import: its checkpoints may hold values sealed with the old key, which nyl state reseal cannot reach there; it wrote nothing.',
     fix: (p) =>
       `import the runs first: \`nyl reconcile -e ${e(p)}\` imports them (and executes what is pending), or, for the run of a broken lease, \`nyl recover -e ${e(p)}\` imports it without executing anything; then \`nyl state reseal -e ${e(p)}\``,
   },
   'NYL-RESEAL-KEPT': {
     exit: 0,
-    summary: "nyl state reseal left the digests of values a unit's Terraform or OpenTofu backend keeps: only an execution of the unit digests them again, and until then a consumer's run checks them with the key that made them, which must stay in the ring.",
+    summary:
+      "nyl state reseal left the digests of values a unit's Terraform or OpenTofu backend keeps: only an execution of the unit digests them again, and until then a consumer's run checks them with the key that made them, which must stay in the ring.",
     fix: (p) => {
       const units = Array.isArray(p.units) && p.units.length > 0 ? p.units.map(String) : [u(p)];
       return `make them execute again with \`nyl reconcile -e ${e(p)} ${units.map((n) => `--unit ${n}`).join(' ')} --reapply --reason "<why>"\`: their new receipts digest the values with the first key`;
@@ -344,7 +361,8 @@ export const CATALOG = {
   },
   'NYL-RESEAL-CONSUMERS': {
     exit: 0,
-    summary: "nyl state reseal made new digests of outputs other units consume: their execution keys cover the digest, so each of them executes once on the next reconcile, with the same value.",
+    summary:
+      'nyl state reseal made new digests of outputs other units consume: their execution keys cover the digest, so each of them executes once on the next reconcile, with the same value.',
     fix: (p) => `nothing to decide: \`nyl reconcile -e ${e(p)}\` executes them once (any later reconcile would)`,
   },
   'NYL-BACKEND-STATE-LOST': {
@@ -353,8 +371,10 @@ export const CATALOG = {
       "The Terraform state a unit's receipt recorded is gone (a deleted or emptied state file, a backend or workspace pointing at an empty location) or replaced by another lineage: planning against it would create everything again next to what exists, so Nyl refuses until the state is back or an operator decides.",
     fix: (p) => {
       const restore = `if the state moved, point backendConfig (or workspace) of ${u(p)} back at it, or put the state file back as the receipt's run left it`;
-      if (p.teardown) return `${restore}, then run the teardown again; if its resources are gone already, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
-      if (p.observed) return `${restore} and check again with \`nyl verify -e ${e(p)} --unit ${u(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
+      if (p.teardown)
+        return `${restore}, then run the teardown again; if its resources are gone already, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
+      if (p.observed)
+        return `${restore} and check again with \`nyl verify -e ${e(p)} --unit ${u(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
       return `${restore}, then \`nyl reconcile -e ${e(p)}\`; if its resources are gone too, create them again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
   },
@@ -364,9 +384,11 @@ export const CATALOG = {
       'Two environments, or two units, would share one Terraform state: their backend configuration renders alike, or a unit without a receipt finds a state holding resources none of its receipts recorded. A teardown of one would destroy the resources of the other.',
     fix: (p) => {
       const own = `give each its own state: put \${{ env.name }} into backendConfig (or workspace) of ${u(p)}, such as path: /srv/tfstate/${u(p)}-\${{ env.name }}.tfstate`;
-      if (p.rendered && p.otherUnit) return `give ${u(p)} and ${String(p.otherUnit)} each a state of its own (another path or key in backendConfig, another workspace); if they are meant to share it, set sharedState: true on both`;
+      if (p.rendered && p.otherUnit)
+        return `give ${u(p)} and ${String(p.otherUnit)} each a state of its own (another path or key in backendConfig, another workspace); if they are meant to share it, set sharedState: true on both`;
       if (p.rendered) return `${own}; if they are meant to share it, set sharedState: true on ${u(p)}`;
-      if (p.teardown) return `if this state is not ${u(p)}'s in ${e(p)}, leave it: remove ${u(p)} from state without a teardown with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\`; if it is, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
+      if (p.teardown)
+        return `if this state is not ${u(p)}'s in ${e(p)}, leave it: remove ${u(p)} from state without a teardown with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\`; if it is, acknowledge it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\`, then \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
       return `${own}, then \`nyl reconcile -e ${e(p)}\`; if ${u(p)} in ${e(p)} is to take this state over, say so with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
   },
@@ -428,7 +450,8 @@ export const CATALOG = {
   },
   'NYL-RESTORE-FOREIGN-COMMIT': {
     exit: 1,
-    summary: "The commit nyl state restore names is not a commit of the environment's state history (its desired or observed ref's first-parent history, with its state.yaml, and on refs shared through path one that changed its directory); nothing was written.",
+    summary:
+      "The commit nyl state restore names is not a commit of the environment's state history (its desired or observed ref's first-parent history, with its state.yaml, and on refs shared through path one that changed its directory); nothing was written.",
     fix: (p) => {
       const path = p.path ? ` -- ${String(p.path)}` : '';
       const desired = String(p.desiredRef ?? `refs/heads/nyl/${e(p)}/desired`);
@@ -486,7 +509,8 @@ export const CATALOG = {
     exit: 2,
     summary: 'A teardown waits.',
     fix: (p) => {
-      if (p.wait === 'needs-allow-teardown') return `start it with \`nyl reconcile -e ${e(p)} --allow-teardown\`, or restore ${u(p)} in source if it should stay`;
+      if (p.wait === 'needs-allow-teardown')
+        return `start it with \`nyl reconcile -e ${e(p)} --allow-teardown\`, or restore ${u(p)} in source if it should stay`;
       if (p.wait === 'lifecycle-excluded') return `run \`nyl reconcile -e ${e(p)}\` without --unit: it does the lifecycle work first`;
       const dependents = (p.dependents as string[] | undefined)?.join(', ') ?? 'its dependents';
       return `it waits for ${dependents}: tear them down first with \`nyl teardown -e ${e(p)} --unit ${(p.dependents as string[] | undefined)?.join(' --unit ') ?? '<unit>'}\`, or let them go on depending on it`;
@@ -563,7 +587,8 @@ export const CATALOG = {
     summary: "A unit's latest drift observation says its resources no longer match its receipt.",
     fix: (p) => {
       if (p.repair === 'converge') return `the next \`nyl reconcile -e ${e(p)}\` repairs it (driftRepair: converge)`;
-      if (p.repair === 'approve') return `its repair awaits approval (recovery: manual): review it with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}\``;
+      if (p.repair === 'approve')
+        return `its repair awaits approval (recovery: manual): review it with \`nyl plan -e ${e(p)}\`, then run \`nyl reconcile -e ${e(p)} --approve ${u(p)}\``;
       return `repair it with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
     },
   },
@@ -592,7 +617,8 @@ export const CATALOG = {
   },
   'NYL-UI-EXPOSED': {
     exit: 0,
-    summary: "nyl ui listens on an address other machines may reach, without authentication: whoever reaches it sees every environment's units, plain outputs, rendered specs, failure output and history (never a sensitive value).",
+    summary:
+      "nyl ui listens on an address other machines may reach, without authentication: whoever reaches it sees every environment's units, plain outputs, rendered specs, failure output and history (never a sensitive value).",
     fix: () => 'listen on loopback (--listen 127.0.0.1:<port>) and reach it through an SSH tunnel, or put an authenticating proxy in front of it',
   },
   'NYL-UNCHANGED': {

@@ -31,12 +31,7 @@ export interface DiagnosticInit extends FixParams {
   data?: Record<string, unknown>;
 }
 
-export function diagnostic(
-  code: NylCode,
-  severity: Severity,
-  message: string,
-  init: DiagnosticInit = {},
-): Diagnostic {
+export function diagnostic(code: NylCode, severity: Severity, message: string, init: DiagnosticInit = {}): Diagnostic {
   const d: Diagnostic = { code, severity, message, fix: fixFor(code, init) };
   if (init.units && init.units.length > 0) d.units = [...init.units];
   if (init.location) d.location = init.location;

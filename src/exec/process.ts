@@ -108,7 +108,12 @@ function stdinOf(options: RunOptions): 'ignore' | 'pipe' {
 
 function startPlain(argv: string[], options: RunOptions): Started {
   try {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env ?? process.env, stdio: [stdinOf(options), 'pipe', 'pipe'], detached: options.group === true });
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: [stdinOf(options), 'pipe', 'pipe'],
+      detached: options.group === true,
+    });
     return { child };
   } catch (error) {
     // Node refuses some arguments synchronously (a NUL byte): the same shape as ENOENT.
@@ -213,10 +218,13 @@ function stopperOf(child: ChildProcess, options: RunOptions) {
     signalProcess(child, group, signal);
     killTimer ??= setTimeout(() => signalProcess(child, group, 'SIGKILL'), options.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   };
-  const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => {
-    state.timedOut = true;
-    stop(options.stopSignal ?? 'SIGTERM');
-  }, options.timeoutMs);
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          state.timedOut = true;
+          stop(options.stopSignal ?? 'SIGTERM');
+        }, options.timeoutMs);
   const onCancel = () => {
     state.cancelled = true;
     stop(options.stopSignal ?? (options.cancel?.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM'));
@@ -252,7 +260,16 @@ function supervise(child: ChildProcess, argv: string[], options: RunOptions, beg
       settled = true;
       stopper.dispose();
       const { timedOut, cancelled } = stopper.state;
-      const result: ProcessResult = { argv, code: spawnError ? null : code, signal, stdout: output.stdout(), stderr: output.stderr(), timedOut, cancelled, durationMs: Date.now() - began };
+      const result: ProcessResult = {
+        argv,
+        code: spawnError ? null : code,
+        signal,
+        stdout: output.stdout(),
+        stderr: output.stderr(),
+        timedOut,
+        cancelled,
+        durationMs: Date.now() - began,
+      };
       if (spawnError) result.spawnError = spawnError;
       resolve(result);
     };

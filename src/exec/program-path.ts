@@ -31,7 +31,13 @@ function executable(path: string): 'ok' | 'EACCES' | 'ENOENT' {
 
 /** The error Node's spawn reports for `file` (same message, code, errno, syscall, path). */
 function spawnError(code: 'EACCES' | 'ENOENT', file: string, args: string[]): NodeJS.ErrnoException {
-  return Object.assign(new Error(`spawn ${file} ${code}`), { errno: code === 'ENOENT' ? -2 : -13, code, syscall: `spawn ${file}`, path: file, spawnargs: args });
+  return Object.assign(new Error(`spawn ${file} ${code}`), {
+    errno: code === 'ENOENT' ? -2 : -13,
+    code,
+    syscall: `spawn ${file}`,
+    path: file,
+    spawnargs: args,
+  });
 }
 
 /** Undefined when argv[0] can be started with this environment and working directory; else the spawn error. */

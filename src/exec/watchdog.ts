@@ -161,7 +161,12 @@ export class ToolWatch {
     let dog: ChildProcess;
     try {
       const steps = String(Math.ceil(this.graceMs / STEP_MS));
-      dog = spawn(SHELL, ['-c', WATCHDOG_SCRIPT, 'nyl-watchdog', String(this.tool.pid), steps, this.stopSignal.slice(3)], { detached: true, cwd: '/', env: WATCHDOG_ENV, stdio: ['pipe', 'ignore', 'ignore', out, err] });
+      dog = spawn(SHELL, ['-c', WATCHDOG_SCRIPT, 'nyl-watchdog', String(this.tool.pid), steps, this.stopSignal.slice(3)], {
+        detached: true,
+        cwd: '/',
+        env: WATCHDOG_ENV,
+        stdio: ['pipe', 'ignore', 'ignore', out, err],
+      });
     } catch {
       return false;
     }

@@ -28,9 +28,7 @@ export class GitError extends Error {
     readonly result: ProcessResult,
     readonly dir: string,
   ) {
-    super(
-      `git ${result.argv.slice(1).join(' ')} failed in ${dir} (exit ${String(result.code)}): ${result.stderr.toString().trim()}`,
-    );
+    super(`git ${result.argv.slice(1).join(' ')} failed in ${dir} (exit ${String(result.code)}): ${result.stderr.toString().trim()}`);
     this.name = 'GitError';
   }
 }

@@ -58,7 +58,8 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 /** A scratch repository's four commits (empty trees, fixed identity). */
 export async function checkCommits(git: Git, repo: string, run: string): Promise<CheckCommits> {
   const env = { GIT_AUTHOR_NAME: 'nyl doctor', GIT_AUTHOR_EMAIL: 'nyl@localhost', GIT_COMMITTER_NAME: 'nyl doctor', GIT_COMMITTER_EMAIL: 'nyl@localhost' };
-  const commit = async (message: string, parent?: string): Promise<string> => (await git.text(repo, ['commit-tree', EMPTY_TREE, ...(parent ? ['-p', parent] : []), '-m', message], { env })).trim();
+  const commit = async (message: string, parent?: string): Promise<string> =>
+    (await git.text(repo, ['commit-tree', EMPTY_TREE, ...(parent ? ['-p', parent] : []), '-m', message], { env })).trim();
   const s1 = await commit(`nyl doctor ${run}: state 1`);
   const l1 = await commit(`nyl doctor ${run}: lease 1`);
   return { s1, l1, s2: await commit(`nyl doctor ${run}: state 2`, s1), l2: await commit(`nyl doctor ${run}: lease 2`, l1) };
@@ -82,10 +83,18 @@ async function listRefs(git: Git, repo: string, url: string, patterns: string[])
  */
 function pushFailure(git: Git, result: Parameters<Git['failureOf']>[0]): StepResult & { ok: false } {
   const stderr = result.stderr.toString();
-  if (/does not support --atomic/i.test(stderr)) return { ok: false, detail: 'the host does not support atomic pushes (git push --atomic): it cannot hold orchestration state', atomicUnsupported: true };
-  const remote = stderr.split('\n').map((l) => /^remote: (.*\S)/.exec(l)?.[1]).filter((l): l is string => l !== undefined);
+  if (/does not support --atomic/i.test(stderr))
+    return { ok: false, detail: 'the host does not support atomic pushes (git push --atomic): it cannot hold orchestration state', atomicUnsupported: true };
+  const remote = stderr
+    .split('\n')
+    .map((l) => /^remote: (.*\S)/.exec(l)?.[1])
+    .filter((l): l is string => l !== undefined);
   if (remote.length > 0) return { ok: false, detail: `the host refused the push: ${remote.join('; ')}` };
-  const rejected = result.stdout.toString().split('\n').filter((l) => l.startsWith('!')).map((l) => l.split('\t').slice(1).join(' '));
+  const rejected = result.stdout
+    .toString()
+    .split('\n')
+    .filter((l) => l.startsWith('!'))
+    .map((l) => l.split('\t').slice(1).join(' '));
   return { ok: false, detail: rejected.length > 0 ? `rejected: ${rejected.join('; ')}` : git.failureOf(result) };
 }
 
@@ -112,22 +121,62 @@ export async function checkPrefix(git: Git, repo: string, url: string, prefix: s
   const expect = async (want: [string | undefined, string | undefined], what: string): Promise<StepResult> => {
     const got = await both(git, repo, url, refs);
     if (typeof got === 'string') return { ok: false, detail: got };
-    return got[0] === want[0] && got[1] === want[1] ? { ok: true, detail: what } : { ok: false, detail: `the host lists ${B} at ${got[0] ?? 'nothing'} and ${L} at ${got[1] ?? 'nothing'}` };
+    return got[0] === want[0] && got[1] === want[1]
+      ? { ok: true, detail: what }
+      : { ok: false, detail: `the host lists ${B} at ${got[0] ?? 'nothing'} and ${L} at ${got[1] ?? 'nothing'}` };
   };
   const steps: (() => Promise<StepResult>)[] = [
-    async () => chain(await push([[B, ''], [L, '']], [`${c.s1}:${B}`, `${c.l1}:${L}`]), () => expect([c.s1, c.l1], 'both refs created')),
+    async () =>
+      chain(
+        await push(
+          [
+            [B, ''],
+            [L, ''],
+          ],
+          [`${c.s1}:${B}`, `${c.l1}:${L}`],
+        ),
+        () => expect([c.s1, c.l1], 'both refs created'),
+      ),
     async () => {
-      const stale = await push([[B, c.s1], [L, c.s1]], [`${c.s2}:${B}`, `${c.l2}:${L}`]);
+      const stale = await push(
+        [
+          [B, c.s1],
+          [L, c.s1],
+        ],
+        [`${c.s2}:${B}`, `${c.l2}:${L}`],
+      );
       if (stale.ok) return { ok: false, detail: 'the host accepted a push whose lease on the lease ref was stale' };
       return expect([c.s1, c.l1], 'rejected, both refs unchanged');
     },
-    async () => chain(await push([[B, c.s1], [L, c.l1]], [`${c.s2}:${B}`, `${c.l2}:${L}`]), () => expect([c.s2, c.l2], 'both refs moved')),
+    async () =>
+      chain(
+        await push(
+          [
+            [B, c.s1],
+            [L, c.l1],
+          ],
+          [`${c.s2}:${B}`, `${c.l2}:${L}`],
+        ),
+        () => expect([c.s2, c.l2], 'both refs moved'),
+      ),
     async () => {
       const listed = await listRefs(git, repo, url, [`${prefix}${DOCTOR_NAMESPACE}${run}/*`]);
       if (typeof listed === 'string') return { ok: false, detail: listed };
-      return listed.get(L) === c.l2 ? { ok: true, detail: `listed by ${prefix}${DOCTOR_NAMESPACE}${run}/*` } : { ok: false, detail: `the pattern does not list ${L}` };
+      return listed.get(L) === c.l2
+        ? { ok: true, detail: `listed by ${prefix}${DOCTOR_NAMESPACE}${run}/*` }
+        : { ok: false, detail: `the pattern does not list ${L}` };
     },
-    async () => chain(await push([[L, c.l2], [B, c.s2]], [`:${L}`, `:${B}`]), () => expect([undefined, undefined], 'both refs deleted')),
+    async () =>
+      chain(
+        await push(
+          [
+            [L, c.l2],
+            [B, c.s2],
+          ],
+          [`:${L}`, `:${B}`],
+        ),
+        () => expect([undefined, undefined], 'both refs deleted'),
+      ),
   ];
   return runSteps(steps);
 }
@@ -159,7 +208,12 @@ async function runSteps(steps: (() => Promise<StepResult>)[]): Promise<HostStep[
  */
 export async function cleanNamespace(git: Git, repo: string, url: string, prefixes: string[]): Promise<string[]> {
   const namespaces = [...new Set(['refs/heads/', ...prefixes])].map((p) => `${p}${DOCTOR_NAMESPACE}`);
-  const listed = await listRefs(git, repo, url, namespaces.map((n) => `${n}*`));
+  const listed = await listRefs(
+    git,
+    repo,
+    url,
+    namespaces.map((n) => `${n}*`),
+  );
   if (typeof listed === 'string') return [];
   const ours = [...listed.keys()].filter((ref) => namespaces.some((n) => ref.startsWith(n)));
   const left: string[] = [];

@@ -110,7 +110,10 @@ export function classifyPushFailure(stdout: string, stderr: string): RefWriteRes
       }
     }
   }
-  const lines = (stderr.trim() || stdout.trim()).split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = (stderr.trim() || stdout.trim())
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   // The cause is in the fatal:/error: lines; hints and "make sure you have access" add nothing.
   const causes = lines.filter((l) => /^(fatal|error|remote):/.test(l) && !/failed to push some refs|remote end hung up/.test(l));
   const message = (causes.length > 0 ? causes : lines).slice(0, 3).join('; ');

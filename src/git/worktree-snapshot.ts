@@ -84,7 +84,14 @@ export async function snapshotWorktree(git: Git, workTree: string, head: HeadCom
     const tree = (await git.text(workTree, ['write-tree'], { env })).trim();
     const date = `${head.timeSeconds} +0000`;
     const who = SNAPSHOT_IDENTITY;
-    const commitEnv = { GIT_AUTHOR_NAME: who.name, GIT_AUTHOR_EMAIL: who.email, GIT_AUTHOR_DATE: date, GIT_COMMITTER_NAME: who.name, GIT_COMMITTER_EMAIL: who.email, GIT_COMMITTER_DATE: date };
+    const commitEnv = {
+      GIT_AUTHOR_NAME: who.name,
+      GIT_AUTHOR_EMAIL: who.email,
+      GIT_AUTHOR_DATE: date,
+      GIT_COMMITTER_NAME: who.name,
+      GIT_COMMITTER_EMAIL: who.email,
+      GIT_COMMITTER_DATE: date,
+    };
     const message = `nyl: worktree snapshot\n\nNyl-Worktree-Of: ${head.oid}\n`;
     const commit = (await git.text(workTree, ['commit-tree', tree], { env: commitEnv, input: message })).trim();
     return { commit, tree, headTree: head.tree };

@@ -108,7 +108,9 @@ export function cachedObservations(env: NodeJS.ProcessEnv, place: string, bootId
     load() {
       try {
         const saved = JSON.parse(readFileSync(file, 'utf8')) as Observed & { boot?: unknown };
-        return saved.boot === bootId && typeof saved.key === 'string' && Number.isFinite(saved.sinceMs) ? { key: saved.key, sinceMs: saved.sinceMs, lookedExpired: saved.lookedExpired === true } : undefined;
+        return saved.boot === bootId && typeof saved.key === 'string' && Number.isFinite(saved.sinceMs)
+          ? { key: saved.key, sinceMs: saved.sinceMs, lookedExpired: saved.lookedExpired === true }
+          : undefined;
       } catch {
         return undefined;
       }

@@ -29,7 +29,19 @@ const LEASE_SHAPE = object(
     renewedAt: text(),
     broken: leaseBreak,
     brokenHolder: object({ run: required(text()), operation: required(text()), holder: required(holder) }, { open: true }),
-    unrecordedBreaks: list(object({ by: required(text()), reason: required(string()), at: required(text()), run: required(text()), operation: required(text()), holder: required(string()) }, { open: true })),
+    unrecordedBreaks: list(
+      object(
+        {
+          by: required(text()),
+          reason: required(string()),
+          at: required(text()),
+          run: required(text()),
+          operation: required(text()),
+          holder: required(string()),
+        },
+        { open: true },
+      ),
+    ),
   },
   { open: true },
 );

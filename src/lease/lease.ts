@@ -144,7 +144,10 @@ export function skewDiagnostic(env: string, view: LeaseView, aheadMs: number, sk
   const here = hostname();
   const ahead = `${Math.round(aheadMs / 1000)} s`;
   const message = `the lease of ${env} is stamped ${ahead} in the future of this host's clock (${here}): ${describeHolder(r)} runs on a clock that far ahead, or this one runs behind; beyond the skew margin of ${Math.round(skewMs / 1000)} s no deadline can be trusted, so nothing is taken over`;
-  return diagnostic('NYL-CLOCK-SKEW', severity, message, { env, data: { hosts: [r.holder.host, here], holder: r.holder, run: r.run, aheadMs, skewMarginMs: skewMs } });
+  return diagnostic('NYL-CLOCK-SKEW', severity, message, {
+    env,
+    data: { hosts: [r.holder.host, here], holder: r.holder, run: r.run, aheadMs, skewMarginMs: skewMs },
+  });
 }
 
 export function brokenError(env: string, view: LeaseView, expired: boolean, gone = false): NylError {
@@ -152,8 +155,8 @@ export function brokenError(env: string, view: LeaseView, expired: boolean, gone
   const message = gone
     ? `the lease of ${env} is held by ${describeHolder(r)}, whose process on this machine is gone; its run is not imported yet`
     : expired
-    ? `the lease of ${env} expired at ${r.deadline} while ${describeHolder(r)} held it; its run is not imported yet`
-    : `the lease of ${env} was broken by ${r.broken!.by} at ${r.broken!.at} (${r.broken!.reason}); its run is not imported yet`;
+      ? `the lease of ${env} expired at ${r.deadline} while ${describeHolder(r)} held it; its run is not imported yet`
+      : `the lease of ${env} was broken by ${r.broken!.by} at ${r.broken!.at} (${r.broken!.reason}); its run is not imported yet`;
   return new NylError(
     diagnostic('NYL-LEASE-BROKEN', 'error', message, {
       env,
@@ -168,7 +171,14 @@ function cancelled(env: string): NylError {
 }
 
 /** Builds a lease commit whose parent is the lease it replaces or renews. */
-async function writeLeaseCommit(rt: LeaseRuntime, store: StateStore, record: LeaseRecord, parent: string | undefined, author: Identity, message: string): Promise<string> {
+async function writeLeaseCommit(
+  rt: LeaseRuntime,
+  store: StateStore,
+  record: LeaseRecord,
+  parent: string | undefined,
+  author: Identity,
+  message: string,
+): Promise<string> {
   const [oid] = await store.writeCommits([
     { ...(parent ? { parent } : {}), clearTree: true, changes: new Map([['lease.yaml', serializeLease(record)]]), message, author, timeMs: rt.clock.now() },
   ]);
@@ -183,13 +193,22 @@ type Blocker = { error: NylError } | { watchMs: number; view: LeaseView };
  * undefined when it may be taken. Throws NYL-LEASE-BROKEN at once when only an importer may take
  * it over, and NYL-CLOCK-SKEW for a holder stamped beyond the skew margin in this host's future.
  */
-async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: LeaseView | undefined, importer: boolean, nowMs: number, timing: LeaseTiming, watch: ExpiryWatch): Promise<Blocker | undefined> {
+async function blockerOf(
+  store: StateStore,
+  snapshot: RefSnapshot,
+  current: LeaseView | undefined,
+  importer: boolean,
+  nowMs: number,
+  timing: LeaseTiming,
+  watch: ExpiryWatch,
+): Promise<Blocker | undefined> {
   const env = store.loc.environment;
   if (current?.damage) throw corruptError(env, [current.damage]);
   if (current) {
     const judged = judge(store, snapshot, current, nowMs, timing, watch);
     if (judged.held) return { error: judged.held };
-    if (!importer && (judged.status === 'broken' || RUN_OPERATIONS.has(current.record.operation))) throw brokenError(env, current, judged.status === 'expired', judged.gone);
+    if (!importer && (judged.status === 'broken' || RUN_OPERATIONS.has(current.record.operation)))
+      throw brokenError(env, current, judged.status === 'expired', judged.gone);
     if (judged.status === 'broken') return undefined;
     if (judged.watchMs > 0) return { watchMs: judged.watchMs, view: current };
     // Its holder is gone, or its refs (its run's included) stayed unchanged for the window: no
@@ -207,7 +226,14 @@ async function blockerOf(store: StateStore, snapshot: RefSnapshot, current: Leas
  * as they were for the watch window (`watchMs` is what is left of it). A lease that changed
  * while it looked expired was renewed: it is held, whatever its stamps say.
  */
-function judge(store: StateStore, snapshot: RefSnapshot, current: LeaseView, nowMs: number, timing: LeaseTiming, watch: ExpiryWatch): { status: LeaseStatus; watchMs: number; held?: NylError; gone?: boolean } {
+function judge(
+  store: StateStore,
+  snapshot: RefSnapshot,
+  current: LeaseView,
+  nowMs: number,
+  timing: LeaseTiming,
+  watch: ExpiryWatch,
+): { status: LeaseStatus; watchMs: number; held?: NylError; gone?: boolean } {
   const env = store.loc.environment;
   const byClock = leaseStatus(current.record, nowMs, timing.skewMs);
   if (byClock === 'broken') return { status: 'broken', watchMs: 0 };
@@ -289,7 +315,8 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     if (blocked) {
       if (now >= waitUntil) throw blocked;
       // Said once, on stderr: a command that waits silently for minutes looks hung.
-      if (!waiting) rt.log?.(`nyl: waiting up to ${Math.ceil((waitUntil - now) / 1000)}s for the lease of ${env}: ${blocked.diagnostics[0]?.message ?? 'it is held'}`);
+      if (!waiting)
+        rt.log?.(`nyl: waiting up to ${Math.ceil((waitUntil - now) / 1000)}s for the lease of ${env}: ${blocked.diagnostics[0]?.message ?? 'it is held'}`);
       waiting = true;
       await rt.faults.reach('lease-waiting', [options.operation]);
       await rt.clock.sleep(Math.min(1000, 100 + attempt * 100, waitUntil - now), rt.cancel);
@@ -302,7 +329,11 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     await rt.faults.reach('before-lease-push', [options.operation]);
     const result = await writeRetried(rt, store, updates);
     if (result.ok) {
-      const acquired: Acquired = { handle: new LeaseHandle(rt, store, oid, record, options.author, timing), snapshot: applyUpdates(snapshot, updates), mayBeStale: !current?.record.broken };
+      const acquired: Acquired = {
+        handle: new LeaseHandle(rt, store, oid, record, options.author, timing),
+        snapshot: applyUpdates(snapshot, updates),
+        mayBeStale: !current?.record.broken,
+      };
       if (current) acquired.replaced = current;
       return acquired;
     }
@@ -424,7 +455,8 @@ export class LeaseHandle {
   }
 
   private async writeNow(mode: LeaseMode, build: PushBuilder): Promise<FencedWriteResult> {
-    if (this.lost || this.released) return { ok: false, lost: this.lost, result: { ok: false, kind: 'rejected', refs: [], message: 'the lease is no longer held' } };
+    if (this.lost || this.released)
+      return { ok: false, lost: this.lost, result: { ok: false, kind: 'rejected', refs: [], message: 'the lease is no longer held' } };
     const lease = await this.leaseUpdate(mode);
     const part = await build({ record: lease.record });
     const own = lease.update ? [...part.updates, lease.update] : part.updates;
@@ -515,10 +547,12 @@ export class LeaseHandle {
     const written = await this.write('release', () => ({ updates: [] }));
     return written.ok;
   }
-
 }
 
-type BreakResult = { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string } | { kind: 'already-broken'; record: LeaseRecord } | { kind: 'nothing-held' }
+type BreakResult =
+  | { kind: 'broken'; record: LeaseRecord; oid: string; damage?: Damage; keptAt?: string }
+  | { kind: 'already-broken'; record: LeaseRecord }
+  | { kind: 'nothing-held' }
   /** --wait-lease: the awaited run released the lease in time (`now`: the run that holds it since). */
   | { kind: 'released'; run: string; now?: string };
 

@@ -77,10 +77,7 @@ export async function publishTransition(
     const oids = await store.writeCommits(commitSpecs(store, current, author, rt.clock.now()));
     await rt.faults.reach('before-transition-push');
     const written = await lease.write('release', () => ({
-      updates: [
-        ...current.map((t, i) => ({ ref: t.ref, expect: t.base ?? null, to: oids[i]! })),
-        ...extraUpdates(),
-      ],
+      updates: [...current.map((t, i) => ({ ref: t.ref, expect: t.base ?? null, to: oids[i]! })), ...extraUpdates()],
     }));
     if (written.ok) {
       await rt.faults.reach('after-transition-push');
@@ -93,7 +90,13 @@ export async function publishTransition(
 }
 
 /** After a rejected publish: the transitions to try again, or the refusal that explains it. */
-async function rebaseAfterRejection(store: StateStore, lease: LeaseHandle, current: RefTransition[], result: RefWriteResult, seen: RefSnapshot | undefined): Promise<RefTransition[]> {
+async function rebaseAfterRejection(
+  store: StateStore,
+  lease: LeaseHandle,
+  current: RefTransition[],
+  result: RefWriteResult,
+  seen: RefSnapshot | undefined,
+): Promise<RefTransition[]> {
   const env = store.loc.environment;
   if (!result.ok && result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot push the transition of ${env}: ${result.message}`, { env });
   if (lease.lost) {
@@ -109,7 +112,10 @@ async function rebaseAfterRejection(store: StateStore, lease: LeaseHandle, curre
   for (const t of current) {
     const now = refs.get(t.ref);
     if (now !== t.base && (!t.base || !now || !(await onlyOthersChanged(store, t.base, now)))) {
-      fail('NYL-STATE-CONFLICT', `${t.ref} changed outside Nyl while the operation on ${env} ran`, { env, data: { ref: t.ref, expected: t.base ?? null, found: now ?? null } });
+      fail('NYL-STATE-CONFLICT', `${t.ref} changed outside Nyl while the operation on ${env} ran`, {
+        env,
+        data: { ref: t.ref, expected: t.base ?? null, found: now ?? null },
+      });
     }
     next.push({ ...t, base: now });
   }

@@ -130,7 +130,11 @@ export function leaseTiming(settings: LeaseSettings): LeaseTiming {
  * acquisition or last renewal), or undefined when it did not: a clock that runs that far ahead
  * or behind makes every deadline comparison meaningless, so it is reported, never taken over.
  */
-export function clockSkewOf(record: Pick<LeaseRecord, 'acquiredAt' | 'renewedAt' | 'broken' | 'brokenHolder'>, nowMs: number, skewMs: number): number | undefined {
+export function clockSkewOf(
+  record: Pick<LeaseRecord, 'acquiredAt' | 'renewedAt' | 'broken' | 'brokenHolder'>,
+  nowMs: number,
+  skewMs: number,
+): number | undefined {
   if (record.broken && !carriesBreak(record)) return undefined;
   const stamped = Math.max(Date.parse(record.acquiredAt), record.renewedAt ? Date.parse(record.renewedAt) : 0);
   return stamped - nowMs > skewMs ? stamped - nowMs : undefined;

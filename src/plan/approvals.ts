@@ -41,7 +41,12 @@ function driftOf(observed: ObservedUnitDoc | undefined, receipt: ReceiptRecord):
  * What a unit with a current receipt does about reapply and drift: execute again for a reason, stay
  * drifted, or nothing (undefined: it is current).
  */
-export function currentReceiptAction(name: string, observed: ObservedUnitDoc | undefined, receipt: ReceiptRecord, input: PlanInput): ExecuteReason | Action | undefined {
+export function currentReceiptAction(
+  name: string,
+  observed: ObservedUnitDoc | undefined,
+  receipt: ReceiptRecord,
+  input: PlanInput,
+): ExecuteReason | Action | undefined {
   // Once: the receipt this run produced is the reapplied one.
   if (input.run?.reapply?.has(name) && receipt.run !== input.run.runId) return 'reapply';
   const drift = driftOf(observed, receipt);
@@ -77,7 +82,14 @@ function grantOf(unit: UnitResource, executionKey: string, input: PlanInput): Gr
  * plan names that key: compared here. A planning kind's digest is compared by the run
  * once it planned (`run.unapproved` then says what it planned).
  */
-export function gateExecution(unit: UnitResource, reason: ExecuteReason, approvalKey: () => string | undefined, planning: boolean, condition: ConditionRecord | undefined, input: PlanInput): Action {
+export function gateExecution(
+  unit: UnitResource,
+  reason: ExecuteReason,
+  approvalKey: () => string | undefined,
+  planning: boolean,
+  condition: ConditionRecord | undefined,
+  input: PlanInput,
+): Action {
   const execute: Action = { type: 'execute', reason, ...(condition ? { condition } : {}) };
   const need = approvalNeed(unit, reason, input);
   if (!need) return execute;

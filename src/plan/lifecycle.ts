@@ -27,7 +27,17 @@
 import { consumersFirstOrder } from '../project/graph';
 import type { DeletionPolicy, DesiredUnitDoc } from '../state/documents';
 import { type Action, type DeletionCause, runStopped, type TeardownWait, type UnitPlan } from './actions';
-import { conditionOfIncarnation, currentUid, isDeleting, isHeld, isRetained, lifecycleState, receiptOfIncarnation, recoveryPolicy, terminalCondition } from './unit-view';
+import {
+  conditionOfIncarnation,
+  currentUid,
+  isDeleting,
+  isHeld,
+  isRetained,
+  lifecycleState,
+  receiptOfIncarnation,
+  recoveryPolicy,
+  terminalCondition,
+} from './unit-view';
 import type { PlanInput } from './input';
 import { sharedTeardown } from './shared-state';
 
@@ -194,7 +204,8 @@ function filtered(plan: UnitPlan, cause: DeletionCause, owned: boolean, input: P
   if (!run) return plan;
   const work = plan.action.type === 'teardown' || plan.action.type === 'retain' || plan.action.type === 'release' || plan.action.type === 'pending-teardown';
   if (!work) return plan;
-  if (run.only) return run.only.has(plan.name) && owned ? { ...plan, action: excluded(plan, cause, input) } : { ...plan, action: { type: 'skip', reason: 'not-selected' } };
+  if (run.only)
+    return run.only.has(plan.name) && owned ? { ...plan, action: excluded(plan, cause, input) } : { ...plan, action: { type: 'skip', reason: 'not-selected' } };
   // A teardown run carries out requests, whatever started the unit's deletion first.
   if (run.mode === 'teardown' && !plan.desired?.teardownRequest) return { ...plan, action: { type: 'skip', reason: 'teardown-only' } };
   if (run.mode === 'leaving' && owned) return { ...plan, action: { type: 'skip', reason: 'leaving-only' } };

@@ -35,7 +35,17 @@ import { byCodeUnits } from '../util/compare';
 import type { Action, ActionType, DeletionCause, ExecuteReason, Plan, UnitPlan, Wait } from './actions';
 import { runStopped, willExecute } from './actions';
 import { type PlanInput, type Prepared, recordedPreparation, renderingDigest } from './input';
-import { conditionOfIncarnation, currentUid, incarnationCondition, incarnationReceipt, isHeld, receiptOfIncarnation, recoveryPolicy, sameRendering, terminalCondition } from './unit-view';
+import {
+  conditionOfIncarnation,
+  currentUid,
+  incarnationCondition,
+  incarnationReceipt,
+  isHeld,
+  receiptOfIncarnation,
+  recoveryPolicy,
+  sameRendering,
+  terminalCondition,
+} from './unit-view';
 import { currentReceiptAction, gateExecution } from './approvals';
 
 export { currentUid } from './unit-view';
@@ -88,7 +98,8 @@ function namedWaits(unit: UnitResource, receiptOf: ReceiptOf): Wait[] {
   const waits: Wait[] = [];
   const named = (field: string, names: string[]) =>
     names.forEach((dep, i) => {
-      if (receiptOf(dep) === undefined && !waits.some((w) => w.unit === dep)) waits.push({ pointer: `/${field}/${i}`, unit: dep, reason: 'no-current-receipt' });
+      if (receiptOf(dep) === undefined && !waits.some((w) => w.unit === dep))
+        waits.push({ pointer: `/${field}/${i}`, unit: dep, reason: 'no-current-receipt' });
     });
   named('dependsOn', unit.declaredDependsOn);
   named('triggers', triggersOf(unit));
@@ -132,7 +143,10 @@ export function ownedGraph(project: Project, env: EnvironmentResource): OwnedGra
   if (!graph) {
     const owned = ownershipSet(project, env);
     const names = new Set(owned.map((u) => u.name));
-    graph = { byName: new Map(owned.map((u) => [u.name, u])), order: dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => names.has(d)) }]))) };
+    graph = {
+      byName: new Map(owned.map((u) => [u.name, u])),
+      order: dependencyOrder(new Map(owned.map((u) => [u.name, { dependsOn: u.dependsOn.filter((d) => names.has(d)) }]))),
+    };
     perEnv.set(env, graph);
   }
   return graph;
@@ -288,7 +302,14 @@ function approvalKeyOf(plan: UnitPlan, unit: UnitResource, scope: ResolveScope, 
 const NEW_INCARNATION_UID = 'new-incarnation';
 
 /** Actions in precedence order after holds: see the module header. */
-function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: Resolved, planned: ReadonlyMap<string, UnitPlan>, approvalKey: () => string | undefined): Action {
+function decide(
+  plan: UnitPlan,
+  unit: UnitResource,
+  input: PlanInput,
+  resolved: Resolved,
+  planned: ReadonlyMap<string, UnitPlan>,
+  approvalKey: () => string | undefined,
+): Action {
   if (resolved.errors.length > 0) return { type: 'blocked', reason: 'render-error', errors: resolved.errors };
   const condition = conditionOfIncarnation(plan);
   const terminal = condition ? terminalCondition(condition, recoveryOf(unit, input.drivers), input.run?.runId) : undefined;
@@ -296,7 +317,8 @@ function decide(plan: UnitPlan, unit: UnitResource, input: PlanInput, resolved: 
   if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
   const receipt = receiptOfIncarnation(plan);
   const reason = executeReason(plan, condition, resolved.executionKey) ?? currentReceiptAction(unit.name, plan.observed, receipt!, input);
-  if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name)) return prepareAction(reason === undefined && resolved.preparedFrom !== undefined);
+  if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name))
+    return prepareAction(reason === undefined && resolved.preparedFrom !== undefined);
   if (reason === undefined) return currentAction(plan.desired, receipt!, resolved.absent);
   if (typeof reason !== 'string') return reason;
   const planning = input.drivers.driver(unit.kind)?.plan !== undefined;
@@ -318,7 +340,13 @@ function executeReason(plan: UnitPlan, condition: ConditionRecord | undefined, k
  * no receipt, a change of its own), or nothing decided yet (undefined): it is re-evaluated then,
  * and may stay current. Only a receipt without a condition needs the provisional key.
  */
-function afterWait(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>, condition: ConditionRecord | undefined): ExecuteReason | undefined {
+function afterWait(
+  plan: UnitPlan,
+  unit: UnitResource,
+  input: PlanInput,
+  planned: ReadonlyMap<string, UnitPlan>,
+  condition: ConditionRecord | undefined,
+): ExecuteReason | undefined {
   if (condition || !receiptOfIncarnation(plan)) return executeReason(plan, condition, undefined);
   const provisional = provisionalKey(plan, unit, input, planned);
   return provisional === undefined ? undefined : executeReason(plan, undefined, provisional);
@@ -361,7 +389,12 @@ function currentAction(desired: DesiredUnitDoc | undefined, receipt: ReceiptReco
  * Waiting for dependencies that will execute first, or blocked by one that will not. A waiting unit
  * executes afterwards for `executes`, or without one is re-evaluated (`upstream-pending`).
  */
-function waitAction(waits: Wait[], planned: ReadonlyMap<string, UnitPlan>, executes: ExecuteReason | undefined, condition: ConditionRecord | undefined): Action {
+function waitAction(
+  waits: Wait[],
+  planned: ReadonlyMap<string, UnitPlan>,
+  executes: ExecuteReason | undefined,
+  condition: ConditionRecord | undefined,
+): Action {
   const stuck = waits.filter((w) => !willExecute(planned.get(w.unit)));
   if (stuck.length > 0) return { type: 'blocked', reason: 'dependency-blocked', waits: [...stuck, ...waits.filter((w) => !stuck.includes(w))] };
   if (!executes) return { type: 'wait', reason: 'upstream-pending', waits };

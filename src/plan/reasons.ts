@@ -116,7 +116,9 @@ function lifecycleDetail(plan: UnitPlan): string | undefined {
   const a = plan.action;
   switch (a.type) {
     case 'teardown': {
-      const again = a.condition ? `; its teardown ${a.condition.type === 'uncertain' ? 'ended uncertain' : 'failed'} (${a.condition.reason}) and runs again` : '';
+      const again = a.condition
+        ? `; its teardown ${a.condition.type === 'uncertain' ? 'ended uncertain' : 'failed'} (${a.condition.reason}) and runs again`
+        : '';
       return `${deletionWhy(plan, a.reason)}; torn down by its driver${a.allowedDependents ? ` although retained tombstones cite it (--allow-dependents): ${names(a.allowedDependents)}` : ''}${again}`;
     }
     case 'retain':
@@ -124,7 +126,9 @@ function lifecycleDetail(plan: UnitPlan): string | undefined {
     case 'retained':
       return 'a retained tombstone: `nyl teardown --unit` tears it down, `nyl state forget` drops it';
     case 'release':
-      return a.reason === 'kind-change' ? `${deletionWhy(plan, 'kind-change')}; its resources stay in place` : `left the ownership set: ${doneDetail('released', false)}`;
+      return a.reason === 'kind-change'
+        ? `${deletionWhy(plan, 'kind-change')}; its resources stay in place`
+        : `left the ownership set: ${doneDetail('released', false)}`;
     case 'pending-teardown':
       return `${deletionWhy(plan, a.cause)}; ${(TEARDOWN_WAITS[a.reason] as (w: TeardownWait) => string)(a)}`;
     case 'removed':
@@ -157,7 +161,8 @@ function common(plan: UnitPlan): string | undefined {
     case 'awaiting-approval':
       return `${executeWhy(a.executes, a.condition, plan)}; ${approvalText(plan, a)}`;
     case 'drifted':
-      if (a.reason === 'state-lost') return `${driftText(a.drift)}; no run repairs a lost state by itself: restore it, or \`--reapply --unit ${plan.name} --reason\` creates the resources again`;
+      if (a.reason === 'state-lost')
+        return `${driftText(a.drift)}; no run repairs a lost state by itself: restore it, or \`--reapply --unit ${plan.name} --reason\` creates the resources again`;
       return `${driftText(a.drift)}; driftRepair is manual: \`--reapply --unit ${plan.name} --reason\` repairs it`;
     default:
       return undefined;
@@ -179,7 +184,11 @@ function driftText(drift: DriftRecord | undefined): string {
 /** Why an execution waits for an approval, and which --approve lets it go. */
 function approvalText(plan: UnitPlan, a: Extract<Action, { type: 'awaiting-approval' }>): string {
   const bound = a.requireDigest || a.reason === 'digest-mismatch';
-  const how = !bound ? `--approve ${plan.name}` : a.digest ? `--approve ${plan.name}=${a.digest}` : `--approve ${plan.name}=<digest> (nyl plan shows the digest)`;
+  const how = !bound
+    ? `--approve ${plan.name}`
+    : a.digest
+      ? `--approve ${plan.name}=${a.digest}`
+      : `--approve ${plan.name}=<digest> (nyl plan shows the digest)`;
   const why: Record<ApprovalNeed, string> = {
     'approval-required': 'approval.required: it executes only with an approval',
     'manual-drift-repair': 'it is not safe to run again (recovery manual): its drift repair needs an approval',
@@ -274,7 +283,10 @@ function heldDeleting(plan: UnitPlan): boolean {
 /** Why a unit starts, for its start line: `[dev/db] starting Command (reconcile): no receipt`. */
 export function startReason(plan: UnitPlan): string {
   const a = plan.action;
-  if (a.type === 'teardown') return a.condition ? `${deletionWhy(plan, a.reason)}; ${a.condition.type === 'uncertain' ? 'converging uncertain teardown' : 'retrying failure'}` : deletionWhy(plan, a.reason);
+  if (a.type === 'teardown')
+    return a.condition
+      ? `${deletionWhy(plan, a.reason)}; ${a.condition.type === 'uncertain' ? 'converging uncertain teardown' : 'retrying failure'}`
+      : deletionWhy(plan, a.reason);
   if (a.type !== 'execute') return a.type;
   if (a.reason === 'converge-uncertain') return 'converging uncertain unit';
   if (a.reason === 'drift-repair') return 'repairing drift';

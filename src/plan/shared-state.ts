@@ -41,7 +41,11 @@ function locationIn(unit: UnitResource, env: EnvironmentResource, kinds: KindSet
 /** A location from a rendering of the fields; kinds that locate their state by the same fields read the same backends (Terraform and OpenTofu). */
 function locationOf(fields: readonly string[], rendering: Record<string, unknown>): Location {
   // Credentials say nothing of where the state is (one bucket read with two keys is one state), and never reach a message.
-  const present = Object.fromEntries(Object.entries(rendering).filter(([f, v]) => fields.includes(f) && v !== undefined).map(([f, v]) => [f, withoutCredentials(v)]));
+  const present = Object.fromEntries(
+    Object.entries(rendering)
+      .filter(([f, v]) => fields.includes(f) && v !== undefined)
+      .map(([f, v]) => [f, withoutCredentials(v)]),
+  );
   return { key: canonicalJson({ fields, ...keyFields(fields, present) }), fields: present };
 }
 
@@ -62,8 +66,15 @@ function keyFields(fields: readonly string[], rendering: Record<string, unknown>
 
 /** A location as a person reads it: `module infra/app, backendConfig path=/srv/app.tfstate`. */
 function describeLocation(fields: Record<string, unknown>): string {
-  const text = (v: unknown) => (v !== null && typeof v === 'object' ? Object.entries(v).map(([k, x]) => `${k}=${String(x)}`).join(' ') : String(v));
-  const shown = Object.entries(fields).map(([k, v]) => `${k} ${text(v)}`).join(', ');
+  const text = (v: unknown) =>
+    v !== null && typeof v === 'object'
+      ? Object.entries(v)
+          .map(([k, x]) => `${k}=${String(x)}`)
+          .join(' ')
+      : String(v);
+  const shown = Object.entries(fields)
+    .map(([k, v]) => `${k} ${text(v)}`)
+    .join(', ');
   return shown.length > 300 ? `${shown.slice(0, 297)}...` : shown;
 }
 
@@ -97,9 +108,23 @@ function sourceLocation(unit: UnitResource) {
 }
 
 /** NYL-BACKEND-SHARED of a unit (`unit`: its source, absent for one that left it). */
-function sharedError(name: string, unit: UnitResource | undefined, env: EnvironmentResource, withWhat: string, location: Location, otherUnit?: string): Diagnostic {
+function sharedError(
+  name: string,
+  unit: UnitResource | undefined,
+  env: EnvironmentResource,
+  withWhat: string,
+  location: Location,
+  otherUnit?: string,
+): Diagnostic {
   const message = `the Terraform state of ${name} in ${env.name} would be shared with ${withWhat}: its backend renders alike for both (${describeLocation(location.fields)}). A teardown of one would destroy the resources of the other`;
-  return diagnostic('NYL-BACKEND-SHARED', 'error', message, { env: env.name, unit: name, units: [name], rendered: true, ...(otherUnit ? { otherUnit } : {}), ...(unit ? { location: sourceLocation(unit) } : {}) });
+  return diagnostic('NYL-BACKEND-SHARED', 'error', message, {
+    env: env.name,
+    unit: name,
+    units: [name],
+    rendered: true,
+    ...(otherUnit ? { otherUnit } : {}),
+    ...(unit ? { location: sourceLocation(unit) } : {}),
+  });
 }
 
 /** What the checks of one environment share, made once per project and environment. */
@@ -121,7 +146,13 @@ function conflictWith(scope: Scope, name: string, unit: UnitResource | undefined
   const { env, kinds } = scope;
   for (const other of unit ? scope.others() : []) {
     if (!other.owns.has(name) || locationIn(unit!, other.env, kinds)?.key !== mine.key) continue;
-    return sharedError(name, unit, env, other.env.instance ? `every instance of its EnvironmentTemplate (such as ${other.env.name})` : `environment ${other.env.name}`, mine);
+    return sharedError(
+      name,
+      unit,
+      env,
+      other.env.instance ? `every instance of its EnvironmentTemplate (such as ${other.env.name})` : `environment ${other.env.name}`,
+      mine,
+    );
   }
   for (const [other, at] of scope.located) {
     if (other !== name && at?.key === mine.key) return sharedError(name, unit, env, `unit ${other}`, mine, other);
@@ -169,7 +200,7 @@ export function sharedStates(project: Project, env: EnvironmentResource, kinds: 
  */
 export function sharedTeardown(project: Project, env: EnvironmentResource, name: string, desired: DesiredUnitDoc, kinds: KindSet): Diagnostic | undefined {
   const rendering = desired.rendering;
-  const fields = desired.kind ? kinds.descriptor(desired.kind)?.stateLocationFields ?? [] : [];
+  const fields = desired.kind ? (kinds.descriptor(desired.kind)?.stateLocationFields ?? []) : [];
   if (!rendering || fields.length === 0 || rendering.sharedState === true) return undefined;
   return conflictWith(foundIn(project, env, kinds).scope, name, project.units.get(name), locationOf(fields, rendering));
 }

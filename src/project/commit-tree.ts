@@ -30,7 +30,12 @@ export class CommitSourceTree implements SourceTree {
   }
 
   list(): Promise<string[]> {
-    this.listing ??= this.objects().then((all) => [...all.entries()].filter(([, o]) => o.type === 'blob').map(([p]) => p).sort());
+    this.listing ??= this.objects().then((all) =>
+      [...all.entries()]
+        .filter(([, o]) => o.type === 'blob')
+        .map(([p]) => p)
+        .sort(),
+    );
     return this.listing;
   }
 

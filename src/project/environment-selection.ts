@@ -45,7 +45,9 @@ export function parseLabelSelector(values: readonly string[]): Record<string, st
       const eq = pair.indexOf('=');
       const key = eq < 0 ? '' : pair.slice(0, eq).trim();
       if (eq < 0 || key === '') {
-        fail('NYL-USAGE', `-l ${value}: "${pair}" is not a key=value pair`, { fix: 'pass -l key=value, or -l key=value,key2=value2 for environments that have both labels' });
+        fail('NYL-USAGE', `-l ${value}: "${pair}" is not a key=value pair`, {
+          fix: 'pass -l key=value, or -l key=value,key2=value2 for environments that have both labels',
+        });
       }
       const label = pair.slice(eq + 1).trim();
       if (key in labels && labels[key] !== label) {
@@ -58,7 +60,11 @@ export function parseLabelSelector(values: readonly string[]): Record<string, st
 }
 
 /** The selected environments, before ordering: -e in the order given, -l and -g by name. */
-export function selectEnvironments(project: Project, selector: EnvironmentSelector, lookup: LookupEnvironment = declaredEnvironments(project)): EnvironmentResource[] {
+export function selectEnvironments(
+  project: Project,
+  selector: EnvironmentSelector,
+  lookup: LookupEnvironment = declaredEnvironments(project),
+): EnvironmentResource[] {
   if ('names' in selector) return byNames(project, selector.names, lookup);
   const selected = 'labels' in selector ? byLabels(project, selector.labels) : byGroup(project, selector.group);
   return [...selected].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -68,18 +74,29 @@ function byNames(project: Project, names: readonly string[], lookup: LookupEnvir
   if (names.length === 0) fail('NYL-USAGE', 'no environment selected', { fix: 'pass -e <environment> (repeatable), -l key=value, or -g <group>' });
   const unknown = [...new Set(names)].filter((n) => !lookup(n));
   if (unknown.length > 0) {
-    fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${unknown.join(', ')}`, { env: unknown[0], unknown, known: sortedNames(project.environments.keys()) });
+    fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${unknown.join(', ')}`, {
+      env: unknown[0],
+      unknown,
+      known: sortedNames(project.environments.keys()),
+    });
   }
   return [...new Set(names)].map((n) => lookup(n)!);
 }
 
 function byLabels(project: Project, labels: Record<string, string>): EnvironmentResource[] {
-  const pairs = Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+  const pairs = Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
   if (pairs === '') fail('NYL-USAGE', '-l selects by no label', { fix: 'pass -l key=value' });
   const selected = [...project.environments.values()].filter((env) => matchesLabels(env.labels, labels));
   if (selected.length === 0) {
     const labelled = [...project.environments.values()].filter((env) => Object.keys(env.labels).length > 0);
-    const known = labelled.map((env) => `${env.name} (${Object.entries(env.labels).map(([k, v]) => `${k}=${v}`).join(',')})`);
+    const known = labelled.map(
+      (env) =>
+        `${env.name} (${Object.entries(env.labels)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(',')})`,
+    );
     fail('NYL-ENVIRONMENT-NONE-SELECTED', `no declared Environment has every label of -l ${pairs}`, {
       selection: `-l ${pairs}`,
       fix: `pass -l with labels an Environment has: ${known.join(', ') || '(no Environment has labels)'}; or name environments with -e <environment>`,
@@ -110,7 +127,11 @@ export interface EnvironmentSelection extends EnvironmentOrder {
 }
 
 /** selectEnvironments, then orderEnvironments: what a multi-environment command runs, in order. */
-export function resolveSelection(project: Project, selector: EnvironmentSelector, lookup: LookupEnvironment = declaredEnvironments(project)): EnvironmentSelection {
+export function resolveSelection(
+  project: Project,
+  selector: EnvironmentSelector,
+  lookup: LookupEnvironment = declaredEnvironments(project),
+): EnvironmentSelection {
   const selected = selectEnvironments(project, selector, lookup);
   const byName = new Map(selected.map((env) => [env.name, env]));
   const order = orderEnvironments(selected, lookup);
@@ -138,7 +159,11 @@ export interface EnvironmentOrder {
 export function orderEnvironments(selected: readonly EnvironmentResource[], lookup: LookupEnvironment): EnvironmentOrder {
   const names = new Set(selected.map((e) => e.name));
   const dependencies = new Map<string, string[]>();
-  for (const env of selected) dependencies.set(env.name, sortedNames(reachable(env, lookup)).filter((n) => names.has(n) && n !== env.name));
+  for (const env of selected)
+    dependencies.set(
+      env.name,
+      sortedNames(reachable(env, lookup)).filter((n) => names.has(n) && n !== env.name),
+    );
   const graph = new Map([...dependencies].map(([name, deps]) => [name, { dependsOn: deps }]));
   return { order: dependencyOrder(graph), dependencies };
 }
@@ -181,7 +206,11 @@ export type UnitsByEnvironment = Map<string, string[]>;
  * undefined when no unit is named; an environment named by no unit option gets an empty list
  * when others are named (it runs no unit: `--unit` limits the run to the units named).
  */
-export function unitsByEnvironment(selected: readonly string[], units: readonly string[], unitsOf: (env: string) => ReadonlySet<string>): UnitsByEnvironment | undefined {
+export function unitsByEnvironment(
+  selected: readonly string[],
+  units: readonly string[],
+  unitsOf: (env: string) => ReadonlySet<string>,
+): UnitsByEnvironment | undefined {
   if (units.length === 0) return undefined;
   const out = qualifiedUnits(selected, units);
   checkUnitsExist(out, unitsOf);
@@ -207,7 +236,9 @@ export function qualifiedUnits(selected: readonly string[], units: readonly stri
     }
     const [env, unit] = [name.slice(0, slash), name.slice(slash + 1)];
     if (env === '' || unit === '' || unit.includes('/')) {
-      fail('NYL-USAGE', `--unit ${name} is neither UNIT nor ENV/UNIT`, { fix: 'pass --unit <unit> for every selected environment, or --unit <env>/<unit> for one of them' });
+      fail('NYL-USAGE', `--unit ${name} is neither UNIT nor ENV/UNIT`, {
+        fix: 'pass --unit <unit> for every selected environment, or --unit <env>/<unit> for one of them',
+      });
     }
     if (!out.has(env)) {
       fail('NYL-USAGE', `--unit ${name} names environment ${env}, which this command does not select`, {

@@ -60,9 +60,7 @@ export function dependentsOf(units: DependencyGraph, roots: string | Iterable<st
 
 /** Transitive dependencies of the given units (not including them) that exist in the graph, sorted by name. */
 export function dependenciesOf(units: DependencyGraph, roots: string | Iterable<string>): string[] {
-  return reach(typeof roots === 'string' ? [roots] : roots, (n) =>
-    (units.get(n)?.dependsOn ?? []).filter((d) => units.has(d)),
-  );
+  return reach(typeof roots === 'string' ? [roots] : roots, (n) => (units.get(n)?.dependsOn ?? []).filter((d) => units.has(d)));
 }
 
 function compare(a: string, b: string): number {
@@ -223,7 +221,14 @@ export function triggersOf(unit: { spec: Record<string, unknown> }): string[] {
  * another has two), dependency first, in the order of the consumers and then of their spec. An
  * edge to a unit not among them is left out: it is not part of this graph.
  */
-export function unitEdges(units: readonly { name: string; declaredDependsOn: readonly string[]; spec: Record<string, unknown>; references: readonly { unit: string; output: string; pointer: string }[] }[]): UnitEdge[] {
+export function unitEdges(
+  units: readonly {
+    name: string;
+    declaredDependsOn: readonly string[];
+    spec: Record<string, unknown>;
+    references: readonly { unit: string; output: string; pointer: string }[];
+  }[],
+): UnitEdge[] {
   const names = new Set(units.map((u) => u.name));
   const edges: UnitEdge[] = [];
   for (const u of units) {

@@ -44,10 +44,14 @@ export function resolveEnvironment(project: Project, name: string): EnvironmentR
   if (!match) return undefined;
   const invalid = nameRule(name);
   if (invalid) {
-    fail('NYL-ENVIRONMENT-UNKNOWN', `${name} matches namePattern ${match.template.spec.namePattern} of EnvironmentTemplate ${match.template.name}, but ${invalid.message}: ${invalid.fix}`, {
-      env: name,
-      ...knownEnvironments(project),
-    });
+    fail(
+      'NYL-ENVIRONMENT-UNKNOWN',
+      `${name} matches namePattern ${match.template.spec.namePattern} of EnvironmentTemplate ${match.template.name}, but ${invalid.message}: ${invalid.fix}`,
+      {
+        env: name,
+        ...knownEnvironments(project),
+      },
+    );
   }
   return instantiate(match.template, name, match.suffix);
 }
@@ -152,7 +156,8 @@ export function scanInstanceReferences(document: Json): { pointers: string[]; pr
     } else if (isRecord(value)) {
       for (const [key, v] of Object.entries(value)) {
         const child = childPointer(pointer, key);
-        if (hasReference(key)) out.problems.push({ pointer: child, message: `a reference in the key "${key}"`, fix: 'references are allowed in values only, never in keys' });
+        if (hasReference(key))
+          out.problems.push({ pointer: child, message: `a reference in the key "${key}"`, fix: 'references are allowed in values only, never in keys' });
         visit(v, child);
       }
     }
@@ -172,10 +177,16 @@ export function placeholderDocument(document: Json): Json {
   const name = pattern.replace('*', PLACEHOLDER_SUFFIX);
   const metadata = isRecord(document.metadata) ? document.metadata : undefined;
   const labels = metadata && isRecord(metadata.labels) ? metadata.labels : undefined;
-  const rendered = instanceDocument({ labels: (labels ?? {}) as Record<string, string>, spec: { namePattern: pattern, environment: isRecord(spec.environment) ? spec.environment : {} } }, name, PLACEHOLDER_SUFFIX);
+  const rendered = instanceDocument(
+    { labels: (labels ?? {}) as Record<string, string>, spec: { namePattern: pattern, environment: isRecord(spec.environment) ? spec.environment : {} } },
+    name,
+    PLACEHOLDER_SUFFIX,
+  );
   return {
     ...document,
     ...(metadata ? { metadata: { ...metadata, ...(labels ? { labels: (rendered.metadata as Json).labels } : {}) } } : {}),
-    ...(isRecord(document.spec) ? { spec: { ...spec, ...(spec.environment !== undefined && isRecord(spec.environment) ? { environment: rendered.spec } : {}) } } : {}),
+    ...(isRecord(document.spec)
+      ? { spec: { ...spec, ...(spec.environment !== undefined && isRecord(spec.environment) ? { environment: rendered.spec } : {}) } }
+      : {}),
   };
 }

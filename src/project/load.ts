@@ -213,7 +213,8 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
   const written = isRecord(value.metadata) ? value.metadata.name : undefined;
   const name = typeof written === 'string' && !written.includes('\0') ? written : undefined;
   if (all.length > 0) {
-    for (const p of all) errors.push(sourceError(at(doc, p.pointer), `${kind}${name ? ` ${name}` : ''}: ${p.message}`, p.fix, isUnitKind(kind) && name ? [name] : undefined));
+    for (const p of all)
+      errors.push(sourceError(at(doc, p.pointer), `${kind}${name ? ` ${name}` : ''}: ${p.message}`, p.fix, isUnitKind(kind) && name ? [name] : undefined));
     declare(declared, kind, name, value);
     return undefined;
   }
@@ -292,11 +293,7 @@ function groupResources(resources: Resource[]): ProjectResources & { templates: 
 /** Source order: files in load order, then line and column; stable for equal positions. */
 function sortDiagnostics(list: Diagnostic[], files: string[]): Diagnostic[] {
   const rank = new Map(files.map((f, i) => [f, i]));
-  const key = (d: Diagnostic): [number, number, number] => [
-    rank.get(d.location?.file ?? '') ?? files.length,
-    d.location?.line ?? 0,
-    d.location?.column ?? 0,
-  ];
+  const key = (d: Diagnostic): [number, number, number] => [rank.get(d.location?.file ?? '') ?? files.length, d.location?.line ?? 0, d.location?.column ?? 0];
   return list
     .map((d, i) => ({ d, i, k: key(d) }))
     .sort((a, b) => a.k[0] - b.k[0] || a.k[1] - b.k[1] || a.k[2] - b.k[2] || a.i - b.i)

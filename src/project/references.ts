@@ -80,7 +80,7 @@ export const INSTANCE_GRAMMAR: Grammar<InstanceReference> = {
 };
 
 const SCRIPT_FIX =
-  "pass the value through env: (e.g. env: {DB_URL: '${{ units.db.outputs.url }}'}) and use \"$DB_URL\" in the script; " +
+  'pass the value through env: (e.g. env: {DB_URL: \'${{ units.db.outputs.url }}\'}) and use "$DB_URL" in the script; ' +
   'splicing values into shell text is an injection';
 
 export function hasReference(text: string): boolean {
@@ -100,7 +100,10 @@ export function parseExpression(expression: string, grammar: Grammar<unknown> = 
 /** Splits a string into literal text and references; problems describe malformed ones. */
 export function parseTemplate(text: string): { parts: TemplatePart[]; problems: { message: string; fix: string }[] };
 export function parseTemplate<R>(text: string, grammar: Grammar<R>): { parts: TemplatePart<R>[]; problems: { message: string; fix: string }[] };
-export function parseTemplate(text: string, grammar: Grammar<unknown> = UNIT_GRAMMAR): { parts: TemplatePart<unknown>[]; problems: { message: string; fix: string }[] } {
+export function parseTemplate(
+  text: string,
+  grammar: Grammar<unknown> = UNIT_GRAMMAR,
+): { parts: TemplatePart<unknown>[]; problems: { message: string; fix: string }[] } {
   const parts: TemplatePart<unknown>[] = [];
   const problems: { message: string; fix: string }[] = [];
   let rest = 0;
@@ -174,7 +177,12 @@ type Resolver<R = Reference> = (reference: R, pointer: string) => unknown;
  * Substitutes references in every string of a value. A string that is exactly one reference
  * takes the referenced value with its JSON type; a reference inside longer text is stringified.
  */
-export function renderValue<R = Reference>(value: unknown, resolve: Resolver<R>, pointer = '', grammar: Grammar<R> = UNIT_GRAMMAR as unknown as Grammar<R>): unknown {
+export function renderValue<R = Reference>(
+  value: unknown,
+  resolve: Resolver<R>,
+  pointer = '',
+  grammar: Grammar<R> = UNIT_GRAMMAR as unknown as Grammar<R>,
+): unknown {
   if (typeof value === 'string') return renderString(value, resolve, pointer, grammar);
   if (Array.isArray(value)) return value.map((v: unknown, i) => renderValue(v, resolve, childPointer(pointer, i), grammar));
   if (typeof value !== 'object' || value === null) return value;

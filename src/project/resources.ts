@@ -61,9 +61,7 @@ function state(value: unknown): StateSpec | undefined {
   const s = record(value);
   const repository = s.repository === undefined ? undefined : record(s.repository);
   return defined<StateSpec>({
-    repository: repository
-      ? defined({ repoURL: String(repository.repoURL), publishURL: optionalString(repository.publishURL) })
-      : undefined,
+    repository: repository ? defined({ repoURL: String(repository.repoURL), publishURL: optionalString(repository.publishURL) }) : undefined,
     repositoryRef: optionalString(s.repositoryRef),
     desiredRef: optionalString(s.desiredRef),
     observedRef: optionalString(s.observedRef),
@@ -112,7 +110,14 @@ export function buildResource(
       };
     case 'EnvironmentTemplate':
       // Why raw: the environment spec is built per instance, after its references are resolved.
-      return { kind, name, labels, origin, ...(locations ? { locations } : {}), spec: { namePattern: String(spec.namePattern), environment: record(spec.environment) } };
+      return {
+        kind,
+        name,
+        labels,
+        origin,
+        ...(locations ? { locations } : {}),
+        spec: { namePattern: String(spec.namePattern), environment: record(spec.environment) },
+      };
     case 'Environment':
       return { kind, name, labels, origin, ...(locations ? { locations } : {}), spec: environmentSpec(spec) };
     default:

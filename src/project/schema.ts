@@ -46,7 +46,11 @@ export const stateSchema = object(
     desiredRef: branchField('desired state branch; default nyl/<env>/desired'),
     observedRef: branchField('observed state branch; default nyl/<env>/observed'),
     path: relativePathField("this environment's directory on shared state refs"),
-    coordinationRefPrefix: string({ rule: refPrefixRule, pattern: '^refs/.*/$', description: 'namespace of lease, run, signal and evidence refs; default refs/nyl/' }),
+    coordinationRefPrefix: string({
+      rule: refPrefixRule,
+      pattern: '^refs/.*/$',
+      description: 'namespace of lease, run, signal and evidence refs; default refs/nyl/',
+    }),
   },
   { atMostOne: [['repository', 'repositoryRef']] },
 );
@@ -58,7 +62,10 @@ const UNIT_COMMON: Record<string, Schema> = {
   approval: object({ required: boolean(), requireDigest: boolean() }),
   deletionPolicy: oneOf(['Teardown', 'Retain', 'Release'], 'what happens when the unit leaves the ownership set'),
   timeout: duration(TIMEOUT_BOUNDS, 'deadline of one execution'),
-  terminationGracePeriod: duration(GRACE_BOUNDS, "how long the unit's tools may take to stop after SIGTERM (cancellation, timeout, or the death of Nyl) before SIGKILL; default 30s"),
+  terminationGracePeriod: duration(
+    GRACE_BOUNDS,
+    "how long the unit's tools may take to stop after SIGTERM (cancellation, timeout, or the death of Nyl) before SIGKILL; default 30s",
+  ),
   inputs: list(relativePathField('glob of source files (relative to the project root) whose Git object ids enter the execution key')),
   triggers: list(string({ nonEmpty: true }), { description: 'units whose every execution makes this unit run again' }),
 };
@@ -80,7 +87,10 @@ function unitSpec(kind: UnitKind): ObjectSchema {
 const namePatternRule: Rule = (value) => {
   const stars = value.split('*').length - 1;
   if (stars !== 1) {
-    return { message: `invalid namePattern "${value}": it has ${stars === 0 ? 'no' : stars} "*"`, fix: 'write exactly one "*" for the part that varies between instances, e.g. pr-*' };
+    return {
+      message: `invalid namePattern "${value}": it has ${stars === 0 ? 'no' : stars} "*"`,
+      fix: 'write exactly one "*" for the part that varies between instances, e.g. pr-*',
+    };
   }
   if (nameRule(value.replace('*', '0')) === undefined) return undefined;
   return {
@@ -98,7 +108,10 @@ const environmentSpec = object({
   dependsOn: list(string({ nonEmpty: true }), { description: 'environment names' }),
   lease: object({
     duration: duration(LEASE_BOUNDS, 'lease deadline, renewed every third of it while a run lives; default 5m'),
-    skewMargin: duration(SKEW_MARGIN_BOUNDS, 'how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s'),
+    skewMargin: duration(
+      SKEW_MARGIN_BOUNDS,
+      'how far clocks may disagree: a lease is taken over only this long after its deadline, and a record stamped further in the future is reported as clock skew; default a tenth of the duration, at most 30s',
+    ),
   }),
 });
 
@@ -120,7 +133,9 @@ export const SOURCE_KINDS = {
   ),
   EnvironmentTemplate: object(
     {
-      namePattern: required(string({ rule: namePatternRule, description: 'the names of its instances: a name with one "*" (one or more characters), e.g. pr-*' })),
+      namePattern: required(
+        string({ rule: namePatternRule, description: 'the names of its instances: a name with one "*" (one or more characters), e.g. pr-*' }),
+      ),
       environment: object(environmentSpec.fields, {
         description: 'the Environment spec of every instance; its strings may hold ${{ instance.name }} and ${{ instance.suffix }} (the part the "*" matched)',
       }),

@@ -6,9 +6,7 @@ import type { EnvironmentGroupResource, EnvironmentResource, Project, UnitResour
 
 /** True when every label of matchLabels is present with the same value (an empty selector matches all). */
 export function matchesLabels(labels: Readonly<Record<string, string>>, matchLabels: Readonly<Record<string, string>>): boolean {
-  return Object.entries(matchLabels).every(
-    ([key, value]) => Object.prototype.hasOwnProperty.call(labels, key) && labels[key] === value,
-  );
+  return Object.entries(matchLabels).every(([key, value]) => Object.prototype.hasOwnProperty.call(labels, key) && labels[key] === value);
 }
 
 function byName<T extends { name: string }>(a: T, b: T): number {
@@ -48,7 +46,5 @@ export function groupMembers(project: Project, group: EnvironmentGroupResource):
 
 /** The groups that select an environment, sorted by name. */
 export function groupsSelecting(project: Project, envName: string): EnvironmentGroupResource[] {
-  return [...project.groups.values()]
-    .filter((g) => groupMembers(project, g).some((e) => e.name === envName))
-    .sort(byName);
+  return [...project.groups.values()].filter((g) => groupMembers(project, g).some((e) => e.name === envName)).sort(byName);
 }

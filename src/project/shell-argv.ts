@@ -83,7 +83,9 @@ function shellTextReferences(unit: Pick<UnitResource, 'kind' | 'spec'>): ShellTe
     if (!Array.isArray(run) || !run.every((w): w is string => typeof w === 'string')) continue;
     const index = shellTextIndex(run);
     if (index === undefined) continue;
-    const expressions = parseTemplate(run[index]!).parts.filter((p): p is Extract<TemplatePart, { expression: string }> => 'reference' in p).map((p) => `\${{ ${p.expression} }}`);
+    const expressions = parseTemplate(run[index]!)
+      .parts.filter((p): p is Extract<TemplatePart, { expression: string }> => 'reference' in p)
+      .map((p) => `\${{ ${p.expression} }}`);
     if (expressions.length > 0) out.push({ pointer: childPointer(field, index), field, run, index, expressions: [...new Set(expressions)] });
   }
   return out;
@@ -91,7 +93,8 @@ function shellTextReferences(unit: Pick<UnitResource, 'kind' | 'spec'>): ShellTe
 
 function valueAt(spec: Record<string, unknown>, pointer: string): unknown {
   let node: unknown = spec;
-  for (const key of pointer.slice(1).split('/')) node = typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
+  for (const key of pointer.slice(1).split('/'))
+    node = typeof node === 'object' && node !== null && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined;
   return node;
 }
 
@@ -116,7 +119,9 @@ export function shellReferenceWarnings(unit: UnitResource, env?: string): Diagno
 
 function locationOf(unit: UnitResource, pointer: string): SourceLocation {
   const at = unit.locations?.[pointer];
-  return at ? { file: unit.origin.file, line: at.line, column: at.column, pointer: `/spec${pointer}` } : { file: unit.origin.file, line: unit.origin.line, pointer: `/spec${pointer}` };
+  return at
+    ? { file: unit.origin.file, line: at.line, column: at.column, pointer: `/spec${pointer}` }
+    : { file: unit.origin.file, line: unit.origin.line, pointer: `/spec${pointer}` };
 }
 
 /** What the catalog's fix names: the action, the env: entries to add and the argv that passes the values as arguments. */

@@ -67,9 +67,7 @@ export function parseSourceFile(file: string, text: string): ParsedFile {
   parsed.forEach((doc, index) => {
     if (doc.errors.length > 0) {
       for (const e of doc.errors) {
-        out.errors.push(
-          sourceError({ file, ...position(e.pos[0]), pointer: '' }, `YAML syntax error: ${e.message}`, 'fix the YAML syntax at this line'),
-        );
+        out.errors.push(sourceError({ file, ...position(e.pos[0]), pointer: '' }, `YAML syntax error: ${e.message}`, 'fix the YAML syntax at this line'));
       }
       return;
     }
@@ -94,7 +92,13 @@ function toValue(doc: Document.Parsed, file: string, start: Position, errors: Di
   } catch (err) {
     const message = (err as Error).message;
     if (/alias count/i.test(message)) {
-      errors.push(sourceError({ file, ...start, pointer: '' }, `the YAML aliases (*name) of this document repeat too much: more than ${SOURCE_LIMITS.aliasCount} uses, each weighed by the aliases inside what it repeats`, ALIAS_FIX));
+      errors.push(
+        sourceError(
+          { file, ...start, pointer: '' },
+          `the YAML aliases (*name) of this document repeat too much: more than ${SOURCE_LIMITS.aliasCount} uses, each weighed by the aliases inside what it repeats`,
+          ALIAS_FIX,
+        ),
+      );
     } else {
       errors.push(sourceError({ file, ...start, pointer: '' }, `YAML error: ${message}`, 'fix the YAML document'));
     }

@@ -42,7 +42,13 @@ function addTree(path: string, objects: ReadonlyMap<string, SourceObject>, reads
  * Path -> object id of everything the unit reads, from its rendering (a module path may be
  * rendered): its source directories, the directories they call (`calls`), its inputs.
  */
-export function sourceReads(unit: UnitResource, rendering: Record<string, unknown>, objects: ReadonlyMap<string, SourceObject> | undefined, kinds: KindSet, calls?: ReadonlyMap<string, readonly string[]>): Record<string, string> {
+export function sourceReads(
+  unit: UnitResource,
+  rendering: Record<string, unknown>,
+  objects: ReadonlyMap<string, SourceObject> | undefined,
+  kinds: KindSet,
+  calls?: ReadonlyMap<string, readonly string[]>,
+): Record<string, string> {
   const reads: Record<string, string> = {};
   if (!objects) return reads;
   for (const field of kinds.descriptor(unit.kind)?.sourceDirFields ?? []) {
@@ -115,7 +121,12 @@ async function directCalls(dir: string, calls: DirCalls, scan: CallScan): Promis
  * For each source directory units name, the directories its files call, transitively (a module
  * calling a module that calls another). Read once per project tree: the project cache keeps it.
  */
-export async function sourceDirCalls(project: Project, tree: SourceTree, objects: ReadonlyMap<string, SourceObject>, kinds: KindSet = BUILTIN_KINDS): Promise<Map<string, string[]>> {
+export async function sourceDirCalls(
+  project: Project,
+  tree: SourceTree,
+  objects: ReadonlyMap<string, SourceObject>,
+  kinds: KindSet = BUILTIN_KINDS,
+): Promise<Map<string, string[]>> {
   const result = new Map<string, string[]>();
   const roots = literalSourceDirs(project, kinds);
   if (roots.size === 0) return result;

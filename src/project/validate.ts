@@ -70,7 +70,11 @@ export function prototypeKeys(value: unknown, pointer = ''): SchemaProblem[] {
     for (const [key, item] of Object.entries(v)) {
       const child = childPointer(p, key);
       if (key === '__proto__') {
-        out.push({ pointer: child, message: `the key __proto__ at ${child} is refused`, fix: 'rename the key: JavaScript reads __proto__ as the prototype of a mapping, so Nyl could not pass it on' });
+        out.push({
+          pointer: child,
+          message: `the key __proto__ at ${child} is refused`,
+          fix: 'rename the key: JavaScript reads __proto__ as the prototype of a mapping, so Nyl could not pass it on',
+        });
       }
       visit(item, child);
     }
@@ -121,11 +125,7 @@ interface Named {
 }
 
 /** Cross-resource checks of a whole project; returns every problem found. */
-export function validateProject(
-  resources: ProjectResources,
-  locate: Locate = originLocate,
-  invalid: DeclaredNames = NO_NAMES,
-): Diagnostic[] {
+export function validateProject(resources: ProjectResources, locate: Locate = originLocate, invalid: DeclaredNames = NO_NAMES): Diagnostic[] {
   const out: Diagnostic[] = [];
   const unique: UniqueResources = {
     units: firstByName(resources.units, 'unit', `unit names are unique across ${unitKindList()}`, locate, out),
@@ -160,28 +160,53 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
   for (const unit of unique.units.values()) {
     unit.declaredDependsOn.forEach((dep, i) => {
       if (unitNames.has(dep)) return;
-      out.push(unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]));
+      out.push(
+        unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]),
+      );
     });
     triggersOf(unit).forEach((name, i) => {
       if (unitNames.has(name)) return;
-      out.push(unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, [unit.name]));
+      out.push(
+        unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, [
+          unit.name,
+        ]),
+      );
     });
     for (const ref of unit.references) {
       if (unitNames.has(ref.unit)) continue;
-      out.push(unknownName(locate(unit.origin, `/spec${ref.pointer}`), `unit ${unit.name} references outputs of unknown unit "${ref.unit}"`, ref.unit, 'unit', unitNames, [unit.name]));
+      out.push(
+        unknownName(
+          locate(unit.origin, `/spec${ref.pointer}`),
+          `unit ${unit.name} references outputs of unknown unit "${ref.unit}"`,
+          ref.unit,
+          'unit',
+          unitNames,
+          [unit.name],
+        ),
+      );
     }
   }
   for (const env of unique.environments.values()) {
     env.spec.dependsOn.forEach((dep, i) => {
       if (envNames.has(dep)) return;
-      out.push(unknownName(locate(env.origin, `/spec/dependsOn/${i}`), `environment ${env.name} depends on unknown environment "${dep}"`, dep, 'Environment', envNames));
+      out.push(
+        unknownName(
+          locate(env.origin, `/spec/dependsOn/${i}`),
+          `environment ${env.name} depends on unknown environment "${dep}"`,
+          dep,
+          'Environment',
+          envNames,
+        ),
+      );
     });
     checkRepositoryRef(env.spec.state, env, '/spec/state', repoNames, locate, out);
   }
   for (const group of unique.groups) {
     (group.spec.environments ?? []).forEach((name, i) => {
       if (envNames.has(name)) return;
-      out.push(unknownName(locate(group.origin, `/spec/environments/${i}`), `group ${group.name} lists unknown environment "${name}"`, name, 'Environment', envNames));
+      out.push(
+        unknownName(locate(group.origin, `/spec/environments/${i}`), `group ${group.name} lists unknown environment "${name}"`, name, 'Environment', envNames),
+      );
     });
     checkRepositoryRef(group.spec.shared?.state, group, '/spec/shared/state', repoNames, locate, out);
   }
@@ -219,19 +244,11 @@ function firstByName<T extends Named>(list: T[], what: string, rule: string, loc
   return first;
 }
 
-function unknownName(
-  location: SourceLocation,
-  message: string,
-  name: string,
-  kind: string,
-  known: ReadonlySet<string>,
-  units?: string[],
-): Diagnostic {
+function unknownName(location: SourceLocation, message: string, name: string, kind: string, known: ReadonlySet<string>, units?: string[]): Diagnostic {
   const guess = closest(name, known);
   const list = [...known].sort();
   const fix =
-    (guess ? `did you mean ${guess}? ` : '') +
-    `declare a ${kind} named ${name} or correct the name; known: ${list.length > 0 ? list.join(', ') : '(none)'}`;
+    (guess ? `did you mean ${guess}? ` : '') + `declare a ${kind} named ${name} or correct the name; known: ${list.length > 0 ? list.join(', ') : '(none)'}`;
   return sourceError(location, message, fix, units);
 }
 
@@ -263,7 +280,8 @@ function unitCycles(units: Map<string, UnitResource>, locate: Locate): Diagnosti
     const declared = unit.declaredDependsOn.indexOf(second);
     const ref = unit.references.find((r) => r.unit === second);
     const trigger = triggersOf(unit).indexOf(second);
-    const pointer = declared >= 0 ? `/spec/dependsOn/${declared}` : trigger >= 0 ? `/spec/triggers/${trigger}` : ref ? `/spec${ref.pointer}` : '/spec/dependsOn';
+    const pointer =
+      declared >= 0 ? `/spec/dependsOn/${declared}` : trigger >= 0 ? `/spec/triggers/${trigger}` : ref ? `/spec${ref.pointer}` : '/spec/dependsOn';
     return sourceError(
       locate(unit.origin, pointer),
       `dependency cycle: ${cycle.join(' -> ')}`,
@@ -297,22 +315,26 @@ function templateClashes(templates: EnvironmentTemplateResource[], environments:
     for (const earlier of templates.slice(0, i)) {
       if (!patternsOverlap(earlier.spec.namePattern, t.spec.namePattern)) continue;
       const before = locate(earlier.origin, '/spec/namePattern');
-      out.push(sourceError(
-        here,
-        `EnvironmentTemplate ${t.name}: namePattern ${t.spec.namePattern} and namePattern ${earlier.spec.namePattern} of EnvironmentTemplate ${earlier.name} at ${where(before)} can match the same name`,
-        'make the patterns disjoint (e.g. pr-* and review-*): an environment name must name one template',
-      ));
+      out.push(
+        sourceError(
+          here,
+          `EnvironmentTemplate ${t.name}: namePattern ${t.spec.namePattern} and namePattern ${earlier.spec.namePattern} of EnvironmentTemplate ${earlier.name} at ${where(before)} can match the same name`,
+          'make the patterns disjoint (e.g. pr-* and review-*): an environment name must name one template',
+        ),
+      );
     }
   });
   for (const env of environments) {
     const t = templates.find((x) => patternSuffix(x.spec.namePattern, env.name) !== undefined);
     if (!t) continue;
     const pattern = locate(t.origin, '/spec/namePattern');
-    out.push(sourceError(
-      locate(env.origin, '/metadata/name'),
-      `Environment ${env.name} matches namePattern ${t.spec.namePattern} of EnvironmentTemplate ${t.name} at ${where(pattern)}`,
-      `rename the Environment or narrow the pattern: -e ${env.name} must name one environment, a declared one or an instance`,
-    ));
+    out.push(
+      sourceError(
+        locate(env.origin, '/metadata/name'),
+        `Environment ${env.name} matches namePattern ${t.spec.namePattern} of EnvironmentTemplate ${t.name} at ${where(pattern)}`,
+        `rename the Environment or narrow the pattern: -e ${env.name} must name one environment, a declared one or an instance`,
+      ),
+    );
   }
   return out;
 }
@@ -327,7 +349,15 @@ function templateUnknownNames(templates: EnvironmentTemplateResource[], unique: 
     const dependsOn = Array.isArray(spec.dependsOn) ? spec.dependsOn : [];
     dependsOn.forEach((dep: unknown, i) => {
       if (typeof dep !== 'string' || dep.includes('${{') || envNames.has(dep)) return;
-      out.push(unknownName(locate(t.origin, `/spec/environment/dependsOn/${i}`), `EnvironmentTemplate ${t.name} depends on unknown environment "${dep}"`, dep, 'Environment', envNames));
+      out.push(
+        unknownName(
+          locate(t.origin, `/spec/environment/dependsOn/${i}`),
+          `EnvironmentTemplate ${t.name} depends on unknown environment "${dep}"`,
+          dep,
+          'Environment',
+          envNames,
+        ),
+      );
     });
     const state = typeof spec.state === 'object' && spec.state !== null ? (spec.state as StateSpec) : undefined;
     if (state?.repositoryRef?.includes('${{')) continue;

@@ -131,7 +131,11 @@ const location = object(
     observedRef: req(str(undefined, { pattern: '^refs/', examples: ['refs/heads/nyl/dev/observed'] })),
     path: str("The environment's directory on shared state refs (state.path)."),
     coordinationRefPrefix: req(str(undefined, { pattern: '^refs/.*/$', examples: ['refs/nyl/'] })),
-    chosenBy: req(str('Which rule of the resolution order chose the repository.', { examples: ['Environment dev', "the checkout's origin", 'the clone itself (no remote)'] })),
+    chosenBy: req(
+      str('Which rule of the resolution order chose the repository.', {
+        examples: ['Environment dev', "the checkout's origin", 'the clone itself (no remote)'],
+      }),
+    ),
     created: constant('true', 'Present when state init created the local bare repository.'),
   },
   { description: "Where the environment's state lives, as resolved by the spec's order." },
@@ -148,7 +152,9 @@ const evidence = object({
   executionKey: req(ref('executionKey', executionKey)),
   uid: req(str()),
   acceptable: req(
-    boolean("Would --accept adopt this checkpoint: a receipt for the unit's desired uid and execution key, which the source still resolves to, of a unit that is not held."),
+    boolean(
+      "Would --accept adopt this checkpoint: a receipt for the unit's desired uid and execution key, which the source still resolves to, of a unit that is not held.",
+    ),
   ),
 });
 
@@ -289,7 +295,18 @@ export function statusUnit(unitKinds: readonly string[]) {
       examples: ['execute', 'current', 'wait', 'blocked', 'held', 'awaiting-approval', 'failed', 'uncertain', 'teardown', 'pending-teardown'],
     }),
     reason: str("The machine code of the action's reason: what detail is rendered from.", {
-      examples: ['receipt-current', 'no-receipt', 'key-changed', 'dependency-pending', 'upstream-pending', 'dependency-blocked', 'held', 'needs-recovery', 'approval-required', 'consumers-first'],
+      examples: [
+        'receipt-current',
+        'no-receipt',
+        'key-changed',
+        'dependency-pending',
+        'upstream-pending',
+        'dependency-blocked',
+        'held',
+        'needs-recovery',
+        'approval-required',
+        'consumers-first',
+      ],
     }),
     condition: object({
       type: req(oneOf(['failed', 'uncertain'])),
@@ -335,7 +352,9 @@ export function statusReport(unit: ReturnType<typeof statusUnit>) {
     lease: ref('lease', lease),
     units: req(map(ref('unit', unit), 'Every unit of the ownership set, and every unit state still holds that left it, keyed by name.')),
     unitOrder: req(
-      strings('Table order: the ownership set in dependency order (ties by name), then units that left it and that state still holds, by name (code-unit order).'),
+      strings(
+        'Table order: the ownership set in dependency order (ties by name), then units that left it and that state still holds, by name (code-unit order).',
+      ),
     ),
     details: req(details('What status read: where state lives.', { location: ref('location', location) })),
     ...tail,
@@ -345,10 +364,27 @@ export function statusReport(unit: ReturnType<typeof statusUnit>) {
 // --- ReconcileReport -------------------------------------------------------------------------
 
 const RECONCILE_RESULTS = [
-  'executed', 'current', 'imported', 'recovered', 'removed', 'retained', 'released', 'failed', 'uncertain',
-  'held', 'drifted', 'pending-teardown', 'tearing-down', 'blocked', 'awaiting-approval',
+  'executed',
+  'current',
+  'imported',
+  'recovered',
+  'removed',
+  'retained',
+  'released',
+  'failed',
+  'uncertain',
+  'held',
+  'drifted',
+  'pending-teardown',
+  'tearing-down',
+  'blocked',
+  'awaiting-approval',
   // `nyl plan`: what the next reconcile would do.
-  'execute', 'wait', 'teardown', 'retain', 'release',
+  'execute',
+  'wait',
+  'teardown',
+  'retain',
+  'release',
 ];
 
 /**
@@ -376,7 +412,9 @@ export function reconcileUnit(unitKinds: readonly string[]) {
       ),
     ),
     detail: req(
-      str("The reason, such as the failure or the wait: '/dependsOn/0 waits for broken (no-current-receipt)'. A failure reason keeps every line its driver gave; the text table shows the first."),
+      str(
+        "The reason, such as the failure or the wait: '/dependsOn/0 waits for broken (no-current-receipt)'. A failure reason keeps every line its driver gave; the text table shows the first.",
+      ),
     ),
     uid: str('The incarnation (a UUIDv7).'),
     executionKey: executionKeyRef(),
@@ -387,11 +425,15 @@ export function reconcileUnit(unitKinds: readonly string[]) {
     outputs: strings('Names of the outputs of the receipt the run produced (values are in the observed state, not in the report).'),
     leaving: boolean('In the leaving section, printed first: the unit left the ownership set, or is torn down (a request, a kind change).'),
     incomplete: boolean('Removed under --allow-incomplete: its driver could not claim the removal.'),
-    code: str('The stable code of a failure that has one, such as NYL-SECRETS-KEY-MISSING; a warning with that code carries its fix.', { pattern: '^NYL-[A-Z0-9-]+$' }),
+    code: str('The stable code of a failure that has one, such as NYL-SECRETS-KEY-MISSING; a warning with that code carries its fix.', {
+      pattern: '^NYL-[A-Z0-9-]+$',
+    }),
     action: str("`nyl plan`: the planner's action for the unit.", {
       examples: ['execute', 'current', 'wait', 'blocked', 'held', 'awaiting-approval', 'drifted', 'teardown', 'retain', 'release', 'pending-teardown'],
     }),
-    reason: str("`nyl plan`: the machine code of the action's reason.", { examples: ['no-receipt', 'key-changed', 'receipt-current', 'dependency-pending', 'needs-allow-teardown'] }),
+    reason: str("`nyl plan`: the machine code of the action's reason.", {
+      examples: ['no-receipt', 'key-changed', 'receipt-current', 'dependency-pending', 'needs-allow-teardown'],
+    }),
     digest: str(
       "`nyl plan`: what a plan-bound approval names (--approve <unit>=<digest>), for a unit that would execute: for a kind whose driver plans, sha256 of the execution key, the driver plan's digest and the receipt it starts from; for other kinds the execution key. Absent while the key is not decided (a new incarnation, a unit that waits for its dependencies) or when the driver could not plan.",
       { pattern: '^sha256:[0-9a-f]{64}$' },
@@ -580,7 +622,9 @@ const restoredFrom = object(
 /** The details of recover, lease break, hold, resume and forget. */
 const recoveryDetails = {
   unit: str('recover --unit, hold, resume, state forget: the unit.'),
-  evidence: list(ref('evidence', evidence), { description: 'recover --unit: every checkpoint of the unit that a run ref or evidence ref holds, newest run first.' }),
+  evidence: list(ref('evidence', evidence), {
+    description: 'recover --unit: every checkpoint of the unit that a run ref or evidence ref holds, newest run first.',
+  }),
   condition: ref('condition', condition, "recover --unit: the unit's condition before the command."),
   runs: strings('recover: the run refs it imported and consumed.'),
   imported: strings('recover: units whose receipt or failure was imported from a dead run.'),
@@ -601,29 +645,44 @@ const recoveryDetails = {
     ['retained', 'pending-teardown', 'released'],
     'state forget: what the unit was in state before it was dropped: a retained tombstone, a unit whose teardown waited, or a released record.',
   ),
-  superseded: strings('resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.'),
+  superseded: strings(
+    'resume: the runs whose hold signal for the unit it took back (a hold delivered to a run and not applied yet), so that the hold never takes effect.',
+  ),
 };
 
 /** The details of state delete, restore, verify, reset, move and reseal. */
 const stateDetails = {
-  removed: strings('state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.'),
-  teardown: ref('teardownReport', undefined, 'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.'),
+  removed: strings(
+    'state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.',
+  ),
+  teardown: ref(
+    'teardownReport',
+    undefined,
+    'state delete --teardown: the report of the teardown it ran first (nyl teardown --all), also when it stopped there.',
+  ),
   restoredFrom,
   restored: map(
     oneOf(['restored', 'removed']),
     'state restore: each unit whose documents the restore changes (or would change), by unit: restored (a document remains) or removed.',
   ),
   resurrected: map(str(), 'state restore: unit -> the uid the restore brings back, an incarnation the state no longer had (warning NYL-RESTORE-INCARNATIONS).'),
-  dropped: map(str(), 'state restore: unit -> the uid the restore takes away, an incarnation the restored commit does not have (warning NYL-RESTORE-INCARNATIONS).'),
+  dropped: map(
+    str(),
+    'state restore: unit -> the uid the restore takes away, an incarnation the restored commit does not have (warning NYL-RESTORE-INCARNATIONS).',
+  ),
   holdsKept: strings('state restore: units held now, which stay held with their current hold.'),
   units: map(verifiedUnit, 'verify: what the drift check of each checked unit observed, by unit.'),
   discarded: strings('state reset: the units whose local receipts the state repository lacked and the reset discarded, sorted.'),
   branches: list(movedBranch, { description: 'state reset: each local branch it moved.' }),
   reason: str('state reset: the --reason given.'),
   skipped: map(str(), 'verify: the units it did not check, each with why (no receipt yet, held, a tombstone, left the ownership set).'),
-  from: str("state move: the old location: its repository (local for the clone's own branches), refs, path and coordination prefix, as its state.yaml names them."),
+  from: str(
+    "state move: the old location: its repository (local for the clone's own branches), refs, path and coordination prefix, as its state.yaml names them.",
+  ),
   to: str("state move: the new location, in the same form; the old state.yaml's movedTo."),
-  carried: strings("state move: the old location's run and evidence refs it copied to the new location (under the new coordination prefix), for the next importer there."),
+  carried: strings(
+    "state move: the old location's run and evidence refs it copied to the new location (under the new coordination prefix), for the next importer there.",
+  ),
   sealingKey: str(
     "state reseal: the id of the first key of the ring, which sealed and digested what it resealed (the first 16 hex digits of the key's sha256); absent when no usable key is configured.",
   ),
@@ -728,7 +787,8 @@ export const shownReceipt = object(
       "What the unit's driver recorded of its tool's own state after the execution: for Terraform and OpenTofu the backend, workspace, lineage, serial and resources of the module's state.",
     ),
     toolReads: list(str(), {
-      description: "Source directories the tool read beyond what the kind declares (a module's calls of local modules): part of the unit's next execution keys.",
+      description:
+        "Source directories the tool read beyond what the kind declares (a module's calls of local modules): part of the unit's next execution keys.",
     }),
   },
   { description: "The unit's receipt: its run, execution key, finish time and outputs." },
@@ -756,9 +816,7 @@ export const outputsReport = object({
   operation: req(constant('outputs')),
   environment: req(str()),
   unit: str("--unit: outputs is that unit's {key: value}."),
-  outputs: req(
-    json('object', 'Without --unit: {unit: {key: value}} of every unit with a receipt; with --unit: {key: value}. Sensitive outputs are left out.'),
-  ),
+  outputs: req(json('object', 'Without --unit: {unit: {key: value}} of every unit with a receipt; with --unit: {key: value}. Sensitive outputs are left out.')),
   sensitive: req(
     union([strings(), map(strings())], {
       exclusive: true,

@@ -22,7 +22,13 @@ export interface AppliedHolds {
 }
 
 /** `generation`: the state's, which tells the current incarnation (../plan/unit-view.ts). */
-export function applyHolds(env: string, desired: Map<string, DesiredUnitDoc>, observed: Map<string, ObservedUnitDoc>, holds: HoldRequest[], generation: number): AppliedHolds {
+export function applyHolds(
+  env: string,
+  desired: Map<string, DesiredUnitDoc>,
+  observed: Map<string, ObservedUnitDoc>,
+  holds: HoldRequest[],
+  generation: number,
+): AppliedHolds {
   const out: AppliedHolds = { desired: new Map(desired), held: [], markers: [], alreadyHeld: [], refused: [], diagnostics: [] };
   for (const h of holds) {
     const record: HoldRecord = { by: h.by, since: h.at };
@@ -30,7 +36,13 @@ export function applyHolds(env: string, desired: Map<string, DesiredUnitDoc>, ob
     const decision = holdDocument(out.desired.get(h.unit), observed.get(h.unit), record, generation);
     if (decision.kind === 'refused') {
       out.refused.push(h.unit);
-      out.diagnostics.push(diagnostic('NYL-HOLD-REFUSED', 'error', `${h.unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env, unit: h.unit, units: [h.unit] }));
+      out.diagnostics.push(
+        diagnostic('NYL-HOLD-REFUSED', 'error', `${h.unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, {
+          env,
+          unit: h.unit,
+          units: [h.unit],
+        }),
+      );
     } else if (decision.kind === 'already-held') {
       if (!out.alreadyHeld.includes(h.unit)) out.alreadyHeld.push(h.unit);
     } else {

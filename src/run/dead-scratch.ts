@@ -90,7 +90,9 @@ export function removeDeadScratch(runs: readonly DeadRun[], here: ScratchHost = 
       try {
         if (removeIfOurs(path)) removed.push({ run: dead.run, dir: path });
       } catch (error) {
-        problems.push(`cannot remove ${path}, the scratch directory of the dead run ${dead.run}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+        problems.push(
+          `cannot remove ${path}, the scratch directory of the dead run ${dead.run}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        );
       }
     }
   }

@@ -173,7 +173,14 @@ function resultOf(ctx: WaveContext, plan: Plan): EngineResult {
 export async function runEngine(input: EngineInput): Promise<EngineResult> {
   const { rt } = input;
   const { only, mode, lifecycle } = input.options;
-  const state = new RunState({ ...input, runId: input.runRef.run, now: rt.clock.now(), ...(only ? { only } : {}), ...(mode ? { mode } : {}), ...(lifecycle ? { lifecycle } : {}) });
+  const state = new RunState({
+    ...input,
+    runId: input.runRef.run,
+    now: rt.clock.now(),
+    ...(only ? { only } : {}),
+    ...(mode ? { mode } : {}),
+    ...(lifecycle ? { lifecycle } : {}),
+  });
   const workspace = new Workspace(input.runRef.run, input.materialize);
   const ctx = contextOf(input, state, workspace);
   try {

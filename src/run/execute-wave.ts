@@ -63,7 +63,10 @@ async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx:
     return false;
   }
   ctx.commits.resume();
-  await ctx.rt.faults.reach('after-started-push', wave.map((u) => u.name));
+  await ctx.rt.faults.reach(
+    'after-started-push',
+    wave.map((u) => u.name),
+  );
   return true;
 }
 

@@ -77,7 +77,17 @@ class Importer {
   private readonly order: readonly string[];
 
   constructor(private readonly input: ImportInput) {
-    this.result = { desired: new Map(input.desired), observed: new Map(input.observed), imported: [], recovered: [], removed: [], evidence: new Map(), late: new Map(), consumed: [...input.runs], diagnostics: [] };
+    this.result = {
+      desired: new Map(input.desired),
+      observed: new Map(input.observed),
+      imported: [],
+      recovered: [],
+      removed: [],
+      evidence: new Map(),
+      late: new Map(),
+      consumed: [...input.runs],
+      diagnostics: [],
+    };
     ({ byName: this.byName, order: this.order } = ownedGraph(input.project, input.env));
   }
 
@@ -165,14 +175,25 @@ class Importer {
       if (!cp) return;
       this.addEvidence(name, run);
       this.addEvidence(name, run, this.result.late);
-      this.warn('NYL-RUN-LATE-CHECKPOINT', name, `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain or executed again; the checkpoint stays as evidence`, { run, result: cp.result });
+      this.warn(
+        'NYL-RUN-LATE-CHECKPOINT',
+        name,
+        `run ${run} checkpointed ${name} (${cp.result}) after it was marked uncertain or executed again; the checkpoint stays as evidence`,
+        { run, result: cp.result },
+      );
       return;
     }
     if (doc.phase === 'teardown') return this.importTeardown(name, run, doc);
     // A unit the dead run created keeps the run's incarnation.
     if (!this.uidOf(name)) this.result.desired.set(name, doc.desired);
     if (!cp || cp.result === 'uncertain') {
-      this.markUncertain(name, run, cp?.reason ? `run ${run}: ${cp.reason}` : `run ${run} started ${name} and ended without a checkpoint`, undefined, cp?.output);
+      this.markUncertain(
+        name,
+        run,
+        cp?.reason ? `run ${run}: ${cp.reason}` : `run ${run} started ${name} and ended without a checkpoint`,
+        undefined,
+        cp?.output,
+      );
       return;
     }
     const matches = this.keyMatches(name, doc);
@@ -180,7 +201,11 @@ class Importer {
     if (cp.result === 'failed' && matches) return this.importFailure(name, run, doc, cp);
     if (cp.result !== 'receipt') return;
     this.markUncertain(name, run, `run ${run} applied ${name} for execution key ${doc.executionKey}, which it no longer resolves to`, 'NYL-RUN-SUPERSEDED');
-    this.warn('NYL-RUN-SUPERSEDED', name, `run ${run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`);
+    this.warn(
+      'NYL-RUN-SUPERSEDED',
+      name,
+      `run ${run} checkpointed ${name} with an execution key the new resolution no longer has; its effects are real, so ${name} is uncertain`,
+    );
   }
 
   /**
@@ -214,7 +239,12 @@ class Importer {
     if (this.isLate(name, run.run)) return;
     const doc = run.units.get(name) ?? run.teardowns.get(name);
     if (doc && !this.uidOf(name)) this.result.desired.set(name, doc.desired);
-    this.markUncertain(name, run.run, `run ${run.run}'s records are damaged (${whereOf(damage)}: ${damage.problem}); nothing they say is trusted`, 'NYL-STATE-CORRUPT');
+    this.markUncertain(
+      name,
+      run.run,
+      `run ${run.run}'s records are damaged (${whereOf(damage)}: ${damage.problem}); nothing they say is trusted`,
+      'NYL-STATE-CORRUPT',
+    );
   }
 
   run(): ImportResult {

@@ -69,7 +69,9 @@ export function recordsOf(plan: UnitPlan): Pick<DriverContext, 'receipt' | 'ackn
   const acknowledgement = current ? observed?.acknowledgement : undefined;
   const reads = plan.reads?.sources ? { sourceReads: Object.keys(plan.reads.sources) } : {};
   const condition = current ? observed?.condition : undefined;
-  const attempt = condition ? { attempt: { uncertain: condition.type === 'uncertain', ...(condition.toolState ? { toolState: condition.toolState } : {}) } } : {};
+  const attempt = condition
+    ? { attempt: { uncertain: condition.type === 'uncertain', ...(condition.toolState ? { toolState: condition.toolState } : {}) } }
+    : {};
   return { ...(receipt ? { receipt } : {}), ...(acknowledgement ? { acknowledgement } : {}), ...reads, ...attempt };
 }
 
@@ -105,7 +107,12 @@ export function phaseContext(scope: PhaseScope, subject: PhaseSubject, projectDi
 }
 
 /** Runs a phase in the project directory of a commit, unpacked once per scope; one that cannot be unpacked fails the phase. */
-export async function inCommit<T>(scope: PhaseScope, commit: string | undefined, phase: (projectDir: string) => Promise<T | Failure>, why = 'the source commit'): Promise<T | Failure> {
+export async function inCommit<T>(
+  scope: PhaseScope,
+  commit: string | undefined,
+  phase: (projectDir: string) => Promise<T | Failure>,
+  why = 'the source commit',
+): Promise<T | Failure> {
   let dir: string;
   try {
     dir = await scope.workspace.projectDir(commit);
@@ -120,11 +127,18 @@ export async function inCommit<T>(scope: PhaseScope, commit: string | undefined,
  * was produced from (`commitOf` maps it to the workspace's key: undefined for the scope's own
  * source), as its receipt's desired document renders it.
  */
-export function readBackIn(scope: PhaseScope, drivers: DriverSet, commitOf: (source: string | undefined) => string | undefined, slot = (name: string) => name): ReadBack {
+export function readBackIn(
+  scope: PhaseScope,
+  drivers: DriverSet,
+  commitOf: (source: string | undefined) => string | undefined,
+  slot = (name: string) => name,
+): ReadBack {
   return async (producer, receipt) => {
     const subject = subjectOfDesired(producer, receipt.desired);
     const recorded = recordedReceipt(receipt, true);
-    const read = await inCommit(scope, commitOf(receipt.desired.source), (dir) => readOutputsOf(drivers.driver(subject.kind), { ...phaseContext(scope, subject, dir, slot(producer)), ...(recorded ? { receipt: recorded } : {}) }));
+    const read = await inCommit(scope, commitOf(receipt.desired.source), (dir) =>
+      readOutputsOf(drivers.driver(subject.kind), { ...phaseContext(scope, subject, dir, slot(producer)), ...(recorded ? { receipt: recorded } : {}) }),
+    );
     return read.result === 'read' ? read.outputs : read;
   };
 }

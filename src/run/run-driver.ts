@@ -11,7 +11,19 @@ import { receiptOfIncarnation } from '../plan/unit-view';
 import type { Checkpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import type { WaveContext } from './wave-context';
-import { keyNeededFirst, maskText, maskTexts, openSecrets, sensitiveValues, unitMaskTexts, type ReadBack, type RecordedOutputs, recordOutputs, secretReadsOf, withSecretsIn } from './secrets';
+import {
+  keyNeededFirst,
+  maskText,
+  maskTexts,
+  openSecrets,
+  sensitiveValues,
+  unitMaskTexts,
+  type ReadBack,
+  type RecordedOutputs,
+  recordOutputs,
+  secretReadsOf,
+  withSecretsIn,
+} from './secrets';
 import { executeUnit, type PlanGate, teardownUnit } from './unit-execution';
 import { type PhaseScope, phaseContext, readBackIn, recordsOf } from './phase-context';
 import { approvalDigest } from '../plan/digest';
@@ -30,7 +42,13 @@ function teardownCheckpointOf(result: TeardownOutcome, finishedAt: string, allow
   if (result.result === 'removed') return { result: 'removed', finishedAt };
   if (result.result === 'incomplete') {
     if (allowIncomplete) return { result: 'removed', finishedAt, incomplete: true, reason: result.reason };
-    return { result: 'failed', finishedAt, reason: `${result.reason}; --allow-incomplete removes it from state all the same`, retryable: true, code: 'NYL-TEARDOWN-INCOMPLETE' };
+    return {
+      result: 'failed',
+      finishedAt,
+      reason: `${result.reason}; --allow-incomplete removes it from state all the same`,
+      retryable: true,
+      code: 'NYL-TEARDOWN-INCOMPLETE',
+    };
   }
   return checkpointOf(result, finishedAt);
 }
@@ -52,7 +70,11 @@ function scopeOf(ctx: WaveContext): PhaseScope {
 
 /** What a driver gets for one unit of the run; a teardown also the outputs of the receipt it removes. */
 function driverContext(plan: UnitPlan, ctx: WaveContext, projectDir: string): DriverContext {
-  const dctx = { ...phaseContext(scopeOf(ctx), { name: plan.name, kind: plan.kind, uid: plan.uid, rendering: plan.rendering! }, projectDir), ...recordsOf(plan), ...reappliedBy(plan, ctx) };
+  const dctx = {
+    ...phaseContext(scopeOf(ctx), { name: plan.name, kind: plan.kind, uid: plan.uid, rendering: plan.rendering! }, projectDir),
+    ...recordsOf(plan),
+    ...reappliedBy(plan, ctx),
+  };
   return tearsDown(plan) ? { ...dctx, receiptOutputs: receiptOfIncarnation(plan)?.outputs ?? {} } : dctx;
 }
 
@@ -73,7 +95,12 @@ function reappliedBy(plan: UnitPlan, ctx: WaveContext): Pick<DriverContext, 'ack
  * desired document was rendered from: the files it needs may be gone from the run's); a source
  * that cannot be unpacked is the unit's retryable failure. Never throws when `phase` does not.
  */
-export function inProjectDir<T>(plan: UnitPlan, ctx: WaveContext, phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>, commitOf = tearsDown(plan) ? plan.desired?.source : undefined): Promise<T | Failure> {
+export function inProjectDir<T>(
+  plan: UnitPlan,
+  ctx: WaveContext,
+  phase: (driver: ReturnType<DriverSet['driver']>, dctx: DriverContext) => Promise<T | Failure>,
+  commitOf = tearsDown(plan) ? plan.desired?.source : undefined,
+): Promise<T | Failure> {
   // The run's own source is unpacked once for every unit: a teardown of that commit shares it.
   const commit = commitOf !== ctx.state.input.sourceCommit ? commitOf : undefined;
   return ctx.workspace.projectDir(commit).then(
@@ -107,12 +134,20 @@ function withoutUnrecorded<T extends Failure | Uncertain>(outcome: T, unit: stri
 }
 
 /** An execution's outcome with its outputs recorded (sealed where needed), or the unit's failure. */
-function recorded(plan: UnitPlan, outcome: ApplyOutcome, ctx: WaveContext, consumed: readonly string[]): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
+function recorded(
+  plan: UnitPlan,
+  outcome: ApplyOutcome,
+  ctx: WaveContext,
+  consumed: readonly string[],
+): Failure | Uncertain | { result: 'receipt'; recorded: RecordedOutputs } {
   if (outcome.result !== 'receipt') return withoutUnrecorded(outcome, plan.name, ctx, consumed);
   const r = recordOutputs(plan.name, ctx.state.input.runId, outcome.outputs, ctx.drivers.driver(plan.kind), ctx.keys, consumed);
   // Not recorded (no key to seal them): the values it printed are masked in what the failure keeps.
   if ('result' in r) return withoutUnrecorded({ ...r, unrecorded: outcome.outputs }, plan.name, ctx, consumed);
-  const tool = { ...(outcome.toolState ? { toolState: outcome.toolState } : {}), ...(outcome.toolReads && outcome.toolReads.length > 0 ? { toolReads: outcome.toolReads } : {}) };
+  const tool = {
+    ...(outcome.toolState ? { toolState: outcome.toolState } : {}),
+    ...(outcome.toolReads && outcome.toolReads.length > 0 ? { toolReads: outcome.toolReads } : {}),
+  };
   return { result: 'receipt', recorded: { ...r, ...tool } };
 }
 

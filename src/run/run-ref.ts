@@ -62,7 +62,13 @@ export class RunRef {
     const { name, host, pid } = lease.holder;
     this.doc = { ...this.draft, holder: { name, host, pid }, deadline: lease.deadline };
     const [oid] = await this.store.writeCommits([
-      { clearTree: true, changes: new Map([['run.yaml', serializeRunDoc(this.doc)]]), message: `nyl: run ${this.doc.environment} ${this.doc.run}\n`, author: this.author, timeMs: this.clock.now() },
+      {
+        clearTree: true,
+        changes: new Map([['run.yaml', serializeRunDoc(this.doc)]]),
+        message: `nyl: run ${this.doc.environment} ${this.doc.run}\n`,
+        author: this.author,
+        timeMs: this.clock.now(),
+      },
     ]);
     this.oid = oid!;
     return { ref: this.ref, expect: null, to: oid! };
@@ -136,14 +142,19 @@ export class RunRef {
 
   private async pushUnfenced(message: string, recreate: boolean): Promise<boolean> {
     if (!this.oid) return false;
-    const [oid] = await this.store.writeCommits([{ parent: this.oid, clearTree: recreate, changes: new Map(this.pending), message, author: this.author, timeMs: this.clock.now() }]);
+    const [oid] = await this.store.writeCommits([
+      { parent: this.oid, clearTree: recreate, changes: new Map(this.pending), message, author: this.author, timeMs: this.clock.now() },
+    ]);
     const result = await writeRetried({ clock: this.clock }, this.store, [{ ref: this.ref, expect: recreate ? null : this.oid, to: oid! }]);
     if (result.ok) {
       this.oid = oid!;
       this.pending.clear();
       return true;
     }
-    if (result.kind === 'unreachable') fail('NYL-STATE-UNAVAILABLE', `cannot record run ${this.doc.run} of ${this.store.loc.environment}: ${result.message}`, { env: this.store.loc.environment });
+    if (result.kind === 'unreachable')
+      fail('NYL-STATE-UNAVAILABLE', `cannot record run ${this.doc.run} of ${this.store.loc.environment}: ${result.message}`, {
+        env: this.store.loc.environment,
+      });
     return false;
   }
 }

@@ -174,7 +174,13 @@ export class RunState {
   /** Retain or release, which need no driver: the tombstone written, or the desired file dropped with a released record. */
   applyInstant(plan: UnitPlan): void {
     const kindChange = plan.action.type === 'release' && plan.action.reason === 'kind-change';
-    const done: LifecycleDone = { name: plan.name, kind: plan.kind, result: plan.action.type === 'retain' ? 'retained' : 'released', ...(plan.uid ? { uid: plan.uid } : {}), ...(kindChange ? { kindChange } : {}) };
+    const done: LifecycleDone = {
+      name: plan.name,
+      kind: plan.kind,
+      result: plan.action.type === 'retain' ? 'retained' : 'released',
+      ...(plan.uid ? { uid: plan.uid } : {}),
+      ...(kindChange ? { kindChange } : {}),
+    };
     if (plan.action.type === 'retain') this.desired.set(plan.name, plan.next!);
     else this.release(plan.name);
     this.lifecycleDone.set(plan.name, done);
@@ -211,7 +217,15 @@ export class RunState {
    */
   recordTeardown(plan: UnitPlan, cp: Checkpoint, durationMs: number): UnitOutcome {
     const cause = plan.action.type === 'teardown' ? { cause: plan.action.reason } : {};
-    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, phase: 'teardown' as const, durationMs, ...cause, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}) };
+    const base = {
+      name: plan.name,
+      kind: plan.kind,
+      uid: plan.uid!,
+      phase: 'teardown' as const,
+      durationMs,
+      ...cause,
+      ...(plan.executionKey ? { executionKey: plan.executionKey } : {}),
+    };
     let result: UnitOutcome;
     if (cp.result === 'removed') {
       this.desired.delete(plan.name);
@@ -243,7 +257,14 @@ export class RunState {
   record(plan: UnitPlan, cp: Checkpoint, durationMs: number): UnitOutcome {
     const run = this.input.runId;
     const executedFor = plan.action.type === 'execute' ? { executedFor: plan.action.reason } : {};
-    const base = { name: plan.name, kind: plan.kind, uid: plan.uid!, ...(plan.executionKey ? { executionKey: plan.executionKey } : {}), durationMs, ...executedFor };
+    const base = {
+      name: plan.name,
+      kind: plan.kind,
+      uid: plan.uid!,
+      ...(plan.executionKey ? { executionKey: plan.executionKey } : {}),
+      durationMs,
+      ...executedFor,
+    };
     const approval = this.approvalOf(plan, cp.finishedAt);
     // The desired document records the approval its execution consumed; the next decision has none.
     const next = approval && plan.next ? { ...plan.next, approvals: [approval] } : plan.next;
@@ -252,7 +273,12 @@ export class RunState {
     let result: UnitOutcome;
     if (cp.result === 'receipt') {
       const receipt = receiptOf(run, { executionKey: plan.executionKey!, desired: next! }, cp);
-      this.observed.set(plan.name, { ...driftHistoryOf(this.observed.get(plan.name), plan.uid!), uid: plan.uid!, receipt, lastRun: { run, result: 'executed', at: cp.finishedAt } });
+      this.observed.set(plan.name, {
+        ...driftHistoryOf(this.observed.get(plan.name), plan.uid!),
+        uid: plan.uid!,
+        receipt,
+        lastRun: { run, result: 'executed', at: cp.finishedAt },
+      });
       result = { ...base, ...decided, result: 'executed', detail: '', receipt, ...(approval ? { approval } : {}) };
     } else {
       const { type, condition } = this.recordCondition(plan, cp);

@@ -83,9 +83,10 @@ export function keyNeededFirst(unit: string, observed: ObservedUnitDoc | undefin
 /** The ids of the keys that sealed, or made the keyed digests of, the values these receipts hold: the keys a run of them needs. */
 export function sealingKeyIds(docs: Iterable<ObservedUnitDoc | undefined>): string[] {
   const ids = new Set<string>();
-  for (const doc of docs) for (const entry of Object.values(doc?.receipt?.sensitiveOutputs ?? {})) {
-    for (const id of [entry.sealed !== undefined ? keyIdOf(entry.sealed) : undefined, keyIdOf(entry.sha256)]) if (id) ids.add(id);
-  }
+  for (const doc of docs)
+    for (const entry of Object.values(doc?.receipt?.sensitiveOutputs ?? {})) {
+      for (const id of [entry.sealed !== undefined ? keyIdOf(entry.sealed) : undefined, keyIdOf(entry.sha256)]) if (id) ids.add(id);
+    }
   return [...ids].sort();
 }
 
@@ -114,7 +115,11 @@ export function unitMaskTexts(unit: string, consumed: ReadonlyMap<string, unknow
 
 /** The sensitive values of outputs a failed execution wrote: masked, never recorded. */
 export function sensitiveValues(outputs: Outputs): Map<string, unknown> {
-  return new Map(Object.entries(outputs).filter(([, o]) => o.sensitive).map(([name, o]) => [name, o.value]));
+  return new Map(
+    Object.entries(outputs)
+      .filter(([, o]) => o.sensitive)
+      .map(([name, o]) => [name, o.value]),
+  );
 }
 
 /** The recorded form of outputs: plain values, and per sensitive output its digest (and seal). */
@@ -142,7 +147,14 @@ function holdsAny(value: unknown, secrets: readonly string[]): boolean {
  * that down for the short, guessable values that need it most. Its consumers then run again
  * after every execution of the producer, not only when the value changed.
  */
-export function recordOutputs(unit: string, run: string, outputs: Outputs, driver: Driver | undefined, keys: RunKeys, consumed: readonly string[] = []): RecordedOutputs | Failure {
+export function recordOutputs(
+  unit: string,
+  run: string,
+  outputs: Outputs,
+  driver: Driver | undefined,
+  keys: RunKeys,
+  consumed: readonly string[] = [],
+): RecordedOutputs | Failure {
   const recorded: RecordedOutputs = { outputs: {} };
   const sensitive: Record<string, SensitiveOutputRecord> = {};
   for (const [name, o] of Object.entries(outputs)) {
@@ -152,7 +164,8 @@ export function recordOutputs(unit: string, run: string, outputs: Outputs, drive
     }
     const ring = keys.ring();
     const keeps = driver?.readOutputs !== undefined;
-    if ('problem' in ring && !(keeps && ring.missing)) return keyMissing(unit, `has the sensitive output ${name}, which must be ${keeps ? 'digested' : 'sealed'} for Git`, ring);
+    if ('problem' in ring && !(keeps && ring.missing))
+      return keyMissing(unit, `has the sensitive output ${name}, which must be ${keeps ? 'digested' : 'sealed'} for Git`, ring);
     const binding = keys.binding(unit, name);
     if ('problem' in ring) sensitive[name] = { sha256: `${EXECUTION_DIGEST}${run}` };
     else sensitive[name] = { sha256: ring.digest(binding, o.value), ...(keeps ? {} : { sealed: ring.seal(binding, o.value) }) };
@@ -175,7 +188,12 @@ export function secretReadsOf(plan: UnitPlan): SecretRead[] {
 export type ReadBack = (producer: string, receipt: ReceiptRecord) => Promise<Outputs | Failure>;
 
 /** The values of a consumer's sensitive references, by `unit.output`; a failure when one cannot be had. */
-export async function openSecrets(reads: readonly SecretRead[], observed: ReadonlyMap<string, ObservedUnitDoc>, keys: RunKeys, readBack: ReadBack): Promise<Map<string, unknown> | Failure> {
+export async function openSecrets(
+  reads: readonly SecretRead[],
+  observed: ReadonlyMap<string, ObservedUnitDoc>,
+  keys: RunKeys,
+  readBack: ReadBack,
+): Promise<Map<string, unknown> | Failure> {
   const values = new Map<string, unknown>();
   const backends = new Map<string, Promise<Outputs | Failure>>();
   for (const read of reads) {
@@ -220,7 +238,12 @@ function openSealed(read: SecretRead, sealed: string, keys: RunKeys): { value: u
   return opened.ok ? { value: opened.value } : unavailable(read, opened.problem);
 }
 
-async function fromBackend(read: SecretRead, receipt: ReceiptRecord, backends: Map<string, Promise<Outputs | Failure>>, readBack: ReadBack): Promise<{ value: unknown } | Failure> {
+async function fromBackend(
+  read: SecretRead,
+  receipt: ReceiptRecord,
+  backends: Map<string, Promise<Outputs | Failure>>,
+  readBack: ReadBack,
+): Promise<{ value: unknown } | Failure> {
   let outputs = backends.get(read.unit);
   if (!outputs) {
     outputs = readBack(read.unit, receipt);
@@ -236,10 +259,20 @@ async function fromBackend(read: SecretRead, receipt: ReceiptRecord, backends: M
 function renderSecrets(rendering: Record<string, unknown>, reads: readonly SecretRead[], values: ReadonlyMap<string, unknown>): Record<string, unknown> {
   const out = structuredClone(rendering);
   for (const pointer of new Set(reads.map((r) => r.pointer))) {
-    const path = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-    const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], out) as Record<string, unknown> | undefined;
+    const path = pointer
+      .split('/')
+      .slice(1)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], out) as
+      | Record<string, unknown>
+      | undefined;
     const key = path[path.length - 1]!;
-    if (parent && typeof parent[key] === 'string') parent[key] = substitute(parent[key] as string, reads.filter((r) => r.pointer === pointer), values);
+    if (parent && typeof parent[key] === 'string')
+      parent[key] = substitute(
+        parent[key] as string,
+        reads.filter((r) => r.pointer === pointer),
+        values,
+      );
   }
   return out;
 }

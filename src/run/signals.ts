@@ -50,7 +50,13 @@ export async function writeHoldSignal(
 ): Promise<{ ref: string; oid: string } | undefined> {
   const doc: SignalDoc = { apiVersion: API_VERSION, kind: 'Signal', type: 'hold', run, ...hold };
   const [oid] = await store.writeCommits([
-    { clearTree: true, changes: new Map([['signal.yaml', toYaml(doc)]]), message: `nyl: signal hold ${store.loc.environment} (${hold.unit})\n`, author, timeMs: rt.clock.now() },
+    {
+      clearTree: true,
+      changes: new Map([['signal.yaml', toYaml(doc)]]),
+      message: `nyl: signal hold ${store.loc.environment} (${hold.unit})\n`,
+      author,
+      timeMs: rt.clock.now(),
+    },
   ]);
   const ref = signalRefOf(store, run, uuidv7(rt.clock.now()));
   const result = await store.write([{ ref, expect: null, to: oid! }]);

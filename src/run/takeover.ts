@@ -134,7 +134,12 @@ function unneeded(e: EvidenceRef, finalObserved: Map<string, ObservedUnitDoc>): 
 }
 
 /** The coordination ref updates of an importer's transition push. */
-export function coordinationUpdates(store: StateStore, refs: RefSnapshot, takeover: Takeover | undefined, finalObserved: Map<string, ObservedUnitDoc>): RefUpdate[] {
+export function coordinationUpdates(
+  store: StateStore,
+  refs: RefSnapshot,
+  takeover: Takeover | undefined,
+  finalObserved: Map<string, ObservedUnitDoc>,
+): RefUpdate[] {
   const updates = consumedRunUpdates(store, refs, takeover?.imported.consumed ?? []);
   const wanted = wantedEvidence(store, takeover?.imported, (unit) => finalObserved.get(unit)?.condition?.type === 'uncertain');
   for (const e of evidenceRefs(store, refs)) {

@@ -11,7 +11,10 @@ import type { DesiredUnitDoc, TeardownRequest } from '../state/documents';
 /** The units a teardown names: every unit with an incarnation for --all (held ones and tombstones included). */
 export function requestedUnits(desired: ReadonlyMap<string, DesiredUnitDoc>, generation: number, units: string[] | 'all'): string[] {
   if (units !== 'all') return [...new Set(units)];
-  return [...desired].filter(([, doc]) => hasIncarnation(doc, generation)).map(([name]) => name).sort();
+  return [...desired]
+    .filter(([, doc]) => hasIncarnation(doc, generation))
+    .map(([name]) => name)
+    .sort();
 }
 
 /** Named units the state has no incarnation of: a teardown cannot remove what it does not know. */

@@ -6,7 +6,18 @@
  * beyond OUTPUT_LIMITS fail the unit (retryable) and none of them is kept, so no later writer
  * has to take them. Siblings are never affected.
  */
-import type { ApplyOutcome, CheckOutcome, Driver, DriverContext, DriverPlan, Outputs, PlanOutcome, PrepareOutcome, ReadOutcome, TeardownOutcome } from '../drivers/contract';
+import type {
+  ApplyOutcome,
+  CheckOutcome,
+  Driver,
+  DriverContext,
+  DriverPlan,
+  Outputs,
+  PlanOutcome,
+  PrepareOutcome,
+  ReadOutcome,
+  TeardownOutcome,
+} from '../drivers/contract';
 import { OUTPUT_LIMITS, describeSize, failure } from '../drivers/contract';
 import type { ProcessResult, ProcessRunner, RunOptions } from '../exec/process';
 import { nestingDepth } from '../util/nesting';
@@ -91,7 +102,12 @@ async function phases(driver: Driver, ctx: DriverContext, gate: PlanGate | undef
  * started)` once every process the phase left running has ended: a unit's record must not be
  * written while one of its processes still runs.
  */
-async function contained<T>(ctx: DriverContext, phase: (ctx: DriverContext) => Promise<T>, what: string, onThrow: (why: string, started: boolean) => T): Promise<T> {
+async function contained<T>(
+  ctx: DriverContext,
+  phase: (ctx: DriverContext) => Promise<T>,
+  what: string,
+  onThrow: (why: string, started: boolean) => T,
+): Promise<T> {
   const counted = new CountingRunner(ctx.runner, ctx.cancel);
   try {
     return await phase({ ...ctx, runner: counted });
@@ -137,8 +153,11 @@ function outputsProblem(outputs: Outputs): string | undefined {
 /** The unit's outcome; reasons keep every line, tidied (a driver's own outcome too). */
 export async function executeUnit(driver: Driver | undefined, ctx: DriverContext, gate?: PlanGate): Promise<ApplyOutcome | Unapproved> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
-  const outcome = await contained<ApplyOutcome | Unapproved>(ctx, (c) => phases(driver, c, gate), 'failed', (why, started) =>
-    started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
+  const outcome = await contained<ApplyOutcome | Unapproved>(
+    ctx,
+    (c) => phases(driver, c, gate),
+    'failed',
+    (why, started) => (started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true }),
   );
   if (outcome.result === 'unapproved') return outcome;
   if (outcome.result !== 'receipt') return { ...outcome, reason: tidyLines(outcome.reason) };
@@ -154,15 +173,23 @@ export async function executeUnit(driver: Driver | undefined, ctx: DriverContext
 export async function teardownUnit(driver: Driver | undefined, ctx: DriverContext): Promise<TeardownOutcome> {
   if (!driver) return { result: 'failed', reason: `no driver for kind ${ctx.kind} yet`, retryable: true };
   if (!driver.teardown) return { result: 'incomplete', reason: `the ${ctx.kind} driver has no teardown, so nothing can claim the removal of ${ctx.unit}` };
-  const outcome = await contained<TeardownOutcome>(ctx, (c) => driver.teardown!(c), 'failed to tear down', (why, started) =>
-    started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true },
+  const outcome = await contained<TeardownOutcome>(
+    ctx,
+    (c) => driver.teardown!(c),
+    'failed to tear down',
+    (why, started) => (started ? { result: 'uncertain', reason: why } : { result: 'failed', reason: why, retryable: true }),
   );
   return outcome.result === 'removed' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }
 
 /** The prepare phase of a unit whose driver has one; it has no effects, so a throw is a retryable failure. */
 export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<PrepareOutcome> {
-  const outcome = await contained<PrepareOutcome>(ctx, (c) => driver.prepare!(c), 'failed to prepare', (why) => failure(why, true));
+  const outcome = await contained<PrepareOutcome>(
+    ctx,
+    (c) => driver.prepare!(c),
+    'failed to prepare',
+    (why) => failure(why, true),
+  );
   if (outcome.result === 'prepared') return outcome;
   if (outcome.result === 'absent') return { ...outcome, failure: { ...outcome.failure, reason: tidyLines(outcome.failure.reason) } };
   return { ...outcome, reason: tidyLines(outcome.reason) };
@@ -173,14 +200,24 @@ export async function prepareUnit(driver: Driver, ctx: DriverContext): Promise<P
  * processes ended) is a retryable failure, as for prepare.
  */
 export async function planUnit(driver: Driver, ctx: DriverContext): Promise<PlanOutcome> {
-  const outcome = await contained<PlanOutcome>(ctx, (c) => driver.plan!(c, { digest: true }), 'failed to plan', (why) => failure(why, true));
+  const outcome = await contained<PlanOutcome>(
+    ctx,
+    (c) => driver.plan!(c, { digest: true }),
+    'failed to plan',
+    (why) => failure(why, true),
+  );
   return outcome.result === 'planned' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }
 
 /** Reads a producer's outputs back from its tool; it has no effects, so a throw is a retryable failure. */
 export async function readOutputsOf(driver: Driver | undefined, ctx: DriverContext): Promise<ReadOutcome> {
   if (!driver?.readOutputs) return failure(`the ${ctx.kind} driver cannot read outputs back`, true);
-  const outcome = await contained<ReadOutcome>(ctx, (c) => driver.readOutputs!(c), 'failed to read outputs', (why) => failure(why, true));
+  const outcome = await contained<ReadOutcome>(
+    ctx,
+    (c) => driver.readOutputs!(c),
+    'failed to read outputs',
+    (why) => failure(why, true),
+  );
   return outcome.result === 'read' ? outcome : { ...outcome, reason: tidyLines(outcome.reason) };
 }
 
@@ -192,8 +229,16 @@ export async function readOutputsOf(driver: Driver | undefined, ctx: DriverConte
 export async function checkUnit(driver: Driver | undefined, ctx: DriverContext): Promise<CheckOutcome> {
   if (!driver) return failure(`no driver for kind ${ctx.kind} yet`, true);
   if (!driver.check) return { result: 'checked', drift: 'unknown', detail: `the ${ctx.kind} driver has no drift check` };
-  const outcome = await contained<CheckOutcome>(ctx, (c) => driver.check!(c), 'failed to check', (why) => failure(why, true));
+  const outcome = await contained<CheckOutcome>(
+    ctx,
+    (c) => driver.check!(c),
+    'failed to check',
+    (why) => failure(why, true),
+  );
   if (outcome.result === 'checked') return outcome;
   const reason = (outcome as { reason?: unknown }).reason;
-  return failure(typeof reason === 'string' ? reason : `the ${ctx.kind} driver answered the check with ${String((outcome as { result?: unknown }).result)}`, true);
+  return failure(
+    typeof reason === 'string' ? reason : `the ${ctx.kind} driver answered the check with ${String((outcome as { result?: unknown }).result)}`,
+    true,
+  );
 }

@@ -191,7 +191,11 @@ export class UnitOutput {
   mask(unit: string, texts: readonly string[]): void {
     const all = new Set([...texts, ...(this.options.alwaysMasked ?? [])]);
     for (const t of texts) if (t.includes('\n')) for (const l of t.split(/\r?\n/)) if (l.length >= 3) all.add(l);
-    if (all.size > 0) this.masks.set(unit, [...all].sort((a, b) => b.length - a.length));
+    if (all.size > 0)
+      this.masks.set(
+        unit,
+        [...all].sort((a, b) => b.length - a.length),
+      );
   }
 
   /**
@@ -202,7 +206,11 @@ export class UnitOutput {
     if (texts.length === 0) return;
     this.mask(unit, [...(this.masks.get(unit) ?? []), ...texts]);
     const tail = this.tails.get(unit);
-    if (tail) this.tails.set(unit, tail.map((line) => this.maskedText(unit, line)));
+    if (tail)
+      this.tails.set(
+        unit,
+        tail.map((line) => this.maskedText(unit, line)),
+      );
   }
 
   /** Starts keeping the unit's last lines afresh: its execution starts. */

@@ -70,24 +70,32 @@ function refuse(here: End, there: End, crossed: boolean): never {
   const why = crossed
     ? `in another repository (${here.mine.repository.name} and ${there.mine.repository.name}): the clone keeps one branch ${ref} for both, so the state of one would be read and moved as the other's`
     : `in the same repository and the same directory (${here.mine.statePath || 'the root of the tree'}): both would keep their state.yaml there`;
-  fail('NYL-SOURCE-INVALID', `the ${side(here.field)} state ref ${ref} of environment ${here.mine.env.name} is also the ${side(there.field)} state ref of ${describe(there.mine, here.mine)}${elsewhere}, ${why}`, {
-    location: source.location,
-    fix: fixFor(at, source, crossed),
-    data: { environments: [here.mine.env.name, there.mine.env.name], ref },
-  });
+  fail(
+    'NYL-SOURCE-INVALID',
+    `the ${side(here.field)} state ref ${ref} of environment ${here.mine.env.name} is also the ${side(there.field)} state ref of ${describe(there.mine, here.mine)}${elsewhere}, ${why}`,
+    {
+      location: source.location,
+      fix: fixFor(at, source, crossed),
+      data: { environments: [here.mine.env.name, there.mine.env.name], ref },
+    },
+  );
 }
 
 /** The other environment as a message names it: a declared one, or a template's instances. */
 function describe(other: PlacedRefs, mine: PlacedRefs): string {
   const instance = other.env.instance;
   if (!instance) return `environment ${other.env.name}`;
-  return mine.env.instance?.template === instance.template ? `the other instances of EnvironmentTemplate ${instance.template}` : `the instances of EnvironmentTemplate ${instance.template}`;
+  return mine.env.instance?.template === instance.template
+    ? `the other instances of EnvironmentTemplate ${instance.template}`
+    : `the instances of EnvironmentTemplate ${instance.template}`;
 }
 
 function fixFor(at: End, source: FieldSource, crossed: boolean): string {
   const name = at.mine.env.name;
   const s = side(at.field);
-  const instead = crossed ? "; or keep both environments' state in one repository, each with a state.path of its own" : '; or give each environment a state.path of its own';
+  const instead = crossed
+    ? "; or keep both environments' state in one repository, each with a state.path of its own"
+    : '; or give each environment a state.path of its own';
   switch (source.setBy) {
     case 'group':
       return `remove ${at.field} from spec.shared.state of EnvironmentGroup ${at.mine.group!.name}, so that each member gets a ref of its own (nyl/<env>/${s}), or set spec.state.${at.field} of ${name} to one such as nyl/${name}/${s}${instead}`;

@@ -57,7 +57,14 @@ export function damageDiagnostic(env: string, d: Damage, severity: Severity = 'e
   const location = { file: whereOf(d), ...(d.line !== undefined ? { line: d.line } : {}), ...(d.pointer !== undefined ? { pointer: d.pointer } : {}) };
   const data: Record<string, unknown> = { document: d.document, ref: d.ref, object: d.object, problem: d.problem };
   for (const key of ['path', 'line', 'pointer', 'unit'] as const) if (d[key] !== undefined) data[key] = d[key];
-  return diagnostic('NYL-STATE-CORRUPT', severity, message, { env, repair: REPAIR[d.document], ref: d.ref, location, data, ...(d.unit ? { unit: d.unit, units: [d.unit] } : {}) });
+  return diagnostic('NYL-STATE-CORRUPT', severity, message, {
+    env,
+    repair: REPAIR[d.document],
+    ref: d.ref,
+    location,
+    data,
+    ...(d.unit ? { unit: d.unit, units: [d.unit] } : {}),
+  });
 }
 
 /** The refusal of a command that would decide on damaged documents: one diagnostic each. */

@@ -64,7 +64,12 @@ export class GitLocalRepositories implements LocalRepositories {
   /** A fetch of the work repository's copies into the branches, without `+`: fast-forwards only. */
   async fastForwardKnown(tips: RefSnapshot): Promise<boolean> {
     const source = this.work === this.checkout ? '.' : this.work;
-    const result = await fetchRefs(this.git, this.checkout, source, [...tips.keys()].map((r) => ({ from: this.mirror(r), to: r })));
+    const result = await fetchRefs(
+      this.git,
+      this.checkout,
+      source,
+      [...tips.keys()].map((r) => ({ from: this.mirror(r), to: r })),
+    );
     return result.code === 0;
   }
 

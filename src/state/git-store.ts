@@ -30,7 +30,15 @@ import { nylVersion } from '../util/version';
 import { GitLocalRepositories } from './git-local-repositories';
 import { repositoryKey } from './known-branches';
 import { LocalState } from './local-state';
-import { type StateLocation, cacheRepositoryOf, coordinationNamespace, isCheckoutOrigin, repositoryIdentity, stateRefsOf, stateUnavailable as unavailable } from './location';
+import {
+  type StateLocation,
+  cacheRepositoryOf,
+  coordinationNamespace,
+  isCheckoutOrigin,
+  repositoryIdentity,
+  stateRefsOf,
+  stateUnavailable as unavailable,
+} from './location';
 import { type RefFence, type RefSnapshot, type StateStore, withFence } from './store';
 
 const MIRROR = 'refs/nyl-mirror/';
@@ -133,10 +141,14 @@ export class GitStateStore implements StateStore {
    */
   private async openLocalCache(): Promise<void> {
     if (!isRepositoryDir(this.workDir)) {
-      fail('NYL-STATE-UNAVAILABLE', `--local works on the cache repository ${this.workDir} of the state repository of ${this.loc.environment}, and it does not exist`, {
-        env: this.loc.environment,
-        fix: `create it with an online command, e.g. \`nyl status -e ${this.loc.environment}\`, which fetches the state; then run the --local command again`,
-      });
+      fail(
+        'NYL-STATE-UNAVAILABLE',
+        `--local works on the cache repository ${this.workDir} of the state repository of ${this.loc.environment}, and it does not exist`,
+        {
+          env: this.loc.environment,
+          fix: `create it with an online command, e.g. \`nyl status -e ${this.loc.environment}\`, which fetches the state; then run the --local command again`,
+        },
+      );
     }
     const refs = stateRefsOf(this.loc);
     const mirrorOf = (r: string) => `${MIRROR}${r.slice('refs/'.length)}`;
@@ -247,7 +259,11 @@ export class GitStateStore implements StateStore {
 
   /** The mirrored copies of remote refs (exact names or prefixes), under their remote names. */
   private async readMirrored(patterns: string[]): Promise<RefSnapshot> {
-    const mirrored = await readRefs(this.git, this.workDir, patterns.map((p) => this.mirror(p)));
+    const mirrored = await readRefs(
+      this.git,
+      this.workDir,
+      patterns.map((p) => this.mirror(p)),
+    );
     const refs: RefSnapshot = new Map();
     for (const [ref, oid] of mirrored) refs.set(this.unmirror(ref), oid);
     return refs;
@@ -283,7 +299,11 @@ export class GitStateStore implements StateStore {
     if (result.code !== 0) unavailable(this.loc, this.git.failureOf(result));
     const stale = exact.filter((r) => !listed.refs.has(r));
     if (stale.length > 0) {
-      const have = await readRefs(this.git, this.workDir, stale.map((r) => this.mirror(r)));
+      const have = await readRefs(
+        this.git,
+        this.workDir,
+        stale.map((r) => this.mirror(r)),
+      );
       await updateRefsLocally(
         this.git,
         this.workDir,
@@ -350,7 +370,8 @@ type GitResult = Awaited<ReturnType<Git['run']>>;
 
 const LOCK_RACE = /cannot lock ref|Unable to create '.*\.lock'|unable to update local ref/i;
 /** Failures of the network or of a server under load, which the next try may not meet. */
-const TRANSIENT_NETWORK = /\b50[0234]\b|RPC failed|early EOF|unexpected disconnect|remote end hung up|Connection (refused|reset|timed out)|Could not resolve host|Empty reply|Operation timed out|transfer closed/i;
+const TRANSIENT_NETWORK =
+  /\b50[0234]\b|RPC failed|early EOF|unexpected disconnect|remote end hung up|Connection (refused|reset|timed out)|Could not resolve host|Empty reply|Operation timed out|transfer closed/i;
 const FETCH_RETRY_DELAYS_MS = [500, 1000, 2000];
 
 function sleep(ms: number): Promise<void> {

@@ -53,7 +53,9 @@ export interface KnownBranch {
 export function knownBranchesOf(listing: ReadonlyMap<string, string>, refs: readonly string[], key: string): KnownBranch[] {
   return refs.map((ref) => {
     const suffix = `/${ref.slice('refs/'.length)}`;
-    const records = [...listing.keys()].filter((r) => r.startsWith(KNOWN_RECORDS) && r.endsWith(suffix) && !r.slice(KNOWN_RECORDS.length, -suffix.length).includes('/'));
+    const records = [...listing.keys()].filter(
+      (r) => r.startsWith(KNOWN_RECORDS) && r.endsWith(suffix) && !r.slice(KNOWN_RECORDS.length, -suffix.length).includes('/'),
+    );
     const mineRef = recordRef(key, ref);
     return { ref, tip: listing.get(ref), mine: listing.get(mineRef), others: records.filter((r) => r !== mineRef) };
   });

@@ -69,7 +69,10 @@ export class LocalState {
     const stale = await this.staleKnownBranches(state);
     if (stale.length === 0) return [];
     const now = await this.fastForwardKnown(stale, state);
-    await this.recordKnown(stale.filter((b) => now.get(b.ref) === state.get(b.ref)), state);
+    await this.recordKnown(
+      stale.filter((b) => now.get(b.ref) === state.get(b.ref)),
+      state,
+    );
     const left = stale.filter((b) => now.get(b.ref) !== state.get(b.ref));
     const held = await Promise.all(left.map((b) => this.holdsOwnWork(b)));
     return left.filter((_, i) => held[i]).map((b) => b.ref);
@@ -119,10 +122,14 @@ export class LocalState {
     if (refs.size > 0) throw new NylError(localWorkDiagnostic(this.loc.environment, coordinationNamespace(this.loc), refs.keys(), 'error'));
     const known = options.readOnly ? await this.divergedKnownBranches(state) : await this.syncKnownBranches(state);
     if (known.length > 0) {
-      fail('NYL-STATE-DIVERGED', `the clone's ${known.join(' and ')} hold${known.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`, {
-        env: this.loc.environment,
-        ref: known[0],
-      });
+      fail(
+        'NYL-STATE-DIVERGED',
+        `the clone's ${known.join(' and ')} hold${known.length === 1 ? 's' : ''} state the repository ${this.loc.url} does not have (a --local run?); nothing was changed`,
+        {
+          env: this.loc.environment,
+          ref: known[0],
+        },
+      );
     }
     await this.refuseCacheWork(state);
   }
@@ -136,11 +143,15 @@ export class LocalState {
     const cached = (await this.cacheBranches(state)).filter((b) => !b.behind);
     if (cached.length === 0) return;
     const cache = this.repos.cacheRepository!;
-    fail('NYL-STATE-DIVERGED', `the cache repository ${cache}'s ${cached.map((b) => b.ref).join(' and ')} hold${cached.length === 1 ? 's' : ''} state of a --local run the repository ${this.loc.url} does not have; nothing was changed`, {
-      env: this.loc.environment,
-      ref: cached[0]!.ref,
-      cache,
-    });
+    fail(
+      'NYL-STATE-DIVERGED',
+      `the cache repository ${cache}'s ${cached.map((b) => b.ref).join(' and ')} hold${cached.length === 1 ? 's' : ''} state of a --local run the repository ${this.loc.url} does not have; nothing was changed`,
+      {
+        env: this.loc.environment,
+        ref: cached[0]!.ref,
+        cache,
+      },
+    );
   }
 
   /**
@@ -226,7 +237,11 @@ export class LocalState {
    */
   async moveLocalBranches(branches: LocalBranch[], keepUnder?: string): Promise<RefWriteResult> {
     for (const repository of new Set(branches.map((b) => b.repository))) {
-      const result = await this.moveBranchesOf(repository, branches.filter((b) => b.repository === repository), keepUnder);
+      const result = await this.moveBranchesOf(
+        repository,
+        branches.filter((b) => b.repository === repository),
+        keepUnder,
+      );
       if (!result.ok) return result;
     }
     return { ok: true };
@@ -238,7 +253,8 @@ export class LocalState {
       const failed = await this.repos.copyCommits(repository, this.repos.work, [...new Set(mine.map((b) => b.state))]);
       if (failed !== undefined) stateUnavailable(this.loc, `cannot copy the state's commits into ${repository}: ${failed}`);
     }
-    const keep = keepUnder === undefined ? [] : mine.filter((b) => !b.behind).map((b) => ({ ref: `${keepUnder}${b.ref.slice('refs/'.length)}`, expect: null, to: b.tip }));
+    const keep =
+      keepUnder === undefined ? [] : mine.filter((b) => !b.behind).map((b) => ({ ref: `${keepUnder}${b.ref.slice('refs/'.length)}`, expect: null, to: b.tip }));
     const result = await this.repos.updateRefs(repository, [...mine.map((b) => ({ ref: b.ref, expect: b.tip, to: b.state })), ...keep]);
     if (result.ok && repository === this.repos.checkout) {
       // The clone's known branches are at the state's tips: they copy this repository now.

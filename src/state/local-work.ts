@@ -12,16 +12,27 @@ import type { ObservedUnitDoc } from './documents';
  */
 export function localWorkDiagnostic(env: string, coordination: string, refs: Iterable<string>, severity: Severity): Diagnostic {
   const names = [...refs].sort();
-  const evidence = [...new Set(names.filter((r) => r.startsWith(`${coordination}evidence/`)).map((r) => r.slice(`${coordination}evidence/`.length).split('/')[0]!))];
-  const left = names.includes(`${coordination}lease`) ? 'lease' : evidence.length > 0 && names.every((r) => r.startsWith(`${coordination}evidence/`)) ? 'evidence' : 'runs';
+  const evidence = [
+    ...new Set(names.filter((r) => r.startsWith(`${coordination}evidence/`)).map((r) => r.slice(`${coordination}evidence/`.length).split('/')[0]!)),
+  ];
+  const left = names.includes(`${coordination}lease`)
+    ? 'lease'
+    : evidence.length > 0 && names.every((r) => r.startsWith(`${coordination}evidence/`))
+      ? 'evidence'
+      : 'runs';
   const shown = `${names.slice(0, 3).join(', ')}${names.length > 3 ? `, and ${names.length - 3} more` : ''}`;
   const what = severity === 'error' ? 'nothing was changed' : 'online writers refuse until they are recovered';
-  return diagnostic('NYL-STATE-LOCAL-WORK', severity, `the local state repository holds a --local run's records the state repository does not have (${shown}); ${what}`, {
-    env,
-    data: { refs: names },
-    left,
-    ...(left === 'evidence' ? { unit: evidence[0], units: evidence } : {}),
-  });
+  return diagnostic(
+    'NYL-STATE-LOCAL-WORK',
+    severity,
+    `the local state repository holds a --local run's records the state repository does not have (${shown}); ${what}`,
+    {
+      env,
+      data: { refs: names },
+      left,
+      ...(left === 'evidence' ? { unit: evidence[0], units: evidence } : {}),
+    },
+  );
 }
 
 /**

@@ -85,9 +85,7 @@ function pickRepositorySpec(
 
 /** The group whose shared state applies to an Environment: of those selecting it, the first by name. */
 function sharingGroup(project: Project, env: EnvironmentResource): EnvironmentGroupResource | undefined {
-  return [...project.groups.values()]
-    .filter((g) => g.spec.shared?.state && groupSelects(g, env))
-    .sort((a, b) => byCodeUnits(a.name, b.name))[0];
+  return [...project.groups.values()].filter((g) => g.spec.shared?.state && groupSelects(g, env)).sort((a, b) => byCodeUnits(a.name, b.name))[0];
 }
 
 type StateRefField = 'desiredRef' | 'observedRef';
@@ -100,7 +98,12 @@ function sourceBranchRefs(sourceRef: string | undefined): string[] {
 }
 
 /** Where a state ref is set: the Environment's field, the group's shared one, or nowhere (the default). */
-function stateRefLocation(env: EnvironmentResource, group: EnvironmentGroupResource | undefined, field: StateRefField, clash: 'source' | 'checkout'): SourceLocation & { pointer: string } {
+function stateRefLocation(
+  env: EnvironmentResource,
+  group: EnvironmentGroupResource | undefined,
+  field: StateRefField,
+  clash: 'source' | 'checkout',
+): SourceLocation & { pointer: string } {
   const at = (r: EnvironmentResource | EnvironmentGroupResource, pointer: string): SourceLocation & { pointer: string } => {
     const l = r.locations?.[pointer];
     return { file: r.origin.file, line: l?.line ?? r.origin.line, ...(l ? { column: l.column } : {}), pointer };
@@ -116,7 +119,12 @@ function stateRefLocation(env: EnvironmentResource, group: EnvironmentGroupResou
  * branches of them; `desiredRef: main` once committed state onto the checked-out main (and
  * origin's main).
  */
-function refuseSourceBranchRefs(env: EnvironmentResource, group: EnvironmentGroupResource | undefined, refs: Record<StateRefField, string>, checkout: CheckoutFacts): void {
+function refuseSourceBranchRefs(
+  env: EnvironmentResource,
+  group: EnvironmentGroupResource | undefined,
+  refs: Record<StateRefField, string>,
+  checkout: CheckoutFacts,
+): void {
   const source = sourceBranchRefs(env.spec.source?.ref);
   for (const field of ['desiredRef', 'observedRef'] as const) {
     const ref = refs[field];
@@ -125,9 +133,10 @@ function refuseSourceBranchRefs(env: EnvironmentResource, group: EnvironmentGrou
       const location = stateRefLocation(env, group, field, 'source');
       fail('NYL-SOURCE-INVALID', `${what} is the branch its source.ref ${env.spec.source!.ref!} renders: state commits would land on the source`, {
         location,
-        fix: location.pointer === '/spec/source/ref'
-          ? `point spec.source.ref at the branch to render, not at ${ref}, which holds the state of ${env.name}`
-          : `give the state a branch of its own: change ${location.pointer.slice(1).replace(/\//g, '.')} (the default is nyl/${env.name}/${field === 'desiredRef' ? 'desired' : 'observed'})`,
+        fix:
+          location.pointer === '/spec/source/ref'
+            ? `point spec.source.ref at the branch to render, not at ${ref}, which holds the state of ${env.name}`
+            : `give the state a branch of its own: change ${location.pointer.slice(1).replace(/\//g, '.')} (the default is nyl/${env.name}/${field === 'desiredRef' ? 'desired' : 'observed'})`,
       });
     }
     if (checkout.currentBranch === ref) {
@@ -164,8 +173,14 @@ export function repositoryIdentity(url: string, base: string): string {
   } catch {
     local = undefined; // not a valid local URL: compare it as written
   }
-  if (local) return pathToFileURL(resolvePath(local)).href.replace(/\/$/, '').replace(/\.git$/, '');
-  let s = url.trim().replace(/\/+$/, '').replace(/\.git$/, '');
+  if (local)
+    return pathToFileURL(resolvePath(local))
+      .href.replace(/\/$/, '')
+      .replace(/\.git$/, '');
+  let s = url
+    .trim()
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '');
   const m = /^([a-z][a-z0-9+.-]*:\/\/)([^/]*)(.*)$/i.exec(s);
   if (m) s = `${m[1]!.toLowerCase()}${m[2]!.toLowerCase().replace(/^[^@]*@/, '')}${m[3]}`;
   // scp-like `user@host:path` is ssh://host/path for identity purposes.
@@ -205,7 +220,11 @@ function configuredLocation(project: Project, env: EnvironmentResource, checkout
 }
 
 /** The repository the picked spec names (a GitRepository, a URL), else the checkout's origin, else none. */
-function repositoryOf(project: Project, picked: ReturnType<typeof pickRepositorySpec>, checkout: CheckoutFacts): { repository?: { url: string; pushURL: string }; chosenBy: string } {
+function repositoryOf(
+  project: Project,
+  picked: ReturnType<typeof pickRepositorySpec>,
+  checkout: CheckoutFacts,
+): { repository?: { url: string; pushURL: string }; chosenBy: string } {
   if (picked.spec?.repositoryRef) {
     const repo = project.repositories.get(picked.spec.repositoryRef);
     if (!repo) throw new Error(`unknown GitRepository ${picked.spec.repositoryRef}`); // validated at load
@@ -243,9 +262,8 @@ function otherEnvironments(project: Project, env: EnvironmentResource, checkout:
 
 /** A configured location as the crossed-refs rule compares it: refs, directory and repository identity. */
 function placed({ env, loc, group }: Configured, checkout: CheckoutFacts): PlacedRefs {
-  const repository = loc.kind === 'clone'
-    ? { identity: '', name: 'the clone itself' }
-    : { identity: repositoryIdentity(loc.url!, checkout.workTree), name: loc.url! };
+  const repository =
+    loc.kind === 'clone' ? { identity: '', name: 'the clone itself' } : { identity: repositoryIdentity(loc.url!, checkout.workTree), name: loc.url! };
   return { env, desiredRef: loc.desiredRef, observedRef: loc.observedRef, statePath: loc.statePath, repository, group };
 }
 
@@ -286,7 +304,13 @@ export function describeEnd(loc: StateLocation): string {
 /** Do two locations name the same repository, refs, path and prefix? */
 export function sameLocation(a: StateLocation, b: StateLocation, base: string): boolean {
   const repo = (l: StateLocation) => (l.kind === 'clone' ? 'local' : repositoryIdentity(l.url!, base));
-  return repo(a) === repo(b) && a.desiredRef === b.desiredRef && a.observedRef === b.observedRef && a.statePath === b.statePath && a.coordinationPrefix === b.coordinationPrefix;
+  return (
+    repo(a) === repo(b) &&
+    a.desiredRef === b.desiredRef &&
+    a.observedRef === b.observedRef &&
+    a.statePath === b.statePath &&
+    a.coordinationPrefix === b.coordinationPrefix
+  );
 }
 
 /**
@@ -296,14 +320,20 @@ export function sameLocation(a: StateLocation, b: StateLocation, base: string): 
 export function cacheRepositoryOf(url: string, cacheRoot: string): string {
   const id = repositoryIdentity(url, '/');
   const hash = createHash('sha256').update(id).digest('hex').slice(0, 12);
-  const readable = id.replace(/^[a-z]+:\/\//, '').replace(/[^A-Za-z0-9._-]+/g, '-').slice(-40);
+  const readable = id
+    .replace(/^[a-z]+:\/\//, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .slice(-40);
   return join(cacheRoot, 'repos', `${readable}-${hash}.git`);
 }
 
 /** Does this remote location read through the checkout (its identity is the checkout's origin)? */
 export function isCheckoutOrigin(loc: StateLocation, checkout: Pick<CheckoutFacts, 'originURL' | 'workTree'>): boolean {
-  return loc.kind === 'remote' && checkout.originURL !== undefined &&
-    repositoryIdentity(checkout.originURL, checkout.workTree) === repositoryIdentity(loc.url!, checkout.workTree);
+  return (
+    loc.kind === 'remote' &&
+    checkout.originURL !== undefined &&
+    repositoryIdentity(checkout.originURL, checkout.workTree) === repositoryIdentity(loc.url!, checkout.workTree)
+  );
 }
 
 /**
@@ -340,7 +370,10 @@ export function runsPrefix(loc: StateLocation): string {
 /** The runs whose refs wait for an import, oldest first (run ids are UUIDv7). */
 export function unimportedRuns(loc: StateLocation, refs: ReadonlyMap<string, string>): string[] {
   const prefix = runsPrefix(loc);
-  return [...refs.keys()].filter((ref) => ref.startsWith(prefix)).map((ref) => ref.slice(prefix.length)).sort(byCodeUnits);
+  return [...refs.keys()]
+    .filter((ref) => ref.startsWith(prefix))
+    .map((ref) => ref.slice(prefix.length))
+    .sort(byCodeUnits);
 }
 
 export function signalsPrefix(loc: StateLocation): string {
@@ -409,7 +442,9 @@ function repositoryFrom(project: Project, configured: StateLocation, from: strin
 export function locationMovedFrom(project: Project, configured: StateLocation, options: MoveFrom, checkout: CheckoutFacts): StateLocation {
   const prefix = options.coordinationRefs ?? configured.coordinationPrefix;
   if (!/^refs\/(.+\/)?$/.test(prefix) || prefix.includes('//')) {
-    fail('NYL-USAGE', `--coordination-refs ${prefix} is not a ref prefix: it starts with refs/ and ends with /`, { fix: 'name the old prefix as configured before, such as `--coordination-refs refs/nyl/`' });
+    fail('NYL-USAGE', `--coordination-refs ${prefix} is not a ref prefix: it starts with refs/ and ends with /`, {
+      fix: 'name the old prefix as configured before, such as `--coordination-refs refs/nyl/`',
+    });
   }
   const common: LocationRefs = {
     environment: configured.environment,

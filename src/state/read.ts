@@ -41,7 +41,8 @@ export async function readStateFile(reader: ObjectReader, loc: StateLocation, re
   if (!blob || blob.type !== 'blob') {
     // A ref that is not a commit holds no state.yaml either: that is damage, not missing state.
     const target = blob ? undefined : await reader.read(commit);
-    if (target && target.type !== 'commit') return { damage: damageOf('state', { ref, object: commit }, { problem: `the ref points at a ${target.type}, not a commit` }) };
+    if (target && target.type !== 'commit')
+      return { damage: damageOf('state', { ref, object: commit }, { problem: `the ref points at a ${target.type}, not a commit` }) };
     return blob ? { damage: damageOf('state', { ref, object: commit, path }, { problem: `${path} is a ${blob.type}, not a file` }) } : {};
   }
   const parsed = parseStateDocument<EnvironmentStateDoc>('state', blob.content.toString());
@@ -49,7 +50,12 @@ export async function readStateFile(reader: ObjectReader, loc: StateLocation, re
 }
 
 /** Reads the state.yaml of a state ref's commit; refuses NYL-STATE-CORRUPT when it is damaged. */
-export async function readStateDoc(reader: ObjectReader, loc: StateLocation, ref: string, commit: string | undefined): Promise<EnvironmentStateDoc | undefined> {
+export async function readStateDoc(
+  reader: ObjectReader,
+  loc: StateLocation,
+  ref: string,
+  commit: string | undefined,
+): Promise<EnvironmentStateDoc | undefined> {
   const read = await readStateFile(reader, loc, ref, commit);
   requireUndamaged(loc.environment, read.damage ? [read.damage] : []);
   return read.doc;
@@ -102,7 +108,8 @@ export async function readUnitDocs<T>(
   if (cached) return { units: new Map(cached.map(([name, doc, oid, form]) => (rememberStored(doc as object, { oid, form }), [name, doc]))), damage: [] };
   const ref = side === 'desired' ? loc.desiredRef : loc.observedRef;
   const { raws, damage } = await readRawUnits(reader, loc, side, ref, commit, treeObject.content);
-  const decoded = side === 'desired' ? raws.map((r) => ({ r, ...decodeDesired(r.raw) })) : await decodeObservedUnits(reader, raws, known, { ref, commit }, damage);
+  const decoded =
+    side === 'desired' ? raws.map((r) => ({ r, ...decodeDesired(r.raw) })) : await decodeObservedUnits(reader, raws, known, { ref, commit }, damage);
   const entries: CachedUnit<T>[] = [];
   for (const { r, doc, form } of decoded) {
     rememberStored(doc, { oid: r.oid, form });
@@ -114,7 +121,14 @@ export async function readUnitDocs<T>(
 }
 
 /** The unit files of a units tree, parsed and checked against their shape; the rest is damage. */
-async function readRawUnits(reader: ObjectReader, loc: StateLocation, side: 'desired' | 'observed', ref: string, commit: string, tree: Buffer): Promise<{ raws: RawUnit[]; damage: Damage[] }> {
+async function readRawUnits(
+  reader: ObjectReader,
+  loc: StateLocation,
+  side: 'desired' | 'observed',
+  ref: string,
+  commit: string,
+  tree: Buffer,
+): Promise<{ raws: RawUnit[]; damage: Damage[] }> {
   const files = parseTree(tree).filter((e) => e.type === 'blob' && e.name.endsWith('.yaml'));
   const blobs = await reader.readMany(files.map((e) => e.oid));
   const raws: RawUnit[] = [];
@@ -161,7 +175,13 @@ async function decodeObservedUnits(reader: ObjectReader, raws: RawUnit[], knownD
  * Reads state.yaml and the unit documents of both state refs. Refuses NYL-STATE-CORRUPT when a
  * document is damaged, unless `tolerate` (the view then lists the damage).
  */
-export async function readEnvironmentState(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, cache?: DocumentCache, options: { tolerate?: boolean } = {}): Promise<EnvironmentStateView> {
+export async function readEnvironmentState(
+  reader: ObjectReader,
+  loc: StateLocation,
+  refs: RefSnapshot,
+  cache?: DocumentCache,
+  options: { tolerate?: boolean } = {},
+): Promise<EnvironmentStateView> {
   const desiredOid = refs.get(loc.desiredRef);
   const observedOid = refs.get(loc.observedRef);
   const desiredRead = readUnitDocs<DesiredUnitDoc>(reader, loc, 'desired', desiredOid, cache);
@@ -201,7 +221,13 @@ function desiredByBlob(units: ReadonlyMap<string, DesiredUnitDoc>): Map<string, 
  * Records the documents a transition just wrote, so the next read of that tree parses nothing.
  * Only when every document's blob is known (each was read, or written by this transition).
  */
-export async function primeUnitDocs<T extends object>(reader: ObjectReader, loc: StateLocation, commit: string | undefined, docs: Map<string, T>, cache: DocumentCache): Promise<void> {
+export async function primeUnitDocs<T extends object>(
+  reader: ObjectReader,
+  loc: StateLocation,
+  commit: string | undefined,
+  docs: Map<string, T>,
+  cache: DocumentCache,
+): Promise<void> {
   if (!commit) return;
   const entries: CachedUnit<T>[] = [];
   for (const [name, doc] of docs) {

@@ -96,7 +96,13 @@ export function receiptOf(run: string, doc: Pick<RunUnitDoc, 'executionKey' | 'd
 /** The condition a failed or uncertain checkpoint stands for (the run's own record, an import). */
 export function conditionOf(run: string, cp: Checkpoint): ConditionRecord {
   const type = cp.result === 'uncertain' ? 'uncertain' : 'failed';
-  const condition: ConditionRecord = { type, retryable: type === 'failed' ? (cp.retryable ?? true) : false, reason: cp.reason ?? type, run, since: cp.finishedAt };
+  const condition: ConditionRecord = {
+    type,
+    retryable: type === 'failed' ? (cp.retryable ?? true) : false,
+    reason: cp.reason ?? type,
+    run,
+    since: cp.finishedAt,
+  };
   if (cp.acknowledgementRequired) condition.acknowledgementRequired = true;
   if (cp.code) condition.code = cp.code;
   if (cp.output && cp.output.length > 0) condition.output = cp.output;

@@ -14,7 +14,9 @@ import { UNIT_FORMAT } from './unit-format';
 
 /** A time Nyl decides on (a deadline): one that Date.parse cannot read would never pass. */
 export const timeRule: Rule = (value) =>
-  Number.isNaN(Date.parse(value)) ? { message: `${JSON.stringify(value)} is not an ISO 8601 time`, fix: 'write a time such as 2026-11-30T12:00:00.000Z' } : undefined;
+  Number.isNaN(Date.parse(value))
+    ? { message: `${JSON.stringify(value)} is not an ISO 8601 time`, fix: 'write a time such as 2026-11-30T12:00:00.000Z' }
+    : undefined;
 
 const text = () => string({ nonEmpty: true });
 const time = () => string({ nonEmpty: true, rule: timeRule });
@@ -32,7 +34,12 @@ const desiredFields = {
   dependsOn: list(text()),
   lifecycle: required(object({ state: required(oneOf(['active', 'held', 'deleting', 'pending-teardown', 'retained'])) })),
   hold: object({ by: required(text()), reason: string(), since: required(text()), pending: string() }),
-  deletion: object({ cause: required(oneOf(['source', 'request', 'kind-change'])), policy: required(oneOf(['Teardown', 'Retain', 'Release'])), since: required(text()), run: string() }),
+  deletion: object({
+    cause: required(oneOf(['source', 'request', 'kind-change'])),
+    policy: required(oneOf(['Teardown', 'Retain', 'Release'])),
+    since: required(text()),
+    run: string(),
+  }),
   teardownRequest: object({ by: required(text()), reason: string(), at: required(text()), run: string() }),
   approvals: list(json('object')),
 };
@@ -43,7 +50,14 @@ const DESIRED_COPY: Schema = object(desiredFields);
 const sensitive = json('object');
 
 /** A Git object id (SHA-1 or SHA-256 repositories). */
-const oid = () => string({ nonEmpty: true, rule: (value) => (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value) ? undefined : { message: `${JSON.stringify(value)} is not a Git object id`, fix: 'write the 40-hex id of the desired document\'s blob' }) });
+const oid = () =>
+  string({
+    nonEmpty: true,
+    rule: (value) =>
+      /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value)
+        ? undefined
+        : { message: `${JSON.stringify(value)} is not a Git object id`, fix: "write the 40-hex id of the desired document's blob" },
+  });
 
 /** Form 2 of unit documents (./unit-format.ts): the field that says so. */
 const formatVersion = () => integer({ minimum: UNIT_FORMAT });
@@ -181,7 +195,14 @@ export function extraProblems(kind: StateDocumentKind, value: unknown): SchemaPr
   if (kind !== 'desired-unit' && kind !== 'observed-unit') return [];
   const version = (value as { formatVersion?: unknown }).formatVersion;
   // A later form is a newer version's: this one cannot know what its fields mean.
-  if (version !== undefined && version !== UNIT_FORMAT) return [{ pointer: '/formatVersion', message: `formatVersion ${String(version)} is a form this version of Nyl does not know (it writes ${UNIT_FORMAT})`, fix: 'use the version of Nyl that wrote it' }];
+  if (version !== undefined && version !== UNIT_FORMAT)
+    return [
+      {
+        pointer: '/formatVersion',
+        message: `formatVersion ${String(version)} is a form this version of Nyl does not know (it writes ${UNIT_FORMAT})`,
+        fix: 'use the version of Nyl that wrote it',
+      },
+    ];
   if (kind === 'observed-unit') return receiptProblems(value as { formatVersion?: unknown; receipt?: { desired?: unknown; desiredBlob?: unknown } });
   const doc = value as { uid?: unknown; kind?: unknown; rendering?: unknown };
   if (doc.uid !== undefined || (doc.kind === undefined && doc.rendering === undefined)) return [];
@@ -192,8 +213,29 @@ export function extraProblems(kind: StateDocumentKind, value: unknown): SchemaPr
 function receiptProblems(doc: { formatVersion?: unknown; receipt?: { desired?: unknown; desiredBlob?: unknown } }): SchemaProblem[] {
   const r = doc.receipt;
   if (!r) return [];
-  if (r.desired === undefined && r.desiredBlob === undefined) return [{ pointer: '/receipt/desired', message: 'the receipt names no desired document: neither desired nor desiredBlob', fix: 'restore receipt.desired or receipt.desiredBlob' }];
-  if (r.desired !== undefined && r.desiredBlob !== undefined) return [{ pointer: '/receipt/desiredBlob', message: 'the receipt has both a copy of its desired document and a reference to one', fix: 'keep one of receipt.desired and receipt.desiredBlob' }];
-  if (r.desiredBlob !== undefined && doc.formatVersion !== UNIT_FORMAT) return [{ pointer: '/receipt/desiredBlob', message: `a reference to the desired document needs formatVersion: ${UNIT_FORMAT}`, fix: `add formatVersion: ${UNIT_FORMAT}, or replace desiredBlob by a copy under desired` }];
+  if (r.desired === undefined && r.desiredBlob === undefined)
+    return [
+      {
+        pointer: '/receipt/desired',
+        message: 'the receipt names no desired document: neither desired nor desiredBlob',
+        fix: 'restore receipt.desired or receipt.desiredBlob',
+      },
+    ];
+  if (r.desired !== undefined && r.desiredBlob !== undefined)
+    return [
+      {
+        pointer: '/receipt/desiredBlob',
+        message: 'the receipt has both a copy of its desired document and a reference to one',
+        fix: 'keep one of receipt.desired and receipt.desiredBlob',
+      },
+    ];
+  if (r.desiredBlob !== undefined && doc.formatVersion !== UNIT_FORMAT)
+    return [
+      {
+        pointer: '/receipt/desiredBlob',
+        message: `a reference to the desired document needs formatVersion: ${UNIT_FORMAT}`,
+        fix: `add formatVersion: ${UNIT_FORMAT}, or replace desiredBlob by a copy under desired`,
+      },
+    ];
   return [];
 }

@@ -72,7 +72,12 @@ export class PathChanges {
     const unread = [...new Set(commits.flatMap((c) => (c.parent ? [c.oid, c.parent] : [c.oid])))].filter((oid) => !this.at.has(oid));
     if (unread.length > 0) {
       const objects = this.reader.readMany(unread.map((oid) => `${oid}:${this.path}`));
-      unread.forEach((oid, i) => this.at.set(oid, objects.then((o) => o[i]?.oid)));
+      unread.forEach((oid, i) =>
+        this.at.set(
+          oid,
+          objects.then((o) => o[i]?.oid),
+        ),
+      );
     }
     return Promise.all(commits.map((c) => this.change(c)));
   }

@@ -34,7 +34,23 @@ export type Headline = string[] | Outcomes;
  * waits. A result not listed (a newer one) follows, by name. `current` is only recorded for a
  * unit whose desired document returns to its receipt's, so it reads `restored`.
  */
-const RESULT_ORDER = ['executed', 'removed', 'imported', 'current', 'retained', 'released', 'held', 'failed', 'uncertain', 'recovered', 'blocked', 'awaiting-approval', 'drifted', 'pending-teardown', 'tearing-down'];
+const RESULT_ORDER = [
+  'executed',
+  'removed',
+  'imported',
+  'current',
+  'retained',
+  'released',
+  'held',
+  'failed',
+  'uncertain',
+  'recovered',
+  'blocked',
+  'awaiting-approval',
+  'drifted',
+  'pending-teardown',
+  'tearing-down',
+];
 const RESULT_LABEL: Record<string, string> = { current: 'restored' };
 
 /** Units are named in a run's headline only while it stays this short: one line in `git log --oneline`. */

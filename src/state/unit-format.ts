@@ -78,7 +78,10 @@ export function decodeDesired(raw: Record<string, unknown>): { doc: DesiredUnitD
  * document of a blob a form-2 receipt refers to (undefined when there is no such document, which
  * the caller reports as damage).
  */
-export function decodeObserved(raw: Record<string, unknown>, resolve: (oid: string) => DesiredUnitDoc | undefined): { doc: ObservedUnitDoc; form: 1 | 2 } | { missing: string } {
+export function decodeObserved(
+  raw: Record<string, unknown>,
+  resolve: (oid: string) => DesiredUnitDoc | undefined,
+): { doc: ObservedUnitDoc; form: 1 | 2 } | { missing: string } {
   const { formatVersion, ...rest } = raw;
   const form = formOf(formatVersion);
   const doc = rest as unknown as ObservedUnitDoc;

@@ -90,7 +90,6 @@ function truncate(text: string, max: number): string {
   return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-
 /** The report's edges merged per pair, in order of first appearance; edges to unknown units are left out. */
 function linksOf(edges: readonly GraphEdge[], names: ReadonlySet<string>): Link[] {
   const byPair = new Map<string, Map<string, Link>>();
@@ -286,7 +285,10 @@ function orderColumns({ columns, segments }: Layered): string[][] {
   let fewest = crossings(best, segments);
   let current = columns;
   for (let i = 0; i < ORDERING_SWEEPS; i++) {
-    for (const [neighbours, direction] of [[before, 'down'], [after, 'up']] as const) {
+    for (const [neighbours, direction] of [
+      [before, 'down'],
+      [after, 'up'],
+    ] as const) {
       current = sweep(current, neighbours, direction);
       const count = crossings(current, segments);
       if (count <= fewest) [best, fewest] = [current, count];

@@ -13,7 +13,9 @@ import { badge, diagnostics, entryList, environmentHref, fields, historyHref, le
 export function whyOf(env: string, u: UnitStatus): Html {
   const waits = (u.waits ?? []).map((w) => html`<li>waits for <a href="${unitHref(env, w.unit)}">${w.unit}</a></li>`);
   const hold = u.hold ? html`<li>held by ${u.hold.by}${u.hold.reason ? html`: ${u.hold.reason}` : ''} since ${time(u.hold.since)}</li>` : '';
-  const approval = u.approval ? html`<li>awaits approval (${u.approval.reason})${u.approval.digest ? html`: <code>--approve ${u.name}=${u.approval.digest}</code>` : ''}</li>` : '';
+  const approval = u.approval
+    ? html`<li>awaits approval (${u.approval.reason})${u.approval.digest ? html`: <code>--approve ${u.name}=${u.approval.digest}</code>` : ''}</li>`
+    : '';
   const code = u.reason ? html`<code class="reason" title="the planner's action and reason code">${u.action ?? ''}/${u.reason}</code>` : '';
   const extra = [waits, hold, approval].flat().filter((x) => x !== '');
   const words = u.detail || (u.state === 'current' ? 'its receipt is current' : '');

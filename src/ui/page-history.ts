@@ -19,7 +19,15 @@ ${diagnostics([...log.errors, ...log.warnings])}
 <p class="muted">${all ? 'Every operation' : `The newest ${HISTORY_PAGE_SIZE} operations`}, newest first: each is a transition commit on the desired or observed branch, or both.</p>
 ${entryList(env, log.entries)}
 ${more}`;
-  return page({ title: `History of ${env}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)]], live, body });
+  return page({
+    title: `History of ${env}`,
+    crumbs: [
+      [env, environmentHref(env)],
+      ['History', historyHref(env)],
+    ],
+    live,
+    body,
+  });
 }
 
 /**
@@ -68,5 +76,14 @@ ${liveNote(data, run)}
 ${data.entries.length === 0 && !holdsLease ? html`<p class="empty">No transition commit of ${env} carries this run.</p>` : ''}
 <section><h2>Units</h2>${runUnitsTable(env, runUnits(data.entries, data.status, run))}</section>
 <section><h2>Operations</h2>${entryList(env, data.entries)}</section>`;
-  return page({ title: `Run ${run}`, crumbs: [[env, environmentHref(env)], ['History', historyHref(env)], [run, runHref(env, run)]], live, body });
+  return page({
+    title: `Run ${run}`,
+    crumbs: [
+      [env, environmentHref(env)],
+      ['History', historyHref(env)],
+      [run, runHref(env, run)],
+    ],
+    live,
+    body,
+  });
 }

@@ -25,14 +25,21 @@ function conditionSection(env: string, u: UnitStatus | undefined): Html {
 function driftSection(u: UnitStatus | undefined): Html {
   const d = u?.drift;
   if (!d) return html``;
-  return html`<section><h2>Drift</h2>${fields([['Status', badge(d.status)], ['Observed', time(d.observedAt)], ['By run', d.run], ['Detail', d.detail]])}</section>`;
+  return html`<section><h2>Drift</h2>${fields([
+    ['Status', badge(d.status)],
+    ['Observed', time(d.observedAt)],
+    ['By run', d.run],
+    ['Detail', d.detail],
+  ])}</section>`;
 }
 
 function outputsTable(show: ShowReport): Html {
   const r = show.receipt!;
   const plain = Object.entries(r.outputs).map(([k, v]) => html`<tr data-output="${k}"><th>${k}</th><td><pre class="value">${valueText(v)}</pre></td></tr>`);
   // Neither the value nor its digest: a page is read by more people than state is.
-  const sealed = Object.keys(r.sensitiveOutputs ?? {}).map((k) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive</td></tr>`);
+  const sealed = Object.keys(r.sensitiveOutputs ?? {}).map(
+    (k) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive</td></tr>`,
+  );
   if (plain.length + sealed.length === 0) return html`<p class="empty">No outputs.</p>`;
   return html`<table class="outputs"><tbody>${plain}${sealed}</tbody></table>`;
 }
@@ -80,5 +87,13 @@ ${driftSection(u)}
 ${receiptSection(env, show)}
 <section><h2>Latest operations</h2>${entryList(env, show.lastRuns)}</section>
 ${documentsSection(show)}`;
-  return page({ title: `${show.unit} in ${env}`, crumbs: [[env, environmentHref(env)], [show.unit, unitHref(env, show.unit)]], live, body });
+  return page({
+    title: `${show.unit} in ${env}`,
+    crumbs: [
+      [env, environmentHref(env)],
+      [show.unit, unitHref(env, show.unit)],
+    ],
+    live,
+    body,
+  });
 }

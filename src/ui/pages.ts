@@ -70,7 +70,9 @@ async function pageOf(route: PageRoute, source: ViewSource, live: Live | undefin
     case 'run': {
       const data = await source.run(route.env, route.run);
       if (runKnown(data, route.run)) return ok(runPageOf(route.env, route.run, data, live));
-      return problemPage(404, 'No such run', { text: `No operation of ${route.env} carries the run ${route.run}, no unit names it, and it does not hold the lease.` });
+      return problemPage(404, 'No such run', {
+        text: `No operation of ${route.env} carries the run ${route.run}, no unit names it, and it does not hold the lease.`,
+      });
     }
   }
 }
@@ -82,7 +84,9 @@ export async function answerOf(route: PageRoute, source: ViewSource, live: Live 
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     const unknown = error.diagnostics.some((d) => d.code === 'NYL-ENVIRONMENT-UNKNOWN');
-    return unknown ? problemPage(404, 'No such environment', { diagnostics: error.diagnostics }) : problemPage(500, 'This page cannot be read', { diagnostics: error.diagnostics, retrySeconds: RETRY_SECONDS });
+    return unknown
+      ? problemPage(404, 'No such environment', { diagnostics: error.diagnostics })
+      : problemPage(500, 'This page cannot be read', { diagnostics: error.diagnostics, retrySeconds: RETRY_SECONDS });
   }
 }
 

@@ -97,7 +97,8 @@ export function runHref(env: string, run: string): string {
 export function diagnostics(list: readonly Diagnostic[]): Html {
   if (list.length === 0) return html``;
   return html`<ul class="diagnostics">${list.map(
-    (d) => html`<li class="diag ${d.severity}"><span class="code">${d.code}</span> ${d.message}${d.fix ? html`<div class="fix">fix: ${fixText(d.fix)}</div>` : ''}</li>`,
+    (d) =>
+      html`<li class="diag ${d.severity}"><span class="code">${d.code}</span> ${d.message}${d.fix ? html`<div class="fix">fix: ${fixText(d.fix)}</div>` : ''}</li>`,
   )}</ul>`;
 }
 
@@ -111,7 +112,8 @@ export function leaseText(lease: LeaseSummary | undefined): Html {
   if (!lease) return html`<span class="muted">free</span>`;
   const h = lease.holder;
   const who = html`${h.name}@${h.host} (pid ${h.pid})`;
-  if (lease.status === 'broken') return html`${badge('broken')} ${who}, broken by ${lease.broken?.by ?? '?'}${lease.broken?.reason ? html`: ${lease.broken.reason}` : ''}`;
+  if (lease.status === 'broken')
+    return html`${badge('broken')} ${who}, broken by ${lease.broken?.by ?? '?'}${lease.broken?.reason ? html`: ${lease.broken.reason}` : ''}`;
   return html`${badge(lease.status === 'live' ? 'held' : 'expired')} ${who} for ${lease.operation} run <code>${lease.run}</code>, until ${time(lease.deadline)}`;
 }
 

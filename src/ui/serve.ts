@@ -24,7 +24,9 @@ export function listenAddressOf(text: string | undefined): { host: string; port:
   const m = /^(?:(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9.-]+)):)?(\d{1,5})$/.exec(text);
   const port = m ? Number(m[3]) : NaN;
   if (!m || port > 65535) {
-    fail('NYL-USAGE', `--listen ${text} is not an address such as 127.0.0.1:4780`, { fix: 'pass --listen <host>:<port>, such as --listen 127.0.0.1:4780, or --listen 127.0.0.1:0 for any free port' });
+    fail('NYL-USAGE', `--listen ${text} is not an address such as 127.0.0.1:4780`, {
+      fix: 'pass --listen <host>:<port>, such as --listen 127.0.0.1:4780, or --listen 127.0.0.1:0 for any free port',
+    });
   }
   return { host: m[1] ?? m[2] ?? DEFAULT_UI_HOST, port };
 }
@@ -42,7 +44,10 @@ function pollMsOf(text: string | undefined): number {
 function listOf(value: unknown): string[] {
   const names = Array.isArray(value) ? value.map(String) : typeof value === 'string' ? [value] : [];
   for (const name of names) {
-    if (!/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(name)) fail('NYL-USAGE', `--allow-host ${name} is not a host name`, { fix: 'pass --allow-host <name> with a DNS name such as nyl.internal.example.com, without a port or scheme' });
+    if (!/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(name))
+      fail('NYL-USAGE', `--allow-host ${name} is not a host name`, {
+        fix: 'pass --allow-host <name> with a DNS name such as nyl.internal.example.com, without a port or scheme',
+      });
   }
   return names;
 }
@@ -52,11 +57,22 @@ async function listening(rt: Runtime, p: ParsedCommand, host: string, port: numb
   const log = (line: string) => process.stderr.write(`${line}\n`);
   try {
     const allowHosts = listOf(p.values['allow-host']);
-    return await startUiServer(stateRefsSource(rt, p.path, local), { host, port, pollMs: pollMsOf(p.values['poll-interval'] as string | undefined), allowHosts, log });
+    return await startUiServer(stateRefsSource(rt, p.path, local), {
+      host,
+      port,
+      pollMs: pollMsOf(p.values['poll-interval'] as string | undefined),
+      allowHosts,
+      log,
+    });
   } catch (error) {
     if (error instanceof NylError) throw error;
     const e = error as NodeJS.ErrnoException;
-    throw new NylError(diagnostic('NYL-UI-LISTEN', 'error', `nyl ui cannot listen on ${host}:${port}: ${e.code ?? ''} ${e.message}`.replace(/\s+/g, ' '), { host, data: { host, port, cause: e.code } }));
+    throw new NylError(
+      diagnostic('NYL-UI-LISTEN', 'error', `nyl ui cannot listen on ${host}:${port}: ${e.code ?? ''} ${e.message}`.replace(/\s+/g, ' '), {
+        host,
+        data: { host, port, cause: e.code },
+      }),
+    );
   }
 }
 

@@ -47,7 +47,8 @@ interface UiServer {
 }
 
 const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -56,7 +57,12 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 /** Writes the answer; to HEAD without its body, its headers (Content-Length included) as GET gets them. */
 function send(res: ServerResponse, answer: Answer, head: boolean): void {
-  res.writeHead(answer.status, { ...SECURITY_HEADERS, 'content-type': answer.type, 'content-length': String(Buffer.byteLength(answer.body)), ...(answer.headers ?? {}) });
+  res.writeHead(answer.status, {
+    ...SECURITY_HEADERS,
+    'content-type': answer.type,
+    'content-length': String(Buffer.byteLength(answer.body)),
+    ...(answer.headers ?? {}),
+  });
   res.end(head ? undefined : answer.body);
 }
 
@@ -106,8 +112,10 @@ class UiHandler {
 
   /** The answer to a request: HEAD is answered as GET (send leaves the body out). */
   private async answer(req: IncomingMessage): Promise<Answer> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return { status: 405, type: TEXT_TYPE, body: 'nyl ui is read-only: it answers GET and HEAD only.\n', headers: { allow: 'GET, HEAD' } };
-    if (!hostAllowed(req.headers.host, this.policy!)) return { status: 403, type: TEXT_TYPE, body: 'nyl ui answers only requests addressed to it by one of its own names (see --allow-host).\n' };
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return { status: 405, type: TEXT_TYPE, body: 'nyl ui is read-only: it answers GET and HEAD only.\n', headers: { allow: 'GET, HEAD' } };
+    if (!hostAllowed(req.headers.host, this.policy!))
+      return { status: 403, type: TEXT_TYPE, body: 'nyl ui answers only requests addressed to it by one of its own names (see --allow-host).\n' };
     if (foreignRequest(req.headers)) return { status: 403, type: TEXT_TYPE, body: "nyl ui answers another site's page only when it opens one of its pages.\n" };
     const route = routeOf(req.url ?? '/');
     switch (route.page) {
@@ -138,7 +146,8 @@ class UiHandler {
     const env = 'env' in route ? route.env : undefined;
     try {
       const version = await this.versions.fresh(env).catch(() => undefined);
-      const live: Live | undefined = version === undefined ? undefined : { version, pollMs: this.options.pollMs, ...(env !== undefined ? { environment: env } : {}) };
+      const live: Live | undefined =
+        version === undefined ? undefined : { version, pollMs: this.options.pollMs, ...(env !== undefined ? { environment: env } : {}) };
       return await this.read(() => answerOf(route, this.source, live));
     } catch (error) {
       if (!this.closed) this.options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);

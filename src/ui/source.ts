@@ -10,7 +10,18 @@
  * of the server and pages use an in-memory fake.
  */
 import type { LogReport } from '../report/types';
-import { environmentPage, type EnvironmentPageData, historyPage, projectOverview, type ProjectOverview, runPage, type RunPageData, stateVersion, unitPage, type UnitPageData } from '../commands/inspect/web-view';
+import {
+  environmentPage,
+  type EnvironmentPageData,
+  historyPage,
+  projectOverview,
+  type ProjectOverview,
+  runPage,
+  type RunPageData,
+  stateVersion,
+  unitPage,
+  type UnitPageData,
+} from '../commands/inspect/web-view';
 import type { Runtime } from '../util/runtime';
 
 export interface ViewSource {

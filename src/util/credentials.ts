@@ -19,5 +19,9 @@ export function withoutUserinfo(value: unknown): unknown {
 /** A configuration mapping without its credential fields and URL userinfo; any other value as it is. */
 export function withoutCredentials(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return withoutUserinfo(value);
-  return Object.fromEntries(Object.entries(value).filter(([k, v]) => v !== null && !isCredentialField(k)).map(([k, v]) => [k, withoutUserinfo(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k, v]) => v !== null && !isCredentialField(k))
+      .map(([k, v]) => [k, withoutUserinfo(v)]),
+  );
 }

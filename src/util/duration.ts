@@ -68,7 +68,13 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return '0s';
   const parts: string[] = [];
   let rest = ms;
-  const units = [['d', ms >= 2 * DAY ? DAY : Infinity], ['h', HOUR], ['m', 60 * SECOND], ['s', SECOND], ['ms', 1]] as const;
+  const units = [
+    ['d', ms >= 2 * DAY ? DAY : Infinity],
+    ['h', HOUR],
+    ['m', 60 * SECOND],
+    ['s', SECOND],
+    ['ms', 1],
+  ] as const;
   for (const [unit, size] of units) {
     const n = Math.floor(rest / size);
     if (n === 0) continue;

@@ -59,11 +59,14 @@ export class FaultPoints implements Faults {
     env: NodeJS.ProcessEnv,
     private readonly clock: Clock,
   ) {
-    this.points = (env.NYL_FAULT_AT ?? '').split(',').filter(Boolean).map((p) => {
-      const [spec, nth] = p.split('#');
-      const [point, unit] = spec!.split('@');
-      return { point: point!, ...(unit ? { unit } : {}), ...(nth ? { nth: Number(nth) } : {}) };
-    });
+    this.points = (env.NYL_FAULT_AT ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((p) => {
+        const [spec, nth] = p.split('#');
+        const [point, unit] = spec!.split('@');
+        return { point: point!, ...(unit ? { unit } : {}), ...(nth ? { nth: Number(nth) } : {}) };
+      });
     this.action = env.NYL_FAULT_ACTION ?? 'kill';
     this.marker = env.NYL_FAULT_MARKER;
   }

@@ -391,7 +391,9 @@ export function toJsonSchema(schema: Schema): JsonSchemaObject {
       // anyOf rather than a union type (`type: [...]`), which Ajv's strict mode refuses.
       return { ...base, type: 'object', additionalProperties: { anyOf: ['string', 'number', 'boolean', 'null'].map((type) => ({ type })) } };
     case 'object': {
-      const required = Object.entries(schema.fields).filter(([, f]) => f.required).map(([k]) => k);
+      const required = Object.entries(schema.fields)
+        .filter(([, f]) => f.required)
+        .map(([k]) => k);
       const out: JsonSchemaObject = {
         ...base,
         type: 'object',
@@ -474,7 +476,11 @@ export function ref<S extends Schema>(name: string, target: S, description?: str
 export function ref(name: string, target?: Schema, description?: string): RefSchema {
   return { type: 'ref', name, ...(target ? { target } : {}), ...(description ? { description } : {}) };
 }
-export const union = <M extends Schema>(members: readonly M[], opts: Omit<UnionSchema, 'type' | 'members'> = {}): UnionSchema<M> => ({ type: 'union', members, ...opts });
+export const union = <M extends Schema>(members: readonly M[], opts: Omit<UnionSchema, 'type' | 'members'> = {}): UnionSchema<M> => ({
+  type: 'union',
+  members,
+  ...opts,
+});
 export const map = <V extends Schema>(values: V, description?: string): MapSchema<V> => ({ type: 'map', values, ...(description ? { description } : {}) });
 export const details = (description: string, fields: Record<string, Schema>): DetailsSchema => ({ type: 'details', description, fields });
 /** `typed(schema).as<T>()`: the schema, typed as T, which the compiler checks is one of its values. */
@@ -483,17 +489,18 @@ export const typed = <S extends Schema>(schema: S) => ({
   as: <T>(..._fits: T extends Infer<S> ? [] : [never]): TypedSchema<T, S> => ({ type: 'typed', inner: schema }),
 });
 
-type InferReportKind<S> = S extends RefSchema<infer T>
-  ? Infer<T>
-  : S extends UnionSchema<infer M>
-    ? Infer<M>
-    : S extends MapSchema<infer V>
-      ? Record<string, Infer<V>>
-      : S extends DetailsSchema
-        ? Record<string, unknown>
-        : S extends TypedSchema<infer T>
-          ? T
-          : never;
+type InferReportKind<S> =
+  S extends RefSchema<infer T>
+    ? Infer<T>
+    : S extends UnionSchema<infer M>
+      ? Infer<M>
+      : S extends MapSchema<infer V>
+        ? Record<string, Infer<V>>
+        : S extends DetailsSchema
+          ? Record<string, unknown>
+          : S extends TypedSchema<infer T>
+            ? T
+            : never;
 
 function checkReportKind(schema: ReportKindSchema, value: unknown, pointer: string, out: SchemaProblem[]): void {
   switch (schema.type) {

@@ -79,7 +79,7 @@ export interface KeyRing {
 /** The id of the key a seal or a keyed digest was made with, or undefined for another form. */
 export function keyIdOf(sealedOrDigest: string): string | undefined {
   const parts = sealedOrDigest.split(':');
-  if ((parts[0] === 'aes256gcm' && (parts[1] === 'v1' || parts[1] === 'v2')) && parts.length === 6) return parts[2];
+  if (parts[0] === 'aes256gcm' && (parts[1] === 'v1' || parts[1] === 'v2') && parts.length === 6) return parts[2];
   if (parts[0] === DIGEST && parts.length === 3) return parts[1];
   return undefined;
 }
@@ -123,10 +123,15 @@ function configuredKeys(env: NodeJS.ProcessEnv): { texts: string[]; from: string
   const file = env.NYL_SECRETS_KEY_FILE;
   if (!file) return { missing: true, problem: 'no key is configured: set NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE' };
   try {
-    const lines = readFileSync(file, 'utf8').split('\n').map((l) => l.trim());
+    const lines = readFileSync(file, 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     return { texts: lines.filter((l) => l !== '' && !l.startsWith('#')), from: `NYL_SECRETS_KEY_FILE (${file})` };
   } catch (error) {
-    return { missing: false, problem: `NYL_SECRETS_KEY_FILE names ${file}, which cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return {
+      missing: false,
+      problem: `NYL_SECRETS_KEY_FILE names ${file}, which cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    };
   }
 }
 
@@ -157,7 +162,9 @@ function digestKey(key: Buffer): Buffer {
 }
 
 function hmacOf(digestKeyOf: Buffer, b: SealBinding, value: unknown): string {
-  return createHmac('sha256', digestKeyOf).update(JSON.stringify([b.environment, b.unit, b.output, canonicalJson(value)]), 'utf8').digest('hex');
+  return createHmac('sha256', digestKeyOf)
+    .update(JSON.stringify([b.environment, b.unit, b.output, canonicalJson(value)]), 'utf8')
+    .digest('hex');
 }
 
 function ring(keys: Buffer[]): KeyRing {
@@ -166,7 +173,8 @@ function ring(keys: Buffer[]): KeyRing {
   const sealingKeyId = keyId(sealer);
   // Derived once per key: a run digests every sensitive output it records or checks.
   const digestKeys = new Map([...byId].map(([id, k]) => [id, digestKey(k)]));
-  const unknownKey = (id: string, made: 'made' | 'sealed') => `it was ${made} with key ${id}, which no configured key is (configured: ${[...byId.keys()].join(', ')})`;
+  const unknownKey = (id: string, made: 'made' | 'sealed') =>
+    `it was ${made} with key ${id}, which no configured key is (configured: ${[...byId.keys()].join(', ')})`;
   return {
     sealingKeyId,
     seal(binding, value) {

@@ -239,7 +239,11 @@ describe('ManualClock: virtual time', () => {
     await clock.sleep(3_600_000);
     assert.equal(clock.now(), 3_600_000);
     const order = [];
-    await Promise.all([clock.sleep(300).then(() => order.push(300)), clock.sleep(100).then(() => order.push(100)), clock.sleep(200).then(() => order.push(200))]);
+    await Promise.all([
+      clock.sleep(300).then(() => order.push(300)),
+      clock.sleep(100).then(() => order.push(100)),
+      clock.sleep(200).then(() => order.push(200)),
+    ]);
     assert.deepEqual(order, [100, 200, 300]);
     assert.equal(clock.now(), 3_600_300);
     assert.ok(Date.now() - began < 1000, 'virtual hours took no real time');

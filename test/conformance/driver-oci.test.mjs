@@ -115,7 +115,9 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
   /** The image as prepare resolved it, once for every scenario. */
   let prepared;
   const resolved = async () => {
-    prepared ??= ociImageDriver.prepare(context({ unit: 'prep', rendering: { image: TEST_IMAGE }, runner: new NodeProcessRunner(), clock: new SystemClock() }).ctx);
+    prepared ??= ociImageDriver.prepare(
+      context({ unit: 'prep', rendering: { image: TEST_IMAGE }, runner: new NodeProcessRunner(), clock: new SystemClock() }).ctx,
+    );
     const outcome = await prepared;
     assert.equal(outcome.result, 'prepared');
     return outcome.rendering.image;
@@ -145,7 +147,10 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.deepEqual({ ...outcome.rendering, image: undefined }, { image: undefined, args: ['x'], network: 'none' });
     const ids = await Promise.all([TEST_IMAGE, outcome.rendering.image].map((i) => sh(['podman', 'image', 'inspect', '--format', '{{.Id}}', i])));
     assert.equal(ids[0].stdout, ids[1].stdout);
-    assert.ok(runner.argvs.every((a) => a[1] === 'image'), 'prepare runs no container');
+    assert.ok(
+      runner.argvs.every((a) => a[1] === 'image'),
+      'prepare runs no container',
+    );
   });
 
   test('prepare: a digest reference is kept as written, with nothing run', async () => {
@@ -157,7 +162,12 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
   });
 
   test('prepare: a tag not present locally is absent, with the failure (retryable, NYL-IMAGE-UNRESOLVED) of a unit that must execute: the image and how to make it present', async () => {
-    const { ctx } = context({ unit: 'prep-missing', rendering: { image: 'localhost/nyl-no-such-image:7' }, runner: new NodeProcessRunner(), clock: new SystemClock() });
+    const { ctx } = context({
+      unit: 'prep-missing',
+      rendering: { image: 'localhost/nyl-no-such-image:7' },
+      runner: new NodeProcessRunner(),
+      clock: new SystemClock(),
+    });
     const outcome = await ociImageDriver.prepare(ctx);
     assertOutcome('prepare', outcome);
     assert.equal(outcome.result, 'absent');
@@ -169,7 +179,7 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.match(failure.reason, /podman load/);
   });
 
-  test('apply: the outputs file read back as a receipt, with a Command\'s rules', async () => {
+  test("apply: the outputs file read back as a receipt, with a Command's rules", async () => {
     const { outcome } = await apply('outputs', { command: ['/bin/sh', '-c', `printf '%s' '${OUT_JSON}' > "$NYL_OUTPUTS"`] });
     assert.deepEqual(outcome, { result: 'receipt', outputs: RECEIPT_OUT });
     const invalid = (await apply('invalid', { command: ['/bin/sh', '-c', 'printf "{not json" > "$NYL_OUTPUTS"'] })).outcome;
@@ -178,7 +188,7 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.match(invalid.reason, /^NYL_OUTPUTS holds invalid JSON/);
   });
 
-  test('apply: no outputs (the image\'s own command) is an empty receipt', async () => {
+  test("apply: no outputs (the image's own command) is an empty receipt", async () => {
     const { outcome, runner } = await apply('no-outputs', {});
     assert.deepEqual(outcome, { result: 'receipt', outputs: {} });
     assert.ok(!runner.argvs[0].includes('--entrypoint'));
@@ -213,7 +223,13 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
   test('apply: cancellation while the container runs stops it and ends uncertain; the container is gone', async () => {
     const ac = new AbortController();
     const image = await resolved();
-    const { ctx, lines } = context({ unit: 'cancel', rendering: { image, command: ['/bin/sh', '-c', 'echo started; exec sleep 30'] }, runner: new NodeProcessRunner(), clock: new SystemClock(), cancel: ac.signal });
+    const { ctx, lines } = context({
+      unit: 'cancel',
+      rendering: { image, command: ['/bin/sh', '-c', 'echo started; exec sleep 30'] },
+      runner: new NodeProcessRunner(),
+      clock: new SystemClock(),
+      cancel: ac.signal,
+    });
     const began = Date.now();
     const applying = ociImageDriver.apply(ctx);
     await lines.when('started');
@@ -227,19 +243,35 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
   });
 
   test('apply: env reaches the container (declared, as text, and NYL_*), never a command line; the env file is removed', async () => {
-    const probe = 'printf \'{"greeting":"%s","count":"%s","secret":"%s","environment":"%s","unit":"%s","run":"%s","uid":"%s","outputs":"%s"}\' "$GREETING" "$COUNT" "$SECRET" "$NYL_ENVIRONMENT" "$NYL_UNIT" "$NYL_RUN" "$NYL_UID" "$NYL_OUTPUTS" > "$NYL_OUTPUTS"';
+    const probe =
+      'printf \'{"greeting":"%s","count":"%s","secret":"%s","environment":"%s","unit":"%s","run":"%s","uid":"%s","outputs":"%s"}\' "$GREETING" "$COUNT" "$SECRET" "$NYL_ENVIRONMENT" "$NYL_UNIT" "$NYL_RUN" "$NYL_UID" "$NYL_OUTPUTS" > "$NYL_OUTPUTS"';
     const { outcome, ctx, runner, scratch } = await apply('env', { command: ['/bin/sh', '-c', probe], env: { GREETING: 'hello world', COUNT: 3, SECRET } });
     assert.equal(outcome.result, 'receipt');
     const got = Object.fromEntries(Object.entries(outcome.outputs).map(([k, v]) => [k, v.value]));
-    assert.deepEqual(got, { greeting: 'hello world', count: '3', secret: SECRET, environment: 'dev', unit: 'env', run: ctx.run, uid: 'uid-env', outputs: '/nyl/outputs.json' });
-    for (const argv of runner.argvs) for (const arg of argv) assert.ok(!arg.includes('s3cr3t') && !arg.includes('hello world'), `no value on a command line: ${arg}`);
+    assert.deepEqual(got, {
+      greeting: 'hello world',
+      count: '3',
+      secret: SECRET,
+      environment: 'dev',
+      unit: 'env',
+      run: ctx.run,
+      uid: 'uid-env',
+      outputs: '/nyl/outputs.json',
+    });
+    for (const argv of runner.argvs)
+      for (const arg of argv) assert.ok(!arg.includes('s3cr3t') && !arg.includes('hello world'), `no value on a command line: ${arg}`);
     assert.ok(runner.argvs[0].includes('--env-file'));
     assert.deepEqual(fs.readdirSync(scratch), [], 'the env file is gone');
   });
 
   test('apply: the env file is gone as soon as the container exists, while it still runs (a killed Nyl leaves no value in it)', async () => {
     const image = await resolved();
-    const { ctx, lines, scratch } = context({ unit: 'env-early', rendering: { image, command: ['/bin/sh', '-c', 'echo "started $SECRET"; exec sleep 4'], env: { SECRET } }, runner: new NodeProcessRunner(), clock: new SystemClock() });
+    const { ctx, lines, scratch } = context({
+      unit: 'env-early',
+      rendering: { image, command: ['/bin/sh', '-c', 'echo "started $SECRET"; exec sleep 4'], env: { SECRET } },
+      runner: new NodeProcessRunner(),
+      clock: new SystemClock(),
+    });
     let ended = false;
     const applying = ociImageDriver.apply(ctx).then((o) => ((ended = true), o));
     await lines.when(`started ${SECRET}`);
@@ -283,7 +315,30 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
   test('leftoverContainers: lists the containers an environment left (unit, run, state)', async () => {
     const environment = `leftover-${process.pid}`;
     const name = containerName(environment, 'seed', 'r1');
-    const started = await sh(['podman', 'run', '-d', '--pull=never', '--network=none', '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--name', name, '--label', `nyl.environment=${environment}`, '--label', 'nyl.unit=seed', '--label', 'nyl.run=r1', TEST_IMAGE, '/bin/sleep', '30']);
+    const started = await sh([
+      'podman',
+      'run',
+      '-d',
+      '--pull=never',
+      '--network=none',
+      '--runtime',
+      'runc',
+      '--ulimit',
+      'nofile=4096:4096',
+      '--ulimit',
+      'nproc=4096:4096',
+      '--name',
+      name,
+      '--label',
+      `nyl.environment=${environment}`,
+      '--label',
+      'nyl.unit=seed',
+      '--label',
+      'nyl.run=r1',
+      TEST_IMAGE,
+      '/bin/sleep',
+      '30',
+    ]);
     assert.equal(started.code, 0, started.stderr);
     try {
       const listed = await leftoverContainers(new NodeProcessRunner(), environment);
@@ -299,14 +354,51 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
   test('reap: removes the containers of the dead runs it is given, and only those', async () => {
     const environment = `reap-${process.pid}`;
     const start = (unit, run) =>
-      sh(['podman', 'run', '-d', '--pull=never', '--network=none', '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096', '--name', containerName(environment, unit, run), '--label', `nyl.environment=${environment}`, '--label', `nyl.unit=${unit}`, '--label', `nyl.run=${run}`, TEST_IMAGE, '/bin/sh', '-c', 'trap "exit 143" TERM; sleep 30 & wait']);
-    for (const [unit, run] of [['seed', 'dead'], ['other', 'alive']]) assert.equal((await start(unit, run)).code, 0);
+      sh([
+        'podman',
+        'run',
+        '-d',
+        '--pull=never',
+        '--network=none',
+        '--runtime',
+        'runc',
+        '--ulimit',
+        'nofile=4096:4096',
+        '--ulimit',
+        'nproc=4096:4096',
+        '--name',
+        containerName(environment, unit, run),
+        '--label',
+        `nyl.environment=${environment}`,
+        '--label',
+        `nyl.unit=${unit}`,
+        '--label',
+        `nyl.run=${run}`,
+        TEST_IMAGE,
+        '/bin/sh',
+        '-c',
+        'trap "exit 143" TERM; sleep 30 & wait',
+      ]);
+    for (const [unit, run] of [
+      ['seed', 'dead'],
+      ['other', 'alive'],
+    ])
+      assert.equal((await start(unit, run)).code, 0);
     try {
       const outcome = await ociImageDriver.reap({ environment, runs: ['dead'], runner: new NodeProcessRunner(), baseEnv: process.env });
       assert.deepEqual(outcome, { ended: [{ unit: 'seed', run: 'dead', what: `container ${containerName(environment, 'seed', 'dead')} (running)` }] });
       const left = await leftoverContainers(new NodeProcessRunner(), environment);
-      assert.deepEqual(left.containers.map((c) => c.run), ['alive'], 'the container of a run not given stays');
-      const none = await ociImageDriver.reap({ environment, runs: ['dead'], runner: new NodeProcessRunner(), baseEnv: { ...process.env, PATH: path.join(tmp, 'empty-path') } });
+      assert.deepEqual(
+        left.containers.map((c) => c.run),
+        ['alive'],
+        'the container of a run not given stays',
+      );
+      const none = await ociImageDriver.reap({
+        environment,
+        runs: ['dead'],
+        runner: new NodeProcessRunner(),
+        baseEnv: { ...process.env, PATH: path.join(tmp, 'empty-path') },
+      });
       assert.deepEqual(none.ended, []);
       assert.match(none.problem, /^cannot start podman: ENOENT/);
     } finally {
@@ -340,12 +432,23 @@ function fakePodman({ images = {}, container = async () => 0, runtime = 'podman'
       containers.delete(name);
       return { code };
     },
-    stop: async (argv, _o, io) => (containers.has(argv.at(-1)) ? (containers.get(argv.at(-1)).abort(137), answer(io, { code: 0, stdout: `${argv.at(-1)}\n` })) : answer(io, noSuch(argv.at(-1)))),
-    kill: async (argv, _o, io) => (containers.has(argv.at(-1)) ? (containers.get(argv.at(-1)).abort(137), answer(io, { code: 0 })) : answer(io, noSuch(argv.at(-1)))),
-    rm: async (argv, _o, io) => answer(io, containers.delete(argv.at(-1)) ? { code: 0 } : { code: 1, stderr: `Error: no container with ID or name "${argv.at(-1)}" found: no such container\n` }),
+    stop: async (argv, _o, io) =>
+      containers.has(argv.at(-1))
+        ? (containers.get(argv.at(-1)).abort(137), answer(io, { code: 0, stdout: `${argv.at(-1)}\n` }))
+        : answer(io, noSuch(argv.at(-1))),
+    kill: async (argv, _o, io) =>
+      containers.has(argv.at(-1)) ? (containers.get(argv.at(-1)).abort(137), answer(io, { code: 0 })) : answer(io, noSuch(argv.at(-1))),
+    rm: async (argv, _o, io) =>
+      answer(
+        io,
+        containers.delete(argv.at(-1)) ? { code: 0 } : { code: 1, stderr: `Error: no container with ID or name "${argv.at(-1)}" found: no such container\n` },
+      ),
     image: async (argv, _o, io) => {
       const row = images[argv.at(-1)];
-      return answer(io, row ? { code: 0, stdout: JSON.stringify([row]) } : { code: 125, stdout: '[]\n', stderr: `Error: inspecting object: ${argv.at(-1)}: image not known\n` });
+      return answer(
+        io,
+        row ? { code: 0, stdout: JSON.stringify([row]) } : { code: 125, stdout: '[]\n', stderr: `Error: inspecting object: ${argv.at(-1)}: image not known\n` },
+      );
     },
   };
   const runner = new FakeProcessRunner({ clock, programs: { [runtime]: (argv, options, io) => handlers[argv[1]](argv, options, io) } });
@@ -353,29 +456,70 @@ function fakePodman({ images = {}, container = async () => 0, runtime = 'podman'
 }
 
 describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
-  const fakeContext = (fake, unit, rendering, extra = {}) => context({ unit, rendering: { runtime: 'podman', ...rendering }, runner: fake.runner, clock: fake.clock, ...extra });
+  const fakeContext = (fake, unit, rendering, extra = {}) =>
+    context({ unit, rendering: { runtime: 'podman', ...rendering }, runner: fake.runner, clock: fake.clock, ...extra });
 
   test('apply: the whole podman run command line, with a command and args', async () => {
     let seen;
     const fake = fakePodman({
       container: async (argv, io) => {
         const envFile = argv[argv.indexOf('--env-file') + 1];
-        seen = { env: fs.readFileSync(envFile, 'utf8'), envMode: fs.statSync(envFile).mode & 0o777, outputsMode: fs.statSync(argv[argv.indexOf('-v') + 1].split(':')[0]).mode & 0o777 };
+        seen = {
+          env: fs.readFileSync(envFile, 'utf8'),
+          envMode: fs.statSync(envFile).mode & 0o777,
+          outputsMode: fs.statSync(argv[argv.indexOf('-v') + 1].split(':')[0]).mode & 0o777,
+        };
         io.stdout('hello\n');
         return 0;
       },
     });
-    const { ctx, lines, scratch } = fakeContext(fake, 'job', { image: `localhost/app@${DIGEST}`, command: ['/bin/seed', '--fast'], args: ['--db', 'x y'], env: { GREETING: 'hi', COUNT: 3, OBJ: { b: 1 } }, network: 'bridge' });
+    const { ctx, lines, scratch } = fakeContext(fake, 'job', {
+      image: `localhost/app@${DIGEST}`,
+      command: ['/bin/seed', '--fast'],
+      args: ['--db', 'x y'],
+      env: { GREETING: 'hi', COUNT: 3, OBJ: { b: 1 } },
+      network: 'bridge',
+    });
     assert.deepEqual(await ociImageDriver.apply(ctx), { result: 'receipt', outputs: {} });
     const [run] = fake.calls('run');
     assert.deepEqual(run.argv, [
-      'podman', 'run', '--rm', '--pull=never', '--network=bridge', '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096',
-      '--name', `nyl_dev_job_${ctx.run}`, '--label', 'nyl.environment=dev', '--label', 'nyl.unit=job', '--label', `nyl.run=${ctx.run}`,
-      '-v', `${ctx.outputsPath}:/nyl/outputs.json`, '--env-file', path.join(scratch, 'container.env'), '--cidfile', path.join(scratch, 'container.id'),
-      '--entrypoint', '/bin/seed', `localhost/app@${DIGEST}`, '--fast', '--db', 'x y',
+      'podman',
+      'run',
+      '--rm',
+      '--pull=never',
+      '--network=bridge',
+      '--runtime',
+      'runc',
+      '--ulimit',
+      'nofile=4096:4096',
+      '--ulimit',
+      'nproc=4096:4096',
+      '--name',
+      `nyl_dev_job_${ctx.run}`,
+      '--label',
+      'nyl.environment=dev',
+      '--label',
+      'nyl.unit=job',
+      '--label',
+      `nyl.run=${ctx.run}`,
+      '-v',
+      `${ctx.outputsPath}:/nyl/outputs.json`,
+      '--env-file',
+      path.join(scratch, 'container.env'),
+      '--cidfile',
+      path.join(scratch, 'container.id'),
+      '--entrypoint',
+      '/bin/seed',
+      `localhost/app@${DIGEST}`,
+      '--fast',
+      '--db',
+      'x y',
     ]);
     assert.equal(run.options.group, true);
-    assert.equal(seen.env, `GREETING=hi\nCOUNT=3\nOBJ={"b":1}\nNYL_ENVIRONMENT=dev\nNYL_UNIT=job\nNYL_RUN=${ctx.run}\nNYL_UID=uid-job\nNYL_OUTPUTS=/nyl/outputs.json\n`);
+    assert.equal(
+      seen.env,
+      `GREETING=hi\nCOUNT=3\nOBJ={"b":1}\nNYL_ENVIRONMENT=dev\nNYL_UNIT=job\nNYL_RUN=${ctx.run}\nNYL_UID=uid-job\nNYL_OUTPUTS=/nyl/outputs.json\n`,
+    );
     assert.equal(seen.envMode, 0o600);
     assert.equal(seen.outputsMode, 0o666);
     assert.deepEqual(lines.slice(), ['hello']);
@@ -392,7 +536,7 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     assert.deepEqual(argv.slice(-2), ['localhost/app:1', 'a']);
   });
 
-  test('apply: exit 125 names podman\'s own error; an image that reads as an option, values the env file cannot carry: refused before anything runs', async () => {
+  test("apply: exit 125 names podman's own error; an image that reads as an option, values the env file cannot carry: refused before anything runs", async () => {
     const fake = fakePodman({ container: async (_argv, io) => (io.stderr('Error: some podman problem\n'), 125) });
     const failed125 = await ociImageDriver.apply(fakeContext(fake, 'job', { image: 'localhost/app:1' }).ctx);
     assert.deepEqual(failed125, { result: 'failed', reason: 'podman could not run the container (exit 125): Error: some podman problem', retryable: true });
@@ -419,7 +563,12 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
   test('apply: a timeout (virtual time) stops the container with the grace in seconds: not retryable, acknowledgement', async () => {
     const fake = fakePodman({ container: async (_argv, io) => (await io.sleep(600_000), 0) });
     const outcome = await ociImageDriver.apply(fakeContext(fake, 'slow', { image: 'x:1', timeout: '1m' }).ctx);
-    assert.deepEqual(outcome, { result: 'failed', reason: 'timed out after 1m and the container was stopped', retryable: false, acknowledgementRequired: true });
+    assert.deepEqual(outcome, {
+      result: 'failed',
+      reason: 'timed out after 1m and the container was stopped',
+      retryable: false,
+      acknowledgementRequired: true,
+    });
     assert.deepEqual(fake.calls('stop')[0].argv.slice(1, 4), ['stop', '-t', '1']);
     assert.deepEqual(fake.calls('kill'), [], 'the stop worked');
     assert.equal(fake.calls('run')[0].signals.length, 0, 'the client was not signalled: it ended with its container');
@@ -430,7 +579,10 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     let started;
     const gate = new Promise((r) => (started = r));
     // A client still creating its container: no container under the name yet, and it never ends by itself.
-    fake.runner.register((argv) => argv[0] === 'podman' && argv[1] === 'run', async (_argv, _o, io) => (started(), await io.sleep(3_600_000), 0));
+    fake.runner.register(
+      (argv) => argv[0] === 'podman' && argv[1] === 'run',
+      async (_argv, _o, io) => (started(), await io.sleep(3_600_000), 0),
+    );
     const ac = new AbortController();
     const { ctx } = fakeContext(fake, 'early', { image: 'x:1' }, { cancel: ac.signal });
     const applying = ociImageDriver.apply(ctx);
@@ -440,7 +592,10 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     assertOutcome('apply', outcome);
     assert.equal(outcome.result, 'uncertain');
     assert.match(outcome.reason, /cancelled while the container ran; it was stopped \(podman ended by SIGTERM/);
-    assert.deepEqual(fake.runner.calls.map((c) => c.argv[1]), ['run', 'stop', 'kill', 'rm']);
+    assert.deepEqual(
+      fake.runner.calls.map((c) => c.argv[1]),
+      ['run', 'stop', 'kill', 'rm'],
+    );
     assert.deepEqual(fake.calls('rm')[0].argv.slice(1), ['rm', '-f', '-t', '1', `nyl_dev_early_${ctx.run}`]);
   });
 
@@ -453,12 +608,26 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     assert.equal(fake.runner.started, 0);
   });
 
-  test('prepare: REPOSITORY@digest for the reference\'s repository (a short name included), once podman finds it; else the image ID', async () => {
+  test("prepare: REPOSITORY@digest for the reference's repository (a short name included), once podman finds it; else the image ID", async () => {
     const row = { Id: IMAGE_ID, Digest: DIGEST, RepoDigests: [`docker.io/library/other@sha256:${'e'.repeat(64)}`, `docker.io/library/busybox@${DIGEST}`] };
-    const fake = fakePodman({ images: { 'busybox:1.36': row, [`docker.io/library/busybox@${DIGEST}`]: row, 'local:1': { Id: IMAGE_ID, RepoDigests: [] }, 'moved:1': { ...row, RepoDigests: [`localhost/moved@${DIGEST}`] }, [`localhost/moved@${DIGEST}`]: { Id: 'b'.repeat(64) } } });
+    const fake = fakePodman({
+      images: {
+        'busybox:1.36': row,
+        [`docker.io/library/busybox@${DIGEST}`]: row,
+        'local:1': { Id: IMAGE_ID, RepoDigests: [] },
+        'moved:1': { ...row, RepoDigests: [`localhost/moved@${DIGEST}`] },
+        [`localhost/moved@${DIGEST}`]: { Id: 'b'.repeat(64) },
+      },
+    });
     const prepare = async (image) => (await ociImageDriver.prepare(fakeContext(fake, 'p', { image }).ctx)).rendering.image;
     assert.equal(await prepare('busybox:1.36'), `docker.io/library/busybox@${DIGEST}`);
-    assert.deepEqual(fake.calls('image').map((c) => c.argv.slice(1)), [['image', 'inspect', 'busybox:1.36'], ['image', 'inspect', `docker.io/library/busybox@${DIGEST}`]]);
+    assert.deepEqual(
+      fake.calls('image').map((c) => c.argv.slice(1)),
+      [
+        ['image', 'inspect', 'busybox:1.36'],
+        ['image', 'inspect', `docker.io/library/busybox@${DIGEST}`],
+      ],
+    );
     assert.equal(await prepare('local:1'), `sha256:${IMAGE_ID}`, 'no repo digest: the image ID');
     assert.equal(await prepare('moved:1'), `sha256:${IMAGE_ID}`, 'a repo digest that finds another image is not recorded');
   });
@@ -494,26 +663,43 @@ describe('OciImage driver on FakeProcessRunner (a fake podman)', () => {
     const row = { Id: `sha256:${IMAGE_ID}`, RepoDigests: [] };
     const docker = fakePodman({ runtime: 'docker', images: { 'app:1': row } });
     docker.runner.register((argv) => argv[0] === 'docker' && argv[1] === 'info', exitWith(0));
-    const withDocker = await ociImageDriver.prepare(context({ unit: 'p', rendering: { image: 'app:1' }, runner: docker.runner, clock: docker.clock, baseEnv: { PATH: bin } }).ctx);
+    const withDocker = await ociImageDriver.prepare(
+      context({ unit: 'p', rendering: { image: 'app:1' }, runner: docker.runner, clock: docker.clock, baseEnv: { PATH: bin } }).ctx,
+    );
     assert.deepEqual(withDocker, { result: 'prepared', rendering: { image: `sha256:${IMAGE_ID}` } }, 'docker ids carry sha256: already');
     const down = fakePodman({ runtime: 'docker' });
     down.runner.register((argv) => argv[1] === 'info', exitWith(1));
-    const noEngine = await ociImageDriver.apply(context({ unit: 'a', rendering: { image: 'app:1' }, runner: down.runner, clock: down.clock, baseEnv: { PATH: bin } }).ctx);
+    const noEngine = await ociImageDriver.apply(
+      context({ unit: 'a', rendering: { image: 'app:1' }, runner: down.runner, clock: down.clock, baseEnv: { PATH: bin } }).ctx,
+    );
     assert.equal(noEngine.result, 'failed');
     assert.match(noEngine.reason, /docker info/);
-    const none = await ociImageDriver.apply(context({ unit: 'a', rendering: { image: 'app:1' }, runner: down.runner, clock: down.clock, baseEnv: { PATH: empty } }).ctx);
+    const none = await ociImageDriver.apply(
+      context({ unit: 'a', rendering: { image: 'app:1' }, runner: down.runner, clock: down.clock, baseEnv: { PATH: empty } }).ctx,
+    );
     assert.equal(none.result, 'failed');
     assert.equal(none.retryable, true);
     assert.match(none.reason, /^no container runtime: neither podman nor docker is on PATH/);
   });
 
-  test('leftoverContainers: podman\'s JSON array and docker\'s JSON lines; a failing ps is a reason', async () => {
+  test("leftoverContainers: podman's JSON array and docker's JSON lines; a failing ps is a reason", async () => {
     const podmanRows = [{ Id: 'c1', Names: ['nyl_dev_u_r'], Labels: { 'nyl.environment': 'dev', 'nyl.unit': 'u', 'nyl.run': 'r' }, State: 'exited' }];
     const dockerRows = [{ ID: 'c2', Names: 'nyl_dev_v_s', Labels: 'nyl.environment=dev,nyl.unit=v,nyl.run=s', State: 'running' }];
-    const runner = new FakeProcessRunner({ programs: { podman: exitWith(0, { stdout: JSON.stringify(podmanRows) }), docker: exitWith(0, { stdout: dockerRows.map((r) => JSON.stringify(r)).join('\n') }) } });
-    assert.deepEqual(await leftoverContainers(runner, 'dev'), { ok: true, containers: [{ id: 'c1', name: 'nyl_dev_u_r', unit: 'u', run: 'r', state: 'exited' }] });
+    const runner = new FakeProcessRunner({
+      programs: {
+        podman: exitWith(0, { stdout: JSON.stringify(podmanRows) }),
+        docker: exitWith(0, { stdout: dockerRows.map((r) => JSON.stringify(r)).join('\n') }),
+      },
+    });
+    assert.deepEqual(await leftoverContainers(runner, 'dev'), {
+      ok: true,
+      containers: [{ id: 'c1', name: 'nyl_dev_u_r', unit: 'u', run: 'r', state: 'exited' }],
+    });
     assert.deepEqual(runner.calls[0].argv, ['podman', 'ps', '-a', '--filter', 'label=nyl.environment=dev', '--format', 'json']);
-    assert.deepEqual(await leftoverContainers(runner, 'dev', { runtime: 'docker' }), { ok: true, containers: [{ id: 'c2', name: 'nyl_dev_v_s', unit: 'v', run: 's', state: 'running' }] });
+    assert.deepEqual(await leftoverContainers(runner, 'dev', { runtime: 'docker' }), {
+      ok: true,
+      containers: [{ id: 'c2', name: 'nyl_dev_v_s', unit: 'v', run: 's', state: 'running' }],
+    });
     const failing = new FakeProcessRunner({ programs: { podman: exitWith(125, { stderr: 'Error: database is locked\n' }) } });
     assert.deepEqual(await leftoverContainers(failing, 'dev'), { ok: false, reason: 'podman ps failed (exit 125): Error: database is locked' });
   });

@@ -40,7 +40,11 @@ const MODULES = {
     terraform: { backend: { local: {} } },
     variable: { name: { type: 'string' }, pw: { type: 'string', sensitive: true } },
     resource: { terraform_data: { d: { input: '${var.name}' } } },
-    output: { greeting: { value: 'hello ${terraform_data.d.output}' }, secret: { value: '${var.pw}', sensitive: true }, size: { value: '${length(var.name)}' } },
+    output: {
+      greeting: { value: 'hello ${terraform_data.d.output}' },
+      secret: { value: '${var.pw}', sensitive: true },
+      size: { value: '${length(var.name)}' },
+    },
   },
   // No backend block: its state would live in the scratch copy.
   'infra/nobackend/main.tf.json': { output: { x: { value: 1 } } },
@@ -69,13 +73,29 @@ const MODULES = {
     output: { where: { value: 'http' }, secret: { value: 'remote-secret', sensitive: true } },
   },
   // A root module calling a sibling through ../, as in the repository.
-  'infra/composed/main.tf.json': { terraform: { backend: { local: {} } }, module: { g: { source: '../../modules/greet', name: 'world' } }, output: { text: { value: '${module.g.text}' } } },
+  'infra/composed/main.tf.json': {
+    terraform: { backend: { local: {} } },
+    module: { g: { source: '../../modules/greet', name: 'world' } },
+    output: { text: { value: '${module.g.text}' } },
+  },
   'modules/greet/main.tf.json': { variable: { name: {} }, output: { text: { value: 'hi ${var.name}' } } },
   // A real provider's resource, against an endpoint given as a variable (the machine's offline mirror).
   'infra/aws/main.tf.json': {
     terraform: { backend: { local: {} }, required_providers: { aws: { source: 'hashicorp/aws', version: AWS_VERSION } } },
     variable: { endpoint: { type: 'string' } },
-    provider: { aws: { region: 'us-east-1', access_key: 'x', secret_key: 'y', skip_credentials_validation: true, skip_requesting_account_id: true, skip_metadata_api_check: true, skip_region_validation: true, max_retries: 1, endpoints: { ssm: '${var.endpoint}' } } },
+    provider: {
+      aws: {
+        region: 'us-east-1',
+        access_key: 'x',
+        secret_key: 'y',
+        skip_credentials_validation: true,
+        skip_requesting_account_id: true,
+        skip_metadata_api_check: true,
+        skip_region_validation: true,
+        max_retries: 1,
+        endpoints: { ssm: '${var.endpoint}' },
+      },
+    },
     resource: { aws_ssm_parameter: { p: { name: 'nyl-test', type: 'String', value: 'v' } } },
   },
 };
@@ -107,14 +127,31 @@ let seq = 0;
  * directory, backend state file and Nyl cache. `like` reuses another context's state file.
  */
 function context(impl, options = {}) {
-  const { module = 'infra/app', variables = { name: 'world', pw: SECRET }, secretPointers = ['/variables/pw'], timeout, baseEnv = {}, cancel = new AbortController().signal, receipt, acknowledgement, attempt } = options;
+  const {
+    module = 'infra/app',
+    variables = { name: 'world', pw: SECRET },
+    secretPointers = ['/variables/pw'],
+    timeout,
+    baseEnv = {},
+    cancel = new AbortController().signal,
+    receipt,
+    acknowledgement,
+    attempt,
+  } = options;
   const root = fs.mkdtempSync(path.join(tmp, `u${++seq}-`));
   const projectDir = path.join(root, 'source');
   writeProject(projectDir);
   const runner = new RecordingRunner();
   const lines = [];
   const state = options.state ?? path.join(root, 'state', 'terraform.tfstate');
-  const rendering = { module, variables, binary: impl.binary, backendConfig: options.backendConfig ?? { path: state }, lockTimeout: options.lockTimeout ?? '1s', ...(options.spec ?? {}) };
+  const rendering = {
+    module,
+    variables,
+    binary: impl.binary,
+    backendConfig: options.backendConfig ?? { path: state },
+    lockTimeout: options.lockTimeout ?? '1s',
+    ...(options.spec ?? {}),
+  };
   if (timeout) rendering.timeout = timeout;
   fs.mkdirSync(path.join(root, 'state'), { recursive: true });
   const ctx = {
@@ -256,10 +293,14 @@ for (const impl of IMPLS) {
       assert.notEqual(first.plan.digest, other.plan.digest);
     });
 
-    test('every step runs in one scratch copy with its own TF_DATA_DIR; TF_WORKSPACE of Nyl\'s environment never reaches the tool', async () => {
+    test("every step runs in one scratch copy with its own TF_DATA_DIR; TF_WORKSPACE of Nyl's environment never reaches the tool", async () => {
       const { ctx, runner, lines } = context(impl, { baseEnv: { TF_WORKSPACE: 'staging' } });
       const { applied } = await planAndApply(driver, ctx);
-      assert.ok(lines.includes("note: TF_WORKSPACE=staging in Nyl's environment is not passed to infra/app: it uses the default workspace; declare workspace: staging on app to use that one"));
+      assert.ok(
+        lines.includes(
+          "note: TF_WORKSPACE=staging in Nyl's environment is not passed to infra/app: it uses the default workspace; declare workspace: staging on app to use that one",
+        ),
+      );
       assert.equal(applied.result, 'receipt', applied.reason);
       const dirs = new Set(runner.calls.map((c) => c.cwd));
       assert.equal(dirs.size, 1, 'one working copy for the whole execution');
@@ -277,7 +318,10 @@ for (const impl of IMPLS) {
 
     test('spec.workspace selects the workspace: its state is kept under an absolute workspace_dir; a relative one is refused before it plans', async () => {
       const root = fs.mkdtempSync(path.join(tmp, 'ws-'));
-      const ok = context(impl, { spec: { workspace: 'staging' }, backendConfig: { path: path.join(root, 'default.tfstate'), workspace_dir: path.join(root, 'workspaces') } });
+      const ok = context(impl, {
+        spec: { workspace: 'staging' },
+        backendConfig: { path: path.join(root, 'default.tfstate'), workspace_dir: path.join(root, 'workspaces') },
+      });
       const { applied } = await planAndApply(driver, ok.ctx);
       assert.equal(applied.result, 'receipt', applied.reason);
       assert.equal(ok.runner.calls[1].env.TF_WORKSPACE, 'staging');
@@ -287,7 +331,10 @@ for (const impl of IMPLS) {
       const relative = context(impl, { spec: { workspace: 'staging' } });
       const refused = await driver.plan(relative.ctx);
       assert.equal(refused.result, 'failed');
-      assert.match(refused.reason, /state of workspace staging in a local backend under its default directory terraform\.tfstate\.d, inside Nyl's scratch copy/);
+      assert.match(
+        refused.reason,
+        /state of workspace staging in a local backend under its default directory terraform\.tfstate\.d, inside Nyl's scratch copy/,
+      );
       assert.deepEqual(relative.runner.subcommands, ['init']);
     });
 
@@ -334,13 +381,16 @@ for (const impl of IMPLS) {
       assert.deepEqual(await driver.check(ctx), { result: 'checked', drift: 'in-sync' });
     });
 
-    test("a failure says what Terraform said: summary, file and line, and the detail", async () => {
+    test('a failure says what Terraform said: summary, file and line, and the detail', async () => {
       const { ctx } = context(impl, { variables: { pw: SECRET } });
       const outcome = await driver.apply(ctx);
       assertOutcome('apply', outcome);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, true);
-      assert.match(outcome.reason, /^.*apply exited with code 1: No value for required variable \(main\.tf\.json line \d+\)\n {2}The root module input variable "name" is not set, and has no default value\./);
+      assert.match(
+        outcome.reason,
+        /^.*apply exited with code 1: No value for required variable \(main\.tf\.json line \d+\)\n {2}The root module input variable "name" is not set, and has no default value\./,
+      );
       assert.notEqual(outcome.acknowledgementRequired, true, 'it failed while planning: nothing was changed');
       const broken = await driver.apply(context(impl, { module: 'infra/broken', variables: {}, secretPointers: [] }).ctx);
       assert.equal(broken.result, 'failed');
@@ -353,14 +403,21 @@ for (const impl of IMPLS) {
       const dir = path.join(held.root, 'holder');
       fs.cpSync(path.join(held.ctx.projectDir, 'infra/slow'), dir, { recursive: true });
       assert.equal(terraform(dir, ['init', '-input=false', `-backend-config=path=${held.state}`]).status, 0);
-      const holder = spawn(TERRAFORM, ['apply', '-auto-approve', '-input=false', '-var', 'seconds=6', `-var=marker=${held.ctx.rendering.variables.marker}`], { cwd: dir, env: { ...process.env, ...terraformEnv() }, stdio: 'ignore' });
+      const holder = spawn(TERRAFORM, ['apply', '-auto-approve', '-input=false', '-var', 'seconds=6', `-var=marker=${held.ctx.rendering.variables.marker}`], {
+        cwd: dir,
+        env: { ...process.env, ...terraformEnv() },
+        stdio: 'ignore',
+      });
       try {
         await until(() => fs.existsSync(held.ctx.rendering.variables.marker), 'the holder applies');
         const began = Date.now();
         const outcome = await driver.plan(held.ctx);
         assert.equal(outcome.result, 'failed');
         assert.ok(Date.now() - began >= 1000, 'it waited lockTimeout');
-        assert.match(outcome.reason, /plan exited with code 1: the state is locked by \S+@\S+ \(lock ID [0-9a-f-]{36}, OperationTypeApply, since .+\); waited 1s \(lockTimeout\)/);
+        assert.match(
+          outcome.reason,
+          /plan exited with code 1: the state is locked by \S+@\S+ \(lock ID [0-9a-f-]{36}, OperationTypeApply, since .+\); waited 1s \(lockTimeout\)/,
+        );
         assert.match(outcome.reason, new RegExp(`release the lock with \`${impl.name === 'terraform' ? 'terraform' : 'tofu'} force-unlock [0-9a-f-]{36}\``));
         assert.equal(outcome.retryable, true);
       } finally {
@@ -399,9 +456,14 @@ for (const impl of IMPLS) {
       const refused = await driver.plan(gone.ctx);
       assert.equal(refused.result, 'failed');
       assert.equal(refused.code, 'NYL-BACKEND-STATE-LOST');
-      assert.equal(refused.acknowledgementRequired, true, 'going on against it needs an operator\'s reason');
+      assert.equal(refused.acknowledgementRequired, true, "going on against it needs an operator's reason");
       assert.equal(refused.retryable, true, 'every run tries again: restoring the state fixes it');
-      assert.match(refused.reason, new RegExp(`the Terraform state of app is gone: local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds no state, while its receipt \\(run run-before\\) recorded lineage ${applied.toolState.lineage} with 1 resource \\(terraform_data.d\\)`));
+      assert.match(
+        refused.reason,
+        new RegExp(
+          `the Terraform state of app is gone: local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} holds no state, while its receipt \\(run run-before\\) recorded lineage ${applied.toolState.lineage} with 1 resource \\(terraform_data.d\\)`,
+        ),
+      );
       assert.deepEqual(gone.runner.subcommands, ['init'], 'nothing was planned against it');
       const checked = await driver.check(gone.ctx);
       assert.equal(checked.drift, 'drifted');
@@ -437,12 +499,16 @@ for (const impl of IMPLS) {
       assert.equal(afterAttempt.result, 'planned', afterAttempt.reason);
       assert.match(afterAttempt.plan.summary, /^\+1 /);
       // An operator who checked acknowledges it: the plan creates the resource again.
-      const acknowledged = context(impl, { state, receipt, acknowledgement: { by: 'Ops <ops@example.com>', reason: 'gone for good', at: '2026-12-07T00:00:00Z' } });
+      const acknowledged = context(impl, {
+        state,
+        receipt,
+        acknowledgement: { by: 'Ops <ops@example.com>', reason: 'gone for good', at: '2026-12-07T00:00:00Z' },
+      });
       const { planned } = await planAndApply(driver, acknowledged.ctx);
       assert.match(planned.plan.summary, /^\+1 /);
     });
 
-    test('a state that holds resources no receipt of the unit recorded (another environment\'s) is refused with NYL-BACKEND-SHARED, unless sharedState or its own earlier incarnation', async () => {
+    test("a state that holds resources no receipt of the unit recorded (another environment's) is refused with NYL-BACKEND-SHARED, unless sharedState or its own earlier incarnation", async () => {
       const dev = context(impl);
       const { applied } = await planAndApply(driver, dev.ctx);
       const prod = context(impl, { state: dev.state });
@@ -450,12 +516,17 @@ for (const impl of IMPLS) {
       assert.equal(refused.result, 'failed');
       assert.equal(refused.code, 'NYL-BACKEND-SHARED');
       assert.equal(refused.acknowledgementRequired, true);
-      assert.match(refused.reason, /already holds a Terraform state \(lineage \S+\) with 1 resource \(terraform_data.d\) that no receipt of app in dev recorded/);
+      assert.match(
+        refused.reason,
+        /already holds a Terraform state \(lineage \S+\) with 1 resource \(terraform_data.d\) that no receipt of app in dev recorded/,
+      );
       const shared = await driver.plan(context(impl, { state: dev.state, spec: { sharedState: true } }).ctx);
       assert.equal(shared.result, 'planned', shared.reason);
       const earlier = await driver.plan(context(impl, { state: dev.state, receipt: receiptOf(applied, false) }).ctx);
       assert.equal(earlier.result, 'planned', 'a new incarnation of the same unit finds its own state');
-      const torn = await driver.teardown(context(impl, { state: dev.state, receipt: { run: 'r', current: true, toolState: { ...applied.toolState, lineage: 'another-lineage' } } }).ctx);
+      const torn = await driver.teardown(
+        context(impl, { state: dev.state, receipt: { run: 'r', current: true, toolState: { ...applied.toolState, lineage: 'another-lineage' } } }).ctx,
+      );
       assert.equal(torn.result, 'failed', 'a teardown never destroys a state the receipt did not record');
       assert.equal(torn.code, 'NYL-BACKEND-STATE-LOST');
     });
@@ -464,19 +535,36 @@ for (const impl of IMPLS) {
       const marker = path.join(tmp, `half-${++seq}`);
       const first = context(impl, { module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], spec: {} });
       // The provisioner fails until the marker file exists: a resource is created (tainted), the apply fails.
-      fs.writeFileSync(path.join(first.ctx.projectDir, 'infra/slow/main.tf.json'), JSON.stringify({ terraform: { backend: { local: {} } }, variable: { seconds: { type: 'number' }, marker: { type: 'string' } }, resource: { terraform_data: { slow: provisioned('test -e ${var.marker}') } } }));
+      fs.writeFileSync(
+        path.join(first.ctx.projectDir, 'infra/slow/main.tf.json'),
+        JSON.stringify({
+          terraform: { backend: { local: {} } },
+          variable: { seconds: { type: 'number' }, marker: { type: 'string' } },
+          resource: { terraform_data: { slow: provisioned('test -e ${var.marker}') } },
+        }),
+      );
       const failed = await driver.apply(first.ctx);
       assert.equal(failed.result, 'failed');
       assert.equal(failed.toolState.resources, 1, 'the failed apply saved a tainted resource, and the outcome says which state');
       fs.writeFileSync(marker, '');
-      const again = context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], attempt: { uncertain: false, toolState: failed.toolState } });
+      const again = context(impl, {
+        state: first.state,
+        module: 'infra/slow',
+        variables: { seconds: 0, marker },
+        secretPointers: [],
+        attempt: { uncertain: false, toolState: failed.toolState },
+      });
       fs.copyFileSync(path.join(first.ctx.projectDir, 'infra/slow/main.tf.json'), path.join(again.ctx.projectDir, 'infra/slow/main.tf.json'));
       const { applied } = await planAndApply(driver, again.ctx);
       assert.equal(applied.result, 'receipt', applied.reason);
       assert.equal(applied.toolState.lineage, failed.toolState.lineage);
-      const stranger = await driver.plan(context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [] }).ctx);
-      assert.equal(stranger.code, 'NYL-BACKEND-SHARED', 'without that attempt, the same state is another\'s');
-      const crashed = await driver.plan(context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], attempt: { uncertain: true } }).ctx);
+      const stranger = await driver.plan(
+        context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [] }).ctx,
+      );
+      assert.equal(stranger.code, 'NYL-BACKEND-SHARED', "without that attempt, the same state is another's");
+      const crashed = await driver.plan(
+        context(impl, { state: first.state, module: 'infra/slow', variables: { seconds: 0, marker }, secretPointers: [], attempt: { uncertain: true } }).ctx,
+      );
       assert.equal(crashed.result, 'planned', 'an uncertain attempt that recorded nothing may have written it');
     });
 
@@ -487,7 +575,12 @@ for (const impl of IMPLS) {
       fs.copyFileSync(state, moved);
       const planned = await driver.plan(context(impl, { state: moved, receipt: receiptOf(applied) }).ctx);
       assert.equal(planned.result, 'planned', planned.reason);
-      assert.match(planned.plan.summary, new RegExp(`^\\+0 ~0 -0; backend changed from local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to local ${moved.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+      assert.match(
+        planned.plan.summary,
+        new RegExp(
+          `^\\+0 ~0 -0; backend changed from local ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} to local ${moved.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`,
+        ),
+      );
     });
 
     test('cancellation during apply ends uncertain; Terraform got SIGTERM and saved its state', async () => {
@@ -502,11 +595,20 @@ for (const impl of IMPLS) {
       assert.equal(outcome.result, 'uncertain');
       assert.match(outcome.reason, /cancelled during .*(terraform|tofu) apply/);
       const saved = JSON.parse(fs.readFileSync(state, 'utf8'));
-      assert.deepEqual(saved.resources.map((r) => `${r.type}.${r.name}`), ['terraform_data.slow'], 'stopped gracefully, Terraform recorded the resource it was creating');
+      assert.deepEqual(
+        saved.resources.map((r) => `${r.type}.${r.name}`),
+        ['terraform_data.slow'],
+        'stopped gracefully, Terraform recorded the resource it was creating',
+      );
     });
 
     test('a timeout during apply needs an acknowledgement; before apply it is retryable', async () => {
-      const slow = context(impl, { module: 'infra/slow', variables: { seconds: 60, marker: path.join(tmp, `timeout-${++seq}`) }, secretPointers: [], timeout: '4s' });
+      const slow = context(impl, {
+        module: 'infra/slow',
+        variables: { seconds: 60, marker: path.join(tmp, `timeout-${++seq}`) },
+        secretPointers: [],
+        timeout: '4s',
+      });
       const outcome = await driver.apply(slow.ctx);
       assert.equal(outcome.result, 'failed');
       assert.equal(outcome.retryable, false);
@@ -525,7 +627,10 @@ for (const impl of IMPLS) {
       const { applied } = await planAndApply(driver, ctx);
       assert.deepEqual(applied.outputs, { text: { value: 'hi world', sensitive: false } });
       assert.deepEqual(applied.toolReads, ['modules/greet/']);
-      assert.ok(lines.some((l) => /calls the local module modules\/greet\/ \(Terraform's module manifest\), which the execution key of app does not cover/.test(l)), 'a key without it is named');
+      assert.ok(
+        lines.some((l) => /calls the local module modules\/greet\/ \(Terraform's module manifest\), which the execution key of app does not cover/.test(l)),
+        'a key without it is named',
+      );
       const covered = context(impl, { module: 'infra/composed', variables: {}, secretPointers: [] });
       covered.ctx.sourceReads = ['infra/composed/', 'modules/greet/'];
       await planAndApply(driver, covered.ctx);
@@ -538,7 +643,10 @@ for (const impl of IMPLS) {
       const again = context(impl, { state, receipt: receiptOf(applied) });
       const planned = await driver.plan(again.ctx, { digest: false });
       assert.equal(planned.plan.changes, 'none');
-      const out = again.runner.calls.find((c) => c.argv[1] === 'plan').argv.find((a) => a.startsWith('-out=')).slice('-out='.length);
+      const out = again.runner.calls
+        .find((c) => c.argv[1] === 'plan')
+        .argv.find((a) => a.startsWith('-out='))
+        .slice('-out='.length);
       assert.equal(fs.existsSync(out), true);
       assert.equal((await driver.apply(again.ctx, planned.plan)).result, 'receipt');
       assert.equal(fs.existsSync(out), false, 'the saved plan (sensitive variables in plain text) is gone');
@@ -555,7 +663,14 @@ for (const impl of IMPLS) {
     // filesystem mirror, against an SSM endpoint on 127.0.0.1 that never answers. Terraform's
     // plugins share its process group; SIGTERM to the group killed the plugin in the middle of the
     // create ("Plugin did not respond"), SIGINT lets Terraform stop it and record what it did.
-    test('a cancelled apply with a real provider plugin: the plugin is stopped by Terraform, not killed with it', { skip: impl.kind !== 'Terraform' ? 'the same tool under another name: once is enough for a 700 MB plugin' : fs.existsSync(AWS_MIRROR) ? false : `no provider mirror at ${AWS_MIRROR}` }, async () => {
+    test('a cancelled apply with a real provider plugin: the plugin is stopped by Terraform, not killed with it', {
+      skip:
+        impl.kind !== 'Terraform'
+          ? 'the same tool under another name: once is enough for a 700 MB plugin'
+          : fs.existsSync(AWS_MIRROR)
+            ? false
+            : `no provider mirror at ${AWS_MIRROR}`,
+    }, async () => {
       const requests = [];
       const server = http.createServer((req) => requests.push(req.method));
       await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -567,7 +682,13 @@ for (const impl of IMPLS) {
         const cache = path.join(tmp, `aws-cache-${seq}`, 'registry.terraform.io/hashicorp/aws', AWS_VERSION);
         fs.mkdirSync(cache, { recursive: true });
         fs.symlinkSync(path.join(AWS_MIRROR, 'registry.terraform.io/hashicorp/aws', AWS_VERSION, 'linux_amd64'), path.join(cache, 'linux_amd64'));
-        const { ctx, lines } = context(impl, { module: 'infra/aws', variables: { endpoint: `http://127.0.0.1:${server.address().port}` }, secretPointers: [], cancel: ac.signal, baseEnv: { TF_CLI_CONFIG_FILE: cli, TF_PLUGIN_CACHE_DIR: path.join(tmp, `aws-cache-${seq}`) } });
+        const { ctx, lines } = context(impl, {
+          module: 'infra/aws',
+          variables: { endpoint: `http://127.0.0.1:${server.address().port}` },
+          secretPointers: [],
+          cancel: ac.signal,
+          baseEnv: { TF_CLI_CONFIG_FILE: cli, TF_PLUGIN_CACHE_DIR: path.join(tmp, `aws-cache-${seq}`) },
+        });
         const planned = await driver.plan(ctx, { digest: false });
         assert.equal(planned.result, 'planned', planned.reason);
         const applying = driver.apply(ctx, planned.plan);
@@ -575,7 +696,10 @@ for (const impl of IMPLS) {
         ac.abort('SIGTERM');
         const outcome = await applying;
         assert.equal(outcome.result, 'uncertain');
-        assert.ok(lines.some((l) => /context canceled/.test(l)), `the plugin answered the stop itself:\n${lines.join('\n')}`);
+        assert.ok(
+          lines.some((l) => /context canceled/.test(l)),
+          `the plugin answered the stop itself:\n${lines.join('\n')}`,
+        );
         assert.ok(!lines.some((l) => /Plugin did not respond/.test(l)), 'the plugin was not killed');
       } finally {
         ac.abort();
@@ -583,7 +707,7 @@ for (const impl of IMPLS) {
       }
     });
 
-    describe('a backend other than local: Terraform\'s http backend, read with state pull', () => {
+    describe("a backend other than local: Terraform's http backend, read with state pull", () => {
       let server;
       before(async () => (server = await httpStateServer()));
       after(() => server.close());
@@ -599,7 +723,9 @@ for (const impl of IMPLS) {
         assert.deepEqual(applied.toolState.backend.location, { address: server.address(name) });
         assert.equal(applied.toolState.resources, 1);
         server.states.delete(`/${name}`);
-        const lost = await driver.plan(context(impl, { module: 'infra/remote', variables: {}, secretPointers: [], backendConfig, receipt: receiptOf(applied) }).ctx);
+        const lost = await driver.plan(
+          context(impl, { module: 'infra/remote', variables: {}, secretPointers: [], backendConfig, receipt: receiptOf(applied) }).ctx,
+        );
         assert.equal(lost.code, 'NYL-BACKEND-STATE-LOST');
       });
     });

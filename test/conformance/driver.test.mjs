@@ -102,7 +102,11 @@ const REAL_RENDERINGS = {
   cancel: { script: 'echo started; exec sleep 5' },
   cancelStubborn: { script: `trap '' TERM INT; echo started; ${LOOP}` },
   probeEnv: {
-    run: [process.execPath, '-e', 'const e=process.env;require("fs").writeFileSync(e.NYL_OUTPUTS,JSON.stringify({unit:e.NYL_UNIT,run:e.NYL_RUN,uid:e.NYL_UID,environment:e.NYL_ENVIRONMENT,greeting:e.GREETING,count:e.COUNT,cwd:require("fs").realpathSync(process.cwd())}))'],
+    run: [
+      process.execPath,
+      '-e',
+      'const e=process.env;require("fs").writeFileSync(e.NYL_OUTPUTS,JSON.stringify({unit:e.NYL_UNIT,run:e.NYL_RUN,uid:e.NYL_UID,environment:e.NYL_ENVIRONMENT,greeting:e.GREETING,count:e.COUNT,cwd:require("fs").realpathSync(process.cwd())}))',
+    ],
     env: { GREETING: 'hello world', COUNT: 3 },
     workingDir: 'sub',
   },
@@ -113,7 +117,12 @@ const REAL_RENDERINGS = {
   checkDrifted: { script: 'true', check: { script: 'exit 1' } },
   checkError: { script: 'true', check: { script: 'exit 2' } },
   noCheck: { script: 'true' },
-  checkInherits: { script: 'true', env: { GREETING: 'hi' }, workingDir: 'sub', check: { script: 'test "$GREETING" = hi && test "${PWD##*/}" = sub || exit 1' } },
+  checkInherits: {
+    script: 'true',
+    env: { GREETING: 'hi' },
+    workingDir: 'sub',
+    check: { script: 'test "$GREETING" = hi && test "${PWD##*/}" = sub || exit 1' },
+  },
 };
 
 /** The same for the Command driver on FakeProcessRunner: argv of registered programs. */
@@ -139,7 +148,18 @@ const FAKE_RUNNER_PROGRAMS = {
   }),
   'probe-env': async (_argv, _options, io) => {
     const e = io.env;
-    fs.writeFileSync(e.NYL_OUTPUTS, JSON.stringify({ unit: e.NYL_UNIT, run: e.NYL_RUN, uid: e.NYL_UID, environment: e.NYL_ENVIRONMENT, greeting: e.GREETING, count: e.COUNT, cwd: fs.realpathSync(io.cwd) }));
+    fs.writeFileSync(
+      e.NYL_OUTPUTS,
+      JSON.stringify({
+        unit: e.NYL_UNIT,
+        run: e.NYL_RUN,
+        uid: e.NYL_UID,
+        environment: e.NYL_ENVIRONMENT,
+        greeting: e.GREETING,
+        count: e.COUNT,
+        cwd: fs.realpathSync(io.cwd),
+      }),
+    );
     return { code: 0 };
   },
 };
@@ -177,8 +197,15 @@ function scriptedFake() {
       fails: failed('command exited with code 3'),
       timeout: failed('timed out after 1s and was killed', { retryable: false, acknowledgementRequired: true }),
     },
-    teardown: { teardownFails: failed('command exited with code 2'), noTeardown: { result: 'incomplete', reason: 'noTeardown declares no teardown: action, so nothing can claim its removal' } },
-    check: { checkDrifted: { result: 'checked', drift: 'drifted' }, checkError: failed('command exited with code 2'), noCheck: { result: 'checked', drift: 'unknown', detail: 'noCheck declares no check: action' } },
+    teardown: {
+      teardownFails: failed('command exited with code 2'),
+      noTeardown: { result: 'incomplete', reason: 'noTeardown declares no teardown: action, so nothing can claim its removal' },
+    },
+    check: {
+      checkDrifted: { result: 'checked', drift: 'drifted' },
+      checkError: failed('command exited with code 2'),
+      noCheck: { result: 'checked', drift: 'unknown', detail: 'noCheck declares no check: action' },
+    },
   });
   driver.hold('cancel');
   return driver;
@@ -189,7 +216,13 @@ const IMPLS = [
     name: 'Command driver, NodeProcessRunner',
     command: true,
     real: true,
-    make: () => ({ driver: COMMAND, runner: new NodeProcessRunner(), clock: new SystemClock(), rendering: (s) => REAL_RENDERINGS[s], running: (_driver, _unit, lines) => lines.when('started') }),
+    make: () => ({
+      driver: COMMAND,
+      runner: new NodeProcessRunner(),
+      clock: new SystemClock(),
+      rendering: (s) => REAL_RENDERINGS[s],
+      running: (_driver, _unit, lines) => lines.when('started'),
+    }),
     outputs: Object.fromEntries(Object.entries(OUT).map(([k, v]) => [k, { value: v, sensitive: false }])),
   },
   {
@@ -197,7 +230,13 @@ const IMPLS = [
     command: true,
     make: () => {
       const clock = new ManualClock(Date.parse('2024-05-01T12:00:00Z'), { autoAdvance: true });
-      return { driver: COMMAND, runner: new FakeProcessRunner({ clock, programs: FAKE_RUNNER_PROGRAMS }), clock, rendering: (s) => FAKE_RUNNER_RENDERINGS[s], running: (_driver, _unit, lines) => lines.when('started') };
+      return {
+        driver: COMMAND,
+        runner: new FakeProcessRunner({ clock, programs: FAKE_RUNNER_PROGRAMS }),
+        clock,
+        rendering: (s) => FAKE_RUNNER_RENDERINGS[s],
+        running: (_driver, _unit, lines) => lines.when('started'),
+      };
     },
     outputs: Object.fromEntries(Object.entries(OUT).map(([k, v]) => [k, { value: v, sensitive: false }])),
   },
@@ -206,7 +245,13 @@ const IMPLS = [
     command: false,
     make: () => {
       const clock = new ManualClock(Date.parse('2024-05-01T12:00:00Z'), { autoAdvance: true });
-      return { driver: scriptedFake(), runner: new FakeProcessRunner({ clock }), clock, rendering: (s) => ({ scenario: s }), running: (driver, unit) => driver.whenCalled(unit) };
+      return {
+        driver: scriptedFake(),
+        runner: new FakeProcessRunner({ clock }),
+        clock,
+        rendering: (s) => ({ scenario: s }),
+        running: (driver, unit) => driver.whenCalled(unit),
+      };
     },
     outputs: { ...Object.fromEntries(Object.entries(OUT).map(([k, v]) => [k, { value: v, sensitive: false }])), token: { value: 't0k3n', sensitive: true } },
   },
@@ -235,7 +280,8 @@ for (const impl of IMPLS) {
       for (const pointer of driver.shellTextFields) assert.match(pointer, /^(\/[^/]+)+$/, 'a JSON pointer');
       assert.equal(typeof driver.apply, 'function');
       if (driver.spec !== undefined) assert.equal(driver.spec.type, 'object', 'spec, when set, is an object schema');
-      for (const optional of ['prepare', 'plan', 'teardown', 'check']) assert.ok(driver[optional] === undefined || typeof driver[optional] === 'function', optional);
+      for (const optional of ['prepare', 'plan', 'teardown', 'check'])
+        assert.ok(driver[optional] === undefined || typeof driver[optional] === 'function', optional);
     });
 
     test('apply: a receipt whose outputs are { value, sensitive }', async () => {
@@ -373,10 +419,21 @@ for (const impl of IMPLS.filter((i) => i.command)) {
     test('a workingDir that leaves the source tree (a rendered "..", an absolute path, a committed symlink) fails before anything runs', async () => {
       const outside = fs.mkdtempSync(path.join(tmp, 'outside-'));
       const program = impl.name.includes('Fake') ? { run: ['ok'] } : { script: 'true' };
-      for (const [workingDir, link] of [['../..', undefined], ['sub/../..', undefined], [outside, undefined], ['escape', outside], ['sub/escape/x', outside], ['inside', 'sub']]) {
+      for (const [workingDir, link] of [
+        ['../..', undefined],
+        ['sub/../..', undefined],
+        [outside, undefined],
+        ['escape', outside],
+        ['sub/escape/x', outside],
+        ['inside', 'sub'],
+      ]) {
         const env = impl.make();
         const { ctx } = context({ unit: 'escaping', rendering: { ...program, workingDir }, runner: env.runner, clock: env.clock });
-        if (link) fs.symlinkSync(link === 'sub' ? path.join(ctx.projectDir, 'sub') : link, path.join(ctx.projectDir, workingDir.startsWith('sub/') ? 'sub/escape' : workingDir));
+        if (link)
+          fs.symlinkSync(
+            link === 'sub' ? path.join(ctx.projectDir, 'sub') : link,
+            path.join(ctx.projectDir, workingDir.startsWith('sub/') ? 'sub/escape' : workingDir),
+          );
         if (workingDir === 'sub/escape/x') fs.mkdirSync(path.join(outside, 'x'), { recursive: true });
         const outcome = await env.driver.apply(ctx);
         assertOutcome('apply', outcome);
@@ -411,7 +468,15 @@ for (const impl of IMPLS.filter((i) => i.command)) {
       const { outcome, ctx } = await apply('probeEnv');
       assert.equal(outcome.result, 'receipt');
       const got = Object.fromEntries(Object.entries(outcome.outputs).map(([k, v]) => [k, v.value]));
-      assert.deepEqual(got, { unit: 'probeEnv', run: ctx.run, uid: 'uid-probeEnv', environment: 'dev', greeting: 'hello world', count: '3', cwd: fs.realpathSync(path.join(ctx.projectDir, 'sub')) });
+      assert.deepEqual(got, {
+        unit: 'probeEnv',
+        run: ctx.run,
+        uid: 'uid-probeEnv',
+        environment: 'dev',
+        greeting: 'hello world',
+        count: '3',
+        cwd: fs.realpathSync(path.join(ctx.projectDir, 'sub')),
+      });
     });
 
     test('an output written as {"value", "sensitive"} (exactly those keys, a boolean flag) is that value, sensitive as flagged; anything else is a plain value', async () => {
@@ -435,7 +500,13 @@ for (const impl of IMPLS.filter((i) => i.command)) {
     test('cancellation of a tool that ignores the signal: SIGKILL after the grace period, uncertain', async () => {
       const env = impl.make();
       const ac = new AbortController();
-      const { ctx, lines } = context({ unit: 'cancelStubborn', rendering: env.rendering('cancelStubborn'), runner: env.runner, clock: env.clock, cancel: ac.signal });
+      const { ctx, lines } = context({
+        unit: 'cancelStubborn',
+        rendering: env.rendering('cancelStubborn'),
+        runner: env.runner,
+        clock: env.clock,
+        cancel: ac.signal,
+      });
       const applying = env.driver.apply(ctx);
       await env.running(env.driver, 'cancelStubborn', lines);
       ac.abort('SIGINT');
@@ -480,7 +551,10 @@ describe('fakeDriver: test API', () => {
     assert.equal((await driver.apply(ctxFor('other'))).result, 'receipt', 'unlisted units get a receipt');
     assert.equal(driver.callsOf('u').length, 3);
     const [call] = driver.calls;
-    assert.deepEqual({ unit: call.unit, phase: call.phase, rendering: call.rendering, uid: call.uid, run: call.run, at: call.at }, { unit: 'u', phase: 'apply', rendering: { n: 'u' }, uid: 'uid-u', run: ctx.run, at: 1_000_000 });
+    assert.deepEqual(
+      { unit: call.unit, phase: call.phase, rendering: call.rendering, uid: call.uid, run: call.run, at: call.at },
+      { unit: 'u', phase: 'apply', rendering: { n: 'u' }, uid: 'uid-u', run: ctx.run, at: 1_000_000 },
+    );
     assert.equal(call.outcome.reason, 'first');
   });
 
@@ -531,7 +605,12 @@ describe('fakeDriver: test API', () => {
   });
 
   test('optional phases: true gives defaults, maps and functions answer per unit', async () => {
-    const driver = fakeDriver({ prepare: true, plan: { p: failed('no plan') }, teardown: true, check: (ctx) => ({ result: 'checked', drift: ctx.unit === 'd' ? 'drifted' : 'in-sync' }) });
+    const driver = fakeDriver({
+      prepare: true,
+      plan: { p: failed('no plan') },
+      teardown: true,
+      check: (ctx) => ({ result: 'checked', drift: ctx.unit === 'd' ? 'drifted' : 'in-sync' }),
+    });
     const ctx = ctxFor('x');
     const prepared = await driver.prepare(ctx);
     assertOutcome('prepare', prepared);
@@ -548,7 +627,8 @@ describe('fakeDriver: test API', () => {
 // --- the engine's containment: executeUnit ------------------------------------------------------
 
 describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => {
-  const ctxFor = (unit, runner = new FakeProcessRunner({ programs: { tool: exitWith(0) } })) => context({ unit, rendering: { n: unit }, runner, clock: new ManualClock(0, { autoAdvance: true }) }).ctx;
+  const ctxFor = (unit, runner = new FakeProcessRunner({ programs: { tool: exitWith(0) } })) =>
+    context({ unit, rendering: { n: unit }, runner, clock: new ManualClock(0, { autoAdvance: true }) }).ctx;
 
   test('a driver that throws before starting a process: failed, retryable, its whole message after the kind', async () => {
     const driver = fakeDriver({ throws: { u: 'driver bug\n  at somewhere\n' } });
@@ -620,7 +700,11 @@ describe('executeUnit (dist/run/unit-execution.js) with the fake driver', () => 
 
   test('outcomes pass through, multi-line reasons kept whole and tidied; siblings are unaffected by a throw', async () => {
     const driver = fakeDriver({
-      apply: { f: failed('line one  \r\nline two', { retryable: false, acknowledgementRequired: true }), q: uncertain('maybe\n'), ok: receipt({ k: secret('v') }) },
+      apply: {
+        f: failed('line one  \r\nline two', { retryable: false, acknowledgementRequired: true }),
+        q: uncertain('maybe\n'),
+        ok: receipt({ k: secret('v') }),
+      },
       throws: { boom: 'kaboom' },
     });
     const [f, q, ok, boom] = await Promise.all(['f', 'q', 'ok', 'boom'].map((u) => executeUnit(driver, ctxFor(u))));

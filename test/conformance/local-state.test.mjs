@@ -159,114 +159,140 @@ describe('LocalState over its port', { concurrency: true }, () => {
   for (const impl of IMPLS) {
     const keeps = impl.layout !== 'clone';
     describe(impl.name, () => {
-      test(keeps ? 'syncKnownBranches creates, fast-forwards and records the known branches; a diverged one is reported, left alone and refused' : 'a clone location keeps no known branches: nothing to sync or refuse', async () => {
-        await withFixture(impl, async (fx) => {
-          const ref = fx.loc.desiredRef;
-          const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
-          assert.deepEqual(await fx.local.syncKnownBranches(await fx.state()), []);
-          await fx.local.requireNoUnpublishedWork(await fx.state());
-          if (!keeps) return;
-          const record = recordRef(fx.local.repos.key, ref);
-          assert.deepEqual([fx.tip('checkout', ref), fx.tip('checkout', record)], [s1, s1], 'created, and recorded');
-          const s2 = await fx.publish({ 'state.yaml': stateYaml('dev'), b: '2' }, s1);
-          const state = await fx.state();
-          await fx.local.requireNoUnpublishedWork(state, { readOnly: true });
-          assert.equal(fx.tip('checkout', ref), s1, 'a read-only judge moves nothing');
-          assert.deepEqual(await fx.local.syncKnownBranches(state), []);
-          assert.deepEqual([fx.tip('checkout', ref), fx.tip('checkout', record)], [s2, s2], 'fast-forwarded');
-          const mine = await fx.commitIn('checkout', { mine: 'm' }, s2);
-          fx.setRef('checkout', ref, mine);
-          assert.deepEqual(await fx.local.syncKnownBranches(state), [ref]);
-          assert.equal(fx.tip('checkout', ref), mine, 'never rewritten');
-          await assert.rejects(fx.local.requireNoUnpublishedWork(state), diverged);
-          await assert.rejects(fx.local.requireNoUnpublishedWork(state, { readOnly: true }), diverged);
-          assert.equal(fx.tip('checkout', ref), mine);
-        });
-      });
+      test(
+        keeps
+          ? 'syncKnownBranches creates, fast-forwards and records the known branches; a diverged one is reported, left alone and refused'
+          : 'a clone location keeps no known branches: nothing to sync or refuse',
+        async () => {
+          await withFixture(impl, async (fx) => {
+            const ref = fx.loc.desiredRef;
+            const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
+            assert.deepEqual(await fx.local.syncKnownBranches(await fx.state()), []);
+            await fx.local.requireNoUnpublishedWork(await fx.state());
+            if (!keeps) return;
+            const record = recordRef(fx.local.repos.key, ref);
+            assert.deepEqual([fx.tip('checkout', ref), fx.tip('checkout', record)], [s1, s1], 'created, and recorded');
+            const s2 = await fx.publish({ 'state.yaml': stateYaml('dev'), b: '2' }, s1);
+            const state = await fx.state();
+            await fx.local.requireNoUnpublishedWork(state, { readOnly: true });
+            assert.equal(fx.tip('checkout', ref), s1, 'a read-only judge moves nothing');
+            assert.deepEqual(await fx.local.syncKnownBranches(state), []);
+            assert.deepEqual([fx.tip('checkout', ref), fx.tip('checkout', record)], [s2, s2], 'fast-forwarded');
+            const mine = await fx.commitIn('checkout', { mine: 'm' }, s2);
+            fx.setRef('checkout', ref, mine);
+            assert.deepEqual(await fx.local.syncKnownBranches(state), [ref]);
+            assert.equal(fx.tip('checkout', ref), mine, 'never rewritten');
+            await assert.rejects(fx.local.requireNoUnpublishedWork(state), diverged);
+            await assert.rejects(fx.local.requireNoUnpublishedWork(state, { readOnly: true }), diverged);
+            assert.equal(fx.tip('checkout', ref), mine);
+          });
+        },
+      );
 
-      if (keeps) test('localWork names a diverged known branch and adopts its commits; moveLocalBranches resets it, keeping its tip; a branch behind fast-forwards', async () => {
-        await withFixture(impl, async (fx) => {
-          const ref = fx.loc.desiredRef;
-          const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
-          const state = await fx.state();
-          assert.deepEqual(await fx.local.syncKnownBranches(state), []);
-          const mine = await fx.commitIn('checkout', { mine: 'm' }, s1);
-          fx.setRef('checkout', ref, mine);
-          const work = await fx.local.localWork(state);
-          assert.deepEqual(plain(work.refs), {});
-          assert.deepEqual(work.branches.map((b) => [b.repository, b.ref, b.tip, b.state, b.behind]), [[fx.local.repos.checkout, ref, mine, s1, false]]);
-          assert.equal(await fx.readable(mine), true, "the branch's commits are readable in the work repository");
-          assert.deepEqual(await fx.local.moveLocalBranches(work.branches, 'refs/nyl-discarded/dev/t/'), { ok: true });
-          assert.deepEqual([fx.tip('checkout', ref), fx.tip('checkout', 'refs/nyl-discarded/dev/t/heads/nyl/dev/desired')], [s1, mine]);
-          assert.equal(fx.tip('checkout', recordRef(fx.local.repos.key, ref)), s1, 'recorded again');
-          const s2 = await fx.publish({ 'state.yaml': stateYaml('dev'), b: '2' }, s1);
-          const ahead = await fx.local.localWork(await fx.state());
-          assert.deepEqual(ahead.branches.map((b) => [b.ref, b.behind]), [[ref, true]]);
-          assert.deepEqual(await fx.local.moveLocalBranches(ahead.branches), { ok: true });
-          assert.equal(fx.tip('checkout', ref), s2);
-          assert.deepEqual(await fx.local.moveLocalBranches([]), { ok: true });
+      if (keeps)
+        test('localWork names a diverged known branch and adopts its commits; moveLocalBranches resets it, keeping its tip; a branch behind fast-forwards', async () => {
+          await withFixture(impl, async (fx) => {
+            const ref = fx.loc.desiredRef;
+            const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
+            const state = await fx.state();
+            assert.deepEqual(await fx.local.syncKnownBranches(state), []);
+            const mine = await fx.commitIn('checkout', { mine: 'm' }, s1);
+            fx.setRef('checkout', ref, mine);
+            const work = await fx.local.localWork(state);
+            assert.deepEqual(plain(work.refs), {});
+            assert.deepEqual(
+              work.branches.map((b) => [b.repository, b.ref, b.tip, b.state, b.behind]),
+              [[fx.local.repos.checkout, ref, mine, s1, false]],
+            );
+            assert.equal(await fx.readable(mine), true, "the branch's commits are readable in the work repository");
+            assert.deepEqual(await fx.local.moveLocalBranches(work.branches, 'refs/nyl-discarded/dev/t/'), { ok: true });
+            assert.deepEqual([fx.tip('checkout', ref), fx.tip('checkout', 'refs/nyl-discarded/dev/t/heads/nyl/dev/desired')], [s1, mine]);
+            assert.equal(fx.tip('checkout', recordRef(fx.local.repos.key, ref)), s1, 'recorded again');
+            const s2 = await fx.publish({ 'state.yaml': stateYaml('dev'), b: '2' }, s1);
+            const ahead = await fx.local.localWork(await fx.state());
+            assert.deepEqual(
+              ahead.branches.map((b) => [b.ref, b.behind]),
+              [[ref, true]],
+            );
+            assert.deepEqual(await fx.local.moveLocalBranches(ahead.branches), { ok: true });
+            assert.equal(fx.tip('checkout', ref), s2);
+            assert.deepEqual(await fx.local.moveLocalBranches([]), { ok: true });
+          });
         });
-      });
 
-      test(impl.layout === 'origin' || impl.layout === 'cache' ? "localRunRefs lists a --local run's refs (not damaged ones, not published copies), and online writers refuse them" : 'localRunRefs: --local opens this location as online commands do, so no run ref is local work', async () => {
-        await withFixture(impl, async (fx) => {
-          const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
-          await fx.state();
-          const ns = coordinationNamespace(fx.loc);
-          assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), {});
-          fx.setRef('work', `${ns}damaged/lease/x`, s1);
-          assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), {}, 'damaged refs are set aside, not work');
-          fx.setRef('work', `${ns}evidence/a/r1`, s1);
-          if (impl.layout !== 'origin' && impl.layout !== 'cache') {
+      test(
+        impl.layout === 'origin' || impl.layout === 'cache'
+          ? "localRunRefs lists a --local run's refs (not damaged ones, not published copies), and online writers refuse them"
+          : 'localRunRefs: --local opens this location as online commands do, so no run ref is local work',
+        async () => {
+          await withFixture(impl, async (fx) => {
+            const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
+            await fx.state();
+            const ns = coordinationNamespace(fx.loc);
             assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), {});
-            return;
-          }
-          assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), { [`${ns}evidence/a/r1`]: s1 });
-          assert.deepEqual(plain(await fx.local.localRunRefs(new Map([[`${ns}evidence/a/r1`, s1]]))), {}, 'a published copy is not work');
-          await assert.rejects(fx.local.requireNoUnpublishedWork(await fx.state()), (e) => e.code === 'NYL-STATE-LOCAL-WORK');
-          await fx.local.requireNoUnpublishedWork(await fx.state(), { readOnly: true });
-          assert.deepEqual(plain((await fx.local.localWork(await fx.state())).refs), { [`${ns}evidence/a/r1`]: s1 });
-        });
-      });
+            fx.setRef('work', `${ns}damaged/lease/x`, s1);
+            assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), {}, 'damaged refs are set aside, not work');
+            fx.setRef('work', `${ns}evidence/a/r1`, s1);
+            if (impl.layout !== 'origin' && impl.layout !== 'cache') {
+              assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), {});
+              return;
+            }
+            assert.deepEqual(plain(await fx.local.localRunRefs(new Map())), { [`${ns}evidence/a/r1`]: s1 });
+            assert.deepEqual(plain(await fx.local.localRunRefs(new Map([[`${ns}evidence/a/r1`, s1]]))), {}, 'a published copy is not work');
+            await assert.rejects(fx.local.requireNoUnpublishedWork(await fx.state()), (e) => e.code === 'NYL-STATE-LOCAL-WORK');
+            await fx.local.requireNoUnpublishedWork(await fx.state(), { readOnly: true });
+            assert.deepEqual(plain((await fx.local.localWork(await fx.state())).refs), { [`${ns}evidence/a/r1`]: s1 });
+          });
+        },
+      );
 
-      test(keeps ? "knownStateBeyond: known branches holding this environment's state.yaml that the state lacks; adoptKnownBranches makes them readable" : 'knownStateBeyond: a clone location has no known branches beyond its state', async () => {
-        await withFixture(impl, async (fx) => {
-          const ref = fx.loc.desiredRef;
-          const known = await fx.commitIn('checkout', { 'state.yaml': stateYaml('dev') });
-          fx.setRef('checkout', ref, known);
-          if (!keeps) {
-            assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map())), {});
-            return;
-          }
-          assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map())), { [ref]: known });
-          assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map([[ref, known]]))), {}, 'the state holds the ref');
-          await fx.local.adoptKnownBranches(new Map([[ref, known]]));
-          assert.equal(await fx.readable(known), true);
-          await fx.local.adoptKnownBranches(new Map());
-          const other = await fx.commitIn('checkout', { 'state.yaml': stateYaml('stg') });
-          fx.setRef('checkout', ref, other);
-          assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map())), {}, "another environment's state.yaml is not this one's");
-        });
-      });
+      test(
+        keeps
+          ? "knownStateBeyond: known branches holding this environment's state.yaml that the state lacks; adoptKnownBranches makes them readable"
+          : 'knownStateBeyond: a clone location has no known branches beyond its state',
+        async () => {
+          await withFixture(impl, async (fx) => {
+            const ref = fx.loc.desiredRef;
+            const known = await fx.commitIn('checkout', { 'state.yaml': stateYaml('dev') });
+            fx.setRef('checkout', ref, known);
+            if (!keeps) {
+              assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map())), {});
+              return;
+            }
+            assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map())), { [ref]: known });
+            assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map([[ref, known]]))), {}, 'the state holds the ref');
+            await fx.local.adoptKnownBranches(new Map([[ref, known]]));
+            assert.equal(await fx.readable(known), true);
+            await fx.local.adoptKnownBranches(new Map());
+            const other = await fx.commitIn('checkout', { 'state.yaml': stateYaml('stg') });
+            fx.setRef('checkout', ref, other);
+            assert.deepEqual(plain(await fx.local.knownStateBeyond(new Map())), {}, "another environment's state.yaml is not this one's");
+          });
+        },
+      );
 
-      if (impl.layout === 'cache') test("the cache repository's own branches: --local work there is refused and reset; one behind passes", async () => {
-        await withFixture(impl, async (fx) => {
-          const ref = fx.loc.desiredRef;
-          const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
-          const state = await fx.state();
-          const mine = await fx.commitIn('work', { mine: 'm' }, s1);
-          fx.setRef('work', ref, mine);
-          await assert.rejects(fx.local.requireNoUnpublishedWork(state), (e) => diverged(e) && /cache repository/.test(e.message));
-          const work = await fx.local.localWork(state);
-          assert.deepEqual(work.branches.filter((b) => b.repository === fx.local.repos.work).map((b) => [b.ref, b.tip, b.behind]), [[ref, mine, false]]);
-          assert.deepEqual(await fx.local.moveLocalBranches(work.branches.filter((b) => b.repository === fx.local.repos.work)), { ok: true });
-          assert.equal(fx.tip('work', ref), s1);
-          const s2 = await fx.publish({ 'state.yaml': stateYaml('dev'), b: '2' }, s1);
-          await fx.local.requireNoUnpublishedWork(await fx.state());
-          assert.equal(fx.tip('work', ref), s1, 'behind: no refusal, and not moved by the check');
-          assert.equal(fx.tip('checkout', ref), s2);
+      if (impl.layout === 'cache')
+        test("the cache repository's own branches: --local work there is refused and reset; one behind passes", async () => {
+          await withFixture(impl, async (fx) => {
+            const ref = fx.loc.desiredRef;
+            const s1 = await fx.publish({ 'state.yaml': stateYaml('dev') });
+            const state = await fx.state();
+            const mine = await fx.commitIn('work', { mine: 'm' }, s1);
+            fx.setRef('work', ref, mine);
+            await assert.rejects(fx.local.requireNoUnpublishedWork(state), (e) => diverged(e) && /cache repository/.test(e.message));
+            const work = await fx.local.localWork(state);
+            assert.deepEqual(
+              work.branches.filter((b) => b.repository === fx.local.repos.work).map((b) => [b.ref, b.tip, b.behind]),
+              [[ref, mine, false]],
+            );
+            assert.deepEqual(await fx.local.moveLocalBranches(work.branches.filter((b) => b.repository === fx.local.repos.work)), { ok: true });
+            assert.equal(fx.tip('work', ref), s1);
+            const s2 = await fx.publish({ 'state.yaml': stateYaml('dev'), b: '2' }, s1);
+            await fx.local.requireNoUnpublishedWork(await fx.state());
+            assert.equal(fx.tip('work', ref), s1, 'behind: no refusal, and not moved by the check');
+            assert.equal(fx.tip('checkout', ref), s2);
+          });
         });
-      });
     });
   }
 });
@@ -286,13 +312,23 @@ async function originFixture() {
   assert.equal(store.workDir, checkout.workTree, 'the clone is the work repository');
   const cloneRefs = () => git(work, 'for-each-ref');
   const local = new LocalState(store.repositories);
-  return { g, bare, work, store, local, cloneRefs, close: () => { store.close(); reader.close(); } };
+  return {
+    g,
+    bare,
+    work,
+    store,
+    local,
+    cloneRefs,
+    close: () => {
+      store.close();
+      reader.close();
+    },
+  };
 }
 
 // --- read-only reads: nyl plan ---------------------------------------------------------------
 
-describe('read-only reads of a remote whose repository is the clone\'s origin (mirrors would live in the clone)', () => {
-
+describe("read-only reads of a remote whose repository is the clone's origin (mirrors would live in the clone)", () => {
   test('snapshot({readOnly}) and requireNoUnpublishedWork({readOnly}) leave every ref of the clone as it was (a plain snapshot mirrors into it); a diverged known branch is refused all the same', async () => {
     const fx = await originFixture();
     try {
@@ -339,7 +375,11 @@ describe("a --local run's work in the clone of a remote that is its origin", () 
       assert.deepEqual(plain(await localState.localRunRefs(new Map())), {}, 'damaged refs are set aside, not work');
       git(work, 'update-ref', `${ns}evidence/a/r1`, c1);
       assert.deepEqual(plain(await localState.localRunRefs(new Map())), { [`${ns}evidence/a/r1`]: c1 });
-      assert.deepEqual(plain(await localState.localRunRefs(new Map([[`${ns}evidence/a/r1`, c1]]))), {}, 'a copy the state repository holds under the same name and id is published, not work');
+      assert.deepEqual(
+        plain(await localState.localRunRefs(new Map([[`${ns}evidence/a/r1`, c1]]))),
+        {},
+        'a copy the state repository holds under the same name and id is published, not work',
+      );
       await assert.rejects(localState.requireNoUnpublishedWork(await store.snapshot()), (e) => e.code === 'NYL-STATE-LOCAL-WORK');
       git(work, 'update-ref', '-d', `${ns}evidence/a/r1`);
 
@@ -348,7 +388,10 @@ describe("a --local run's work in the clone of a remote that is its origin", () 
       const [mine] = await writeCommits(g, work, [spec({ mine: 'm' }, { parent: c1 })]);
       git(work, 'update-ref', loc.observedRef, mine);
       const local = await localState.localWork(refs);
-      assert.deepEqual(local.branches.map((b) => [b.ref, b.tip, b.state, b.behind]), [[loc.observedRef, mine, c1, false]]);
+      assert.deepEqual(
+        local.branches.map((b) => [b.ref, b.tip, b.state, b.behind]),
+        [[loc.observedRef, mine, c1, false]],
+      );
       assert.deepEqual(await localState.moveLocalBranches(local.branches, 'refs/nyl-discarded/dev/t/'), { ok: true });
       assert.equal(git(work, 'rev-parse', loc.observedRef), c1);
       assert.equal(git(work, 'rev-parse', 'refs/nyl-discarded/dev/t/heads/nyl/dev/observed'), mine);
@@ -356,7 +399,10 @@ describe("a --local run's work in the clone of a remote that is its origin", () 
       git(work, 'update-ref', '-d', 'refs/nyl-discarded/dev/t/heads/nyl/dev/observed');
       git(bare, 'update-ref', loc.observedRef, c2);
       const ahead = await localState.localWork(await store.snapshot({ readOnly: true }));
-      assert.deepEqual(ahead.branches.map((b) => b.behind), [true]);
+      assert.deepEqual(
+        ahead.branches.map((b) => b.behind),
+        [true],
+      );
       assert.deepEqual(await localState.moveLocalBranches(ahead.branches), { ok: true });
       assert.equal(git(work, 'rev-parse', loc.observedRef), c2);
     } finally {
@@ -402,72 +448,84 @@ async function twoRepositories(kind) {
     return oid;
   };
   const tip = (ref) => git(work, 'for-each-ref', '--format=%(objectname)', ref) || undefined;
-  return { g, work, dev, stg, commit, tip, close: () => { dev.store.close(); stg.store.close(); reader.close(); } };
+  return {
+    g,
+    work,
+    dev,
+    stg,
+    commit,
+    tip,
+    close: () => {
+      dev.store.close();
+      stg.store.close();
+      reader.close();
+    },
+  };
 }
 
-for (const kind of ['path', 'remote']) describe(`the clone's known branches of two repositories with the same ref names (${kind})`, () => {
-  test('a branch copies the repository its record names: the other repository neither syncs, judges, resets nor continues it; a fast-forward takes it over', async () => {
-    const fx = await twoRepositories(kind);
-    const { dev, stg, tip } = fx;
-    const ref = dev.store.loc.desiredRef;
-    try {
-      const d1 = await fx.commit(dev);
-      assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(dev.record)], [d1, d1], "the clone's branch copies dev's repository, and says so");
+for (const kind of ['path', 'remote'])
+  describe(`the clone's known branches of two repositories with the same ref names (${kind})`, () => {
+    test('a branch copies the repository its record names: the other repository neither syncs, judges, resets nor continues it; a fast-forward takes it over', async () => {
+      const fx = await twoRepositories(kind);
+      const { dev, stg, tip } = fx;
+      const ref = dev.store.loc.desiredRef;
+      try {
+        const d1 = await fx.commit(dev);
+        assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), []);
+        assert.deepEqual([tip(ref), tip(dev.record)], [d1, d1], "the clone's branch copies dev's repository, and says so");
 
-      // stg's repository holds no state yet: the branch holds dev's state, not stg's.
-      assert.deepEqual(plain(await stg.local.knownStateBeyond(new Map())), {});
-      await fx.commit(stg);
-      const stgRefs = await stg.store.snapshot();
-      await stg.local.requireNoUnpublishedWork(stgRefs);
-      assert.deepEqual(await stg.local.syncKnownBranches(stgRefs), [], "dev's branch is no work of stg's");
-      await stg.local.requireNoUnpublishedWork(stgRefs, { readOnly: true });
-      assert.deepEqual((await stg.local.localWork(stgRefs)).branches, [], 'nothing for a reset of stg to move');
-      assert.deepEqual([tip(ref), tip(dev.record), tip(stg.record)], [d1, d1, undefined], "dev's branch is left as it was");
-      assert.equal(gitResult(stg.bare, 'cat-file', '-e', `${d1}^{commit}`).status, 128, "dev's commits never reach stg's repository");
+        // stg's repository holds no state yet: the branch holds dev's state, not stg's.
+        assert.deepEqual(plain(await stg.local.knownStateBeyond(new Map())), {});
+        await fx.commit(stg);
+        const stgRefs = await stg.store.snapshot();
+        await stg.local.requireNoUnpublishedWork(stgRefs);
+        assert.deepEqual(await stg.local.syncKnownBranches(stgRefs), [], "dev's branch is no work of stg's");
+        await stg.local.requireNoUnpublishedWork(stgRefs, { readOnly: true });
+        assert.deepEqual((await stg.local.localWork(stgRefs)).branches, [], 'nothing for a reset of stg to move');
+        assert.deepEqual([tip(ref), tip(dev.record), tip(stg.record)], [d1, d1, undefined], "dev's branch is left as it was");
+        assert.equal(gitResult(stg.bare, 'cat-file', '-e', `${d1}^{commit}`).status, 128, "dev's commits never reach stg's repository");
 
-      // dev moves on: its branch follows.
-      const d2 = await fx.commit(dev, d1);
-      assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2]);
+        // dev moves on: its branch follows.
+        const d2 = await fx.commit(dev, d1);
+        assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), []);
+        assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2]);
 
-      // Work on the branch after dev's tip is dev's local work (a --local run): dev refuses, stg does not care.
-      const [local] = await writeCommits(fx.g, fx.work, [spec({ mine: 'm' }, { parent: d2 })]);
-      git(fx.work, 'update-ref', ref, local);
-      await assert.rejects(dev.local.requireNoUnpublishedWork(await dev.store.snapshot()), (e) => e.code === 'NYL-STATE-DIVERGED');
-      assert.deepEqual(await stg.local.syncKnownBranches(await stg.store.snapshot()), []);
-      git(fx.work, 'update-ref', ref, d2);
+        // Work on the branch after dev's tip is dev's local work (a --local run): dev refuses, stg does not care.
+        const [local] = await writeCommits(fx.g, fx.work, [spec({ mine: 'm' }, { parent: d2 })]);
+        git(fx.work, 'update-ref', ref, local);
+        await assert.rejects(dev.local.requireNoUnpublishedWork(await dev.store.snapshot()), (e) => e.code === 'NYL-STATE-DIVERGED');
+        assert.deepEqual(await stg.local.syncKnownBranches(await stg.store.snapshot()), []);
+        git(fx.work, 'update-ref', ref, d2);
 
-      // stg's history continues dev's (a move from dev's repository): the branch fast-forwards and copies stg's now.
-      git(stg.bare, 'fetch', '-q', dev.bare, d2); // the move brings dev's commits along
-      const s2 = await fx.commit(stg, d2);
-      assert.deepEqual(await stg.local.syncKnownBranches(await stg.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(stg.record), tip(dev.record)], [s2, s2, undefined], 'one record per branch');
-      assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), [], "stg's branch is not dev's to judge");
-      assert.equal(tip(ref), s2);
-    } finally {
-      fx.close();
-    }
+        // stg's history continues dev's (a move from dev's repository): the branch fast-forwards and copies stg's now.
+        git(stg.bare, 'fetch', '-q', dev.bare, d2); // the move brings dev's commits along
+        const s2 = await fx.commit(stg, d2);
+        assert.deepEqual(await stg.local.syncKnownBranches(await stg.store.snapshot()), []);
+        assert.deepEqual([tip(ref), tip(stg.record), tip(dev.record)], [s2, s2, undefined], 'one record per branch');
+        assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), [], "stg's branch is not dev's to judge");
+        assert.equal(tip(ref), s2);
+      } finally {
+        fx.close();
+      }
+    });
+
+    test('an unrecorded branch (an older clone) is taken over by a fast-forward, and is not work of an environment whose state.yaml it does not hold', async () => {
+      const fx = await twoRepositories(kind);
+      const { dev, stg, tip } = fx;
+      const ref = dev.store.loc.desiredRef;
+      try {
+        const d1 = await fx.commit(dev);
+        git(fx.work, 'fetch', '-q', dev.bare, d1);
+        git(fx.work, 'update-ref', ref, d1); // made before records: a branch and no record
+        await fx.commit(stg);
+        const stgRefs = await stg.store.snapshot();
+        assert.deepEqual(await stg.local.syncKnownBranches(stgRefs), [], "it holds dev's state.yaml: not stg's work");
+        assert.deepEqual([tip(ref), tip(stg.record)], [d1, undefined]);
+        const d2 = await fx.commit(dev, d1);
+        assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), []);
+        assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2], "a fast-forward proves it dev's: recorded");
+      } finally {
+        fx.close();
+      }
+    });
   });
-
-  test('an unrecorded branch (an older clone) is taken over by a fast-forward, and is not work of an environment whose state.yaml it does not hold', async () => {
-    const fx = await twoRepositories(kind);
-    const { dev, stg, tip } = fx;
-    const ref = dev.store.loc.desiredRef;
-    try {
-      const d1 = await fx.commit(dev);
-      git(fx.work, 'fetch', '-q', dev.bare, d1);
-      git(fx.work, 'update-ref', ref, d1); // made before records: a branch and no record
-      await fx.commit(stg);
-      const stgRefs = await stg.store.snapshot();
-      assert.deepEqual(await stg.local.syncKnownBranches(stgRefs), [], "it holds dev's state.yaml: not stg's work");
-      assert.deepEqual([tip(ref), tip(stg.record)], [d1, undefined]);
-      const d2 = await fx.commit(dev, d1);
-      assert.deepEqual(await dev.local.syncKnownBranches(await dev.store.snapshot()), []);
-      assert.deepEqual([tip(ref), tip(dev.record)], [d2, d2], 'a fast-forward proves it dev\'s: recorded');
-    } finally {
-      fx.close();
-    }
-  });
-});
-

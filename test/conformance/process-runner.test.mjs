@@ -27,7 +27,6 @@ const GRACE = 200;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'nyl-runner-conformance-'));
 after(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-
 // --- the behaviours, as real scripts and as fake programs -------------------------------------
 
 const LOOP = 'while :; do sleep 0.05 </dev/null >/dev/null 2>&1; done';
@@ -58,7 +57,11 @@ const REAL = {
    * Prints its pid, then waits. On SIGTERM it saves its state: prints a line every 50 ms for half
    * a second, then 1 MB at once (more than a pipe holds), then writes $MARKER and exits 0.
    */
-  saver: ['sh', '-c', `trap 'i=0; while [ $i -lt 10 ]; do echo saving; sleep 0.05; i=$((i+1)); done; yes | head -c 1000000; echo saved > "$MARKER"; exit 0' TERM; echo $$; ${LOOP}`],
+  saver: [
+    'sh',
+    '-c',
+    `trap 'i=0; while [ $i -lt 10 ]; do echo saving; sleep 0.05; i=$((i+1)); done; yes | head -c 1000000; echo saved > "$MARKER"; exit 0' TERM; echo $$; ${LOOP}`,
+  ],
   /** Prints its pid; dies of SIGTERM (as a provider plugin does); on SIGINT writes $MARKER and exits 0. */
   intSaver: ['sh', '-c', `trap 'echo saved > "$MARKER"; exit 0' INT; echo $$; ${LOOP}`],
 };
@@ -340,7 +343,18 @@ for (const impl of [...IMPLS, ...IMPLS.map(grouped)]) {
 
     test('without group, env reaches the process exactly: names a shell drops or sets (A.B, IFS, PWD, SHLVL, _) stay as given', async () => {
       const { runner, argv } = impl.make();
-      const env = { PATH: process.env.PATH, 'A.B': 'dotted', 'A-B': 'dashed', '1X': 'digit', IFS: 'x', PWD: '/nowhere', SHLVL: '7', _: 'underscore', MULTI: 'line 1\nline 2', EMPTY: '' };
+      const env = {
+        PATH: process.env.PATH,
+        'A.B': 'dotted',
+        'A-B': 'dashed',
+        '1X': 'digit',
+        IFS: 'x',
+        PWD: '/nowhere',
+        SHLVL: '7',
+        _: 'underscore',
+        MULTI: 'line 1\nline 2',
+        EMPTY: '',
+      };
       const result = await runner.run(argv('envJson'), { env, cwd: tmp, group: false });
       assert.equal(result.code, 0, result.stderr.toString());
       assert.deepEqual(JSON.parse(result.stdout.toString()), env);
@@ -460,7 +474,11 @@ for (const impl of [...IMPLS, ...IMPLS.map(grouped)]) {
       assert.equal(result.signal, 'SIGINT');
     });
 
-    for (const [label, reason] of [['no reason', undefined], ["'SIGTERM'", 'SIGTERM'], ['an Error', new Error('stop')]]) {
+    for (const [label, reason] of [
+      ['no reason', undefined],
+      ["'SIGTERM'", 'SIGTERM'],
+      ['an Error', new Error('stop')],
+    ]) {
       test(`cancel with ${label} as the reason forwards SIGTERM`, async () => {
         const { runner, argv } = impl.make();
         const ac = new AbortController();
@@ -509,7 +527,10 @@ for (const impl of [...IMPLS, ...IMPLS.map(grouped)]) {
 /** The pids a host's program printed on its first line; fails the test when it printed none. */
 function pidsOf(line) {
   const pids = line.split(' ').map(Number);
-  assert.ok(pids.every((p) => Number.isInteger(p) && p > 0), `the program printed its pids, not ${JSON.stringify(line)}`);
+  assert.ok(
+    pids.every((p) => Number.isInteger(p) && p > 0),
+    `the program printed its pids, not ${JSON.stringify(line)}`,
+  );
   return pids;
 }
 
@@ -567,7 +588,6 @@ for (const impl of IMPLS) {
       assert.ok(result.durationMs < 1500, `${result.durationMs} ms`);
     });
 
-
     test('stopSignal SIGINT: a timeout and a cancellation by SIGTERM send SIGINT (a tool that stops on SIGINT, as Terraform does)', async () => {
       const { runner, argv } = impl.make();
       const timed = await runner.run(argv('readySleep'), { timeoutMs: 300, killGraceMs: 5000, stopSignal: 'SIGINT' });
@@ -605,7 +625,10 @@ for (const impl of IMPLS) {
       await h.wait(500);
       try {
         assert.ok(isAlive(pid) && isAlive(grandchild), 'both still run halfway through the grace');
-        assert.ok(await eventually(() => !isAlive(pid) && !isAlive(grandchild), 3000, h.wait), `process ${pid} and its child ${grandchild} end once the grace is over`);
+        assert.ok(
+          await eventually(() => !isAlive(pid) && !isAlive(grandchild), 3000, h.wait),
+          `process ${pid} and its child ${grandchild} end once the grace is over`,
+        );
         if (impl.real) assert.ok(Date.now() - died >= 900, `not before the grace is over (${Date.now() - died} ms)`);
       } finally {
         if (impl.real) for (const p of [pid, grandchild]) killQuietly(p);
@@ -627,9 +650,11 @@ for (const impl of IMPLS) {
       }
     }
 
-    test('group: true: a process that saves its state on SIGTERM after the host died prints (1 MB too) and finishes: what it prints is read, not refused', () => savesAfterHostDeath('saver'));
+    test('group: true: a process that saves its state on SIGTERM after the host died prints (1 MB too) and finishes: what it prints is read, not refused', () =>
+      savesAfterHostDeath('saver'));
 
-    test('group: true with stopSignal SIGINT: a dead host\'s watchdog sends SIGINT, not SIGTERM (which would kill a Terraform provider plugin)', () => savesAfterHostDeath('intSaver', { stopSignal: 'SIGINT' }));
+    test("group: true with stopSignal SIGINT: a dead host's watchdog sends SIGINT, not SIGTERM (which would kill a Terraform provider plugin)", () =>
+      savesAfterHostDeath('intSaver', { stopSignal: 'SIGINT' }));
 
     if (impl.real) {
       test("group: true: a process's watchdog that someone killed is replaced; the process still gets SIGTERM when its host dies", async () => {

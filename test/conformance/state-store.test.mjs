@@ -207,7 +207,10 @@ async function parentsOf(reader, commit) {
   const obj = await reader.read(commit);
   assert.equal(obj?.type, 'commit');
   const head = obj.content.toString().split('\n\n')[0];
-  return head.split('\n').filter((l) => l.startsWith('parent ')).map((l) => l.slice(7));
+  return head
+    .split('\n')
+    .filter((l) => l.startsWith('parent '))
+    .map((l) => l.slice(7));
 }
 
 const plain = (map) => Object.fromEntries(map);
@@ -228,7 +231,6 @@ async function twoCommits(fx, store, tag = '') {
 
 describe('StateStore contract', { concurrency: true }, () => {
   for (const impl of IMPLS) {
-
     describe(`StateStore contract: ${impl.name}`, () => {
       test('snapshot of an empty location is empty; nothing under the coordination prefix', async () => {
         await withFixture(impl, async (fx) => {
@@ -268,7 +270,7 @@ describe('StateStore contract', { concurrency: true }, () => {
           const store = await fx.open('dev');
           const binary = Buffer.from([0, 1, 2, 10, 255]);
           const [c] = await store.writeCommits([
-            spec({ 'state.yaml': 'generation: 1\n', 'envs/dev/units/b.yaml': 'uid: b\n', 'envs/dev/units/a.yaml': 'uid: a\n', 'bin': binary, 'empty': '' }),
+            spec({ 'state.yaml': 'generation: 1\n', 'envs/dev/units/b.yaml': 'uid: b\n', 'envs/dev/units/a.yaml': 'uid: a\n', bin: binary, empty: '' }),
           ]);
           assert.match(c, /^[0-9a-f]{40}$/);
           const { reader } = store;
@@ -281,21 +283,38 @@ describe('StateStore contract', { concurrency: true }, () => {
           assert.equal((await reader.read(`${c}:empty`)).content.length, 0);
 
           const units = await reader.readTree(`${c}:envs/dev/units`);
-          assert.deepEqual(units.map((e) => [e.mode, e.name, e.type]), [['100644', 'a.yaml', 'blob'], ['100644', 'b.yaml', 'blob']]);
+          assert.deepEqual(
+            units.map((e) => [e.mode, e.name, e.type]),
+            [
+              ['100644', 'a.yaml', 'blob'],
+              ['100644', 'b.yaml', 'blob'],
+            ],
+          );
           assert.equal((await reader.read(units[1].oid)).content.toString(), 'uid: b\n');
           const envs = await reader.readTree(`${c}:envs`);
-          assert.deepEqual(envs.map((e) => [e.mode, e.name, e.type]), [['40000', 'dev', 'tree']]);
+          assert.deepEqual(
+            envs.map((e) => [e.mode, e.name, e.type]),
+            [['40000', 'dev', 'tree']],
+          );
           const unitsObject = await reader.read(`${c}:envs/dev/units`);
           assert.equal(unitsObject.type, 'tree');
           assert.deepEqual(await reader.readTree(unitsObject.oid), units, 'a tree by its id');
           const root = await reader.read(`${c}^{tree}`);
           assert.equal(root.type, 'tree');
-          assert.deepEqual((await reader.readTree(`${c}^{tree}`)).map((e) => e.name), ['bin', 'empty', 'envs', 'state.yaml']);
+          assert.deepEqual(
+            (await reader.readTree(`${c}^{tree}`)).map((e) => e.name),
+            ['bin', 'empty', 'envs', 'state.yaml'],
+          );
 
           const commitObject = await reader.read(c);
           assert.equal(commitObject.type, 'commit');
           assert.equal(commitObject.oid, c);
-          assert.match(commitObject.content.toString(), new RegExp(`^tree ${root.oid}\nauthor Nyl Test <nyl@example.com> 1767225600 \\+0000\ncommitter Nyl Test <nyl@example.com> 1767225600 \\+0000\n\ntest\n$`));
+          assert.match(
+            commitObject.content.toString(),
+            new RegExp(
+              `^tree ${root.oid}\nauthor Nyl Test <nyl@example.com> 1767225600 \\+0000\ncommitter Nyl Test <nyl@example.com> 1767225600 \\+0000\n\ntest\n$`,
+            ),
+          );
 
           assert.equal(await reader.read(`${c}:missing.yaml`), undefined);
           assert.equal(await reader.read(`${c}:envs/dev/units/a.yaml/deeper`), undefined);
@@ -304,7 +323,10 @@ describe('StateStore contract', { concurrency: true }, () => {
           assert.equal(await reader.readTree(c), undefined, 'a commit is no tree');
           assert.equal(await reader.readTree(`${c}:nothing`), undefined);
           const many = await reader.readMany([`${c}:envs/dev/units/b.yaml`, `${c}:nope`, state.oid, 'f'.repeat(40), `${c}:envs/dev/units/a.yaml`]);
-          assert.deepEqual(many.map((o) => o?.content.toString()), ['uid: b\n', undefined, 'generation: 1\n', undefined, 'uid: a\n']);
+          assert.deepEqual(
+            many.map((o) => o?.content.toString()),
+            ['uid: b\n', undefined, 'generation: 1\n', undefined, 'uid: a\n'],
+          );
           assert.deepEqual(await reader.readMany([]), []);
 
           assert.deepEqual(plain(await store.snapshot()), {}, 'writeCommits moves no ref');
@@ -355,11 +377,23 @@ describe('StateStore contract', { concurrency: true }, () => {
           const store = await fx.open('dev');
           const [c1, c2] = await twoCommits(fx, store);
           const lease = `${coordinationNamespace(store.loc)}lease`;
-          assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }, { ref: store.loc.desiredRef, expect: null, to: c1 }]), { ok: true });
+          assert.deepEqual(
+            await store.write([
+              { ref: lease, expect: null, to: c1 },
+              { ref: store.loc.desiredRef, expect: null, to: c1 },
+            ]),
+            { ok: true },
+          );
           assert.deepEqual(plain(await store.snapshot()), { [store.loc.desiredRef]: c1, [lease]: c1 });
           assert.deepEqual(await store.write([{ ref: lease, expect: c1, to: c2 }]), { ok: true });
           assert.equal((await store.snapshot()).get(lease), c2);
-          assert.deepEqual(await store.write([{ ref: lease, expect: c2, to: null }, { ref: store.loc.desiredRef, expect: c1, to: c2 }]), { ok: true });
+          assert.deepEqual(
+            await store.write([
+              { ref: lease, expect: c2, to: null },
+              { ref: store.loc.desiredRef, expect: c1, to: c2 },
+            ]),
+            { ok: true },
+          );
           assert.deepEqual(plain(await store.snapshot()), { [store.loc.desiredRef]: c2 });
           assert.deepEqual(plain(fx.allRefs()), { [store.loc.desiredRef]: c2 });
           assert.deepEqual(await store.write([]), { ok: true }, 'an empty write');
@@ -372,7 +406,14 @@ describe('StateStore contract', { concurrency: true }, () => {
           const [c1, c2] = await twoCommits(fx, store);
           const ns = coordinationNamespace(store.loc);
           const [a, b, c, d] = [`${ns}lease`, `${ns}runs/r1`, `${ns}runs/r2`, store.loc.desiredRef];
-          assert.deepEqual(await store.write([{ ref: a, expect: null, to: c1 }, { ref: b, expect: null, to: c1 }, { ref: d, expect: null, to: c1 }]), { ok: true });
+          assert.deepEqual(
+            await store.write([
+              { ref: a, expect: null, to: c1 },
+              { ref: b, expect: null, to: c1 },
+              { ref: d, expect: null, to: c1 },
+            ]),
+            { ok: true },
+          );
           const before = plain(await store.snapshot());
           const result = await store.write([
             { ref: a, expect: c1, to: c2 },
@@ -383,7 +424,10 @@ describe('StateStore contract', { concurrency: true }, () => {
           assert.equal(result.ok, false);
           assert.equal(result.kind, 'rejected');
           assert.equal(typeof result.message, 'string');
-          assert.ok(result.refs.some((r) => r.ref === b), `the stale ref is named: ${JSON.stringify(result.refs)}`);
+          assert.ok(
+            result.refs.some((r) => r.ref === b),
+            `the stale ref is named: ${JSON.stringify(result.refs)}`,
+          );
           assert.deepEqual(plain(await store.snapshot()), before);
           assert.deepEqual(plain(fx.allRefs()), before);
         });
@@ -394,7 +438,10 @@ describe('StateStore contract', { concurrency: true }, () => {
           const store = await fx.open('dev');
           const [c1, c2] = await twoCommits(fx, store);
           const ns = coordinationNamespace(store.loc);
-          const result = await store.write([{ ref: `${ns}runs/r1`, expect: null, to: c1 }, { ref: `${ns}lease`, expect: c1, to: c2 }]);
+          const result = await store.write([
+            { ref: `${ns}runs/r1`, expect: null, to: c1 },
+            { ref: `${ns}lease`, expect: c1, to: c2 },
+          ]);
           assert.equal(result.ok, false);
           assert.equal(result.kind, 'rejected');
           assert.deepEqual(plain(await store.snapshot()), {});
@@ -410,7 +457,10 @@ describe('StateStore contract', { concurrency: true }, () => {
           const [c1, c2] = await twoCommits(fx, store);
           const lease = `${coordinationNamespace(store.loc)}lease`;
           assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
-          const result = await store.write([{ ref: lease, expect: null, to: c2 }, { ref: store.loc.observedRef, expect: null, to: c2 }]);
+          const result = await store.write([
+            { ref: lease, expect: null, to: c2 },
+            { ref: store.loc.observedRef, expect: null, to: c2 },
+          ]);
           assert.equal(result.kind, 'rejected');
           assert.deepEqual(plain(await store.snapshot()), { [lease]: c1 });
         });
@@ -423,7 +473,10 @@ describe('StateStore contract', { concurrency: true }, () => {
           const lease = `${coordinationNamespace(store.loc)}lease`;
           assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c2 }]), { ok: true });
           // The caller believes the lease is at c1 and "moves" it to c2, where it already is.
-          const result = await store.write([{ ref: lease, expect: c1, to: c2 }, { ref: store.loc.desiredRef, expect: null, to: c1 }]);
+          const result = await store.write([
+            { ref: lease, expect: c1, to: c2 },
+            { ref: store.loc.desiredRef, expect: null, to: c1 },
+          ]);
           if (impl.push) {
             assert.deepEqual(result, { ok: true });
             assert.deepEqual(plain(await store.snapshot()), { [lease]: c2, [store.loc.desiredRef]: c1 });
@@ -452,7 +505,11 @@ describe('StateStore contract', { concurrency: true }, () => {
           assert.equal(upToDate.kind, 'rejected', 'a write whose updates change nothing still needs its fence');
           assert.deepEqual(plain(await store.snapshot()), { [lease]: c2, [store.loc.desiredRef]: c2 });
           fx.setRef(lease, null);
-          assert.equal((await store.write([{ ref: store.loc.observedRef, expect: null, to: c1 }], { ref: lease, value: c2 })).kind, 'rejected', 'a fence on an absent ref');
+          assert.equal(
+            (await store.write([{ ref: store.loc.observedRef, expect: null, to: c1 }], { ref: lease, value: c2 })).kind,
+            'rejected',
+            'a fence on an absent ref',
+          );
           assert.deepEqual(plain(await store.snapshot()), { [store.loc.desiredRef]: c2 });
         });
       });
@@ -464,7 +521,13 @@ describe('StateStore contract', { concurrency: true }, () => {
           const lease = `${coordinationNamespace(store.loc)}lease`;
           assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
           // The same transaction, spelled as updates only, has the same outcome.
-          assert.deepEqual(await store.write([{ ref: store.loc.desiredRef, expect: null, to: c2 }, { ref: lease, expect: c1, to: c1 }]), { ok: true });
+          assert.deepEqual(
+            await store.write([
+              { ref: store.loc.desiredRef, expect: null, to: c2 },
+              { ref: lease, expect: c1, to: c1 },
+            ]),
+            { ok: true },
+          );
           assert.deepEqual(plain(await store.snapshot()), { [lease]: c1, [store.loc.desiredRef]: c2 });
         });
       });
@@ -475,7 +538,10 @@ describe('StateStore contract', { concurrency: true }, () => {
           const [c1] = await twoCommits(fx, store);
           const ns = coordinationNamespace(store.loc);
           assert.deepEqual(await store.write([{ ref: `${ns}runs`, expect: null, to: c1 }]), { ok: true });
-          const result = await store.write([{ ref: `${ns}lease`, expect: null, to: c1 }, { ref: `${ns}runs/r1`, expect: null, to: c1 }]);
+          const result = await store.write([
+            { ref: `${ns}lease`, expect: null, to: c1 },
+            { ref: `${ns}runs/r1`, expect: null, to: c1 },
+          ]);
           assert.equal(result.kind, 'rejected');
           assert.deepEqual(plain(await store.snapshot()), { [`${ns}runs`]: c1 });
         });
@@ -496,11 +562,23 @@ describe('StateStore contract', { concurrency: true }, () => {
           };
           assert.deepEqual(await store.write(Object.entries(watched).map(([ref, to]) => ({ ref, expect: null, to }))), { ok: true });
           // Another environment's store writes its own refs; more refs appear behind the back.
-          assert.deepEqual(await other.write([
-            { ref: other.loc.desiredRef, expect: null, to: c1 },
-            { ref: `${coordinationNamespace(other.loc)}lease`, expect: null, to: c2 },
-          ]), { ok: true });
-          for (const ref of ['refs/nyl/dev-2/lease', 'refs/nyl/de/lease', 'refs/heads/nyl/dev/desired2', 'refs/heads/nyl/dev/other', 'refs/heads/nyl/devx/observed', 'refs/tags/dev', 'refs/nyl-other/dev/lease', 'refs/heads/main2']) {
+          assert.deepEqual(
+            await other.write([
+              { ref: other.loc.desiredRef, expect: null, to: c1 },
+              { ref: `${coordinationNamespace(other.loc)}lease`, expect: null, to: c2 },
+            ]),
+            { ok: true },
+          );
+          for (const ref of [
+            'refs/nyl/dev-2/lease',
+            'refs/nyl/de/lease',
+            'refs/heads/nyl/dev/desired2',
+            'refs/heads/nyl/dev/other',
+            'refs/heads/nyl/devx/observed',
+            'refs/tags/dev',
+            'refs/nyl-other/dev/lease',
+            'refs/heads/main2',
+          ]) {
             fx.setRef(ref, c1);
           }
           assert.deepEqual(plain(await store.snapshot()), watched);
@@ -524,17 +602,24 @@ describe('StateStore contract', { concurrency: true }, () => {
           const [c1, c2] = await twoCommits(fx, store);
           const signals = signalsPrefix(store.loc);
           assert.deepEqual(plain(await store.snapshotPrefix(signals)), {});
-          assert.deepEqual(await store.write([
-            { ref: `${signals}hold/a`, expect: null, to: c1 },
-            { ref: `${signals}hold/b/deep`, expect: null, to: c2 },
-            { ref: `${coordinationNamespace(store.loc)}lease`, expect: null, to: c1 },
-          ]), { ok: true });
+          assert.deepEqual(
+            await store.write([
+              { ref: `${signals}hold/a`, expect: null, to: c1 },
+              { ref: `${signals}hold/b/deep`, expect: null, to: c2 },
+              { ref: `${coordinationNamespace(store.loc)}lease`, expect: null, to: c1 },
+            ]),
+            { ok: true },
+          );
           fx.setRef('refs/nyl/dev/signalsx/c', c1);
           fx.setRef('refs/nyl/devx/signals/hold/a', c1);
           assert.deepEqual(plain(await store.snapshotPrefix(signals)), { [`${signals}hold/a`]: c1, [`${signals}hold/b/deep`]: c2 });
           fx.setRef(`${signals}hold/a`, null);
           fx.setRef(`${signals}cancel`, c2);
-          assert.deepEqual(plain(await store.snapshotPrefix(signals)), { [`${signals}cancel`]: c2, [`${signals}hold/b/deep`]: c2 }, 'a ref deleted behind the back is gone');
+          assert.deepEqual(
+            plain(await store.snapshotPrefix(signals)),
+            { [`${signals}cancel`]: c2, [`${signals}hold/b/deep`]: c2 },
+            'a ref deleted behind the back is gone',
+          );
         });
       });
 
@@ -575,8 +660,14 @@ describe('StateStore contract', { concurrency: true }, () => {
           for (let round = 0; round < 20; round++) {
             const [x, y] = [ids[2 * round], ids[2 * round + 1]];
             const results = await Promise.all([
-              one.write([{ ref: lease, expect: current, to: x }, { ref: `${runs}one-${round}`, expect: null, to: x }]),
-              two.write([{ ref: lease, expect: current, to: y }, { ref: `${runs}two-${round}`, expect: null, to: y }]),
+              one.write([
+                { ref: lease, expect: current, to: x },
+                { ref: `${runs}one-${round}`, expect: null, to: x },
+              ]),
+              two.write([
+                { ref: lease, expect: current, to: y },
+                { ref: `${runs}two-${round}`, expect: null, to: y },
+              ]),
             ]);
             const won = results.filter((r) => r.ok);
             assert.equal(won.length, 1, `round ${round}: exactly one wins: ${JSON.stringify(results)}`);
@@ -600,14 +691,30 @@ describe('StateStore contract', { concurrency: true }, () => {
           const signal = `${signalsPrefix(store.loc)}hold/a`;
           const second = await fx.open('dev');
           assert.deepEqual(plain(await second.snapshot()), {}, 'the second store looked before the write');
-          assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }, { ref: signal, expect: null, to: c2 }]), { ok: true });
+          assert.deepEqual(
+            await store.write([
+              { ref: lease, expect: null, to: c1 },
+              { ref: signal, expect: null, to: c2 },
+            ]),
+            { ok: true },
+          );
           assert.equal((await store.snapshot()).get(lease), c1);
           assert.deepEqual(plain(await store.snapshotPrefix(signalsPrefix(store.loc))), { [signal]: c2 });
           assert.equal((await store.reader.read(`${c1}:one`)).content.toString(), '1');
           assert.equal((await second.snapshot()).get(lease), c1);
-          assert.equal((await second.reader.read(`${(await second.snapshot()).get(lease)}:one`)).content.toString(), '1', 'objects of a ref read through another store');
+          assert.equal(
+            (await second.reader.read(`${(await second.snapshot()).get(lease)}:one`)).content.toString(),
+            '1',
+            'objects of a ref read through another store',
+          );
           // The second store writes on top of what it read; the first sees that too.
-          assert.deepEqual(await second.write([{ ref: lease, expect: c1, to: c2 }, { ref: signal, expect: c2, to: null }]), { ok: true });
+          assert.deepEqual(
+            await second.write([
+              { ref: lease, expect: c1, to: c2 },
+              { ref: signal, expect: c2, to: null },
+            ]),
+            { ok: true },
+          );
           assert.deepEqual(plain(await store.snapshot()), { [lease]: c2 });
           assert.deepEqual(plain(await store.snapshotPrefix(signalsPrefix(store.loc))), {});
           // A change behind the back is seen by the next snapshot, a deletion too.
@@ -623,7 +730,7 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
-      test('importObjects brings another store\'s commits with their history, moving no ref; isAncestor; a merge commit keeps both parents', async () => {
+      test("importObjects brings another store's commits with their history, moving no ref; isAncestor; a merge commit keeps both parents", async () => {
         await withFixture(impl, async (fxA) => {
           await withFixture(impl, async (fxB) => {
             const a = await fxA.open('dev');
@@ -680,15 +787,27 @@ describe('StateStore contract', { concurrency: true }, () => {
 test('identical CommitSpecs give identical commit and tree ids in every implementation', async () => {
   const batches = (first) => [
     [
-      spec({ 'state.yaml': 'generation: 1\n', 'envs/dev/units/db.yaml': 'uid: u1\n', 'envs/dev/units/app.yaml': 'uid: u2\n' }, { message: 'nyl: state-init dev\n' }),
-      spec({ 'envs/dev/units/db.yaml': null, 'envs/dev/units/web.yaml': 'uid: u3\n', 'gone.yaml': null }, { parent: { index: 0 }, message: 'second\n', timeMs: T0 + 61_500 }),
-      spec({ 'lease.yaml': 'holder: x\n' }, { parent: { index: 1 }, clearTree: true, message: 'no trailing newline', author: { name: 'Bob Q. Public', email: 'bob@example.com' } }),
+      spec(
+        { 'state.yaml': 'generation: 1\n', 'envs/dev/units/db.yaml': 'uid: u1\n', 'envs/dev/units/app.yaml': 'uid: u2\n' },
+        { message: 'nyl: state-init dev\n' },
+      ),
+      spec(
+        { 'envs/dev/units/db.yaml': null, 'envs/dev/units/web.yaml': 'uid: u3\n', 'gone.yaml': null },
+        { parent: { index: 0 }, message: 'second\n', timeMs: T0 + 61_500 },
+      ),
+      spec(
+        { 'lease.yaml': 'holder: x\n' },
+        { parent: { index: 1 }, clearTree: true, message: 'no trailing newline', author: { name: 'Bob Q. Public', email: 'bob@example.com' } },
+      ),
       spec({}, { message: 'empty\n' }),
       // Git's tree order: a directory sorts as if its name ended in '/'.
-      spec({ 'a.b': '1', 'a/c': '2', 'a-b': '3', 'a0': '4', 'A': '5', 'a': null, 'b/a/b': '6', 'b.c/d': '7' }, { message: 'order\n\nwith a body\n' }),
-      spec({ 'with space.yaml': 's', 'ünïcode.yaml': 'u', 'quote"d.yaml': 'q', 'bin': Buffer.from([0, 255, 10]) }, { parent: { index: 4 }, message: 'odd names\n' }),
+      spec({ 'a.b': '1', 'a/c': '2', 'a-b': '3', a0: '4', A: '5', a: null, 'b/a/b': '6', 'b.c/d': '7' }, { message: 'order\n\nwith a body\n' }),
+      spec(
+        { 'with space.yaml': 's', 'ünïcode.yaml': 'u', 'quote"d.yaml': 'q', bin: Buffer.from([0, 255, 10]) },
+        { parent: { index: 4 }, message: 'odd names\n' },
+      ),
       // A file replaced by a directory and a directory by a file; a deletion below a file.
-      spec({ 'a.b/x': 'dir now', 'a': 'file now', 'a0/deeper': null }, { parent: { index: 5 }, message: 'replace\n' }),
+      spec({ 'a.b/x': 'dir now', a: 'file now', 'a0/deeper': null }, { parent: { index: 5 }, message: 'replace\n' }),
       spec({ 'b/a/b': null, 'b.c/d': null }, { parent: { index: 6 }, message: 'prune\n' }),
     ],
     [spec({ 'next.yaml': 'n\n' }, { parent: first[2], message: 'later batch\n', timeMs: T0 + 999 })],
@@ -708,8 +827,15 @@ test('identical CommitSpecs give identical commit and tree ids in every implemen
   }
   const reference = results.find((r) => r.name === 'git path');
   assert.deepEqual(reference.files, {
-    'A': '5', 'a': 'file now', 'a-b': '3', 'a.b/x': 'dir now', 'a0': '4', 'bin': Buffer.from([0, 255, 10]).toString(),
-    'quote"d.yaml': 'q', 'with space.yaml': 's', 'ünïcode.yaml': 'u',
+    A: '5',
+    a: 'file now',
+    'a-b': '3',
+    'a.b/x': 'dir now',
+    a0: '4',
+    bin: Buffer.from([0, 255, 10]).toString(),
+    'quote"d.yaml': 'q',
+    'with space.yaml': 's',
+    'ünïcode.yaml': 'u',
   });
   for (const r of results) {
     assert.deepEqual(r.trees, reference.trees, `${r.name}: tree ids`);
@@ -747,7 +873,10 @@ describe('behaviour the contract comment leaves open: the memory store does what
     'a stale expectation of a ref already at its target: a push succeeds (moving the other refs), update-ref rejects': {
       async run(store, c1, c2) {
         assert.equal((await store.write([{ ref: lease(store), expect: null, to: c2 }])).ok, true);
-        return store.write([{ ref: lease(store), expect: c1, to: c2 }, { ref: store.loc.desiredRef, expect: null, to: c1 }]);
+        return store.write([
+          { ref: lease(store), expect: c1, to: c2 },
+          { ref: store.loc.desiredRef, expect: null, to: c1 },
+        ]);
       },
       push: { result: 'ok', refs: { 'refs/heads/nyl/ENV/desired': 'c1', 'refs/nyl/ENV/lease': 'c2' } },
       'update-ref': { result: 'rejected', refs: { 'refs/nyl/ENV/lease': 'c2' } },
@@ -766,30 +895,34 @@ describe('behaviour the contract comment leaves open: the memory store does what
   /** implementation name -> scenario name -> {result, refs}; one fixture per implementation. */
   const outcomes = new Map();
   before(async () => {
-    await Promise.all(IMPLS.map((impl) => withFixture(impl, async (fx) => {
-      const byScenario = new Map();
-      let n = 0;
-      for (const [name, scenario] of Object.entries(SCENARIOS)) {
-        const envName = `p${n++}`;
-        const store = await fx.open(envName);
-        const [c1, c2] = await twoCommits(fx, store);
-        let result;
-        let error;
-        try {
-          const r = await scenario.run(store, c1, c2);
-          result = r.ok ? 'ok' : r.kind;
-        } catch (thrown) {
-          // A failed assertion of the scenario's own setup is no outcome of the write.
-          if (thrown instanceof assert.AssertionError) throw thrown;
-          result = 'throws';
-          error = thrown;
-        }
-        const refs = {};
-        for (const [ref, oid] of await store.snapshot()) refs[ref.replace(`/${envName}/`, '/ENV/')] = oid === c1 ? 'c1' : oid === c2 ? 'c2' : oid;
-        byScenario.set(name, { result, refs, error });
-      }
-      outcomes.set(impl.name, byScenario);
-    })));
+    await Promise.all(
+      IMPLS.map((impl) =>
+        withFixture(impl, async (fx) => {
+          const byScenario = new Map();
+          let n = 0;
+          for (const [name, scenario] of Object.entries(SCENARIOS)) {
+            const envName = `p${n++}`;
+            const store = await fx.open(envName);
+            const [c1, c2] = await twoCommits(fx, store);
+            let result;
+            let error;
+            try {
+              const r = await scenario.run(store, c1, c2);
+              result = r.ok ? 'ok' : r.kind;
+            } catch (thrown) {
+              // A failed assertion of the scenario's own setup is no outcome of the write.
+              if (thrown instanceof assert.AssertionError) throw thrown;
+              result = 'throws';
+              error = thrown;
+            }
+            const refs = {};
+            for (const [ref, oid] of await store.snapshot()) refs[ref.replace(`/${envName}/`, '/ENV/')] = oid === c1 ? 'c1' : oid === c2 ? 'c2' : oid;
+            byScenario.set(name, { result, refs, error });
+          }
+          outcomes.set(impl.name, byScenario);
+        }),
+      ),
+    );
   });
 
   for (const [name, scenario] of Object.entries(SCENARIOS)) {
@@ -842,9 +975,15 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     const repo = new MemoryRepository('shop');
     const loc = memoryLocation('dev');
     assert.deepEqual(loc, {
-      environment: 'dev', kind: 'remote', url: 'memory://dev', pushURL: 'memory://dev',
-      desiredRef: 'refs/heads/nyl/dev/desired', observedRef: 'refs/heads/nyl/dev/observed',
-      statePath: '', coordinationPrefix: 'refs/nyl/', chosenBy: 'memory store (test)',
+      environment: 'dev',
+      kind: 'remote',
+      url: 'memory://dev',
+      pushURL: 'memory://dev',
+      desiredRef: 'refs/heads/nyl/dev/desired',
+      observedRef: 'refs/heads/nyl/dev/observed',
+      statePath: '',
+      coordinationPrefix: 'refs/nyl/',
+      chosenBy: 'memory store (test)',
     });
     const clone = memoryLocation('qa', { kind: 'clone', statePath: 'envs/qa' });
     assert.equal(clone.url, undefined);
@@ -896,7 +1035,10 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     assert.deepEqual(await store.write([{ ref: 'refs/nyl/dev/lease', expect: null, to: c1 }]), { ok: true });
     seen.length = 0;
     assert.deepEqual(await store.write([{ ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 }], { ref: 'refs/nyl/dev/lease', value: c1 }), { ok: true });
-    const wire = [{ ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 }, { ref: 'refs/nyl/dev/lease', expect: c1, to: c1 }];
+    const wire = [
+      { ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 },
+      { ref: 'refs/nyl/dev/lease', expect: c1, to: c1 },
+    ];
     assert.deepEqual(seen, [wire, wire]);
   });
 
@@ -910,7 +1052,10 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     assert.equal(result.ok, false);
     assert.equal(result.kind, 'unreachable');
     assert.match(result.message, /memory:\/\/dev/);
-    await assert.rejects(store.snapshot(), (e) => e.name === 'NylError' && e.code === 'NYL-STATE-UNAVAILABLE' && /memory:\/\/dev of dev cannot be read/.test(e.message));
+    await assert.rejects(
+      store.snapshot(),
+      (e) => e.name === 'NylError' && e.code === 'NYL-STATE-UNAVAILABLE' && /memory:\/\/dev of dev cannot be read/.test(e.message),
+    );
     await assert.rejects(store.snapshotPrefix('refs/nyl/dev/signals/'), (e) => e.code === 'NYL-STATE-UNAVAILABLE');
     assert.deepEqual(plain(repo.refs()), {});
     down = false;
@@ -940,9 +1085,19 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     assert.equal(await store.reader.read('refs/heads/nyl/dev/desired'), undefined, "the store's reader reads by object id only");
 
     const history = repo.commitsOf('refs/heads/nyl/dev/desired');
-    assert.deepEqual(history.map((c) => [c.oid, c.message, c.parents]), [[c2, 'drop a\n', [c1]], [c1, 'add b\n', [c0]], [c0, 'init\n', []]]);
+    assert.deepEqual(
+      history.map((c) => [c.oid, c.message, c.parents]),
+      [
+        [c2, 'drop a\n', [c1]],
+        [c1, 'add b\n', [c0]],
+        [c0, 'init\n', []],
+      ],
+    );
     assert.equal(history[0].tree, repo.read(`${c2}^{tree}`).oid);
-    assert.deepEqual(repo.commitsOf(c1).map((c) => c.oid), [c1, c0]);
+    assert.deepEqual(
+      repo.commitsOf(c1).map((c) => c.oid),
+      [c1, c0],
+    );
     assert.deepEqual(repo.commitsOf('refs/heads/missing'), []);
 
     assert.deepEqual(plain(repo.filesAt(c1)), { 'envs/dev/units/a.yaml': 'a\n', 'envs/dev/units/b.yaml': 'b\n', 'state.yaml': 's\n' });
@@ -954,7 +1109,13 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     const repo = new MemoryRepository();
     const store = open(repo);
     const [c1] = await store.writeCommits([spec({ a: '1' })]);
-    await assert.rejects(store.write([{ ref: 'refs/nyl/dev/lease', expect: null, to: c1 }, { ref: 'refs/nyl/dev/lease', expect: null, to: c1 }]), /two updates/);
+    await assert.rejects(
+      store.write([
+        { ref: 'refs/nyl/dev/lease', expect: null, to: c1 },
+        { ref: 'refs/nyl/dev/lease', expect: null, to: c1 },
+      ]),
+      /two updates/,
+    );
     await assert.rejects(store.write([{ ref: 'refs/nyl/dev/a..b', expect: null, to: c1 }]), /invalid ref name/);
     await assert.rejects(store.write([{ ref: 'refs/lease', expect: null, to: c1 }]), /invalid ref name/);
     await assert.rejects(store.write([{ ref: 'refs/nyl/dev/lease', expect: null, to: 'f'.repeat(40) }]), /not an object/);

@@ -12,7 +12,8 @@ import { describeResult } from '../support/crash-harness.mjs';
 after(cleanupAll);
 
 /** A `run:` line: node writes the JSON text that `expression` evaluates to to NYL_OUTPUTS. */
-const writes = (expression) => `run: [${JSON.stringify(process.execPath)}, "-e", ${JSON.stringify(`require("fs").writeFileSync(process.env.NYL_OUTPUTS, ${expression})`)}]`;
+const writes = (expression) =>
+  `run: [${JSON.stringify(process.execPath)}, "-e", ${JSON.stringify(`require("fs").writeFileSync(process.env.NYL_OUTPUTS, ${expression})`)}]`;
 
 test('E2BIG, deep outputs and 2 MiB of outputs fail their own units with clear reasons; the sibling executes; nothing of the outputs is committed', () => {
   const ctx = setup({
@@ -23,7 +24,11 @@ test('E2BIG, deep outputs and 2 MiB of outputs fail their own units with clear r
   });
   const r = reconcile(ctx.project, ['-o', 'json']);
   assert.ok(r.json, describeResult(r));
-  assert.deepEqual(r.json.errors.map((e) => e.code).filter((c) => c === 'NYL-INTERNAL'), [], describeResult(r));
+  assert.deepEqual(
+    r.json.errors.map((e) => e.code).filter((c) => c === 'NYL-INTERNAL'),
+    [],
+    describeResult(r),
+  );
   assert.equal(r.code, 3, describeResult(r));
   const units = r.json.units;
   assert.equal(units.e2big.result, 'failed');

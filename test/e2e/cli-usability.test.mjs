@@ -51,8 +51,14 @@ describe('help and did-you-mean', () => {
   test('a mistyped command or option gets a fix that names the corrected command line, which runs as printed', () => {
     const { dir } = project();
     for (const [argv, wanted] of [
-      [['reconile', '-e', 'dev', '-o', 'json'], ['reconcile', '-e', 'dev', '-o', 'json']],
-      [['status', '-e', 'dev', '--outptu', 'json'], ['status', '-e', 'dev', '--output', 'json']],
+      [
+        ['reconile', '-e', 'dev', '-o', 'json'],
+        ['reconcile', '-e', 'dev', '-o', 'json'],
+      ],
+      [
+        ['status', '-e', 'dev', '--outptu', 'json'],
+        ['status', '-e', 'dev', '--output', 'json'],
+      ],
     ]) {
       const r = nyl(dir, argv);
       assert.equal(r.code, 1);
@@ -81,7 +87,10 @@ describe('colour and text output', () => {
     const forced = nyl(dir, ['status', '-e', 'dev'], { env: { FORCE_COLOR: '1' } });
     assert.match(forced.stdout, /\u001b\[31mfailed\u001b\[39m/);
     assert.equal(forced.stdout.replace(/\u001b\[\d+m/g, ''), plain.stdout, 'colour adds escape codes and nothing else');
-    for (const [env, args] of [[{ FORCE_COLOR: '1', NO_COLOR: '1' }, []], [{ FORCE_COLOR: '1' }, ['--no-color']]]) {
+    for (const [env, args] of [
+      [{ FORCE_COLOR: '1', NO_COLOR: '1' }, []],
+      [{ FORCE_COLOR: '1' }, ['--no-color']],
+    ]) {
       const r = nyl(dir, ['status', ...args, '-e', 'dev'], { env });
       assert.equal(r.stdout, plain.stdout, `${JSON.stringify(env)} ${args}`);
     }
@@ -90,7 +99,12 @@ describe('colour and text output', () => {
   });
 
   test('a terminal gets colour, unless NO_COLOR or --no-color', { skip: !which('script') && 'script(1) of util-linux is not installed' }, () => {
-    const run = (prefix, args) => spawnSync('script', ['-qec', `${prefix} ${JSON.stringify(process.execPath)} ${JSON.stringify(NYL)} status -e dev ${args}`, '/dev/null'], { cwd: dir, env: cliEnv({ FORCE_COLOR: undefined, NO_COLOR: undefined, TERM: 'xterm' }), encoding: 'utf8' });
+    const run = (prefix, args) =>
+      spawnSync('script', ['-qec', `${prefix} ${JSON.stringify(process.execPath)} ${JSON.stringify(NYL)} status -e dev ${args}`, '/dev/null'], {
+        cwd: dir,
+        env: cliEnv({ FORCE_COLOR: undefined, NO_COLOR: undefined, TERM: 'xterm' }),
+        encoding: 'utf8',
+      });
     assert.match(run('', '').stdout, /\u001b\[32mcurrent\u001b\[39m/);
     assert.doesNotMatch(run('NO_COLOR=1', '').stdout, ESC);
     assert.doesNotMatch(run('', '--no-color').stdout, ESC);
@@ -121,7 +135,11 @@ describe('completion', () => {
     assert.equal(spawnSync('bash', ['-n', file], { encoding: 'utf8' }).status, 0);
     // COMP_WORDS[0] is what completion runs for environments: the built CLI, as `nyl` would be.
     const complete = (words) =>
-      spawnSync('bash', ['--norc', '-i', '-c', `source ${file}; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _nyl; echo "\${COMPREPLY[*]}"`], { cwd: dir, env: cliEnv(), encoding: 'utf8' }).stdout.trim();
+      spawnSync('bash', ['--norc', '-i', '-c', `source ${file}; COMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _nyl; echo "\${COMPREPLY[*]}"`], {
+        cwd: dir,
+        env: cliEnv(),
+        encoding: 'utf8',
+      }).stdout.trim();
     const bin = JSON.stringify(NYL);
     assert.equal(complete(`${bin} sta`), 'state status');
     assert.equal(complete(`${bin} state re`), 'restore reseal reset');
@@ -139,7 +157,14 @@ describe('completion', () => {
       assert.equal(r.status, 0, r.stderr);
       if (shell !== 'fish') return;
       const listed = spawnSync('fish', ['--no-config', '-c', `source ${file}; complete -C 'nyl state re'`], { encoding: 'utf8' }).stdout;
-      assert.deepEqual(listed.split('\n').filter(Boolean).map((l) => l.split('\t')[0]).sort(), ['reset', 'restore']);
+      assert.deepEqual(
+        listed
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.split('\t')[0])
+          .sort(),
+        ['reset', 'restore'],
+      );
     });
   }
 });
@@ -153,10 +178,15 @@ describe('install as a package', () => {
     assert.equal(pack.status, 0, pack.stderr);
     const tarball = path.join(out, pack.stdout.trim().split('\n').pop());
     const files = spawnSync('tar', ['tzf', tarball], { encoding: 'utf8' }).stdout.split('\n');
-    for (const f of ['bin/nyl', 'bin/load-bundle.cjs', 'dist/nyl.cjs', 'dist/nyl.cjs.cache', 'package.json']) assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
+    for (const f of ['bin/nyl', 'bin/load-bundle.cjs', 'dist/nyl.cjs', 'dist/nyl.cjs.cache', 'package.json'])
+      assert.ok(files.includes(`package/${f}`), `${f} is in the tarball`);
     assert.ok(!files.includes('package/dist/cli/main.js'), 'the per-module build stays out');
     const prefix = path.join(out, 'global');
-    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund'], { cwd: out, env, encoding: 'utf8' });
+    const install = spawnSync('npm', ['install', '-g', '--prefix', prefix, tarball, '--offline', '--no-audit', '--no-fund'], {
+      cwd: out,
+      env,
+      encoding: 'utf8',
+    });
     assert.equal(install.status, 0, install.stderr);
     const installed = path.join(prefix, 'bin', 'nyl');
     const version = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version;

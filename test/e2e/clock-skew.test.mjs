@@ -23,10 +23,13 @@ const SHORT_LEASE = 'lease: {duration: 6s}';
 
 function gatedProject() {
   let gate;
-  const ctx = setup((log) => {
-    gate = path.join(path.dirname(log), 'gate');
-    return { a: gatedScript(log, gate), b: `script: 'echo start b >> ${log}'` };
-  }, { envExtra: SHORT_LEASE });
+  const ctx = setup(
+    (log) => {
+      gate = path.join(path.dirname(log), 'gate');
+      return { a: gatedScript(log, gate), b: `script: 'echo start b >> ${log}'` };
+    },
+    { envExtra: SHORT_LEASE },
+  );
   return { ctx, gate };
 }
 
@@ -55,7 +58,13 @@ test('clock skew beyond the margin: behind is reported; ahead watches, sees the 
   }
   const done = await holder.done;
   assert.equal(done.code, 0, show(done));
-  assert.deepEqual(logLines(ctx.log).filter((l) => l.startsWith('start')).sort(), ['start a', 'start b'], 'each unit ran once, in the holder');
+  assert.deepEqual(
+    logLines(ctx.log)
+      .filter((l) => l.startsWith('start'))
+      .sort(),
+    ['start a', 'start b'],
+    'each unit ran once, in the holder',
+  );
 });
 
 test('a holder killed on this machine is provably gone: a taker ahead or behind takes its lease over at once, without lease break', async () => {

@@ -195,7 +195,10 @@ describe('2. a NUL byte in argv or env', () => {
       assert.ok(r.json, describeResult(r));
       const invalid = r.json.errors.filter((e) => e.code === 'NYL-SOURCE-INVALID');
       const d = invalid.find((e) => e.location?.pointer === pointer);
-      assert.ok(d, `NYL-SOURCE-INVALID at ${pointer}; errors: ${JSON.stringify(r.json.errors.map((e) => ({ code: e.code, message: e.message.split('\n')[0], location: e.location })))}`);
+      assert.ok(
+        d,
+        `NYL-SOURCE-INVALID at ${pointer}; errors: ${JSON.stringify(r.json.errors.map((e) => ({ code: e.code, message: e.message.split('\n')[0], location: e.location })))}`,
+      );
       assert.equal(d.location.file, 'nyl.yaml');
       assert.equal(d.location.line, line, `the line of the value in nyl.yaml: ${JSON.stringify(d.location)}`);
       assert.equal(r.code, 1, describeResult(r));
@@ -215,7 +218,8 @@ describe('3. checkpoints do not wait for siblings', () => {
         name: 'fast',
         recovery: 'converge', // without a checkpoint, the takeover would run it again
         dependsOn: [],
-        script: (logDir) => [`echo "$NYL_RUN" >> "${logDir}/$NYL_UNIT.log"`, `printf '{"unit":"fast"}' > "$NYL_OUTPUTS"`, `touch "${logDir}/fast.done"`].join('\n'),
+        script: (logDir) =>
+          [`echo "$NYL_RUN" >> "${logDir}/$NYL_UNIT.log"`, `printf '{"unit":"fast"}' > "$NYL_OUTPUTS"`, `touch "${logDir}/fast.done"`].join('\n'),
       },
       {
         name: 'slow',
@@ -262,7 +266,7 @@ describe('3. checkpoints do not wait for siblings', () => {
         `fast's receipt checkpoint reached ${RUNS}${run}: ${checkpointAfter === undefined ? `not within ${POLL_MS} ms` : `after ${checkpointAfter} ms`} (limit ${CHECKPOINT_MS} ms); the takeover then reported fast ${fast?.result} (${fast?.detail})`,
       );
       assert.equal(fast?.result, 'imported', `the takeover imports fast's receipt: ${describeResult(takeover)}`);
-      assert.equal(sc.observedDoc('fast')?.receipt?.run, run, 'the receipt is the dead run\'s');
+      assert.equal(sc.observedDoc('fast')?.receipt?.run, run, "the receipt is the dead run's");
       assert.equal(sc.executionCounts().fast, 1, 'fast ran once');
     } finally {
       for (const pid of pidsIn(slowPid)) killPid(pid);
@@ -301,7 +305,10 @@ describe('4. lease deadlines keep their milliseconds', () => {
       const [acquired] = leases;
       const tip = leases[leases.length - 1];
       const start = new Date(pinned).toISOString();
-      assert.ok(Date.parse(acquired.deadline) >= pinned + 2000, `the lease as acquired: deadline ${acquired.deadline}, acquiredAt ${acquired.acquiredAt}, clock started at ${start}`);
+      assert.ok(
+        Date.parse(acquired.deadline) >= pinned + 2000,
+        `the lease as acquired: deadline ${acquired.deadline}, acquiredAt ${acquired.acquiredAt}, clock started at ${start}`,
+      );
       assert.ok(Date.parse(tip.deadline) >= pinned + 2000, `${LEASE}:lease.yaml: deadline ${tip.deadline}, clock started at ${start}`);
       const [created] = runDocs;
       assert.ok(created?.deadline, `the run ref carries a deadline: ${JSON.stringify(runDocs)}`);

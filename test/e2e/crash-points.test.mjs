@@ -71,7 +71,10 @@ const CHECKPOINTED = {
 };
 
 function receiptsIn(sc, run) {
-  return [...sc.deadRuns.get(run).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n).sort();
+  return [...sc.deadRuns.get(run).units]
+    .filter(([, d]) => d.checkpoint?.result === 'receipt')
+    .map(([n]) => n)
+    .sort();
 }
 
 /**
@@ -138,9 +141,7 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
     for (const point of RECONCILE_POINTS) {
       for (const way of matrixWays(transport, point)) {
         const title =
-          way === 'takeover'
-            ? `killed at ${point}: lease break + reconcile takes over`
-            : `killed at ${point}: lease break, recover, retry, reconcile`;
+          way === 'takeover' ? `killed at ${point}: lease break + reconcile takes over` : `killed at ${point}: lease break, recover, retry, reconcile`;
         const open = scenarioFor();
         test(title, async (t) => {
           const sc = await open(t);
@@ -175,9 +176,13 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
                 assert.equal(reconcile.code, expected.stuck.length > 0 ? 4 : 0, describeResult(reconcile));
                 for (const name of expected.stuck) {
                   assert.equal(reconcile.json.units[name].result, 'recovered', `${name}: ${JSON.stringify(reconcile.json.units[name])}`);
-                  assert.ok(reconcile.json.warnings.some((w) => w.code === 'NYL-UNIT-UNCERTAIN' && w.units?.includes(name)), `NYL-UNIT-UNCERTAIN for ${name}: ${allCodes(reconcile)}`);
+                  assert.ok(
+                    reconcile.json.warnings.some((w) => w.code === 'NYL-UNIT-UNCERTAIN' && w.units?.includes(name)),
+                    `NYL-UNIT-UNCERTAIN for ${name}: ${allCodes(reconcile)}`,
+                  );
                 }
-                for (const name of CHECKPOINTED[point]) assert.equal(reconcile.json.units[name].result, 'imported', `${name} is imported: ${JSON.stringify(reconcile.json.units[name])}`);
+                for (const name of CHECKPOINTED[point])
+                  assert.equal(reconcile.json.units[name].result, 'imported', `${name} is imported: ${JSON.stringify(reconcile.json.units[name])}`);
               }
             } else {
               const { uncertain } = await recoverPath(sc);
@@ -222,10 +227,14 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
         const sc = new Scenario({ transport, daemon });
         try {
           await sc.ok(['state', 'init', '-e', ENV]);
-          const { deadRuns: [k] } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
+          const {
+            deadRuns: [k],
+          } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
           await sc.leaseBreak('first runner killed');
           // The takeover imports K in memory, runs db and migrate, and dies after checkpointing them.
-          const { deadRuns: [l] } = await crashReconcile(sc, 'before-transition-push', { units: ['db', 'migrate'] });
+          const {
+            deadRuns: [l],
+          } = await crashReconcile(sc, 'before-transition-push', { units: ['db', 'migrate'] });
           assert.ok(l && l !== k);
           assert.ok(sc.refs()[`${RUNS}${k}`], "K's run ref waits for an import that lands");
           await sc.leaseBreak('second runner killed');
@@ -235,7 +244,11 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
           assert.equal(sc.observedDoc('base').receipt.run, k);
           assert.equal(sc.observedDoc('db').receipt.run, l);
           // The first break (K's) is on record too, although the takeover that took it over died.
-          assert.deepEqual((m.json.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]), [[k, 'first runner killed']], describeResult(m));
+          assert.deepEqual(
+            (m.json.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]),
+            [[k, 'first runner killed']],
+            describeResult(m),
+          );
           const summary = await assertCrashInvariants(sc, { allCurrent: true });
           assert.deepEqual(summary.counts, ALL, 'nothing ran twice');
         } finally {
@@ -247,16 +260,22 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
         const sc = new Scenario({ transport, daemon });
         try {
           await sc.ok(['state', 'init', '-e', ENV]);
-          const { deadRuns: [dead] } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
+          const {
+            deadRuns: [dead],
+          } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
           // base (converge) and config (manual) change what they run.
           const file = path.join(sc.project, 'nyl.yaml');
           let text = fs.readFileSync(file, 'utf8');
-          for (const name of ['base', 'config']) text = text.replace(`metadata: {name: ${name}}\nspec:\n`, `metadata: {name: ${name}}\nspec:\n  env: {VERSION: "2"}\n`);
+          for (const name of ['base', 'config'])
+            text = text.replace(`metadata: {name: ${name}}\nspec:\n`, `metadata: {name: ${name}}\nspec:\n  env: {VERSION: "2"}\n`);
           fs.writeFileSync(file, text);
           git(sc.project, 'commit', '-qam', 'base and config: version 2');
           await sc.leaseBreak();
           const r = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [2, 4]);
-          const superseded = r.json.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED').flatMap((w) => w.units ?? []).sort();
+          const superseded = r.json.warnings
+            .filter((w) => w.code === 'NYL-RUN-SUPERSEDED')
+            .flatMap((w) => w.units ?? [])
+            .sort();
           assert.deepEqual(superseded, ['base', 'config'], describeResult(r));
           assert.equal(r.json.units.base.result, 'executed', 'base converges: it runs again for its new key');
           assert.equal(r.json.units.config.result, 'recovered');
@@ -279,39 +298,40 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
     // its own clock before it takes over'); a real 2s lease expiring between real processes is
     // taken over in test/e2e/crash-races.test.mjs ('a holder frozen (SIGSTOP) past its 2s deadline
     // is taken over'). Here: in the full campaign.
-    if (FULL_CAMPAIGNS) test('a lease that EXPIRES (2s) is taken over by the next reconcile, which imports the dead run', async (t) => {
-      const sc = await openExpiring(t, { lease: '2s' });
-      await run(t, sc, async () => {
-        await sc.ok(['state', 'init', '-e', ENV]);
-        const { deadRuns } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
-        const lease = sc.leaseDoc();
-        assert.ok(lease && !lease.broken, 'the dead run left a live lease');
-        // While the deadline lies ahead, the lease holds. (On a loaded machine the deadline may
-        // pass while that reconcile starts: then it is the takeover.)
-        let r;
-        if (Date.parse(lease.deadline) - Date.now() > 1000) {
-          const early = await sc.nyl(['reconcile', '-e', ENV, '-o', 'json']);
-          if (early.code === 0 && Date.now() >= Date.parse(lease.deadline)) r = early;
-          else {
-            assert.equal(early.code, 2, describeResult(early));
-            assert.deepEqual(errorCodes(early), ['NYL-LEASE-HELD']);
-            assert.equal(sc.leaseDoc()?.run, deadRuns[0], 'the refused run left the lease alone');
+    if (FULL_CAMPAIGNS)
+      test('a lease that EXPIRES (2s) is taken over by the next reconcile, which imports the dead run', async (t) => {
+        const sc = await openExpiring(t, { lease: '2s' });
+        await run(t, sc, async () => {
+          await sc.ok(['state', 'init', '-e', ENV]);
+          const { deadRuns } = await crashReconcile(sc, 'before-transition-push', { units: WAVE1 });
+          const lease = sc.leaseDoc();
+          assert.ok(lease && !lease.broken, 'the dead run left a live lease');
+          // While the deadline lies ahead, the lease holds. (On a loaded machine the deadline may
+          // pass while that reconcile starts: then it is the takeover.)
+          let r;
+          if (Date.parse(lease.deadline) - Date.now() > 1000) {
+            const early = await sc.nyl(['reconcile', '-e', ENV, '-o', 'json']);
+            if (early.code === 0 && Date.now() >= Date.parse(lease.deadline)) r = early;
+            else {
+              assert.equal(early.code, 2, describeResult(early));
+              assert.deepEqual(errorCodes(early), ['NYL-LEASE-HELD']);
+              assert.equal(sc.leaseDoc()?.run, deadRuns[0], 'the refused run left the lease alone');
+            }
           }
-        }
-        if (!r) {
-          const wait = Date.parse(sc.leaseDoc()?.deadline ?? 0) - Date.now() + 1100;
-          if (wait > 0) await sleep(wait);
-          r = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
-        }
-        assert.equal(r.json.details.leaseBroken, undefined, 'an expired lease is no break');
-        assert.deepEqual([...r.json.details.imported].sort(), ['base', 'config'], describeResult(r));
-        assert.equal(r.json.units.base.result, 'imported');
-        assert.ok(!Object.keys(sc.refs()).some((ref) => ref.startsWith(RUNS)), 'the dead run ref is consumed');
-        const summary = await assertCrashInvariants(sc, { allCurrent: true });
-        assert.deepEqual(summary.counts, ALL);
-        assert.equal(sc.observedDoc('base').receipt.run, deadRuns[0]);
+          if (!r) {
+            const wait = Date.parse(sc.leaseDoc()?.deadline ?? 0) - Date.now() + 1100;
+            if (wait > 0) await sleep(wait);
+            r = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
+          }
+          assert.equal(r.json.details.leaseBroken, undefined, 'an expired lease is no break');
+          assert.deepEqual([...r.json.details.imported].sort(), ['base', 'config'], describeResult(r));
+          assert.equal(r.json.units.base.result, 'imported');
+          assert.ok(!Object.keys(sc.refs()).some((ref) => ref.startsWith(RUNS)), 'the dead run ref is consumed');
+          const summary = await assertCrashInvariants(sc, { allCurrent: true });
+          assert.deepEqual(summary.counts, ALL);
+          assert.equal(sc.observedDoc('base').receipt.run, deadRuns[0]);
+        });
       });
-    });
   });
 }
 
@@ -338,7 +358,8 @@ describe('random kills', () => {
         const refs = sc.refs();
         let outcome;
         if (finished || (result.signal !== 'SIGKILL' && result.code !== null)) outcome = `finished (exit ${result.code})`;
-        else if (!refs[LEASE] && deadRuns.length === 0) outcome = sc.stateRefs().observed === before.observed ? 'killed before the lease' : 'killed after the transition';
+        else if (!refs[LEASE] && deadRuns.length === 0)
+          outcome = sc.stateRefs().observed === before.observed ? 'killed before the lease' : 'killed after the transition';
         else {
           const rec = deadRuns.length ? sc.deadRuns.get(deadRuns[0]) : undefined;
           const docs = rec ? [...rec.units.values()] : [];
@@ -349,7 +370,9 @@ describe('random kills', () => {
         if (way === 'takeover') await takeoverPath(sc);
         else await recoverPath(sc);
         const summary = await assertCrashInvariants(sc, { allCurrent: way === 'recover' });
-        t.diagnostic(`trial ${trial}: kill after ${delay} ms: ${outcome}; ${way}; executions ${JSON.stringify(summary.counts)}${summary.stuck.length ? `; uncertain ${summary.stuck}` : ''}`);
+        t.diagnostic(
+          `trial ${trial}: kill after ${delay} ms: ${outcome}; ${way}; executions ${JSON.stringify(summary.counts)}${summary.stuck.length ? `; uncertain ${summary.stuck}` : ''}`,
+        );
       } finally {
         await sc.cleanup();
       }

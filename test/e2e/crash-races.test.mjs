@@ -54,7 +54,10 @@ function breakRecords(sc) {
 /** State commits written since `before` (desired and observed), as messages. */
 function commitsSince(sc, before) {
   const out = [];
-  for (const [key, ref] of [['desired', DESIRED], ['observed', OBSERVED]]) {
+  for (const [key, ref] of [
+    ['desired', DESIRED],
+    ['observed', OBSERVED],
+  ]) {
     for (const c of commitsOf(sc.bare, ref)) {
       if (c.oid === before[key]) break;
       out.push(c);
@@ -136,7 +139,11 @@ describe('a live run whose lease ref is gone', () => {
       const take = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
       assert.equal(take.json.details.leaseBroken?.run, run);
       const summary = await assertCrashInvariants(sc, { allCurrent: true });
-      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1), 'the holder ran everything once; the takeover imported it');
+      assert.deepEqual(
+        Object.values(summary.counts),
+        sc.unitNames.map(() => 1),
+        'the holder ran everything once; the takeover imported it',
+      );
     } finally {
       await sc.cleanup();
     }
@@ -183,7 +190,8 @@ describe('two importers at once', { concurrency: 2 }, () => {
     if (loser.code === 1) assert.deepEqual(errorCodes(loser), ['NYL-RECOVER-NOTHING'], describeResult(loser));
     if (loser.code === 2) assert.deepEqual(errorCodes(loser), ['NYL-LEASE-HELD'], describeResult(loser));
     if (loser.code === 4) assert.deepEqual(errorCodes(loser), ['NYL-LEASE-LOST'], describeResult(loser));
-    if (loser.code === 0) assert.ok(!loser.json?.details?.leaseBroken && !loser.json?.committed, `a late importer found nothing to write: ${describeResult(loser)}`);
+    if (loser.code === 0)
+      assert.ok(!loser.json?.details?.leaseBroken && !loser.json?.committed, `a late importer found nothing to write: ${describeResult(loser)}`);
 
     const refs = sc.refs();
     assert.equal(refs[`${RUNS}${dead}`], undefined, 'the dead run ref is consumed');
@@ -198,45 +206,51 @@ describe('two importers at once', { concurrency: 2 }, () => {
   }
 
   for (const [a, b] of pairs) {
-    if (startedTogether([a, b])) test(`${a} and ${b} started together: exactly one import lands (${IMPORT_RACE_ROUNDS} rounds)`, async (t) => {
-      for (let round = 0; round < IMPORT_RACE_ROUNDS; round++) {
+    if (startedTogether([a, b]))
+      test(`${a} and ${b} started together: exactly one import lands (${IMPORT_RACE_ROUNDS} rounds)`, async (t) => {
+        for (let round = 0; round < IMPORT_RACE_ROUNDS; round++) {
+          const { sc, dead, before } = await brokenRun();
+          try {
+            const ha = sc.start(argsOf(a));
+            const hb = sc.start(argsOf(b));
+            const results = await Promise.all([ha.done, hb.done]);
+            sc.record('race');
+            const { loser, loserOp } = assertOneImport(sc, dead, before, results, [a, b], { strict: false });
+            t.diagnostic(`round ${round}: ${loserOp} lost, exit ${loser.code} ${allCodes(loser).join(',')}`);
+            const summary = await assertCrashInvariants(sc, { allCurrent: true });
+            assert.deepEqual(
+              Object.values(summary.counts),
+              sc.unitNames.map(() => 1),
+              'each unit ran once',
+            );
+          } finally {
+            await sc.cleanup();
+          }
+        }
+      });
+
+    if (overlapping([a, b]))
+      test(`${a} and ${b} overlap for sure (both pause once they hold the lease): one lands, the other writes nothing`, async (t) => {
         const { sc, dead, before } = await brokenRun();
         try {
-          const ha = sc.start(argsOf(a));
-          const hb = sc.start(argsOf(b));
-          const results = await Promise.all([ha.done, hb.done]);
+          const ma = path.join(sc.dir, 'pause-a');
+          const mb = path.join(sc.dir, 'pause-b');
+          const pause = (m) => ({ NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: m });
+          const ha = sc.start(argsOf(a), { env: pause(ma) });
+          const hb = sc.start(argsOf(b), { env: pause(mb) });
+          // One of them holds the lease and waits; let the other decide (refuse, or take it over).
+          const until = Date.now() + 20000;
+          while (!fs.existsSync(ma) && !fs.existsSync(mb) && Date.now() < until) await sleep(20);
+          while (!(fs.existsSync(ma) && fs.existsSync(mb)) && !ha.exited && !hb.exited && Date.now() < until) await sleep(20);
+          const both = fs.existsSync(ma) && fs.existsSync(mb);
+          const results = await Promise.all([releaseUntilExit(ha, ma), releaseUntilExit(hb, mb)]);
           sc.record('race');
-          const { loser, loserOp } = assertOneImport(sc, dead, before, results, [a, b], { strict: false });
-          t.diagnostic(`round ${round}: ${loserOp} lost, exit ${loser.code} ${allCodes(loser).join(',')}`);
-          const summary = await assertCrashInvariants(sc, { allCurrent: true });
-          assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1), 'each unit ran once');
+          const { loser, loserOp } = assertOneImport(sc, dead, before, results, [a, b], { strict: true });
+          t.diagnostic(`both paused holding a lease: ${both}; ${loserOp} lost, exit ${loser.code} ${allCodes(loser).join(',')}`);
         } finally {
           await sc.cleanup();
         }
-      }
-    });
-
-    if (overlapping([a, b])) test(`${a} and ${b} overlap for sure (both pause once they hold the lease): one lands, the other writes nothing`, async (t) => {
-      const { sc, dead, before } = await brokenRun();
-      try {
-        const ma = path.join(sc.dir, 'pause-a');
-        const mb = path.join(sc.dir, 'pause-b');
-        const pause = (m) => ({ NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: m });
-        const ha = sc.start(argsOf(a), { env: pause(ma) });
-        const hb = sc.start(argsOf(b), { env: pause(mb) });
-        // One of them holds the lease and waits; let the other decide (refuse, or take it over).
-        const until = Date.now() + 20000;
-        while (!fs.existsSync(ma) && !fs.existsSync(mb) && Date.now() < until) await sleep(20);
-        while (!(fs.existsSync(ma) && fs.existsSync(mb)) && !ha.exited && !hb.exited && Date.now() < until) await sleep(20);
-        const both = fs.existsSync(ma) && fs.existsSync(mb);
-        const results = await Promise.all([releaseUntilExit(ha, ma), releaseUntilExit(hb, mb)]);
-        sc.record('race');
-        const { loser, loserOp } = assertOneImport(sc, dead, before, results, [a, b], { strict: true });
-        t.diagnostic(`both paused holding a lease: ${both}; ${loserOp} lost, exit ${loser.code} ${allCodes(loser).join(',')}`);
-      } finally {
-        await sc.cleanup();
-      }
-    });
+      });
   }
 });
 
@@ -269,12 +283,16 @@ describe('a holder that cannot renew', () => {
       assert.deepEqual(errorCodes(r), ['NYL-LEASE-LOST']);
       assert.deepEqual(sc.executionCounts(), Object.fromEntries(sc.unitNames.map((n) => [n, 0])), 'no unit started after the lease was lost');
       const rec = sc.readRunCommit(sc.refs()[`${RUNS}${run}`]);
-      for (const name of ['base', 'config']) assert.equal(rec.units.get(name).checkpoint?.result, 'not-started', `${name}: ${JSON.stringify(rec.units.get(name))}`);
+      for (const name of ['base', 'config'])
+        assert.equal(rec.units.get(name).checkpoint?.result, 'not-started', `${name}: ${JSON.stringify(rec.units.get(name))}`);
 
       const take = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
       assert.deepEqual(take.json.details.recovered ?? [], [], 'not-started units are not uncertain');
       const summary = await assertCrashInvariants(sc, { allCurrent: true });
-      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1));
+      assert.deepEqual(
+        Object.values(summary.counts),
+        sc.unitNames.map(() => 1),
+      );
     } finally {
       await sc.cleanup();
     }
@@ -305,9 +323,16 @@ describe('a holder that cannot renew', () => {
       assert.notEqual(r.code, 0, describeResult(r));
       // The deadline the others see: the last lease the holder managed to push.
       const deadline = Date.parse(sc.leaseDoc().deadline);
-      const starts = fs.readFileSync(path.join(sc.logDir, 'starts'), 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([unit, ms]) => ({ unit, ms: Number(ms) }));
+      const starts = fs
+        .readFileSync(path.join(sc.logDir, 'starts'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' '))
+        .map(([unit, ms]) => ({ unit, ms: Number(ms) }));
       const late = starts.filter((s) => s.ms >= deadline).map((s) => `${s.unit} started ${s.ms - deadline} ms after the deadline`);
-      t.diagnostic(`deadline ${sc.leaseDoc().deadline}; starts: ${starts.map((s) => `${s.unit}@${s.ms - deadline}ms`).join(', ')}; exit ${r.code} ${errorCodes(r)}`);
+      t.diagnostic(
+        `deadline ${sc.leaseDoc().deadline}; starts: ${starts.map((s) => `${s.unit}@${s.ms - deadline}ms`).join(', ')}; exit ${r.code} ${errorCodes(r)}`,
+      );
       await t.test('no unit starts once the deadline has passed without a renewal', () => {
         assert.deepEqual(late, []);
       });
@@ -387,4 +412,3 @@ describe('a holder that cannot renew', () => {
 // was here, with a taker whose clock ran ahead of a live holder; a taker now watches an expired
 // lease first and sees a live holder renew, so the race needs a holder whose renewals cannot
 // reach the repository, which the in-process store arranges.
-

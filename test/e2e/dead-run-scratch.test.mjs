@@ -41,7 +41,10 @@ function holding(dir, text) {
 }
 
 function outputsFiles(dir) {
-  return fs.readdirSync(dir, { recursive: true }).map(String).filter((p) => p.endsWith('.outputs.json'));
+  return fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((p) => p.endsWith('.outputs.json'));
 }
 
 test('a run killed mid-unit leaves its values in TMPDIR; the run that imports it removes its scratch directory', { timeout: 120_000 }, async () => {
@@ -51,7 +54,12 @@ test('a run killed mid-unit leaves its values in TMPDIR; the run that imports it
     await sc.ok(['state', 'init', '-e', ENV]);
     const dir = fs.mkdtempSync(path.join(sc.dir, 'die-'));
     const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { ...env, DIE_DIR: dir } });
-    await Promise.race([waitForFile(path.join(dir, 'running'), 30_000), h.done.then((r) => { throw new Error(`reconcile ended early: ${describeResult(r)}`); })]);
+    await Promise.race([
+      waitForFile(path.join(dir, 'running'), 30_000),
+      h.done.then((r) => {
+        throw new Error(`reconcile ended early: ${describeResult(r)}`);
+      }),
+    ]);
     const pgid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
     sc.toolPids.push(pgid);
     const killed = await h.crash();

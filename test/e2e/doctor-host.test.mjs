@@ -30,9 +30,20 @@ test('plain Git over file://, a git daemon and smart HTTP hold state with both p
   const daemon = await startGitDaemon(base);
   const http = await startGitHttp(base);
   try {
-    for (const [name, url] of [['file.git', pathToFileURL(path.join(base, 'file.git')).href], ['daemon.git', daemon.url('daemon.git')], ['http.git', http.url('http.git')]]) {
+    for (const [name, url] of [
+      ['file.git', pathToFileURL(path.join(base, 'file.git')).href],
+      ['daemon.git', daemon.url('daemon.git')],
+      ['http.git', http.url('http.git')],
+    ]) {
       const json = check(url);
-      assert.deepEqual(json.prefixes.map((p) => [p.prefix, p.works]), [['refs/nyl/', true], ['refs/heads/nyl-run/', true]], `${name}: ${JSON.stringify(json.prefixes)}`);
+      assert.deepEqual(
+        json.prefixes.map((p) => [p.prefix, p.works]),
+        [
+          ['refs/nyl/', true],
+          ['refs/heads/nyl-run/', true],
+        ],
+        `${name}: ${JSON.stringify(json.prefixes)}`,
+      );
       assert.equal(json.recommended, 'refs/nyl/');
       assert.deepEqual(json.leftovers, []);
       assert.deepEqual(refsOf(path.join(base, name)), [], `${name}: nothing left`);
@@ -48,14 +59,30 @@ test('plain Git over file://, a git daemon and smart HTTP hold state with both p
 
 test('a host that refuses refs outside refs/heads/: only the branch prefix works, and the warning says what to set', () => {
   const bare = makeBareRepo();
-  fs.writeFileSync(path.join(bare, 'hooks', 'pre-receive'), '#!/bin/sh\nwhile read -r old new ref; do case "$ref" in refs/heads/*) ;; *) echo "only branches here: $ref" >&2; exit 1 ;; esac; done\n', { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(bare, 'hooks', 'pre-receive'),
+    '#!/bin/sh\nwhile read -r old new ref; do case "$ref" in refs/heads/*) ;; *) echo "only branches here: $ref" >&2; exit 1 ;; esac; done\n',
+    { mode: 0o755 },
+  );
   const json = check(pathToFileURL(bare).href);
-  assert.deepEqual(json.prefixes.map((p) => [p.prefix, p.works]), [['refs/nyl/', false], ['refs/heads/nyl-run/', true]]);
+  assert.deepEqual(
+    json.prefixes.map((p) => [p.prefix, p.works]),
+    [
+      ['refs/nyl/', false],
+      ['refs/heads/nyl-run/', true],
+    ],
+  );
   assert.equal(json.prefixes[0].steps[0].verdict, 'failed');
   assert.match(json.prefixes[0].steps[0].detail, /only branches here/);
-  assert.deepEqual(json.prefixes[0].steps.slice(1).map((s) => s.verdict), ['not-run', 'not-run', 'not-run', 'not-run']);
+  assert.deepEqual(
+    json.prefixes[0].steps.slice(1).map((s) => s.verdict),
+    ['not-run', 'not-run', 'not-run', 'not-run'],
+  );
   assert.equal(json.recommended, 'refs/heads/nyl-run/');
-  assert.deepEqual(json.warnings.map((d) => d.code), ['NYL-HOST-BRANCH-PREFIX']);
+  assert.deepEqual(
+    json.warnings.map((d) => d.code),
+    ['NYL-HOST-BRANCH-PREFIX'],
+  );
   assert.match(json.warnings[0].fix, /state\.coordinationRefPrefix: refs\/heads\/nyl-run\//);
   assert.deepEqual(refsOf(bare), []);
 });
@@ -64,20 +91,37 @@ test('a host without atomic pushes cannot hold state: exit 1 naming atomic pushe
   const bare = makeBareRepo();
   git(bare, 'config', 'receive.advertiseAtomic', 'false');
   const json = check(pathToFileURL(bare).href, ['--prefix', 'refs/heads/nyl-run/'], 1);
-  assert.deepEqual(json.prefixes.map((p) => p.prefix), ['refs/heads/nyl-run/']);
+  assert.deepEqual(
+    json.prefixes.map((p) => p.prefix),
+    ['refs/heads/nyl-run/'],
+  );
   assert.match(json.prefixes[0].steps[0].detail, /does not support atomic pushes/);
-  assert.deepEqual(json.errors.map((d) => d.code), ['NYL-HOST-INCOMPATIBLE']);
+  assert.deepEqual(
+    json.errors.map((d) => d.code),
+    ['NYL-HOST-INCOMPATIBLE'],
+  );
   assert.match(json.errors[0].fix, /accepts atomic pushes \(git push --atomic\)/);
   assert.deepEqual(refsOf(bare), []);
 });
 
 test('a hook whose refusal mentions atomic pushes is a refusal, not a host without atomic pushes', () => {
   const bare = makeBareRepo();
-  fs.writeFileSync(path.join(bare, 'hooks', 'pre-receive'), '#!/bin/sh\necho "policy: atomic pushes are not allowed by this hook" >&2\nexit 1\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(bare, 'hooks', 'pre-receive'), '#!/bin/sh\necho "policy: atomic pushes are not allowed by this hook" >&2\nexit 1\n', {
+    mode: 0o755,
+  });
   const json = check(pathToFileURL(bare).href, [], 1);
-  assert.deepEqual(json.prefixes.map((p) => [p.prefix, p.works]), [['refs/nyl/', false], ['refs/heads/nyl-run/', false]]);
+  assert.deepEqual(
+    json.prefixes.map((p) => [p.prefix, p.works]),
+    [
+      ['refs/nyl/', false],
+      ['refs/heads/nyl-run/', false],
+    ],
+  );
   assert.match(json.prefixes[0].steps[0].detail, /^the host refused the push: policy: atomic pushes are not allowed by this hook/);
-  assert.deepEqual(json.errors.map((d) => d.code), ['NYL-HOST-INCOMPATIBLE']);
+  assert.deepEqual(
+    json.errors.map((d) => d.code),
+    ['NYL-HOST-INCOMPATIBLE'],
+  );
   assert.match(json.errors[0].message, /cannot hold orchestration state: a step failed under refs\/nyl\/ and under refs\/heads\/nyl-run\/$/);
   assert.doesNotMatch(json.errors[0].fix, /use a Git host, or a version of it, that accepts atomic pushes/);
   assert.deepEqual(refsOf(bare), []);
@@ -90,7 +134,11 @@ test('a run killed midway leaves refs of its namespace only, and the next run de
   const dir = tempDir('nyl-doctor-kill-');
   const marker = path.join(dir, 'moving');
   // Step 3 (an update of refs that exist) waits in the hook, where the run is killed.
-  fs.writeFileSync(path.join(bare, 'hooks', 'pre-receive'), `#!/bin/sh\nwhile read -r old new ref; do case "$old" in 0000000000000000000000000000000000000000) ;; *) touch ${marker}; sleep 1 ;; esac; done\nexit 0\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    path.join(bare, 'hooks', 'pre-receive'),
+    `#!/bin/sh\nwhile read -r old new ref; do case "$old" in 0000000000000000000000000000000000000000) ;; *) touch ${marker}; sleep 1 ;; esac; done\nexit 0\n`,
+    { mode: 0o755 },
+  );
   const run = nylAsync(here(), ['doctor', 'host', pathToFileURL(bare).href, '--prefix', 'refs/nyl/']);
   await waitForFile(marker);
   run.child.kill('SIGKILL');

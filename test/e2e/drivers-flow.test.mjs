@@ -57,7 +57,11 @@ function flowYaml(url, dir, log, extra = {}) {
       command: ['sh', '-c', 'echo "seeding $CONN with $TOKEN"; printf \'{"seeded": "%s"}\' "$CONN" > /nyl/outputs.json'],
       env: { CONN: '${{ units.migrate.outputs.conn }}', TOKEN: '${{ units.migrate.outputs.token }}' },
     }),
-    dns: doc('OpenTofu', 'dns', { module: 'infra/dns', variables: { target: '${{ units.seed.outputs.seeded }}' }, backendConfig: { path: path.join(dir, 'dns.tfstate') } }),
+    dns: doc('OpenTofu', 'dns', {
+      module: 'infra/dns',
+      variables: { target: '${{ units.seed.outputs.seeded }}' },
+      backendConfig: { path: path.join(dir, 'dns.tfstate') },
+    }),
     smoke: doc('Command', 'smoke', { triggers: ['net'], script: `echo smoke >> ${log}` }),
     ...extra,
   };
@@ -134,51 +138,63 @@ function findEverywhere(ctx, text) {
   return found;
 }
 
-test('outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive value reaches no object, line or log; changed .tf, new migration and trigger re-run exactly their units', needs(podman.ok ? false : podman.reason, SKIP_NO_TERRAFORM), () => {
-  const ctx = flowProject();
-  const first = reconcile(ctx);
-  assert.equal(first.code, 0, `${first.stdout}\n${first.stderr}`);
-  assert.deepEqual(results(first), { net: 'executed', migrate: 'executed', seed: 'executed', dns: 'executed', smoke: 'executed' });
-  assert.deepEqual(logLines(ctx).sort(), ['migrate 1', 'smoke']);
+test(
+  'outputs flow Terraform -> Command -> OciImage -> OpenTofu; a sensitive value reaches no object, line or log; changed .tf, new migration and trigger re-run exactly their units',
+  needs(podman.ok ? false : podman.reason, SKIP_NO_TERRAFORM),
+  () => {
+    const ctx = flowProject();
+    const first = reconcile(ctx);
+    assert.equal(first.code, 0, `${first.stdout}\n${first.stderr}`);
+    assert.deepEqual(results(first), { net: 'executed', migrate: 'executed', seed: 'executed', dns: 'executed', smoke: 'executed' });
+    assert.deepEqual(logLines(ctx).sort(), ['migrate 1', 'smoke']);
 
-  // The module's sensitive output lives in its backend; Git keeps its digest only.
-  const password = JSON.parse(fs.readFileSync(path.join(ctx.dir, 'net.tfstate'), 'utf8')).outputs.password.value;
-  assert.equal(password, PASSWORD);
-  const net = observed(ctx, 'net').receipt;
-  assert.deepEqual(net.outputs, { endpoint: 'db.eu.internal' });
-  assert.deepEqual(Object.keys(net.sensitiveOutputs.password), ['sha256'], 'a module output is kept as a digest: the backend holds it');
-  const migrate = observed(ctx, 'migrate').receipt;
-  assert.deepEqual(migrate.outputs, { conn: 'db.eu.internal/app' });
-  assert.match(migrate.sensitiveOutputs.token.sealed, /^aes256gcm:v2:/, "a Command's sensitive output is sealed");
-  assert.equal(observed(ctx, 'seed').receipt.outputs.seeded, 'db.eu.internal/app');
-  assert.equal(observed(ctx, 'dns').receipt.outputs.fqdn, 'app -> db.eu.internal/app');
-  assert.match(first.stderr, /connecting to db\.eu\.internal with \*\*\*/);
-  assert.match(first.stderr, /seeding db\.eu\.internal\/app with \*\*\*/, 'the container got the opened token, masked');
-  const desired = parseYaml(git(ctx.bare, 'show', 'refs/heads/nyl/dev/desired:units/migrate.yaml'));
-  assert.equal(desired.rendering.env.DB_PASSWORD, '${{ units.net.outputs.password }}', 'the desired document keeps the reference');
+    // The module's sensitive output lives in its backend; Git keeps its digest only.
+    const password = JSON.parse(fs.readFileSync(path.join(ctx.dir, 'net.tfstate'), 'utf8')).outputs.password.value;
+    assert.equal(password, PASSWORD);
+    const net = observed(ctx, 'net').receipt;
+    assert.deepEqual(net.outputs, { endpoint: 'db.eu.internal' });
+    assert.deepEqual(Object.keys(net.sensitiveOutputs.password), ['sha256'], 'a module output is kept as a digest: the backend holds it');
+    const migrate = observed(ctx, 'migrate').receipt;
+    assert.deepEqual(migrate.outputs, { conn: 'db.eu.internal/app' });
+    assert.match(migrate.sensitiveOutputs.token.sealed, /^aes256gcm:v2:/, "a Command's sensitive output is sealed");
+    assert.equal(observed(ctx, 'seed').receipt.outputs.seeded, 'db.eu.internal/app');
+    assert.equal(observed(ctx, 'dns').receipt.outputs.fqdn, 'app -> db.eu.internal/app');
+    assert.match(first.stderr, /connecting to db\.eu\.internal with \*\*\*/);
+    assert.match(first.stderr, /seeding db\.eu\.internal\/app with \*\*\*/, 'the container got the opened token, masked');
+    const desired = parseYaml(git(ctx.bare, 'show', 'refs/heads/nyl/dev/desired:units/migrate.yaml'));
+    assert.equal(desired.rendering.env.DB_PASSWORD, '${{ units.net.outputs.password }}', 'the desired document keeps the reference');
 
-  const quiet = reconcile(ctx);
-  assert.equal(quiet.code, 0, quiet.stderr);
-  assert.deepEqual(Object.values(results(quiet)).filter((r) => r !== 'current'), [], 'nothing changed, nothing runs');
+    const quiet = reconcile(ctx);
+    assert.equal(quiet.code, 0, quiet.stderr);
+    assert.deepEqual(
+      Object.values(results(quiet)).filter((r) => r !== 'current'),
+      [],
+      'nothing changed, nothing runs',
+    );
 
-  // A changed .tf file re-plans its module; the trigger re-runs the smoke test; migrate's inputs are the same.
-  commitFiles(ctx.project, { 'infra/net/main.tf.json': JSON.stringify({ ...NET_TF, output: { ...NET_TF.output, note: { value: 'v2' } } }) }, 'net: a new output');
-  const tf = reconcile(ctx);
-  assert.equal(tf.code, 0, tf.stderr);
-  assert.deepEqual(results(tf), { net: 'executed', migrate: 'current', seed: 'current', dns: 'current', smoke: 'executed' });
-  assert.deepEqual(logLines(ctx), ['smoke']);
+    // A changed .tf file re-plans its module; the trigger re-runs the smoke test; migrate's inputs are the same.
+    commitFiles(
+      ctx.project,
+      { 'infra/net/main.tf.json': JSON.stringify({ ...NET_TF, output: { ...NET_TF.output, note: { value: 'v2' } } }) },
+      'net: a new output',
+    );
+    const tf = reconcile(ctx);
+    assert.equal(tf.code, 0, tf.stderr);
+    assert.deepEqual(results(tf), { net: 'executed', migrate: 'current', seed: 'current', dns: 'current', smoke: 'executed' });
+    assert.deepEqual(logLines(ctx), ['smoke']);
 
-  // An added migration re-runs migrate only: its outputs are the same, so nothing after it runs.
-  commitFiles(ctx.project, { 'migrations/002.sql': 'alter table t add column x int;\n' }, 'a migration');
-  const mig = reconcile(ctx);
-  assert.equal(mig.code, 0, mig.stderr);
-  assert.deepEqual(results(mig), { net: 'current', migrate: 'executed', seed: 'current', dns: 'current', smoke: 'current' });
-  assert.deepEqual(logLines(ctx), ['migrate 2']);
+    // An added migration re-runs migrate only: its outputs are the same, so nothing after it runs.
+    commitFiles(ctx.project, { 'migrations/002.sql': 'alter table t add column x int;\n' }, 'a migration');
+    const mig = reconcile(ctx);
+    assert.equal(mig.code, 0, mig.stderr);
+    assert.deepEqual(results(mig), { net: 'current', migrate: 'executed', seed: 'current', dns: 'current', smoke: 'current' });
+    assert.deepEqual(logLines(ctx), ['migrate 2']);
 
-  const status = nyl(ctx.project, ['status', '-e', 'dev', '-o', 'json'], { env: runEnv() });
-  ctx.outputs.push(status.stdout, status.stderr);
-  for (const secret of [password, `tok-${password}`]) assert.deepEqual(findEverywhere(ctx, secret), [], `${secret} is nowhere`);
-});
+    const status = nyl(ctx.project, ['status', '-e', 'dev', '-o', 'json'], { env: runEnv() });
+    ctx.outputs.push(status.stdout, status.stderr);
+    for (const secret of [password, `tok-${password}`]) assert.deepEqual(findEverywhere(ctx, secret), [], `${secret} is nowhere`);
+  },
+);
 
 /**
  * A module whose apply can be interrupted: replacing `db` (a new region: triggers_replace) runs a
@@ -196,7 +212,11 @@ const SLOW_NET_TF = {
   resource: {
     terraform_data: {
       net: { input: 'net' },
-      db: { input: 'db.${var.region}.internal', triggers_replace: '${var.region}', provisioner: [{ 'local-exec': { command: 'touch ${var.marker} && sleep $${NYL_TEST_APPLY_SLEEP:-0}' } }] },
+      db: {
+        input: 'db.${var.region}.internal',
+        triggers_replace: '${var.region}',
+        provisioner: [{ 'local-exec': { command: 'touch ${var.marker} && sleep $${NYL_TEST_APPLY_SLEEP:-0}' } }],
+      },
     },
   },
   output: { endpoint: { value: '${terraform_data.db.output}' } },
@@ -253,7 +273,10 @@ test('a Command that becomes a Terraform unit: the old incarnation is deleted fi
   const log = path.join(dir, 'log');
   const envDoc = doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } });
   const asCommand = doc('Command', 'net', { deletionPolicy: 'Teardown', script: `echo up >> ${log}`, teardown: { script: `echo down >> ${log}` } });
-  const project = makeProject({ 'nyl.yaml': [envDoc, asCommand].map((d) => JSON.stringify(d)).join('\n---\n'), 'infra/net/main.tf.json': JSON.stringify(NET_TF) });
+  const project = makeProject({
+    'nyl.yaml': [envDoc, asCommand].map((d) => JSON.stringify(d)).join('\n---\n'),
+    'infra/net/main.tf.json': JSON.stringify(NET_TF),
+  });
   const env = runEnv();
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev'], { env }).code, 0);
   assert.equal(nyl(project, ['reconcile', '-e', 'dev'], { env }).code, 0);
@@ -281,13 +304,18 @@ function containersOf(env) {
   return ps.stdout.split('\n').filter(Boolean);
 }
 
-test('a container that outlived its killed run is removed by the takeover before anything runs again', { skip: podman.ok ? false : podman.reason }, async () => {
+test('a container that outlived its killed run is removed by the takeover before anything runs again', {
+  skip: podman.ok ? false : podman.reason,
+}, async () => {
   // An environment name of this test's own: podman's containers are machine-wide.
   const envName = `leftover${process.pid}`;
   const state = stateRepo();
   // It ignores the SIGTERM a dead Nyl's watchdog sends (through podman's signal proxy), so that the
   // runtime still has it once its client was killed at the end of the unit's grace.
-  const yaml = [doc('Environment', envName, { state: { repository: { repoURL: state.url } } }), doc('OciImage', 'job', { image: TEST_IMAGE, terminationGracePeriod: '1s', command: ['sh', '-c', 'trap "" TERM; sleep 300 & wait'] })];
+  const yaml = [
+    doc('Environment', envName, { state: { repository: { repoURL: state.url } } }),
+    doc('OciImage', 'job', { image: TEST_IMAGE, terminationGracePeriod: '1s', command: ['sh', '-c', 'trap "" TERM; sleep 300 & wait'] }),
+  ];
   const project = makeProject({ 'nyl.yaml': yaml.map((d) => JSON.stringify(d)).join('\n---\n') });
   const env = runEnv();
   assert.equal(nyl(project, ['state', 'init', '-e', envName], { env }).code, 0);
@@ -319,14 +347,18 @@ function podmanOk(...args) {
   return r.stdout;
 }
 
-test('an OciImage unit that is current stays current on a machine without its image; once it must execute, the absent image fails it', { skip: podman.ok ? false : podman.reason }, () => {
+test('an OciImage unit that is current stays current on a machine without its image; once it must execute, the absent image fails it', {
+  skip: podman.ok ? false : podman.reason,
+}, () => {
   // A tag of this test's own on the test image: removing it leaves the image (and other tests) alone.
   const image = `localhost/nyl-absent-${process.pid}:1`;
   podmanOk('tag', TEST_IMAGE, image);
   try {
     const state = stateRepo();
-    const job = (greeting) => doc('OciImage', 'job', { image, env: { GREETING: greeting }, command: ['sh', '-c', 'printf \'{"said": "%s"}\' "$GREETING" > /nyl/outputs.json'] });
-    const yaml = (greeting) => [doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } }), job(greeting)].map((d) => JSON.stringify(d)).join('\n---\n');
+    const job = (greeting) =>
+      doc('OciImage', 'job', { image, env: { GREETING: greeting }, command: ['sh', '-c', 'printf \'{"said": "%s"}\' "$GREETING" > /nyl/outputs.json'] });
+    const yaml = (greeting) =>
+      [doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } }), job(greeting)].map((d) => JSON.stringify(d)).join('\n---\n');
     const project = makeProject({ 'nyl.yaml': yaml('hello') });
     const env = runEnv();
     assert.equal(nyl(project, ['state', 'init', '-e', 'dev'], { env }).code, 0);
@@ -343,7 +375,11 @@ test('an OciImage unit that is current stays current on a machine without its im
     assert.equal(again.json.units.job.result, 'current');
     assert.match(again.json.units.job.detail, new RegExp(`image ${image} is not present locally`));
     assert.equal(observed({ bare: state.bare }, 'job').condition, undefined, 'no failure recorded');
-    assert.deepEqual(parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/desired:units/job.yaml')).rendering, recorded.rendering, 'the recorded preparation stands');
+    assert.deepEqual(
+      parseYaml(git(state.bare, 'show', 'refs/heads/nyl/dev/desired:units/job.yaml')).rendering,
+      recorded.rendering,
+      'the recorded preparation stands',
+    );
 
     const plan = nyl(project, ['plan', '-e', 'dev', '-o', 'json'], { env });
     assert.equal(plan.code, 0, `${plan.stdout}\n${plan.stderr}`);

@@ -34,11 +34,14 @@ test('a pull request preview: init, reconcile and status of pr-7, then state del
     '    values: {pr: "${{ instance.suffix }}", host: "${{ instance.name }}.preview.example.com"}',
   ].join('\n');
   const log = path.join(tempDir('nyl-preview-log-'), 'log');
-  const app = command('app', [
-    'env: {PR: "${{ env.values.pr }}", HOST: "${{ env.values.host }}"}',
-    `script: 'echo "up $PR $HOST $NYL_ENVIRONMENT" >> ${log}'`,
-    `teardown: {script: 'echo "down $PR" >> ${log}'}`,
-  ].join('\n'));
+  const app = command(
+    'app',
+    [
+      'env: {PR: "${{ env.values.pr }}", HOST: "${{ env.values.host }}"}',
+      `script: 'echo "up $PR $HOST $NYL_ENVIRONMENT" >> ${log}'`,
+      `teardown: {script: 'echo "down $PR" >> ${log}'}`,
+    ].join('\n'),
+  );
   const dir = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}"}`), template, app) });
   const lines = () => fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
 

@@ -76,13 +76,17 @@ const PROBES = {
  * feature owns, or that no command prints: their texts stay as they are until that feature lands.
  */
 const SKIPPED = {
-  'NYL-TEARDOWN-PENDING': 'the text without dependents is a fallback no command prints: a teardown that waits for its dependents names them (the dependents variant)',
-  'NYL-TEARDOWN-HAS-DEPENDENTS': 'the text without tombstones is a fallback no command prints: the warning names the tombstones that cite the unit (the dependents variant)',
+  'NYL-TEARDOWN-PENDING':
+    'the text without dependents is a fallback no command prints: a teardown that waits for its dependents names them (the dependents variant)',
+  'NYL-TEARDOWN-HAS-DEPENDENTS':
+    'the text without tombstones is a fallback no command prints: the warning names the tombstones that cite the unit (the dependents variant)',
   'NYL-TEARDOWN-WAITING': 'a publication teardown (milestone M5); names `nyl teardown --confirm-removed` (not built yet)',
   'NYL-UNIT-PENDING': 'reserved: no command reports it yet',
   'NYL-STATE-CORRUPT': 'the text without a repair is a fallback no command prints: every damaged document names its repair',
-  'NYL-BACKEND-SHARED (failed teardown)': "a teardown refused at run time for another's state needs a unit whose current incarnation has no receipt and whose failed attempts wrote no state, while the backend holds another's resources; the teardown of a state source shows shared is blocked before it runs (the rendered variant, which names no command)",
-  'NYL-UNIT-AWAITING-APPROVAL (digestUnknown)': 'printed only for a Terraform or OpenTofu unit with requireDigest, whose digest only a plan of its module gives: test/e2e/plan.test.mjs takes that digest from `nyl plan -o json` and applies it with the printed form of `--approve`',
+  'NYL-BACKEND-SHARED (failed teardown)':
+    "a teardown refused at run time for another's state needs a unit whose current incarnation has no receipt and whose failed attempts wrote no state, while the backend holds another's resources; the teardown of a state source shows shared is blocked before it runs (the rendered variant, which names no command)",
+  'NYL-UNIT-AWAITING-APPROVAL (digestUnknown)':
+    'printed only for a Terraform or OpenTofu unit with requireDigest, whose digest only a plan of its module gives: test/e2e/plan.test.mjs takes that digest from `nyl plan -o json` and applies it with the printed form of `--approve`',
 };
 
 /** Commands of features not built yet: a fix may name them beside a built way forward, which runs. */
@@ -92,7 +96,16 @@ const UNBUILT = [];
 const OWN_FIX = new Set(['NYL-USAGE']);
 
 /** Codes that say a printed command could not be run as printed. */
-const NOT_RUNNABLE = new Set(['NYL-USAGE', 'NYL-UNIT-UNKNOWN', 'NYL-ENVIRONMENT-UNKNOWN', 'NYL-PROJECT-MISSING', 'NYL-REASON-REQUIRED', 'NYL-RECOVER-REASON-REQUIRED', 'NYL-RECOVER-NOTHING', 'NYL-INTERNAL']);
+const NOT_RUNNABLE = new Set([
+  'NYL-USAGE',
+  'NYL-UNIT-UNKNOWN',
+  'NYL-ENVIRONMENT-UNKNOWN',
+  'NYL-PROJECT-MISSING',
+  'NYL-REASON-REQUIRED',
+  'NYL-RECOVER-REASON-REQUIRED',
+  'NYL-RECOVER-NOTHING',
+  'NYL-INTERNAL',
+]);
 
 /** What the test fills in for the placeholders every reader fills the same way. */
 const FILL = { '<why>': 'checked by the fix-texts test', '<what you checked>': 'checked by the fix-texts test: nothing was applied' };
@@ -154,13 +167,21 @@ class Fixes {
   async exec(cwd, cmd, exits, { env = {} } = {}) {
     const r = await runNyl(cwd, cmd.argv, { env });
     const refused = diagnosticsOf(r).filter((d) => d.severity === 'error' && NOT_RUNNABLE.has(d.code));
-    assert.deepEqual(refused.map((d) => d.code), [], `\`${cmd.command}\` runs as printed:\n${show(r)}`);
+    assert.deepEqual(
+      refused.map((d) => d.code),
+      [],
+      `\`${cmd.command}\` runs as printed:\n${show(r)}`,
+    );
     assert.ok(exits.includes(r.code), `\`${cmd.command}\` exits ${exits.join(' or ')}:\n${show(r)}`);
     return r;
   }
 
   done() {
-    assert.deepEqual([...this.covers].filter((k) => !this.seen.has(k)), [], 'every key the group declares was printed');
+    assert.deepEqual(
+      [...this.covers].filter((k) => !this.seen.has(k)),
+      [],
+      'every key the group declares was printed',
+    );
   }
 }
 
@@ -303,7 +324,9 @@ function runRefs(repo) {
 /** Whether a run ref of repo holds a checkpoint of unit. */
 function checkpointed(repo, unit) {
   return runRefs(repo).some((ref) => {
-    const file = git(repo, 'ls-tree', '-r', '--name-only', ref).split('\n').find((f) => f.endsWith(`/${unit}.yaml`));
+    const file = git(repo, 'ls-tree', '-r', '--name-only', ref)
+      .split('\n')
+      .find((f) => f.endsWith(`/${unit}.yaml`));
     return file !== undefined && /^checkpoint:/m.test(git(repo, 'show', `${ref}:${file}`));
   });
 }
@@ -326,7 +349,10 @@ function editRef(repo, ref, change) {
  * holder of this machine whose process is gone is taken over at once, with no clock consulted.
  */
 function holderElsewhere(repo) {
-  editRef(repo, LEASE, (files) => ({ ...files, 'lease.yaml': files['lease.yaml'].replace(/^(\s+)host: .*$/m, '$1host: ci-runner-elsewhere').replace(/^\s+(boot|started): .*\n/gm, '') }));
+  editRef(repo, LEASE, (files) => ({
+    ...files,
+    'lease.yaml': files['lease.yaml'].replace(/^(\s+)host: .*$/m, '$1host: ci-runner-elsewhere').replace(/^\s+(boot|started): .*\n/gm, ''),
+  }));
 }
 
 /** Points ref at a blob: a coordination ref that is not the commit Nyl wrote. */
@@ -380,10 +406,25 @@ async function killedWorld() {
 describe('fix texts work as printed', { concurrency: 2 }, () => {
   group(
     'a cancelled first run: status and the run name reconcile before recover, and each then works as printed',
-    ['NYL-RUN-CANCELLED', 'NYL-RUN-UNIMPORTED', 'NYL-UNIT-UNCERTAIN (unimported)', 'NYL-UNIT-UNCERTAIN', 'NYL-UNIT-FAILED', 'NYL-UNIT-FAILED (not retryable)', 'NYL-UNIT-FAILED (not retryable, unimported)', 'NYL-UNIT-HELD', 'NYL-RECOVER-KEY-MISMATCH'],
+    [
+      'NYL-RUN-CANCELLED',
+      'NYL-RUN-UNIMPORTED',
+      'NYL-UNIT-UNCERTAIN (unimported)',
+      'NYL-UNIT-UNCERTAIN',
+      'NYL-UNIT-FAILED',
+      'NYL-UNIT-FAILED (not retryable)',
+      'NYL-UNIT-FAILED (not retryable, unimported)',
+      'NYL-UNIT-HELD',
+      'NYL-RECOVER-KEY-MISMATCH',
+    ],
     async (fx) => {
       const s = scratch();
-      const { dir } = project({ a: gatedScript(s.log, s.gate), b: gatedScript(s.log, s.gate), t: `timeout: 1s\nscript: '[ -e ${s.gate} ] || sleep 5'`, f: `script: 'echo f >> ${s.log}; exit 1'` });
+      const { dir } = project({
+        a: gatedScript(s.log, s.gate),
+        b: gatedScript(s.log, s.gate),
+        t: `timeout: 1s\nscript: '[ -e ${s.gate} ] || sleep 5'`,
+        f: `script: 'echo f >> ${s.log}; exit 1'`,
+      });
       const cancelled = await cancelWhileRunning(dir, s);
       const run = cancelled.json.run;
       const reconcile = fx.only(fx.printed(cancelled, 'NYL-RUN-CANCELLED'));
@@ -401,13 +442,20 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
 
       // Every fix of that moment names the same reconcile first.
       assert.deepEqual(ofRun, [first, retryB], 'the cancelled run names the same two steps');
-      assert.deepEqual([reconcile, fx.only(fx.printed(before, 'NYL-RUN-UNIMPORTED')), fx.only(fx.printed(before, 'NYL-UNIT-FAILED', { unit: 'f' }))], [first, first, first]);
+      assert.deepEqual(
+        [reconcile, fx.only(fx.printed(before, 'NYL-RUN-UNIMPORTED')), fx.only(fx.printed(before, 'NYL-UNIT-FAILED', { unit: 'f' }))],
+        [first, first, first],
+      );
       const [importT, retryT] = fx.commands(fx.printed(before, 'NYL-UNIT-FAILED (not retryable, unimported)', { unit: 't' }));
       assert.deepEqual(importT, first);
 
       // Printed commands print text: what they did is read from state.
       const recorded = await status(dir);
-      assert.deepEqual(['a', 'b', 't'].map((u) => recorded.json.units[u].condition?.run), [run, run, run], show(recorded));
+      assert.deepEqual(
+        ['a', 'b', 't'].map((u) => recorded.json.units[u].condition?.run),
+        [run, run, run],
+        show(recorded),
+      );
       assert.deepEqual(fx.commands(fx.printed(imported, 'NYL-UNIT-UNCERTAIN', { unit: 'b' })), [retryB]);
       assert.deepEqual(fx.commands(fx.printed(recorded, 'NYL-UNIT-FAILED (not retryable)', { unit: 't' })), [retryT]);
 
@@ -427,7 +475,11 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
 
       openGate(s.gate);
       const last = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3]);
-      assert.deepEqual(['a', 'b', 't'].map((u) => last.json.units[u].result), ['executed', 'executed', 'executed'], show(last));
+      assert.deepEqual(
+        ['a', 'b', 't'].map((u) => last.json.units[u].result),
+        ['executed', 'executed', 'executed'],
+        show(last),
+      );
     },
   );
 
@@ -457,7 +509,13 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const shown = await fx.exec(dir, look, [2]);
       assert.match(shown.stdout, /^x +Command +pending/m, 'status names the units there are');
 
-      for (const [args, words] of [[['recover', '-e', ENV, '--retry-all'], ['recover', '--help']], [['frobnicate', '-e', ENV], ['--help']]]) {
+      for (const [args, words] of [
+        [
+          ['recover', '-e', ENV, '--retry-all'],
+          ['recover', '--help'],
+        ],
+        [['frobnicate', '-e', ENV], ['--help']],
+      ]) {
         const usage = await step(dir, args, [1]);
         const help = fx.only(fx.printed(usage, 'NYL-USAGE'));
         assert.deepEqual(help.argv, words);
@@ -516,13 +574,20 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       openGate(s.gate);
 
       const online = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
-      assert.ok((await status(dir)).json.warnings.some((w) => w.code === 'NYL-STATE-LOCAL-WORK'), 'status warns');
+      assert.ok(
+        (await status(dir)).json.warnings.some((w) => w.code === 'NYL-STATE-LOCAL-WORK'),
+        'status warns',
+      );
       const [breakLease, recoverRun] = fx.commands(fx.printed(online, 'NYL-STATE-LOCAL-WORK (left-lease)'));
       await fx.exec(dir, breakLease, [0]);
       await fx.exec(dir, recoverRun, [0]);
       const evidence = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
       await fx.exec(dir, fx.only(fx.printed(evidence, 'NYL-STATE-LOCAL-WORK (left-evidence)', { params: { units: ['a'] } })), [0]);
-      assert.deepEqual(logLines(s.log).filter((l) => l !== 'end a'), ['first', 'start a'], 'no unit ran again');
+      assert.deepEqual(
+        logLines(s.log).filter((l) => l !== 'end a'),
+        ['first', 'start a'],
+        'no unit ran again',
+      );
       assert.equal(git(origin.bare, 'for-each-ref'), remoteBefore, 'nothing reached the remote');
 
       const diverged = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
@@ -533,7 +598,11 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.equal((await step(published, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.first.result, 'current', "the local run's receipt was published");
       const discarded = forkWithOrigin(dir, origin);
       await fx.exec(discarded, discardAll, [0]);
-      assert.equal((await step(discarded, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.first.result, 'executed', 'a discarded receipt runs again online');
+      assert.equal(
+        (await step(discarded, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.first.result,
+        'executed',
+        'a discarded receipt runs again online',
+      );
 
       const lose = await step(dir, ['state', 'reset', '-e', ENV, '--local', '-o', 'json'], [1]);
       const [discardFirst, publishToo] = fx.commands(fx.printed(lose, 'NYL-STATE-RESET-DISCARD', { params: { units: ['first'] } }));
@@ -541,12 +610,18 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const localTip = git(dir, 'rev-parse', OBSERVED);
       await fx.exec(dir, discardFirst, [0]);
       assert.equal(git(dir, 'rev-parse', OBSERVED), git(origin.bare, 'rev-parse', OBSERVED), "the clone's branch is the remote's again");
-      assert.match(git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/nyl-discarded/dev/'), new RegExp(`heads/nyl/dev/observed ${localTip}`), 'the discarded tip stays for audit');
+      assert.match(
+        git(dir, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/nyl-discarded/dev/'),
+        new RegExp(`heads/nyl/dev/observed ${localTip}`),
+        'the discarded tip stays for audit',
+      );
       assert.equal(git(origin.bare, 'for-each-ref'), remoteBefore, 'reset pushes nothing');
 
       // A --local run cancelled before a starts: its run ref stays (ended), its lease does not.
       const marker = path.join(tempDir('nyl-fix-pause-'), 'paused');
-      const cancelled = startNyl(dir, ['reconcile', '-e', ENV, '--local'], { env: { NYL_FAULT_AT: 'after-started-push@a', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      const cancelled = startNyl(dir, ['reconcile', '-e', ENV, '--local'], {
+        env: { NYL_FAULT_AT: 'after-started-push@a', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
       await waitUntil(() => fs.existsSync(marker), 15000, 'a local run about to start a');
       cancelled.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 200));
@@ -567,7 +642,10 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       // Not the checkout's origin: read through the cache repository, where --local writes.
       const { dir } = project({ a: `${logged(s.log, 'a')}\nrecovery: converge` }, { state: origin.aliasURL, publish: origin.url });
       const missing = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [1]);
-      assert.deepEqual(diagnosticsOf(missing).map((d) => d.code), ['NYL-STATE-UNAVAILABLE']);
+      assert.deepEqual(
+        diagnosticsOf(missing).map((d) => d.code),
+        ['NYL-STATE-UNAVAILABLE'],
+      );
       // Its fix, an online command, creates the cache repository (no state yet: status exits 1).
       await fx.exec(dir, fx.only(diagnosticsOf(missing)[0]), [1]);
       await step(dir, ['state', 'init', '-e', ENV]);
@@ -581,31 +659,32 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const online = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
       const discard = fx.only(fx.printed(online, 'NYL-STATE-DIVERGED (cache)', { params: { cache, ref: DESIRED } }));
       const plain = await step(dir, ['state', 'reset', '-e', ENV, '--discard-all', '-o', 'json'], [1]);
-      assert.deepEqual(diagnosticsOf(plain).map((d) => d.code), ['NYL-USAGE'], 'reset moves local refs only: --local is required');
+      assert.deepEqual(
+        diagnosticsOf(plain).map((d) => d.code),
+        ['NYL-USAGE'],
+        'reset moves local refs only: --local is required',
+      );
       await fx.exec(dir, discard, [0]);
       // Nothing local is left to discard: both branches of the cache are the remote's again.
-      for (const ref of [DESIRED, OBSERVED]) assert.equal(git(cache, 'rev-parse', ref), git(origin.bare, 'rev-parse', ref), `the cache's ${ref} is the remote's`);
+      for (const ref of [DESIRED, OBSERVED])
+        assert.equal(git(cache, 'rev-parse', ref), git(origin.bare, 'rev-parse', ref), `the cache's ${ref} is the remote's`);
       assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'executed', 'the discarded receipt runs online');
     },
   );
 
-  group(
-    'a coordination prefix changed in source before the state moved: refused until the printed move',
-    ['NYL-STATE-MOVED (prefix)'],
-    async (fx) => {
-      const s = scratch();
-      const bare = makeBareRepo();
-      const { dir, yaml } = project({ a: logged(s.log, 'a') }, { state: pathToFileURL(bare).href });
-      await step(dir, ['state', 'init', '-e', ENV]);
-      await step(dir, ['reconcile', '-e', ENV]);
-      fs.writeFileSync(path.join(dir, 'nyl.yaml'), yaml.replace('state:\n', 'state:\n    coordinationRefPrefix: refs/heads/nyl-run/\n'));
-      git(dir, 'commit', '-q', '-am', 'the branch prefix');
-      const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
-      await fx.exec(dir, fx.only(fx.printed(refused, 'NYL-STATE-MOVED (prefix)')), [0]);
-      assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'current');
-      assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /coordinationRefPrefix: refs\/heads\/nyl-run\//);
-    },
-  );
+  group('a coordination prefix changed in source before the state moved: refused until the printed move', ['NYL-STATE-MOVED (prefix)'], async (fx) => {
+    const s = scratch();
+    const bare = makeBareRepo();
+    const { dir, yaml } = project({ a: logged(s.log, 'a') }, { state: pathToFileURL(bare).href });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    fs.writeFileSync(path.join(dir, 'nyl.yaml'), yaml.replace('state:\n', 'state:\n    coordinationRefPrefix: refs/heads/nyl-run/\n'));
+    git(dir, 'commit', '-q', '-am', 'the branch prefix');
+    const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+    await fx.exec(dir, fx.only(fx.printed(refused, 'NYL-STATE-MOVED (prefix)')), [0]);
+    assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'current');
+    assert.match(git(bare, 'show', `${DESIRED}:state.yaml`), /coordinationRefPrefix: refs\/heads\/nyl-run\//);
+  });
 
   group(
     "a remote added to a project whose state lived in the clone: moving the clone's state there, or starting over there",
@@ -628,37 +707,33 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     },
   );
 
-  group(
-    'a retained tombstone that hold refuses, and a held unit that state forget refuses',
-    ['NYL-HOLD-REFUSED', 'NYL-FORGET-REFUSED (held)'],
-    async (fx) => {
-      const s = scratch();
-      const { dir } = project({ a: logged(s.log, 'a'), b: logged(s.log, 'b') });
-      await step(dir, ['state', 'init', '-e', ENV]);
-      await step(dir, ['reconcile', '-e', ENV]);
-      // b leaves source and stays as a tombstone (deletionPolicy Retain, the default).
-      commitFiles(dir, { 'nyl.yaml': project({ a: logged(s.log, 'a') }).yaml });
-      await step(dir, ['reconcile', '-e', ENV]);
-      const tombstone = await step(dir, ['hold', '-e', ENV, '--unit', 'b', '--reason', 'incident', '-o', 'json'], [1]);
-      const [teardown, forget] = fx.commands(fx.printed(tombstone, 'NYL-HOLD-REFUSED', { unit: 'b' }));
-      const other = fork(dir);
-      await fx.exec(dir, forget, [0]);
-      assert.equal(unitFile(dir, DESIRED, 'b'), false, 'the tombstone is forgotten');
-      assert.deepEqual(teardownsIn(s.log), [], 'forget touches no resource');
-      await fx.exec(other, teardown, [0]);
-      assert.equal(unitFile(other, DESIRED, 'b'), false, 'the tombstone is torn down');
-      assert.deepEqual(teardownsIn(s.log), ['-b']);
+  group('a retained tombstone that hold refuses, and a held unit that state forget refuses', ['NYL-HOLD-REFUSED', 'NYL-FORGET-REFUSED (held)'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ a: logged(s.log, 'a'), b: logged(s.log, 'b') });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    // b leaves source and stays as a tombstone (deletionPolicy Retain, the default).
+    commitFiles(dir, { 'nyl.yaml': project({ a: logged(s.log, 'a') }).yaml });
+    await step(dir, ['reconcile', '-e', ENV]);
+    const tombstone = await step(dir, ['hold', '-e', ENV, '--unit', 'b', '--reason', 'incident', '-o', 'json'], [1]);
+    const [teardown, forget] = fx.commands(fx.printed(tombstone, 'NYL-HOLD-REFUSED', { unit: 'b' }));
+    const other = fork(dir);
+    await fx.exec(dir, forget, [0]);
+    assert.equal(unitFile(dir, DESIRED, 'b'), false, 'the tombstone is forgotten');
+    assert.deepEqual(teardownsIn(s.log), [], 'forget touches no resource');
+    await fx.exec(other, teardown, [0]);
+    assert.equal(unitFile(other, DESIRED, 'b'), false, 'the tombstone is torn down');
+    assert.deepEqual(teardownsIn(s.log), ['-b']);
 
-      await step(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'incident']);
-      const held = await step(dir, ['state', 'forget', '-e', ENV, '--unit', 'a', '--reason', 'not needed', '-o', 'json'], [1]);
-      const [resume, teardownA] = fx.commands(fx.printed(held, 'NYL-FORGET-REFUSED (held)', { unit: 'a' }));
-      await fx.exec(dir, resume, [0]);
-      assert.doesNotMatch(git(dir, 'show', `${DESIRED}:units/a.yaml`), /state: held/, 'the hold is lifted: a teardown now applies');
-      await fx.exec(dir, teardownA, [0]);
-      assert.equal(unitFile(dir, DESIRED, 'a'), false, 'a is torn down');
-      assert.deepEqual(teardownsIn(s.log), ['-b', '-a']);
-    },
-  );
+    await step(dir, ['hold', '-e', ENV, '--unit', 'a', '--reason', 'incident']);
+    const held = await step(dir, ['state', 'forget', '-e', ENV, '--unit', 'a', '--reason', 'not needed', '-o', 'json'], [1]);
+    const [resume, teardownA] = fx.commands(fx.printed(held, 'NYL-FORGET-REFUSED (held)', { unit: 'a' }));
+    await fx.exec(dir, resume, [0]);
+    assert.doesNotMatch(git(dir, 'show', `${DESIRED}:units/a.yaml`), /state: held/, 'the hold is lifted: a teardown now applies');
+    await fx.exec(dir, teardownA, [0]);
+    assert.equal(unitFile(dir, DESIRED, 'a'), false, 'a is torn down');
+    assert.deepEqual(teardownsIn(s.log), ['-b', '-a']);
+  });
 
   group(
     'a run that loses its lease while a unit runs: the break, the import, a superseded checkpoint, a late one',
@@ -670,7 +745,11 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       const { dir } = project(units('true'));
       await step(dir, ['state', 'init', '-e', ENV]);
       const h = startNyl(dir, ['reconcile', '-e', ENV, '-o', 'json']);
-      await waitUntil(() => logLines(s.log).includes('start slow') && checkpointed(dir, 'quick') && checkpointed(dir, 'other'), 20000, 'slow running, quick and other checkpointed');
+      await waitUntil(
+        () => logLines(s.log).includes('start slow') && checkpointed(dir, 'quick') && checkpointed(dir, 'other'),
+        20000,
+        'slow running, quick and other checkpointed',
+      );
       const run = runRefs(dir)[0].slice(RUNS.length);
 
       const delivered = await step(dir, holdOther);
@@ -719,7 +798,10 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
 
       const expired = await step(second, ['hold', '-e', ENV, '--unit', 'c', '--reason', 'r', '-o', 'json'], [2], ahead);
       const cmds = fx.commands(fx.printed(expired, 'NYL-LEASE-BROKEN (expired)'));
-      assert.deepEqual(cmds.map((c) => c.argv[0]), ['reconcile', 'lease', 'recover']);
+      assert.deepEqual(
+        cmds.map((c) => c.argv[0]),
+        ['reconcile', 'lease', 'recover'],
+      );
       const third = fork(second);
       await fx.exec(second, cmds[0], [4], { env: ahead });
       await fx.exec(third, cmds[1], [0], { env: ahead });
@@ -733,7 +815,14 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
 
   group(
     'damaged state documents, a damaged signal and a damaged lease',
-    ['NYL-STATE-CORRUPT (state)', 'NYL-STATE-CORRUPT (unit)', 'NYL-STATE-CORRUPT (run)', 'NYL-STATE-CORRUPT (signal)', 'NYL-STATE-CORRUPT (signal-set-aside)', 'NYL-STATE-CORRUPT (lease)'],
+    [
+      'NYL-STATE-CORRUPT (state)',
+      'NYL-STATE-CORRUPT (unit)',
+      'NYL-STATE-CORRUPT (run)',
+      'NYL-STATE-CORRUPT (signal)',
+      'NYL-STATE-CORRUPT (signal-set-aside)',
+      'NYL-STATE-CORRUPT (lease)',
+    ],
     async (fx) => {
       const { dir } = project({ x: "script: 'true'", y: "script: 'true'" });
       await step(dir, ['state', 'init', '-e', ENV]);
@@ -770,23 +859,36 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     },
   );
 
-  group('a killed run whose lease was broken keeps the state from being deleted: each import the refusal names works as printed', ['NYL-STATE-DELETE-INCARNATIONS (runs)'], async (fx) => {
-    const dir = await killedWorld();
-    await step(dir, ['lease', 'break', '-e', ENV, '--reason', 'the runner was killed']);
-    const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
-    const refused = await step(dir, deleteIt, [1]);
-    const [reconcile, recover] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS (runs)'));
-    assert.deepEqual([reconcile.argv, recover.argv], [['reconcile', '-e', ENV], ['recover', '-e', ENV]]);
-    const other = fork(dir);
-    await fx.exec(dir, recover, [0]);
-    await fx.exec(other, reconcile, [4]); // a, started by the killed run, is uncertain (manual)
-    for (const world of [dir, other]) {
-      assert.deepEqual(runRefs(world), [], 'the run is imported');
-      // "then delete the state again": what is left are the incarnations the run created.
-      const again = await step(world, deleteIt, [1]);
-      assert.ok(again.json.errors.every((d) => d.code === 'NYL-STATE-DELETE-INCARNATIONS' && d.units?.includes('a')), show(again));
-    }
-  });
+  group(
+    'a killed run whose lease was broken keeps the state from being deleted: each import the refusal names works as printed',
+    ['NYL-STATE-DELETE-INCARNATIONS (runs)'],
+    async (fx) => {
+      const dir = await killedWorld();
+      await step(dir, ['lease', 'break', '-e', ENV, '--reason', 'the runner was killed']);
+      const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
+      const refused = await step(dir, deleteIt, [1]);
+      const [reconcile, recover] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS (runs)'));
+      assert.deepEqual(
+        [reconcile.argv, recover.argv],
+        [
+          ['reconcile', '-e', ENV],
+          ['recover', '-e', ENV],
+        ],
+      );
+      const other = fork(dir);
+      await fx.exec(dir, recover, [0]);
+      await fx.exec(other, reconcile, [4]); // a, started by the killed run, is uncertain (manual)
+      for (const world of [dir, other]) {
+        assert.deepEqual(runRefs(world), [], 'the run is imported');
+        // "then delete the state again": what is left are the incarnations the run created.
+        const again = await step(world, deleteIt, [1]);
+        assert.ok(
+          again.json.errors.every((d) => d.code === 'NYL-STATE-DELETE-INCARNATIONS' && d.units?.includes('a')),
+          show(again),
+        );
+      }
+    },
+  );
 
   group(
     'units leave source under each deletion policy: a release, teardowns that wait for --allow-teardown, one without teardown:, one a tombstone cites',
@@ -794,7 +896,14 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     async (fx) => {
       const s = scratch();
       const td = { policy: 'Teardown' };
-      const units = { rel: logged(s.log, 'rel', { policy: 'Release' }), td: logged(s.log, 'td', td), bare: logged(s.log, 'bare', { ...td, teardown: false }), base: logged(s.log, 'base', td), user: logged(s.log, 'user', { dependsOn: ['base'] }), keep: logged(s.log, 'keep') };
+      const units = {
+        rel: logged(s.log, 'rel', { policy: 'Release' }),
+        td: logged(s.log, 'td', td),
+        bare: logged(s.log, 'bare', { ...td, teardown: false }),
+        base: logged(s.log, 'base', td),
+        user: logged(s.log, 'user', { dependsOn: ['base'] }),
+        keep: logged(s.log, 'keep'),
+      };
       const { dir } = project(units);
       await step(dir, ['state', 'init', '-e', ENV]);
       await step(dir, ['reconcile', '-e', ENV]);
@@ -829,7 +938,12 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     ['NYL-FORGET-REFUSED', 'NYL-TEARDOWN-PENDING (dependents)', 'NYL-TEARDOWN-INCOMPLETE (teardown)'],
     async (fx) => {
       const s = scratch();
-      const { dir } = project({ db: logged(s.log, 'db'), app: logged(s.log, 'app', { dependsOn: ['db'] }), x: logged(s.log, 'x', { teardown: false }), y: logged(s.log, 'y') });
+      const { dir } = project({
+        db: logged(s.log, 'db'),
+        app: logged(s.log, 'app', { dependsOn: ['db'] }),
+        x: logged(s.log, 'x', { teardown: false }),
+        y: logged(s.log, 'y'),
+      });
       await step(dir, ['state', 'init', '-e', ENV]);
       await step(dir, ['reconcile', '-e', ENV]);
 
@@ -851,29 +965,40 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     },
   );
 
-  group('a retained tombstone keeps the state from being deleted: each way the refusal names works as printed, each in its own copy', ['NYL-STATE-DELETE-INCARNATIONS'], async (fx) => {
-    const s = scratch();
-    const { dir } = project({ a: logged(s.log, 'a') });
-    await step(dir, ['state', 'init', '-e', ENV]);
-    await step(dir, ['reconcile', '-e', ENV]);
-    commitFiles(dir, { 'nyl.yaml': project({}).yaml });
-    const kept = await step(dir, ['reconcile', '-e', ENV, '-o', 'json']);
-    assert.equal(kept.json.units.a.result, 'retained', show(kept));
-    const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
-    const refused = await step(dir, deleteIt, [1]);
-    const [all, teardown, forget] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS', { unit: 'a' }));
-    assert.deepEqual([all, teardown, forget].map((c) => c.argv.slice(0, 2)), [['state', 'delete'], ['teardown', '-e'], ['state', 'forget']]);
-    const second = fork(dir);
-    const third = fork(dir);
-    await fx.exec(dir, all, [0]);
-    assert.deepEqual(teardownsIn(s.log), ['-a'], 'the tombstone is torn down, then the state deleted');
-    await fx.exec(second, teardown, [0]);
-    assert.deepEqual(teardownsIn(s.log), ['-a', '-a'], 'the tombstone is torn down in the second copy too');
-    await fx.exec(third, forget, [0]);
-    assert.deepEqual(teardownsIn(s.log), ['-a', '-a'], 'forget touches no resource');
-    for (const world of [second, third]) await step(world, deleteIt);
-    for (const world of [dir, second, third]) assert.match(git(world, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
-  });
+  group(
+    'a retained tombstone keeps the state from being deleted: each way the refusal names works as printed, each in its own copy',
+    ['NYL-STATE-DELETE-INCARNATIONS'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({ a: logged(s.log, 'a') });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      commitFiles(dir, { 'nyl.yaml': project({}).yaml });
+      const kept = await step(dir, ['reconcile', '-e', ENV, '-o', 'json']);
+      assert.equal(kept.json.units.a.result, 'retained', show(kept));
+      const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
+      const refused = await step(dir, deleteIt, [1]);
+      const [all, teardown, forget] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS', { unit: 'a' }));
+      assert.deepEqual(
+        [all, teardown, forget].map((c) => c.argv.slice(0, 2)),
+        [
+          ['state', 'delete'],
+          ['teardown', '-e'],
+          ['state', 'forget'],
+        ],
+      );
+      const second = fork(dir);
+      const third = fork(dir);
+      await fx.exec(dir, all, [0]);
+      assert.deepEqual(teardownsIn(s.log), ['-a'], 'the tombstone is torn down, then the state deleted');
+      await fx.exec(second, teardown, [0]);
+      assert.deepEqual(teardownsIn(s.log), ['-a', '-a'], 'the tombstone is torn down in the second copy too');
+      await fx.exec(third, forget, [0]);
+      assert.deepEqual(teardownsIn(s.log), ['-a', '-a'], 'forget touches no resource');
+      for (const world of [second, third]) await step(world, deleteIt);
+      for (const world of [dir, second, third]) assert.match(git(world, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+    },
+  );
 
   group('state delete --teardown: a teardown that fails and one that times out', ['NYL-STATE-DELETE-INCARNATIONS (failed)'], async (fx) => {
     const s = scratch();
@@ -884,11 +1009,24 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     await step(dir, ['state', 'init', '-e', ENV]);
     await step(dir, ['reconcile', '-e', ENV]);
     const failed = await step(dir, ['state', 'delete', '-e', ENV, '--teardown', '--reason', 'decommission', '-o', 'json'], [1]);
-    assert.deepEqual(['f', 't'].map((u) => failed.json.details.teardown.units[u].result), ['failed', 'failed'], show(failed));
+    assert.deepEqual(
+      ['f', 't'].map((u) => failed.json.details.teardown.units[u].result),
+      ['failed', 'failed'],
+      show(failed),
+    );
     // Two units failed: the fix names no unit, and the reader picks t, whose teardown timed out.
-    const both = fx.printed(failed, 'NYL-STATE-DELETE-INCARNATIONS (failed)', { where: (d) => [...d.units].sort().join() === 'f,t', params: { unit: undefined } });
+    const both = fx.printed(failed, 'NYL-STATE-DELETE-INCARNATIONS (failed)', {
+      where: (d) => [...d.units].sort().join() === 'f,t',
+      params: { unit: undefined },
+    });
     const [again, recover] = fx.commands(both, { '<unit>': 't' });
-    assert.deepEqual([again.argv.slice(0, 3), recover.argv.slice(0, 5)], [['state', 'delete', '-e'], ['recover', '-e', ENV, '--unit', 't']]);
+    assert.deepEqual(
+      [again.argv.slice(0, 3), recover.argv.slice(0, 5)],
+      [
+        ['state', 'delete', '-e'],
+        ['recover', '-e', ENV, '--unit', 't'],
+      ],
+    );
 
     // The cause is fixed. t timed out, so its teardown runs again only after recover; f's runs again as it is.
     openGate(s.gate);
@@ -903,7 +1041,10 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     assert.deepEqual(teardownsIn(s.log).sort(), ['-f', '-f', '-t']);
     assert.equal(unitFile(other, DESIRED, 'f'), false, 'f is torn down');
     const onlyT = fx.commands(fx.printed(retried, 'NYL-STATE-DELETE-INCARNATIONS (failed)', { unit: 't' }));
-    assert.deepEqual(onlyT.map((c) => c.argv), [again.argv, recover.argv]);
+    assert.deepEqual(
+      onlyT.map((c) => c.argv),
+      [again.argv, recover.argv],
+    );
     await fx.exec(other, recover, [0]);
     await fx.exec(other, again, [0]);
     assert.deepEqual(teardownsIn(s.log).sort(), ['-f', '-f', '-t', '-t']);
@@ -970,7 +1111,10 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     assert.deepEqual(runRefs(bare), [], "the run's records are imported");
     const after = await fx.exec(dir, look, [4]);
     assert.match(after.stdout, /^a +Command +uncertain/m, 'a started without a recorded result: uncertain, not run again');
-    assert.deepEqual(logLines(s.log).filter((l) => l.startsWith('start')), ['start a']);
+    assert.deepEqual(
+      logLines(s.log).filter((l) => l.startsWith('start')),
+      ['start a'],
+    );
   });
 });
 
@@ -1008,7 +1152,13 @@ describe('sensitive outputs', () => {
       const refused = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [1], { NYL_SECRETS_KEY: keyOf(2) });
       const keyId = createHash('sha256').update(Buffer.alloc(32, 1)).digest('hex').slice(0, 16);
       const [reseal, reapply] = fx.commands(fx.printed(refused, 'NYL-RESEAL-UNOPENED', { unit: 's', params: { output: 'token', keyId } }));
-      assert.deepEqual([reseal.argv, reapply.argv.slice(0, 6)], [['state', 'reseal', '-e', ENV], ['reconcile', '-e', ENV, '--unit', 's', '--reapply']]);
+      assert.deepEqual(
+        [reseal.argv, reapply.argv.slice(0, 6)],
+        [
+          ['state', 'reseal', '-e', ENV],
+          ['reconcile', '-e', ENV, '--unit', 's', '--reapply'],
+        ],
+      );
 
       // The key is lost: only a new value helps (in a copy of this world).
       const lost = fork(dir);
@@ -1040,7 +1190,14 @@ describe('sensitive outputs', () => {
       const rotating = { NYL_SECRETS_KEY: `${keyOf(2)},${keyOf(1)}` };
       const refused = await step(dir, ['state', 'reseal', '-e', ENV, '-o', 'json'], [1], rotating);
       const [importRuns, recover, reseal] = fx.commands(fx.printed(refused, 'NYL-RESEAL-RUNS-UNIMPORTED'));
-      assert.deepEqual([importRuns.argv, recover.argv, reseal.argv], [['reconcile', '-e', ENV], ['recover', '-e', ENV], ['state', 'reseal', '-e', ENV]]);
+      assert.deepEqual(
+        [importRuns.argv, recover.argv, reseal.argv],
+        [
+          ['reconcile', '-e', ENV],
+          ['recover', '-e', ENV],
+          ['state', 'reseal', '-e', ENV],
+        ],
+      );
       await fx.exec(dir, importRuns, [0], { env: rotating });
       assert.deepEqual(runRefs(dir), [], 'the cancelled run is imported');
       await fx.exec(dir, reseal, [0], { env: rotating });
@@ -1055,9 +1212,11 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
   const TF = terraformEnv();
 
   /** A root module: a local backend, one terraform_data resource whose creation appends `created` to log, and a sensitive output. */
-  const moduleTf = (log) => `terraform {\n  backend "local" {}\n}\n\nresource "terraform_data" "x" {\n  input = "x"\n  provisioner "local-exec" {\n    command = "echo created >> ${log}"\n  }\n}\n\noutput "password" {\n  value     = "pw-kept-in-the-backend"\n  sensitive = true\n}\n`;
+  const moduleTf = (log) =>
+    `terraform {\n  backend "local" {}\n}\n\nresource "terraform_data" "x" {\n  input = "x"\n  provisioner "local-exec" {\n    command = "echo created >> ${log}"\n  }\n}\n\noutput "password" {\n  value     = "pw-kept-in-the-backend"\n  sensitive = true\n}\n`;
   /** A Terraform unit of module infra/NAME whose local backend keeps its state at `tfstate`. */
-  const tfUnit = (name, tfstate) => `apiVersion: nyl.io/v1\nkind: Terraform\nmetadata: {name: ${name}}\nspec:\n  module: infra/${name}\n  backendConfig: {path: "${tfstate}"}`;
+  const tfUnit = (name, tfstate) =>
+    `apiVersion: nyl.io/v1\nkind: Terraform\nmetadata: {name: ${name}}\nspec:\n  module: infra/${name}\n  backendConfig: {path: "${tfstate}"}`;
 
   /** A project (state in the clone) with Terraform unit `app` at `tfstate`, and more unit documents. */
   function tfProject(s, tfstate, ...more) {
@@ -1089,8 +1248,17 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       const verified = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [2], TF);
       const printed = fx.commands(fx.printed(verified, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' }));
       const [verify, reapply] = printed;
-      assert.deepEqual([verify.argv, reapply.argv], [['verify', '-e', ENV, '--unit', 'app'], ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]]);
-      assert.deepEqual(fx.commands(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [2], TF), 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), printed);
+      assert.deepEqual(
+        [verify.argv, reapply.argv],
+        [
+          ['verify', '-e', ENV, '--unit', 'app'],
+          ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']],
+        ],
+      );
+      assert.deepEqual(
+        fx.commands(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [2], TF), 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })),
+        printed,
+      );
       const drifted = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [2], TF);
       assert.deepEqual(fx.commands(fx.printed(drifted, 'NYL-BACKEND-STATE-LOST (observed)', { unit: 'app' })), printed);
       assert.deepEqual(logLines(s.log), ['created'], 'nothing ran before the operator said so');
@@ -1105,7 +1273,13 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       commitFiles(dir, { 'nyl.yaml': nylYaml(environment(ENV), tfUnit('app', moved)) }, 'app: another state path');
       const failed = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
       const [reconcileFirst, reapplyThere] = fx.commands(fx.printed(failed, 'NYL-BACKEND-STATE-LOST', { unit: 'app' }));
-      assert.deepEqual([reconcileFirst.argv, reapplyThere.argv], [['reconcile', '-e', ENV], ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]]);
+      assert.deepEqual(
+        [reconcileFirst.argv, reapplyThere.argv],
+        [
+          ['reconcile', '-e', ENV],
+          ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']],
+        ],
+      );
       assert.equal(fs.existsSync(moved), false, 'nothing was created at the new path');
       // The printed reconcile alone tries again, and refuses again.
       await fx.exec(dir, reconcileFirst, [3], { env: TF });
@@ -1127,8 +1301,17 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       const refused = await step(dir, ['teardown', '-e', ENV, '--unit', 'app', '-o', 'json'], [3], TF);
       assert.equal(refused.json.units.app.code, 'NYL-BACKEND-STATE-LOST', show(refused));
       const [retry, teardown] = fx.commands(fx.printed(refused, 'NYL-BACKEND-STATE-LOST (failed teardown)', { unit: 'app' }));
-      assert.deepEqual([retry.argv.slice(0, 6), teardown.argv], [['recover', '-e', ENV, '--unit', 'app', '--retry'], ['teardown', '-e', ENV, '--unit', 'app']]);
-      assert.deepEqual(fx.commands(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [3], TF), 'NYL-BACKEND-STATE-LOST (failed teardown)', { unit: 'app' })), [retry, teardown]);
+      assert.deepEqual(
+        [retry.argv.slice(0, 6), teardown.argv],
+        [
+          ['recover', '-e', ENV, '--unit', 'app', '--retry'],
+          ['teardown', '-e', ENV, '--unit', 'app'],
+        ],
+      );
+      assert.deepEqual(
+        fx.commands(fx.printed(await step(dir, ['status', '-e', ENV, '-o', 'json'], [3], TF), 'NYL-BACKEND-STATE-LOST (failed teardown)', { unit: 'app' })),
+        [retry, teardown],
+      );
       await fx.exec(dir, retry, [0], { env: TF });
       const r = await fx.exec(dir, teardown, [0], { env: TF });
       assert.match(r.stdout, /^app +Terraform +removed/m, show(r));
@@ -1153,30 +1336,32 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
     },
   );
 
-  group(
-    'a state that already holds resources no receipt of the unit recorded: the printed --reapply takes it over',
-    ['NYL-BACKEND-SHARED'],
-    async (fx) => {
-      const { s, tfstate, dir } = await tfWorld({ reconciled: false });
-      // Made outside Nyl: terraform applied in a copy of the module, to the same state file.
-      const byHand = path.join(path.dirname(s.log), 'by-hand');
-      fs.cpSync(path.join(dir, 'infra/app'), byHand, { recursive: true });
-      assert.equal(terraform(byHand, ['init', '-input=false', `-backend-config=path=${tfstate}`]).status, 0);
-      assert.equal(terraform(byHand, ['apply', '-auto-approve', '-input=false']).status, 0);
-      const lineage = JSON.parse(fs.readFileSync(tfstate, 'utf8')).lineage;
-      await step(dir, ['state', 'init', '-e', ENV], [0], TF);
+  group('a state that already holds resources no receipt of the unit recorded: the printed --reapply takes it over', ['NYL-BACKEND-SHARED'], async (fx) => {
+    const { s, tfstate, dir } = await tfWorld({ reconciled: false });
+    // Made outside Nyl: terraform applied in a copy of the module, to the same state file.
+    const byHand = path.join(path.dirname(s.log), 'by-hand');
+    fs.cpSync(path.join(dir, 'infra/app'), byHand, { recursive: true });
+    assert.equal(terraform(byHand, ['init', '-input=false', `-backend-config=path=${tfstate}`]).status, 0);
+    assert.equal(terraform(byHand, ['apply', '-auto-approve', '-input=false']).status, 0);
+    const lineage = JSON.parse(fs.readFileSync(tfstate, 'utf8')).lineage;
+    await step(dir, ['state', 'init', '-e', ENV], [0], TF);
 
-      const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
-      assert.equal(refused.json.units.app.code, 'NYL-BACKEND-SHARED', show(refused));
-      const [reconcile, takeOver] = fx.commands(fx.printed(refused, 'NYL-BACKEND-SHARED', { unit: 'app' }));
-      assert.deepEqual([reconcile.argv, takeOver.argv], [['reconcile', '-e', ENV], ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']]]);
-      await fx.exec(dir, reconcile, [3], { env: TF });
-      const r = await fx.exec(dir, takeOver, [0], { env: TF });
-      assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
-      assert.match(git(dir, 'show', `${OBSERVED}:units/app.yaml`), new RegExp(`lineage: ${lineage}`), 'app took the state over');
-      assert.deepEqual(logLines(s.log), ['created'], 'and created nothing new');
-    },
-  );
+    const refused = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
+    assert.equal(refused.json.units.app.code, 'NYL-BACKEND-SHARED', show(refused));
+    const [reconcile, takeOver] = fx.commands(fx.printed(refused, 'NYL-BACKEND-SHARED', { unit: 'app' }));
+    assert.deepEqual(
+      [reconcile.argv, takeOver.argv],
+      [
+        ['reconcile', '-e', ENV],
+        ['reconcile', '-e', ENV, '--unit', 'app', '--reapply', '--reason', FILL['<why>']],
+      ],
+    );
+    await fx.exec(dir, reconcile, [3], { env: TF });
+    const r = await fx.exec(dir, takeOver, [0], { env: TF });
+    assert.match(r.stdout, /^app +Terraform +executed/m, show(r));
+    assert.match(git(dir, 'show', `${OBSERVED}:units/app.yaml`), new RegExp(`lineage: ${lineage}`), 'app took the state over');
+    assert.deepEqual(logLines(s.log), ['created'], 'and created nothing new');
+  });
 
   group(
     "a consumer of a Terraform producer's sensitive output whose state was deleted: the printed --reapply of the producer, then reconcile, runs the consumer",
@@ -1192,7 +1377,13 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
       const unavailable = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [3], TF);
       assert.deepEqual([unavailable.json.units.app.result, unavailable.json.units.c.result], ['current', 'failed'], show(unavailable));
       const [reapply, reconcile] = fx.commands(fx.printed(unavailable, 'NYL-SECRET-UNAVAILABLE (backend)', { unit: 'c', params: { producer: 'app' } }));
-      assert.deepEqual([reapply.argv.slice(0, 6), reconcile.argv], [['reconcile', '-e', ENV, '--unit', 'app', '--reapply'], ['reconcile', '-e', ENV]]);
+      assert.deepEqual(
+        [reapply.argv.slice(0, 6), reconcile.argv],
+        [
+          ['reconcile', '-e', ENV, '--unit', 'app', '--reapply'],
+          ['reconcile', '-e', ENV],
+        ],
+      );
       await fx.exec(dir, reapply, [0], { env: TF });
       assert.deepEqual(logLines(s.log), ['created', 'consumed', 'created'], 'the producer created it again');
       await fx.exec(dir, reconcile, [0], { env: TF });
@@ -1222,21 +1413,17 @@ describe('Terraform states', { skip: SKIP_NO_TERRAFORM }, () => {
 const podman = await podmanAvailable();
 
 describe('drift', () => {
-  group(
-    'a drift check that fails: once what it reports is fixed, the printed verify checks the unit again',
-    ['NYL-DRIFT-CHECK-FAILED'],
-    async (fx) => {
-      const s = scratch();
-      const { dir } = project({ site: `script: 'true'\ncheck: {script: 'test -e ${s.gate} || exit 3'}` });
-      await step(dir, ['state', 'init', '-e', ENV]);
-      await step(dir, ['reconcile', '-e', ENV]);
-      const failed = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [1]);
-      const again = fx.only(fx.printed(failed, 'NYL-DRIFT-CHECK-FAILED', { unit: 'site' }));
-      openGate(s.gate);
-      const r = await fx.exec(dir, again, [0]);
-      assert.match(r.stdout, /^site +Command +in-sync$/m, show(r));
-    },
-  );
+  group('a drift check that fails: once what it reports is fixed, the printed verify checks the unit again', ['NYL-DRIFT-CHECK-FAILED'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ site: `script: 'true'\ncheck: {script: 'test -e ${s.gate} || exit 3'}` });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    const failed = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [1]);
+    const again = fx.only(fx.printed(failed, 'NYL-DRIFT-CHECK-FAILED', { unit: 'site' }));
+    openGate(s.gate);
+    const r = await fx.exec(dir, again, [0]);
+    assert.match(r.stdout, /^site +Command +in-sync$/m, show(r));
+  });
 });
 
 /** Runs every printed command of d that this version has; each must exit with one of its `exits` (by command word). */
@@ -1251,7 +1438,11 @@ describe('approvals and drift', () => {
     'a unit awaiting approval, a reapply of a manual unit, a digest that does not match: the printed plan and reconcile run',
     ['NYL-UNIT-AWAITING-APPROVAL', 'NYL-UNIT-AWAITING-APPROVAL (reapply)', 'NYL-APPROVAL-DIGEST-MISMATCH'],
     async (fx) => {
-      const { dir } = project({ gate: "script: 'true'\napproval: {required: true}", db: "script: 'true'\nrecovery: manual", strict: "script: 'true'\napproval: {required: true, requireDigest: true}" });
+      const { dir } = project({
+        gate: "script: 'true'\napproval: {required: true}",
+        db: "script: 'true'\nrecovery: manual",
+        strict: "script: 'true'\napproval: {required: true, requireDigest: true}",
+      });
       await step(dir, ['state', 'init', '-e', ENV]);
       const waiting = await step(dir, ['reconcile', '-e', ENV, '--approve', 'strict=sha256:' + '0'.repeat(64), '-o', 'json'], [2]);
       const gate = fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL', { unit: 'gate' });
@@ -1279,7 +1470,10 @@ describe('approvals and drift', () => {
       for (const n of ['site', 'db']) fs.rmSync(`${s.gate}-${n}`);
       const drifted = await step(dir, ['verify', '-e', ENV, '-o', 'json'], [2]);
       const seen = (await status(dir)).json.units;
-      assert.deepEqual([seen.site.state, seen.site.drift.status, seen.site.driftHistory, seen.db.state], ['drifted', 'drifted', undefined, 'awaiting-approval']);
+      assert.deepEqual(
+        [seen.site.state, seen.site.drift.status, seen.site.driftHistory, seen.db.state],
+        ['drifted', 'drifted', undefined, 'awaiting-approval'],
+      );
       await runPrinted(fx, dir, fx.printed(drifted, 'NYL-UNIT-DRIFTED (repairConverge)', { unit: 'site' }), { reconcile: [2] });
       await runPrinted(fx, dir, fx.printed(drifted, 'NYL-UNIT-DRIFTED (repairApprove)', { unit: 'db' }), { plan: [2] });
       assert.ok(fs.existsSync(`${s.gate}-site`) && fs.existsSync(`${s.gate}-db`), 'both repaired');
@@ -1321,22 +1515,24 @@ describe('approvals and drift', () => {
 
       const restored = await step(dir, ['state', 'restore', '-e', ENV, '--to', c1, '--reason', 'undo the hand edit', '-o', 'json']);
       const starts = logLines(s.log).filter((l) => l === 'start a').length;
-      await fx.exec(dir, fx.only(fx.printed(restored, 'NYL-RESTORE-INCARNATIONS (resurrected)', { unit: 'a', where: (d) => d.data?.uid === restored.json.details.resurrected.a })), [0]);
+      await fx.exec(
+        dir,
+        fx.only(
+          fx.printed(restored, 'NYL-RESTORE-INCARNATIONS (resurrected)', { unit: 'a', where: (d) => d.data?.uid === restored.json.details.resurrected.a }),
+        ),
+        [0],
+      );
       assert.equal(logLines(s.log).filter((l) => l === 'start a').length, starts + 1, 'a ran again');
     },
   );
 
-  group(
-    'a manual unit in a --local run: the printed --local reconcile with --approve runs it',
-    ['NYL-UNIT-AWAITING-APPROVAL (local)'],
-    async (fx) => {
-      const { dir } = project({ db: "script: 'true'\nrecovery: manual" });
-      await step(dir, ['state', 'init', '-e', ENV]);
-      const waiting = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [2]);
-      await runPrinted(fx, dir, fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL (local)', { unit: 'db' }), { plan: [0, 2] });
-      assert.equal(commitBody(git(dir, 'log', '-1', '--format=%B', OBSERVED)).units.db.result, 'executed', 'the printed --approve applied it');
-    },
-  );
+  group('a manual unit in a --local run: the printed --local reconcile with --approve runs it', ['NYL-UNIT-AWAITING-APPROVAL (local)'], async (fx) => {
+    const { dir } = project({ db: "script: 'true'\nrecovery: manual" });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    const waiting = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [2]);
+    await runPrinted(fx, dir, fx.printed(waiting, 'NYL-UNIT-AWAITING-APPROVAL (local)', { unit: 'db' }), { plan: [0, 2] });
+    assert.equal(commitBody(git(dir, 'log', '-1', '--format=%B', OBSERVED)).units.db.result, 'executed', 'the printed --approve applied it');
+  });
 });
 
 describe('images', () => {
@@ -1390,9 +1586,25 @@ function bareCommands(text) {
 test('every catalog fix that names a nyl command has a scenario here, or a skip with its reason', () => {
   const required = keysNamingCommands();
   const covered = new Set(GROUPS.flatMap((g) => g.covers));
-  assert.deepEqual(required.filter((k) => !covered.has(k) && !(k in SKIPPED)), [], 'variants without a scenario');
-  assert.deepEqual([...covered, ...Object.keys(SKIPPED)].filter((k) => !required.includes(k)), [], 'scenarios or skips of variants that name no command');
-  assert.deepEqual(Object.keys(SKIPPED).filter((k) => covered.has(k)), [], 'a skipped variant has a scenario: drop the skip');
+  assert.deepEqual(
+    required.filter((k) => !covered.has(k) && !(k in SKIPPED)),
+    [],
+    'variants without a scenario',
+  );
+  assert.deepEqual(
+    [...covered, ...Object.keys(SKIPPED)].filter((k) => !required.includes(k)),
+    [],
+    'scenarios or skips of variants that name no command',
+  );
+  assert.deepEqual(
+    Object.keys(SKIPPED).filter((k) => covered.has(k)),
+    [],
+    'a skipped variant has a scenario: drop the skip',
+  );
   const runnable = required.filter((k) => !(k in SKIPPED));
-  assert.deepEqual(runnable.flatMap((k) => bareCommands(fixFor(parseKey(k).code, { env: ENV, unit: 'u', ...PROBES[parseKey(k).probe] }))), [], 'commands named outside backticks');
+  assert.deepEqual(
+    runnable.flatMap((k) => bareCommands(fixFor(parseKey(k).code, { env: ENV, unit: 'u', ...PROBES[parseKey(k).probe] }))),
+    [],
+    'commands named outside backticks',
+  );
 });

@@ -22,7 +22,7 @@ test('nyl graph: states and edges of a real environment, as text, DOT, Mermaid a
       command('net', `script: 'echo "{\\"name\\": \\"shop\\"}" > "$NYL_OUTPUTS"'`),
       command('db', 'env: {NET: "${{ units.net.outputs.name }}"}\nscript: \'true\''),
       command('migrate', `dependsOn: [db]\nscript: 'test ! -e ${flag}'`),
-      command('app', 'dependsOn: [migrate]\ntriggers: [net]\nscript: \'true\''),
+      command('app', "dependsOn: [migrate]\ntriggers: [net]\nscript: 'true'"),
     ),
   });
   const ok = (args, exit = 0) => {
@@ -36,17 +36,31 @@ test('nyl graph: states and edges of a real environment, as text, DOT, Mermaid a
   const refs = git(bare, 'for-each-ref');
 
   const text = ok(['graph', '-e', 'dev']).stdout;
-  assert.equal(text.split('\n').slice(0, 4).join('\n'), [
-    'net  Command  current',
-    '├─ db  Command  held  <- outputs.name at /env/NET',
-    '│  └─ migrate  Command  failed  <- dependsOn',
-    '│     └─ app  Command  pending  <- dependsOn',
-  ].join('\n'));
+  assert.equal(
+    text.split('\n').slice(0, 4).join('\n'),
+    [
+      'net  Command  current',
+      '├─ db  Command  held  <- outputs.name at /env/NET',
+      '│  └─ migrate  Command  failed  <- dependsOn',
+      '│     └─ app  Command  pending  <- dependsOn',
+    ].join('\n'),
+  );
   assert.match(text, /^└─ app \(see above\) {2}<- triggers$/m);
 
   const json = ok(['graph', '-e', 'dev', '-o', 'json']).json;
-  assert.deepEqual(json.nodes.map((n) => [n.name, n.state]), [['net', 'current'], ['db', 'held'], ['migrate', 'failed'], ['app', 'pending']]);
-  assert.deepEqual(json.edges.find((e) => e.via === 'reference'), { from: 'net', to: 'db', via: 'reference', output: 'name', pointer: '/env/NET' });
+  assert.deepEqual(
+    json.nodes.map((n) => [n.name, n.state]),
+    [
+      ['net', 'current'],
+      ['db', 'held'],
+      ['migrate', 'failed'],
+      ['app', 'pending'],
+    ],
+  );
+  assert.deepEqual(
+    json.edges.find((e) => e.via === 'reference'),
+    { from: 'net', to: 'db', via: 'reference', output: 'name', pointer: '/env/NET' },
+  );
   assert.match(ok(['graph', '-e', 'dev', '-o', 'dot']).stdout, /^ {2}"migrate" -> "app" \[label="dependsOn"\];$/m);
   assert.match(ok(['graph', '-e', 'dev', '-o', 'mermaid']).stdout, /^flowchart LR\n/);
   assert.equal(git(bare, 'for-each-ref'), refs, 'graph writes nothing');

@@ -6,7 +6,20 @@ import { cleanupAll } from '../support/git-fixtures.mjs';
 import { setup, changeUnits, reconcile } from '../support/reconcile-helpers.mjs';
 import { sharedFixture } from '../support/shared-fixture.mjs';
 import {
-  DESIRED, OBSERVED, allCodes, commitAt, commits, coordinationRefs, decision, describe as show, desiredDoc, hold, observedDoc, outputScript, resume, tip,
+  DESIRED,
+  OBSERVED,
+  allCodes,
+  commitAt,
+  commits,
+  coordinationRefs,
+  decision,
+  describe as show,
+  desiredDoc,
+  hold,
+  observedDoc,
+  outputScript,
+  resume,
+  tip,
 } from '../support/hold-helpers.mjs';
 
 after(cleanupAll);
@@ -91,7 +104,10 @@ describe('hold and resume write one desired commit each', () => {
     assert.equal(notHeld.code, 0, show(notHeld));
     assert.equal(notHeld.json.operation, 'resume');
     assert.equal(notHeld.json.result, 'unchanged');
-    assert.ok(notHeld.json.notes.some((n) => n.code === 'NYL-UNCHANGED'), 'a note says nothing changed');
+    assert.ok(
+      notHeld.json.notes.some((n) => n.code === 'NYL-UNCHANGED'),
+      'a note says nothing changed',
+    );
 
     const notHeldText = resume(ctx.project, 'b');
     assert.equal(notHeldText.code, 0, show(notHeldText));
@@ -143,7 +159,10 @@ describe('hold and resume write one desired commit each', () => {
     // The JSON refusal, for a unit in source and one nowhere: test/protocol/hold-keeps.test.mjs.
     const r = resume(ctx.project, 'fresh', { args: ['-o', 'json'] });
     assert.equal(r.code, 1, show(r));
-    assert.deepEqual(r.json.errors.map((e) => e.code), ['NYL-UNIT-UNKNOWN']);
+    assert.deepEqual(
+      r.json.errors.map((e) => e.code),
+      ['NYL-UNIT-UNKNOWN'],
+    );
     const text = resume(ctx.project, 'ghost');
     assert.equal(text.code, 1);
     assert.match(text.stdout + text.stderr, /^error NYL-UNIT-UNKNOWN/m);

@@ -13,8 +13,27 @@ import { nylAsync, waitForFile } from '../support/cli.mjs';
 import { sharedFixture } from '../support/shared-fixture.mjs';
 import { setup } from '../support/reconcile-helpers.mjs';
 import {
-  DESIRED, OBSERVED, commitAt, coordinationRefs, decision, describe as show, desiredDoc, gatedScript, holdAsync, hold, holdCommitsOf,
-  logLines, observedDoc, openGate, pauseAt, readYaml, resume, signalRefs, sleep, tip, waitForLine,
+  DESIRED,
+  OBSERVED,
+  commitAt,
+  coordinationRefs,
+  decision,
+  describe as show,
+  desiredDoc,
+  gatedScript,
+  holdAsync,
+  hold,
+  holdCommitsOf,
+  logLines,
+  observedDoc,
+  openGate,
+  pauseAt,
+  readYaml,
+  resume,
+  signalRefs,
+  sleep,
+  tip,
+  waitForLine,
 } from '../support/hold-helpers.mjs';
 
 after(cleanupAll);
@@ -65,7 +84,10 @@ describe('delivery to a running reconcile', () => {
       assert.equal(r.code, 0, show(r));
       assert.equal(r.json.kind, 'StateOperationReport');
       assert.equal(r.json.operation, 'hold');
-      assert.ok(r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'), show(r));
+      assert.ok(
+        r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'),
+        show(r),
+      );
       assert.deepEqual(r.json.errors, []);
       const to = r.json.details.deliveredTo;
       assert.equal(to.run, lease.run);
@@ -157,7 +179,10 @@ describe('delivery to a running reconcile', () => {
     try {
       await waitForLine(ctx.log, 'start a');
       const lease = leaseRecord(ctx.bare);
-      const h = holdAsync(ctx.project, 'b', { args: ['-o', 'json'], env: { NYL_FAULT_AT: 'before-hold-signal', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: waiting } });
+      const h = holdAsync(ctx.project, 'b', {
+        args: ['-o', 'json'],
+        env: { NYL_FAULT_AT: 'before-hold-signal', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: waiting },
+      });
       await waitForFile(waiting);
       openGate(gate);
       const done = await run.done;
@@ -196,7 +221,10 @@ describe('delivery to a running reconcile', () => {
       const lease = leaseRecord(ctx.bare);
       const r = hold(ctx.project, 'c', { args: ['-o', 'json', '--author', ALICE] });
       assert.equal(r.code, 0, show(r));
-      assert.ok(r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'), show(r));
+      assert.ok(
+        r.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'),
+        show(r),
+      );
       assert.equal(r.json.details.deliveredTo.run, lease.run);
       // Let the run go on; its late hold commit passes the same fault point.
       while (run.child.exitCode === null && run.child.signalCode === null) {
@@ -231,48 +259,44 @@ describe('delivery to a running reconcile', () => {
     }
   });
 
-  test(
-    'a hold that paused after writing its signal while the run applies it after its lease: still exactly one effect, hold exits 0',
-    async () => {
-      const ctx = chain();
-      openGate(path.join(ctx.dir, 'gate'));
-      const runMarker = path.join(ctx.dir, 'run-paused');
-      const holdMarker = path.join(ctx.dir, 'hold-paused');
-      // lease-acquired pauses the run at its start and again when its late hold commit took the lease.
-      const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json'], { env: pauseAt(['lease-acquired', 'before-transition-push'], runMarker) });
-      let h;
-      try {
-        await waitForFile(runMarker);
-        fs.rmSync(runMarker); // lease-acquired of the run
-        await waitForFile(runMarker); // before-transition-push: every unit ran
-        h = holdAsync(ctx.project, 'c', { args: ['-o', 'json'], env: pauseAt('hold-signal-written', holdMarker) });
-        await waitForFile(holdMarker);
-        fs.rmSync(runMarker);
-        await waitForFile(runMarker); // lease-acquired of the late hold commit
-        assert.equal(fs.readFileSync(runMarker, 'utf8').trim(), 'lease-acquired');
-        fs.rmSync(holdMarker);
-        // The hold re-checks the lease while the late hold commit holds it; give it time to finish
-        // (a hold that waits for that lease instead must not deadlock the test).
-        await Promise.race([h.done, sleep(3000)]);
-        while (run.child.exitCode === null && run.child.signalCode === null) {
-          if (fs.existsSync(runMarker)) fs.rmSync(runMarker);
-          await sleep(20);
-        }
-        const done = await run.done;
-        const r = await h.done;
-        assert.ok([0, 2].includes(done.code), show(done));
-        assertSettled(ctx.bare, 'c');
-        assert.equal(r.code, 0, `the hold: ${show(r)}`);
-      } finally {
-        fs.rmSync(runMarker, { force: true });
-        fs.rmSync(holdMarker, { force: true });
-        if (h) await h.done;
-        run.child.kill('SIGKILL');
-        await run.done;
+  test('a hold that paused after writing its signal while the run applies it after its lease: still exactly one effect, hold exits 0', async () => {
+    const ctx = chain();
+    openGate(path.join(ctx.dir, 'gate'));
+    const runMarker = path.join(ctx.dir, 'run-paused');
+    const holdMarker = path.join(ctx.dir, 'hold-paused');
+    // lease-acquired pauses the run at its start and again when its late hold commit took the lease.
+    const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json'], { env: pauseAt(['lease-acquired', 'before-transition-push'], runMarker) });
+    let h;
+    try {
+      await waitForFile(runMarker);
+      fs.rmSync(runMarker); // lease-acquired of the run
+      await waitForFile(runMarker); // before-transition-push: every unit ran
+      h = holdAsync(ctx.project, 'c', { args: ['-o', 'json'], env: pauseAt('hold-signal-written', holdMarker) });
+      await waitForFile(holdMarker);
+      fs.rmSync(runMarker);
+      await waitForFile(runMarker); // lease-acquired of the late hold commit
+      assert.equal(fs.readFileSync(runMarker, 'utf8').trim(), 'lease-acquired');
+      fs.rmSync(holdMarker);
+      // The hold re-checks the lease while the late hold commit holds it; give it time to finish
+      // (a hold that waits for that lease instead must not deadlock the test).
+      await Promise.race([h.done, sleep(3000)]);
+      while (run.child.exitCode === null && run.child.signalCode === null) {
+        if (fs.existsSync(runMarker)) fs.rmSync(runMarker);
+        await sleep(20);
       }
-    },
-  );
-
+      const done = await run.done;
+      const r = await h.done;
+      assert.ok([0, 2].includes(done.code), show(done));
+      assertSettled(ctx.bare, 'c');
+      assert.equal(r.code, 0, `the hold: ${show(r)}`);
+    } finally {
+      fs.rmSync(runMarker, { force: true });
+      fs.rmSync(holdMarker, { force: true });
+      if (h) await h.done;
+      run.child.kill('SIGKILL');
+      await run.done;
+    }
+  });
 });
 
 describe('a resume after a delivered hold', () => {
@@ -285,10 +309,16 @@ describe('a resume after a delivered hold', () => {
     try {
       await waitForFile(marker);
       const h = hold(ctx.project, 'c', { args: ['-o', 'json'] });
-      assert.ok(h.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'), show(h));
+      assert.ok(
+        h.json.notes.some((n) => n.code === 'NYL-HOLD-DELIVERED'),
+        show(h),
+      );
       const early = resume(ctx.project, 'c', { args: ['-o', 'json'] });
       assert.equal(early.code, 2, `resume decides under the lease: ${show(early)}`);
-      assert.deepEqual(early.json.errors.map((e) => e.code), ['NYL-LEASE-HELD']);
+      assert.deepEqual(
+        early.json.errors.map((e) => e.code),
+        ['NYL-LEASE-HELD'],
+      );
 
       fs.rmSync(marker);
       await waitForFile(marker);

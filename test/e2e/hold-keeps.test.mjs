@@ -12,8 +12,23 @@ import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
 import { setup, changeUnits, reconcile, commitFiles, projectYaml } from '../support/reconcile-helpers.mjs';
 import { sharedFixture } from '../support/shared-fixture.mjs';
 import {
-  DESIRED, OBSERVED, commitAt, coordinationRefs, decision, describe as show, desiredDoc, hold, logLines, observedDoc, outputScript,
-  pauseAt, refsUnder, resume, status, statusTable, tip,
+  DESIRED,
+  OBSERVED,
+  commitAt,
+  coordinationRefs,
+  decision,
+  describe as show,
+  desiredDoc,
+  hold,
+  logLines,
+  observedDoc,
+  outputScript,
+  pauseAt,
+  refsUnder,
+  resume,
+  status,
+  statusTable,
+  tip,
 } from '../support/hold-helpers.mjs';
 
 after(cleanupAll);
@@ -22,11 +37,13 @@ const IDENTITY = 'Test User <test@example.com>';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** a produces output v; b consumes it and never changes; c consumes it and changes with `cTag`. */
-const consumers = (v, cTag = 'c1') => (log) => ({
-  a: outputScript(log, v),
-  b: `env: {X: "\${{ units.a.outputs.v }}"}\nscript: 'echo b $X >> ${log}'`,
-  c: `env: {X: "\${{ units.a.outputs.v }}"}\nscript: 'echo ${cTag} $X >> ${log}'`,
-});
+const consumers =
+  (v, cTag = 'c1') =>
+  (log) => ({
+    a: outputScript(log, v),
+    b: `env: {X: "\${{ units.a.outputs.v }}"}\nscript: 'echo b $X >> ${log}'`,
+    c: `env: {X: "\${{ units.a.outputs.v }}"}\nscript: 'echo ${cTag} $X >> ${log}'`,
+  });
 
 /** consumers('1'), state init and a first reconcile: built once, put back for every test that takes it. */
 const reconciled = sharedFixture(() => {
@@ -65,13 +82,20 @@ describe('a unit with a running incarnation', () => {
     assert.equal(r.code, 2, show(r));
     assert.equal(r.json.units.a.result, 'held');
     assert.equal(r.json.units.a.dispatched, false);
-    assert.ok(r.json.warnings.some((w) => w.code === 'NYL-UNIT-HELD' && (w.units ?? []).includes('a')), show(r));
+    assert.ok(
+      r.json.warnings.some((w) => w.code === 'NYL-UNIT-HELD' && (w.units ?? []).includes('a')),
+      show(r),
+    );
     assert.equal(r.json.units.b.result, 'current', 'a consumer that did not change stays current');
     assert.equal(r.json.units.c.result, 'executed', 'a consumer whose own spec changed executes');
     assert.deepEqual(logLines(ctx.log), ['c2 1'], "c ran with the held unit's receipt outputs; a did not run");
 
     assert.equal(held.hold.pending, undefined, 'nothing waited when the hold was written');
-    assert.deepEqual(desiredDoc(ctx.bare, 'a'), { ...held, hold: { ...held.hold, pending: s2 } }, 'the reconcile records the source the hold keeps from applying, and changes nothing else');
+    assert.deepEqual(
+      desiredDoc(ctx.bare, 'a'),
+      { ...held, hold: { ...held.hold, pending: s2 } },
+      'the reconcile records the source the hold keeps from applying, and changes nothing else',
+    );
     assert.deepEqual(observedDoc(ctx.bare, 'a'), observedBefore);
     const desiredTip = tip(ctx.bare, DESIRED);
     assert.equal(reconcile(ctx.project).code, 2);
@@ -166,7 +190,11 @@ describe('an uncertain unit', () => {
     assert.equal(r.json.units.a.result, 'held');
     assert.equal(r.json.units.n.result, 'held');
     assert.equal(r.json.units.m.result, 'blocked');
-    assert.deepEqual(logLines(ctx.log).filter((l) => /^(a|n|m) /.test(l) || l === 'n'), [], 'nothing of a, n or m ran');
+    assert.deepEqual(
+      logLines(ctx.log).filter((l) => /^(a|n|m) /.test(l) || l === 'n'),
+      [],
+      'nothing of a, n or m ran',
+    );
     assert.equal(observedDoc(ctx.bare, 'a').condition?.type, 'uncertain');
 
     // Resume lifts the hold only: the condition (and evidence) stay; the unit still needs recovery.

@@ -11,8 +11,24 @@ import { nyl, nylAsync, waitForFile } from '../support/cli.mjs';
 import { sharedFixture } from '../support/shared-fixture.mjs';
 import { setup, reconcile } from '../support/reconcile-helpers.mjs';
 import {
-  DESIRED, LEASE, OBSERVED, SIGNALS, describe as show, desiredDoc, gatedScript, hold, holdAsync, logLines, openGate, pauseAt, refsUnder, resume, sleep,
-  signalRefs, tip, waitForLine,
+  DESIRED,
+  LEASE,
+  OBSERVED,
+  SIGNALS,
+  describe as show,
+  desiredDoc,
+  gatedScript,
+  hold,
+  holdAsync,
+  logLines,
+  openGate,
+  pauseAt,
+  refsUnder,
+  resume,
+  sleep,
+  signalRefs,
+  tip,
+  waitForLine,
 } from '../support/hold-helpers.mjs';
 
 after(cleanupAll);
@@ -174,7 +190,11 @@ describe('a reconcile holds the lease', () => {
       assert.equal(w.code, 0, show(w));
       assert.equal(w.json.result, 'done');
       assert.equal(desiredDoc(ctx.bare, 'h').lifecycle.state, 'active');
-      assert.deepEqual(logLines(ctx.log).filter((l) => l === 'h'), [], 'h never ran while held');
+      assert.deepEqual(
+        logLines(ctx.log).filter((l) => l === 'h'),
+        [],
+        'h never ran while held',
+      );
     } finally {
       openGate(gate);
       await run.done;

@@ -24,7 +24,16 @@ import { cleanupAll, makeBareRepo } from '../support/git-fixtures.mjs';
 import { nylAsync, waitForFile } from '../support/cli.mjs';
 import { setup } from '../support/reconcile-helpers.mjs';
 import {
-  coordinationRefs, decision, describe as show, desiredDoc, holdAsync, holdCommitsOf, logLines, observedDoc, pauseAt, sleep,
+  coordinationRefs,
+  decision,
+  describe as show,
+  desiredDoc,
+  holdAsync,
+  holdCommitsOf,
+  logLines,
+  observedDoc,
+  pauseAt,
+  sleep,
 } from '../support/hold-helpers.mjs';
 import { seededRandom } from '../support/seeded.mjs';
 import { campaignSize } from '../support/campaign.mjs';

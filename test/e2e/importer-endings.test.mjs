@@ -35,7 +35,10 @@ test('a cancelled takeover puts the broken lease back; the next importer records
   takeover.child.kill('SIGTERM');
   const cancelled = await takeover.done;
   assert.equal(cancelled.code, 4, cancelled.stderr);
-  assert.deepEqual(cancelled.json.errors.map((e) => e.code), ['NYL-RUN-CANCELLED']);
+  assert.deepEqual(
+    cancelled.json.errors.map((e) => e.code),
+    ['NYL-RUN-CANCELLED'],
+  );
   const lease = git(bare, 'show', 'refs/nyl/dev/lease:lease.yaml');
   assert.match(lease, /reason: "?runner killed"?/, 'the broken lease is back');
 
@@ -106,7 +109,11 @@ test('a held marker whose unit left the ownership set: after resume, the next re
   assert.equal(hold.json.details.marker, true);
   // Remove `later` from source, commit.
   const file = path.join(repo, 'nyl.yaml');
-  const text = fs.readFileSync(file, 'utf8').split('\n---\n').filter((d) => !/name: later/.test(d)).join('\n---\n');
+  const text = fs
+    .readFileSync(file, 'utf8')
+    .split('\n---\n')
+    .filter((d) => !/name: later/.test(d))
+    .join('\n---\n');
   fs.writeFileSync(file, text);
   git(repo, 'commit', '-qam', 'drop later');
   const held = nyl(repo, ['reconcile', '-e', 'dev', '-o', 'json']);

@@ -33,12 +33,23 @@ describe('nyl log, show and outputs', () => {
     assert.equal(hold(ctx.project, 'web').code, 0);
     // A sensitive output, as a receipt keeps one: its digest and its sealed value. A hand edit, so
     // the observed ref gets a commit Nyl did not write.
-    editStateDoc(ctx.bare, OBSERVED_REF(), 'units/db.yaml', (doc) => ({ ...doc, receipt: { ...doc.receipt, sensitiveOutputs: { password: { sha256: DIGEST, sealed: SEALED } } } }));
+    editStateDoc(ctx.bare, OBSERVED_REF(), 'units/db.yaml', (doc) => ({
+      ...doc,
+      receipt: { ...doc.receipt, sensitiveOutputs: { password: { sha256: DIGEST, sealed: SEALED } } },
+    }));
     const before = [allRefs(ctx.bare), allRefs(ctx.project)];
 
     const log = nyl(ctx.project, ['log', '-e', 'dev', '-o', 'json']);
     assert.equal(log.code, 0, show(log));
-    assert.deepEqual(log.json.entries.map((e) => [e.operation, Boolean(e.desired), Boolean(e.observed)]), [['hold', true, false], ['-', false, true], ['reconcile', true, true], ['state-init', true, true]]);
+    assert.deepEqual(
+      log.json.entries.map((e) => [e.operation, Boolean(e.desired), Boolean(e.observed)]),
+      [
+        ['hold', true, false],
+        ['-', false, true],
+        ['reconcile', true, true],
+        ['state-init', true, true],
+      ],
+    );
     // The hand edit is dated 2026-01-01 (the fixtures' fixed date): between the refs, the newer commit comes first.
     const [held, edit, run] = log.json.entries;
     assert.equal(edit.headline, 'hand edit of units/db.yaml');
@@ -67,7 +78,10 @@ describe('nyl log, show and outputs', () => {
     assert.equal(db.json.desiredDocument.kind, 'Command');
     assert.equal(db.json.observedDocument.receipt.desired, undefined);
     // The hand edit changed db's observed document: it is one of db's last runs, a commit Nyl did not write.
-    assert.deepEqual(db.json.lastRuns.map((e) => e.operation), ['-', 'reconcile']);
+    assert.deepEqual(
+      db.json.lastRuns.map((e) => e.operation),
+      ['-', 'reconcile'],
+    );
 
     const text = nyl(ctx.project, ['show', '-e', 'dev', '--unit', 'web']);
     assert.equal(text.code, 0, show(text));
@@ -81,7 +95,11 @@ describe('nyl log, show and outputs', () => {
     assert.deepEqual(all.json.sensitive, { db: ['password'] });
     const lines = nyl(ctx.project, ['outputs', '-e', 'dev', '--unit', 'db']);
     assert.equal(lines.code, 0, show(lines));
-    assert.equal(lines.stdout, 'port=5432\nurl=pg://db\npassword=(sensitive)\n', 'in the receipt\'s order (the hand edit wrote them sorted), sensitive ones last');
+    assert.equal(
+      lines.stdout,
+      'port=5432\nurl=pg://db\npassword=(sensitive)\n',
+      "in the receipt's order (the hand edit wrote them sorted), sensitive ones last",
+    );
 
     const unknown = nyl(ctx.project, ['show', '-e', 'dev', '--unit', 'nope', '-o', 'json']);
     assert.equal(unknown.code, 1, show(unknown));
@@ -97,24 +115,39 @@ describe('nyl log, show and outputs', () => {
     assert.deepEqual([allRefs(ctx.bare), allRefs(ctx.project)], before, 'log, show and outputs move no ref');
   });
 
-  test('shared state refs: log shows only the environment\'s own commits; a deleted state keeps its history, show and outputs refuse', () => {
+  test("shared state refs: log shows only the environment's own commits; a deleted state keeps its history, show and outputs refuse", () => {
     const bare = makeBareRepo();
-    const shared = (dir) => `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}\n  path: envs/${dir}\n  desiredRef: nyl/shared/desired\n  observedRef: nyl/shared/observed`;
-    const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', shared('dev')), environment('qa', shared('qa')), command('migrate', "script: 'true'")) });
+    const shared = (dir) =>
+      `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}\n  path: envs/${dir}\n  desiredRef: nyl/shared/desired\n  observedRef: nyl/shared/observed`;
+    const project = makeProject({
+      'nyl.yaml': nylYaml(environment('dev', shared('dev')), environment('qa', shared('qa')), command('migrate', "script: 'true'")),
+    });
     for (const env of ['dev', 'qa']) assert.equal(nyl(project, ['state', 'init', '-e', env]).code, 0);
     assert.equal(nyl(project, ['reconcile', '-e', 'qa']).code, 0);
 
     const dev = nyl(project, ['log', '-e', 'dev', '-o', 'json']);
     assert.equal(dev.code, 0, show(dev));
-    assert.deepEqual(dev.json.entries.map((e) => e.headline), ['nyl: state-init dev']);
+    assert.deepEqual(
+      dev.json.entries.map((e) => e.headline),
+      ['nyl: state-init dev'],
+    );
     const qa = nyl(project, ['log', '-e', 'qa', '-o', 'json']);
-    assert.deepEqual(qa.json.entries.map((e) => e.headline), ['nyl: reconcile qa: 1 executed (migrate)', 'nyl: state-init qa']);
+    assert.deepEqual(
+      qa.json.entries.map((e) => e.headline),
+      ['nyl: reconcile qa: 1 executed (migrate)', 'nyl: state-init qa'],
+    );
 
     assert.equal(nyl(project, ['state', 'delete', '-e', 'dev', '--reason', 'decommission']).code, 0);
     const deleted = nyl(project, ['log', '-e', 'dev', '-o', 'json']);
     assert.equal(deleted.code, 0, show(deleted));
     assert.deepEqual(codes(deleted), ['NYL-STATE-DELETED']);
-    assert.deepEqual(deleted.json.entries.map((e) => [e.operation, e.reason ?? '-']), [['state-delete', 'decommission'], ['state-init', '-']]);
+    assert.deepEqual(
+      deleted.json.entries.map((e) => [e.operation, e.reason ?? '-']),
+      [
+        ['state-delete', 'decommission'],
+        ['state-init', '-'],
+      ],
+    );
     const outputs = nyl(project, ['outputs', '-e', 'dev', '-o', 'json']);
     assert.equal(outputs.code, 1, show(outputs));
     assert.deepEqual(codes(outputs), ['NYL-STATE-DELETED']);

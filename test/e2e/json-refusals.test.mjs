@@ -22,7 +22,11 @@ test('-o json on a refused command line: one JSON document with NYL-USAGE, exit 
     const doc = JSON.parse(r.stdout);
     assert.equal(doc.kind, kind, args.join(' '));
     assert.equal(doc.result, 'refused');
-    assert.deepEqual(doc.errors.map((e) => e.code), ['NYL-USAGE'], args.join(' '));
+    assert.deepEqual(
+      doc.errors.map((e) => e.code),
+      ['NYL-USAGE'],
+      args.join(' '),
+    );
     assert.ok(doc.errors[0].fix, 'with its fix');
   }
   const text = run(['reconcile', '--bogus']);

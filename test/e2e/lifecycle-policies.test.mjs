@@ -186,7 +186,12 @@ test('kind change: the old incarnation is torn down first (with --allow-teardown
   assert.equal(reconcile(ctx.project).code, 0);
   const oldUid = desiredDoc(ctx.bare, 'a').uid;
   // a becomes an OciImage: no OciImage driver runs here, so its new incarnation fails, after the old Command went.
-  const yaml = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').replace(/kind: Command\nmetadata: \{name: a\}\nspec:\n(  .*\n)+?(?=---|$)/, 'kind: OciImage\nmetadata: {name: a}\nspec:\n  image: busybox@sha256:0000000000000000000000000000000000000000000000000000000000000000\n  deletionPolicy: Teardown\n');
+  const yaml = fs
+    .readFileSync(`${ctx.project}/nyl.yaml`, 'utf8')
+    .replace(
+      /kind: Command\nmetadata: \{name: a\}\nspec:\n(  .*\n)+?(?=---|$)/,
+      'kind: OciImage\nmetadata: {name: a}\nspec:\n  image: busybox@sha256:0000000000000000000000000000000000000000000000000000000000000000\n  deletionPolicy: Teardown\n',
+    );
   fs.writeFileSync(`${ctx.project}/nyl.yaml`, yaml);
   commitFiles(ctx.project, {}, 'a becomes an OciImage');
   logLines(ctx.log, { clear: true });
@@ -201,7 +206,10 @@ test('kind change: the old incarnation is torn down first (with --allow-teardown
   assert.deepEqual(logLines(ctx.log), ['-a {}'], 'the old Command was torn down');
   assert.equal(r.json.units.a.kind, 'OciImage', show(r));
   assert.equal(r.json.units.a.dispatched, true, 'the new kind executed in the same run');
-  assert.ok(r.json.warnings.some((w) => w.code === 'NYL-UNIT-KIND-CHANGE' && /torn down first/.test(w.message)), show(r));
+  assert.ok(
+    r.json.warnings.some((w) => w.code === 'NYL-UNIT-KIND-CHANGE' && /torn down first/.test(w.message)),
+    show(r),
+  );
   const now = desiredDoc(ctx.bare, 'a');
   assert.notEqual(now.uid, oldUid, 'a new incarnation');
   assert.equal(now.kind, 'OciImage');
@@ -214,13 +222,19 @@ test('a unit that leaves through the unitSelector leaves like one removed from s
   assert.equal(reconcile(ctx.project).code, 0);
   ctx.envExtra = 'unitSelector: {matchLabels: {team: shop}}';
   // Only a carries the label now: b leaves the ownership set while source still declares it.
-  const yaml = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').replace('metadata: {name: a}', 'metadata: {name: a, labels: {team: shop}}').replace('unitSelector: {matchLabels: {}}', ctx.envExtra);
+  const yaml = fs
+    .readFileSync(`${ctx.project}/nyl.yaml`, 'utf8')
+    .replace('metadata: {name: a}', 'metadata: {name: a, labels: {team: shop}}')
+    .replace('unitSelector: {matchLabels: {}}', ctx.envExtra);
   fs.writeFileSync(`${ctx.project}/nyl.yaml`, yaml);
   commitFiles(ctx.project, {}, 'select the shop team');
   const st = status(ctx.project, ['-o', 'json']);
   assert.equal(st.code, 2, show(st));
   assert.equal(st.json.units.b.state, 'leaving');
-  assert.ok(st.json.warnings.some((w) => w.code === 'NYL-PLAN-UNITS-LEAVING' && w.units.includes('b')), show(st));
+  assert.ok(
+    st.json.warnings.some((w) => w.code === 'NYL-PLAN-UNITS-LEAVING' && w.units.includes('b')),
+    show(st),
+  );
   const r = reconcile(ctx.project, ['-o', 'json']);
   assert.equal(r.code, 0, show(r));
   assert.equal(r.json.units.b.result, 'released');

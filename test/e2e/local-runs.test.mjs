@@ -10,20 +10,29 @@ import { codes, command, environment, nyl, nylYaml } from '../support/cli.mjs';
 
 after(cleanupAll);
 
-test("adding an origin to a project whose state lives in the clone: every command names `nyl state move -e dev --from local` first, never a plain state init", () => {
+test('adding an origin to a project whose state lives in the clone: every command names `nyl state move -e dev --from local` first, never a plain state init', () => {
   const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev'), command('a', 'script: "true"')) });
   assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
   assert.equal(nyl(project, ['reconcile', '-e', 'dev']).code, 0);
   const bare = makeBareRepo();
   git(project, 'remote', 'add', 'origin', pathToFileURL(bare).href);
-  for (const args of [['status'], ['reconcile'], ['hold', '--unit', 'a', '--reason', 'x'], ['resume', '--unit', 'a', '--reason', 'x'], ['recover', '--unit', 'a', '--retry', '--reason', 'x']]) {
+  for (const args of [
+    ['status'],
+    ['reconcile'],
+    ['hold', '--unit', 'a', '--reason', 'x'],
+    ['resume', '--unit', 'a', '--reason', 'x'],
+    ['recover', '--unit', 'a', '--retry', '--reason', 'x'],
+  ]) {
     const r = nyl(project, [...args, '-e', 'dev', '-o', 'json']);
     assert.equal(r.code, 1, `${args[0]}: ${r.stdout}${r.stderr}`);
     const missing = r.json.errors.find((e) => e.code === 'NYL-STATE-MISSING');
     assert.ok(missing, `${args[0]}: ${r.stdout}`);
     assert.match(missing.fix, /^move the state the clone's branches hold there with `nyl state move -e dev --from local`/, args[0]);
     assert.doesNotMatch(missing.fix, /`nyl state init -e dev`/, `${args[0]}: a plain init would refuse (the clone holds state)`);
-    assert.ok(!missing.fix.includes('state init') || missing.fix.indexOf('state init') > missing.fix.indexOf('--from local'), `${args[0]}: the move comes first`);
+    assert.ok(
+      !missing.fix.includes('state init') || missing.fix.indexOf('state init') > missing.fix.indexOf('--from local'),
+      `${args[0]}: the move comes first`,
+    );
   }
   const text = nyl(project, ['status', '-e', 'dev']);
   assert.match(text.stdout + text.stderr, /nyl state move -e dev --from local/);
@@ -42,7 +51,10 @@ test('lease break takes --wait-lease like every command: nothing held ends 0 unc
   const r = nyl(project, ['lease', 'break', '-e', 'dev', '--wait-lease', '1s', '--reason', 'runner gone', '-o', 'json']);
   assert.equal(r.code, 0, r.stdout + r.stderr);
   assert.equal(r.json.result, 'unchanged');
-  assert.deepEqual(r.json.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+  assert.deepEqual(
+    r.json.notes.map((n) => n.code),
+    ['NYL-UNCHANGED'],
+  );
   const bad = nyl(project, ['lease', 'break', '-e', 'dev', '--wait-lease', 'soon', '--reason', 'x', '-o', 'json']);
   assert.equal(bad.code, 1);
   assert.deepEqual(codes(bad), ['NYL-USAGE']);

@@ -47,7 +47,8 @@ async function platform({ edge = false } = {}) {
   const state = `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`;
   const dir = tempDir('nyl-multi-log-');
   const log = path.join(dir, 'log');
-  const script = (name) => `echo "start $NYL_ENVIRONMENT/${name}" >> ${log}; echo "hello from ${name}"; if [ "$NYL_ENVIRONMENT" != network ]; then sleep 0.4; fi; if [ -e ${dir}/hang-$NYL_ENVIRONMENT ]; then touch ${dir}/running; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; fi; test ! -e ${dir}/fail-$NYL_ENVIRONMENT; echo "end $NYL_ENVIRONMENT/${name}" >> ${log}`;
+  const script = (name) =>
+    `echo "start $NYL_ENVIRONMENT/${name}" >> ${log}; echo "hello from ${name}"; if [ "$NYL_ENVIRONMENT" != network ]; then sleep 0.4; fi; if [ -e ${dir}/hang-$NYL_ENVIRONMENT ]; then touch ${dir}/running; i=0; while [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; fi; test ! -e ${dir}/fail-$NYL_ENVIRONMENT; echo "end $NYL_ENVIRONMENT/${name}" >> ${log}`;
   const project = makeProject({
     'nyl.yaml': nylYaml(
       env('network', '{tier: base}', `${state}\nunitSelector: {matchLabels: {net: "y"}}`),
@@ -59,9 +60,13 @@ async function platform({ edge = false } = {}) {
       unit('extra', 'app: "y"', script('extra'), dir),
       ...(edge
         ? [
-          env('edge', '{tier: edge}', `dependsOn: [network]\nstate:\n  repository: {repoURL: "${pathToFileURL(edgeBare).href}"}\nunitSelector: {matchLabels: {edge: "y"}}`),
-          unit('cdn', 'edge: "y"', script('cdn'), dir),
-        ]
+            env(
+              'edge',
+              '{tier: edge}',
+              `dependsOn: [network]\nstate:\n  repository: {repoURL: "${pathToFileURL(edgeBare).href}"}\nunitSelector: {matchLabels: {edge: "y"}}`,
+            ),
+            unit('cdn', 'edge: "y"', script('cdn'), dir),
+          ]
         : []),
     ),
   });
@@ -110,10 +115,16 @@ test('a failing dependency environment blocks its dependents: exit 3 overall, de
   for (const env of ['dev', 'staging']) {
     const section = r.json.environments[env];
     assert.equal(section.result, 'refused');
-    assert.deepEqual(section.errors.map((d) => d.code), ['NYL-ENVIRONMENT-BLOCKED']);
+    assert.deepEqual(
+      section.errors.map((d) => d.code),
+      ['NYL-ENVIRONMENT-BLOCKED'],
+    );
     assert.deepEqual(section.details.blockedBy, ['network']);
   }
-  assert.ok(lines().every((l) => l.includes('network/')), 'dev and staging never started');
+  assert.ok(
+    lines().every((l) => l.includes('network/')),
+    'dev and staging never started',
+  );
 
   const text = await run(project, ['reconcile', '-g', 'apps', '-e', 'network'], 1);
   assert.match(text.stderr, /NYL-USAGE/, 'one form of selection only');
@@ -138,7 +149,10 @@ test('--environment-concurrency 2 runs dev and staging at once, every tool line 
 test('--unit: ENV/UNIT runs one environment; an unqualified unit must exist in every selected environment', async () => {
   const { project } = await platform();
   const missing = await run(project, ['reconcile', '-g', 'apps', '--unit', 'extra', '-o', 'json'], 1);
-  assert.deepEqual(missing.json.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN']);
+  assert.deepEqual(
+    missing.json.errors.map((d) => d.code),
+    ['NYL-UNIT-UNKNOWN'],
+  );
   assert.match(missing.json.errors[0].message, /extra \(not in staging\)/);
   const teardown = await run(project, ['teardown', '-g', 'apps', '--unit', 'extra', '-o', 'json'], 1);
   // Nothing was reconciled: neither state holds an incarnation of extra, which is what a teardown needs.
@@ -156,9 +170,18 @@ test('teardown --unit over several environments refuses a unit one state holds n
   await run(project, ['reconcile', '-e', 'network', '-e', 'dev']);
   const before = lines().length;
   const refused = await run(project, ['teardown', '-g', 'apps', '--unit', 'app', '-o', 'json'], 1);
-  assert.deepEqual(refused.json.errors.map((d) => d.code), ['NYL-UNIT-UNKNOWN']);
+  assert.deepEqual(
+    refused.json.errors.map((d) => d.code),
+    ['NYL-UNIT-UNKNOWN'],
+  );
   assert.match(refused.json.errors[0].message, /app \(not in staging\)/);
-  assert.deepEqual(lines().slice(before).filter((l) => l.startsWith('teardown ')), [], 'dev/app was not torn down');
+  assert.deepEqual(
+    lines()
+      .slice(before)
+      .filter((l) => l.startsWith('teardown ')),
+    [],
+    'dev/app was not torn down',
+  );
 });
 
 test('a signal cancels the running environment and starts no other', async () => {
@@ -171,10 +194,16 @@ test('a signal cancels the running environment and starts no other', async () =>
   assert.equal(r.code, 4, `${r.stdout}\n${r.stderr}`);
   assert.deepEqual(r.json.environmentOrder, ['dev', 'staging'], 'network: no unit option names it, left out');
   assert.equal(r.json.exitCodes.dev, 4);
-  assert.ok(r.json.environments.dev.errors.some((d) => d.code === 'NYL-RUN-CANCELLED'), JSON.stringify(r.json.environments.dev.errors));
+  assert.ok(
+    r.json.environments.dev.errors.some((d) => d.code === 'NYL-RUN-CANCELLED'),
+    JSON.stringify(r.json.environments.dev.errors),
+  );
   assert.equal(r.json.exitCodes.staging, 4);
   assert.equal(r.json.environments.staging.details.notStarted, true);
-  assert.deepEqual(r.json.environments.staging.errors.map((d) => d.code), ['NYL-RUN-CANCELLED']);
+  assert.deepEqual(
+    r.json.environments.staging.errors.map((d) => d.code),
+    ['NYL-RUN-CANCELLED'],
+  );
 });
 
 test('plan, status and verify over a selection; teardown consumers first, a failed consumer keeping network', async () => {

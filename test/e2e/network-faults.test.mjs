@@ -34,7 +34,10 @@ const codes = (r) => (r.json?.errors ?? []).map((e) => e.code);
 test('a remote that accepts connections and never answers: status and reconcile fail NYL-STATE-UNAVAILABLE within the timeout', async () => {
   const remote = await faultyRemote({ silent: true });
   const ctx = setup({ a: "script: 'true'" }, { url: remote.url, init: false });
-  for (const args of [['status', '-e', 'dev'], ['reconcile', '-e', 'dev']]) {
+  for (const args of [
+    ['status', '-e', 'dev'],
+    ['reconcile', '-e', 'dev'],
+  ]) {
     const began = Date.now();
     const r = nyl(ctx.project, [...args, '-o', 'json'], { env: { NYL_GIT_TIMEOUT: '1s' } });
     const took = Date.now() - began;
@@ -63,10 +66,13 @@ test('a remote that goes down mid-run and stays down: exit 4 NYL-RUN-UNRECORDED;
   const down = path.join(tempDir('nyl-down-'), 'down');
   const remote = await faultyRemote({ downFile: down });
   let gate;
-  const ctx = setup((log) => {
-    gate = path.join(path.dirname(log), 'gate');
-    return { a: gatedScript(log, gate) };
-  }, { url: remote.url, envExtra: 'lease: {duration: 4s}' });
+  const ctx = setup(
+    (log) => {
+      gate = path.join(path.dirname(log), 'gate');
+      return { a: gatedScript(log, gate) };
+    },
+    { url: remote.url, envExtra: 'lease: {duration: 4s}' },
+  );
   const run = nylAsync(ctx.project, ['reconcile', '-e', 'dev', '-o', 'json']);
   await waitForLine(ctx.log, 'start a');
   fs.writeFileSync(down, '');
@@ -84,7 +90,10 @@ test('a remote that goes down mid-run and stays down: exit 4 NYL-RUN-UNRECORDED;
   const next = nyl(ctx.project, ['reconcile', '-e', 'dev', '--wait-lease', '30s', '-o', 'json']);
   assert.equal(next.code, 4, next.stdout + next.stderr);
   assert.equal(next.json.units.a.result, 'recovered', 'started without a recorded result: uncertain, not run again');
-  assert.deepEqual(logLines(ctx.log).filter((l) => l.startsWith('start')), ['start a']);
+  assert.deepEqual(
+    logLines(ctx.log).filter((l) => l.startsWith('start')),
+    ['start a'],
+  );
 });
 
 test('every read of a remote without state yet answered 503 twice before it passes: state init and status retry the listing too', async () => {

@@ -63,7 +63,11 @@ test('the text of a typical reconcile, status and log reads as the reviewed snap
   run(['reconcile', '-e', 'dev', '--concurrency', '1']);
   run(['status', '-e', 'dev']);
   run(['log', '-e', 'dev']);
-  const actual = normalize(steps.join('\n'), [[bare, '<state-repository>'], [pathToFileURL(bare).href, '<state-url>'], [dir, '<project>']]);
+  const actual = normalize(steps.join('\n'), [
+    [bare, '<state-repository>'],
+    [pathToFileURL(bare).href, '<state-url>'],
+    [dir, '<project>'],
+  ]);
   if (process.env.NYL_UPDATE_SNAPSHOTS === '1') {
     fs.mkdirSync(path.dirname(SNAPSHOT), { recursive: true });
     fs.writeFileSync(SNAPSHOT, actual);

@@ -38,7 +38,9 @@ function everyRef(dir) {
   return { forEachRef: git(dir, 'for-each-ref'), showRef: gitResult(dir, 'show-ref').stdout };
 }
 
-test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a changed script its diff; exit 2 and no ref moves anywhere; after a reconcile it exits 0', { skip: SKIP_NO_TERRAFORM }, () => {
+test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a changed script its diff; exit 2 and no ref moves anywhere; after a reconcile it exits 0', {
+  skip: SKIP_NO_TERRAFORM,
+}, () => {
   const dir = tempDir('nyl-plan-');
   const state = stateRepo();
   const project = makeProject({ 'nyl.yaml': nylYaml(state.url, dir, 'echo hi'), 'infra/net/main.tf.json': moduleJson({ a: 'one' }) });
@@ -49,7 +51,11 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
   assert.equal(first.code, 0, first.stdout + first.stderr);
 
   const reviewed = { required: true, requireDigest: true };
-  commitFiles(project, { 'nyl.yaml': nylYaml(state.url, dir, 'echo hi\necho there', reviewed), 'infra/net/main.tf.json': moduleJson({ a: 'one', b: 'two' }) }, 'grow');
+  commitFiles(
+    project,
+    { 'nyl.yaml': nylYaml(state.url, dir, 'echo hi\necho there', reviewed), 'infra/net/main.tf.json': moduleJson({ a: 'one', b: 'two' }) },
+    'grow',
+  );
   // The clone's known desired branch one commit behind the state: status would fast-forward it.
   const desiredRef = 'refs/heads/nyl/dev/desired';
   git(project, 'update-ref', desiredRef, git(state.bare, 'rev-parse', `${desiredRef}~1`));
@@ -93,7 +99,13 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
   assert.equal(applied.json.units.net.approvedBy.digest, units.net.digest);
   const quiet = run(['plan', '-e', 'dev', '-o', 'json']);
   assert.equal(quiet.code, 0, quiet.stdout);
-  assert.deepEqual(Object.values(quiet.json.units).map((u) => [u.result, u.digest]), [['current', undefined], ['current', undefined]]);
+  assert.deepEqual(
+    Object.values(quiet.json.units).map((u) => [u.result, u.digest]),
+    [
+      ['current', undefined],
+      ['current', undefined],
+    ],
+  );
 
   // A changed module needs a new approval: the reviewed digest no longer matches.
   commitFiles(project, { 'infra/net/main.tf.json': moduleJson({ a: 'one', b: 'two', c: 'three' }) }, 'grow again');

@@ -10,7 +10,18 @@ import { parse as parseYaml } from 'yaml';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
 import { command, nyl, nylYaml } from '../support/cli.mjs';
 import {
-  changeUnits, commitFiles, logLines, logs, message, reconcile, refsUnder, results, setup, stateCounts, table, trailer,
+  changeUnits,
+  commitFiles,
+  logLines,
+  logs,
+  message,
+  reconcile,
+  refsUnder,
+  results,
+  setup,
+  stateCounts,
+  table,
+  trailer,
 } from '../support/reconcile-helpers.mjs';
 
 after(cleanupAll);
@@ -165,17 +176,15 @@ describe('failures', () => {
 });
 
 describe('re-runs and source changes', () => {
-  const unitsV = ({ url = 'postgres://v1', dbExtra = '', argvTag = 'x1' } = {}) => (log) => ({
-    database: [
-      'script: |',
-      `  echo database >> ${log}${dbExtra}`,
-      `  printf '{"url": "%s"}' '${url}' > "$NYL_OUTPUTS"`,
-    ].join('\n'),
-    migrate: `env: {DATABASE_URL: "\${{ units.database.outputs.url }}"}\nscript: 'echo "migrate $DATABASE_URL" >> ${log}'`,
-    app: `dependsOn: [database]\n${logs(log, 'app')}`,
-    other: logs(log, 'other'),
-    tweak: `run: [sh, -c, 'echo "tweak $1" >> ${log}', nyl-tweak, ${argvTag}]`,
-  });
+  const unitsV =
+    ({ url = 'postgres://v1', dbExtra = '', argvTag = 'x1' } = {}) =>
+    (log) => ({
+      database: ['script: |', `  echo database >> ${log}${dbExtra}`, `  printf '{"url": "%s"}' '${url}' > "$NYL_OUTPUTS"`].join('\n'),
+      migrate: `env: {DATABASE_URL: "\${{ units.database.outputs.url }}"}\nscript: 'echo "migrate $DATABASE_URL" >> ${log}'`,
+      app: `dependsOn: [database]\n${logs(log, 'app')}`,
+      other: logs(log, 'other'),
+      tweak: `run: [sh, -c, 'echo "tweak $1" >> ${log}', nyl-tweak, ${argvTag}]`,
+    });
 
   test('a re-run executes nothing and writes nothing; source changes execute exactly what changed', () => {
     const ctx = setup(unitsV());
@@ -198,7 +207,10 @@ describe('re-runs and source changes', () => {
     assert.doesNotMatch(again.stderr, /starting/);
     const text = reconcile(ctx.project);
     assert.equal(text.code, 0);
-    assert.deepEqual(table(text.stdout).rows.map((row) => row[2]), ['current', 'current', 'current', 'current', 'current']);
+    assert.deepEqual(
+      table(text.stdout).rows.map((row) => row[2]),
+      ['current', 'current', 'current', 'current', 'current'],
+    );
 
     // One unit's argv changes: only it runs.
     changeUnits(ctx, unitsV({ argvTag: 'x2' }));
@@ -256,7 +268,10 @@ describe('status after a run', () => {
     assert.equal(failed.json.units.ok.receipt, 'current');
     assert.equal(failed.json.units.broken.receipt, 'none');
     assert.equal(failed.json.units.broken.condition.type, 'failed');
-    assert.deepEqual(failed.json.units.waiter.waits.map((w) => w.unit), ['broken']);
+    assert.deepEqual(
+      failed.json.units.waiter.waits.map((w) => w.unit),
+      ['broken'],
+    );
     const text = nyl(ctx.project, ['status', '-e', 'dev']);
     assert.equal(text.code, 3);
     assert.match(text.stdout, /^broken +Command +failed/m);
@@ -299,7 +314,10 @@ describe('invalid source', () => {
     assert.match(r.json.errors[0].message, /^YAML syntax error: /);
     assert.equal(r.json.errors[0].location.line, 6);
     assert.ok(r.json.errors[0].fix);
-    assert.ok(r.json.errors.every((e) => !/unknown/.test(e.message)), JSON.stringify(r.json.errors.map((e) => e.message)));
+    assert.ok(
+      r.json.errors.every((e) => !/unknown/.test(e.message)),
+      JSON.stringify(r.json.errors.map((e) => e.message)),
+    );
 
     const text = reconcile(ctx.project);
     assert.equal(text.code, 1);
@@ -307,6 +325,10 @@ describe('invalid source', () => {
     assert.deepEqual(blocks, [...syntax.map(() => ['NYL-SOURCE-INVALID', 'units/db.yaml']), ['NYL-SOURCE-INVALID', 'nyl.yaml']], text.stdout + text.stderr);
 
     assert.deepEqual(logLines(ctx.log), []);
-    assert.deepEqual({ bare: refsUnder(ctx.bare), clone: refsUnder(ctx.project, 'refs/heads/nyl/'), lease: refsUnder(ctx.project, 'refs/nyl/') }, before, 'nothing written');
+    assert.deepEqual(
+      { bare: refsUnder(ctx.bare), clone: refsUnder(ctx.project, 'refs/heads/nyl/'), lease: refsUnder(ctx.project, 'refs/nyl/') },
+      before,
+      'nothing written',
+    );
   });
 });

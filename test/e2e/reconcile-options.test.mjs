@@ -6,7 +6,20 @@ import { parse as parseYaml } from 'yaml';
 import { cleanupAll, commitTree, git, installProtectHook, makeBareRepo } from '../support/git-fixtures.mjs';
 import { codes } from '../support/cli.mjs';
 import {
-  changeUnits, commitFiles, logLines, logs, message, projectYaml, reconcile, refsUnder, results, setup, stateCounts, stateRepo, table, trailer,
+  changeUnits,
+  commitFiles,
+  logLines,
+  logs,
+  message,
+  projectYaml,
+  reconcile,
+  refsUnder,
+  results,
+  setup,
+  stateCounts,
+  stateRepo,
+  table,
+  trailer,
 } from '../support/reconcile-helpers.mjs';
 
 after(cleanupAll);
@@ -33,13 +46,19 @@ describe('--unit and --units', () => {
     assert.equal(blocked.code, 2, blocked.stdout + blocked.stderr);
     assert.deepEqual(logLines(ctx.log), [], 'nothing ran, not even the dependency');
     assert.deepEqual(results(blocked.json), { migrate: 'blocked' });
-    assert.deepEqual(blocked.json.units.migrate.waits.map((w) => [w.unit, w.reason]), [['database', 'no-current-receipt']]);
+    assert.deepEqual(
+      blocked.json.units.migrate.waits.map((w) => [w.unit, w.reason]),
+      [['database', 'no-current-receipt']],
+    );
     assert.match(blocked.json.units.migrate.detail, /waits for database \(no-current-receipt\)/);
     assert.deepEqual(stateCounts(ctx.bare), start, 'nothing to record');
     assert.deepEqual(refsUnder(ctx.bare, 'refs/nyl/'), {});
     const blockedText = reconcile(ctx.project, ['--unit', 'migrate']);
     assert.equal(blockedText.code, 2);
-    assert.deepEqual(table(blockedText.stdout).rows.map((r) => r.slice(0, 3)), [['migrate', 'Command', 'blocked']]);
+    assert.deepEqual(
+      table(blockedText.stdout).rows.map((r) => r.slice(0, 3)),
+      [['migrate', 'Command', 'blocked']],
+    );
 
     const some = reconcile(ctx.project, ['--units', 'database,other', '-o', 'json']);
     assert.equal(some.code, 0, some.stderr);
@@ -75,7 +94,11 @@ describe('--unit and --units', () => {
   test('an unknown name exits 1 with NYL-UNIT-UNKNOWN and changes nothing', () => {
     const ctx = setup(units);
     const start = stateCounts(ctx.bare);
-    for (const args of [['--unit', 'nope'], ['--units', 'other,nope'], ['--unit', 'other', '--unit', 'nope']]) {
+    for (const args of [
+      ['--unit', 'nope'],
+      ['--units', 'other,nope'],
+      ['--unit', 'other', '--unit', 'nope'],
+    ]) {
       const r = reconcile(ctx.project, [...args, '-o', 'json']);
       assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
       assert.deepEqual(codes(r), ['NYL-UNIT-UNKNOWN']);
@@ -111,12 +134,17 @@ describe('--fail-fast', () => {
     assert.match(r.stdout, new RegExp(`^ {2}desired: {2}${remote['refs/heads/nyl/dev/desired']}$`, 'm'));
     assert.match(r.stdout, new RegExp(`^ {2}observed: ${remote['refs/heads/nyl/dev/observed']}$`, 'm'));
     const all = `${r.stdout}\n${r.stderr}`;
-    assert.match(all, /^warning NYL-RUN-STOPPED\n {2}--fail-fast stopped the run of dev after unit broken: it started no further unit\n {2}fix: fix broken, then run again; without --fail-fast a run continues with every unit that does not depend on it$/m);
-    assert.deepEqual(r.stderr.split('\n').filter((l) => l.includes('[dev/')).map((l) => l.replace(/\d+\.\ds/, 'T')), [
-      '[dev/broken] starting Command (reconcile): no receipt',
-      '  [dev/broken] connection refused',
-      '[dev/broken] failed in T: command exited with code 1',
-    ]);
+    assert.match(
+      all,
+      /^warning NYL-RUN-STOPPED\n {2}--fail-fast stopped the run of dev after unit broken: it started no further unit\n {2}fix: fix broken, then run again; without --fail-fast a run continues with every unit that does not depend on it$/m,
+    );
+    assert.deepEqual(
+      r.stderr
+        .split('\n')
+        .filter((l) => l.includes('[dev/'))
+        .map((l) => l.replace(/\d+\.\ds/, 'T')),
+      ['[dev/broken] starting Command (reconcile): no receipt', '  [dev/broken] connection refused', '[dev/broken] failed in T: command exited with code 1'],
+    );
     assert.deepEqual(logLines(ctx.log), ['broken']);
   });
 
@@ -135,7 +163,12 @@ describe('--fail-fast', () => {
     assert.equal(r.code, 3, r.stderr);
     assert.deepEqual(logLines(ctx.log, { clear: true }), ['alpha', 'broken'], 'name order, and nothing after broken');
     assert.deepEqual(results(r.json), {
-      alpha: 'executed', broken: 'failed', cache: 'blocked', deploy: 'blocked', later: 'blocked', report: 'blocked',
+      alpha: 'executed',
+      broken: 'failed',
+      cache: 'blocked',
+      deploy: 'blocked',
+      later: 'blocked',
+      report: 'blocked',
     });
     for (const name of ['cache', 'deploy', 'later']) {
       assert.equal(r.json.units[name].dispatched, false);
@@ -143,7 +176,10 @@ describe('--fail-fast', () => {
     }
     assert.equal(r.json.units.report.detail, '/dependsOn/0 waits for broken (no-current-receipt)');
     assert.deepEqual(r.json.unitOrder, ['alpha', 'broken', 'cache', 'deploy', 'later', 'report']);
-    assert.deepEqual(r.json.warnings.map((w) => w.code), ['NYL-RUN-STOPPED']);
+    assert.deepEqual(
+      r.json.warnings.map((w) => w.code),
+      ['NYL-RUN-STOPPED'],
+    );
     assert.match(r.json.warnings[0].message, /broken/);
     assert.ok(r.json.warnings[0].fix);
     assert.doesNotMatch(r.stderr, /\[dev\/(cache|deploy|later|report)\] starting/);
@@ -161,9 +197,17 @@ describe('--fail-fast', () => {
     assert.equal(next.code, 3);
     assert.deepEqual(logLines(ctx.log), ['broken', 'cache', 'deploy', 'later']);
     assert.deepEqual(results(next.json), {
-      alpha: 'current', broken: 'failed', cache: 'executed', deploy: 'executed', later: 'executed', report: 'blocked',
+      alpha: 'current',
+      broken: 'failed',
+      cache: 'executed',
+      deploy: 'executed',
+      later: 'executed',
+      report: 'blocked',
     });
-    assert.deepEqual(next.json.warnings.map((w) => w.code), []);
+    assert.deepEqual(
+      next.json.warnings.map((w) => w.code),
+      [],
+    );
   });
 
   test('units already running when the first failure comes finish and are recorded', () => {
@@ -177,7 +221,10 @@ describe('--fail-fast', () => {
     assert.equal(r.code, 3, r.stderr);
     assert.deepEqual(logLines(ctx.log).sort(), ['broken', 'slow-end', 'slow-start']);
     assert.deepEqual(results(r.json), { broken: 'failed', slow: 'executed', tail1: 'blocked', tail2: 'blocked' });
-    assert.deepEqual(r.json.warnings.map((w) => w.code), ['NYL-RUN-STOPPED']);
+    assert.deepEqual(
+      r.json.warnings.map((w) => w.code),
+      ['NYL-RUN-STOPPED'],
+    );
     const slow = parseYaml(git(ctx.bare, 'show', 'refs/heads/nyl/dev/observed:units/slow.yaml'));
     assert.equal(slow.receipt.executionKey, r.json.units.slow.executionKey, 'the running unit got its receipt');
     assert.deepEqual(refsUnder(ctx.bare, 'refs/nyl/'), {});
@@ -351,7 +398,11 @@ describe('--source', () => {
     const byTag = reconcile(ctx.project, ['--source', tagged, '-o', 'json']);
     assert.equal(byTag.code, 0, byTag.stdout + byTag.stderr);
     assert.deepEqual(logLines(ctx.log, { clear: true }), ['tagged']);
-    const branched = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'branched') }) }, { parents: [asRef], message: 'branched' });
+    const branched = commitTree(
+      ctx.project,
+      { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'branched') }) },
+      { parents: [asRef], message: 'branched' },
+    );
     git(ctx.project, 'branch', 'topic', branched);
     const byBranch = reconcile(ctx.project, ['--source', `${branched}~0`, '-o', 'json']);
     assert.equal(byBranch.code, 0, byBranch.stdout + byBranch.stderr);
@@ -359,7 +410,11 @@ describe('--source', () => {
 
     // So does HEAD, detached or not: a plain run renders it anyway, so --source may name its history.
     const parent = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'parent') }) }, { parents: [asRef], message: 'parent' });
-    const detached = commitTree(ctx.project, { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'detached') }) }, { parents: [parent], message: 'detached' });
+    const detached = commitTree(
+      ctx.project,
+      { 'nyl.yaml': projectYaml(ctx.url, { app: logs(ctx.log, 'detached') }) },
+      { parents: [parent], message: 'detached' },
+    );
     git(ctx.project, 'checkout', '-q', '--detach', detached);
     const byHead = reconcile(ctx.project, ['--source', parent, '-o', 'json']);
     assert.equal(byHead.code, 0, byHead.stdout + byHead.stderr);
@@ -420,7 +475,11 @@ test('--reapply needs --unit and --reason: exit 1 NYL-USAGE before anything is r
   const { nyl } = await import('../support/cli.mjs');
   const { tempDir } = await import('../support/git-fixtures.mjs');
   const dir = tempDir();
-  for (const args of [['--reapply', '--reason', 'rotate'], ['--unit', 'db', '--reapply'], ['--unit', 'db', '--reapply', '--reason', ' ']]) {
+  for (const args of [
+    ['--reapply', '--reason', 'rotate'],
+    ['--unit', 'db', '--reapply'],
+    ['--unit', 'db', '--reapply', '--reason', ' '],
+  ]) {
     const r = nyl(dir, ['reconcile', '-e', 'dev', ...args, '-o', 'json']);
     assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.deepEqual(codes(r), ['NYL-USAGE'], args.join(' '));

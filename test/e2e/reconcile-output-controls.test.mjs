@@ -52,7 +52,10 @@ test("a failed Command's condition keeps its last lines, with the sensitive valu
     'nyl.yaml': nylYaml(
       environment('dev', `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}`),
       command('vault', `script: |\n  printf '{"token": {"value": "%s", "sensitive": true}}' "$VAULT_TOKEN" > "$NYL_OUTPUTS"`),
-      command('deploy', `dependsOn: [vault]\nenv: {TOKEN: "\${{ units.vault.outputs.token }}"}\nscript: |\n  echo "connecting"\n  echo "token is $TOKEN"\n  printf 'done\\n\\033[31mError:\\033[0m boom\\n'\n  exit 4`),
+      command(
+        'deploy',
+        `dependsOn: [vault]\nenv: {TOKEN: "\${{ units.vault.outputs.token }}"}\nscript: |\n  echo "connecting"\n  echo "token is $TOKEN"\n  printf 'done\\n\\033[31mError:\\033[0m boom\\n'\n  exit 4`,
+      ),
     ),
   });
   // The value comes from outside, as a vault would hand it over: the source never holds it.

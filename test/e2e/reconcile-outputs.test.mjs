@@ -7,9 +7,7 @@ import fs from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { cleanupAll, git } from '../support/git-fixtures.mjs';
 import { codes, nyl } from '../support/cli.mjs';
-import {
-  changeUnits, commitFiles, logLines, logs, reconcile, refsUnder, results, setup, stateCounts, table,
-} from '../support/reconcile-helpers.mjs';
+import { changeUnits, commitFiles, logLines, logs, reconcile, refsUnder, results, setup, stateCounts, table } from '../support/reconcile-helpers.mjs';
 
 after(cleanupAll);
 
@@ -19,11 +17,7 @@ describe('outputs', () => {
   test('outputs flow through env values and run argv; the consumer depends on the producer', () => {
     const ctx = setup((log) => ({
       // Declared first, and sorting before database: only the reference orders them.
-      app: [
-        'env:',
-        '  DATABASE_URL: "${{ units.database.outputs.url }}"',
-        `script: 'echo "app $DATABASE_URL" >> ${log}'`,
-      ].join('\n'),
+      app: ['env:', '  DATABASE_URL: "${{ units.database.outputs.url }}"', `script: 'echo "app $DATABASE_URL" >> ${log}'`].join('\n'),
       argv: [
         'run:',
         '  - sh',
@@ -33,11 +27,7 @@ describe('outputs', () => {
         '  - "${{ units.database.outputs.url }}"',
         '  - "port=${{ units.database.outputs.port }}"',
       ].join('\n'),
-      database: [
-        'script: |',
-        `  echo database >> ${log}`,
-        `  printf '{"url": "%s", "port": 5432}' '${DB_URL}' > "$NYL_OUTPUTS"`,
-      ].join('\n'),
+      database: ['script: |', `  echo database >> ${log}`, `  printf '{"url": "%s", "port": 5432}' '${DB_URL}' > "$NYL_OUTPUTS"`].join('\n'),
     }));
     const r = reconcile(ctx.project, ['-o', 'json']);
     assert.equal(r.code, 0, r.stderr);
@@ -67,7 +57,10 @@ describe('outputs', () => {
     assert.equal(r.json.units.list.result, 'failed');
     assert.match(r.json.units.list.detail, /NYL_OUTPUTS.*JSON object/);
     assert.equal(r.json.units.user.result, 'blocked');
-    assert.deepEqual(r.json.units.user.waits.map((w) => [w.unit, w.reason]), [['bad', 'no-current-receipt']]);
+    assert.deepEqual(
+      r.json.units.user.waits.map((w) => [w.unit, w.reason]),
+      [['bad', 'no-current-receipt']],
+    );
     assert.equal(r.json.units.fine.result, 'executed');
     assert.match(r.stderr, /^\[dev\/bad\] failed in \d+\.\ds: NYL_OUTPUTS/m);
     assert.deepEqual(refsUnder(ctx.bare, 'refs/nyl/'), {});
@@ -113,19 +106,25 @@ describe('output streams', () => {
     const first = reconcile(ctx.project);
     assert.equal(first.code, 0, first.stderr);
     // Dependency order (names break ties): aa, zz, yy, mm; all dispatched, in that order.
-    assert.deepEqual(table(first.stdout).rows.map((r) => r[0]), ['aa', 'zz', 'yy', 'mm']);
+    assert.deepEqual(
+      table(first.stdout).rows.map((r) => r[0]),
+      ['aa', 'zz', 'yy', 'mm'],
+    );
 
     changeUnits(ctx, units('v2'));
     const r = reconcile(ctx.project);
     assert.equal(r.code, 0, r.stderr);
     const t = table(r.stdout);
     assert.match(t.lines[0], /^UNIT {2,}KIND {2,}RESULT {2,}DETAIL$/);
-    assert.deepEqual(t.rows.map((row) => row.slice(0, 3)), [
-      ['aa', 'Command', 'executed'],
-      ['mm', 'Command', 'executed'],
-      ['zz', 'Command', 'current'],
-      ['yy', 'Command', 'current'],
-    ]);
+    assert.deepEqual(
+      t.rows.map((row) => row.slice(0, 3)),
+      [
+        ['aa', 'Command', 'executed'],
+        ['mm', 'Command', 'executed'],
+        ['zz', 'Command', 'current'],
+        ['yy', 'Command', 'current'],
+      ],
+    );
     // Columns are aligned: every row's KIND starts where the header's does.
     const kindAt = t.lines[0].indexOf('KIND');
     const resultAt = t.lines[0].indexOf('RESULT');
@@ -181,22 +180,12 @@ describe('values never become shell text', () => {
     const ctx = setup((log) => {
       const dir = log.replace(/\/log$/, '');
       return {
-        literal: [
-          `env: {V: "$(touch ${dir}/pwned-env); ;rm -rf ${dir}/keep \`touch ${dir}/pwned-tick\`"}`,
-          `script: 'printf %s "$V" > ${dir}/out-env'`,
-        ].join('\n'),
-        evil: [
-          'script: |',
-          `  printf '{"v": "$(touch ${dir}/pwned-output); ;rm -rf ${dir}/keep"}' > "$NYL_OUTPUTS"`,
-        ].join('\n'),
-        consumer: [
-          'env: {W: "${{ units.evil.outputs.v }}"}',
-          `script: 'printf %s "$W" > ${dir}/out-output'`,
-        ].join('\n'),
-        argv: [
-          'env: {A: "; touch /nonexistent-nyl"}',
-          `run: [sh, -c, 'printf %s "$1" > ${dir}/out-argv', nyl, "\${{ units.evil.outputs.v }}"]`,
-        ].join('\n'),
+        literal: [`env: {V: "$(touch ${dir}/pwned-env); ;rm -rf ${dir}/keep \`touch ${dir}/pwned-tick\`"}`, `script: 'printf %s "$V" > ${dir}/out-env'`].join(
+          '\n',
+        ),
+        evil: ['script: |', `  printf '{"v": "$(touch ${dir}/pwned-output); ;rm -rf ${dir}/keep"}' > "$NYL_OUTPUTS"`].join('\n'),
+        consumer: ['env: {W: "${{ units.evil.outputs.v }}"}', `script: 'printf %s "$W" > ${dir}/out-output'`].join('\n'),
+        argv: ['env: {A: "; touch /nonexistent-nyl"}', `run: [sh, -c, 'printf %s "$1" > ${dir}/out-argv', nyl, "\${{ units.evil.outputs.v }}"]`].join('\n'),
       };
     });
     fs.mkdirSync(`${ctx.dir}/keep`);
@@ -247,22 +236,34 @@ describe('values never become shell text', () => {
     const json = nyl(ctx.project, ['plan', '-e', 'dev', '-o', 'json']);
     assert.equal(json.code, 2, json.stdout + json.stderr);
     const warned = json.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE');
-    assert.deepEqual(warned.map((w) => [w.units, w.location.file, w.location.line, w.location.pointer]), [
-      [['risky'], 'nyl.yaml', lineOf("- 'echo ${{"), '/spec/run/2'],
-      [['risky'], 'nyl.yaml', lineOf('rm -f ${{'), '/spec/teardown/run/2'],
-    ]);
+    assert.deepEqual(
+      warned.map((w) => [w.units, w.location.file, w.location.line, w.location.pointer]),
+      [
+        [['risky'], 'nyl.yaml', lineOf("- 'echo ${{"), '/spec/run/2'],
+        [['risky'], 'nyl.yaml', lineOf('rm -f ${{'), '/spec/teardown/run/2'],
+      ],
+    );
     assert.match(warned[0].fix, /env: \{X: '\$\{\{ units\.p\.outputs\.x \}\}'\}/);
     assert.match(warned[0].fix, /"\$1"/);
     const text = nyl(ctx.project, ['plan', '-e', 'dev']);
     assert.equal(text.code, 2);
-    assert.match(text.stdout + text.stderr, new RegExp(`warning NYL-SOURCE-SHELL-REFERENCE \\(risky\\)\\n.*\\n  at: nyl\\.yaml:${lineOf("- 'echo ${{")}:\\d+ /spec/run/2\\n  fix: .*env:`));
+    assert.match(
+      text.stdout + text.stderr,
+      new RegExp(`warning NYL-SOURCE-SHELL-REFERENCE \\(risky\\)\\n.*\\n  at: nyl\\.yaml:${lineOf("- 'echo ${{")}:\\d+ /spec/run/2\\n  fix: .*env:`),
+    );
     assert.doesNotMatch(text.stdout + text.stderr, /NYL-SOURCE-SHELL-REFERENCE \(by-/);
     // The run that executes it warns the same; --unit narrows the warnings to the units it runs.
     const run = reconcile(ctx.project, ['-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(run.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE').map((w) => w.location.pointer), ['/spec/run/2', '/spec/teardown/run/2']);
+    assert.deepEqual(
+      run.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE').map((w) => w.location.pointer),
+      ['/spec/run/2', '/spec/teardown/run/2'],
+    );
     const one = reconcile(ctx.project, ['--unit', 'by-env', '-o', 'json']);
-    assert.deepEqual(one.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE'), []);
+    assert.deepEqual(
+      one.json.warnings.filter((w) => w.code === 'NYL-SOURCE-SHELL-REFERENCE'),
+      [],
+    );
   });
 });
 

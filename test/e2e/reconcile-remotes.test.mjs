@@ -150,7 +150,9 @@ describe('two clones, one remote over smart HTTP with 503s at random positions',
           throw error;
         }
         const c = await counts();
-        t.diagnostic(`http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches); ${overlapped ? 'the two overlapped: the other exited NYL-LEASE-HELD' : 'the other came after the first: it executed nothing, every unit current'}`);
+        t.diagnostic(
+          `http-faults seed ${seed}: ${c.injected} of ${c.requests} requests answered 503 (${c.pushes503} pushes, ${c.fetches503} fetches); ${overlapped ? 'the two overlapped: the other exited NYL-LEASE-HELD' : 'the other came after the first: it executed nothing, every unit current'}`,
+        );
       } finally {
         await server.stop();
       }
@@ -162,10 +164,8 @@ describe("two clones sharing one machine's cache", () => {
   test('while one clone reconciles, the other waits for the lease and reads status; nothing fails on the shared cache repository', async () => {
     // Both clones use the same cache directory, so both processes fetch into one bare cache
     // repository and its refs/nyl-mirror/ refs at once.
-    const chain = (log, tag) => Object.fromEntries(Array.from({ length: 6 }, (_, i) => [
-      `u${i}`,
-      `${i ? `dependsOn: [u${i - 1}]\n` : ''}${logs(log, `u${i}-${tag}`, 'sleep 0.1')}`,
-    ]));
+    const chain = (log, tag) =>
+      Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`u${i}`, `${i ? `dependsOn: [u${i - 1}]\n` : ''}${logs(log, `u${i}-${tag}`, 'sleep 0.1')}`]));
     const w = world('shared', 'smart HTTP', chain);
     const one = clone(w.origin, { sharedCache: true });
     const two = clone(w.origin, { sharedCache: true });
@@ -174,7 +174,9 @@ describe("two clones sharing one machine's cache", () => {
     await waitForLog(w.log, 1);
     const patient = run(two, ['--wait-lease', '30s']);
     let finished = false;
-    Promise.all([holder.done, patient.done]).then(() => { finished = true; });
+    Promise.all([holder.done, patient.done]).then(() => {
+      finished = true;
+    });
     const failures = [];
     let reads = 0;
     // Status runs one after another while both run, a short pause between them (back to back, they

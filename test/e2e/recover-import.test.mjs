@@ -99,7 +99,10 @@ describe('recover -e imports a broken run', () => {
       assert.equal(commitBody(commit.message).leaseBroken.run, deadRuns[0]);
       await sc.ok(['reconcile', '-e', ENV, '-o', 'json']);
       const summary = await assertCrashInvariants(sc, { allCurrent: true });
-      assert.deepEqual(Object.values(summary.counts), sc.unitNames.map(() => 1));
+      assert.deepEqual(
+        Object.values(summary.counts),
+        sc.unitNames.map(() => 1),
+      );
     } finally {
       await sc.cleanup();
     }
@@ -133,14 +136,19 @@ describe('recover -e imports a broken run', () => {
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
       // db ended without its checkpoint pushed while migrate still ran: both uncertain.
-      const { deadRuns: [dead] } = await crashReconcile(sc, 'before-checkpoint-push', { wave: 2 });
+      const {
+        deadRuns: [dead],
+      } = await crashReconcile(sc, 'before-checkpoint-push', { wave: 2 });
       await sc.leaseBreak();
       const before = sc.stateRefs();
       const r = await sc.ok([...recoverArgs, '--unit', 'migrate', '--retry', '--reason', 'verified nothing was applied']);
       assert.equal(r.json.details.leaseBroken.run, dead);
       assert.deepEqual([...r.json.details.recovered].sort(), ['db', 'migrate']);
       assert.deepEqual([...r.json.details.imported].sort(), ['base', 'config']);
-      for (const [key, ref] of [['desired', DESIRED], ['observed', OBSERVED]]) {
+      for (const [key, ref] of [
+        ['desired', DESIRED],
+        ['observed', OBSERVED],
+      ]) {
         const commits = commitsOf(sc.bare, ref);
         assert.equal(commits[1].oid, before[key], `one commit on ${ref}`);
         const body = commitBody(commits[0].message);

@@ -55,7 +55,10 @@ for (const [status, code, movedTo] of [
         assert.match(message, /^nyl: recover dev/);
         assert.match(message, /leaseBroken:/);
         assert.equal(trailer(message, 'Nyl-Operation'), 'recover');
-        assert.ok(Object.keys(refs).some((k) => k.startsWith(RUNS)), 'the run ref stays: nothing was imported into a deleted or moved state');
+        assert.ok(
+          Object.keys(refs).some((k) => k.startsWith(RUNS)),
+          'the run ref stays: nothing was imported into a deleted or moved state',
+        );
       } finally {
         await sc.cleanup();
       }

@@ -27,7 +27,10 @@ import {
 after(cleanupAll);
 
 const recoverUnit = (unit, ...rest) => ['recover', '-e', ENV, '--unit', unit, ...rest, '-o', 'json'];
-const evidenceRefsOf = (sc, unit) => Object.keys(sc.refs()).filter((r) => r.startsWith(`${EVIDENCE}${unit}/`)).sort();
+const evidenceRefsOf = (sc, unit) =>
+  Object.keys(sc.refs())
+    .filter((r) => r.startsWith(`${EVIDENCE}${unit}/`))
+    .sort();
 
 /** slow (manual) and its dependent after (converge). */
 const PAIR = [
@@ -65,7 +68,9 @@ describe('recover --unit --accept', () => {
     const units = [{ ...PAIR[0], recovery: 'converge' }, PAIR[1]];
     const sc = new Scenario({ units });
     await sc.ok(['state', 'init', '-e', ENV]);
-    const { deadRuns: [k] } = await crashReconcile(sc, 'while-unit-runs', { slowUnit: 'slow' });
+    const {
+      deadRuns: [k],
+    } = await crashReconcile(sc, 'while-unit-runs', { slowUnit: 'slow' });
     await sc.leaseBreak();
     const { run: l, lost } = await lostLeaseRun(sc, 'slow');
     assert.equal(lost.code, 4, describeResult(lost));
@@ -158,7 +163,10 @@ describe('recover --unit --accept', () => {
       await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [2, 4]);
       // Change what slow runs, commit, and let a reconcile resolve the new source.
       const file = path.join(sc.project, 'nyl.yaml');
-      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('metadata: {name: slow}\nspec:\n', 'metadata: {name: slow}\nspec:\n  env: {VERSION: "2"}\n'));
+      fs.writeFileSync(
+        file,
+        fs.readFileSync(file, 'utf8').replace('metadata: {name: slow}\nspec:\n', 'metadata: {name: slow}\nspec:\n  env: {VERSION: "2"}\n'),
+      );
       git(sc.project, 'commit', '-qam', 'slow: version 2');
       await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], [2, 4]);
       const status = await sc.nyl(['status', '-e', ENV, '-o', 'json']);
@@ -196,10 +204,7 @@ describe('recover --unit --retry of a failure that needs an acknowledgement', ()
         wave: 1,
         timeout: '1s',
         script: (logDir) =>
-          [
-            `echo "$NYL_RUN" >> "${logDir}/$NYL_UNIT.log"`,
-            `if [ ! -e "${logDir}/job.slept" ]; then touch "${logDir}/job.slept"; sleep 5; fi`,
-          ].join('\n'),
+          [`echo "$NYL_RUN" >> "${logDir}/$NYL_UNIT.log"`, `if [ ! -e "${logDir}/job.slept" ]; then touch "${logDir}/job.slept"; sleep 5; fi`].join('\n'),
       },
     ];
     const sc = new Scenario({ units });

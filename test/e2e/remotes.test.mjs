@@ -83,7 +83,8 @@ for (const [name, urlFor] of Object.entries(transports)) {
       assert.equal(nyl(project, ['state', 'init', '-e', 'dev']).code, 0);
       // Every round takes the same path (two racers, one lease push each): `npm test` runs a few,
       // the full campaign the many that find a rare interleaving.
-      const rounds = name === 'file://' ? campaignSize('NYL_LEASE_RACE_ROUNDS', { quick: 3, full: 50 }) : campaignSize('NYL_LEASE_RACE_ROUNDS', { quick: 2, full: 15 });
+      const rounds =
+        name === 'file://' ? campaignSize('NYL_LEASE_RACE_ROUNDS', { quick: 3, full: 50 }) : campaignSize('NYL_LEASE_RACE_ROUNDS', { quick: 2, full: 15 });
       await race(project, rounds, bare, 'refs/nyl/dev/lease');
     });
   });
@@ -92,7 +93,10 @@ for (const [name, urlFor] of Object.entries(transports)) {
 describe('an unreachable network remote', () => {
   test('fails NYL-STATE-UNAVAILABLE for init and status', () => {
     const project = makeProject({ 'nyl.yaml': nylYaml(environment('dev', `state:\n  repository: {repoURL: "${remotes.http.url('missing.git')}"}`)) });
-    for (const args of [['state', 'init', '-e', 'dev'], ['status', '-e', 'dev']]) {
+    for (const args of [
+      ['state', 'init', '-e', 'dev'],
+      ['status', '-e', 'dev'],
+    ]) {
       const r = nyl(project, args);
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.deepEqual(codes(r), ['NYL-STATE-UNAVAILABLE']);

@@ -45,7 +45,17 @@ import { commitFiles, stateRepo } from '../support/reconcile-helpers.mjs';
 import { TEST_IMAGE, podmanAvailable } from '../support/oci-images.mjs';
 import { SKIP_NO_TERRAFORM, terraformEnv } from '../support/terraform.mjs';
 import { groupEnds } from '../support/proc.mjs';
-import { formatHits, gitDirsUnder, gitObjects, objectPlacer, makeNeedles, searchGitRepo, searchText, searchTree, startCmdlinePoller } from '../support/leak-search.mjs';
+import {
+  formatHits,
+  gitDirsUnder,
+  gitObjects,
+  objectPlacer,
+  makeNeedles,
+  searchGitRepo,
+  searchText,
+  searchTree,
+  startCmdlinePoller,
+} from '../support/leak-search.mjs';
 
 after(cleanupAll);
 
@@ -100,7 +110,11 @@ function unitsOf(w, { sleeper = false } = {}) {
   if (WITH_TERRAFORM) {
     units.push(
       doc('Terraform', 'tfsink', { module: 'infra/tfsink', variables: { token }, backendConfig: { path: path.join(w.fixtures, 'tfsink.tfstate') } }),
-      doc('Terraform', 'tfvault', { module: 'infra/tfvault', variables: { secret_file: w.secretFile }, backendConfig: { path: path.join(w.fixtures, 'tfvault.tfstate') } }),
+      doc('Terraform', 'tfvault', {
+        module: 'infra/tfvault',
+        variables: { secret_file: w.secretFile },
+        backendConfig: { path: path.join(w.fixtures, 'tfvault.tfstate') },
+      }),
       doc('Command', 'tfdump', {
         env: { TOKEN: '${{ units.tfvault.outputs.token }}' },
         script: 'echo "tfdump: token=$TOKEN"\nprintf \'{"url": "https://user:%s@example.com"}\' "$TOKEN" > "$NYL_OUTPUTS"',
@@ -111,7 +125,12 @@ function unitsOf(w, { sleeper = false } = {}) {
     units.push(doc('OciImage', 'oci', { image: TEST_IMAGE, env: { TOKEN: token }, command: ['sh', '-c', 'echo "oci: token=$TOKEN"; env; exit 1'] }));
   }
   if (sleeper) {
-    units.push(doc('Command', 'sleeper', { env: { TOKEN: token }, script: `echo $$ > '${w.sleeperPid}.tmp'\nmv '${w.sleeperPid}.tmp' '${w.sleeperPid}'\necho "sleeper: holding $TOKEN"\nsleep 30` }));
+    units.push(
+      doc('Command', 'sleeper', {
+        env: { TOKEN: token },
+        script: `echo $$ > '${w.sleeperPid}.tmp'\nmv '${w.sleeperPid}.tmp' '${w.sleeperPid}'\necho "sleeper: holding $TOKEN"\nsleep 30`,
+      }),
+    );
   }
   return units;
 }
@@ -150,7 +169,8 @@ async function runScenario() {
   w.sleeperPid = path.join(w.fixtures, 'sleeper.pid');
   fs.writeFileSync(w.secretFile, `${SECRET}\n`, { mode: 0o600 });
   const files = { 'nyl.yaml': nylYaml(w), 'vault.round': '1\n' };
-  if (WITH_TERRAFORM) Object.assign(files, { 'infra/tfsink/main.tf.json': JSON.stringify(TFSINK, null, 2), 'infra/tfvault/main.tf.json': JSON.stringify(TFVAULT, null, 2) });
+  if (WITH_TERRAFORM)
+    Object.assign(files, { 'infra/tfsink/main.tf.json': JSON.stringify(TFSINK, null, 2), 'infra/tfvault/main.tf.json': JSON.stringify(TFVAULT, null, 2) });
   w.project = makeProject(files);
 
   const env = terraformEnv({ NYL_SECRETS_KEY: KEY, TMPDIR: w.tmp, NYL_CACHE_DIR: w.cache });
@@ -184,8 +204,14 @@ async function runScenario() {
     const killedArgs = ['reconcile', '-e', 'dev', '--unit', 'sleeper', ...logDir];
     killed = nylAsync(w.project, killedArgs, { env });
     const started = await Promise.race([
-      waitForFile(w.sleeperPid, 30_000).then(() => 'started', () => 'not started within 30 s'),
-      killed.done.then(() => 'the run ended first', () => 'the run ended first'),
+      waitForFile(w.sleeperPid, 30_000).then(
+        () => 'started',
+        () => 'not started within 30 s',
+      ),
+      killed.done.then(
+        () => 'the run ended first',
+        () => 'the run ended first',
+      ),
     ]);
     assert.equal(started, 'started', 'sleeper runs');
     sleeperGroup = Number(fs.readFileSync(w.sleeperPid, 'utf8'));
@@ -241,7 +267,12 @@ async function runScenario() {
 function searchEverything(w) {
   const hits = [...w.polled.hits];
   for (const { label, text } of w.printed) hits.push(...searchText(label, text, NEEDLES));
-  const repos = [[w.bare, 'state repository'], [w.project, "project's clone"], ...gitDirsUnder(w.cache).map((r) => [r, `cache repository ${r}`]), ...gitDirsUnder(w.tmp).map((r) => [r, `repository in TMPDIR ${r}`])];
+  const repos = [
+    [w.bare, 'state repository'],
+    [w.project, "project's clone"],
+    ...gitDirsUnder(w.cache).map((r) => [r, `cache repository ${r}`]),
+    ...gitDirsUnder(w.tmp).map((r) => [r, `repository in TMPDIR ${r}`]),
+  ];
   let objects = 0;
   for (const [repo, label] of repos) {
     const found = searchGitRepo(repo, NEEDLES, { label });
@@ -263,7 +294,9 @@ function searchEverything(w) {
 test('a known secret and a known key never leak: no process command line, state object, printed line, unit log, cache or TMPDIR file holds them, plain or in base64', async (t) => {
   const w = await theScenario();
   const { hits, skipped, searched } = searchEverything(w);
-  t.diagnostic(`scenario ${w.runMs} ms; ${w.polled.scans} scans of /proc (${w.polled.processes} processes seen); the output of ${w.printed.length / 2} commands, ${searched.join(', ')} searched`);
+  t.diagnostic(
+    `scenario ${w.runMs} ms; ${w.polled.scans} scans of /proc (${w.polled.processes} processes seen); the output of ${w.printed.length / 2} commands, ${searched.join(', ')} searched`,
+  );
   if (!WITH_TERRAFORM) t.diagnostic(`Terraform units left out: ${SKIP_NO_TERRAFORM}`);
   if (!WITH_OCI) t.diagnostic(`OciImage unit left out: ${podman.reason}`);
   if (skipped.length > 0) t.diagnostic(`not searched (unreadable): ${skipped.join(', ')}`);
@@ -271,11 +304,17 @@ test('a known secret and a known key never leak: no process command line, state 
   assert.equal(hits.length, 0, formatHits(hits));
 });
 
-test('the scenario ran its Terraform units: tfsink got the token as TF_VAR_token, tfvault recorded a sensitive output, tfdump consumed it', { skip: SKIP_NO_TERRAFORM }, async () => {
+test('the scenario ran its Terraform units: tfsink got the token as TF_VAR_token, tfvault recorded a sensitive output, tfdump consumed it', {
+  skip: SKIP_NO_TERRAFORM,
+}, async () => {
   const w = await theScenario();
   const observed = (unit) => parseYaml(git(w.bare, 'show', `refs/heads/nyl/dev/observed:units/${unit}.yaml`));
   assert.deepEqual(Object.keys(observed('tfvault').receipt.sensitiveOutputs ?? {}), ['token']);
-  assert.deepEqual(Object.keys(observed('tfsink').receipt.sensitiveOutputs ?? {}), ['echo'], 'a plain output holding the token it was given is recorded sensitive');
+  assert.deepEqual(
+    Object.keys(observed('tfsink').receipt.sensitiveOutputs ?? {}),
+    ['echo'],
+    'a plain output holding the token it was given is recorded sensitive',
+  );
   assert.deepEqual(Object.keys(observed('tfdump').receipt.sensitiveOutputs ?? {}), ['url']);
   assert.match(w.results.first.stderr, /\[dev\/tfsink\].*tfsink: token=/, 'the provisioner echoed the token');
 });
@@ -332,8 +371,14 @@ test('a digest in state cannot be reproduced without the key: no recorded digest
   const w = await theScenario();
   const digests = recordedDigests(w.bare);
   // The receipt of vault (and, with terraform, of tfvault, tfsink and tfdump) and the reads of every consumer.
-  assert.ok(digests.some((d) => d.where.includes('/sensitiveOutputs/token')), `a receipt records vault's token: ${JSON.stringify(digests)}`);
-  assert.ok(digests.some((d) => d.where.includes('/reads/secrets/')), `a desired document records a consumer's read: ${JSON.stringify(digests)}`);
+  assert.ok(
+    digests.some((d) => d.where.includes('/sensitiveOutputs/token')),
+    `a receipt records vault's token: ${JSON.stringify(digests)}`,
+  );
+  assert.ok(
+    digests.some((d) => d.where.includes('/reads/secrets/')),
+    `a desired document records a consumer's read: ${JSON.stringify(digests)}`,
+  );
   // The values state holds digests of, as anyone who guesses them could hash them.
   const values = [SECRET];
   if (WITH_TERRAFORM) values.push(`https://user:${SECRET}@example.com`);
@@ -345,5 +390,9 @@ test('a digest in state cannot be reproduced without the key: no recorded digest
   }
   const hexOf = (digest) => /[0-9a-f]{64}/.exec(digest)[0];
   const reproduced = digests.filter((d) => guesses.has(hexOf(d.digest))).map((d) => `  ${d.digest} = ${guesses.get(hexOf(d.digest))}, at ${d.where}`);
-  assert.equal(reproduced.length, 0, `${reproduced.length} of ${digests.length} recorded digest(s) are unkeyed hashes of a guessable value:\n${reproduced.join('\n')}`);
+  assert.equal(
+    reproduced.length,
+    0,
+    `${reproduced.length} of ${digests.length} recorded digest(s) are unkeyed hashes of a guessable value:\n${reproduced.join('\n')}`,
+  );
 });

@@ -30,8 +30,15 @@ test('no tool gets the key variables; a key a tool found anyway is masked in wha
   const r = reconcile(ctx.project, ['-o', 'json'], { env: { NYL_SECRETS_KEY: KEY, NYL_SECRETS_KEY_FILE: keyFile } });
   assert.equal(r.code, 3, r.stderr);
   const env = logLines(ctx.log);
-  assert.ok(env.some((l) => l.startsWith('NYL_UNIT=printer')), 'the tool printed its environment');
-  assert.deepEqual(env.filter((l) => l.startsWith('NYL_SECRETS_KEY')), [], 'no key variable reached the tool');
+  assert.ok(
+    env.some((l) => l.startsWith('NYL_UNIT=printer')),
+    'the tool printed its environment',
+  );
+  assert.deepEqual(
+    env.filter((l) => l.startsWith('NYL_SECRETS_KEY')),
+    [],
+    'no key variable reached the tool',
+  );
   assert.ok(!r.stderr.includes(KEY), 'the key the tool printed is masked on stderr');
   assert.match(r.stderr, /found \*\*\*/);
   const objects = allObjects(ctx.bare);

@@ -11,17 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cleanupAll } from '../support/git-fixtures.mjs';
 import { waitForFile } from '../support/cli.mjs';
 import { groupEnds } from '../support/proc.mjs';
-import {
-  ENV,
-  LEASE,
-  RUNS,
-  Scenario,
-  allCodes,
-  assertCrashInvariants,
-  describeResult,
-  errorCodes,
-  killPid,
-} from '../support/crash-harness.mjs';
+import { ENV, LEASE, RUNS, Scenario, allCodes, assertCrashInvariants, describeResult, errorCodes, killPid } from '../support/crash-harness.mjs';
 
 after(cleanupAll);
 
@@ -36,7 +26,7 @@ const toolScript = (logDir) =>
     '  echo $$ > "$SIG_DIR/pid"',
     '  case "${SIG_MODE:-}" in',
     '    trap) trap \'sleep 0.3; echo trapped > "$SIG_DIR/trapped"; exit 0\' INT TERM ;;',
-    '    ignore) trap \'\' INT TERM ;;',
+    "    ignore) trap '' INT TERM ;;",
     '  esac',
     '  touch "$SIG_DIR/running"',
     '  i=0',
@@ -68,7 +58,12 @@ async function cancelIgnoring(sc, env = {}) {
 async function startRunning(sc, mode, env = {}, { validateJson = true } = {}) {
   const dir = fs.mkdtempSync(path.join(sc.dir, 'sig-'));
   const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { SIG_UNIT: 'tool', SIG_MODE: mode, SIG_DIR: dir, ...env }, validateJson });
-  await Promise.race([waitForFile(path.join(dir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended early: ${describeResult(r)}`); })]);
+  await Promise.race([
+    waitForFile(path.join(dir, 'running'), 30000),
+    h.done.then((r) => {
+      throw new Error(`reconcile ended early: ${describeResult(r)}`);
+    }),
+  ]);
   const [run] = sc.runRefs();
   const toolPid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
   sc.toolPids.push(toolPid);
@@ -163,7 +158,10 @@ describe('a signal cancels the run', () => {
     }
   });
 
-  for (const [sig, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  for (const [sig, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ]) {
     test(`a second ${sig} ends nyl at once with exit ${code}; the next run takes over as after a crash`, async () => {
       const sc = new Scenario({ units: UNITS });
       try {
@@ -205,7 +203,9 @@ describe('signals at other moments', () => {
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
       const marker = path.join(sc.dir, 'pause');
-      const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], {
+        env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
       await waitForFile(marker);
       const [run] = sc.runRefs();
       h.signal('SIGTERM');
@@ -233,10 +233,15 @@ describe('signals at other moments', () => {
     try {
       await sc.ok(['state', 'init', '-e', ENV]);
       const marker = path.join(sc.dir, 'pause');
-      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      const holder = sc.start(['reconcile', '-e', ENV, '-o', 'json'], {
+        env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
       await waitForFile(marker);
       const refs = sc.refs();
-      for (const [args, code] of [[['reconcile', '-e', ENV, '--wait-lease', '30s', '-o', 'json'], 4], [['recover', '-e', ENV, '--unit', 'tool', '--retry', '--wait-lease', '30s', '-o', 'json'], 1]]) {
+      for (const [args, code] of [
+        [['reconcile', '-e', ENV, '--wait-lease', '30s', '-o', 'json'], 4],
+        [['recover', '-e', ENV, '--unit', 'tool', '--retry', '--wait-lease', '30s', '-o', 'json'], 1],
+      ]) {
         // The waiter says when it waits (its signal handlers are in place by then): a fixed sleep
         // raced a slow start under load, and a SIGINT before the handlers killed it outright.
         const waiting = path.join(sc.dir, `waiting-${args[0]}`);
@@ -270,7 +275,9 @@ describe('signals at other moments', () => {
       sc.noteDeadRuns();
       await sc.leaseBreak();
       const marker = path.join(sc.dir, 'pause-recover');
-      const h = sc.start(['recover', '-e', ENV, '-o', 'json'], { env: { NYL_FAULT_AT: 'before-recover-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+      const h = sc.start(['recover', '-e', ENV, '-o', 'json'], {
+        env: { NYL_FAULT_AT: 'before-recover-push', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+      });
       await waitForFile(marker);
       h.signal('SIGINT');
       await sleep(200);

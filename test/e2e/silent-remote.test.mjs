@@ -48,7 +48,9 @@ async function releaseUntilExit(h, marker) {
 /** The receipt checkpoints in the run refs of the state repository now. */
 function receiptsInRunRefs(sc) {
   const refs = sc.refs();
-  return sc.runRefs(refs).flatMap((run) => [...sc.readRunCommit(refs[`${RUNS}${run}`]).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n));
+  return sc
+    .runRefs(refs)
+    .flatMap((run) => [...sc.readRunCommit(refs[`${RUNS}${run}`]).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n));
 }
 
 /**
@@ -66,7 +68,12 @@ const MOMENTS = {
     (sc.slowDirs ??= []).push(gate);
     fs.writeFileSync(path.join(gate, 'gate'), '');
     const h = sc.start(ARGS, { env: { CRASH_SLOW_UNIT: 'migrate', CRASH_SLOW_DIR: gate } });
-    await Promise.race([waitForFile(path.join(gate, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended before migrate ran: ${describeResult(r)}`); })]);
+    await Promise.race([
+      waitForFile(path.join(gate, 'running'), 30000),
+      h.done.then((r) => {
+        throw new Error(`reconcile ended before migrate ran: ${describeResult(r)}`);
+      }),
+    ]);
     for (const until = Date.now() + 15000; !receiptsInRunRefs(sc).includes('db') && Date.now() < until; ) await sleep(20);
     assert.ok(receiptsInRunRefs(sc).includes('db'), "db's checkpoint landed before the silence");
     fs.writeFileSync(silent, '');
@@ -79,7 +86,12 @@ const MOMENTS = {
 async function pausedThenSilent(sc, silent, point) {
   const marker = path.join(sc.dir, `pause-${point}`);
   const h = sc.start(ARGS, { env: { NYL_FAULT_AT: point, NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
-  await Promise.race([waitForFile(marker, 30000), h.done.then((r) => { throw new Error(`reconcile ended before ${point}: ${describeResult(r)}`); })]);
+  await Promise.race([
+    waitForFile(marker, 30000),
+    h.done.then((r) => {
+      throw new Error(`reconcile ended before ${point}: ${describeResult(r)}`);
+    }),
+  ]);
   fs.writeFileSync(silent, '');
   const silencedAt = Date.now();
   return { silencedAt, result: await releaseUntilExit(h, marker) };
@@ -97,7 +109,10 @@ function randomMoment(delayMs) {
 
 /** Units that executed (their log has a line), sorted. */
 function executed(sc) {
-  return Object.entries(sc.executionCounts()).filter(([, n]) => n > 0).map(([name]) => name).sort();
+  return Object.entries(sc.executionCounts())
+    .filter(([, n]) => n > 0)
+    .map(([name]) => name)
+    .sort();
 }
 
 /**
@@ -174,7 +189,12 @@ async function comesBack(t) {
       (sc.slowDirs ??= []).push(gate);
       fs.writeFileSync(path.join(gate, 'gate'), '');
       const a = sc.start(ARGS, { env: { CRASH_SLOW_UNIT: 'migrate', CRASH_SLOW_DIR: gate } });
-      await Promise.race([waitForFile(path.join(gate, 'running'), 30000), a.done.then((r) => { throw new Error(`reconcile ended before migrate ran: ${describeResult(r)}`); })]);
+      await Promise.race([
+        waitForFile(path.join(gate, 'running'), 30000),
+        a.done.then((r) => {
+          throw new Error(`reconcile ended before migrate ran: ${describeResult(r)}`);
+        }),
+      ]);
       for (const until = Date.now() + 15000; !receiptsInRunRefs(sc).includes('db') && Date.now() < until; ) await sleep(20);
       sc.noteDeadRuns();
       fs.writeFileSync(silent, '');

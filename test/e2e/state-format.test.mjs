@@ -32,7 +32,10 @@ function filesOf(dir) {
 /** A state repository holding the fixture's state, and a project of the fixture's nyl.yaml pointing at it. */
 function formOneState() {
   const bare = makeBareRepo();
-  for (const [side, ref] of [['desired', DESIRED], ['observed', OBSERVED]]) {
+  for (const [side, ref] of [
+    ['desired', DESIRED],
+    ['observed', OBSERVED],
+  ]) {
     const commit = commitTree(bare, filesOf(path.join(FIXTURE, side)), { message: 'nyl: reconcile dev (database, migrate)' });
     git(bare, 'update-ref', ref, commit);
   }
@@ -46,7 +49,10 @@ test('state of the previous form is read as it is, and migrated by the first com
   const { bare, project } = formOneState();
   const status = nyl(project, ['status', '-e', 'dev', '-o', 'json']);
   assert.equal(status.code, 0, status.stderr);
-  assert.deepEqual(Object.values(status.json.units).map((u) => u.state), ['current', 'current']);
+  assert.deepEqual(
+    Object.values(status.json.units).map((u) => u.state),
+    ['current', 'current'],
+  );
 
   const before = git(bare, 'for-each-ref');
   const noop = nyl(project, ['reconcile', '-e', 'dev']);
@@ -69,5 +75,8 @@ test('state of the previous form is read as it is, and migrated by the first com
   assert.equal(nyl(project, ['resume', '-e', 'dev', '--unit', 'migrate']).code, 0);
   const again = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(again.code, 0, again.stderr);
-  assert.deepEqual(Object.values(again.json.units).map((u) => u.result), ['current', 'current']);
+  assert.deepEqual(
+    Object.values(again.json.units).map((u) => u.result),
+    ['current', 'current'],
+  );
 });

@@ -11,7 +11,12 @@ after(cleanupAll);
 
 function refs(repo, pattern = 'refs/') {
   const out = git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', pattern);
-  return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(' ')));
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ')),
+  );
 }
 
 function stateProject(url, extra = '') {
@@ -127,7 +132,10 @@ describe('local state repositories', () => {
       for (const r of runs) {
         assert.ok(r.code === 0 || (r.code === 2 && codes(r).includes('NYL-LEASE-HELD')), `round ${round}: exit ${r.code}: ${r.stdout}${r.stderr}`);
       }
-      assert.ok(runs.some((r) => r.json?.result === 'done'), 'one of them initialised the state');
+      assert.ok(
+        runs.some((r) => r.json?.result === 'done'),
+        'one of them initialised the state',
+      );
       assert.equal(git(statePath, 'rev-parse', '--is-bare-repository'), 'true');
       assert.ok(refs(statePath)['refs/heads/nyl/dev/desired']);
       assert.deepEqual(fs.readdirSync(path.dirname(statePath)), ['state.git'], 'no scratch directory left beside it');
@@ -246,7 +254,10 @@ describe('the lease during state init', () => {
 
     const held = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
     assert.equal(held.code, 2);
-    assert.deepEqual(held.json.errors.map((e) => e.code), ['NYL-LEASE-HELD']);
+    assert.deepEqual(
+      held.json.errors.map((e) => e.code),
+      ['NYL-LEASE-HELD'],
+    );
     assert.equal(held.json.errors[0].data.operation, 'state-init');
 
     const waiter = nylAsync(project, ['state', 'init', '-e', 'dev', '--wait-lease', '1m']);
@@ -284,7 +295,10 @@ describe('a state repository re-created empty while the clone knows its state', 
       if (recreate) makeBareRepo(statePath);
       const r = nyl(project, ['state', 'init', '-e', 'dev', '-o', 'json']);
       assert.equal(r.code, 1, r.stderr);
-      assert.deepEqual(r.json.errors.map((e) => e.code), ['NYL-STATE-DIVERGED']);
+      assert.deepEqual(
+        r.json.errors.map((e) => e.code),
+        ['NYL-STATE-DIVERGED'],
+      );
       assert.match(r.json.errors[0].message, /refs\/heads\/nyl\/dev\/desired/);
       assert.match(r.json.errors[0].fix, /nyl state move -e dev --from local/);
       assert.match(r.json.errors[0].fix, /nyl state init -e dev --fresh/);

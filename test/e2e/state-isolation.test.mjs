@@ -34,24 +34,43 @@ spec:
       observedRef: nyl/shared/observed`;
 }
 
-const member = (name, bare, statePath) => environment(name, `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}${statePath ? `\n  path: ${statePath}` : ''}`);
+const member = (name, bare, statePath) =>
+  environment(name, `state:\n  repository: {repoURL: "${pathToFileURL(bare).href}"}${statePath ? `\n  path: ${statePath}` : ''}`);
 
 /** refname -> oid of a repository's refs under a prefix. */
 function refs(repo, prefix = 'refs/') {
   const out = git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', prefix);
-  return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(' ')));
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ')),
+  );
 }
 
 const isAncestor = (repo, a, b) => gitResult(repo, 'merge-base', '--is-ancestor', a, b).status === 0;
 const hasObject = (repo, oid) => gitResult(repo, 'cat-file', '-e', `${oid}^{commit}`).status === 0;
 
-test('two members with the group\'s ref names in two repositories: every command of either refuses NYL-SOURCE-INVALID at the shared field, nothing written', () => {
+test("two members with the group's ref names in two repositories: every command of either refuses NYL-SOURCE-INVALID at the shared field, nothing written", () => {
   const base = tempDir('nyl-isolation-refused-');
   const a = makeBareRepo(path.join(base, 'a.git'));
   const bPath = path.join(base, 'b.git');
-  const project = makeProject({ 'nyl.yaml': nylYaml(group(['dev', 'stg']), member('dev', a), environment('stg', `state:\n  repository: {repoURL: "${pathToFileURL(bPath).href}"}`), command('a', 'script: "true"')) });
+  const project = makeProject({
+    'nyl.yaml': nylYaml(
+      group(['dev', 'stg']),
+      member('dev', a),
+      environment('stg', `state:\n  repository: {repoURL: "${pathToFileURL(bPath).href}"}`),
+      command('a', 'script: "true"'),
+    ),
+  });
   const line = fs.readFileSync(path.join(project, 'nyl.yaml'), 'utf8').split('\n').indexOf('      desiredRef: nyl/shared/desired') + 1;
-  for (const args of [['state', 'init', '-e', 'stg'], ['state', 'init', '-e', 'dev'], ['reconcile', '-e', 'dev'], ['status', '-e', 'stg'], ['state', 'move', '-e', 'stg', '--from', 'local']]) {
+  for (const args of [
+    ['state', 'init', '-e', 'stg'],
+    ['state', 'init', '-e', 'dev'],
+    ['reconcile', '-e', 'dev'],
+    ['status', '-e', 'stg'],
+    ['state', 'move', '-e', 'stg', '--from', 'local'],
+  ]) {
     const r = nyl(project, [...args, '-o', 'json']);
     assert.equal(r.code, 1, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.deepEqual(codes(r), ['NYL-SOURCE-INVALID'], args.join(' '));
@@ -67,14 +86,18 @@ test('two members with the group\'s ref names in two repositories: every command
   const text = nyl(project, ['state', 'init', '-e', 'stg']);
   assert.match(text.stdout + text.stderr, /nyl\.yaml:\d+/, 'the text names file and line');
   assert.equal(fs.existsSync(bPath), false, 'no repository created');
-  assert.deepEqual(refs(a), {}, 'nothing written to dev\'s repository');
+  assert.deepEqual(refs(a), {}, "nothing written to dev's repository");
   assert.deepEqual(refs(project, 'refs/heads/nyl/'), {}, 'no branch of the clone');
 });
 
 // legacy: a clone without records of the repositories its branches copy (made before them), where
 // only dev's state.yaml on the branches tells them apart; paths: each environment in a directory of
 // its own, where the branches hold no state.yaml of stg at all and only the records tell.
-for (const { legacy, paths } of [{ legacy: false, paths: false }, { legacy: true, paths: false }, { legacy: false, paths: true }]) {
+for (const { legacy, paths } of [
+  { legacy: false, paths: false },
+  { legacy: true, paths: false },
+  { legacy: false, paths: true },
+]) {
   const variant = legacy ? ' (a clone without records)' : paths ? ' (each in a directory of its own)' : '';
   test(`the same names in two repositories across source branches: the clone's branches of dev and stg never mix${variant}`, () => {
     const base = tempDir('nyl-isolation-');
@@ -82,7 +105,10 @@ for (const { legacy, paths } of [{ legacy: false, paths: false }, { legacy: true
     const b = makeBareRepo(path.join(base, 'b.git'));
     const unit = command('a', 'script: "true"');
     const project = makeProject({ 'nyl.yaml': nylYaml(group(['dev']), member('dev', a, paths && 'envs/dev'), unit) });
-    for (const args of [['state', 'init', '-e', 'dev'], ['reconcile', '-e', 'dev']]) {
+    for (const args of [
+      ['state', 'init', '-e', 'dev'],
+      ['reconcile', '-e', 'dev'],
+    ]) {
       const r = nyl(project, [...args, '-o', 'json']);
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
     }
@@ -115,7 +141,11 @@ for (const { legacy, paths } of [{ legacy: false, paths: false }, { legacy: true
     assert.deepEqual(refs(b, 'refs/heads/nyl/'), stgTips, "dev's history was not copied to stg's repository");
     assert.deepEqual(refs(project, 'refs/heads/nyl/'), devTips, "dev's branches got no stg commit");
 
-    for (const args of [['reconcile', '-e', 'stg'], ['status', '-e', 'stg'], ['plan', '-e', 'stg']]) {
+    for (const args of [
+      ['reconcile', '-e', 'stg'],
+      ['status', '-e', 'stg'],
+      ['plan', '-e', 'stg'],
+    ]) {
       const r = nyl(project, [...args, '-o', 'json']);
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
       assert.deepEqual(r.json.warnings, [], args.join(' '));
@@ -126,7 +156,10 @@ for (const { legacy, paths } of [{ legacy: false, paths: false }, { legacy: true
 
     // Back on dev's source branch: dev is not blocked, and its branches follow its repository.
     git(project, 'switch', '-q', 'main');
-    for (const args of [['reconcile', '-e', 'dev'], ['status', '-e', 'dev']]) {
+    for (const args of [
+      ['reconcile', '-e', 'dev'],
+      ['status', '-e', 'dev'],
+    ]) {
       const r = nyl(project, [...args, '-o', 'json']);
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
       assert.deepEqual(r.json.warnings, [], args.join(' '));

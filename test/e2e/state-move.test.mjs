@@ -28,7 +28,13 @@ function protectedBare(dir) {
 /** nyl.yaml with dev's state at `state` (YAML lines under spec.state) and two units that count their runs. */
 function projectFiles(state, runs, extra = '') {
   return nylYaml(
-    environment('dev', `lease: {duration: 2s}\nstate:\n${state.split('\n').map((l) => `  ${l}`).join('\n')}`),
+    environment(
+      'dev',
+      `lease: {duration: 2s}\nstate:\n${state
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n')}`,
+    ),
     command('a', `script: echo a >> "${path.join(runs, 'a')}"`),
     command('b', `dependsOn: [a]\nscript: echo b >> "${path.join(runs, 'b')}"${extra}`),
   );
@@ -57,7 +63,9 @@ test('between two file:// repositories: the old location refuses, units keep the
   // A run cancelled while b runs leaves its run ref, ended, waiting for an import.
   reconfigure(project, projectFiles(at(oldBare), runs, '; sleep 20'));
   const marker = path.join(runs, 'started');
-  const cancelled = nylAsync(project, ['reconcile', '-e', 'dev'], { env: { NYL_FAULT_AT: 'after-started-push@b', NYL_FAULT_ACTION: 'mark', NYL_FAULT_MARKER: marker } });
+  const cancelled = nylAsync(project, ['reconcile', '-e', 'dev'], {
+    env: { NYL_FAULT_AT: 'after-started-push@b', NYL_FAULT_ACTION: 'mark', NYL_FAULT_MARKER: marker },
+  });
   await waitForFile(marker);
   cancelled.child.kill('SIGTERM');
   assert.equal((await cancelled.done).code, 4);
@@ -82,13 +90,21 @@ test('between two file:// repositories: the old location refuses, units keep the
     assert.equal(git(oldBare, 'rev-parse', `${marked}^`), oldTips[side], `one commit on the old ${side} ref`);
     assert.match(git(oldBare, 'show', `${marked}:state.yaml`), /status: moved/);
     assert.ok(isAncestor(newBare, marked, tip(newBare, ref)), `every old ${side} commit is in the new history`);
-    assert.equal(git(newBare, 'show', `${tip(newBare, ref)}:units/a.yaml`), git(oldBare, 'show', `${oldTips[side]}:units/a.yaml`), 'the unit documents move as they are');
+    assert.equal(
+      git(newBare, 'show', `${tip(newBare, ref)}:units/a.yaml`),
+      git(oldBare, 'show', `${oldTips[side]}:units/a.yaml`),
+      'the unit documents move as they are',
+    );
   }
   assert.match(git(oldBare, 'show', 'refs/heads/nyl/dev/desired:state.yaml'), new RegExp(`movedTo: .*${path.basename(base)}/new\\.git`));
   assert.deepEqual(git(newBare, 'for-each-ref', '--format=%(refname)', 'refs/nyl/dev/runs/').split('\n'), runRefs);
 
   // Every command against the old location refuses, naming the new one.
-  for (const args of [['status', '-e', 'dev', '-o', 'json'], ['reconcile', '-e', 'dev', '-o', 'json'], ['hold', '-e', 'dev', '--unit', 'a', '-o', 'json']]) {
+  for (const args of [
+    ['status', '-e', 'dev', '-o', 'json'],
+    ['reconcile', '-e', 'dev', '-o', 'json'],
+    ['hold', '-e', 'dev', '--unit', 'a', '-o', 'json'],
+  ]) {
     const r = nyl(oldProject, args);
     assert.equal(r.code, 1, `${args[0]}: ${r.stdout}`);
     assert.ok(codes(r).includes('NYL-STATE-MOVED'), r.stdout);
@@ -122,7 +138,22 @@ test('from a git daemon named by a GitRepository to smart HTTP: renamed refs, a 
   // The old repository, named by a GitRepository the project keeps declaring.
   const oldRepository = `apiVersion: nyl.io/v1\nkind: GitRepository\nmetadata: {name: old-state}\nspec: {url: "${daemon}"}\n`;
   reconfigure(project, `${projectFiles(renamed, runs)}---\n${oldRepository}`);
-  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'old-state', '--desired-ref', 'nyl/dev/desired', '--observed-ref', 'nyl/dev/observed', '--coordination-refs', 'refs/nyl/', '-o', 'json']);
+  const moved = nyl(project, [
+    'state',
+    'move',
+    '-e',
+    'dev',
+    '--from',
+    'old-state',
+    '--desired-ref',
+    'nyl/dev/desired',
+    '--observed-ref',
+    'nyl/dev/observed',
+    '--coordination-refs',
+    'refs/nyl/',
+    '-o',
+    'json',
+  ]);
   assert.equal(moved.code, 0, moved.stdout + moved.stderr);
   const two = path.join(remotes.base, 'two.git');
   assert.ok(tip(two, 'refs/heads/renamed/dev/desired'));
@@ -146,7 +177,7 @@ test('from a git daemon named by a GitRepository to smart HTTP: renamed refs, a 
   assert.equal(runsOf(runs, 'a'), 1);
 });
 
-test('the example project, whose state lived in the clone, gets a remote: every command names the move from local, which then publishes it; the clone\'s branches follow the remote', () => {
+test("the example project, whose state lived in the clone, gets a remote: every command names the move from local, which then publishes it; the clone's branches follow the remote", () => {
   const example = fs.readFileSync(new URL('../../examples/shop/nyl.yaml', import.meta.url), 'utf8');
   // No state repository and no origin: the clone's own branches are the state.
   const local = example.replace(/\n  state:\n    repository:\n(?:      .*\n)+/, '\n');
@@ -163,7 +194,11 @@ test('the example project, whose state lived in the clone, gets a remote: every 
   const bare = protectedBare();
   git(project, 'remote', 'add', 'origin', `${pathToFileURL(bare).href}`);
 
-  for (const args of [['reconcile', '-e', 'dev', '-o', 'json'], ['status', '-e', 'dev', '-o', 'json'], ['hold', '-e', 'dev', '--unit', units[0], '-o', 'json']]) {
+  for (const args of [
+    ['reconcile', '-e', 'dev', '-o', 'json'],
+    ['status', '-e', 'dev', '-o', 'json'],
+    ['hold', '-e', 'dev', '--unit', units[0], '-o', 'json'],
+  ]) {
     const refused = nyl(project, args);
     assert.equal(refused.code, 1, `${args[0]}: ${refused.stdout}`);
     assert.deepEqual(codes(refused), ['NYL-STATE-MISSING']);
@@ -176,17 +211,30 @@ test('the example project, whose state lived in the clone, gets a remote: every 
   const remoteTip = tip(bare, 'refs/heads/nyl/dev/desired');
   assert.match(git(project, 'show', 'refs/heads/nyl/dev/desired:state.yaml'), /status: moved/, "the clone's branch is marked");
   const again = nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
-  assert.equal(again.json.result, 'unchanged', 'the remote continues the clone\'s history: the move is done');
+  assert.equal(again.json.result, 'unchanged', "the remote continues the clone's history: the move is done");
   assert.equal(tip(bare, 'refs/heads/nyl/dev/desired'), remoteTip);
-  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), remoteTip, 'the clone\'s branch follows the remote');
+  assert.equal(tip(project, 'refs/heads/nyl/dev/desired'), remoteTip, "the clone's branch follows the remote");
   const r = nyl(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(r.code, 0, r.stdout);
-  assert.deepEqual(units.filter((u) => r.json.units[u].result !== 'current'), [], 'every unit kept its receipt');
+  assert.deepEqual(
+    units.filter((u) => r.json.units[u].result !== 'current'),
+    [],
+    'every unit kept its receipt',
+  );
 });
 
 // Each step of a move where a kill leaves something half done: before and after each lease
 // and each transition push, at the old location (#1) and at the new one (#2).
-const KILL_POINTS = ['before-lease-push#1', 'lease-acquired#1', 'before-transition-push#1', 'after-transition-push#1', 'before-lease-push#2', 'lease-acquired#2', 'before-transition-push#2', 'after-transition-push#2'];
+const KILL_POINTS = [
+  'before-lease-push#1',
+  'lease-acquired#1',
+  'before-transition-push#1',
+  'after-transition-push#1',
+  'before-lease-push#2',
+  'lease-acquired#2',
+  'before-transition-push#2',
+  'after-transition-push#2',
+];
 
 test('a move killed at each step completes when run again, with nothing lost and nothing twice', async () => {
   const base = tempDir('nyl-move-kill-');
@@ -242,7 +290,8 @@ test('onto refs another environment shares through path: a merge of both histori
   const runs = tempDir('nyl-move-shared-runs-');
   const state = (repo, env, refs = '') => `state:\n  repository: {repoURL: "${pathToFileURL(repo).href}"}\n  path: envs/${env}${refs}`;
   const onShared = '\n  desiredRef: nyl/shared/desired\n  observedRef: nyl/shared/observed';
-  const files = (dev, staging) => nylYaml(environment('dev', dev), environment('staging', staging), command('a', `script: echo a >> "${path.join(runs, 'a')}"`));
+  const files = (dev, staging) =>
+    nylYaml(environment('dev', dev), environment('staging', staging), command('a', `script: echo a >> "${path.join(runs, 'a')}"`));
   const project = makeProject({ 'nyl.yaml': files(state(oldBare, 'dev'), state(shared, 'staging')) });
   for (const env of ['dev', 'staging']) {
     assert.equal(nyl(project, ['state', 'init', '-e', env]).code, 0);
@@ -253,10 +302,27 @@ test('onto refs another environment shares through path: a merge of both histori
   const renamed = ['--desired-ref', 'nyl/staging/desired', '--observed-ref', 'nyl/staging/observed'];
   assert.equal(nyl(project, ['state', 'move', '-e', 'staging', ...renamed]).code, 0);
   const before = tip(shared, 'refs/heads/nyl/shared/desired');
-  const moved = nyl(project, ['state', 'move', '-e', 'dev', '--from', pathToFileURL(oldBare).href, '--desired-ref', 'nyl/dev/desired', '--observed-ref', 'nyl/dev/observed', '-o', 'json']);
+  const moved = nyl(project, [
+    'state',
+    'move',
+    '-e',
+    'dev',
+    '--from',
+    pathToFileURL(oldBare).href,
+    '--desired-ref',
+    'nyl/dev/desired',
+    '--observed-ref',
+    'nyl/dev/observed',
+    '-o',
+    'json',
+  ]);
   assert.equal(moved.code, 0, moved.stdout + moved.stderr);
   const after = tip(shared, 'refs/heads/nyl/shared/desired');
-  assert.deepEqual(git(shared, 'rev-list', '--parents', '-n', '1', after).split(' ').slice(1), [before, tip(oldBare, 'refs/heads/nyl/dev/desired')], 'the shared tip, then the old history');
+  assert.deepEqual(
+    git(shared, 'rev-list', '--parents', '-n', '1', after).split(' ').slice(1),
+    [before, tip(oldBare, 'refs/heads/nyl/dev/desired')],
+    'the shared tip, then the old history',
+  );
   assert.equal(git(shared, 'rev-parse', `${after}:envs/staging`), git(shared, 'rev-parse', `${before}:envs/staging`), "staging's directory is untouched");
   for (const env of ['dev', 'staging']) {
     const r = nyl(project, ['reconcile', '-e', env, '-o', 'json']);
@@ -276,10 +342,15 @@ test('a move refuses while the old location is held (NYL-LEASE-HELD, exit 2) or 
   // A hold holds the clone's own lease, paused; meanwhile the project gets its origin as state
   // repository (a publishURL by another name keeps it a remote, whose --local is the clone).
   const marker = path.join(tempDir('nyl-move-pause-'), 'paused');
-  const holder = nylAsync(project, ['hold', '-e', 'dev', '--unit', 'a'], { env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
+  const holder = nylAsync(project, ['hold', '-e', 'dev', '--unit', 'a'], {
+    env: { NYL_FAULT_AT: 'lease-acquired', NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker },
+  });
   await waitForFile(marker);
   const url = pathToFileURL(bare).href;
-  reconfigure(project, nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}", publishURL: "${pathToFileURL(alias).href}"}`), command('a', 'script: "true"')));
+  reconfigure(
+    project,
+    nylYaml(environment('dev', `state:\n  repository: {repoURL: "${url}", publishURL: "${pathToFileURL(alias).href}"}`), command('a', 'script: "true"')),
+  );
   git(project, 'remote', 'add', 'origin', url);
   const move = () => nyl(project, ['state', 'move', '-e', 'dev', '--from', 'local', '-o', 'json']);
 

@@ -139,7 +139,14 @@ test('a key file group or others can read warns NYL-SECRETS-KEY-FILE-OPEN in rec
   fs.chmodSync(file, 0o600);
   for (const r of runs()) {
     assert.equal(r.code, 0, show(r));
-    assert.deepEqual(r.json.warnings.map((d) => d.code), [], show(r));
+    assert.deepEqual(
+      r.json.warnings.map((d) => d.code),
+      [],
+      show(r),
+    );
   }
-  assert.ok(!git(ctx.bare, 'cat-file', '--batch-all-objects', '--batch', '--unordered').includes(file), "the key file's path is in no object of the state repository");
+  assert.ok(
+    !git(ctx.bare, 'cat-file', '--batch-all-objects', '--batch', '--unordered').includes(file),
+    "the key file's path is in no object of the state repository",
+  );
 });

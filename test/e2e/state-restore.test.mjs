@@ -21,7 +21,9 @@ function restore(ctx, to, reason = 'undo a bad hand edit') {
 /** Removes units/a.yaml from ref of the bare repository, as a careless hand edit would. */
 function handDelete(bare, ref, file) {
   const before = tip(bare, ref);
-  const names = git(bare, 'ls-tree', '-r', '--name-only', before).split('\n').filter((n) => n && n !== file);
+  const names = git(bare, 'ls-tree', '-r', '--name-only', before)
+    .split('\n')
+    .filter((n) => n && n !== file);
   const files = Object.fromEntries(names.map((n) => [n, `${git(bare, 'cat-file', 'blob', `${before}:${n}`)}\n`]));
   git(bare, 'update-ref', ref, commitTree(bare, files, { parents: [before], message: 'hand edit' }), before);
 }
@@ -45,7 +47,10 @@ describe('nyl state restore', () => {
     assert.equal(r.json.operation, 'state-restore');
     assert.deepEqual(r.json.details.resurrected, { a: uidA });
     assert.deepEqual(r.json.details.restored, { a: 'restored', b: 'restored' });
-    assert.deepEqual(r.json.warnings.map((w) => w.code), ['NYL-RESTORE-INCARNATIONS']);
+    assert.deepEqual(
+      r.json.warnings.map((w) => w.code),
+      ['NYL-RESTORE-INCARNATIONS'],
+    );
     for (const ref of [DESIRED, OBSERVED]) {
       const c = commitAt(ctx.bare, ref);
       assert.equal(git(ctx.bare, 'rev-parse', `${c.oid}^`), ref === DESIRED ? before.desired : before.observed, `one forward commit on ${ref}`);
@@ -57,7 +62,11 @@ describe('nyl state restore', () => {
 
     const next = reconcile(ctx.project);
     assert.equal(next.code, 0, show(next));
-    assert.deepEqual(logLines(ctx.log).sort(), ['a', 'b1', 'b2', 'b2'], 'a is trusted; b runs again for what source changed since C1 (a and b1 ran in one wave, in either order)');
+    assert.deepEqual(
+      logLines(ctx.log).sort(),
+      ['a', 'b1', 'b2', 'b2'],
+      'a is trusted; b runs again for what source changed since C1 (a and b1 ran in one wave, in either order)',
+    );
     assert.equal(desiredDoc(ctx.bare, 'a').uid, uidA);
   });
 

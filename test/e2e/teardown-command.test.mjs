@@ -103,7 +103,8 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
       const ctx = setup((log) => ({ conv: unit(log, 'conv', { recovery: 'converge' }), man: unit(log, 'man') }), r0);
       assert.equal(reconcile(ctx.project).code, 0);
       logLines(ctx.log, { clear: true });
-      const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'kill' } }).done;
+      const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--all'], { env: { NYL_FAULT_AT: 'after-started-push', NYL_FAULT_ACTION: 'kill' } })
+        .done;
       assert.equal(killed.signal, 'SIGKILL', show(killed));
       assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
       const takeover = reconcile(ctx.project, ['-o', 'json']);
@@ -125,7 +126,9 @@ describe('a teardown killed midway, then taken over', { concurrency: true }, () 
       const ctx = setup((log) => ({ gone: unit(log, 'gone') }), r0);
       assert.equal(reconcile(ctx.project).code, 0);
       logLines(ctx.log, { clear: true });
-      const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--unit', 'gone'], { env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' } }).done;
+      const killed = await nylAsync(ctx.project, ['teardown', '-e', 'dev', '--unit', 'gone'], {
+        env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' },
+      }).done;
       assert.equal(killed.signal, 'SIGKILL', show(killed));
       assert.deepEqual(logLines(ctx.log), ['-gone']);
       assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
@@ -143,11 +146,18 @@ test('a kind change killed before its transition: the takeover imports the remov
   const ctx = setup((log) => ({ k: `deletionPolicy: Teardown\n${unit(log, 'k')}` }));
   assert.equal(reconcile(ctx.project).code, 0);
   const oldUid = desiredDoc(ctx.bare, 'k').uid;
-  const yaml = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').replace(/kind: Command\nmetadata: \{name: k\}\nspec:\n(  .*\n)+/, 'kind: OciImage\nmetadata: {name: k}\nspec:\n  image: busybox@sha256:0000000000000000000000000000000000000000000000000000000000000000\n');
+  const yaml = fs
+    .readFileSync(`${ctx.project}/nyl.yaml`, 'utf8')
+    .replace(
+      /kind: Command\nmetadata: \{name: k\}\nspec:\n(  .*\n)+/,
+      'kind: OciImage\nmetadata: {name: k}\nspec:\n  image: busybox@sha256:0000000000000000000000000000000000000000000000000000000000000000\n',
+    );
   fs.writeFileSync(`${ctx.project}/nyl.yaml`, yaml);
   commitFiles(ctx.project, {}, 'k becomes an OciImage');
   logLines(ctx.log, { clear: true });
-  const killed = await nylAsync(ctx.project, ['reconcile', '-e', 'dev', '--allow-teardown'], { env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' } }).done;
+  const killed = await nylAsync(ctx.project, ['reconcile', '-e', 'dev', '--allow-teardown'], {
+    env: { NYL_FAULT_AT: 'before-transition-push', NYL_FAULT_ACTION: 'kill' },
+  }).done;
   assert.equal(killed.signal, 'SIGKILL', show(killed));
   assert.deepEqual(logLines(ctx.log), ['-k'], 'the old Command was torn down, then the new kind ran (and failed: no driver)');
   assert.equal(nyl(ctx.project, ['lease', 'break', '-e', 'dev', '--reason', 'runner killed']).code, 0);
@@ -161,9 +171,16 @@ test('a kind change killed before its transition: the takeover imports the remov
 });
 
 test('teardown --unit of a unit whose teardown started and failed runs it again; a --unit reconcile still warns that units leave', () => {
-  const ctx = setup((log) => ({ keep: unit(log, 'keep'), a: `deletionPolicy: Teardown\nscript: 'true'\nteardown: {script: 'test -e ${log}.ok && echo -a >> ${log}'}` }));
+  const ctx = setup((log) => ({
+    keep: unit(log, 'keep'),
+    a: `deletionPolicy: Teardown\nscript: 'true'\nteardown: {script: 'test -e ${log}.ok && echo -a >> ${log}'}`,
+  }));
   assert.equal(reconcile(ctx.project).code, 0);
-  const keepOnly = fs.readFileSync(`${ctx.project}/nyl.yaml`, 'utf8').split('\n---\n').filter((d) => !/name: a\}/.test(d)).join('\n---\n');
+  const keepOnly = fs
+    .readFileSync(`${ctx.project}/nyl.yaml`, 'utf8')
+    .split('\n---\n')
+    .filter((d) => !/name: a\}/.test(d))
+    .join('\n---\n');
   fs.writeFileSync(`${ctx.project}/nyl.yaml`, keepOnly);
   commitFiles(ctx.project, {}, 'a leaves');
   const onlyKeep = reconcile(ctx.project, ['--unit', 'keep', '-o', 'json']);

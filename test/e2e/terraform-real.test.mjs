@@ -125,7 +125,10 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // for an output it merely computes (length(var.name)): such a unit was drifted on every verify,
   // and the next reconcile ran it again. Now the saved plan's show -json decides.
   test('verify of a clean unit whose module has a computed output: in sync, and a second reconcile executes nothing', () => {
-    const w = world((w) => appYaml(w), (w) => ({ 'infra/app/main.tf': appModule(w.log) }));
+    const w = world(
+      (w) => appYaml(w),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+    );
     assert.equal(ok(w, ['reconcile', '-e', 'dev']).json.units.app.result, 'executed');
     const verified = ok(w, ['verify', '-e', 'dev']);
     assert.deepEqual(verified.json.details.units.app, { drift: 'in-sync', kind: 'Terraform' });
@@ -148,7 +151,10 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // and verify called it ordinary drift. Now verify and status report NYL-BACKEND-STATE-LOST, the
   // planner keeps the unit drifted until `--reapply --reason` (the operator's acknowledgement).
   test('a deleted tfstate: verify and status say NYL-BACKEND-STATE-LOST, reconcile does not run it, --reapply --reason re-creates it under a new lineage', () => {
-    const w = world((w) => appYaml(w), (w) => ({ 'infra/app/main.tf': appModule(w.log) }));
+    const w = world(
+      (w) => appYaml(w),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+    );
     ok(w, ['reconcile', '-e', 'dev']);
     const before = tfstateAt(w.tfstate()).lineage;
     fs.rmSync(w.tfstate());
@@ -183,7 +189,10 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // unmanaged. Now the driver refuses before it plans (the unit fails with
   // NYL-BACKEND-STATE-LOST, exit 3) until `nyl recover --retry --reason` acknowledges it.
   test('a backendConfig.path changed to an empty location: the unit fails with NYL-BACKEND-STATE-LOST, nothing is created there; recover --retry --reason, then reconcile creates it', () => {
-    const w = world((w) => appYaml(w), (w) => ({ 'infra/app/main.tf': appModule(w.log) }));
+    const w = world(
+      (w) => appYaml(w),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+    );
     ok(w, ['reconcile', '-e', 'dev']);
     const moved = path.join(w.dir, 'elsewhere', 'app.tfstate');
     fs.mkdirSync(path.dirname(moved));
@@ -191,7 +200,10 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
 
     const refused = ok(w, ['reconcile', '-e', 'dev'], 3);
     assert.deepEqual([refused.json.units.app.result, refused.json.units.app.code], ['failed', 'NYL-BACKEND-STATE-LOST'], shown(refused));
-    assert.match(refused.json.units.app.detail, /the Terraform state of app is gone: local \S+elsewhere\/app\.tfstate holds no state.* The backend changed from local \S+\/app\.tfstate/s);
+    assert.match(
+      refused.json.units.app.detail,
+      /the Terraform state of app is gone: local \S+elsewhere\/app\.tfstate holds no state.* The backend changed from local \S+\/app\.tfstate/s,
+    );
     assert.deepEqual(fs.readdirSync(path.dirname(moved)), [], 'the tool created nothing at the new path');
     assert.deepEqual(created(w), ['created world']);
     const again = ok(w, ['reconcile', '-e', 'dev'], 3);
@@ -210,13 +222,23 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // the run, instead of at backendConfig.path: every run created the resource again. Now it is
   // dropped: the unit's workspace is its own `workspace` field (the default workspace here).
   test("TF_WORKSPACE=staging in Nyl's environment: the state is kept at backendConfig.path (the default workspace), and the next run finds it", () => {
-    const w = world((w) => appYaml(w), (w) => ({ 'infra/app/main.tf': appModule(w.log) }));
+    const w = world(
+      (w) => appYaml(w),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+    );
     const scratch = path.join(w.dir, 'tmp');
     fs.mkdirSync(scratch);
     const ci = { TF_WORKSPACE: 'staging', TMPDIR: scratch };
     assert.equal(ok(w, ['reconcile', '-e', 'dev'], 0, ci).json.units.app.result, 'executed');
     assert.deepEqual(addresses(tfstateAt(w.tfstate())), ['terraform_data.app'], 'the state is where backendConfig says');
-    assert.deepEqual(fs.readdirSync(w.dir).filter((f) => f.startsWith('terraform.tfstate')).sort(), [], 'no workspace directory beside it');
+    assert.deepEqual(
+      fs
+        .readdirSync(w.dir)
+        .filter((f) => f.startsWith('terraform.tfstate'))
+        .sort(),
+      [],
+      'no workspace directory beside it',
+    );
     assert.deepEqual(fs.readdirSync(scratch), [], "nothing is left in the run's scratch space");
     assert.deepEqual(ok(w, ['verify', '-e', 'dev'], 0, ci).json.details.units.app.drift, 'in-sync');
     commitFiles(w.project, { 'infra/app/main.tf': appModule(w.log, '\noutput "more" {\n  value = 1\n}\n') }, 'app: another output');
@@ -246,7 +268,10 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
     assert.deepEqual(addresses(tfstateAt(path.join(w.dir, 'workspaces', 'staging', 'terraform.tfstate'))), ['terraform_data.app']);
     assert.equal(tfstateAt(w.tfstate('staged')), undefined, "the default workspace's state holds nothing");
     assert.equal(receiptOf(w, 'staged').toolState.workspace, 'staging');
-    assert.match(units.relative.detail, /module infra\/app keeps the state of workspace staging in a local backend under its default directory terraform\.tfstate\.d, inside Nyl's scratch copy, where it would be lost after the run; give backendConfig\.workspace_dir an absolute path/);
+    assert.match(
+      units.relative.detail,
+      /module infra\/app keeps the state of workspace staging in a local backend under its default directory terraform\.tfstate\.d, inside Nyl's scratch copy, where it would be lost after the run; give backendConfig\.workspace_dir an absolute path/,
+    );
     assert.deepEqual(created(w), ['created staged'], 'relative created nothing that a lost state would leave behind');
     assert.equal(fs.existsSync(w.tfstate('relative')), false);
     assert.equal(ok(w, ['verify', '-e', 'dev', '--unit', 'staged']).json.details.units.staged.drift, 'in-sync');
@@ -262,17 +287,35 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
         doc('Environment', 'prod', { state: { repository: { repoURL: w.url } }, values: values.prod ?? {} }),
         doc('Terraform', 'app', { module: 'infra/app', variables: { name: 'world' }, backendConfig, ...spec }),
       );
-    const w = world((w) => twoEnvs(w, { path: w.tfstate('shared') }), (w) => ({ 'infra/app/main.tf': appModule(w.log) }), ['dev', 'prod']);
+    const w = world(
+      (w) => twoEnvs(w, { path: w.tfstate('shared') }),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+      ['dev', 'prod'],
+    );
     const refused = ok(w, ['reconcile', '-e', 'prod'], 1);
     const shared = refused.json.errors.find((d) => d.code === 'NYL-BACKEND-SHARED');
     assert.ok(shared, shown(refused));
-    assert.match(shared.message, /the Terraform state of app in prod would be shared with environment dev: its backend renders alike for both \(backendConfig path=\S+shared\.tfstate, module infra\/app\)/);
+    assert.match(
+      shared.message,
+      /the Terraform state of app in prod would be shared with environment dev: its backend renders alike for both \(backendConfig path=\S+shared\.tfstate, module infra\/app\)/,
+    );
     assert.match(shared.fix, /sharedState: true/);
     assert.doesNotMatch(shared.fix, /`nyl /, 'nothing to run: the source must change');
     assert.equal(fs.existsSync(w.tfstate('shared')), false, 'nothing ran');
     assert.deepEqual(created(w), []);
     // Values that render alike are the same path: refused too, from source alone.
-    commitFiles(w.project, { 'nyl.yaml': twoEnvs(w, { path: '${{ env.values.statePath }}' }, {}, { dev: { statePath: w.tfstate('shared') }, prod: { statePath: w.tfstate('shared') } }) }, 'values');
+    commitFiles(
+      w.project,
+      {
+        'nyl.yaml': twoEnvs(
+          w,
+          { path: '${{ env.values.statePath }}' },
+          {},
+          { dev: { statePath: w.tfstate('shared') }, prod: { statePath: w.tfstate('shared') } },
+        ),
+      },
+      'values',
+    );
     assert.ok(codesOf(ok(w, ['reconcile', '-e', 'dev'], 1)).includes('NYL-BACKEND-SHARED'));
 
     // Shared on purpose: prod adopts the state dev made, and creates nothing.
@@ -283,7 +326,11 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
     assert.deepEqual(created(w), ['created world'], 'one resource, created by dev');
 
     // One state per environment (another world: moving app's state would be a lost state).
-    const own = world((w) => twoEnvs(w, { path: path.join(w.dir, 'app-${{ env.name }}.tfstate') }), (w) => ({ 'infra/app/main.tf': appModule(w.log) }), ['dev', 'prod']);
+    const own = world(
+      (w) => twoEnvs(w, { path: path.join(w.dir, 'app-${{ env.name }}.tfstate') }),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+      ['dev', 'prod'],
+    );
     for (const env of ['dev', 'prod']) assert.equal(ok(own, ['reconcile', '-e', env]).json.units.app.result, 'executed');
     assert.notEqual(tfstateAt(own.tfstate('app-dev')).lineage, tfstateAt(own.tfstate('app-prod')).lineage);
     assert.deepEqual(created(own), ['created world', 'created world']);
@@ -293,7 +340,7 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // unit's first execution without a word, so a teardown of that unit destroyed them. When the
   // location is rendered from values that differ, only the driver can see it, at run time: the
   // unit fails with NYL-BACKEND-SHARED (exit 3), and a teardown does not destroy the state either.
-  test('a state made outside Nyl at prod\'s path: the first execution fails with NYL-BACKEND-SHARED, and a teardown destroys nothing', () => {
+  test("a state made outside Nyl at prod's path: the first execution fails with NYL-BACKEND-SHARED, and a teardown destroys nothing", () => {
     const w = world(
       (w) =>
         yamlOf(
@@ -313,7 +360,12 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
 
     const refused = ok(w, ['reconcile', '-e', 'prod'], 3);
     assert.deepEqual([refused.json.units.app.result, refused.json.units.app.code], ['failed', 'NYL-BACKEND-SHARED'], shown(refused));
-    assert.match(refused.json.units.app.detail, new RegExp(`local \\S+prod\\.tfstate already holds a Terraform state \\(lineage ${outside.lineage}\\) with 1 resource \\(terraform_data\\.app\\) that no receipt of app in prod recorded`));
+    assert.match(
+      refused.json.units.app.detail,
+      new RegExp(
+        `local \\S+prod\\.tfstate already holds a Terraform state \\(lineage ${outside.lineage}\\) with 1 resource \\(terraform_data\\.app\\) that no receipt of app in prod recorded`,
+      ),
+    );
     const torn = ok(w, ['teardown', '-e', 'prod', '--unit', 'app'], 3);
     assert.equal(torn.json.units.app.result, 'failed');
     assert.match(torn.json.units.app.detail, /already holds a Terraform state .* that no receipt of app in prod recorded/);
@@ -327,9 +379,14 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // the module's files puts the called directory into the key, and plan names the changed file.
   test('a module calling ../../modules/greet: a change there executes the unit, and plan names the file; so does a change of the root module', () => {
     const greet = (word) => `variable "name" {\n  type = string\n}\n\noutput "text" {\n  value = "${word} \${var.name}"\n}\n`;
-    const root = (extra = '') => `terraform {\n  backend "local" {}\n}\n\nmodule "greet" {\n  source = "../../modules/greet"\n  name   = "world"\n}\n\noutput "text" {\n  value = module.greet.text\n}\n${extra}`;
+    const root = (extra = '') =>
+      `terraform {\n  backend "local" {}\n}\n\nmodule "greet" {\n  source = "../../modules/greet"\n  name   = "world"\n}\n\noutput "text" {\n  value = module.greet.text\n}\n${extra}`;
     const w = world(
-      (w) => yamlOf(doc('Environment', 'dev', { state: { repository: { repoURL: w.url } } }), doc('Terraform', 'app', { module: 'infra/app', backendConfig: { path: w.tfstate() } })),
+      (w) =>
+        yamlOf(
+          doc('Environment', 'dev', { state: { repository: { repoURL: w.url } } }),
+          doc('Terraform', 'app', { module: 'infra/app', backendConfig: { path: w.tfstate() } }),
+        ),
       { 'infra/app/main.tf': root(), 'modules/greet/main.tf': greet('hi') },
     );
     ok(w, ['reconcile', '-e', 'dev']);
@@ -342,7 +399,11 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
     assert.equal(planned.json.units.app.detail, 'module file modules/greet/main.tf changed');
     assert.equal(ok(w, ['reconcile', '-e', 'dev']).json.units.app.result, 'executed');
     const second = receiptOf(w, 'app');
-    assert.deepEqual([second.outputs.text, second.toolReads], ['hey world', ['modules/greet/']], "the receipt names what Terraform's manifest says the module read");
+    assert.deepEqual(
+      [second.outputs.text, second.toolReads],
+      ['hey world', ['modules/greet/']],
+      "the receipt names what Terraform's manifest says the module read",
+    );
 
     commitFiles(w.project, { 'infra/app/main.tf': root('\noutput "more" {\n  value = 1\n}\n') }, 'app: another output');
     const rooted = ok(w, ['plan', '-e', 'dev'], 2);
@@ -355,13 +416,24 @@ describe('the Terraform driver against the real terraform', { skip: SKIP_NO_TERR
   // somewhere in the tool output. Now the failure carries its diagnostics: the summary with the
   // file and line, then the detail, indented.
   test("an apply that fails while it plans (a variable without a value): the unit's detail is Terraform's summary with file and line, and its detail follows", () => {
-    const w = world((w) => appYaml(w, { variables: {} }), (w) => ({ 'infra/app/main.tf': appModule(w.log) }));
+    const w = world(
+      (w) => appYaml(w, { variables: {} }),
+      (w) => ({ 'infra/app/main.tf': appModule(w.log) }),
+    );
     const failed = ok(w, ['reconcile', '-e', 'dev'], 3);
     const row = failed.json.units.app;
     assert.equal(row.result, 'failed');
-    assert.match(row.detail, /^terraform apply exited with code 1: No value for required variable \(main\.tf line 5\)\n {2}The root module input variable "name" is not set, and has no default value\./, shown(failed));
+    assert.match(
+      row.detail,
+      /^terraform apply exited with code 1: No value for required variable \(main\.tf line 5\)\n {2}The root module input variable "name" is not set, and has no default value\./,
+      shown(failed),
+    );
     const text = run(w, ['reconcile', '-e', 'dev', '-o', 'text']);
     assert.equal(text.code, 3);
-    assert.match(`${text.stdout}\n${text.stderr}`, /terraform apply exited with code 1: No value for required variable \(main\.tf line 5\)\n +The root module input variable "name" is not set, and has no default value\./, shown(text));
+    assert.match(
+      `${text.stdout}\n${text.stderr}`,
+      /terraform apply exited with code 1: No value for required variable \(main\.tf line 5\)\n +The root module input variable "name" is not set, and has no default value\./,
+      shown(text),
+    );
   });
 });

@@ -41,13 +41,17 @@ const lockFile = (tfstate) => path.join(path.dirname(tfstate), `.${path.basename
 /** The running processes whose environment holds NAME=VALUE (Linux /proc): this test's terraform and what it started. */
 function processesWith(name, value) {
   const wanted = `${name}=${value}`;
-  return fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
-    try {
-      return isRunning(pid) && fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(wanted);
-    } catch {
-      return false;
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return isRunning(pid) && fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(wanted);
+      } catch {
+        return false;
+      }
+    });
 }
 
 async function until(what, predicate, timeoutMs) {
@@ -56,7 +60,10 @@ async function until(what, predicate, timeoutMs) {
   }
 }
 
-test('nyl SIGKILLed during terraform apply: terraform gets SIGTERM and saves the resource it was creating in its state', { skip: SKIP, timeout: 120_000 }, async () => {
+test('nyl SIGKILLed during terraform apply: terraform gets SIGTERM and saves the resource it was creating in its state', {
+  skip: SKIP,
+  timeout: 120_000,
+}, async () => {
   const dir = tempDir('nyl-tf-death-');
   const tfstate = path.join(dir, 'net.tfstate');
   const started = path.join(dir, 'started');
@@ -72,7 +79,10 @@ test('nyl SIGKILLed during terraform apply: terraform gets SIGTERM and saves the
   assert.equal(init.code, 0, init.stderr);
 
   const run = nylAsync(project, ['reconcile', '-e', 'dev'], { env });
-  await Promise.race([waitForFile(started, 60_000), run.done.then((r) => assert.fail(`reconcile ended before the apply ran: exit ${r.code}\n${r.stdout}\n${r.stderr}`))]);
+  await Promise.race([
+    waitForFile(started, 60_000),
+    run.done.then((r) => assert.fail(`reconcile ended before the apply ran: exit ${r.code}\n${r.stdout}\n${r.stderr}`)),
+  ]);
   const tools = processesWith('NYL_TEST_STARTED', started);
   assert.ok(tools.length > 0, 'terraform applies');
   run.child.kill('SIGKILL');

@@ -66,7 +66,12 @@ function listing(dir) {
 async function startTool(sc, env = {}, { validateJson = true } = {}) {
   const dir = fs.mkdtempSync(path.join(sc.dir, 'die-'));
   const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { DIE_DIR: dir, ...env }, validateJson });
-  await Promise.race([waitForFile(path.join(dir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended early: ${describeResult(r)}`); })]);
+  await Promise.race([
+    waitForFile(path.join(dir, 'running'), 30000),
+    h.done.then((r) => {
+      throw new Error(`reconcile ended early: ${describeResult(r)}`);
+    }),
+  ]);
   const pgid = Number(fs.readFileSync(path.join(dir, 'pid'), 'utf8'));
   sc.toolPids.push(pgid);
   assert.ok(groupMembers(pgid).length >= 2, 'the tool and its child run in the tool group');
@@ -87,7 +92,10 @@ describe('a tool ends with the Nyl process that started it', () => {
         const r = await h.done;
         assert.equal(r.signal, 'SIGKILL', describeResult(r));
         const killedAt = Date.now();
-        assert.ok(await groupEnds(pgid, BOUND_MS), `tool group ${pgid} still runs ${Date.now() - killedAt} ms after nyl died: ${groupMembers(pgid).join(', ')}`);
+        assert.ok(
+          await groupEnds(pgid, BOUND_MS),
+          `tool group ${pgid} still runs ${Date.now() - killedAt} ms after nyl died: ${groupMembers(pgid).join(', ')}`,
+        );
       } finally {
         await sc.cleanup();
       }
@@ -121,7 +129,10 @@ describe('a tool ends with the Nyl process that started it', () => {
       const killedAt = Date.now();
       await new Promise((r) => setTimeout(r, GRACE_MS / 2));
       assert.deepEqual(groupMembers(pgid), members, 'the tool and its child still run halfway through their grace');
-      assert.ok(await groupEnds(pgid, GRACE_MS + BOUND_MS), `tool group ${pgid} still runs ${Date.now() - killedAt} ms after nyl died: ${groupMembers(pgid).join(', ')}`);
+      assert.ok(
+        await groupEnds(pgid, GRACE_MS + BOUND_MS),
+        `tool group ${pgid} still runs ${Date.now() - killedAt} ms after nyl died: ${groupMembers(pgid).join(', ')}`,
+      );
       assert.ok(Date.now() - killedAt >= GRACE_MS - 100, `killed after the grace, not before (${Date.now() - killedAt} ms)`);
     } finally {
       await sc.cleanup();

@@ -61,8 +61,11 @@ function shop() {
   ok(['state', 'init', '-e', 'dev']);
   ok(['reconcile', '-e', 'dev']);
   const secretFile = path.join(root, 'password');
-  edit(dir, `printf '{"url": "postgres://db.%s.internal:5432/shop"}\\n' "$NETWORK" > "$NYL_OUTPUTS"`,
-    `password="$(od -An -N12 -tx1 /dev/urandom | tr -d ' \\n')"\n    printf '%s' "$password" > '${secretFile}'\n    printf '{"url": "postgres://db.%s.internal:5432/shop", "password": {"value": "%s", "sensitive": true}}\\n' "$NETWORK" "$password" > "$NYL_OUTPUTS"`);
+  edit(
+    dir,
+    `printf '{"url": "postgres://db.%s.internal:5432/shop"}\\n' "$NETWORK" > "$NYL_OUTPUTS"`,
+    `password="$(od -An -N12 -tx1 /dev/urandom | tr -d ' \\n')"\n    printf '%s' "$password" > '${secretFile}'\n    printf '{"url": "postgres://db.%s.internal:5432/shop", "password": {"value": "%s", "sensitive": true}}\\n' "$NETWORK" "$password" > "$NYL_OUTPUTS"`,
+  );
   git(dir, 'commit', '-q', '-am', 'database: a password');
   ok(['hold', '-e', 'dev', '--unit', 'cache', '--reason', 'the cache migration runs by hand']);
   return { dir, bare, ok, secretFile };
@@ -89,11 +92,14 @@ function startUi(dir, args) {
 function request(url, { method = 'GET', host, headers = {} } = {}) {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { ...headers, ...(host ? { host } : {}) } }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: { ...headers, ...(host ? { host } : {}) } },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -105,7 +111,16 @@ async function launchBrowser() {
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--disable-dev-shm-usage',
+    ],
   });
 }
 
@@ -121,7 +136,11 @@ function unitStates(page) {
  */
 async function settled(page, url) {
   const now = /<meta name="nyl-state-version" content="([0-9a-f]+)"/.exec((await request(url)).body)[1];
-  await page.waitForFunction((v) => document.querySelector('meta[name="nyl-state-version"]')?.content === v && document.documentElement.dataset.live === 'on', { timeout: 20_000 }, now);
+  await page.waitForFunction(
+    (v) => document.querySelector('meta[name="nyl-state-version"]')?.content === v && document.documentElement.dataset.live === 'on',
+    { timeout: 20_000 },
+    now,
+  );
 }
 
 let browser;
@@ -130,7 +149,10 @@ before(async () => {
 });
 after(() => browser?.close());
 
-test('the web view of examples/shop in Chromium: environments, units and why they wait, history, a run, a live refresh, no secret and no script', { skip: BROWSER_SKIP, timeout: 120_000 }, async () => {
+test('the web view of examples/shop in Chromium: environments, units and why they wait, history, a run, a live refresh, no secret and no script', {
+  skip: BROWSER_SKIP,
+  timeout: 120_000,
+}, async () => {
   const { dir, bare, ok, secretFile } = shop();
   const ui = startUi(dir, ['--listen', '127.0.0.1:0', '--poll-interval', '200ms']);
   const url = await ui.url;
@@ -151,14 +173,21 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   // The environment: each unit's state, and why the waiting ones wait (the planner's reason).
   await Promise.all([page.waitForNavigation(), page.click('a.env')]);
   assert.equal(new URL(page.url()).pathname, '/environments/dev');
-  assert.deepEqual(await unitStates(page), { network: 'current', cache: 'held', database: 'outdated', migrate: 'awaiting-dependencies', 'smoke-test': 'awaiting-dependencies' });
+  assert.deepEqual(await unitStates(page), {
+    network: 'current',
+    cache: 'held',
+    database: 'outdated',
+    migrate: 'awaiting-dependencies',
+    'smoke-test': 'awaiting-dependencies',
+  });
   const why = await page.$eval('tr[data-unit="migrate"]', (r) => r.querySelector('td:nth-child(4)').textContent);
   assert.match(why, /waits for database/);
   assert.match(why, /wait\/upstream-pending/);
   assert.match(await page.$eval('tr[data-unit="cache"]', (r) => r.textContent), /held by .* the cache migration runs by hand/);
-  assert.deepEqual(await page.$$eval('svg.graph a.node', (nodes) => nodes.map((n) => `${n.dataset.unit}:${[...n.classList].find((c) => c.startsWith('state-'))}`).sort()), [
-    'cache:state-held', 'database:state-outdated', 'migrate:state-awaiting-dependencies', 'network:state-current', 'smoke-test:state-awaiting-dependencies',
-  ]);
+  assert.deepEqual(
+    await page.$$eval('svg.graph a.node', (nodes) => nodes.map((n) => `${n.dataset.unit}:${[...n.classList].find((c) => c.startsWith('state-'))}`).sort()),
+    ['cache:state-held', 'database:state-outdated', 'migrate:state-awaiting-dependencies', 'network:state-current', 'smoke-test:state-awaiting-dependencies'],
+  );
   assert.equal(await page.$$eval('svg.graph path.edge', (e) => e.length), 5);
   await page.waitForFunction(() => document.documentElement.dataset.live === 'on', { timeout: 10_000 });
   const shot = path.join(tempDir('nyl-ui-shot-'), 'environment.png');
@@ -178,9 +207,10 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   // A run, by its link: the units it executed.
   await Promise.all([page.waitForNavigation(), page.click('ol.entries li.entry a.run')]);
   assert.match(new URL(page.url()).pathname, /^\/environments\/dev\/runs\/[0-9a-f-]{36}$/);
-  assert.deepEqual(await page.$$eval('table.run-units tbody tr', (rows) => rows.map((r) => `${r.dataset.unit}:${r.querySelector('.badge').textContent}`).sort()), [
-    'cache:executed', 'database:executed', 'migrate:executed', 'network:executed', 'smoke-test:executed',
-  ]);
+  assert.deepEqual(
+    await page.$$eval('table.run-units tbody tr', (rows) => rows.map((r) => `${r.dataset.unit}:${r.querySelector('.badge').textContent}`).sort()),
+    ['cache:executed', 'database:executed', 'migrate:executed', 'network:executed', 'smoke-test:executed'],
+  );
 
   // A live refresh: the environment's page reloads by itself when a reconcile changes the refs.
   await page.goto(`${url}environments/dev`, { waitUntil: 'load' });
@@ -200,7 +230,13 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   // Neither the value nor its sealed form (which state keeps, encrypted) is on any page.
   const sealed = /sealed: (\S+)/.exec(git(bare, 'show', 'refs/heads/nyl/dev/observed:units/database.yaml'))?.[1];
   assert.ok(sealed && sealed.length > 20, 'state keeps the password sealed');
-  for (const p of ['', 'environments/dev', 'environments/dev/units/database', 'environments/dev/history?all=1', `environments/dev/runs/${await page.$eval('section.receipt a.run', (a) => a.textContent)}`]) {
+  for (const p of [
+    '',
+    'environments/dev',
+    'environments/dev/units/database',
+    'environments/dev/history?all=1',
+    `environments/dev/runs/${await page.$eval('section.receipt a.run', (a) => a.textContent)}`,
+  ]) {
     const body = (await request(`${url}${p}`)).body;
     assert.ok(!body.includes(secret) && !body.includes(sealed), `${p || '/'} shows the sensitive value or its sealed form`);
   }
@@ -255,11 +291,21 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   assert.equal((await request(`${url}environments/dev`, { method: 'POST' })).status, 405);
   assert.equal((await request(`${url}environments/dev`, { host: `rebind.example:${port}` })).status, 403);
   assert.equal((await request(`${url}assets/..%2F..%2Fpackage.json`)).status, 404);
-  assert.equal((await request(`${url}environments/dev`, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' } })).status, 403);
-  assert.equal((await request(`${url}environments/dev`, { headers: { origin: 'http://evil.example' } })).status, 403, 'a foreign Origin without fetch metadata');
+  assert.equal(
+    (await request(`${url}environments/dev`, { headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' } })).status,
+    403,
+  );
+  assert.equal(
+    (await request(`${url}environments/dev`, { headers: { origin: 'http://evil.example' } })).status,
+    403,
+    'a foreign Origin without fetch metadata',
+  );
   const get = await request(`${url}environments/dev`);
   const head = await request(`${url}environments/dev`, { method: 'HEAD' });
-  assert.deepEqual([head.status, head.body, head.headers['content-length'], head.headers['content-type']], [200, '', get.headers['content-length'], get.headers['content-type']]);
+  assert.deepEqual(
+    [head.status, head.body, head.headers['content-length'], head.headers['content-type']],
+    [200, '', get.headers['content-length'], get.headers['content-type']],
+  );
   const noRun = await request(`${url}environments/dev/runs/01a0-no-such-run`);
   assert.equal(noRun.status, 404);
   assert.match(noRun.body, /No such run/);
@@ -292,17 +338,35 @@ test('nyl ui is read-only and loopback-only at its edge; a taken port and a bad 
   assert.equal((await exposed.exited).code, 0);
 });
 
-test('the first page lists the instances state holds (a ref per instance by name or suffix, or a path per instance), but not one whose state was deleted', { timeout: 60_000 }, async () => {
+test('the first page lists the instances state holds (a ref per instance by name or suffix, or a path per instance), but not one whose state was deleted', {
+  timeout: 60_000,
+}, async () => {
   const bare = makeBareRepo();
   const repo = pathToFileURL(bare).href;
   const template = (name, pattern, state) =>
-    ['apiVersion: nyl.io/v1', 'kind: EnvironmentTemplate', `metadata: {name: ${name}}`, 'spec:', `  namePattern: ${pattern}`, '  environment:', `    state: ${state}`].join('\n');
+    [
+      'apiVersion: nyl.io/v1',
+      'kind: EnvironmentTemplate',
+      `metadata: {name: ${name}}`,
+      'spec:',
+      `  namePattern: ${pattern}`,
+      '  environment:',
+      `    state: ${state}`,
+    ].join('\n');
   const dir = makeProject({
     'nyl.yaml': nylYaml(
       environment('dev', `state: {repository: {repoURL: "${repo}"}}`),
       template('preview', 'pr-*', `{repository: {repoURL: "${repo}"}, path: "previews/\${{ instance.suffix }}"}`),
-      template('review', 'rv-*', `{repository: {repoURL: "${repo}"}, desiredRef: reviews/desired, observedRef: reviews/observed, path: "reviews/\${{ instance.name }}"}`),
-      template('sandbox', 'sx-*', `{repository: {repoURL: "${repo}"}, desiredRef: "sandboxes/\${{ instance.suffix }}/desired", observedRef: "sandboxes/\${{ instance.suffix }}/observed"}`),
+      template(
+        'review',
+        'rv-*',
+        `{repository: {repoURL: "${repo}"}, desiredRef: reviews/desired, observedRef: reviews/observed, path: "reviews/\${{ instance.name }}"}`,
+      ),
+      template(
+        'sandbox',
+        'sx-*',
+        `{repository: {repoURL: "${repo}"}, desiredRef: "sandboxes/\${{ instance.suffix }}/desired", observedRef: "sandboxes/\${{ instance.suffix }}/observed"}`,
+      ),
       template('own-repo', 'rr-*', `{repository: {repoURL: "${pathToFileURL(path.dirname(bare)).href}/\${{ instance.name }}.git"}}`),
       command('app', "script: 'true'"),
     ),

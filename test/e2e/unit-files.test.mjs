@@ -46,7 +46,9 @@ function project(...units) {
 
 const script = (...lines) => `script: |\n${lines.map((l) => `  ${l}`).join('\n')}`;
 
-test('$NYL_OUTPUTS replaced by a FIFO or by a symlink to /dev/zero: each unit fails with the reason, the run ends and releases its lease', { timeout: GUARD_MS + 10_000 }, async () => {
+test('$NYL_OUTPUTS replaced by a FIFO or by a symlink to /dev/zero: each unit fails with the reason, the run ends and releases its lease', {
+  timeout: GUARD_MS + 10_000,
+}, async () => {
   const { bare, dir } = project(
     command('fifo', script('rm -f "$NYL_OUTPUTS"', 'mkfifo "$NYL_OUTPUTS"')),
     command('zero', script('rm -f "$NYL_OUTPUTS"', 'ln -s /dev/zero "$NYL_OUTPUTS"')),
@@ -64,7 +66,9 @@ test('$NYL_OUTPUTS replaced by a FIFO or by a symlink to /dev/zero: each unit fa
   assert.equal(git(bare, 'for-each-ref', 'refs/nyl/'), '', 'no lease or run ref is left: the run ended');
 });
 
-test('--unit-log-dir: directories Nyl creates are 0700, log files 0600; a symlink at a log path is not followed', { timeout: 2 * GUARD_MS + 10_000 }, async () => {
+test('--unit-log-dir: directories Nyl creates are 0700, log files 0600; a symlink at a log path is not followed', {
+  timeout: 2 * GUARD_MS + 10_000,
+}, async () => {
   // talk fails, so that every reconcile runs it again and writes its log.
   const { dir } = project(command('talk', script('echo "tool line"', 'exit 3')));
   const logs = path.join(tempDir(), 'logs');

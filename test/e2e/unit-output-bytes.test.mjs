@@ -59,7 +59,7 @@ test('a unit log holds the bytes the tool wrote, between its start and end lines
   assertBytes(log.subarray(0, start.length), start, 'the start line first');
   const endAt = log.lastIndexOf('\n[dev/talk] executed in ') + 1;
   assert.ok(endAt > 0, log.toString('latin1'));
-  assertBytes(log.subarray(start.length, endAt), Buffer.concat([WRITTEN, Buffer.from('\n')]), 'the tool\'s bytes, its last line terminated');
+  assertBytes(log.subarray(start.length, endAt), Buffer.concat([WRITTEN, Buffer.from('\n')]), "the tool's bytes, its last line terminated");
   assert.match(log.subarray(endAt).toString('utf8'), /^\[dev\/talk\] executed in \d+\.\ds\n$/);
 });
 

@@ -40,7 +40,10 @@ test('a Command check: in sync is exit 0; a marker removed by hand is drifted (e
   const drifted = verify(ctx.project, ['-o', 'json']);
   assert.equal(drifted.code, 2, show(drifted));
   assert.deepEqual(drifts(drifted.json), { plain: 'unknown', site: 'drifted' });
-  assert.deepEqual(drifted.json.warnings.map((w) => w.code), ['NYL-UNIT-DRIFTED']);
+  assert.deepEqual(
+    drifted.json.warnings.map((w) => w.code),
+    ['NYL-UNIT-DRIFTED'],
+  );
   assert.match(drifted.json.warnings[0].fix, /nyl reconcile -e dev/);
   assert.match(drifted.stderr, /\[dev\/site\] drifted in/);
   assert.equal(tip(ctx.bare, DESIRED), desired, 'the desired branch is as it was');
@@ -56,7 +59,11 @@ test('a Command check: in sync is exit 0; a marker removed by hand is drifted (e
   assert.equal(doc.drift.status, 'drifted');
   assert.equal(doc.drift.run, drifted.json.details.run);
   assert.equal(doc.drift.receipt, doc.receipt.run);
-  assert.deepEqual(doc.driftHistory.map((d) => d.status), ['in-sync'], 'the earlier observation is kept');
+  assert.deepEqual(
+    doc.driftHistory.map((d) => d.status),
+    ['in-sync'],
+    'the earlier observation is kept',
+  );
 
   // The text form exits the same way.
   const text = verify(ctx.project);

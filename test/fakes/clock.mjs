@@ -152,7 +152,8 @@ export class ManualClock {
         await this.#serial(() => this.#wakeNext());
       } else {
         idleSince ??= Date.now();
-        if (Date.now() - idleSince > realTimeoutMs) throw new Error(`ManualClock.drive: the promise is still pending after ${realTimeoutMs} ms of real time with nobody sleeping on the clock`);
+        if (Date.now() - idleSince > realTimeoutMs)
+          throw new Error(`ManualClock.drive: the promise is still pending after ${realTimeoutMs} ms of real time with nobody sleeping on the clock`);
         await new Promise((resolve) => setTimeout(resolve, 1));
       }
     }

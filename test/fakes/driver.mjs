@@ -55,7 +55,8 @@ import { LineSplitter } from '../../dist/exec/lines.js';
 /** Outputs for a receipt: plain values are not sensitive; wrap secrets with secret(). */
 export function receipt(outputs = {}) {
   const out = {};
-  for (const [k, v] of Object.entries(outputs)) out[k] = v && typeof v === 'object' && v[SECRET] ? { value: v.value, sensitive: true } : { value: v, sensitive: false };
+  for (const [k, v] of Object.entries(outputs))
+    out[k] = v && typeof v === 'object' && v[SECRET] ? { value: v.value, sensitive: true } : { value: v, sensitive: false };
   return { result: 'receipt', outputs: out };
 }
 
@@ -76,7 +77,10 @@ export function uncertain(reason) {
   return { result: 'uncertain', reason };
 }
 
-const digestOf = (value) => `sha256:${createHash('sha256').update(JSON.stringify(value ?? null)).digest('hex')}`;
+const digestOf = (value) =>
+  `sha256:${createHash('sha256')
+    .update(JSON.stringify(value ?? null))
+    .digest('hex')}`;
 
 const PHASE_DEFAULTS = {
   prepare: (ctx) => ({ result: 'prepared', rendering: ctx.rendering }),
@@ -122,7 +126,16 @@ export function fakeDriver(options = {}) {
   }
 
   function record(phase, ctx, plan) {
-    const call = { unit: ctx.unit, phase, rendering: ctx.rendering, uid: ctx.uid, run: ctx.run, environment: ctx.environment, kind: ctx.kind, at: ctx.clock?.now?.() };
+    const call = {
+      unit: ctx.unit,
+      phase,
+      rendering: ctx.rendering,
+      uid: ctx.uid,
+      run: ctx.run,
+      environment: ctx.environment,
+      kind: ctx.kind,
+      at: ctx.clock?.now?.(),
+    };
     if (plan !== undefined) call.plan = plan;
     calls.push(call);
     for (const w of [...waiters]) {

@@ -41,7 +41,10 @@ export class MemoryLocalRepositories {
    */
   constructor({ loc, checkout, work, key, localState = false, cache = false }) {
     this.loc = loc;
-    this.byName = new Map([[`memory:${checkout.name}`, checkout], [`memory:${work.name}`, work]]);
+    this.byName = new Map([
+      [`memory:${checkout.name}`, checkout],
+      [`memory:${work.name}`, work],
+    ]);
     this.checkout = `memory:${checkout.name}`;
     this.work = `memory:${work.name}`;
     this.key = key;
@@ -69,7 +72,10 @@ export class MemoryLocalRepositories {
 
   async updateRefs(repository, updates) {
     await tick();
-    return this.repo(repository).applyUpdates(updates.map((u) => ({ ...u })), 'update-ref');
+    return this.repo(repository).applyUpdates(
+      updates.map((u) => ({ ...u })),
+      'update-ref',
+    );
   }
 
   async isAncestor(ancestor, tip) {

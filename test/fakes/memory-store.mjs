@@ -564,9 +564,13 @@ export class MemoryStateStore {
   }
 
   unavailable() {
-    fail('NYL-STATE-UNAVAILABLE', `the state repository ${this.loc.url ?? 'of the clone'} of ${this.loc.environment} cannot be read: unreachable (memory store)`, {
-      env: this.loc.environment,
-    });
+    fail(
+      'NYL-STATE-UNAVAILABLE',
+      `the state repository ${this.loc.url ?? 'of the clone'} of ${this.loc.environment} cannot be read: unreachable (memory store)`,
+      {
+        env: this.loc.environment,
+      },
+    );
   }
 
   async ensureOpen() {

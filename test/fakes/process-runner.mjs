@@ -79,14 +79,19 @@ function show(value) {
 /** What Node's spawn throws synchronously for these arguments, if anything. */
 function refusal(argv, options) {
   const file = argv[0];
-  if (typeof file !== 'string') return argError(`The "file" argument must be of type string. Received ${file === undefined || file === null ? String(file) : `type ${typeof file} (${String(file)})`}`, 'ERR_INVALID_ARG_TYPE');
+  if (typeof file !== 'string')
+    return argError(
+      `The "file" argument must be of type string. Received ${file === undefined || file === null ? String(file) : `type ${typeof file} (${String(file)})`}`,
+      'ERR_INVALID_ARG_TYPE',
+    );
   if (file === '') return argError("The argument 'file' cannot be empty. Received ''");
   if (file.includes('\0')) return argError(`The argument 'file' must be a string without null bytes. Received ${show(file)}`);
   for (let i = 1; i < argv.length; i++) {
     const arg = String(argv[i]);
     if (arg.includes('\0')) return argError(`The argument 'args[${i - 1}]' must be a string without null bytes. Received ${show(arg)}`);
   }
-  if (typeof options.cwd === 'string' && options.cwd.includes('\0')) return argError(`The property 'options.cwd' must be a string, Uint8Array, or URL without null bytes. Received ${show(options.cwd)}`);
+  if (typeof options.cwd === 'string' && options.cwd.includes('\0'))
+    return argError(`The property 'options.cwd' must be a string, Uint8Array, or URL without null bytes. Received ${show(options.cwd)}`);
   for (const [name, value] of Object.entries(options.env ?? {})) {
     if (value === undefined) continue;
     if (name.includes('\0')) return argError(`The property 'options.env['${name}']' must be a string without null bytes. Received ${show(name)}`);
@@ -194,7 +199,10 @@ export class FakeProcessRunner {
     this.started++;
     const clock = this.clock;
     const began = clock.now();
-    const env = options.group === true ? shellPassedEnv(normalizedEnv(options.env ?? process.env), options.cwd ?? process.cwd()) : normalizedEnv(options.env ?? process.env);
+    const env =
+      options.group === true
+        ? shellPassedEnv(normalizedEnv(options.env ?? process.env), options.cwd ?? process.cwd())
+        : normalizedEnv(options.env ?? process.env);
     const input = options.input === undefined ? undefined : Buffer.from(options.input);
     const call = { argv: [...argv], cwd: options.cwd, env, input, options, signals: [] };
     this.calls.push(call);
@@ -202,7 +210,17 @@ export class FakeProcessRunner {
 
     const empty = Buffer.alloc(0);
     const notStarted = (spawnError) => {
-      const result = { argv, code: null, signal: null, stdout: empty, stderr: empty, timedOut: false, cancelled: false, durationMs: clock.now() - began, spawnError };
+      const result = {
+        argv,
+        code: null,
+        signal: null,
+        stdout: empty,
+        stderr: empty,
+        timedOut: false,
+        cancelled: false,
+        durationMs: clock.now() - began,
+        spawnError,
+      };
       call.result = result;
       return Promise.resolve(result);
     };

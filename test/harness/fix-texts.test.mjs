@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { argvOf, diagnosticsOf, nylCommands, shellWords } from '../support/fix-texts.mjs';
 
 test('shellWords: blanks split, quotes join and vanish, backslashes keep the next character', () => {
-  assert.deepEqual(shellWords('nyl lease break -e dev --reason \'clock skew\''), ['nyl', 'lease', 'break', '-e', 'dev', '--reason', 'clock skew']);
+  assert.deepEqual(shellWords("nyl lease break -e dev --reason 'clock skew'"), ['nyl', 'lease', 'break', '-e', 'dev', '--reason', 'clock skew']);
   assert.deepEqual(shellWords('a "b c" d\\ e "x\\"y" \'$HOME\' "a\\\\b" "$x"'), ['a', 'b c', 'd e', 'x"y', '$HOME', 'a\\b', '$x']);
   assert.deepEqual(shellWords('--reason=""  pre"fix"post'), ['--reason=', 'prefixpost']);
   assert.deepEqual(shellWords('  '), []);
@@ -16,7 +16,17 @@ test('shellWords: blanks split, quotes join and vanish, backslashes keep the nex
 
 test('argvOf: fills whole-word placeholders, refuses unfilled or embedded ones, and what is not nyl', () => {
   const fill = { '<why>': 'checked', '<run>': '01a0' };
-  assert.deepEqual(argvOf('nyl recover -e dev --unit a --accept <run> --reason "<why>"', fill), ['recover', '-e', 'dev', '--unit', 'a', '--accept', '01a0', '--reason', 'checked']);
+  assert.deepEqual(argvOf('nyl recover -e dev --unit a --accept <run> --reason "<why>"', fill), [
+    'recover',
+    '-e',
+    'dev',
+    '--unit',
+    'a',
+    '--accept',
+    '01a0',
+    '--reason',
+    'checked',
+  ]);
   assert.throws(() => argvOf('nyl hold -e dev --unit <unit>', fill), /placeholder <unit>/);
   assert.throws(() => argvOf('nyl hold --reason=<why>', fill), /placeholder --reason=<why>/);
   assert.throws(() => argvOf('git log nyl/dev/desired'), /not a nyl command/);
@@ -28,11 +38,15 @@ test('nylCommands: the backticked spans that start with nyl, in order', () => {
 });
 
 test('diagnosticsOf: text blocks with units and fix, or the JSON lists', () => {
-  const stderr = 'error NYL-UNIT-UNKNOWN\n  the state of dev holds no unit b\n  fix: check the unit name with `nyl status -e dev`\n\nwarning NYL-UNIT-UNCERTAIN (a, b)\n  line one\n  line two\n  fix: check\n';
+  const stderr =
+    'error NYL-UNIT-UNKNOWN\n  the state of dev holds no unit b\n  fix: check the unit name with `nyl status -e dev`\n\nwarning NYL-UNIT-UNCERTAIN (a, b)\n  line one\n  line two\n  fix: check\n';
   assert.deepEqual(diagnosticsOf({ stdout: '', stderr }), [
     { severity: 'error', code: 'NYL-UNIT-UNKNOWN', message: 'the state of dev holds no unit b', fix: 'check the unit name with `nyl status -e dev`' },
     { severity: 'warning', code: 'NYL-UNIT-UNCERTAIN', units: ['a', 'b'], message: 'line one\nline two', fix: 'check' },
   ]);
   const json = { errors: [{ code: 'NYL-A' }], warnings: [{ code: 'NYL-B' }], notes: [{ code: 'NYL-C' }] };
-  assert.deepEqual(diagnosticsOf({ json }).map((d) => d.code), ['NYL-A', 'NYL-B', 'NYL-C']);
+  assert.deepEqual(
+    diagnosticsOf({ json }).map((d) => d.code),
+    ['NYL-A', 'NYL-B', 'NYL-C'],
+  );
 });

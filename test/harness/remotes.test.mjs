@@ -11,10 +11,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import {
-  cleanupAll, commitTree, git, gitResult, hermeticEnv, installProtectHook, makeBareRepo,
-  makeProject, tempDir,
-} from '../support/git-fixtures.mjs';
+import { cleanupAll, commitTree, git, gitResult, hermeticEnv, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { freePort, startGitDaemon } from '../support/git-daemon.mjs';
 import { startGitHttp } from '../support/git-http.mjs';
 
@@ -50,11 +47,7 @@ function explain(r) {
 }
 
 function pushArgs(url, leases, refspecs) {
-  return [
-    'push', '--atomic', '--porcelain',
-    ...leases.map(([ref, expect]) => `--force-with-lease=${ref}:${expect}`),
-    url, ...refspecs,
-  ];
+  return ['push', '--atomic', '--porcelain', ...leases.map(([ref, expect]) => `--force-with-lease=${ref}:${expect}`), url, ...refspecs];
 }
 
 /** Synchronous atomic push with per-ref leases (safe: the HTTP server runs in another process). */
@@ -91,7 +84,10 @@ for (const transport of TRANSPORTS) {
     let base;
     let server;
     let work;
-    let s1; let l1; let s2; let l2;
+    let s1;
+    let l1;
+    let s2;
+    let l2;
 
     before(async () => {
       base = tempDir('nyl-remotes-');
@@ -116,7 +112,15 @@ for (const transport of TRANSPORTS) {
         const L = `${prefix}nyl-check/lease`;
 
         // 1. Create both refs under "absent" leases.
-        let r = push(work, url, [[B, ''], [L, '']], [`${s1}:${B}`, `${l1}:${L}`]);
+        let r = push(
+          work,
+          url,
+          [
+            [B, ''],
+            [L, ''],
+          ],
+          [`${s1}:${B}`, `${l1}:${L}`],
+        );
         assert.equal(r.status, 0, explain(r));
         assert.equal(r.porcelain.done, true);
         assert.deepEqual(r.porcelain.refs[B], { flag: '*', src: s1, summary: '[new branch]', reason: null });
@@ -124,7 +128,15 @@ for (const transport of TRANSPORTS) {
         assert.deepEqual(remoteRefs(work, url), { [B]: s1, [L]: l1 });
 
         // 2. A stale lease (L is at l1, not s1) rejects the whole push; nothing moves.
-        r = push(work, url, [[B, s1], [L, s1]], [`${s2}:${B}`, `${l2}:${L}`]);
+        r = push(
+          work,
+          url,
+          [
+            [B, s1],
+            [L, s1],
+          ],
+          [`${s2}:${B}`, `${l2}:${L}`],
+        );
         assert.equal(r.status, 1, explain(r));
         assert.equal(r.porcelain.done, true);
         assert.deepEqual(r.porcelain.refs[L], { flag: '!', src: l2, summary: '[rejected]', reason: 'stale info' });
@@ -132,7 +144,15 @@ for (const transport of TRANSPORTS) {
         assert.deepEqual(remoteRefs(work, url), { [B]: s1, [L]: l1 });
 
         // 3. Matching leases move both refs.
-        r = push(work, url, [[B, s1], [L, l1]], [`${s2}:${B}`, `${l2}:${L}`]);
+        r = push(
+          work,
+          url,
+          [
+            [B, s1],
+            [L, l1],
+          ],
+          [`${s2}:${B}`, `${l2}:${L}`],
+        );
         assert.equal(r.status, 0, explain(r));
         assert.equal(r.porcelain.refs[B].flag, ' ');
         assert.equal(r.porcelain.refs[B].summary, `${s1.slice(0, 7)}..${s2.slice(0, 7)}`);
@@ -144,7 +164,15 @@ for (const transport of TRANSPORTS) {
         assert.equal(listed, `${l2}\t${L}`);
 
         // 5. Both refs are deleted together, each under its lease.
-        r = push(work, url, [[L, l2], [B, s2]], [`:${L}`, `:${B}`]);
+        r = push(
+          work,
+          url,
+          [
+            [L, l2],
+            [B, s2],
+          ],
+          [`:${L}`, `:${B}`],
+        );
         assert.equal(r.status, 0, explain(r));
         assert.deepEqual(r.porcelain.refs[L], { flag: '-', src: '', summary: '[deleted]', reason: null });
         assert.deepEqual(r.porcelain.refs[B], { flag: '-', src: '', summary: '[deleted]', reason: null });
@@ -160,17 +188,42 @@ for (const transport of TRANSPORTS) {
       const L = 'refs/nyl/dev/lease';
       const R = 'refs/heads/nyl-run/dev/lease';
 
-      let r = push(work, url, [[D, ''], [L, ''], [R, '']], [`${s1}:${D}`, `${l1}:${L}`, `${l1}:${R}`]);
+      let r = push(
+        work,
+        url,
+        [
+          [D, ''],
+          [L, ''],
+          [R, ''],
+        ],
+        [`${s1}:${D}`, `${l1}:${L}`, `${l1}:${R}`],
+      );
       assert.equal(r.status, 0, explain(r));
 
       // Fast-forward of the protected branch is allowed.
-      r = push(work, url, [[D, s1], [L, l1]], [`${s2}:${D}`, `${l2}:${L}`]);
+      r = push(
+        work,
+        url,
+        [
+          [D, s1],
+          [L, l1],
+        ],
+        [`${s2}:${D}`, `${l2}:${L}`],
+      );
       assert.equal(r.status, 0, explain(r));
       assert.deepEqual(remoteRefs(work, url), { [D]: s2, [L]: l2, [R]: l1 });
 
       // Non-fast-forward (s2 -> s1, client-side allowed by the matching lease) is declined by the hook,
       // and the atomic push takes the lease update down with it.
-      r = push(work, url, [[D, s2], [L, l2]], [`${s1}:${D}`, `${l1}:${L}`]);
+      r = push(
+        work,
+        url,
+        [
+          [D, s2],
+          [L, l2],
+        ],
+        [`${s1}:${D}`, `${l1}:${L}`],
+      );
       assert.equal(r.status, 1, explain(r));
       assert.deepEqual(r.porcelain.refs[D], { flag: '!', src: s1, summary: '[remote rejected]', reason: 'pre-receive hook declined' });
       assert.deepEqual(r.porcelain.refs[L], { flag: '!', src: l1, summary: '[remote rejected]', reason: 'pre-receive hook declined' });
@@ -185,11 +238,27 @@ for (const transport of TRANSPORTS) {
       assert.deepEqual(remoteRefs(work, url), { [D]: s2, [L]: l2, [R]: l1 });
 
       // Unprotected refs: refs/nyl/ and refs/heads/nyl-run/ may move backwards and be deleted.
-      r = push(work, url, [[L, l2], [R, l1]], [`${l1}:${L}`, `${l2}:${R}`]);
+      r = push(
+        work,
+        url,
+        [
+          [L, l2],
+          [R, l1],
+        ],
+        [`${l1}:${L}`, `${l2}:${R}`],
+      );
       assert.equal(r.status, 0, explain(r));
       r = push(work, url, [[R, l2]], [`${l1}:${R}`]);
       assert.equal(r.status, 0, explain(r));
-      r = push(work, url, [[L, l1], [R, l1]], [`:${L}`, `:${R}`]);
+      r = push(
+        work,
+        url,
+        [
+          [L, l1],
+          [R, l1],
+        ],
+        [`:${L}`, `:${R}`],
+      );
       assert.equal(r.status, 0, explain(r));
       assert.deepEqual(remoteRefs(work, url), { [D]: s2 });
     });
@@ -204,16 +273,32 @@ for (const transport of TRANSPORTS) {
         const L = `refs/nyl/race/${round}/lease`;
         const runRef = (name) => `refs/nyl/race/${round}/runs/${name}`;
         const commits = racers.map(({ name, dir }) => commitTree(dir, { 'lease.yaml': `run: ${name}-${round}\n` }, { message: `${name} ${round}` }));
-        const results = await Promise.all(racers.map(({ name, dir }, i) => pushAsync(
-          dir, url, [[L, ''], [runRef(name), '']], [`${commits[i]}:${L}`, `${commits[i]}:${runRef(name)}`],
-        )));
+        const results = await Promise.all(
+          racers.map(({ name, dir }, i) =>
+            pushAsync(
+              dir,
+              url,
+              [
+                [L, ''],
+                [runRef(name), ''],
+              ],
+              [`${commits[i]}:${L}`, `${commits[i]}:${runRef(name)}`],
+            ),
+          ),
+        );
         const winners = results.map((r, i) => (r.status === 0 ? i : -1)).filter((i) => i >= 0);
         assert.equal(winners.length, 1, `round ${round}: ${results.map(explain).join('\n')}`);
         const w = winners[0];
         const loser = results[1 - w];
         assert.equal(loser.status, 1, explain(loser));
-        const shape = Object.values(loser.porcelain.refs).map((x) => `${x.flag} ${x.summary} (${x.reason})`).sort().join(' + ');
-        assert.ok(Object.values(loser.porcelain.refs).every((x) => x.flag === '!'), explain(loser));
+        const shape = Object.values(loser.porcelain.refs)
+          .map((x) => `${x.flag} ${x.summary} (${x.reason})`)
+          .sort()
+          .join(' + ');
+        assert.ok(
+          Object.values(loser.porcelain.refs).every((x) => x.flag === '!'),
+          explain(loser),
+        );
         loserShapes.add(shape);
         assert.deepEqual(remoteRefs(work, url, `refs/nyl/race/${round}/`), {
           [L]: commits[w],
@@ -222,10 +307,13 @@ for (const transport of TRANSPORTS) {
       }
       t.diagnostic(`loser outcomes seen: ${[...loserShapes].join(' | ')}`);
       for (const shape of loserShapes) {
-        assert.ok([
-          '! [remote rejected] (atomic transaction failed) + ! [remote rejected] (atomic transaction failed)',
-          '! [rejected] (atomic push failed) + ! [rejected] (stale info)',
-        ].includes(shape), shape);
+        assert.ok(
+          [
+            '! [remote rejected] (atomic transaction failed) + ! [remote rejected] (atomic transaction failed)',
+            '! [rejected] (atomic push failed) + ! [rejected] (stale info)',
+          ].includes(shape),
+          shape,
+        );
       }
     });
 
@@ -279,10 +367,21 @@ describe('git facts the ref protocol depends on (file://)', () => {
   it('ls-remote patterns match the tail of a ref name and * crosses /', () => {
     const repo = makeBareRepo(path.join(base, 'patterns.git'));
     const url = pathToFileURL(repo).href;
-    const c = commitTree(work, { 'x': 'x\n' });
+    const c = commitTree(work, { x: 'x\n' });
     const refs = ['refs/nyl/dev/lease', 'refs/nyl/dev/runs/r1', 'refs/heads/mirror/refs/nyl/dev/z', 'refs/nyl/prod/lease'];
-    assert.equal(push(work, url, [], refs.map((ref) => `${c}:${ref}`)).status, 0);
-    const listed = git(work, 'ls-remote', url, 'refs/nyl/dev/*').split('\n').map((l) => l.split('\t')[1]).sort();
+    assert.equal(
+      push(
+        work,
+        url,
+        [],
+        refs.map((ref) => `${c}:${ref}`),
+      ).status,
+      0,
+    );
+    const listed = git(work, 'ls-remote', url, 'refs/nyl/dev/*')
+      .split('\n')
+      .map((l) => l.split('\t')[1])
+      .sort();
     assert.deepEqual(listed, ['refs/heads/mirror/refs/nyl/dev/z', 'refs/nyl/dev/lease', 'refs/nyl/dev/runs/r1']);
     assert.deepEqual(Object.keys(remoteRefs(work, url, 'refs/nyl/dev/')).sort(), ['refs/nyl/dev/lease', 'refs/nyl/dev/runs/r1']);
   });
@@ -292,11 +391,22 @@ describe('git facts the ref protocol depends on (file://)', () => {
     git(repo, 'config', 'receive.denyDeletes', 'true');
     git(repo, 'config', 'receive.denyNonFastForwards', 'true');
     const url = pathToFileURL(repo).href;
-    const c1 = commitTree(work, { 'n': '1\n' });
-    const c2 = commitTree(work, { 'n': '2\n' }, { parents: [c1] });
+    const c1 = commitTree(work, { n: '1\n' });
+    const c2 = commitTree(work, { n: '2\n' }, { parents: [c1] });
     const N = 'refs/nyl/dev/lease';
     const H = 'refs/heads/nyl-run/dev/lease';
-    assert.equal(push(work, url, [[N, ''], [H, '']], [`${c2}:${N}`, `${c2}:${H}`]).status, 0);
+    assert.equal(
+      push(
+        work,
+        url,
+        [
+          [N, ''],
+          [H, ''],
+        ],
+        [`${c2}:${N}`, `${c2}:${H}`],
+      ).status,
+      0,
+    );
     let r = push(work, url, [[H, c2]], [`${c1}:${H}`]);
     assert.deepEqual(r.porcelain.refs[H], { flag: '!', src: c1, summary: '[remote rejected]', reason: 'non-fast-forward' });
     r = push(work, url, [[H, c2]], [`:${H}`]);
@@ -310,7 +420,7 @@ describe('git facts the ref protocol depends on (file://)', () => {
 
   it('an unreachable remote fails with exit 128 and no porcelain lines', async () => {
     const port = await freePort(); // nothing listens there
-    const c = commitTree(work, { 'x': 'unreachable\n' });
+    const c = commitTree(work, { x: 'unreachable\n' });
     for (const url of [`git://127.0.0.1:${port}/state.git`, `http://127.0.0.1:${port}/state.git`]) {
       const r = push(work, url, [['refs/nyl/x', '']], [`${c}:refs/nyl/x`]);
       assert.equal(r.status, 128, explain(r));
@@ -322,8 +432,10 @@ describe('git facts the ref protocol depends on (file://)', () => {
   it('fixtures are hermetic: fixed identity, dates and default branch', () => {
     const p = makeProject({ 'a/b.txt': 'b\n' });
     assert.equal(git(p, 'symbolic-ref', 'HEAD'), 'refs/heads/main');
-    assert.equal(git(p, 'log', '-1', '--format=%an <%ae> %at %cn <%ce> %ct'),
-      'Test User <test@example.com> 1767225600 Test User <test@example.com> 1767225600');
+    assert.equal(
+      git(p, 'log', '-1', '--format=%an <%ae> %at %cn <%ce> %ct'),
+      'Test User <test@example.com> 1767225600 Test User <test@example.com> 1767225600',
+    );
     assert.equal(git(p, 'show', 'HEAD:a/b.txt'), 'b');
     assert.match(git(p, 'rev-parse', 'HEAD'), OID);
     // commitTree writes nested trees without touching refs or the index.

@@ -32,7 +32,9 @@ async function initAndRun(world) {
 
 describe('approval.required', () => {
   test('a unit waits (exit 2, dependents blocked, nothing written) until --approve; the approval is recorded and consumed', async () => {
-    const world = await World.create({ units: [unit('gate', { approval: { required: true } }), unit('after', { dependsOn: ['gate'] }), unit('free', { recovery: 'converge' })] });
+    const world = await World.create({
+      units: [unit('gate', { approval: { required: true } }), unit('after', { dependsOn: ['gate'] }), unit('free', { recovery: 'converge' })],
+    });
     try {
       const first = await initAndRun(world);
       assert.equal(first.code, 2, JSON.stringify(first.report.units));
@@ -67,7 +69,11 @@ describe('approval.required', () => {
       assert.deepEqual(world.desiredDoc('gate').approvals, [row.approvedBy]);
 
       assert.equal((await world.process('quiet').run('reconcile')).code, 0, 'current: no approval needed');
-      await world.setUnits([unit('gate', { approval: { required: true }, version: 'v2' }), unit('after', { dependsOn: ['gate'] }), unit('free', { recovery: 'converge' })]);
+      await world.setUnits([
+        unit('gate', { approval: { required: true }, version: 'v2' }),
+        unit('after', { dependsOn: ['gate'] }),
+        unit('free', { recovery: 'converge' }),
+      ]);
       const changed = await world.process('changed').run('reconcile');
       assert.equal(changed.code, 2, 'a changed source needs a new approval: the last one was consumed');
       assert.equal(changed.report.units.gate.result, 'awaiting-approval');
@@ -102,7 +108,13 @@ describe('approvals that cannot mean anything are refused before anything runs',
   ];
   for (const [what, options, code] of cases) {
     test(what, async () => {
-      const world = await World.create({ units: [unit('gate', { approval: { required: true } }), unit('strict', { approval: { required: true, requireDigest: true } }), unit('free', { recovery: 'converge' })] });
+      const world = await World.create({
+        units: [
+          unit('gate', { approval: { required: true } }),
+          unit('strict', { approval: { required: true, requireDigest: true } }),
+          unit('free', { recovery: 'converge' }),
+        ],
+      });
       try {
         await world.process('init').run('state init');
         const before = world.refs();
@@ -120,7 +132,9 @@ describe('approvals that cannot mean anything are refused before anything runs',
 
 describe('plan-bound approvals', () => {
   test('requireDigest: --approve-all leaves it waiting, a wrong digest applies nothing, the execution key applies it', async () => {
-    const world = await World.create({ units: [unit('strict', { approval: { required: true, requireDigest: true } }), unit('other', { approval: { required: true } })] });
+    const world = await World.create({
+      units: [unit('strict', { approval: { required: true, requireDigest: true } }), unit('other', { approval: { required: true } })],
+    });
     try {
       await world.process('init').run('state init');
       const all = await world.process('all').run('reconcile', { approval: { approve: [], approveAll: true, approvedBy: [] } });
@@ -264,7 +278,9 @@ describe('drift repair', () => {
     try {
       await initAndRun(world);
       const doc = world.observedDoc('u');
-      world.edit(world.loc.observedRef, { 'units/u.yaml': toYaml({ ...doc, drift: { status: 'drifted', observedAt: '2026-11-30T12:30:00Z', run: 'verify-run', receipt: 'an-older-run' } }) });
+      world.edit(world.loc.observedRef, {
+        'units/u.yaml': toYaml({ ...doc, drift: { status: 'drifted', observedAt: '2026-11-30T12:30:00Z', run: 'verify-run', receipt: 'an-older-run' } }),
+      });
       assert.equal((await world.process('run').run('reconcile')).code, 0);
       assert.equal(world.counts().u, 1);
     } finally {
@@ -310,7 +326,20 @@ describe('--local', () => {
     const { planEnvironment } = await import('../../dist/plan/planner.js');
     const world = await World.create({ units: [unit('db', { recovery: 'manual' }), unit('app', { recovery: 'converge' })] });
     try {
-      const input = (run) => ({ project: world.project, env: world.env, generation: 1, desired: new Map(), observed: new Map(), sourceCommit: world.sourceCommit, drivers: world.drivers, newUids: new Map([['db', 'u-db'], ['app', 'u-app']]), run: { runId: 'r', ...run } });
+      const input = (run) => ({
+        project: world.project,
+        env: world.env,
+        generation: 1,
+        desired: new Map(),
+        observed: new Map(),
+        sourceCommit: world.sourceCommit,
+        drivers: world.drivers,
+        newUids: new Map([
+          ['db', 'u-db'],
+          ['app', 'u-app'],
+        ]),
+        run: { runId: 'r', ...run },
+      });
       const local = planEnvironment(input({ local: true }));
       assert.deepEqual([local.units.get('db').action.type, local.units.get('db').action.reason], ['awaiting-approval', 'manual-local']);
       assert.equal(local.units.get('app').action.type, 'execute');

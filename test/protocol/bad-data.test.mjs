@@ -18,7 +18,9 @@ const MiB = 1024 * 1024;
 /** nyl.yaml: the environment and Command units given as {name: spec lines}. */
 function projectYaml(units) {
   const env = ['apiVersion: nyl.io/v1', 'kind: Environment', `metadata: {name: ${ENV}}`, 'spec:', '  lease: {duration: 5m}'].join('\n');
-  const docs = Object.entries(units).map(([name, lines]) => ['apiVersion: nyl.io/v1', 'kind: Command', `metadata: {name: ${name}}`, 'spec:', ...lines.map((l) => `  ${l}`)].join('\n'));
+  const docs = Object.entries(units).map(([name, lines]) =>
+    ['apiVersion: nyl.io/v1', 'kind: Command', `metadata: {name: ${name}}`, 'spec:', ...lines.map((l) => `  ${l}`)].join('\n'),
+  );
   return `${[env, ...docs].join('\n---\n')}\n`;
 }
 
@@ -64,7 +66,10 @@ const nested = (levels) => `{"deep":${'['.repeat(levels)}1${']'.repeat(levels)}}
 
 describe('outputs that no document could hold fail their unit alone', () => {
   test('outputs nested 4,000 levels deep: that unit fails (retryable) naming the depth limit; its sibling keeps its receipt; every retry the same', async () => {
-    const { world, reconcile } = await commandWorld({ deep: ['run: [deep]'], ok: ['run: [ok]'] }, { deep: writesOutputs(nested(4000)), ok: writesOutputs('{"v":1}') });
+    const { world, reconcile } = await commandWorld(
+      { deep: ['run: [deep]'], ok: ['run: [ok]'] },
+      { deep: writesOutputs(nested(4000)), ok: writesOutputs('{"v":1}') },
+    );
     for (const round of [1, 2]) {
       const r = await reconcile();
       assertRunEnded(r);
@@ -76,7 +81,10 @@ describe('outputs that no document could hold fail their unit alone', () => {
       assert.equal(world.observedDoc('deep').receipt, undefined);
     }
     assert.deepEqual(world.observedDoc('ok').receipt.outputs, { v: 1 });
-    assert.ok(allFiles(world).every(([, , text]) => !text.includes('[[[[')), 'nothing of the deep outputs is in state');
+    assert.ok(
+      allFiles(world).every(([, , text]) => !text.includes('[[[[')),
+      'nothing of the deep outputs is in state',
+    );
   });
 
   test('outputs nested exactly 100 levels deep are recorded', async () => {
@@ -107,7 +115,10 @@ describe('outputs that no document could hold fail their unit alone', () => {
   test('outputs whose JSON is 1 MiB exactly are recorded; one byte more is refused', async () => {
     const exactly = (size) => JSON.stringify({ blob: 'x'.repeat(size - '{"blob":""}'.length) });
     assert.equal(exactly(MiB).length, MiB);
-    const { world, reconcile } = await commandWorld({ at: ['run: [at]'], over: ['run: [over]'] }, { at: writesOutputs(exactly(MiB)), over: writesOutputs(exactly(MiB + 1)) });
+    const { world, reconcile } = await commandWorld(
+      { at: ['run: [at]'], over: ['run: [over]'] },
+      { at: writesOutputs(exactly(MiB)), over: writesOutputs(exactly(MiB + 1)) },
+    );
     const r = await reconcile();
     assertRunEnded(r);
     assert.equal(r.report.units.at.result, 'executed', JSON.stringify(r.report.units.at));
@@ -116,15 +127,18 @@ describe('outputs that no document could hold fail their unit alone', () => {
   });
 
   test('an outputs file of 50 MiB is refused without being parsed; the run goes on', async () => {
-    const { world, reconcile } = await commandWorld({ huge: ['run: [huge]'], ok: ['run: [ok]'] }, {
-      huge: async (_argv, _options, io) => {
-        const fd = fs.openSync(io.env.NYL_OUTPUTS, 'w');
-        fs.ftruncateSync(fd, 50 * MiB);
-        fs.closeSync(fd);
-        return { code: 0 };
+    const { world, reconcile } = await commandWorld(
+      { huge: ['run: [huge]'], ok: ['run: [ok]'] },
+      {
+        huge: async (_argv, _options, io) => {
+          const fd = fs.openSync(io.env.NYL_OUTPUTS, 'w');
+          fs.ftruncateSync(fd, 50 * MiB);
+          fs.closeSync(fd);
+          return { code: 0 };
+        },
+        ok: exitWith(0),
       },
-      ok: exitWith(0),
-    });
+    );
     const r = await reconcile();
     assertRunEnded(r);
     assert.equal(r.report.units.huge.result, 'failed');
@@ -144,7 +158,7 @@ describe('outputs that no document could hold fail their unit alone', () => {
   });
 });
 
-describe('a NUL byte from another unit\'s outputs fails the consumer alone', () => {
+describe("a NUL byte from another unit's outputs fails the consumer alone", () => {
   for (const [where, lines] of [
     ['env', ['env: {X: "${{ units.p.outputs.v }}"}', 'run: [consumer]']],
     ['argv', ['run: [consumer, "${{ units.p.outputs.v }}"]']],

@@ -18,8 +18,16 @@ const counts = (over) => ({ ...ALL, ...over });
 const EXPECT = {
   'lease-acquired': { a: { counts: ALL, stuck: [] }, b: { counts: ALL }, checkpointed: [] },
   'after-started-push': { a: { counts: counts({ migrate: 0, app: 0 }), stuck: ['migrate'] }, b: { counts: ALL }, checkpointed: ['base', 'config'] },
-  'before-checkpoint-push': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) }, checkpointed: ['base', 'config'] },
-  'after-checkpoint-push': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) }, checkpointed: ['base', 'config', 'db'] },
+  'before-checkpoint-push': {
+    a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] },
+    b: { counts: counts({ db: 2, migrate: 2 }) },
+    checkpointed: ['base', 'config'],
+  },
+  'after-checkpoint-push': {
+    a: { counts: counts({ app: 0 }), stuck: ['migrate'] },
+    b: { counts: counts({ migrate: 2 }) },
+    checkpointed: ['base', 'config', 'db'],
+  },
   'before-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL }, checkpointed: ['app', 'base', 'config', 'db', 'migrate', 'report'] },
   'after-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL }, checkpointed: null },
   'while-unit-runs': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) }, checkpointed: ['base', 'config', 'db'] },
@@ -63,7 +71,9 @@ async function recoverPath(world, journal, point) {
   if (broke.report.result === 'done') assert.equal(recover.code, 0, JSON.stringify(recover.codes));
   else assert.deepEqual(recover.codes, ['NYL-RECOVER-NOTHING']);
   const status = (await op.run('status')).report;
-  const uncertain = Object.values(status.units).filter((u) => u.condition?.type === 'uncertain').map((u) => u.name);
+  const uncertain = Object.values(status.units)
+    .filter((u) => u.condition?.type === 'uncertain')
+    .map((u) => u.name);
   for (const unit of uncertain) assert.equal((await op.run('recover', { unit, retry: true, reason: 'checked: safe to run again' })).code, 0);
   const reconcile = await world.process('last').run('reconcile');
   assert.equal(reconcile.code, 0, JSON.stringify(reconcile.report?.units));
@@ -159,7 +169,10 @@ describe('crashes of the operations that recover, in process', () => {
       assert.deepEqual(journal.breaks.sort(), [first, second].sort(), 'both breaks are on record');
       // The last takeover reports the break it made and, as an earlier break, the first one.
       assert.equal(last.report.details.leaseBroken?.run, second);
-      assert.deepEqual((last.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]), [[first, 'the runner was killed']]);
+      assert.deepEqual(
+        (last.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]),
+        [[first, 'the runner was killed']],
+      );
       // Both dead runs started migrate (manual) without a checkpoint: it stays uncertain, and app,
       // which depends on it, never ran; everything else ran once.
       assert.equal(last.code, 4, JSON.stringify(last.codes ?? last.report.units));
@@ -192,7 +205,7 @@ describe('crashes of the operations that recover, in process', () => {
       const losers = outcomes.filter((o) => o.codes?.some((c) => c === 'NYL-LEASE-HELD' || c === 'NYL-LEASE-LOST'));
       const winners = outcomes.filter((o) => !losers.includes(o) && (o.code === 0 || o.code === 4));
       assert.deepEqual([winners.length, losers.length], [1, 1], JSON.stringify(outcomes.map((o) => ({ code: o.code, codes: o.codes }))));
-      assert.equal(world.repo.commitsOf(world.loc.observedRef).length, commitsBefore + 1, 'one transition commit: the winner\'s');
+      assert.equal(world.repo.commitsOf(world.loc.observedRef).length, commitsBefore + 1, "one transition commit: the winner's");
       // A recover that won imports only: the next reconcile executes what is left.
       await world.process('last').run('reconcile');
       journal.note();
@@ -223,7 +236,11 @@ describe('crashes of the operations that recover, in process', () => {
       const status = await world.process('viewer').run('status');
       assert.equal(status.report.lease.status, 'live', JSON.stringify(status.report.lease));
       assert.equal(status.report.lease.broken, undefined, 'a live lease shows no break');
-      for (const [op, options] of [['reconcile', {}], ['recover', {}], ['hold', { unit: 'app' }]]) {
+      for (const [op, options] of [
+        ['reconcile', {}],
+        ['recover', {}],
+        ['hold', { unit: 'app' }],
+      ]) {
         const r = await world.process(`other ${op}`).run(op, options);
         assert.deepEqual([r.code, r.codes], [2, ['NYL-LEASE-HELD']], `${op}: ${JSON.stringify(r.codes ?? r.report?.units)}`);
       }
@@ -260,7 +277,11 @@ describe('crashes of the operations that recover, in process', () => {
       const taker = await world.process('taker').run('reconcile');
       assert.equal(taker.report.details.leaseBroken?.run, run, JSON.stringify(taker.report.details));
       assert.equal(taker.report.details.leaseBroken?.reason, 'the recover hangs');
-      assert.deepEqual((taker.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]), [[dead, 'the runner was killed']], 'and the break it carried');
+      assert.deepEqual(
+        (taker.report.details.leaseBrokenEarlier ?? []).map((b) => [b.run, b.reason]),
+        [[dead, 'the runner was killed']],
+        'and the break it carried',
+      );
       paused.release();
       const lost = await recovering.outcome;
       assert.ok(lost.codes?.includes('NYL-LEASE-LOST'), JSON.stringify(lost.codes ?? lost.report));
@@ -333,7 +354,10 @@ describe('crashes of the operations that recover, in process', () => {
       assert.equal(world.observedDoc('report').condition?.run, dead);
       // Exit 4 and NYL-UNIT-UNCERTAIN although nothing else is left to do.
       assert.equal(take.code, 4, JSON.stringify(take.codes ?? take.report.units));
-      assert.ok(take.report.warnings.some((w) => w.code === 'NYL-UNIT-UNCERTAIN' && w.units?.includes('report')), JSON.stringify(take.report.warnings));
+      assert.ok(
+        take.report.warnings.some((w) => w.code === 'NYL-UNIT-UNCERTAIN' && w.units?.includes('report')),
+        JSON.stringify(take.report.warnings),
+      );
       const summary = await assertInvariants(world, journal);
       assert.deepEqual(summary.stuck, ['report']);
       assert.deepEqual(summary.counts, ALL);
@@ -355,7 +379,10 @@ describe('crashes of the operations that recover, in process', () => {
       const r = await world.process('takeover').run('reconcile');
       journal.note();
       assert.ok([2, 4].includes(r.code), `exit ${r.code}: ${JSON.stringify(r.codes ?? r.report.units)}`);
-      const superseded = r.report.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED').flatMap((w) => w.units ?? []).sort();
+      const superseded = r.report.warnings
+        .filter((w) => w.code === 'NYL-RUN-SUPERSEDED')
+        .flatMap((w) => w.units ?? [])
+        .sort();
       assert.deepEqual(superseded, ['base', 'config'], JSON.stringify(r.report.warnings));
       assert.equal(r.report.units.base.result, 'executed', 'base converges: it runs again for its new key');
       assert.equal(r.report.units.config.result, 'recovered');
@@ -454,7 +481,6 @@ describe('crashes of the operations that recover, in process', () => {
   });
 });
 
-
 // Ported from test/e2e/crash-races.test.mjs ('a writer whose read is older than the lease it takes').
 describe('a writer whose read is older than the lease it takes, in process', () => {
   // Ported from test/e2e/crash-races.test.mjs, where a taker whose clock ran ahead took over a
@@ -464,7 +490,12 @@ describe('a writer whose read is older than the lease it takes, in process', () 
   // the holder lands between the taker's read and its lease push, which leaves the lease ref as
   // it was. The taker must decide on the refs under its lease: it imports that checkpoint.
   test("the holder of an expired lease checkpoints between the taker's read and its lease push: the taker imports that checkpoint", async () => {
-    const world = await World.create({ units: [{ name: 'slow', dependsOn: [] }, { name: 'after', dependsOn: ['slow'] }] });
+    const world = await World.create({
+      units: [
+        { name: 'slow', dependsOn: [] },
+        { name: 'after', dependsOn: ['slow'] },
+      ],
+    });
     try {
       await world.process('init').run('state init');
       let renewalsDown = false;
@@ -480,7 +511,10 @@ describe('a writer whose read is older than the lease it takes, in process', () 
       const pause = taker.pauseAt('before-lease-push');
       const taking = taker.start('reconcile');
       await pause.reached;
-      assert.ok(taker.lines.some((l) => /watching it for 130 s/.test(l)), 'it watched the expired lease first');
+      assert.ok(
+        taker.lines.some((l) => /watching it for 130 s/.test(l)),
+        'it watched the expired lease first',
+      );
       const [run] = world.runRefs();
       release();
       for (let turns = 0; !world.receiptsIn(run).includes('slow'); turns++) {
@@ -534,13 +568,19 @@ describe('a writer whose read is older than the lease it takes, in process', () 
       const other = await world.process('other').run('reconcile');
       journal.note();
       assert.equal(other.code, 0, JSON.stringify(other.codes ?? other.report.units));
-      assert.deepEqual(Object.values(other.report.units).map((u) => u.result), world.units.map(() => 'executed'));
+      assert.deepEqual(
+        Object.values(other.report.units).map((u) => u.result),
+        world.units.map(() => 'executed'),
+      );
       pause.release();
       const r = await lateRun.outcome;
       journal.note();
       assert.ok(!r.died);
       assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
-      assert.deepEqual(Object.values(r.report.units).map((u) => u.result), world.units.map(() => 'current'));
+      assert.deepEqual(
+        Object.values(r.report.units).map((u) => u.result),
+        world.units.map(() => 'current'),
+      );
       const summary = await assertInvariants(world, journal, { allCurrent: true });
       assert.deepEqual(summary.counts, ALL, 'nothing ran twice');
     } finally {
@@ -552,7 +592,12 @@ describe('a writer whose read is older than the lease it takes, in process', () 
 // Ported from test/e2e/recover-unit.test.mjs (the CLI's evidence listing stays there).
 describe('recover --unit --accept of a late receipt, in process', () => {
   test('--accept of a run whose late receipt waits in its run ref adopts it', async () => {
-    const world = await World.create({ units: [{ name: 'slow', recovery: 'converge', dependsOn: [] }, { name: 'after', recovery: 'converge', dependsOn: ['slow'] }] });
+    const world = await World.create({
+      units: [
+        { name: 'slow', recovery: 'converge', dependsOn: [] },
+        { name: 'after', recovery: 'converge', dependsOn: ['slow'] },
+      ],
+    });
     try {
       const journal = new Journal(world);
       await world.process('init').run('state init');
@@ -580,7 +625,11 @@ describe('recover --unit --accept of a late receipt, in process', () => {
       release();
       const lost = await lRun.outcome;
       assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
-      const slowEvidence = () => world.evidenceRefs().filter((r) => r.includes('/evidence/slow/')).sort();
+      const slowEvidence = () =>
+        world
+          .evidenceRefs()
+          .filter((r) => r.includes('/evidence/slow/'))
+          .sort();
       assert.deepEqual(slowEvidence(), [k, l].map((run) => `refs/nyl/dev/evidence/slow/${run}`).sort(), 'evidence of both runs');
       assert.equal(world.runRecords(l).get('slow')?.checkpoint?.result, 'receipt', "L's late checkpoint waits in its run ref");
 

@@ -58,7 +58,10 @@ describe('damaged state documents', () => {
 
       const status = await world.process('look').run('status');
       assert.equal(status.code, 1);
-      assert.deepEqual(status.report.errors.map((e) => e.code), ['NYL-STATE-CORRUPT']);
+      assert.deepEqual(
+        status.report.errors.map((e) => e.code),
+        ['NYL-STATE-CORRUPT'],
+      );
       assert.equal(status.report.units.m.state, 'blocked');
       assert.match(status.report.units.m.detail, /damaged/);
       assert.equal(status.report.units.c.state, 'current', 'the other units are shown as they are');
@@ -79,7 +82,10 @@ describe('damaged state documents', () => {
       assert.equal(parent.oid, damaged, 'the damaged document stays in history, as the parent of its repair');
       assert.match(repair.message, /^nyl: recover dev/);
       assert.match(repair.message, /^Nyl-Reason: a hand edit broke it$/m);
-      assert.deepEqual(commitBody(repair.message).repaired.map((r) => [r.ref, r.path]), [[DESIRED, 'units/m.yaml']]);
+      assert.deepEqual(
+        commitBody(repair.message).repaired.map((r) => [r.ref, r.path]),
+        [[DESIRED, 'units/m.yaml']],
+      );
 
       const after = await world.process('after').run('reconcile');
       assert.equal(after.code, 4, 'm is uncertain');
@@ -164,7 +170,10 @@ describe('damaged state documents', () => {
       assert.deepEqual({ ref: d.data.ref, path: d.data.path, line: d.data.line }, { ref: DESIRED, path: 'state.yaml', line: lineCount(good) });
       const status = await world.process('look').run('status');
       assert.equal(status.code, 1);
-      assert.deepEqual(status.report.errors.map((e) => e.code), ['NYL-STATE-CORRUPT']);
+      assert.deepEqual(
+        status.report.errors.map((e) => e.code),
+        ['NYL-STATE-CORRUPT'],
+      );
       assert.deepEqual(corrupt(await world.process('init').run('state init')).data.path, 'state.yaml');
       assert.equal((await world.process('op').run('recover', REASON)).code, 0);
       assert.equal(world.text(DESIRED, 'state.yaml'), good, 'restored as it was');
@@ -225,7 +234,10 @@ describe('damaged run records', () => {
       assert.deepEqual({ ref: d.data.ref, path: d.data.path, line: d.data.line }, { ref: runRef, path: 'run.yaml', line: 3 });
       assert.deepEqual(world.counts(), { m: 1, c: 1 }, 'nothing ran');
       const status = await world.process('look').run('status');
-      assert.ok(status.report.errors.some((e) => e.code === 'NYL-STATE-CORRUPT' && e.data.ref === runRef), JSON.stringify(status.report.errors));
+      assert.ok(
+        status.report.errors.some((e) => e.code === 'NYL-STATE-CORRUPT' && e.data.ref === runRef),
+        JSON.stringify(status.report.errors),
+      );
 
       const fixed = await world.process('op').run('recover', REASON);
       assert.equal(fixed.code, 0, JSON.stringify(fixed.codes ?? fixed.report.errors));
@@ -277,7 +289,10 @@ describe('damaged signals', () => {
       assert.deepEqual(world.counts(), { m: 1, c: 1 }, 'm did not start: the signal may have held it');
       const fixed = await world.process('op').run('recover', REASON);
       assert.equal(fixed.code, 0, JSON.stringify(fixed.codes ?? fixed.report.errors));
-      assert.ok(fixed.report.warnings.some((w) => w.code === 'NYL-STATE-CORRUPT' && w.data.ref === signalRef), JSON.stringify(fixed.report.warnings));
+      assert.ok(
+        fixed.report.warnings.some((w) => w.code === 'NYL-STATE-CORRUPT' && w.data.ref === signalRef),
+        JSON.stringify(fixed.report.warnings),
+      );
       assert.equal(world.refs()[signalRef], undefined);
       assert.equal(world.refs()[`${DAMAGED}signals/0190a000-0000-7000-8000-000000000000/0190a000-0000-7000-8000-000000000001`], damaged);
       assert.equal((await world.process('after').run('reconcile')).code, 0);
@@ -289,20 +304,25 @@ describe('damaged signals', () => {
 });
 
 describe('a damaged lease', () => {
-  const leaseText = serializeLease(newLeaseRecord({
-    environment: ENV,
-    run: '0190a000-0000-7000-8000-0000000000aa',
-    operation: 'reconcile',
-    holder: { name: 'Bob <bob@example.com>', host: 'ci-7', pid: 42 },
-    acquiredAt: '2026-11-30T12:00:00Z',
-    deadline: '2026-11-30T12:05:00.000Z',
-  }));
+  const leaseText = serializeLease(
+    newLeaseRecord({
+      environment: ENV,
+      run: '0190a000-0000-7000-8000-0000000000aa',
+      operation: 'reconcile',
+      holder: { name: 'Bob <bob@example.com>', host: 'ci-7', pid: 42 },
+      acquiredAt: '2026-11-30T12:00:00Z',
+      deadline: '2026-11-30T12:05:00.000Z',
+    }),
+  );
   const DAMAGES = [
-    ['a blob', (world) => {
-      const oid = world.repo.putObject('blob', 'not a lease\n');
-      world.repo.setRef(world.leaseRef, oid);
-      return oid;
-    }],
+    [
+      'a blob',
+      (world) => {
+        const oid = world.repo.putObject('blob', 'not a lease\n');
+        world.repo.setRef(world.leaseRef, oid);
+        return oid;
+      },
+    ],
     ['a commit without lease.yaml', (world) => world.edit(world.leaseRef, { 'notes.txt': 'x\n' })],
     ['invalid YAML', (world) => world.edit(world.leaseRef, { 'lease.yaml': 'kind: Lease\nrun: [\n' })],
     ['a deadline that is no time', (world) => world.edit(world.leaseRef, { 'lease.yaml': leaseText.replace(/^deadline: .*$/m, 'deadline: soon') })],
@@ -318,7 +338,10 @@ describe('a damaged lease', () => {
         assert.match(d.fix, /nyl lease break -e dev --reason/);
         const status = await world.process('look').run('status');
         assert.equal(status.code, 1);
-        assert.ok(status.report.errors.some((e) => e.code === 'NYL-STATE-CORRUPT'), JSON.stringify(status.report));
+        assert.ok(
+          status.report.errors.some((e) => e.code === 'NYL-STATE-CORRUPT'),
+          JSON.stringify(status.report),
+        );
 
         const broken = await world.process('operator').run('lease break', { reason: 'the lease ref was damaged' });
         assert.equal(broken.code, 0, JSON.stringify(broken.codes ?? broken.report));

@@ -22,7 +22,10 @@ async function commitSource(world, commit, units) {
 describe('the desired branch says what Nyl decided', () => {
   test('a source revert makes a failed unit current against its old receipt: the run writes the desired document of that receipt again, and the next reconcile writes nothing', async () => {
     // v2 fails and needs an operator: only `recover --retry` clears it.
-    const world = await World.create({ units: [unit('u')], apply: { u: (ctx) => (ctx.rendering.run[1] === 'v2' ? failed('v2 is broken', { retryable: false }) : { result: 'receipt', outputs: {} }) } });
+    const world = await World.create({
+      units: [unit('u')],
+      apply: { u: (ctx) => (ctx.rendering.run[1] === 'v2' ? failed('v2 is broken', { retryable: false }) : { result: 'receipt', outputs: {} }) },
+    });
     try {
       await world.process('init').run('state init');
       assert.equal((await world.process('s1').run('reconcile')).code, 0);
@@ -74,7 +77,12 @@ describe('status says which units execute and which are re-evaluated after their
     try {
       await world.process('init').run('state init');
       assert.equal((await world.process('s1').run('reconcile')).code, 0);
-      await commitSource(world, S2, [unit('up', { version: 'v2' }), unit('down', { dependsOn: ['up'] }), unit('own', { dependsOn: ['up'], version: 'v2' }), unit('fresh', { dependsOn: ['up'] })]);
+      await commitSource(world, S2, [
+        unit('up', { version: 'v2' }),
+        unit('down', { dependsOn: ['up'] }),
+        unit('own', { dependsOn: ['up'], version: 'v2' }),
+        unit('fresh', { dependsOn: ['up'] }),
+      ]);
 
       const status = await world.process('look').run('status');
       const view = Object.fromEntries(Object.entries(status.report.units).map(([n, u]) => [n, [u.state, u.receipt]]));
@@ -84,14 +92,22 @@ describe('status says which units execute and which are re-evaluated after their
         own: ['outdated', 'outdated'],
         fresh: ['pending', 'none'],
       });
-      assert.equal(status.report.units.down.detail, '/dependsOn/0 waits for up (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)');
+      assert.equal(
+        status.report.units.down.detail,
+        '/dependsOn/0 waits for up (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)',
+      );
       assert.equal(status.report.units.own.detail, '/dependsOn/0 waits for up (no-current-receipt); execution key changed');
       assert.deepEqual(status.report.units.down.waits, [{ pointer: '/dependsOn/0', unit: 'up', reason: 'no-current-receipt' }]);
       assert.equal(status.code, 2, 'not reconciled yet, nothing failed');
 
       const run = await world.process('s2').run('reconcile');
       assert.equal(run.code, 0);
-      assert.deepEqual(Object.fromEntries(Object.entries(run.report.units).map(([n, u]) => [n, u.result])), { up: 'executed', own: 'executed', fresh: 'executed', down: 'current' });
+      assert.deepEqual(Object.fromEntries(Object.entries(run.report.units).map(([n, u]) => [n, u.result])), {
+        up: 'executed',
+        own: 'executed',
+        fresh: 'executed',
+        down: 'current',
+      });
       assert.deepEqual(world.counts(), { up: 2, down: 1, own: 2, fresh: 1 }, 'down was re-evaluated, not executed');
     } finally {
       world.cleanup();

@@ -26,8 +26,15 @@ function bodyOf(message) {
 
 /** No lease, run or signal ref; exactly one desired commit records the hold of unit; it is held. Returns that commit's body. */
 function assertSettled(world, name) {
-  assert.deepEqual(Object.keys(world.refs()).filter((r) => r.startsWith('refs/nyl/dev/')), [], 'no lease, run or signal ref left');
-  const found = world.repo.commitsOf(world.loc.desiredRef).map((c) => bodyOf(c.message)).filter((b) => (b.operation === 'hold' && b.units?.[name]?.action === 'hold') || (Array.isArray(b.held) && b.held.includes(name)));
+  assert.deepEqual(
+    Object.keys(world.refs()).filter((r) => r.startsWith('refs/nyl/dev/')),
+    [],
+    'no lease, run or signal ref left',
+  );
+  const found = world.repo
+    .commitsOf(world.loc.desiredRef)
+    .map((c) => bodyOf(c.message))
+    .filter((b) => (b.operation === 'hold' && b.units?.[name]?.action === 'hold') || (Array.isArray(b.held) && b.held.includes(name)));
   assert.equal(found.length, 1, `exactly one commit records the hold of ${name}`);
   assert.equal(world.desiredDoc(name)?.lifecycle?.state, 'held');
   return found[0];

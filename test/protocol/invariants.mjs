@@ -93,7 +93,11 @@ function assertReadableHistory(world, journal) {
 
 /** Units stuck on a dead run's condition, and those that wait (transitively) for them. */
 function stuckAndWaiting(status, dead) {
-  const stuck = new Set(Object.entries(status.units).filter(([, u]) => (u.state === 'uncertain' || u.state === 'failed') && u.condition && dead.has(u.condition.run)).map(([n]) => n));
+  const stuck = new Set(
+    Object.entries(status.units)
+      .filter(([, u]) => (u.state === 'uncertain' || u.state === 'failed') && u.condition && dead.has(u.condition.run))
+      .map(([n]) => n),
+  );
   const waiting = new Set();
   for (let changed = true; changed; ) {
     changed = false;
@@ -154,7 +158,11 @@ export async function assertInvariants(world, journal, { allCurrent = false, sup
     const u = status.units[name];
     assert.ok(u, `status lists ${name}`);
     if (allCurrent) assert.equal(u.state, 'current', `${name} is current: ${JSON.stringify(u)}`);
-    else assert.ok(u.state === 'current' || stuck.has(name) || waiting.has(name), `${name} is current, uncertain naming a dead run, or waits for one: ${JSON.stringify(u)}`);
+    else
+      assert.ok(
+        u.state === 'current' || stuck.has(name) || waiting.has(name),
+        `${name} is current, uncertain naming a dead run, or waits for one: ${JSON.stringify(u)}`,
+      );
   }
   assertNoReceiptLost(world, journal, superseded);
   assertNoDoubleExecution(world);

@@ -30,7 +30,13 @@ async function skewWorld() {
     interval.end = world.clock.now();
     return receipt({ done: 'yes' });
   };
-  world = await World.create({ units: [{ name: 'long', dependsOn: [], recovery: 'converge' }, { name: 'next', dependsOn: ['long'] }], apply: { long } });
+  world = await World.create({
+    units: [
+      { name: 'long', dependsOn: [], recovery: 'converge' },
+      { name: 'next', dependsOn: ['long'] },
+    ],
+    apply: { long },
+  });
   await world.process('init').run('state init');
   return { world, intervals };
 }
@@ -113,7 +119,10 @@ describe('a lease no clock can fool', () => {
       const holding = world.process('holder').start('reconcile');
       await world.driver.whenCalled('long');
       const first = (await world.process('status-1', { offsetMs: 10 * MINUTE }).run('status')).report;
-      assert.ok(first.notes.some((n) => /a taker takes the lease of dev over once it stayed unchanged for 130 s/.test(n.message)), JSON.stringify(first.notes));
+      assert.ok(
+        first.notes.some((n) => /a taker takes the lease of dev over once it stayed unchanged for 130 s/.test(n.message)),
+        JSON.stringify(first.notes),
+      );
       assert.ok(!first.warnings.some((w) => w.data?.observedRenewal), 'no renewal seen yet');
       await world.clock.advance(2 * MINUTE);
       const second = (await world.process('status-2', { offsetMs: 10 * MINUTE }).run('status')).report;
@@ -142,7 +151,10 @@ describe('an observation outlives its command (the cache of one boot)', () => {
       const lease = world.leaseDoc();
       await world.clock.advance(Date.parse(lease.deadline) + 31_000 - world.clock.now());
       const seen = (await world.process('status').run('status')).report;
-      assert.ok(seen.notes.some((n) => /stayed unchanged for 130 s \(as this host saw it, 0 s so far\)/.test(n.message)), JSON.stringify(seen.notes));
+      assert.ok(
+        seen.notes.some((n) => /stayed unchanged for 130 s \(as this host saw it, 0 s so far\)/.test(n.message)),
+        JSON.stringify(seen.notes),
+      );
       await world.clock.advance(131_000);
       const taker = world.process('taker');
       const took = await taker.run('reconcile');

@@ -82,6 +82,9 @@ describe('leftovers of dead runs', () => {
       const taker = world.process('taker');
       const r = await taker.run('reconcile');
       assert.equal(r.code, 0);
-      assert.ok(taker.lines.some((l) => l === `[${ENV}] cannot look for what dead runs of Command units left on this machine: cannot start podman: ENOENT`), taker.lines.join('\n'));
+      assert.ok(
+        taker.lines.some((l) => l === `[${ENV}] cannot look for what dead runs of Command units left on this machine: cannot start podman: ENOENT`),
+        taker.lines.join('\n'),
+      );
     }));
 });

@@ -24,7 +24,11 @@ async function platform(options = {}) {
   }
   const schedule = {
     order: ['network', 'dev', 'staging'],
-    dependencies: new Map([['network', []], ['dev', ['network']], ['staging', ['network']]]),
+    dependencies: new Map([
+      ['network', []],
+      ['dev', ['network']],
+      ['staging', ['network']],
+    ]),
   };
   return { worlds, schedule };
 }
@@ -64,7 +68,10 @@ test('independent environments run at once, each under its own lease', async () 
   holds.dev();
   holds.staging();
   const ended = await done;
-  assert.deepEqual([...ended.values()].map((e) => e.exit), [0, 0, 0]);
+  assert.deepEqual(
+    [...ended.values()].map((e) => e.exit),
+    [0, 0, 0],
+  );
   for (const env of ['network', 'dev', 'staging']) assert.deepEqual(worlds[env].counts(), { a: 1, b: 1 });
 });
 
@@ -80,7 +87,14 @@ test('a signal cancels the running environment only; it keeps its run ref and th
   procs.dev.cancel('SIGINT');
   release();
   const ended = await done;
-  assert.deepEqual([...ended].map(([env, e]) => [env, e.exit]), [['network', 0], ['dev', 4], ['staging', 4]]);
+  assert.deepEqual(
+    [...ended].map(([env, e]) => [env, e.exit]),
+    [
+      ['network', 0],
+      ['dev', 4],
+      ['staging', 4],
+    ],
+  );
   assert.equal(ended.get('staging').document.details.notStarted, true);
   assert.equal(worlds.dev.runRefs().length, 1, 'the cancelled run keeps its run ref');
   assert.equal(worlds.staging.counts().a, 0);

@@ -65,7 +65,9 @@ describe('--fail-fast', () => {
 describe('cancellation', () => {
   test('SIGTERM: a tool that ignores it is killed exactly 30 s later; exit 4 NYL-RUN-CANCELLED; run ref kept, no transition', async () => {
     const world = await World.create({
-      units: [unit('stubborn'), unit('after', { dependsOn: ['stubborn'] })], autoAdvance: false, delayMs: 0,
+      units: [unit('stubborn'), unit('after', { dependsOn: ['stubborn'] })],
+      autoAdvance: false,
+      delayMs: 0,
       driver: { startProcess: { stubborn: ['tool'] } },
       apply: { stubborn: (ctx, call) => (call.process?.signal ? uncertain(`ended by ${call.process.signal}`) : receipt({})) },
     });
@@ -85,7 +87,10 @@ describe('cancellation', () => {
       world.clock.autoAdvance = true;
       const r = await run.outcome;
       assert.equal(r.code, 4);
-      assert.deepEqual(r.report.errors.map((e) => e.code), ['NYL-RUN-CANCELLED']);
+      assert.deepEqual(
+        r.report.errors.map((e) => e.code),
+        ['NYL-RUN-CANCELLED'],
+      );
       assert.equal(r.report.units.stubborn.result, 'uncertain');
       assert.equal(world.driver.callsOf('after').length, 0);
       assert.deepEqual(world.stateRefs(), before, 'no transition commit');
@@ -133,7 +138,10 @@ describe('waiting for the lease', () => {
           await world.until(settled, 'the breaker ended');
           assert.equal(settled().code, 0);
           assert.equal(settled().report.result, 'unchanged');
-          assert.deepEqual(settled().report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+          assert.deepEqual(
+            settled().report.notes.map((n) => n.code),
+            ['NYL-UNCHANGED'],
+          );
           assert.match(settled().report.notes[0].message, /released the lease of dev while lease break waited/);
         } else {
           await world.until(settled, 'the breaker broke the lease');
@@ -289,7 +297,10 @@ describe('--unit', () => {
       assert.deepEqual(body.units, { g: 'executed', a: 'imported', c: 'recovered' }, 'the commit summary says what the table says');
       assert.deepEqual([body.imported, body.recovered], [['a'], ['c']]);
       assert.equal(r.code, 0, 'only the named unit counts: the recovered c is a warning');
-      assert.deepEqual(r.report.warnings.map((w) => [w.code, w.units]), [['NYL-UNIT-UNCERTAIN', ['c']]]);
+      assert.deepEqual(
+        r.report.warnings.map((w) => [w.code, w.units]),
+        [['NYL-UNIT-UNCERTAIN', ['c']]],
+      );
     } finally {
       world.cleanup();
     }
@@ -321,19 +332,25 @@ describe('--unit', () => {
     try {
       const all = await world.process('all').run('reconcile');
       assert.equal(all.code, 1, 'without --unit it is an error');
-      assert.deepEqual(all.report.errors.map((e) => [e.code, e.message]), [['NYL-SOURCE-INVALID', 'unit a has no output missing']]);
+      assert.deepEqual(
+        all.report.errors.map((e) => [e.code, e.message]),
+        [['NYL-SOURCE-INVALID', 'unit a has no output missing']],
+      );
       await world.setUnits([unit('a'), b('missing'), unit('g', { version: '2' })]);
       const named = await world.process('named').run('reconcile', { units: ['g'] });
       assert.equal(named.report.units.g.result, 'executed');
       assert.equal(named.code, 0, JSON.stringify(named.report.errors));
       assert.deepEqual(named.report.errors, []);
-      assert.deepEqual(named.report.warnings.map((w) => [w.code, w.severity, w.units, w.message]), [['NYL-SOURCE-INVALID', 'warning', ['b'], 'unit a has no output missing']]);
+      assert.deepEqual(
+        named.report.warnings.map((w) => [w.code, w.severity, w.units, w.message]),
+        [['NYL-SOURCE-INVALID', 'warning', ['b'], 'unit a has no output missing']],
+      );
     } finally {
       world.cleanup();
     }
   });
 
-  test("a unit the takeover recovered is listed, and its resolution error is still only a warning", async () => {
+  test('a unit the takeover recovered is listed, and its resolution error is still only a warning', async () => {
     const b = (output) => unit('b', { dependsOn: ['a'], env: { U: `\${{ units.a.outputs.${output} }}` } });
     const world = await World.create({ units: [unit('a'), b('unit')] });
     await world.process('init').run('state init');

@@ -89,7 +89,13 @@ describe('nyl plan: what the next reconcile would do, per unit and why', () => {
       const text = renderPlan(report);
       assert.match(text, /^UNIT +KIND +ACTION +DETAIL$/m);
       assert.match(text, /^a +Command +execute +execution key changed$/m);
-      assert.match(text, new RegExp(`^a \\(execute\\):\\n  digest:  ${report.units.a.executionKey}\\n  rendering \\(recorded -> new\\):\\n    @@ -1,2 \\+1,3 @@\\n     run:\\n       - a\\n    \\+  - v2$`, 'm'));
+      assert.match(
+        text,
+        new RegExp(
+          `^a \\(execute\\):\\n  digest:  ${report.units.a.executionKey}\\n  rendering \\(recorded -> new\\):\\n    @@ -1,2 \\+1,3 @@\\n     run:\\n       - a\\n    \\+  - v2$`,
+          'm',
+        ),
+      );
       assert.deepEqual(world.counts(), { a: 1, b: 1 }, 'the plan executed nothing');
     } finally {
       world.cleanup();
@@ -162,7 +168,7 @@ describe('nyl plan: what the next reconcile would do, per unit and why', () => {
 describe('nyl plan: a kind whose driver plans', () => {
   const sha = (value) => `sha256:${createHash('sha256').update(JSON.stringify(value)).digest('hex')}`;
 
-  test('the digest is approvalDigest of the execution key, the driver plan and the receipt it starts from; the summary is the row\'s changes; the driver only planned', async () => {
+  test("the digest is approvalDigest of the execution key, the driver plan and the receipt it starts from; the summary is the row's changes; the driver only planned", async () => {
     const world = await reconciled({ units: [unit('net')], driver: { plan: true } });
     try {
       await commitSource(world, [unit('net', { version: 'v2' })]);
@@ -172,11 +178,19 @@ describe('nyl plan: a kind whose driver plans', () => {
       assert.deepEqual([row.result, row.action, row.reason], ['execute', 'execute', 'key-changed']);
       assert.equal(row.changes, '+1 ~0 -0');
       const receipt = world.observedDoc('net').receipt;
-      const expected = approvalDigest({ executionKey: row.executionKey, changes: sha({ run: ['net', 'v2'] }), prior: { run: receipt.run, executionKey: receipt.executionKey } });
+      const expected = approvalDigest({
+        executionKey: row.executionKey,
+        changes: sha({ run: ['net', 'v2'] }),
+        prior: { run: receipt.run, executionKey: receipt.executionKey },
+      });
       assert.equal(row.digest, expected);
       assert.notEqual(row.digest, row.executionKey);
       assert.equal(code, 2);
-      assert.deepEqual(world.driver.calls.map((c) => c.phase), ['plan'], 'planned once, never applied');
+      assert.deepEqual(
+        world.driver.calls.map((c) => c.phase),
+        ['plan'],
+        'planned once, never applied',
+      );
       assert.equal(world.driver.calls[0].uid, receipt.desired.uid, 'planned for its incarnation');
       assert.match(renderPlan(report), /^net \(execute\):\n  digest:  sha256:[0-9a-f]{64}\n  changes: \+1 ~0 -0$/m);
     } finally {
@@ -222,7 +236,10 @@ describe('nyl plan: a kind whose driver plans', () => {
 describe('nyl plan: a kind whose execution key needs its driver (prepare)', () => {
   test('prepared as a run prepares it: a current unit is current (exit 0), a changed one executes; a failed preparation is on its row with its own code', async () => {
     const image = { tag: 'v1' };
-    const prepare = (ctx) => (image.tag === 'missing' ? { ...failed('the image is not present on this machine'), code: 'NYL-IMAGE-UNRESOLVED' } : { result: 'prepared', rendering: { ...ctx.rendering, image: `sha256:${image.tag}` } });
+    const prepare = (ctx) =>
+      image.tag === 'missing'
+        ? { ...failed('the image is not present on this machine'), code: 'NYL-IMAGE-UNRESOLVED' }
+        : { result: 'prepared', rendering: { ...ctx.rendering, image: `sha256:${image.tag}` } };
     const world = await reconciled({ units: [unit('job')], driver: { prepare } });
     try {
       const quiet = await plan(world);
@@ -239,7 +256,10 @@ describe('nyl plan: a kind whose execution key needs its driver (prepare)', () =
       const { report, code } = await plan(world);
       assert.deepEqual(rows(report), { job: ['execute', 'prepare', 'driver-input'] });
       assert.match(report.units.job.detail, /could not resolve what its execution key needs: the image is not present/);
-      assert.deepEqual(report.warnings.map((w) => w.code), ['NYL-IMAGE-UNRESOLVED']);
+      assert.deepEqual(
+        report.warnings.map((w) => w.code),
+        ['NYL-IMAGE-UNRESOLVED'],
+      );
       assert.equal(code, 2);
       assert.deepEqual(world.counts(), { job: 1 }, 'only the first reconcile applied');
     } finally {
@@ -267,7 +287,10 @@ describe('nyl plan: an input absent on this machine', () => {
       const { report, code } = await plan(world);
       assert.deepEqual(rows(report), { job: ['execute', 'prepare', 'driver-input'] });
       assert.match(report.units.job.detail, /could not resolve what its execution key needs: image app:1 is not present locally/);
-      assert.deepEqual(report.warnings.map((w) => w.code), ['NYL-IMAGE-UNRESOLVED']);
+      assert.deepEqual(
+        report.warnings.map((w) => w.code),
+        ['NYL-IMAGE-UNRESOLVED'],
+      );
       assert.equal(code, 2);
       assert.deepEqual(world.counts(), { job: 1 }, 'only the first reconcile applied');
     } finally {
@@ -303,7 +326,10 @@ describe('nyl plan and approvals: the digest it shows is the one a plan-bound ap
       assert.match(row.digest, /^sha256:[0-9a-f]{64}$/);
       assert.equal(code, 2, JSON.stringify(report.errors));
       assert.match(renderPlan(report), new RegExp(`^  approve: nyl reconcile -e dev --approve net=${row.digest}$`, 'm'));
-      assert.deepEqual(world.driver.calls.map((c) => c.phase), ['plan']);
+      assert.deepEqual(
+        world.driver.calls.map((c) => c.phase),
+        ['plan'],
+      );
 
       const applied = await world.process('approved').run('reconcile', approve([`net=${row.digest}`]));
       assert.equal(applied.code, 0, JSON.stringify(applied.report.units));

@@ -195,9 +195,15 @@ describe('the lease is the fencing token', () => {
       assert.equal(world.driver.callsOf('next').length, 0, 'nothing started after the lease was lost');
       assert.equal(world.runRecords(holderRun).get('slow')?.checkpoint?.result, 'receipt', 'the late record was written again');
       const next = await world.process('next').run('reconcile');
-      assert.ok(next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'), JSON.stringify(next.report.warnings));
+      assert.ok(
+        next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'),
+        JSON.stringify(next.report.warnings),
+      );
       assert.equal(world.observedDoc('slow').condition?.type, 'uncertain', 'a late checkpoint never overwrites the uncertain condition');
-      assert.ok(world.evidenceRefs().some((r) => r.endsWith(`slow/${holderRun}`)), 'its evidence is kept for recover --accept');
+      assert.ok(
+        world.evidenceRefs().some((r) => r.endsWith(`slow/${holderRun}`)),
+        'its evidence is kept for recover --accept',
+      );
       assert.deepEqual(world.runRefs(), [], 'the run ref is consumed');
     } finally {
       world.cleanup();
@@ -227,7 +233,10 @@ describe('the lease is the fencing token', () => {
       assert.equal(world.receiptsIn(holderRun).length, 1, 'the late receipt is left in a run ref');
 
       const next = await world.process('next').run('reconcile');
-      assert.ok(next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'), JSON.stringify(next.report.warnings));
+      assert.ok(
+        next.report.warnings.some((w) => w.code === 'NYL-RUN-LATE-CHECKPOINT'),
+        JSON.stringify(next.report.warnings),
+      );
       assert.equal(world.observedDoc('slow').receipt.run, taker.report.run, 'it never replaces the newer receipt');
       const evidence = `refs/nyl/${ENV}/evidence/slow/late/${holderRun}`;
       assert.ok(world.refs()[evidence], `kept as evidence: ${JSON.stringify(world.evidenceRefs())}`);
@@ -373,7 +382,11 @@ describe('lease timing', () => {
       assert.deepEqual(world.runRefs(), [holderRun], 'no run ref of the taker');
       assert.deepEqual(world.stateRefs(), state);
       const status = await world.process('behind-status', { offsetMs: -10 * 60_000 }).run('status');
-      assert.deepEqual(status.report.warnings.map((w) => w.code), ['NYL-CLOCK-SKEW'], 'status warns of it too');
+      assert.deepEqual(
+        status.report.warnings.map((w) => w.code),
+        ['NYL-CLOCK-SKEW'],
+        'status warns of it too',
+      );
       release();
       assert.equal((await holder.outcome).code, 0);
     } finally {
@@ -426,7 +439,10 @@ describe('lease timing', () => {
       assert.match(held.message, /renewed while its deadline .* had passed by this host's clock/);
       const watched = world.clock.now() - watchFrom;
       assert.ok(watched <= 130_000, `it watched no longer than one renewal interval and the margin (${watched} ms)`);
-      assert.ok(ahead.lines.some((l) => /watching it for 130 s before taking it over/.test(l)), ahead.lines.join('\n'));
+      assert.ok(
+        ahead.lines.some((l) => /watching it for 130 s before taking it over/.test(l)),
+        ahead.lines.join('\n'),
+      );
       release();
       const done = await holder.outcome;
       assert.equal(done.code, 0, JSON.stringify(done.codes));
@@ -466,7 +482,11 @@ describe('lease timing', () => {
       const early = world.process('early', { offsetMs: deadline + 20_000 - world.clock.now() });
       const refs = world.refs();
       const held = await early.run('reconcile');
-      assert.deepEqual(held.codes, ['NYL-LEASE-HELD'], JSON.stringify({ deadline: world.leaseDoc().deadline, now: early.clock.now(), report: held.report?.units }));
+      assert.deepEqual(
+        held.codes,
+        ['NYL-LEASE-HELD'],
+        JSON.stringify({ deadline: world.leaseDoc().deadline, now: early.clock.now(), report: held.report?.units }),
+      );
       assert.equal(held.code, 2);
       assert.deepEqual(world.refs(), refs, 'the early taker moved no ref');
       const late = world.process('late', { offsetMs: deadline + 31_000 - world.clock.now() });
@@ -536,7 +556,11 @@ describe('lease timing', () => {
       const r = await run.outcome;
       assert.equal(world.driver.callsOf('long').length, 1);
       assert.equal(world.driver.callsOf('queued').length, 0, 'no push confirms the lease: queued must not start');
-      assert.deepEqual(r.report.errors.map((e) => e.code), ['NYL-RUN-UNRECORDED'], 'its transition cannot be pushed either');
+      assert.deepEqual(
+        r.report.errors.map((e) => e.code),
+        ['NYL-RUN-UNRECORDED'],
+        'its transition cannot be pushed either',
+      );
       assert.equal(r.code, 4, 'effects that are not recorded: exit 4');
       const [unrecorded] = r.report.errors;
       assert.deepEqual(unrecorded.units, ['long']);
@@ -560,7 +584,6 @@ describe('lease timing', () => {
       world.cleanup();
     }
   });
-
 });
 
 describe('holds delivered to a running run', () => {
@@ -582,7 +605,11 @@ describe('holds delivered to a running run', () => {
       assert.equal(world.driver.callsOf('b').length, 0, 'b never started');
       assert.equal(world.desiredDoc('b').lifecycle.state, 'held');
       assert.equal(world.desiredDoc('c').lifecycle.state, 'held');
-      assert.deepEqual(Object.keys(world.refs()).filter((ref) => ref.includes('/signals/')), [], 'the signals were consumed');
+      assert.deepEqual(
+        Object.keys(world.refs()).filter((ref) => ref.includes('/signals/')),
+        [],
+        'the signals were consumed',
+      );
     } finally {
       world.cleanup();
     }
@@ -665,7 +692,10 @@ describe('the prepare phase', () => {
   const pin = (digest) => async (ctx) => ({ result: 'prepared', rendering: { ...ctx.rendering, digest } });
 
   test('a unit is prepared before its key exists, executes with the prepared rendering, and is current after', async () => {
-    const world = await initialized({ units: [unit('img'), unit('after', { dependsOn: ['img'] })], driver: { prepare: { img: pin('sha256:aaa'), default: true } } });
+    const world = await initialized({
+      units: [unit('img'), unit('after', { dependsOn: ['img'] })],
+      driver: { prepare: { img: pin('sha256:aaa'), default: true } },
+    });
     try {
       const r = await world.process('runner').run('reconcile');
       assert.equal(r.code, 0, JSON.stringify(r.report?.units));
@@ -696,7 +726,10 @@ describe('the prepare phase', () => {
       await journal.leaseBreak(world.process('operator'));
       const take = await world.process('takeover').run('reconcile');
       assert.equal(take.report.units.img.result, 'imported', JSON.stringify(take.report.units.img));
-      assert.deepEqual(take.report.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED'), []);
+      assert.deepEqual(
+        take.report.warnings.filter((w) => w.code === 'NYL-RUN-SUPERSEDED'),
+        [],
+      );
       assert.equal(world.driver.callsOf('img').length, 1, 'not executed again');
       assert.equal(world.desiredDoc('img').preparedFrom.startsWith('sha256:'), true, 'the desired document records what the preparation was made from');
       // status runs no driver: it shows the unit pending its preparation, with the key the recorded one gives.
@@ -711,7 +744,15 @@ describe('the prepare phase', () => {
   test('a prepare that fails or throws fails its unit alone; its dependents are blocked; exit 3', async () => {
     const world = await initialized({
       units: [unit('bad'), unit('broken'), unit('dep', { dependsOn: ['bad'] }), unit('fine')],
-      driver: { prepare: { bad: { result: 'failed', reason: 'tag v9 not found', retryable: true }, broken: async () => { throw new Error('registry client bug'); }, default: true } },
+      driver: {
+        prepare: {
+          bad: { result: 'failed', reason: 'tag v9 not found', retryable: true },
+          broken: async () => {
+            throw new Error('registry client bug');
+          },
+          default: true,
+        },
+      },
     });
     try {
       const r = await world.process('runner').run('reconcile');
@@ -731,9 +772,15 @@ describe('the prepare phase', () => {
   test('an input absent on this machine: a current unit stays current on its recorded preparation; one that must execute fails; a present input is resolved again', async () => {
     // What the machine has: the digest the tag points to, or nothing (absent, as the OciImage driver says it).
     const machine = { digest: 'sha256:aaa' };
-    const absent = { result: 'absent', failure: { ...failed('image app:1 is not present locally, and Nyl never pulls one\nmake it present first'), code: 'NYL-IMAGE-UNRESOLVED' } };
+    const absent = {
+      result: 'absent',
+      failure: { ...failed('image app:1 is not present locally, and Nyl never pulls one\nmake it present first'), code: 'NYL-IMAGE-UNRESOLVED' },
+    };
     const prepare = async (ctx) => (machine.digest ? { result: 'prepared', rendering: { ...ctx.rendering, digest: machine.digest } } : absent);
-    const world = await initialized({ units: [unit('img', { recovery: 'converge' }), unit('after', { dependsOn: ['img'], env: { D: '${{ units.img.outputs.unit }}' } })], driver: { prepare: { img: prepare, default: true } } });
+    const world = await initialized({
+      units: [unit('img', { recovery: 'converge' }), unit('after', { dependsOn: ['img'], env: { D: '${{ units.img.outputs.unit }}' } })],
+      driver: { prepare: { img: prepare, default: true } },
+    });
     try {
       assert.equal((await world.process('first').run('reconcile')).code, 0);
       const recorded = world.desiredDoc('img');
@@ -743,9 +790,16 @@ describe('the prepare phase', () => {
       const quiet = await world.process('absent').run('reconcile');
       assert.equal(quiet.code, 0, JSON.stringify(quiet.report.units));
       assert.equal(quiet.report.units.img.result, 'current');
-      assert.match(quiet.report.units.img.detail, /^current on the preparation its desired document recorded \(image app:1 is not present locally, and Nyl never pulls one: only an execution needs it\)$/);
+      assert.match(
+        quiet.report.units.img.detail,
+        /^current on the preparation its desired document recorded \(image app:1 is not present locally, and Nyl never pulls one: only an execution needs it\)$/,
+      );
       assert.equal(quiet.report.units.after.result, 'current', 'its consumers resolve from its receipt');
-      assert.deepEqual([world.desiredDoc('img'), world.observedDoc('img')], [recorded, observed], 'nothing recorded: no failure, the recorded preparation stands');
+      assert.deepEqual(
+        [world.desiredDoc('img'), world.observedDoc('img')],
+        [recorded, observed],
+        'nothing recorded: no failure, the recorded preparation stands',
+      );
       assert.equal(world.driver.callsOf('img').length, 1, 'not executed');
 
       // --reapply must execute it: the absence is its failure, with the driver's code and fix.
@@ -764,7 +818,10 @@ describe('the prepare phase', () => {
 
       // A change of its own while the image is absent: it must execute, and fails.
       machine.digest = undefined;
-      await world.setUnits([unit('img', { recovery: 'converge', version: 'v2' }), unit('after', { dependsOn: ['img'], env: { D: '${{ units.img.outputs.unit }}' } })]);
+      await world.setUnits([
+        unit('img', { recovery: 'converge', version: 'v2' }),
+        unit('after', { dependsOn: ['img'], env: { D: '${{ units.img.outputs.unit }}' } }),
+      ]);
       const changed = await world.process('changed').run('reconcile');
       assert.equal(changed.code, 3, JSON.stringify(changed.report.units));
       assert.equal(changed.report.units.img.result, 'failed');
@@ -783,7 +840,10 @@ describe('the prepare phase', () => {
       const gate = world.driver.hold('img', 'prepare');
       const run = world.process('runner').start('reconcile');
       await world.driver.whenCalled('img', 'prepare');
-      const receiptsWhenPreparing = world.runRefs().flatMap((r) => world.receiptsIn(r)).sort();
+      const receiptsWhenPreparing = world
+        .runRefs()
+        .flatMap((r) => world.receiptsIn(r))
+        .sort();
       gate();
       assert.equal((await run.outcome).code, 0);
       assert.deepEqual(receiptsWhenPreparing, ['a', 'b'], "a's and b's checkpoints landed before img's prepare began");

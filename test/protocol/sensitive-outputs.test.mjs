@@ -101,7 +101,12 @@ describe('sensitive outputs', () => {
   // it wrote to its outputs file before failing was printed and kept the same way.
   test("a producer's own values are masked in what it keeps when it fails: its previous sealed value, and the new one its outputs file held", async () => {
     const NEW = 'n3w-r0tated-s3cret';
-    const apply = { s: [receipt({ url: 'https://db', token: secret(SECRET) }), { result: 'failed', reason: 'rotation failed', retryable: true, unrecorded: receipt({ token: secret(NEW), url: 'https://db' }).outputs }] };
+    const apply = {
+      s: [
+        receipt({ url: 'https://db', token: secret(SECRET) }),
+        { result: 'failed', reason: 'rotation failed', retryable: true, unrecorded: receipt({ token: secret(NEW), url: 'https://db' }).outputs },
+      ],
+    };
     const toolOutput = { s: [`old token ${SECRET}`, `new token ${NEW}`, 'giving up'] };
     const { world, procs, proc } = await secretWorld({ apply, driver: { toolOutput } });
     try {
@@ -111,7 +116,11 @@ describe('sensitive outputs', () => {
       assert.equal(r.report.units.s.result, 'failed');
       const kept = world.observedDoc('s').condition.output;
       assert.deepEqual(kept.slice(-3), ['old token ***', 'new token ***', 'giving up']);
-      assert.deepEqual(leaks(world, procs).filter((l) => !l.includes(': ')), [], 'no object of the state repository holds the old value');
+      assert.deepEqual(
+        leaks(world, procs).filter((l) => !l.includes(': ')),
+        [],
+        'no object of the state repository holds the old value',
+      );
       for (const [, obj] of world.repo.objects) assert.ok(!obj.content.includes(NEW), 'nor the new one');
     } finally {
       world.cleanup();
@@ -160,7 +169,11 @@ describe('sensitive outputs', () => {
       assert.match(warning?.fix ?? '', /openssl rand -base64 32/, 'the failure brings its fix');
       assert.equal(r.report.units.slow.result, 'executed', 'a unit without secrets runs all the same');
       assert.equal(world.observedDoc('s').receipt, undefined);
-      assert.deepEqual(leaks(world, procs).filter((l) => !l.includes(': ')), [], 'no object holds it (the line was printed before Nyl knew the value)');
+      assert.deepEqual(
+        leaks(world, procs).filter((l) => !l.includes(': ')),
+        [],
+        'no object holds it (the line was printed before Nyl knew the value)',
+      );
       // Pins: the next run without a key ran the tool again (its effects repeated), and lost its value again.
       const again = await proc('again').run('reconcile');
       assert.equal(again.report.units.s.code, 'NYL-SECRETS-KEY-MISSING');
@@ -189,7 +202,10 @@ describe('sensitive outputs', () => {
       const c = world.observedDoc('c').receipt;
       assert.deepEqual(c.outputs, { plain: 'ok' });
       assert.deepEqual(Object.keys(c.sensitiveOutputs), ['dsn'], 'an output holding a consumed secret becomes sensitive');
-      assert.ok(procs[0].lines.some((l) => l.includes('connecting with ***')), procs[0].lines.join('\n'));
+      assert.ok(
+        procs[0].lines.some((l) => l.includes('connecting with ***')),
+        procs[0].lines.join('\n'),
+      );
       assert.deepEqual(leaks(world, procs, [logDir]), []);
     } finally {
       world.cleanup();

@@ -16,7 +16,10 @@ async function executed(world, name) {
   const before = applies().length;
   const result = await world.process(name).run('reconcile');
   assert.equal(result.code, 0, name);
-  return applies().slice(before).map((c) => c.unit).sort();
+  return applies()
+    .slice(before)
+    .map((c) => c.unit)
+    .sort();
 }
 
 describe('inputs: the Git object ids of matched source files enter the key', () => {

@@ -17,9 +17,21 @@ function teardownReport(rows) {
   const row = ([result, more]) => ({ kind: 'Command', result, detail: '', dispatched: result === 'removed', ...more });
   const units = Object.fromEntries(Object.entries(rows).map(([n, r]) => [n, row(Array.isArray(r) ? r : [r, {}])]));
   return {
-    apiVersion: 'nyl.io/v1', formatVersion: 1, kind: 'ReconcileReport', operation: 'teardown', environment: ENV,
-    run: '0192f0c0-0000-7000-8000-0000000000aa', source: 'a'.repeat(40), sourceOverride: false, committed: true,
-    units, unitOrder: Object.keys(rows), details: {}, errors: [], warnings: [], notes: [],
+    apiVersion: 'nyl.io/v1',
+    formatVersion: 1,
+    kind: 'ReconcileReport',
+    operation: 'teardown',
+    environment: ENV,
+    run: '0192f0c0-0000-7000-8000-0000000000aa',
+    source: 'a'.repeat(40),
+    sourceOverride: false,
+    committed: true,
+    units,
+    unitOrder: Object.keys(rows),
+    details: {},
+    errors: [],
+    warnings: [],
+    notes: [],
   };
 }
 
@@ -37,10 +49,15 @@ async function deleteWith(world, teardown, options = {}) {
   const p = world.process();
   const calls = [];
   try {
-    const report = await stateDeleteOpened(p.rt, p.opened(), { teardown: true, allowDependents: false, allowIncomplete: false, reason: 'decommission', ...options }, async (...args) => {
-      calls.push(args[2]);
-      return teardown(...args);
-    });
+    const report = await stateDeleteOpened(
+      p.rt,
+      p.opened(),
+      { teardown: true, allowDependents: false, allowIncomplete: false, reason: 'decommission', ...options },
+      async (...args) => {
+        calls.push(args[2]);
+        return teardown(...args);
+      },
+    );
     return { report, exit: exitCodeOf(report, report.errors, 'state delete'), calls };
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
@@ -50,7 +67,8 @@ async function deleteWith(world, teardown, options = {}) {
 
 /** Deletes the unit files of `units` on both state refs, as a teardown or `state forget` would. */
 function dropUnits(world, units) {
-  for (const ref of [world.loc.desiredRef, world.loc.observedRef]) world.edit(ref, Object.fromEntries(units.map((u) => [`units/${u}.yaml`, null])), { message: `test: drop ${units.join(', ')}\n` });
+  for (const ref of [world.loc.desiredRef, world.loc.observedRef])
+    world.edit(ref, Object.fromEntries(units.map((u) => [`units/${u}.yaml`, null])), { message: `test: drop ${units.join(', ')}\n` });
 }
 
 const stateStatus = (world) => world.doc(world.loc.desiredRef, 'state.yaml').status;
@@ -59,7 +77,12 @@ const stateStatus = (world) => world.doc(world.loc.desiredRef, 'state.yaml').sta
 async function plainDelete(world) {
   const p = world.process();
   try {
-    const report = await stateDeleteOpened(p.rt, p.opened(), { teardown: false, allowDependents: false, allowIncomplete: false, reason: 'decommission' }, async () => assert.fail('no teardown without --teardown'));
+    const report = await stateDeleteOpened(
+      p.rt,
+      p.opened(),
+      { teardown: false, allowDependents: false, allowIncomplete: false, reason: 'decommission' },
+      async () => assert.fail('no teardown without --teardown'),
+    );
     return { report, exit: exitCodeOf(report, report.errors, 'state delete') };
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
@@ -99,10 +122,21 @@ describe('what state delete refuses', () => {
       const r = await plainDelete(world);
       assert.equal(r.exit, 1);
       const errors = r.report?.errors ?? r.error.diagnostics;
-      assert.deepEqual(errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
+      assert.deepEqual(
+        errors.map((d) => d.code),
+        ['NYL-STATE-DELETE-INCARNATIONS'],
+      );
       const [d] = errors;
       assert.deepEqual(d.units, ['active', 'deleting', 'held', 'pending', 'requested', 'tomb']);
-      for (const listed of ['active (active)', 'deleting (deleting)', 'held (held)', 'pending (pending-teardown)', 'requested (teardown requested)', 'tomb (retained)']) assert.ok(d.message.includes(listed), d.message);
+      for (const listed of [
+        'active (active)',
+        'deleting (deleting)',
+        'held (held)',
+        'pending (pending-teardown)',
+        'requested (teardown requested)',
+        'tomb (retained)',
+      ])
+        assert.ok(d.message.includes(listed), d.message);
       assert.match(d.fix, /--teardown/);
       assert.match(d.fix, /`nyl teardown -e dev --unit <unit>`/);
       assert.match(d.fix, /`nyl state forget -e dev --unit <unit> --reason "<why>"`/);
@@ -137,7 +171,10 @@ describe('a deleted state', () => {
 
       const again = await plainDelete(world);
       assert.equal(again.exit, 1);
-      assert.deepEqual((again.report?.errors ?? again.error.diagnostics).map((d) => d.code), ['NYL-STATE-DELETED']);
+      assert.deepEqual(
+        (again.report?.errors ?? again.error.diagnostics).map((d) => d.code),
+        ['NYL-STATE-DELETED'],
+      );
       const later = [
         ['reconcile', {}],
         ['hold', { unit: 'migrate', reason: 'r' }],
@@ -172,7 +209,9 @@ describe('a deleted state', () => {
 
 /** state delete in `proc`: settles like Proc.start's outcome ({died: true} when the process died first). */
 function deleteIn(proc) {
-  const done = stateDeleteOpened(proc.rt, proc.opened(), { teardown: false, allowDependents: false, allowIncomplete: false, reason: 'x' }, async () => assert.fail('no teardown'));
+  const done = stateDeleteOpened(proc.rt, proc.opened(), { teardown: false, allowDependents: false, allowIncomplete: false, reason: 'x' }, async () =>
+    assert.fail('no teardown'),
+  );
   return Promise.race([done, proc.died.then(() => ({ died: true }))]);
 }
 
@@ -241,10 +280,16 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
     const world = await reconciled();
     try {
       const before = world.refs();
-      const waiting = await deleteWith(world, async () => teardownReport({ a: 'removed', b: ['held', { uid: '0192f0c0-0000-7000-8000-0000000000bb' }] }), { waitMs: 1000, allowDependents: true });
+      const waiting = await deleteWith(world, async () => teardownReport({ a: 'removed', b: ['held', { uid: '0192f0c0-0000-7000-8000-0000000000bb' }] }), {
+        waitMs: 1000,
+        allowDependents: true,
+      });
       assert.equal(waiting.exit, 2);
       assert.equal(waiting.report.result, 'refused');
-      assert.deepEqual(waiting.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-WAITING']);
+      assert.deepEqual(
+        waiting.report.errors.map((d) => d.code),
+        ['NYL-STATE-DELETE-WAITING'],
+      );
       assert.deepEqual(waiting.report.errors[0].units, ['b']);
       assert.equal(waiting.report.details.teardown.operation, 'teardown');
       assert.deepEqual(waiting.calls, [{ allowDependents: true, allowIncomplete: false, reason: 'decommission', waitMs: 1000 }]);
@@ -274,7 +319,10 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
         return teardownReport({ a: 'removed', b: 'failed' });
       });
       assert.equal(failed.exit, 1);
-      assert.deepEqual(failed.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
+      assert.deepEqual(
+        failed.report.errors.map((d) => d.code),
+        ['NYL-STATE-DELETE-INCARNATIONS'],
+      );
       assert.deepEqual(failed.report.errors[0].units, ['b']);
       assert.match(failed.report.errors[0].fix, /`nyl recover -e dev --unit b --retry --reason "<why>"`/);
       assert.equal(world.refs()[world.loc.observedRef], findings, "the teardown's commit stays");
@@ -285,7 +333,10 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
       const retained = await deleteWith(world, async () => teardownReport({ a: 'retained' }));
       assert.equal(retained.exit, 1);
       assert.equal(retained.report.result, 'refused');
-      assert.deepEqual(retained.report.errors.map((d) => d.code), ['NYL-STATE-DELETE-INCARNATIONS']);
+      assert.deepEqual(
+        retained.report.errors.map((d) => d.code),
+        ['NYL-STATE-DELETE-INCARNATIONS'],
+      );
       assert.deepEqual(retained.report.errors[0].units, ['a']);
       assert.deepEqual(Object.keys(retained.report.details.teardown.units), ['a'], "the refusal keeps the teardown's report");
     } finally {
@@ -300,7 +351,10 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
         throw new NylError(diagnostic('NYL-LEASE-HELD', 'error', 'held', { env: ENV }));
       });
       assert.equal(held.exit, 2);
-      assert.deepEqual(held.error.diagnostics.map((d) => d.code), ['NYL-LEASE-HELD']);
+      assert.deepEqual(
+        held.error.diagnostics.map((d) => d.code),
+        ['NYL-LEASE-HELD'],
+      );
 
       // A hold killed with the lease taken, its lease broken: the lease is broken, not yet imported.
       const killed = world.process('killed').crashAt('lease-acquired');
@@ -308,7 +362,10 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
       assert.equal((await world.process('operator').run('lease break', { reason: 'killed' })).code, 0);
       const broken = await deleteWith(world, async () => teardownReport({ a: 'removed', b: 'removed' }));
       assert.equal(broken.exit, 2);
-      assert.deepEqual(broken.error.diagnostics.map((d) => d.code), ['NYL-LEASE-BROKEN']);
+      assert.deepEqual(
+        broken.error.diagnostics.map((d) => d.code),
+        ['NYL-LEASE-BROKEN'],
+      );
       assert.deepEqual(broken.calls, [], 'the teardown never ran');
     } finally {
       world.cleanup();

@@ -72,7 +72,10 @@ describe('state reseal', () => {
       assert.equal(r.report.details.unchanged, 0);
       assert.deepEqual(r.report.details.consumersToRun, ['c']);
       assert.equal(r.report.details.sealingKey, idOf(NEW));
-      assert.deepEqual(r.report.notes.map((n) => n.code), ['NYL-RESEAL-CONSUMERS']);
+      assert.deepEqual(
+        r.report.notes.map((n) => n.code),
+        ['NYL-RESEAL-CONSUMERS'],
+      );
       assert.match(r.report.notes[0].fix, /`nyl reconcile -e dev`/);
 
       const after = world.stateRefs();
@@ -91,14 +94,20 @@ describe('state reseal', () => {
       assert.deepEqual([next.report.units.s.result, next.report.units.c.result, next.report.units.other.result], ['current', 'executed', 'current']);
       assert.equal(world.driver.callsOf('c').at(-1).rendering.env.TOKEN, SECRET, 'the consumer got the value the new key opened');
       const quiet = await withKeys(world, 'quiet', NEW).run('reconcile');
-      assert.deepEqual(Object.values(quiet.report.units).map((u) => u.result), ['current', 'current', 'current']);
+      assert.deepEqual(
+        Object.values(quiet.report.units).map((u) => u.result),
+        ['current', 'current', 'current'],
+      );
       assert.deepEqual(world.counts(), { ...counts, c: counts.c + 1 }, 'the rotation cost one execution of the consumer');
 
       const settled = world.refs();
       const again = await withKeys(world, 'again', NEW).run('state reseal');
       assert.equal(again.report.result, 'unchanged');
       assert.equal(again.report.details.unchanged, 1);
-      assert.deepEqual(again.report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+      assert.deepEqual(
+        again.report.notes.map((n) => n.code),
+        ['NYL-UNCHANGED'],
+      );
       assert.deepEqual(world.refs(), settled, 'no commit, no lease taken');
     } finally {
       world.cleanup();
@@ -217,7 +226,10 @@ describe('state reseal', () => {
       const kept = r.report.warnings.find((w) => w.code === 'NYL-RESEAL-KEPT');
       assert.ok(kept, JSON.stringify(r.report.warnings));
       assert.match(kept.message, new RegExp(`keep key ${idOf(OLD)} in the ring`));
-      assert.equal(kept.fix, 'make them execute again with `nyl reconcile -e dev --unit s --reapply --reason "<why>"`: their new receipts digest the values with the first key');
+      assert.equal(
+        kept.fix,
+        'make them execute again with `nyl reconcile -e dev --unit s --reapply --reason "<why>"`: their new receipts digest the values with the first key',
+      );
       assert.deepEqual(world.refs(), refs, 'nothing to write: no commit');
 
       const reapplied = await withKeys(world, 'reapply', `${NEW},${OLD}`).run('reconcile', { units: ['s'], reapply: true, reason: 'digest with the new key' });
@@ -244,7 +256,10 @@ describe('state reseal', () => {
       assert.equal(w.fix, `chmod 600 ${file}`);
       fs.chmodSync(file, 0o600);
       const closed = await withKeys(world, 'closed', { NYL_SECRETS_KEY_FILE: file }).run('state reseal');
-      assert.deepEqual(closed.report.warnings.map((x) => x.code), []);
+      assert.deepEqual(
+        closed.report.warnings.map((x) => x.code),
+        [],
+      );
     } finally {
       world.cleanup();
       fs.rmSync(dir, { recursive: true, force: true });

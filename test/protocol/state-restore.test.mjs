@@ -69,7 +69,13 @@ describe('state restore', () => {
       assert.deepEqual(r.report.details.restored, { a: 'restored' });
       assert.deepEqual(r.report.details.holdsKept, ['b']);
       assert.deepEqual(r.report.details.restoredFrom, { commit: c1.desired, desired: c1.desired, observed: c1.observed });
-      assert.deepEqual(r.report.warnings.map((w) => [w.code, w.data.uid]), [['NYL-RESTORE-INCARNATIONS', uid1], ['NYL-RESTORE-INCARNATIONS', uid2]]);
+      assert.deepEqual(
+        r.report.warnings.map((w) => [w.code, w.data.uid]),
+        [
+          ['NYL-RESTORE-INCARNATIONS', uid1],
+          ['NYL-RESTORE-INCARNATIONS', uid2],
+        ],
+      );
       const message = messageOf(world, after.desired);
       assert.match(message, /^nyl: state-restore dev \(a\)\n/);
       assert.match(message, /^Nyl-Reason: undo a bad hand edit$/m);
@@ -116,7 +122,10 @@ describe('state restore', () => {
       const r = await p.run('state restore', { to: world.stateRefs().desired, reason: REASON });
       assert.equal(r.code, 0);
       assert.equal(r.report.result, 'unchanged');
-      assert.deepEqual(r.report.notes.map((n) => n.code), ['NYL-UNCHANGED']);
+      assert.deepEqual(
+        r.report.notes.map((n) => n.code),
+        ['NYL-UNCHANGED'],
+      );
       assert.deepEqual(world.refs(), refs);
       assert.equal(p.stats.writes, 0, `no write (${writes})`);
     } finally {
@@ -148,7 +157,9 @@ describe('state restore', () => {
     try {
       const refs = world.refs();
       // The same files as the tip, in a commit no state ref reaches (another repository's copy).
-      const [stranger] = world.repo.writeCommits([{ changes: new Map([...world.repo.filesAt(world.stateRefs().desired)]), message: 'copy\n', author: { name: 'M', email: 'm@x' }, timeMs: 0 }]);
+      const [stranger] = world.repo.writeCommits([
+        { changes: new Map([...world.repo.filesAt(world.stateRefs().desired)]), message: 'copy\n', author: { name: 'M', email: 'm@x' }, timeMs: 0 },
+      ]);
       const op = world.process('op');
       const cases = [
         [{ to: stranger, reason: REASON }, 'NYL-RESTORE-FOREIGN-COMMIT'],
@@ -188,7 +199,6 @@ describe('state restore', () => {
       const unimported = await op.run('state restore', { to: c0, reason: REASON });
       assert.deepEqual([unimported.code, unimported.codes], [1, ['NYL-RESTORE-RUNS-UNIMPORTED']]);
       assert.deepEqual(world.stateRefs(), { desired: refs[world.loc.desiredRef], observed: refs[world.loc.observedRef] }, 'nothing written');
-
     } finally {
       world.cleanup();
     }

@@ -161,7 +161,13 @@ test('a hold delivered to a teardown run: the unit it did not start yet is held 
     assert.equal(held.lifecycle.state, 'held');
     assert.ok(held.teardownRequest, 'its request waits next to the hold');
     const [top] = world.repo.commitsOf(world.loc.desiredRef);
-    const body = YAML.parse(top.message.split('\n').slice(1).filter((l) => !/^[A-Z][A-Za-z-]+: /.test(l)).join('\n'));
+    const body = YAML.parse(
+      top.message
+        .split('\n')
+        .slice(1)
+        .filter((l) => !/^[A-Z][A-Za-z-]+: /.test(l))
+        .join('\n'),
+    );
     assert.deepEqual(body.held, ['zother']);
     const op = world.process('op');
     assert.equal((await op.run('resume', { unit: 'zother', reason: 'resolved' })).code, 0);

@@ -11,7 +11,15 @@ import { SIX_UNITS, World } from './world.mjs';
 
 const UNITS = SIX_UNITS.map((u) => ({ ...u, policy: 'Teardown' }));
 const CONVERGE = new Set(UNITS.filter((u) => u.recovery === 'converge').map((u) => u.name));
-const POINTS = ['lease-acquired', 'after-started-push', 'before-checkpoint-push', 'after-checkpoint-push', 'while-unit-runs', 'before-transition-push', 'after-transition-push'];
+const POINTS = [
+  'lease-acquired',
+  'after-started-push',
+  'before-checkpoint-push',
+  'after-checkpoint-push',
+  'while-unit-runs',
+  'before-transition-push',
+  'after-transition-push',
+];
 
 /** A world whose six units ran, then left source. */
 async function leaving() {
@@ -61,8 +69,14 @@ describe('a teardown killed at each protocol step, then taken over', () => {
         const op = world.process('operator');
         await op.run('lease break');
         const takeover = await world.process('takeover').run('reconcile');
-        const uncertain = Object.entries(takeover.report.units).filter(([, u]) => u.result === 'recovered').map(([n]) => n);
-        assert.deepEqual(uncertain.sort(), dead.started.filter((n) => !CONVERGE.has(n)).sort(), 'manual units started without a checkpoint wait for an operator');
+        const uncertain = Object.entries(takeover.report.units)
+          .filter(([, u]) => u.result === 'recovered')
+          .map(([n]) => n);
+        assert.deepEqual(
+          uncertain.sort(),
+          dead.started.filter((n) => !CONVERGE.has(n)).sort(),
+          'manual units started without a checkpoint wait for an operator',
+        );
         for (const unit of uncertain) await op.run('recover', { unit, retry: true, reason: 'checked: nothing was removed' });
         const last = await world.process('last').run('reconcile', { allowTeardown: true });
         assert.equal(last.code, 0, JSON.stringify(last.report?.units ?? last.codes));
@@ -71,7 +85,12 @@ describe('a teardown killed at each protocol step, then taken over', () => {
           assert.equal(world.observedDoc(u.name), undefined, `${u.name}: its observed file is gone`);
           const total = calls(world, u.name);
           if (gone.has(u.name)) assert.equal(total, 1, `${u.name}: removed before the crash, never torn down again`);
-          else assert.equal(total - before[u.name], 1, `${u.name}: torn down once after the crash${dead.started.includes(u.name) ? ' (started without a checkpoint)' : ''}`);
+          else
+            assert.equal(
+              total - before[u.name],
+              1,
+              `${u.name}: torn down once after the crash${dead.started.includes(u.name) ? ' (started without a checkpoint)' : ''}`,
+            );
         }
         assert.deepEqual(world.runRefs(), [], 'every run imported');
         assert.deepEqual(world.evidenceRefs(), [], 'no evidence left once nothing is uncertain');

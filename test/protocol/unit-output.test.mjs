@@ -56,12 +56,18 @@ describe("a failed unit's condition keeps the tool's last lines", () => {
       assertTail(condition.output);
       assert.equal(w.observedDoc('slow').condition, undefined);
       assert.deepEqual(leaks(w), [], 'no Git object holds the secret');
-      assert.ok(p.lines.some((l) => l === '  [dev/c] connecting with token ***'), p.lines.join('\n'));
+      assert.ok(
+        p.lines.some((l) => l === '  [dev/c] connecting with token ***'),
+        p.lines.join('\n'),
+      );
       assert.ok(!p.lines.some((l) => l.includes(SECRET)));
       // The document passes its shape check when read back (a field the shape lacked would be damage).
       const st = await w.process('st').run('status');
       assert.equal(st.code, 3, JSON.stringify(st.error?.diagnostics ?? st.report?.errors));
-      assert.deepEqual([...st.report.errors, ...st.report.warnings].map((d) => d.code).filter((c) => /DAMAGE|CORRUPT/.test(c)), []);
+      assert.deepEqual(
+        [...st.report.errors, ...st.report.warnings].map((d) => d.code).filter((c) => /DAMAGE|CORRUPT/.test(c)),
+        [],
+      );
       assert.equal(st.report.units.c.state, 'failed');
     } finally {
       w.cleanup();
@@ -153,13 +159,16 @@ describe('a unit that runs long says so, on the run clock', () => {
       const p = w.process('p');
       assert.equal((await p.run('reconcile')).code, 0);
       const ours = p.lines.filter((l) => /still running|^\[dev\/long\] (starting|executed)/.test(l));
-      assert.deepEqual(ours.map((l) => l.replace(/: .*/, '')), [
-        '[dev/long] starting Command (reconcile)',
-        '[dev/long] still running (30s)',
-        '[dev/long] still running (1m00s)',
-        '[dev/long] still running (1m30s)',
-        '[dev/long] executed in 100.0s',
-      ]);
+      assert.deepEqual(
+        ours.map((l) => l.replace(/: .*/, '')),
+        [
+          '[dev/long] starting Command (reconcile)',
+          '[dev/long] still running (30s)',
+          '[dev/long] still running (1m00s)',
+          '[dev/long] still running (1m30s)',
+          '[dev/long] executed in 100.0s',
+        ],
+      );
       assert.ok(!p.lines.some((l) => l.startsWith('[dev/other] still running')));
     } finally {
       w.cleanup();
@@ -167,7 +176,11 @@ describe('a unit that runs long says so, on the run clock', () => {
   });
 
   test('NYL_TEST_PROGRESS_INTERVAL_MS shortens the interval (and cannot lengthen it)', async () => {
-    for (const [value, expected] of [['20000', ['20s', '40s']], ['3600000', ['30s']], ['abc', ['30s']]]) {
+    for (const [value, expected] of [
+      ['20000', ['20s', '40s']],
+      ['3600000', ['30s']],
+      ['abc', ['30s']],
+    ]) {
       const w = await World.create({ units, delayMs: { long: 45_000, other: 10 }, processEnv: { NYL_TEST_PROGRESS_INTERVAL_MS: value } });
       try {
         await w.process('init').run('state init');
@@ -191,7 +204,8 @@ describe('a unit that runs long says so, on the run clock', () => {
       assert.equal((await p.run('reconcile')).code, 0);
       const texts = shown.map(([, t]) => t);
       assert.ok(shown.every(([key]) => key === 'dev'));
-      for (const t of ['long 0s, other 0s', 'long 1s, other 1s', 'long 1s', 'long 2s', 'long 3s']) assert.ok(texts.includes(t), `${t} in ${JSON.stringify(texts)}`);
+      for (const t of ['long 0s, other 0s', 'long 1s, other 1s', 'long 1s', 'long 2s', 'long 3s'])
+        assert.ok(texts.includes(t), `${t} in ${JSON.stringify(texts)}`);
       assert.ok(texts.indexOf('long 1s') > texts.indexOf('long 1s, other 1s'), 'other ended after 1.5 s');
       assert.equal(texts.at(-1), undefined, 'the line is taken away once no unit runs');
       assert.ok(!p.lines.some((l) => l.includes('still running')));

@@ -43,7 +43,15 @@ const codesOf = (list) => list.map((d) => `${d.code}:${d.units?.join(',') ?? ''}
 describe('verify records what the checks observed', () => {
   test('in sync, drifted (converge and manual), failed and throwing checks: one observed commit, only the observed ref moves, exit 1', async () => {
     const units = [unit('a'), unit('b', { recovery: 'converge' }), unit('c', { recovery: 'manual' }), unit('d'), unit('e')];
-    const check = { a: checked('in-sync'), b: checked('drifted', 'the file changed'), c: checked('drifted'), d: () => { throw new Error('driver bug'); }, e: { result: 'failed', reason: 'cannot reach the API', retryable: true } };
+    const check = {
+      a: checked('in-sync'),
+      b: checked('drifted', 'the file changed'),
+      c: checked('drifted'),
+      d: () => {
+        throw new Error('driver bug');
+      },
+      e: { result: 'failed', reason: 'cannot reach the API', retryable: true },
+    };
     const world = await reconciledWorld({ units, driver: { check } });
     try {
       const before = world.stateRefs();
@@ -61,7 +69,10 @@ describe('verify records what the checks observed', () => {
       assert.deepEqual(report.details.skipped, {});
       assert.deepEqual(codesOf(report.errors), ['NYL-DRIFT-CHECK-FAILED:d', 'NYL-DRIFT-CHECK-FAILED:e']);
       const warnings = report.warnings.filter((w) => w.code === 'NYL-UNIT-DRIFTED');
-      assert.deepEqual(warnings.map((w) => w.message.split(' ')[0]), ['b', 'c']);
+      assert.deepEqual(
+        warnings.map((w) => w.message.split(' ')[0]),
+        ['b', 'c'],
+      );
       assert.match(warnings[0].fix, /the next `nyl reconcile -e dev` repairs it/);
       assert.match(warnings[1].fix, /nyl reconcile -e dev --approve c/);
 
@@ -124,7 +135,7 @@ describe('verify records what the checks observed', () => {
     }
   });
 
-  test('the check gets the receipt\'s rendering, not today\'s source; units without a receipt, held units and tombstones are skipped with why', async () => {
+  test("the check gets the receipt's rendering, not today's source; units without a receipt, held units and tombstones are skipped with why", async () => {
     const world = await reconciledWorld({ units: [unit('a'), unit('held'), unit('gone', { policy: 'Retain' }), unit('leaving')], driver: { check: true } });
     try {
       const op = world.process('op');
@@ -205,9 +216,16 @@ describe('the drift history', () => {
       const doc = world.observedDoc('a');
       assert.equal(doc.drift.detail, 'check 12');
       assert.equal(doc.driftHistory.length, 9);
-      assert.deepEqual(doc.driftHistory.map((d) => d.detail), [11, 10, 9, 8, 7, 6, 5, 4, 3].map((n) => `check ${n}`));
+      assert.deepEqual(
+        doc.driftHistory.map((d) => d.detail),
+        [11, 10, 9, 8, 7, 6, 5, 4, 3].map((n) => `check ${n}`),
+      );
       const times = [doc.drift, ...doc.driftHistory].map((d) => Date.parse(d.observedAt));
-      assert.deepEqual([...times].sort((x, y) => y - x), times, 'newest first');
+      assert.deepEqual(
+        [...times].sort((x, y) => y - x),
+        times,
+        'newest first',
+      );
       assert.equal(new Set([doc.drift, ...doc.driftHistory].map((d) => d.run)).size, 10, 'each observation names its verify');
     } finally {
       world.cleanup();
@@ -279,7 +297,12 @@ describe('sensitive values', () => {
   test("a rendering that references another unit's sensitive output is checked with the value, masked in the detail and in state", async () => {
     const SECRET = 'hunter2-s3cr3t-value';
     const seen = [];
-    const check = { c: (ctx) => { seen.push(ctx.rendering.env.TOKEN, ctx.secretPointers); return checked('drifted', `token ${ctx.rendering.env.TOKEN} was rotated`); } };
+    const check = {
+      c: (ctx) => {
+        seen.push(ctx.rendering.env.TOKEN, ctx.secretPointers);
+        return checked('drifted', `token ${ctx.rendering.env.TOKEN} was rotated`);
+      },
+    };
     const world = await reconciledWorld({
       units: [unit('s'), unit('c', { dependsOn: ['s'], env: { TOKEN: '${{ units.s.outputs.token }}' } })],
       apply: { s: receipt({ token: secret(SECRET) }) },

@@ -62,7 +62,14 @@ process.on('exit', () => fs.rmSync(TMP_ROOT, { recursive: true, force: true }));
 
 function projectYaml(units, lease, driftRepair) {
   const docs = [
-    ['apiVersion: nyl.io/v1', 'kind: Environment', `metadata: {name: ${ENV}}`, 'spec:', `  lease: {duration: ${lease}}`, ...(driftRepair ? [`  driftRepair: ${driftRepair}`] : [])],
+    [
+      'apiVersion: nyl.io/v1',
+      'kind: Environment',
+      `metadata: {name: ${ENV}}`,
+      'spec:',
+      `  lease: {duration: ${lease}}`,
+      ...(driftRepair ? [`  driftRepair: ${driftRepair}`] : []),
+    ],
     ...units.map((u) => [
       'apiVersion: nyl.io/v1',
       'kind: Command',
@@ -116,12 +123,14 @@ class ProcessClock {
  * for a state repository over the network: a run then reads its signals at every look.
  */
 function killableStore(store, isDead, stats, network = false) {
-  const guard = (fn) => async (...args) => {
-    if (isDead()) return never();
-    const result = await fn(...args);
-    if (isDead()) return never();
-    return result;
-  };
+  const guard =
+    (fn) =>
+    async (...args) => {
+      if (isDead()) return never();
+      const result = await fn(...args);
+      if (isDead()) return never();
+      return result;
+    };
   const write = guard(async (updates, fence) => {
     stats.inFlight++;
     stats.maxWritesInFlight = Math.max(stats.maxWritesInFlight, stats.inFlight);
@@ -132,7 +141,11 @@ function killableStore(store, isDead, stats, network = false) {
       stats.writes++;
     }
   });
-  const reader = { read: guard((s) => store.reader.read(s)), readMany: guard((s) => store.reader.readMany(s)), readTree: guard((s) => store.reader.readTree(s)) };
+  const reader = {
+    read: guard((s) => store.reader.read(s)),
+    readMany: guard((s) => store.reader.readMany(s)),
+    readTree: guard((s) => store.reader.readTree(s)),
+  };
   return new Proxy(store, {
     get(target, prop) {
       if (prop === 'reader') return reader;
@@ -252,7 +265,13 @@ export class Proc {
     let reachedResolve;
     const reached = new Promise((r) => (reachedResolve = r));
     const gate = new Promise((r) => (release = r));
-    this.faults.add(point, { ...options, action: async () => { reachedResolve(); await gate; } });
+    this.faults.add(point, {
+      ...options,
+      action: async () => {
+        reachedResolve();
+        await gate;
+      },
+    });
     return { reached, release };
   }
 
@@ -302,7 +321,18 @@ export class World {
    * environment every process sees (default: a secrets key, so sensitive outputs can be sealed);
    * driftRepair: the Environment's (default converge).
    */
-  static async create({ units = SIX_UNITS, lease = '5m', apply = {}, delayMs = 10, driver = {}, storeOptions = {}, autoAdvance = true, files = {}, processEnv = { NYL_SECRETS_KEY: TEST_SECRETS_KEY }, driftRepair } = {}) {
+  static async create({
+    units = SIX_UNITS,
+    lease = '5m',
+    apply = {},
+    delayMs = 10,
+    driver = {},
+    storeOptions = {},
+    autoAdvance = true,
+    files = {},
+    processEnv = { NYL_SECRETS_KEY: TEST_SECRETS_KEY },
+    driftRepair,
+  } = {}) {
     const world = new World();
     world.driftRepair = driftRepair;
     // A cache of its own: what a process observed of the lease counts for the world's later processes.
@@ -352,7 +382,9 @@ export class World {
   }
 
   runRefs() {
-    return Object.keys(this.refs()).filter((r) => r.startsWith(`refs/nyl/${ENV}/runs/`)).map((r) => r.slice(`refs/nyl/${ENV}/runs/`.length));
+    return Object.keys(this.refs())
+      .filter((r) => r.startsWith(`refs/nyl/${ENV}/runs/`))
+      .map((r) => r.slice(`refs/nyl/${ENV}/runs/`.length));
   }
 
   evidenceRefs() {
@@ -416,7 +448,10 @@ export class World {
   }
 
   receiptsIn(run) {
-    return [...this.runRecords(run)].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n).sort();
+    return [...this.runRecords(run)]
+      .filter(([, d]) => d.checkpoint?.result === 'receipt')
+      .map(([n]) => n)
+      .sort();
   }
 
   /** Executions per unit, by the run that executed them (the fake driver's apply calls). */

@@ -65,12 +65,16 @@ export function checkJsonOutput(args, result, { env = {}, validateJson = true } 
   if (!validateJson || !asksForJson(args) || stoppedEarly(result, env)) return result;
   const where = `nyl ${args.join(' ')} (exit ${result.code})`;
   if (result.json === undefined || typeof result.json !== 'object' || result.json === null || Array.isArray(result.json)) {
-    throw new Error(`${where}: -o json must print exactly one JSON document (an object) on stdout\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(-2000)}`);
+    throw new Error(
+      `${where}: -o json must print exactly one JSON document (an object) on stdout\nstdout: ${result.stdout.slice(0, 2000)}\nstderr: ${result.stderr.slice(-2000)}`,
+    );
   }
   const name = schemaOfCommand(args);
   const validate = validatorOf(name);
   if (!validate(result.json)) {
-    throw new Error(`${where}: the document does not validate against schemas/${name}.schema.json:\n${describeErrors(validate.errors)}\nstdout: ${result.stdout.slice(0, 4000)}`);
+    throw new Error(
+      `${where}: the document does not validate against schemas/${name}.schema.json:\n${describeErrors(validate.errors)}\nstdout: ${result.stdout.slice(0, 4000)}`,
+    );
   }
   return result;
 }

@@ -126,7 +126,10 @@ export function projectYaml({ url, publishURL, lease, units, logDir }) {
   const envSpec = [`state:\n  repository: {repoURL: "${url}"${publishURL ? `, publishURL: "${publishURL}"` : ''}}`];
   if (lease) envSpec.push(`lease: {duration: ${lease}}`);
   const script = unitScript(logDir);
-  return nylYaml(environment(ENV, envSpec.join('\n')), ...units.map((u) => unitYaml({ ...u, script: typeof u.script === 'function' ? u.script(logDir) : u.script }, script)));
+  return nylYaml(
+    environment(ENV, envSpec.join('\n')),
+    ...units.map((u) => unitYaml({ ...u, script: typeof u.script === 'function' ? u.script(logDir) : u.script }, script)),
+  );
 }
 
 /**
@@ -307,7 +310,12 @@ export class Scenario {
   /** The refs of the state repository: {refname: oid}. */
   refs() {
     const out = git(this.bare, 'for-each-ref', '--format=%(refname) %(objectname)', 'refs/');
-    return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(' ')));
+    return Object.fromEntries(
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ')),
+    );
   }
 
   record(label) {
@@ -322,7 +330,10 @@ export class Scenario {
   }
 
   runRefs(refs = this.refs()) {
-    return Object.keys(refs).filter((r) => r.startsWith(RUNS)).map((r) => r.slice(RUNS.length)).sort();
+    return Object.keys(refs)
+      .filter((r) => r.startsWith(RUNS))
+      .map((r) => r.slice(RUNS.length))
+      .sort();
   }
 
   /**
@@ -418,7 +429,10 @@ export class Scenario {
     // units/BB/NAME.yaml: the records are spread over directories.
     const listed = spawnSync('git', ['ls-tree', '-r', '--name-only', `${oid}:units`], { cwd: this.bare, encoding: 'utf8', env: hermeticEnv() });
     const names = listed.status === 0 ? listed.stdout.split('\n').filter(Boolean) : [];
-    const docs = catFiles(this.bare, names.map((n) => `${oid}:units/${n}`));
+    const docs = catFiles(
+      this.bare,
+      names.map((n) => `${oid}:units/${n}`),
+    );
     names.forEach((n, i) => units.set(path.basename(n, '.yaml'), YAML.parse(docs[i])));
     return { run, units };
   }
@@ -555,7 +569,12 @@ export async function crashReconcile(sc, point, { wave = 1, slowUnit = 'migrate'
     const marker = path.join(sc.dir, `fault-${point}-${Date.now()}`);
     const h = sc.start(args, { env: { ...env, NYL_FAULT_AT: point, NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker } });
     for (let n = 1; ; n++) {
-      await Promise.race([waitForFile(marker, 30000), h.done.then((r) => { throw new Error(`reconcile ended before wave ${wave} reached ${point}: ${describeResult(r)}`); })]);
+      await Promise.race([
+        waitForFile(marker, 30000),
+        h.done.then((r) => {
+          throw new Error(`reconcile ended before wave ${wave} reached ${point}: ${describeResult(r)}`);
+        }),
+      ]);
       if (n === wave) break;
       fs.rmSync(marker);
     }
@@ -583,7 +602,9 @@ function releaseGated(slowDir) {
 /** The receipt checkpoints the live run ref holds now. */
 function receiptsInLiveRun(sc) {
   const refs = sc.refs();
-  return sc.runRefs(refs).flatMap((run) => [...sc.readRunCommit(refs[`${RUNS}${run}`]).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n));
+  return sc
+    .runRefs(refs)
+    .flatMap((run) => [...sc.readRunCommit(refs[`${RUNS}${run}`]).units].filter(([, d]) => d.checkpoint?.result === 'receipt').map(([n]) => n));
 }
 
 /**
@@ -594,7 +615,12 @@ async function crashWhileUnitRuns(sc, args, slowUnit, env) {
   const slowWave = sc.units.find((u) => u.name === slowUnit)?.wave;
   const siblings = sc.units.filter((u) => u.wave === slowWave && u.name !== slowUnit).map((u) => u.name);
   const { h, slowDir } = startGated(sc, args, slowUnit, env);
-  await Promise.race([waitForFile(path.join(slowDir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended before ${slowUnit} ran: ${describeResult(r)}`); })]);
+  await Promise.race([
+    waitForFile(path.join(slowDir, 'running'), 30000),
+    h.done.then((r) => {
+      throw new Error(`reconcile ended before ${slowUnit} ran: ${describeResult(r)}`);
+    }),
+  ]);
   for (const until = Date.now() + 10000; siblings.some((n) => !receiptsInLiveRun(sc).includes(n)) && Date.now() < until; ) await sleep(20);
   const result = await h.crash();
   releaseGated(slowDir);
@@ -607,13 +633,21 @@ async function crashWhileUnitRuns(sc, args, slowUnit, env) {
  * and reach its push before the sibling's tool has even started.
  */
 async function crashAtCheckpointPush(sc, args, point, wave, slowUnit, env) {
-  const members = sc.units.filter((u) => u.wave === wave).map((u) => u.name).sort();
+  const members = sc.units
+    .filter((u) => u.wave === wave)
+    .map((u) => u.name)
+    .sort();
   const slow = members.includes(slowUnit) ? slowUnit : members[members.length - 1];
   const first = members.find((n) => n !== slow) ?? slow;
   const marker = path.join(sc.dir, `fault-${point}-${Date.now()}`);
   const { h, slowDir } = startGated(sc, args, slow, { ...env, NYL_FAULT_AT: `${point}@${first}`, NYL_FAULT_ACTION: 'pause', NYL_FAULT_MARKER: marker });
   const reached = [waitForFile(marker, 30000), ...(first !== slow ? [waitForFile(path.join(slowDir, 'running'), 30000)] : [])];
-  await Promise.race([Promise.all(reached), h.done.then((r) => { throw new Error(`reconcile ended before ${point} of ${first}: ${describeResult(r)}`); })]);
+  await Promise.race([
+    Promise.all(reached),
+    h.done.then((r) => {
+      throw new Error(`reconcile ended before ${point} of ${first}: ${describeResult(r)}`);
+    }),
+  ]);
   const result = await h.crash();
   releaseGated(slowDir);
   return result;
@@ -640,7 +674,9 @@ export async function recoverPath(sc) {
     assert.deepEqual(errorCodes(recover), ['NYL-RECOVER-NOTHING']);
   }
   const status = await sc.nyl(['status', '-e', ENV, '-o', 'json']);
-  const uncertain = Object.values(status.json.units).filter((u) => u.condition?.type === 'uncertain').map((u) => u.name);
+  const uncertain = Object.values(status.json.units)
+    .filter((u) => u.condition?.type === 'uncertain')
+    .map((u) => u.name);
   const retries = [];
   for (const u of uncertain) retries.push(await sc.ok(['recover', '-e', ENV, '--unit', u, '--retry', '--reason', 'checked: safe to run again', '-o', 'json']));
   const reconcile = await sc.ok(['reconcile', '-e', ENV, '-o', 'json'], 0);
@@ -676,11 +712,18 @@ export async function assertCrashInvariants(sc, { allCurrent = false, superseded
   assert.deepEqual(sc.runRefs(refs), [], 'no run ref is left');
 
   // No state ref force-moved: every recorded value is an ancestor of the final one.
-  for (const [key, ref] of [['desired', DESIRED], ['observed', OBSERVED]]) {
+  for (const [key, ref] of [
+    ['desired', DESIRED],
+    ['observed', OBSERVED],
+  ]) {
     const seen = [...new Set(sc.history.map((h) => h.refs[ref]).filter(Boolean))];
     for (const oid of seen) {
       const r = spawnSync('git', ['merge-base', '--is-ancestor', oid, final[key]], { cwd: sc.bare, env: hermeticEnv() });
-      assert.equal(r.status, 0, `${ref} was force-moved: ${oid} (seen after "${sc.history.find((h) => h.refs[ref] === oid).label}") is not an ancestor of ${final[key]}`);
+      assert.equal(
+        r.status,
+        0,
+        `${ref} was force-moved: ${oid} (seen after "${sc.history.find((h) => h.refs[ref] === oid).label}") is not an ancestor of ${final[key]}`,
+      );
     }
   }
 
@@ -727,7 +770,11 @@ export async function assertCrashInvariants(sc, { allCurrent = false, superseded
     const u = units[name];
     assert.ok(u, `status lists ${name}`);
     if (allCurrent) assert.equal(u.state, 'current', `${name} is current: ${JSON.stringify(u)}`);
-    else assert.ok(u.state === 'current' || stuck.has(name) || waiting.has(name), `${name} is current, uncertain naming a dead run, or waits for one: ${JSON.stringify(u)}`);
+    else
+      assert.ok(
+        u.state === 'current' || stuck.has(name) || waiting.has(name),
+        `${name} is current, uncertain naming a dead run, or waits for one: ${JSON.stringify(u)}`,
+      );
   }
 
   // Evidence refs only for units still uncertain, and for late checkpoints (evidence/UNIT/late/RUN),
@@ -783,7 +830,12 @@ export async function lostLeaseRun(sc, unit, { importer = ['recover', '-e', ENV,
   (sc.slowDirs ??= []).push(slowDir);
   fs.writeFileSync(path.join(slowDir, 'gate'), '');
   const h = sc.start(['reconcile', '-e', ENV, '-o', 'json'], { env: { CRASH_SLOW_UNIT: unit, CRASH_SLOW_DIR: slowDir } });
-  await Promise.race([waitForFile(path.join(slowDir, 'running'), 30000), h.done.then((r) => { throw new Error(`reconcile ended before ${unit} ran: ${describeResult(r)}`); })]);
+  await Promise.race([
+    waitForFile(path.join(slowDir, 'running'), 30000),
+    h.done.then((r) => {
+      throw new Error(`reconcile ended before ${unit} ran: ${describeResult(r)}`);
+    }),
+  ]);
   const [run] = sc.noteDeadRuns();
   assert.ok(run, 'the running run has a run ref');
   await sc.leaseBreak('the runner looked dead');

@@ -25,7 +25,10 @@ export function freePort() {
 function canConnect(port) {
   return new Promise((resolve) => {
     const sock = net.connect({ host: '127.0.0.1', port });
-    const done = (ok) => { sock.destroy(); resolve(ok); };
+    const done = (ok) => {
+      sock.destroy();
+      resolve(ok);
+    };
     sock.once('connect', () => done(true));
     sock.once('error', () => done(false));
     sock.setTimeout(500, () => done(false));
@@ -51,11 +54,25 @@ exit $status
 `;
 
 async function startOnce(baseDir, port, timeoutMs) {
-  const child = spawn('sh', [
-    '-c', WATCHDOG, 'nyl-git-daemon',
-    'git', 'daemon', '--reuseaddr', `--base-path=${baseDir}`, '--export-all', '--enable=receive-pack',
-    '--informative-errors', '--listen=127.0.0.1', `--port=${port}`, baseDir,
-  ], { env: hermeticEnv(), detached: true, stdio: ['pipe', 'ignore', 'pipe'] });
+  const child = spawn(
+    'sh',
+    [
+      '-c',
+      WATCHDOG,
+      'nyl-git-daemon',
+      'git',
+      'daemon',
+      '--reuseaddr',
+      `--base-path=${baseDir}`,
+      '--export-all',
+      '--enable=receive-pack',
+      '--informative-errors',
+      '--listen=127.0.0.1',
+      `--port=${port}`,
+      baseDir,
+    ],
+    { env: hermeticEnv(), detached: true, stdio: ['pipe', 'ignore', 'pipe'] },
+  );
   trackProcessGroup(child);
   // Why unref: a test that forgets stop() must not hang its file; the exit handler kills the group.
   child.unref();
@@ -63,14 +80,20 @@ async function startOnce(baseDir, port, timeoutMs) {
   child.stderr.unref();
   let stderr = '';
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderr += d; });
-  child.once('error', (err) => { stderr += String(err); });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
+  child.once('error', (err) => {
+    stderr += String(err);
+  });
   let gone = null;
   // 'close' (not 'exit'): stderr is complete by then, for the "address in use" check below.
-  const exited = new Promise((resolve) => child.once('close', (code, signal) => {
-    gone = { code, signal };
-    resolve(gone);
-  }));
+  const exited = new Promise((resolve) =>
+    child.once('close', (code, signal) => {
+      gone = { code, signal };
+      resolve(gone);
+    }),
+  );
 
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline && !gone) {
@@ -96,7 +119,9 @@ async function startOnce(baseDir, port, timeoutMs) {
         pid: child.pid,
         url: (repoName) => `git://127.0.0.1:${port}/${String(repoName).replace(/^\/+/, '')}`,
         stop,
-        get stderr() { return stderr; },
+        get stderr() {
+          return stderr;
+        },
       };
     }
     await sleep(50);

@@ -65,7 +65,11 @@ export function killProcessGroup(child, signal = 'SIGTERM') {
     process.kill(-child.pid, signal);
     return true;
   } catch {
-    try { return child.kill(signal); } catch { return false; }
+    try {
+      return child.kill(signal);
+    } catch {
+      return false;
+    }
   }
 }
 
@@ -73,7 +77,11 @@ function lastRites() {
   for (const child of groups) killProcessGroup(child, 'SIGKILL');
   groups.clear();
   for (const dir of registered) {
-    try { fs.rmSync(dir, { recursive: true, force: true }); } catch { /* best effort at exit */ }
+    try {
+      fs.rmSync(dir, { recursive: true, force: true });
+    } catch {
+      /* best effort at exit */
+    }
   }
 }
 
@@ -92,28 +100,31 @@ function globalConfigPath() {
   if (configDir && fs.existsSync(path.join(configDir, 'gitconfig'))) return path.join(configDir, 'gitconfig');
   configDir = tempDir('nyl-gitconfig-');
   const file = path.join(configDir, 'gitconfig');
-  fs.writeFileSync(file, [
-    '[user]',
-    '\tname = Test User',
-    '\temail = test@example.com',
-    '[init]',
-    '\tdefaultBranch = main',
-    '[protocol "file"]',
-    '\tallow = always',
-    '[commit]',
-    '\tgpgsign = false',
-    '[tag]',
-    '\tgpgsign = false',
-    '[core]',
-    '\tautocrlf = false',
-    '[gc]',
-    '\tauto = 0',
-    '[advice]',
-    '\tdetachedHead = false',
-    '[safe]',
-    '\tdirectory = *',
-    '',
-  ].join('\n'));
+  fs.writeFileSync(
+    file,
+    [
+      '[user]',
+      '\tname = Test User',
+      '\temail = test@example.com',
+      '[init]',
+      '\tdefaultBranch = main',
+      '[protocol "file"]',
+      '\tallow = always',
+      '[commit]',
+      '\tgpgsign = false',
+      '[tag]',
+      '\tgpgsign = false',
+      '[core]',
+      '\tautocrlf = false',
+      '[gc]',
+      '\tauto = 0',
+      '[advice]',
+      '\tdetachedHead = false',
+      '[safe]',
+      '\tdirectory = *',
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 

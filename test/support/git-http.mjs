@@ -19,10 +19,7 @@ const THIS_FILE = fileURLToPath(import.meta.url);
 let backendPath = null;
 
 function httpBackend() {
-  backendPath ??= path.join(
-    execFileSync('git', ['--exec-path'], { env: hermeticEnv(), encoding: 'utf8' }).trim(),
-    'git-http-backend',
-  );
+  backendPath ??= path.join(execFileSync('git', ['--exec-path'], { env: hermeticEnv(), encoding: 'utf8' }).trim(), 'git-http-backend');
   return backendPath;
 }
 
@@ -70,15 +67,24 @@ export function createGitHttpHandler(projectRoot, { remoteUser = 'nyl-test', onE
     const child = spawn(backend, [], { env: hermeticEnv(extra), stdio: ['pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.stdin.on('error', () => { /* backend may exit before reading the whole body */ });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.stdin.on('error', () => {
+      /* backend may exit before reading the whole body */
+    });
     child.on('error', (err) => {
       onError?.(err);
-      if (!res.headersSent) { res.statusCode = 500; res.end(String(err)); } else res.destroy();
+      if (!res.headersSent) {
+        res.statusCode = 500;
+        res.end(String(err));
+      } else res.destroy();
     });
     req.pipe(child.stdin);
     // Client went away before the response ended: do not leave the backend running.
-    res.on('close', () => { if (!res.writableFinished && child.exitCode === null) child.kill('SIGKILL'); });
+    res.on('close', () => {
+      if (!res.writableFinished && child.exitCode === null) child.kill('SIGKILL');
+    });
 
     let head = Buffer.alloc(0);
     let parsed = false;
@@ -97,7 +103,10 @@ export function createGitHttpHandler(projectRoot, { remoteUser = 'nyl-test', onE
         const value = line.slice(i + 1).trim();
         if (name.toLowerCase() === 'status') {
           const m = /^(\d{3})\s*(.*)$/.exec(value);
-          if (m) { status = Number(m[1]); reason = m[2] || undefined; }
+          if (m) {
+            status = Number(m[1]);
+            reason = m[2] || undefined;
+          }
         } else {
           const prev = res.getHeader(name);
           res.setHeader(name, prev === undefined ? value : [].concat(prev, value));
@@ -192,10 +201,11 @@ export async function startGitHttpInProcess(projectRoot, opts = {}) {
   return {
     port,
     url: (repoName) => `http://127.0.0.1:${port}/${String(repoName).replace(/^\/+/, '')}`,
-    stop: () => (stopping ??= new Promise((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    })),
+    stop: () =>
+      (stopping ??= new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
   };
 }
 
@@ -213,12 +223,16 @@ export async function startGitHttp(projectRoot, { timeoutMs = 10000, faults } = 
   trackProcessGroup(child);
   let stderr = '';
   child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   let gone = null;
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => {
-    gone = { code, signal };
-    resolve(gone);
-  }));
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      gone = { code, signal };
+      resolve(gone);
+    }),
+  );
 
   const port = await new Promise((resolve, reject) => {
     let out = '';
@@ -238,7 +252,12 @@ export async function startGitHttp(projectRoot, { timeoutMs = 10000, faults } = 
       const nl = out.indexOf('\n');
       if (nl === -1) return;
       let parsed;
-      try { parsed = JSON.parse(out.slice(0, nl)).port; } catch (err) { fail(err); return; }
+      try {
+        parsed = JSON.parse(out.slice(0, nl)).port;
+      } catch (err) {
+        fail(err);
+        return;
+      }
       if (settled) return;
       settled = true;
       clearTimeout(timer);
@@ -255,17 +274,20 @@ export async function startGitHttp(projectRoot, { timeoutMs = 10000, faults } = 
     port,
     pid: child.pid,
     url: (repoName) => `http://127.0.0.1:${port}/${String(repoName).replace(/^\/+/, '')}`,
-    stop: () => (stopping ??= (async () => {
-      if (!gone) {
-        child.ref();
-        killProcessGroup(child, 'SIGTERM');
-        const timer = setTimeout(() => killProcessGroup(child, 'SIGKILL'), 2000);
-        await exited;
-        clearTimeout(timer);
-      }
-      killProcessGroup(child, 'SIGKILL');
-    })()),
-    get stderr() { return stderr; },
+    stop: () =>
+      (stopping ??= (async () => {
+        if (!gone) {
+          child.ref();
+          killProcessGroup(child, 'SIGTERM');
+          const timer = setTimeout(() => killProcessGroup(child, 'SIGKILL'), 2000);
+          await exited;
+          clearTimeout(timer);
+        }
+        killProcessGroup(child, 'SIGKILL');
+      })()),
+    get stderr() {
+      return stderr;
+    },
   };
 }
 

@@ -67,7 +67,12 @@ export function tip(repo, ref) {
 /** { refname: oid } of the refs under prefix. */
 export function refsUnder(repo, prefix) {
   const out = git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', prefix);
-  return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(' ')));
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ')),
+  );
 }
 
 export function signalRefs(repo) {

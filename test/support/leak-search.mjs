@@ -74,7 +74,10 @@ export function redact(bytes, needles) {
   let text = Buffer.from(bytes).toString('latin1');
   // Longest first, so that a needle inside another is replaced with it.
   for (const n of [...needles].sort((a, b) => b.bytes.length - a.bytes.length)) text = text.split(n.bytes.toString('latin1')).join(`<${n.name}>`);
-  return text.replace(/\0/g, ' ').replace(/\n/g, '\\n').replace(/[\x01-\x08\x0b-\x1f\x7f-\xff]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+  return text
+    .replace(/\0/g, ' ')
+    .replace(/\n/g, '\\n')
+    .replace(/[\x01-\x08\x0b-\x1f\x7f-\xff]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /** The context of a hit: up to `width` bytes either side, redacted, on one line. */
@@ -86,7 +89,12 @@ function contextOf(bytes, at, length, needles, width = 80) {
 
 /** Hits of needles in bytes at one location. */
 function hitsIn(bytes, needles, where, location) {
-  return findNeedles(bytes, needles).map(({ needle, at }) => ({ where, location, needle: needleLabel(needle), context: contextOf(bytes, at, needle.bytes.length, needles) }));
+  return findNeedles(bytes, needles).map(({ needle, at }) => ({
+    where,
+    location,
+    needle: needleLabel(needle),
+    context: contextOf(bytes, at, needle.bytes.length, needles),
+  }));
 }
 
 /** Hits in what a command printed: label names the command and the stream. */
@@ -132,7 +140,13 @@ export function searchTree(dir, needles, { where = 'file' } = {}) {
 function gitRun(repo, args, { input, encoding = 'buffer' } = {}) {
   // Only this repository: no inherited GIT_DIR and the like, no configuration of the machine.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_')));
-  const r = spawnSync('git', args, { cwd: repo, input, encoding, env: { ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, maxBuffer: 1 << 30 });
+  const r = spawnSync('git', args, {
+    cwd: repo,
+    input,
+    encoding,
+    env: { ...env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    maxBuffer: 1 << 30,
+  });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`git ${args.join(' ')} in ${repo} exited ${r.status}: ${String(r.stderr)}`);
   return r.stdout;
@@ -176,9 +190,13 @@ export function gitObjects(repo) {
 /** commit oid -> the refs that reach it. */
 function refsReaching(repo) {
   const map = new Map();
-  const refs = String(gitRun(repo, ['for-each-ref', '--format=%(refname)'], { encoding: 'utf8' })).split('\n').filter(Boolean);
+  const refs = String(gitRun(repo, ['for-each-ref', '--format=%(refname)'], { encoding: 'utf8' }))
+    .split('\n')
+    .filter(Boolean);
   for (const ref of refs) {
-    for (const commit of String(gitRun(repo, ['rev-list', ref], { encoding: 'utf8' })).split('\n').filter(Boolean)) {
+    for (const commit of String(gitRun(repo, ['rev-list', ref], { encoding: 'utf8' }))
+      .split('\n')
+      .filter(Boolean)) {
       if (!map.has(commit)) map.set(commit, []);
       map.get(commit).push(ref);
     }
@@ -240,7 +258,9 @@ export function objectPlacer(repo, objects) {
   const index = objectIndex(objects);
   const reach = refsReaching(repo);
   return (oid, type) => {
-    const places = placesOf(oid, type, index).map((p) => `${p.commit.slice(0, 12)}${p.path ? `:${p.path}` : ''} "${p.subject}" (${(reach.get(p.commit) ?? ['unreachable']).join(', ')})`);
+    const places = placesOf(oid, type, index).map(
+      (p) => `${p.commit.slice(0, 12)}${p.path ? `:${p.path}` : ''} "${p.subject}" (${(reach.get(p.commit) ?? ['unreachable']).join(', ')})`,
+    );
     return `${type} ${oid}${places.length > 0 ? ` in ${places.join('; ')}` : ' (in no commit)'}`;
   };
 }
@@ -256,7 +276,8 @@ export function searchGitRepo(repo, needles, { label = repo } = {}) {
   const found = [];
   const objects = gitObjects(repo);
   for (const { oid, type, body } of objects) {
-    for (const { needle, at: where } of findNeedles(body, needles)) found.push({ oid, type, needle, context: contextOf(body, where, needle.bytes.length, needles) });
+    for (const { needle, at: where } of findNeedles(body, needles))
+      found.push({ oid, type, needle, context: contextOf(body, where, needle.bytes.length, needles) });
   }
   if (found.length > 0) {
     const place = objectPlacer(repo, objects);
@@ -318,7 +339,10 @@ function argvContext(argv, needles) {
     let at = dashes + 1;
     while (at < argv.length && /^[^=]+=/.test(argv[at])) at++;
     const unit = argv.slice(dashes + 1, at).find((a) => a.startsWith('NYL_UNIT='));
-    const program = argv.slice(at, at + 3).map(show).join(' ');
+    const program = argv
+      .slice(at, at + 3)
+      .map(show)
+      .join(' ');
     runs = ` | env(1) runs: ${program.length > 100 ? `${program.slice(0, 100)}...` : program}${unit ? ` (${show(unit)})` : ''}`;
   }
   return `argv[0..3]: ${head}${holding.length > 0 ? ` | ${holding.map(([a, i]) => `argv[${i}]: ${show(a)}`).join(' | ')}` : ''}${runs} (${argv.length} elements)`;

@@ -21,7 +21,9 @@ function objectsOf(files) {
     }
   }
   const treeOid = (dir) => {
-    const lines = [...children.get(dir)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, full]) => `${name} ${children.has(full) ? treeOid(full) : found.get(full).oid}`);
+    const lines = [...children.get(dir)]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, full]) => `${name} ${children.has(full) ? treeOid(full) : found.get(full).oid}`);
     const oid = sha1(`tree\n${lines.join('\n')}`);
     found.set(dir, { type: 'tree', oid });
     return oid;
@@ -63,7 +65,13 @@ export function yaml(...lines) {
  * `spec:`, so the n-th spec line is line 4 + n of the document.
  */
 export function resource(kind, name, ...specLines) {
-  return ['apiVersion: nyl.io/v1', `kind: ${kind}`, `metadata: {name: ${name}}`, specLines.length > 0 ? 'spec:' : 'spec: {}', ...specLines.map((l) => `  ${l}`)];
+  return [
+    'apiVersion: nyl.io/v1',
+    `kind: ${kind}`,
+    `metadata: {name: ${name}}`,
+    specLines.length > 0 ? 'spec:' : 'spec: {}',
+    ...specLines.map((l) => `  ${l}`),
+  ];
 }
 
 /** Documents (arrays of lines) joined with `---` into one file text. */

@@ -93,7 +93,8 @@ let available;
 export function podmanAvailable() {
   available ??= (async () => {
     const version = await sh(['podman', '--version']);
-    if (version.code !== 0) return { ok: false, reason: `podman is not usable here (${version.stderr.trim() || 'not on PATH'}): install podman, runc and busybox-static` };
+    if (version.code !== 0)
+      return { ok: false, reason: `podman is not usable here (${version.stderr.trim() || 'not on PATH'}): install podman, runc and busybox-static` };
     try {
       await ensureTestImage();
     } catch (error) {

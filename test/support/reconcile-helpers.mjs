@@ -96,7 +96,12 @@ export function stateCounts(repo) {
 /** { refname: oid } of every ref under prefix in repo. */
 export function refsUnder(repo, prefix = 'refs/') {
   const out = git(repo, 'for-each-ref', '--format=%(refname) %(objectname)', prefix);
-  return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(' ')));
+  return Object.fromEntries(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split(' ')),
+  );
 }
 
 /** The full message of a commit. */

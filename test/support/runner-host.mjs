@@ -19,15 +19,19 @@ const { group = false, killGraceMs = 30000, stopSignal, env, killWatchdog = fals
 
 /** The pids of this host's running children whose command line says they are a watchdog. */
 function watchdogs() {
-  return fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === process.pid && isRunning(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nyl-watchdog');
-    } catch {
-      return false;
-    }
-  });
+  return fs
+    .readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((pid) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && isRunning(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('nyl-watchdog');
+      } catch {
+        return false;
+      }
+    });
 }
 
 async function until(predicate) {

@@ -23,7 +23,10 @@ export function strictAjv() {
 
 /** The file names of schemas/, sorted. */
 export function schemaFileNames() {
-  return fs.readdirSync(SCHEMAS_DIR).filter((f) => f.endsWith('.schema.json')).sort();
+  return fs
+    .readdirSync(SCHEMAS_DIR)
+    .filter((f) => f.endsWith('.schema.json'))
+    .sort();
 }
 
 export function readSchema(file) {

@@ -51,10 +51,16 @@ export function editStateFile(repo, ref, file, change, { message = `hand edit of
  * and returns the new one (it may change doc in place and return it), or null to remove the file.
  */
 export function editStateDoc(repo, ref, file, change, options) {
-  return editStateFile(repo, ref, file, (text) => {
-    const next = change(text === undefined ? undefined : YAML.parse(text));
-    return next === null ? null : toYaml(next);
-  }, options);
+  return editStateFile(
+    repo,
+    ref,
+    file,
+    (text) => {
+      const next = change(text === undefined ? undefined : YAML.parse(text));
+      return next === null ? null : toYaml(next);
+    },
+    options,
+  );
 }
 
 /**
@@ -72,7 +78,11 @@ export function setLifecycle(repo, unit, state, { env = 'dev', policy = state ==
  * Makes unit a released record, as deletionPolicy Release leaves it: its desired file removed,
  * and `released: {at, run, by}` added to its observed file. Two commits, one per state ref.
  */
-export function releaseUnit(repo, unit, { env = 'dev', at = '2026-01-01T00:00:00Z', run = '01900000-0000-7000-8000-000000000001', by = 'Test User <test@example.com>' } = {}) {
+export function releaseUnit(
+  repo,
+  unit,
+  { env = 'dev', at = '2026-01-01T00:00:00Z', run = '01900000-0000-7000-8000-000000000001', by = 'Test User <test@example.com>' } = {},
+) {
   editStateDoc(repo, DESIRED_REF(env), `units/${unit}.yaml`, () => null);
   return editStateDoc(repo, OBSERVED_REF(env), `units/${unit}.yaml`, (doc) => {
     if (!doc) throw new Error(`${OBSERVED_REF(env)} of ${repo} has no observed document of ${unit}`);

@@ -37,7 +37,13 @@ const PLUGIN_CACHE = path.join(os.tmpdir(), 'nyl-test-terraform-plugins');
 fs.mkdirSync(PLUGIN_CACHE, { recursive: true });
 
 export function terraformEnv(extra = {}) {
-  return { TF_CLI_CONFIG_FILE: '/dev/null', TF_PLUGIN_CACHE_DIR: PLUGIN_CACHE, CHECKPOINT_DISABLE: '1', ...(TERRAFORM ? { NYL_TEST_TERRAFORM: TERRAFORM } : {}), ...extra };
+  return {
+    TF_CLI_CONFIG_FILE: '/dev/null',
+    TF_PLUGIN_CACHE_DIR: PLUGIN_CACHE,
+    CHECKPOINT_DISABLE: '1',
+    ...(TERRAFORM ? { NYL_TEST_TERRAFORM: TERRAFORM } : {}),
+    ...extra,
+  };
 }
 
 /** Runs terraform directly (for a test's own setup: holding a lock, editing state). */
@@ -62,14 +68,14 @@ export async function httpStateServer() {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       const key = new URL(req.url, 'http://x').pathname;
-      if (req.method === 'GET') return states.has(key) ? res.end(states.get(key)) : (res.statusCode = 404, res.end());
-      if (req.method === 'POST') return states.set(key, body), res.end();
-      if (req.method === 'DELETE') return states.delete(key), res.end();
+      if (req.method === 'GET') return states.has(key) ? res.end(states.get(key)) : ((res.statusCode = 404), res.end());
+      if (req.method === 'POST') return (states.set(key, body), res.end());
+      if (req.method === 'DELETE') return (states.delete(key), res.end());
       if (req.method === 'LOCK') {
-        if (locks.has(key)) return (res.statusCode = 423), res.end(locks.get(key));
-        return locks.set(key, body), res.end();
+        if (locks.has(key)) return ((res.statusCode = 423), res.end(locks.get(key)));
+        return (locks.set(key, body), res.end());
       }
-      if (req.method === 'UNLOCK') return locks.delete(key), res.end();
+      if (req.method === 'UNLOCK') return (locks.delete(key), res.end());
       res.statusCode = 405;
       res.end();
     });

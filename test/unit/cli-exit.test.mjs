@@ -130,10 +130,13 @@ test('NYL-RUN-CANCELLED is 4 for reconcile and teardown, 1 for state commands', 
 
 test('renderTable: columns padded to the widest cell, two spaces apart, last column unpadded, no trailing space', () => {
   assert.equal(
-    renderTable(['UNIT', 'KIND', 'RESULT', 'DETAIL'], [
-      ['broken', 'Command', 'failed', 'command exited with code 1'],
-      ['report', 'Command', 'blocked', '/dependsOn/0 waits for broken (no-current-receipt)'],
-    ]),
+    renderTable(
+      ['UNIT', 'KIND', 'RESULT', 'DETAIL'],
+      [
+        ['broken', 'Command', 'failed', 'command exited with code 1'],
+        ['report', 'Command', 'blocked', '/dependsOn/0 waits for broken (no-current-receipt)'],
+      ],
+    ),
     [
       'UNIT    KIND     RESULT   DETAIL',
       'broken  Command  failed   command exited with code 1',
@@ -142,7 +145,7 @@ test('renderTable: columns padded to the widest cell, two spaces apart, last col
   );
 });
 
-test('renderTable: a held marker\'s status row, with an empty last cell', () => {
+test("renderTable: a held marker's status row, with an empty last cell", () => {
   assert.equal(
     renderTable(['UNIT', 'KIND', 'STATE', 'RECEIPT', 'LAST RUN', 'DETAIL'], [['migrate', '-', 'held', 'none', '-', '']]),
     'UNIT     KIND  STATE  RECEIPT  LAST RUN  DETAIL\nmigrate  -     held   none     -',
@@ -151,12 +154,25 @@ test('renderTable: a held marker\'s status row, with an empty last cell', () => 
 
 test('renderTable: header wider than cells, no rows, missing cells', () => {
   assert.equal(renderTable(['NAME', 'X'], []), 'NAME  X');
-  assert.equal(renderTable(['A', 'B', 'C'], [['long-name', 'b', 'c'], ['x', '', '']]), 'A          B  C\nlong-name  b  c\nx');
+  assert.equal(
+    renderTable(
+      ['A', 'B', 'C'],
+      [
+        ['long-name', 'b', 'c'],
+        ['x', '', ''],
+      ],
+    ),
+    'A          B  C\nlong-name  b  c\nx',
+  );
   assert.equal(renderTable(['A', 'B', 'C'], [['a']]), 'A  B  C\na');
 });
 
 test('renderDiagnostic: severity, code and units; the message indented; the fix last', () => {
-  const d = diagnostic('NYL-UNIT-HELD', 'warning', 'migrate is held by Alice <alice@example.com> (incident 4711) since 2026-10-26T23:03:58Z', { env: 'dev', unit: 'migrate', units: ['migrate'] });
+  const d = diagnostic('NYL-UNIT-HELD', 'warning', 'migrate is held by Alice <alice@example.com> (incident 4711) since 2026-10-26T23:03:58Z', {
+    env: 'dev',
+    unit: 'migrate',
+    units: ['migrate'],
+  });
   assert.equal(
     renderDiagnostic(d),
     [
@@ -179,7 +195,13 @@ test('renderDiagnostic: no units, several units, multi-line messages', () => {
 });
 
 test('renderDiagnostic: a source location as file:line:column pointer', () => {
-  const d = { code: 'NYL-SOURCE-INVALID', severity: 'error', message: 'bad', fix: 'fix it', location: { file: 'nyl.yaml', line: 12, column: 5, pointer: '/spec/run/0' } };
+  const d = {
+    code: 'NYL-SOURCE-INVALID',
+    severity: 'error',
+    message: 'bad',
+    fix: 'fix it',
+    location: { file: 'nyl.yaml', line: 12, column: 5, pointer: '/spec/run/0' },
+  };
   assert.equal(renderDiagnostic(d), 'error NYL-SOURCE-INVALID\n  bad\n  at: nyl.yaml:12:5 /spec/run/0\n  fix: fix it');
   assert.equal(renderDiagnostic({ ...d, location: { file: 'nyl.yaml', pointer: '' } }).split('\n')[2], '  at: nyl.yaml /');
   assert.equal(renderDiagnostic({ ...d, location: { file: 'a.yaml', line: 3 } }).split('\n')[2], '  at: a.yaml:3');
@@ -202,7 +224,12 @@ function split(message) {
 }
 
 test('transitionMessage: headline with up to three units, a YAML body and the trailers', () => {
-  const m = transitionMessage('dev', { operation: 'hold', units: { database: { action: 'hold' } } }, { requestedBy: 'Alice <alice@example.com>', reason: 'incident 4711' }, ['database']);
+  const m = transitionMessage(
+    'dev',
+    { operation: 'hold', units: { database: { action: 'hold' } } },
+    { requestedBy: 'Alice <alice@example.com>', reason: 'incident 4711' },
+    ['database'],
+  );
   assert.equal(
     m,
     'nyl: hold dev (database)\n\noperation: hold\nunits:\n  database:\n    action: hold\n\nNyl-Operation: hold\nNyl-Requested-By: Alice <alice@example.com>\nNyl-Reason: incident 4711\n',
@@ -228,28 +255,68 @@ test("transitionMessage: a run's headline counts its units by result in a fixed 
   assert.equal(head({ a: 'removed', b: 'removed' }, 'teardown'), 'nyl: teardown dev: 2 removed (a, b)');
   assert.equal(head({ u: 'current' }), 'nyl: reconcile dev: 1 restored (u)', 'a current unit is recorded only when its desired document is restored');
   assert.equal(head({ a: 'blocked', b: 'awaiting-approval', c: 'recovered' }), 'nyl: reconcile dev: 1 recovered (c), 1 blocked (a), 1 awaiting-approval (b)');
-  assert.equal(head({ b: 'some-new-result', a: 'a-newer-one', c: 'executed' }), 'nyl: reconcile dev: 1 executed (c), 1 a-newer-one (a), 1 some-new-result (b)', 'unknown results follow, by name');
+  assert.equal(
+    head({ b: 'some-new-result', a: 'a-newer-one', c: 'executed' }),
+    'nyl: reconcile dev: 1 executed (c), 1 a-newer-one (a), 1 some-new-result (b)',
+    'unknown results follow, by name',
+  );
   const long = 'x'.repeat(40);
-  assert.equal(head({ [`${long}1`]: 'executed', [`${long}2`]: 'failed' }), 'nyl: reconcile dev: 1 executed, 1 failed', 'names left out when the headline would get long');
+  assert.equal(
+    head({ [`${long}1`]: 'executed', [`${long}2`]: 'failed' }),
+    'nyl: reconcile dev: 1 executed, 1 failed',
+    'names left out when the headline would get long',
+  );
 });
 
 test('transitionMessage: the body drops empty lists, empty maps and undefined; keys sorted', () => {
   const m = transitionMessage(
     'dev',
-    { operation: 'reconcile', run: 'r1', source: 'c1', executed: ['db', 'app'], imported: [], recovered: [], held: undefined, leaseBroken: { by: 'Bob', reason: 'killed', at: 't' }, incomplete: {}, generation: 0, dry: false },
+    {
+      operation: 'reconcile',
+      run: 'r1',
+      source: 'c1',
+      executed: ['db', 'app'],
+      imported: [],
+      recovered: [],
+      held: undefined,
+      leaseBroken: { by: 'Bob', reason: 'killed', at: 't' },
+      incomplete: {},
+      generation: 0,
+      dry: false,
+    },
     {},
   );
   const { body } = split(m);
   const doc = parse(body);
-  assert.deepEqual(doc, { operation: 'reconcile', run: 'r1', source: 'c1', executed: ['db', 'app'], leaseBroken: { by: 'Bob', reason: 'killed', at: 't' }, generation: 0, dry: false });
-  const keys = body.split('\n').filter((l) => /^\w/.test(l)).map((l) => l.split(':')[0]);
+  assert.deepEqual(doc, {
+    operation: 'reconcile',
+    run: 'r1',
+    source: 'c1',
+    executed: ['db', 'app'],
+    leaseBroken: { by: 'Bob', reason: 'killed', at: 't' },
+    generation: 0,
+    dry: false,
+  });
+  const keys = body
+    .split('\n')
+    .filter((l) => /^\w/.test(l))
+    .map((l) => l.split(':')[0]);
   assert.deepEqual(keys, [...keys].sort());
   assert.doesNotMatch(body, /imported|recovered|held|incomplete/);
 });
 
 test('transitionMessage trailers: Nyl-Operation, Nyl-Run, Nyl-Source (override), Nyl-Requested-By, Nyl-Reason', () => {
-  const full = split(transitionMessage('dev', { operation: 'reconcile', run: 'r1', source: 'c1' }, { requestedBy: 'Release Bot <release@example.com>', reason: 'rotate', sourceOverride: true }));
-  assert.equal(full.trailers, 'Nyl-Operation: reconcile\nNyl-Run: r1\nNyl-Source: c1 (override)\nNyl-Requested-By: Release Bot <release@example.com>\nNyl-Reason: rotate\n');
+  const full = split(
+    transitionMessage(
+      'dev',
+      { operation: 'reconcile', run: 'r1', source: 'c1' },
+      { requestedBy: 'Release Bot <release@example.com>', reason: 'rotate', sourceOverride: true },
+    ),
+  );
+  assert.equal(
+    full.trailers,
+    'Nyl-Operation: reconcile\nNyl-Run: r1\nNyl-Source: c1 (override)\nNyl-Requested-By: Release Bot <release@example.com>\nNyl-Reason: rotate\n',
+  );
   const plain = split(transitionMessage('dev', { operation: 'reconcile', run: 'r1', source: 'c1' }, { sourceOverride: false }));
   assert.equal(plain.trailers, 'Nyl-Operation: reconcile\nNyl-Run: r1\nNyl-Source: c1\n');
   const bare = split(transitionMessage('dev', { operation: 'state-init' }, {}));
@@ -268,7 +335,9 @@ test('transitionMessage: newlines in the reason are folded into one trailer line
 });
 
 test('transitionMessage: the message parses as git does (headline, blank, body, trailers)', () => {
-  const m = transitionMessage('prod', { operation: 'recover', units: { migrate: { action: 'retry' } } }, { requestedBy: 'A <a@x>', reason: 'checked' }, ['migrate']);
+  const m = transitionMessage('prod', { operation: 'recover', units: { migrate: { action: 'retry' } } }, { requestedBy: 'A <a@x>', reason: 'checked' }, [
+    'migrate',
+  ]);
   const { headline, blank, body, trailers } = split(m);
   assert.equal(headline, 'nyl: recover prod (migrate)');
   assert.equal(blank, '');
@@ -288,8 +357,18 @@ function documentedCodes() {
 test('every documented code exists in the catalog, and every catalog code is documented', () => {
   const codes = documentedCodes();
   assert.ok(codes.length >= 38, `found ${codes.length} codes in docs/error-codes.md`);
-  assert.deepEqual(codes.filter((c) => !isNylCode(c)), [], 'documented but not in the catalog');
-  assert.deepEqual(Object.keys(CATALOG).filter((c) => !codes.includes(c)).sort(), [], 'in the catalog but not documented');
+  assert.deepEqual(
+    codes.filter((c) => !isNylCode(c)),
+    [],
+    'documented but not in the catalog',
+  );
+  assert.deepEqual(
+    Object.keys(CATALOG)
+      .filter((c) => !codes.includes(c))
+      .sort(),
+    [],
+    'in the catalog but not documented',
+  );
 });
 
 test('every catalog entry has an exit category, a summary and a fix, with and without parameters', () => {
@@ -301,7 +380,11 @@ test('every catalog entry has an exit category, a summary and a fix, with and wi
     assert.equal(exitCategoryOf(code), spec.exit);
     assert.equal(typeof spec.summary, 'string', code);
     assert.ok(spec.summary.trim().length > 0, `${code} summary`);
-    for (const params of [{}, { env: 'dev', unit: 'db', units: ['db'] }, { env: 'dev', unit: 'db', retryable: false, expired: true, rev: 'main', fix: 'do x', known: ['dev'] }]) {
+    for (const params of [
+      {},
+      { env: 'dev', unit: 'db', units: ['db'] },
+      { env: 'dev', unit: 'db', retryable: false, expired: true, rev: 'main', fix: 'do x', known: ['dev'] },
+    ]) {
       const fix = fixFor(code, params);
       assert.equal(typeof fix, 'string', code);
       assert.ok(fix.trim().length > 0, `${code} fix with ${JSON.stringify(params)}`);

@@ -37,7 +37,10 @@ for (const argv of [['--version'], ['--help'], ['help', 'reconcile'], ['reconcil
     assert.ok(stdout.length > 0);
     // The command table is the registry (cli/registry.js) and its entries: each family's
     // <name>-command.js, ui/command.js and the light modules they share; no operation, no renderer.
-    assert.deepEqual(loaded.filter((f) => !isRegistryEntry(f)), ['cli/help.js', 'cli/main.js', 'cli/registry.js', 'util/version.js']);
+    assert.deepEqual(
+      loaded.filter((f) => !isRegistryEntry(f)),
+      ['cli/help.js', 'cli/main.js', 'cli/registry.js', 'util/version.js'],
+    );
   });
 }
 
@@ -157,7 +160,10 @@ test('-e, -l and -g: every multi-environment command takes them; -e and -l repea
     assert.equal(byName.group.short, 'g', command);
     assert.match(spec.usage, /-e <env>\.\.\. \| -l <key=value> \| -g <group>/, command);
     assert.deepEqual(environmentSelectorOf(parsed([command, '-e', 'dev', '--environment', 'prod'])), { names: ['dev', 'prod'] });
-    assert.deepEqual({ ...environmentSelectorOf(parsed([command, '-l', 'stage=prod,region=eu', '-l', 'tier=web'])).labels }, { stage: 'prod', region: 'eu', tier: 'web' });
+    assert.deepEqual(
+      { ...environmentSelectorOf(parsed([command, '-l', 'stage=prod,region=eu', '-l', 'tier=web'])).labels },
+      { stage: 'prod', region: 'eu', tier: 'web' },
+    );
     assert.deepEqual(environmentSelectorOf(parsed([command, '-g', 'release'])), { group: 'release' });
     assert.match(usageOf([command, '-g', 'a', '-g', 'b']).message, /--group takes one value/);
   }
@@ -186,7 +192,10 @@ test('single-environment commands refuse a repeated -e instead of keeping the la
     assert.match(d.fix, /^pass (-e|--environment) (dev|prod) once/);
   }
   assert.match(usageOf(['reconcile', '-e', 'dev', '--source', 'a', '--source', 'b']).message, /--source takes one value, and was given --source a, --source b/);
-  assert.equal(findCommand(['state', 'init']).spec.options.find((o) => o.name === 'labels'), undefined);
+  assert.equal(
+    findCommand(['state', 'init']).spec.options.find((o) => o.name === 'labels'),
+    undefined,
+  );
 });
 
 test('the one environment of a command line that names one (a repeat of it included)', () => {

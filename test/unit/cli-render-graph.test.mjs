@@ -8,13 +8,25 @@ import { spawnSync } from 'node:child_process';
 import { unitEdges } from '../../dist/project/graph.js';
 import { renderGraphDot, renderGraphMermaid, renderGraphText } from '../../dist/commands/inspect/render-graph.js';
 
-const unit = (name, { dependsOn = [], triggers, references = [] } = {}) => ({ name, declaredDependsOn: dependsOn, spec: triggers ? { triggers } : {}, references });
+const unit = (name, { dependsOn = [], triggers, references = [] } = {}) => ({
+  name,
+  declaredDependsOn: dependsOn,
+  spec: triggers ? { triggers } : {},
+  references,
+});
 
 test('unitEdges: one edge per reason, dependency first; edges to units outside the graph are left out', () => {
   const edges = unitEdges([
     unit('net'),
     unit('db', { references: [{ unit: 'net', output: 'name', pointer: '/env/NET' }] }),
-    unit('app', { dependsOn: ['db'], triggers: ['net'], references: [{ unit: 'db', output: 'url', pointer: '/env/DB' }, { unit: 'gone', output: 'x', pointer: '/env/X' }] }),
+    unit('app', {
+      dependsOn: ['db'],
+      triggers: ['net'],
+      references: [
+        { unit: 'db', output: 'url', pointer: '/env/DB' },
+        { unit: 'gone', output: 'x', pointer: '/env/X' },
+      ],
+    }),
   ]);
   assert.deepEqual(edges, [
     { from: 'net', to: 'db', via: 'reference', output: 'name', pointer: '/env/NET' },
@@ -28,7 +40,11 @@ test('unitEdges: one edge per reason, dependency first; edges to units outside t
 function report() {
   const node = (name, state) => ({ name, kind: 'Command', state, detail: '' });
   return {
-    apiVersion: 'nyl.io/v1', formatVersion: 1, kind: 'GraphReport', operation: 'graph', environment: 'dev',
+    apiVersion: 'nyl.io/v1',
+    formatVersion: 1,
+    kind: 'GraphReport',
+    operation: 'graph',
+    environment: 'dev',
     nodes: [node('net', 'current'), node('cache', 'failed'), node('db', 'held'), node('app', 'pending'), node('say "hi"', 'uncertain')],
     edges: [
       { from: 'net', to: 'cache', via: 'dependsOn' },
@@ -37,20 +53,26 @@ function report() {
       { from: 'db', to: 'app', via: 'reference', output: 'url', pointer: '/env/"DB"' },
       { from: 'db', to: 'app', via: 'trigger' },
     ],
-    errors: [], warnings: [], notes: [], details: {},
+    errors: [],
+    warnings: [],
+    notes: [],
+    details: {},
   };
 }
 
 test('text: a tree from the units that depend on nothing; a unit with two dependencies in full once', () => {
-  assert.equal(renderGraphText(report()), [
-    'net  Command  current',
-    '├─ cache  Command  failed  <- dependsOn',
-    '│  └─ app  Command  pending  <- dependsOn',
-    '└─ db  Command  held  <- outputs.name at /env/NET',
-    '   └─ app (see above)  <- outputs.url at /env/"DB"; triggers',
-    'say "hi"  Command  uncertain',
-    '',
-  ].join('\n'));
+  assert.equal(
+    renderGraphText(report()),
+    [
+      'net  Command  current',
+      '├─ cache  Command  failed  <- dependsOn',
+      '│  └─ app  Command  pending  <- dependsOn',
+      '└─ db  Command  held  <- outputs.name at /env/NET',
+      '   └─ app (see above)  <- outputs.url at /env/"DB"; triggers',
+      'say "hi"  Command  uncertain',
+      '',
+    ].join('\n'),
+  );
 });
 
 /** Tokens of the DOT subset the renderer writes: ids (bare or quoted with escapes), punctuation, ->. */
@@ -74,8 +96,20 @@ function parseDot(text) {
   const t = dotTokens(text);
   let i = 0;
   const expect = (p) => assert.equal(t[i++]?.p, p, `DOT: expected ${p} at token ${i - 1}`);
-  const id = () => { assert.ok(t[i]?.id !== undefined, `DOT: expected an id at token ${i}`); return t[i++].id; };
-  const attrs = () => { expect('['); while (t[i]?.p !== ']') { id(); expect('='); id(); if (t[i]?.p === ',') i++; } expect(']'); };
+  const id = () => {
+    assert.ok(t[i]?.id !== undefined, `DOT: expected an id at token ${i}`);
+    return t[i++].id;
+  };
+  const attrs = () => {
+    expect('[');
+    while (t[i]?.p !== ']') {
+      id();
+      expect('=');
+      id();
+      if (t[i]?.p === ',') i++;
+    }
+    expect(']');
+  };
   assert.equal(id(), 'digraph');
   id();
   expect('{');
@@ -83,7 +117,17 @@ function parseDot(text) {
   const edges = [];
   while (t[i]?.p !== '}') {
     const first = id();
-    if (t[i]?.p === '=') { i++; id(); } else if (t[i]?.p === '->') { i++; edges.push([first, id()]); if (t[i]?.p === '[') attrs(); } else { if (!['node', 'edge', 'graph'].includes(first)) nodes.add(first); if (t[i]?.p === '[') attrs(); }
+    if (t[i]?.p === '=') {
+      i++;
+      id();
+    } else if (t[i]?.p === '->') {
+      i++;
+      edges.push([first, id()]);
+      if (t[i]?.p === '[') attrs();
+    } else {
+      if (!['node', 'edge', 'graph'].includes(first)) nodes.add(first);
+      if (t[i]?.p === '[') attrs();
+    }
     expect(';');
   }
   expect('}');

@@ -76,7 +76,19 @@ test('exit codes of plan rows: 0 only when nothing would happen; failed 3, uncer
   const code = (units, operation) => exitCodeOf(report(units, operation), [], operation ?? 'plan');
   assert.equal(code({ a: { result: 'current', reason: 'receipt-current' } }), 0);
   assert.equal(code({ a: { result: 'current', reason: 'desired-restored' } }), 2, 'the next reconcile writes the desired document again');
-  for (const result of ['execute', 'wait', 'teardown', 'retain', 'release', 'blocked', 'held', 'awaiting-approval', 'drifted', 'pending-teardown', 'tearing-down']) {
+  for (const result of [
+    'execute',
+    'wait',
+    'teardown',
+    'retain',
+    'release',
+    'blocked',
+    'held',
+    'awaiting-approval',
+    'drifted',
+    'pending-teardown',
+    'tearing-down',
+  ]) {
     assert.equal(code({ a: { result: 'current' }, b: { result } }), 2, result);
   }
   assert.equal(code({ a: { result: 'failed' }, b: { result: 'execute' } }), 3);

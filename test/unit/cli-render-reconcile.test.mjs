@@ -16,7 +16,10 @@ function reconcileReport(detail) {
     source: 'abc',
     sourceOverride: false,
     unitOrder: ['parse', 'ok'],
-    units: { parse: { kind: 'Command', result: 'failed', detail, dispatched: true }, ok: { kind: 'Command', result: 'executed', detail: '', dispatched: true } },
+    units: {
+      parse: { kind: 'Command', result: 'failed', detail, dispatched: true },
+      ok: { kind: 'Command', result: 'executed', detail: '', dispatched: true },
+    },
     details: {},
     errors: [],
     warnings: [],
@@ -27,7 +30,11 @@ function reconcileReport(detail) {
 test('reconcile: the table shows the first line of a reason, the whole reason follows below it', () => {
   const text = renderReconcile(reconcileReport(REASON));
   const lines = text.split('\n');
-  assert.deepEqual(lines.slice(0, 3), ['UNIT   KIND     RESULT    DETAIL', 'parse  Command  failed    NYL_OUTPUTS holds invalid JSON', 'ok     Command  executed']);
+  assert.deepEqual(lines.slice(0, 3), [
+    'UNIT   KIND     RESULT    DETAIL',
+    'parse  Command  failed    NYL_OUTPUTS holds invalid JSON',
+    'ok     Command  executed',
+  ]);
   assert.match(text, /\n {2}source: +abc\n\nparse failed:\n {2}NYL_OUTPUTS holds invalid JSON\n {4}line 2: unexpected token o\n$/);
 });
 
@@ -63,13 +70,28 @@ test('nyl verify: a table of the units with their drift, and the skipped ones, b
     environment: 'dev',
     result: 'done',
     observed: 'abc',
-    details: { run: 'r1', units: { site: { drift: 'drifted', kind: 'Command' }, app: { drift: 'unknown', kind: 'Command', detail: 'app declares no check: action' } }, skipped: { fresh: 'no receipt yet' } },
+    details: {
+      run: 'r1',
+      units: { site: { drift: 'drifted', kind: 'Command' }, app: { drift: 'unknown', kind: 'Command', detail: 'app declares no check: action' } },
+      skipped: { fresh: 'no receipt yet' },
+    },
     errors: [],
     warnings: [],
     notes: [],
   });
   assert.equal(
     text,
-    ['verify dev: done', '', 'UNIT   KIND     DRIFT    DETAIL', 'site   Command  drifted', 'app    Command  unknown  app declares no check: action', 'fresh  -        skipped  no receipt yet', '', '  observed: abc', '  run: r1', ''].join('\n'),
+    [
+      'verify dev: done',
+      '',
+      'UNIT   KIND     DRIFT    DETAIL',
+      'site   Command  drifted',
+      'app    Command  unknown  app declares no check: action',
+      'fresh  -        skipped  no receipt yet',
+      '',
+      '  observed: abc',
+      '  run: r1',
+      '',
+    ].join('\n'),
   );
 });

@@ -20,7 +20,14 @@ function report(location) {
 }
 
 test('status names the local path of a state repository that is not where the URL says', () => {
-  const text = renderStatus(report({ repository: 'https://git.example.com/state.git', localPath: '/home/me/.cache/nyl/state-1a2b.git', desiredRef: 'refs/heads/nyl/dev/desired', observedRef: 'refs/heads/nyl/dev/observed' }));
+  const text = renderStatus(
+    report({
+      repository: 'https://git.example.com/state.git',
+      localPath: '/home/me/.cache/nyl/state-1a2b.git',
+      desiredRef: 'refs/heads/nyl/dev/desired',
+      observedRef: 'refs/heads/nyl/dev/observed',
+    }),
+  );
   assert.match(text, /^ {2}state: +https:\/\/git\.example\.com\/state\.git \(refs\/heads\/nyl\/dev\/desired, refs\/heads\/nyl\/dev\/observed\)$/m);
   assert.match(text, /^ {2}local: +\/home\/me\/\.cache\/nyl\/state-1a2b\.git$/m);
   const same = renderStatus(report({ repository: '/srv/state.git', localPath: '/srv/state.git', desiredRef: 'd', observedRef: 'o' }));

@@ -91,24 +91,48 @@ test('renderers: colour off (the default) prints no escape code; colour on adds 
   assert.match(status, /^web +Command +\u001b\[31mfailed\u001b\[39m   none/m);
   assert.match(status, /^cache +Command +\u001b\[33mheld\u001b\[39m     none/m);
   assert.match(status, /^\u001b\[1m\u001b\[33mwarning NYL-UNIT-FAILED \(web\)\u001b\[39m\u001b\[22m$/m, 'a warning heading in bold yellow');
-  assert.match(withColor(true, () => renderReconcile(reconcileReport())), /^\u001b\[1m\u001b\[31merror NYL-LEASE-LOST\u001b\[39m\u001b\[22m$/m);
-  assert.match(withColor(true, () => renderPlan(reconcileReport('plan'))), /\u001b\[33mwait\u001b\[39m/);
+  assert.match(
+    withColor(true, () => renderReconcile(reconcileReport())),
+    /^\u001b\[1m\u001b\[31merror NYL-LEASE-LOST\u001b\[39m\u001b\[22m$/m,
+  );
+  assert.match(
+    withColor(true, () => renderPlan(reconcileReport('plan'))),
+    /\u001b\[33mwait\u001b\[39m/,
+  );
 });
 
 test('renderTable: a coloured last column gets no padding, and headers and other columns stay plain', () => {
-  const rows = [['a', 'failed'], ['bb', 'current']];
+  const rows = [
+    ['a', 'failed'],
+    ['bb', 'current'],
+  ];
   const coloured = withColor(true, () => renderTable(['UNIT', 'STATE'], rows, 1));
   assert.equal(coloured, 'UNIT  STATE\na     \u001b[31mfailed\u001b[39m\nbb    \u001b[32mcurrent\u001b[39m');
   assert.equal(strip(coloured), renderTable(['UNIT', 'STATE'], rows, 1));
-  assert.equal(withColor(true, () => renderDiagnostic({ code: 'NYL-X', severity: 'note', message: 'm', fix: 'f' })).split('\n')[0], '\u001b[1mnote NYL-X\u001b[22m');
+  assert.equal(
+    withColor(true, () => renderDiagnostic({ code: 'NYL-X', severity: 'note', message: 'm', fix: 'f' })).split('\n')[0],
+    '\u001b[1mnote NYL-X\u001b[22m',
+  );
 });
 
 test('valueLines: objects indented, lists one item per line, empty ones (none), never JSON', () => {
-  assert.deepEqual(valueLines('state', { generation: 1, status: 'active', fresh: false }, 1), ['  state:', '    generation: 1', '    status: active', '    fresh: false']);
+  assert.deepEqual(valueLines('state', { generation: 1, status: 'active', fresh: false }, 1), [
+    '  state:',
+    '    generation: 1',
+    '    status: active',
+    '    fresh: false',
+  ]);
   assert.deepEqual(valueLines('runs', ['r1', 'r2'], 1), ['  runs:', '    - r1', '    - r2']);
   assert.deepEqual(valueLines('imported', [], 1), ['  imported: (none)']);
   assert.deepEqual(valueLines('dropped', {}, 1), ['  dropped: (none)']);
-  assert.deepEqual(valueLines('holds', [{ unit: 'a', by: { name: 'x' } }, [], null], 1), ['  holds:', '    - unit: a', '      by:', '        name: x', '    - (none)', '    - null']);
+  assert.deepEqual(valueLines('holds', [{ unit: 'a', by: { name: 'x' } }, [], null], 1), [
+    '  holds:',
+    '    - unit: a',
+    '      by:',
+    '        name: x',
+    '    - (none)',
+    '    - null',
+  ]);
   assert.deepEqual(valueLines('unit', 'a', 1), ['  unit: a'], 'a string as it always was');
 });
 
@@ -119,11 +143,26 @@ test('typical state operations render their details without JSON syntax', () => 
     { holder: { host: 'ci-runner-7', name: who, pid: 28160 }, broken: { by: who, reason: 'killed', at: '2026-11-30T03:29:35Z' } },
     { imported: [], runs: ['0192'], recovered: ['migrate'], leaseBroken: { by: who, reason: 'killed', run: '0192', holder: who } },
     { unit: 'db', deliveredTo: { run: '0193', runner: { host: 'h', name: who, pid: 1 }, operation: 'reconcile' } },
-    { restoredFrom: { commit: 'c', desired: 'c', observed: 'o' }, restored: { database: 'restored' }, resurrected: { database: 'u' }, dropped: {}, holdsKept: [] },
+    {
+      restoredFrom: { commit: 'c', desired: 'c', observed: 'o' },
+      restored: { database: 'restored' },
+      resurrected: { database: 'u' },
+      dropped: {},
+      holdsKept: [],
+    },
     { units: { site: { drift: 'drifted', kind: 'Command' } }, skipped: { cache: 'held' }, observations: [{ unit: 'site', status: 'drifted' }] },
   ];
   for (const [i, d] of details.entries()) {
-    const text = renderStateOperation({ operation: i === 5 ? 'verify' : 'op', environment: 'dev', result: 'done', desired: 'd', details: d, errors: [], warnings: [], notes: [] });
+    const text = renderStateOperation({
+      operation: i === 5 ? 'verify' : 'op',
+      environment: 'dev',
+      result: 'done',
+      desired: 'd',
+      details: d,
+      errors: [],
+      warnings: [],
+      notes: [],
+    });
     for (const line of text.split('\n')) assert.doesNotMatch(line, JSON_SYNTAX, text);
   }
 });
@@ -131,7 +170,10 @@ test('typical state operations render their details without JSON syntax', () => 
 test('did you mean: the corrected command line, quoted to run as printed; none when nothing is close', () => {
   assert.equal(editDistance('unti', 'unit'), 1, 'a swap of two letters is one edit');
   assert.equal(editDistance('reconile', 'reconcile'), 1);
-  assert.deepEqual(unknownCommandHelp(['reconile', '-e', 'dev']), { message: 'unknown command: nyl reconile -e dev', fix: 'did you mean `nyl reconcile -e dev`?' });
+  assert.deepEqual(unknownCommandHelp(['reconile', '-e', 'dev']), {
+    message: 'unknown command: nyl reconile -e dev',
+    fix: 'did you mean `nyl reconcile -e dev`?',
+  });
   assert.equal(unknownCommandHelp(['state', 'innit', '-e', 'dev']).fix, 'did you mean `nyl state init -e dev`?');
   assert.equal(unknownCommandHelp(['lease', '-e', 'dev']).fix, 'see `nyl lease --help` for what each does');
   assert.equal(unknownCommandHelp(['frobnicate']).fix, 'see `nyl --help` for the commands');
@@ -160,7 +202,8 @@ test('completion scripts name every command, subcommand and option of the comman
     }
     for (const spec of COMMANDS) {
       for (const word of spec.words) assert.ok(text.includes(word), `${shell}: ${word}`);
-      for (const o of spec.options) assert.ok(shell === 'fish' ? text.includes(`-l ${o.name}`) : text.includes(`--${o.name}`), `${shell}: ${spec.words.join(' ')} --${o.name}`);
+      for (const o of spec.options)
+        assert.ok(shell === 'fish' ? text.includes(`-l ${o.name}`) : text.includes(`--${o.name}`), `${shell}: ${spec.words.join(' ')} --${o.name}`);
     }
   }
 });
@@ -168,7 +211,10 @@ test('completion scripts name every command, subcommand and option of the comman
 test('subcommandsOf: the commands of a group in table order, as the group help, "did you mean" and completion list them', () => {
   const state = subcommandsOf('state');
   assert.ok(state.length > 1);
-  assert.deepEqual(state, COMMANDS.filter((c) => c.words[0] === 'state' && c.words.length > 1));
+  assert.deepEqual(
+    state,
+    COMMANDS.filter((c) => c.words[0] === 'state' && c.words.length > 1),
+  );
   assert.deepEqual(subcommandsOf('status'), [], 'a command without subcommands');
   assert.deepEqual(subcommandsOf('frobnicate'), []);
   assert.equal(groupOf(['state']), 'state');
@@ -186,7 +232,8 @@ test('withDiagnostics: the body and a newline, the diagnostics after a blank lin
 });
 
 test('nyl __complete environments (each TAB press) lists the environments without loading the command dispatcher', () => {
-  const env = (name) => `apiVersion: nyl.io/v1\nkind: Environment\nmetadata: {name: ${name}}\nspec:\n  state: {repository: {repoURL: "file:///nowhere/state.git"}}`;
+  const env = (name) =>
+    `apiVersion: nyl.io/v1\nkind: Environment\nmetadata: {name: ${name}}\nspec:\n  state: {repository: {repoURL: "file:///nowhere/state.git"}}`;
   const project = makeProject({ 'nyl.yaml': `${[env('prod'), env('dev')].join('\n---\n')}\n` });
   const script = `require(${JSON.stringify(path.join(DIST, 'cli', 'main.js'))}).main(['__complete', 'environments']).then((code) => {
     const loaded = Object.keys(require.cache).filter((f) => f.startsWith(${JSON.stringify(DIST + path.sep)})).map((f) => f.slice(${DIST.length + 1}));
@@ -209,7 +256,11 @@ test('nyl state --help and nyl lease load only the command table and the version
     const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     assert.match(r.stdout, /Subcommands:/);
     // The command table is the registry (cli/registry.js) and its entries; no operation, no renderer.
-    const entry = (f) => /^commands\/.+-command\.js$/.test(f) || ['ui/command.js', 'commands/command.js', 'commands/options.js', 'commands/across.js'].includes(f);
-    assert.deepEqual(JSON.parse(r.stderr.split('LOADED ')[1]).filter((f) => !entry(f)), ['cli/help.js', 'cli/main.js', 'cli/registry.js', 'util/version.js']);
+    const entry = (f) =>
+      /^commands\/.+-command\.js$/.test(f) || ['ui/command.js', 'commands/command.js', 'commands/options.js', 'commands/across.js'].includes(f);
+    assert.deepEqual(
+      JSON.parse(r.stderr.split('LOADED ')[1]).filter((f) => !entry(f)),
+      ['cli/help.js', 'cli/main.js', 'cli/registry.js', 'util/version.js'],
+    );
   }
 });

@@ -13,7 +13,10 @@ function stream({ isTTY = true, columns = 80 } = {}) {
 const CLEAR = '\r\x1b[K';
 
 test('not a terminal, or a dumb one: plain lines and no status line', () => {
-  for (const [s, env] of [[stream({ isTTY: false }), {}], [stream(), { TERM: 'dumb' }]]) {
+  for (const [s, env] of [
+    [stream({ isTTY: false }), {}],
+    [stream(), { TERM: 'dumb' }],
+  ]) {
     const ports = stderrPorts(s, env);
     assert.equal(ports.liveStatus, undefined);
     ports.log('hello');

@@ -19,7 +19,10 @@ const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 /** The report kinds the JSON Schemas in schemas/ declare. */
 function schemaKinds() {
   const dir = path.join(ROOT, 'schemas');
-  const text = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), 'utf8')).join('\n');
+  const text = fs
+    .readdirSync(dir)
+    .map((f) => fs.readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
   return new Set([...text.matchAll(/"const": "([A-Za-z]+Report)"/g)].map((m) => m[1]));
 }
 
@@ -110,6 +113,8 @@ test('the name check finds a command spelled as a string, in every literal form'
 test('no file of src/cli spells a command name: the CLI reads every command from the registry', () => {
   const names = commandNames();
   const cli = path.join(ROOT, 'src', 'cli');
-  const found = sourcesUnder(cli).flatMap((file) => namesSpelled(file, fs.readFileSync(file, 'utf8'), names).map((n) => `${path.relative(ROOT, file)}: '${n}'`));
+  const found = sourcesUnder(cli).flatMap((file) =>
+    namesSpelled(file, fs.readFileSync(file, 'utf8'), names).map((n) => `${path.relative(ROOT, file)}: '${n}'`),
+  );
   assert.deepEqual(found, []);
 });

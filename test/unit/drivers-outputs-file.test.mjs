@@ -23,7 +23,11 @@ const LIMIT = 1024 * 1024;
 /** readOutputsFile(file) in a child process that may take at most 5 s and 256 MiB: its result. */
 function readInChild(file) {
   const script = `Promise.resolve(require(${JSON.stringify(READER)}).readOutputsFile(${JSON.stringify(file)})).then((r) => process.stdout.write(JSON.stringify(r)))`;
-  const out = execFileSync(process.execPath, ['--max-old-space-size=256', '-e', script], { timeout: 5000, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = execFileSync(process.execPath, ['--max-old-space-size=256', '-e', script], {
+    timeout: 5000,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   return JSON.parse(out);
 }
 

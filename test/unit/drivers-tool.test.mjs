@@ -8,7 +8,17 @@ import { asProcessText, classifyEnd, declaredEnv, nylEnv, runTool, seconds } fro
 
 /** A process result as the runner returns it, with the fields a case sets. */
 function result(fields = {}) {
-  return { argv: ['tool'], code: 0, signal: null, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0), timedOut: false, cancelled: false, durationMs: 1234, ...fields };
+  return {
+    argv: ['tool'],
+    code: 0,
+    signal: null,
+    stdout: Buffer.alloc(0),
+    stderr: Buffer.alloc(0),
+    timedOut: false,
+    cancelled: false,
+    durationMs: 1234,
+    ...fields,
+  };
 }
 
 const TEXTS = {
@@ -48,12 +58,17 @@ test("classifyEnd: a timeout is the driver's own failure, even when the tool exi
   assert.equal(classifyEnd(result({ code: 0, timedOut: true }), TEXTS).reason, 'timed out');
 });
 
-test('classifyEnd: any other end is the driver\'s exited failure, a signal included', () => {
+test("classifyEnd: any other end is the driver's exited failure, a signal included", () => {
   assert.equal(classifyEnd(result({ code: null, signal: 'SIGKILL' }), TEXTS).reason, 'exited null SIGKILL');
 });
 
 test('nylEnv names the environment, unit, run and execution; declared values become text', () => {
-  assert.deepEqual(nylEnv({ environment: 'dev', unit: 'db', run: 'r1', uid: 'u1', kind: 'Command' }), { NYL_ENVIRONMENT: 'dev', NYL_UNIT: 'db', NYL_RUN: 'r1', NYL_UID: 'u1' });
+  assert.deepEqual(nylEnv({ environment: 'dev', unit: 'db', run: 'r1', uid: 'u1', kind: 'Command' }), {
+    NYL_ENVIRONMENT: 'dev',
+    NYL_UNIT: 'db',
+    NYL_RUN: 'r1',
+    NYL_UID: 'u1',
+  });
   assert.deepEqual(declaredEnv({ A: 'x', B: 3, C: { d: [true] }, D: null }), { A: 'x', B: '3', C: '{"d":[true]}', D: 'null' });
   assert.deepEqual(declaredEnv(undefined), {});
   assert.equal(asProcessText('as is'), 'as is');
@@ -61,7 +76,7 @@ test('nylEnv names the environment, unit, run and execution; declared values bec
   assert.equal(seconds(0), '0.0s');
 });
 
-test('runTool: a process group, the run\'s cancellation unless told otherwise, and output cut into lines', async () => {
+test("runTool: a process group, the run's cancellation unless told otherwise, and output cut into lines", async () => {
   const seen = [];
   const cancel = new AbortController().signal;
   const runner = {
@@ -75,7 +90,13 @@ test('runTool: a process group, the run\'s cancellation unless told otherwise, a
   };
   const out = [];
   const err = [];
-  await runTool({ runner, cancel, killGraceMs: 7 }, ['tool', 'x'], { cwd: '/w', env: { A: '1' }, timeoutMs: 5, stdout: (l) => out.push(l.text), stderr: (l) => err.push(l.text) });
+  await runTool({ runner, cancel, killGraceMs: 7 }, ['tool', 'x'], {
+    cwd: '/w',
+    env: { A: '1' },
+    timeoutMs: 5,
+    stdout: (l) => out.push(l.text),
+    stderr: (l) => err.push(l.text),
+  });
   assert.deepEqual(out, ['one', 'two']);
   assert.deepEqual(err, ['err']);
   const { options } = seen[0];

@@ -27,20 +27,23 @@ const env = (name, labels, ...spec) => [
 const group = (name, ...spec) => ['apiVersion: nyl.io/v1', 'kind: EnvironmentGroup', `metadata: {name: ${name}}`, 'spec:', ...spec.map((l) => `  ${l}`)];
 
 // base <- network <- {dev, staging}; prod -> network, staging (a diamond over network); tools alone.
-const project = await loadProject('/p', memoryTree({
-  'nyl.yaml': documents(
-    env('prod', { stage: 'production', region: 'eu' }, 'dependsOn: [staging, network]'),
-    env('staging', { stage: 'staging', region: 'eu' }, 'dependsOn: [network]'),
-    env('dev', { stage: 'dev', region: 'us' }, 'dependsOn: [network]'),
-    env('network', { stage: 'shared', region: 'eu' }, 'dependsOn: [base]'),
-    env('base', { stage: 'shared', region: 'us' }),
-    env('tools', {}),
-    group('eu', 'selector: {matchLabels: {region: eu}}'),
-    group('release', 'environments: [prod, dev]'),
-    group('nobody', 'selector: {matchLabels: {stage: none}}'),
-    group('empty', 'environments: []'),
-  ),
-}));
+const project = await loadProject(
+  '/p',
+  memoryTree({
+    'nyl.yaml': documents(
+      env('prod', { stage: 'production', region: 'eu' }, 'dependsOn: [staging, network]'),
+      env('staging', { stage: 'staging', region: 'eu' }, 'dependsOn: [network]'),
+      env('dev', { stage: 'dev', region: 'us' }, 'dependsOn: [network]'),
+      env('network', { stage: 'shared', region: 'eu' }, 'dependsOn: [base]'),
+      env('base', { stage: 'shared', region: 'us' }),
+      env('tools', {}),
+      group('eu', 'selector: {matchLabels: {region: eu}}'),
+      group('release', 'environments: [prod, dev]'),
+      group('nobody', 'selector: {matchLabels: {stage: none}}'),
+      group('empty', 'environments: []'),
+    ),
+  }),
+);
 
 /** The NylError's first diagnostic, from a function expected to throw one. */
 function refusal(fn) {
@@ -68,7 +71,13 @@ test('-e: unknown names are NYL-ENVIRONMENT-UNKNOWN listing them and the declare
 });
 
 test('-e: names resolve through the lookup (the hook for EnvironmentTemplate instances)', () => {
-  const instance = { kind: 'Environment', name: 'pr-7', labels: {}, origin: { file: 'nyl.yaml', line: 1, pointer: '', document: 0 }, spec: { dependsOn: ['dev'], values: {}, driftRepair: 'converge', lease: { durationMs: 1 } } };
+  const instance = {
+    kind: 'Environment',
+    name: 'pr-7',
+    labels: {},
+    origin: { file: 'nyl.yaml', line: 1, pointer: '', document: 0 },
+    spec: { dependsOn: ['dev'], values: {}, driftRepair: 'converge', lease: { durationMs: 1 } },
+  };
   const declared = declaredEnvironments(project);
   const lookup = (name) => (name === 'pr-7' ? instance : declared(name));
   const selection = resolveSelection(project, { names: ['pr-7', 'dev'] }, lookup);
@@ -148,10 +157,13 @@ test('cycles in Environment dependsOn are refused at validation with file and li
     'nyl.yaml': documents(env('a', {}, 'dependsOn: [b]'), env('b', {}, 'dependsOn: [c]'), env('c', {}, 'dependsOn: [a]'), env('d', {}, 'dependsOn: [d]')),
   });
   const cycles = errors.filter((d) => /environment dependency cycle/.test(d.message));
-  assert.deepEqual(cycles.map((d) => [d.code, d.message, d.location.file, d.location.line, d.location.pointer]), [
-    ['NYL-SOURCE-INVALID', 'environment dependency cycle: a -> b -> c -> a', 'nyl.yaml', 5, '/spec/dependsOn/0'],
-    ['NYL-SOURCE-INVALID', 'environment dependency cycle: d -> d', 'nyl.yaml', 23, '/spec/dependsOn/0'],
-  ]);
+  assert.deepEqual(
+    cycles.map((d) => [d.code, d.message, d.location.file, d.location.line, d.location.pointer]),
+    [
+      ['NYL-SOURCE-INVALID', 'environment dependency cycle: a -> b -> c -> a', 'nyl.yaml', 5, '/spec/dependsOn/0'],
+      ['NYL-SOURCE-INVALID', 'environment dependency cycle: d -> d', 'nyl.yaml', 23, '/spec/dependsOn/0'],
+    ],
+  );
 });
 
 const UNITS = { dev: new Set(['web', 'db', 'audit']), prod: new Set(['web', 'db']) };
@@ -190,5 +202,13 @@ test('exit across environments: the most severe, 4 > 3 > 1 > 2 > 0, the same ran
     }
   }
   assert.equal(environmentsExit([]), 0);
-  assert.equal(environmentsExit(new Map([['dev', 2], ['prod', 1]]).values()), 1);
+  assert.equal(
+    environmentsExit(
+      new Map([
+        ['dev', 2],
+        ['prod', 1],
+      ]).values(),
+    ),
+    1,
+  );
 });

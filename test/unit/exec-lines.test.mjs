@@ -24,9 +24,15 @@ test('every line keeps its bytes (an invalid byte, \\r\\n), its text is whole ac
   const written = Buffer.concat([Buffer.from('bad '), Buffer.from([0xff]), Buffer.from('\r\nh\u00e9llo \u20ac\nlast')]);
   const euro = written.indexOf(0xe2);
   const lines = split([written.subarray(0, euro + 1), written.subarray(euro + 1, euro + 2), written.subarray(euro + 2)]);
-  assert.deepEqual(lines.map((l) => l.text), ['bad \ufffd', 'h\u00e9llo \u20ac', 'last']);
+  assert.deepEqual(
+    lines.map((l) => l.text),
+    ['bad \ufffd', 'h\u00e9llo \u20ac', 'last'],
+  );
   assert.ok(bytesOf(lines).equals(written), 'the lines are the bytes written, in order');
-  assert.deepEqual(lines.map((l) => l.bytes.toString('latin1')), ['bad \xff\r\n', Buffer.from('h\u00e9llo \u20ac\n').toString('latin1'), 'last']);
+  assert.deepEqual(
+    lines.map((l) => l.bytes.toString('latin1')),
+    ['bad \xff\r\n', Buffer.from('h\u00e9llo \u20ac\n').toString('latin1'), 'last'],
+  );
 });
 
 test('a line longer than the bound is passed on in pieces, a character cut between two of them whole in the text', () => {
@@ -34,12 +40,15 @@ test('a line longer than the bound is passed on in pieces, a character cut betwe
   const chunks = [...written].map((b) => Buffer.from([b]));
   const lines = split(chunks, 7);
   assert.ok(bytesOf(lines).equals(written));
-  assert.ok(lines.every((l) => l.bytes.length <= 7), 'nothing longer than the bound is held');
+  assert.ok(
+    lines.every((l) => l.bytes.length <= 7),
+    'nothing longer than the bound is held',
+  );
   assert.equal(lines.map((l) => l.text).join(''), 'abcdef\u20acghijnext');
   assert.ok(lines.map((l) => l.text).includes('next'));
 });
 
-test('a unit log: the tool\'s bytes between the start and end lines, every entry ending with a newline', () => {
+test("a unit log: the tool's bytes between the start and end lines, every entry ending with a newline", () => {
   const dir = mkdtempSync(join(tmpdir(), 'nyl-output-'));
   try {
     const stderr = [];

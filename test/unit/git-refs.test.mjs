@@ -23,7 +23,8 @@ test('a stale lease rejects the whole atomic push: kind rejected, every rejected
     'Done',
     '',
   ].join('\n');
-  const stderr = "error: atomic push failed for ref refs/nyl/dev/lease. status: 7\n\nfatal: the remote end hung up unexpectedly\nerror: failed to push some refs to '/srv/state.git'\n";
+  const stderr =
+    "error: atomic push failed for ref refs/nyl/dev/lease. status: 7\n\nfatal: the remote end hung up unexpectedly\nerror: failed to push some refs to '/srv/state.git'\n";
   const r = classifyPushFailure(stdout, stderr);
   assert.equal(r.ok, false);
   assert.equal(r.kind, 'rejected');
@@ -49,13 +50,19 @@ test('a hook that declines: [remote rejected] (pre-receive hook declined)', () =
     `!\t${OID_A}:refs/nyl/dev/lease\t[remote rejected] (pre-receive hook declined)`,
     'Done',
   ].join('\n');
-  const r = classifyPushFailure(stdout, "remote: nyl-protect: deletion of protected ref refs/heads/nyl/dev/desired refused\nerror: failed to push some refs to '../remote.git'\n");
+  const r = classifyPushFailure(
+    stdout,
+    "remote: nyl-protect: deletion of protected ref refs/heads/nyl/dev/desired refused\nerror: failed to push some refs to '../remote.git'\n",
+  );
   assert.equal(r.kind, 'rejected');
   assert.deepEqual(
     r.refs.map((x) => x.reason),
     ['[remote rejected] (pre-receive hook declined)', '[remote rejected] (pre-receive hook declined)'],
   );
-  assert.deepEqual(r.refs.map((x) => x.ref), ['refs/heads/nyl/dev/desired', 'refs/nyl/dev/lease']);
+  assert.deepEqual(
+    r.refs.map((x) => x.ref),
+    ['refs/heads/nyl/dev/desired', 'refs/nyl/dev/lease'],
+  );
   assert.match(r.message, /nyl-protect/);
 });
 
@@ -95,7 +102,10 @@ test('a reached remote without per-ref lines is still rejected (To <url> proves 
 });
 
 test('exit 128 with empty stdout and fatal on stderr is unreachable', () => {
-  const https = classifyPushFailure('', "fatal: unable to access 'https://127.0.0.1:1/nothing.git/': Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server\n");
+  const https = classifyPushFailure(
+    '',
+    "fatal: unable to access 'https://127.0.0.1:1/nothing.git/': Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server\n",
+  );
   assert.deepEqual(https, {
     ok: false,
     kind: 'unreachable',
@@ -124,20 +134,30 @@ test('the unreachable message keeps the fatal line that names the cause', () => 
 
 test('a real stale-lease push against a bare repository is classified rejected', async () => {
   const remote = makeBareRepo();
-  const a = commitTree(remote, { 'x': 'a' }, { message: 'a' });
-  const b = commitTree(remote, { 'x': 'b' }, { parents: [a], message: 'b' });
+  const a = commitTree(remote, { x: 'a' }, { message: 'a' });
+  const b = commitTree(remote, { x: 'b' }, { parents: [a], message: 'b' });
   git(remote, 'update-ref', 'refs/nyl/dev/lease', a);
   git(remote, 'update-ref', 'refs/heads/nyl/dev/desired', a);
   const g = newGit();
   const result = await g.run(remote, [
-    'push', '--atomic', '--porcelain', '--no-verify', '--quiet',
-    `--force-with-lease=refs/heads/nyl/dev/desired:${a}`, `--force-with-lease=refs/nyl/dev/lease:${b}`,
-    remote, `${b}:refs/heads/nyl/dev/desired`, `${b}:refs/nyl/dev/lease`,
+    'push',
+    '--atomic',
+    '--porcelain',
+    '--no-verify',
+    '--quiet',
+    `--force-with-lease=refs/heads/nyl/dev/desired:${a}`,
+    `--force-with-lease=refs/nyl/dev/lease:${b}`,
+    remote,
+    `${b}:refs/heads/nyl/dev/desired`,
+    `${b}:refs/nyl/dev/lease`,
   ]);
   assert.notEqual(result.code, 0);
   const r = classifyPushFailure(result.stdout.toString(), result.stderr.toString());
   assert.equal(r.kind, 'rejected');
-  assert.deepEqual(r.refs.find((x) => x.ref === 'refs/nyl/dev/lease'), { ref: 'refs/nyl/dev/lease', reason: '[rejected] (stale info)' });
+  assert.deepEqual(
+    r.refs.find((x) => x.ref === 'refs/nyl/dev/lease'),
+    { ref: 'refs/nyl/dev/lease', reason: '[rejected] (stale info)' },
+  );
   assert.equal(git(remote, 'rev-parse', 'refs/heads/nyl/dev/desired'), a, 'nothing moved');
 
   const gone = await g.run(remote, ['push', '--atomic', '--porcelain', `--force-with-lease=refs/x:`, '/nonexistent/nyl/repo.git', `${b}:refs/x`]);
@@ -149,22 +169,34 @@ test('a real stale-lease push against a bare repository is classified rejected',
 
 test('parseRefList reads for-each-ref lines (space) and ls-remote lines (tab)', () => {
   const forEachRef = `${OID_A} refs/heads/nyl/dev/desired\n${OID_B} refs/nyl/dev/lease\n`;
-  assert.deepEqual([...parseRefList(forEachRef)], [
-    ['refs/heads/nyl/dev/desired', OID_A],
-    ['refs/nyl/dev/lease', OID_B],
-  ]);
+  assert.deepEqual(
+    [...parseRefList(forEachRef)],
+    [
+      ['refs/heads/nyl/dev/desired', OID_A],
+      ['refs/nyl/dev/lease', OID_B],
+    ],
+  );
   const lsRemote = `${OID_A}\tHEAD\n${OID_A}\trefs/heads/main\n${OID_B}\trefs/nyl/dev/runs/0192f0c4-8d0a-7c3e-9a51-3c1f0e7d2b90\n`;
-  assert.deepEqual([...parseRefList(lsRemote)], [
-    ['HEAD', OID_A],
-    ['refs/heads/main', OID_A],
-    ['refs/nyl/dev/runs/0192f0c4-8d0a-7c3e-9a51-3c1f0e7d2b90', OID_B],
-  ]);
+  assert.deepEqual(
+    [...parseRefList(lsRemote)],
+    [
+      ['HEAD', OID_A],
+      ['refs/heads/main', OID_A],
+      ['refs/nyl/dev/runs/0192f0c4-8d0a-7c3e-9a51-3c1f0e7d2b90', OID_B],
+    ],
+  );
 });
 
 test('parseRefList skips empty lines and returns an empty map for no output', () => {
   assert.equal(parseRefList('').size, 0);
   assert.equal(parseRefList('\n\n').size, 0);
-  assert.deepEqual([...parseRefList(`\n${OID_A} refs/a\n\n${OID_B}\trefs/b\n`)], [['refs/a', OID_A], ['refs/b', OID_B]]);
+  assert.deepEqual(
+    [...parseRefList(`\n${OID_A} refs/a\n\n${OID_B}\trefs/b\n`)],
+    [
+      ['refs/a', OID_A],
+      ['refs/b', OID_B],
+    ],
+  );
 });
 
 test('parseRefList of real git output', () => {
@@ -185,7 +217,16 @@ const alice = { name: 'Alice', email: 'alice@example.com' };
 
 test('buildFastImportStream: one commit with marks, identities, sorted M/D lines, get-mark and scratch reset', () => {
   const stream = buildFastImportStream([
-    { changes: new Map([['b.yaml', 'b: 1\n'], ['a.yaml', 'a\n'], ['gone.yaml', null]]), message: 'nyl: test dev\n', author: alice, timeMs: 1767225600999 },
+    {
+      changes: new Map([
+        ['b.yaml', 'b: 1\n'],
+        ['a.yaml', 'a\n'],
+        ['gone.yaml', null],
+      ]),
+      message: 'nyl: test dev\n',
+      author: alice,
+      timeMs: 1767225600999,
+    },
   ]).toString();
   assert.equal(
     stream,
@@ -223,19 +264,22 @@ test('buildFastImportStream: from with a commit id or a mark of the batch, delet
     { parent: { index: 1 }, changes: new Map(), message: 'three', author: alice, timeMs: 2000 },
   ]).toString();
   const lines = stream.split('\n');
-  assert.deepEqual(lines.filter((l) => /^(mark|from|deleteall|get-mark)/.test(l)), [
-    'mark :1',
-    `from ${OID_A}`,
-    'mark :2',
-    'from :1',
-    'deleteall',
-    'mark :3',
-    'from :2',
-    'get-mark :1',
-    'get-mark :2',
-    'get-mark :3',
-    `from ${'0'.repeat(40)}`,
-  ]);
+  assert.deepEqual(
+    lines.filter((l) => /^(mark|from|deleteall|get-mark)/.test(l)),
+    [
+      'mark :1',
+      `from ${OID_A}`,
+      'mark :2',
+      'from :1',
+      'deleteall',
+      'mark :3',
+      'from :2',
+      'get-mark :1',
+      'get-mark :2',
+      'get-mark :3',
+      `from ${'0'.repeat(40)}`,
+    ],
+  );
   // deleteall comes after from and before the file commands.
   const second = stream.slice(stream.indexOf('mark :2'), stream.indexOf('mark :3'));
   assert.ok(second.indexOf('from :1') < second.indexOf('deleteall'));
@@ -252,7 +296,17 @@ test('buildFastImportStream: a commit without parent has no from line', () => {
 
 test('buildFastImportStream: data lengths count bytes, Buffers pass through unchanged', () => {
   const bin = Buffer.from([0, 1, 2, 10, 255]);
-  const stream = buildFastImportStream([{ changes: new Map([['bin', bin], ['u.txt', 'é€\n']]), message: 'héllo', author: alice, timeMs: 0 }]);
+  const stream = buildFastImportStream([
+    {
+      changes: new Map([
+        ['bin', bin],
+        ['u.txt', 'é€\n'],
+      ]),
+      message: 'héllo',
+      author: alice,
+      timeMs: 0,
+    },
+  ]);
   const text = stream.toString('latin1');
   assert.match(text, /data 6\nh/, 'message length in bytes');
   assert.match(text, /M 100644 inline u.txt\ndata 6\n/, 'é€\\n is 6 bytes');
@@ -265,7 +319,13 @@ test('buildFastImportStream: data lengths count bytes, Buffers pass through unch
 test('buildFastImportStream quotes paths that are not plain', () => {
   const stream = buildFastImportStream([
     {
-      changes: new Map([['plain/a-b_c.d', 'x'], ['with space.yaml', 'x'], ['quote"d', 'x'], ['back\\slash', null], ['"leading', 'x']]),
+      changes: new Map([
+        ['plain/a-b_c.d', 'x'],
+        ['with space.yaml', 'x'],
+        ['quote"d', 'x'],
+        ['back\\slash', null],
+        ['"leading', 'x'],
+      ]),
       message: 'm',
       author: alice,
       timeMs: 0,
@@ -289,9 +349,33 @@ test('writeCommits: ids in order, parents chained by index, no ref left behind',
   const repo = makeBareRepo();
   const g = newGit();
   const ids = await writeCommits(g, repo, [
-    { clearTree: true, changes: new Map([['state.yaml', 'generation: 1\n'], ['units/db.yaml', 'uid: u1\n']]), message: 'nyl: state-init dev\n', author: alice, timeMs: 1767225600000 },
-    { parent: { index: 0 }, changes: new Map([['units/db.yaml', null], ['units/app.yaml', 'uid: u2\n']]), message: 'second\n', author: alice, timeMs: 1767225661500 },
-    { parent: { index: 1 }, changes: new Map([['units/app.yaml', 'uid: u3\n']]), message: 'third\n', author: { name: 'Bob', email: 'bob@example.com' }, timeMs: 1767225700000 },
+    {
+      clearTree: true,
+      changes: new Map([
+        ['state.yaml', 'generation: 1\n'],
+        ['units/db.yaml', 'uid: u1\n'],
+      ]),
+      message: 'nyl: state-init dev\n',
+      author: alice,
+      timeMs: 1767225600000,
+    },
+    {
+      parent: { index: 0 },
+      changes: new Map([
+        ['units/db.yaml', null],
+        ['units/app.yaml', 'uid: u2\n'],
+      ]),
+      message: 'second\n',
+      author: alice,
+      timeMs: 1767225661500,
+    },
+    {
+      parent: { index: 1 },
+      changes: new Map([['units/app.yaml', 'uid: u3\n']]),
+      message: 'third\n',
+      author: { name: 'Bob', email: 'bob@example.com' },
+      timeMs: 1767225700000,
+    },
   ]);
   assert.equal(ids.length, 3);
   for (const id of ids) assert.match(id, /^[0-9a-f]{40}$/);
@@ -305,14 +389,25 @@ test('writeCommits: ids in order, parents chained by index, no ref left behind',
   assert.equal(git(repo, 'log', '-1', '--format=%B', ids[0]), 'nyl: state-init dev');
   assert.equal(git(repo, 'for-each-ref'), '', 'no ref is left behind');
   // author and committer time from timeMs (seconds, floored), both from the author identity
-  assert.equal(git(repo, 'log', '-1', '--format=%an <%ae> %at|%cn <%ce> %ct', ids[1]), 'Alice <alice@example.com> 1767225661|Alice <alice@example.com> 1767225661');
+  assert.equal(
+    git(repo, 'log', '-1', '--format=%an <%ae> %at|%cn <%ce> %ct', ids[1]),
+    'Alice <alice@example.com> 1767225661|Alice <alice@example.com> 1767225661',
+  );
   assert.equal(git(repo, 'log', '-1', '--format=%an %at %cn %ct %ad', '--date=iso-strict', ids[2]), 'Bob 1767225700 Bob 1767225700 2026-01-01T00:01:40+00:00');
 });
 
 test('writeCommits: identical content gives identical trees; identical commits give identical ids', async () => {
   const repo = makeBareRepo();
   const g = newGit();
-  const spec = { changes: new Map([['a', 'same\n'], ['d/b', 'also\n']]), message: 'm\n', author: alice, timeMs: 5000 };
+  const spec = {
+    changes: new Map([
+      ['a', 'same\n'],
+      ['d/b', 'also\n'],
+    ]),
+    message: 'm\n',
+    author: alice,
+    timeMs: 5000,
+  };
   const [one, two] = await writeCommits(g, repo, [spec, { ...spec, message: 'other\n' }]);
   assert.notEqual(one, two);
   assert.equal(git(repo, 'rev-parse', `${one}^{tree}`), git(repo, 'rev-parse', `${two}^{tree}`));
@@ -325,7 +420,16 @@ test('writeCommits: a parent by commit id keeps its tree unless clearTree', asyn
   const base = commitTree(repo, { 'keep.yaml': 'k', 'drop.yaml': 'd' }, { message: 'base' });
   const g = newGit();
   const [kept, cleared] = await writeCommits(g, repo, [
-    { parent: base, changes: new Map([['drop.yaml', null], ['new.yaml', 'n']]), message: 'child', author: alice, timeMs: 0 },
+    {
+      parent: base,
+      changes: new Map([
+        ['drop.yaml', null],
+        ['new.yaml', 'n'],
+      ]),
+      message: 'child',
+      author: alice,
+      timeMs: 0,
+    },
     { parent: base, clearTree: true, changes: new Map([['only.yaml', 'o']]), message: 'fresh', author: alice, timeMs: 0 },
   ]);
   assert.equal(git(repo, 'rev-parse', `${kept}^`), base);
@@ -361,10 +465,7 @@ test('writeCommits: an empty batch starts no process; a bad parent throws GitErr
   const g = newGit();
   assert.deepEqual(await writeCommits(g, repo, []), []);
   assert.equal(g.stats.processes, 0);
-  await assert.rejects(
-    writeCommits(g, repo, [{ parent: OID_A, changes: new Map(), message: 'm', author: alice, timeMs: 0 }]),
-    (e) => e.name === 'GitError',
-  );
+  await assert.rejects(writeCommits(g, repo, [{ parent: OID_A, changes: new Map(), message: 'm', author: alice, timeMs: 0 }]), (e) => e.name === 'GitError');
   assert.equal(git(repo, 'for-each-ref'), '');
 });
 
@@ -394,7 +495,11 @@ test('parseTree reads modes, names and binary ids; trees, submodules and the res
 function sampleRepo() {
   const repo = makeBareRepo();
   const big = 'x'.repeat(300_000) + '\n';
-  const commit = commitTree(repo, { 'state.yaml': 'generation: 1\n', 'units/db.yaml': 'uid: u1\n', 'units/app.yaml': 'uid: u2\n', 'empty': '', 'big.txt': big }, { message: 'sample' });
+  const commit = commitTree(
+    repo,
+    { 'state.yaml': 'generation: 1\n', 'units/db.yaml': 'uid: u1\n', 'units/app.yaml': 'uid: u2\n', empty: '', 'big.txt': big },
+    { message: 'sample' },
+  );
   return { repo, commit, big };
 }
 
@@ -429,7 +534,15 @@ test('BatchReader.readMany keeps order across misses and large objects, through 
   const g = newGit();
   const reader = new BatchReader(g, repo);
   try {
-    const specs = [`${commit}:big.txt`, `${commit}:missing`, `${commit}:units/app.yaml`, `${commit}:empty`, 'f'.repeat(40), `${commit}:big.txt`, `${commit}:state.yaml`];
+    const specs = [
+      `${commit}:big.txt`,
+      `${commit}:missing`,
+      `${commit}:units/app.yaml`,
+      `${commit}:empty`,
+      'f'.repeat(40),
+      `${commit}:big.txt`,
+      `${commit}:state.yaml`,
+    ];
     const got = await reader.readMany(specs);
     assert.equal(got.length, specs.length);
     assert.equal(got[0].content.toString(), big);
@@ -453,11 +566,17 @@ test('BatchReader.readTree: entries of a tree; undefined for a blob, a commit or
     const units = await reader.readTree(`${commit}:units`);
     assert.deepEqual(
       units.map((e) => [e.mode, e.name, e.type]),
-      [['100644', 'app.yaml', 'blob'], ['100644', 'db.yaml', 'blob']],
+      [
+        ['100644', 'app.yaml', 'blob'],
+        ['100644', 'db.yaml', 'blob'],
+      ],
     );
     assert.equal(units[1].oid, git(repo, 'rev-parse', `${commit}:units/db.yaml`));
     const root = await reader.readTree(`${commit}^{tree}`);
-    assert.deepEqual(root.map((e) => `${e.type}:${e.name}`), ['blob:big.txt', 'blob:empty', 'blob:state.yaml', 'tree:units']);
+    assert.deepEqual(
+      root.map((e) => `${e.type}:${e.name}`),
+      ['blob:big.txt', 'blob:empty', 'blob:state.yaml', 'tree:units'],
+    );
     assert.equal(await reader.readTree(`${commit}:state.yaml`), undefined);
     assert.equal(await reader.readTree(commit), undefined);
     assert.equal(await reader.readTree(`${commit}:nothing`), undefined);

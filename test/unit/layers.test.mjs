@@ -136,7 +136,10 @@ function importsOf(fileName, text) {
       add(node, clause ? (clause.isTypeOnly ? 'import type' : 'import') : 'side-effect import', literal(node.moduleSpecifier), { names, typeOnly });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier) {
       const named = node.exportClause && ts.isNamedExports(node.exportClause) ? node.exportClause.elements : undefined;
-      add(node, 'export from', literal(node.moduleSpecifier), { names: named ? named.map((e) => (e.propertyName ?? e.name).text) : ['*'], typeOnly: node.isTypeOnly });
+      add(node, 'export from', literal(node.moduleSpecifier), {
+        names: named ? named.map((e) => (e.propertyName ?? e.name).text) : ['*'],
+        typeOnly: node.isTypeOnly,
+      });
     } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) {
       add(node, 'import = require', literal(node.moduleReference.expression));
     } else if (ts.isImportTypeNode(node)) {
@@ -147,7 +150,11 @@ function importsOf(fileName, text) {
       const isDynamicImport = callee.kind === ts.SyntaxKind.ImportKeyword;
       const isRequire =
         (ts.isIdentifier(callee) && callee.text === 'require') ||
-        (ts.isPropertyAccessExpression(callee) && ts.isIdentifier(callee.name) && callee.name.text === 'require' && ts.isIdentifier(callee.expression) && callee.expression.text === 'module');
+        (ts.isPropertyAccessExpression(callee) &&
+          ts.isIdentifier(callee.name) &&
+          callee.name.text === 'require' &&
+          ts.isIdentifier(callee.expression) &&
+          callee.expression.text === 'module');
       if (isDynamicImport || isRequire) add(node, isDynamicImport ? 'import()' : 'require', literal(node.arguments[0]));
       // createRequire hands out a require that no check could follow.
       if (ts.isIdentifier(callee) && callee.text === 'createRequire') add(node, 'createRequire', undefined);
@@ -195,7 +202,8 @@ function checkLayers(files, rules = RULES) {
   for (const folder of Object.keys(rules.allowed)) {
     if (!(folder in rules.rank)) problems.push(`ALLOWED lists ${folder}, which has no rank`);
     for (const target of rules.allowed[folder]) {
-      if (!(rules.rank[target] < rules.rank[folder])) problems.push(`ALLOWED lets ${folder} (rank ${rules.rank[folder]}) import ${target} (rank ${rules.rank[target]}): not lower`);
+      if (!(rules.rank[target] < rules.rank[folder]))
+        problems.push(`ALLOWED lets ${folder} (rank ${rules.rank[folder]}) import ${target} (rank ${rules.rank[target]}): not lower`);
     }
   }
   for (const [file, extra] of Object.entries(rules.fileAllowed)) {
@@ -308,7 +316,13 @@ function longFunctions(files, max = MAX_FUNCTION_LINES) {
   for (const [file, text] of Object.entries(files)) {
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
     const visit = (node) => {
-      const isFunction = ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isConstructorDeclaration(node) || ts.isGetAccessor(node);
+      const isFunction =
+        ts.isFunctionDeclaration(node) ||
+        ts.isMethodDeclaration(node) ||
+        ts.isArrowFunction(node) ||
+        ts.isFunctionExpression(node) ||
+        ts.isConstructorDeclaration(node) ||
+        ts.isGetAccessor(node);
       if (isFunction && node.body) {
         const first = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
         const lines = sf.getLineAndCharacterOfPosition(node.end).line - first + 1;
@@ -393,10 +407,20 @@ function readSources(dir, base = '') {
 
 test('src/ follows its layers: allowed folders, child_process only in exec, a pure plan, no cycles, no kind names outside drivers', () => {
   const sources = readSources(SRC);
-  assert.ok(Object.keys(sources).some((f) => f.split('/').length > 2), 'nested folders are read too');
+  assert.ok(
+    Object.keys(sources).some((f) => f.split('/').length > 2),
+    'nested folders are read too',
+  );
   const problems = checkLayers(sources);
-  assert.deepEqual(problems.filter((p) => !KNOWN_CYCLES.includes(p)), []);
-  assert.deepEqual(KNOWN_CYCLES.filter((c) => !problems.includes(c)), [], 'these cycles are gone: remove them from KNOWN_CYCLES');
+  assert.deepEqual(
+    problems.filter((p) => !KNOWN_CYCLES.includes(p)),
+    [],
+  );
+  assert.deepEqual(
+    KNOWN_CYCLES.filter((c) => !problems.includes(c)),
+    [],
+    'these cycles are gone: remove them from KNOWN_CYCLES',
+  );
 });
 
 test(`no function of src/ is longer than ${MAX_FUNCTION_LINES} lines`, () => {
@@ -430,7 +454,12 @@ export function readmeLayers(markdown) {
   return { rank, allowed, fileAllowed };
 }
 
-const sortedRows = (table) => Object.fromEntries(Object.entries(table).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, Array.isArray(v) ? [...v].sort() : v]));
+const sortedRows = (table) =>
+  Object.fromEntries(
+    Object.entries(table)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => [k, Array.isArray(v) ? [...v].sort() : v]),
+  );
 
 test("README's rank table is the one this test enforces", () => {
   const readme = readmeLayers(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
@@ -446,7 +475,11 @@ test('checker: the README table reader reads ranks, import lists, "everything be
     '| 1 | `src/mid/` | `low` (`port` also `top`) | y |',
     '| 0 | `src/low/` | none | z |',
   ].join('\n');
-  assert.deepEqual(readmeLayers(md), { rank: { top: 2, mid: 1, low: 0 }, allowed: { top: ['mid', 'low'], mid: ['low'], low: [] }, fileAllowed: { 'mid/port.ts': ['top'] } });
+  assert.deepEqual(readmeLayers(md), {
+    rank: { top: 2, mid: 1, low: 0 },
+    allowed: { top: ['mid', 'low'], mid: ['low'], low: [] },
+    fileAllowed: { 'mid/port.ts': ['top'] },
+  });
 });
 
 test('every folder of src/, at every depth, has a README.md that says what it holds', () => {
@@ -458,7 +491,8 @@ test('every folder of src/, at every depth, has a README.md that says what it ho
       const rel = path.relative(SRC, folder).split(path.sep).join('/');
       const readme = path.join(folder, 'README.md');
       const text = fs.existsSync(readme) ? fs.readFileSync(readme, 'utf8') : '';
-      if (!text.startsWith(`# src/${rel}/\n\n`) || text.trim().split('\n').length < 3) problems.push(`src/${rel}/README.md: missing, or not "# src/${rel}/" and a paragraph`);
+      if (!text.startsWith(`# src/${rel}/\n\n`) || text.trim().split('\n').length < 3)
+        problems.push(`src/${rel}/README.md: missing, or not "# src/${rel}/" and a paragraph`);
       visit(folder);
     }
   };
@@ -476,7 +510,13 @@ export function gitArgvOutsideGit(files) {
     if (file.startsWith('git/') || !/from '(\.\.\/)+git\/git'/.test(text)) continue;
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.TS);
     const visit = (node) => {
-      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'run' && node.arguments[1] && ts.isArrayLiteralExpression(node.arguments[1])) {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'run' &&
+        node.arguments[1] &&
+        ts.isArrayLiteralExpression(node.arguments[1])
+      ) {
         problems.push(`${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: Git argv built outside src/git`);
       }
       ts.forEachChild(node, visit);
@@ -500,8 +540,14 @@ test('checker: Git argv outside src/git is found', () => {
 });
 
 test('every folder of src/ has a rank', () => {
-  const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-  assert.deepEqual(folders.filter((f) => !(f in RANK) || !(f in ALLOWED)), []);
+  const folders = fs
+    .readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+  assert.deepEqual(
+    folders.filter((f) => !(f in RANK) || !(f in ALLOWED)),
+    [],
+  );
   assert.deepEqual(Object.keys(RANK).sort(), Object.keys(ALLOWED).sort());
 });
 
@@ -509,22 +555,25 @@ test('every folder of src/ has a rank', () => {
 
 /** A small clean tree the fixtures below break one rule at a time. */
 const CLEAN = {
-  'errors/diagnostic.ts': "export const x = 1;\n",
-  'exec/process.ts': "import { spawn } from 'node:child_process';\nimport type { ChildProcess } from 'child_process';\nimport { x } from '../errors/diagnostic';\nexport { spawn, x };\nexport type P = ChildProcess;\n",
+  'errors/diagnostic.ts': 'export const x = 1;\n',
+  'exec/process.ts':
+    "import { spawn } from 'node:child_process';\nimport type { ChildProcess } from 'child_process';\nimport { x } from '../errors/diagnostic';\nexport { spawn, x };\nexport type P = ChildProcess;\n",
   'git/git.ts': "import { spawn } from '../exec/process';\nexport const g = spawn;\n",
-  'util/duration.ts': "export const d = 1;\n",
+  'util/duration.ts': 'export const d = 1;\n',
   'util/runtime.ts': "import type { P } from '../exec/process.js';\nimport { g } from '../git/git';\nexport type R = P | typeof g;\n",
   'drivers/kinds.ts': "export const kind = 'Command';\n",
-  'drivers/command/index.ts': "import { d } from '../../util/duration';\nimport { spawn } from '../../exec/process';\nimport { kind } from '../kinds';\nexport { d, kind, spawn };\n",
+  'drivers/command/index.ts':
+    "import { d } from '../../util/duration';\nimport { spawn } from '../../exec/process';\nimport { kind } from '../kinds';\nexport { d, kind, spawn };\n",
   'drivers/registry.ts': "export * from './command';\n",
-  'project/schema.ts': "import { kind } from '../drivers/kinds';\nimport type { spawn } from '../drivers/registry';\nimport YAML from 'yaml';\nexport const k = kind + YAML;\nexport type S = typeof spawn;\n",
+  'project/schema.ts':
+    "import { kind } from '../drivers/kinds';\nimport type { spawn } from '../drivers/registry';\nimport YAML from 'yaml';\nexport const k = kind + YAML;\nexport type S = typeof spawn;\n",
   'state/read.ts': "import { k } from '../project/schema';\nexport const s = k;\n",
   'plan/planner.ts': "import { createHash } from 'node:crypto';\nimport { s } from '../state/read';\nexport const p = createHash + s;\n",
   'report/types.ts': "import type { x } from '../errors/diagnostic';\nexport type T = typeof x;\n",
   'lease/lease.ts': "import { s } from '../state/read';\nexport const l = s;\n",
   'run/engine.ts': "import { p } from '../plan/planner';\nimport { l } from '../lease/lease';\nexport const e = p + l;\n",
   'commands/reconcile.ts': "import { e } from '../run/engine';\nexport const r = e;\n",
-  'cli/parse.ts': "export const parse = 1;\n",
+  'cli/parse.ts': 'export const parse = 1;\n',
   'cli/main.ts': "import { parse } from './parse';\nexport async function main() { const { r } = await import('../commands/reconcile'); return r + parse; }\n",
 };
 
@@ -573,7 +622,10 @@ test('checker: every import form is read', () => {
 test('checker: a deep relative import from a nested folder is a layer violation', () => {
   const problems = checkFixture({ 'drivers/command/bad.ts': "import { p } from '../../plan/planner';\nexport const b = p;\n" });
   assert.equal(problems.length, 1, problems.join('\n'));
-  assert.match(problems[0], /^drivers\/command\/bad\.ts:1 \(import\): src\/drivers\/ must not import src\/plan\/ \('..\/..\/plan\/planner' is plan\/planner\.ts\)$/);
+  assert.match(
+    problems[0],
+    /^drivers\/command\/bad\.ts:1 \(import\): src\/drivers\/ must not import src\/plan\/ \('..\/..\/plan\/planner' is plan\/planner\.ts\)$/,
+  );
 });
 
 test('checker: a dynamic import, a require, an import = require and a typeof import are layer violations', () => {
@@ -583,12 +635,15 @@ test('checker: a dynamic import, a require, an import = require and a typeof imp
     'lease/c.ts': "import c = require('../plan/planner');\nexport { c };\n",
     'report/d.ts': "export type D = typeof import('../state/read');\n",
   });
-  assert.deepEqual(problems.map((p) => p.replace(/ \('.*$/, '')), [
-    'lease/c.ts:1 (import = require): src/lease/ must not import src/plan/',
-    'project/a.ts:1 (import()): src/project/ must not import src/run/',
-    'report/d.ts:1 (typeof import): src/report/ must not import src/state/',
-    'state/b.ts:1 (require): src/state/ must not import src/commands/',
-  ]);
+  assert.deepEqual(
+    problems.map((p) => p.replace(/ \('.*$/, '')),
+    [
+      'lease/c.ts:1 (import = require): src/lease/ must not import src/plan/',
+      'project/a.ts:1 (import()): src/project/ must not import src/run/',
+      'report/d.ts:1 (typeof import): src/report/ must not import src/state/',
+      'state/b.ts:1 (require): src/state/ must not import src/commands/',
+    ],
+  );
 });
 
 test('checker: nothing imports cli', () => {
@@ -605,23 +660,27 @@ test('checker: child_process outside exec, in every form, bare or node:', () => 
     'drivers/command/d.ts': "export const d = () => import('node:child_process');\n",
   });
   assert.deepEqual(problems, [
-    "drivers/command/d.ts:1 (import()): only src/exec/ may import node:child_process",
-    "git/a.ts:1 (import): only src/exec/ may import child_process",
-    "git/b.ts:1 (import type): only src/exec/ may import node:child_process",
-    "util/c.ts:1 (require): only src/exec/ may import child_process",
+    'drivers/command/d.ts:1 (import()): only src/exec/ may import node:child_process',
+    'git/a.ts:1 (import): only src/exec/ may import child_process',
+    'git/b.ts:1 (import type): only src/exec/ may import node:child_process',
+    'util/c.ts:1 (require): only src/exec/ may import child_process',
   ]);
 });
 
 test('checker: plan imports no Node built-in but crypto, no git and no exec', () => {
   const problems = checkFixture({
-    'plan/a.ts': "import { readFileSync } from 'node:fs';\nimport * as p from 'path';\nimport { g } from '../git/git';\nimport { spawn } from '../exec/process';\nexport const a = [readFileSync, p, g, spawn];\n",
+    'plan/a.ts':
+      "import { readFileSync } from 'node:fs';\nimport * as p from 'path';\nimport { g } from '../git/git';\nimport { spawn } from '../exec/process';\nexport const a = [readFileSync, p, g, spawn];\n",
   });
-  assert.deepEqual(problems.map((p) => p.replace(/ \('.*$/, '')), [
-    'plan/a.ts:1 (import): src/plan/ is pure; it must not import node:fs',
-    'plan/a.ts:2 (import): src/plan/ is pure; it must not import path',
-    'plan/a.ts:3 (import): src/plan/ must not import src/git/',
-    'plan/a.ts:4 (import): src/plan/ must not import src/exec/',
-  ]);
+  assert.deepEqual(
+    problems.map((p) => p.replace(/ \('.*$/, '')),
+    [
+      'plan/a.ts:1 (import): src/plan/ is pure; it must not import node:fs',
+      'plan/a.ts:2 (import): src/plan/ is pure; it must not import path',
+      'plan/a.ts:3 (import): src/plan/ must not import src/git/',
+      'plan/a.ts:4 (import): src/plan/ must not import src/exec/',
+    ],
+  );
 });
 
 test('checker: util files other than runtime and json-cache stay pure', () => {
@@ -648,8 +707,8 @@ test('checker: an import cycle between files is reported with its path', () => {
 
 test('checker: a folder without a rank, a file directly in src/, unresolvable and unknown modules fail', () => {
   const problems = checkFixture({
-    'ports/store.ts': "export const s = 1;\n",
-    'index.ts': "export const i = 1;\n",
+    'ports/store.ts': 'export const s = 1;\n',
+    'index.ts': 'export const i = 1;\n',
     'util/a.ts': "import { z } from './missing';\nexport const a = z;\n",
     'util/b.ts': "import left from 'left-pad';\nexport const b = left;\n",
     'util/c.ts': "const name = './a';\nexport const c = require(name);\n",
@@ -657,7 +716,7 @@ test('checker: a folder without a rank, a file directly in src/, unresolvable an
   });
   assert.deepEqual(problems, [
     'index.ts lies directly in src/: put it in a folder with a rank',
-    "src/ports/ has no rank: add it to RANK and ALLOWED in test/unit/layers.test.mjs",
+    'src/ports/ has no rank: add it to RANK and ALLOWED in test/unit/layers.test.mjs',
     "util/a.ts:1 (import): './missing' resolves to no .ts file under src/",
     "util/b.ts:1 (import): 'left-pad' is neither a file under src/, a Node built-in nor a runtime dependency",
     'util/c.ts:2 (require): the module is not a string literal, so no check can follow it',
@@ -683,11 +742,24 @@ test('checker: the table itself must point downwards', () => {
 });
 
 test('checker: plan loads nothing impure at runtime, however deep; type-only imports do not count', () => {
-  const impure = checkFixture({ 'drivers/kinds.ts': "import { readFileSync } from 'node:fs';\nexport const kind = 'Command';\nexport const r = readFileSync;\n" });
-  assert.ok(impure.includes('src/plan/ loads node:fs at runtime (plan/planner.ts -> state/read.ts -> project/schema.ts -> drivers/kinds.ts): plan must stay pure'), impure.join('\n'));
+  const impure = checkFixture({
+    'drivers/kinds.ts': "import { readFileSync } from 'node:fs';\nexport const kind = 'Command';\nexport const r = readFileSync;\n",
+  });
+  assert.ok(
+    impure.includes('src/plan/ loads node:fs at runtime (plan/planner.ts -> state/read.ts -> project/schema.ts -> drivers/kinds.ts): plan must stay pure'),
+    impure.join('\n'),
+  );
   const viaExec = checkFixture({ 'project/schema.ts': "import { kind } from '../drivers/registry';\nexport const k = kind;\n" });
-  assert.ok(viaExec.includes('src/plan/ loads exec/process.ts at runtime (plan/planner.ts -> state/read.ts -> project/schema.ts -> drivers/registry.ts -> drivers/command/index.ts -> exec/process.ts): plan must stay pure'), viaExec.join('\n'));
-  const elided = checkFixture({ 'project/schema.ts': "import { kind } from '../drivers/kinds';\nimport { type spawn } from '../drivers/registry';\nexport const k = kind;\nexport type S = typeof spawn;\n" });
+  assert.ok(
+    viaExec.includes(
+      'src/plan/ loads exec/process.ts at runtime (plan/planner.ts -> state/read.ts -> project/schema.ts -> drivers/registry.ts -> drivers/command/index.ts -> exec/process.ts): plan must stay pure',
+    ),
+    viaExec.join('\n'),
+  );
+  const elided = checkFixture({
+    'project/schema.ts':
+      "import { kind } from '../drivers/kinds';\nimport { type spawn } from '../drivers/registry';\nexport const k = kind;\nexport type S = typeof spawn;\n",
+  });
   assert.deepEqual(elided, [], 'an import whose every name is a type is erased');
 });
 

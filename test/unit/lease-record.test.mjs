@@ -75,9 +75,16 @@ test('clockSkewOf: a record acquired or renewed further than the skew margin in 
   assert.equal(clockSkewOf({ acquiredAt: at(30_000) }, now, 30_000), undefined, 'at the margin');
   assert.equal(clockSkewOf({ acquiredAt: at(31_000) }, now, 30_000), 31_000);
   assert.equal(clockSkewOf({ acquiredAt: at(-600_000), renewedAt: at(120_000) }, now, 30_000), 120_000, 'the renewal counts');
-  assert.equal(clockSkewOf({ acquiredAt: at(600_000), broken: { by: 'x', reason: 'y', at: at(0) } }, now, 30_000), undefined, 'a broken lease is taken over by an importer whatever its stamps');
-  const carriedBy = { broken: { by: 'x', reason: 'y', at: at(0) }, brokenHolder: { run: 'r0', operation: 'reconcile', holder: { name: 'c', host: 'h', pid: 1 } } };
-  assert.equal(clockSkewOf({ acquiredAt: at(600_000), ...carriedBy }, now, 30_000), 600_000, 'a carried break is not the holder\'s: its stamps count');
+  assert.equal(
+    clockSkewOf({ acquiredAt: at(600_000), broken: { by: 'x', reason: 'y', at: at(0) } }, now, 30_000),
+    undefined,
+    'a broken lease is taken over by an importer whatever its stamps',
+  );
+  const carriedBy = {
+    broken: { by: 'x', reason: 'y', at: at(0) },
+    brokenHolder: { run: 'r0', operation: 'reconcile', holder: { name: 'c', host: 'h', pid: 1 } },
+  };
+  assert.equal(clockSkewOf({ acquiredAt: at(600_000), ...carriedBy }, now, 30_000), 600_000, "a carried break is not the holder's: its stamps count");
 });
 
 test('isoMillis keeps milliseconds: a deadline is never floored to the second', () => {
@@ -92,7 +99,10 @@ test('serializeLease writes sorted-key YAML that parseLease reads back', () => {
     brokenHolder: { run: 'r0', operation: 'teardown', holder: { name: 'Carol <c@example.com>', host: 'h', pid: 1 } },
   });
   const text = serializeLease(r);
-  const keys = text.split('\n').filter((l) => /^[a-zA-Z]/.test(l)).map((l) => l.split(':')[0]);
+  const keys = text
+    .split('\n')
+    .filter((l) => /^[a-zA-Z]/.test(l))
+    .map((l) => l.split(':')[0]);
   assert.deepEqual(keys, [...keys].sort(), 'top-level keys sorted');
   assert.match(text, /^kind: Lease$/m);
   assert.deepEqual(parseLease(text), r);
@@ -100,7 +110,20 @@ test('serializeLease writes sorted-key YAML that parseLease reads back', () => {
 });
 
 test('parseLease of garbage, other kinds and non-objects is undefined', () => {
-  for (const text of ['', '   ', 'not: [yaml', '{{{', '- a\n- b\n', '42', 'hello', 'null', 'kind: Run\nrun: x\n', 'kind: lease\n', '---\nkind: Lease\n---\nkind: Lease\n', '\u0000\u0001']) {
+  for (const text of [
+    '',
+    '   ',
+    'not: [yaml',
+    '{{{',
+    '- a\n- b\n',
+    '42',
+    'hello',
+    'null',
+    'kind: Run\nrun: x\n',
+    'kind: lease\n',
+    '---\nkind: Lease\n---\nkind: Lease\n',
+    '\u0000\u0001',
+  ]) {
     assert.equal(parseLease(text), undefined, JSON.stringify(text));
   }
   // A lease is read as a lease only when everything a taker decides on is there: a holder, a run
@@ -108,7 +131,11 @@ test('parseLease of garbage, other kinds and non-objects is undefined', () => {
   assert.equal(parseLease('kind: Lease\n'), undefined, 'the kind alone is no lease');
   assert.equal(parseLease(serializeLease({ ...record(), deadline: 'soon' })), undefined, 'a deadline that is no time');
   assert.equal(parseLease(serializeLease({ ...record(), holder: 'Bob' })), undefined, 'a holder that is no mapping');
-  assert.deepEqual(parseLease(serializeLease({ ...record(), futureField: 1 })), { ...record(), futureField: 1 }, 'a field of a newer version is kept, not damage');
+  assert.deepEqual(
+    parseLease(serializeLease({ ...record(), futureField: 1 })),
+    { ...record(), futureField: 1 },
+    'a field of a newer version is kept, not damage',
+  );
 });
 
 test('importers and run operations', () => {
@@ -120,9 +147,40 @@ test('importers and run operations', () => {
 // --- parseDuration and isoSeconds ------------------------------------------------------------
 
 test('parseDuration of the command line is the grammar of source (util/duration)', () => {
-  const cases = { '30s': 30_000, '10m': 600_000, '1h': 3_600_000, '1h30m': 5_400_000, '500ms': 500, '2d': 172_800_000, '1h2m3s4ms': 3_723_004, '0s': 0, '90m': 5_400_000, '1m1ms': 60_001 };
+  const cases = {
+    '30s': 30_000,
+    '10m': 600_000,
+    '1h': 3_600_000,
+    '1h30m': 5_400_000,
+    '500ms': 500,
+    '2d': 172_800_000,
+    '1h2m3s4ms': 3_723_004,
+    '0s': 0,
+    '90m': 5_400_000,
+    '1m1ms': 60_001,
+  };
   for (const [text, ms] of Object.entries(cases)) assert.equal(parseDuration(text), ms, text);
-  for (const text of ['', '10', 'm', '10x', '-1s', ' 30s', '30s ', '30 s', '1h30', '1h 30m', 's10', '.5s', '1.5s', '10M', '1e3ms', 'ms', '30sx', '1h30mx', '30m1h']) {
+  for (const text of [
+    '',
+    '10',
+    'm',
+    '10x',
+    '-1s',
+    ' 30s',
+    '30s ',
+    '30 s',
+    '1h30',
+    '1h 30m',
+    's10',
+    '.5s',
+    '1.5s',
+    '10M',
+    '1e3ms',
+    'ms',
+    '30sx',
+    '1h30mx',
+    '30m1h',
+  ]) {
     assert.equal(parseDuration(text), undefined, JSON.stringify(text));
   }
 });
@@ -157,14 +215,26 @@ test('uuidv7: the first 48 bits are the milliseconds', () => {
   assert.equal(parseInt(hex.slice(0, 12), 16), T0);
   assert.equal(uuidv7(0).slice(0, 13), '00000000-0000');
   assert.equal(uuidv7(0xffffffffffff).slice(0, 13), 'ffffffff-ffff');
-  assert.equal(parseInt(uuidv7(T0 + 0.9).replace(/-/g, '').slice(0, 12), 16), T0, 'fractions are floored');
+  assert.equal(
+    parseInt(
+      uuidv7(T0 + 0.9)
+        .replace(/-/g, '')
+        .slice(0, 12),
+      16,
+    ),
+    T0,
+    'fractions are floored',
+  );
 });
 
 test('uuidv7: ids sort by creation time; equal times differ in the random part', () => {
   const times = [0, 1, 255, 256, 65_535, 65_536, 2 ** 40, T0 - 1, T0, T0 + 1, T0 + 86_400_000, 2 ** 47 + 3];
   const ids = times.map((t) => uuidv7(t));
   assert.deepEqual([...ids].sort(), ids);
-  assert.deepEqual([...ids].sort((a, b) => a.localeCompare(b)), ids);
+  assert.deepEqual(
+    [...ids].sort((a, b) => a.localeCompare(b)),
+    ids,
+  );
   const same = new Set(Array.from({ length: 100 }, () => uuidv7(T0)));
   assert.equal(same.size, 100);
   for (const id of same) assert.equal(id.slice(0, 13), uuidv7(T0).slice(0, 13));

@@ -40,9 +40,15 @@ const live = () => ({ cancel: new AbortController().signal });
 test('concurrency 1 runs the order one at a time', async () => {
   const f = fakeRuns();
   const ended = await runSchedule(live(), schedule, 1, f.run);
-  assert.deepEqual(f.events.filter((e) => e.startsWith('start')), schedule.order.map((e) => `start ${e}`));
+  assert.deepEqual(
+    f.events.filter((e) => e.startsWith('start')),
+    schedule.order.map((e) => `start ${e}`),
+  );
   assert.equal(f.peak(), 1);
-  assert.deepEqual([...ended.values()].map((e) => e.exit), [0, 0, 0, 0, 0]);
+  assert.deepEqual(
+    [...ended.values()].map((e) => e.exit),
+    [0, 0, 0, 0, 0],
+  );
 });
 
 test('concurrency 2 runs independent environments together, never one before its dependencies ended', async () => {

@@ -24,15 +24,32 @@ test('--author "Name <email>" and the Git configuration give the identity', () =
 });
 
 test('an --author with a newline, a NUL, a control character or a stray < > is NYL-USAGE', () => {
-  for (const author of ['Evil\nName <e@example.com>', 'Name <e@exa\nmple.com>', 'Na\0me <e@example.com>', 'Name <e\0@example.com>', 'Na\rme <e@example.com>', 'Tab\tName <e@example.com>', 'A <b> <c@example.com>', 'Name <e@example.com>\n', '\nName <e@example.com>', 'Name <>', '<e@example.com>']) {
+  for (const author of [
+    'Evil\nName <e@example.com>',
+    'Name <e@exa\nmple.com>',
+    'Na\0me <e@example.com>',
+    'Name <e\0@example.com>',
+    'Na\rme <e@example.com>',
+    'Tab\tName <e@example.com>',
+    'A <b> <c@example.com>',
+    'Name <e@example.com>\n',
+    '\nName <e@example.com>',
+    'Name <>',
+    '<e@example.com>',
+  ]) {
     const r = codeOf(() => resolveIdentity(author, checkout('Alice', 'alice@example.com')));
     assert.equal(r?.code, 'NYL-USAGE', JSON.stringify(author));
     assert.match(r.fix, /--author "Name <email>"/);
   }
 });
 
-test("a configured user.name or user.email that Git cannot take is refused before anything changes", () => {
-  for (const [name, email] of [['Evil\nName', 'e@example.com'], ['Name', 'e@exa\nmple.com'], ['A <b>', 'e@example.com'], ['Name', 'a b@example.com']]) {
+test('a configured user.name or user.email that Git cannot take is refused before anything changes', () => {
+  for (const [name, email] of [
+    ['Evil\nName', 'e@example.com'],
+    ['Name', 'e@exa\nmple.com'],
+    ['A <b>', 'e@example.com'],
+    ['Name', 'a b@example.com'],
+  ]) {
     const r = codeOf(() => resolveIdentity(undefined, checkout(name, email)));
     assert.equal(r?.code, 'NYL-COMMIT-IDENTITY-MISSING', JSON.stringify([name, email]));
     assert.match(r.message, /user\.(name|email)/);

@@ -8,7 +8,15 @@ const UID = '0192f0c0-0000-7000-8000-00000000000d';
 const OTHER_UID = '0192f0c0-0000-7000-8000-0000000000ff';
 const HOLD = { by: 'Alice <alice@example.com>', reason: 'incident 4711', since: '2026-10-26T23:03:58Z' };
 
-const ran = { uid: UID, kind: 'Command', generation: 1, source: 'c1', rendering: { run: ['migrate', 'v1'] }, dependsOn: ['db'], lifecycle: { state: 'active' } };
+const ran = {
+  uid: UID,
+  kind: 'Command',
+  generation: 1,
+  source: 'c1',
+  rendering: { run: ['migrate', 'v1'] },
+  dependsOn: ['db'],
+  lifecycle: { state: 'active' },
+};
 const receiptOf = (desired) => ({ run: 'r1', executionKey: 'sha256:k1', finishedAt: '2026-10-26T22:00:00Z', outputs: { version: 1 }, desired });
 
 test('a unit with a receipt is held at the desired document of its receipt, with its uid', () => {
@@ -36,7 +44,7 @@ test('no pending when only the source commit moved but the rendering is the same
 test('the hold record is copied, not shared', () => {
   const hold = { ...HOLD };
   const d = holdDocument({ ...ran, source: 'c2', rendering: { run: ['x'] } }, { uid: UID, receipt: receiptOf(ran) }, hold);
-  assert.equal(hold.pending, undefined, 'the caller\'s record is not changed');
+  assert.equal(hold.pending, undefined, "the caller's record is not changed");
   assert.equal(d.doc.hold.pending, 'c2');
 });
 
@@ -47,7 +55,7 @@ test('a receipt of another incarnation does not count: the unit never ran as it 
   assert.deepEqual(d.doc, { lifecycle: { state: 'held' }, hold: HOLD });
 });
 
-test('an uncertain unit with a receipt is held at the receipt\'s document', () => {
+test("an uncertain unit with a receipt is held at the receipt's document", () => {
   const newer = { ...ran, source: 'c2', rendering: { run: ['migrate', 'v2'] } };
   const observed = { uid: UID, receipt: receiptOf(ran), condition: { type: 'uncertain', retryable: false, reason: 'r', run: 'r2', since: 'x' } };
   const d = holdDocument(newer, observed, HOLD);
@@ -178,7 +186,11 @@ test('applyHolds: held, markers, already held and refused, each with its effect'
   assert.deepEqual(out.markers, ['fresh', 'never']);
   assert.deepEqual(out.alreadyHeld, ['frozen']);
   assert.deepEqual(out.refused, ['tomb']);
-  assert.deepEqual(out.desired.get('migrate'), { ...ran, lifecycle: { state: 'held' }, hold: { by: 'Alice <alice@example.com>', reason: 'incident 4711', since: at } });
+  assert.deepEqual(out.desired.get('migrate'), {
+    ...ran,
+    lifecycle: { state: 'held' },
+    hold: { by: 'Alice <alice@example.com>', reason: 'incident 4711', since: at },
+  });
   assert.deepEqual(out.desired.get('fresh'), { lifecycle: { state: 'held' }, hold: { by: 'Alice <alice@example.com>', since: at } });
   assert.equal('reason' in out.desired.get('fresh').hold, false, 'no reason key without a reason');
   assert.deepEqual(out.desired.get('never'), { lifecycle: { state: 'held' }, hold: { by: 'Alice <alice@example.com>', since: at } });

@@ -31,13 +31,38 @@ async function project() {
 
 /** A desired document of a unit that is no longer in source. */
 function gone(n, { policy = 'Teardown', dependsOn = [], state = 'active', ...extra } = {}) {
-  return { uid: uid(n), kind: 'Command', generation: 1, source: 'c0', rendering: { deletionPolicy: policy, run: ['x'], teardown: { run: ['y'] } }, dependsOn, lifecycle: { state }, ...extra };
+  return {
+    uid: uid(n),
+    kind: 'Command',
+    generation: 1,
+    source: 'c0',
+    rendering: { deletionPolicy: policy, run: ['x'], teardown: { run: ['y'] } },
+    dependsOn,
+    lifecycle: { state },
+    ...extra,
+  };
 }
 
 function owned(ctx, name, n, outputs = {}, extra = {}) {
-  const r = resolveUnit(ctx.project.units.get(name), uid(n), { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: (u) => (outputs[u] === undefined ? undefined : { outputs: outputs[u], run: 'r' }) });
-  const desired = { uid: uid(n), kind: 'Command', generation: 1, source: 'c1', rendering: r.rendering, dependsOn: ctx.project.units.get(name).dependsOn, lifecycle: { state: 'active' }, ...extra };
-  return { desired, observed: { uid: uid(n), receipt: { run: 'r1', executionKey: r.executionKey, finishedAt: 'x', outputs: name === 'db' ? { url: 'db://' } : {}, desired } } };
+  const r = resolveUnit(ctx.project.units.get(name), uid(n), {
+    env: ctx.env,
+    kinds: BUILTIN_KINDS,
+    receiptOf: (u) => (outputs[u] === undefined ? undefined : { outputs: outputs[u], run: 'r' }),
+  });
+  const desired = {
+    uid: uid(n),
+    kind: 'Command',
+    generation: 1,
+    source: 'c1',
+    rendering: r.rendering,
+    dependsOn: ctx.project.units.get(name).dependsOn,
+    lifecycle: { state: 'active' },
+    ...extra,
+  };
+  return {
+    desired,
+    observed: { uid: uid(n), receipt: { run: 'r1', executionKey: r.executionKey, finishedAt: 'x', outputs: name === 'db' ? { url: 'db://' } : {}, desired } },
+  };
 }
 
 /** Every owned unit current; plus the given desired (and observed) documents. */
@@ -96,7 +121,10 @@ test('consumers first: a diamond is torn down level by level', async () => {
   const ctx = await project();
   const s = state(ctx, diamond());
   const p1 = plan(ctx, s, { lifecycle: { allowTeardown: true }, run: {} });
-  assert.deepEqual(teardowns(p1).map((u) => u.name), ['top']);
+  assert.deepEqual(
+    teardowns(p1).map((u) => u.name),
+    ['top'],
+  );
   assert.equal(brief(p1, 'left'), 'pending-teardown/consumers-first');
   assert.deepEqual(actionOf(p1, 'left').dependents, ['top']);
   assert.equal(brief(p1, 'base'), 'pending-teardown/consumers-first', 'base waits for left and right, which wait for top');
@@ -107,16 +135,26 @@ test('consumers first: a diamond is torn down level by level', async () => {
 
   delete s.desired.top;
   const p2 = plan(ctx, s, { lifecycle: { allowTeardown: true }, run: {} });
-  assert.deepEqual(teardowns(p2).map((u) => u.name), ['left', 'right']);
+  assert.deepEqual(
+    teardowns(p2).map((u) => u.name),
+    ['left', 'right'],
+  );
   delete s.desired.left;
   delete s.desired.right;
   const p3 = plan(ctx, s, { lifecycle: { allowTeardown: true }, run: {} });
-  assert.deepEqual(teardowns(p3).map((u) => u.name), ['base']);
+  assert.deepEqual(
+    teardowns(p3).map((u) => u.name),
+    ['base'],
+  );
 });
 
 test('Retain keeps a tombstone, Release drops the file; a tombstone stays as it is', async () => {
   const ctx = await project();
-  const p = plan(ctx, state(ctx, { kept: gone('05', { policy: 'Retain' }), freed: gone('06', { policy: 'Release' }), old: gone('07', { policy: 'Retain', state: 'retained' }) }), { run: {} });
+  const p = plan(
+    ctx,
+    state(ctx, { kept: gone('05', { policy: 'Retain' }), freed: gone('06', { policy: 'Release' }), old: gone('07', { policy: 'Retain', state: 'retained' }) }),
+    { run: {} },
+  );
   assert.equal(brief(p, 'kept'), 'retain/left-ownership-set');
   assert.equal(p.units.get('kept').next.lifecycle.state, 'retained');
   assert.equal(brief(p, 'freed'), 'release/left-ownership-set');
@@ -136,7 +174,10 @@ test('a retained tombstone that cites a unit blocks its teardown unless --allow-
   assert.equal(brief(allowed, 'base'), 'teardown/source');
   assert.deepEqual(actionOf(allowed, 'base').allowedDependents, ['stone']);
   // A unit that leaves under Retain in the same run is a tombstone too.
-  const both = plan(ctx, state(ctx, { base: gone('04'), user: gone('09', { policy: 'Retain', dependsOn: ['base'] }) }), { lifecycle: { allowTeardown: true }, run: {} });
+  const both = plan(ctx, state(ctx, { base: gone('04'), user: gone('09', { policy: 'Retain', dependsOn: ['base'] }) }), {
+    lifecycle: { allowTeardown: true },
+    run: {},
+  });
   assert.equal(brief(both, 'user'), 'retain/left-ownership-set');
   assert.equal(brief(both, 'base'), 'pending-teardown/cited-by-tombstones');
 });
@@ -209,7 +250,16 @@ test('a started teardown goes on without --allow-teardown; its conditions follow
   const ctx = await project();
   const deleting = gone('04', { state: 'deleting', deletion: { cause: 'source', policy: 'Teardown', since: 'x', run: 'r0' } });
   const cond = (type, retryable, run = 'r0') => ({ type, retryable, reason: 'boom', run, since: 'x' });
-  const with_ = (condition, rendering) => plan(ctx, state(ctx, { base: rendering ? { ...deleting, rendering: { ...deleting.rendering, ...rendering } } : deleting }, condition ? { base: { uid: uid('04'), condition } } : {}), { run: {} });
+  const with_ = (condition, rendering) =>
+    plan(
+      ctx,
+      state(
+        ctx,
+        { base: rendering ? { ...deleting, rendering: { ...deleting.rendering, ...rendering } } : deleting },
+        condition ? { base: { uid: uid('04'), condition } } : {},
+      ),
+      { run: {} },
+    );
   assert.equal(brief(with_(), 'base'), 'teardown/source');
   assert.equal(with_().units.get('base').next, deleting, 'its deletion record is kept');
   assert.equal(brief(with_(cond('failed', true)), 'base'), 'teardown/source', 'a retryable failure is retried');
@@ -228,7 +278,10 @@ test('holds: a held unit that leaves pauses; a hold delivered to the run stops i
   const held = gone('04', { state: 'held', hold: { by: 'A', since: 'x' }, deletion: { cause: 'source', policy: 'Teardown', since: 'x' } });
   const p = plan(ctx, state(ctx, { base: held }), { lifecycle: { allowTeardown: true }, run: {} });
   assert.equal(brief(p, 'base'), 'held/held-leaving');
-  const delivered = plan(ctx, state(ctx, { base: gone('04') }), { lifecycle: { allowTeardown: true }, run: { holds: new Map([['base', { by: 'B', at: 'x' }]]) } });
+  const delivered = plan(ctx, state(ctx, { base: gone('04') }), {
+    lifecycle: { allowTeardown: true },
+    run: { holds: new Map([['base', { by: 'B', at: 'x' }]]) },
+  });
   assert.equal(brief(delivered, 'base'), 'held/hold-delivered');
 });
 

@@ -38,7 +38,11 @@ async function shop(extraDocs = [], envLines = []) {
 }
 
 function keyOf(ctx, name, uid, outputs = {}) {
-  return resolveUnit(ctx.project.units.get(name), uid, { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: (n) => (outputs[n] === undefined ? undefined : { outputs: outputs[n], run: 'r' }) });
+  return resolveUnit(ctx.project.units.get(name), uid, {
+    env: ctx.env,
+    kinds: BUILTIN_KINDS,
+    receiptOf: (n) => (outputs[n] === undefined ? undefined : { outputs: outputs[n], run: 'r' }),
+  });
 }
 
 const active = (ctx, name, uid, outputs = {}, extra = {}) => ({
@@ -54,7 +58,13 @@ const active = (ctx, name, uid, outputs = {}, extra = {}) => ({
 /** An observed doc with a receipt current for the unit's rendering with these dependency outputs, produced for its active() document. */
 const currentReceipt = (ctx, name, uid, outputs = {}, receiptOutputs = {}) => ({
   uid,
-  receipt: { run: 'r1', executionKey: keyOf(ctx, name, uid, outputs).executionKey, finishedAt: 'x', outputs: receiptOutputs, desired: active(ctx, name, uid, outputs) },
+  receipt: {
+    run: 'r1',
+    executionKey: keyOf(ctx, name, uid, outputs).executionKey,
+    finishedAt: 'x',
+    outputs: receiptOutputs,
+    desired: active(ctx, name, uid, outputs),
+  },
 });
 
 const planOf = (ctx, { desired = {}, observed = {}, generation = 1, sourceCommit, run, newUids, prepared } = {}) =>
@@ -129,7 +139,12 @@ test('current: the receipt key equals the resolved one; consumers resolve from i
   const ctx = await shop();
   const out = { db: { url: 'postgres://db' } };
   const res = resolve(ctx, {
-    desired: { db: active(ctx, 'db', U.db), app: active(ctx, 'app', U.app, out), report: active(ctx, 'report', U.report, out), cache: active(ctx, 'cache', U.cache) },
+    desired: {
+      db: active(ctx, 'db', U.db),
+      app: active(ctx, 'app', U.app, out),
+      report: active(ctx, 'report', U.report, out),
+      cache: active(ctx, 'cache', U.cache),
+    },
     observed: {
       db: currentReceipt(ctx, 'db', U.db, {}, { url: 'postgres://db' }),
       app: currentReceipt(ctx, 'app', U.app, out),
@@ -178,7 +193,10 @@ test('consumers with receipts of an outdated dependency: re-evaluated after it (
   const out = { db: { url: 'u' } };
   const outdatedDb = { uid: U.db, receipt: { run: 'r1', executionKey: 'sha256:before', finishedAt: 'x', outputs: { url: 'u' }, desired: {} } };
   const desired = { db: active(ctx, 'db', U.db), app: active(ctx, 'app', U.app, out), report: active(ctx, 'report', U.report, out) };
-  const res = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, out), report: currentReceipt(ctx, 'report', U.report, out) } });
+  const res = resolve(ctx, {
+    desired,
+    observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, out), report: currentReceipt(ctx, 'report', U.report, out) },
+  });
   assert.equal(res.units.get('db').phase, 'outdated');
   for (const name of ['app', 'report']) {
     const u = res.units.get(name);
@@ -186,19 +204,31 @@ test('consumers with receipts of an outdated dependency: re-evaluated after it (
     assert.equal(u.phase, 'awaiting-dependencies', name);
     assert.equal(u.executionKey, undefined, 'no key until db ran');
   }
-  assert.equal(res.units.get('app').detail, '/env/DB waits for db (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)');
+  assert.equal(
+    res.units.get('app').detail,
+    '/env/DB waits for db (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)',
+  );
   // app's receipt was made from other outputs than db's latest receipt holds, or for another spec: a change of its own.
   const moved = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, { db: { url: 'elsewhere' } }) } }).units.get('app');
   assert.deepEqual([moved.action.reason, moved.action.executes, moved.phase], ['dependency-pending', 'key-changed', 'outdated']);
   assert.equal(moved.detail, '/env/DB waits for db (no-current-receipt); execution key changed');
   // Conditions of its own: it executes after db, and status says so as it would without the wait.
-  const retry = resolve(ctx, { desired, observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: failed(true, 'connection refused') } } }).units.get('app');
+  const retry = resolve(ctx, {
+    desired,
+    observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: failed(true, 'connection refused') } },
+  }).units.get('app');
   assert.deepEqual([retry.action.executes, retry.phase], ['retry-failure', 'failed']);
   assert.equal(retry.detail, '/env/DB waits for db (no-current-receipt); connection refused (retried by the next reconcile)');
   const converging = await shop();
   converging.project.units.get('app').spec.recovery = 'converge';
-  const unsure = resolve(converging, { desired, observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: uncertain('run r2 started app') } } }).units.get('app');
-  assert.deepEqual([unsure.action.executes, unsure.phase, unsure.detail], ['converge-uncertain', 'uncertain', '/env/DB waits for db (no-current-receipt); run r2 started app']);
+  const unsure = resolve(converging, {
+    desired,
+    observed: { db: outdatedDb, app: { ...currentReceipt(ctx, 'app', U.app, out), condition: uncertain('run r2 started app') } },
+  }).units.get('app');
+  assert.deepEqual(
+    [unsure.action.executes, unsure.phase, unsure.detail],
+    ['converge-uncertain', 'uncertain', '/env/DB waits for db (no-current-receipt); run r2 started app'],
+  );
   // db has no receipt at all: nothing tells whether app's own inputs changed.
   const unknown = resolve(ctx, { desired, observed: { app: currentReceipt(ctx, 'app', U.app, out) } }).units.get('app');
   assert.equal(unknown.phase, 'awaiting-dependencies');
@@ -413,7 +443,10 @@ test('regression: a failure that needs acknowledgement outranks a receipt that m
   // to K1: the receipt matches, but what the timed-out execution did is unknown.
   const ctx = await shop();
   const desired = { db: active(ctx, 'db', U.db), cache: active(ctx, 'cache', U.cache) };
-  const observed = { db: { ...currentReceipt(ctx, 'db', U.db, {}, { url: 'u' }), condition: failed(false, 'timed out after 1s and was killed') }, cache: currentReceipt(ctx, 'cache', U.cache) };
+  const observed = {
+    db: { ...currentReceipt(ctx, 'db', U.db, {}, { url: 'u' }), condition: failed(false, 'timed out after 1s and was killed') },
+    cache: currentReceipt(ctx, 'cache', U.cache),
+  };
   for (const run of [undefined, { runId: RUN }]) {
     const plan = planOf(ctx, { desired, observed, run });
     assert.deepEqual(action(plan, 'db'), { type: 'failed', reason: 'needs-acknowledgement', condition: observed.db.condition }, run ? 'in a run' : 'in status');
@@ -431,7 +464,7 @@ test('a retryable failure executes again even when the receipt matches: it does 
   assert.equal(action(plan, 'app').type, 'wait', 'its consumer waits for the retry');
 });
 
-test('current against a receipt of another decision than the desired document: the run writes the receipt\'s document again', async () => {
+test("current against a receipt of another decision than the desired document: the run writes the receipt's document again", async () => {
   // db executed K1 at c1; a change to K2 failed and wrote its document; an operator cleared the
   // failure and source reverted to K1. The receipt is current; the desired branch still says K2.
   const ctx = await shop();
@@ -444,7 +477,10 @@ test('current against a receipt of another decision than the desired document: t
   }
   const db = planOf(ctx, { desired: { db: abandoned }, observed }).units.get('db');
   assert.equal(statusPhase(db), 'current');
-  assert.equal(statusDetail(db), 'its receipt is current; the desired branch holds another decision, and the next reconcile records the desired document of its receipt again (source c1)');
+  assert.equal(
+    statusDetail(db),
+    'its receipt is current; the desired branch holds another decision, and the next reconcile records the desired document of its receipt again (source c1)',
+  );
   assert.equal(runDetail(db, 'c3'), 'recorded the desired document of its receipt again (source c1)');
   const other = planOf(ctx, { desired: { db: abandoned }, observed, run: { runId: RUN, only: new Set(['cache']) } }).units.get('db');
   assert.deepEqual(other.action, { type: 'current', reason: 'receipt-current' }, '--unit names other units: a run changes nothing about db');
@@ -459,7 +495,11 @@ test('a condition of this very run is final for the run: failed-in-run, uncertai
   const ctx = await shop();
   const inRun = (type, retryable) => ({ type, retryable, reason: 'r', run: RUN, since: 'x' });
   const desired = { db: active(ctx, 'db', U.db), cache: active(ctx, 'cache', U.cache) };
-  const plan = planOf(ctx, { desired, observed: { db: { uid: U.db, condition: inRun('failed', true) }, cache: { uid: U.cache, condition: inRun('uncertain', false) } }, run: { runId: RUN } });
+  const plan = planOf(ctx, {
+    desired,
+    observed: { db: { uid: U.db, condition: inRun('failed', true) }, cache: { uid: U.cache, condition: inRun('uncertain', false) } },
+    run: { runId: RUN },
+  });
   assert.equal(action(plan, 'db').reason, 'failed-in-run');
   assert.equal(action(plan, 'cache').reason, 'uncertain-in-run');
   assert.equal(action(plan, 'app').type, 'blocked');
@@ -487,9 +527,21 @@ test('a run: new incarnations get the minted uid, a key and the desired document
   assert.equal(db.uid, U.db);
   assert.equal(db.newIncarnation, true);
   assert.equal(db.executionKey, keyOf(ctx, 'db', U.db).executionKey);
-  assert.deepEqual(db.next, { uid: U.db, kind: 'Command', generation: 1, source: 'c7', rendering: { run: ['create-db'] }, dependsOn: [], lifecycle: { state: 'active' } });
+  assert.deepEqual(db.next, {
+    uid: U.db,
+    kind: 'Command',
+    generation: 1,
+    source: 'c7',
+    rendering: { run: ['create-db'] },
+    dependsOn: [],
+    lifecycle: { state: 'active' },
+  });
   assert.equal(action(plan, 'app').type, 'wait');
-  assert.deepEqual(executable(plan).map((u) => u.name), ['cache', 'db'], 'a wave in name order');
+  assert.deepEqual(
+    executable(plan).map((u) => u.name),
+    ['cache', 'db'],
+    'a wave in name order',
+  );
 });
 
 test('--unit: other units are skipped; a named unit whose dependency is skipped and has no receipt is blocked', async () => {
@@ -502,7 +554,10 @@ test('--unit: other units are skipped; a named unit whose dependency is skipped 
 
 test('a stopped run starts nothing: executions become run-stopped, their consumers blocked by them', async () => {
   const ctx = await shop();
-  const plan = planOf(ctx, { newUids: { db: U.db, cache: U.cache, app: U.app, report: U.report }, run: { runId: RUN, stopped: { reason: 'fail-fast', after: 'broken' } } });
+  const plan = planOf(ctx, {
+    newUids: { db: U.db, cache: U.cache, app: U.app, report: U.report },
+    run: { runId: RUN, stopped: { reason: 'fail-fast', after: 'broken' } },
+  });
   assert.deepEqual(action(plan, 'db'), { type: 'blocked', reason: 'run-stopped', stop: 'fail-fast', after: 'broken' });
   assert.equal(runDetail(plan.units.get('db'), 'c1'), 'not started: --fail-fast stopped the run after broken');
   assert.equal(action(plan, 'report').reason, 'dependency-blocked');
@@ -513,7 +568,18 @@ test('a hold delivered to the run holds a unit it has not run, not one it ran', 
   const ctx = await shop();
   const hold = { by: 'Alice <a@example.com>', reason: 'incident', at: 'x' };
   const ran = { uid: U.cache, ...currentReceipt(ctx, 'cache', U.cache), lastRun: { run: RUN, result: 'executed', at: 'x' } };
-  const plan = planOf(ctx, { desired: { cache: active(ctx, 'cache', U.cache) }, observed: { cache: ran }, newUids: { db: U.db }, run: { runId: RUN, holds: new Map([['db', hold], ['cache', hold]]) } });
+  const plan = planOf(ctx, {
+    desired: { cache: active(ctx, 'cache', U.cache) },
+    observed: { cache: ran },
+    newUids: { db: U.db },
+    run: {
+      runId: RUN,
+      holds: new Map([
+        ['db', hold],
+        ['cache', hold],
+      ]),
+    },
+  });
   assert.deepEqual(action(plan, 'db'), { type: 'held', reason: 'hold-delivered', delivered: hold });
   assert.equal(runDetail(plan.units.get('db'), 'c1'), 'held by Alice <a@example.com> (incident), delivered to this run');
   assert.equal(action(plan, 'cache').type, 'current', 'it ran: the run holds it as it ran, when it writes its transition');
@@ -549,10 +615,28 @@ test('carry: decisions kept from the plan of a moment ago give the plan a fresh 
   // db and cache ran in this run: db with a receipt, cache failed.
   const dbKey = first.units.get('db').executionKey;
   const observed = {
-    db: { uid: U.db, receipt: { run: RUN, executionKey: dbKey, finishedAt: 'x', outputs: { url: 'u' }, desired: {} }, lastRun: { run: RUN, result: 'executed', at: 'x' } },
-    cache: { uid: U.cache, condition: { type: 'failed', retryable: true, reason: 'r', run: RUN, since: 'x' }, lastRun: { run: RUN, result: 'failed', at: 'x' } },
+    db: {
+      uid: U.db,
+      receipt: { run: RUN, executionKey: dbKey, finishedAt: 'x', outputs: { url: 'u' }, desired: {} },
+      lastRun: { run: RUN, result: 'executed', at: 'x' },
+    },
+    cache: {
+      uid: U.cache,
+      condition: { type: 'failed', retryable: true, reason: 'r', run: RUN, since: 'x' },
+      lastRun: { run: RUN, result: 'failed', at: 'x' },
+    },
   };
-  const input = { project: ctx.project, env: ctx.env, generation: 1, drivers: BUILTIN_DRIVERS, desired: new Map(), observed: new Map(Object.entries(observed)), sourceCommit: 'c1', newUids: new Map(Object.entries(newUids)), run };
+  const input = {
+    project: ctx.project,
+    env: ctx.env,
+    generation: 1,
+    drivers: BUILTIN_DRIVERS,
+    desired: new Map(),
+    observed: new Map(Object.entries(observed)),
+    sourceCommit: 'c1',
+    newUids: new Map(Object.entries(newUids)),
+    run,
+  };
   const fresh = planEnvironment(input);
   const kept = planEnvironment({ ...input, carry: first });
   assert.deepEqual(kept, fresh);
@@ -573,12 +657,29 @@ async function preparedJob(image = 'app:1') {
   const scope = { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: () => undefined };
   const recorded = { from: renderingDigest({ image: 'app:1' }), rendering: { image: `app@sha256:${'a'.repeat(64)}` } };
   const key = resolveUnit(unit, uid, scope, recorded).executionKey;
-  const desired = { uid, kind: 'OciImage', generation: 1, source: 'c1', rendering: recorded.rendering, preparedFrom: recorded.from, dependsOn: [], lifecycle: { state: 'active' } };
+  const desired = {
+    uid,
+    kind: 'OciImage',
+    generation: 1,
+    source: 'c1',
+    rendering: recorded.rendering,
+    preparedFrom: recorded.from,
+    dependsOn: [],
+    lifecycle: { state: 'active' },
+  };
   const observed = { uid, receipt: { run: 'r1', executionKey: key, finishedAt: 'x', outputs: {}, desired } };
   return { ctx, recorded, state: { desired: { job: desired }, observed: { job: observed } } };
 }
 
-const ABSENT = { result: 'absent', failure: { result: 'failed', reason: 'image app:1 is not present locally, and Nyl never pulls one\nmake it present first', retryable: true, code: 'NYL-IMAGE-UNRESOLVED' } };
+const ABSENT = {
+  result: 'absent',
+  failure: {
+    result: 'failed',
+    reason: 'image app:1 is not present locally, and Nyl never pulls one\nmake it present first',
+    retryable: true,
+    code: 'NYL-IMAGE-UNRESOLVED',
+  },
+};
 
 test('an input absent on this machine: the planner says ahead whether the recorded preparation keeps the unit current; only a unit that must execute needs it', async () => {
   const { ctx, recorded, state } = await preparedJob();
@@ -595,10 +696,17 @@ test('an input absent on this machine: the planner says ahead whether the record
   assert.deepEqual(job.action, { type: 'current', reason: 'input-absent', absent: taken.absent });
   assert.equal(job.executionKey, state.observed.job.receipt.executionKey);
   assert.equal(job.next, undefined, 'nothing to record');
-  assert.equal(statusDetail(job), 'current on the preparation its desired document recorded (image app:1 is not present locally, and Nyl never pulls one: only an execution needs it)');
+  assert.equal(
+    statusDetail(job),
+    'current on the preparation its desired document recorded (image app:1 is not present locally, and Nyl never pulls one: only an execution needs it)',
+  );
   assert.equal(runDetail(job, 'c1'), statusDetail(job));
   // Present: resolved as usual (a moved tag executes the unit again).
-  const moved = planOf(ctx, { ...state, run, prepared: { job: preparationFrom(preparing, { result: 'prepared', rendering: { image: `app@sha256:${'b'.repeat(64)}` } }) } });
+  const moved = planOf(ctx, {
+    ...state,
+    run,
+    prepared: { job: preparationFrom(preparing, { result: 'prepared', rendering: { image: `app@sha256:${'b'.repeat(64)}` } }) },
+  });
   assert.deepEqual(moved.units.get('job').action.type, 'execute');
   assert.equal(moved.units.get('job').action.reason, 'key-changed');
 });
@@ -610,8 +718,16 @@ test('an input absent on this machine fails a unit that must execute: no receipt
   const mustExecute = {
     'no receipt': planOf(ctx, { desired: state.desired, run }),
     'a change of its own': planOf(await preparedJob('app:2').then((j) => j.ctx), { ...state, run }),
-    'a receipt for another key': planOf(ctx, { ...state, observed: { job: { ...state.observed.job, receipt: { ...state.observed.job.receipt, executionKey: 'sha256:other' } } }, run }),
-    'a failure to retry': planOf(ctx, { ...state, observed: { job: { ...state.observed.job, condition: { type: 'failed', retryable: true, reason: 'r', run: 'r0', since: 'x' } } }, run }),
+    'a receipt for another key': planOf(ctx, {
+      ...state,
+      observed: { job: { ...state.observed.job, receipt: { ...state.observed.job.receipt, executionKey: 'sha256:other' } } },
+      run,
+    }),
+    'a failure to retry': planOf(ctx, {
+      ...state,
+      observed: { job: { ...state.observed.job, condition: { type: 'failed', retryable: true, reason: 'r', run: 'r0', since: 'x' } } },
+      run,
+    }),
     '--reapply': planOf(ctx, { ...state, run: { ...run, reapply: new Set(['job']) } }),
     'no recorded preparation': planOf(ctx, { desired: { job: { ...state.desired.job, preparedFrom: undefined } }, observed: state.observed, run }),
   };

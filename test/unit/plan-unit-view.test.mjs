@@ -36,7 +36,7 @@ test('currentUid: the desired uid of the state generation, none for a uid --fres
   assert.equal(currentUid(undefined, 1), undefined);
 });
 
-test('only the current incarnation\'s receipt and condition count', () => {
+test("only the current incarnation's receipt and condition count", () => {
   const observed = { uid: UID, receipt, condition };
   assert.equal(observesIncarnation(observed, UID), true);
   assert.equal(observesIncarnation(observed, OLD), false);
@@ -58,13 +58,16 @@ test('only the current incarnation\'s receipt and condition count', () => {
 test('the lifecycle state and what it makes of the unit', () => {
   assert.equal(lifecycleState(doc('deleting')), 'deleting');
   assert.equal(lifecycleState(undefined), undefined);
-  assert.deepEqual(['active', 'held', 'deleting', 'pending-teardown', 'retained'].map((s) => [isHeld(doc(s)), isRetained(doc(s)), isDeleting(doc(s))]), [
-    [false, false, false],
-    [true, false, false],
-    [false, false, true],
-    [false, false, false],
-    [false, true, false],
-  ]);
+  assert.deepEqual(
+    ['active', 'held', 'deleting', 'pending-teardown', 'retained'].map((s) => [isHeld(doc(s)), isRetained(doc(s)), isDeleting(doc(s))]),
+    [
+      [false, false, false],
+      [true, false, false],
+      [false, false, true],
+      [false, false, false],
+      [false, true, false],
+    ],
+  );
   assert.equal(isHeld(undefined), false);
   assert.equal(isMarker({ lifecycle: { state: 'held' } }), true);
   assert.equal(isMarker(doc('held')), false);

@@ -18,13 +18,16 @@ test('durations are bounded: timeout 1s..7d, lease.duration 2s..24h (Node timers
       resource('Command', 'overflow', 'run: [a]', 'timeout: 99999999999999999999d'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [5, '/spec/lease/duration'],
-    [11, '/spec/lease/duration'],
-    [18, '/spec/timeout'],
-    [25, '/spec/timeout'],
-    [32, '/spec/timeout'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [5, '/spec/lease/duration'],
+      [11, '/spec/lease/duration'],
+      [18, '/spec/timeout'],
+      [25, '/spec/timeout'],
+      [32, '/spec/timeout'],
+    ],
+  );
   assert.ok(errors.every((e) => e.code === 'NYL-SOURCE-INVALID'));
   assert.match(errors[0].message, /2000h is out of range: it must be from 2s to 24h/);
   assert.match(errors[0].fix, /24h/);
@@ -34,14 +37,17 @@ test('durations are bounded: timeout 1s..7d, lease.duration 2s..24h (Node timers
 });
 
 test('durations at their bounds load', async () => {
-  const p = await loadProject('/p', memoryTree({
-    'nyl.yaml': documents(
-      resource('Environment', 'short', 'lease: {duration: 2s}'),
-      resource('Environment', 'long', 'lease: {duration: 24h}'),
-      resource('Command', 'a', 'run: [a]', 'timeout: 1s'),
-      resource('Command', 'b', 'run: [a]', 'timeout: 7d'),
-    ),
-  }));
+  const p = await loadProject(
+    '/p',
+    memoryTree({
+      'nyl.yaml': documents(
+        resource('Environment', 'short', 'lease: {duration: 2s}'),
+        resource('Environment', 'long', 'lease: {duration: 24h}'),
+        resource('Command', 'a', 'run: [a]', 'timeout: 1s'),
+        resource('Command', 'b', 'run: [a]', 'timeout: 7d'),
+      ),
+    }),
+  );
   assert.equal(p.environments.get('short').spec.lease.durationMs, 2000);
   assert.equal(p.environments.get('long').spec.lease.durationMs, 24 * 3600 * 1000);
 });
@@ -54,11 +60,14 @@ test('a __proto__ key is refused in every mapping of a resource, at its line (ne
       ['apiVersion: nyl.io/v1', 'kind: Command', 'metadata: {name: b, labels: {__proto__: x}}', 'spec: {run: [b]}'],
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [7, '/spec/env/__proto__'],
-    [14, '/spec/values/db/__proto__'],
-    [18, '/metadata/labels/__proto__'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [7, '/spec/env/__proto__'],
+      [14, '/spec/values/db/__proto__'],
+      [18, '/metadata/labels/__proto__'],
+    ],
+  );
   assert.ok(errors.every((e) => e.code === 'NYL-SOURCE-INVALID' && /__proto__/.test(e.message) && /rename/.test(e.fix)));
   assert.equal({}.polluted, undefined);
 });
@@ -82,7 +91,8 @@ test('YAML aliases may not expand a file beyond 4 MiB: the alias bomb is refused
   // 990 aliases of a ~5 KB mapping: about 5 MB once expanded (the reproduction had 520 KB and 990).
   const block = Array.from({ length: 100 }, (_, i) => `      K${i}: "${'v'.repeat(40)}"`);
   const copies = Array.from({ length: 990 }, (_, i) => `    c${i}: *common`);
-  const text = ['apiVersion: nyl.io/v1', 'kind: Environment', 'metadata: {name: dev}', 'spec:', '  values:', '    common: &common', ...block, ...copies].join('\n') + '\n';
+  const text =
+    ['apiVersion: nyl.io/v1', 'kind: Environment', 'metadata: {name: dev}', 'spec:', '  values:', '    common: &common', ...block, ...copies].join('\n') + '\n';
   assert.ok(text.length < MiB);
   const began = process.hrtime.bigint();
   const errors = await errorsOf({ 'nyl.yaml': text });
@@ -95,8 +105,14 @@ test('YAML aliases may not expand a file beyond 4 MiB: the alias bomb is refused
 
   // A billion laughs (each level repeats the one before ten times) is refused just the same.
   const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 12; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
-  const bomb = ['apiVersion: nyl.io/v1', 'kind: Environment', 'metadata: {name: dev}', 'spec:', '  values:', ...laughs.map((l) => `    ${l}`)].join('\n') + '\n';
+  for (let i = 1; i < 12; i++)
+    laughs.push(
+      `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+        .fill(`*${String.fromCharCode(96 + i)}`)
+        .join(',')}]`,
+    );
+  const bomb =
+    ['apiVersion: nyl.io/v1', 'kind: Environment', 'metadata: {name: dev}', 'spec:', '  values:', ...laughs.map((l) => `    ${l}`)].join('\n') + '\n';
   const bombErrors = await errorsOf({ 'nyl.yaml': bomb });
   assert.equal(bombErrors.length, 1);
   assert.match(bombErrors[0].message, /alias/);
@@ -104,7 +120,16 @@ test('YAML aliases may not expand a file beyond 4 MiB: the alias bomb is refused
 
 test('aliases a sane source uses (one shared block repeated 200 times) load', async () => {
   const copies = Array.from({ length: 200 }, (_, i) => `    c${i}: *common`);
-  const text = ['apiVersion: nyl.io/v1', 'kind: Environment', 'metadata: {name: dev}', 'spec:', '  values:', '    common: &common {A: "1", B: "2", C: "3"}', ...copies].join('\n') + '\n';
+  const text =
+    [
+      'apiVersion: nyl.io/v1',
+      'kind: Environment',
+      'metadata: {name: dev}',
+      'spec:',
+      '  values:',
+      '    common: &common {A: "1", B: "2", C: "3"}',
+      ...copies,
+    ].join('\n') + '\n';
   const p = await loadProject('/p', memoryTree({ 'nyl.yaml': text }));
   assert.deepEqual(p.environments.get('dev').spec.values.c199, { A: '1', B: '2', C: '3' });
 });

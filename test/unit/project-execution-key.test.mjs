@@ -6,7 +6,7 @@ import { canonicalJson, executionKey } from '../../dist/project/execution-key.js
 test('canonicalJson sorts keys recursively, keeps arrays, drops undefined', () => {
   assert.equal(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: 'x' }, u: undefined }), '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}');
   assert.equal(canonicalJson([undefined, null, true, 'é']), '[null,null,true,"é"]');
-  assert.equal(canonicalJson({ 'B': 1, 'a': 2, '_': 3 }), '{"B":1,"_":3,"a":2}');
+  assert.equal(canonicalJson({ B: 1, a: 2, _: 3 }), '{"B":1,"_":3,"a":2}');
   assert.throws(() => canonicalJson({ f: () => 1 }), TypeError);
 });
 

@@ -39,7 +39,10 @@ test('findCycle names the cycle from its smallest member', () => {
 
 test('findCycles reports each independent cycle once', () => {
   const cycles = findCycles(g({ a: ['b'], b: ['a'], x: ['y'], y: ['z'], z: ['x'], free: ['a'] }));
-  assert.deepEqual(cycles, [['a', 'b', 'a'], ['x', 'y', 'z', 'x']]);
+  assert.deepEqual(cycles, [
+    ['a', 'b', 'a'],
+    ['x', 'y', 'z', 'x'],
+  ]);
 });
 
 test('findCycles picks the shortest cycle through the smallest member', () => {

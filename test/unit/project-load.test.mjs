@@ -13,11 +13,34 @@ test('loads every kind into the typed project, with defaults and origins', async
   const files = {
     'nyl.yaml': documents(
       resource('Project', 'shop'),
-      ['apiVersion: nyl.io/v1', 'kind: Environment', 'metadata: {name: dev, labels: {stage: development}}', 'spec:', '  values: {replicas: 1}', '  state: {repositoryRef: state, path: envs/dev}'],
-      resource('Environment', 'prod', 'driftRepair: manual', 'dependsOn: [dev]', 'lease: {duration: 1h30m}', 'source: {ref: main}', 'unitSelector: {matchLabels: {app: shop}}'),
+      [
+        'apiVersion: nyl.io/v1',
+        'kind: Environment',
+        'metadata: {name: dev, labels: {stage: development}}',
+        'spec:',
+        '  values: {replicas: 1}',
+        '  state: {repositoryRef: state, path: envs/dev}',
+      ],
+      resource(
+        'Environment',
+        'prod',
+        'driftRepair: manual',
+        'dependsOn: [dev]',
+        'lease: {duration: 1h30m}',
+        'source: {ref: main}',
+        'unitSelector: {matchLabels: {app: shop}}',
+      ),
       resource('GitRepository', 'state', 'url: file:///srv/state.git'),
       resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {coordinationRefPrefix: refs/heads/nyl-run/}}'),
-      ['apiVersion: nyl.io/v1', 'kind: Command', 'metadata: {name: migrate, labels: {app: shop}}', 'spec:', '  dependsOn: [schema]', '  run: [migrate, "${{ units.db.outputs.url }}"]', '  env: {WHO: "${{ env.name }}"}'],
+      [
+        'apiVersion: nyl.io/v1',
+        'kind: Command',
+        'metadata: {name: migrate, labels: {app: shop}}',
+        'spec:',
+        '  dependsOn: [schema]',
+        '  run: [migrate, "${{ units.db.outputs.url }}"]',
+        '  env: {WHO: "${{ env.name }}"}',
+      ],
       resource('Terraform', 'db', 'module: ./tf/db', 'variables: {size: 2, tags: {a: b}}', 'backendConfig: {path: x, lock: false}'),
       resource('OpenTofu', 'schema', 'module: tofu/schema', 'dependsOn: [db]'),
       resource('OciImage', 'job', 'image: registry/x@sha256:abc', 'command: [run]', 'args: ["${{ env.values.replicas }}"]', 'runtime: podman', 'env: {A: b}'),
@@ -65,7 +88,13 @@ test('loads every kind into the typed project, with defaults and origins', async
 
 test('includes: globs relative to the root, one readMany per level, nested Project documents', async () => {
   const tree = memoryTree({
-    'nyl.yaml': documents(['apiVersion: nyl.io/v1', 'kind: Project', 'metadata: {name: p}', 'spec:', '  include: ["deploy/**/*.yaml", "./envs/dev.yaml", "nyl.yaml"]']),
+    'nyl.yaml': documents([
+      'apiVersion: nyl.io/v1',
+      'kind: Project',
+      'metadata: {name: p}',
+      'spec:',
+      '  include: ["deploy/**/*.yaml", "./envs/dev.yaml", "nyl.yaml"]',
+    ]),
     'deploy/a.yaml': documents(resource('Command', 'a', 'run: [a]')),
     'deploy/sub/b.yaml': documents(resource('Command', 'b', 'run: [b]'), resource('Project', 'nested', 'include: ["more/*.yaml", "deploy/a.yaml"]')),
     'deploy/notes.md': 'not: [yaml',
@@ -92,7 +121,16 @@ test('a project without includes never lists the tree', async () => {
 
 test('an include that matches nothing, or an escaping one, is an error at its pointer', async () => {
   const errors = await errorsOf({
-    'nyl.yaml': yaml('apiVersion: nyl.io/v1', 'kind: Project', 'metadata: {name: p}', 'spec:', '  include:', '    - deploy/*.yaml', '    - missing.yaml', '    - ../outside/*.yaml'),
+    'nyl.yaml': yaml(
+      'apiVersion: nyl.io/v1',
+      'kind: Project',
+      'metadata: {name: p}',
+      'spec:',
+      '  include:',
+      '    - deploy/*.yaml',
+      '    - missing.yaml',
+      '    - ../outside/*.yaml',
+    ),
     'deploy/a.yaml': documents(resource('Environment', 'dev')),
   });
   assert.equal(errors.length, 1, 'the invalid Project document is not followed');
@@ -101,13 +139,25 @@ test('an include that matches nothing, or an escaping one, is an error at its po
   assert.match(d.message, /"\.\.\/outside\/\*\.yaml".*\.\./);
 
   const errors2 = await errorsOf({
-    'nyl.yaml': yaml('apiVersion: nyl.io/v1', 'kind: Project', 'metadata: {name: p}', 'spec:', '  include:', '    - deploy/*.yaml', '    - missing.yaml', '    - none/**/*.yaml'),
+    'nyl.yaml': yaml(
+      'apiVersion: nyl.io/v1',
+      'kind: Project',
+      'metadata: {name: p}',
+      'spec:',
+      '  include:',
+      '    - deploy/*.yaml',
+      '    - missing.yaml',
+      '    - none/**/*.yaml',
+    ),
     'deploy/a.yaml': documents(resource('Environment', 'dev')),
   });
-  assert.deepEqual(errors2.map((e) => [e.code, e.location.file, e.location.line, e.location.pointer]), [
-    ['NYL-SOURCE-INVALID', 'nyl.yaml', 7, '/spec/include/1'],
-    ['NYL-SOURCE-INVALID', 'nyl.yaml', 8, '/spec/include/2'],
-  ]);
+  assert.deepEqual(
+    errors2.map((e) => [e.code, e.location.file, e.location.line, e.location.pointer]),
+    [
+      ['NYL-SOURCE-INVALID', 'nyl.yaml', 7, '/spec/include/1'],
+      ['NYL-SOURCE-INVALID', 'nyl.yaml', 8, '/spec/include/2'],
+    ],
+  );
   assert.match(errors2[0].message, /include "missing.yaml" matches no file/);
 });
 
@@ -139,11 +189,14 @@ test('YAML syntax errors are NYL-SOURCE-INVALID at the line yaml reports; other 
       resource('Command', 'ok', 'run: [ok]', 'bad: 1').join('\n'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.code, e.location.line]), [
-    ['NYL-SOURCE-INVALID', 6],
-    ['NYL-SOURCE-INVALID', 13],
-    ['NYL-SOURCE-INVALID', 19],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.code, e.location.line]),
+    [
+      ['NYL-SOURCE-INVALID', 6],
+      ['NYL-SOURCE-INVALID', 13],
+      ['NYL-SOURCE-INVALID', 19],
+    ],
+  );
   assert.match(errors[0].message, /YAML syntax error: Map keys must be unique/);
   assert.equal(errors[2].location.pointer, '/spec/bad');
 });
@@ -159,23 +212,23 @@ test('a syntax error comes first and the unknown names it may cause are not repo
       resource('EnvironmentGroup', 'all', 'environments: [dev, network]'),
       resource('Command', 'late', 'run: [x]', 'timeout: forever'),
     ),
-    'units/db.yaml': yaml(
-      'apiVersion: nyl.io/v1',
-      'kind: Command',
-      'metadata: {name: db}',
-      'spec:',
-      '  run: [db',
-    ),
+    'units/db.yaml': yaml('apiVersion: nyl.io/v1', 'kind: Command', 'metadata: {name: db}', 'spec:', '  run: [db'),
     'units/other.yaml': documents(resource('Command', 'other', 'run: [x]', 'recovery: sometimes')),
   });
-  assert.deepEqual(errors.map((e) => [e.location.file, e.location.line, e.location.pointer]), [
-    ['units/db.yaml', 6, ''],
-    ['nyl.yaml', 32, '/spec/timeout'],
-    ['units/other.yaml', 6, '/spec/recovery'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.file, e.location.line, e.location.pointer]),
+    [
+      ['units/db.yaml', 6, ''],
+      ['nyl.yaml', 32, '/spec/timeout'],
+      ['units/other.yaml', 6, '/spec/recovery'],
+    ],
+  );
   assert.match(errors[0].message, /^YAML syntax error: /);
   assert.equal(errors[0].fix, 'fix the YAML syntax at this line');
-  assert.ok(errors.every((e) => !/unknown/.test(e.message)), JSON.stringify(errors.map((e) => e.message)));
+  assert.ok(
+    errors.every((e) => !/unknown/.test(e.message)),
+    JSON.stringify(errors.map((e) => e.message)),
+  );
 });
 
 test('the same within one file: the syntax error of a later document comes before the errors above it', async () => {
@@ -188,10 +241,13 @@ test('the same within one file: the syntax error of a later document comes befor
       ...resource('Command', 'db', 'run: [db'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [19, ''],
-    [5, '/spec/driftRepair'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [19, ''],
+      [5, '/spec/driftRepair'],
+    ],
+  );
   assert.match(errors[0].message, /^YAML syntax error: /);
 });
 
@@ -201,20 +257,41 @@ test('a file over a limit, an invalid Project document, an included file that ca
     'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]'), units),
     'db.yaml': `# ${'x'.repeat(1024 * 1024)}\n`,
   });
-  assert.deepEqual(big.map((e) => [e.location.file, e.location.line]), [['db.yaml', 1]]);
-  const invalid = await errorsOf({ 'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]', 'bogus: 1'), units), 'db.yaml': documents(resource('Command', 'db', 'run: [x]')) });
-  assert.deepEqual(invalid.map((e) => e.location.pointer), ['/spec/bogus'], 'an invalid Project document is not followed, so db.yaml is not read');
+  assert.deepEqual(
+    big.map((e) => [e.location.file, e.location.line]),
+    [['db.yaml', 1]],
+  );
+  const invalid = await errorsOf({
+    'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]', 'bogus: 1'), units),
+    'db.yaml': documents(resource('Command', 'db', 'run: [x]')),
+  });
+  assert.deepEqual(
+    invalid.map((e) => e.location.pointer),
+    ['/spec/bogus'],
+    'an invalid Project document is not followed, so db.yaml is not read',
+  );
   const none = await errorsOf({ 'nyl.yaml': documents(resource('Project', 'p', 'include: [dbs/*.yaml]'), units) });
-  assert.deepEqual(none.map((e) => e.location.pointer), ['/spec/include/0']);
+  assert.deepEqual(
+    none.map((e) => e.location.pointer),
+    ['/spec/include/0'],
+  );
   const tree = memoryTree({ 'nyl.yaml': documents(resource('Project', 'p', 'include: [db.yaml]'), units), 'db.yaml': 'x: 1' });
   tree.readMany = async (paths) => paths.map(() => undefined);
   const unread = await loadProject('/p', tree).catch((e) => e);
-  assert.deepEqual(unread.diagnostics.map((e) => e.location.pointer), ['/spec/include/0']);
+  assert.deepEqual(
+    unread.diagnostics.map((e) => e.location.pointer),
+    ['/spec/include/0'],
+  );
 });
 
 test('an unknown name is still reported when every document parsed', async () => {
-  const errors = await errorsOf({ 'nyl.yaml': documents(resource('Command', 'app', 'run: [app]', 'dependsOn: [db]'), resource('Command', 'other', 'run: [x]')) });
-  assert.deepEqual(errors.map((e) => e.message), ['unit app depends on unknown unit "db"']);
+  const errors = await errorsOf({
+    'nyl.yaml': documents(resource('Command', 'app', 'run: [app]', 'dependsOn: [db]'), resource('Command', 'other', 'run: [x]')),
+  });
+  assert.deepEqual(
+    errors.map((e) => e.message),
+    ['unit app depends on unknown unit "db"'],
+  );
 });
 
 test('errors of every file come back together, in file and line order', async () => {
@@ -223,11 +300,14 @@ test('errors of every file come back together, in file and line order', async ()
     'units/a.yaml': documents(resource('Command', 'a', 'run: [a]', 'timeout: forever')),
     'units/b.yaml': documents(resource('Terraform', 'b', 'module: /abs')),
   });
-  assert.deepEqual(errors.map((e) => [e.location.file, e.location.line, e.location.pointer]), [
-    ['nyl.yaml', 9, '/metadata/name'],
-    ['units/a.yaml', 6, '/spec/timeout'],
-    ['units/b.yaml', 5, '/spec/module'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.file, e.location.line, e.location.pointer]),
+    [
+      ['nyl.yaml', 9, '/metadata/name'],
+      ['units/a.yaml', 6, '/spec/timeout'],
+      ['units/b.yaml', 5, '/spec/module'],
+    ],
+  );
   assert.ok(errors.every((e) => e.code === 'NYL-SOURCE-INVALID' && e.location.column >= 1 && e.fix.length > 0));
 });
 
@@ -249,12 +329,15 @@ test('wrong apiVersion, unknown kind, non-mapping documents; empty documents are
       'kind: Command',
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [3, '/apiVersion'],
-    [8, '/kind'],
-    [11, ''],
-    [13, '/apiVersion'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [3, '/apiVersion'],
+      [8, '/kind'],
+      [11, ''],
+      [13, '/apiVersion'],
+    ],
+  );
   assert.match(errors[0].message, /unsupported apiVersion "nyl.io\/v2"/);
   assert.match(errors[0].fix, /apiVersion: nyl.io\/v1/);
   assert.match(errors[1].fix, /did you mean Environment\?/);
@@ -304,7 +387,10 @@ test('field errors point at the exact line of the field, or of its nearest exist
     ['/spec/deletionPolicy', 20],
     ['/spec/url', 25],
   ];
-  assert.deepEqual(errors.map((e) => [e.location.pointer, e.location.line]), expect);
+  assert.deepEqual(
+    errors.map((e) => [e.location.pointer, e.location.line]),
+    expect,
+  );
   assert.match(at(errors, '/spec/env/NYL_UNIT').message, /reserved/);
   assert.match(at(errors, '/spec/teardown').message, /exactly one of run, script/);
   assert.match(at(errors, '/spec/approval/reviewers').message, /unknown field reviewers; known fields: required, requireDigest/);
@@ -334,24 +420,33 @@ test('unknown and misplaced references are errors with their pointer', async () 
       '  args: ["${{ units.app.outputs.x }}", "${{ env.label.x }}"]', // 17
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.pointer, e.location.line]), [
-    ['/spec/script', 5],
-    ['/spec/env/TOKEN', 8],
-    ['/spec/teardown/run/1', 10],
-    ['/spec/args/1', 17],
-  ]);
-  assert.match(errors[0].fix, /^pass the value through env: \(e\.g\. env: \{DB_URL: '\$\{\{ units\.db\.outputs\.url \}\}'\}\) and use "\$DB_URL" in the script; splicing values into shell text is an injection$/);
+  assert.deepEqual(
+    errors.map((e) => [e.location.pointer, e.location.line]),
+    [
+      ['/spec/script', 5],
+      ['/spec/env/TOKEN', 8],
+      ['/spec/teardown/run/1', 10],
+      ['/spec/args/1', 17],
+    ],
+  );
+  assert.match(
+    errors[0].fix,
+    /^pass the value through env: \(e\.g\. env: \{DB_URL: '\$\{\{ units\.db\.outputs\.url \}\}'\}\) and use "\$DB_URL" in the script; splicing values into shell text is an injection$/,
+  );
   assert.match(errors[1].message, /unknown reference \$\{\{ secrets\.token \}\}/);
   assert.match(errors[2].message, /unterminated/);
 });
 
 test('values, variables and backendConfig take any JSON; keys stay as written', async () => {
-  const p = await loadProject('/p', memoryTree({
-    'nyl.yaml': documents(
-      resource('Environment', 'dev', 'values: {n: 1, list: [1, "a", null], deep: {x: {y: true}}}'),
-      resource('OpenTofu', 'net', 'module: net', 'variables: {cidr: 10, zones: [a, b]}', 'backendConfig: {bucket: b, port: 9000}'),
-    ),
-  }));
+  const p = await loadProject(
+    '/p',
+    memoryTree({
+      'nyl.yaml': documents(
+        resource('Environment', 'dev', 'values: {n: 1, list: [1, "a", null], deep: {x: {y: true}}}'),
+        resource('OpenTofu', 'net', 'module: net', 'variables: {cidr: 10, zones: [a, b]}', 'backendConfig: {bucket: b, port: 9000}'),
+      ),
+    }),
+  );
   assert.deepEqual(p.environments.get('dev').spec.values, { n: 1, list: [1, 'a', null], deep: { x: { y: true } } });
   assert.deepEqual(p.units.get('net').spec.backendConfig, { bucket: 'b', port: 9000 });
 });

@@ -1,14 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  collectReferences,
-  lookupKey,
-  parseExpression,
-  parseTemplate,
-  renderValue,
-  scanReferences,
-  stringifyValue,
-} from '../../dist/project/references.js';
+import { collectReferences, lookupKey, parseExpression, parseTemplate, renderValue, scanReferences, stringifyValue } from '../../dist/project/references.js';
 
 test('the four reference forms parse, with or without whitespace inside the braces', () => {
   assert.deepEqual(parseExpression('env.name'), { kind: 'env.name' });
@@ -21,7 +13,18 @@ test('the four reference forms parse, with or without whitespace inside the brac
 });
 
 test('anything else inside ${{ }} is an unknown reference', () => {
-  for (const expr of ['env.nam', 'env.values.', 'env.values', 'units.DB.outputs.x', 'units.db.output.x', 'units.db.outputs', 'secrets.token', 'env. name', 'env.values.a b', '']) {
+  for (const expr of [
+    'env.nam',
+    'env.values.',
+    'env.values',
+    'units.DB.outputs.x',
+    'units.db.output.x',
+    'units.db.outputs',
+    'secrets.token',
+    'env. name',
+    'env.values.a b',
+    '',
+  ]) {
     assert.equal(parseExpression(expr), undefined, expr);
     const { problems } = parseTemplate(`x \${{ ${expr} }} y`);
     assert.equal(problems.length, 1, expr);
@@ -86,7 +89,10 @@ test('renderValue: an exact reference keeps its JSON type, embedded ones are str
   const values = { n: 3, obj: { b: 1, a: [true] }, s: 'x' };
   const resolve = (ref) => values[ref.key];
   assert.deepEqual(
-    renderValue({ a: '${{ env.values.n }}', b: 'n=${{ env.values.n }}', c: '${{ env.values.obj }}', d: 'o=${{env.values.obj}}', e: [' ${{ env.values.s }}'] }, resolve),
+    renderValue(
+      { a: '${{ env.values.n }}', b: 'n=${{ env.values.n }}', c: '${{ env.values.obj }}', d: 'o=${{env.values.obj}}', e: [' ${{ env.values.s }}'] },
+      resolve,
+    ),
     { a: 3, b: 'n=3', c: { b: 1, a: [true] }, d: 'o={"a":[true],"b":1}', e: [' x'] },
   );
   assert.equal(stringifyValue(null), 'null');

@@ -37,7 +37,12 @@ const outputsOf = asReceipts(receipts);
 test('renders every reference, keeps JSON types of exact references, sorts keys', () => {
   const u = unit({
     run: ['migrate', '--to', '${{ units.db.outputs.url }}'],
-    env: { PORT: '${{ units.db.outputs.port }}', WHO: '${{ env.name }}-${{ env.labels.stage }}', SIZE: '${{ env.values.db.size }}', N: 'n=${{ env.values.replicas }}' },
+    env: {
+      PORT: '${{ units.db.outputs.port }}',
+      WHO: '${{ env.name }}-${{ env.labels.stage }}',
+      SIZE: '${{ env.values.db.size }}',
+      N: 'n=${{ env.values.replicas }}',
+    },
     dependsOn: ['schema', 'db'],
     timeout: '5m',
   });

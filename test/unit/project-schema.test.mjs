@@ -17,18 +17,41 @@ test('parseDuration (the one grammar of source and command line) reads d, h, m, 
 
 test('unknown fields are errors naming the known fields, with a did-you-mean', () => {
   const problems = validateSchema(SPEC_SCHEMAS.Command, { run: ['x'], dependOn: ['a'], bogus: 1 });
-  assert.deepEqual(problems.map((p) => p.pointer), ['/dependOn', '/bogus']);
-  assert.match(problems[0].message, /^unknown field dependOn; known fields: dependsOn, recovery, approval, deletionPolicy, timeout, terminationGracePeriod, inputs, triggers, run, script/);
+  assert.deepEqual(
+    problems.map((p) => p.pointer),
+    ['/dependOn', '/bogus'],
+  );
+  assert.match(
+    problems[0].message,
+    /^unknown field dependOn; known fields: dependsOn, recovery, approval, deletionPolicy, timeout, terminationGracePeriod, inputs, triggers, run, script/,
+  );
   assert.match(problems[0].fix, /did you mean dependsOn\?/);
 });
 
 test('types: numbers where strings are expected are errors, except in free JSON fields', () => {
-  const problems = validateSchema(SPEC_SCHEMAS.Terraform, { module: 5, binary: true, variables: { n: 1, deep: { x: [1, null] } }, backendConfig: { port: 1, ok: true } });
-  assert.deepEqual(problems.map((p) => p.pointer), ['/module', '/binary']);
+  const problems = validateSchema(SPEC_SCHEMAS.Terraform, {
+    module: 5,
+    binary: true,
+    variables: { n: 1, deep: { x: [1, null] } },
+    backendConfig: { port: 1, ok: true },
+  });
+  assert.deepEqual(
+    problems.map((p) => p.pointer),
+    ['/module', '/binary'],
+  );
   assert.match(problems[0].fix, /quote the value \("5"\)/);
-  assert.deepEqual(validateSchema(SPEC_SCHEMAS.Terraform, { module: 'tf', backendConfig: { nested: { a: 1 } } }).map((p) => p.pointer), ['/backendConfig/nested']);
-  assert.deepEqual(validateSchema(SPEC_SCHEMAS.Environment, { values: { x: Infinity } }).map((p) => p.pointer), ['/values/x']);
-  assert.deepEqual(validateSchema(SPEC_SCHEMAS.Environment, { values: [1] }).map((p) => p.pointer), ['/values']);
+  assert.deepEqual(
+    validateSchema(SPEC_SCHEMAS.Terraform, { module: 'tf', backendConfig: { nested: { a: 1 } } }).map((p) => p.pointer),
+    ['/backendConfig/nested'],
+  );
+  assert.deepEqual(
+    validateSchema(SPEC_SCHEMAS.Environment, { values: { x: Infinity } }).map((p) => p.pointer),
+    ['/values/x'],
+  );
+  assert.deepEqual(
+    validateSchema(SPEC_SCHEMAS.Environment, { values: [1] }).map((p) => p.pointer),
+    ['/values'],
+  );
 });
 
 test('exactly-one and at-most-one groups', () => {
@@ -37,11 +60,20 @@ test('exactly-one and at-most-one groups', () => {
   assert.equal(none[0].pointer, '');
   assert.match(none[0].message, /exactly one of run, script/);
   const both = validateSchema(SPEC_SCHEMAS.Command, { run: ['a'], script: 'b' });
-  assert.deepEqual(both.map((p) => p.pointer), ['/script']);
+  assert.deepEqual(
+    both.map((p) => p.pointer),
+    ['/script'],
+  );
   const group = validateSchema(SPEC_SCHEMAS.EnvironmentGroup, { selector: { matchLabels: {} }, environments: [] });
-  assert.deepEqual(group.map((p) => p.pointer), ['/environments']);
+  assert.deepEqual(
+    group.map((p) => p.pointer),
+    ['/environments'],
+  );
   const state = validateSchema(SPEC_SCHEMAS.Environment, { state: { repository: { repoURL: 'x' }, repositoryRef: 'y' } });
-  assert.deepEqual(state.map((p) => p.pointer), ['/state/repositoryRef']);
+  assert.deepEqual(
+    state.map((p) => p.pointer),
+    ['/state/repositoryRef'],
+  );
 });
 
 test('field rules: env names, durations, enums, relative paths, refs', () => {
@@ -59,19 +91,39 @@ test('field rules: env names, durations, enums, relative paths, refs', () => {
     lease: { duration: '5 minutes' },
     driftRepair: 'auto',
   });
-  assert.deepEqual(envProblems.map((p) => p.pointer).sort(), ['/driftRepair', '/lease/duration', '/state/coordinationRefPrefix', '/state/desiredRef', '/state/observedRef', '/state/path']);
+  assert.deepEqual(envProblems.map((p) => p.pointer).sort(), [
+    '/driftRepair',
+    '/lease/duration',
+    '/state/coordinationRefPrefix',
+    '/state/desiredRef',
+    '/state/observedRef',
+    '/state/path',
+  ]);
 });
 
 test('a small schema built with the DSL validates and reports missing required fields', () => {
   const s = object({ a: required(string()), b: list(string(), { minItems: 1 }) });
-  assert.deepEqual(validateSchema(s, { b: [] }).map((p) => [p.pointer, p.message]), [
-    ['/a', 'the document misses the required field a'],
-    ['/b', '/b needs at least 1 item(s)'],
-  ]);
+  assert.deepEqual(
+    validateSchema(s, { b: [] }).map((p) => [p.pointer, p.message]),
+    [
+      ['/a', 'the document misses the required field a'],
+      ['/b', '/b needs at least 1 item(s)'],
+    ],
+  );
 });
 
 test('every kind has a document schema with apiVersion, kind, metadata and spec', () => {
-  assert.deepEqual(RESOURCE_KINDS, ['Project', 'Environment', 'GitRepository', 'EnvironmentGroup', 'EnvironmentTemplate', 'Command', 'Terraform', 'OpenTofu', 'OciImage']);
+  assert.deepEqual(RESOURCE_KINDS, [
+    'Project',
+    'Environment',
+    'GitRepository',
+    'EnvironmentGroup',
+    'EnvironmentTemplate',
+    'Command',
+    'Terraform',
+    'OpenTofu',
+    'OciImage',
+  ]);
   for (const kind of RESOURCE_KINDS) {
     const s = resourceSchema(kind);
     assert.deepEqual(Object.keys(s.fields), ['apiVersion', 'kind', 'metadata', 'spec']);
@@ -106,7 +158,10 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
   assert.deepEqual(command.properties.kind, { const: 'Command' });
   assert.equal(command.properties.metadata.properties.name.pattern, '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$');
   const spec = command.properties.spec;
-  assert.deepEqual(spec.oneOf, [{ properties: { run: true }, required: ['run'] }, { properties: { script: true }, required: ['script'] }]);
+  assert.deepEqual(spec.oneOf, [
+    { properties: { run: true }, required: ['run'] },
+    { properties: { script: true }, required: ['script'] },
+  ]);
   assert.deepEqual(spec.properties.recovery.enum, ['converge', 'manual']);
   assert.equal(spec.properties.env.propertyNames.pattern, '^(?!NYL_)[A-Za-z_][A-Za-z0-9_]*$');
   const duration = new RegExp(spec.properties.timeout.pattern);
@@ -123,17 +178,22 @@ test('sourceJsonSchema is draft 2020-12 and mirrors the DSL', () => {
 test('terminationGracePeriod: a duration of every unit kind, from 0s (SIGKILL right after SIGTERM) to 1h', () => {
   for (const kind of UNIT_KINDS) {
     const base = kind === 'Command' ? { script: 'x' } : kind === 'OciImage' ? { image: 'busybox' } : { module: 'tf' };
-    for (const ok of ['0s', '500ms', '30s', '1h']) assert.deepEqual(validateSchema(SPEC_SCHEMAS[kind], { ...base, terminationGracePeriod: ok }), [], `${kind} ${ok}`);
+    for (const ok of ['0s', '500ms', '30s', '1h'])
+      assert.deepEqual(validateSchema(SPEC_SCHEMAS[kind], { ...base, terminationGracePeriod: ok }), [], `${kind} ${ok}`);
     for (const bad of ['1h1ms', '2h', '30', 30, '']) {
       const problems = validateSchema(SPEC_SCHEMAS[kind], { ...base, terminationGracePeriod: bad });
-      assert.deepEqual(problems.map((p) => p.pointer), ['/terminationGracePeriod'], `${kind} ${JSON.stringify(bad)}`);
+      assert.deepEqual(
+        problems.map((p) => p.pointer),
+        ['/terminationGracePeriod'],
+        `${kind} ${JSON.stringify(bad)}`,
+      );
     }
   }
   const tooLong = validateSchema(SPEC_SCHEMAS.Command, { script: 'x', terminationGracePeriod: '2h' })[0];
   assert.match(tooLong.fix, /from 0s to 1h/);
 });
 
-test('unit kinds come from their descriptors: the common unit fields, then the kind\'s own spec fields', () => {
+test("unit kinds come from their descriptors: the common unit fields, then the kind's own spec fields", () => {
   assert.deepEqual(RESOURCE_KINDS.slice(5), [...UNIT_KINDS]);
   const common = ['dependsOn', 'recovery', 'approval', 'deletionPolicy', 'timeout', 'terminationGracePeriod', 'inputs', 'triggers'];
   for (const kind of UNIT_KINDS) {

@@ -12,19 +12,22 @@ const doc = (kind, name, labels, ...spec) => [
   ...spec.map((l) => `  ${l}`),
 ];
 
-const project = await loadProject('/p', memoryTree({
-  'nyl.yaml': documents(
-    doc('Environment', 'dev', { stage: 'dev', region: 'eu' }),
-    doc('Environment', 'prod-eu', { stage: 'prod', region: 'eu' }, 'unitSelector: {matchLabels: {app: shop}}'),
-    doc('Environment', 'prod-us', { stage: 'prod', region: 'us' }, 'unitSelector: {matchLabels: {app: shop, tier: db}}'),
-    doc('EnvironmentGroup', 'prod', {}, 'selector: {matchLabels: {stage: prod}}'),
-    doc('EnvironmentGroup', 'eu', {}, 'environments: [prod-eu, dev]'),
-    doc('EnvironmentGroup', 'all', {}, 'selector: {matchLabels: {}}'),
-    doc('Command', 'web', { app: 'shop' }, 'run: [x]'),
-    doc('Terraform', 'db', { app: 'shop', tier: 'db' }, 'module: db'),
-    doc('Command', 'audit', {}, 'run: [x]'),
-  ),
-}));
+const project = await loadProject(
+  '/p',
+  memoryTree({
+    'nyl.yaml': documents(
+      doc('Environment', 'dev', { stage: 'dev', region: 'eu' }),
+      doc('Environment', 'prod-eu', { stage: 'prod', region: 'eu' }, 'unitSelector: {matchLabels: {app: shop}}'),
+      doc('Environment', 'prod-us', { stage: 'prod', region: 'us' }, 'unitSelector: {matchLabels: {app: shop, tier: db}}'),
+      doc('EnvironmentGroup', 'prod', {}, 'selector: {matchLabels: {stage: prod}}'),
+      doc('EnvironmentGroup', 'eu', {}, 'environments: [prod-eu, dev]'),
+      doc('EnvironmentGroup', 'all', {}, 'selector: {matchLabels: {}}'),
+      doc('Command', 'web', { app: 'shop' }, 'run: [x]'),
+      doc('Terraform', 'db', { app: 'shop', tier: 'db' }, 'module: db'),
+      doc('Command', 'audit', {}, 'run: [x]'),
+    ),
+  }),
+);
 
 test('matchesLabels requires every selector label with the same value', () => {
   assert.equal(matchesLabels({ a: '1', b: '2' }, { a: '1' }), true);
@@ -49,7 +52,13 @@ test('groupMembers: by selector (sorted) or by list (as written)', () => {
 });
 
 test('groupsSelecting lists the groups of an environment by name', () => {
-  assert.deepEqual(groupsSelecting(project, 'prod-eu').map((g) => g.name), ['all', 'eu', 'prod']);
-  assert.deepEqual(groupsSelecting(project, 'prod-us').map((g) => g.name), ['all', 'prod']);
+  assert.deepEqual(
+    groupsSelecting(project, 'prod-eu').map((g) => g.name),
+    ['all', 'eu', 'prod'],
+  );
+  assert.deepEqual(
+    groupsSelecting(project, 'prod-us').map((g) => g.name),
+    ['all', 'prod'],
+  );
   assert.deepEqual(groupsSelecting(project, 'nope'), []);
 });

@@ -57,7 +57,17 @@ test('shellTextIndex: no shell text without -c, without a shell, or without the 
 
 /** A Command unit as the loader builds it, with the source position of each spec string holding a reference. */
 function unit(spec, locations, kind = 'Command') {
-  return { kind, name: 'deploy', labels: {}, origin: { file: 'units/deploy.yaml', line: 3, pointer: '', document: 0 }, spec, dependsOn: ['p'], declaredDependsOn: [], references: [], locations };
+  return {
+    kind,
+    name: 'deploy',
+    labels: {},
+    origin: { file: 'units/deploy.yaml', line: 3, pointer: '', document: 0 },
+    spec,
+    dependsOn: ['p'],
+    declaredDependsOn: [],
+    references: [],
+    locations,
+  };
 }
 
 test('a reference in the shell text of run, teardown.run and check.run is a warning at its file, line and pointer; its fix names env: and "$1"', () => {
@@ -72,11 +82,14 @@ test('a reference in the shell text of run, teardown.run and check.run is a warn
     ),
     'dev',
   );
-  assert.deepEqual(warnings.map((w) => [w.code, w.severity, w.units, w.location]), [
-    ['NYL-SOURCE-SHELL-REFERENCE', 'warning', ['deploy'], { file: 'units/deploy.yaml', line: 9, column: 11, pointer: '/spec/run/2' }],
-    ['NYL-SOURCE-SHELL-REFERENCE', 'warning', ['deploy'], { file: 'units/deploy.yaml', line: 12, column: 13, pointer: '/spec/teardown/run/2' }],
-    ['NYL-SOURCE-SHELL-REFERENCE', 'warning', ['deploy'], { file: 'units/deploy.yaml', line: 14, column: 5, pointer: '/spec/check/run/3' }],
-  ]);
+  assert.deepEqual(
+    warnings.map((w) => [w.code, w.severity, w.units, w.location]),
+    [
+      ['NYL-SOURCE-SHELL-REFERENCE', 'warning', ['deploy'], { file: 'units/deploy.yaml', line: 9, column: 11, pointer: '/spec/run/2' }],
+      ['NYL-SOURCE-SHELL-REFERENCE', 'warning', ['deploy'], { file: 'units/deploy.yaml', line: 12, column: 13, pointer: '/spec/teardown/run/2' }],
+      ['NYL-SOURCE-SHELL-REFERENCE', 'warning', ['deploy'], { file: 'units/deploy.yaml', line: 14, column: 5, pointer: '/spec/check/run/3' }],
+    ],
+  );
   const [run, teardown] = warnings;
   assert.match(run.message, /deploy/);
   assert.match(run.message, /sh -c/);

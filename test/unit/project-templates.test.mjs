@@ -65,16 +65,21 @@ test('a template loads; -e of a matching name resolves to an instance with the i
 });
 
 test('an instance defaults its state refs like any environment, and no group selects it or lends it state', async () => {
-  const p = await load(project(
-    resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', 'environment: {values: {a: b}}'),
-    resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {coordinationRefPrefix: refs/heads/shared/}}'),
-  ));
+  const p = await load(
+    project(
+      resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', 'environment: {values: {a: b}}'),
+      resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {coordinationRefPrefix: refs/heads/shared/}}'),
+    ),
+  );
   const env = resolveEnvironment(p, 'pr-7');
   const loc = resolveLocation(p, env, { workTree: '/project' });
   assert.equal(loc.desiredRef, 'refs/heads/nyl/pr-7/desired');
   assert.equal(loc.observedRef, 'refs/heads/nyl/pr-7/observed');
   assert.equal(loc.coordinationPrefix, 'refs/nyl/', 'the group selecting every environment does not lend an instance its prefix');
-  assert.deepEqual(groupMembers(p, p.groups.get('all')).map((e) => e.name), ['dev']);
+  assert.deepEqual(
+    groupMembers(p, p.groups.get('all')).map((e) => e.name),
+    ['dev'],
+  );
 });
 
 test('a template without an environment spec makes instances with every default', async () => {
@@ -85,7 +90,11 @@ test('a template without an environment spec makes instances with every default'
 });
 
 test('a namePattern must hold exactly one "*" and make valid names', async () => {
-  for (const [pattern, message] of [['pr', /has no "\*"/], ['pr-*-*', /has 2 "\*"/], ['PR-*', /would not be valid names/]]) {
+  for (const [pattern, message] of [
+    ['pr', /has no "\*"/],
+    ['pr-*-*', /has 2 "\*"/],
+    ['PR-*', /would not be valid names/],
+  ]) {
     const errors = await errorsOf(project(resource('EnvironmentTemplate', 'preview', `namePattern: "${pattern}"`)));
     const d = at(errors, '/spec/namePattern');
     assert.equal(d.code, 'NYL-SOURCE-INVALID');
@@ -97,10 +106,9 @@ test('a namePattern must hold exactly one "*" and make valid names', async () =>
 });
 
 test('overlapping patterns and an Environment whose name a pattern matches are refused, naming both places', async () => {
-  const overlap = await errorsOf(project(
-    resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*'),
-    resource('EnvironmentTemplate', 'eu', 'namePattern: "*-eu"'),
-  ));
+  const overlap = await errorsOf(
+    project(resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*'), resource('EnvironmentTemplate', 'eu', 'namePattern: "*-eu"')),
+  );
   const d = at(overlap, '/spec/namePattern');
   assert.equal(d.code, 'NYL-SOURCE-INVALID');
   assert.equal(d.location.line, 16);
@@ -117,14 +125,17 @@ test('overlapping patterns and an Environment whose name a pattern matches are r
 test("a bad field of the template's environment spec is reported at its file and line, rendered for a placeholder instance", async () => {
   const errors = await errorsOf({
     'nyl.yaml': documents(resource('Project', 'shop', 'include: [envs/*.yaml]')),
-    'envs/preview.yaml': documents(resource(
-      'EnvironmentTemplate', 'preview',
-      'namePattern: pr-*',
-      'environment:',
-      '  driftRepair: sometimes',
-      '  state: {desiredRef: "nyl/${{ instance.suffix }}..x", path: "../${{ instance.name }}"}',
-      '  dependsOn: [nowhere]',
-    )),
+    'envs/preview.yaml': documents(
+      resource(
+        'EnvironmentTemplate',
+        'preview',
+        'namePattern: pr-*',
+        'environment:',
+        '  driftRepair: sometimes',
+        '  state: {desiredRef: "nyl/${{ instance.suffix }}..x", path: "../${{ instance.name }}"}',
+        '  dependsOn: [nowhere]',
+      ),
+    ),
   });
   assert.equal(at(errors, '/spec/environment/driftRepair', 'envs/preview.yaml').location.line, 7);
   const ref = at(errors, '/spec/environment/state/desiredRef');
@@ -134,16 +145,20 @@ test("a bad field of the template's environment spec is reported at its file and
 });
 
 test('a template names declared environments and repositories only', async () => {
-  const errors = await errorsOf(project(resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', 'environment: {dependsOn: [dve], state: {repositoryRef: nowhere}}')));
+  const errors = await errorsOf(
+    project(resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', 'environment: {dependsOn: [dve], state: {repositoryRef: nowhere}}')),
+  );
   assert.match(at(errors, '/spec/environment/dependsOn/0').fix, /did you mean dev\?/);
   assert.match(at(errors, '/spec/environment/state/repositoryRef').message, /EnvironmentTemplate preview names unknown GitRepository "nowhere"/);
 });
 
 test('references other than instance.* are refused in a template, and instance.* in units', async () => {
-  const errors = await errorsOf(project(
-    resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', 'environment: {values: {a: "${{ env.name }}", b: "${{ instance.suffix"}}'),
-    resource('Command', 'web', 'run: [echo, "${{ instance.name }}"]'),
-  ));
+  const errors = await errorsOf(
+    project(
+      resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', 'environment: {values: {a: "${{ env.name }}", b: "${{ instance.suffix"}}'),
+      resource('Command', 'web', 'run: [echo, "${{ instance.name }}"]'),
+    ),
+  );
   const a = at(errors, '/spec/environment/values/a');
   assert.match(a.message, /unknown reference \$\{\{ env\.name \}\}/);
   assert.match(a.fix, /instance\.name.*instance\.suffix/);
@@ -152,13 +167,28 @@ test('references other than instance.* are refused in a template, and instance.*
 });
 
 test('an instance whose suffix makes an invalid field is refused at the template line; an invalid name is unknown', async () => {
-  const p = await load({ 'nyl.yaml': documents(resource('EnvironmentTemplate', 'preview', 'namePattern: "*"', 'environment: {state: {desiredRef: "x/${{ instance.suffix }}"}}')) });
-  assert.throws(() => resolveEnvironment(p, 'Bad_Name'), (e) => e.code === 'NYL-ENVIRONMENT-UNKNOWN' && /matches namePattern \* of EnvironmentTemplate preview, but invalid name/.test(e.message));
-  assert.equal(resolveEnvironment(p, 'ok').spec.state.desiredRef, 'x/ok');
-  const bad = await load(project(resource('EnvironmentTemplate', 'preview', 'namePattern: "pr*"', 'environment: {state: {desiredRef: "${{ instance.suffix }}"}}')));
-  assert.equal(resolveEnvironment(bad, 'pr7').spec.state.desiredRef, '7');
-  assert.throws(() => resolveEnvironment(bad, 'pr-7'), (e) => {
-    const d = e.diagnostics[0];
-    return d.code === 'NYL-SOURCE-INVALID' && d.location.line === 11 && d.location.pointer === '/spec/environment/state/desiredRef' && /EnvironmentTemplate preview, instance pr-7: invalid branch name "-7": it starts with "-"/.test(d.message);
+  const p = await load({
+    'nyl.yaml': documents(resource('EnvironmentTemplate', 'preview', 'namePattern: "*"', 'environment: {state: {desiredRef: "x/${{ instance.suffix }}"}}')),
   });
+  assert.throws(
+    () => resolveEnvironment(p, 'Bad_Name'),
+    (e) => e.code === 'NYL-ENVIRONMENT-UNKNOWN' && /matches namePattern \* of EnvironmentTemplate preview, but invalid name/.test(e.message),
+  );
+  assert.equal(resolveEnvironment(p, 'ok').spec.state.desiredRef, 'x/ok');
+  const bad = await load(
+    project(resource('EnvironmentTemplate', 'preview', 'namePattern: "pr*"', 'environment: {state: {desiredRef: "${{ instance.suffix }}"}}')),
+  );
+  assert.equal(resolveEnvironment(bad, 'pr7').spec.state.desiredRef, '7');
+  assert.throws(
+    () => resolveEnvironment(bad, 'pr-7'),
+    (e) => {
+      const d = e.diagnostics[0];
+      return (
+        d.code === 'NYL-SOURCE-INVALID' &&
+        d.location.line === 11 &&
+        d.location.pointer === '/spec/environment/state/desiredRef' &&
+        /EnvironmentTemplate preview, instance pr-7: invalid branch name "-7": it starts with "-"/.test(d.message)
+      );
+    },
+  );
 });

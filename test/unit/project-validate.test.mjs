@@ -50,7 +50,13 @@ test('duplicate unit names across kinds and files report both locations', async 
   assertLocated(d, 'units.yaml', 8, '/metadata/name');
   assert.equal(d.message, 'duplicate unit name "db": Command at nyl.yaml:9 and Terraform at units.yaml:8');
   assert.match(d.fix, /unique across Command, Terraform, OpenTofu and OciImage/);
-  assert.deepEqual(d.data.locations.map((l) => [l.file, l.line]), [['nyl.yaml', 9], ['units.yaml', 8]]);
+  assert.deepEqual(
+    d.data.locations.map((l) => [l.file, l.line]),
+    [
+      ['nyl.yaml', 9],
+      ['units.yaml', 8],
+    ],
+  );
 });
 
 test('duplicate environments, repositories and groups', async () => {
@@ -64,11 +70,14 @@ test('duplicate environments, repositories and groups', async () => {
       resource('EnvironmentGroup', 'g', 'environments: [dev]'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.message.split(':')[0]]), [
-    [8, 'duplicate environment name "dev"'],
-    [19, 'duplicate GitRepository name "r"'],
-    [31, 'duplicate EnvironmentGroup name "g"'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.message.split(':')[0]]),
+    [
+      [8, 'duplicate environment name "dev"'],
+      [19, 'duplicate GitRepository name "r"'],
+      [31, 'duplicate EnvironmentGroup name "g"'],
+    ],
+  );
 });
 
 test('dependsOn naming an unknown unit points at the entry', async () => {
@@ -105,7 +114,7 @@ test('a reference to an unknown unit points at the referencing string', async ()
   assert.match(errors[0].fix, /did you mean db\?/);
 });
 
-test('a dependency cycle is named and points at the first unit\'s dependsOn', async () => {
+test("a dependency cycle is named and points at the first unit's dependsOn", async () => {
   const errors = await errorsOf({
     'nyl.yaml': documents(
       resource('Command', 'c', 'run: [x]', 'dependsOn: [a]'),
@@ -128,10 +137,13 @@ test('a cycle through a reference points at the reference; a self-reference is a
       resource('Command', 'self', 'run: ["${{ units.self.outputs.v }}"]'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer, e.message]), [
-    [6, '/spec/env/B', 'dependency cycle: a -> b -> a'],
-    [19, '/spec/run/0', 'dependency cycle: self -> self'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer, e.message]),
+    [
+      [6, '/spec/env/B', 'dependency cycle: a -> b -> a'],
+      [19, '/spec/run/0', 'dependency cycle: self -> self'],
+    ],
+  );
 });
 
 test('environment checks: unknown repositoryRef, unknown dependsOn, cycles', async () => {
@@ -143,10 +155,13 @@ test('environment checks: unknown repositoryRef, unknown dependsOn, cycles', asy
       resource('Environment', 'qa', 'dependsOn: [network]'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [12, '/spec/state/repositoryRef'],
-    [19, '/spec/dependsOn/0'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [12, '/spec/state/repositoryRef'],
+      [19, '/spec/dependsOn/0'],
+    ],
+  );
   assert.match(errors[0].message, /unknown GitRepository "stat"/);
   assert.match(errors[0].fix, /did you mean state\?/);
   assert.equal(errors[1].message, 'environment dependency cycle: network -> qa -> network');
@@ -163,10 +178,13 @@ test('group checks: unknown environments and shared repositoryRef', async () => 
       resource('EnvironmentGroup', 'g', 'environments:', '  - dev', '  - stagin', 'shared:', '  state: {repositoryRef: nope}'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [12, '/spec/environments/1'],
-    [14, '/spec/shared/state/repositoryRef'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [12, '/spec/environments/1'],
+      [14, '/spec/shared/state/repositoryRef'],
+    ],
+  );
   assert.match(errors[0].message, /unknown environment "stagin"/);
 });
 
@@ -188,14 +206,17 @@ test('state: repository and repositoryRef together, refs, prefix and path', asyn
       resource('EnvironmentGroup', 'g', 'environments: [dev]', 'shared:', '  state: {coordinationRefPrefix: refs/nyl}'),
     ),
   });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer]), [
-    [13, '/spec/state/repositoryRef'],
-    [14, '/spec/state/desiredRef'],
-    [15, '/spec/state/observedRef'],
-    [16, '/spec/state/coordinationRefPrefix'],
-    [17, '/spec/state/path'],
-    [25, '/spec/shared/state/coordinationRefPrefix'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer]),
+    [
+      [13, '/spec/state/repositoryRef'],
+      [14, '/spec/state/desiredRef'],
+      [15, '/spec/state/observedRef'],
+      [16, '/spec/state/coordinationRefPrefix'],
+      [17, '/spec/state/path'],
+      [25, '/spec/shared/state/coordinationRefPrefix'],
+    ],
+  );
   assert.match(errors[0].message, /repository and repositoryRef are both set/);
   assert.match(errors[3].message, /must start with refs\//);
   assert.match(errors[5].message, /must end with \//);
@@ -203,7 +224,31 @@ test('state: repository and repositoryRef together, refs, prefix and path', asyn
 
 test('git branch name rules', () => {
   for (const ok of ['main', 'nyl/dev/desired', 'refs/heads/x', 'a-b_c.d', 'v1.2', 'a@b']) assert.equal(refNameProblem(ok), undefined, ok);
-  for (const bad of ['', '@', '-x', '/x', 'x/', 'a//b', 'a..b', 'a@{1}', 'x.', 'a b', 'a~1', 'a^', 'a:b', 'a?', 'a*', 'a[b', 'a\\b', 'a\tb', '.hidden', 'a/.b', 'x.lock', 'a.lock/b', 'a\x7f']) {
+  for (const bad of [
+    '',
+    '@',
+    '-x',
+    '/x',
+    'x/',
+    'a//b',
+    'a..b',
+    'a@{1}',
+    'x.',
+    'a b',
+    'a~1',
+    'a^',
+    'a:b',
+    'a?',
+    'a*',
+    'a[b',
+    'a\\b',
+    'a\tb',
+    '.hidden',
+    'a/.b',
+    'x.lock',
+    'a.lock/b',
+    'a\x7f',
+  ]) {
     assert.notEqual(refNameProblem(bad), undefined, JSON.stringify(bad));
   }
 });
@@ -222,24 +267,42 @@ test('a document that failed validation still counts as declared: no cascade of 
       resource('Environment', 'prod', 'dependsOn: [dev]'),
     ),
   });
-  assert.deepEqual(errors.map((e) => e.location.pointer), ['/spec/extra', '/spec/lease/duration']);
+  assert.deepEqual(
+    errors.map((e) => e.location.pointer),
+    ['/spec/extra', '/spec/lease/duration'],
+  );
 });
 
 test('validateProject is pure and falls back to document lines without a locator', () => {
   const origin = (line) => ({ file: 'f.yaml', line, pointer: '', document: 0 });
-  const unit = (name, deps, line) => ({ kind: 'Command', name, labels: {}, origin: origin(line), spec: { run: ['x'], dependsOn: deps }, dependsOn: deps, declaredDependsOn: deps, references: [] });
+  const unit = (name, deps, line) => ({
+    kind: 'Command',
+    name,
+    labels: {},
+    origin: origin(line),
+    spec: { run: ['x'], dependsOn: deps },
+    dependsOn: deps,
+    declaredDependsOn: deps,
+    references: [],
+  });
   const errors = validateProject({ environments: [], repositories: [], groups: [], units: [unit('a', ['b'], 1), unit('b', ['a'], 9), unit('c', ['z'], 20)] });
-  assert.deepEqual(errors.map((e) => [e.location.line, e.location.pointer, e.message]), [
-    [20, '/spec/dependsOn/0', 'unit c depends on unknown unit "z"'],
-    [1, '/spec/dependsOn/0', 'dependency cycle: a -> b -> a'],
-  ]);
+  assert.deepEqual(
+    errors.map((e) => [e.location.line, e.location.pointer, e.message]),
+    [
+      [20, '/spec/dependsOn/0', 'unit c depends on unknown unit "z"'],
+      [1, '/spec/dependsOn/0', 'dependency cycle: a -> b -> a'],
+    ],
+  );
 });
 
 // --- NUL bytes ------------------------------------------------------------------------------
 
 test('nulBytes: every string, key or value, at any depth, by its pointer', () => {
   const problems = nulBytes({ a: 'ok', 'k\0': 'ok', list: ['x', 'y\0'], deep: { 'a/b': { c: ['\0'] } }, n: 1, t: true, z: null });
-  assert.deepEqual(problems.map((p) => p.pointer), ['/k\0', '/list/1', '/deep/a~1b/c/0']);
+  assert.deepEqual(
+    problems.map((p) => p.pointer),
+    ['/k\0', '/list/1', '/deep/a~1b/c/0'],
+  );
   assert.match(problems[0].message, /the key at \/k\0 contains a NUL byte/);
   assert.match(problems[1].message, /the value at \/list\/1 contains a NUL byte/);
   for (const p of problems) assert.match(p.fix, /^remove the NUL byte/);
@@ -266,7 +329,10 @@ test('a NUL byte in argv, env, script or any other string is NYL-SOURCE-INVALID 
     [33, '/spec/module', 'Terraform tf: the value at /spec/module contains a NUL byte'],
     [34, '/spec/variables/k/0', 'Terraform tf: the value at /spec/variables/k/0 contains a NUL byte'],
   ];
-  assert.deepEqual(errors.map((d) => [d.location.line, d.location.pointer, d.message]), expected);
+  assert.deepEqual(
+    errors.map((d) => [d.location.line, d.location.pointer, d.message]),
+    expected,
+  );
   for (const d of errors) {
     assertLocated(d, 'nyl.yaml', d.location.line, d.location.pointer);
     assert.match(d.fix, /^remove the NUL byte/);
@@ -276,16 +342,20 @@ test('a NUL byte in argv, env, script or any other string is NYL-SOURCE-INVALID 
 
 test('a NUL byte in a name, a kind or an apiVersion is reported as such, not as an invalid name or unknown kind', async () => {
   const errors = await errorsOf({
-    'nyl.yaml': documents(
-      resource('Command', '"db\\0"', 'run: [x]'),
-      resource('"Command\\0"', 'x', 'run: [x]'),
-      ['apiVersion: "nyl.io/v1\\0"', 'kind: Command', 'metadata: {name: y}', 'spec: {run: [x]}'],
-    ),
+    'nyl.yaml': documents(resource('Command', '"db\\0"', 'run: [x]'), resource('"Command\\0"', 'x', 'run: [x]'), [
+      'apiVersion: "nyl.io/v1\\0"',
+      'kind: Command',
+      'metadata: {name: y}',
+      'spec: {run: [x]}',
+    ]),
   });
-  assert.deepEqual(errors.map((d) => [d.location.line, d.location.pointer, d.message]), [
-    [3, '/metadata/name', 'Command: the value at /metadata/name contains a NUL byte'],
-    [8, '/kind', 'the value at /kind contains a NUL byte'],
-    [13, '/apiVersion', 'the value at /apiVersion contains a NUL byte'],
-  ]);
+  assert.deepEqual(
+    errors.map((d) => [d.location.line, d.location.pointer, d.message]),
+    [
+      [3, '/metadata/name', 'Command: the value at /metadata/name contains a NUL byte'],
+      [8, '/kind', 'the value at /kind contains a NUL byte'],
+      [13, '/apiVersion', 'the value at /apiVersion contains a NUL byte'],
+    ],
+  );
   for (const d of errors) assert.match(d.fix, /^remove the NUL byte/);
 });

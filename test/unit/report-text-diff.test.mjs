@@ -18,9 +18,25 @@ test('diffOps: every line of both sides in order; a minimal edit with removals b
   assert.deepEqual(diffOps(['a'], ['a']), [{ op: ' ', line: 'a' }]);
   const ops = diffOps(lines('abcabba'), lines('cbabac'));
   assert.equal(ops.filter((o) => o.op === ' ').length, 4, 'the longest common subsequence has 4 lines');
-  assert.deepEqual(ops.filter((o) => o.op !== '+').map((o) => o.line).join(''), 'abcabba');
-  assert.deepEqual(ops.filter((o) => o.op !== '-').map((o) => o.line).join(''), 'cbabac');
-  assert.deepEqual(diffOps(['x', 'a'], ['y', 'a']), [{ op: '-', line: 'x' }, { op: '+', line: 'y' }, { op: ' ', line: 'a' }]);
+  assert.deepEqual(
+    ops
+      .filter((o) => o.op !== '+')
+      .map((o) => o.line)
+      .join(''),
+    'abcabba',
+  );
+  assert.deepEqual(
+    ops
+      .filter((o) => o.op !== '-')
+      .map((o) => o.line)
+      .join(''),
+    'cbabac',
+  );
+  assert.deepEqual(diffOps(['x', 'a'], ['y', 'a']), [
+    { op: '-', line: 'x' },
+    { op: '+', line: 'y' },
+    { op: ' ', line: 'a' },
+  ]);
 });
 
 test('diffOps: a document rewritten whole past the table limit is all removed, then all added, around its common head and tail', () => {
@@ -29,7 +45,13 @@ test('diffOps: a document rewritten whole past the table limit is all removed, t
   const ops = diffOps(before, after);
   assert.deepEqual(ops[0], { op: ' ', line: 'head' });
   assert.deepEqual(ops.at(-1), { op: ' ', line: 'tail' });
-  assert.deepEqual(ops.slice(1, -1).map((o) => o.op).join(''), `${'-'.repeat(2100)}${'+'.repeat(2100)}`);
+  assert.deepEqual(
+    ops
+      .slice(1, -1)
+      .map((o) => o.op)
+      .join(''),
+    `${'-'.repeat(2100)}${'+'.repeat(2100)}`,
+  );
 });
 
 test('unifiedDiff: nothing changed is no hunk; one change in the middle has its context; ranges count each side', () => {
@@ -69,8 +91,11 @@ test('unifiedDiff agrees with git diff on the hunk heads and lines', (t) => {
     fs.writeFileSync(path.join(dir, 'a'), before.map((l) => `${l}\n`).join(''));
     fs.writeFileSync(path.join(dir, 'b'), after.map((l) => `${l}\n`).join(''));
     const r = spawnSync('git', ['diff', '--no-index', '--no-color', '-U2', 'a', 'b'], { cwd: dir, encoding: 'utf8' });
-    const expected = r.stdout.split('\n').slice(r.stdout.split('\n').findIndex((l) => l.startsWith('@@'))).filter(Boolean).map((l) => (l.startsWith('@@') ? l.replace(/ @@.*$/, ' @@') : l));
+    const expected = r.stdout
+      .split('\n')
+      .slice(r.stdout.split('\n').findIndex((l) => l.startsWith('@@')))
+      .filter(Boolean)
+      .map((l) => (l.startsWith('@@') ? l.replace(/ @@.*$/, ' @@') : l));
     assert.deepEqual(unifiedDiff(before, after, 2), expected, `${before.join('')} -> ${after.join('')}`);
   }
 });
-

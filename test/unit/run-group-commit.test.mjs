@@ -26,10 +26,13 @@ function scriptedRunRef() {
       const files = [...pending.keys()];
       pending.clear();
       let land;
-      const done = new Promise((resolve) => (land = () => {
-        inFlight--;
-        resolve({ ok: true, updates: [] });
-      }));
+      const done = new Promise(
+        (resolve) =>
+          (land = () => {
+            inFlight--;
+            resolve({ ok: true, updates: [] });
+          }),
+      );
       pushes.push({ mode, message, files, land });
       return done;
     },
@@ -44,7 +47,11 @@ test('a checkpoint is pushed at once; those that end meanwhile ride on the next 
   const commits = new GroupCommit(rt, ref);
   commits.add('a', 'units/a.yaml', 'a');
   await turn();
-  assert.deepEqual(ref.pushes.map((p) => p.files), [['units/a.yaml']], 'a is pushed as soon as it ends');
+  assert.deepEqual(
+    ref.pushes.map((p) => p.files),
+    [['units/a.yaml']],
+    'a is pushed as soon as it ends',
+  );
   commits.add('b', 'units/b.yaml', 'b');
   commits.add('c', 'units/c.yaml', 'c');
   await turn();
@@ -59,7 +66,7 @@ test('a checkpoint is pushed at once; those that end meanwhile ride on the next 
   assert.equal(ref.maxInFlight, 1);
 });
 
-test('between waves, pending checkpoints wait for the next wave\'s started markers', async () => {
+test("between waves, pending checkpoints wait for the next wave's started markers", async () => {
   const ref = scriptedRunRef();
   const commits = new GroupCommit(rt, ref);
   commits.add('a', 'units/a.yaml', 'a');
@@ -106,7 +113,11 @@ test('a failed push stops group commit; after flush nothing more is pushed', asy
   other.add('w', 'units/w.yaml', 'w');
   const flushed = other.flush();
   await turn();
-  assert.deepEqual(ref2.pushes.map((p) => p.files), [['units/w.yaml']], 'flush pushes what waited');
+  assert.deepEqual(
+    ref2.pushes.map((p) => p.files),
+    [['units/w.yaml']],
+    'flush pushes what waited',
+  );
   ref2.pushes[0].land();
   await flushed;
   other.add('x', 'units/x.yaml', 'x');

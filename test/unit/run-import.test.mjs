@@ -37,14 +37,27 @@ async function shop() {
 
 /** The execution key the unit resolves to with these dependency outputs. */
 function keyOf(ctx, name, uid, outputs = {}) {
-  const r = resolveUnit(ctx.project.units.get(name), uid, { env: ctx.env, kinds: BUILTIN_KINDS, receiptOf: (n) => (outputs[n] === undefined ? undefined : { outputs: outputs[n], run: 'r' }) });
+  const r = resolveUnit(ctx.project.units.get(name), uid, {
+    env: ctx.env,
+    kinds: BUILTIN_KINDS,
+    receiptOf: (n) => (outputs[n] === undefined ? undefined : { outputs: outputs[n], run: 'r' }),
+  });
   assert.ok(r.executionKey, `${name} resolves`);
   return r;
 }
 
 function desiredDoc(ctx, name, uid, outputs = {}, extra = {}) {
   const r = keyOf(ctx, name, uid, outputs);
-  return { uid, kind: 'Command', generation: 1, source: 'src1', rendering: r.rendering, dependsOn: ctx.project.units.get(name).dependsOn, lifecycle: { state: 'active' }, ...extra };
+  return {
+    uid,
+    kind: 'Command',
+    generation: 1,
+    source: 'src1',
+    rendering: r.rendering,
+    dependsOn: ctx.project.units.get(name).dependsOn,
+    lifecycle: { state: 'active' },
+    ...extra,
+  };
 }
 
 function unitDoc(ctx, name, uid, { outputs = {}, checkpoint, key, desired } = {}) {
@@ -107,7 +120,10 @@ test('a receipt checkpoint with the current key and uid is imported as the recei
     lastRun: { run: R1, result: 'executed', at: '2026-10-27T09:01:00Z' },
   });
   assert.equal(inp.observed.size, 0, 'the input map is not changed');
-  assert.deepEqual(r.consumed.map((x) => x.run), [R1]);
+  assert.deepEqual(
+    r.consumed.map((x) => x.run),
+    [R1],
+  );
 });
 
 test('a receipt checkpoint without outputs imports empty outputs', async () => {
@@ -138,7 +154,13 @@ test("an 'uncertain' checkpoint is recovered with the checkpoint's reason", asyn
   const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, runs: [run(R1, doc)] }));
   assert.deepEqual(r.recovered, ['db']);
   assert.deepEqual(r.imported, []);
-  assert.deepEqual(r.observed.get('db').condition, { type: 'uncertain', retryable: false, reason: `run ${R1}: killed by SIGTERM after 30s`, run: R1, since: NOW });
+  assert.deepEqual(r.observed.get('db').condition, {
+    type: 'uncertain',
+    retryable: false,
+    reason: `run ${R1}: killed by SIGTERM after 30s`,
+    run: R1,
+    since: NOW,
+  });
   assert.deepEqual(r.evidence.get('db'), new Set([R1]));
   const bare = unitDoc(ctx, 'db', U.db, { checkpoint: { result: 'uncertain', finishedAt: '2026-10-27T09:02:00Z' } });
   const r2 = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, runs: [run(R1, bare)] }));
@@ -175,7 +197,10 @@ test('a receipt checkpoint of another incarnation (uid) is superseded too', asyn
   assert.deepEqual(r.imported, []);
   assert.equal(r.observed.get('db').condition.code, 'NYL-RUN-SUPERSEDED');
   assert.equal(r.observed.get('db').uid, U.db);
-  assert.deepEqual(r.diagnostics.map((x) => x.code), ['NYL-RUN-SUPERSEDED']);
+  assert.deepEqual(
+    r.diagnostics.map((x) => x.code),
+    ['NYL-RUN-SUPERSEDED'],
+  );
 });
 
 test('a failed checkpoint with the current key is imported as that failure', async () => {
@@ -184,13 +209,22 @@ test('a failed checkpoint with the current key is imported as that failure', asy
   const doc = unitDoc(ctx, 'db', U.db, {
     checkpoint: { result: 'failed', finishedAt: '2026-10-27T09:03:00Z', reason: 'command exited with code 1', retryable: false, acknowledgementRequired: true },
   });
-  const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed: { db: { uid: U.db, receipt: prevReceipt } }, runs: [run(R2, doc)] }));
+  const r = importRuns(
+    input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed: { db: { uid: U.db, receipt: prevReceipt } }, runs: [run(R2, doc)] }),
+  );
   assert.deepEqual(r.imported, ['db']);
   assert.deepEqual(r.recovered, []);
   assert.deepEqual(r.observed.get('db'), {
     uid: U.db,
     receipt: prevReceipt,
-    condition: { type: 'failed', retryable: false, reason: 'command exited with code 1', run: R2, since: '2026-10-27T09:03:00Z', acknowledgementRequired: true },
+    condition: {
+      type: 'failed',
+      retryable: false,
+      reason: 'command exited with code 1',
+      run: R2,
+      since: '2026-10-27T09:03:00Z',
+      acknowledgementRequired: true,
+    },
     lastRun: { run: R2, result: 'failed', at: '2026-10-27T09:03:00Z' },
   });
   assert.equal(r.evidence.size, 0);
@@ -216,7 +250,10 @@ test('a failed checkpoint for another key changes nothing (no effects were recor
   assert.deepEqual(r.recovered, []);
   assert.equal(r.observed.has('db'), false);
   assert.deepEqual(r.diagnostics, []);
-  assert.deepEqual(r.consumed.map((x) => x.run), [R1]);
+  assert.deepEqual(
+    r.consumed.map((x) => x.run),
+    [R1],
+  );
 });
 
 test("a 'not-started' checkpoint is ignored, and adopts nothing", async () => {
@@ -227,7 +264,10 @@ test("a 'not-started' checkpoint is ignored, and adopts nothing", async () => {
   assert.deepEqual(r.recovered, []);
   assert.equal(r.desired.has('db'), false, 'the run did not create db');
   assert.equal(r.observed.has('db'), false);
-  assert.deepEqual(r.consumed.map((x) => x.run), [R1]);
+  assert.deepEqual(
+    r.consumed.map((x) => x.run),
+    [R1],
+  );
 });
 
 test("a unit the dead run created adopts the run's desired document and uid", async () => {
@@ -262,7 +302,10 @@ test('two dead runs touching one unit: the newer receipt wins', async () => {
   assert.deepEqual(r.imported, ['db']);
   assert.equal(r.observed.get('db').receipt.run, R2);
   assert.deepEqual(r.observed.get('db').receipt.outputs, { url: 'v2' });
-  assert.deepEqual(r.consumed.map((x) => x.run), [R1, R2]);
+  assert.deepEqual(
+    r.consumed.map((x) => x.run),
+    [R1, R2],
+  );
 });
 
 test('two dead runs: a newer receipt clears the uncertainty an older run left', async () => {
@@ -301,7 +344,13 @@ test('two dead runs: a unit that ends uncertain is listed only under recovered',
 
 test('a late checkpoint is not imported: NYL-RUN-LATE-CHECKPOINT, the run kept as evidence', async () => {
   const ctx = await shop();
-  const condition = { type: 'uncertain', retryable: false, reason: `run ${R1} started db and ended without a checkpoint`, run: R1, since: '2026-10-27T09:30:00Z' };
+  const condition = {
+    type: 'uncertain',
+    retryable: false,
+    reason: `run ${R1} started db and ended without a checkpoint`,
+    run: R1,
+    since: '2026-10-27T09:30:00Z',
+  };
   const observed = { db: { uid: U.db, condition } };
   const late = unitDoc(ctx, 'db', U.db, { checkpoint: receipt({ url: 'late' }, '2026-10-27T09:40:00Z') });
   const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed, runs: [run(R1, late)] }));
@@ -315,13 +364,18 @@ test('a late checkpoint is not imported: NYL-RUN-LATE-CHECKPOINT, the run kept a
   assert.equal(d.severity, 'warning');
   assert.deepEqual(d.units, ['db']);
   assert.deepEqual(d.data, { run: R1, result: 'receipt' });
-  assert.deepEqual(r.consumed.map((x) => x.run), [R1]);
+  assert.deepEqual(
+    r.consumed.map((x) => x.run),
+    [R1],
+  );
 });
 
 test('a late record without a checkpoint changes nothing and warns nothing', async () => {
   const ctx = await shop();
   const condition = { type: 'uncertain', retryable: false, reason: 'r', run: R1, since: 'x' };
-  const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed: { db: { uid: U.db, condition } }, runs: [run(R1, unitDoc(ctx, 'db', U.db))] }));
+  const r = importRuns(
+    input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed: { db: { uid: U.db, condition } }, runs: [run(R1, unitDoc(ctx, 'db', U.db))] }),
+  );
   assert.deepEqual(r.observed.get('db'), { uid: U.db, condition });
   assert.deepEqual(r.diagnostics, []);
   assert.deepEqual(r.recovered, []);
@@ -344,10 +398,12 @@ test('a consumer whose dependency is imported in the same pass resolves from the
   const migrateDoc = unitDoc(ctx, 'migrate', U.migrate, { outputs: { db: { url: 'postgres://fresh' } }, checkpoint: receipt() });
   assert.deepEqual(appDoc.desired.rendering.run, ['deploy', 'postgres://fresh']);
   // Consumers first in the record: import still goes in dependency order.
-  const r = importRuns(input(ctx, {
-    desired: { db: desiredDoc(ctx, 'db', U.db), app: appDoc.desired, migrate: migrateDoc.desired },
-    runs: [run(R1, appDoc, migrateDoc, dbDoc)],
-  }));
+  const r = importRuns(
+    input(ctx, {
+      desired: { db: desiredDoc(ctx, 'db', U.db), app: appDoc.desired, migrate: migrateDoc.desired },
+      runs: [run(R1, appDoc, migrateDoc, dbDoc)],
+    }),
+  );
   assert.deepEqual(r.imported, ['db', 'app', 'migrate']);
   assert.deepEqual(r.recovered, []);
   assert.deepEqual(r.diagnostics, []);
@@ -357,9 +413,13 @@ test('a consumer whose dependency is imported in the same pass resolves from the
 test("a consumer's checkpoint for outputs its dependency no longer has is superseded", async () => {
   const ctx = await shop();
   // db's current receipt says url=v2; app ran against v1.
-  const observed = { db: { uid: U.db, receipt: { run: R1, executionKey: keyOf(ctx, 'db', U.db).executionKey, finishedAt: 'x', outputs: { url: 'v2' }, desired: {} } } };
+  const observed = {
+    db: { uid: U.db, receipt: { run: R1, executionKey: keyOf(ctx, 'db', U.db).executionKey, finishedAt: 'x', outputs: { url: 'v2' }, desired: {} } },
+  };
   const appDoc = unitDoc(ctx, 'app', U.app, { outputs: { db: { url: 'v1' } }, checkpoint: receipt() });
-  const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db), app: desiredDoc(ctx, 'app', U.app, { db: { url: 'v2' } }) }, observed, runs: [run(R2, appDoc)] }));
+  const r = importRuns(
+    input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db), app: desiredDoc(ctx, 'app', U.app, { db: { url: 'v2' } }) }, observed, runs: [run(R2, appDoc)] }),
+  );
   assert.deepEqual(r.imported, []);
   assert.equal(r.observed.get('app').condition.code, 'NYL-RUN-SUPERSEDED');
 });
@@ -376,7 +436,15 @@ test('a consumer whose dependency is left uncertain cannot resolve: its receipt 
 
 test('a unit outside the ownership set with a receipt checkpoint is uncertain (superseded), after the owned units', async () => {
   const ctx = await shop();
-  const gone = { unit: 'gone', uid: U.other, kind: 'Command', executionKey: 'sha256:k', startedAt: 'x', desired: { uid: U.other, kind: 'Command', lifecycle: { state: 'active' } }, checkpoint: receipt() };
+  const gone = {
+    unit: 'gone',
+    uid: U.other,
+    kind: 'Command',
+    executionKey: 'sha256:k',
+    startedAt: 'x',
+    desired: { uid: U.other, kind: 'Command', lifecycle: { state: 'active' } },
+    checkpoint: receipt(),
+  };
   const dbDoc = unitDoc(ctx, 'db', U.db, { checkpoint: receipt({ url: 'u' }) });
   const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, runs: [run(R1, gone, dbDoc)] }));
   assert.deepEqual(r.imported, ['db']);
@@ -387,9 +455,16 @@ test('a unit outside the ownership set with a receipt checkpoint is uncertain (s
 
 test('consumed lists every run, also those with nothing to import', async () => {
   const ctx = await shop();
-  const runs = [run(R1), run(R2, unitDoc(ctx, 'db', U.db, { checkpoint: { result: 'not-started', finishedAt: 'x' } })), run(R3, unitDoc(ctx, 'cache', U.other, { checkpoint: receipt() }))];
+  const runs = [
+    run(R1),
+    run(R2, unitDoc(ctx, 'db', U.db, { checkpoint: { result: 'not-started', finishedAt: 'x' } })),
+    run(R3, unitDoc(ctx, 'cache', U.other, { checkpoint: receipt() })),
+  ];
   const r = importRuns(input(ctx, { desired: { cache: desiredDoc(ctx, 'cache', U.other) }, runs }));
-  assert.deepEqual(r.consumed.map((x) => x.run), [R1, R2, R3]);
+  assert.deepEqual(
+    r.consumed.map((x) => x.run),
+    [R1, R2, R3],
+  );
   assert.deepEqual(r.consumed, runs);
   assert.notEqual(r.consumed, runs, 'a copy');
   assert.deepEqual(r.imported, ['cache']);
@@ -397,7 +472,14 @@ test('consumed lists every run, also those with nothing to import', async () => 
 
 // --- damaged records (only `recover` imports them; reconcile refuses) --------------------------
 
-const damage = (document, unit) => ({ document, ref: `refs/nyl/dev/runs/${R1}`, object: 'a'.repeat(40), problem: 'invalid YAML: x', line: 2, ...(unit ? { unit, path: `units/${unit}.yaml` } : { path: 'run.yaml' }) });
+const damage = (document, unit) => ({
+  document,
+  ref: `refs/nyl/dev/runs/${R1}`,
+  object: 'a'.repeat(40),
+  problem: 'invalid YAML: x',
+  line: 2,
+  ...(unit ? { unit, path: `units/${unit}.yaml` } : { path: 'run.yaml' }),
+});
 
 test('a damaged unit record makes its unit uncertain; the healthy records of the same run are imported', async () => {
   const ctx = await shop();
@@ -424,9 +506,15 @@ test('a damaged run.yaml makes every unit the run names uncertain, even one with
   assert.equal(r.desired.get('db').uid, U.db, 'the uid the run created is adopted, so the unit does not start anew');
 });
 
-test('a damaged record of a run older than the unit\'s receipt changes nothing', async () => {
+test("a damaged record of a run older than the unit's receipt changes nothing", async () => {
   const ctx = await shop();
-  const observed = { db: { uid: U.db, receipt: { run: R2, executionKey: 'sha256:k', finishedAt: NOW, outputs: {}, desired: desiredDoc(ctx, 'db', U.db) }, lastRun: { run: R2, result: 'executed', at: NOW } } };
+  const observed = {
+    db: {
+      uid: U.db,
+      receipt: { run: R2, executionKey: 'sha256:k', finishedAt: NOW, outputs: {}, desired: desiredDoc(ctx, 'db', U.db) },
+      lastRun: { run: R2, result: 'executed', at: NOW },
+    },
+  };
   const r = importRuns(input(ctx, { desired: { db: desiredDoc(ctx, 'db', U.db) }, observed, runs: [{ ...run(R1), damage: [damage('run-unit', 'db')] }] }));
   assert.deepEqual(r.observed.get('db'), observed.db);
   assert.deepEqual(r.recovered, []);
@@ -449,8 +537,21 @@ test('teardown records: removed drops the unit; without a checkpoint it is uncer
   const ctx = await shop();
   const removed = { result: 'removed', finishedAt: NOW };
   const failed = { result: 'failed', finishedAt: NOW, reason: 'boom', retryable: true };
-  const desired = { db: desiredDoc(ctx, 'db', U.db), cache: desiredDoc(ctx, 'cache', CACHE), migrate: desiredDoc(ctx, 'migrate', U.migrate, { db: {} }), app: desiredDoc(ctx, 'app', U.app, { db: { url: 'x' } }) };
-  const runs = [withTeardowns(run(R1), teardownDoc(ctx, 'db', U.db, removed), teardownDoc(ctx, 'cache', CACHE), teardownDoc(ctx, 'migrate', U.migrate, failed, { db: {} }), teardownDoc(ctx, 'app', U.other, removed, { db: { url: 'x' } }))];
+  const desired = {
+    db: desiredDoc(ctx, 'db', U.db),
+    cache: desiredDoc(ctx, 'cache', CACHE),
+    migrate: desiredDoc(ctx, 'migrate', U.migrate, { db: {} }),
+    app: desiredDoc(ctx, 'app', U.app, { db: { url: 'x' } }),
+  };
+  const runs = [
+    withTeardowns(
+      run(R1),
+      teardownDoc(ctx, 'db', U.db, removed),
+      teardownDoc(ctx, 'cache', CACHE),
+      teardownDoc(ctx, 'migrate', U.migrate, failed, { db: {} }),
+      teardownDoc(ctx, 'app', U.other, removed, { db: { url: 'x' } }),
+    ),
+  ];
   const r = importRuns(input(ctx, { desired, observed: { db: { uid: U.db } }, runs }));
   assert.deepEqual(r.removed, ['db']);
   assert.equal(r.desired.has('db'), false);
@@ -460,10 +561,10 @@ test('teardown records: removed drops the unit; without a checkpoint it is uncer
   assert.deepEqual(r.recovered, ['cache']);
   assert.equal(r.desired.get('migrate').lifecycle.state, 'deleting');
   assert.equal(r.observed.get('migrate').condition.reason, 'boom');
-  assert.deepEqual(r.desired.get('app'), desired.app, "the teardown of an incarnation state no longer has changes nothing");
+  assert.deepEqual(r.desired.get('app'), desired.app, 'the teardown of an incarnation state no longer has changes nothing');
 });
 
-test('a kind change in one run: its teardown record is imported before the new incarnation\'s execution record', async () => {
+test("a kind change in one run: its teardown record is imported before the new incarnation's execution record", async () => {
   const ctx = await shop();
   const removed = { result: 'removed', finishedAt: NOW };
   const oldDoc = desiredDoc(ctx, 'cache', U.other, {}, { kind: 'OciImage' });

@@ -32,7 +32,16 @@ function recordingClock() {
 }
 
 function recordingState() {
-  return { stops: [], holds: [], stop(reason) { this.stops.push(reason); }, deliverHold(unit) { this.holds.push(unit); } };
+  return {
+    stops: [],
+    holds: [],
+    stop(reason) {
+      this.stops.push(reason);
+    },
+    deliverHold(unit) {
+      this.holds.push(unit);
+    },
+  };
 }
 
 test('a read that cannot reach the repository is tried again after 0.5 s, then 1 s; the hold it reads is delivered', async () => {
@@ -72,7 +81,12 @@ test('a damaged signal stops the run at once; so does a failure that is not the 
   await new SignalWatch(scriptedSource(['damaged']), clock, damaged).poll(true);
   assert.deepEqual(damaged.stops, ['signal-damaged']);
   const broken = recordingState();
-  const source = { read: async () => { throw new Error('internal'); }, mayExist: () => true };
+  const source = {
+    read: async () => {
+      throw new Error('internal');
+    },
+    mayExist: () => true,
+  };
   await new SignalWatch(source, clock, broken).poll(true);
   assert.deepEqual(broken.stops, ['state-unavailable']);
   assert.deepEqual(clock.sleeps, [], 'neither is tried again');

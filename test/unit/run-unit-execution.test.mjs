@@ -38,7 +38,14 @@ test('a driver that throws while its tool runs: the tool is terminated and waite
 test('a driver that throws before any process started: failed and retryable', async () => {
   const clock = new ManualClock(0, { autoAdvance: true });
   const runner = new FakeProcessRunner({ clock });
-  const outcome = await executeUnit({ apply: async () => { throw new Error('early'); } }, contextFor(runner, clock));
+  const outcome = await executeUnit(
+    {
+      apply: async () => {
+        throw new Error('early');
+      },
+    },
+    contextFor(runner, clock),
+  );
   assert.deepEqual(outcome, { result: 'failed', reason: 'the Command driver failed: early', retryable: true });
 });
 
@@ -52,7 +59,10 @@ test('a unit log that cannot be written is reported once; output goes on and not
     output.tool('u', { bytes: Buffer.from('hello\n'), text: 'hello' });
     output.event('u', 'executed');
     assert.equal(lines.filter((l) => l.includes('cannot write unit logs')).length, 1, lines.join('\n'));
-    assert.deepEqual(lines.filter((l) => !l.includes('cannot write')), ['[dev/u] starting', '  [dev/u] hello', '[dev/u] executed']);
+    assert.deepEqual(
+      lines.filter((l) => !l.includes('cannot write')),
+      ['[dev/u] starting', '  [dev/u] hello', '[dev/u] executed'],
+    );
     const closed = new UnitOutput('dev', { quiet: false }, () => {
       throw new Error('EPIPE');
     });
@@ -84,7 +94,10 @@ test('outputs of any driver over 1 MiB as JSON, sensitive ones counted: failed (
   const clock = new ManualClock(0, { autoAdvance: true });
   const runner = new FakeProcessRunner({ clock });
   const half = 'x'.repeat(600 * 1024);
-  const outcome = await executeUnit({ apply: async () => ({ result: 'receipt', outputs: { a: { value: half, sensitive: false }, b: { value: half, sensitive: true } } }) }, contextFor(runner, clock));
+  const outcome = await executeUnit(
+    { apply: async () => ({ result: 'receipt', outputs: { a: { value: half, sensitive: false }, b: { value: half, sensitive: true } } }) },
+    contextFor(runner, clock),
+  );
   assert.equal(outcome.result, 'failed');
   assert.equal(outcome.retryable, true);
   assert.match(outcome.reason, /the outputs take \d+ bytes as JSON, more than the 1 MiB a unit may record/);

@@ -45,7 +45,10 @@ test('a symlink at a unit log path: not followed, the file it points to untouche
   out.event('u', 'executed');
   assert.equal(fs.readFileSync(outside, 'utf8'), 'precious\n');
   assert.equal(stderr.filter((l) => l.startsWith('nyl: warning:')).length, 1, stderr.join('\n'));
-  assert.match(stderr[1], /^nyl: warning: cannot write unit logs in .*\/dev, no more are written: .*\/dev\/u\.log is a symbolic link, which Nyl does not follow$/);
+  assert.match(
+    stderr[1],
+    /^nyl: warning: cannot write unit logs in .*\/dev, no more are written: .*\/dev\/u\.log is a symbolic link, which Nyl does not follow$/,
+  );
 });
 
 test('a symlink at DIR/ENV: not followed, nothing written where it points', () => {
@@ -82,7 +85,10 @@ test('a log file group or others may access (0666, as a planted one is): refused
   assert.equal(fs.readFileSync(planted, 'utf8'), 'theirs\n');
   assert.equal(fs.existsSync(path.join(logs, 'dev', 'v.log')), false, 'no more logs for the run');
   assert.equal(stderr.filter((l) => l.startsWith('nyl: warning:')).length, 1, stderr.join('\n'));
-  assert.match(stderr[1], /^nyl: warning: cannot write unit logs in .*\/dev, no more are written: .*\/dev\/u\.log has mode 0666: group or others may access it \(a log of ours is 0600\)$/);
+  assert.match(
+    stderr[1],
+    /^nyl: warning: cannot write unit logs in .*\/dev, no more are written: .*\/dev\/u\.log has mode 0666: group or others may access it \(a log of ours is 0600\)$/,
+  );
 });
 
 test('DIR/ENV group or others may write (0777): refused, nothing written in it', () => {
@@ -113,7 +119,10 @@ test('a log file or DIR/ENV another user owns is refused, whatever its mode; wit
   assert.equal(foreignLogFile({ uid: 1001, mode: 0o100600 }, '/l/dev/u.log', me), '/l/dev/u.log is owned by uid 1001, not by this user (uid 1000)');
   assert.equal(foreignLogDir({ uid: 1001, mode: 0o40700 }, '/l/dev', me), '/l/dev is owned by uid 1001, not by this user (uid 1000)');
   assert.equal(foreignLogFile({ uid: me, mode: 0o100600 }, '/l/dev/u.log', me), undefined);
-  assert.equal(foreignLogFile({ uid: me, mode: 0o100640 }, '/l/dev/u.log', me), '/l/dev/u.log has mode 0640: group or others may access it (a log of ours is 0600)');
+  assert.equal(
+    foreignLogFile({ uid: me, mode: 0o100640 }, '/l/dev/u.log', me),
+    '/l/dev/u.log has mode 0640: group or others may access it (a log of ours is 0600)',
+  );
   assert.equal(foreignLogDir({ uid: me, mode: 0o40755 }, '/l/dev', me), undefined);
   assert.equal(foreignLogDir({ uid: me, mode: 0o40770 }, '/l/dev', me), '/l/dev has mode 0770: group or others may write in it');
   assert.equal(foreignLogFile({ uid: 1001, mode: 0o100600 }, '/l/dev/u.log', undefined), undefined);

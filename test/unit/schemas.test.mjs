@@ -60,7 +60,7 @@ function validateSource(doc) {
   return { valid, errors: validate.errors ?? [] };
 }
 
-test('the source schema accepts a minimal document of every kind, as Nyl\'s own validation does', () => {
+test("the source schema accepts a minimal document of every kind, as Nyl's own validation does", () => {
   assert.deepEqual(Object.keys(MINIMAL_SPECS), RESOURCE_KINDS);
   for (const [kind, spec] of Object.entries(MINIMAL_SPECS)) {
     const doc = resource(kind, spec);
@@ -79,7 +79,7 @@ const unknownField = (instancePath, field) => ({ instancePath, keyword: 'additio
 const missingField = (instancePath, field) => ({ instancePath, keyword: 'required', params: { missingProperty: field } });
 const pointerOf = (e) => `${e.instancePath}/${e.params.additionalProperty ?? e.params.missingProperty}`;
 
-test('a misspelled field gets an error that names it, at its own depth, from the branch of the document\'s kind only', () => {
+test("a misspelled field gets an error that names it, at its own depth, from the branch of the document's kind only", () => {
   const cases = [
     [resource('Command', { run: ['true'], dependsOnn: ['a'] }), [unknownField('/spec', 'dependsOnn')]],
     [resource('Command', { script: 'true', teardown: { script: 'echo bye', workingdir: 'infra' } }), [unknownField('/spec/teardown', 'workingdir')]],
@@ -106,10 +106,13 @@ test('a document of an unknown kind gets one error, at /kind, listing the kinds'
   assert.deepEqual(ownErrors(r.errors), [{ instancePath: '/kind', keyword: 'enum', params: { allowedValues: RESOURCE_KINDS } }], describeErrors(r.errors));
 });
 
-test('the source schema keeps the DSL\'s groups: exactly one of run and script, at most one of repository and repositoryRef', () => {
+test("the source schema keeps the DSL's groups: exactly one of run and script, at most one of repository and repositoryRef", () => {
   const neither = validateSource(resource('Command', { env: { A: 'b' } }));
   assert.equal(neither.valid, false);
-  assert.ok(ownErrors(neither.errors).every((e) => e.instancePath === '/spec'), describeErrors(neither.errors));
+  assert.ok(
+    ownErrors(neither.errors).every((e) => e.instancePath === '/spec'),
+    describeErrors(neither.errors),
+  );
   assert.equal(validateSource(resource('Command', { run: ['a'], script: 'b' })).valid, false, 'both run and script');
   const both = validateSource(resource('Environment', { state: { repository: { repoURL: 'file:///s' }, repositoryRef: 'r' } }));
   assert.equal(both.valid, false, 'both repository and repositoryRef');

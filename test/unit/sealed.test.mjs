@@ -111,7 +111,8 @@ test('a digest is keyed: not a hash of the value, bound to its output and enviro
   const ring = keyRingFrom({ NYL_SECRETS_KEY: KEY_A });
   const digest = ring.digest(b('db.password'), 'password123');
   assert.match(digest, /^hmac-sha256:[0-9a-f]{16}:[0-9a-f]{64}$/);
-  for (const guess of [canonicalJson('password123'), 'password123']) assert.ok(!digest.endsWith(createHash('sha256').update(guess).digest('hex')), 'not an unkeyed hash');
+  for (const guess of [canonicalJson('password123'), 'password123'])
+    assert.ok(!digest.endsWith(createHash('sha256').update(guess).digest('hex')), 'not an unkeyed hash');
   assert.equal(ring.digest(b('db.password'), 'password123'), digest, 'the same value, the same digest: a consumer stays current');
   assert.notEqual(ring.digest(b('db.password', 'prod'), 'password123'), digest);
   assert.notEqual(ring.digest(b('db.token'), 'password123'), digest);

@@ -28,19 +28,25 @@ test('nestingDepth counts levels of objects and arrays without recursion, 1,000,
 
 test('a document 1,000 levels deep is written and reads back the same; its canonical JSON is JSON.stringify sorted', () => {
   const value = { doc: nested(999) };
-  assert.deepEqual(readEmittedYaml(toYaml(value)), value, "the strict reader reads it back");
+  assert.deepEqual(readEmittedYaml(toYaml(value)), value, 'the strict reader reads it back');
   assert.equal(canonicalJson(value), JSON.stringify(value));
 });
 
 for (const levels of [1001, 100_000]) {
   test(`a value ${levels} levels deep: toYaml and canonicalJson refuse it naming the limit, no stack overflow`, () => {
     const value = nested(levels);
-    for (const [name, write] of [['toYaml', toYaml], ['canonicalJson', canonicalJson]]) {
-      assert.throws(() => write(value), (error) => {
-        assert.ok(error instanceof RangeError, `${name}: ${error}`);
-        assert.match(error.message, /nested deeper than 1000 levels/, `${name}: ${error.message}`);
-        return true;
-      });
+    for (const [name, write] of [
+      ['toYaml', toYaml],
+      ['canonicalJson', canonicalJson],
+    ]) {
+      assert.throws(
+        () => write(value),
+        (error) => {
+          assert.ok(error instanceof RangeError, `${name}: ${error}`);
+          assert.match(error.message, /nested deeper than 1000 levels/, `${name}: ${error.message}`);
+          return true;
+        },
+      );
     }
   });
 }

@@ -6,20 +6,41 @@ import { cacheRepositoryOf, localLocation } from '../../dist/state/location.js';
 import { discardVerdict, localWorkDiagnostic, receiptsAbsent } from '../../dist/state/local-work.js';
 import { fixFor } from '../../dist/errors/catalog.js';
 
-const base = { environment: 'dev', desiredRef: 'refs/heads/nyl/dev/desired', observedRef: 'refs/heads/nyl/dev/observed', statePath: '', coordinationPrefix: 'refs/nyl/' };
+const base = {
+  environment: 'dev',
+  desiredRef: 'refs/heads/nyl/dev/desired',
+  observedRef: 'refs/heads/nyl/dev/observed',
+  statePath: '',
+  coordinationPrefix: 'refs/nyl/',
+};
 const checkout = { workTree: '/w', originURL: 'https://git.example.com/org/state.git' };
 
 test('localLocation: the clone and a path as online, the origin as the clone, another remote as its cache repository', () => {
   const clone = localLocation({ ...base, kind: 'clone', chosenBy: 'the clone itself (no remote)' }, checkout, '/cache');
   assert.equal(clone.kind, 'clone');
   assert.equal(clone.localPath, undefined);
-  const path = localLocation({ ...base, kind: 'path', url: 'file:///s', pushURL: 'file:///s', localPath: '/s', chosenBy: 'Environment dev' }, checkout, '/cache');
+  const path = localLocation(
+    { ...base, kind: 'path', url: 'file:///s', pushURL: 'file:///s', localPath: '/s', chosenBy: 'Environment dev' },
+    checkout,
+    '/cache',
+  );
   assert.deepEqual({ kind: path.kind, url: path.url, localPath: path.localPath }, { kind: 'path', url: 'file:///s', localPath: '/s' });
   assert.match(path.chosenBy, /^--local: the state repository \/s itself/);
-  const origin = localLocation({ ...base, kind: 'remote', url: 'https://GIT.example.com/org/state', pushURL: 'x', chosenBy: 'Environment dev' }, checkout, '/cache');
-  assert.deepEqual({ kind: origin.kind, url: origin.url, pushURL: origin.pushURL, localPath: origin.localPath }, { kind: 'clone', url: undefined, pushURL: undefined, localPath: undefined });
+  const origin = localLocation(
+    { ...base, kind: 'remote', url: 'https://GIT.example.com/org/state', pushURL: 'x', chosenBy: 'Environment dev' },
+    checkout,
+    '/cache',
+  );
+  assert.deepEqual(
+    { kind: origin.kind, url: origin.url, pushURL: origin.pushURL, localPath: origin.localPath },
+    { kind: 'clone', url: undefined, pushURL: undefined, localPath: undefined },
+  );
   assert.match(origin.chosenBy, /^--local: the clone's own branches/);
-  const other = localLocation({ ...base, kind: 'remote', url: 'https://git.example.com/org/other.git', pushURL: 'x', chosenBy: 'Environment dev' }, checkout, '/cache');
+  const other = localLocation(
+    { ...base, kind: 'remote', url: 'https://git.example.com/org/other.git', pushURL: 'x', chosenBy: 'Environment dev' },
+    checkout,
+    '/cache',
+  );
   assert.equal(other.kind, 'clone');
   assert.equal(other.localPath, cacheRepositoryOf('https://git.example.com/org/other.git', '/cache'));
   assert.match(other.localPath, /^\/cache\/repos\/.*other-[0-9a-f]{12}\.git$/);
@@ -43,8 +64,19 @@ test('NYL-STATE-LOCAL-WORK: a lease first, then run refs, then the uncertain uni
 
 test('receiptsAbsent: a local receipt of another run or execution key, or none remote, is lost; no local receipt loses nothing', () => {
   const r = (run, executionKey = 'k') => ({ receipt: { run, executionKey } });
-  const local = new Map([['same', r('r1')], ['newer', r('r2')], ['rekeyed', r('r1', 'k2')], ['only', r('r3')], ['none', {}]]);
-  const remote = new Map([['same', r('r1')], ['newer', r('r1')], ['rekeyed', r('r1')], ['none', r('r1')]]);
+  const local = new Map([
+    ['same', r('r1')],
+    ['newer', r('r2')],
+    ['rekeyed', r('r1', 'k2')],
+    ['only', r('r3')],
+    ['none', {}],
+  ]);
+  const remote = new Map([
+    ['same', r('r1')],
+    ['newer', r('r1')],
+    ['rekeyed', r('r1')],
+    ['none', r('r1')],
+  ]);
   assert.deepEqual(receiptsAbsent(local, remote), ['newer', 'only', 'rekeyed']);
 });
 

@@ -285,7 +285,12 @@ test('a label selector needs every label with the same value', async () => {
   const { at } = await project(
     environment('dev', '{stage: development, region: eu}'),
     environment('qa', '{stage: development}'),
-    resource('EnvironmentGroup', 'eu', 'selector: {matchLabels: {stage: development, region: eu}}', 'shared: {state: {repository: {repoURL: "file:///srv/eu.git"}}}'),
+    resource(
+      'EnvironmentGroup',
+      'eu',
+      'selector: {matchLabels: {stage: development, region: eu}}',
+      'shared: {state: {repository: {repoURL: "file:///srv/eu.git"}}}',
+    ),
   );
   assert.equal(at('dev').chosenBy, 'EnvironmentGroup eu');
   assert.equal(at('dev').localPath, '/srv/eu.git');
@@ -296,7 +301,12 @@ test('a group selecting the environment by its environments list', async () => {
   const { at } = await project(
     environment('dev', '{stage: development}'),
     environment('qa'),
-    resource('EnvironmentGroup', 'listed', 'environments: [qa]', 'shared: {state: {repository: {repoURL: "https://git.example.com/s.git", publishURL: "https://push.example.com/s.git"}}}'),
+    resource(
+      'EnvironmentGroup',
+      'listed',
+      'environments: [qa]',
+      'shared: {state: {repository: {repoURL: "https://git.example.com/s.git", publishURL: "https://push.example.com/s.git"}}}',
+    ),
   );
   const qa = at('qa');
   assert.equal(qa.kind, 'remote');
@@ -345,10 +355,13 @@ test("a member's own repository and a group's shared ref that is the member's so
     environment('dev', undefined, 'source: {ref: stable}', 'state: {repository: {repoURL: "file:///srv/own.git"}}'),
     resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {desiredRef: stable}}'),
   );
-  assert.throws(() => resolveLocation(p, p.environments.get('dev'), noOrigin), (e) => {
-    assert.match(JSON.stringify(e), /shared\/state\/desiredRef/);
-    return true;
-  });
+  assert.throws(
+    () => resolveLocation(p, p.environments.get('dev'), noOrigin),
+    (e) => {
+      assert.match(JSON.stringify(e), /shared\/state\/desiredRef/);
+      return true;
+    },
+  );
 });
 
 test('of several groups with shared state, the first by name is used', async () => {
@@ -382,7 +395,10 @@ test("the Environment's own ref names and path override the group's shared ones"
 });
 
 test('a group sharing only ref fields: the fields apply, the repository is still origin or the clone', async () => {
-  const { at } = await project(environment('dev'), resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {coordinationRefPrefix: refs/heads/nyl-run/, path: envs/dev}}'));
+  const { at } = await project(
+    environment('dev'),
+    resource('EnvironmentGroup', 'all', 'selector: {matchLabels: {}}', 'shared: {state: {coordinationRefPrefix: refs/heads/nyl-run/, path: envs/dev}}'),
+  );
   const clone = at('dev');
   assert.equal(clone.kind, 'clone');
   assert.equal(clone.coordinationPrefix, 'refs/heads/nyl-run/');
@@ -409,7 +425,12 @@ test('explicit refs: branch names get refs/heads/, full ref names are kept', asy
 test('statePath drops leading and trailing slashes', async () => {
   const { at } = await project(environment('dev', undefined, 'state: {path: envs/dev/}'));
   assert.equal(at('dev').statePath, 'envs/dev');
-  for (const [path, expected] of [['/envs/dev/', 'envs/dev'], ['//a//', 'a'], ['/', ''], ['a/b', 'a/b']]) {
+  for (const [path, expected] of [
+    ['/envs/dev/', 'envs/dev'],
+    ['//a//', 'a'],
+    ['/', ''],
+    ['a/b', 'a/b'],
+  ]) {
     const { p, env } = handProject({ state: { path } });
     assert.equal(resolveLocation(p, env, noOrigin).statePath, expected, path);
   }
@@ -552,11 +573,24 @@ test("a group's shared state ref that is the member's source branch is refused a
 
 /** The line of the first line of nyl.yaml (as project() writes it) that contains `needle`. */
 function lineOf(docs, needle) {
-  return documents(resource('Project', 'p'), ...docs).split('\n').findIndex((l) => l.includes(needle)) + 1;
+  return (
+    documents(resource('Project', 'p'), ...docs)
+      .split('\n')
+      .findIndex((l) => l.includes(needle)) + 1
+  );
 }
 
 const sharedNames = (group = 'shared', ...more) =>
-  resource('EnvironmentGroup', group, 'environments: [dev, stg]', 'shared:', '  state:', '    desiredRef: nyl/shared/desired', '    observedRef: nyl/shared/observed', ...more);
+  resource(
+    'EnvironmentGroup',
+    group,
+    'environments: [dev, stg]',
+    'shared:',
+    '  state:',
+    '    desiredRef: nyl/shared/desired',
+    '    observedRef: nyl/shared/observed',
+    ...more,
+  );
 
 test('a group lending two members its ref names, each member in its own repository: both refused at the shared field', async () => {
   const docs = [
@@ -565,19 +599,35 @@ test('a group lending two members its ref names, each member in its own reposito
     environment('stg', undefined, 'state: {repository: {repoURL: "file:///srv/b.git"}}'),
   ];
   const { at } = await project(...docs);
-  for (const [env, other] of [['dev', 'stg'], ['stg', 'dev']]) {
+  for (const [env, other] of [
+    ['dev', 'stg'],
+    ['stg', 'dev'],
+  ]) {
     const d = refusal(() => at(env));
     assert.equal(d?.code, 'NYL-SOURCE-INVALID', env);
-    assert.deepEqual([d.location.file, d.location.line, d.location.pointer], ['nyl.yaml', lineOf(docs, 'desiredRef: nyl/shared/desired'), '/spec/shared/state/desiredRef']);
-    assert.match(d.message, new RegExp(`refs/heads/nyl/shared/desired of environment ${env} is also the desired state ref of environment ${other}.*another repository`));
-    assert.match(d.fix, /^remove desiredRef from spec\.shared\.state of EnvironmentGroup shared, so that each member gets a ref of its own \(nyl\/<env>\/desired\)/);
+    assert.deepEqual(
+      [d.location.file, d.location.line, d.location.pointer],
+      ['nyl.yaml', lineOf(docs, 'desiredRef: nyl/shared/desired'), '/spec/shared/state/desiredRef'],
+    );
+    assert.match(
+      d.message,
+      new RegExp(`refs/heads/nyl/shared/desired of environment ${env} is also the desired state ref of environment ${other}.*another repository`),
+    );
+    assert.match(
+      d.fix,
+      /^remove desiredRef from spec\.shared\.state of EnvironmentGroup shared, so that each member gets a ref of its own \(nyl\/<env>\/desired\)/,
+    );
     assert.match(d.fix, new RegExp(`spec\\.state\\.desiredRef of ${env} to one such as nyl/${env}/desired`));
   }
 });
 
 test('one repository, however spelled, with a directory per environment shares the names; the same directory does not', async () => {
   const repo = (url) => `state: {repository: {repoURL: "${url}"}, path: PATH}`;
-  const shared = await project(sharedNames(), environment('dev', undefined, repo('file:///srv/s.git').replace('PATH', 'envs/dev')), environment('stg', undefined, repo('/srv/s').replace('PATH', 'envs/stg')));
+  const shared = await project(
+    sharedNames(),
+    environment('dev', undefined, repo('file:///srv/s.git').replace('PATH', 'envs/dev')),
+    environment('stg', undefined, repo('/srv/s').replace('PATH', 'envs/stg')),
+  );
   assert.equal(shared.at('dev').desiredRef, 'refs/heads/nyl/shared/desired');
   assert.equal(shared.at('stg').statePath, 'envs/stg');
   const docs = [sharedNames('shared', '    repository: {repoURL: "https://git.example.com/s.git"}'), environment('dev'), environment('stg')];
@@ -613,8 +663,14 @@ test("a desired ref that is another environment's observed ref, or its default: 
   const { at } = await project(...docs);
   const dev = refusal(() => at('dev'));
   assert.deepEqual([dev?.location.line, dev?.location.pointer], [lineOf(docs, 'observedRef: handover'), '/spec/state/observedRef']);
-  assert.match(dev.message, /the observed state ref refs\/heads\/handover of environment dev is also the desired state ref of environment stg \(set at nyl\.yaml:\d+\)/);
-  assert.match(dev.fix, /^set spec\.state\.observedRef of dev to a name of its own, such as nyl\/dev\/observed \(the default, when the field is left out\); or keep both environments' state in one repository/);
+  assert.match(
+    dev.message,
+    /the observed state ref refs\/heads\/handover of environment dev is also the desired state ref of environment stg \(set at nyl\.yaml:\d+\)/,
+  );
+  assert.match(
+    dev.fix,
+    /^set spec\.state\.observedRef of dev to a name of its own, such as nyl\/dev\/observed \(the default, when the field is left out\); or keep both environments' state in one repository/,
+  );
   // prod keeps its default; qa names it: refused at qa's field, whichever is opened.
   for (const env of ['prod', 'qa']) {
     const d = refusal(() => at(env));
@@ -623,7 +679,7 @@ test("a desired ref that is another environment's observed ref, or its default: 
   }
 });
 
-test('templates: ref names without the instance in them are every instance\'s, refused at the template\'s field unless each instance has its directory', async () => {
+test("templates: ref names without the instance in them are every instance's, refused at the template's field unless each instance has its directory", async () => {
   const template = (state) => resource('EnvironmentTemplate', 'preview', 'namePattern: pr-*', `environment: {state: ${state}}`);
   const fixed = '{repository: {repoURL: "file:///srv/p.git"}, desiredRef: previews/desired, observedRef: previews/observed}';
   const perDirectory = `${fixed.slice(0, -1)}, path: "previews/\${{ instance.name }}"}`;
@@ -633,8 +689,15 @@ test('templates: ref names without the instance in them are every instance\'s, r
   assert.equal(d?.code, 'NYL-SOURCE-INVALID');
   assert.deepEqual([d.location.line, d.location.pointer], [lineOf(docs, 'desiredRef: previews/desired'), '/spec/environment/state/desiredRef']);
   assert.match(d.message, /of environment pr-1 is also the desired state ref of the other instances of EnvironmentTemplate preview/);
-  assert.match(d.fix, /^put the instance's name in spec\.environment\.state\.desiredRef of EnvironmentTemplate preview, such as nyl\/\$\{\{ instance\.name \}\}\/desired/);
-  assert.equal(resolveLocation(p, p.environments.get('dev'), noOrigin).desiredRef, 'refs/heads/nyl/dev/desired', 'a declared environment with refs of its own is not concerned');
+  assert.match(
+    d.fix,
+    /^put the instance's name in spec\.environment\.state\.desiredRef of EnvironmentTemplate preview, such as nyl\/\$\{\{ instance\.name \}\}\/desired/,
+  );
+  assert.equal(
+    resolveLocation(p, p.environments.get('dev'), noOrigin).desiredRef,
+    'refs/heads/nyl/dev/desired',
+    'a declared environment with refs of its own is not concerned',
+  );
 
   const perInstance = await project(environment('dev'), template(perDirectory));
   assert.equal(resolveLocation(perInstance.p, resolveEnvironment(perInstance.p, 'pr-1'), noOrigin).statePath, 'previews/pr-1');
@@ -651,31 +714,62 @@ test('templates: ref names without the instance in them are every instance\'s, r
 
 test('state move: each option names the old location, defaulting to the configured value; --from takes a URL, a GitRepository or local', async () => {
   const { p, at } = await project(
-    environment('dev', undefined, 'state: {repository: {repoURL: "git://h/new.git"}, desiredRef: renamed/dev/desired, coordinationRefPrefix: refs/heads/nyl-run/}'),
-    ['apiVersion: nyl.io/v1', 'kind: GitRepository', 'metadata: {name: old}', 'spec: {url: "https://git.example.com/old.git", publishURL: "ssh://git@git.example.com/old.git"}'],
+    environment(
+      'dev',
+      undefined,
+      'state: {repository: {repoURL: "git://h/new.git"}, desiredRef: renamed/dev/desired, coordinationRefPrefix: refs/heads/nyl-run/}',
+    ),
+    [
+      'apiVersion: nyl.io/v1',
+      'kind: GitRepository',
+      'metadata: {name: old}',
+      'spec: {url: "https://git.example.com/old.git", publishURL: "ssh://git@git.example.com/old.git"}',
+    ],
   );
   const configured = at('dev');
   const moved = (options) => locationMovedFrom(p, configured, options, noOrigin);
   const same = moved({});
   assert.ok(sameLocation(same, configured, WORK_TREE), 'no option: the configured location itself');
   const renamed = moved({ desiredRef: 'nyl/dev/desired', coordinationRefs: 'refs/nyl/' });
-  assert.deepEqual([renamed.kind, renamed.url, renamed.desiredRef, renamed.observedRef, renamed.coordinationPrefix], ['remote', 'git://h/new.git', 'refs/heads/nyl/dev/desired', 'refs/heads/nyl/dev/observed', 'refs/nyl/']);
+  assert.deepEqual(
+    [renamed.kind, renamed.url, renamed.desiredRef, renamed.observedRef, renamed.coordinationPrefix],
+    ['remote', 'git://h/new.git', 'refs/heads/nyl/dev/desired', 'refs/heads/nyl/dev/observed', 'refs/nyl/'],
+  );
   const named = moved({ from: 'old' });
   assert.deepEqual([named.kind, named.url, named.pushURL], ['remote', 'https://git.example.com/old.git', 'ssh://git@git.example.com/old.git']);
   const local = moved({ from: 'local' });
   assert.equal(local.kind, 'clone');
-  assert.match(describeEnd(local), /^local \(desired refs\/heads\/renamed\/dev\/desired, observed refs\/heads\/nyl\/dev\/observed, coordination refs\/heads\/nyl-run\/\)$/);
+  assert.match(
+    describeEnd(local),
+    /^local \(desired refs\/heads\/renamed\/dev\/desired, observed refs\/heads\/nyl\/dev\/observed, coordination refs\/heads\/nyl-run\/\)$/,
+  );
   const file = moved({ from: '/srv/state.git' });
   assert.deepEqual([file.kind, file.url], ['path', 'file:///srv/state.git']);
-  assert.throws(() => moved({ coordinationRefs: 'refs/nyl' }), (e) => e.code === 'NYL-USAGE');
+  assert.throws(
+    () => moved({ coordinationRefs: 'refs/nyl' }),
+    (e) => e.code === 'NYL-USAGE',
+  );
 });
 
 test('state move: the same repository however its URL is spelled is the same location (a move of the prefix alone)', () => {
-  const base = { environment: 'dev', desiredRef: 'refs/heads/nyl/dev/desired', observedRef: 'refs/heads/nyl/dev/observed', statePath: '', coordinationPrefix: 'refs/nyl/', chosenBy: '' };
+  const base = {
+    environment: 'dev',
+    desiredRef: 'refs/heads/nyl/dev/desired',
+    observedRef: 'refs/heads/nyl/dev/observed',
+    statePath: '',
+    coordinationPrefix: 'refs/nyl/',
+    chosenBy: '',
+  };
   const a = { ...base, kind: 'remote', url: 'git://H/one.git', pushURL: 'git://H/one.git' };
   const b = { ...base, kind: 'remote', url: 'git://h/one', pushURL: 'git://h/one' };
   assert.ok(sameLocation(a, b, WORK_TREE));
-  assert.ok(sameLocation({ ...base, kind: 'path', url: 'file:///srv/s.git', localPath: '/srv/s.git' }, { ...base, kind: 'remote', url: '/srv/s.git/', pushURL: '/srv/s.git/' }, WORK_TREE));
+  assert.ok(
+    sameLocation(
+      { ...base, kind: 'path', url: 'file:///srv/s.git', localPath: '/srv/s.git' },
+      { ...base, kind: 'remote', url: '/srv/s.git/', pushURL: '/srv/s.git/' },
+      WORK_TREE,
+    ),
+  );
   assert.equal(sameLocation(a, { ...b, coordinationPrefix: 'refs/heads/nyl-run/' }, WORK_TREE), false);
   assert.equal(sameLocation(a, { ...b, kind: 'clone' }, WORK_TREE), false);
 });

@@ -43,8 +43,16 @@ test('parseTransition: a hand-made commit has its headline, operation "-", no bo
 });
 
 test('unitResults: the units map first, then each list that names the unit; actions of recover, hold and forget', () => {
-  assert.deepEqual([...unitResults(parseTransition(reconcileMessage()))], [['db', 'executed'], ['web', 'failed, imported']]);
-  const recover = parseTransition(transitionMessage('dev', { operation: 'recover', units: { db: { action: 'accept', run: RUN }, web: { action: 'retry' } } }, {}, ['db', 'web']));
+  assert.deepEqual(
+    [...unitResults(parseTransition(reconcileMessage()))],
+    [
+      ['db', 'executed'],
+      ['web', 'failed, imported'],
+    ],
+  );
+  const recover = parseTransition(
+    transitionMessage('dev', { operation: 'recover', units: { db: { action: 'accept', run: RUN }, web: { action: 'retry' } } }, {}, ['db', 'web']),
+  );
   assert.deepEqual(Object.fromEntries(unitResults(recover)), { db: `accept ${RUN}`, web: 'retry' });
   const forget = parseTransition(transitionMessage('dev', { operation: 'forget', units: { old: { action: 'forget', was: 'retained' } } }, {}, ['old']));
   assert.deepEqual(Object.fromEntries(unitResults(forget)), { old: 'forget (was retained)' });
@@ -70,7 +78,7 @@ test('parseStateCommit keeps the author', () => {
   assert.equal(commit(oid('1'), 100, 'x\n').author, 'Ann <ann@example.com>');
 });
 
-test('PathChanges: what each commit of a history did to a path, each commit\'s object there read once', async () => {
+test("PathChanges: what each commit of a history did to a path, each commit's object there read once", async () => {
   // c1 (root) adds p, c2 leaves it, c3 removes it, c4 adds it again, c5 changes it.
   const [c1, c2, c3, c4, c5] = ['1', '2', '3', '4', '5'].map(oid);
   const history = [commit(c5, 5, 'e\n', c4), commit(c4, 4, 'd\n', c3), commit(c3, 3, 'c\n', c2), commit(c2, 2, 'b\n', c1), commit(c1, 1, 'a\n')];
@@ -86,7 +94,11 @@ test('PathChanges: what each commit of a history did to a path, each commit\'s o
   const found = await changes.of(history);
   assert.deepEqual(found, ['changed', 'added', 'removed', undefined, 'added']);
   assert.deepEqual(found.map(wrotePath), [true, true, false, false, true]);
-  assert.deepEqual(reads.sort(), [c1, c2, c3, c4, c5].map((c) => `${c}:p`), 'each commit read once: a parent is the next commit');
+  assert.deepEqual(
+    reads.sort(),
+    [c1, c2, c3, c4, c5].map((c) => `${c}:p`),
+    'each commit read once: a parent is the next commit',
+  );
   assert.deepEqual(await changes.of([history[2]]), ['removed']);
   assert.equal(reads.length, 5, 'what was read is not read again');
   reads.length = 0;
@@ -104,30 +116,55 @@ test('mergeHistories: one entry per operation, by message and time; one-ref oper
   const merged = mergeHistories(desired, observed);
   assert.deepEqual(
     merged.map((e) => [e.time, e.desired?.oid[0] ?? '-', e.observed?.oid[0] ?? '-']),
-    [[400, '-', 'f'], [300, 'd', '-'], [200, 'c', 'e'], [100, 'a', 'b']],
+    [
+      [400, '-', 'f'],
+      [300, 'd', '-'],
+      [200, 'c', 'e'],
+      [100, 'a', 'b'],
+    ],
   );
 });
 
-test('mergeHistories: each ref keeps its own order, whatever a hand-made commit\'s date says', () => {
+test("mergeHistories: each ref keeps its own order, whatever a hand-made commit's date says", () => {
   const run = 'nyl: reconcile dev (x)\n';
   // A hand edit on top of observed, dated before everything else.
   const desired = [commit(oid('2'), 200, run), commit(oid('1'), 100, 'nyl: state-init dev\n')];
   const observed = [commit(oid('9'), 5, 'hand edit\n'), commit(oid('8'), 200, run), commit(oid('7'), 100, 'nyl: state-init dev\n')];
-  assert.deepEqual(mergeHistories(desired, observed).map((e) => [e.desired?.oid[0] ?? '-', e.observed?.oid[0] ?? '-']), [['-', '9'], ['2', '8'], ['1', '7']]);
+  assert.deepEqual(
+    mergeHistories(desired, observed).map((e) => [e.desired?.oid[0] ?? '-', e.observed?.oid[0] ?? '-']),
+    [
+      ['-', '9'],
+      ['2', '8'],
+      ['1', '7'],
+    ],
+  );
 });
 
-test('mergeHistories: two operations in the same second keep each ref\'s order, and the same message pairs once per commit', () => {
+test("mergeHistories: two operations in the same second keep each ref's order, and the same message pairs once per commit", () => {
   const a = 'nyl: hold dev (x)\n';
   const b = 'nyl: resume dev (x)\n';
   // resume after hold, both within one second; the observed ref has only a reconcile of that second.
   const r = 'nyl: reconcile dev (x)\n';
   const desired = [commit(oid('3'), 50, r), commit(oid('2'), 50, b), commit(oid('1'), 50, a)];
   const observed = [commit(oid('9'), 50, r)];
-  assert.deepEqual(mergeHistories(desired, observed).map((e) => [e.message, e.desired?.oid[0], e.observed?.oid[0] ?? '-']), [[r, '3', '9'], [b, '2', '-'], [a, '1', '-']]);
+  assert.deepEqual(
+    mergeHistories(desired, observed).map((e) => [e.message, e.desired?.oid[0], e.observed?.oid[0] ?? '-']),
+    [
+      [r, '3', '9'],
+      [b, '2', '-'],
+      [a, '1', '-'],
+    ],
+  );
   // The same message twice on both refs (at different times): each pairs with its own.
   const d2 = [commit(oid('5'), 20, a), commit(oid('4'), 10, a)];
   const o2 = [commit(oid('7'), 20, a), commit(oid('6'), 10, a)];
-  assert.deepEqual(mergeHistories(d2, o2).map((e) => [e.desired.oid[0], e.observed.oid[0]]), [['5', '7'], ['4', '6']]);
+  assert.deepEqual(
+    mergeHistories(d2, o2).map((e) => [e.desired.oid[0], e.observed.oid[0]]),
+    [
+      ['5', '7'],
+      ['4', '6'],
+    ],
+  );
 });
 
 test('logEntryOf: who (Nyl-Requested-By, else the author), why, run, source, units; a state move says from where to where', () => {
@@ -157,7 +194,13 @@ const receipt = {
 
 test('shownReceipt: no desired copy, no sealed value; unitOutputs leaves sensitive outputs out and names them', () => {
   const shown = shownReceipt(receipt);
-  assert.deepEqual(shown, { run: RUN, executionKey: receipt.executionKey, finishedAt: receipt.finishedAt, outputs: { url: 'pg://db', port: 5432 }, sensitiveOutputs: { password: { sha256: receipt.sensitiveOutputs.password.sha256 } } });
+  assert.deepEqual(shown, {
+    run: RUN,
+    executionKey: receipt.executionKey,
+    finishedAt: receipt.finishedAt,
+    outputs: { url: 'pg://db', port: 5432 },
+    sensitiveOutputs: { password: { sha256: receipt.sensitiveOutputs.password.sha256 } },
+  });
   assert.doesNotMatch(JSON.stringify(shown), /SEALED/);
   assert.deepEqual(unitOutputs({ receipt }), { outputs: { url: 'pg://db', port: 5432 }, sensitive: ['password'] });
   assert.deepEqual(unitOutputs({ receipt: { ...receipt, outputs: { ...receipt.outputs, password: 'leaked?' } } }).outputs, { url: 'pg://db', port: 5432 });
@@ -169,11 +212,34 @@ test('outputs text: KEY=VALUE lines, non-strings and multi-line strings as JSON,
   assert.equal(outputValue(5432), '5432');
   assert.equal(outputValue('a\nb'), '"a\\nb"');
   assert.equal(outputValue({ a: [1] }), '{"a":[1]}');
-  const base = { apiVersion: 'nyl.io/v1', formatVersion: 1, kind: 'OutputsReport', operation: 'outputs', environment: 'dev', details: {}, errors: [], warnings: [], notes: [] };
-  assert.equal(renderOutputs({ ...base, unit: 'db', outputs: { url: 'pg://db', port: 5432 }, sensitive: ['password'] }), 'url=pg://db\nport=5432\npassword=(sensitive)\n');
+  const base = {
+    apiVersion: 'nyl.io/v1',
+    formatVersion: 1,
+    kind: 'OutputsReport',
+    operation: 'outputs',
+    environment: 'dev',
+    details: {},
+    errors: [],
+    warnings: [],
+    notes: [],
+  };
+  assert.equal(
+    renderOutputs({ ...base, unit: 'db', outputs: { url: 'pg://db', port: 5432 }, sensitive: ['password'] }),
+    'url=pg://db\nport=5432\npassword=(sensitive)\n',
+  );
   assert.equal(renderOutputs({ ...base, outputs: { db: { url: 'x' }, web: {} }, sensitive: { db: ['password'] } }), 'db.url=x\ndb.password=(sensitive)\n');
 });
 
 test('yamlLines: block YAML for reading, strings that would read as something else quoted', () => {
-  assert.deepEqual(yamlLines({ a: 'plain', b: 'true', c: '0123', d: { e: [1, 'x'] }, f: [], g: 'deadbeef1' }, ''), ['a: plain', 'b: "true"', 'c: "0123"', 'd:', '  e:', '    - 1', '    - x', 'f: []', 'g: deadbeef1']);
+  assert.deepEqual(yamlLines({ a: 'plain', b: 'true', c: '0123', d: { e: [1, 'x'] }, f: [], g: 'deadbeef1' }, ''), [
+    'a: plain',
+    'b: "true"',
+    'c: "0123"',
+    'd:',
+    '  e:',
+    '    - 1',
+    '    - x',
+    'f: []',
+    'g: deadbeef1',
+  ]);
 });

@@ -32,10 +32,17 @@ const legacyDigest = (value) => `sha256:${createHash('sha256').update(canonicalJ
 
 const observedWith = (unit, sensitiveOutputs, outputs = {}) => ({
   uid: `uid-${unit}`,
-  receipt: { run: `run-${unit}`, executionKey: `sha256:${unit}`, finishedAt: '2026-01-01T00:00:00Z', outputs, sensitiveOutputs, desired: { lifecycle: { state: 'active' } } },
+  receipt: {
+    run: `run-${unit}`,
+    executionKey: `sha256:${unit}`,
+    finishedAt: '2026-01-01T00:00:00Z',
+    outputs,
+    sensitiveOutputs,
+    desired: { lifecycle: { state: 'active' } },
+  },
 });
 
-test('after a rotation: old seals (v1 and v2) and old digests become the first key\'s, in v2 form; the value opens with the new key alone', () => {
+test("after a rotation: old seals (v1 and v2) and old digests become the first key's, in v2 form; the value opens with the new key alone", () => {
   const observed = new Map([
     ['legacy', observedWith('legacy', { pw: { sha256: legacyDigest('p1'), sealed: v1Seal(OLD, 'legacy', 'pw', 'p1') } }, { url: 'u' })],
     ['keyed', observedWith('keyed', { token: { sha256: oldRing.digest(b('keyed', 'token'), { t: 2 }), sealed: oldRing.seal(b('keyed', 'token'), { t: 2 }) } })],
@@ -48,7 +55,10 @@ test('after a rotation: old seals (v1 and v2) and old digests become the first k
   assert.deepEqual(out.redigested, ['keyed.token', 'legacy.pw']);
   assert.equal(out.unchanged, 0);
   assert.deepEqual(out.kept, []);
-  for (const [unit, output, value] of [['legacy', 'pw', 'p1'], ['keyed', 'token', { t: 2 }]]) {
+  for (const [unit, output, value] of [
+    ['legacy', 'pw', 'p1'],
+    ['keyed', 'token', { t: 2 }],
+  ]) {
     const record = out.observed.get(unit).receipt.sensitiveOutputs[output];
     assert.match(record.sealed, new RegExp(`^aes256gcm:v2:${newRing.sealingKeyId}:`));
     assert.equal(keyIdOf(record.sha256), newRing.sealingKeyId);
@@ -63,7 +73,10 @@ test('after a rotation: old seals (v1 and v2) and old digests become the first k
 test('a record sealed and digested by the first key in v2 form is left alone; a current seal with an old digest gets a new digest only', () => {
   const current = { sha256: newRing.digest(b('a', 'x'), 'va'), sealed: newRing.seal(b('a', 'x'), 'va') };
   const oldDigest = { sha256: legacyDigest('vb'), sealed: newRing.seal(b('b', 'y'), 'vb') };
-  const observed = new Map([['a', observedWith('a', { x: current })], ['b', observedWith('b', { y: oldDigest })]]);
+  const observed = new Map([
+    ['a', observedWith('a', { x: current })],
+    ['b', observedWith('b', { y: oldDigest })],
+  ]);
   const out = resealObserved('dev', observed, rotating);
   assert.equal(out.unchanged, 1);
   assert.deepEqual(out.resealed, ['b.y']);
@@ -85,12 +98,15 @@ test('an old seal with a digest of the first key is sealed again, its digest (wh
 
 test("digests of values a backend keeps are listed with the key they need, never changed; the first key's count as unchanged", () => {
   const observed = new Map([
-    ['tf', observedWith('tf', {
-      old: { sha256: oldRing.digest(b('tf', 'old'), 'o') },
-      legacy: { sha256: legacyDigest('l') },
-      run: { sha256: 'execution:run-tf' },
-      current: { sha256: newRing.digest(b('tf', 'current'), 'c') },
-    })],
+    [
+      'tf',
+      observedWith('tf', {
+        old: { sha256: oldRing.digest(b('tf', 'old'), 'o') },
+        legacy: { sha256: legacyDigest('l') },
+        run: { sha256: 'execution:run-tf' },
+        current: { sha256: newRing.digest(b('tf', 'current'), 'c') },
+      }),
+    ],
   ]);
   const out = resealObserved('dev', observed, rotating);
   assert.deepEqual(out.kept, [
@@ -108,20 +124,35 @@ test('a value no configured key opens is listed with the key that sealed it; so 
     ['b', observedWith('b', { y: { sha256: legacyDigest(2), sealed: v1Seal(OLD, 'b', 'y', 2) } })],
   ]);
   const stranger = resealObserved('dev', observed, keyRingFrom({ NYL_SECRETS_KEY: STRANGER }));
-  assert.deepEqual(stranger.unopened.map(({ unit, output, keyId }) => [unit, output, keyId]), [['a', 'x', oldRing.sealingKeyId], ['b', 'y', oldRing.sealingKeyId]]);
+  assert.deepEqual(
+    stranger.unopened.map(({ unit, output, keyId }) => [unit, output, keyId]),
+    [
+      ['a', 'x', oldRing.sealingKeyId],
+      ['b', 'y', oldRing.sealingKeyId],
+    ],
+  );
   assert.match(stranger.unopened[0].problem, /no configured key/);
   const none = resealObserved('dev', observed, keyRingFrom({}));
   assert.equal(none.unopened.length, 2);
   assert.equal(none.sealingKeyId, undefined);
   assert.match(none.unopened[0].problem, /no key is configured/);
   const moved = resealObserved('prod', observed, rotating);
-  assert.deepEqual(moved.unopened.map((u) => u.unit), ['a'], 'a v2 seal of another environment does not open (v1 is bound to unit.output only)');
+  assert.deepEqual(
+    moved.unopened.map((u) => u.unit),
+    ['a'],
+    'a v2 seal of another environment does not open (v1 is bound to unit.output only)',
+  );
   assert.match(moved.unopened[0].problem, /altered or belongs to another/);
 });
 
 test('consumersOf: the units whose desired reads.secrets cover a re-digested output', () => {
   const reads = (unit, output) => ({ reads: { secrets: [{ pointer: '/env/T', unit, output, sha256: 'x' }] }, lifecycle: { state: 'active' } });
-  const desired = new Map([['c1', reads('s', 'token')], ['c2', reads('s', 'other')], ['c3', reads('t', 'token')], ['s', { lifecycle: { state: 'active' } }]]);
+  const desired = new Map([
+    ['c1', reads('s', 'token')],
+    ['c2', reads('s', 'other')],
+    ['c3', reads('t', 'token')],
+    ['s', { lifecycle: { state: 'active' } }],
+  ]);
   assert.deepEqual(consumersOf(desired, ['s.token', 't.token']), ['c1', 'c3']);
   assert.deepEqual(consumersOf(desired, []), []);
 });

@@ -32,9 +32,12 @@ test('records in directories and flat records of earlier versions are both read'
   assert.equal(await readRunUnit(store.reader, oid, 'missing'), undefined);
 });
 
-test('a checkpoint written in front of a marker\'s text is the record serializeRunUnit writes', async () => {
+test("a checkpoint written in front of a marker's text is the record serializeRunUnit writes", async () => {
   const { withCheckpoint } = await import('../../dist/state/run-record.js');
-  const marker = { ...record('db'), desired: { uid: 'u', kind: 'Command', rendering: { run: ['a', 'b'], env: { X: 'line 1\nline 2' } }, lifecycle: { state: 'active' } } };
+  const marker = {
+    ...record('db'),
+    desired: { uid: 'u', kind: 'Command', rendering: { run: ['a', 'b'], env: { X: 'line 1\nline 2' } }, lifecycle: { state: 'active' } },
+  };
   for (const checkpoint of [
     { result: 'receipt', finishedAt: 'x', outputs: { url: 'postgres://db', n: 3, nested: { a: [1, 'two'] } } },
     { result: 'failed', finishedAt: 'x', reason: 'command exited with code 1', retryable: true },

@@ -28,7 +28,13 @@ function shop() {
   );
 }
 
-const decode = (text) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+const decode = (text) =>
+  text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&amp;/g, '&');
 
 /**
  * The markup as a tree: each tag must be `<name attr="value" ...>`, `</name>` or `<name .../>`,
@@ -94,7 +100,10 @@ function commands(d) {
   const out = [];
   let at;
   for (const [, op, args] of d.matchAll(/([MCL])([^MCL]*)/g)) {
-    const n = args.trim().split(/[\s,]+/).map(Number);
+    const n = args
+      .trim()
+      .split(/[\s,]+/)
+      .map(Number);
     assert.equal(n.length, { M: 2, L: 2, C: 6 }[op], `${op}${args}`);
     const points = [];
     for (let i = 0; i < n.length; i += 2) points.push({ x: n[i], y: n[i + 1] });
@@ -215,7 +224,7 @@ test('the shop: cache -> smoke-test goes round migrate, through a straight lane 
   const lanes = commands(path.attrs.d).filter((c) => c.op === 'L');
   assert.equal(lanes.length, 1, 'one straight run, across the one column in between');
   const [lane] = lanes;
-  assert.deepEqual([lane.from.x, lane.points[0].x], [migrate.x, migrate.x + migrate.w], 'the run spans migrate\'s column');
+  assert.deepEqual([lane.from.x, lane.points[0].x], [migrate.x, migrate.x + migrate.w], "the run spans migrate's column");
   assert.equal(lane.from.y, lane.points[0].y, 'the run is horizontal');
   assert.ok(lane.from.y >= migrate.y + migrate.h + 10 || lane.from.y <= migrate.y - 10, 'the lane keeps clear of migrate');
 });
@@ -231,7 +240,10 @@ test('long edges: one smooth path each, horizontal at every joint, a straight ru
   const tree = parse(longEdges());
   const b = boxes(tree);
   const paths = edgePaths(tree);
-  assert.deepEqual(paths.map((p) => `${p.attrs['data-from']}>${p.attrs['data-to']}`), ['a>b', 'b>c', 'c>d', 'a>d', 'x>d']);
+  assert.deepEqual(
+    paths.map((p) => `${p.attrs['data-from']}>${p.attrs['data-to']}`),
+    ['a>b', 'b>c', 'c>d', 'a>d', 'x>d'],
+  );
   for (const path of paths) {
     const [from, to] = [b.get(path.attrs['data-from']), b.get(path.attrs['data-to'])];
     const { start, end } = edgeEnds(path);
@@ -239,11 +251,19 @@ test('long edges: one smooth path each, horizontal at every joint, a straight ru
     assert.deepEqual(end, { x: to.x, y: to.y + to.h / 2 }, 'the arrowhead stays at the left middle of the dependent');
     const segments = commands(path.attrs.d).slice(1);
     for (const { op, from: p0, points } of segments) {
-      if (op === 'C') assert.ok(points[0].y === p0.y && points[1].y === points[2].y && points[0].x > p0.x && points[1].x < points[2].x, `a cubic with horizontal tangents: ${path.attrs.d}`);
+      if (op === 'C')
+        assert.ok(
+          points[0].y === p0.y && points[1].y === points[2].y && points[0].x > p0.x && points[1].x < points[2].x,
+          `a cubic with horizontal tangents: ${path.attrs.d}`,
+        );
       else assert.ok(points[0].y === p0.y && points[0].x > p0.x, `a straight run left to right: ${path.attrs.d}`);
     }
     const crossed = Math.round((to.x - from.x) / (b.get('b').x - b.get('a').x)) - 1;
-    assert.deepEqual(segments.map((s) => s.op), ['C', ...Array(crossed).fill(['L', 'C']).flat()], path.attrs.d);
+    assert.deepEqual(
+      segments.map((s) => s.op),
+      ['C', ...Array(crossed).fill(['L', 'C']).flat()],
+      path.attrs.d,
+    );
   }
   assert.equal(longEdges(), longEdges(), 'deterministic');
 });
@@ -257,9 +277,18 @@ test('the shop: the svg, node and label markup the page relies on', () => {
   const smoke = byName(tree, 'a').find((a) => a.attrs['data-unit'] === 'smoke-test');
   assert.equal(smoke.attrs.href, '/environments/dev/units/smoke-test');
   assert.equal(smoke.attrs.class, 'node state-awaiting-dependencies');
-  assert.deepEqual(smoke.children.map((c) => c.name), ['title', 'rect', 'text', 'text']);
+  assert.deepEqual(
+    smoke.children.map((c) => c.name),
+    ['title', 'rect', 'text', 'text'],
+  );
   assert.ok(Number(smoke.children[1].attrs.rx) > 0);
-  assert.deepEqual(smoke.children.slice(2).map((t) => [t.attrs.class, t.text]), [['node-name', 'smoke-test'], ['node-state', 'Command · awaiting-dependencies']]);
+  assert.deepEqual(
+    smoke.children.slice(2).map((t) => [t.attrs.class, t.text]),
+    [
+      ['node-name', 'smoke-test'],
+      ['node-state', 'Command · awaiting-dependencies'],
+    ],
+  );
   assert.match(titleOf(smoke), /smoke-test[\s\S]*Command · awaiting-dependencies/);
 });
 
@@ -271,14 +300,19 @@ test('two edges between one pair: one path whose title lists both reasons, class
   assert.equal(paths[0].attrs.class, 'edge via-reference');
 });
 
-test('hostile names, details and pointers appear only escaped; hrefs are unitHref\'s, escaped', () => {
+test("hostile names, details and pointers appear only escaped; hrefs are unitHref's, escaped", () => {
   const evil = '<img src=x onerror=alert(1)>';
   const quoted = '"quoted\' & ampersand';
-  const markup = render(graphSvg({
-    environment: `</svg>${quoted}`,
-    nodes: [node(evil, 'failed', `${quoted} <script>alert(2)</script>`), node(quoted)],
-    edges: [{ from: evil, to: quoted, via: 'reference', output: 'x', pointer: `/env/${evil}` }],
-  }, (unit) => `/u?name=${unit}&x="1"`));
+  const markup = render(
+    graphSvg(
+      {
+        environment: `</svg>${quoted}`,
+        nodes: [node(evil, 'failed', `${quoted} <script>alert(2)</script>`), node(quoted)],
+        edges: [{ from: evil, to: quoted, via: 'reference', output: 'x', pointer: `/env/${evil}` }],
+      },
+      (unit) => `/u?name=${unit}&x="1"`,
+    ),
+  );
   assert.doesNotMatch(markup, /<img|<script|<\/svg>"/i);
   assert.ok(markup.includes('&lt;img src=x onerror=alert(1)&gt;'));
   assert.ok(markup.includes('&quot;quoted&#39; &amp; ampersand'));
@@ -337,19 +371,36 @@ test('a cycle (which validation refuses) still terminates and draws every unit',
   assert.deepEqual([...b.keys()].sort(), ['a', 'b', 'c', 'd']);
   assert.ok(b.get('a').x < b.get('b').x && b.get('b').x < b.get('c').x, 'the back edge c -> a is ignored for the layout');
   const paths = byName(tree, 'path').filter((p) => p.attrs['data-from']);
-  assert.deepEqual(paths.map((p) => `${p.attrs['data-from']}>${p.attrs['data-to']}`), ['a>b', 'b>c', 'c>a', 'c>c'], 'edges to unknown units are left out');
+  assert.deepEqual(
+    paths.map((p) => `${p.attrs['data-from']}>${p.attrs['data-to']}`),
+    ['a>b', 'b>c', 'c>a', 'c>c'],
+    'edges to unknown units are left out',
+  );
 });
 
 test('a long chain lays out without recursion limits', () => {
   const names = Array.from({ length: 3000 }, (_, i) => `u${i}`);
   const edges = names.slice(1).map((name, i) => ({ from: names[i], to: name, via: 'dependsOn' }));
-  const markup = svgOf(names.map((n) => node(n)), edges);
+  const markup = svgOf(
+    names.map((n) => node(n)),
+    edges,
+  );
   assert.match(markup, /data-unit="u2999"/);
 });
 
 test('barycenter ordering removes a crossing the report order would draw', () => {
   // Report order a, b, c, d would put a above b and c above d: a -> d and b -> c would cross.
-  const b = boxes(parse(svgOf([node('a'), node('b'), node('c'), node('d')], [{ from: 'a', to: 'd', via: 'dependsOn' }, { from: 'b', to: 'c', via: 'dependsOn' }])));
+  const b = boxes(
+    parse(
+      svgOf(
+        [node('a'), node('b'), node('c'), node('d')],
+        [
+          { from: 'a', to: 'd', via: 'dependsOn' },
+          { from: 'b', to: 'c', via: 'dependsOn' },
+        ],
+      ),
+    ),
+  );
   assert.equal(b.get('c').x, b.get('d').x);
   assert.ok(b.get('a').y < b.get('b').y, 'the first column keeps the report order');
   assert.ok(b.get('d').y < b.get('c').y, 'd moves up next to a');
@@ -368,20 +419,58 @@ test('a wider graph: ordering settles so that links between the same columns do 
   const b = boxes(parse(svgOf(nodes, edges)));
   const ys = (names) => names.map((n) => b.get(n).y);
   const order = (names) => [...names].sort((p, q) => b.get(p).y - b.get(q).y);
-  assert.deepEqual(order(['x1', 'x2', 'x3']), order(['r1', 'r2', 'r3']).map((r) => `x${r[1]}`), `${ys(['r1', 'r2', 'r3'])} / ${ys(['x1', 'x2', 'x3'])}`);
+  assert.deepEqual(
+    order(['x1', 'x2', 'x3']),
+    order(['r1', 'r2', 'r3']).map((r) => `x${r[1]}`),
+    `${ys(['r1', 'r2', 'r3'])} / ${ys(['x1', 'x2', 'x3'])}`,
+  );
 });
 
 test('deterministic: the same report gives the same bytes, numbers with at most one decimal', () => {
   assert.equal(shop(), shop());
-  const odd = svgOf([node('a'), node('b'), node('c'), node('d')], [{ from: 'a', to: 'b', via: 'dependsOn' }, { from: 'a', to: 'c', via: 'dependsOn' }, { from: 'a', to: 'd', via: 'dependsOn' }]);
-  assert.equal(odd, svgOf([node('a'), node('b'), node('c'), node('d')], [{ from: 'a', to: 'b', via: 'dependsOn' }, { from: 'a', to: 'c', via: 'dependsOn' }, { from: 'a', to: 'd', via: 'dependsOn' }]));
+  const odd = svgOf(
+    [node('a'), node('b'), node('c'), node('d')],
+    [
+      { from: 'a', to: 'b', via: 'dependsOn' },
+      { from: 'a', to: 'c', via: 'dependsOn' },
+      { from: 'a', to: 'd', via: 'dependsOn' },
+    ],
+  );
+  assert.equal(
+    odd,
+    svgOf(
+      [node('a'), node('b'), node('c'), node('d')],
+      [
+        { from: 'a', to: 'b', via: 'dependsOn' },
+        { from: 'a', to: 'c', via: 'dependsOn' },
+        { from: 'a', to: 'd', via: 'dependsOn' },
+      ],
+    ),
+  );
   for (const markup of [shop(), longEdges()]) {
     for (const number of markup.match(/(?<=[" ,MCL])-?\d+\.\d+/g) ?? []) assert.match(number, /^-?\d+\.\d$/);
   }
 });
 
 test('GRAPH_CSS: colours by state class, dashed or distinct references, a dark scheme, hover outline', () => {
-  for (const state of ['current', 'failed', 'uncertain', 'pending', 'outdated', 'awaiting-dependencies', 'blocked', 'held', 'awaiting-approval', 'drifted', 'running', 'pending-teardown', 'tearing-down', 'leaving', 'retained', 'released']) {
+  for (const state of [
+    'current',
+    'failed',
+    'uncertain',
+    'pending',
+    'outdated',
+    'awaiting-dependencies',
+    'blocked',
+    'held',
+    'awaiting-approval',
+    'drifted',
+    'running',
+    'pending-teardown',
+    'tearing-down',
+    'leaving',
+    'retained',
+    'released',
+  ]) {
     assert.ok(GRAPH_CSS.includes(`.state-${state} `), `no rule for state-${state}`);
   }
   assert.match(GRAPH_CSS, /\.via-reference[^{]*\{[^}]*stroke-dasharray/);

@@ -24,7 +24,16 @@ function statusOf(env, units) {
 
 const unitStatus = (name, state, more = {}) => ({ name, kind: 'Command', state, receipt: 'none', detail: '', ...more });
 
-const entry = { operation: 'reconcile', at: '2026-12-02T07:57:28Z', headline: `nyl: reconcile dev: ${HOSTILE}`, by: HOSTILE, reason: HOSTILE, run: 'run-1', units: { api: 'executed', [HOSTILE]: 'failed' }, body: {} };
+const entry = {
+  operation: 'reconcile',
+  at: '2026-12-02T07:57:28Z',
+  headline: `nyl: reconcile dev: ${HOSTILE}`,
+  by: HOSTILE,
+  reason: HOSTILE,
+  run: 'run-1',
+  units: { api: 'executed', [HOSTILE]: 'failed' },
+  body: {},
+};
 
 /** The fake view source: fixed reports, a settable version, and a record of the calls. */
 function fakeSource() {
@@ -49,29 +58,87 @@ function fakeSource() {
         project: 'shop',
         patterns: ['pr-*'],
         environments: [{ name: 'dev', labels: { stage: HOSTILE }, status: statusOf('dev', [unitStatus('api', 'failed')]), last: entry, errors: [] }],
-        instances: [{ name: 'pr-7', labels: {}, status: statusOf('pr-7', [unitStatus('api', 'current'), unitStatus('db', 'current'), unitStatus('web', 'held')]), errors: [] }],
+        instances: [
+          {
+            name: 'pr-7',
+            labels: {},
+            status: statusOf('pr-7', [unitStatus('api', 'current'), unitStatus('db', 'current'), unitStatus('web', 'held')]),
+            errors: [],
+          },
+        ],
         errors: [diagnostic('NYL-STATE-UNAVAILABLE', 'error', `cannot list ${HOSTILE}`)],
       }),
     environment: (env) => {
-      if (env !== 'dev') return source.track('environment').then(() => { throw new NylError(diagnostic('NYL-ENVIRONMENT-UNKNOWN', 'error', `no environment ${env}`, { env, known: ['dev'], patterns: [] })); });
+      if (env !== 'dev')
+        return source.track('environment').then(() => {
+          throw new NylError(diagnostic('NYL-ENVIRONMENT-UNKNOWN', 'error', `no environment ${env}`, { env, known: ['dev'], patterns: [] }));
+        });
       const status = statusOf('dev', [
         unitStatus('db', 'current', { action: 'current', reason: 'receipt-current' }),
-        unitStatus('api', 'awaiting-dependencies', { action: 'wait', reason: 'upstream-pending', detail: `/env/DB waits for db ${HOSTILE}`, waits: [{ pointer: '/env/DB', unit: 'db', reason: 'no-current-receipt' }] }),
+        unitStatus('api', 'awaiting-dependencies', {
+          action: 'wait',
+          reason: 'upstream-pending',
+          detail: `/env/DB waits for db ${HOSTILE}`,
+          waits: [{ pointer: '/env/DB', unit: 'db', reason: 'no-current-receipt' }],
+        }),
         unitStatus(HOSTILE, 'held', { action: 'held', reason: 'held', hold: { by: HOSTILE, reason: HOSTILE, since: '2026-12-02T07:58:05Z' } }),
       ]);
-      const graph = { ...base(), kind: 'GraphReport', operation: 'graph', environment: 'dev', nodes: status.unitOrder.map((n) => ({ name: n, kind: 'Command', state: status.units[n].state, detail: '' })), edges: [{ from: 'db', to: 'api', via: 'reference', output: 'url', pointer: HOSTILE }] };
-      return source.track('environment', { status, graph, recent: { ...base(), kind: 'LogReport', operation: 'log', environment: 'dev', entries: [entry], truncated: false } });
+      const graph = {
+        ...base(),
+        kind: 'GraphReport',
+        operation: 'graph',
+        environment: 'dev',
+        nodes: status.unitOrder.map((n) => ({ name: n, kind: 'Command', state: status.units[n].state, detail: '' })),
+        edges: [{ from: 'db', to: 'api', via: 'reference', output: 'url', pointer: HOSTILE }],
+      };
+      return source.track('environment', {
+        status,
+        graph,
+        recent: { ...base(), kind: 'LogReport', operation: 'log', environment: 'dev', entries: [entry], truncated: false },
+      });
     },
     unit: (env, unit) =>
       source.track('unit', {
-        status: statusOf(env, [unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } })]),
-        show: { ...base(), kind: 'ShowReport', operation: 'show', environment: env, unit, receipt: { run: 'run-1', executionKey: 'sha256:abc', finishedAt: '2026-12-02T07:57:28Z', outputs: { url: HOSTILE }, sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } } }, lastRuns: [entry], desiredDocument: { note: HOSTILE, reads: { secrets: [{ pointer: '/env/T', unit: 'db', output: 'password', sha256: `hmac-sha256:0123456789abcdef:${'e'.repeat(64)}` }] } }, observedDocument: { receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } } } },
+        status: statusOf(env, [
+          unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } }),
+        ]),
+        show: {
+          ...base(),
+          kind: 'ShowReport',
+          operation: 'show',
+          environment: env,
+          unit,
+          receipt: {
+            run: 'run-1',
+            executionKey: 'sha256:abc',
+            finishedAt: '2026-12-02T07:57:28Z',
+            outputs: { url: HOSTILE },
+            sensitiveOutputs: { password: { sha256: `sha256:${'f'.repeat(64)}` } },
+          },
+          lastRuns: [entry],
+          desiredDocument: {
+            note: HOSTILE,
+            reads: { secrets: [{ pointer: '/env/T', unit: 'db', output: 'password', sha256: `hmac-sha256:0123456789abcdef:${'e'.repeat(64)}` }] },
+          },
+          observedDocument: { receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } } },
+        },
       }),
-    history: (env, limit) => source.track(`history:${limit}`, { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
+    history: (env, limit) =>
+      source.track(`history:${limit}`, { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
     run: (env, run) => {
       const live = run === 'run-live';
-      const lease = { status: 'live', run: 'run-live', operation: 'reconcile', holder: { name: HOSTILE, host: 'ci-7', pid: 42 }, acquiredAt: '2026-12-02T08:00:00Z', deadline: '2026-12-02T08:02:00Z' };
-      const status = statusOf(env, [unitStatus('api', 'running', { running: { run: 'run-live', startedAt: '2026-12-02T08:00:01Z' } }), unitStatus('db', 'current')]);
+      const lease = {
+        status: 'live',
+        run: 'run-live',
+        operation: 'reconcile',
+        holder: { name: HOSTILE, host: 'ci-7', pid: 42 },
+        acquiredAt: '2026-12-02T08:00:00Z',
+        deadline: '2026-12-02T08:02:00Z',
+      };
+      const status = statusOf(env, [
+        unitStatus('api', 'running', { running: { run: 'run-live', startedAt: '2026-12-02T08:00:01Z' } }),
+        unitStatus('db', 'current'),
+      ]);
       if (live) status.lease = lease;
       // run-1 is the run of the history's entry; any other id names no operation.
       const entries = run === 'run-1' ? [entry] : [];
@@ -109,7 +176,10 @@ function request(url, { method = 'GET', host, path = '/', headers = {} } = {}) {
 test('html escapes every interpolated value, in text and in attributes; fragments pass as they are', () => {
   assert.equal(escapeHtml(`<a href="x">'&`), '&lt;a href=&quot;x&quot;&gt;&#39;&amp;');
   const inner = html`<b>${HOSTILE}</b>`;
-  assert.equal(render(html`<p title="${HOSTILE}">${inner}${[HOSTILE, 1, null, undefined, false]}</p>`), `<p title="${escapeHtml(HOSTILE)}"><b>${escapeHtml(HOSTILE)}</b>${escapeHtml(HOSTILE)}1</p>`);
+  assert.equal(
+    render(html`<p title="${HOSTILE}">${inner}${[HOSTILE, 1, null, undefined, false]}</p>`),
+    `<p title="${escapeHtml(HOSTILE)}"><b>${escapeHtml(HOSTILE)}</b>${escapeHtml(HOSTILE)}1</p>`,
+  );
 });
 
 test('routes: each page, and anything else not found; a bad escape is a bad request', () => {
@@ -118,7 +188,8 @@ test('routes: each page, and anything else not found; a bad escape is a bad requ
   assert.deepEqual(routeOf('/environments/dev/history?all=1'), { page: 'history', env: 'dev', all: true });
   assert.deepEqual(routeOf('/environments/dev/runs/r1/'), { page: 'run', env: 'dev', run: 'r1' });
   assert.deepEqual(routeOf('/open?environment=pr-7'), { page: 'open', env: 'pr-7' });
-  for (const p of ['/etc/passwd', '/environments', '/environments/dev/units', '/environments/dev/x/y', '/version/x', '/events', '/assets']) assert.equal(routeOf(p).page, 'not-found', p);
+  for (const p of ['/etc/passwd', '/environments', '/environments/dev/units', '/environments/dev/x/y', '/version/x', '/events', '/assets'])
+    assert.equal(routeOf(p).page, 'not-found', p);
   assert.equal(routeOf('/environments/%E0%A4%A').page, 'bad-request');
   assert.equal(routeOf('http://elsewhere.example/').page, 'bad-request');
 });
@@ -127,7 +198,8 @@ test('Host values answered: decided by the bound address; names only our own, IP
   const loop = hostPolicyOf({ address: '127.0.0.1', family: 'IPv4', port: 4780 }, []);
   assert.equal(loop.loopback, true);
   for (const h of ['127.0.0.1:4780', 'localhost:4780', 'LOCALHOST:4780', '[::1]:4780', '127.0.1.1:4780']) assert.equal(hostAllowed(h, loop), true, h);
-  for (const h of ['127.0.0.1:80', '127.0.0.1', 'attacker.example:4780', '10.0.0.5:4780', `${hostname()}:4780`, '[::1', 'a:b:c', '']) assert.equal(hostAllowed(h, loop), false, h);
+  for (const h of ['127.0.0.1:80', '127.0.0.1', 'attacker.example:4780', '10.0.0.5:4780', `${hostname()}:4780`, '[::1', 'a:b:c', ''])
+    assert.equal(hostAllowed(h, loop), false, h);
   assert.equal(hostAllowed(undefined, loop), false);
   assert.equal(hostPolicyOf({ address: '::ffff:127.0.0.1', family: 'IPv6', port: 1 }, []).loopback, true, 'an IPv4-mapped loopback address is loopback');
   assert.equal(hostPolicyOf({ address: '::1', family: 'IPv6', port: 1 }, []).loopback, true);
@@ -146,12 +218,19 @@ test("another site's page may open a page, never embed or fetch one (fetch metad
   assert.equal(foreignRequest({}), false, 'no fetch metadata: curl, an old browser');
   assert.equal(foreignRequest({ 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' }), false);
   assert.equal(foreignRequest({ 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' }), false, 'typed in the address bar');
-  assert.equal(foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }), false, 'a link clicked in a chat');
+  assert.equal(
+    foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }),
+    false,
+    'a link clicked in a chat',
+  );
   assert.equal(foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }), true);
   assert.equal(foreignRequest({ 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' }), true);
   assert.equal(foreignRequest({ 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'iframe' }), true);
   const { url, source } = await serve();
-  const embedded = await request(url, { path: '/environments/pr-9', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' } });
+  const embedded = await request(url, {
+    path: '/environments/pr-9',
+    headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' },
+  });
   assert.equal(embedded.status, 403);
   assert.deepEqual(source.calls, [], 'nothing was read for it');
 });
@@ -164,7 +243,10 @@ test('a foreign Origin without fetch metadata (an older browser) is refused like
   assert.equal(foreignRequest({ host, origin: `http://${host.replace(/:\d+$/, ':1')}` }), true, 'another port is another origin');
   assert.equal(foreignRequest({ host, origin: `http://${host}` }), false);
   assert.equal(foreignRequest({ host: `localhost:${new URL(url).port}`, origin: `http://LOCALHOST:${new URL(url).port}` }), false);
-  const crossSite = await request(url, { path: '/environments/dev', headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' } });
+  const crossSite = await request(url, {
+    path: '/environments/dev',
+    headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors', 'sec-fetch-dest': 'empty' },
+  });
   const evil = await request(url, { path: '/environments/dev', headers: { origin: 'http://evil.example' } });
   assert.equal(evil.status, 403);
   assert.deepEqual([evil.status, evil.body], [crossSite.status, crossSite.body], 'the same status and message');
@@ -174,7 +256,18 @@ test('a foreign Origin without fetch metadata (an older browser) is refused like
 
 test('HEAD is answered like GET: the same status and headers, no body', async () => {
   const { url } = await serve();
-  for (const path of ['/', '/environments/dev', '/environments/dev/units/api', '/environments/dev/history', '/environments/dev/runs/run-1', '/assets/nyl.css', '/environments/nope', '/environments/dev/runs/nope', '/no/such/page', '/open?environment=dev']) {
+  for (const path of [
+    '/',
+    '/environments/dev',
+    '/environments/dev/units/api',
+    '/environments/dev/history',
+    '/environments/dev/runs/run-1',
+    '/assets/nyl.css',
+    '/environments/nope',
+    '/environments/dev/runs/nope',
+    '/no/such/page',
+    '/open?environment=dev',
+  ]) {
     const get = await request(url, { path });
     const head = await request(url, { method: 'HEAD', path });
     assert.equal(head.status, get.status, path);
@@ -214,7 +307,15 @@ test('assets come from the fixed table; no path reaches a file', async () => {
   assert.equal(css.status, 200);
   assert.match(css.headers['content-type'], /^text\/css/);
   assert.match(css.body, /\.graph/);
-  for (const path of ['/assets/../package.json', '/assets/%2e%2e%2fpackage.json', '/assets/..%2F..%2Fetc%2Fpasswd', '/etc/passwd', '/package.json', '/dist/ui/server.js', '//etc/passwd']) {
+  for (const path of [
+    '/assets/../package.json',
+    '/assets/%2e%2e%2fpackage.json',
+    '/assets/..%2F..%2Fetc%2Fpasswd',
+    '/etc/passwd',
+    '/package.json',
+    '/dist/ui/server.js',
+    '//etc/passwd',
+  ]) {
     const r = await request(url, { path });
     assert.ok(r.status === 404 || r.status === 400, `${path}: ${r.status}`);
     assert.doesNotMatch(r.body, /root:|"name": "nyl"/);
@@ -271,10 +372,16 @@ test('the first page: environments and the instances state holds, units counted 
 test("a run's page: the units its operations recorded; while it is live, the units it started and who holds the lease", async () => {
   const { url } = await serve();
   const done = (await request(url, { path: '/environments/dev/runs/run-1' })).body;
-  assert.deepEqual([...done.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`), ['api:executed', `${escapeHtml(HOSTILE)}:failed`]);
+  assert.deepEqual(
+    [...done.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`),
+    ['api:executed', `${escapeHtml(HOSTILE)}:failed`],
+  );
   assert.doesNotMatch(done, /holds the lease/);
   const live = (await request(url, { path: '/environments/dev/runs/run-live' })).body;
-  assert.deepEqual([...live.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`), ['api:running']);
+  assert.deepEqual(
+    [...live.matchAll(/<tr data-unit="([^"]+)">.*?state-([a-z-]+)/g)].map((m) => `${m[1]}:${m[2]}`),
+    ['api:running'],
+  );
   assert.match(live, /This run holds the lease of dev: .*ci-7 \(pid 42\) for reconcile run <code>run-live<\/code>/);
   assert.doesNotMatch(live, /No transition commit/);
 });
@@ -312,7 +419,17 @@ test('reads run one at a time, however many pages are asked for at once', async 
   assert.equal(source.maxActive, 1);
   const order = [];
   const run = serialized();
-  await Promise.all([run(async () => { await new Promise((r) => setTimeout(r, 20)); order.push(1); }), run(async () => order.push(2)), run(async () => { throw new Error('x'); }).catch(() => order.push('x')), run(async () => order.push(3))]);
+  await Promise.all([
+    run(async () => {
+      await new Promise((r) => setTimeout(r, 20));
+      order.push(1);
+    }),
+    run(async () => order.push(2)),
+    run(async () => {
+      throw new Error('x');
+    }).catch(() => order.push('x')),
+    run(async () => order.push(3)),
+  ]);
   assert.deepEqual(order, [1, 2, 'x', 3]);
 });
 
@@ -323,7 +440,10 @@ test('/version: the version a page was rendered at, read at most once per interv
   const reads = () => source.calls.filter((c) => c === 'version').length;
   const before = reads();
   const answers = await Promise.all(Array.from({ length: 8 }, () => request(url, { path: '/version?environment=dev' })));
-  assert.deepEqual(answers.map((a) => `${a.status} ${a.body}`), Array(8).fill('200 v1'));
+  assert.deepEqual(
+    answers.map((a) => `${a.status} ${a.body}`),
+    Array(8).fill('200 v1'),
+  );
   assert.equal(reads(), before, 'the version the page was rendered at answers the tabs that ask within the interval');
   source.versionValue = 'v2';
   await new Promise((r) => setTimeout(r, 200));
@@ -338,10 +458,14 @@ test('/version: the version a page was rendered at, read at most once per interv
 test('the version cache: one read per key and interval, shared while under way, dropped when unused', async () => {
   let now = 0;
   const reads = [];
-  const cache = new VersionCache(async (env) => {
-    reads.push(env);
-    return `v${reads.length}`;
-  }, 1000, () => now);
+  const cache = new VersionCache(
+    async (env) => {
+      reads.push(env);
+      return `v${reads.length}`;
+    },
+    1000,
+    () => now,
+  );
   assert.deepEqual(await Promise.all([cache.get('a'), cache.get('a'), cache.fresh('a')]), ['v1', 'v1', 'v1']);
   assert.equal(await cache.get(undefined), 'v2');
   now = 999;
@@ -357,11 +481,12 @@ test('the version cache: one read per key and interval, shared while under way, 
 test('a unit the state does not hold is a 404; a damaged sensitive entry does not fail the unit page; an object shaped like markup is text', async () => {
   const { url, source } = await serve();
   const unit = source.unit;
-  source.unit = (env, name) => unit(env, name).then((d) => {
-    if (name === 'nope') d.show.errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', 'the state of dev holds no unit nope', { env, unit: name }));
-    if (name === 'damaged') d.show.receipt.sensitiveOutputs = { password: {}, token: { sha256: { markup: '<b>x</b>' } } };
-    return d;
-  });
+  source.unit = (env, name) =>
+    unit(env, name).then((d) => {
+      if (name === 'nope') d.show.errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', 'the state of dev holds no unit nope', { env, unit: name }));
+      if (name === 'damaged') d.show.receipt.sensitiveOutputs = { password: {}, token: { sha256: { markup: '<b>x</b>' } } };
+      return d;
+    });
   const missing = await request(url, { path: '/environments/dev/units/nope' });
   assert.equal(missing.status, 404);
   assert.match(missing.body, /NYL-UNIT-UNKNOWN/);
@@ -380,7 +505,19 @@ test('the warning off loopback says what the view shows to whoever reaches it, a
   const { exposedWarning } = await import('../../dist/ui/serve.js');
   const w = exposedWarning('0.0.0.0');
   assert.deepEqual([w.code, w.severity], ['NYL-UI-EXPOSED', 'warning']);
-  for (const shown of [/0\.0\.0\.0/, /not a loopback address/, /no authentication/, /every environment's units/, /plain outputs/, /rendered specs/, /failure output/, /history/, /anyone who can reach it/, /sensitive values are never shown/]) assert.match(w.message, shown);
+  for (const shown of [
+    /0\.0\.0\.0/,
+    /not a loopback address/,
+    /no authentication/,
+    /every environment's units/,
+    /plain outputs/,
+    /rendered specs/,
+    /failure output/,
+    /history/,
+    /anyone who can reach it/,
+    /sensitive values are never shown/,
+  ])
+    assert.match(w.message, shown);
   assert.doesNotMatch(w.message, /digest/);
 });
 
@@ -392,6 +529,10 @@ test('--listen: host:port, [v6]:port or a bare port; anything else is a usage er
   assert.deepEqual(listenAddressOf('[::1]:4780'), { host: '::1', port: 4780 });
   assert.deepEqual(listenAddressOf('localhost:9000'), { host: 'localhost', port: 9000 });
   for (const bad of ['localhost:http', '127.0.0.1:70000', ':80', 'a b:1', '[::1]', 'http://127.0.0.1:80']) {
-    assert.throws(() => listenAddressOf(bad), (e) => e.diagnostics?.[0]?.code === 'NYL-USAGE', bad);
+    assert.throws(
+      () => listenAddressOf(bad),
+      (e) => e.diagnostics?.[0]?.code === 'NYL-USAGE',
+      bad,
+    );
   }
 });

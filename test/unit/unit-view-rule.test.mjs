@@ -17,16 +17,30 @@ import ts from 'typescript';
 const SRC = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
 const HOME = 'plan';
 
-const EQUALITY = new Set([ts.SyntaxKind.EqualsEqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsEqualsToken, ts.SyntaxKind.EqualsEqualsToken, ts.SyntaxKind.ExclamationEqualsToken]);
+const EQUALITY = new Set([
+  ts.SyntaxKind.EqualsEqualsEqualsToken,
+  ts.SyntaxKind.ExclamationEqualsEqualsToken,
+  ts.SyntaxKind.EqualsEqualsToken,
+  ts.SyntaxKind.ExclamationEqualsToken,
+]);
 
-const memberName = (node) => (ts.isPropertyAccessExpression(node) ? node.name.text : ts.isElementAccessExpression(node) && ts.isStringLiteralLike(node.argumentExpression) ? node.argumentExpression.text : undefined);
+const memberName = (node) =>
+  ts.isPropertyAccessExpression(node)
+    ? node.name.text
+    : ts.isElementAccessExpression(node) && ts.isStringLiteralLike(node.argumentExpression)
+      ? node.argumentExpression.text
+      : undefined;
 
 /** `x.lifecycle.state`, `x.lifecycle?.state`, `x['lifecycle']['state']`, and `lifecycle.state` of a destructured `lifecycle`. */
-const readsState = (node) => memberName(node) === 'state' && (memberName(node.expression) === 'lifecycle' || (ts.isIdentifier(node.expression) && node.expression.text === 'lifecycle'));
+const readsState = (node) =>
+  memberName(node) === 'state' && (memberName(node.expression) === 'lifecycle' || (ts.isIdentifier(node.expression) && node.expression.text === 'lifecycle'));
 
 /** `{ lifecycle: { state } }`: the state bound out of a document's lifecycle. */
 const bindsState = (node) =>
-  node.propertyName && ts.isIdentifier(node.propertyName) && node.propertyName.text === 'lifecycle' && ts.isObjectBindingPattern(node.name) &&
+  node.propertyName &&
+  ts.isIdentifier(node.propertyName) &&
+  node.propertyName.text === 'lifecycle' &&
+  ts.isObjectBindingPattern(node.name) &&
   node.name.elements.some((e) => ((e.propertyName ?? e.name).text ?? '') === 'state');
 
 /** `lifecycleState(...)`, also through parentheses. */
@@ -43,7 +57,8 @@ export function lifecycleBreaches(fileName, text) {
   const visit = (node) => {
     if ((ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && readsState(node)) add(node, 'reads lifecycle.state');
     else if (ts.isBindingElement(node) && bindsState(node)) add(node, 'destructures lifecycle.state');
-    else if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind) && (isLifecycleCall(node.left) || isLifecycleCall(node.right))) add(node, 'compares a lifecycle state');
+    else if (ts.isBinaryExpression(node) && EQUALITY.has(node.operatorToken.kind) && (isLifecycleCall(node.left) || isLifecycleCall(node.right)))
+      add(node, 'compares a lifecycle state');
     else if (ts.isSwitchStatement(node) && isLifecycleCall(node.expression)) add(node, 'switches on a lifecycle state');
     ts.forEachChild(node, visit);
   };
@@ -80,7 +95,12 @@ test('the checker finds every form of reading or comparing a lifecycle state', (
     ["if ('held' == (lifecycleState(d))) x();", 'compares a lifecycle state'],
     ['switch (lifecycleState(d)) { default: }', 'switches on a lifecycle state'],
   ];
-  for (const [text, what] of cases) assert.deepEqual(lifecycleBreaches('fixture.ts', text).map((b) => b.what), [what], text);
+  for (const [text, what] of cases)
+    assert.deepEqual(
+      lifecycleBreaches('fixture.ts', text).map((b) => b.what),
+      [what],
+      text,
+    );
 });
 
 test('the checker lets writes and other states pass', () => {

@@ -35,7 +35,15 @@ function exportsOf(sf) {
   for (const st of sf.statements) {
     if (ts.isVariableStatement(st) && exported(st)) {
       for (const d of st.declarationList.declarations) if (ts.isIdentifier(d.name)) names.push(d.name.text);
-    } else if ((ts.isFunctionDeclaration(st) || ts.isClassDeclaration(st) || ts.isInterfaceDeclaration(st) || ts.isTypeAliasDeclaration(st) || ts.isEnumDeclaration(st)) && exported(st) && st.name) {
+    } else if (
+      (ts.isFunctionDeclaration(st) ||
+        ts.isClassDeclaration(st) ||
+        ts.isInterfaceDeclaration(st) ||
+        ts.isTypeAliasDeclaration(st) ||
+        ts.isEnumDeclaration(st)) &&
+      exported(st) &&
+      st.name
+    ) {
       names.push(ts.getCombinedModifierFlags(st) & ts.ModifierFlags.Default ? 'default' : st.name.text);
     } else if (ts.isExportDeclaration(st) && !st.moduleSpecifier && st.exportClause && ts.isNamedExports(st.exportClause)) {
       for (const e of st.exportClause.elements) names.push(e.name.text);
@@ -50,7 +58,9 @@ function dynamicImportNames(call) {
   if (node && ts.isAwaitExpression(node)) node = node.parent;
   while (node && ts.isParenthesizedExpression(node)) node = node.parent;
   if (node && ts.isVariableDeclaration(node) && ts.isObjectBindingPattern(node.name)) {
-    const names = node.name.elements.map((e) => (e.propertyName && ts.isIdentifier(e.propertyName) ? e.propertyName.text : ts.isIdentifier(e.name) ? e.name.text : '*'));
+    const names = node.name.elements.map((e) =>
+      e.propertyName && ts.isIdentifier(e.propertyName) ? e.propertyName.text : ts.isIdentifier(e.name) ? e.name.text : '*',
+    );
     return names.length > 0 ? names : ['*'];
   }
   if (node && ts.isPropertyAccessExpression(node) && ts.isIdentifier(node.name)) return [node.name.text];
@@ -77,7 +87,10 @@ function importsOf(sf) {
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
       const q = node.qualifier;
       out.push({ specifier: literal(node.argument.literal), names: [q ? (ts.isIdentifier(q) ? q.text : q.left.getText(sf)) : '*'] });
-    } else if (ts.isCallExpression(node) && (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))) {
+    } else if (
+      ts.isCallExpression(node) &&
+      (node.expression.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(node.expression) && node.expression.text === 'require'))
+    ) {
       out.push({ specifier: literal(node.arguments[0]), names: dynamicImportNames(node) });
     }
     ts.forEachChild(node, visit);
@@ -89,7 +102,10 @@ function importsOf(sf) {
 /** The src/ file (relative to the root) a specifier of `from` names: src paths directly, dist/<path>.js as src/<path>.ts. */
 function targetOf(from, specifier, srcFiles) {
   if (!specifier || !specifier.startsWith('.')) return undefined;
-  const abs = path.relative(ROOT, path.resolve(path.dirname(from), specifier)).split(path.sep).join('/');
+  const abs = path
+    .relative(ROOT, path.resolve(path.dirname(from), specifier))
+    .split(path.sep)
+    .join('/');
   const stem = abs.replace(/^dist\//, 'src/').replace(/\.(js|ts|cjs|mjs)$/, '');
   for (const candidate of [`${stem}.ts`, `${stem}/index.ts`]) if (srcFiles.has(candidate)) return candidate;
   return undefined;
@@ -98,7 +114,8 @@ function targetOf(from, specifier, srcFiles) {
 /** `sources`: root-relative path -> text. Returns 'file: name' for each export nobody imports. */
 export function unusedExports(sources) {
   const parsed = new Map();
-  for (const [file, text] of sources) parsed.set(file, ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, file.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS));
+  for (const [file, text] of sources)
+    parsed.set(file, ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, file.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS));
   const srcFiles = new Set([...sources.keys()].filter((f) => f.startsWith('src/') && f.endsWith('.ts')));
   const used = new Map([...srcFiles].map((f) => [f, new Set()]));
   for (const [file, sf] of parsed) {
@@ -137,14 +154,27 @@ const ENTRY_POINTS = new Map([
 
 test('every export of src/ is imported somewhere (entry points apart, each of which must still be one)', () => {
   const unused = unusedExports(realSources());
-  assert.deepEqual(unused.filter((p) => !ENTRY_POINTS.has(p)), []);
-  assert.deepEqual([...ENTRY_POINTS.keys()].filter((p) => !unused.includes(p)), [], 'an allowed entry point is imported now, or gone: drop it from ENTRY_POINTS');
+  assert.deepEqual(
+    unused.filter((p) => !ENTRY_POINTS.has(p)),
+    [],
+  );
+  assert.deepEqual(
+    [...ENTRY_POINTS.keys()].filter((p) => !unused.includes(p)),
+    [],
+    'an allowed entry point is imported now, or gone: drop it from ENTRY_POINTS',
+  );
 });
 
 test('checker: unused exports are found; named, namespace, re-exported, dynamic and built-file imports count', () => {
   const sources = new Map([
-    ['src/a/x.ts', 'export const used = 1;\nexport const unused = 2;\nexport function viaDynamic() {}\nexport interface ViaType {}\nexport type ViaTest = 1;\nexport const viaAccess = 3;'],
-    ['src/a/y.ts', "import { used } from './x';\nimport type { ViaType } from './x';\nexport async function f() { const { viaDynamic } = await import('./x'); return (await import('./x')).viaAccess; }"],
+    [
+      'src/a/x.ts',
+      'export const used = 1;\nexport const unused = 2;\nexport function viaDynamic() {}\nexport interface ViaType {}\nexport type ViaTest = 1;\nexport const viaAccess = 3;',
+    ],
+    [
+      'src/a/y.ts',
+      "import { used } from './x';\nimport type { ViaType } from './x';\nexport async function f() { const { viaDynamic } = await import('./x'); return (await import('./x')).viaAccess; }",
+    ],
     ['src/b/z.ts', 'export const all = 1;\nexport const alsoAll = 2;'],
     ['src/b/w.ts', "export * from './z';\nexport const lonely = 1;"],
     ['test/unit/t.test.mjs', "import { f } from '../../dist/a/y.js';\nimport { ViaTest } from '../../dist/a/x.js';"],

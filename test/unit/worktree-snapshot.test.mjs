@@ -19,7 +19,9 @@ function headOf(repo) {
 }
 
 test('headCommitOf reads the tree and committer time of a raw commit; anything else is refused', () => {
-  const raw = Buffer.from('tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 1767225600 +0100\n\nmsg\ncommitter X <x@y> 5 +0000\n');
+  const raw = Buffer.from(
+    'tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter C <c@x> 1767225600 +0100\n\nmsg\ncommitter X <x@y> 5 +0000\n',
+  );
   assert.deepEqual(headCommitOf('c1', raw), { oid: 'c1', tree: '4b825dc642cb6eb9a060e54bf8d69288fbee4904', timeSeconds: 1767225600 });
   assert.throws(() => headCommitOf('c2', Buffer.from('not a commit')), /c2 is not a readable commit/);
 });
@@ -41,7 +43,7 @@ test('a snapshot of a linked worktree: modified, untracked and deleted files, no
   assert.equal(git(linked, 'show', `${snap.commit}:a.txt`), 'a2');
   assert.equal(snap.headTree, head.tree);
   assert.notEqual(snap.tree, snap.headTree);
-  assert.equal(git(linked, 'ls-files', '--stage'), index, 'the linked worktree\'s index is unchanged');
+  assert.equal(git(linked, 'ls-files', '--stage'), index, "the linked worktree's index is unchanged");
   assert.equal(git(linked, 'rev-parse', 'HEAD'), head.oid);
   assert.equal((await snapshotWorktree(gitHandle, linked, head)).commit, snap.commit, 'the same files give the same commit');
   // Clean files: the snapshot holds HEAD's tree.

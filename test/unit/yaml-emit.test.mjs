@@ -4,9 +4,72 @@ import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { emitYaml } from '../../dist/state/yaml-emit.js';
 
-const tricky = ['', ' lead', 'trail ', '#x', '- x', 'a: b', 'trail:', 'a:b', '12:30', '1:2:3', 'true', 'True', 'NULL', '~', 'yes', 'n', 'on',
-  '1', '-1', '+1', '1e5', '0x1F', '0o17', '.5', '1.', '.inf', '-.inf', '.nan', '1_000', '01a22a60-ff32', 'sha256:abc', '2026-11-30T02:55:30Z',
-  'multi\nline', 'multi\nline\n', 'keep\n\n', 'keep\n\n\n', '\nleading', ' lead\nx', 'a\n\n  b\n', 'a\n   \nb', 'cr\r\nlf', 'x\n# not a comment\n- not a list\n', 'x\n---\n...\n', 'nel\u0085x\ny', 'ls\u2028x\ny', 'tab\n\tindented\n', 'trail \nspace ', 'tab\there', 'quote"d', "single'd", 'back\\slash', 'ünïcödé', '@at', '`tick', '%pct', '!bang', '&amp', '*star', '|pipe', '>gt', '[x]', '{x}', 'a, b', 'x # y'];
+const tricky = [
+  '',
+  ' lead',
+  'trail ',
+  '#x',
+  '- x',
+  'a: b',
+  'trail:',
+  'a:b',
+  '12:30',
+  '1:2:3',
+  'true',
+  'True',
+  'NULL',
+  '~',
+  'yes',
+  'n',
+  'on',
+  '1',
+  '-1',
+  '+1',
+  '1e5',
+  '0x1F',
+  '0o17',
+  '.5',
+  '1.',
+  '.inf',
+  '-.inf',
+  '.nan',
+  '1_000',
+  '01a22a60-ff32',
+  'sha256:abc',
+  '2026-11-30T02:55:30Z',
+  'multi\nline',
+  'multi\nline\n',
+  'keep\n\n',
+  'keep\n\n\n',
+  '\nleading',
+  ' lead\nx',
+  'a\n\n  b\n',
+  'a\n   \nb',
+  'cr\r\nlf',
+  'x\n# not a comment\n- not a list\n',
+  'x\n---\n...\n',
+  'nel\u0085x\ny',
+  'ls\u2028x\ny',
+  'tab\n\tindented\n',
+  'trail \nspace ',
+  'tab\there',
+  'quote"d',
+  "single'd",
+  'back\\slash',
+  'ünïcödé',
+  '@at',
+  '`tick',
+  '%pct',
+  '!bang',
+  '&amp',
+  '*star',
+  '|pipe',
+  '>gt',
+  '[x]',
+  '{x}',
+  'a, b',
+  'x # y',
+];
 
 test('every tricky string round-trips as a value and as a key', () => {
   for (const s of tricky) {
@@ -19,7 +82,13 @@ test('nested collections, empties, numbers, booleans and null round-trip; keys a
   const doc = { z: 1, a: [1, 'two', { c: [], b: {} }, [], [[1], 2]], m: { deep: { deeper: [{ x: null, y: false }] } }, n: -3.25, t: true };
   const text = emitYaml(doc);
   assert.deepEqual(parse(text), doc);
-  assert.deepEqual(text.split('\n').filter((l) => /^\S/.test(l)).map((l) => l.split(':')[0].replace(/"/g, '')), ['a', 'm', 'n', 't', 'z']);
+  assert.deepEqual(
+    text
+      .split('\n')
+      .filter((l) => /^\S/.test(l))
+      .map((l) => l.split(':')[0].replace(/"/g, '')),
+    ['a', 'm', 'n', 't', 'z'],
+  );
 });
 
 test('undefined members are left out, like JSON', () => {
@@ -34,8 +103,17 @@ test('the strict reader reads back everything the emitter writes, like a YAML pa
   const docs = [
     Object.fromEntries(tricky.map((s, i) => [`k${i}`, s])),
     { list: tricky, keys: Object.fromEntries(tricky.map((s) => [s, s])) },
-    { z: 1, a: [1, 'two', { c: [], b: {} }, [], [[1], 2], [{ x: 1, y: [{ z: 'w' }] }]], m: { deep: { deeper: [{ x: null, y: false }] } }, n: -3.25, big: 1e21, t: true },
-    [], {}, [{ a: 1 }, 'x', [1, [2, [3]]]],
+    {
+      z: 1,
+      a: [1, 'two', { c: [], b: {} }, [], [[1], 2], [{ x: 1, y: [{ z: 'w' }] }]],
+      m: { deep: { deeper: [{ x: null, y: false }] } },
+      n: -3.25,
+      big: 1e21,
+      t: true,
+    },
+    [],
+    {},
+    [{ a: 1 }, 'x', [1, [2, [3]]]],
   ];
   for (const doc of docs) {
     const text = emitYaml(doc);
@@ -54,7 +132,17 @@ test('a multi-line string is a literal block, one line per line; its header keep
 });
 
 test('anything else is handed to the full parser', () => {
-  for (const text of ['a: 1 # comment\n', 'a: [1, 2]\n', 'a:\n\tb: 1\n', 'a: {b: 1}\n', "a: 'single'\n", 'a: >\n  folded\n', 'a: |2\n  block\n', 'a: |\n  x\n\n', '? complex\n']) {
+  for (const text of [
+    'a: 1 # comment\n',
+    'a: [1, 2]\n',
+    'a:\n\tb: 1\n',
+    'a: {b: 1}\n',
+    "a: 'single'\n",
+    'a: >\n  folded\n',
+    'a: |2\n  block\n',
+    'a: |\n  x\n\n',
+    '? complex\n',
+  ]) {
     assert.equal(readEmittedYaml(text), NOT_EMITTED, text);
   }
 });

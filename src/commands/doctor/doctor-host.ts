@@ -57,15 +57,37 @@ export async function doctorHost(rt: Runtime, req: DoctorHostRequest): Promise<D
  * host does not support atomic pushes (host-check's flag, never read back from a step's text).
  */
 function verdictOf(url: string, checks: HostPrefixCheck[], leftovers: string[], atomic: boolean): DoctorHostReport {
-  const report: DoctorHostReport = { apiVersion: REPORT_API_VERSION, formatVersion: FORMAT_VERSION, kind: 'DoctorHostReport', operation: 'doctor-host', environment: '', url, prefixes: checks, leftovers, details: {}, ...emptyDiagnostics() };
+  const report: DoctorHostReport = {
+    apiVersion: REPORT_API_VERSION,
+    formatVersion: FORMAT_VERSION,
+    kind: 'DoctorHostReport',
+    operation: 'doctor-host',
+    environment: '',
+    url,
+    prefixes: checks,
+    leftovers,
+    details: {},
+    ...emptyDiagnostics(),
+  };
   const working = checks.filter((c) => c.works).map((c) => c.prefix);
   if (working.length > 0) report.recommended = working.includes(DEFAULT_PREFIX) ? DEFAULT_PREFIX : working[0]!;
   if (report.recommended === BRANCH_PREFIX && checks.some((c) => c.prefix === DEFAULT_PREFIX)) {
-    report.warnings.push(diagnostic('NYL-HOST-BRANCH-PREFIX', 'warning', `${url} holds orchestration state only with the coordination refs under ${BRANCH_PREFIX}: it refused the default ${DEFAULT_PREFIX}`, {}));
+    report.warnings.push(
+      diagnostic(
+        'NYL-HOST-BRANCH-PREFIX',
+        'warning',
+        `${url} holds orchestration state only with the coordination refs under ${BRANCH_PREFIX}: it refused the default ${DEFAULT_PREFIX}`,
+        {},
+      ),
+    );
   }
   if (working.length === 0) {
     const why = atomic ? 'it does not support atomic pushes' : `a step failed under ${checks.map((c) => c.prefix).join(' and under ')}`;
-    report.errors.push(diagnostic('NYL-HOST-INCOMPATIBLE', 'error', `${url} cannot hold orchestration state: ${why}`, { ...(atomic ? { atomic: true, data: { atomic: true } } : {}) }));
+    report.errors.push(
+      diagnostic('NYL-HOST-INCOMPATIBLE', 'error', `${url} cannot hold orchestration state: ${why}`, {
+        ...(atomic ? { atomic: true, data: { atomic: true } } : {}),
+      }),
+    );
   }
   return report;
 }

@@ -55,7 +55,9 @@ function delivered(opened: OpenedEnvironment, report: StateOperationReport, leas
   const r = lease.record;
   report.result = 'delivered';
   report.details.deliveredTo = { run: r.run, runner: r.holder, operation: r.operation };
-  const message = applied ? `the hold of ${unit} was applied by ${r.operation} run ${r.run}` : `the hold of ${unit} was delivered to ${r.operation} run ${r.run} of ${r.holder.name}; the run records it`;
+  const message = applied
+    ? `the hold of ${unit} was applied by ${r.operation} run ${r.run}`
+    : `the hold of ${unit} was delivered to ${r.operation} run ${r.run} of ${r.holder.name}; the run records it`;
   report.notes.push(diagnostic('NYL-HOLD-DELIVERED', 'note', message, { env: opened.env.name }));
   return report;
 }
@@ -78,14 +80,29 @@ async function deliver(rt: Runtime, opened: OpenedEnvironment, lease: LeaseView,
 }
 
 /** Holds the unit with a hold commit of its own; 'again' when a run took the lease meanwhile. */
-async function commitHold(rt: Runtime, opened: OpenedEnvironment, request: HoldRequestDoc, req: HoldOptions, look: StateRead, report: StateOperationReport, attempt: number): Promise<Outcome> {
+async function commitHold(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  request: HoldRequestDoc,
+  req: HoldOptions,
+  look: StateRead,
+  report: StateOperationReport,
+  attempt: number,
+): Promise<Outcome> {
   try {
-    const options = { operation: 'hold', requestedBy: request.by, ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}), first: look };
+    const options = {
+      operation: 'hold',
+      requestedBy: request.by,
+      ...(req.reason ? { reason: req.reason } : {}),
+      ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
+      first: look,
+    };
     const result = await commitHolds(rt, opened, [request], options);
     report.result = result.applied.held.length > 0 ? 'done' : 'unchanged';
     report.desired = result.desired;
     report.details.marker = result.applied.markers.includes(request.unit);
-    if (result.applied.alreadyHeld.includes(request.unit)) report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${request.unit} is already held; nothing changed`, { env: opened.env.name, unit: request.unit }));
+    if (result.applied.alreadyHeld.includes(request.unit))
+      report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${request.unit} is already held; nothing changed`, { env: opened.env.name, unit: request.unit }));
     report.errors.push(...result.applied.diagnostics);
     return report;
   } catch (error) {
@@ -114,7 +131,12 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   // A live recover carries the break it imports: its lease is held, not broken (waited for below).
   const status = lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(env.spec.lease).skewMs);
   if (lease && status === 'broken') throw brokenError(env.name, lease, false);
-  const request: HoldRequestDoc = { unit: req.unit, by: formatIdentity(opened.author!), ...(req.reason ? { reason: req.reason } : {}), at: isoSeconds(rt.clock.now()) };
+  const request: HoldRequestDoc = {
+    unit: req.unit,
+    by: formatIdentity(opened.author!),
+    ...(req.reason ? { reason: req.reason } : {}),
+    at: isoSeconds(rt.clock.now()),
+  };
   const live = status === 'live';
   if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) return deliver(rt, opened, lease, request, report);
   return commitHold(rt, opened, request, req, { refs, view }, report, attempt);

@@ -87,7 +87,14 @@ export async function resumeOpened(rt: Runtime, opened: OpenedEnvironment, req: 
 }
 
 /** One desired commit: the hold lifted, and the delivered holds it supersedes listed. */
-function resumeTransitions(opened: OpenedEnvironment, refs: RefSnapshot, view: EnvironmentStateView, req: { unit: string; reason?: string }, next: DesiredUnitDoc | undefined, superseded: HoldSignal[]) {
+function resumeTransitions(
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  view: EnvironmentStateView,
+  req: { unit: string; reason?: string },
+  next: DesiredUnitDoc | undefined,
+  superseded: HoldSignal[],
+) {
   const before = { desired: view.desiredUnits, observed: view.observedUnits };
   const after = { desired: next ? new Map(view.desiredUnits).set(req.unit, next) : view.desiredUnits, observed: view.observedUnits };
   const delivered = superseded.map((s) => ({ run: s.run, by: s.by, at: s.at }));

@@ -15,7 +15,11 @@ export const graphCommand: Command = reporting<GraphReport>({
     "an explicit dependsOn, a triggers entry, or a reference to its outputs (the edge names the output and where the consumer's spec reads it). " +
     'Text is an indented tree from the units that depend on nothing (a unit with several dependencies is written in full once, then as "(see above)"); ' +
     '-o dot writes Graphviz (dot -Tsvg), -o mermaid a Mermaid flowchart, -o json the GraphReport. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
-  options: [ENV, LOCAL, { ...OUTPUT, value: '<text|dot|mermaid|json>', help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.' }],
+  options: [
+    ENV,
+    LOCAL,
+    { ...OUTPUT, value: '<text|dot|mermaid|json>', help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.' },
+  ],
   examples: ['nyl graph -e dev', 'nyl graph -e dev -o dot | dot -Tsvg > dev.svg', 'nyl graph -e dev -o mermaid'],
   report: 'GraphReport',
   drawings: true,

@@ -21,7 +21,12 @@ type RefsRead = { refs: RefSnapshot; errors?: undefined } | { refs?: undefined; 
  * Opens the environment for reading (no author; no rendering unless `renders`, which status
  * needs), runs `fn`, and closes it.
  */
-export async function withEnvironmentRead<T>(rt: Runtime, req: EnvironmentRequest, fn: (opened: OpenedEnvironment) => Promise<T>, { renders = false } = {}): Promise<T> {
+export async function withEnvironmentRead<T>(
+  rt: Runtime,
+  req: EnvironmentRequest,
+  fn: (opened: OpenedEnvironment) => Promise<T>,
+  { renders = false } = {},
+): Promise<T> {
   const opened = await openEnvironment(rt, { path: req.path, environment: req.environment, ...(req.local ? { local: true } : {}) }, { writes: false, renders });
   try {
     return await fn(opened);
@@ -84,6 +89,7 @@ export async function readActiveState(opened: OpenedEnvironment, errors: Diagnos
 export function unknownUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string, errors: Diagnostic[]): boolean {
   if (view.desiredUnits.has(unit) || view.observedUnits.has(unit)) return false;
   const env = opened.env.name;
-  if (!view.damage.some((d) => d.unit === unit)) errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
+  if (!view.damage.some((d) => d.unit === unit))
+    errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
   return true;
 }

@@ -60,7 +60,10 @@ async function namesFromRefs(opened: OpenedEnvironment, probeName: string, probe
   if (!token) return undefined;
   const frame = around(opened.loc.desiredRef, token.token)!;
   const refs = await opened.store.snapshotPrefix(frame.before);
-  return [...refs.keys()].map((ref) => between(ref, frame)).filter((n): n is string => n !== undefined).map(token.nameOf);
+  return [...refs.keys()]
+    .map((ref) => between(ref, frame))
+    .filter((n): n is string => n !== undefined)
+    .map(token.nameOf);
 }
 
 /** Instance names from the directory of a shared desired ref that holds each instance's state.path. */

@@ -36,7 +36,19 @@ export interface HistoryEntry {
 }
 
 /** The lists of a transition body whose items are unit names, in the order a unit's result takes them. */
-const UNIT_LISTS = ['executed', 'imported', 'recovered', 'removed', 'held', 'retained', 'released', 'incomplete', 'allowDependents', 'desiredRestored', 'requested'] as const;
+const UNIT_LISTS = [
+  'executed',
+  'imported',
+  'recovered',
+  'removed',
+  'held',
+  'retained',
+  'released',
+  'incomplete',
+  'allowDependents',
+  'desiredRestored',
+  'requested',
+] as const;
 
 const TRAILER = /^(Nyl-[A-Za-z-]+): (.*)$/;
 

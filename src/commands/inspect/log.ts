@@ -10,7 +10,16 @@
  * telling whether an operation changed a unit costs a read per commit.
  */
 import { damageDiagnostic } from '../../state/damage';
-import { entryTime, type HistoryEntry, namesUnit, parseTransition, readEnvironmentHistory, type TransitionView, unitChangeCheck, unitResults } from './log-entries';
+import {
+  entryTime,
+  type HistoryEntry,
+  namesUnit,
+  parseTransition,
+  readEnvironmentHistory,
+  type TransitionView,
+  unitChangeCheck,
+  unitResults,
+} from './log-entries';
 import { readStateFile } from '../../state/read';
 import type { RefSnapshot } from '../../state/store';
 import { emptyDiagnostics, FORMAT_VERSION, type LogEntry, type LogReport, REPORT_API_VERSION } from '../../report/types';
@@ -51,7 +60,12 @@ function movedOf(body: Record<string, unknown>): { from?: string; to?: string } 
  * The entries to show, newest first, and whether older ones were left out. With a unit, an
  * operation counts when it names the unit or changed one of its documents.
  */
-export async function selectEntries(opened: OpenedEnvironment, refs: RefSnapshot, unit: string | undefined, limit: number): Promise<{ entries: LogEntry[]; truncated: boolean }> {
+export async function selectEntries(
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  unit: string | undefined,
+  limit: number,
+): Promise<{ entries: LogEntry[]; truncated: boolean }> {
   const { reader } = opened.store;
   const history = await readEnvironmentHistory(reader, opened.loc, refs);
   const changedUnit = unit !== undefined ? unitChangeCheck(reader, opened.loc, unit) : undefined;

@@ -12,7 +12,6 @@ import { edgeReason } from '../../report/graph-edge';
 import type { GraphNode, GraphReport } from '../../report/types';
 import { withDiagnostics } from '../text/render';
 
-
 /** The reasons of each dependent of each unit: from -> to -> reasons, in node order. */
 function childrenOf(report: GraphReport): Map<string, Map<string, string[]>> {
   const rank = new Map(report.nodes.map((n, i) => [n.name, i]));
@@ -66,7 +65,8 @@ function dotString(text: string): string {
 
 export function renderGraphDot(report: GraphReport): string {
   const lines = [`digraph ${dotString(`nyl ${report.environment}`)} {`, '  rankdir=LR;', '  node [shape=box, style="rounded,filled", fillcolor=white];'];
-  for (const n of report.nodes) lines.push(`  ${dotString(n.name)} [label=${dotString(`${n.name}\n${n.kind} · ${n.state}`)}, color=${dotString(stateColour(n.state))}, penwidth=2];`);
+  for (const n of report.nodes)
+    lines.push(`  ${dotString(n.name)} [label=${dotString(`${n.name}\n${n.kind} · ${n.state}`)}, color=${dotString(stateColour(n.state))}, penwidth=2];`);
   for (const e of report.edges) lines.push(`  ${dotString(e.from)} -> ${dotString(e.to)} [label=${dotString(edgeReason(e))}];`);
   lines.push('}');
   return `${lines.join('\n')}\n`;

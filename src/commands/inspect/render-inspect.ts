@@ -77,7 +77,9 @@ function receiptLines(r: ShowReport): string[] {
 /** Condition, hold and drift: what needs attention, one line each. */
 function attentionLines(r: ShowReport): string[] {
   const out: string[] = [];
-  const obs = r.observedDocument as { condition?: { type: string; run: string; since: string; reason: string }; drift?: { status: string; observedAt: string; detail?: string } } | undefined;
+  const obs = r.observedDocument as
+    | { condition?: { type: string; run: string; since: string; reason: string }; drift?: { status: string; observedAt: string; detail?: string } }
+    | undefined;
   const hold = (r.desiredDocument as { hold?: { by: string; since: string; reason?: string } } | undefined)?.hold;
   if (obs?.condition) out.push(`condition: ${obs.condition.type} in run ${obs.condition.run} since ${obs.condition.since}: ${obs.condition.reason}`);
   if (hold) out.push(`hold: by ${hold.by} since ${hold.since}${hold.reason ? ` (${hold.reason})` : ''}`);
@@ -91,7 +93,12 @@ export function renderShow(r: ShowReport): string {
   const { receipt: _receipt, ...observed } = r.observedDocument ?? {};
   out.push(`desired document (${short(r.desired) ?? '-'}):`, ...(r.desiredDocument ? yamlLines(r.desiredDocument, '  ') : ['  none']));
   out.push(`observed document (${short(r.observed) ?? '-'}), receipt as above:`, ...(r.observedDocument ? yamlLines(observed, '  ') : ['  none']));
-  out.push('last runs:', ...(r.lastRuns.length > 0 ? r.lastRuns.map((e) => `  ${e.at}  ${e.operation}  ${e.units[r.unit] ?? 'changed'}${e.run ? `  run ${e.run}` : ''}${e.by ? `  ${e.by}` : ''}`) : ['  none']));
+  out.push(
+    'last runs:',
+    ...(r.lastRuns.length > 0
+      ? r.lastRuns.map((e) => `  ${e.at}  ${e.operation}  ${e.units[r.unit] ?? 'changed'}${e.run ? `  run ${e.run}` : ''}${e.by ? `  ${e.by}` : ''}`)
+      : ['  none']),
+  );
   return withDiagnostics(out.join('\n'), [...r.errors, ...r.warnings, ...r.notes]);
 }
 

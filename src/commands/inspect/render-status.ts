@@ -22,7 +22,12 @@ export function renderStatus(r: StatusReport): string {
       ['source', r.source],
       ['desired', r.desired],
       ['observed', r.observed],
-      ['lease', r.lease ? `${r.lease.status}: ${r.lease.operation} run ${r.lease.run} of ${r.lease.holder.name} on ${r.lease.holder.host}, deadline ${r.lease.deadline}` : undefined],
+      [
+        'lease',
+        r.lease
+          ? `${r.lease.status}: ${r.lease.operation} run ${r.lease.run} of ${r.lease.holder.name} on ${r.lease.holder.host}, deadline ${r.lease.deadline}`
+          : undefined,
+      ],
     ]);
     parts.push(`\n${info.join('\n')}`);
     const full = fullTexts(r.unitOrder.map((n) => [n, r.units[n]!.state, r.units[n]!.detail]));

@@ -97,7 +97,13 @@ function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: {
   for (const [name, doc] of [...observed].sort(([a], [b]) => byCodeUnits(a, b))) {
     if (!doc.released || plan.units.has(name)) continue;
     const r = doc.released;
-    const s: UnitStatus = { name, kind: doc.receipt?.desired.kind ?? '-', state: 'released', receipt: 'none', detail: `released by ${r.by} in run ${r.run} at ${r.at}: its resources were left in place` };
+    const s: UnitStatus = {
+      name,
+      kind: doc.receipt?.desired.kind ?? '-',
+      state: 'released',
+      receipt: 'none',
+      detail: `released by ${r.by} in run ${r.run} at ${r.at}: its resources were left in place`,
+    };
     if (doc.uid) s.uid = doc.uid;
     out.push(s);
   }
@@ -110,7 +116,12 @@ function releasedRecords(observed: ReadonlyMap<string, ObservedUnitDoc>, plan: {
  */
 function driftedWarning(env: string, u: UnitStatus, driftRepair: 'converge' | 'manual'): Diagnostic {
   if (u.drift?.code === 'NYL-BACKEND-STATE-LOST') return stateLostObserved(env, u.name, u.drift.detail);
-  return diagnostic('NYL-UNIT-DRIFTED', 'warning', `${u.name} ${u.detail}`, { env, unit: u.name, units: [u.name], ...(driftRepair === 'converge' ? { repair: 'converge' } : {}) });
+  return diagnostic('NYL-UNIT-DRIFTED', 'warning', `${u.name} ${u.detail}`, {
+    env,
+    unit: u.name,
+    units: [u.name],
+    ...(driftRepair === 'converge' ? { repair: 'converge' } : {}),
+  });
 }
 
 /** Failure codes status reports with their own fix instead of NYL-UNIT-FAILED's: a refusal that needs a decision. */
@@ -136,10 +147,25 @@ function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<
     if (u.state === 'awaiting-approval' && u.approval) out.push(approvalWarning(env, u.name, u.detail, u.approval));
     if (u.state === 'drifted') out.push(driftedWarning(env, u, driftRepair));
     if (u.condition?.type === 'uncertain') {
-      out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending }));
+      out.push(
+        diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${u.name} may have had effects without a recorded result: ${u.condition.reason}`, {
+          env,
+          unit: u.name,
+          units: [u.name],
+          ...pending,
+        }),
+      );
     } else if (u.condition?.type === 'failed' && u.condition.code && OWN_FAILURE_CODES.has(u.condition.code)) {
       const teardown = u.action === 'teardown' || u.action === 'pending-teardown' ? { teardown: true } : {};
-      out.push(diagnostic(u.condition.code as 'NYL-BACKEND-STATE-LOST', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, { env, unit: u.name, units: [u.name], ...pending, ...teardown }));
+      out.push(
+        diagnostic(u.condition.code as 'NYL-BACKEND-STATE-LOST', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, {
+          env,
+          unit: u.name,
+          units: [u.name],
+          ...pending,
+          ...teardown,
+        }),
+      );
     } else if (u.state === 'failed' && u.condition) {
       out.push(
         diagnostic('NYL-UNIT-FAILED', 'warning', `${u.name} failed in run ${u.condition.run}: ${u.condition.reason}`, {
@@ -208,7 +234,9 @@ function reportLease(opened: OpenedEnvironment, lease: LeaseView, st: LeaseStatu
   } else if (st === 'live') {
     report.notes.push(diagnostic('NYL-LEASE-HELD', 'note', `the lease of ${env} is held by ${describeHolder(r)} until ${r.deadline}`, { env, expired: false }));
   } else {
-    report.notes.push(diagnostic('NYL-LEASE-BROKEN', 'note', `the lease of ${env} expired at ${r.deadline}; ${describeHolder(r)} held it`, { env, expired: true }));
+    report.notes.push(
+      diagnostic('NYL-LEASE-BROKEN', 'note', `the lease of ${env} expired at ${r.deadline}; ${describeHolder(r)} held it`, { env, expired: true }),
+    );
   }
 }
 
@@ -223,11 +251,30 @@ function reportSighting(opened: OpenedEnvironment, lease: { view: LeaseView; sta
   const r = lease.view.record;
   if (seen.renewedWhileExpired) {
     const message = `the lease of ${env} was renewed by ${describeHolder(r)} while its deadline had passed by this host's clock (${hostname()}): its timestamps and the renewals this host saw disagree by more than the skew margin; a taker does not take it over while it is renewed`;
-    report.warnings.push(diagnostic('NYL-CLOCK-SKEW', 'warning', message, { env, data: { hosts: [r.holder.host, hostname()], holder: r.holder, run: r.run, observedRenewal: true } }));
+    report.warnings.push(
+      diagnostic('NYL-CLOCK-SKEW', 'warning', message, {
+        env,
+        data: { hosts: [r.holder.host, hostname()], holder: r.holder, run: r.run, observedRenewal: true },
+      }),
+    );
   } else if (lease.status !== 'broken' && seen.gone) {
-    report.notes.push(diagnostic('NYL-LEASE-BROKEN', 'note', `the holder of the lease of ${env}, pid ${r.holder.pid} on this machine, is gone: the next reconcile takes its lease over at once`, { env, expired: true }));
+    report.notes.push(
+      diagnostic(
+        'NYL-LEASE-BROKEN',
+        'note',
+        `the holder of the lease of ${env}, pid ${r.holder.pid} on this machine, is gone: the next reconcile takes its lease over at once`,
+        { env, expired: true },
+      ),
+    );
   } else if (lease.status === 'expired' && seen.remainingMs > 0) {
-    report.notes.push(diagnostic('NYL-LEASE-BROKEN', 'note', `a taker takes the lease of ${env} over once it stayed unchanged for ${Math.ceil(seen.windowMs / 1000)} s (as this host saw it, ${Math.floor(seen.unchangedMs / 1000)} s so far): a live holder renews in that time`, { env, expired: true }));
+    report.notes.push(
+      diagnostic(
+        'NYL-LEASE-BROKEN',
+        'note',
+        `a taker takes the lease of ${env} over once it stayed unchanged for ${Math.ceil(seen.windowMs / 1000)} s (as this host saw it, ${Math.floor(seen.unchangedMs / 1000)} s so far): a live holder renews in that time`,
+        { env, expired: true },
+      ),
+    );
   }
 }
 
@@ -244,7 +291,8 @@ interface Started {
  */
 function startedByLiveRuns(live: RecordedRun[]): Map<string, Started> {
   const started = new Map<string, Started>();
-  for (const r of live) for (const [name, doc] of [...r.teardowns, ...r.units]) if (!doc.checkpoint) started.set(name, { run: r.run, startedAt: doc.startedAt });
+  for (const r of live)
+    for (const [name, doc] of [...r.teardowns, ...r.units]) if (!doc.checkpoint) started.set(name, { run: r.run, startedAt: doc.startedAt });
   return started;
 }
 
@@ -262,7 +310,8 @@ async function withUnimported(opened: OpenedEnvironment, refs: RefSnapshot, at: 
   const { store, env } = opened;
   const { now, skewMs, lease } = at;
   const runs = await readRecordedRuns(store.reader, store.loc, refs);
-  const isLive = (r: RecordedRun) => (r.run === lease?.view.record.run ? lease.status === 'live' : Boolean(r.doc && runIsLive(r.doc, now, skewMs) && !lease?.view.record.broken));
+  const isLive = (r: RecordedRun) =>
+    r.run === lease?.view.record.run ? lease.status === 'live' : Boolean(r.doc && runIsLive(r.doc, now, skewMs) && !lease?.view.record.broken);
   const dead = runs.filter((r) => !isLive(r));
   const docs = { desired: view.desiredUnits, observed: view.observedUnits, started: startedByLiveRuns(runs.filter(isLive)) };
   if (dead.length === 0) return docs;
@@ -270,7 +319,12 @@ async function withUnimported(opened: OpenedEnvironment, refs: RefSnapshot, at: 
     reportDamage(opened, r.damage, report);
     if (r.damage.some((d) => d.document === 'run')) continue;
     const why = r.doc?.ended ? `ended (${r.doc.ended.reason})` : 'died';
-    report.warnings.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, { env: env.name, data: { run: r.run } }));
+    report.warnings.push(
+      diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${r.run} ${why} without its transition commit; its ${r.units.size} unit record(s) wait for import`, {
+        env: env.name,
+        data: { run: r.run },
+      }),
+    );
   }
   const preview = importRuns({ ...planInputOf(opened, view.state!.generation, docs), runs: dead, now: isoSeconds(now) });
   return { desired: preview.desired, observed: preview.observed, started: docs.started };

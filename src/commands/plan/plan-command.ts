@@ -20,13 +20,26 @@ export const planCommand: Command = acrossCommand<ReconcileReport>({
     'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed and needs an operator, 4 a unit is uncertain, 1 an error.',
   options: [
     ...SELECTION,
-    { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Plan only this unit (repeatable), as reconcile --unit would run it. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
+    {
+      name: 'unit',
+      type: 'string',
+      multiple: true,
+      list: true,
+      value: '<name>',
+      help: 'Plan only this unit (repeatable), as reconcile --unit would run it. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
+    },
     { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Plan only these units (comma-separated).' },
     { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
     WORKTREE,
     OUTPUT,
   ],
-  examples: ['nyl plan -e prod', 'nyl plan -e prod -o json', 'nyl plan -e prod --unit network', 'nyl plan -e prod --source release-42', 'nyl plan -e dev --worktree'],
+  examples: [
+    'nyl plan -e prod',
+    'nyl plan -e prod -o json',
+    'nyl plan -e prod --unit network',
+    'nyl plan -e prod --source release-42',
+    'nyl plan -e dev --worktree',
+  ],
   report: 'ReconcileReport',
   across: { operation: 'plan', gate: 'none', unitsFrom: 'source' },
   async runOne(rt, p, { environment, units }) {
@@ -34,7 +47,13 @@ export const planCommand: Command = acrossCommand<ReconcileReport>({
     const { plan } = await import('./plan');
     const source = stringOpt(p, 'source');
     const worktree = await worktreeOf(p);
-    return plan(rt, { path: p.path, environment, ...(units.length > 0 ? { units } : {}), ...(source !== undefined ? { source } : {}), ...(worktree ? { worktree } : {}) });
+    return plan(rt, {
+      path: p.path,
+      environment,
+      ...(units.length > 0 ? { units } : {}),
+      ...(source !== undefined ? { source } : {}),
+      ...(worktree ? { worktree } : {}),
+    });
   },
   async renderer() {
     return (await import('./render')).renderPlan;

@@ -31,8 +31,9 @@ async function blobsOf(reader: ObjectReader, tree: string, prefix: string, into:
 
 function diffMaps(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): Change[] {
   const out: Change[] = [];
-  for (const [path, oid] of after) if (!before.has(path)) out.push({ path, how: 'added' });
-  else if (before.get(path) !== oid) out.push({ path, how: 'changed' });
+  for (const [path, oid] of after)
+    if (!before.has(path)) out.push({ path, how: 'added' });
+    else if (before.get(path) !== oid) out.push({ path, how: 'changed' });
   for (const path of before.keys()) if (!after.has(path)) out.push({ path, how: 'removed' });
   return out.sort((a, b) => byCodeUnits(a.path, b.path));
 }

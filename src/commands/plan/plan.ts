@@ -147,7 +147,8 @@ function phaseFailed(report: ReconcileReport, name: string, what: string, f: Fai
 function reportUnprepared(report: ReconcileReport, resolved: Resolved): void {
   for (const name of report.unitOrder) {
     const f = resolved.unprepared.get(name);
-    if (f && resolved.plan.units.get(name)?.action.type === 'prepare') report.warnings.push(phaseFailed(report, name, `its ${report.units[name]!.kind} driver could not resolve what its execution key needs`, f));
+    if (f && resolved.plan.units.get(name)?.action.type === 'prepare')
+      report.warnings.push(phaseFailed(report, name, `its ${report.units[name]!.kind} driver could not resolve what its execution key needs`, f));
   }
 }
 
@@ -190,7 +191,14 @@ async function coordinationWarnings(opened: OpenedEnvironment, refs: RefSnapshot
   const prefix = runsPrefix(opened.loc);
   const runs = [...refs.keys()].filter((r) => r.startsWith(prefix)).map((r) => r.slice(prefix.length));
   for (const run of runs.filter((r) => r !== lease?.record.run)) {
-    out.push(diagnostic('NYL-RUN-UNIMPORTED', 'warning', `run ${run} ended without its transition commit: the next reconcile imports its records first, and this plan does not include them`, { env, data: { run } }));
+    out.push(
+      diagnostic(
+        'NYL-RUN-UNIMPORTED',
+        'warning',
+        `run ${run} ended without its transition commit: the next reconcile imports its records first, and this plan does not include them`,
+        { env, data: { run } },
+      ),
+    );
   }
   return out;
 }

@@ -40,7 +40,10 @@ function fields(r: ReconcileReport): string {
     ['desired', r.desired],
     ['observed', r.observed],
   ];
-  return pairs.filter(([, v]) => v !== undefined).map(([k, v]) => `  ${`${k}:`.padEnd(9)} ${v}`).join('\n');
+  return pairs
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `  ${`${k}:`.padEnd(9)} ${v}`)
+    .join('\n');
 }
 
 /** Details of several lines (a tool's failure) that the table cut to their first line, in full. */

@@ -35,32 +35,48 @@ function parseItems(items: readonly string[]): Map<string, { digest?: string }> 
   for (const item of items) {
     const [unit, digest] = item.split('=', 2) as [string, string | undefined];
     if (digest !== undefined && !DIGEST.test(digest)) {
-      fail('NYL-USAGE', `--approve ${item}: ${JSON.stringify(digest)} is not a digest`, { fix: 'pass --approve <unit>=<digest> with the digest `nyl plan -o json` prints (sha256: and 64 hex digits), or --approve <unit>' });
+      fail('NYL-USAGE', `--approve ${item}: ${JSON.stringify(digest)} is not a digest`, {
+        fix: 'pass --approve <unit>=<digest> with the digest `nyl plan -o json` prints (sha256: and 64 hex digits), or --approve <unit>',
+      });
     }
     const earlier = units.get(unit);
-    if (earlier && earlier.digest !== digest) fail('NYL-USAGE', `--approve names ${unit} twice with different digests`, { fix: `pass one --approve for ${unit}` });
+    if (earlier && earlier.digest !== digest)
+      fail('NYL-USAGE', `--approve names ${unit} twice with different digests`, { fix: `pass one --approve for ${unit}` });
     units.set(unit, digest === undefined ? {} : { digest });
   }
   return units;
 }
 
 /** Why this approval of a unit cannot be, or undefined when it can. */
-function invalidApproval(opened: OpenedEnvironment, unit: string, digest: string | undefined, only: ReadonlySet<string> | undefined): { message: string; fix: string } | undefined {
+function invalidApproval(
+  opened: OpenedEnvironment,
+  unit: string,
+  digest: string | undefined,
+  only: ReadonlySet<string> | undefined,
+): { message: string; fix: string } | undefined {
   const env = opened.env.name;
   const resource = ownedGraph(opened.project, opened.env).byName.get(unit)!;
-  if (only && !only.has(unit)) return { message: `--approve ${unit}: --unit excludes ${unit} from this run`, fix: `name ${unit} with --unit too, or drop --approve ${unit}` };
+  if (only && !only.has(unit))
+    return { message: `--approve ${unit}: --unit excludes ${unit} from this run`, fix: `name ${unit} with --unit too, or drop --approve ${unit}` };
   if (!mayNeedApproval(resource, opened.drivers)) {
-    return { message: `--approve ${unit}: ${unit} needs no approval (it does not declare approval.required and is safe to run again)`, fix: `drop --approve ${unit}; \`nyl reconcile -e ${env}\` runs it without one` };
+    return {
+      message: `--approve ${unit}: ${unit} needs no approval (it does not declare approval.required and is safe to run again)`,
+      fix: `drop --approve ${unit}; \`nyl reconcile -e ${env}\` runs it without one`,
+    };
   }
   if (digest === undefined && approvalPolicy(resource).requireDigest) {
-    return { message: `--approve ${unit}: ${unit} requires a reviewed digest (approval.requireDigest)`, fix: `get its digest from \`nyl plan -e ${env}\`, then pass --approve ${unit}=<digest>` };
+    return {
+      message: `--approve ${unit}: ${unit} requires a reviewed digest (approval.requireDigest)`,
+      fix: `get its digest from \`nyl plan -e ${env}\`, then pass --approve ${unit}=<digest>`,
+    };
   }
   return undefined;
 }
 
 /** The grants of a run's options, checked against the environment; undefined when it has none. */
 export function approvalGrants(opened: OpenedEnvironment, options: ApprovalOptions, only: ReadonlySet<string> | undefined): ApprovalGrants | undefined {
-  if (options.approvalSource !== undefined && options.approvedBy.length === 0) fail('NYL-USAGE', '--approval-source needs --approved-by', { fix: 'pass --approved-by <name> with --approval-source, or neither' });
+  if (options.approvalSource !== undefined && options.approvedBy.length === 0)
+    fail('NYL-USAGE', '--approval-source needs --approved-by', { fix: 'pass --approved-by <name> with --approval-source, or neither' });
   if (options.approve.length === 0 && !options.approveAll) return undefined;
   const units = parseItems(options.approve);
   const owned = ownedGraph(opened.project, opened.env).byName;

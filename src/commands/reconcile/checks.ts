@@ -9,7 +9,9 @@ import { stringOpt } from '../request';
 /** reconcile: --leaving does only lifecycle work, --unit none. */
 export function leavingConflict(p: ParsedCommand, units: string[]): void {
   if (p.values.leaving === true && units.length > 0) {
-    fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', { fix: 'pass either --leaving or --unit, not both' });
+    fail('NYL-USAGE', '--leaving conflicts with --unit/--units: --unit does no lifecycle work, --leaving only lifecycle work', {
+      fix: 'pass either --leaving or --unit, not both',
+    });
   }
 }
 
@@ -17,7 +19,9 @@ export function leavingConflict(p: ParsedCommand, units: string[]): void {
 export function reapplyOf(p: ParsedCommand, units: string[]): boolean {
   if (p.values.reapply !== true) return false;
   if (units.length === 0 || !stringOpt(p, 'reason')?.trim()) {
-    fail('NYL-USAGE', '--reapply needs --unit and --reason: it executes the named units again although their receipts are current', { fix: 'pass --reapply --unit <name> --reason "<why>"' });
+    fail('NYL-USAGE', '--reapply needs --unit and --reason: it executes the named units again although their receipts are current', {
+      fix: 'pass --reapply --unit <name> --reason "<why>"',
+    });
   }
   return true;
 }
@@ -26,6 +30,8 @@ export function reapplyOf(p: ParsedCommand, units: string[]): boolean {
 export function teardownScope(p: ParsedCommand, units: string[]): void {
   const all = p.values.all === true;
   if (all === units.length > 0) {
-    fail('NYL-USAGE', all ? 'nyl teardown takes --unit or --all, not both' : 'nyl teardown needs --unit <name> or --all', { fix: 'pass --unit <name> (repeatable) to tear down those units, or --all to tear down every unit' });
+    fail('NYL-USAGE', all ? 'nyl teardown takes --unit or --all, not both' : 'nyl teardown needs --unit <name> or --all', {
+      fix: 'pass --unit <name> (repeatable) to tear down those units, or --all to tear down every unit',
+    });
   }
 }

@@ -26,7 +26,12 @@ export async function applyLateHolds(rt: Runtime, opened: OpenedEnvironment, rep
       // Requested by whoever sent the holds, for the reasons they gave.
       const requestedBy = [...new Set(signals.map((s) => s.by))].join(', ');
       const reason = [...new Set(signals.flatMap((s) => (s.reason ? [s.reason] : [])))].join('; ');
-      const result = await commitHolds(rt, opened, signals, { operation: 'hold', requestedBy, ...(reason ? { reason } : {}), signalUpdates: signalDeletions(signals) });
+      const result = await commitHolds(rt, opened, signals, {
+        operation: 'hold',
+        requestedBy,
+        ...(reason ? { reason } : {}),
+        signalUpdates: signalDeletions(signals),
+      });
       report.details.heldAfterRun = result.applied.held;
       if (result.desired) report.desired = result.desired;
       for (const name of result.applied.held) {

@@ -29,7 +29,14 @@ function teardownRow(o: UnitOutcome): ReconcileUnitReport {
 }
 
 function doneRow(done: LifecycleDone): ReconcileUnitReport {
-  return { kind: done.kind, result: done.result, detail: doneDetail(done.result, done.kindChange === true), dispatched: false, ...(done.uid ? { uid: done.uid } : {}), leaving: true };
+  return {
+    kind: done.kind,
+    result: done.result,
+    detail: doneDetail(done.result, done.kindChange === true),
+    dispatched: false,
+    ...(done.uid ? { uid: done.uid } : {}),
+    leaving: true,
+  };
 }
 
 /**
@@ -38,7 +45,13 @@ function doneRow(done: LifecycleDone): ReconcileUnitReport {
  * whose new kind executed after its old incarnation went keeps its execution row instead. Returns
  * their names.
  */
-export function addLeavingRows(report: ReconcileReport, plan: Plan, results: LifecycleResults, plannedRow: (unit: UnitPlan) => ReconcileUnitReport, listed: (unit: UnitPlan) => boolean): string[] {
+export function addLeavingRows(
+  report: ReconcileReport,
+  plan: Plan,
+  results: LifecycleResults,
+  plannedRow: (unit: UnitPlan) => ReconcileUnitReport,
+  listed: (unit: UnitPlan) => boolean,
+): string[] {
   const names: string[] = [];
   const add = (name: string, row: ReconcileUnitReport) => {
     if (report.units[name]) return;
@@ -90,17 +103,32 @@ export function leavingWarnings(report: ReconcileReport, plan: Plan, results: Li
 function replacedKinds(report: ReconcileReport, results: LifecycleResults): Diagnostic[] {
   const env = report.environment;
   const gone = [
-    ...[...results.teardownOutcomes.values()].filter((o) => o.cause === 'kind-change' && o.result === 'removed').map((o) => ({ name: o.name, kind: o.kind, how: 'torn down' })),
+    ...[...results.teardownOutcomes.values()]
+      .filter((o) => o.cause === 'kind-change' && o.result === 'removed')
+      .map((o) => ({ name: o.name, kind: o.kind, how: 'torn down' })),
     ...[...results.lifecycleDone.values()].filter((d) => d.kindChange).map((d) => ({ name: d.name, kind: d.kind, how: 'released' })),
   ];
   return gone
     .filter((g) => report.units[g.name] && !report.units[g.name]!.leaving)
     .flatMap((g) => {
       const at = { env, unit: g.name, units: [g.name] };
-      const changed = diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${g.name} changed its kind: its old ${g.kind} incarnation was ${g.how} first, then the new kind started a new one`, at);
+      const changed = diagnostic(
+        'NYL-UNIT-KIND-CHANGE',
+        'warning',
+        `${g.name} changed its kind: its old ${g.kind} incarnation was ${g.how} first, then the new kind started a new one`,
+        at,
+      );
       // The new incarnation takes the unit's files: the transition commit's released list is the record.
       if (g.how !== 'released') return [changed];
-      return [changed, diagnostic('NYL-UNIT-RELEASED', 'warning', `the resources of ${g.name}'s old ${g.kind} incarnation stay in place, and Nyl no longer manages them (the transition commit lists it under released)`, { ...at, kindChange: true })];
+      return [
+        changed,
+        diagnostic(
+          'NYL-UNIT-RELEASED',
+          'warning',
+          `the resources of ${g.name}'s old ${g.kind} incarnation stay in place, and Nyl no longer manages them (the transition commit lists it under released)`,
+          { ...at, kindChange: true },
+        ),
+      ];
     });
 }
 
@@ -124,40 +152,88 @@ function unitsLeaving(plan: Plan, results: LifecycleResults, owned: ReadonlySet<
 /** NYL-PLAN-UNITS-LEAVING, once, naming them. */
 function leavingDiagnostic(env: string, left: string[]): Diagnostic[] {
   if (left.length === 0) return [];
-  return [diagnostic('NYL-PLAN-UNITS-LEAVING', 'warning', `${left.length === 1 ? 'a unit leaves' : `${left.length} units leave`} the ownership set of ${env}: ${left.join(', ')}`, { env, units: left })];
+  return [
+    diagnostic(
+      'NYL-PLAN-UNITS-LEAVING',
+      'warning',
+      `${left.length === 1 ? 'a unit leaves' : `${left.length} units leave`} the ownership set of ${env}: ${left.join(', ')}`,
+      { env, units: left },
+    ),
+  ];
 }
 
 /**
  * The same warnings for `nyl status`, from the plan alone: units that left the ownership set and
  * the lifecycle work that waits (rows give each unit's state and detail).
  */
-export function statusLeavingWarnings(env: string, plan: Plan, rows: ReadonlyMap<string, { state: string; detail: string }>, owned: ReadonlySet<string>): Diagnostic[] {
+export function statusLeavingWarnings(
+  env: string,
+  plan: Plan,
+  rows: ReadonlyMap<string, { state: string; detail: string }>,
+  owned: ReadonlySet<string>,
+): Diagnostic[] {
   const leaving = plan.order.filter((n) => inLeavingSection(plan.units.get(n)!));
   const out = leavingDiagnostic(env, unitsLeaving(plan, NO_LIFECYCLE, owned));
   for (const name of leaving) {
     const row = rows.get(name)!;
-    out.push(...unitLeavingWarnings(name, { kind: '', result: row.state, detail: row.detail, dispatched: false }, plan.units.get(name), NO_LIFECYCLE, env, 'reconcile'));
+    out.push(
+      ...unitLeavingWarnings(
+        name,
+        { kind: '', result: row.state, detail: row.detail, dispatched: false },
+        plan.units.get(name),
+        NO_LIFECYCLE,
+        env,
+        'reconcile',
+      ),
+    );
   }
   return out;
 }
 
-function unitLeavingWarnings(name: string, row: ReconcileUnitReport, unit: UnitPlan | undefined, results: LifecycleResults, env: string, command: string): Diagnostic[] {
+function unitLeavingWarnings(
+  name: string,
+  row: ReconcileUnitReport,
+  unit: UnitPlan | undefined,
+  results: LifecycleResults,
+  env: string,
+  command: string,
+): Diagnostic[] {
   const out: Diagnostic[] = [];
   const at = { env, unit: name, units: [name] };
   const a = unit?.action;
   if (a?.type === 'pending-teardown') {
     const dependents = 'dependents' in a ? a.dependents : undefined;
-    if (a.reason === 'cited-by-tombstones') out.push(diagnostic('NYL-TEARDOWN-HAS-DEPENDENTS', 'warning', `${name} is not torn down: ${row.detail}`, { ...at, dependents: dependents ?? [] }));
-    else out.push(diagnostic('NYL-TEARDOWN-PENDING', 'warning', `the teardown of ${name} waits: ${row.detail}`, { ...at, wait: a.reason, ...(dependents ? { dependents } : {}) }));
+    if (a.reason === 'cited-by-tombstones')
+      out.push(diagnostic('NYL-TEARDOWN-HAS-DEPENDENTS', 'warning', `${name} is not torn down: ${row.detail}`, { ...at, dependents: dependents ?? [] }));
+    else
+      out.push(
+        diagnostic('NYL-TEARDOWN-PENDING', 'warning', `the teardown of ${name} waits: ${row.detail}`, {
+          ...at,
+          wait: a.reason,
+          ...(dependents ? { dependents } : {}),
+        }),
+      );
   }
-  if (row.result === 'released') out.push(diagnostic('NYL-UNIT-RELEASED', 'warning', `${name} was released: its resources stay in place, and Nyl no longer manages them`, at));
+  if (row.result === 'released')
+    out.push(diagnostic('NYL-UNIT-RELEASED', 'warning', `${name} was released: its resources stay in place, and Nyl no longer manages them`, at));
   const cause = (unit ? causeOf(unit) : undefined) ?? (results.lifecycleDone.get(name)?.kindChange ? 'kind-change' : undefined);
   if (cause === 'kind-change') {
     const waits = a?.type === 'pending-teardown' && waitsForAllowTeardown(a);
-    out.push(diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${name} changed its kind: its old incarnation is deleted first (${row.result})`, { ...at, waitsForTeardown: waits }));
+    out.push(
+      diagnostic('NYL-UNIT-KIND-CHANGE', 'warning', `${name} changed its kind: its old incarnation is deleted first (${row.result})`, {
+        ...at,
+        waitsForTeardown: waits,
+      }),
+    );
   }
   const teardown = results.teardownOutcomes.get(name);
-  if (teardown?.incomplete) out.push(diagnostic('NYL-TEARDOWN-INCOMPLETE', 'warning', `${name} was removed from state without a claim of removal (--allow-incomplete): ${teardown.detail}`, { ...at, removed: true }));
+  if (teardown?.incomplete)
+    out.push(
+      diagnostic('NYL-TEARDOWN-INCOMPLETE', 'warning', `${name} was removed from state without a claim of removal (--allow-incomplete): ${teardown.detail}`, {
+        ...at,
+        removed: true,
+      }),
+    );
   else if (row.result === 'failed' && unit?.observed?.condition?.code === 'NYL-TEARDOWN-INCOMPLETE') {
     out.push(diagnostic('NYL-TEARDOWN-INCOMPLETE', 'warning', `the teardown of ${name} cannot claim its removal: ${row.detail}`, { ...at, command }));
   }

@@ -19,22 +19,44 @@ const APPROVAL_OPTIONS: OptionSpec[] = [
     value: '<unit>[=<digest>]',
     help: 'Approve a unit that waits for an approval (approval.required, a drift repair or --reapply of a unit not safe to re-run, a manual unit in a --local run). <unit> covers the execution key it resolves to in this run; <unit>=<digest> only the reviewed plan `nyl plan` printed. Repeatable or comma-separated.',
   },
-  { name: 'approve-all', type: 'boolean', help: 'Approve every unit that waits for an approval, except those whose policy requires a reviewed digest (requireDigest).' },
-  { name: 'approved-by', type: 'string', multiple: true, list: true, value: '<name>', help: 'Who approves (repeatable or comma-separated); recorded as asserted. Default: the CI user (GITHUB_ACTOR, GITLAB_USER_LOGIN, BUILD_REQUESTEDFOR), else the Git user.' },
-  { name: 'approval-source', type: 'string', value: '<source>', help: 'Where the --approved-by names come from (such as a change ticket system); recorded with them. Default: asserted.' },
+  {
+    name: 'approve-all',
+    type: 'boolean',
+    help: 'Approve every unit that waits for an approval, except those whose policy requires a reviewed digest (requireDigest).',
+  },
+  {
+    name: 'approved-by',
+    type: 'string',
+    multiple: true,
+    list: true,
+    value: '<name>',
+    help: 'Who approves (repeatable or comma-separated); recorded as asserted. Default: the CI user (GITHUB_ACTOR, GITLAB_USER_LOGIN, BUILD_REQUESTEDFOR), else the Git user.',
+  },
+  {
+    name: 'approval-source',
+    type: 'string',
+    value: '<source>',
+    help: 'Where the --approved-by names come from (such as a change ticket system); recorded with them. Default: asserted.',
+  },
 ];
 
 /** --approve, --approve-all, --approved-by, --approval-source, as given (checked against the environment later). */
 async function approvalOptions(p: ParsedCommand) {
   const { listOpt, stringOpt } = await import('../request');
   const source = stringOpt(p, 'approval-source');
-  return { approve: listOpt(p, 'approve'), approveAll: p.values['approve-all'] === true, approvedBy: listOpt(p, 'approved-by'), ...(source !== undefined ? { approvalSource: source } : {}) };
+  return {
+    approve: listOpt(p, 'approve'),
+    approveAll: p.values['approve-all'] === true,
+    approvedBy: listOpt(p, 'approved-by'),
+    ...(source !== undefined ? { approvalSource: source } : {}),
+  };
 }
 
 export const reconcileCommand: Command = acrossCommand<ReconcileReport>({
   words: ['reconcile'],
   summary: "Execute an environment's ready units in dependency order and record the results",
-  usage: 'nyl reconcile (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev> | --worktree] [options] [PATH]',
+  usage:
+    'nyl reconcile (-e <env>... | -l <key=value> | -g <group>) [--unit <name> | --units <a>,<b>] [--approve <unit>[=<digest>]] [--reapply] [--fail-fast] [--concurrency <n>] [--source <rev> | --worktree] [options] [PATH]',
   description:
     "Takes the environment's lease, executes waves of ready units until nothing is ready, writes one transition commit per state ref it changes, " +
     'and releases the lease in the same atomic push. A run that changes nothing writes no commit. ' +
@@ -42,7 +64,14 @@ export const reconcileCommand: Command = acrossCommand<ReconcileReport>({
     'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, awaiting approval, drifted, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
   options: [
     ...SELECTION,
-    { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Execute only this unit (repeatable); no lifecycle work. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
+    {
+      name: 'unit',
+      type: 'string',
+      multiple: true,
+      list: true,
+      value: '<name>',
+      help: 'Execute only this unit (repeatable); no lifecycle work. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
+    },
     { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
     { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
     { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },

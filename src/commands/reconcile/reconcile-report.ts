@@ -151,10 +151,26 @@ function inTeardownReport(report: ReconcileReport, unit: UnitPlan): boolean {
  * Fills the table: the leaving section first (what the run deleted, then what waits), then the
  * dispatched executions in dispatch order, then the rest in plan order.
  */
-function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<string, UnitOutcome>, lifecycle: LifecycleResults, imports: Imports, only: ReadonlySet<string> | undefined): void {
+function fillUnits(
+  report: ReconcileReport,
+  plan: Plan,
+  outcomes: ReadonlyMap<string, UnitOutcome>,
+  lifecycle: LifecycleResults,
+  imports: Imports,
+  only: ReadonlySet<string> | undefined,
+): void {
   const imported = Object.keys(report.units).filter((n) => report.units[n]!.leaving);
   for (const [name, outcome] of outcomes) report.units[name] = dispatchedRow(outcome);
-  const leaving = [...imported, ...addLeavingRows(report, plan, lifecycle, (u) => plannedRow(u, report.source, imports), (u) => listed(u, only))];
+  const leaving = [
+    ...imported,
+    ...addLeavingRows(
+      report,
+      plan,
+      lifecycle,
+      (u) => plannedRow(u, report.source, imports),
+      (u) => listed(u, only),
+    ),
+  ];
   for (const name of plan.order) {
     const unit = plan.units.get(name)!;
     if (!report.units[name] && listed(unit, only) && inTeardownReport(report, unit)) report.units[name] = plannedRow(unit, report.source, imports);
@@ -164,7 +180,12 @@ function fillUnits(report: ReconcileReport, plan: Plan, outcomes: ReadonlyMap<st
 }
 
 /** unitOrder of the rows: the leaving section, then dispatched units in dispatch order, then the rest in plan order. */
-function orderRows(report: ReconcileReport, plan: Plan, dispatchOrder: readonly string[], leaving: string[] = report.unitOrder.filter((n) => report.units[n]?.leaving)): void {
+function orderRows(
+  report: ReconcileReport,
+  plan: Plan,
+  dispatchOrder: readonly string[],
+  leaving: string[] = report.unitOrder.filter((n) => report.units[n]?.leaving),
+): void {
   const first = new Set([...leaving, ...dispatchOrder.filter((n) => report.units[n])]);
   report.unitOrder = [...first, ...plan.order.filter((n) => report.units[n] && !first.has(n))];
   // The map's keys in table order too, for whoever reads the JSON in order.
@@ -198,7 +219,12 @@ export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterab
     report.units[name] = plannedRow(unit, report.source, imports);
     added = true;
   }
-  if (added) orderRows(report, plan, report.unitOrder.filter((n) => report.units[n]!.dispatched && !report.units[n]!.leaving));
+  if (added)
+    orderRows(
+      report,
+      plan,
+      report.unitOrder.filter((n) => report.units[n]!.dispatched && !report.units[n]!.leaving),
+    );
 }
 
 /**
@@ -207,7 +233,13 @@ export function listChanged(report: ReconcileReport, plan: Plan, changed: Iterab
  * its run ref for the next reconcile's import, and the fixes name that reconcile first.
  */
 /** Failure codes whose fix a failed unit's row brings along as a warning (the teardown's own is a lifecycle warning). */
-const UNIT_FAILURE_CODES = { 'NYL-SECRETS-KEY-MISSING': true, 'NYL-SECRET-UNAVAILABLE': true, 'NYL-IMAGE-UNRESOLVED': true, 'NYL-BACKEND-STATE-LOST': true, 'NYL-BACKEND-SHARED': true } as const;
+const UNIT_FAILURE_CODES = {
+  'NYL-SECRETS-KEY-MISSING': true,
+  'NYL-SECRET-UNAVAILABLE': true,
+  'NYL-IMAGE-UNRESOLVED': true,
+  'NYL-BACKEND-STATE-LOST': true,
+  'NYL-BACKEND-SHARED': true,
+} as const;
 type UnitFailureCode = keyof typeof UNIT_FAILURE_CODES;
 
 /**
@@ -238,7 +270,15 @@ export function unitWarnings(report: ReconcileReport, { unimported = false, plan
   for (const name of report.unitOrder) {
     const u = report.units[name]!;
     if (u.result === 'held') out.push(diagnostic('NYL-UNIT-HELD', 'warning', `${name} is held: ${u.detail}`, { env, unit: name, units: [name] }));
-    if (u.result === 'uncertain' || u.result === 'recovered') out.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, { env, unit: name, units: [name], ...pending }));
+    if (u.result === 'uncertain' || u.result === 'recovered')
+      out.push(
+        diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `${name} may have had effects without a recorded result: ${u.detail}`, {
+          env,
+          unit: name,
+          units: [name],
+          ...pending,
+        }),
+      );
     if (u.result === 'failed' && u.code && u.code in UNIT_FAILURE_CODES) {
       const codeParams = u.code === 'NYL-SECRET-UNAVAILABLE' ? secretFixParams(plan, name) : u.code === 'NYL-SECRETS-KEY-MISSING' ? keyFixParams(plan) : {};
       const params = { ...codeParams, ...(u.leaving ? { teardown: true } : {}) };
@@ -267,11 +307,22 @@ export function approvalWarning(env: string, name: string, detail: string, appro
   if (approval.reason === 'digest-mismatch') {
     return diagnostic('NYL-APPROVAL-DIGEST-MISMATCH', 'warning', `${name}: ${detail}`, { env, unit: name, units: [name], digest: approval.digest });
   }
-  return diagnostic('NYL-UNIT-AWAITING-APPROVAL', 'warning', `${name} awaits an approval: ${detail}`, { env, unit: name, units: [name], ...approvalFixParams(name, approval) });
+  return diagnostic('NYL-UNIT-AWAITING-APPROVAL', 'warning', `${name} awaits an approval: ${detail}`, {
+    env,
+    unit: name,
+    units: [name],
+    ...approvalFixParams(name, approval),
+  });
 }
 
 /** The report of a reconcile with nothing to do: from the plan, without a lease or a run. */
-export function quietReport(opened: OpenedEnvironment, plan: Plan, view: EnvironmentStateView, only: ReadonlySet<string> | undefined, operation: ReconcileReport['operation'] = 'reconcile'): ReconcileReport {
+export function quietReport(
+  opened: OpenedEnvironment,
+  plan: Plan,
+  view: EnvironmentStateView,
+  only: ReadonlySet<string> | undefined,
+  operation: ReconcileReport['operation'] = 'reconcile',
+): ReconcileReport {
   const report = baseReport(opened, only, operation);
   if (view.desiredOid) report.desired = view.desiredOid;
   if (view.observedOid) report.observed = view.observedOid;
@@ -286,7 +337,14 @@ export function ownedNames(opened: OpenedEnvironment): Set<string> {
 }
 
 /** The report of a run, before its transition: rows, imports, the fail-fast stop. */
-export function runReport(opened: OpenedEnvironment, run: string, takeover: Takeover, engine: EngineResult, only: ReadonlySet<string> | undefined, operation: ReconcileReport['operation'] = 'reconcile'): ReconcileReport {
+export function runReport(
+  opened: OpenedEnvironment,
+  run: string,
+  takeover: Takeover,
+  engine: EngineResult,
+  only: ReadonlySet<string> | undefined,
+  operation: ReconcileReport['operation'] = 'reconcile',
+): ReconcileReport {
   const report = baseReport(opened, only, operation);
   report.run = run;
   const imp = takeover.imported;
@@ -302,7 +360,12 @@ export function runReport(opened: OpenedEnvironment, run: string, takeover: Take
   fillUnits(report, engine.plan, engine.outcomes, engine, importsOf(takeover), only);
   if (engine.stoppedAfter) {
     const env = opened.env.name;
-    report.warnings.push(diagnostic('NYL-RUN-STOPPED', 'warning', `--fail-fast stopped the run of ${env} after unit ${engine.stoppedAfter}: it started no further unit`, { env, unit: engine.stoppedAfter }));
+    report.warnings.push(
+      diagnostic('NYL-RUN-STOPPED', 'warning', `--fail-fast stopped the run of ${env} after unit ${engine.stoppedAfter}: it started no further unit`, {
+        env,
+        unit: engine.stoppedAfter,
+      }),
+    );
   }
   return report;
 }

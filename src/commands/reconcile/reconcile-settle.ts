@@ -40,7 +40,13 @@ function deliveredHolds(signals: HoldSignal[]): HoldSignal[] {
 }
 
 /** Applies delivered holds to the decided documents. */
-function settleHolds(opened: OpenedEnvironment, start: Start, desired: Map<string, DesiredUnitDoc>, engine: EngineResult, report: ReconcileReport): AppliedHolds {
+function settleHolds(
+  opened: OpenedEnvironment,
+  start: Start,
+  desired: Map<string, DesiredUnitDoc>,
+  engine: EngineResult,
+  report: ReconcileReport,
+): AppliedHolds {
   const holds = applyHolds(opened.env.name, desired, engine.observed, deliveredHolds(engine.signals), start.generation);
   report.warnings.push(...holds.diagnostics.map((d) => ({ ...d, severity: 'warning' as const })));
   report.details.held = holds.held;
@@ -78,7 +84,16 @@ function lifecycleLists(engine: EngineResult, takeover: Takeover, dropped: strin
 type Lists = ReturnType<typeof lifecycleLists>;
 
 /** The transition body's lists, from the settled rows: `units` names every unit the commit changes or that did not end current. */
-function bodyOf(opened: OpenedEnvironment, operation: string, engine: EngineResult, takeover: Takeover, report: ReconcileReport, held: string[], lists: Lists, restored: string[]) {
+function bodyOf(
+  opened: OpenedEnvironment,
+  operation: string,
+  engine: EngineResult,
+  takeover: Takeover,
+  report: ReconcileReport,
+  held: string[],
+  lists: Lists,
+  restored: string[],
+) {
   // A unit's entry is its result, or {result, approval} when an approval allowed its execution.
   const units: Record<string, string | { result: string; approval: unknown }> = {};
   for (const name of report.unitOrder) {
@@ -119,7 +134,15 @@ function detailLists(report: ReconcileReport, lists: Record<string, string[]>): 
   for (const [name, list] of Object.entries(lists)) if (list.length > 0) report.details[name] = list;
 }
 
-export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, report: ReconcileReport, reason: string | undefined, operation = 'reconcile'): SettledRun {
+export function settleRun(
+  opened: OpenedEnvironment,
+  start: Start,
+  takeover: Takeover,
+  engine: EngineResult,
+  report: ReconcileReport,
+  reason: string | undefined,
+  operation = 'reconcile',
+): SettledRun {
   // What the run decided, removals included; then documents the planner decided without an
   // execution: a receipt's document again, a hold.pending, a unit marked pending-teardown.
   const decided = new Map(engine.desired);
@@ -140,7 +163,16 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
   const trailers = { ...trailersOf(opened, reason), sourceOverride: opened.sourceOverride, ...(opened.worktree ? { sourceWorktree: true } : {}) };
   const body = bodyOf(opened, operation, engine, takeover, report, holds.held, lists, restored);
   detailLists(report, { driftRepaired: body.driftRepaired, reapplied: body.reapplied });
-  const transitions = transitionsOf(opened.loc, start.refs, opened.env.name, changes, body, trailers, { outcomes: outcomesOf(body.units) }, takeover.leaseBroken !== undefined);
+  const transitions = transitionsOf(
+    opened.loc,
+    start.refs,
+    opened.env.name,
+    changes,
+    body,
+    trailers,
+    { outcomes: outcomesOf(body.units) },
+    takeover.leaseBroken !== undefined,
+  );
   return { desired, transitions: retainingSnapshot(opened, transitions), changes };
 }
 
@@ -152,6 +184,9 @@ export function settleRun(opened: OpenedEnvironment, start: Start, takeover: Tak
 function retainingSnapshot(opened: OpenedEnvironment, transitions: RefTransition[]): RefTransition[] {
   const snapshot = opened.worktree?.snapshot;
   if (!snapshot || transitions.length === 0) return transitions;
-  const at = Math.max(0, transitions.findIndex((t) => t.ref === opened.loc.desiredRef));
+  const at = Math.max(
+    0,
+    transitions.findIndex((t) => t.ref === opened.loc.desiredRef),
+  );
   return transitions.map((t, i) => (i === at && t.base !== undefined ? { ...t, merges: [...(t.merges ?? []), snapshot] } : t));
 }

@@ -78,7 +78,6 @@ function choicesKey(c: RunChoices): unknown {
 
 interface ReconcileRequest extends EnvironmentRequest, ReconcileOptions {}
 
-
 /** The state a reconcile starts from, read without the lease. */
 interface Start {
   refs: RefSnapshot;
@@ -132,7 +131,8 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   // Checked before anything is read or taken: an approval that cannot mean anything is an error.
   const choices = choicesOf(opened, req, only);
   // A teardown records requests, a reapply always runs: neither is answered from the cache.
-  const key = busy || req.teardown || choices.reapply ? undefined : quietKey(opened, refs, req.units, [lifecycleOf(req), modeOf(req) ?? '', choicesKey(choices)]);
+  const key =
+    busy || req.teardown || choices.reapply ? undefined : quietKey(opened, refs, req.units, [lifecycleOf(req), modeOf(req) ?? '', choicesKey(choices)]);
   const cached = key ? opened.store.cache.get<ReconcileReport>('quiet', key) : undefined;
   if (cached) {
     // The same state commits as when the report was made: the state was active then, and is now.
@@ -143,8 +143,14 @@ export async function reconcileOpened(rt: Runtime, opened: OpenedEnvironment, re
   const requested = requestedOf(opened, start, req);
   const desired = requestsRecorded(rt, opened, req, requested, start.view.desiredUnits, '');
   const mode = modeOf(req);
-  const preview = planEnvironment({ ...startInput(opened, start), desired, lifecycle: lifecycleOf(req), run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}), ...choices } });
-  if (!busy && desired === start.view.desiredUnits && !hasWork(preview)) return remember(opened, key, quietReport(opened, preview, start.view, only, operationOf(req)));
+  const preview = planEnvironment({
+    ...startInput(opened, start),
+    desired,
+    lifecycle: lifecycleOf(req),
+    run: { runId: '', ...(only ? { only } : {}), ...(mode ? { mode } : {}), ...choices },
+  });
+  if (!busy && desired === start.view.desiredUnits && !hasWork(preview))
+    return remember(opened, key, quietReport(opened, preview, start.view, only, operationOf(req)));
   return withRun(
     rt,
     opened.store,
@@ -171,19 +177,33 @@ function requestedOf(opened: OpenedEnvironment, start: Start, req: ReconcileOpti
     fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no incarnation of ${unknown.join(', ')}, so there is nothing to tear down`, {
       env: opened.env.name,
       units: unknown,
-      fix: known.length > 0 ? `pick units the state of ${opened.env.name} holds: ${known.join(', ')}` : `the state of ${opened.env.name} holds no unit to tear down`,
+      fix:
+        known.length > 0
+          ? `pick units the state of ${opened.env.name} holds: ${known.join(', ')}`
+          : `the state of ${opened.env.name} holds no unit to tear down`,
     });
   }
   return names;
 }
 
 /** The desired documents with the teardownRequest a `nyl teardown` run records on each requested unit. */
-function requestsRecorded(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, requested: string[] | undefined, desired: ReadonlyMap<string, DesiredUnitDoc>, run: string): ReadonlyMap<string, DesiredUnitDoc> {
+function requestsRecorded(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: ReconcileOptions,
+  requested: string[] | undefined,
+  desired: ReadonlyMap<string, DesiredUnitDoc>,
+  run: string,
+): ReadonlyMap<string, DesiredUnitDoc> {
   if (!requested) return desired;
-  const request: TeardownRequest = { by: formatIdentity(opened.author!), at: isoSeconds(rt.clock.now()), ...(req.reason ? { reason: req.reason } : {}), ...(run ? { run } : {}) };
+  const request: TeardownRequest = {
+    by: formatIdentity(opened.author!),
+    at: isoSeconds(rt.clock.now()),
+    ...(req.reason ? { reason: req.reason } : {}),
+    ...(run ? { run } : {}),
+  };
   return withRequests(desired, requested, request);
 }
-
 
 async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<Start> {
   const { store, loc } = opened;
@@ -201,7 +221,15 @@ async function readStart(opened: OpenedEnvironment, refs: RefSnapshot): Promise<
 function quietKey(opened: OpenedEnvironment, refs: RefSnapshot, units: string[] | undefined, lifecycle: unknown): string | undefined {
   if (!opened.inputKey) return undefined;
   const { desiredRef, observedRef } = opened.loc;
-  const inputs = [opened.inputKey, opened.env.name, opened.sourceOverride, refs.get(desiredRef) ?? '', refs.get(observedRef) ?? '', [...new Set(units ?? [])].sort(), lifecycle];
+  const inputs = [
+    opened.inputKey,
+    opened.env.name,
+    opened.sourceOverride,
+    refs.get(desiredRef) ?? '',
+    refs.get(observedRef) ?? '',
+    [...new Set(units ?? [])].sort(),
+    lifecycle,
+  ];
   return createHash('sha1').update(JSON.stringify(inputs)).digest('hex');
 }
 
@@ -225,7 +253,9 @@ function coordinationBusy(opened: OpenedEnvironment, refs: RefSnapshot): boolean
  * a tombstone, a release), a file to drop, a desired document to write again.
  */
 function hasWork(plan: Plan): boolean {
-  return [...plan.units.values()].some((u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || isLifecycleWork(u) || writesDesiredOnly(u));
+  return [...plan.units.values()].some(
+    (u) => u.action.type === 'execute' || u.action.type === 'prepare' || u.action.type === 'drop' || isLifecycleWork(u) || writesDesiredOnly(u),
+  );
 }
 
 /** The state under the lease: read again only when the refs moved since the first read. */
@@ -288,10 +318,25 @@ function engineOf(
 }
 
 function leaseLost(env: string): NylError {
-  return new NylError(diagnostic('NYL-LEASE-LOST', 'error', `the lease of ${env} was taken over or deleted; this run pushes nothing more to state and its run ref stays for the next run to import`, { env }));
+  return new NylError(
+    diagnostic(
+      'NYL-LEASE-LOST',
+      'error',
+      `the lease of ${env} was taken over or deleted; this run pushes nothing more to state and its run ref stays for the next run to import`,
+      { env },
+    ),
+  );
 }
 
-async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: ReconcileOptions, only: Set<string> | undefined, first: Start, run: RunTransaction, choices: RunChoices): Promise<ReconcileReport> {
+async function reconcileAsRun(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: ReconcileOptions,
+  only: Set<string> | undefined,
+  first: Start,
+  run: RunTransaction,
+  choices: RunChoices,
+): Promise<ReconcileReport> {
   const start = await startUnderLease(opened, first, run.tx.snapshot);
   const takeover = await takeOverDeadRuns(rt, opened, start, run);
   // Decided under the lease, on the state the run starts from.
@@ -305,7 +350,14 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
     // Cancelled: the checkpoints stay in the run ref for the next run to take over; no transition.
     await run.tx.end('cancelled');
     report.warnings.push(...unitWarnings(report, { unimported: true, plan: engine.plan }));
-    report.errors.push(diagnostic('NYL-RUN-CANCELLED', 'error', `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`, { env: opened.env.name }));
+    report.errors.push(
+      diagnostic(
+        'NYL-RUN-CANCELLED',
+        'error',
+        `the run ${run.runRef.run} of ${opened.env.name} was cancelled by a signal; its run ref stays for the next run to take over`,
+        { env: opened.env.name },
+      ),
+    );
     return report;
   }
   if (engine.unavailable) return endUnrecorded(opened, run, engine, report);
@@ -319,7 +371,13 @@ async function reconcileAsRun(rt: Runtime, opened: OpenedEnvironment, req: Recon
  * wait, and to let the lease go; then says what is unrecorded and what to run once the repository
  * is back. Nothing ran: plain NYL-STATE-UNAVAILABLE.
  */
-async function endUnrecorded(opened: OpenedEnvironment, run: RunTransaction, engine: EngineResult, report: ReconcileReport, cause?: string): Promise<ReconcileReport> {
+async function endUnrecorded(
+  opened: OpenedEnvironment,
+  run: RunTransaction,
+  engine: EngineResult,
+  report: ReconcileReport,
+  cause?: string,
+): Promise<ReconcileReport> {
   await run.tx.end('state-unavailable');
   report.warnings.push(...unitWarnings(report, { unimported: true, plan: engine.plan }));
   const env = opened.env.name;
@@ -331,18 +389,30 @@ async function endUnrecorded(opened: OpenedEnvironment, run: RunTransaction, eng
   // A unit that never started has a record that says so waiting too: only what ran counts.
   const lost = run.runRef.hasPending() ? engine.unpushed.filter((n) => engine.outcomes.has(n)) : [];
   const message = `${why}: the results of ${engine.dispatchOrder.join(', ')} are not recorded in state${lost.length > 0 ? `, and the checkpoints of ${lost.join(', ')} did not reach run ${run.runRef.run} either` : `; run ${run.runRef.run} holds their checkpoints`}`;
-  report.errors.push(diagnostic('NYL-RUN-UNRECORDED', 'error', message, { env, units: engine.dispatchOrder, data: { run: run.runRef.run, withoutCheckpoint: lost } }));
+  report.errors.push(
+    diagnostic('NYL-RUN-UNRECORDED', 'error', message, { env, units: engine.dispatchOrder, data: { run: run.runRef.run, withoutCheckpoint: lost } }),
+  );
   return report;
 }
 
-async function publishRun(rt: Runtime, opened: OpenedEnvironment, start: Start, takeover: Takeover, engine: EngineResult, settled: SettledRun, run: RunTransaction, report: ReconcileReport): Promise<ReconcileReport> {
+async function publishRun(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  start: Start,
+  takeover: Takeover,
+  engine: EngineResult,
+  settled: SettledRun,
+  run: RunTransaction,
+  report: ReconcileReport,
+): Promise<ReconcileReport> {
   const { store, loc } = opened;
   const coordination = coordinationUpdates(store, start.refs, takeover, engine.observed);
   const signals = signalDeletions(engine.signals);
   let published;
   try {
     // The snapshot a transition takes as a parent must be in the repository that pushes it.
-    if (opened.worktree && settled.transitions.length > 0) await store.importObjects({ localRepository: opened.worktree.repository }, [opened.worktree.snapshot]);
+    if (opened.worktree && settled.transitions.length > 0)
+      await store.importObjects({ localRepository: opened.worktree.repository }, [opened.worktree.snapshot]);
     published = await run.tx.publish(settled.transitions, () => [...coordination, ...signals, run.runRef.deletion()]);
   } catch (error) {
     if (!(error instanceof NylError && error.code === 'NYL-STATE-UNAVAILABLE')) throw error;

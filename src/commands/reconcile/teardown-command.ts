@@ -10,23 +10,40 @@ import { ALLOW_DEPENDENTS, ALLOW_INCOMPLETE, RUN_OPTIONS, SELECTION } from '../o
 export const teardownCommand: Command = acrossCommand<ReconcileReport>({
   words: ['teardown'],
   summary: 'Tear units down through their drivers, consumers first, and record it',
-  usage: 'nyl teardown (-e <env>... | -l <key=value> | -g <group>) (--unit <name>... | --all) [--allow-dependents] [--allow-incomplete] [--source <rev>] [options] [PATH]',
+  usage:
+    'nyl teardown (-e <env>... | -l <key=value> | -g <group>) (--unit <name>... | --all) [--allow-dependents] [--allow-incomplete] [--source <rev>] [options] [PATH]',
   description:
     "A run like reconcile (lease, run ref, signals, takeover of dead runs, one transition commit with the operation teardown) that records a teardown request on each named unit and carries it out, consumers first, whatever the unit's deletionPolicy. " +
     'A unit that others with an incarnation still depend on waits for them (exit 2): name them too. On a held unit the request is only recorded; the first reconcile or teardown after `nyl resume` carries it out. ' +
     'A unit still in the ownership set gets a new incarnation at the next reconcile. Exit codes as reconcile: 0 done, 2 something waits, 3 a teardown failed, 4 one is uncertain.',
   options: [
     ...SELECTION,
-    { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Tear down this unit (repeatable, or comma-separated). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' },
+    {
+      name: 'unit',
+      type: 'string',
+      multiple: true,
+      list: true,
+      value: '<name>',
+      help: 'Tear down this unit (repeatable, or comma-separated). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
+    },
     { name: 'all', type: 'boolean', help: 'Tear down every unit of the environment that has an incarnation.' },
     ALLOW_DEPENDENTS,
     ALLOW_INCOMPLETE,
-    { name: 'source', type: 'string', value: '<rev>', help: "Resolve the environment at this revision instead of the Environment's source, for this run only." },
+    {
+      name: 'source',
+      type: 'string',
+      value: '<rev>',
+      help: "Resolve the environment at this revision instead of the Environment's source, for this run only.",
+    },
     { name: 'concurrency', type: 'string', value: '<n>', help: 'Teardowns a wave runs at once. Default 4.' },
     { name: 'fail-fast', type: 'boolean', help: 'Start no further teardown after the first failure or uncertain outcome.' },
     ...RUN_OPTIONS,
   ],
-  examples: ['nyl teardown -e dev --unit cache --reason "replaced by redis"', 'nyl teardown -e pr-123 --all --reason "pull request closed"', 'nyl teardown -e dev --unit legacy --allow-incomplete -o json'],
+  examples: [
+    'nyl teardown -e dev --unit cache --reason "replaced by redis"',
+    'nyl teardown -e pr-123 --all --reason "pull request closed"',
+    'nyl teardown -e dev --unit legacy --allow-incomplete -o json',
+  ],
   report: 'ReconcileReport',
   across: { operation: 'teardown', gate: 'dependents', unitsFrom: 'incarnations' },
   async check(p, units) {

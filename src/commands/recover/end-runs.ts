@@ -25,7 +25,12 @@ function endReason(b: LeaseBreakRecord, finding: string): string {
  * each run ref that is readable and not ended yet, with `ended` in its run.yaml. Damaged run refs
  * are left alone (nobody can tell whether such a run lives; recover sets them aside).
  */
-export async function endBrokenRuns(store: StateStore, refs: RefSnapshot, replaced: LeaseView | undefined, at: { now: string; timeMs: number; author: Identity; finding: string }): Promise<RefUpdate[]> {
+export async function endBrokenRuns(
+  store: StateStore,
+  refs: RefSnapshot,
+  replaced: LeaseView | undefined,
+  at: { now: string; timeMs: number; author: Identity; finding: string },
+): Promise<RefUpdate[]> {
   const breaks = new Map((replaced ? breaksCarriedBy(replaced.record) : []).map((b) => [b.run, b]));
   if (breaks.size === 0) return [];
   const headers = (await readRunHeaders(store.reader, store.loc, refs)).filter((h) => h.doc && !h.doc.ended && breaks.has(h.run));
@@ -33,7 +38,13 @@ export async function endBrokenRuns(store: StateStore, refs: RefSnapshot, replac
   const oids = await store.writeCommits(
     headers.map((h) => {
       const doc = { ...h.doc!, ended: { at: at.now, reason: endReason(breaks.get(h.run)!, at.finding) } };
-      return { parent: h.oid, changes: new Map([['run.yaml', serializeRunDoc(doc)]]), message: `nyl: run ${h.run} ended (lease broken, not imported)\n`, author: at.author, timeMs: at.timeMs };
+      return {
+        parent: h.oid,
+        changes: new Map([['run.yaml', serializeRunDoc(doc)]]),
+        message: `nyl: run ${h.run} ended (lease broken, not imported)\n`,
+        author: at.author,
+        timeMs: at.timeMs,
+      };
     }),
   );
   return headers.map((h, i) => ({ ref: h.ref, expect: h.oid, to: oids[i]! }));

@@ -52,14 +52,18 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
   }
   if (result.kind === 'released') {
     const since = result.now ? `; run ${result.now} holds it since and is not broken` : '';
-    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `run ${result.run} released the lease of ${env.name} while lease break waited${since}`, { env: env.name }));
+    report.notes.push(
+      diagnostic('NYL-UNCHANGED', 'note', `run ${result.run} released the lease of ${env.name} while lease break waited${since}`, { env: env.name }),
+    );
     return report;
   }
   const r = result.record;
   const b = r.broken!;
   report.details = { holder: r.holder, run: r.run, operation: r.operation, broken: b };
   if (result.kind === 'already-broken') {
-    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the lease of ${env.name} is already broken (by ${b.by} at ${b.at}: ${b.reason})`, { env: env.name }));
+    report.notes.push(
+      diagnostic('NYL-UNCHANGED', 'note', `the lease of ${env.name} is already broken (by ${b.by} at ${b.at}: ${b.reason})`, { env: env.name }),
+    );
     return report;
   }
   report.result = 'done';
@@ -68,12 +72,22 @@ export async function leaseBreakOpened(rt: Runtime, opened: OpenedEnvironment, r
     // Nobody can tell who held a damaged lease: the note says what was broken and where it is kept.
     report.details.damaged = { object: result.damage.object, problem: result.damage.problem, keptAt: result.keptAt };
     report.notes.push(
-      diagnostic('NYL-LEASE-BROKEN', 'note', `the damaged lease of ${env.name} (${whereOf(result.damage)}: ${result.damage.problem}) is broken and kept at ${result.keptAt}; import what its holder left with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``, { env: env.name }),
+      diagnostic(
+        'NYL-LEASE-BROKEN',
+        'note',
+        `the damaged lease of ${env.name} (${whereOf(result.damage)}: ${result.damage.problem}) is broken and kept at ${result.keptAt}; import what its holder left with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``,
+        { env: env.name },
+      ),
     );
     return report;
   }
   report.notes.push(
-    diagnostic('NYL-LEASE-BROKEN', 'note', `the lease of ${env.name} held by ${r.operation} run ${r.run} of ${r.holder.name} is broken; import its run with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``, { env: env.name }),
+    diagnostic(
+      'NYL-LEASE-BROKEN',
+      'note',
+      `the lease of ${env.name} held by ${r.operation} run ${r.run} of ${r.holder.name} is broken; import its run with \`nyl recover -e ${env.name}\` or \`nyl reconcile -e ${env.name}\``,
+      { env: env.name },
+    ),
   );
   return report;
 }

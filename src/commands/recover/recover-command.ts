@@ -11,8 +11,8 @@ export const recoverCommand: Command = reporting<StateOperationReport>({
   usage: 'nyl recover -e <env> [--unit <name> (--retry | --accept <run>)] [--reason <text>] [options] [PATH]',
   description:
     'Without --unit, imports the run of a broken lease without executing anything: checkpoints with the current execution key become receipts, ' +
-    'units the run left without a checkpoint become uncertain. --unit U --retry clears the unit\'s condition so the next reconcile executes it; ' +
-    '--unit U --accept RUN adopts the receipt RUN checkpointed, when its execution key and uid equal the unit\'s desired document. ' +
+    "units the run left without a checkpoint become uncertain. --unit U --retry clears the unit's condition so the next reconcile executes it; " +
+    "--unit U --accept RUN adopts the receipt RUN checkpointed, when its execution key and uid equal the unit's desired document. " +
     'One transition commit; exit 0 also when units are left uncertain.',
   options: [
     ENV,

@@ -86,8 +86,15 @@ export async function repairStateFiles(opened: OpenedEnvironment, s: Survey): Pr
   const damaged = s.view.damage.find((d) => d.document === 'state');
   if (damaged) {
     const copy = s.observedState.doc?.environment === env.name ? { doc: s.observedState.doc, from: `the copy on ${loc.observedRef}` } : undefined;
-    const found = copy ?? (await newestReadableState(store.reader, loc, s.refs.get(loc.desiredRef)).then((h) => h && { doc: h.doc, from: `commit ${h.commit}` }));
-    if (!found) throw new NylError(damageDiagnostic(env.name, { ...damaged, problem: `${damaged.problem}; no readable state.yaml is left on ${loc.observedRef} or in the history of ${loc.desiredRef}` }));
+    const found =
+      copy ?? (await newestReadableState(store.reader, loc, s.refs.get(loc.desiredRef)).then((h) => h && { doc: h.doc, from: `commit ${h.commit}` }));
+    if (!found)
+      throw new NylError(
+        damageDiagnostic(env.name, {
+          ...damaged,
+          problem: `${damaged.problem}; no readable state.yaml is left on ${loc.observedRef} or in the history of ${loc.desiredRef}`,
+        }),
+      );
     out.state = found.doc;
     out.files.desired = found.doc;
     out.repaired.push(record(damaged, `restored from ${found.from}`));
@@ -109,7 +116,12 @@ function damagedCondition(name: string, d: Damage, run: string, now: string): Co
  * Replaces damaged unit documents: the incarnation kept (uid from the readable document, or
  * `mint()`), a desired document with nothing else guessed, and an uncertain condition.
  */
-export function repairUnits(view: EnvironmentStateView, generation: number, at: { run: string; now: string; mint: () => string }, repaired: RepairRecord[]): { desired: Map<string, DesiredUnitDoc>; observed: Map<string, ObservedUnitDoc> } {
+export function repairUnits(
+  view: EnvironmentStateView,
+  generation: number,
+  at: { run: string; now: string; mint: () => string },
+  repaired: RepairRecord[],
+): { desired: Map<string, DesiredUnitDoc>; observed: Map<string, ObservedUnitDoc> } {
   const desired = new Map(view.desiredUnits);
   const observed = new Map(view.observedUnits);
   const units = view.damage.filter((d) => d.unit && (d.document === 'desired-unit' || d.document === 'observed-unit'));
@@ -144,7 +156,13 @@ export function setAsideSignals(opened: OpenedEnvironment, s: Survey): { updates
     const keptAt = `${damagedPrefix(loc)}signals/${d.ref.slice(signalsPrefix(loc).length)}`;
     out.updates.push({ ref: d.ref, expect: d.object, to: null }, { ref: keptAt, expect: s.refs.get(keptAt) ?? null, to: d.object });
     const warning = damageDiagnostic(env.name, d, 'warning');
-    out.warnings.push(diagnostic('NYL-STATE-CORRUPT', 'warning', `${warning.message}; it is set aside at ${keptAt}`, { env: env.name, repair: 'signal-set-aside', data: { ...warning.data, keptAt } }));
+    out.warnings.push(
+      diagnostic('NYL-STATE-CORRUPT', 'warning', `${warning.message}; it is set aside at ${keptAt}`, {
+        env: env.name,
+        repair: 'signal-set-aside',
+        data: { ...warning.data, keptAt },
+      }),
+    );
     out.repaired.push(record(d, `set aside at ${keptAt}`));
   }
   return out;
@@ -164,7 +182,11 @@ function firstParent(commitText: string): string | undefined {
   return /^parent ([0-9a-f]{40})$/m.exec(header)?.[1];
 }
 
-async function newestReadableState(reader: ObjectReader, loc: StateLocation, tip: string | undefined): Promise<{ doc: EnvironmentStateDoc; commit: string } | undefined> {
+async function newestReadableState(
+  reader: ObjectReader,
+  loc: StateLocation,
+  tip: string | undefined,
+): Promise<{ doc: EnvironmentStateDoc; commit: string } | undefined> {
   let oid = tip;
   for (let i = 0; oid && i < MAX_COMMITS; i++) {
     const [commit, blob] = await reader.readMany([oid, `${oid}:${statePathOf(loc, 'state.yaml')}`]);

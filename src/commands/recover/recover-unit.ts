@@ -64,14 +64,25 @@ interface UnitCase {
 
 function keyOf(opened: OpenedEnvironment, d: DesiredUnitDoc | undefined): string | undefined {
   if (!d?.uid || !d.kind || !d.rendering) return undefined;
-  return executionKey({ kind: d.kind, rendering: d.rendering, uid: d.uid, driverVersion: versionOf(d.kind, opened.drivers), ...(d.reads ? { reads: d.reads } : {}) });
+  return executionKey({
+    kind: d.kind,
+    rendering: d.rendering,
+    uid: d.uid,
+    driverVersion: versionOf(d.kind, opened.drivers),
+    ...(d.reads ? { reads: d.reads } : {}),
+  });
 }
 
 /**
  * Every checkpoint of the unit that a run ref or evidence ref holds, newest run first. A damaged
  * record is listed with result `damaged` (never acceptable) and reported as a warning.
  */
-async function listEvidence(opened: OpenedEnvironment, refs: RefSnapshot, c: Omit<UnitCase, 'evidence'>, report: StateOperationReport): Promise<EvidenceEntry[]> {
+async function listEvidence(
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  c: Omit<UnitCase, 'evidence'>,
+  report: StateOperationReport,
+): Promise<EvidenceEntry[]> {
   const { store } = opened;
   const prefix = runsPrefix(store.loc);
   const sources: { run: string; ref: string; oid: string; source: 'run' | 'evidence' }[] = [];
@@ -101,14 +112,23 @@ function unitKeyNow(c: Pick<UnitCase, 'recordedKey' | 'resolvedKey'>): string | 
 
 function refusal(opened: OpenedEnvironment, c: UnitCase, code: RefusalCode, message: string): NylError {
   const condition = c.observed?.condition;
-  return new NylError(diagnostic(code, 'error', message, { env: opened.env.name, unit: c.name, data: { evidence: c.evidence } }), { unit: c.name, evidence: c.evidence, ...(condition ? { condition } : {}) });
+  return new NylError(diagnostic(code, 'error', message, { env: opened.env.name, unit: c.name, data: { evidence: c.evidence } }), {
+    unit: c.name,
+    evidence: c.evidence,
+    ...(condition ? { condition } : {}),
+  });
 }
 
 /** --retry: clears the condition, recording an acknowledgement when a reason is given. */
 function retry(rt: Runtime, opened: OpenedEnvironment, c: UnitCase, req: RecoverOptions, next: ObservedUnitDoc): Record<string, unknown> {
   const condition = c.observed!.condition!;
   if (condition.acknowledgementRequired && !req.reason?.trim()) {
-    throw refusal(opened, c, 'NYL-RECOVER-REASON-REQUIRED', `${c.name} failed with "${condition.reason}"; its driver requires an acknowledgement before a retry`);
+    throw refusal(
+      opened,
+      c,
+      'NYL-RECOVER-REASON-REQUIRED',
+      `${c.name} failed with "${condition.reason}"; its driver requires an acknowledgement before a retry`,
+    );
   }
   if (req.reason?.trim()) next.acknowledgement = { by: formatIdentity(opened.author!), reason: req.reason, at: isoSeconds(rt.clock.now()) };
   return { action: 'retry' };
@@ -122,7 +142,9 @@ function retry(rt: Runtime, opened: OpenedEnvironment, c: UnitCase, req: Recover
 async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase, run: string, next: ObservedUnitDoc): Promise<Record<string, unknown>> {
   const { store } = opened;
   if (isHeld(c.desired)) throw refusal(opened, c, 'NYL-RECOVER-KEY-MISMATCH', `${c.name} is held: a held unit runs nothing, so nothing can be accepted for it`);
-  const sources = [runRefName(store.loc, run), evidenceRefName(store, c.name, run), lateEvidenceRefName(store, c.name, run)].map((ref) => refs.get(ref)).filter((o): o is string => o !== undefined);
+  const sources = [runRefName(store.loc, run), evidenceRefName(store, c.name, run), lateEvidenceRefName(store, c.name, run)]
+    .map((ref) => refs.get(ref))
+    .filter((o): o is string => o !== undefined);
   const docs = await Promise.all(sources.map((oid) => readRunUnit(store.reader, oid, c.name)));
   const cp: RunUnitDoc | undefined = docs.find((doc) => doc?.checkpoint?.result === 'receipt');
   if (!run || !cp?.checkpoint) throw refusal(opened, c, 'NYL-RECOVER-CHECKPOINT-MISSING', `run ${run || '(none)'} has no receipt checkpoint of ${c.name}`);
@@ -140,7 +162,15 @@ async function accept(opened: OpenedEnvironment, refs: RefSnapshot, c: UnitCase,
 }
 
 /** Applies --retry or --accept to the unit named by --unit, into work. */
-export async function decideUnit(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, generation: number, req: RecoverOptions, work: RecoverWork, report: StateOperationReport): Promise<void> {
+export async function decideUnit(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  generation: number,
+  req: RecoverOptions,
+  work: RecoverWork,
+  report: StateOperationReport,
+): Promise<void> {
   const name = req.unit!;
   const desired = work.desired.get(name);
   const observed = work.observed.get(name);

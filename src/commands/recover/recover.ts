@@ -28,7 +28,18 @@ import { isoSeconds } from '../../util/clock';
 import type { Runtime } from '../../util/runtime';
 import { uuidv7 } from '../../util/uuid';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, planInputOf, trailersOf } from '../shared/context';
-import { damageOfSurvey, giveIncarnations, type RepairRecord, repairStateFiles, repairUnits, runsDamaged, setAsideSignals, type StateRepair, survey, type Survey } from './recover-damage';
+import {
+  damageOfSurvey,
+  giveIncarnations,
+  type RepairRecord,
+  repairStateFiles,
+  repairUnits,
+  runsDamaged,
+  setAsideSignals,
+  type StateRepair,
+  survey,
+  type Survey,
+} from './recover-damage';
 import { decideUnit, type RecoverOptions, type RecoverWork } from './recover-unit';
 import { stateOperationReport } from '../shared/report-base';
 import { inactiveStateOf } from '../state/state-checks';
@@ -42,7 +53,8 @@ function checkUsage(req: RecoverOptions): void {
     fail('NYL-USAGE', '--unit takes exactly one of --retry and --accept <run>', { fix: 'pass --unit U --retry, or --unit U --accept <run> --reason <why>' });
   }
   if (!req.unit && (req.retry || req.accept !== undefined)) fail('NYL-USAGE', '--retry and --accept need --unit', { fix: 'pass --unit <name>' });
-  if (req.accept !== undefined && !req.reason?.trim()) fail('NYL-USAGE', '--accept needs --reason', { fix: 'pass --reason "<why the checkpoint can be adopted>"' });
+  if (req.accept !== undefined && !req.reason?.trim())
+    fail('NYL-USAGE', '--accept needs --reason', { fix: 'pass --reason "<why the checkpoint can be adopted>"' });
 }
 
 export async function recover(rt: Runtime, req: RecoverRequest): Promise<StateOperationReport> {
@@ -75,7 +87,11 @@ export async function recoverOpened(rt: Runtime, opened: OpenedEnvironment, req:
 function requireReasonForRepairs(opened: OpenedEnvironment, s: Survey, req: RecoverOptions): boolean {
   const damage = damageOfSurvey(s);
   if (damage.length > 0 && !req.reason?.trim()) {
-    fail('NYL-REASON-REQUIRED', `recover repairs damaged state of ${opened.env.name} (${damage.length} document(s), such as ${damage[0]!.ref}); it needs a --reason, recorded with the repair`, { operation: 'recover' });
+    fail(
+      'NYL-REASON-REQUIRED',
+      `recover repairs damaged state of ${opened.env.name} (${damage.length} document(s), such as ${damage[0]!.ref}); it needs a --reason, recorded with the repair`,
+      { operation: 'recover' },
+    );
   }
   return damage.length > 0;
 }
@@ -92,17 +108,25 @@ function refuseWithoutImport(rt: Runtime, opened: OpenedEnvironment, lease: Leas
   if (lease && !importing && RUN_OPERATIONS.has(lease.record.operation) && leaseStatus(lease.record, rt.clock.now(), timing.skewMs) === 'expired') {
     throw brokenError(name, lease, true);
   }
-  if (!importing && !damaged && !req.unit) fail('NYL-RECOVER-NOTHING', `the lease of ${name} is not broken and nothing is damaged, so there is nothing to import or repair`, { env: name });
+  if (!importing && !damaged && !req.unit)
+    fail('NYL-RECOVER-NOTHING', `the lease of ${name} is not broken and nothing is damaged, so there is nothing to import or repair`, { env: name });
 }
 
-async function recoverUnderLease(rt: Runtime, opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, first: Survey): Promise<StateOperationReport> {
+async function recoverUnderLease(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: RecoverOptions,
+  tx: LeaseTransaction,
+  first: Survey,
+): Promise<StateOperationReport> {
   const { env } = opened;
   const report = stateOperationReport('recover', env.name);
   const broken = tx.replaced?.record.broken !== undefined;
   const s = await survey(opened, tx.snapshot, first);
   const damaged = requireReasonForRepairs(opened, s, req);
   // Another importer may have taken the broken lease over and imported its run while we waited.
-  if (!broken && !damaged && !req.unit) fail('NYL-RECOVER-NOTHING', `the lease of ${env.name} is no longer broken: another importer imported its run`, { env: env.name });
+  if (!broken && !damaged && !req.unit)
+    fail('NYL-RECOVER-NOTHING', `the lease of ${env.name} is no longer broken: another importer imported its run`, { env: env.name });
   const state = await repairStateFiles(opened, s);
   if (!state.state || state.state.status !== 'active') return recoverInactive(rt, opened, req, tx, state, broken, report);
   const r = await importAndRepair(rt, opened, tx, s, state, broken);
@@ -121,14 +145,23 @@ interface Recovery {
 }
 
 /** Repairs damaged unit documents, then imports the dead runs when the lease is broken or a run is damaged. */
-async function importAndRepair(rt: Runtime, opened: OpenedEnvironment, tx: LeaseTransaction, s: Survey, state: StateRepair, broken: boolean): Promise<Recovery> {
+async function importAndRepair(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  tx: LeaseTransaction,
+  s: Survey,
+  state: StateRepair,
+  broken: boolean,
+): Promise<Recovery> {
   const generation = state.state!.generation;
   const now = isoSeconds(rt.clock.now());
   const mint = () => uuidv7(rt.clock.now());
   const repaired = [...state.repaired];
   const docs = repairUnits(s.view, generation, { run: tx.lease.record.run, now, mint }, repaired);
   const importing = broken || runsDamaged(s);
-  const takeover = importing ? await takeOver(opened.store, tx.snapshot, { ...planInputOf(opened, generation, docs), now }, undefined, tx.replaced, { tolerate: true }) : undefined;
+  const takeover = importing
+    ? await takeOver(opened.store, tx.snapshot, { ...planInputOf(opened, generation, docs), now }, undefined, tx.replaced, { tolerate: true })
+    : undefined;
   if (takeover) await reapLeftovers(takeover, opened.drivers, opened.env.name, rt);
   const work: RecoverWork = {
     desired: new Map(takeover?.imported.desired ?? docs.desired),
@@ -143,7 +176,10 @@ async function importAndRepair(rt: Runtime, opened: OpenedEnvironment, tx: Lease
 /** Adds the repaired state.yaml files to the transition (a desired commit always exists then). */
 function withStateFiles(loc: StateLocation, refs: RefSnapshot, transitions: RefTransition[], files: StateRepair['files']): RefTransition[] {
   const out = transitions.map((t) => ({ ...t, changes: new Map(t.changes) }));
-  for (const [ref, doc] of [[loc.desiredRef, files.desired], [loc.observedRef, files.observed]] as const) {
+  for (const [ref, doc] of [
+    [loc.desiredRef, files.desired],
+    [loc.observedRef, files.observed],
+  ] as const) {
     if (!doc) continue;
     let t = out.find((x) => x.ref === ref);
     if (!t) out.push((t = { ref, base: refs.get(ref), changes: new Map(), message: out[0]!.message }));
@@ -152,7 +188,14 @@ function withStateFiles(loc: StateLocation, refs: RefSnapshot, transitions: RefT
   return out;
 }
 
-async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, r: Recovery, report: StateOperationReport): Promise<StateOperationReport> {
+async function publishRecovery(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: RecoverOptions,
+  tx: LeaseTransaction,
+  r: Recovery,
+  report: StateOperationReport,
+): Promise<StateOperationReport> {
   const { store, loc, env } = opened;
   const refs = r.survey.refs;
   // Holds delivered to runs that died take effect here: a delivered hold always takes effect.
@@ -161,11 +204,24 @@ async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: Reco
   const aside = setAsideSignals(opened, r.survey);
   const repaired = [...r.repaired, ...aside.repaired];
   const breaks = r.broken ? breakFields(tx.replaced) : {};
-  const body = { operation: 'recover', units: r.work.units, imported: r.takeover?.imported.imported ?? [], recovered: r.work.recovered, held: holds.held, repaired, ...breaks };
+  const body = {
+    operation: 'recover',
+    units: r.work.units,
+    imported: r.takeover?.imported.imported ?? [],
+    recovered: r.work.recovered,
+    held: holds.held,
+    repaired,
+    ...breaks,
+  };
   const before = { desired: r.survey.view.desiredUnits, observed: r.survey.view.observedUnits };
   const after = { desired: holds.desired, observed: r.work.observed };
   const forceDesired = breaks.leaseBroken !== undefined || repaired.length > 0;
-  const transitions = withStateFiles(loc, refs, buildTransitions(loc, refs, env.name, before, after, body, trailersOf(opened, req.reason), req.unit ? [req.unit] : [], forceDesired), r.state.files);
+  const transitions = withStateFiles(
+    loc,
+    refs,
+    buildTransitions(loc, refs, env.name, before, after, body, trailersOf(opened, req.reason), req.unit ? [req.unit] : [], forceDesired),
+    r.state.files,
+  );
   const extra = [...coordinationUpdates(store, refs, r.takeover, r.work.observed), ...signalDeletions(signals), ...aside.updates];
   await rt.faults.reach('before-recover-push');
   const published = await tx.publish(transitions, () => extra);
@@ -175,7 +231,13 @@ async function publishRecovery(rt: Runtime, opened: OpenedEnvironment, req: Reco
   return report;
 }
 
-function reportRecovery(opened: OpenedEnvironment, r: Recovery, refs: RefSnapshot, more: { held: string[]; repaired: RepairRecord[]; breaks: object }, report: StateOperationReport): void {
+function reportRecovery(
+  opened: OpenedEnvironment,
+  r: Recovery,
+  refs: RefSnapshot,
+  more: { held: string[]; repaired: RepairRecord[]; breaks: object },
+  report: StateOperationReport,
+): void {
   const { loc, env } = opened;
   report.result = 'done';
   report.desired = refs.get(loc.desiredRef);
@@ -189,7 +251,10 @@ function reportRecovery(opened: OpenedEnvironment, r: Recovery, refs: RefSnapsho
   if (more.repaired.length > 0) report.details.repaired = more.repaired;
   Object.assign(report.details, more.breaks);
   const uncertain = [...r.work.observed].filter(([, o]) => o.condition?.type === 'uncertain').map(([n]) => n);
-  if (uncertain.length > 0) report.warnings.push(diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `units left uncertain: ${uncertain.join(', ')}`, { env: env.name, units: uncertain, unit: uncertain[0] }));
+  if (uncertain.length > 0)
+    report.warnings.push(
+      diagnostic('NYL-UNIT-UNCERTAIN', 'warning', `units left uncertain: ${uncertain.join(', ')}`, { env: env.name, units: uncertain, unit: uncertain[0] }),
+    );
 }
 
 /**
@@ -198,20 +263,36 @@ function reportRecovery(opened: OpenedEnvironment, r: Recovery, refs: RefSnapsho
  * broken runs' refs are marked ended in the same push (./end-runs.ts): they stay for a later
  * import but no longer hold the environment, so the command that repairs the state can run.
  */
-async function recoverInactive(rt: Runtime, opened: OpenedEnvironment, req: RecoverOptions, tx: LeaseTransaction, repair: StateRepair, broken: boolean, report: StateOperationReport): Promise<StateOperationReport> {
+async function recoverInactive(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: RecoverOptions,
+  tx: LeaseTransaction,
+  repair: StateRepair,
+  broken: boolean,
+  report: StateOperationReport,
+): Promise<StateOperationReport> {
   const { loc, env, store } = opened;
   const state = repair.state;
   // With --unit there is nothing to decide on: a refusal. Else a warning beside the cleared break.
   const finding = (await inactiveStateOf(opened, tx.snapshot, state, req.unit ? 'error' : 'warning'))!;
   if (req.unit) throw new NylError(finding);
-  if (!broken && repair.repaired.length === 0) throw new NylError(diagnostic('NYL-RECOVER-NOTHING', 'error', `the lease of ${env.name} is not broken`, { env: env.name }));
+  if (!broken && repair.repaired.length === 0)
+    throw new NylError(diagnostic('NYL-RECOVER-NOTHING', 'error', `the lease of ${env.name} is not broken`, { env: env.name }));
   const breaks = broken ? breakFields(tx.replaced) : {};
   const timeMs = rt.clock.now();
-  const ended = broken ? await endBrokenRuns(store, tx.snapshot, tx.replaced, { now: isoSeconds(timeMs), timeMs, author: opened.author!, finding: finding.code }) : [];
+  const ended = broken
+    ? await endBrokenRuns(store, tx.snapshot, tx.replaced, { now: isoSeconds(timeMs), timeMs, author: opened.author!, finding: finding.code })
+    : [];
   if (state) {
     const empty = { desired: new Map(), observed: new Map() };
     const body = { operation: 'recover', ...(repair.repaired.length > 0 ? { repaired: repair.repaired } : {}), ...breaks };
-    const transitions = withStateFiles(loc, tx.snapshot, buildTransitions(loc, tx.snapshot, env.name, empty, empty, body, trailersOf(opened, req.reason), [], true), repair.files);
+    const transitions = withStateFiles(
+      loc,
+      tx.snapshot,
+      buildTransitions(loc, tx.snapshot, env.name, empty, empty, body, trailersOf(opened, req.reason), [], true),
+      repair.files,
+    );
     const published = await tx.publish(transitions, () => ended);
     report.desired = published.commits.get(loc.desiredRef);
   } else if (ended.length > 0) {

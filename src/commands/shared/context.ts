@@ -116,7 +116,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
   const reader = new BatchReader(rt.git, checkout.workTree);
   let store: StateStore | undefined;
   try {
-    const head = await resolveCommit(reader, 'HEAD', { what: 'the checkout\'s HEAD' });
+    const head = await resolveCommit(reader, 'HEAD', { what: "the checkout's HEAD" });
     const worktree = req.worktree ? await worktreeSource(rt, checkout, reader, head) : undefined;
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
     // The declaration commit: HEAD, or with --worktree the snapshot (also the source commit).
@@ -125,10 +125,14 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
     const atHead = headLoad.project;
     const env = resolveEnvironment(atHead, req.environment);
     if (!env) {
-      fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${req.environment}${atHead.templates?.size ? ', and no EnvironmentTemplate\'s namePattern matches it' : ''}`, {
-        env: req.environment,
-        ...knownEnvironments(atHead),
-      });
+      fail(
+        'NYL-ENVIRONMENT-UNKNOWN',
+        `the project declares no Environment ${req.environment}${atHead.templates?.size ? ", and no EnvironmentTemplate's namePattern matches it" : ''}`,
+        {
+          env: req.environment,
+          ...knownEnvironments(atHead),
+        },
+      );
     }
     const rev = options.renders === false ? 'HEAD' : (req.source ?? env.spec.source?.ref ?? 'HEAD');
     const asker = req.source !== undefined ? { what: '--source', env: env.name, override: true } : { what: `spec.source.ref of ${env.name}`, env: env.name };
@@ -195,23 +199,45 @@ async function worktreeSource(rt: Runtime, checkout: Checkout, reader: BatchRead
 export function worktreeWarning(opened: OpenedEnvironment, retained: 'retained' | 'unwritten' | 'plan'): Diagnostic[] {
   const w = opened.worktree;
   if (!w) return [];
-  const kept = { retained: 'state history retains it', unwritten: 'the run wrote no state, so nothing retains it', plan: 'a reconcile --worktree that writes state retains it' }[retained];
+  const kept = {
+    retained: 'state history retains it',
+    unwritten: 'the run wrote no state, so nothing retains it',
+    plan: 'a reconcile --worktree that writes state retains it',
+  }[retained];
   const same = w.matchesHead ? `; the working files match HEAD ${w.head}, so a run without --worktree renders the same files from a commit of a branch` : '';
   return [
-    diagnostic('NYL-SOURCE-WORKTREE', 'warning', `${opened.env.name} renders from the working-file snapshot ${w.snapshot}, not from a commit of a branch; ${kept}${same}`, {
-      env: opened.env.name,
-      data: { snapshot: w.snapshot, head: w.head, matchesHead: w.matchesHead, retained: retained === 'retained' },
-    }),
+    diagnostic(
+      'NYL-SOURCE-WORKTREE',
+      'warning',
+      `${opened.env.name} renders from the working-file snapshot ${w.snapshot}, not from a commit of a branch; ${kept}${same}`,
+      {
+        env: opened.env.name,
+        data: { snapshot: w.snapshot, head: w.head, matchesHead: w.matchesHead, retained: retained === 'retained' },
+      },
+    ),
   ];
 }
 
 /** What the planner reads for these documents; an import adds its runs and the time. */
 export function planInputOf(opened: OpenedEnvironment, generation: number, docs: DocumentSets): PlanInput & DocumentSets {
-  return { project: opened.project, env: opened.env, generation, desired: docs.desired, observed: docs.observed, sourceCommit: opened.sourceCommit, drivers: opened.drivers };
+  return {
+    project: opened.project,
+    env: opened.env,
+    generation,
+    desired: docs.desired,
+    observed: docs.observed,
+    sourceCommit: opened.sourceCommit,
+    drivers: opened.drivers,
+  };
 }
 
 /** The lease an operation (not a run) takes: a fresh run id, the author, the Environment's duration. */
-export function leaseOptionsOf(rt: Runtime, opened: OpenedEnvironment, operation: string, more: { initial?: RefSnapshot; waitMs?: number | undefined; keepBroken?: boolean } = {}): TransactionOptions {
+export function leaseOptionsOf(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  operation: string,
+  more: { initial?: RefSnapshot; waitMs?: number | undefined; keepBroken?: boolean } = {},
+): TransactionOptions {
   const { waitMs, ...rest } = more;
   return { operation, run: uuidv7(rt.clock.now()), author: opened.author!, ...opened.env.spec.lease, ...rest, ...(waitMs !== undefined ? { waitMs } : {}) };
 }
@@ -229,7 +255,7 @@ export async function readDeclarations(rt: Runtime, path: string): Promise<Proje
   const checkout = await openCheckout(rt.git, path);
   const reader = new BatchReader(rt.git, checkout.workTree);
   try {
-    const head = await resolveCommit(reader, 'HEAD', { what: 'the checkout\'s HEAD' });
+    const head = await resolveCommit(reader, 'HEAD', { what: "the checkout's HEAD" });
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
     return (await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache)).project;
   } finally {

@@ -42,9 +42,15 @@ export function resolveIdentity(author: string | undefined, checkout: Checkout):
   if (checkout.userName && checkout.userEmail) {
     const problem = identityProblem(checkout.userName, checkout.userEmail);
     if (problem) {
-      fail('NYL-COMMIT-IDENTITY-MISSING', `Git's user.name ${JSON.stringify(checkout.userName)} and user.email ${JSON.stringify(checkout.userEmail)} of ${checkout.workTree} cannot author a commit: ${problem}`);
+      fail(
+        'NYL-COMMIT-IDENTITY-MISSING',
+        `Git's user.name ${JSON.stringify(checkout.userName)} and user.email ${JSON.stringify(checkout.userEmail)} of ${checkout.workTree} cannot author a commit: ${problem}`,
+      );
     }
     return { name: checkout.userName, email: checkout.userEmail };
   }
-  fail('NYL-COMMIT-IDENTITY-MISSING', `no author for state commits: --author is not given and the repository ${checkout.workTree} has no user.name and user.email`);
+  fail(
+    'NYL-COMMIT-IDENTITY-MISSING',
+    `no author for state commits: --author is not given and the repository ${checkout.workTree} has no user.name and user.email`,
+  );
 }

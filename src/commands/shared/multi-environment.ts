@@ -30,14 +30,28 @@ import { resolveEnvironment } from '../../project/instances';
 import { ownershipSet } from '../../project/selectors';
 import { exitCodeOf } from '../../report/exit-code';
 import { refusalDocument } from '../../report/refusal';
-import { emptyDiagnostics, FORMAT_VERSION, type MultiEnvironmentReport, type RefusalDocument, REPORT_API_VERSION, type SingleEnvironmentReport } from '../../report/types';
+import {
+  emptyDiagnostics,
+  FORMAT_VERSION,
+  type MultiEnvironmentReport,
+  type RefusalDocument,
+  REPORT_API_VERSION,
+  type SingleEnvironmentReport,
+} from '../../report/types';
 import { type EnvironmentStateView, readEnvironmentState } from '../../state/read';
 import { requestedUnits } from '../../run/teardown-requests';
 import type { Runtime } from '../../util/runtime';
 import { openEnvironment, type OpenedEnvironment, readDeclarations } from './context';
 import { readRefs } from '../inspect/inspect-state';
 import { verifiableUnits } from '../verify/verify';
-import { dependentsFirst, type EnvironmentOrder, type EnvironmentSelector, qualifiedUnits, resolveSelection, unitsByEnvironment } from './environment-selection';
+import {
+  dependentsFirst,
+  type EnvironmentOrder,
+  type EnvironmentSelector,
+  qualifiedUnits,
+  resolveSelection,
+  unitsByEnvironment,
+} from './environment-selection';
 
 type MultiEnvironmentOperation = MultiEnvironmentReport['operation'];
 
@@ -87,7 +101,13 @@ interface Schedule extends EnvironmentOrder {
   units: Map<string, string[]> | undefined;
 }
 
-export async function runEnvironments(rt: Runtime, operation: MultiEnvironmentOperation, traits: CommandTraits, req: MultiEnvironmentRequest, runOne: RunEnvironment): Promise<MultiEnvironmentReport> {
+export async function runEnvironments(
+  rt: Runtime,
+  operation: MultiEnvironmentOperation,
+  traits: CommandTraits,
+  req: MultiEnvironmentRequest,
+  runOne: RunEnvironment,
+): Promise<MultiEnvironmentReport> {
   const schedule = await scheduleOf(rt, req, traits);
   const run = (env: string): Promise<Ended> => endOf(operation, traits, env, () => runOne(env, schedule.units?.get(env)));
   const ended = await runSchedule(rt, schedule, Math.max(1, req.environmentConcurrency), run, sectionsOf(operation, traits));
@@ -97,11 +117,25 @@ export async function runEnvironments(rt: Runtime, operation: MultiEnvironmentOp
     environments[env] = ended.get(env)!.document;
     exitCodes[env] = ended.get(env)!.exit;
   }
-  return { apiVersion: REPORT_API_VERSION, formatVersion: FORMAT_VERSION, kind: 'MultiEnvironmentReport', operation, environmentOrder: schedule.order, environments, exitCodes, ...emptyDiagnostics() };
+  return {
+    apiVersion: REPORT_API_VERSION,
+    formatVersion: FORMAT_VERSION,
+    kind: 'MultiEnvironmentReport',
+    operation,
+    environmentOrder: schedule.order,
+    environments,
+    exitCodes,
+    ...emptyDiagnostics(),
+  };
 }
 
 /** Runs one environment's command; a refusal becomes its section, with the exit it would have. */
-async function endOf(operation: MultiEnvironmentOperation, traits: CommandTraits, environment: string, run: () => Promise<SingleEnvironmentReport>): Promise<Ended> {
+async function endOf(
+  operation: MultiEnvironmentOperation,
+  traits: CommandTraits,
+  environment: string,
+  run: () => Promise<SingleEnvironmentReport>,
+): Promise<Ended> {
   try {
     const report = await run();
     return { document: report, exit: exitCodeOf(report, report.errors, operation) };
@@ -128,14 +162,17 @@ function sectionsOf(operation: MultiEnvironmentOperation, traits: CommandTraits)
     blocked(environment, waitedFor, ended) {
       const failing = waitedFor.filter((d) => ended.get(d)!.exit !== 0);
       const how = failing.map((d) => `${d} (exit ${ended.get(d)!.exit})`).join(', ');
-      const message = traits.gate === 'dependents'
-        ? `environment ${environment} was not torn down: ${failing.length === 1 ? 'an environment that depends' : 'environments that depend'} on it, ${how}, did not end with exit 0`
-        : `environment ${environment} was not started: it depends on ${how}, which did not end with exit 0`;
+      const message =
+        traits.gate === 'dependents'
+          ? `environment ${environment} was not torn down: ${failing.length === 1 ? 'an environment that depends' : 'environments that depend'} on it, ${how}, did not end with exit 0`
+          : `environment ${environment} was not started: it depends on ${how}, which did not end with exit 0`;
       const error = diagnostic('NYL-ENVIRONMENT-BLOCKED', 'error', message, { env: environment, blockedBy: failing, data: { blockedBy: failing } });
       return { document: refusalOf(traits, environment, [error], { blockedBy: failing }), exit: 2 };
     },
     notStarted(environment) {
-      const error = diagnostic('NYL-RUN-CANCELLED', 'error', `environment ${environment} was not started: the command was cancelled by a signal`, { env: environment });
+      const error = diagnostic('NYL-RUN-CANCELLED', 'error', `environment ${environment} was not started: the command was cancelled by a signal`, {
+        env: environment,
+      });
       return { document: refusalOf(traits, environment, [error], { notStarted: true }), exit: exitCodeOf(undefined, [error], operation) };
     },
   };
@@ -169,7 +206,11 @@ async function unitsOf(rt: Runtime, req: MultiEnvironmentRequest, order: string[
 
 /** One environment's units for --unit: those its own command accepts (CommandTraits.unitsFrom). */
 async function knownUnits(rt: Runtime, req: MultiEnvironmentRequest, environment: string, traits: CommandTraits): Promise<Set<string>> {
-  const opened = await openEnvironment(rt, { path: req.path, environment, ...(req.source !== undefined ? { source: req.source } : {}), ...(req.local ? { local: true } : {}) }, { writes: false });
+  const opened = await openEnvironment(
+    rt,
+    { path: req.path, environment, ...(req.source !== undefined ? { source: req.source } : {}), ...(req.local ? { local: true } : {}) },
+    { writes: false },
+  );
   try {
     const owned = ownershipSet(opened.project, opened.env).map((u) => u.name);
     const view = traits.unitsFrom === 'source' ? undefined : await stateView(opened);
@@ -221,7 +262,12 @@ export async function runSchedule(
         ended.set(env, unrun.blocked(env, waitsFor, ended));
       } else {
         if (running.size >= limit) continue;
-        running.set(env, run(env).then((end) => void ended.set(env, end)).finally(() => running.delete(env)));
+        running.set(
+          env,
+          run(env)
+            .then((end) => void ended.set(env, end))
+            .finally(() => running.delete(env)),
+        );
       }
       pending = pending.filter((p) => p !== env);
     }

@@ -22,7 +22,9 @@ export function stateOperationReport(operation: string, environment: string, det
 
 /** NYL-STATE-DIVERGED for each of the clone's known branches a sync left as it was. */
 export function divergedWarnings(env: string, diverged: string[]): Diagnostic[] {
-  return diverged.map((ref) => diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env, ref }));
+  return diverged.map((ref) =>
+    diagnostic('NYL-STATE-DIVERGED', 'warning', `the clone's ${ref} diverged from the state repository and was left as it is`, { env, ref }),
+  );
 }
 
 /** NYL-STATE-LOCAL-WORK as a warning (status, plan): online writers refuse until `nyl recover -e ENV --local` imports them. */
@@ -35,7 +37,12 @@ export function localWorkWarnings(env: string, coordination: string, refs: Map<s
  * it): its fix names the verify and the --reapply, as no run repairs a lost state by itself.
  */
 export function stateLostObserved(env: string, unit: string, detail: string | undefined): Diagnostic {
-  return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${unit}: ${detail ?? 'the state its receipt recorded is gone'}`, { env, unit, units: [unit], observed: true });
+  return diagnostic('NYL-BACKEND-STATE-LOST', 'warning', `${unit}: ${detail ?? 'the state its receipt recorded is gone'}`, {
+    env,
+    unit,
+    units: [unit],
+    observed: true,
+  });
 }
 
 /**

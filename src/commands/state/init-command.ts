@@ -19,7 +19,11 @@ export const stateInitCommand: Command = reporting<StateOperationReport>({
     '--reason is recorded with a fresh start (the fresh event and the Nyl-Reason trailer); say why whenever you can.',
   options: [
     ENV,
-    { name: 'fresh', type: 'boolean', help: "Start over deliberately: every unit becomes a new incarnation (also after state delete, or where the clone's known branches hold state the repository lacks)." },
+    {
+      name: 'fresh',
+      type: 'boolean',
+      help: "Start over deliberately: every unit becomes a new incarnation (also after state delete, or where the clone's known branches hold state the repository lacks).",
+    },
     REASON,
     WAIT,
     AUTHOR,

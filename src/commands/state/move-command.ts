@@ -9,7 +9,8 @@ import { AUTHOR, ENV, OUTPUT, REASON, WAIT } from '../options';
 export const stateMoveCommand: Command = reporting<StateOperationReport>({
   words: ['state', 'move'],
   summary: "Move an environment's state to the location its Environment configures",
-  usage: 'nyl state move -e <env> [--from <url|repository|local>] [--desired-ref <ref>] [--observed-ref <ref>] [--state-path <path>] [--coordination-refs <prefix>] [options] [PATH]',
+  usage:
+    'nyl state move -e <env> [--from <url|repository|local>] [--desired-ref <ref>] [--observed-ref <ref>] [--state-path <path>] [--coordination-refs <prefix>] [options] [PATH]',
   description:
     'Moves the state to the location the Environment configures now; the options name the old location, each defaulting to the configured value. ' +
     'The history of both state refs moves (every old commit stays an ancestor of the new tips; nothing is rewritten or force-pushed), and units keep their uids, receipts and conditions. ' +
@@ -19,7 +20,12 @@ export const stateMoveCommand: Command = reporting<StateOperationReport>({
     'A move refuses while a run or a broken lease holds the old location (NYL-LEASE-HELD, NYL-LEASE-BROKEN), and when the new location holds other state of the environment (NYL-STATE-MOVE-DESTINATION).',
   options: [
     ENV,
-    { name: 'from', type: 'string', value: '<url|repository|local>', help: "The old repository: a URL, a GitRepository's name, or local (the clone's own branches). Default: the configured repository." },
+    {
+      name: 'from',
+      type: 'string',
+      value: '<url|repository|local>',
+      help: "The old repository: a URL, a GitRepository's name, or local (the clone's own branches). Default: the configured repository.",
+    },
     { name: 'desired-ref', type: 'string', value: '<ref>', help: 'The old desired ref. Default: the configured one.' },
     { name: 'observed-ref', type: 'string', value: '<ref>', help: 'The old observed ref. Default: the configured one.' },
     { name: 'state-path', type: 'string', value: '<path>', help: "The old state.path (the environment's directory on the refs). Default: the configured one." },

@@ -11,10 +11,10 @@ export const stateResealCommand: Command = reporting<StateOperationReport>({
   usage: 'nyl state reseal -e <env> [--reason <text>] [options] [PATH]',
   description:
     'After a rotation (the new key first in NYL_SECRETS_KEY or NYL_SECRETS_KEY_FILE, the old one after it), opens every sealed value of the observed state and seals it again with the first key ' +
-    '(aes256gcm:v2, bound to the environment, the unit and the output), and replaces the digest of each by the first key\'s: one observed commit (operation state-reseal), under the lease; ' +
+    "(aes256gcm:v2, bound to the environment, the unit and the output), and replaces the digest of each by the first key's: one observed commit (operation state-reseal), under the lease; " +
     'the desired state does not change. Values already sealed and digested by the first key are left alone; when nothing changes nothing is written. ' +
     'A value no configured key opens refuses the whole reseal (NYL-RESEAL-UNOPENED, exit 1), and so do run refs not imported yet, whose checkpoints may hold old-key seals (NYL-RESEAL-RUNS-UNIMPORTED, exit 1: import them with nyl reconcile or nyl recover first); nothing is written. ' +
-    "Digests of values a Terraform or OpenTofu backend keeps are left (NYL-RESEAL-KEPT): the key they name stays needed until their units execute again (nyl reconcile --unit <unit> --reapply). " +
+    'Digests of values a Terraform or OpenTofu backend keeps are left (NYL-RESEAL-KEPT): the key they name stays needed until their units execute again (nyl reconcile --unit <unit> --reapply). ' +
     'A unit that consumes a value whose digest changed executes once on the next reconcile (NYL-RESEAL-CONSUMERS), since its execution key covers the digest. ' +
     'Remove the old key once the next reconcile has run those consumers. The state history keeps the old seals: after a key leak, rotate the secrets themselves.',
   options: [ENV, REASON, WAIT, AUTHOR, OUTPUT],

@@ -108,7 +108,15 @@ function resealUnit(environment: string, unit: string, doc: ObservedUnitDoc, rin
 
 /** The observed documents of `environment` with every sealed value and its digest under the ring's first key. */
 export function resealObserved(environment: string, observed: ReadonlyMap<string, ObservedUnitDoc>, ring: KeyRing | KeyRingProblem): ResealOutcome {
-  const out: ResealOutcome = { ...('problem' in ring ? {} : { sealingKeyId: ring.sealingKeyId }), observed: new Map(), resealed: [], redigested: [], kept: [], unchanged: 0, unopened: [] };
+  const out: ResealOutcome = {
+    ...('problem' in ring ? {} : { sealingKeyId: ring.sealingKeyId }),
+    observed: new Map(),
+    resealed: [],
+    redigested: [],
+    kept: [],
+    unchanged: 0,
+    unopened: [],
+  };
   for (const unit of [...observed.keys()].sort()) out.observed.set(unit, resealUnit(environment, unit, observed.get(unit)!, ring, out));
   return out;
 }

@@ -46,7 +46,10 @@ export async function reseal(rt: Runtime, req: ResealRequest): Promise<StateOper
   // The seals are in state: the project is read at HEAD for the location, nothing is rendered.
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
-    return await resealOpened(rt, opened, { ...(req.reason !== undefined ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) });
+    return await resealOpened(rt, opened, {
+      ...(req.reason !== undefined ? { reason: req.reason } : {}),
+      ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}),
+    });
   } finally {
     opened.close();
   }
@@ -92,7 +95,13 @@ function requireOpened(env: string, outcome: ResealOutcome): ResealOutcome {
   if (outcome.unopened.length === 0) return outcome;
   throw new NylError(
     outcome.unopened.map((s) =>
-      diagnostic('NYL-RESEAL-UNOPENED', 'error', `the sealed value ${s.unit}.${s.output} does not open: ${s.problem}; nothing was resealed`, { env, unit: s.unit, units: [s.unit], output: s.output, ...(s.keyId ? { keyId: s.keyId } : {}) }),
+      diagnostic('NYL-RESEAL-UNOPENED', 'error', `the sealed value ${s.unit}.${s.output} does not open: ${s.problem}; nothing was resealed`, {
+        env,
+        unit: s.unit,
+        units: [s.unit],
+        output: s.output,
+        ...(s.keyId ? { keyId: s.keyId } : {}),
+      }),
     ),
   );
 }
@@ -104,7 +113,14 @@ function requireOpened(env: string, outcome: ResealOutcome): ResealOutcome {
 function refuseUnimported(env: string, runs: string[]): void {
   if (runs.length === 0) return;
   const what = runs.length === 1 ? `run ${runs[0]!} is` : `runs ${runs.join(', ')} are`;
-  throw new NylError(diagnostic('NYL-RESEAL-RUNS-UNIMPORTED', 'error', `${what} not imported yet: a run ref may hold sealed values this reseal would not reach; nothing was resealed`, { env, data: { runs } }));
+  throw new NylError(
+    diagnostic(
+      'NYL-RESEAL-RUNS-UNIMPORTED',
+      'error',
+      `${what} not imported yet: a run ref may hold sealed values this reseal would not reach; nothing was resealed`,
+      { env, data: { runs } },
+    ),
+  );
 }
 
 /** The report's details and diagnostics of an outcome, written or not. */
@@ -124,7 +140,9 @@ function describe(report: StateOperationReport, env: string, outcome: ResealOutc
 function unchanged(report: StateOperationReport, env: string, outcome: ResealOutcome, view: EnvironmentStateView): StateOperationReport {
   describe(report, env, outcome, view);
   const by = outcome.sealingKeyId ? ` (key id ${outcome.sealingKeyId})` : '';
-  report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `every sealed value of ${env} is already sealed and digested with the first key${by}; nothing was written`, { env }));
+  report.notes.push(
+    diagnostic('NYL-UNCHANGED', 'note', `every sealed value of ${env} is already sealed and digested with the first key${by}; nothing was written`, { env }),
+  );
   return report;
 }
 
@@ -134,7 +152,8 @@ function keptWarning(env: string, kept: KeptDigest[]): Diagnostic {
   const keys = [...new Set(kept.flatMap((k) => (k.keyId ? [k.keyId] : [])))].sort();
   const listed = kept.map((k) => `${k.unit}.${k.output} (${k.keyId ? `key ${k.keyId}` : 'unkeyed'})`).join(', ');
   const until = `${units.join(', ')} ${units.length === 1 ? 'has' : 'have'} executed again`;
-  const keep = keys.length > 0 ? `; keep key ${keys.join(', key ')} in the ring until ${until}` : '; they need no key, and are keyed once their units execute again';
+  const keep =
+    keys.length > 0 ? `; keep key ${keys.join(', key ')} in the ring until ${until}` : '; they need no key, and are keyed once their units execute again';
   const message = `the digests of ${listed} were left as they are: their units' Terraform or OpenTofu backends keep the values, and only an execution digests them again${keep}`;
   return diagnostic('NYL-RESEAL-KEPT', 'warning', message, { env, unit: units[0]!, units });
 }

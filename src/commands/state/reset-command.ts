@@ -18,7 +18,14 @@ export const stateResetCommand: Command = reporting<StateOperationReport>({
   options: [
     ENV,
     { ...LOCAL, help: 'Required: the reset moves local refs only.' },
-    { name: 'discard', type: 'string', multiple: true, list: true, value: '<unit>', help: 'Lose the local receipt of this unit (repeatable, or comma-separated).' },
+    {
+      name: 'discard',
+      type: 'string',
+      multiple: true,
+      list: true,
+      value: '<unit>',
+      help: 'Lose the local receipt of this unit (repeatable, or comma-separated).',
+    },
     { name: 'discard-all', type: 'boolean', help: 'Lose every local receipt the state repository lacks.' },
     { ...REASON, help: 'Why; shown in the report (the reset writes no commit).' },
     { ...WAIT, help: 'Accepted as by every state command; the reset takes no lease (it moves only local refs), so it never waits.' },

@@ -35,9 +35,13 @@ interface Histories {
 /** Refuses what cannot name a commit: a commit is named by hex digits only. */
 function checkCommitName(to: string): void {
   if (!/^[0-9a-fA-F]{7,40}$/.test(to)) {
-    fail('NYL-USAGE', `--to ${JSON.stringify(to)} is not a commit id: nyl state restore takes the full id of a state commit, or an abbreviation of at least 7 hex digits`, {
-      fix: 'pass --to the id of a commit of the state refs, as `git log --first-parent` of the desired or observed ref prints it',
-    });
+    fail(
+      'NYL-USAGE',
+      `--to ${JSON.stringify(to)} is not a commit id: nyl state restore takes the full id of a state commit, or an abbreviation of at least 7 hex digits`,
+      {
+        fix: 'pass --to the id of a commit of the state refs, as `git log --first-parent` of the desired or observed ref prints it',
+      },
+    );
   }
 }
 
@@ -58,7 +62,9 @@ function findNamed(loc: StateLocation, histories: Histories, to: string): { comm
     for (const c of histories[side]) if (c.oid.startsWith(prefix) && !found.has(c.oid)) found.set(c.oid, { commit: c, side });
   }
   if (found.size > 1) {
-    fail('NYL-USAGE', `--to ${to} names ${found.size} commits of the state of ${loc.environment}: ${[...found.keys()].join(', ')}`, { fix: 'pass more digits of the commit id, or its full id' });
+    fail('NYL-USAGE', `--to ${to} names ${found.size} commits of the state of ${loc.environment}: ${[...found.keys()].join(', ')}`, {
+      fix: 'pass more digits of the commit id, or its full id',
+    });
   }
   const only = [...found.values()][0];
   if (!only) foreign(loc, to, `is not a commit of the first-parent history of ${loc.desiredRef} or ${loc.observedRef}, the state refs of ${loc.environment}`);
@@ -75,13 +81,23 @@ function matchingPoint(history: StateCommit[], at: StateCommit): string | undefi
 export async function resolveRestorePoint(reader: ObjectReader, loc: StateLocation, refs: RefSnapshot, to: string): Promise<RestorePoint> {
   checkCommitName(to);
   const desiredWalk = firstParentHistory(reader, refs.get(loc.desiredRef));
-  const [desired, observed] = await Promise.all([desiredWalk, loc.observedRef === loc.desiredRef ? desiredWalk : firstParentHistory(reader, refs.get(loc.observedRef))]);
+  const [desired, observed] = await Promise.all([
+    desiredWalk,
+    loc.observedRef === loc.desiredRef ? desiredWalk : firstParentHistory(reader, refs.get(loc.observedRef)),
+  ]);
   const { commit, side } = findNamed(loc, { desired, observed }, to);
   const state = await readStateFile(reader, loc, side === 'desired' ? loc.desiredRef : loc.observedRef, commit.oid);
   if (state.doc?.environment !== loc.environment) foreign(loc, commit.oid, `holds no ${statePathOf(loc, 'state.yaml')} of ${loc.environment}`);
   // On a shared ref: a commit of the environment's own changed its directory (a root commit that has it did).
-  if (loc.statePath && !wrotePath(await pathChange(reader, commit, loc.statePath))) foreign(loc, commit.oid, `did not change ${loc.statePath}/, the directory of ${loc.environment} on its shared state refs: it is a commit of another environment`);
+  if (loc.statePath && !wrotePath(await pathChange(reader, commit, loc.statePath)))
+    foreign(
+      loc,
+      commit.oid,
+      `did not change ${loc.statePath}/, the directory of ${loc.environment} on its shared state refs: it is a commit of another environment`,
+    );
   const other = side === 'desired' ? observed : desired;
   const match = matchingPoint(other, commit);
-  return side === 'desired' ? { commit: commit.oid, side, desired: commit.oid, observed: match } : { commit: commit.oid, side, desired: match, observed: commit.oid };
+  return side === 'desired'
+    ? { commit: commit.oid, side, desired: commit.oid, observed: match }
+    : { commit: commit.oid, side, desired: match, observed: commit.oid };
 }

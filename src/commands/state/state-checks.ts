@@ -22,14 +22,26 @@ interface InactiveOptions {
 }
 
 /** Missing, deleted or moved state: an error where a command refuses, a warning where it goes on. */
-export function inactiveStateDiagnostic(envName: string, state: EnvironmentStateDoc | undefined, loc: StateLocation, options: InactiveOptions = {}): Diagnostic | undefined {
+export function inactiveStateDiagnostic(
+  envName: string,
+  state: EnvironmentStateDoc | undefined,
+  loc: StateLocation,
+  options: InactiveOptions = {},
+): Diagnostic | undefined {
   const { severity = 'error', fromLocal = false, template } = options;
   if (!state) return missingStateDiagnostic(envName, loc, severity, fromLocal);
   if (state.status === 'deleted') {
     const instance = template !== undefined ? `; ${envName} is an instance of EnvironmentTemplate ${template}` : '';
-    return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\`${instance}`, { env: envName, ...(template !== undefined ? { template } : {}) });
+    return diagnostic('NYL-STATE-DELETED', severity, `the state of ${envName} was deleted with \`nyl state delete\`${instance}`, {
+      env: envName,
+      ...(template !== undefined ? { template } : {}),
+    });
   }
-  if (state.status === 'moved') return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, { env: envName, movedTo: state.movedTo });
+  if (state.status === 'moved')
+    return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} moved to ${state.movedTo ?? 'another location'}`, {
+      env: envName,
+      movedTo: state.movedTo,
+    });
   return otherPrefixDiagnostic(envName, state, loc, severity);
 }
 
@@ -46,18 +58,34 @@ function otherPrefixDiagnostic(envName: string, state: EnvironmentStateDoc, loc:
   const moves = state.events.filter((e) => e.type === 'moved');
   const movedAway = moves[moves.length - 1]?.from?.endsWith(`coordination ${loc.coordinationPrefix})`) === true;
   if (movedAway) {
-    return diagnostic('NYL-STATE-MOVED', severity, `the coordination refs of ${envName} moved from ${loc.coordinationPrefix} to ${prefix}`, { env: envName, movedTo: `coordinationRefPrefix ${prefix}` });
+    return diagnostic('NYL-STATE-MOVED', severity, `the coordination refs of ${envName} moved from ${loc.coordinationPrefix} to ${prefix}`, {
+      env: envName,
+      movedTo: `coordinationRefPrefix ${prefix}`,
+    });
   }
-  return diagnostic('NYL-STATE-MOVED', severity, `the state of ${envName} is coordinated under ${prefix}, not under the configured ${loc.coordinationPrefix}: its lease and runs live there`, { env: envName, prefix });
+  return diagnostic(
+    'NYL-STATE-MOVED',
+    severity,
+    `the state of ${envName} is coordinated under ${prefix}, not under the configured ${loc.coordinationPrefix}: its lease and runs live there`,
+    { env: envName, prefix },
+  );
 }
 
 function missingStateDiagnostic(envName: string, loc: StateLocation, severity: Severity, fromLocal: boolean): Diagnostic {
   const local = fromLocal ? `; the clone's own branches hold its state` : '';
-  return diagnostic('NYL-STATE-MISSING', severity, `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}${local}`, { env: envName, ...(fromLocal ? { fromLocal: true } : {}) });
+  return diagnostic('NYL-STATE-MISSING', severity, `${loc.desiredRef} of ${loc.url ?? 'the clone'} holds no state for ${envName}${local}`, {
+    env: envName,
+    ...(fromLocal ? { fromLocal: true } : {}),
+  });
 }
 
 /** As inactiveStateDiagnostic, telling missing state apart from state the clone's own branches hold. */
-export async function inactiveStateOf(opened: OpenedEnvironment, refs: RefSnapshot, state: EnvironmentStateDoc | undefined, severity: Severity = 'error'): Promise<Diagnostic | undefined> {
+export async function inactiveStateOf(
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  state: EnvironmentStateDoc | undefined,
+  severity: Severity = 'error',
+): Promise<Diagnostic | undefined> {
   const fromLocal = !state && (await opened.local.knownStateBeyond(refs)).size > 0;
   return inactiveStateDiagnostic(opened.env.name, state, opened.loc, { severity, fromLocal, template: opened.env.instance?.template });
 }

@@ -53,16 +53,26 @@ export function unitBlockers(view: Pick<EnvironmentStateView, 'desiredUnits' | '
 function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnostic {
   const units = blockers.map((b) => b.unit);
   const listed = blockers.map((b) => `${b.unit} (${b.why})`).join(', ');
-  return diagnostic('NYL-STATE-DELETE-INCARNATIONS', 'error', `the state of ${env} still holds units with an incarnation, a teardown or a teardown request: ${listed}; nothing was deleted`, {
-    env,
-    units,
-    ...(units.length === 1 ? { unit: units[0]! } : {}),
-  });
+  return diagnostic(
+    'NYL-STATE-DELETE-INCARNATIONS',
+    'error',
+    `the state of ${env} still holds units with an incarnation, a teardown or a teardown request: ${listed}; nothing was deleted`,
+    {
+      env,
+      units,
+      ...(units.length === 1 ? { unit: units[0]! } : {}),
+    },
+  );
 }
 
 function runsDiagnostic(env: string, runs: string[]): Diagnostic {
   const what = runs.length === 1 ? `run ${runs[0]!} is` : `runs ${runs.join(', ')} are`;
-  return diagnostic('NYL-STATE-DELETE-INCARNATIONS', 'error', `${what} not imported yet: a run ref may be the only record of units its run created; nothing was deleted`, { env, runs: true, data: { runs } });
+  return diagnostic(
+    'NYL-STATE-DELETE-INCARNATIONS',
+    'error',
+    `${what} not imported yet: a run ref may be the only record of units its run created; nothing was deleted`,
+    { env, runs: true, data: { runs } },
+  );
 }
 
 /** Refuses with every reason that applies: the blocking units, then the unimported runs. */

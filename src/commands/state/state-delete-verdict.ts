@@ -15,10 +15,7 @@
 import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
 import type { ReconcileReport, ReconcileUnitReport } from '../../report/types';
 
-type TeardownVerdict =
-  | { kind: 'delete' }
-  | { kind: 'waiting'; units: string[] }
-  | { kind: 'failed'; units: string[]; errors: Diagnostic[] };
+type TeardownVerdict = { kind: 'delete' } | { kind: 'waiting'; units: string[] } | { kind: 'failed'; units: string[]; errors: Diagnostic[] };
 
 /** Results after which a unit has no incarnation left in state. */
 const GONE = new Set(['removed', 'released']);
@@ -59,8 +56,24 @@ function listed(report: ReconcileReport, units: string[]): string {
 export function verdictErrors(env: string, report: ReconcileReport, verdict: Exclude<TeardownVerdict, { kind: 'delete' }>): Diagnostic[] {
   const one = verdict.units.length === 1 ? { unit: verdict.units[0]! } : {};
   if (verdict.kind === 'waiting') {
-    return [diagnostic('NYL-STATE-DELETE-WAITING', 'error', `the teardown of ${env} waits: ${listed(report, verdict.units)}; nothing was deleted`, { env, units: verdict.units, ...one })];
+    return [
+      diagnostic('NYL-STATE-DELETE-WAITING', 'error', `the teardown of ${env} waits: ${listed(report, verdict.units)}; nothing was deleted`, {
+        env,
+        units: verdict.units,
+        ...one,
+      }),
+    ];
   }
-  const failed = verdict.units.length === 0 ? [] : [diagnostic('NYL-STATE-DELETE-INCARNATIONS', 'error', `the teardown of ${env} did not remove ${listed(report, verdict.units)}; nothing was deleted`, { env, units: verdict.units, failed: true, ...one })];
+  const failed =
+    verdict.units.length === 0
+      ? []
+      : [
+          diagnostic('NYL-STATE-DELETE-INCARNATIONS', 'error', `the teardown of ${env} did not remove ${listed(report, verdict.units)}; nothing was deleted`, {
+            env,
+            units: verdict.units,
+            failed: true,
+            ...one,
+          }),
+        ];
   return [...verdict.errors, ...failed];
 }

@@ -62,11 +62,20 @@ interface StateDeleteRequest extends EnvironmentRequest, StateDeleteOptions {}
 
 /** Option checks, before anything is read: the teardown's options need --teardown; a reason is required. */
 function checkUsage(req: StateDeleteOptions & { source?: string }): void {
-  const stray = [req.allowDependents && '--allow-dependents', req.allowIncomplete && '--allow-incomplete', req.source !== undefined && '--source'].filter((o): o is string => typeof o === 'string');
+  const stray = [req.allowDependents && '--allow-dependents', req.allowIncomplete && '--allow-incomplete', req.source !== undefined && '--source'].filter(
+    (o): o is string => typeof o === 'string',
+  );
   if (!req.teardown && stray.length > 0) {
-    fail('NYL-USAGE', `${stray.join(', ')} ${stray.length === 1 ? 'applies' : 'apply'} to the teardown and ${stray.length === 1 ? 'needs' : 'need'} --teardown`, { fix: `pass --teardown, or leave out ${stray.join(' and ')}` });
+    fail(
+      'NYL-USAGE',
+      `${stray.join(', ')} ${stray.length === 1 ? 'applies' : 'apply'} to the teardown and ${stray.length === 1 ? 'needs' : 'need'} --teardown`,
+      { fix: `pass --teardown, or leave out ${stray.join(' and ')}` },
+    );
   }
-  if (!req.reason?.trim()) fail('NYL-REASON-REQUIRED', 'deleting the state of an environment needs a --reason, recorded in its state-deleted event', { operation: 'nyl state delete' });
+  if (!req.reason?.trim())
+    fail('NYL-REASON-REQUIRED', 'deleting the state of an environment needs a --reason, recorded in its state-deleted event', {
+      operation: 'nyl state delete',
+    });
 }
 
 export async function stateDelete(rt: Runtime, req: StateDeleteRequest, teardownAll: TeardownAll): Promise<StateOperationReport> {
@@ -80,7 +89,12 @@ export async function stateDelete(rt: Runtime, req: StateDeleteRequest, teardown
   }
 }
 
-export async function stateDeleteOpened(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, teardownAll: TeardownAll): Promise<StateOperationReport> {
+export async function stateDeleteOpened(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: StateDeleteOptions,
+  teardownAll: TeardownAll,
+): Promise<StateOperationReport> {
   // Again for callers that open the environment themselves: a source override there is --source.
   checkUsage({ ...req, ...(opened.sourceOverride ? { source: opened.sourceCommit } : {}) });
   await opened.store.ensureOpen();
@@ -134,10 +148,18 @@ async function refuseBeforeLease(rt: Runtime, opened: OpenedEnvironment, read: A
  * a decommission), runs the teardown unless nothing is left to tear down, and decides. Returns the
  * state to delete, or undefined when the command stops (the report then says why).
  */
-async function tearDownFirst(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, read: ActiveRead, teardownAll: TeardownAll, report: StateOperationReport): Promise<ActiveRead | undefined> {
+async function tearDownFirst(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: StateDeleteOptions,
+  read: ActiveRead,
+  teardownAll: TeardownAll,
+  report: StateOperationReport,
+): Promise<ActiveRead | undefined> {
   const lease = await readLease(opened.store, read.refs);
   // Broken as leaseStatus says: a live recover's carried break is its lease's holder at work.
-  if (lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(opened.env.spec.lease).skewMs) === 'broken') throw brokenError(opened.env.name, lease, false);
+  if (lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(opened.env.spec.lease).skewMs) === 'broken')
+    throw brokenError(opened.env.name, lease, false);
   if (unitBlockers(read.view, read.generation).length === 0 && unimportedRuns(opened.loc, read.refs).length === 0) return read;
   const teardown = await teardownAll(rt, opened, teardownOptionsOf(req));
   report.details.teardown = teardown;
@@ -158,7 +180,14 @@ function teardownOptionsOf(req: StateDeleteOptions): TeardownAllOptions {
 }
 
 /** Under the lease: decide again on the state as it is now, then delete it in one push. */
-async function deleteUnderLease(rt: Runtime, opened: OpenedEnvironment, req: StateDeleteOptions, tx: LeaseTransaction, first: StateRead, report: StateOperationReport): Promise<StateOperationReport> {
+async function deleteUnderLease(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: StateDeleteOptions,
+  tx: LeaseTransaction,
+  first: StateRead,
+  report: StateOperationReport,
+): Promise<StateOperationReport> {
   const { loc, env } = opened;
   const refs = tx.snapshot;
   const view = await stateUnderLease(opened, first, refs);
@@ -194,7 +223,14 @@ function deletedStateDoc(state: EnvironmentStateDoc, event: StateEvent): Environ
 }
 
 /** One commit per state ref (one when both are the same ref): every file but state.yaml removed. */
-async function deletionTransitions(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapshot, view: EnvironmentStateView, removed: string[], reason: string | undefined): Promise<RefTransition[]> {
+async function deletionTransitions(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  view: EnvironmentStateView,
+  removed: string[],
+  reason: string | undefined,
+): Promise<RefTransition[]> {
   const { loc, store, env } = opened;
   const event: StateEvent = { type: 'state-deleted', at: isoSeconds(rt.clock.now()), by: formatIdentity(opened.author!), ...(reason ? { reason } : {}) };
   const state = toYaml(deletedStateDoc(view.state!, event));

@@ -136,7 +136,13 @@ function decide(
 }
 
 /** state.yaml on both refs (one commit when they are the same ref); a known branch continued is the parent. */
-function initTransitions(opened: OpenedEnvironment, refs: RefSnapshot, known: RefSnapshot, decision: Extract<Decision, { kind: 'write' }>, req: { reason?: string }): RefTransition[] {
+function initTransitions(
+  opened: OpenedEnvironment,
+  refs: RefSnapshot,
+  known: RefSnapshot,
+  decision: Extract<Decision, { kind: 'write' }>,
+  req: { reason?: string },
+): RefTransition[] {
   const { loc } = opened;
   const body = { operation: 'state-init', generation: decision.desired.generation, ...(decision.fresh ? { fresh: true } : {}) };
   const message = transitionMessage(loc.environment, body, trailersOf(opened, req.reason));
@@ -165,7 +171,8 @@ export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<Sta
   const opened = await openEnvironment(rt, req, { writes: true, renders: false });
   try {
     // A missing repository holds nothing: refuse before creating it, so that a refusal changes nothing.
-    if (!req.fresh && opened.loc.kind === 'path' && !existsSync(opened.loc.localPath!)) refuseKnownState(opened.loc, await opened.local.knownStateBeyond(new Map()));
+    if (!req.fresh && opened.loc.kind === 'path' && !existsSync(opened.loc.localPath!))
+      refuseKnownState(opened.loc, await opened.local.knownStateBeyond(new Map()));
     const created = await createLocalRepository(rt, opened.loc);
     return await stateInitOpened(rt, opened, req, created);
   } finally {
@@ -174,7 +181,12 @@ export async function stateInit(rt: Runtime, req: StateInitRequest): Promise<Sta
 }
 
 /** state init on an opened environment (its repository exists, or was just created). */
-export async function stateInitOpened(rt: Runtime, opened: OpenedEnvironment, req: Omit<StateInitRequest, keyof EnvironmentRequest>, created = false): Promise<StateOperationReport> {
+export async function stateInitOpened(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: Omit<StateInitRequest, keyof EnvironmentRequest>,
+  created = false,
+): Promise<StateOperationReport> {
   const { loc, store } = opened;
   const author = opened.author!;
   const envName = loc.environment;

@@ -31,7 +31,12 @@ export function markedMoved(doc: EnvironmentStateDoc, event: StateEvent): Enviro
 export function continuedAt(doc: EnvironmentStateDoc, event: StateEvent, coordinationPrefix: string): EnvironmentStateDoc {
   const last = doc.events[doc.events.length - 1];
   const carried = doc.status === 'moved' && last?.type === 'moved';
-  const next: EnvironmentStateDoc = { ...doc, status: 'active', coordinationRefPrefix: coordinationPrefix, events: carried ? doc.events : [...doc.events, event] };
+  const next: EnvironmentStateDoc = {
+    ...doc,
+    status: 'active',
+    coordinationRefPrefix: coordinationPrefix,
+    events: carried ? doc.events : [...doc.events, event],
+  };
   delete next.movedTo;
   return next;
 }

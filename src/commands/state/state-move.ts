@@ -33,7 +33,16 @@ import { withLease } from '../../lease/transaction';
 import type { StateOperationReport } from '../../report/types';
 import type { EnvironmentStateDoc, StateEvent } from '../../state/documents';
 import { toYaml } from '../../state/documents';
-import { coordinationNamespace, describeEnd, locationMovedFrom, type MoveFrom, sameLocation, type StateLocation, statePathOf, stateRefsOf } from '../../state/location';
+import {
+  coordinationNamespace,
+  describeEnd,
+  locationMovedFrom,
+  type MoveFrom,
+  sameLocation,
+  type StateLocation,
+  statePathOf,
+  stateRefsOf,
+} from '../../state/location';
 import { continuedAt, markedMoved, type MoveEnds, movedEvent } from './state-move-documents';
 import { readStateDoc } from '../../state/read';
 import type { LocalState } from '../../state/local-state';
@@ -72,7 +81,13 @@ export async function stateMove(rt: Runtime, req: StateMoveRequest): Promise<Sta
     if (sameLocation(oldLoc, opened.loc, opened.checkout.workTree)) refuseNothingToMove(opened.loc);
     const opening = opened.openStoreAt(oldLoc);
     old = opening.store;
-    const move: Move = { opened, old, oldLocal: opening.local, ends: { from: describeEnd(oldLoc), to: describeEnd(opened.loc) }, options: { ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) } };
+    const move: Move = {
+      opened,
+      old,
+      oldLocal: opening.local,
+      ends: { from: describeEnd(oldLoc), to: describeEnd(opened.loc) },
+      options: { ...(req.reason ? { reason: req.reason } : {}), ...(req.waitMs !== undefined ? { waitMs: req.waitMs } : {}) },
+    };
     return await stateMoveOpened(rt, move);
   } finally {
     old?.close();
@@ -136,10 +151,14 @@ function requireMovable(loc: StateLocation, state: EnvironmentStateDoc | undefin
   // The same ref names in another repository (the clone's branches of another environment's
   // state): moving them would copy that environment's history and mark its branches.
   if (state.environment !== loc.environment) {
-    fail('NYL-STATE-MISSING', `the old location ${ends.from} holds no state of ${loc.environment}: its state.yaml is the state of environment ${state.environment}; nothing was changed`, {
-      env: loc.environment,
-      oldLocation: true,
-    });
+    fail(
+      'NYL-STATE-MISSING',
+      `the old location ${ends.from} holds no state of ${loc.environment}: its state.yaml is the state of environment ${state.environment}; nothing was changed`,
+      {
+        env: loc.environment,
+        oldLocation: true,
+      },
+    );
   }
   const inactive = inactiveStateDiagnostic(loc.environment, state, loc);
   if (inactive) throw new NylError(inactive);
@@ -166,15 +185,22 @@ async function destinationOf(move: Move, oldRefs: RefSnapshot, refs?: RefSnapsho
   const state = await readStateDoc(store.reader, loc, loc.desiredRef, now.get(loc.desiredRef));
   if (!state) return 'free';
   const list = pairs(move, oldRefs);
-  await store.importObjects(move.old, list.map((p) => p.oldTip));
+  await store.importObjects(
+    move.old,
+    list.map((p) => p.oldTip),
+  );
   const tips = list.map((p) => ({ ...p, tip: now.get(p.ref) }));
   const continues = state.status === 'active' && (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.oldTip, t.tip) : Promise.resolve(false)))));
   if (continues) return 'continues';
   if (await everyTrue(tips.map((t) => (t.tip ? store.isAncestor(t.tip, t.oldTip) : Promise.resolve(true))))) return 'free';
-  fail('NYL-STATE-MOVE-DESTINATION', `the new location ${move.ends.to} already holds state of ${loc.environment} that the old location's history does not have`, {
-    env: loc.environment,
-    data: { status: state.status, desired: now.get(loc.desiredRef) ?? null },
-  });
+  fail(
+    'NYL-STATE-MOVE-DESTINATION',
+    `the new location ${move.ends.to} already holds state of ${loc.environment} that the old location's history does not have`,
+    {
+      env: loc.environment,
+      data: { status: state.status, desired: now.get(loc.desiredRef) ?? null },
+    },
+  );
 }
 
 async function everyTrue(checks: Promise<boolean>[]): Promise<boolean> {
@@ -216,10 +242,12 @@ async function stateYamlTransitions(
   const { old, opened, ends } = move;
   const event = movedEvent(ends, isoSeconds(rt.clock.now()), trailersOf(opened, undefined).requestedBy!, move.options.reason);
   const message = moveMessage(move, { operation: 'state-move', ...body });
-  return Promise.all(stateRefsOf(old.loc).map(async (ref) => {
-    const doc = ref === old.loc.desiredRef ? state : ((await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state);
-    return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(rewrite(doc, event))]]), message };
-  }));
+  return Promise.all(
+    stateRefsOf(old.loc).map(async (ref) => {
+      const doc = ref === old.loc.desiredRef ? state : ((await readStateDoc(old.reader, old.loc, ref, refs.get(ref))) ?? state);
+      return { ref, base: refs.get(ref), changes: new Map([['state.yaml', toYaml(rewrite(doc, event))]]), message };
+    }),
+  );
 }
 
 function moveMessage(move: Move, body: { operation: string; from?: string; to?: string }): string {
@@ -246,7 +274,12 @@ async function continueAtNew(rt: Runtime, move: Move, marked: RefSnapshot, repor
     report.result = 'done';
     await move.opened.local.syncKnownBranches(published.refs);
     await dropCarried(move, carried);
-    return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
+    return finished(
+      report,
+      opened.loc,
+      published.refs,
+      carried.map((c) => c.ref),
+    );
   });
 }
 
@@ -347,9 +380,19 @@ async function moveInPlace(rt: Runtime, move: Move, report: StateOperationReport
     const prefix = opened.loc.coordinationPrefix;
     const transitions = await stateYamlTransitions(rt, move, refs, state, { from: ends.from, to: ends.to }, (doc, event) => continuedAt(doc, event, prefix));
     const carried = carriedRefs(move, refs);
-    const published = await tx.publish(transitions, () => carried.flatMap((c) => [{ ref: c.ref, expect: null, to: c.oid }, { ref: c.from, expect: c.oid, to: null }]));
+    const published = await tx.publish(transitions, () =>
+      carried.flatMap((c) => [
+        { ref: c.ref, expect: null, to: c.oid },
+        { ref: c.from, expect: c.oid, to: null },
+      ]),
+    );
     report.result = 'done';
     await opened.local.syncKnownBranches(published.refs);
-    return finished(report, opened.loc, published.refs, carried.map((c) => c.ref));
+    return finished(
+      report,
+      opened.loc,
+      published.refs,
+      carried.map((c) => c.ref),
+    );
   });
 }

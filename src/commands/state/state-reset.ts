@@ -35,7 +35,8 @@ const FORM = 'nyl state reset -e <env> --local [--discard <unit>... | --discard-
 
 export async function stateReset(rt: Runtime, req: ResetRequest): Promise<StateOperationReport> {
   if (!req.local) usage(`nyl state reset updates local refs only and needs --local: ${FORM}`, `run \`nyl state reset -e ${req.environment} --local\``);
-  if (req.discardAll && req.discard.length > 0) usage('--discard and --discard-all exclude each other', 'pass the units with --discard, or --discard-all alone');
+  if (req.discardAll && req.discard.length > 0)
+    usage('--discard and --discard-all exclude each other', 'pass the units with --discard, or --discard-all alone');
   // The configured location, read online: --local names what is reset, not where it reads.
   const opened = await openEnvironment(rt, { ...req, local: false }, { writes: false, renders: false });
   try {
@@ -51,7 +52,11 @@ function usage(message: string, fix: string): never {
 
 async function resetOpened(rt: Runtime, opened: OpenedEnvironment, req: ResetRequest): Promise<StateOperationReport> {
   const { store, loc, env } = opened;
-  if (loc.kind === 'clone') usage(`the state of ${env.name} is the clone's own branches (${loc.chosenBy}): there is no state repository to reset them to`, 'nothing to reset; `git log` shows the branches');
+  if (loc.kind === 'clone')
+    usage(
+      `the state of ${env.name} is the clone's own branches (${loc.chosenBy}): there is no state repository to reset them to`,
+      'nothing to reset; `git log` shows the branches',
+    );
   await store.ensureOpen();
   const refs = await store.snapshot();
   await requireActive(opened, { refs, view: await readEnvironmentState(store.reader, loc, refs, store.cache) });
@@ -60,23 +65,39 @@ async function resetOpened(rt: Runtime, opened: OpenedEnvironment, req: ResetReq
   const discarded = await lostReceipts(opened, work.branches);
   const verdict = discardVerdict(discarded, req.discard, req.discardAll);
   if (verdict.kind === 'unnamed') {
-    fail('NYL-STATE-RESET-DISCARD', `the local state of ${env.name} holds receipts the state repository does not have: ${verdict.units.join(', ')}; nothing was changed`, { env: env.name, units: verdict.units });
+    fail(
+      'NYL-STATE-RESET-DISCARD',
+      `the local state of ${env.name} holds receipts the state repository does not have: ${verdict.units.join(', ')}; nothing was changed`,
+      { env: env.name, units: verdict.units },
+    );
   }
   if (verdict.kind === 'not-absent') {
-    usage(`--discard names ${verdict.units.join(', ')}, which ${verdict.units.length === 1 ? 'has' : 'have'} no local receipt the state repository lacks${discarded.length > 0 ? ` (those that do: ${discarded.join(', ')})` : ''}`, discarded.length > 0 ? `pass --discard ${discarded.join(',')}` : 'drop --discard: no local receipt is lost');
+    usage(
+      `--discard names ${verdict.units.join(', ')}, which ${verdict.units.length === 1 ? 'has' : 'have'} no local receipt the state repository lacks${discarded.length > 0 ? ` (those that do: ${discarded.join(', ')})` : ''}`,
+      discarded.length > 0 ? `pass --discard ${discarded.join(',')}` : 'drop --discard: no local receipt is lost',
+    );
   }
   const report = stateOperationReport('state-reset', env.name, { discarded, ...(req.reason ? { reason: req.reason } : {}) });
   report.desired = refs.get(loc.desiredRef);
   report.observed = refs.get(loc.observedRef);
   if (work.branches.length === 0) {
-    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `the local branches of ${env.name} already are the state repository's; nothing changed`, { env: env.name }));
+    report.notes.push(
+      diagnostic('NYL-UNCHANGED', 'note', `the local branches of ${env.name} already are the state repository's; nothing changed`, { env: env.name }),
+    );
     return report;
   }
   const keptUnder = `refs/nyl-discarded/${env.name}/${stamp(rt.clock.now())}/`;
   const moved = await opened.local.moveLocalBranches(work.branches, keptUnder);
-  if (!moved.ok) fail('NYL-STATE-CONFLICT', `a local branch of ${env.name} moved while it was reset: ${moved.message}; nothing more was changed`, { env: env.name });
+  if (!moved.ok)
+    fail('NYL-STATE-CONFLICT', `a local branch of ${env.name} moved while it was reset: ${moved.message}; nothing more was changed`, { env: env.name });
   report.result = 'done';
-  report.details.branches = work.branches.map((b) => ({ repository: b.repository, ref: b.ref, from: b.tip, to: b.state, ...(b.behind ? { fastForward: true } : { keptAs: `${keptUnder}${b.ref.slice('refs/'.length)}` }) }));
+  report.details.branches = work.branches.map((b) => ({
+    repository: b.repository,
+    ref: b.ref,
+    from: b.tip,
+    to: b.state,
+    ...(b.behind ? { fastForward: true } : { keptAs: `${keptUnder}${b.ref.slice('refs/'.length)}` }),
+  }));
   return report;
 }
 
@@ -95,5 +116,8 @@ async function lostReceipts(opened: OpenedEnvironment, branches: LocalBranch[]):
 
 /** A ref-name-safe UTC time: 20260101T120000Z. */
 function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
 }

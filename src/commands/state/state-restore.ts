@@ -37,9 +37,13 @@ type RestoreOptions = Omit<StateRestoreRequest, keyof EnvironmentRequest>;
 
 /** --to and --reason are required; checked before anything is read. */
 function checkUsage(req: RestoreOptions): asserts req is RestoreOptions & { to: string; reason: string } {
-  if (!req.to?.trim()) fail('NYL-USAGE', 'nyl state restore needs --to <commit>, the state commit to restore', { fix: 'pass --to <commit>, a commit of `git log --first-parent` of the environment\'s desired or observed ref' });
+  if (!req.to?.trim())
+    fail('NYL-USAGE', 'nyl state restore needs --to <commit>, the state commit to restore', {
+      fix: "pass --to <commit>, a commit of `git log --first-parent` of the environment's desired or observed ref",
+    });
   // A restore rewrites what state knows about every unit: the reason is the only record of why.
-  if (!req.reason?.trim()) fail('NYL-REASON-REQUIRED', 'restoring state needs a --reason, recorded as the Nyl-Reason trailer', { operation: 'nyl state restore' });
+  if (!req.reason?.trim())
+    fail('NYL-REASON-REQUIRED', 'restoring state needs a --reason, recorded as the Nyl-Reason trailer', { operation: 'nyl state restore' });
 }
 
 export async function stateRestore(rt: Runtime, req: StateRestoreRequest): Promise<StateOperationReport> {
@@ -63,7 +67,10 @@ interface Decision {
 async function readCurrent(opened: OpenedEnvironment, refs: RefSnapshot): Promise<EnvironmentStateView> {
   const { store, loc } = opened;
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache, { tolerate: true });
-  requireUndamaged(loc.environment, view.damage.filter((d) => d.document === 'state'));
+  requireUndamaged(
+    loc.environment,
+    view.damage.filter((d) => d.document === 'state'),
+  );
   return view;
 }
 
@@ -121,7 +128,10 @@ export async function stateRestoreOpened(rt: Runtime, opened: OpenedEnvironment,
     report.result = 'done';
     report.desired = published.refs.get(loc.desiredRef);
     report.observed = published.refs.get(loc.observedRef);
-    report.warnings.push(...incarnationWarnings(env.name, decision.result), ...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)));
+    report.warnings.push(
+      ...incarnationWarnings(env.name, decision.result),
+      ...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)),
+    );
     return report;
   });
 }
@@ -133,7 +143,12 @@ export async function stateRestoreOpened(rt: Runtime, opened: OpenedEnvironment,
 function refuseUnimported(env: string, runs: string[]): void {
   if (runs.length === 0) return;
   const what = runs.length === 1 ? `run ${runs[0]!} is` : `runs ${runs.join(', ')} are`;
-  throw new NylError(diagnostic('NYL-RESTORE-RUNS-UNIMPORTED', 'error', `${what} not imported yet: a run ref may hold receipts the restore would not see; nothing was written`, { env, data: { runs } }));
+  throw new NylError(
+    diagnostic('NYL-RESTORE-RUNS-UNIMPORTED', 'error', `${what} not imported yet: a run ref may hold receipts the restore would not see; nothing was written`, {
+      env,
+      data: { runs },
+    }),
+  );
 }
 
 function unchanged(opened: OpenedEnvironment, report: StateOperationReport, d: Decision, refs: RefSnapshot): StateOperationReport {
@@ -164,17 +179,40 @@ function describe(report: StateOperationReport, d: Decision): void {
 function restoreBody(d: Decision) {
   const { commit, desired, observed } = d.point;
   const r = d.result;
-  return { operation: 'state-restore', restoredFrom: { commit, desired, observed }, units: unitActions(d), resurrected: r.resurrected, dropped: r.dropped, holdsKept: r.holdsKept };
+  return {
+    operation: 'state-restore',
+    restoredFrom: { commit, desired, observed },
+    units: unitActions(d),
+    resurrected: r.resurrected,
+    dropped: r.dropped,
+    holdsKept: r.holdsKept,
+  };
 }
 
 /** NYL-RESTORE-INCARNATIONS for each incarnation the restore brings back or takes away. */
 function incarnationWarnings(env: string, r: RestoreResult): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const [unit, uid] of Object.entries(r.resurrected)) {
-    out.push(diagnostic('NYL-RESTORE-INCARNATIONS', 'warning', `the restore brings back incarnation ${uid} of ${unit}, which the state no longer had`, { env, unit, units: [unit], incarnation: 'resurrected', data: { uid } }));
+    out.push(
+      diagnostic('NYL-RESTORE-INCARNATIONS', 'warning', `the restore brings back incarnation ${uid} of ${unit}, which the state no longer had`, {
+        env,
+        unit,
+        units: [unit],
+        incarnation: 'resurrected',
+        data: { uid },
+      }),
+    );
   }
   for (const [unit, uid] of Object.entries(r.dropped)) {
-    out.push(diagnostic('NYL-RESTORE-INCARNATIONS', 'warning', `the restore drops incarnation ${uid} of ${unit}, which the restored commit does not have`, { env, unit, units: [unit], incarnation: 'dropped', data: { uid } }));
+    out.push(
+      diagnostic('NYL-RESTORE-INCARNATIONS', 'warning', `the restore drops incarnation ${uid} of ${unit}, which the restored commit does not have`, {
+        env,
+        unit,
+        units: [unit],
+        incarnation: 'dropped',
+        data: { uid },
+      }),
+    );
   }
   return out;
 }

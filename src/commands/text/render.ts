@@ -45,7 +45,9 @@ export function renderTable(header: string[], table: string[][], toned?: number)
 
 /** The texts of several lines a table cut short, in full: `NAME RESULT:` and the text indented. */
 export function fullTexts(entries: [name: string, result: string, text: string][]): string | undefined {
-  const blocks = entries.filter(([, , text]) => isMultiline(text)).map(([name, result, text]) => [`${name} ${result}:`, ...text.split('\n').map((l) => `  ${l}`)].join('\n'));
+  const blocks = entries
+    .filter(([, , text]) => isMultiline(text))
+    .map(([name, result, text]) => [`${name} ${result}:`, ...text.split('\n').map((l) => `  ${l}`)].join('\n'));
   return blocks.length > 0 ? `\n${blocks.join('\n\n')}` : undefined;
 }
 
@@ -82,7 +84,12 @@ export function renderStateOperation(r: StateOperationReport, layout: StateOpera
       ]),
     );
   }
-  out.push(...fields([['desired', r.desired], ['observed', r.observed]]));
+  out.push(
+    ...fields([
+      ['desired', r.desired],
+      ['observed', r.observed],
+    ]),
+  );
   const hidden = layout.hidden ?? [];
   for (const [k, v] of Object.entries(r.details)) {
     if (k === 'location' || hidden.includes(k) || v === undefined) continue;
@@ -125,4 +132,3 @@ export function withDiagnostics(body: string, diags: Diagnostic[]): string {
   const text = body ? `${body}\n` : '';
   return diags.length > 0 ? `${text}${text ? '\n' : ''}${renderDiagnostics(diags)}\n` : text;
 }
-

@@ -16,6 +16,9 @@ export function renderVerify(r: StateOperationReport): string {
 function verifyTable(r: StateOperationReport): string[] {
   const units = (r.details.units ?? {}) as Record<string, { drift: string; kind: string; detail?: string }>;
   const skipped = (r.details.skipped ?? {}) as Record<string, string>;
-  const rows = [...Object.entries(units).map(([n, u]) => [n, u.kind, u.drift, u.detail ?? '']), ...Object.entries(skipped).map(([n, why]) => [n, '-', 'skipped', why])];
+  const rows = [
+    ...Object.entries(units).map(([n, u]) => [n, u.kind, u.drift, u.detail ?? '']),
+    ...Object.entries(skipped).map(([n, why]) => [n, '-', 'skipped', why]),
+  ];
   return rows.length > 0 ? ['', ...renderTable(['UNIT', 'KIND', 'DRIFT', 'DETAIL'], rows, 2).split('\n'), ''] : [];
 }

@@ -50,7 +50,13 @@ interface CheckScope extends PhaseScope {
 }
 
 /** Runs the checks of the targets; a unit has no finding when a cancellation came before its check started. */
-export async function runChecks(rt: Runtime, opened: OpenedEnvironment, observed: ReadonlyMap<string, ObservedUnitDoc>, targets: readonly CheckTarget[], run: string): Promise<Map<string, DriftFinding>> {
+export async function runChecks(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  observed: ReadonlyMap<string, ObservedUnitDoc>,
+  targets: readonly CheckTarget[],
+  run: string,
+): Promise<Map<string, DriftFinding>> {
   const keys = new RunKeys(rt.env, opened.env.name);
   const scope: CheckScope = {
     rt,
@@ -122,6 +128,12 @@ function contextOf(scope: CheckScope, target: CheckTarget, projectDir: string): 
 
 /** A producer's outputs read back from its tool, in the commit of its receipt: files of its own, as it may be checked meanwhile. */
 function readBack(scope: CheckScope): ReadBack {
-  const viaSource = readBackIn(scope, scope.opened.drivers, (source) => source, (name) => `${name}.read`);
-  return (producer, receipt) => (receipt.desired.source ? viaSource(producer, receipt) : Promise.resolve(failure('its receipt records no source commit to check it in', true)));
+  const viaSource = readBackIn(
+    scope,
+    scope.opened.drivers,
+    (source) => source,
+    (name) => `${name}.read`,
+  );
+  return (producer, receipt) =>
+    receipt.desired.source ? viaSource(producer, receipt) : Promise.resolve(failure('its receipt records no source commit to check it in', true));
 }

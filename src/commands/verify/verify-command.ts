@@ -15,9 +15,22 @@ export const verifyCommand: Command = acrossCommand<StateOperationReport>({
     "A state operation: takes the environment's lease, runs the drift check of every unit with a receipt (a Command's check:, a Terraform or OpenTofu refresh-only plan; kinds without a check are recorded unknown) " +
     'against the rendering and source commit its receipt was produced for, and writes one observed commit with the operation verify that records drift: {status, observedAt, run, receipt, detail} per unit, keeping the last 10 observations. ' +
     'Units without a receipt, held units and tombstones are skipped and listed with why. Nothing executes, and the desired state never changes. ' +
-    'The next reconcile repairs a drifted unit as the Environment\'s driftRepair says. Run it from a scheduled CI job to detect drift. ' +
+    "The next reconcile repairs a drifted unit as the Environment's driftRepair says. Run it from a scheduled CI job to detect drift. " +
     'Exit codes: 0 nothing drifted, 2 a unit drifted (or the lease is held), 1 a check failed or an error.',
-  options: [...SELECTION, { name: 'unit', type: 'string', multiple: true, list: true, value: '<name>', help: 'Check only this unit (repeatable). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.' }, WAIT, AUTHOR, OUTPUT],
+  options: [
+    ...SELECTION,
+    {
+      name: 'unit',
+      type: 'string',
+      multiple: true,
+      list: true,
+      value: '<name>',
+      help: 'Check only this unit (repeatable). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
+    },
+    WAIT,
+    AUTHOR,
+    OUTPUT,
+  ],
   examples: ['nyl verify -e prod', 'nyl verify -e prod --unit network -o json'],
   report: 'StateOperationReport',
   across: { operation: 'verify', gate: 'none', unitsFrom: 'verifiable' },

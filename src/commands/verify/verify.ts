@@ -80,10 +80,21 @@ function requireKnownUnits(opened: OpenedEnvironment, view: EnvironmentStateView
   const unknown = units.filter((u) => !known.has(u));
   if (unknown.length === 0) return;
   const env = opened.env.name;
-  fail('NYL-UNIT-UNKNOWN', `environment ${env} has no unit ${unknown.join(', ')}`, { env, unit: unknown[0], units: unknown, fix: `pick units of ${env}: ${[...known].sort().join(', ') || '(none)'}` });
+  fail('NYL-UNIT-UNKNOWN', `environment ${env} has no unit ${unknown.join(', ')}`, {
+    env,
+    unit: unknown[0],
+    units: unknown,
+    fix: `pick units of ${env}: ${[...known].sort().join(', ') || '(none)'}`,
+  });
 }
 
-async function verifyUnderLease(rt: Runtime, opened: OpenedEnvironment, req: VerifyOptions, tx: LeaseTransaction, first: StateRead): Promise<StateOperationReport> {
+async function verifyUnderLease(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  req: VerifyOptions,
+  tx: LeaseTransaction,
+  first: StateRead,
+): Promise<StateOperationReport> {
   const refs = tx.snapshot;
   const view = await stateUnderLease(opened, first, refs);
   const generation = await requireActive(opened, { refs, view });
@@ -92,13 +103,25 @@ async function verifyUnderLease(rt: Runtime, opened: OpenedEnvironment, req: Ver
   const report = stateOperationReport('verify', opened.env.name, { run, units: {}, skipped: selection.skipped });
   if (selection.targets.length === 0) {
     await tx.end('nothing-to-write');
-    report.notes.push(diagnostic('NYL-UNCHANGED', 'note', `${opened.env.name} has no unit with a receipt to check; nothing was written`, { env: opened.env.name }));
+    report.notes.push(
+      diagnostic('NYL-UNCHANGED', 'note', `${opened.env.name} has no unit with a receipt to check; nothing was written`, { env: opened.env.name }),
+    );
     return report;
   }
-  const findings = await runChecks(rt, opened, view.observedUnits, selection.targets.map((s) => s.target), run);
+  const findings = await runChecks(
+    rt,
+    opened,
+    view.observedUnits,
+    selection.targets.map((s) => s.target),
+    run,
+  );
   if (rt.cancel.aborted) {
     await tx.end('cancelled');
-    throw new NylError(diagnostic('NYL-RUN-CANCELLED', 'error', `a signal arrived while checking the drift of ${opened.env.name}; nothing was written`, { env: opened.env.name }));
+    throw new NylError(
+      diagnostic('NYL-RUN-CANCELLED', 'error', `a signal arrived while checking the drift of ${opened.env.name}; nothing was written`, {
+        env: opened.env.name,
+      }),
+    );
   }
   return publishFindings(rt, opened, tx, view, selection.targets, findings, report);
 }
@@ -129,10 +152,18 @@ function selectUnits(opened: OpenedEnvironment, view: EnvironmentStateView, gene
 }
 
 /** The unit to check, or why it is skipped. */
-function pick(opened: OpenedEnvironment, name: string, unit: UnitResource | undefined, desired: DesiredUnitDoc | undefined, observed: ObservedUnitDoc | undefined, generation: number): Selected | string {
+function pick(
+  opened: OpenedEnvironment,
+  name: string,
+  unit: UnitResource | undefined,
+  desired: DesiredUnitDoc | undefined,
+  observed: ObservedUnitDoc | undefined,
+  generation: number,
+): Selected | string {
   const tombstone = notReconciledDetail(desired);
   if (tombstone) return tombstone;
-  if (!unit) return desired ? 'it left the ownership set: the next reconcile removes it as its deletionPolicy says' : 'neither source nor state has it any more';
+  if (!unit)
+    return desired ? 'it left the ownership set: the next reconcile removes it as its deletionPolicy says' : 'neither source nor state has it any more';
   const receipt = currentReceipt(desired, observed, generation);
   if (!receipt) return 'it has no receipt in its current incarnation yet: the next reconcile executes it';
   const kind = receipt.desired.kind ?? desired?.kind ?? unit.kind;
@@ -140,7 +171,15 @@ function pick(opened: OpenedEnvironment, name: string, unit: UnitResource | unde
 }
 
 /** One observed commit with every new observation, published with the lease's release; then the report. */
-async function publishFindings(rt: Runtime, opened: OpenedEnvironment, tx: LeaseTransaction, view: EnvironmentStateView, targets: Selected[], findings: Map<string, DriftFinding>, report: StateOperationReport): Promise<StateOperationReport> {
+async function publishFindings(
+  rt: Runtime,
+  opened: OpenedEnvironment,
+  tx: LeaseTransaction,
+  view: EnvironmentStateView,
+  targets: Selected[],
+  findings: Map<string, DriftFinding>,
+  report: StateOperationReport,
+): Promise<StateOperationReport> {
   const { loc, env } = opened;
   const observedAt = isoSeconds(rt.clock.now());
   const run = tx.lease.record.run;
@@ -148,7 +187,17 @@ async function publishFindings(rt: Runtime, opened: OpenedEnvironment, tx: Lease
   const units: Record<string, string> = {};
   for (const { target } of targets) {
     const f = findings.get(target.unit)!;
-    observed.set(target.unit, withDriftObservation(view.observedUnits.get(target.unit)!, { status: f.status, observedAt, run, receipt: target.receipt.run, ...(f.detail ? { detail: f.detail } : {}), ...(f.code ? { code: f.code } : {}) }));
+    observed.set(
+      target.unit,
+      withDriftObservation(view.observedUnits.get(target.unit)!, {
+        status: f.status,
+        observedAt,
+        run,
+        receipt: target.receipt.run,
+        ...(f.detail ? { detail: f.detail } : {}),
+        ...(f.code ? { code: f.code } : {}),
+      }),
+    );
     units[target.unit] = f.status;
   }
   const before = { desired: view.desiredUnits, observed: view.observedUnits };
@@ -172,7 +221,14 @@ function fillReport(opened: OpenedEnvironment, targets: Selected[], findings: Ma
     units[target.unit] = { drift: f.status, kind: target.kind, ...(f.detail ? { detail: f.detail } : {}), ...(f.code ? { code: f.code } : {}) };
     if (f.code === 'NYL-BACKEND-STATE-LOST') report.warnings.push(stateLostObserved(opened.env.name, target.unit, f.detail));
     else if (f.status === 'drifted') report.warnings.push(driftedWarning(opened, target, recovery, f));
-    if (f.failed) report.errors.push(diagnostic('NYL-DRIFT-CHECK-FAILED', 'error', `the drift check of ${target.unit} failed: ${f.detail}; its drift is recorded unknown`, { env, unit: target.unit, units: [target.unit] }));
+    if (f.failed)
+      report.errors.push(
+        diagnostic('NYL-DRIFT-CHECK-FAILED', 'error', `the drift check of ${target.unit} failed: ${f.detail}; its drift is recorded unknown`, {
+          env,
+          unit: target.unit,
+          units: [target.unit],
+        }),
+      );
   }
   report.details.units = units;
 }
@@ -187,5 +243,10 @@ function driftedWarning(opened: OpenedEnvironment, target: CheckTarget, recovery
   const unit = target.unit;
   const message = `${unit} drifted from its receipt (run ${target.receipt.run})${f.detail ? `: ${f.detail}` : ''}`;
   const converges = opened.env.spec.driftRepair === 'converge';
-  return diagnostic('NYL-UNIT-DRIFTED', 'warning', message, { env, unit, units: [unit], ...(converges ? { repair: recovery === 'converge' ? 'converge' : 'approve' } : {}) });
+  return diagnostic('NYL-UNIT-DRIFTED', 'warning', message, {
+    env,
+    unit,
+    units: [unit],
+    ...(converges ? { repair: recovery === 'converge' ? 'converge' : 'approve' } : {}),
+  });
 }

@@ -22,7 +22,16 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { existsSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import type { ProcessResult } from '../../exec/process';
 import { parseDuration } from '../../util/duration';
-import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type TeardownOutcome, type Uncertain } from '../contract';
+import {
+  type ApplyOutcome,
+  type CheckOutcome,
+  type Driver,
+  type DriverContext,
+  type Failure,
+  failure,
+  type TeardownOutcome,
+  type Uncertain,
+} from '../contract';
 import { COMMAND_KIND } from '../kinds';
 import { applyOutcome } from '../outputs-file';
 import { type EndTexts, asProcessText, classifyEnd, declaredEnv, exitHow, nylEnv, runTool } from '../tool';
@@ -68,7 +77,9 @@ function within(dir: string, path: string): boolean {
 function workingDirOf(action: CommandAction, ctx: DriverContext): { cwd: string } | Refused {
   const written = action.workingDir ?? '.';
   const cwd = resolve(ctx.projectDir, written);
-  const leaves = (to: string): Refused => ({ refused: `workingDir ${written} leaves the source tree (it resolves to ${to}); it must stay inside the project directory` });
+  const leaves = (to: string): Refused => ({
+    refused: `workingDir ${written} leaves the source tree (it resolves to ${to}); it must stay inside the project directory`,
+  });
   if (!within(ctx.projectDir, cwd)) return leaves(cwd);
   if (!existsSync(cwd)) return { refused: `workingDir ${written} does not exist in the source commit` };
   const real = realpathSync(cwd);
@@ -76,7 +87,12 @@ function workingDirOf(action: CommandAction, ctx: DriverContext): { cwd: string 
 }
 
 /** Runs one action of the unit in its own process group, streaming its output line by line. */
-async function runAction(action: CommandAction, timeout: string | undefined, ctx: DriverContext, extraEnv?: Record<string, string>): Promise<ProcessResult | Refused> {
+async function runAction(
+  action: CommandAction,
+  timeout: string | undefined,
+  ctx: DriverContext,
+  extraEnv?: Record<string, string>,
+): Promise<ProcessResult | Refused> {
   const dir = workingDirOf(action, ctx);
   if ('refused' in dir) return dir;
   const { cwd } = dir;

@@ -42,7 +42,14 @@ function stderrOf(ctx: DriverContext) {
 }
 
 /** Stops the container; once the client ended (or was ended), makes sure nothing of it is left. */
-async function stopContainer(runtime: Runtime, name: string, ctx: DriverContext, ended: Promise<unknown>, endedSignal: AbortSignal, client: AbortController): Promise<void> {
+async function stopContainer(
+  runtime: Runtime,
+  name: string,
+  ctx: DriverContext,
+  ended: Promise<unknown>,
+  endedSignal: AbortSignal,
+  client: AbortController,
+): Promise<void> {
   const grace = graceSeconds(ctx);
   const stop = await runHelper(ctx, [runtime, 'stop', '-t', String(grace), name], { extraMs: grace * 1000 });
   if (stop.code !== 0) await runHelper(ctx, [runtime, 'kill', name]);

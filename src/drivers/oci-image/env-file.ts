@@ -64,7 +64,9 @@ const CID_FILE = 'container.id';
 export function writeEnvFile(env: Record<string, string>, dir: string): EnvFile {
   const path = join(dir, ENV_FILE);
   const cidFile = join(dir, CID_FILE);
-  const text = Object.entries(env).map(([k, v]) => `${k}=${v}\n`).join('');
+  const text = Object.entries(env)
+    .map(([k, v]) => `${k}=${v}\n`)
+    .join('');
   writeFileSync(path, text, { mode: 0o600 });
   const remove = () => rmSync(path, { force: true });
   return { dir, path, cidFile, remove, removeAll: () => (remove(), rmSync(cidFile, { force: true })) };

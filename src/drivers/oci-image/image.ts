@@ -77,7 +77,8 @@ async function inspect(image: string, runtime: Runtime, ctx: DriverContext): Pro
   const stderr = done.stderr.toString();
   if (done.cancelled) return failure(`cancelled while resolving image ${image}`, true);
   if (done.code !== 0 && NOT_PRESENT.test(stderr)) return { result: 'absent', failure: notPresent(image, runtime) };
-  if (done.code !== 0) return failure(`${runtime} image inspect ${image} failed (exit ${String(done.code)})${runtimeError(stderr) ? `: ${runtimeError(stderr)}` : ''}`, true);
+  if (done.code !== 0)
+    return failure(`${runtime} image inspect ${image} failed (exit ${String(done.code)})${runtimeError(stderr) ? `: ${runtimeError(stderr)}` : ''}`, true);
   const first = parseInspect(done.stdout.toString());
   return first ?? failure(`${runtime} image inspect ${image} printed no image`, true);
 }

@@ -30,7 +30,19 @@
  */
 import { chmodSync, writeFileSync } from 'node:fs';
 import { parseDuration } from '../../util/duration';
-import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type Failure, failure, type PrepareOutcome, type ReapContext, type ReapOutcome, type TeardownOutcome, type Uncertain } from '../contract';
+import {
+  type ApplyOutcome,
+  type CheckOutcome,
+  type Driver,
+  type DriverContext,
+  type Failure,
+  failure,
+  type PrepareOutcome,
+  type ReapContext,
+  type ReapOutcome,
+  type TeardownOutcome,
+  type Uncertain,
+} from '../contract';
 import { OCI_IMAGE_KIND } from '../kinds';
 import { applyOutcome } from '../outputs-file';
 import { classifyEnd } from '../tool';
@@ -62,12 +74,31 @@ async function prepare(ctx: DriverContext): Promise<PrepareOutcome> {
 function runArgv(runtime: Runtime, spec: OciImageSpec, ctx: DriverContext, name: string, envFile: EnvFile): string[] {
   const command = spec.command ?? [];
   return [
-    runtime, 'run', '--rm', '--pull=never', `--network=${spec.network ?? 'none'}`,
-    '--runtime', 'runc', '--ulimit', 'nofile=4096:4096', '--ulimit', 'nproc=4096:4096',
-    '--name', name,
-    '--label', `${LABELS.environment}=${ctx.environment}`, '--label', `${LABELS.unit}=${ctx.unit}`, '--label', `${LABELS.run}=${ctx.run}`,
-    '-v', `${ctx.outputsPath}:${OUTPUTS_IN_CONTAINER}`,
-    '--env-file', envFile.path, '--cidfile', envFile.cidFile,
+    runtime,
+    'run',
+    '--rm',
+    '--pull=never',
+    `--network=${spec.network ?? 'none'}`,
+    '--runtime',
+    'runc',
+    '--ulimit',
+    'nofile=4096:4096',
+    '--ulimit',
+    'nproc=4096:4096',
+    '--name',
+    name,
+    '--label',
+    `${LABELS.environment}=${ctx.environment}`,
+    '--label',
+    `${LABELS.unit}=${ctx.unit}`,
+    '--label',
+    `${LABELS.run}=${ctx.run}`,
+    '-v',
+    `${ctx.outputsPath}:${OUTPUTS_IN_CONTAINER}`,
+    '--env-file',
+    envFile.path,
+    '--cidfile',
+    envFile.cidFile,
     ...(command.length > 0 ? ['--entrypoint', command[0]!] : []),
     spec.image,
     ...command.slice(1),
@@ -145,7 +176,10 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
 }
 
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
-  return { result: 'incomplete', reason: `${ctx.unit} ran a one-shot container, which leaves nothing Nyl can remove, so nothing can claim a removal of what it did` };
+  return {
+    result: 'incomplete',
+    reason: `${ctx.unit} ran a one-shot container, which leaves nothing Nyl can remove, so nothing can claim a removal of what it did`,
+  };
 }
 
 /**

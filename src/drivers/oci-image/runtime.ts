@@ -43,12 +43,21 @@ function outsideRun(runner: ProcessRunner, env: NodeJS.ProcessEnv): Pick<DriverC
 }
 
 /** `rm -f` of a container: podman stops it first (SIGTERM, SIGKILL after `graceSeconds`), then removes it. */
-export function removeContainer(ctx: Pick<DriverContext, 'runner' | 'baseEnv' | 'killGraceMs'>, runtime: Runtime, name: string, graceSeconds: number): Promise<ProcessResult> {
+export function removeContainer(
+  ctx: Pick<DriverContext, 'runner' | 'baseEnv' | 'killGraceMs'>,
+  runtime: Runtime,
+  name: string,
+  graceSeconds: number,
+): Promise<ProcessResult> {
   return runHelper(ctx, [runtime, 'rm', '-f', ...(runtime === 'podman' ? ['-t', String(graceSeconds)] : []), name], { extraMs: graceSeconds * 1000 });
 }
 
 /** Runs a short helper command of the runtime: not streamed (its output is not the tool's), bounded. */
-export function runHelper(ctx: Pick<DriverContext, 'runner' | 'baseEnv' | 'killGraceMs'>, argv: string[], options: { cancel?: AbortSignal; extraMs?: number } = {}): Promise<ProcessResult> {
+export function runHelper(
+  ctx: Pick<DriverContext, 'runner' | 'baseEnv' | 'killGraceMs'>,
+  argv: string[],
+  options: { cancel?: AbortSignal; extraMs?: number } = {},
+): Promise<ProcessResult> {
   return ctx.runner.run(argv, {
     env: ctx.baseEnv,
     group: true,
@@ -60,7 +69,10 @@ export function runHelper(ctx: Pick<DriverContext, 'runner' | 'baseEnv' | 'killG
 
 /** The runtime's own error (`Error: ...`, its last such line) in a helper's or a run's stderr. */
 export function runtimeError(stderr: string): string | undefined {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => /^Error( response from daemon)?:/.test(l));
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => /^Error( response from daemon)?:/.test(l));
   return lines[lines.length - 1];
 }
 
@@ -71,7 +83,10 @@ export async function chooseRuntime(runtime: Runtime | undefined, ctx: DriverCon
   if (!programError(['docker'], ctx.baseEnv, undefined)) {
     const info = await runHelper(ctx, ['docker', 'info'], { cancel: ctx.cancel });
     if (info.code === 0) return 'docker';
-    return failure(`no container runtime: podman is not on PATH, and docker is but its engine does not answer \`docker info\` (exit ${String(info.code)}); install podman, or start the docker engine`, true);
+    return failure(
+      `no container runtime: podman is not on PATH, and docker is but its engine does not answer \`docker info\` (exit ${String(info.code)}); install podman, or start the docker engine`,
+      true,
+    );
   }
   return failure('no container runtime: neither podman nor docker is on PATH; install podman (apt-get install podman runc), or set spec.runtime', true);
 }
@@ -92,7 +107,11 @@ type Listing = { ok: true; containers: LeftoverContainer[] } | { ok: false; reas
  * died while they ran (a finished one removes itself, `--rm`). For the importer of a dead run: a
  * container of its run still running means the unit's effects are still happening.
  */
-export async function leftoverContainers(runner: ProcessRunner, environment: string, options: { runtime?: Runtime; env?: NodeJS.ProcessEnv } = {}): Promise<Listing> {
+export async function leftoverContainers(
+  runner: ProcessRunner,
+  environment: string,
+  options: { runtime?: Runtime; env?: NodeJS.ProcessEnv } = {},
+): Promise<Listing> {
   const runtime = options.runtime ?? 'podman';
   const argv = [runtime, 'ps', '-a', '--filter', `label=${LABELS.environment}=${environment}`, '--format', 'json'];
   const done = await runHelper(outsideRun(runner, options.env ?? withoutKeyVariables(process.env)), argv);
@@ -109,7 +128,12 @@ export async function leftoverContainers(runner: ProcessRunner, environment: str
  * Removes the containers of `environment` labelled with one of `runs` (`rm -f`, 10 s of grace):
  * what dead runs left. Returns the containers removed, or why it could not list them.
  */
-export async function removeLeftovers(runner: ProcessRunner, environment: string, runs: readonly string[], env: NodeJS.ProcessEnv): Promise<{ removed: LeftoverContainer[]; problem?: string }> {
+export async function removeLeftovers(
+  runner: ProcessRunner,
+  environment: string,
+  runs: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ removed: LeftoverContainer[]; problem?: string }> {
   const listed = await leftoverContainers(runner, environment, { env });
   if (!listed.ok) return { removed: [], problem: listed.reason };
   const dead = new Set(runs);
@@ -130,7 +154,10 @@ function parseListing(text: string): LeftoverContainer[] {
   if (trimmed === '') return [];
   const rows: Record<string, unknown>[] = trimmed.startsWith('[') ? JSON.parse(trimmed) : trimmed.split('\n').map((l) => JSON.parse(l));
   return rows.map((row) => {
-    const labels = typeof row.Labels === 'string' ? Object.fromEntries(row.Labels.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) : ((row.Labels ?? {}) as Record<string, string>);
+    const labels =
+      typeof row.Labels === 'string'
+        ? Object.fromEntries(row.Labels.split(',').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+        : ((row.Labels ?? {}) as Record<string, string>);
     const names = Array.isArray(row.Names) ? (row.Names as string[]) : String(row.Names ?? '').split(',');
     return { id: String(row.Id ?? row.ID ?? ''), name: names[0] ?? '', unit: labels[LABELS.unit], run: labels[LABELS.run], state: String(row.State ?? '') };
   });

@@ -53,7 +53,6 @@ const LOCATION_FIELDS: Readonly<Record<string, readonly string[]>> = {
   cloud: ['hostname', 'organization'],
 };
 
-
 /** The backend `init` recorded in the data directory; undefined when the module declares none. */
 export function recordedBackend(dataDir: string): BackendRecord | undefined {
   const file = join(dataDir, 'terraform.tfstate');
@@ -105,7 +104,9 @@ export function backendIdentity(backend: BackendRecord): BackendIdentity {
   }
   // No credential in the fingerprint: a receipt goes to Git.
   const kept = withoutCredentials(backend.config);
-  const fingerprint = `sha256:${createHash('sha256').update(canonicalJson({ type: backend.type, config: kept })).digest('hex')}`;
+  const fingerprint = `sha256:${createHash('sha256')
+    .update(canonicalJson({ type: backend.type, config: kept }))
+    .digest('hex')}`;
   return { type: backend.type, location, fingerprint };
 }
 

@@ -30,7 +30,20 @@
  * copy (./backend.ts). Failures carry the tool's own diagnostics (./tool-errors.ts).
  */
 import { rmSync } from 'node:fs';
-import { type ApplyOutcome, type CheckOutcome, type Driver, type DriverContext, type DriverPlan, type Failure, failure, type KindDescriptor, type PlanOptions, type PlanOutcome, type ReadOutcome, type TeardownOutcome } from '../contract';
+import {
+  type ApplyOutcome,
+  type CheckOutcome,
+  type Driver,
+  type DriverContext,
+  type DriverPlan,
+  type Failure,
+  failure,
+  type KindDescriptor,
+  type PlanOptions,
+  type PlanOutcome,
+  type ReadOutcome,
+  type TeardownOutcome,
+} from '../contract';
 import { OPENTOFU_KIND, TERRAFORM_KIND } from '../kinds';
 import { localStatePath } from './backend';
 import { driftOf, planDigest, summaryOf } from './plan-json';
@@ -62,13 +75,25 @@ async function readState({ session, tool }: Opened): Promise<StateSnapshot | Bad
   if (local) return local;
   const pulled = await tool.step(['state', 'pull']);
   if (isBad(pulled)) return pulled;
-  return parseState(pulled.stdout) ?? failure(`${tool.binary} state pull printed a state this driver cannot read (it reads the JSON state format, version 4)`, true);
+  return (
+    parseState(pulled.stdout) ?? failure(`${tool.binary} state pull printed a state this driver cannot read (it reads the JSON state format, version 4)`, true)
+  );
 }
 
 /** The verdict on a state a phase is about to work on (tool-state.ts). */
 function verdictOn(ctx: DriverContext, { session }: Opened, state: StateSnapshot, phase?: 'teardown') {
   const attempt = ctx.attempt ? { attempt: ctx.attempt } : {};
-  return stateVerdict({ unit: ctx.unit, environment: ctx.environment, state, backend: session.identity, workspace: session.workspace, receipt: ctx.receipt, ...attempt, sharedState: session.spec.sharedState === true, ...(phase ? { phase } : {}) });
+  return stateVerdict({
+    unit: ctx.unit,
+    environment: ctx.environment,
+    state,
+    backend: session.identity,
+    workspace: session.workspace,
+    receipt: ctx.receipt,
+    ...attempt,
+    sharedState: session.spec.sharedState === true,
+    ...(phase ? { phase } : {}),
+  });
 }
 
 /**
@@ -111,11 +136,18 @@ async function planIn(ctx: DriverContext, opened: Opened, options: PlanOptions):
   const before = await ownState(ctx, opened);
   if (isBad(before)) return before;
   const planFile = session.dir.planFile;
-  const planned = await tool.step(['plan', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs], { json: true, ok: [0, 2] });
+  const planned = await tool.step(['plan', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs], {
+    json: true,
+    ok: [0, 2],
+  });
   if (isBad(planned)) return planned;
   const changes = planned.code === 0 || planChangesSomething(planned.ui) === false ? 'none' : 'some';
   const moved = backendChange(ctx.receipt, session.identity, session.workspace);
-  const plan: DriverPlan = { summary: `${summaryOf(planned.ui)}${moved ? `; ${moved}` : ''}`, changes, artifact: { opened, planFile, before } satisfies PlanArtifact };
+  const plan: DriverPlan = {
+    summary: `${summaryOf(planned.ui)}${moved ? `; ${moved}` : ''}`,
+    changes,
+    artifact: { opened, planFile, before } satisfies PlanArtifact,
+  };
   if (!options.digest) return plan;
   const shown = await tool.step(['show', '-json', planFile]);
   if (isBad(shown)) return shown;
@@ -160,7 +192,11 @@ async function applyUnreviewed(ctx: DriverContext, defaultBinary: string): Promi
 async function applyStep(opened: Opened, before: StateSnapshot, args: string[]): Promise<ApplyOutcome> {
   const { tool } = opened;
   let changing = false;
-  const applied = await tool.step(['apply', '-input=false', '-json', ...tool.lockArgs(), ...args], { json: true, effects: true, seen: (ui) => (changing = ui.changing === true) });
+  const applied = await tool.step(['apply', '-input=false', '-json', ...tool.lockArgs(), ...args], {
+    json: true,
+    effects: true,
+    seen: (ui) => (changing = ui.changing === true),
+  });
   if (isBad(applied)) return changing ? withStateLeft(opened, applied, before) : applied;
   const after = await readState(opened);
   if (isBad(after)) return { result: 'uncertain', reason: `applied, but the state could not be read back: ${after.reason}` };
@@ -194,7 +230,10 @@ async function teardown(ctx: DriverContext, defaultBinary: string): Promise<Tear
   const { session, tool } = opened;
   const state = await ownState(ctx, opened, 'teardown');
   if (isBad(state)) return state;
-  const destroyed = await tool.step(['destroy', '-auto-approve', '-input=false', '-json', ...tool.lockArgs(), ...session.varArgs], { json: true, effects: true });
+  const destroyed = await tool.step(['destroy', '-auto-approve', '-input=false', '-json', ...tool.lockArgs(), ...session.varArgs], {
+    json: true,
+    effects: true,
+  });
   return isBad(destroyed) ? destroyed : { result: 'removed' };
 }
 
@@ -203,7 +242,11 @@ async function teardown(ctx: DriverContext, defaultBinary: string): Promise<Tear
  * than drift. Only a current receipt says what the state must be: a check or a read of another
  * unit's outputs judges nothing else.
  */
-function stateFinding(ctx: DriverContext, opened: Opened, state: StateSnapshot): { result: 'checked'; drift: 'drifted'; code: string; detail: string } | undefined {
+function stateFinding(
+  ctx: DriverContext,
+  opened: Opened,
+  state: StateSnapshot,
+): { result: 'checked'; drift: 'drifted'; code: string; detail: string } | undefined {
   if (!ctx.receipt?.current) return undefined;
   const verdict = verdictOn(ctx, opened, state);
   return verdict.ok ? undefined : { result: 'checked', drift: 'drifted', code: verdict.code, detail: verdict.reason };
@@ -227,7 +270,10 @@ async function check(ctx: DriverContext, defaultBinary: string): Promise<CheckOu
 
 /** `plan -refresh-only` into a saved plan; on exit 2, its `show -json` decides. */
 async function refreshCheck({ session, tool }: Opened, planFile: string): Promise<CheckOutcome> {
-  const checked = await tool.step(['plan', '-refresh-only', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs], { json: true, ok: [0, 2] });
+  const checked = await tool.step(
+    ['plan', '-refresh-only', '-input=false', '-json', `-out=${planFile}`, '-detailed-exitcode', ...tool.lockArgs(), ...session.varArgs],
+    { json: true, ok: [0, 2] },
+  );
   if (isBad(checked)) return asFailure(checked);
   if (checked.code === 0) return { result: 'checked', drift: 'in-sync' };
   const shown = await tool.step(['show', '-json', planFile]);

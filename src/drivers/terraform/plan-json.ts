@@ -50,7 +50,9 @@ export function planDigest(showJson: string): { digest: string } | { problem: st
   if ('problem' in plan) return plan;
   const resources = (plan.resource_changes ?? []).filter((r) => changed(r.change?.actions));
   const outputs = Object.fromEntries(Object.entries(plan.output_changes ?? {}).filter(([, o]) => changed(o.actions)));
-  const digest = `sha256:${createHash('sha256').update(canonicalJson({ resource_changes: resources, output_changes: outputs })).digest('hex')}`;
+  const digest = `sha256:${createHash('sha256')
+    .update(canonicalJson({ resource_changes: resources, output_changes: outputs }))
+    .digest('hex')}`;
   return { digest };
 }
 
@@ -63,7 +65,10 @@ export function driftOf(showJson: string): { drifted: boolean; detail?: string }
     .filter(([, o]) => changed(o.actions))
     .map(([name]) => name);
   if (resources.length === 0 && outputs.length === 0) return { drifted: false };
-  const parts = [resources.length > 0 ? `changed outside Terraform: ${resources.join(', ')}` : '', outputs.length > 0 ? `output${outputs.length === 1 ? '' : 's'} would change: ${outputs.join(', ')}` : ''];
+  const parts = [
+    resources.length > 0 ? `changed outside Terraform: ${resources.join(', ')}` : '',
+    outputs.length > 0 ? `output${outputs.length === 1 ? '' : 's'} would change: ${outputs.join(', ')}` : '',
+  ];
   return { drifted: true, detail: parts.filter(Boolean).join('; ') };
 }
 

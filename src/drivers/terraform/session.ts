@@ -134,7 +134,14 @@ function moduleReadsOf(dir: ModuleDir, module: string, projectDir: string): stri
 
 /** The key of the session a phase may share: what `init` depends on, in which scratch slot and source. */
 function sessionKey(ctx: DriverContext, spec: ModuleSpec, binary: string): string {
-  return canonicalJson({ slot: ctx.scratchDir(), project: ctx.projectDir, binary, module: spec.module, backendConfig: spec.backendConfig ?? {}, workspace: spec.workspace ?? null });
+  return canonicalJson({
+    slot: ctx.scratchDir(),
+    project: ctx.projectDir,
+    binary,
+    module: spec.module,
+    backendConfig: spec.backendConfig ?? {},
+    workspace: spec.workspace ?? null,
+  });
 }
 
 /** Says so when Nyl runs with a TF_WORKSPACE the tool does not get: a user may expect it to apply. */
@@ -150,7 +157,8 @@ async function initialize(ctx: DriverContext, spec: ModuleSpec, binary: string, 
   const source = join(ctx.projectDir, spec.module);
   if (!existsSync(source) || !statSync(source).isDirectory()) return failure(`module ${spec.module} is not a directory of the source commit`, true);
   const workspace = spec.workspace ?? DEFAULT_WORKSPACE;
-  if (!/^[A-Za-z0-9_.-]+$/.test(workspace)) return failure(`workspace ${JSON.stringify(workspace)} of ${ctx.unit} is not a name Terraform accepts: use letters, digits, "_", "-" and "."`, false);
+  if (!/^[A-Za-z0-9_.-]+$/.test(workspace))
+    return failure(`workspace ${JSON.stringify(workspace)} of ${ctx.unit} is not a name Terraform accepts: use letters, digits, "_", "-" and "."`, false);
   const dir = moduleDir(ctx.projectDir, spec.module, mkdtempSync(join(ctx.scratchDir(), 'tf-')));
   // Made once per session, so that providers are downloaded once, not once per run.
   mkdirSync(pluginCacheOf(ctx), { recursive: true });

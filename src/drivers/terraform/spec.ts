@@ -20,9 +20,14 @@ const moduleSpec = (binary: string) =>
     variables: json('object', 'input variables'),
     binary: string({ nonEmpty: true, description: `executable; default ${binary}` }),
     backendConfig: json('scalarMap', 'backend configuration passed to init'),
-    workspace: string({ nonEmpty: true, description: 'Terraform workspace (TF_WORKSPACE); default: the default workspace, whatever TF_WORKSPACE Nyl runs with' }),
+    workspace: string({
+      nonEmpty: true,
+      description: 'Terraform workspace (TF_WORKSPACE); default: the default workspace, whatever TF_WORKSPACE Nyl runs with',
+    }),
     lockTimeout: duration(LOCK_TIMEOUT_BOUNDS, `how long a step waits for a state lock another process holds (-lock-timeout); default ${DEFAULT_LOCK_TIMEOUT}`),
-    sharedState: boolean('its state may be shared with other environments or units, and a first execution may take over a state that already holds resources; default false'),
+    sharedState: boolean(
+      'its state may be shared with other environments or units, and a first execution may take over a state that already holds resources; default false',
+    ),
   });
 
 export const terraformSpec = moduleSpec('terraform');

@@ -32,7 +32,13 @@ export function textDiagnostics(lines: readonly string[]): UiDiagnostic[] {
   const found: UiDiagnostic[] = [];
   let current: { summary: string[]; detail: string[]; file?: string; line?: number; inSummary: boolean } | undefined;
   const close = () => {
-    if (current) found.push({ severity: 'error', summary: current.summary.join(' '), detail: current.detail.join('\n').trim(), ...(current.file ? { file: current.file, line: current.line! } : {}) });
+    if (current)
+      found.push({
+        severity: 'error',
+        summary: current.summary.join(' '),
+        detail: current.detail.join('\n').trim(),
+        ...(current.file ? { file: current.file, line: current.line! } : {}),
+      });
     current = undefined;
   };
   for (const raw of lines) {
@@ -82,7 +88,8 @@ function lockReason(what: string, info: Record<string, string>, waited: string, 
   const since = [info.Operation, info.Created ? `since ${info.Created}` : ''].filter(Boolean).join(', ');
   const lines = [`${what}: the state is locked ${who} (lock ID ${info.ID ?? 'unknown'}${since ? `, ${since}` : ''}); waited ${waited} (lockTimeout)`];
   if (info.Path) lines.push(`  lock on ${info.Path}`);
-  if (info.ID) lines.push(`  if that process is gone, release the lock with \`${binary} force-unlock ${info.ID}\` in an initialized copy of the module, then run again`);
+  if (info.ID)
+    lines.push(`  if that process is gone, release the lock with \`${binary} force-unlock ${info.ID}\` in an initialized copy of the module, then run again`);
   return lines.join('\n');
 }
 

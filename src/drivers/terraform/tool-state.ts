@@ -106,7 +106,14 @@ export function readLocalState(path: string): StateSnapshot | undefined {
 
 /** What a receipt (or a failed attempt's condition) records of a state: ApplyOutcome.toolState. */
 export function toolStateOf(state: StateSnapshot, backend: BackendIdentity, workspace: string): Record<string, unknown> {
-  const record: ToolStateRecord = { backend, workspace, lineage: state.lineage, serial: state.serial, resources: state.resources.length, addresses: state.resources.slice(0, ADDRESS_LIMIT) };
+  const record: ToolStateRecord = {
+    backend,
+    workspace,
+    lineage: state.lineage,
+    serial: state.serial,
+    resources: state.resources.length,
+    addresses: state.resources.slice(0, ADDRESS_LIMIT),
+  };
   return record;
 }
 
@@ -155,7 +162,9 @@ function where(backend: BackendIdentity, workspace: string): string {
 
 /** What going on would do, for the reason. */
 function consequence(input: VerdictInput): string {
-  return input.phase === 'teardown' ? 'A teardown now would destroy nothing of what the receipt recorded and claim its removal' : 'Planning now would create them all again next to the ones that exist';
+  return input.phase === 'teardown'
+    ? 'A teardown now would destroy nothing of what the receipt recorded and claim its removal'
+    : 'Planning now would create them all again next to the ones that exist';
 }
 
 function lost(input: VerdictInput, recorded: ToolStateRecord, now: string): StateVerdict {
@@ -168,8 +177,14 @@ function lost(input: VerdictInput, recorded: ToolStateRecord, now: string): Stat
 function sameLineage(input: VerdictInput, recorded: ToolStateRecord): StateVerdict {
   const { state } = input;
   const at = where(input.backend, input.workspace);
-  if (state.serial < recorded.serial) return lost(input, recorded, `was rolled back: ${at} holds serial ${state.serial} of lineage ${state.lineage}, older than the receipt's serial ${recorded.serial}`);
-  if (state.resources.length === 0 && recorded.resources > 0 && !input.attempt) return lost(input, recorded, `was emptied: ${at} holds lineage ${state.lineage} without any resource, and no run of the unit did that`);
+  if (state.serial < recorded.serial)
+    return lost(
+      input,
+      recorded,
+      `was rolled back: ${at} holds serial ${state.serial} of lineage ${state.lineage}, older than the receipt's serial ${recorded.serial}`,
+    );
+  if (state.resources.length === 0 && recorded.resources > 0 && !input.attempt)
+    return lost(input, recorded, `was emptied: ${at} holds lineage ${state.lineage} without any resource, and no run of the unit did that`);
   return { ok: true };
 }
 
@@ -182,7 +197,11 @@ function againstReceipt(input: VerdictInput, recorded: ToolStateRecord): StateVe
   if (recorded.resources === 0) return foreign(input);
   if (!state.exists) return lost(input, recorded, `is gone: ${at} holds no state`);
   if (state.resources.length === 0) return lost(input, recorded, `was replaced by an empty one at ${at} (lineage ${state.lineage})`);
-  return lost(input, recorded, `was replaced: ${at} holds lineage ${state.lineage} with ${count(state.resources.length)} (${listed(state.resources, state.resources.length)})`);
+  return lost(
+    input,
+    recorded,
+    `was replaced: ${at} holds lineage ${state.lineage} with ${count(state.resources.length)} (${listed(state.resources, state.resources.length)})`,
+  );
 }
 
 /** A state with resources that no receipt of this unit recorded is another's, unless the unit shares it on purpose. */

@@ -129,7 +129,9 @@ export class ModuleTool {
     });
     const ui = output.ui.done();
     options.seen?.(ui);
-    const bad = this.unsuccessful(args[0]!, done, { ...options, effects: changedSomething(options, ui) }, () => (options.json ? ui.diagnostics : textDiagnostics(output.kept)));
+    const bad = this.unsuccessful(args[0]!, done, { ...options, effects: changedSomething(options, ui) }, () =>
+      options.json ? ui.diagnostics : textDiagnostics(output.kept),
+    );
     return bad ?? { code: done.code!, stdout: done.stdout.toString('utf8'), ui };
   }
 
@@ -142,7 +144,12 @@ export class ModuleTool {
         program: this.binary,
         startHint: () => ' (install it, or name the executable in spec.binary)',
         cancelledWhile: `during ${what}`,
-        timedOut: () => failure(`timed out after ${this.limits.timeout} during ${what}, which was stopped${effects ? ': what it changed is unknown' : ''}`, !effects, effects),
+        timedOut: () =>
+          failure(
+            `timed out after ${this.limits.timeout} during ${what}, which was stopped${effects ? ': what it changed is unknown' : ''}`,
+            !effects,
+            effects,
+          ),
         exited: (end) => failure(failureReason(`${what} ${exitHow(end)}`, diagnostics(), this.limits.lockTimeout, this.binary), true),
       },
       options.ok,

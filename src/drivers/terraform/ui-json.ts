@@ -60,7 +60,11 @@ function diagnosticLines(d: UiDiagnostic): string[] {
 function diagnosticOf(m: Message): UiDiagnostic | undefined {
   const d = m.diagnostic;
   if (!d || typeof d.summary !== 'string') return undefined;
-  const out: UiDiagnostic = { severity: d.severity === 'error' ? 'error' : 'warning', summary: d.summary, detail: typeof d.detail === 'string' ? d.detail : '' };
+  const out: UiDiagnostic = {
+    severity: d.severity === 'error' ? 'error' : 'warning',
+    summary: d.summary,
+    detail: typeof d.detail === 'string' ? d.detail : '',
+  };
   if (typeof d.range?.filename === 'string') out.file = d.range.filename;
   if (typeof d.range?.start?.line === 'number') out.line = d.range.start.line;
   return out;
@@ -92,8 +96,10 @@ export class UiReader {
       for (const l of diagnosticLines(d)) this.print(l);
       return;
     }
-    if (m.type === 'change_summary' && m.changes) this.result.changes = { add: m.changes.add ?? 0, change: m.changes.change ?? 0, import: m.changes.import ?? 0, remove: m.changes.remove ?? 0 };
-    if (m.type === 'outputs' && m.outputs) for (const [name, o] of Object.entries(m.outputs)) if (typeof o?.action === 'string') this.result.outputActions[name] = o.action;
+    if (m.type === 'change_summary' && m.changes)
+      this.result.changes = { add: m.changes.add ?? 0, change: m.changes.change ?? 0, import: m.changes.import ?? 0, remove: m.changes.remove ?? 0 };
+    if (m.type === 'outputs' && m.outputs)
+      for (const [name, o] of Object.entries(m.outputs)) if (typeof o?.action === 'string') this.result.outputActions[name] = o.action;
     if (m.type === 'resource_drift' && typeof m.change?.resource?.addr === 'string') this.result.drifted.push(m.change.resource.addr);
     if (m.type === 'apply_start') this.result.changing = true;
     if (typeof m['@message'] === 'string') this.print(m['@message']);

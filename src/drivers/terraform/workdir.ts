@@ -49,7 +49,14 @@ export function moduleDir(projectDir: string, module: string, scratch: string): 
   cpSync(join(projectDir, dir), cwd, { recursive: true, verbatimSymlinks: true });
   const dataDir = join(scratch, 'data');
   mkdirSync(dataDir, { recursive: true });
-  return { mirrorRoot, cwd, dataDir, varFile: join(scratch, 'vars.tfvars.json'), planFile: join(scratch, 'nyl.tfplan'), refreshPlanFile: join(scratch, 'refresh.tfplan') };
+  return {
+    mirrorRoot,
+    cwd,
+    dataDir,
+    varFile: join(scratch, 'vars.tfvars.json'),
+    planFile: join(scratch, 'nyl.tfplan'),
+    refreshPlanFile: join(scratch, 'refresh.tfplan'),
+  };
 }
 
 /**
