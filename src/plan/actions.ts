@@ -20,9 +20,11 @@ export interface Wait {
 /** Why a unit is being deleted: it left source (or the selector), an operator asked, or its kind changed. */
 export type DeletionCause = 'source' | 'request' | 'kind-change';
 
-/** Why a teardown waits (result pending-teardown, exit 2); `cause` says why the unit is deleted. */
-export type TeardownWait = { cause: DeletionCause } & /** A teardown caused by source (or a kind change) starts only with --allow-teardown. */
-(
+/**
+ * Why a teardown waits (result pending-teardown, exit 2); `cause` says why the unit is deleted. A
+ * teardown caused by source (or a kind change) starts only with --allow-teardown.
+ */
+export type TeardownWait = { cause: DeletionCause } & (
   | { reason: 'needs-allow-teardown' }
   /** Consumers first: these dependents are torn down first, in this run. */
   | { reason: 'consumers-first'; dependents: string[] }
