@@ -31,18 +31,25 @@ function race(project, rounds, bare, leaseRef) {
   return (async () => {
     for (let round = 0; round < rounds; round++) {
       const startAt = Date.now() + 250;
-      const runs = [0, 1].map(
-        () =>
-          new Promise((resolve) => {
-            const child = spawn(process.execPath, [RACER, project, 'dev', String(startAt)], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-            let out = '';
-            let err = '';
-            child.stdout.on('data', (b) => (out += b));
-            child.stderr.on('data', (b) => (err += b));
-            child.on('close', () => resolve({ out: out.trim(), err }));
-          }),
-      );
-      const results = await Promise.all(runs);
+      // Each racer answers one line; the winner holds the lease until its stdin is closed, which
+      // happens once both have answered.
+      const racers = [0, 1].map(() => {
+        const child = spawn(process.execPath, [RACER, project, 'dev', String(startAt)], { env: cliEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        let answer;
+        const answered = new Promise((resolve) => (answer = resolve));
+        child.stdout.on('data', (b) => {
+          out += b;
+          if (out.includes('\n')) answer();
+        });
+        child.stderr.on('data', (b) => (err += b));
+        const closed = new Promise((resolve) => child.on('close', () => (answer(), resolve({ out: out.trim(), err }))));
+        return { child, answered, closed };
+      });
+      await Promise.all(racers.map((r) => r.answered));
+      for (const r of racers) r.child.stdin.end();
+      const results = await Promise.all(racers.map((r) => r.closed));
       const winners = results.filter((r) => r.out.startsWith('won '));
       const losers = results.filter((r) => r.out === 'lost NYL-LEASE-HELD');
       assert.equal(winners.length, 1, `round ${round}: ${JSON.stringify(results)}`);
