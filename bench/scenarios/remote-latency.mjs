@@ -48,7 +48,9 @@ async function addUnit(p) {
   await git(p.src, ['commit', '-q', '-am', 'one more unit']);
 }
 
+/** Fetches, pushes and ls-remotes to the remote (a build without the `remote` count: all of them, local fetches included). */
 function networkCalls(stats) {
+  if (typeof stats?.remote === 'number') return stats.remote;
   const by = stats?.byCommand ?? {};
   return (by.fetch ?? 0) + (by.push ?? 0) + (by['ls-remote'] ?? 0);
 }

@@ -15,6 +15,8 @@ interface GitStats {
   processes: number;
   pushes: number;
   fetches: number;
+  /** Fetches, pushes and ls-remotes whose repository is not on this machine: the round trips a network remote costs. */
+  remote: number;
   byCommand: Record<string, number>;
 }
 
@@ -43,8 +45,19 @@ function verbOf(args: readonly string[]): string {
   return args.find((a) => !a.startsWith('-')) ?? '?';
 }
 
+/**
+ * Does this network command talk to another machine? Its repository is the first word after the
+ * verb that is not an option (every argv of src/git puts it there); a path or a file:// URL is on
+ * this machine.
+ */
+function reachesNetwork(args: readonly string[], verb: string): boolean {
+  const at = args.indexOf(verb);
+  const repository = args.slice(at + 1).find((a) => !a.startsWith('-'));
+  return repository !== undefined && !/^(\/|\.|file:)/.test(repository);
+}
+
 export class Git {
-  readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, byCommand: {} };
+  readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, remote: 0, byCommand: {} };
   private readonly baseEnv: NodeJS.ProcessEnv;
 
   constructor(
@@ -92,6 +105,7 @@ export class Git {
     this.stats.byCommand[verb] = (this.stats.byCommand[verb] ?? 0) + 1;
     if (verb === 'push') this.stats.pushes++;
     if (verb === 'fetch') this.stats.fetches++;
+    if (NETWORK_VERBS.has(verb) && reachesNetwork(args, verb)) this.stats.remote++;
     return verb;
   }
 
