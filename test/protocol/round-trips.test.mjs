@@ -1,0 +1,81 @@
+// Round trips to the state repository, in process (issue 33): on a network remote every read of
+// the refs and every write is one round trip at least. A writer that takes a free lease fences in
+// the same push every ref its decision read (lease/lease.ts, decisionFences), so it does not read
+// them again under the lease; a ref that moved in between rejects the push, and the writer reads
+// again and decides anew.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { World } from './world.mjs';
+
+/** Counts the reads of the refs (snapshot) and the writes of a process's store. */
+function counting(proc) {
+  const calls = { snapshot: 0, write: 0 };
+  const inner = proc.store;
+  proc.store = new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'snapshot' || prop === 'write') {
+        return (...args) => {
+          calls[prop]++;
+          return inner[prop](...args);
+        };
+      }
+      return Reflect.get(target, prop);
+    },
+  });
+  return calls;
+}
+
+test('hold and resume read the refs once and write twice: the lease, then the commit with the release', async () => {
+  const world = await World.create();
+  try {
+    await world.process('init').run('state init');
+    await world.process('first').run('reconcile');
+    const op = world.process('op');
+    const calls = counting(op);
+    const held = await op.run('hold', { unit: 'migrate', reason: 'incident' });
+    assert.equal(held.report.result, 'done', JSON.stringify(held.codes ?? held.report));
+    assert.deepEqual(calls, { snapshot: 1, write: 2 });
+    const resumed = await op.run('resume', { unit: 'migrate', reason: 'fixed' });
+    assert.equal(resumed.report.result, 'done', JSON.stringify(resumed.codes ?? resumed.report));
+    assert.deepEqual(calls, { snapshot: 2, write: 4 });
+  } finally {
+    world.cleanup();
+  }
+});
+
+test('a reconcile reads the refs once: not again after taking the lease', async () => {
+  const world = await World.create();
+  try {
+    await world.process('init').run('state init');
+    const run = world.process('run');
+    const calls = counting(run);
+    const r = await run.run('reconcile');
+    assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
+    assert.equal(calls.snapshot, 1);
+  } finally {
+    world.cleanup();
+  }
+});
+
+test('a state commit lands between the read and the lease push: the fence rejects the push, and the hold decides on the refs anew', async () => {
+  const world = await World.create();
+  try {
+    await world.process('init').run('state init');
+    await world.process('first').run('reconcile');
+    const late = world.process('late');
+    const calls = counting(late);
+    const pause = late.pauseAt('before-lease-push');
+    const holding = late.start('hold', { unit: 'migrate', reason: 'late' });
+    await pause.reached;
+    const other = await world.process('other').run('hold', { unit: 'app', reason: 'meanwhile' });
+    assert.equal(other.report.result, 'done');
+    pause.release();
+    const held = await holding.outcome;
+    assert.equal(held.report?.result, 'done', JSON.stringify(held.codes ?? held.report));
+    assert.ok(calls.snapshot >= 2, 'the hold read the refs again after its push was rejected');
+    assert.ok(world.desiredDoc('migrate')?.hold, 'migrate is held');
+    assert.ok(world.desiredDoc('app')?.hold, 'the other hold is kept');
+  } finally {
+    world.cleanup();
+  }
+});
