@@ -10,6 +10,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import type { NodeProcessRunner, ProcessResult, RunOptions } from '../exec/process';
+import { isSshRemote, SshMultiplexer } from './ssh';
 
 interface GitStats {
   processes: number;
@@ -51,14 +52,20 @@ function verbOf(args: readonly string[]): string {
  * this machine.
  */
 function reachesNetwork(args: readonly string[], verb: string): boolean {
-  const at = args.indexOf(verb);
-  const repository = args.slice(at + 1).find((a) => !a.startsWith('-'));
+  const repository = repositoryOf(args, verb);
   return repository !== undefined && !/^(\/|\.|file:)/.test(repository);
+}
+
+/** The repository a network command talks to: the first word after the verb that is not an option. */
+function repositoryOf(args: readonly string[], verb: string): string | undefined {
+  return args.slice(args.indexOf(verb) + 1).find((a) => !a.startsWith('-'));
 }
 
 export class Git {
   readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, remote: 0, byCommand: {} };
   private readonly baseEnv: NodeJS.ProcessEnv;
+  /** One ssh connection per host for the whole command (./ssh.ts). */
+  private readonly ssh: SshMultiplexer;
 
   constructor(
     readonly runner: NodeProcessRunner,
@@ -83,6 +90,7 @@ export class Git {
       GIT_WORK_TREE: undefined,
       GIT_INDEX_FILE: undefined,
     };
+    this.ssh = new SshMultiplexer(runner, this.baseEnv);
     const statsFile = env.NYL_GIT_STATS;
     if (statsFile) {
       process.once('exit', () => {
@@ -112,11 +120,25 @@ export class Git {
   /** Runs git in dir; never throws for a non-zero exit. */
   async run(dir: string, args: string[], options: GitRunOptions = {}): Promise<ProcessResult> {
     const verb = this.count(args);
-    const runOptions: RunOptions = { cwd: dir, env: this.env(options.env) };
+    const ssh = NETWORK_VERBS.has(verb) && isSshRemote(repositoryOf(args, verb) ?? '') ? await this.sshCommand(dir) : undefined;
+    const runOptions: RunOptions = { cwd: dir, env: this.env(ssh ? { ...options.env, GIT_SSH_COMMAND: ssh } : options.env) };
     if (options.input !== undefined) runOptions.input = options.input;
     // In a process group of its own: the timeout must end git's remote helper (git-remote-http) too.
     if (NETWORK_VERBS.has(verb)) Object.assign(runOptions, { timeoutMs: this.networkTimeoutMs, killGraceMs: 1000, group: true });
     return this.runner.run(['git', ...args], runOptions);
+  }
+
+  /** The GIT_SSH_COMMAND that shares one connection per host; the repository's core.sshCommand is kept. */
+  private sshCommand(dir: string): Promise<string | undefined> {
+    return this.ssh.sshCommand(async () => {
+      const result = await this.run(dir, ['config', '--get', 'core.sshCommand']);
+      return result.code === 0 ? result.stdout.toString().trim() || undefined : undefined;
+    });
+  }
+
+  /** Ends what the command kept open for its git calls: the ssh master connections. */
+  close(): Promise<void> {
+    return this.ssh.close();
   }
 
   /** What went wrong with a git command, in one line: its last error line, or that it timed out. */
