@@ -59,5 +59,5 @@ test('the reconcile of one new unit reads the remote once before the lease and n
   assert.ok(remote <= MAX_ONE_NEW, `the reconcile made ${remote} network calls: ${JSON.stringify(stats.byCommand)}`);
 });
 
-/** Measured with the bench remote-latency: see bench/README.md (issue 33's target is 4). */
-const MAX_ONE_NEW = 9;
+/** 10 before issue 33's changes (bench remote-latency, bench/README.md); the issue's target of 4 needs the engine's changes (docs/design.md). */
+const MAX_ONE_NEW = 8;

@@ -79,3 +79,39 @@ test('a state commit lands between the read and the lease push: the fence reject
     world.cleanup();
   }
 });
+
+test("a run's first look at hold signals, right after taking the lease, reads the refs the lease was taken on: no fetch before its first started markers", async () => {
+  const world = await World.create();
+  try {
+    await world.process('init').run('state init');
+    const run = world.process('run', { network: true });
+    const calls = [];
+    const inner = run.store;
+    run.store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'snapshotPrefix') return (...args) => (calls.push('read signals'), inner.snapshotPrefix(...args));
+        if (prop === 'write') {
+          return (updates, fence) => {
+            const runRef = updates.find((u) => u.ref.includes('/runs/'));
+            calls.push(runRef?.expect === null ? 'take the lease' : runRef && runRef.to ? 'write the run ref' : 'other write');
+            return inner.write(updates, fence);
+          };
+        }
+        return Reflect.get(target, prop);
+      },
+    });
+    const r = await run.run('reconcile');
+    assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
+    const taken = calls.indexOf('take the lease');
+    const marked = calls.indexOf('write the run ref');
+    assert.ok(taken >= 0 && marked > taken, calls.join(', '));
+    assert.deepEqual(
+      calls.slice(taken, marked).filter((c) => c === 'read signals'),
+      [],
+      calls.join(', '),
+    );
+    assert.ok(calls.includes('read signals'), 'later looks still read the signals');
+  } finally {
+    world.cleanup();
+  }
+});
