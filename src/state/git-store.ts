@@ -213,10 +213,12 @@ export class GitStateStore implements StateStore {
   }
 
   /** Reads the current values of the environment's refs from the state repository. */
-  async snapshot(options: { once?: boolean; readOnly?: boolean; stateMayBeMissing?: boolean } = {}): Promise<RefSnapshot> {
+  async snapshot(options: { once?: boolean; readOnly?: boolean; stateMayBeMissing?: boolean; cached?: boolean } = {}): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
     if (this.loc.kind !== 'remote') return this.readLocalRefs([...exact, ...prefixes]);
     if (options.readOnly) return this.snapshotReadOnly();
+    // The mirrors as the last fetch or push of this machine left them (a push updates them too).
+    if (options.cached) return this.readMirrored([...exact, ...prefixes]);
     // A state ref found missing once (state init, the first run) is fetched by pattern from then on.
     if (options.stateMayBeMissing) this.stateRefMissing = true;
     const result = await this.fetchMirrors([...exact, ...prefixes], options.once, this.stateRefMissing);

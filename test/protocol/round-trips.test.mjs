@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { World } from './world.mjs';
 
-/** Counts the reads of the refs (snapshot) and the writes of a process's store. */
+/** Counts the reads of the refs (snapshot, not of the refs last seen: `cached`) and the writes of a process's store. */
 function counting(proc) {
   const calls = { snapshot: 0, write: 0 };
   const inner = proc.store;
@@ -15,7 +15,7 @@ function counting(proc) {
     get(target, prop) {
       if (prop === 'snapshot' || prop === 'write') {
         return (...args) => {
-          calls[prop]++;
+          if (prop === 'write' || !args[0]?.cached) calls[prop]++;
           return inner[prop](...args);
         };
       }
@@ -38,6 +38,34 @@ test('hold and resume read the refs once and write twice: the lease, then the co
     const resumed = await op.run('resume', { unit: 'migrate', reason: 'fixed' });
     assert.equal(resumed.report.result, 'done', JSON.stringify(resumed.codes ?? resumed.report));
     assert.deepEqual(calls, { snapshot: 2, write: 4 });
+    // Once it saw the refs, a hold decides on them without reading: its lease push proves them.
+    const again = await op.run('hold', { unit: 'app', reason: 'second' });
+    assert.equal(again.report.result, 'done', JSON.stringify(again.codes ?? again.report));
+    assert.deepEqual(calls, { snapshot: 2, write: 6 });
+    assert.ok(world.desiredDoc('app')?.hold);
+  } finally {
+    world.cleanup();
+  }
+});
+
+test('a hold decided on refs this process saw before another moved them: the fenced lease push is rejected, and it decides on the refs as they are', async () => {
+  const world = await World.create();
+  try {
+    await world.process('init').run('state init');
+    await world.process('first').run('reconcile');
+    const op = world.process('op');
+    const other = world.process('other');
+    await op.run('status');
+    // Held by another since op last looked: op's look on its refs says "not held".
+    assert.equal((await other.run('hold', { unit: 'migrate', reason: 'other' })).report.result, 'done');
+    const held = await op.run('hold', { unit: 'migrate', reason: 'op' });
+    assert.equal(held.report.result, 'unchanged', JSON.stringify(held.codes ?? held.report));
+    assert.equal(world.desiredDoc('migrate').hold.reason, 'other');
+    // Resumed by another since op last looked: op's refs say "held", which it never answers from them.
+    assert.equal((await other.run('resume', { unit: 'migrate', reason: 'other' })).report.result, 'done');
+    const again = await op.run('hold', { unit: 'migrate', reason: 'op again' });
+    assert.equal(again.report.result, 'done', JSON.stringify(again.codes ?? again.report));
+    assert.equal(world.desiredDoc('migrate').hold.reason, 'op again');
   } finally {
     world.cleanup();
   }
