@@ -231,9 +231,10 @@ let statsSeq = 0;
 /**
  * Runs `nyl ...args` in the project, with NYL_GIT_STATS pointed at a fresh file; returns the wall
  * time and the git statistics the process appended ({processes, pushes, fetches, byCommand}).
- * `nodeArgs` go to node before bin/nyl; `wrap` is an argv prefix that starts node.
+ * `nodeArgs` go to node before bin/nyl; `wrap` is an argv prefix that starts node; `bin` another
+ * build's bin/nyl (a before-and-after comparison in one run).
  */
-export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs = [], wrap = [] } = {}) {
+export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs = [], wrap = [], bin = NYL } = {}) {
   const statsFile = join(project.base, `stats-${process.pid}-${++statsSeq}.jsonl`);
   const env = {
     // No NYL_* setting of the caller (fault injection, a clock, a cache) leaks into a measurement.
@@ -243,7 +244,7 @@ export async function nyl(project, args, { check = true, extraEnv = {}, nodeArgs
     ...extraEnv,
   };
   // `wrap` is an argv prefix (e.g. /usr/bin/time -o FILE -f %M) that runs the node process.
-  const r = await exec([...wrap, process.execPath, ...nodeArgs, NYL, ...args], { cwd: project.src, env, check: false });
+  const r = await exec([...wrap, process.execPath, ...nodeArgs, bin, ...args], { cwd: project.src, env, check: false });
   let stats;
   if (existsSync(statsFile)) {
     const lines = readFileSync(statsFile, 'utf8').trim().split('\n').filter(Boolean);
@@ -402,4 +403,109 @@ export function fmtMs(ms) {
 
 export function log(line) {
   process.stderr.write(`${line}\n`);
+}
+
+// ---------------------------------------------------------------- smart HTTP and a latency proxy
+
+/**
+ * Serves the bare repositories under root over smart HTTP on 127.0.0.1: a tiny CGI host that runs
+ * `git http-backend` for each request (pushes accepted). In process: the bench runs nyl and git
+ * asynchronously, so the server keeps answering. `requests` counts the HTTP requests served.
+ */
+export async function startGitHttp(root) {
+  const http = await import('node:http');
+  const backend = join(spawnSync('git', ['--exec-path'], { encoding: 'utf8' }).stdout.trim(), 'git-http-backend');
+  const counts = { requests: 0 };
+  const server = http.createServer((req, res) => {
+    counts.requests++;
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const env = gitEnv({
+      GIT_PROJECT_ROOT: root,
+      GIT_HTTP_EXPORT_ALL: '1',
+      // http-backend refuses receive-pack without an authenticated user unless it is enabled.
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'http.receivepack',
+      GIT_CONFIG_VALUE_0: 'true',
+      GATEWAY_INTERFACE: 'CGI/1.1',
+      REMOTE_USER: 'bench',
+      REMOTE_ADDR: '127.0.0.1',
+      REQUEST_METHOD: req.method,
+      PATH_INFO: decodeURIComponent(url.pathname),
+      QUERY_STRING: url.search.replace(/^\?/, ''),
+      CONTENT_TYPE: req.headers['content-type'] ?? '',
+      ...(req.headers['content-length'] !== undefined ? { CONTENT_LENGTH: req.headers['content-length'] } : {}),
+      ...(req.headers['content-encoding'] !== undefined ? { HTTP_CONTENT_ENCODING: req.headers['content-encoding'] } : {}),
+      ...(req.headers['git-protocol'] !== undefined ? { GIT_PROTOCOL: req.headers['git-protocol'] } : {}),
+    });
+    const child = spawn(backend, [], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    child.stdin.on('error', () => {});
+    req.pipe(child.stdin);
+    let head = Buffer.alloc(0);
+    const onData = (chunk) => {
+      head = Buffer.concat([head, chunk]);
+      const crlf = head.indexOf('\r\n\r\n');
+      const lf = head.indexOf('\n\n');
+      if (crlf < 0 && lf < 0) return;
+      const [end, skip] = crlf >= 0 && (lf < 0 || crlf < lf) ? [crlf, 4] : [lf, 2];
+      child.stdout.removeListener('data', onData);
+      for (const line of head.subarray(0, end).toString('latin1').split(/\r?\n/)) {
+        const i = line.indexOf(':');
+        if (i <= 0) continue;
+        const name = line.slice(0, i).trim();
+        const value = line.slice(i + 1).trim();
+        if (name.toLowerCase() === 'status') res.statusCode = Number(value.slice(0, 3));
+        else res.setHeader(name, value);
+      }
+      res.write(head.subarray(end + skip));
+      child.stdout.pipe(res);
+    };
+    child.stdout.on('data', onData);
+    child.stdout.on('end', () => {
+      if (!res.headersSent) {
+        res.statusCode = 502;
+        res.end();
+      }
+    });
+  });
+  await new Promise((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
+  const { port } = server.address();
+  const stop = () => new Promise((resolvePromise) => server.close(() => resolvePromise()) && server.closeAllConnections?.());
+  return { port, counts, url: (name) => `http://127.0.0.1:${port}/${name}`, stop };
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of `targetPort` that delays every chunk by rttMs / 2 in each
+ * direction (no root, no netns: timers, in order, since every chunk waits the same time). A
+ * request and its answer thus take one RTT more; a new connection's handshake is not delayed
+ * (the kernel answers it), but nothing flows on it before a delayed chunk. `counts.connections`
+ * counts the connections accepted.
+ */
+export async function startLatencyProxy(targetPort, rttMs) {
+  const net = await import('node:net');
+  const half = rttMs / 2;
+  const counts = { connections: 0 };
+  const sockets = new Set();
+  const delayed = (from, to) => {
+    from.on('data', (chunk) => setTimeout(() => to.destroyed || to.write(chunk), half));
+    from.on('end', () => setTimeout(() => to.end(), half));
+    from.on('error', () => to.destroy());
+    from.on('close', () => setTimeout(() => to.destroy(), half));
+  };
+  const server = net.createServer((client) => {
+    counts.connections++;
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    client.on('close', () => sockets.delete(client));
+    upstream.on('close', () => sockets.delete(upstream));
+    delayed(client, upstream);
+    delayed(upstream, client);
+  });
+  await new Promise((resolvePromise) => server.listen(0, '127.0.0.1', resolvePromise));
+  const { port } = server.address();
+  const stop = () =>
+    new Promise((resolvePromise) => {
+      for (const s of sockets) s.destroy();
+      server.close(() => resolvePromise());
+    });
+  return { port, counts, stop };
 }

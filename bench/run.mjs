@@ -21,6 +21,7 @@ import * as stateMove from './scenarios/state-move.mjs';
 import * as multiEnv from './scenarios/multi-env.mjs';
 import * as historySize from './scenarios/history-size.mjs';
 import * as uiPages from './scenarios/ui-pages.mjs';
+import * as remoteLatency from './scenarios/remote-latency.mjs';
 
 const ALL = [
   startup,
@@ -37,6 +38,7 @@ const ALL = [
   multiEnv,
   historySize,
   uiPages,
+  remoteLatency,
 ];
 
 function formatValue(m) {

@@ -98,7 +98,7 @@ export async function dispatch(spec: Command, rest: string[]): Promise<number> {
     environment = environmentOfRefusal(parsed);
     // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
     const rt = createRuntime({ ...process.env }, signals.signal);
-    const outcome = await spec.execute(rt, parsed, STDERR_IO);
+    const outcome = await spec.execute(rt, parsed, STDERR_IO).finally(() => rt.git?.close());
     // A command that serves (the web view) ends with its exit code instead of a report.
     if (typeof outcome === 'number') return outcome;
     const { report } = outcome;

@@ -18,6 +18,13 @@ const FETCH = ['fetch', '--no-tags', '--no-write-fetch-head', '--quiet', '--no-a
 export interface RefCopy {
   from: string;
   to: string;
+  /**
+   * The source ref may not exist: the refspec becomes a pattern (`from*:to*`), which matches the
+   * ref when it exists and fails nothing when it does not (an exact refspec that matches nothing
+   * fails the whole fetch). It may also copy refs whose names continue the name; callers read
+   * the exact names.
+   */
+  mayBeMissing?: boolean;
 }
 
 interface RefFetchOptions {
@@ -30,7 +37,7 @@ interface RefFetchOptions {
 }
 
 function refspecOf(copy: RefCopy, force: boolean): string {
-  const glob = copy.from.endsWith('/') ? '*' : '';
+  const glob = copy.from.endsWith('/') || copy.mayBeMissing ? '*' : '';
   return `${force ? '+' : ''}${copy.from}${glob}:${copy.to}${glob}`;
 }
 

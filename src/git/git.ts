@@ -10,11 +10,14 @@
  */
 import { appendFileSync } from 'node:fs';
 import type { NodeProcessRunner, ProcessResult, RunOptions } from '../exec/process';
+import { isSshRemote, SshMultiplexer } from './ssh';
 
 interface GitStats {
   processes: number;
   pushes: number;
   fetches: number;
+  /** Fetches, pushes and ls-remotes whose repository is not on this machine: the round trips a network remote costs. */
+  remote: number;
   byCommand: Record<string, number>;
 }
 
@@ -43,9 +46,26 @@ function verbOf(args: readonly string[]): string {
   return args.find((a) => !a.startsWith('-')) ?? '?';
 }
 
+/**
+ * Does this network command talk to another machine? Its repository is the first word after the
+ * verb that is not an option (every argv of src/git puts it there); a path or a file:// URL is on
+ * this machine.
+ */
+function reachesNetwork(args: readonly string[], verb: string): boolean {
+  const repository = repositoryOf(args, verb);
+  return repository !== undefined && !/^(\/|\.|file:)/.test(repository);
+}
+
+/** The repository a network command talks to: the first word after the verb that is not an option. */
+function repositoryOf(args: readonly string[], verb: string): string | undefined {
+  return args.slice(args.indexOf(verb) + 1).find((a) => !a.startsWith('-'));
+}
+
 export class Git {
-  readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, byCommand: {} };
+  readonly stats: GitStats = { processes: 0, pushes: 0, fetches: 0, remote: 0, byCommand: {} };
   private readonly baseEnv: NodeJS.ProcessEnv;
+  /** One ssh connection per host for the whole command (./ssh.ts). */
+  private readonly ssh: SshMultiplexer;
 
   constructor(
     readonly runner: NodeProcessRunner,
@@ -70,6 +90,7 @@ export class Git {
       GIT_WORK_TREE: undefined,
       GIT_INDEX_FILE: undefined,
     };
+    this.ssh = new SshMultiplexer(runner, this.baseEnv);
     const statsFile = env.NYL_GIT_STATS;
     if (statsFile) {
       process.once('exit', () => {
@@ -92,17 +113,32 @@ export class Git {
     this.stats.byCommand[verb] = (this.stats.byCommand[verb] ?? 0) + 1;
     if (verb === 'push') this.stats.pushes++;
     if (verb === 'fetch') this.stats.fetches++;
+    if (NETWORK_VERBS.has(verb) && reachesNetwork(args, verb)) this.stats.remote++;
     return verb;
   }
 
   /** Runs git in dir; never throws for a non-zero exit. */
   async run(dir: string, args: string[], options: GitRunOptions = {}): Promise<ProcessResult> {
     const verb = this.count(args);
-    const runOptions: RunOptions = { cwd: dir, env: this.env(options.env) };
+    const ssh = NETWORK_VERBS.has(verb) && isSshRemote(repositoryOf(args, verb) ?? '') ? await this.sshCommand(dir) : undefined;
+    const runOptions: RunOptions = { cwd: dir, env: this.env(ssh ? { ...options.env, GIT_SSH_COMMAND: ssh } : options.env) };
     if (options.input !== undefined) runOptions.input = options.input;
     // In a process group of its own: the timeout must end git's remote helper (git-remote-http) too.
     if (NETWORK_VERBS.has(verb)) Object.assign(runOptions, { timeoutMs: this.networkTimeoutMs, killGraceMs: 1000, group: true });
     return this.runner.run(['git', ...args], runOptions);
+  }
+
+  /** The GIT_SSH_COMMAND that shares one connection per host; the repository's core.sshCommand is kept. */
+  private sshCommand(dir: string): Promise<string | undefined> {
+    return this.ssh.sshCommand(async () => {
+      const result = await this.run(dir, ['config', '--get', 'core.sshCommand']);
+      return result.code === 0 ? result.stdout.toString().trim() || undefined : undefined;
+    });
+  }
+
+  /** Ends what the command kept open for its git calls: the ssh master connections. */
+  close(): Promise<void> {
+    return this.ssh.close();
   }
 
   /** What went wrong with a git command, in one line: its last error line, or that it timed out. */

@@ -17,7 +17,7 @@ import { type Diagnostic, diagnostic, fail, NylError, type Severity } from '../e
 import type { Identity } from '../git/object-writer';
 import type { RefUpdate, RefWriteResult } from '../git/refs';
 import { corruptError, type Damage } from '../state/damage';
-import { damagedPrefix, leaseRef } from '../state/location';
+import { damagedPrefix, leaseRef, stateRefsOf } from '../state/location';
 import { readRunHeaders, runIsLive } from '../state/run-record';
 import { applyUpdates, type RefFence, type RefSnapshot, type StateStore, withFence } from '../state/store';
 import { isoMillis, isoSeconds } from '../util/clock';
@@ -290,6 +290,31 @@ function newHolderRecord(env: string, options: AcquireOptions, current: LeaseVie
   return record;
 }
 
+/** More refs than this in the snapshot: the acquisition reads them again instead of fencing each. */
+const MAX_DECISION_FENCES = 64;
+
+/**
+ * On a network remote, the acquiring push also fences every ref the decision read (each pushed
+ * to the value it was read at), so that a push that lands proves them unchanged and the refs need
+ * not be read again under the lease: one round trip less for every writer (issue 33). Not when a
+ * state ref is absent (an absent ref cannot be fenced: pushing its deletion is not checked by the
+ * server, and would delete a ref created meanwhile), nor for refs of this machine, which are
+ * read again cheaply, nor beyond MAX_DECISION_FENCES refs, nor when the push takes a lease over
+ * (its caller does not fence them: a takeover reads again, as it always did, and imports
+ * what the old holder still landed). Undefined: read again (Acquired.mayBeStale).
+ *
+ * A ref created meanwhile under the coordination prefix is not fenced: only a whole transaction
+ * of another writer (its lease taken and let go) between the read and this push creates one,
+ * and what it leaves (a run ref that ended without its transition) is imported by the next run.
+ */
+function decisionFences(store: StateStore, snapshot: RefSnapshot, updates: RefUpdate[]): RefUpdate[] | undefined {
+  if (store.loc.kind !== 'remote') return undefined;
+  if (stateRefsOf(store.loc).some((ref) => !snapshot.has(ref))) return undefined;
+  const moved = new Set(updates.map((u) => u.ref));
+  const fences = [...snapshot].filter(([ref]) => !moved.has(ref)).map(([ref, oid]) => ({ ref, expect: oid, to: oid }));
+  return fences.length <= MAX_DECISION_FENCES ? fences : undefined;
+}
+
 /** Takes the environment's lease, waiting up to waitMs for a live holder. */
 export async function acquireLease(rt: LeaseRuntime, store: StateStore, options: AcquireOptions): Promise<Acquired> {
   const env = store.loc.environment;
@@ -326,13 +351,14 @@ export async function acquireLease(rt: LeaseRuntime, store: StateStore, options:
     const record = newHolderRecord(env, options, current, now);
     const oid = await writeLeaseCommit(rt, store, record, current?.oid, options.author, `nyl: lease ${env} (${options.operation})\n\nrun: ${options.run}\n`);
     const updates: RefUpdate[] = [{ ref: leaseRef(store.loc), expect: current?.oid ?? null, to: oid }, ...((await options.extraUpdates?.(record)) ?? [])];
+    const fences = current ? undefined : decisionFences(store, snapshot, updates);
     await rt.faults.reach('before-lease-push', [options.operation]);
-    const result = await writeRetried(rt, store, updates);
+    const result = await writeRetried(rt, store, [...updates, ...(fences ?? [])]);
     if (result.ok) {
       const acquired: Acquired = {
         handle: new LeaseHandle(rt, store, oid, record, options.author, timing),
         snapshot: applyUpdates(snapshot, updates),
-        mayBeStale: !current?.record.broken,
+        mayBeStale: !current?.record.broken && fences === undefined,
       };
       if (current) acquired.replaced = current;
       return acquired;

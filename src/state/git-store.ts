@@ -64,6 +64,8 @@ export class GitStateStore implements StateStore {
   private localGitDir: string | undefined;
   /** The last fetch failed the way a network blip does (or timed out): the next ones try once. */
   private remoteDown = false;
+  /** A state ref was missing at a read: later reads fetch the state refs by pattern at once (fetchExisting). */
+  private stateRefMissing = false;
   private writer: FastImportSession | undefined;
 
   constructor(
@@ -167,9 +169,12 @@ export class GitStateStore implements StateStore {
     return this.readRemote(args, once);
   }
 
-  /** Mirrors these refs (or prefixes) of the remote, forced and pruned (see fetch). */
-  private fetchMirrors(refs: string[], once = false) {
-    const copies: RefCopy[] = refs.map((r) => ({ from: r, to: this.mirror(r) }));
+  /**
+   * Mirrors these refs (or prefixes) of the remote, forced and pruned (see fetch). With
+   * mayBeMissing, an exact ref the remote lacks is no failure, and its stale mirror is pruned.
+   */
+  private fetchMirrors(refs: string[], once = false, mayBeMissing = false) {
+    const copies: RefCopy[] = refs.map((r) => ({ from: r, to: this.mirror(r), ...(mayBeMissing ? { mayBeMissing } : {}) }));
     return this.fetch(refFetchArgs(this.loc.url!, copies, { force: true, prune: true }), once);
   }
 
@@ -208,15 +213,19 @@ export class GitStateStore implements StateStore {
   }
 
   /** Reads the current values of the environment's refs from the state repository. */
-  async snapshot(options: { once?: boolean; readOnly?: boolean } = {}): Promise<RefSnapshot> {
+  async snapshot(options: { once?: boolean; readOnly?: boolean; stateMayBeMissing?: boolean; cached?: boolean } = {}): Promise<RefSnapshot> {
     const { exact, prefixes } = this.watchedRefs;
     if (this.loc.kind !== 'remote') return this.readLocalRefs([...exact, ...prefixes]);
     if (options.readOnly) return this.snapshotReadOnly();
-    const result = await this.fetchMirrors([...exact, ...prefixes], options.once);
+    // The mirrors as the last fetch or push of this machine left them (a push updates them too).
+    if (options.cached) return this.readMirrored([...exact, ...prefixes]);
+    // A state ref found missing once (state init, the first run) is fetched by pattern from then on.
+    if (options.stateMayBeMissing) this.stateRefMissing = true;
+    const result = await this.fetchMirrors([...exact, ...prefixes], options.once, this.stateRefMissing);
     if (result.code !== 0) {
       const stderr = result.stderr.toString();
       if (!/couldn't find remote ref/i.test(stderr)) unavailable(this.loc, this.git.failureOf(result));
-      await this.fetchExisting();
+      await this.fetchExisting(options.once);
     }
     return this.readMirrored([...exact, ...prefixes]);
   }
@@ -289,27 +298,18 @@ export class GitStateStore implements StateStore {
     return this.readMirrored([prefix]);
   }
 
-  /** Slow path when a state ref does not exist yet: list, fetch what exists, drop stale mirrors. */
-  private async fetchExisting(): Promise<void> {
+  /**
+   * When a state ref does not exist (yet): one more fetch, whose exact refs are patterns that
+   * match nothing without failing (git/fetch.ts, mayBeMissing), and prune the mirrors of refs
+   * that are gone. It used to list the remote first and fetch what it listed: two round trips
+   * more than this one, at every command before the first transition (issue 33). A pattern may
+   * copy more refs whose names continue a state ref's; only the exact names are read.
+   */
+  private async fetchExisting(once = false): Promise<void> {
     const { exact, prefixes } = this.watchedRefs;
-    // The listing is a read like a fetch: a 503 on it is retried too (it used to fail the read).
-    const listed = await lsRemote(this.git, this.loc.url!, [...exact, ...prefixes], (args) => this.readRemote(args));
-    if (!listed.ok) unavailable(this.loc, listed.message);
-    const result = await this.fetchMirrors([...exact.filter((r) => listed.refs.has(r)), ...prefixes]);
+    this.stateRefMissing = true;
+    const result = await this.fetchMirrors([...exact, ...prefixes], once, true);
     if (result.code !== 0) unavailable(this.loc, this.git.failureOf(result));
-    const stale = exact.filter((r) => !listed.refs.has(r));
-    if (stale.length > 0) {
-      const have = await readRefs(
-        this.git,
-        this.workDir,
-        stale.map((r) => this.mirror(r)),
-      );
-      await updateRefsLocally(
-        this.git,
-        this.workDir,
-        [...have].map(([ref, oid]) => ({ ref, expect: oid, to: null })),
-      );
-    }
   }
 
   /**

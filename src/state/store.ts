@@ -55,8 +55,13 @@ export interface StateStore {
    * `once`: a single attempt, for a caller that retries on its own (a write checking whether it
    * landed); otherwise a read that fails the way a network blip does is tried again first.
    * `readOnly`: move no ref of any repository (no mirror refs); the objects become readable.
+   * `stateMayBeMissing`: the caller expects state refs to be absent (state init): a network
+   * store reads in the way that costs no round trip more when they are.
+   * `cached`: the refs as this machine last read or wrote them, without asking a network
+   * repository (empty when it never did): only for a decision that a write fencing every one of
+   * them then proves (`nyl hold`), and read again when it does not.
    */
-  snapshot(options?: { once?: boolean; readOnly?: boolean }): Promise<RefSnapshot>;
+  snapshot(options?: { once?: boolean; readOnly?: boolean; stateMayBeMissing?: boolean; cached?: boolean }): Promise<RefSnapshot>;
   /** The current refs under one prefix (signals, read by a live run between units). */
   snapshotPrefix(prefix: string): Promise<RefSnapshot>;
   /** A cheap look whether refs may exist under prefix; undefined when only a read can tell. */

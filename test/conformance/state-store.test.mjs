@@ -246,6 +246,23 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
+      test('snapshot({cached}) of a network store is what it last read or wrote, without reading; elsewhere a read', async () => {
+        await withFixture(impl, async (fx) => {
+          const store = await fx.open('dev');
+          const [c1, c2] = await twoCommits(fx, store);
+          const lease = `${coordinationNamespace(store.loc)}lease`;
+          const network = impl.kind === 'remote';
+          if (network) assert.deepEqual(plain(await store.snapshot({ cached: true })), {}, 'nothing read yet');
+          fx.setRef(store.loc.desiredRef, c1);
+          assert.deepEqual(plain(await store.snapshot()), { [store.loc.desiredRef]: c1 });
+          assert.equal((await store.write([{ ref: lease, expect: null, to: c2 }])).ok, true);
+          // Moved behind the store's back since: a network store's cached refs do not see it.
+          fx.setRef(store.loc.desiredRef, c2);
+          const cached = plain(await store.snapshot({ cached: true }));
+          assert.deepEqual(cached, { [store.loc.desiredRef]: network ? c1 : c2, [lease]: c2 });
+        });
+      });
+
       test('snapshot({readOnly}) reads what snapshot() reads and moves no ref, not even in the work repository; the tips are readable', async () => {
         await withFixture(impl, async (fx) => {
           // Written and set behind the store's back: a remote store's work repository has neither

@@ -577,12 +577,16 @@ export class MemoryStateStore {
     await tick();
   }
 
-  async snapshot() {
+  async snapshot(options = {}) {
     await tick();
+    // cached (a network location): what this store last read or wrote (the Git store's mirror refs), without a read.
+    if (options.cached && this.loc.kind === 'remote') return new Map(this.lastSeen ?? []);
     if (this.isUnreachable('snapshot')) this.unavailable();
     this.stats.snapshots++;
     const { exact, prefixes } = this.watchedRefs;
-    return this.repo.refsMatching(exact, prefixes);
+    const refs = this.repo.refsMatching(exact, prefixes);
+    this.lastSeen = new Map(refs);
+    return refs;
   }
 
   async snapshotPrefix(prefix) {
@@ -627,6 +631,7 @@ export class MemoryStateStore {
     }
     const result = this.repo.applyUpdates(copy, mode);
     if (!result.ok) this.stats.rejected++;
+    else if (this.lastSeen) for (const u of copy) u.to === null ? this.lastSeen.delete(u.ref) : this.lastSeen.set(u.ref, u.to);
     return result;
   }
 

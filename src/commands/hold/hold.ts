@@ -12,7 +12,9 @@ import { isHeld, isRetained } from '../../plan/unit-view';
 import type { StateOperationReport } from '../../report/types';
 import type { HoldRequest as HoldRequestDoc } from '../../run/apply-holds';
 import { writeHoldSignal } from '../../run/signals';
+import { leaseRef, stateRefsOf } from '../../state/location';
 import { type EnvironmentStateView, readEnvironmentState } from '../../state/read';
+import type { RefSnapshot } from '../../state/store';
 import { isoSeconds } from '../../util/clock';
 import type { Runtime } from '../../util/runtime';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment } from '../shared/context';
@@ -118,13 +120,41 @@ async function commitHold(
 
 type HoldOptions = Omit<HoldRequest, keyof EnvironmentRequest>;
 
+/** How a look reads the refs: `cached` decides on what this machine last saw, `checkLocal` checks the clone's local work. */
+interface Look {
+  attempt: number;
+  cached: boolean;
+  checkLocal: boolean;
+}
+
+/**
+ * A look on the refs this machine last saw (no read of a network remote) may only lead to a hold
+ * commit, whose lease push fences every ref it decided on (lease/lease.ts, decisionFences): the
+ * state refs are there, no lease is, and the unit can be held. Anything else looks again with a
+ * read, so that no answer ("already held", delivered, refused) comes from refs that may be old.
+ */
+async function cachedMayCommit(opened: OpenedEnvironment, refs: RefSnapshot, view: EnvironmentStateView, unit: string, look: Look): Promise<boolean> {
+  const { loc } = opened;
+  if (stateRefsOf(loc).some((r) => !refs.has(r)) || refs.has(leaseRef(loc))) return false;
+  const d = view.desiredUnits.get(unit);
+  if (isHeld(d) || isRetained(d) || (!d && !view.observedUnits.has(unit) && !opened.project.units.has(unit))) return false;
+  try {
+    await requireActive(opened, { refs, view });
+    if (look.checkLocal) await opened.local.requireNoUnpublishedWork(refs);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One look at the environment: already held, delivered to a running run, or held by a commit. */
-async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions, report: StateOperationReport, attempt: number): Promise<Outcome> {
+async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions, report: StateOperationReport, look: Look): Promise<Outcome> {
   const { store, env, loc } = opened;
-  const refs = await store.snapshot();
+  const refs = await store.snapshot(look.cached ? { cached: true } : {});
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
+  if (look.cached && !(await cachedMayCommit(opened, refs, view, req.unit, look))) return 'again';
   await requireActive(opened, { refs, view });
-  if (attempt === 0) await opened.local.requireNoUnpublishedWork(refs);
+  if (look.checkLocal) await opened.local.requireNoUnpublishedWork(refs);
   const unchanged = checkUnit(opened, view, req.unit, report);
   if (unchanged) return unchanged;
   const lease = await readLease(store, refs);
@@ -139,16 +169,23 @@ async function holdOnce(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions
   };
   const live = status === 'live';
   if (lease && live && RUN_OPERATIONS.has(lease.record.operation)) return deliver(rt, opened, lease, request, report);
-  return commitHold(rt, opened, request, req, { refs, view }, report, attempt);
+  return commitHold(rt, opened, request, req, { refs, view }, report, look.attempt);
 }
 
 export async function holdOpened(rt: Runtime, opened: OpenedEnvironment, req: HoldOptions): Promise<StateOperationReport> {
   await opened.store.ensureOpen();
   const report = stateOperationReport('hold', opened.env.name);
   report.details.unit = req.unit;
+  // On a network remote the first look decides on the refs this machine last saw: when the hold
+  // commit follows, its lease push proves them current, and the hold costs one round trip less.
+  let cached = opened.loc.kind === 'remote';
+  // The clone's local work is checked at the first look that reads, as at a cached one.
+  let checkedFresh = false;
   for (let attempt = 0; attempt < 50; attempt++) {
-    const outcome = await holdOnce(rt, opened, req, report, attempt);
+    const outcome = await holdOnce(rt, opened, req, report, { attempt, cached, checkLocal: cached || !checkedFresh });
     if (outcome !== 'again') return outcome;
+    checkedFresh ||= !cached;
+    cached = false;
   }
   fail('NYL-STATE-CONFLICT', `the lease of ${opened.env.name} kept changing while delivering the hold`, { env: opened.env.name });
 }

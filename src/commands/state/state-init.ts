@@ -201,7 +201,8 @@ export async function stateInitOpened(
     const [desired, observed] = await readDocs(store, refs, known);
     return decide(loc, desired, observed, { fresh: req.fresh, template: opened.env.instance?.template }, event, known.has(loc.desiredRef));
   };
-  const first = await store.snapshot();
+  // State init usually finds no state refs: read them in the way that costs no extra round trip then.
+  const first = await store.snapshot({ stateMayBeMissing: true });
   const known = await knownStateToContinue(opened, first, req);
   const initial = await decideAt(first, known);
   await opened.local.requireNoUnpublishedWork(first);
