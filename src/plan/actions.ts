@@ -21,8 +21,7 @@ export interface Wait {
 export type DeletionCause = 'source' | 'request' | 'kind-change';
 
 /** Why a teardown waits (result pending-teardown, exit 2); `cause` says why the unit is deleted. */
-export type TeardownWait = { cause: DeletionCause } & /** A teardown caused by source (or a kind change) starts only with --allow-teardown. */
-(
+export type TeardownWait = { cause: DeletionCause } /** A teardown caused by source (or a kind change) starts only with --allow-teardown. */ & (
   | { reason: 'needs-allow-teardown' }
   /** Consumers first: these dependents are torn down first, in this run. */
   | { reason: 'consumers-first'; dependents: string[] }
