@@ -76,8 +76,9 @@ export class ReadyQueue {
       .finally(() => {
         this.running.delete(task.name);
         this.tasks.delete(done);
+        const replaced = this.queued.length > 0;
         this.fill();
-        if (this.queued.length > 0) this.handOn();
+        if (replaced) this.handOn();
         else this.slotFreed = true;
         this.wake?.();
       });
