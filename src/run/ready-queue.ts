@@ -22,6 +22,8 @@ interface Task {
 
 export class ReadyQueue {
   private readonly queued: Task[] = [];
+  /** The names of `queued`: the engine asks about every executable unit at each dispatch point. */
+  private readonly queuedNames = new Set<string>();
   private readonly running = new Map<string, TaskKind>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly errors: unknown[] = [];
@@ -38,7 +40,7 @@ export class ReadyQueue {
 
   /** Whether the unit is queued or running (the planner still reports it as work). */
   has(name: string): boolean {
-    return this.running.has(name) || this.queued.some((t) => t.name === name);
+    return this.running.has(name) || this.queuedNames.has(name);
   }
 
   /** Nothing runs and nothing is queued. */
@@ -54,11 +56,16 @@ export class ReadyQueue {
   /** Queues tasks in this order; they start as slots free. */
   add(tasks: Task[]): void {
     this.queued.push(...tasks);
+    for (const t of tasks) this.queuedNames.add(t.name);
     this.fill();
   }
 
   private fill(): void {
-    while (this.running.size < Math.max(1, this.limit) && this.queued.length > 0) this.begin(this.queued.shift()!);
+    while (this.running.size < Math.max(1, this.limit) && this.queued.length > 0) {
+      const task = this.queued.shift()!;
+      this.queuedNames.delete(task.name);
+      this.begin(task);
+    }
   }
 
   private begin(task: Task): void {
