@@ -12,8 +12,16 @@
  * not end a run whose units keep running); when it still fails, or is refused (the lease moved),
  * group commit pushes nothing more and the run starts no further unit.
  */
+import type { FencedWriteResult } from '../lease/lease';
 import type { Runtime } from '../util/runtime';
 import type { RunRef } from './run-ref';
+
+/** A unit's checkpoint: its record file in the run ref and the record's text. */
+export interface Checkpointed {
+  unit: string;
+  file: string;
+  content: string;
+}
 
 interface PushProblem {
   lost: boolean;
@@ -87,6 +95,28 @@ export class GroupCommit {
     this.resume();
     await this.idle();
     this.stopped = true;
+  }
+
+  /**
+   * Started markers (the ready queue's, ../run/engine.ts): one write after the push in flight,
+   * with the lease in `mode`, carrying every checkpoint pending and the `checkpoints` given (the
+   * units whose end let these start: the same write records both). Undefined when the write threw.
+   */
+  async start(units: string[], files: Map<string, string>, checkpoints: Checkpointed[], mode: 'fence' | 'renew'): Promise<FencedWriteResult | undefined> {
+    await this.idle();
+    for (const c of checkpoints) {
+      this.runRef.queue(new Map([[c.file, c.content]]));
+      this.names.push(c.unit);
+    }
+    this.runRef.queue(files);
+    const riding = this.names.splice(0);
+    // A write that carries checkpoints is a checkpoint push too, for the fault points.
+    if (riding.length > 0) await this.rt.faults.reach('before-checkpoint-push', riding);
+    const message = `nyl: start ${units.join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
+    const written = await this.runRef.push(mode, message).catch(() => undefined);
+    if (!written?.ok) this.names.unshift(...riding);
+    else if (riding.length > 0) await this.rt.faults.reach('after-checkpoint-push', riding);
+    return written;
   }
 
   /** Units whose checkpoints have not reached the repository (yet). */

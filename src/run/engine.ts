@@ -1,14 +1,17 @@
 /**
- * The run engine: an applier of the planner's decisions. It asks the planner, applies a wave of
- * what it says (prepare, or execute), and asks again, until nothing is left to execute; then a
- * lifecycle wave (tombstones, releases, and teardowns consumers first), and again, since a
- * teardown lets the next consumer-first one go and a kind change's new incarnation execute. Then
- * it waits for the last checkpoints and returns the final plan with what it dispatched.
+ * The run engine: an applier of the planner's decisions, as a ready queue. It asks the planner,
+ * queues what the plan lets start now (prepare phases, executions: a wave), and asks again
+ * whenever a unit ends and nothing already queued can take its slot, so a unit starts as soon as
+ * its own dependencies have ended, never waiting for an unrelated sibling. When nothing executes
+ * or prepares any more, lifecycle work: tombstones and releases at once, and the teardowns the
+ * planner allows now (consumers first), queued the same way; a teardown's end lets the next
+ * consumer-first one go, and a kind change's new incarnation execute. Then it waits for the last
+ * checkpoints and returns the final plan with what it dispatched.
  *
  * Durability: before a wave's drivers start, one write records that they started, carrying the
- * lease (so a holder that lost it starts nothing); each unit's checkpoint is written as soon as
- * it ends (group commit). The engine never decides what a unit does: a unit it did not dispatch
- * is reported by its final action.
+ * lease (so a holder that lost it starts nothing) and the checkpoints of the units whose end let
+ * them go; a unit's checkpoint otherwise goes to group commit as soon as it ends. The engine
+ * never decides what a unit does: a unit it did not dispatch is reported by its final action.
  */
 import type { LeaseHandle } from '../lease/lease';
 import { executable, type Plan, teardowns } from '../plan/actions';
@@ -17,9 +20,10 @@ import type { RunMode } from '../plan/planner';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import type { Runtime } from '../util/runtime';
 import { RunKeys } from './secrets';
-import { GroupCommit } from './checkpoints';
-import { executeWave, noteStops } from './execute-wave';
-import { prepareWave } from './prepare-wave';
+import { type Checkpointed, GroupCommit } from './checkpoints';
+import { noteStops, startWave } from './execute-wave';
+import { queuePrepares } from './prepare-wave';
+import { ReadyQueue } from './ready-queue';
 import type { RunRef } from './run-ref';
 import { type Approver, type LifecycleDone, type RunInputs, RunState, type UnitOutcome } from './run-state';
 import type { ApprovalGrants } from '../plan/input';
@@ -92,17 +96,54 @@ export interface EngineResult {
   lifecycleDone: Map<string, LifecycleDone>;
 }
 
-/** Applies waves until the planner has nothing left to execute, tear down, retain or release. */
+/**
+ * Applies waves until the planner has nothing left to execute, tear down, retain or release and
+ * nothing runs. Each turn is a dispatch point: what the plan lets start now and the queue does
+ * not hold yet is the next wave.
+ */
 async function applyWaves(ctx: WaveContext): Promise<void> {
-  for (;;) {
-    await ctx.signals.poll(true);
-    noteStops(ctx);
-    const plan = stopAtApprovalWait(ctx, ctx.state.plan());
-    if (await prepareWave(plan, ctx)) continue;
-    const wave = executable(plan);
-    if (wave.length > 0) await executeWave(wave, ctx);
-    else if (!(await lifecycleWave(plan, ctx))) return;
+  const queue = new ReadyQueue(ctx.concurrency, ctx.commits);
+  try {
+    for (;;) {
+      // A forced read where the barrier between waves used to be: when nothing runs.
+      await ctx.signals.poll(queue.idle);
+      noteStops(ctx);
+      const plan = stopAtApprovalWait(ctx, ctx.state.plan());
+      const riding = queue.takeEnded();
+      const more = await dispatch(plan, riding, queue, ctx);
+      if (!more && queue.idle) return;
+      await queue.next();
+      // Units that end at the same moment make one dispatch point (one write), not one each.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    // On an error too: no unit outlives the loop, and no checkpoint stays behind in the queue.
+    await queue.settle();
+    for (const cp of queue.takeEnded()) ctx.commits.add(cp.unit, cp.file, cp.content);
   }
+}
+
+/**
+ * Queues what the plan lets start now: prepare phases and executions, or, once none is left
+ * queued or running, lifecycle work. `riding` (checkpoints of units that ended) goes with the
+ * wave's started markers, or to group commit when there is no wave. False when the plan had
+ * nothing new (the engine then waits for a unit to end, or is done).
+ */
+async function dispatch(plan: Plan, riding: Checkpointed[], queue: ReadyQueue, ctx: WaveContext): Promise<boolean> {
+  const executions = executable(plan);
+  const preparing = plan.order.some((n) => plan.units.get(n)!.action.type === 'prepare');
+  let wave = executions.filter((u) => !queue.has(u.name));
+  let instant = false;
+  if (executions.length === 0 && !preparing && !queue.executing) {
+    instant = applyInstant(plan, ctx);
+    wave = teardowns(plan).filter((u) => !queue.has(u.name));
+  }
+  if (wave.length > 0) await startWave(wave, riding, queue, ctx);
+  else for (const cp of riding) ctx.commits.add(cp.unit, cp.file, cp.content);
+  // A prepare takes time (registry lookups) and writes nothing: the checkpoints do not wait for it.
+  if (preparing && riding.length > 0) await ctx.commits.idle();
+  const prepares = queuePrepares(plan, queue, ctx);
+  return prepares || instant || wave.length > 0;
 }
 
 /**
@@ -117,17 +158,11 @@ function stopAtApprovalWait(ctx: WaveContext, plan: Plan): Plan {
   return ctx.state.plan();
 }
 
-/**
- * A lifecycle wave: tombstones and releases need no driver and apply at once; the teardowns the
- * planner allows now (consumers first: their consumers are gone) run like an execution wave.
- * False when there is no lifecycle work left.
- */
-async function lifecycleWave(plan: Plan, ctx: WaveContext): Promise<boolean> {
+/** Lifecycle work without a driver: tombstones and releases apply at once. False when there was none. */
+function applyInstant(plan: Plan, ctx: WaveContext): boolean {
   const instant = [...plan.units.values()].filter((u) => u.action.type === 'retain' || u.action.type === 'release');
   for (const unit of instant) ctx.state.applyInstant(unit);
-  const wave = teardowns(plan);
-  if (wave.length > 0) await executeWave(wave, ctx);
-  return instant.length > 0 || wave.length > 0;
+  return instant.length > 0;
 }
 
 function contextOf(input: EngineInput, state: RunState, workspace: Workspace): WaveContext {

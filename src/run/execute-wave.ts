@@ -1,9 +1,12 @@
 /**
- * One execution wave (or a lifecycle wave's teardowns): record that its units start (one push that carries the lease, so a holder
- * that lost it starts nothing), then run them with bounded concurrency. Before each unit
- * starts, the run looks for delivered holds and for a reason to stop; a unit it then does not
- * start gets a `not-started` checkpoint, so an importer never mistakes it for an uncertain one.
- * Each unit's checkpoint goes to the group commit as soon as the unit ends.
+ * One wave of the ready queue: the units the planner lets start at one dispatch point (an
+ * execution, or a lifecycle wave's teardowns). One write records that they start, carrying the
+ * lease (so a holder that lost it starts nothing) and the checkpoints of the units whose end let
+ * them go; then they join the ready queue (./ready-queue.ts), which runs them as slots free.
+ * Before each unit starts, the run looks for delivered holds and for a reason to stop; a unit it
+ * then does not start gets a `not-started` checkpoint, so an importer never mistakes it for an
+ * uncertain one. A unit's checkpoint goes to the group commit as soon as the unit ends, or rides
+ * on the started markers its end lets go.
  */
 import { seconds } from '../drivers/tool';
 import type { LeaseHandle } from '../lease/lease';
@@ -12,7 +15,8 @@ import { describeStop, startReason } from '../plan/reasons';
 import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile, withCheckpoint } from '../state/run-record';
 import { isoSeconds } from '../util/clock';
 import { firstLine } from '../util/text';
-import { runPool } from './pool';
+import type { Checkpointed } from './checkpoints';
+import type { ReadyQueue } from './ready-queue';
 import { runDriver, tearsDown } from './run-driver';
 import type { WaveContext } from './wave-context';
 
@@ -45,15 +49,17 @@ function notStartedRecord(marker: string, reason: string, ctx: WaveContext): str
 }
 
 /**
- * Pushes the wave's started markers (with the previous wave's last checkpoints, if any wait),
- * with the lease: a holder that lost its lease starts nothing. False when the units may not start.
+ * Pushes the wave's started markers (with the checkpoints of the units whose end let them go, and
+ * any other pending), with the lease: a holder that lost its lease starts nothing. False when the
+ * units may not start.
  */
-async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx: WaveContext): Promise<boolean> {
+async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, riding: Checkpointed[], ctx: WaveContext): Promise<boolean> {
   const files = new Map(wave.map((u) => [recordFile(u), markers.get(u.name)!]));
-  ctx.runRef.queue(files);
-  const riding = ctx.commits.takeNames();
-  const message = `nyl: start ${wave.map((u) => u.name).join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
-  const written = await ctx.runRef.push(startMode(ctx.lease, ctx.rt.clock.now()), message).catch(() => undefined);
+  const names = wave.map((u) => u.name);
+  const mode = startMode(ctx.lease, ctx.rt.clock.now());
+  // A renewal may fail where a fenced write would not (the lease moved on): checkpoints do not wait for one.
+  if (mode === 'renew') for (const cp of riding.splice(0)) ctx.commits.add(cp.unit, cp.file, cp.content);
+  const written = await ctx.commits.start(names, files, riding, mode);
   if (!written?.ok) {
     ctx.state.stop(written?.lost || ctx.lease.lost ? 'lease-lost' : 'state-unavailable');
     // A renewal may have carried the markers before this push failed: each unit's record says it
@@ -62,11 +68,7 @@ async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, ctx:
     ctx.runRef.queue(new Map(wave.map((u) => [recordFile(u), notStartedRecord(markers.get(u.name)!, why, ctx)])));
     return false;
   }
-  ctx.commits.resume();
-  await ctx.rt.faults.reach(
-    'after-started-push',
-    wave.map((u) => u.name),
-  );
+  await ctx.rt.faults.reach('after-started-push', names);
   return true;
 }
 
@@ -109,46 +111,41 @@ function approvedNote(plan: UnitPlan): string {
   return grant.form === 'plan' ? `; approved plan ${grant.digest}` : grant.all ? '; approved by --approve-all' : '; approved';
 }
 
-/** Runs one unit of the wave, or records why it did not start; its checkpoint is always queued. */
-async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promise<void> {
+/** Runs one unit of the wave, or records why it did not start; returns its checkpoint. */
+async function runUnit(plan: UnitPlan, marker: string, ctx: WaveContext): Promise<Checkpointed> {
   const { rt, state } = ctx;
+  const file = recordFile(plan);
   const notStarted = await reasonNotToStart(plan, ctx);
-  if (notStarted) {
-    ctx.commits.add(plan.name, recordFile(plan), notStartedRecord(marker, notStarted, ctx));
-    return;
-  }
+  if (notStarted) return { unit: plan.name, file, content: notStartedRecord(marker, notStarted, ctx) };
   state.dispatched(plan.name);
   ctx.output.event(plan.name, `starting ${plan.kind} (${tearsDown(plan) ? 'teardown' : 'reconcile'}): ${startReason(plan)}${approvedNote(plan)}`);
   const began = rt.clock.now();
   const ended = ctx.progress.begin(plan.name);
   const cp = await runDriver(plan, ctx).finally(ended);
-  ctx.commits.add(plan.name, recordFile(plan), withCheckpoint(marker, cp));
+  const checkpointed = { unit: plan.name, file, content: withCheckpoint(marker, cp) };
   const durationMs = rt.clock.now() - began;
   if (cp.result === 'not-started') {
     // Planned, not applied (an approval named another plan): the planner says it waits again.
     ctx.output.event(plan.name, `not applied in ${seconds(durationMs)}: ${firstLine(cp.reason ?? '')}`);
     if (ctx.failFast) state.stop('fail-fast', plan.name);
-    return;
+    return checkpointed;
   }
   if (tearsDown(plan)) state.recordTeardown(plan, cp, durationMs);
   else state.record(plan, cp, durationMs);
   ctx.output.event(plan.name, endLine(cp, durationMs));
   if (ctx.failFast && cp.result !== 'receipt' && cp.result !== 'removed') state.stop('fail-fast', plan.name);
+  return checkpointed;
 }
 
 /**
- * Records the wave's starts, then runs its units; returns when every started unit has ended and
- * the checkpoint push in flight, if any, has landed.
+ * Records the wave's starts (one write, with `riding`: the checkpoints of the units whose end let
+ * it go), then queues its units in the ready queue, which runs them as slots free.
  */
-export async function executeWave(wave: UnitPlan[], ctx: WaveContext): Promise<void> {
+export async function startWave(wave: UnitPlan[], riding: Checkpointed[], queue: ReadyQueue, ctx: WaveContext): Promise<void> {
   const startedAt = isoSeconds(ctx.rt.clock.now());
   const markers = new Map(wave.map((u) => [u.name, startedMarker(u, startedAt)]));
   // Units run in the source commit's files: unpack them (once per run) while the markers are written.
   ctx.workspace.projectDir().catch(() => undefined);
-  if (!(await recordStarts(wave, markers, ctx))) return;
-  try {
-    await runPool(wave, ctx.concurrency, (u) => runUnit(u, markers.get(u.name)!, ctx));
-  } finally {
-    await ctx.commits.settle();
-  }
+  if (!(await recordStarts(wave, markers, riding, ctx))) return;
+  queue.add(wave.map((u) => ({ name: u.name, kind: tearsDown(u) ? 'teardown' : 'execute', run: () => runUnit(u, markers.get(u.name)!, ctx) })));
 }

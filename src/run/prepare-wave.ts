@@ -1,7 +1,8 @@
 /**
- * The prepare wave: units whose driver must look something up before their execution key exists
+ * Prepare phases: units whose driver must look something up before their execution key exists
  * (an image tag -> its digest) run their driver's `prepare` phase, which has no effects, so no
- * started marker is needed. The prepared rendering feeds the next plan; a failed prepare is the
+ * started marker is needed; they take a slot of the ready queue like an execution. The prepared
+ * rendering feeds the next plan (the engine asks again when the phase ends); a failed prepare is the
  * unit's failure in this run. An input absent on this machine is read as the planner decided
  * (../plan/preparation.ts): the recorded preparation stands for a unit it keeps current, else the
  * absence is the unit's failure.
@@ -13,7 +14,7 @@ import { isoSeconds } from '../util/clock';
 import { firstLine } from '../util/text';
 import type { WaveContext } from './wave-context';
 import { checkpointOf, inProjectDir } from './run-driver';
-import { runPool } from './pool';
+import type { ReadyQueue } from './ready-queue';
 import { prepareUnit } from './unit-execution';
 
 /** The driver's prepare phase for one unit; whatever goes wrong is the unit's failure, never the run's. */
@@ -34,12 +35,9 @@ async function prepareOne(plan: UnitPlan, ctx: WaveContext): Promise<void> {
   ctx.output.event(plan.name, `failed to prepare: ${firstLine(taken.reason)}`);
 }
 
-/** Runs the prepare phase of every unit the plan says needs it; false when there is none. */
-export async function prepareWave(plan: Plan, ctx: WaveContext): Promise<boolean> {
-  const wave = plan.order.map((n) => plan.units.get(n)!).filter((u) => u.action.type === 'prepare');
-  if (wave.length === 0) return false;
-  // Prepare takes time (registry lookups): the last wave's checkpoints must not wait for it.
-  await ctx.commits.pushPending();
-  await runPool(wave, ctx.concurrency, (u) => prepareOne(u, ctx));
-  return true;
+/** Queues the prepare phase of every unit the plan says needs it and the queue does not have yet; false when there is none. */
+export function queuePrepares(plan: Plan, queue: ReadyQueue, ctx: WaveContext): boolean {
+  const wave = plan.order.map((n) => plan.units.get(n)!).filter((u) => u.action.type === 'prepare' && !queue.has(u.name));
+  queue.add(wave.map((u) => ({ name: u.name, kind: 'prepare', run: () => prepareOne(u, ctx).then(() => undefined) })));
+  return wave.length > 0;
 }

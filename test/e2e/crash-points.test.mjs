@@ -51,12 +51,14 @@ const EXPECT = {
   'after-started-push': { a: { counts: counts({ migrate: 0, app: 0 }), stuck: ['migrate'] }, b: { counts: ALL } },
   // db ran without checkpoint, migrate was still running: both uncertain; db converges (second execution).
   'before-checkpoint-push': { a: { counts: counts({ db: 2, app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ db: 2, migrate: 2 }) } },
-  // db's checkpoint landed while migrate still ran: db is imported, migrate uncertain.
-  'after-checkpoint-push': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) } },
+  // db's checkpoint landed while migrate still ran: db is imported, migrate uncertain. It landed
+  // with report's started marker (report waits only for db: the ready queue starts it at once).
+  'after-checkpoint-push': { a: { counts: counts({ app: 0, report: 0 }), stuck: ['migrate', 'report'] }, b: { counts: counts({ migrate: 2 }) } },
   'before-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
   'after-transition-push': { a: { counts: ALL, stuck: [] }, b: { counts: ALL } },
-  // migrate killed while running; db of the same wave finished and its checkpoint landed first.
-  'while-unit-runs': { a: { counts: counts({ app: 0 }), stuck: ['migrate'] }, b: { counts: counts({ migrate: 2 }) } },
+  // migrate killed while running; db of the same wave finished and its checkpoint landed first,
+  // with the started marker of report, which was running too.
+  'while-unit-runs': { a: { counts: counts({ app: 0 }), stuck: ['migrate', 'report'] }, b: { counts: counts({ migrate: 2, report: 2 }) } },
 };
 
 /** Units whose checkpoint a crash at this point leaves as a receipt in the dead run's ref. */
@@ -69,6 +71,21 @@ const CHECKPOINTED = {
   'after-transition-push': null, // the run ref is gone with the transition
   'while-unit-runs': ['base', 'config', 'db'],
 };
+
+/**
+ * The second started write is not one fixed wave with the ready queue: base and config end at
+ * their own moments, and each end lets its dependent start (db, migrate, or both at once when
+ * they end together). So at `after-started-push` of that write, what to expect follows from what
+ * the dead run recorded: the units with a started marker and no checkpoint (a unit of wave 1
+ * whose checkpoint had not landed yet, or one the write started) are uncertain; the manual ones
+ * among them stay so after the takeover. The invariants still hold whichever way it went.
+ */
+function startedWithoutCheckpoint(sc, run) {
+  return [...sc.deadRuns.get(run).units]
+    .filter(([, d]) => !d.checkpoint)
+    .map(([n]) => n)
+    .sort();
+}
 
 function receiptsIn(sc, run) {
   return [...sc.deadRuns.get(run).units]
@@ -160,10 +177,23 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
               assert.ok(refs[LEASE], 'the dead run still holds the lease');
               assert.equal(deadRuns.length, 1, `one run ref: ${Object.keys(refs)}`);
               assert.deepEqual(sc.stateRefs(), before, 'a dead run changed no state ref');
-              assert.deepEqual(receiptsIn(sc, deadRuns[0]), [...CHECKPOINTED[point]].sort(), 'receipt checkpoints in the run ref');
+              if (point !== 'after-started-push')
+                assert.deepEqual(receiptsIn(sc, deadRuns[0]), [...CHECKPOINTED[point]].sort(), 'receipt checkpoints in the run ref');
             }
 
-            const expected = EXPECT[point][way === 'takeover' ? 'a' : 'b'];
+            let expected = EXPECT[point][way === 'takeover' ? 'a' : 'b'];
+            let checkpointed = CHECKPOINTED[point];
+            if (point === 'after-started-push') {
+              const uncertain = startedWithoutCheckpoint(sc, deadRuns[0]);
+              checkpointed = receiptsIn(sc, deadRuns[0]);
+              assert.ok(
+                uncertain.some((n) => n === 'db' || n === 'migrate'),
+                `the second write started db or migrate: ${uncertain}`,
+              );
+              assert.ok(checkpointed.includes('base') || checkpointed.includes('config'), `its end let it go: ${checkpointed}`);
+              const manual = new Set(UNITS.filter((u) => u.recovery !== 'converge').map((u) => u.name));
+              expected = { ...expected, stuck: uncertain.filter((n) => manual.has(n)) };
+            }
             if (way === 'takeover') {
               const { broke, reconcile } = await takeoverPath(sc);
               if (point === 'after-transition-push') {
@@ -181,7 +211,7 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
                     `NYL-UNIT-UNCERTAIN for ${name}: ${allCodes(reconcile)}`,
                   );
                 }
-                for (const name of CHECKPOINTED[point])
+                for (const name of checkpointed)
                   assert.equal(reconcile.json.units[name].result, 'imported', `${name} is imported: ${JSON.stringify(reconcile.json.units[name])}`);
               }
             } else {
@@ -190,7 +220,8 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
             }
 
             const summary = await assertCrashInvariants(sc, { allCurrent: way === 'recover' });
-            assert.deepEqual(summary.counts, expected.counts, 'executions per unit');
+            // after-started-push: which units ran depends on the order the wave-1 units ended (above).
+            if (point !== 'after-started-push') assert.deepEqual(summary.counts, expected.counts, 'executions per unit');
             if (way === 'takeover') assert.deepEqual(summary.stuck.sort(), expected.stuck, 'units left uncertain');
           });
         });

@@ -148,7 +148,9 @@ describe('the lease is the fencing token', () => {
     try {
       const before = world.stateRefs();
       const holder = world.process('holder');
-      const paused = holder.pauseAt('after-checkpoint-push', { unit: 'first' });
+      // first's checkpoint rides on the write of second's started marker (the ready queue): the
+      // lease goes just before that write.
+      const paused = holder.pauseAt('before-checkpoint-push', { unit: 'first' });
       const run = holder.start('reconcile');
       await paused.reached;
       world.repo.setRef(world.leaseRef, null); // someone deleted the lease behind its back

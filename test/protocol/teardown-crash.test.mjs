@@ -130,15 +130,18 @@ test('a teardown cancelled while it runs: exit 4, its run ref kept; the next rec
 test('a teardown run whose lease was broken while a teardown ran: exit 4 NYL-LEASE-LOST, nothing reaches state, the importer keeps the unit uncertain and deleting', async () => {
   const world = await leaving();
   try {
-    const release = world.driver.hold('migrate', 'teardown');
+    // Both consumers of the next level (db of base, migrate of config) hold: with the ready queue,
+    // a teardown that ended would let its dependency's teardown start before the break.
+    const releases = [world.driver.hold('db', 'teardown'), world.driver.hold('migrate', 'teardown')];
     const run = world.process('holder').start('reconcile', { allowTeardown: true });
+    await world.driver.whenCalled('db', 'teardown');
     await world.driver.whenCalled('migrate', 'teardown');
     const op = world.process('operator');
     await op.run('lease break');
     const imported = await world.process('importer').run('recover');
     assert.equal(imported.code, 0);
     const after = world.stateRefs();
-    release();
+    for (const release of releases) release();
     const lost = await run.outcome;
     assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
     assert.equal(lost.code, 4);
