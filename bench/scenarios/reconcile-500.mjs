@@ -41,8 +41,10 @@ export async function run() {
   // Every run's counts (not only the last run's): group-committed checkpoint pushes vary with timing.
   const counts = (key) => (runs.every((r) => typeof r.stats?.[key] === 'number') ? summary(runs.map((r) => r.stats[key])) : undefined);
   const [processes, pushes, fetches] = [counts('processes'), counts('pushes'), counts('fetches')];
-  // Ref writes of the run: pushes, and the local ref transactions that write coordination refs
-  // (started markers, checkpoints, renewals) on a state repository of this machine.
+  // Processes that write refs: pushes, and the update-ref processes that write coordination refs
+  // (started markers, checkpoints, renewals) on a state repository of this machine. Since the
+  // long-lived writer (src/git/ref-transactions.ts) one update-ref takes every transaction of
+  // the run: this counts processes, not transactions.
   const writes = runs.every((r) => r.stats?.byCommand)
     ? summary(runs.map((r) => (r.stats.byCommand.push ?? 0) + (r.stats.byCommand['update-ref'] ?? 0)))
     : undefined;
@@ -58,8 +60,8 @@ export async function run() {
       },
       { name: 'git processes', value: processes?.median, unit: 'count', spread: processes },
       { name: 'pushes per run (info)', value: pushes?.median, unit: 'count', spread: pushes },
-      { name: 'ref writes per run: push + update-ref (info)', value: writes?.median, unit: 'count', spread: writes },
-      { name: `ref writes per wave (info, ${WAVES} waves)`, value: writes === undefined ? undefined : writes.median / WAVES, unit: 'count' },
+      { name: 'ref-writing processes per run: push + update-ref (info)', value: writes?.median, unit: 'count', spread: writes },
+      { name: `ref-writing processes per wave (info, ${WAVES} waves)`, value: writes === undefined ? undefined : writes.median / WAVES, unit: 'count' },
       { name: 'fetches', value: fetches?.median, unit: 'count', spread: fetches },
     ],
     notes: [

@@ -2,7 +2,8 @@
  * Reading refs and moving them with compare-and-swap, locally and on remotes.
  *
  * A RefUpdate states the value a ref must have now (`expect`, null = absent) and the value it
- * gets (`to`, null = delete). Local transactions use `update-ref --stdin` (all or nothing);
+ * gets (`to`, null = delete). Local transactions use `update-ref --stdin` (all or nothing; a
+ * long-lived one per repository in ./ref-transactions.ts);
  * remote ones use `push --atomic --porcelain` with one `--force-with-lease` per ref, so one stale
  * expectation rejects the whole push.
  */
@@ -55,9 +56,8 @@ export function parseRefList(out: string): Map<string, string> {
   return refs;
 }
 
-/** Applies updates in one local transaction; a mismatch of any expectation rejects all. */
-export async function updateRefsLocally(git: Git, dir: string, updates: RefUpdate[]): Promise<RefWriteResult> {
-  if (updates.length === 0) return { ok: true };
+/** The `update-ref --stdin` commands of one transaction: start, the updates, prepare, commit. */
+export function transactionLines(updates: RefUpdate[]): string[] {
   const lines = ['start'];
   for (const u of updates) {
     const expect = u.expect === undefined ? '' : ` ${u.expect ?? NULL_OID}`;
@@ -65,13 +65,24 @@ export async function updateRefsLocally(git: Git, dir: string, updates: RefUpdat
     else lines.push(`update ${u.ref} ${u.to}${expect}`);
   }
   lines.push('prepare', 'commit', '');
-  const result = await git.run(dir, ['update-ref', '--stdin'], { input: lines.join('\n') });
+  return lines;
+}
+
+/** A local transaction that git refused because a ref was not as expected (or locked); undefined for other failures. */
+export function classifyLocalFailure(stderr: string): RefWriteResult | undefined {
+  const message = stderr.trim();
+  if (!/cannot lock ref|reference already exists|is at .* but expected|unable to resolve reference/i.test(message)) return undefined;
+  const m = /cannot lock ref '([^']+)'/.exec(message);
+  return { ok: false, kind: 'rejected', refs: [{ ref: m?.[1] ?? '', reason: message }], message };
+}
+
+/** Applies updates in one local transaction; a mismatch of any expectation rejects all. */
+export async function updateRefsLocally(git: Git, dir: string, updates: RefUpdate[]): Promise<RefWriteResult> {
+  if (updates.length === 0) return { ok: true };
+  const result = await git.run(dir, ['update-ref', '--stdin'], { input: transactionLines(updates).join('\n') });
   if (result.code === 0) return { ok: true };
-  const message = result.stderr.toString().trim();
-  if (/cannot lock ref|reference already exists|is at .* but expected|unable to resolve reference/i.test(message)) {
-    const m = /cannot lock ref '([^']+)'/.exec(message);
-    return { ok: false, kind: 'rejected', refs: [{ ref: m?.[1] ?? '', reason: message }], message };
-  }
+  const rejected = classifyLocalFailure(result.stderr.toString());
+  if (rejected) return rejected;
   throw new GitError(result, dir);
 }
 

@@ -23,6 +23,7 @@ import type { Git } from '../git/git';
 import { gitDirOf, isRepositoryDir, mayHaveRefsUnderDir } from '../git/ref-files';
 import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
 import { type CommitSpec, FastImportSession } from '../git/object-writer';
+import { RefTransactionSession } from '../git/ref-transactions';
 import type { Checkout } from '../project/checkout';
 import { cacheRoot } from '../util/cache-dir';
 import type { JsonCache } from '../util/json-cache';
@@ -67,6 +68,8 @@ export class GitStateStore implements StateStore {
   /** A state ref was missing at a read: later reads fetch the state refs by pattern at once (fetchExisting). */
   private stateRefMissing = false;
   private writer: FastImportSession | undefined;
+  /** The work repository's ref transactions, through one `update-ref --stdin` for the store's life. */
+  private refWriter: RefTransactionSession | undefined;
 
   constructor(
     readonly git: Git,
@@ -327,22 +330,28 @@ export class GitStateStore implements StateStore {
   }
 
   private async writeAll(updates: RefUpdate[]): Promise<RefWriteResult> {
-    if (this.loc.kind === 'clone') return updateRefsLocally(this.git, this.workDir, updates);
+    if (this.loc.kind === 'clone') return this.updateLocally(updates);
     const coordination = coordinationNamespace(this.loc);
     if (this.loc.kind === 'path' && updates.every((u) => u.ref.startsWith(coordination))) {
       if (!gitDirOf(this.workDir)) return { ok: false, kind: 'unreachable', message: `${this.workDir} is not a Git repository (any more)` };
-      return updateRefsLocally(this.git, this.workDir, updates);
+      return this.updateLocally(updates);
     }
     const result = await pushAtomic(this.git, this.workDir, this.loc.pushURL!, updates);
     if (result.ok && this.mirrored) {
       // Keep the mirror in step so the next read in this process sees what we wrote.
-      await updateRefsLocally(
-        this.git,
-        this.workDir,
-        updates.map((u) => ({ ref: this.mirror(u.ref), expect: undefined, to: u.to })),
-      );
+      await this.updateLocally(updates.map((u) => ({ ref: this.mirror(u.ref), expect: undefined, to: u.to })));
     }
     return result;
+  }
+
+  /**
+   * A transaction on the work repository, through the store's long-lived writer: a run writes
+   * its coordination refs once per checkpoint push, and a process per write cost more than the
+   * write (./ref-transactions.ts).
+   */
+  private updateLocally(updates: RefUpdate[]): Promise<RefWriteResult> {
+    this.refWriter ??= new RefTransactionSession(this.git, this.workDir);
+    return this.refWriter.apply(updates);
   }
 
   /** Is `ancestor` in the history of `tip`, in the work repository? An object it lacks is not. */
@@ -361,6 +370,7 @@ export class GitStateStore implements StateStore {
 
   close(): void {
     this.writer?.close();
+    this.refWriter?.close();
     this.reader.close();
   }
 }

@@ -66,7 +66,10 @@ function groupsOf(outcomes: Record<string, string>): [string, string[]][] {
   const groups = new Map<string, string[]>();
   for (const unit of Object.keys(outcomes).sort()) {
     const result = outcomes[unit]!;
-    groups.set(result, [...(groups.get(result) ?? []), unit]);
+    // Appended in place: a copy per unit made the headline quadratic in the run's units.
+    const group = groups.get(result);
+    if (group) group.push(unit);
+    else groups.set(result, [unit]);
   }
   return [...groups].sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 }

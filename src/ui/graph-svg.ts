@@ -87,7 +87,7 @@ function round(value: number): number {
 /** Cut to `max` characters (code points, never half a surrogate pair), the last one an ellipsis. */
 function truncate(text: string, max: number): string {
   const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}\u2026`;
 }
 
 /** The report's edges merged per pair, in order of first appearance; edges to unknown units are left out. */
@@ -363,12 +363,12 @@ function edgePath(route: readonly Point[]): string {
 function edgeMarkup(link: Link, layout: Layout): Html {
   const via = link.vias.includes('reference') ? 'reference' : link.vias[0]!;
   const d = edgePath(routeOf(link, layout));
-  const title = `${link.from} → ${link.to}: ${link.reasons.join('; ')}`;
+  const title = `${link.from} \u2192 ${link.to}: ${link.reasons.join('; ')}`;
   return html`<path class="edge via-${via}" data-from="${link.from}" data-to="${link.to}" d="${d}" marker-end="url(#${ARROW_ID})"><title>${title}</title></path>`;
 }
 
 function nodeMarkup(node: GraphNode, box: Box, unitHref: (unit: string) => string): Html {
-  const summary = `${node.kind} · ${node.state}`;
+  const summary = `${node.kind} \u00b7 ${node.state}`;
   const title = [node.name, summary, node.detail].filter((line) => line !== '').join('\n');
   const textX = round(box.x + TEXT_INSET);
   return html`<a href="${unitHref(node.name)}" class="node state-${node.state}" data-unit="${node.name}"><title>${title}</title><rect x="${box.x}" y="${box.y}" width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="${CORNER_RADIUS}"/><text class="node-name" x="${textX}" y="${round(box.y + 20)}">${truncate(node.name, MAX_NAME_CHARS)}</text><text class="node-state" x="${textX}" y="${round(box.y + 37)}">${truncate(summary, MAX_STATE_CHARS)}</text></a>`;

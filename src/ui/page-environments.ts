@@ -33,7 +33,7 @@ function unitsCell(s: EnvironmentSummary): Html {
 
 function lastCell(s: EnvironmentSummary): Html {
   if (!s.last) return html`<span class="muted">none</span>`;
-  return html`${badge(s.last.operation)} ${s.last.headline}<div class="entry-meta">${time(s.last.at)}${s.last.by ? html` by ${s.last.by}` : ''} · <a href="${historyHref(s.name)}">history</a></div>`;
+  return html`${badge(s.last.operation)} ${s.last.headline}<div class="entry-meta">${time(s.last.at)}${s.last.by ? html` by ${s.last.by}` : ''} \u00b7 <a href="${historyHref(s.name)}">history</a></div>`;
 }
 
 function environmentRow(s: EnvironmentSummary): Html {

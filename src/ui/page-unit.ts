@@ -38,7 +38,7 @@ function outputsTable(show: ShowReport): Html {
   const plain = Object.entries(r.outputs).map(([k, v]) => html`<tr data-output="${k}"><th>${k}</th><td><pre class="value">${valueText(v)}</pre></td></tr>`);
   // Neither the value nor its digest: a page is read by more people than state is.
   const sealed = Object.keys(r.sensitiveOutputs ?? {}).map(
-    (k) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">••••••</span> sensitive</td></tr>`,
+    (k) => html`<tr data-output="${k}" class="sensitive"><th>${k}</th><td><span class="masked">\u2022\u2022\u2022\u2022\u2022\u2022</span> sensitive</td></tr>`,
   );
   if (plain.length + sealed.length === 0) return html`<p class="empty">No outputs.</p>`;
   return html`<table class="outputs"><tbody>${plain}${sealed}</tbody></table>`;

@@ -40,7 +40,7 @@ export function page(shell: PageShell): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-${liveMeta(shell.live)}<title>${shell.title} · nyl</title>
+${liveMeta(shell.live)}<title>${shell.title} \u00b7 nyl</title>
 <link rel="stylesheet" href="/assets/nyl.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <script src="/assets/refresh.js" defer></script>
@@ -122,7 +122,7 @@ function entryItem(env: string, e: LogEntry): Html {
   const units = Object.entries(e.units);
   return html`<li class="entry">
 <div class="entry-head">${time(e.at)} ${badge(e.operation)} <span class="headline">${e.headline}</span></div>
-<div class="entry-meta">${e.by ? html`by <span class="by">${e.by}</span>` : ''}${e.run ? html` · run <a class="run" href="${runHref(env, e.run)}">${e.run}</a>` : ''}${e.source ? html` · source <code>${e.source.slice(0, 12)}</code>` : ''}${e.desired ? html` · desired ${oid(e.desired)}` : ''}${e.observed ? html` · observed ${oid(e.observed)}` : ''}</div>
+<div class="entry-meta">${e.by ? html`by <span class="by">${e.by}</span>` : ''}${e.run ? html` \u00b7 run <a class="run" href="${runHref(env, e.run)}">${e.run}</a>` : ''}${e.source ? html` \u00b7 source <code>${e.source.slice(0, 12)}</code>` : ''}${e.desired ? html` \u00b7 desired ${oid(e.desired)}` : ''}${e.observed ? html` \u00b7 observed ${oid(e.observed)}` : ''}</div>
 ${e.reason ? html`<div class="reason">reason: ${e.reason}</div>` : ''}
 ${units.length > 0 ? html`<div class="entry-units">${units.map(([u, r]) => html`<a href="${unitHref(env, u)}">${u}</a> ${badge(r)} `)}</div>` : ''}
 </li>`;

@@ -41,8 +41,8 @@ export function renderGraphText(report: GraphReport): string {
     written.add(name);
     lines.push(`${lead}${branch}${name}  ${node.kind}  ${node.state}${why}`);
     const below = [...(children.get(name) ?? new Map<string, string[]>())];
-    const inner = lead + (branch === '' ? '' : branch === '└─ ' ? '   ' : '│  ');
-    below.forEach(([child, why2], i) => write(child, inner, i === below.length - 1 ? '└─ ' : '├─ ', why2));
+    const inner = lead + (branch === '' ? '' : branch === '\u2514\u2500 ' ? '   ' : '\u2502  ');
+    below.forEach(([child, why2], i) => write(child, inner, i === below.length - 1 ? '\u2514\u2500 ' : '\u251c\u2500 ', why2));
   };
   for (const node of report.nodes) if (!hasDependency.has(node.name)) write(node.name, '', '', []);
   // A cycle has no root; validation refuses cycles, but never leave a unit out.
@@ -66,7 +66,7 @@ function dotString(text: string): string {
 export function renderGraphDot(report: GraphReport): string {
   const lines = [`digraph ${dotString(`nyl ${report.environment}`)} {`, '  rankdir=LR;', '  node [shape=box, style="rounded,filled", fillcolor=white];'];
   for (const n of report.nodes)
-    lines.push(`  ${dotString(n.name)} [label=${dotString(`${n.name}\n${n.kind} · ${n.state}`)}, color=${dotString(stateColour(n.state))}, penwidth=2];`);
+    lines.push(`  ${dotString(n.name)} [label=${dotString(`${n.name}\n${n.kind} \u00b7 ${n.state}`)}, color=${dotString(stateColour(n.state))}, penwidth=2];`);
   for (const e of report.edges) lines.push(`  ${dotString(e.from)} -> ${dotString(e.to)} [label=${dotString(edgeReason(e))}];`);
   lines.push('}');
   return `${lines.join('\n')}\n`;
@@ -80,7 +80,7 @@ function mermaidText(text: string): string {
 export function renderGraphMermaid(report: GraphReport): string {
   const id = new Map(report.nodes.map((n: GraphNode, i) => [n.name, `n${i + 1}`]));
   const lines = ['flowchart LR'];
-  for (const n of report.nodes) lines.push(`  ${id.get(n.name)}["${mermaidText(n.name)}<br/>${mermaidText(`${n.kind} · ${n.state}`)}"]`);
+  for (const n of report.nodes) lines.push(`  ${id.get(n.name)}["${mermaidText(n.name)}<br/>${mermaidText(`${n.kind} \u00b7 ${n.state}`)}"]`);
   for (const e of report.edges) lines.push(`  ${id.get(e.from)} -- "${mermaidText(edgeReason(e))}" --> ${id.get(e.to)}`);
   for (const n of report.nodes) lines.push(`  style ${id.get(n.name)} stroke:${stateColour(n.state)},stroke-width:2px`);
   return `${lines.join('\n')}\n`;

@@ -20,7 +20,7 @@ const MAX_LINE_CHARS = 400;
 
 /** A line without the box Terraform draws around a diagnostic. */
 function unframed(line: string): string {
-  return line.replace(/^[╷╵]\s*$/, '').replace(/^│ ?/, '');
+  return line.replace(/^[\u2577\u2575]\s*$/, '').replace(/^\u2502 ?/, '');
 }
 
 function shortened(text: string): string {
