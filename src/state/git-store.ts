@@ -21,7 +21,7 @@ import { BatchReader } from '../git/batch-reader';
 import { type RefCopy, fetchObjects, fetchRefs, initBareRepository, inHistory, objectFetchArgs, refFetchArgs } from '../git/fetch';
 import type { Git } from '../git/git';
 import { gitDirOf, isRepositoryDir, mayHaveRefsUnderDir } from '../git/ref-files';
-import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs, updateRefsLocally } from '../git/refs';
+import { type RefUpdate, type RefWriteResult, lsRemote, pushAtomic, readRefs } from '../git/refs';
 import { type CommitSpec, FastImportSession } from '../git/object-writer';
 import { RefTransactionSession } from '../git/ref-transactions';
 import type { Checkout } from '../project/checkout';
