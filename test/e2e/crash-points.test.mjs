@@ -221,7 +221,13 @@ for (const transport of ['file', 'daemon', 'http-faults']) {
 
             const summary = await assertCrashInvariants(sc, { allCurrent: way === 'recover' });
             // after-started-push: which units ran depends on the order the wave-1 units ended (above).
-            if (point !== 'after-started-push') assert.deepEqual(summary.counts, expected.counts, 'executions per unit');
+            // while-unit-runs: report starts as soon as db ends (ready queue) and the kill comes once
+            // migrate runs, so report's tool may or may not have run before the kill: once or twice.
+            // The takeover path leaves it uncertain (0 or 1 runs); the recover path retries it (1 or 2).
+            const raced = point === 'while-unit-runs' ? { report: way === 'takeover' ? [0, 1] : [1, 2] } : {};
+            for (const [name, allowed] of Object.entries(raced)) assert.ok(allowed.includes(summary.counts[name]), `${name} ran ${summary.counts[name]} times`);
+            const exact = (c) => Object.fromEntries(Object.entries(c).filter(([name]) => !(name in raced)));
+            if (point !== 'after-started-push') assert.deepEqual(exact(summary.counts), exact(expected.counts), 'executions per unit');
             if (way === 'takeover') assert.deepEqual(summary.stuck.sort(), expected.stuck, 'units left uncertain');
           });
         });
