@@ -3,19 +3,8 @@
 // operations cost no virtual time here, so a run's wall time is the schedule's makespan alone.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { seededRandom as random } from '../support/seeded.mjs';
 import { World } from './world.mjs';
-
-/** A small seeded generator (mulberry32): the same DAGs on every machine. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A random DAG: 10 to 29 units, each depending on each earlier unit with a probability that keeps

@@ -40,7 +40,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Runs "$@" (the daemon) and kills the whole process group when stdin reaches EOF, i.e. when the
 // test process is gone, even by SIGKILL, which no exit handler sees. Exits when the daemon does.
 // (Background jobs of a non-interactive sh get /dev/null as stdin, hence the copy on fd 3.)
-const WATCHDOG = `
+export const WATCHDOG = `
 exec 3<&0
 "$@" </dev/null 3<&- &
 daemon=$!

@@ -12,23 +12,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './git-daemon.mjs';
+import { WATCHDOG } from './git-daemon.mjs';
 import { killProcessGroup, tempDir, trackProcessGroup } from './git-fixtures.mjs';
 
 const SSHD = '/usr/sbin/sshd';
 
-// Runs "$@" and kills the whole group when stdin reaches EOF (the test process is gone).
-const WATCHDOG = `
-exec 3<&0
-"$@" </dev/null 3<&- &
-daemon=$!
-( cat <&3 >/dev/null; kill -TERM 0 ) &
-exec 3<&-
-wait "$daemon"
-status=$?
-trap '' TERM
-kill -TERM 0 2>/dev/null
-exit $status
-`;
+// The daemon runs under the git daemon fixture's watchdog: its group is killed once the test process is gone.
 
 function keygen(file) {
   const r = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', file], { encoding: 'utf8' });
