@@ -312,10 +312,9 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
     assert.match(outcome.reason, /^cannot start podman: ENOENT/);
   });
 
-  test('leftoverContainers: lists the containers an environment left (unit, run, state)', async () => {
-    const environment = `leftover-${process.pid}`;
-    const name = containerName(environment, 'seed', 'r1');
-    const started = await sh([
+  /** Starts a detached container of the test image labelled as the driver labels a unit's container. */
+  const startLabelled = (environment, unit, run, command) =>
+    sh([
       'podman',
       'run',
       '-d',
@@ -328,17 +327,21 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
       '--ulimit',
       'nproc=4096:4096',
       '--name',
-      name,
+      containerName(environment, unit, run),
       '--label',
       `nyl.environment=${environment}`,
       '--label',
-      'nyl.unit=seed',
+      `nyl.unit=${unit}`,
       '--label',
-      'nyl.run=r1',
+      `nyl.run=${run}`,
       TEST_IMAGE,
-      '/bin/sleep',
-      '30',
+      ...command,
     ]);
+
+  test('leftoverContainers: lists the containers an environment left (unit, run, state)', async () => {
+    const environment = `leftover-${process.pid}`;
+    const name = containerName(environment, 'seed', 'r1');
+    const started = await startLabelled(environment, 'seed', 'r1', ['/bin/sleep', '30']);
     assert.equal(started.code, 0, started.stderr);
     try {
       const listed = await leftoverContainers(new NodeProcessRunner(), environment);
@@ -353,32 +356,7 @@ describe('OciImage driver with podman', { ...real, concurrency: true }, () => {
 
   test('reap: removes the containers of the dead runs it is given, and only those', async () => {
     const environment = `reap-${process.pid}`;
-    const start = (unit, run) =>
-      sh([
-        'podman',
-        'run',
-        '-d',
-        '--pull=never',
-        '--network=none',
-        '--runtime',
-        'runc',
-        '--ulimit',
-        'nofile=4096:4096',
-        '--ulimit',
-        'nproc=4096:4096',
-        '--name',
-        containerName(environment, unit, run),
-        '--label',
-        `nyl.environment=${environment}`,
-        '--label',
-        `nyl.unit=${unit}`,
-        '--label',
-        `nyl.run=${run}`,
-        TEST_IMAGE,
-        '/bin/sh',
-        '-c',
-        'trap "exit 143" TERM; sleep 30 & wait',
-      ]);
+    const start = (unit, run) => startLabelled(environment, unit, run, ['/bin/sh', '-c', 'trap "exit 143" TERM; sleep 30 & wait']);
     for (const [unit, run] of [
       ['seed', 'dead'],
       ['other', 'alive'],

@@ -23,6 +23,7 @@ import { newStateDoc, toYaml } from '../../dist/state/documents.js';
 import { cleanupAll, git, gitResult, hermeticEnv, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { memoryLayout } from '../fakes/memory-local.mjs';
 import { memoryLocation } from '../fakes/memory-store.mjs';
+import { projectWith } from '../support/project-doc.mjs';
 
 after(() => cleanupAll());
 
@@ -44,19 +45,6 @@ const plain = (map) => Object.fromEntries(map);
 
 /** A state.yaml of an environment. */
 const stateYaml = (environment) => toYaml(newStateDoc(environment, { type: 'initialized', at: '2026-01-01T00:00:00Z', by: 'Nyl Test <nyl@example.com>' }));
-
-/** A hand-built project holding one Environment, for resolveLocation. */
-function projectWith(envName, state) {
-  const environment = {
-    kind: 'Environment',
-    name: envName,
-    labels: {},
-    origin: { file: 'nyl.yaml', line: 1, pointer: '', document: 0 },
-    spec: { values: {}, driftRepair: 'converge', dependsOn: [], lease: { durationMs: 300000 }, ...(state ? { state } : {}) },
-  };
-  const project = { root: '/project', environments: new Map([[envName, environment]]), repositories: new Map(), groups: new Map(), units: new Map() };
-  return { project, environment };
-}
 
 // --- implementations ------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ import { coordinationNamespace, resolveLocation, signalsPrefix } from '../../dis
 import { JsonCache } from '../../dist/util/json-cache.js';
 import { cleanupAll, git, gitResult, hermeticEnv, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { MemoryRepository, MemoryStateStore, memoryLocation } from '../fakes/memory-store.mjs';
+import { projectWith } from '../support/project-doc.mjs';
 
 after(() => cleanupAll());
 
@@ -47,19 +48,6 @@ function spec(files, { parent, clearTree, message = 'test\n', timeMs = T0, autho
 }
 
 // --- implementations ------------------------------------------------------------------------
-
-/** A hand-built project holding one Environment, for resolveLocation. */
-function projectWith(envName, state) {
-  const environment = {
-    kind: 'Environment',
-    name: envName,
-    labels: {},
-    origin: { file: 'nyl.yaml', line: 1, pointer: '', document: 0 },
-    spec: { values: {}, driftRepair: 'converge', dependsOn: [], lease: { durationMs: 300000 }, ...(state ? { state } : {}) },
-  };
-  const project = { root: '/project', environments: new Map([[envName, environment]]), repositories: new Map(), groups: new Map(), units: new Map() };
-  return { project, environment };
-}
 
 function parseRefs(out) {
   const refs = new Map();

@@ -9,30 +9,19 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-test('Infer types required, optional, const, enum, list, nested and json fields', () => {
+/** Compiles a type-level fixture strictly; its @ts-expect-error lines must each be an error. */
+function assertCompiles(fixtureName) {
   const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-  const fixture = path.join(root, 'test/fixtures/types/schema-infer.ts');
-  const r = spawnSync(
-    process.execPath,
-    [tsc, '--noEmit', '--strict', '--target', 'ES2022', '--module', 'commonjs', '--types', 'node', '--skipLibCheck', fixture],
-    {
-      cwd: root,
-      encoding: 'utf8',
-    },
-  );
+  const fixture = path.join(root, 'test/fixtures/types', fixtureName);
+  const args = [tsc, '--noEmit', '--strict', '--target', 'ES2022', '--module', 'commonjs', '--types', 'node', '--skipLibCheck', fixture];
+  const r = spawnSync(process.execPath, args, { cwd: root, encoding: 'utf8' });
   assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
+}
+
+test('Infer types required, optional, const, enum, list, nested and json fields', () => {
+  assertCompiles('schema-infer.ts');
 });
 
 test('Infer types the kinds the reports need: numeric const, reference, union, map, details and a declared type', () => {
-  const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
-  const fixture = path.join(root, 'test/fixtures/types/schema-infer-reports.ts');
-  const r = spawnSync(
-    process.execPath,
-    [tsc, '--noEmit', '--strict', '--target', 'ES2022', '--module', 'commonjs', '--types', 'node', '--skipLibCheck', fixture],
-    {
-      cwd: root,
-      encoding: 'utf8',
-    },
-  );
-  assert.equal(r.status, 0, `tsc failed:\n${r.stdout}${r.stderr}`);
+  assertCompiles('schema-infer-reports.ts');
 });
