@@ -4,9 +4,8 @@
  * meanwhile ride on the next one. No checkpoint waits for a unit that still runs, so a crash
  * loses at most the checkpoints of the last second, never a finished sibling's result.
  *
- * Between waves nothing runs: the checkpoints that arrived while the wave's last push was in
- * flight ride on the next wave's started markers instead of a push of their own (`settle`, then
- * `resume` once the started markers landed).
+ * The checkpoints of the units whose end lets the next units start ride on those units' started
+ * markers instead of a push of their own (`start`): one write records both.
  *
  * A push that did not reach the repository is retried by the lease's write (a network blip must
  * not end a run whose units keep running); when it still fails, or is refused (the lease moved),
@@ -32,7 +31,6 @@ export class GroupCommit {
   private inFlight: Promise<void> | undefined;
   private names: string[] = [];
   private stopped = false;
-  private paused = false;
   /** Set when a push failed for good: the lease was lost, or the repository stayed unreachable; nothing more is pushed. */
   failure: PushProblem | undefined;
 
@@ -49,7 +47,7 @@ export class GroupCommit {
   }
 
   private kick(): void {
-    if (this.inFlight || this.stopped || this.paused) return;
+    if (this.inFlight || this.stopped) return;
     this.inFlight = this.drain().finally(() => {
       this.inFlight = undefined;
       // A checkpoint may have arrived after the loop's last look: it must not wait for another.
@@ -63,36 +61,11 @@ export class GroupCommit {
   }
 
   /**
-   * At the end of a wave: waits for the push in flight and starts no other until `resume`, so the
-   * checkpoints still pending ride on the run's next push (the next wave's started markers); a run
-   * that ends writes them in its transition or, without one, when it marks its run ref ended.
-   */
-  async settle(): Promise<void> {
-    this.paused = true;
-    await this.idle();
-  }
-
-  /** The next wave started: checkpoints are pushed as their units end again. */
-  resume(): void {
-    this.paused = false;
-    if (this.runRef.hasPending()) this.kick();
-  }
-
-  /**
-   * Between waves, before work that takes time but pushes nothing (a prepare wave): pushes what is
-   * pending now instead of letting it wait for the next started markers.
-   */
-  async pushPending(): Promise<void> {
-    this.resume();
-    await this.settle();
-  }
-
-  /**
    * After the last wave: every checkpoint still pending is pushed before the run writes its
    * transition, so a crash in between loses no result. Then nothing more is pushed.
    */
   async flush(): Promise<void> {
-    this.resume();
+    if (this.runRef.hasPending()) this.kick();
     await this.idle();
     this.stopped = true;
   }
@@ -124,11 +97,6 @@ export class GroupCommit {
     return [...this.names];
   }
 
-  /** Units whose checkpoints wait for a push, for the message of the push that takes them. */
-  takeNames(): string[] {
-    return this.names.splice(0);
-  }
-
   private async drain(): Promise<void> {
     try {
       await this.pushAll();
@@ -140,7 +108,7 @@ export class GroupCommit {
   }
 
   private async pushAll(): Promise<void> {
-    while (!this.failure && !this.stopped && !this.paused && this.runRef.hasPending()) {
+    while (!this.failure && !this.stopped && this.runRef.hasPending()) {
       this.failure = await this.pushOnce();
     }
   }

@@ -1,6 +1,6 @@
 // Group commit (src/run/checkpoints.ts) against a scripted run ref: a checkpoint is pushed as soon
-// as its unit ends, with every other ready by then; one push at a time; between waves, what is
-// still pending waits for the next wave's started markers instead of a push of its own.
+// as its unit ends, with every other ready by then; one push at a time; the checkpoints of the
+// units whose end lets others start ride on those units' started markers instead of a push of their own.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GroupCommit } from '../../dist/run/checkpoints.js';
@@ -66,23 +66,19 @@ test('a checkpoint is pushed at once; those that end meanwhile ride on the next 
   assert.equal(ref.maxInFlight, 1);
 });
 
-test("between waves, pending checkpoints wait for the next wave's started markers", async () => {
+test('the checkpoints of the units whose end lets others start ride on their started markers', async () => {
   const ref = scriptedRunRef();
   const commits = new GroupCommit(rt, ref);
-  commits.add('a', 'units/a.yaml', 'a');
-  await turn();
-  commits.add('b', 'units/b.yaml', 'b'); // the wave's last unit ends while a's push is in flight
-  const settled = commits.settle();
-  ref.pushes[0].land();
-  await settled;
+  const started = commits.start(['c'], new Map([['started/c', 'c']]), [{ unit: 'b', file: 'units/b.yaml', content: 'b' }], 'fence');
   await turn();
   assert.equal(ref.pushes.length, 1, 'no push of its own for b');
-  assert.ok(ref.hasPending(), 'b waits for the next push');
-  assert.deepEqual(commits.takeNames(), ['b'], 'the started markers name what rides with them');
-  commits.resume();
-  commits.add('c', 'units/c.yaml', 'c');
+  assert.deepEqual(ref.pushes[0].files, ['units/b.yaml', 'started/c'], 'one write records both');
+  assert.equal(ref.pushes[0].message, 'nyl: start c; checkpoint b\n', 'the started markers name what rides with them');
+  ref.pushes[0].land();
+  await started;
+  commits.add('d', 'units/d.yaml', 'd');
   await turn();
-  assert.equal(ref.pushes.length, 2, 'after resume, checkpoints are pushed as units end again');
+  assert.equal(ref.pushes.length, 2, 'afterwards, checkpoints are pushed as units end again');
 });
 
 test('a push that throws stops group commit instead of retrying in a loop', async () => {
@@ -109,7 +105,6 @@ test('a failed push stops group commit; after flush nothing more is pushed', asy
   assert.deepEqual(commits.failure, { lost: true, message: 'stale' });
   const ref2 = scriptedRunRef();
   const other = new GroupCommit(rt, ref2);
-  await other.settle();
   other.add('w', 'units/w.yaml', 'w');
   const flushed = other.flush();
   await turn();
