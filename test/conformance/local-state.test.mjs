@@ -411,7 +411,7 @@ async function twoRepositories(kind) {
   const work = makeProject({ 'nyl.yaml': 'apiVersion: nyl.io/v1\n' });
   const checkout = await openCheckout(g, work);
   const reader = new BatchReader(g, checkout.workTree);
-  const names = { desiredRef: 'nyl/shared/desired', observedRef: 'nyl/shared/desired' };
+  const names = { desiredRef: 'nyl/shared/desired', observedRef: 'nyl/shared/observed' };
   const open = async (envName) => {
     const bare = makeBareRepo();
     const url = `file://${bare}`;

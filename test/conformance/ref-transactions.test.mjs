@@ -8,6 +8,7 @@ import { Git } from '../../dist/git/git.js';
 import { NodeProcessRunner } from '../../dist/exec/process.js';
 import { RefTransactionSession } from '../../dist/git/ref-transactions.js';
 import { cleanupAll, commitTree, git, hermeticEnv, makeBareRepo } from '../support/git-fixtures.mjs';
+import { refsUnder } from '../support/reconcile-helpers.mjs';
 
 after(() => cleanupAll());
 
@@ -17,10 +18,6 @@ function fixture() {
   const b = commitTree(repo, { 'b.txt': 'b' }, { message: 'b' });
   const g = new Git(new NodeProcessRunner(), hermeticEnv());
   return { repo, a, b, g, session: new RefTransactionSession(g, repo) };
-}
-
-function refsOf(repo) {
-  return git(repo, 'for-each-ref', '--format=%(refname) %(objectname)');
 }
 
 /** Fails the test instead of hanging it when a promise never settles. */
@@ -54,7 +51,7 @@ test('a stale expectation rejects the whole transaction, every ref stays as it w
       { ref: 'refs/nyl/dev/lease', expect: null, to: a },
       { ref: 'refs/nyl/dev/runs/r', expect: null, to: a },
     ]);
-    const before = refsOf(repo);
+    const before = refsUnder(repo);
     const stale = await session.apply([
       { ref: 'refs/nyl/dev/runs/r', expect: a, to: b },
       { ref: 'refs/nyl/dev/runs/new', expect: null, to: b },
@@ -63,10 +60,10 @@ test('a stale expectation rejects the whole transaction, every ref stays as it w
     assert.equal(stale.ok, false);
     assert.equal(stale.kind, 'rejected');
     assert.match(stale.message, /refs\/nyl\/dev\/lease/);
-    assert.equal(refsOf(repo), before, 'nothing moved');
+    assert.deepEqual(refsUnder(repo), before, 'nothing moved');
     const created = await session.apply([{ ref: 'refs/nyl/dev/runs/r', expect: null, to: b }]);
     assert.equal(created.kind, 'rejected', 'creating a ref that exists is rejected too');
-    assert.equal(refsOf(repo), before);
+    assert.deepEqual(refsUnder(repo), before);
     assert.deepEqual(await session.apply([{ ref: 'refs/nyl/dev/runs/r', expect: a, to: b }]), { ok: true }, 'a new writer takes the next one');
     assert.equal(git(repo, 'rev-parse', 'refs/nyl/dev/runs/r'), b);
   } finally {
@@ -101,7 +98,7 @@ test('an object that does not exist is an error, not a rejection; nothing moves'
   try {
     const missing = '1'.repeat(40);
     await assert.rejects(within(10_000, session.apply([{ ref: 'refs/nyl/dev/lease', expect: null, to: missing }])), /update-ref --stdin ended/);
-    assert.equal(refsOf(repo), '');
+    assert.deepEqual(refsUnder(repo), {});
     assert.deepEqual(await session.apply([{ ref: 'refs/nyl/dev/lease', expect: null, to: a }]), { ok: true });
   } finally {
     session.close();

@@ -65,6 +65,7 @@ test('the commands across environments take -e, -l and -g, and only they do', ()
   for (const c of COMMANDS) {
     const names = c.options.map((o) => o.name);
     assert.equal(names.includes('group'), names.includes('labels'), c.words.join(' '));
+    if (names.includes('group')) assert.ok(names.includes('environment'), `${c.words.join(' ')} selects by -l and -g but not by -e`);
   }
 });
 
