@@ -120,7 +120,9 @@ export class Git {
   /** Runs git in dir; never throws for a non-zero exit. */
   async run(dir: string, args: string[], options: GitRunOptions = {}): Promise<ProcessResult> {
     const verb = this.count(args);
-    const ssh = NETWORK_VERBS.has(verb) && isSshRemote(repositoryOf(args, verb) ?? '') ? await this.sshCommand(dir) : undefined;
+    // A caller's own ssh command (in options.env) is kept as it is: it is not multiplexed.
+    const callerSsh = options.env?.GIT_SSH_COMMAND !== undefined || options.env?.GIT_SSH !== undefined;
+    const ssh = !callerSsh && NETWORK_VERBS.has(verb) && isSshRemote(repositoryOf(args, verb) ?? '') ? await this.sshCommand(dir) : undefined;
     const runOptions: RunOptions = { cwd: dir, env: this.env(ssh ? { ...options.env, GIT_SSH_COMMAND: ssh } : options.env) };
     if (options.input !== undefined) runOptions.input = options.input;
     // In a process group of its own: the timeout must end git's remote helper (git-remote-http) too.

@@ -99,6 +99,8 @@ export class RefTransactionSession {
   private async applyNow(updates: RefUpdate[]): Promise<RefWriteResult> {
     const child = this.ensure();
     this.answered = 0;
+    // What a failed prepare is classified by: this transaction's stderr, not an earlier one's warnings.
+    this.err = '';
     const done = new Promise<void>((resolve, reject) => (this.waiter = { resolve, reject }));
     child.stdin!.write(transactionLines(updates).join('\n'));
     try {

@@ -295,8 +295,12 @@ const MAX_DECISION_FENCES = 64;
 
 /**
  * On a network remote, the acquiring push also fences every ref the decision read (each pushed
- * to the value it was read at), so that a push that lands proves them unchanged and the refs need
- * not be read again under the lease: one round trip less for every writer (issue 33). Not when a
+ * to the value it was read at), so that a push that lands proves them unchanged as of the push's
+ * ref advertisement and the refs need not be read again under the lease: one round trip less for
+ * every writer (issue 33). Git sends no update for a ref pushed to its own value, so the server
+ * does not check it again under its ref lock: only the lease ref's creation (expected absent) is
+ * checked there. A whole transaction of another writer that fits between the advertisement and
+ * the update is not seen (docs/design.md, "Round trips on network remotes"). Not when a
  * state ref is absent (an absent ref cannot be fenced: pushing its deletion is not checked by the
  * server, and would delete a ref created meanwhile), nor for refs of this machine, which are
  * read again cheaply, nor beyond MAX_DECISION_FENCES refs, nor when the push takes a lease over

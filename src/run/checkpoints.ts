@@ -77,6 +77,24 @@ export class GroupCommit {
    */
   async start(units: string[], files: Map<string, string>, checkpoints: Checkpointed[], mode: 'fence' | 'renew'): Promise<FencedWriteResult | undefined> {
     await this.idle();
+    // The write is the push in flight: a checkpoint that arrives meanwhile waits for it, as it
+    // would for any other push, instead of starting a push of its own beside it.
+    const written = this.writeStart(units, files, checkpoints, mode);
+    this.inFlight = written
+      .then(() => {})
+      .finally(() => {
+        this.inFlight = undefined;
+        if (!this.failure && this.runRef.hasPending()) this.kick();
+      });
+    return written;
+  }
+
+  private async writeStart(
+    units: string[],
+    files: Map<string, string>,
+    checkpoints: Checkpointed[],
+    mode: 'fence' | 'renew',
+  ): Promise<FencedWriteResult | undefined> {
     for (const c of checkpoints) {
       this.runRef.queue(new Map([[c.file, c.content]]));
       this.names.push(c.unit);

@@ -81,6 +81,22 @@ test('the checkpoints of the units whose end lets others start ride on their sta
   assert.equal(ref.pushes.length, 2, 'afterwards, checkpoints are pushed as units end again');
 });
 
+test('a checkpoint that arrives while the started markers are written waits for that write', async () => {
+  const ref = scriptedRunRef();
+  const commits = new GroupCommit(rt, ref);
+  const started = commits.start(['c'], new Map([['started/c', 'c']]), [], 'fence');
+  await turn();
+  commits.add('d', 'units/d.yaml', 'd');
+  await turn();
+  assert.equal(ref.pushes.length, 1, 'no push beside the started markers');
+  assert.equal(ref.maxInFlight, 1);
+  ref.pushes[0].land();
+  await started;
+  await turn();
+  await turn();
+  assert.deepEqual(ref.pushes[1]?.files, ['units/d.yaml'], 'd goes in the next push');
+});
+
 test('a push that throws stops group commit instead of retrying in a loop', async () => {
   const ref = scriptedRunRef();
   let calls = 0;
