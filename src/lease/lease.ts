@@ -4,8 +4,11 @@
  * Acquire: an atomic push that creates (or takes over) PREFIX/ENV/lease with a compare-and-swap
  * on its previous value. A held lease is a LeaseHandle, and every push of the holder goes through
  * it, one at a time (`exclusive`), each carrying the lease in the same atomic push:
- * - `fence`: the lease must still be ours (pushed unchanged; a moved lease rejects the push): every
- *   push that lets units start carries at least this, so a holder that lost its lease starts nothing;
+ * - `fence`: the lease must still be ours: it moves to a child commit with the same record, so a
+ *   lease moved by anyone else rejects the push. Every push that lets units start carries at
+ *   least this, so a holder that lost its lease starts nothing. (Pushing the lease to its own
+ *   value would not do: git checks such a ref only against the refs the remote advertised as the
+ *   push began, not under its ref lock, and a takeover in that window went unseen.)
  * - `renew`: a child lease commit with a new deadline (the periodic renewal, and started markers
  *   pushed once half of the lease has passed);
  * - `release`: the lease is deleted (the holder's final push).
@@ -19,7 +22,7 @@ import type { RefUpdate, RefWriteResult } from '../git/refs';
 import { corruptError, type Damage } from '../state/damage';
 import { damagedPrefix, leaseRef, stateRefsOf } from '../state/location';
 import { readRunHeaders, runIsLive } from '../state/run-record';
-import { applyUpdates, type RefFence, type RefSnapshot, type StateStore, withFence } from '../state/store';
+import { applyUpdates, type RefSnapshot, type StateStore } from '../state/store';
 import { isoMillis, isoSeconds } from '../util/clock';
 import type { Runtime } from '../util/runtime';
 import { writeRetried } from './retried-write';
@@ -82,9 +85,11 @@ interface Acquired {
    * on them. The compare-and-swap covers the lease ref alone:
    * - an absent lease ref may have been taken and let go again meanwhile (another writer's whole
    *   transaction; seconds when the push was retried);
-   * - the holder of an expired lease still lands fenced writes (a late checkpoint in its run ref),
-   *   which leave its lease ref as it is.
-   * Only a broken lease fences everything: its holder's writes expect the lease it had.
+   * - a takeover of an expired lease reads again, as it always did. Every write of the old
+   *   holder moves its lease ref, so the takeover's push lands only after all of them that will
+   *   ever land, but refs that other writers push without the lease (hold signals) may be newer.
+   * A broken lease needs no second read: the break moved its lease ref, so nothing of the old
+   * holder landed since.
    */
   mayBeStale: boolean;
 }
@@ -464,15 +469,16 @@ export class LeaseHandle {
   }
 
   /**
-   * The lease's own part of a push of the given mode: an update (renew, release), or a fence
-   * (the lease unchanged), and the record after it.
+   * The lease's own part of a push of the given mode, and the record after it: released, or moved
+   * to a child commit (a renewal's new deadline, or the same record for a fence).
    */
-  private async leaseUpdate(mode: LeaseMode): Promise<{ update?: RefUpdate; fence?: RefFence; record: LeaseRecord; oid: string | null }> {
+  private async leaseUpdate(mode: LeaseMode): Promise<{ update: RefUpdate; record: LeaseRecord; oid: string | null }> {
     if (mode === 'release') return { update: { ref: this.ref, expect: this.oid, to: null }, record: this.record, oid: null };
-    if (mode === 'fence') return { fence: { ref: this.ref, value: this.oid }, record: this.record, oid: this.oid };
     const now = this.rt.clock.now();
-    const record: LeaseRecord = { ...this.record, deadline: isoMillis(now + this.timing.durationMs), renewedAt: isoSeconds(now) };
-    const oid = await writeLeaseCommit(this.rt, this.store, record, this.oid, this.author, `nyl: renew lease ${record.environment}\n`);
+    const renewed = mode === 'renew';
+    const record: LeaseRecord = renewed ? { ...this.record, deadline: isoMillis(now + this.timing.durationMs), renewedAt: isoSeconds(now) } : this.record;
+    const message = renewed ? `nyl: renew lease ${record.environment}\n` : `nyl: lease ${record.environment} still held\n`;
+    const oid = await writeLeaseCommit(this.rt, this.store, record, this.oid, this.author, message);
     return { update: { ref: this.ref, expect: this.oid, to: oid }, record, oid };
   }
 
@@ -489,11 +495,9 @@ export class LeaseHandle {
       return { ok: false, lost: this.lost, result: { ok: false, kind: 'rejected', refs: [], message: 'the lease is no longer held' } };
     const lease = await this.leaseUpdate(mode);
     const part = await build({ record: lease.record });
-    const own = lease.update ? [...part.updates, lease.update] : part.updates;
-    // The updates as the push carries them: a fence is the lease to itself, last.
-    const updates = withFence(own, lease.fence);
+    const updates = [...part.updates, lease.update];
     const began = this.rt.clock.now();
-    const result = await writeRetried(this.rt, this.store, own, lease.fence);
+    const result = await writeRetried(this.rt, this.store, updates);
     if (result.ok) {
       this.confirmedAt = began;
       if (lease.oid === null) this.released = true;

@@ -12,10 +12,9 @@
  * Once a write of a store gave up, the next writes of that store (a run ending its run ref and
  * letting its lease go) are tried once each, until one lands: a repository that stayed down for
  * 7.5 s is not waited for again at every step.
- * A fenced write is judged with its fence: it landed only while the fence held.
  */
 import type { RefUpdate, RefWriteResult } from '../git/refs';
-import { type RefFence, type RefSnapshot, type StateStore, withFence } from '../state/store';
+import type { RefSnapshot, StateStore } from '../state/store';
 import type { Runtime } from '../util/runtime';
 
 export const WRITE_RETRY_DELAYS_MS: readonly number[] = [500, 1000, 2000, 4000];
@@ -45,32 +44,26 @@ async function readAgain(store: StateStore): Promise<RefSnapshot | undefined> {
 const gaveUp = new WeakSet<StateStore>();
 
 /** store.write with retries of what did not reach the repository. */
-export async function writeRetried(rt: Pick<Runtime, 'clock'>, store: StateStore, updates: RefUpdate[], fence?: RefFence): Promise<RefWriteResult> {
-  const result = await tryWrite(rt, store, { updates, fence }, gaveUp.has(store) ? [] : WRITE_RETRY_DELAYS_MS);
+export async function writeRetried(rt: Pick<Runtime, 'clock'>, store: StateStore, updates: RefUpdate[]): Promise<RefWriteResult> {
+  const result = await tryWrite(rt, store, updates, gaveUp.has(store) ? [] : WRITE_RETRY_DELAYS_MS);
   if (!result.ok && result.kind === 'unreachable') gaveUp.add(store);
   else gaveUp.delete(store);
   return result;
 }
 
-/** A write's updates and its fence, if any. */
-interface Transaction {
-  updates: RefUpdate[];
-  fence: RefFence | undefined;
-}
-
-async function tryWrite(rt: Pick<Runtime, 'clock'>, store: StateStore, tx: Transaction, delays: readonly number[]): Promise<RefWriteResult> {
+async function tryWrite(rt: Pick<Runtime, 'clock'>, store: StateStore, updates: RefUpdate[], delays: readonly number[]): Promise<RefWriteResult> {
   const began = rt.clock.now();
-  let result = await store.write(tx.updates, tx.fence);
+  let result = await store.write(updates);
   for (const delayMs of delays) {
     if (result.ok || result.kind !== 'unreachable') return result;
     if (rt.clock.now() + delayMs - began > WRITE_RETRY_BUDGET_MS) return result;
     // Not the run's cancellation signal: a cancelled run still has its run ref to end.
     await rt.clock.sleep(delayMs);
     const refs = await readAgain(store);
-    const where = refs && whereIs(withFence(tx.updates, tx.fence), refs);
+    const where = refs && whereIs(updates, refs);
     if (where === 'landed') return { ok: true };
     if (where === 'moved') return { ok: false, kind: 'rejected', refs: [], message: 'the refs moved while the state repository could not be reached' };
-    result = await store.write(tx.updates, tx.fence);
+    result = await store.write(updates);
   }
   return result;
 }

@@ -40,7 +40,7 @@ import {
   stateRefsOf,
   stateUnavailable as unavailable,
 } from './location';
-import { type RefFence, type RefSnapshot, type StateStore, withFence } from './store';
+import type { RefSnapshot, StateStore } from './store';
 
 const MIRROR = 'refs/nyl-mirror/';
 
@@ -316,8 +316,7 @@ export class GitStateStore implements StateStore {
   }
 
   /**
-   * Moves refs all-or-nothing; every update carries the value it expects, and the fence goes on
-   * the wire as an update of the lease to itself, last (./store.ts).
+   * Moves refs all-or-nothing; every update carries the value it expects (./store.ts).
    *
    * A repository of this machine (`path`) takes writes of coordination refs only (lease, run,
    * signal and evidence refs: started markers, checkpoints, renewals) as a local ref transaction
@@ -325,11 +324,7 @@ export class GitStateStore implements StateStore {
    * there. Every write that moves a state ref is a push, so that the repository's hooks (branch
    * protection) judge it.
    */
-  write(updates: RefUpdate[], fence?: RefFence): Promise<RefWriteResult> {
-    return this.writeAll(withFence(updates, fence));
-  }
-
-  private async writeAll(updates: RefUpdate[]): Promise<RefWriteResult> {
+  async write(updates: RefUpdate[]): Promise<RefWriteResult> {
     if (this.loc.kind === 'clone') return this.updateLocally(updates);
     const coordination = coordinationNamespace(this.loc);
     if (this.loc.kind === 'path' && updates.every((u) => u.ref.startsWith(coordination))) {

@@ -6,17 +6,19 @@
  *   and everything under its coordination prefix); absent refs are missing from the map.
  *   `snapshot({readOnly: true})` returns the same and moves no ref anywhere, not even a mirror
  *   of the remote's refs in the work repository: it only brings the objects in (`nyl plan`).
- * - `write(updates, fence?)` is a Git-style transaction: it moves refs all or nothing. Every
- *   update states the value its ref must have now (`expect`, null = absent), and one stale
- *   expectation rejects the whole write (`{ok: false, kind: 'rejected'}`), leaving every ref as it
- *   was. The fence, when given, is checked with it: the write lands only while `fence.ref` holds
- *   `fence.value` (a lease its writer holds), and a moved fence rejects it the same way. The fence
- *   ref itself does not move. `unreachable` means nothing is known about the outcome's cause
- *   beyond "the repository could not be reached".
+ * - `write(updates)` is a Git-style transaction: it moves refs all or nothing. Every update
+ *   states the value its ref must have now (`expect`, null = absent), and one stale expectation
+ *   rejects the whole write (`{ok: false, kind: 'rejected'}`), leaving every ref as it was.
+ *   `unreachable` means nothing is known about the outcome's cause beyond "the repository could
+ *   not be reached".
  *   As with `git push --atomic --force-with-lease`, an update whose ref already holds its target
- *   value is up to date and passes whatever it expected; every target Nyl writes is a new commit
- *   that only its writer can produce, and the fence is sent on the wire as exactly such an update
- *   (`expect` = `to` = the value), last: one atomic push with one lease per ref.
+ *   value is up to date and passes whatever it expected. And a push judges an update to a ref's
+ *   own value only against the refs the remote advertised when the push began: git sends no
+ *   command for it, so the remote does not check it again under its ref lock, where it checks
+ *   every ref the push moves. A ref moved in that window does not stop the write. A write that
+ *   must not land once a ref moved therefore moves that ref: every write of a lease holder moves
+ *   the lease to a new commit (../lease/lease.ts). A local ref transaction checks every update
+ *   under its lock.
  * - `writeCommits(specs)` creates commits (with their trees and blobs) and returns their ids in
  *   order; it moves no ref. Objects are immutable: the same id always reads the same content.
  * - `reader` reads objects by id or `commit:path`; a tree's content is Git's binary tree format.
@@ -66,8 +68,8 @@ export interface StateStore {
   snapshotPrefix(prefix: string): Promise<RefSnapshot>;
   /** A cheap look whether refs may exist under prefix; undefined when only a read can tell. */
   mayHaveRefsUnder(prefix: string): boolean | undefined;
-  /** The transaction of the contract above; an empty one without a fence changes nothing and reaches nothing. */
-  write(updates: RefUpdate[], fence?: RefFence): Promise<RefWriteResult>;
+  /** The transaction of the contract above; an empty one changes nothing and reaches nothing. */
+  write(updates: RefUpdate[]): Promise<RefWriteResult>;
   writeCommits(commits: CommitSpec[]): Promise<string[]>;
   /**
    * Brings these commits, with everything they reach, from another store's work repository (or
@@ -79,17 +81,6 @@ export interface StateStore {
   /** Is `ancestor` in the history of `tip` (a commit is in its own)? A commit not here is in none. */
   isAncestor(ancestor: string, tip: string): Promise<boolean>;
   close(): void;
-}
-
-/** A write's fence: it lands only while `ref` holds `value`, which it leaves as it is. */
-export interface RefFence {
-  ref: string;
-  value: string;
-}
-
-/** The fence as the update that checks it on the wire: to itself, last in the transaction. */
-export function withFence(updates: RefUpdate[], fence: RefFence | undefined): RefUpdate[] {
-  return fence ? [...updates, { ref: fence.ref, expect: fence.value, to: fence.value }] : updates;
 }
 
 /** The refs after a successful write of updates onto snapshot. */

@@ -7,9 +7,9 @@
 // - MemoryStateStore (test/fakes/memory-store.mjs) with a location of kind 'remote' and of kind
 //   'clone' (it follows the Git store's compare-and-swap rules of the location's kind).
 // An update whose ref already holds its target is up to date: a push passes it whatever it
-// expected, a local transaction still checks (the contract says so); both are pinned here, and the
-// fence that Nyl builds on it (expect = to = the lease) is checked to pass exactly while the lease
-// is unchanged.
+// expected, a local transaction still checks (the contract says so); both are pinned here, and so
+// is the window where a push does not check such an update at all (a ref moved while the push is
+// in flight), which is why every write of a lease holder moves its lease.
 // Further parts: identical CommitSpecs give identical commit ids everywhere; what the comment
 // leaves open is pinned to the Git store's behaviour, kind by kind, and the memory store must
 // behave the same; the memory store's own test hooks and helpers.
@@ -66,6 +66,8 @@ function parseRefs(out) {
  * - seed(specs): writes commits straight into the state repository
  * - allRefs(): every ref of the state repository (not the clone's own main branch)
  * - packRefs(): packs the refs (Git only)
+ * - raceNextWrite(ref, oid): the next push moves ref to oid while it is in flight, after the
+ *   remote advertised its refs and before it locks them (push kinds only)
  * - unreachable(bool): makes the state repository unreachable or reachable again
  */
 function gitImpl(kind) {
@@ -120,6 +122,14 @@ function gitImpl(kind) {
         packRefs() {
           git(stateDir, 'pack-refs', '--all');
         },
+        /** The next push moves ref to oid after the remote advertised its refs (a one-shot pre-receive hook). */
+        raceNextWrite(ref, oid) {
+          if (!bare) throw new Error('a clone is written by a local ref transaction: no push to race');
+          const hook = path.join(bare, 'hooks', 'pre-receive');
+          // Inside the hook, the pushed objects are quarantined and ref updates refused: the race
+          // runs outside the quarantine, as another process would.
+          fs.writeFileSync(hook, `#!/bin/sh\nrm -f "$0"\nexec env -u GIT_QUARANTINE_PATH git update-ref ${ref} ${oid}\n`, { mode: 0o755 });
+        },
         unreachable(on) {
           if (!bare) throw new Error('a clone is always reachable');
           if (on) fs.renameSync(bare, `${bare}.away`);
@@ -144,10 +154,15 @@ function memoryImpl(kind) {
     async make() {
       const repo = new MemoryRepository('conformance');
       let down = false;
+      let race;
+      const beforeWrite = () => {
+        if (race) repo.setRef(...race);
+        race = undefined;
+      };
       return {
         repo,
         async open(envName = 'dev', refs = {}) {
-          const store = new MemoryStateStore(repo, memoryLocation(envName, { kind, ...refs }), { unreachable: () => down });
+          const store = new MemoryStateStore(repo, memoryLocation(envName, { kind, ...refs }), { unreachable: () => down, beforeWrite });
           await store.ensureOpen();
           return store;
         },
@@ -155,6 +170,9 @@ function memoryImpl(kind) {
         seed: async (specs) => repo.writeCommits(specs),
         allRefs: () => repo.refs(),
         packRefs() {},
+        raceNextWrite(ref, oid) {
+          race = [ref, oid];
+        },
         unreachable(on) {
           down = on;
         },
@@ -492,48 +510,56 @@ describe('StateStore contract', { concurrency: true }, () => {
         });
       });
 
-      test('write with a fence: lands while the fence ref holds its value, leaves it there; a moved fence rejects the whole write', async () => {
+      test('a write that pushes a ref to its own value: lands while the ref holds it, leaves it there; a moved ref rejects the whole write', async () => {
         await withFixture(impl, async (fx) => {
           const store = await fx.open('dev');
           const [c1, c2] = await twoCommits(fx, store);
           const lease = `${coordinationNamespace(store.loc)}lease`;
+          const toItself = (value) => ({ ref: lease, expect: value, to: value });
           assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
-          assert.deepEqual(await store.write([{ ref: store.loc.desiredRef, expect: null, to: c2 }], { ref: lease, value: c1 }), { ok: true });
-          assert.deepEqual(plain(await store.snapshot()), { [lease]: c1, [store.loc.desiredRef]: c2 }, 'the fence ref does not move');
-          assert.deepEqual(await store.write([], { ref: lease, value: c1 }), { ok: true }, 'a fence alone: the lease is still held');
+          assert.deepEqual(await store.write([{ ref: store.loc.desiredRef, expect: null, to: c2 }, toItself(c1)]), { ok: true });
+          assert.deepEqual(plain(await store.snapshot()), { [lease]: c1, [store.loc.desiredRef]: c2 }, 'the ref pushed to itself does not move');
+          assert.deepEqual(await store.write([toItself(c1)]), { ok: true }, 'alone: the ref is still there');
           assert.deepEqual(await store.write([{ ref: lease, expect: c1, to: c2 }]), { ok: true }, 'someone else moves the lease');
-          const fenced = await store.write([{ ref: store.loc.desiredRef, expect: c2, to: c1 }], { ref: lease, value: c1 });
-          assert.equal(fenced.kind, 'rejected', 'the holder of c1 lost the lease: its fenced write moves nothing');
-          assert.equal((await store.write([], { ref: lease, value: c1 })).kind, 'rejected', 'a fence alone is checked too');
-          // An update already at its target passes a push whatever it expected; a fence never does.
-          const upToDate = await store.write([{ ref: store.loc.desiredRef, expect: c2, to: c2 }], { ref: lease, value: c1 });
-          assert.equal(upToDate.kind, 'rejected', 'a write whose updates change nothing still needs its fence');
+          const stale = await store.write([{ ref: store.loc.desiredRef, expect: c2, to: c1 }, toItself(c1)]);
+          assert.equal(stale.kind, 'rejected', 'the ref moved before the write began: nothing moves');
+          assert.equal((await store.write([toItself(c1)])).kind, 'rejected', 'alone, it is checked too');
           assert.deepEqual(plain(await store.snapshot()), { [lease]: c2, [store.loc.desiredRef]: c2 });
-          fx.setRef(lease, null);
-          assert.equal(
-            (await store.write([{ ref: store.loc.observedRef, expect: null, to: c1 }], { ref: lease, value: c2 })).kind,
-            'rejected',
-            'a fence on an absent ref',
-          );
-          assert.deepEqual(plain(await store.snapshot()), { [store.loc.desiredRef]: c2 });
         });
       });
 
-      test('a fence is the update of its ref to itself: spelled so, the same transaction has the same outcome', async () => {
+      test('a ref moved while a push is in flight: the refs it moves are checked under the lock, a ref it pushes to itself only as the push began', {
+        skip: !impl.push && 'a clone writes by a local ref transaction, which checks every ref under its lock',
+      }, async () => {
         await withFixture(impl, async (fx) => {
           const store = await fx.open('dev');
           const [c1, c2] = await twoCommits(fx, store);
+          const [c3] = await twoCommits(fx, store, '-3');
           const lease = `${coordinationNamespace(store.loc)}lease`;
-          assert.deepEqual(await store.write([{ ref: lease, expect: null, to: c1 }]), { ok: true });
-          // The same transaction, spelled as updates only, has the same outcome.
+          const desired = store.loc.desiredRef;
           assert.deepEqual(
             await store.write([
-              { ref: store.loc.desiredRef, expect: null, to: c2 },
-              { ref: lease, expect: c1, to: c1 },
+              { ref: lease, expect: null, to: c1 },
+              { ref: desired, expect: null, to: c1 },
             ]),
             { ok: true },
           );
-          assert.deepEqual(plain(await store.snapshot()), { [lease]: c1, [store.loc.desiredRef]: c2 });
+          // Another writer takes the lease after the push read the remote's refs, before it locks them.
+          fx.raceNextWrite(lease, c2);
+          const toItself = await store.write([
+            { ref: desired, expect: c1, to: c2 },
+            { ref: lease, expect: c1, to: c1 },
+          ]);
+          assert.deepEqual(toItself, { ok: true }, 'git sends no update for a ref already at its target: the moved lease is not seen');
+          assert.deepEqual(plain(fx.allRefs()), { [lease]: c2, [desired]: c2 });
+          fx.setRef(lease, c1);
+          fx.raceNextWrite(lease, c2);
+          const moving = await store.write([
+            { ref: desired, expect: c2, to: c1 },
+            { ref: lease, expect: c1, to: c3 },
+          ]);
+          assert.equal(moving.kind, 'rejected', 'a ref the push moves is checked under the lock: the moved lease rejects it all');
+          assert.deepEqual(plain(fx.allRefs()), { [lease]: c2, [desired]: c2 });
         });
       });
 
@@ -964,7 +990,6 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
       read: () => store.reader.read(`${c1}:a`),
       readMany: () => store.reader.readMany([`${c1}:a`]),
       readTree: () => store.reader.readTree(`${c1}^{tree}`),
-      fencedWrite: () => store.write([], { ref: 'refs/nyl/dev/lease', value: c1 }),
       importObjects: () => store.importObjects(store, [c1]),
       isAncestor: () => store.isAncestor(c1, c1),
     };
@@ -1023,28 +1048,13 @@ describe('MemoryStateStore: hooks and helpers for tests', () => {
     });
     const result = await store.write([{ ref: 'refs/nyl/dev/lease', expect: null, to: c1 }]);
     assert.equal(result.kind, 'rejected');
-    assert.deepEqual(result.refs, [{ ref: 'refs/nyl/dev/lease', reason: '[rejected] (stale info)' }]);
+    assert.deepEqual(result.refs, [{ ref: 'refs/nyl/dev/lease', reason: '[remote rejected] (atomic transaction failed)' }]);
     assert.deepEqual(seen, [[{ ref: 'refs/nyl/dev/lease', expect: null, to: c1 }]]);
     assert.equal(repo.refs().get('refs/nyl/dev/lease'), c2);
     assert.deepEqual(store.stats, { writes: 1, rejected: 1, unreachable: 0, snapshots: 0, commits: 0 });
     assert.equal(repo.writes, 1, 'one successful write in the repository');
     await store.write([]);
     assert.equal(seen.length, 1, 'an empty write pushes nothing and calls no hook');
-  });
-
-  test('a fenced write reaches the hooks in its wire form: the fence last, as an update of its ref to itself', async () => {
-    const repo = new MemoryRepository();
-    const seen = [];
-    const store = open(repo, 'dev', { beforeWrite: (updates) => seen.push(updates), unreachable: (call, updates) => (seen.push(updates), false) });
-    const [c1] = await store.writeCommits([spec({ a: '1' })]);
-    assert.deepEqual(await store.write([{ ref: 'refs/nyl/dev/lease', expect: null, to: c1 }]), { ok: true });
-    seen.length = 0;
-    assert.deepEqual(await store.write([{ ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 }], { ref: 'refs/nyl/dev/lease', value: c1 }), { ok: true });
-    const wire = [
-      { ref: 'refs/nyl/dev/runs/r1', expect: null, to: c1 },
-      { ref: 'refs/nyl/dev/lease', expect: c1, to: c1 },
-    ];
-    assert.deepEqual(seen, [wire, wire]);
   });
 
   test('unreachable: writes are unreachable and snapshots throw while it says so; objects stay readable', async () => {

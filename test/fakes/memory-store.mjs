@@ -13,13 +13,15 @@
 //   * kinds 'path' and 'remote' (`git push --atomic --force-with-lease`): `expect: undefined`
 //     throws; a ref that already holds its target value is "up to date" and its expectation is
 //     NOT checked (git skips the lease of such a ref); deleting an absent ref with
-//     `expect: null` succeeds and changes nothing.
+//     `expect: null` succeeds and changes nothing. As in git, what is up to date and every
+//     expectation are judged against the refs as the write began (the remote's advertisement,
+//     taken before `beforeWrite` runs), and only the refs the write moves are checked again
+//     when it applies (the remote's ref lock): a ref moved meanwhile to a value the write only
+//     pushes to itself does not stop it.
 // - Programming errors throw instead of returning a result: a malformed ref name (also a
 //   one-level `refs/x`, which receive-pack refuses), two updates of one ref in a write, a target
 //   object that does not exist, a bad `expect`. (The Git store's pushes report some of these as
 //   'unreachable' or 'rejected'; a test should fail loudly on them instead.)
-// - `write(updates, fence)` sends the fence as the Git store does: an update of the fence ref to
-//   its value, last; the hooks below see the updates in that wire form.
 // - Every async method yields to the event loop (setImmediate) before it looks at or changes
 //   the repository, and a write checks and applies all its updates without yielding in between.
 // Not modelled: objects are shared by every store of a repository at once (in a real 'remote'
@@ -328,10 +330,12 @@ export class MemoryRepository {
 
   /**
    * Checks and applies ref updates atomically (synchronously), with the rules of `mode`:
-   * 'update-ref' (a clone's local transaction) or 'push' (an atomic push with leases).
+   * 'update-ref' (a clone's local transaction) or 'push' (an atomic push with leases). A push
+   * judges what is up to date and every lease against `advertised` (the refs as it began; the
+   * refs now when not given), and checks again, now, only the refs it moves.
    * Throws for programming errors; returns a RefWriteResult otherwise.
    */
-  applyUpdates(updates, mode) {
+  applyUpdates(updates, mode, advertised = this.refMap) {
     this.checkUpdates(updates, mode);
     if (updates.length === 0) return { ok: true };
 
@@ -341,9 +345,11 @@ export class MemoryRepository {
     for (const u of updates) {
       const current = this.refMap.get(u.ref) ?? null;
       if (mode === 'push') {
+        const seen = advertised.get(u.ref) ?? null;
         // git push: a ref already at its target is "up to date"; its lease is not checked.
-        if (u.to !== null && current === u.to) continue;
-        if ((u.expect ?? null) !== current) stale.push({ ref: u.ref, why: 'stale info' });
+        if (u.to !== null && seen === u.to) continue;
+        if ((u.expect ?? null) !== seen) stale.push({ ref: u.ref, why: 'stale info' });
+        else if (current !== seen) stale.push({ ref: u.ref, why: 'atomic transaction failed', underLock: true });
         else moving.push(u);
       } else {
         if (u.expect === undefined || u.expect === current) moving.push(u);
@@ -365,13 +371,15 @@ export class MemoryRepository {
     }
     if (stale.length > 0) {
       if (mode === 'push') {
-        const staleRefs = new Set(stale.map((s) => s.ref));
         return {
           ok: false,
           kind: 'rejected',
           refs: updates.map((u) => ({
             ref: u.ref,
-            reason: staleRefs.has(u.ref) ? `[rejected] (${stale.find((s) => s.ref === u.ref).why})` : '[rejected] (atomic push failed)',
+            reason: pushRejection(
+              stale.find((s) => s.ref === u.ref),
+              stale,
+            ),
           })),
           message: `error: atomic push failed for ref ${stale[0].ref}. status: 7 (memory:${this.name})`,
         };
@@ -386,6 +394,15 @@ export class MemoryRepository {
     this.writes++;
     return { ok: true };
   }
+}
+
+/**
+ * A ref's reason in a rejected push, as git prints it: a stale lease is the client's own refusal;
+ * a ref that moved under the remote's lock fails the whole atomic transaction there.
+ */
+function pushRejection(own, stale) {
+  if (stale.some((s) => s.underLock)) return '[remote rejected] (atomic transaction failed)';
+  return own ? `[rejected] (${own.why})` : '[rejected] (atomic push failed)';
 }
 
 function setPath(node, parts, blobOid) {
@@ -521,7 +538,8 @@ export function memoryLocation(environment = 'dev', overrides = {}) {
  *
  * options:
  * - beforeWrite(updates): awaited at the start of every non-empty write, with a copy of the
- *   updates, before the repository is looked at (inject delays, move refs to race the write).
+ *   updates, once the write took its advertisement and before it applies (inject delays, move
+ *   refs to race the write as another process would while a push is in flight).
  * - unreachable(call): while it returns true, write resolves {ok: false, kind: 'unreachable'} and
  *   snapshot/snapshotPrefix throw NylError NYL-STATE-UNAVAILABLE, like the Git store when the
  *   remote cannot be reached. It is asked once per call, with the call's name ('write',
@@ -614,14 +632,15 @@ export class MemoryStateStore {
     return this.loc.kind === 'path' && updates.every((u) => u.ref.startsWith(coordination)) ? 'update-ref' : 'push';
   }
 
-  async write(updates, fence) {
-    const copy = (fence ? [...updates, { ref: fence.ref, expect: fence.value, to: fence.value }] : updates).map((u) => ({ ...u }));
+  async write(updates) {
+    const copy = updates.map((u) => ({ ...u }));
     const mode = this.modeFor(copy);
     this.repo.checkUpdates(copy, mode);
     if (copy.length === 0) {
       await tick();
       return { ok: true };
     }
+    const advertised = new Map(this.repo.refMap);
     if (this.options.beforeWrite) await this.options.beforeWrite(copy.map((u) => ({ ...u })));
     await tick();
     this.stats.writes++;
@@ -629,7 +648,7 @@ export class MemoryStateStore {
       this.stats.unreachable++;
       return { ok: false, kind: 'unreachable', message: `fatal: unable to access '${this.loc.pushURL ?? this.localRepository}': unreachable (memory store)` };
     }
-    const result = this.repo.applyUpdates(copy, mode);
+    const result = this.repo.applyUpdates(copy, mode, advertised);
     if (!result.ok) this.stats.rejected++;
     else if (this.lastSeen) for (const u of copy) u.to === null ? this.lastSeen.delete(u.ref) : this.lastSeen.set(u.ref, u.to);
     return result;

@@ -496,10 +496,12 @@ describe('a writer whose read is older than the lease it takes, in process', () 
   // Ported from test/e2e/crash-races.test.mjs, where a taker whose clock ran ahead took over a
   // live holder (no longer possible: a taker watches an expired lease first, and a live holder
   // renews meanwhile). Here the holder's renewals cannot reach the repository: its lease truly
-  // expires, the taker watches it stay unchanged and takes it over, and a fenced checkpoint of
-  // the holder lands between the taker's read and its lease push, which leaves the lease ref as
-  // it was. The taker must decide on the refs under its lease: it imports that checkpoint.
-  test("the holder of an expired lease checkpoints between the taker's read and its lease push: the taker imports that checkpoint", async () => {
+  // expires, the taker watches it stay unchanged, and a fenced checkpoint of the holder lands
+  // between the taker's read and its lease push. That checkpoint moves the lease (every write of
+  // a holder does), so the taker's push is rejected, and reading again it sees that the holder
+  // wrote while its lease looked expired: the holder is live, and it is not taken over. What the
+  // holder leaves without its transition, the next run imports.
+  test("the holder of an expired lease checkpoints between the taker's read and its lease push: the taker's push is rejected, and the next run imports that checkpoint", async () => {
     const world = await World.create({
       units: [
         { name: 'slow', dependsOn: [] },
@@ -509,7 +511,8 @@ describe('a writer whose read is older than the lease it takes, in process', () 
     try {
       await world.process('init').run('state init');
       let renewalsDown = false;
-      const renewal = (call, updates) => call === 'write' && (updates ?? []).some((u) => u.ref === world.leaseRef && u.to && u.expect && u.to !== u.expect);
+      const renews = (u) => u.ref === world.leaseRef && u.to && /^nyl: renew lease/m.test(world.repo.object(u.to).content.toString());
+      const renewal = (call, updates) => call === 'write' && (updates ?? []).some(renews);
       const release = world.driver.hold('slow');
       const holder = world.process('holder', { unreachable: (call, updates) => renewalsDown && renewal(call, updates) });
       const holding = holder.start('reconcile');
@@ -533,9 +536,12 @@ describe('a writer whose read is older than the lease it takes, in process', () 
       }
       pause.release();
       const took = await taking.outcome;
-      assert.equal(took.report.units.slow.result, 'imported', JSON.stringify(took.report.units));
-      const lost = await holding.outcome;
-      assert.deepEqual(lost.codes, ['NYL-LEASE-LOST']);
+      assert.deepEqual(took.codes, ['NYL-LEASE-HELD'], 'the holder wrote while its lease looked expired: it is live, and a live holder is never taken over');
+      const holderEnd = await holding.outcome;
+      assert.equal(holderEnd.report.units.slow.result, 'executed');
+      const next = await world.process('next').run('reconcile');
+      assert.equal(next.report.units.slow.result, 'imported', JSON.stringify(next.report.units));
+      assert.equal(next.report.units.after.result, 'executed');
       assert.equal(world.driver.callsOf('slow').length, 1, 'slow ran once');
     } finally {
       world.cleanup();

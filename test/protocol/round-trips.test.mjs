@@ -119,10 +119,10 @@ test("a run's first look at hold signals, right after taking the lease, reads th
       get(target, prop) {
         if (prop === 'snapshotPrefix') return (...args) => (calls.push('read signals'), inner.snapshotPrefix(...args));
         if (prop === 'write') {
-          return (updates, fence) => {
+          return (updates) => {
             const runRef = updates.find((u) => u.ref.includes('/runs/'));
             calls.push(runRef?.expect === null ? 'take the lease' : runRef && runRef.to ? 'write the run ref' : 'other write');
-            return inner.write(updates, fence);
+            return inner.write(updates);
           };
         }
         return Reflect.get(target, prop);

@@ -131,11 +131,11 @@ function killableStore(store, isDead, stats, network = false) {
       if (isDead()) return never();
       return result;
     };
-  const write = guard(async (updates, fence) => {
+  const write = guard(async (updates) => {
     stats.inFlight++;
     stats.maxWritesInFlight = Math.max(stats.maxWritesInFlight, stats.inFlight);
     try {
-      return await store.write(updates, fence);
+      return await store.write(updates);
     } finally {
       stats.inFlight--;
       stats.writes++;
