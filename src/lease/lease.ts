@@ -3,14 +3,13 @@
  *
  * Acquire: an atomic push that creates (or takes over) PREFIX/ENV/lease with a compare-and-swap
  * on its previous value. A held lease is a LeaseHandle, and every push of the holder goes through
- * it, one at a time (`exclusive`), each carrying the lease in the same atomic push:
- * - `fence`: the lease must still be ours: it moves to a child commit with the same record, so a
- *   lease moved by anyone else rejects the push. Every push that lets units start carries at
- *   least this, so a holder that lost its lease starts nothing. (Pushing the lease to its own
- *   value would not do: git checks such a ref only against the refs the remote advertised as the
- *   push began, not under its ref lock, and a takeover in that window went unseen.)
- * - `renew`: a child lease commit with a new deadline (the periodic renewal, and started markers
- *   pushed once half of the lease has passed);
+ * it, one at a time (`exclusive`), each moving the lease in the same atomic push:
+ * - `renew`: a child lease commit with a new deadline. Every push of the holder but its last
+ *   renews (the periodic renewal, started markers, checkpoints), so a lease moved by anyone else
+ *   rejects the push, and a holder that lost its lease starts nothing and records nothing.
+ *   (Pushing the lease to its own value, as a "fence", would not do: git checks such a ref only
+ *   against the refs the remote advertised as the push began, not under its ref lock, and a
+ *   takeover in that window went unseen.)
  * - `release`: the lease is deleted (the holder's final push).
  * A rejected push whose lease moved means the holder lost it: `lost` is set and it writes nothing
  * more under the lease.
@@ -404,7 +403,7 @@ function memoryOf(rt: LeaseRuntime, store: StateStore): ObservationMemory | unde
   return cachedObservations(rt.env, `${store.loc.url ?? 'the clone'}\n${leaseRef(store.loc)}`, LINUX_PROC.bootId());
 }
 
-export type LeaseMode = 'fence' | 'renew' | 'release';
+type LeaseMode = 'renew' | 'release';
 
 /** What a fenced write tells the caller that builds the rest of the push. */
 interface LeaseStep {
@@ -468,17 +467,12 @@ export class LeaseHandle {
     return next;
   }
 
-  /**
-   * The lease's own part of a push of the given mode, and the record after it: released, or moved
-   * to a child commit (a renewal's new deadline, or the same record for a fence).
-   */
+  /** The lease's own part of a push of the given mode, and the record after it: released, or renewed by a child commit. */
   private async leaseUpdate(mode: LeaseMode): Promise<{ update: RefUpdate; record: LeaseRecord; oid: string | null }> {
     if (mode === 'release') return { update: { ref: this.ref, expect: this.oid, to: null }, record: this.record, oid: null };
     const now = this.rt.clock.now();
-    const renewed = mode === 'renew';
-    const record: LeaseRecord = renewed ? { ...this.record, deadline: isoMillis(now + this.timing.durationMs), renewedAt: isoSeconds(now) } : this.record;
-    const message = renewed ? `nyl: renew lease ${record.environment}\n` : `nyl: lease ${record.environment} still held\n`;
-    const oid = await writeLeaseCommit(this.rt, this.store, record, this.oid, this.author, message);
+    const record: LeaseRecord = { ...this.record, deadline: isoMillis(now + this.timing.durationMs), renewedAt: isoSeconds(now) };
+    const oid = await writeLeaseCommit(this.rt, this.store, record, this.oid, this.author, `nyl: renew lease ${record.environment}\n`);
     return { update: { ref: this.ref, expect: this.oid, to: oid }, record, oid };
   }
 
@@ -516,8 +510,8 @@ export class LeaseHandle {
 
   /**
    * Makes sure the lease was ours less than maxAgeMs ago: waits for the push in flight (it
-   * confirms the lease when it lands), and pushes the lease unchanged when that is not recent
-   * enough. False when the lease is not held any more, or the repository cannot tell.
+   * confirms the lease when it lands), and renews the lease when that is not recent enough.
+   * False when the lease is not held any more, or the repository cannot tell.
    */
   async confirm(maxAgeMs: number): Promise<boolean> {
     const recent = () => this.rt.clock.now() - this.confirmedAt < maxAgeMs;
@@ -527,7 +521,7 @@ export class LeaseHandle {
     return this.exclusive(async () => {
       if (this.lost || this.released) return false;
       if (recent()) return true;
-      return (await this.writeNow('fence', () => ({ updates: [] }))).ok;
+      return (await this.writeNow('renew', (step) => this.renewalPart?.(step) ?? { updates: [] })).ok;
     });
   }
 

@@ -72,14 +72,14 @@ export class GroupCommit {
 
   /**
    * Started markers (the ready queue's, ../run/engine.ts): one write after the push in flight,
-   * with the lease in `mode`, carrying every checkpoint pending and the `checkpoints` given (the
+   * with the lease, carrying every checkpoint pending and the `checkpoints` given (the
    * units whose end let these start: the same write records both). Undefined when the write threw.
    */
-  async start(units: string[], files: Map<string, string>, checkpoints: Checkpointed[], mode: 'fence' | 'renew'): Promise<FencedWriteResult | undefined> {
+  async start(units: string[], files: Map<string, string>, checkpoints: Checkpointed[]): Promise<FencedWriteResult | undefined> {
     await this.idle();
     // The write is the push in flight: a checkpoint that arrives meanwhile waits for it, as it
     // would for any other push, instead of starting a push of its own beside it.
-    const written = this.writeStart(units, files, checkpoints, mode);
+    const written = this.writeStart(units, files, checkpoints);
     this.inFlight = written
       .then(() => {})
       .finally(() => {
@@ -89,12 +89,7 @@ export class GroupCommit {
     return written;
   }
 
-  private async writeStart(
-    units: string[],
-    files: Map<string, string>,
-    checkpoints: Checkpointed[],
-    mode: 'fence' | 'renew',
-  ): Promise<FencedWriteResult | undefined> {
+  private async writeStart(units: string[], files: Map<string, string>, checkpoints: Checkpointed[]): Promise<FencedWriteResult | undefined> {
     for (const c of checkpoints) {
       this.runRef.queue(new Map([[c.file, c.content]]));
       this.names.push(c.unit);
@@ -104,7 +99,7 @@ export class GroupCommit {
     // A write that carries checkpoints is a checkpoint push too, for the fault points.
     if (riding.length > 0) await this.rt.faults.reach('before-checkpoint-push', riding);
     const message = `nyl: start ${units.join(', ')}${riding.length > 0 ? `; checkpoint ${riding.join(', ')}` : ''}\n`;
-    const written = await this.runRef.push(mode, message).catch(() => undefined);
+    const written = await this.runRef.push(message).catch(() => undefined);
     if (!written?.ok) this.names.unshift(...riding);
     else if (riding.length > 0) await this.rt.faults.reach('after-checkpoint-push', riding);
     return written;
@@ -135,7 +130,7 @@ export class GroupCommit {
   private async pushOnce(): Promise<PushProblem | undefined> {
     const names = this.names.splice(0);
     await this.rt.faults.reach('before-checkpoint-push', names);
-    const written = await this.runRef.push('fence', `nyl: checkpoint ${names.join(', ')}\n`);
+    const written = await this.runRef.push(`nyl: checkpoint ${names.join(', ')}\n`);
     if (!written.ok) {
       // The files stay pending in the run ref: the run's end takes them.
       this.names.unshift(...names);

@@ -9,7 +9,6 @@
  * on the started markers its end lets go.
  */
 import { seconds } from '../drivers/tool';
-import type { LeaseHandle } from '../lease/lease';
 import type { UnitPlan } from '../plan/actions';
 import { describeStop, startReason } from '../plan/reasons';
 import { type Checkpoint, type RunUnitDoc, serializeRunUnit, unitFile, withCheckpoint } from '../state/run-record';
@@ -35,14 +34,6 @@ function startedMarker(plan: UnitPlan, startedAt: string): string {
   return serializeRunUnit(doc);
 }
 
-/**
- * The lease with a started-markers push: unchanged (a fence) while its deadline is far, renewed
- * once half of it has passed, so that the wave's units start well within the deadline.
- */
-function startMode(lease: LeaseHandle, now: number): 'fence' | 'renew' {
-  return lease.deadlineMs - now < lease.timing.durationMs / 2 ? 'renew' : 'fence';
-}
-
 /** A unit of the wave ended without starting: its record says so, so no importer takes it for uncertain. */
 function notStartedRecord(marker: string, reason: string, ctx: WaveContext): string {
   return withCheckpoint(marker, { result: 'not-started', finishedAt: isoSeconds(ctx.rt.clock.now()), reason });
@@ -56,10 +47,7 @@ function notStartedRecord(marker: string, reason: string, ctx: WaveContext): str
 async function recordStarts(wave: UnitPlan[], markers: Map<string, string>, riding: Checkpointed[], ctx: WaveContext): Promise<boolean> {
   const files = new Map(wave.map((u) => [recordFile(u), markers.get(u.name)!]));
   const names = wave.map((u) => u.name);
-  const mode = startMode(ctx.lease, ctx.rt.clock.now());
-  // A renewal may fail where a fenced write would not (the lease moved on): checkpoints do not wait for one.
-  if (mode === 'renew') for (const cp of riding.splice(0)) ctx.commits.add(cp.unit, cp.file, cp.content);
-  const written = await ctx.commits.start(names, files, riding, mode);
+  const written = await ctx.commits.start(names, files, riding);
   if (!written?.ok) {
     ctx.state.stop(written?.lost || ctx.lease.lost ? 'lease-lost' : 'state-unavailable');
     // A renewal may have carried the markers before this push failed: each unit's record says it

@@ -11,7 +11,7 @@
 import { fail } from '../errors/diagnostic';
 import type { Identity } from '../git/object-writer';
 import type { RefUpdate } from '../git/refs';
-import type { FencedWriteResult, LeaseHandle, LeaseMode, PushPart } from '../lease/lease';
+import type { FencedWriteResult, LeaseHandle, PushPart } from '../lease/lease';
 import type { LeaseRecord } from '../lease/record';
 import { writeRetried } from '../lease/retried-write';
 import { type RunDoc, runRefName, serializeRunDoc } from '../state/run-record';
@@ -89,14 +89,11 @@ export class RunRef {
     return this.pending.size > 0;
   }
 
-  /**
-   * Pushes everything pending, carrying the lease (`fence`: unchanged, or `renew`: a new
-   * deadline): a holder that lost its lease lands nothing.
-   */
-  push(mode: Extract<LeaseMode, 'renew' | 'fence'>, message: string): Promise<FencedWriteResult> {
+  /** Pushes everything pending, renewing the lease in the same push: a holder that lost its lease lands nothing. */
+  push(message: string): Promise<FencedWriteResult> {
     const lease = this.lease;
     if (!lease) throw new Error('run ref not attached to its lease');
-    return lease.write(mode, (step) => this.partFor(step.record, message));
+    return lease.write('renew', (step) => this.partFor(step.record, message));
   }
 
   /**

@@ -20,7 +20,7 @@ function scriptedRunRef() {
       for (const [k, v] of files) pending.set(k, v);
     },
     hasPending: () => pending.size > 0,
-    push(mode, message) {
+    push(message) {
       inFlight++;
       maxInFlight = Math.max(maxInFlight, inFlight);
       const files = [...pending.keys()];
@@ -33,7 +33,7 @@ function scriptedRunRef() {
             resolve({ ok: true, updates: [] });
           }),
       );
-      pushes.push({ mode, message, files, land });
+      pushes.push({ message, files, land });
       return done;
     },
   };
@@ -60,7 +60,6 @@ test('a checkpoint is pushed at once; those that end meanwhile ride on the next 
   await turn();
   await turn();
   assert.deepEqual(ref.pushes[1].files, ['units/b.yaml', 'units/c.yaml'], 'b and c share the next push');
-  assert.equal(ref.pushes[1].mode, 'fence', 'every checkpoint push carries the lease');
   ref.pushes[1].land();
   await commits.idle();
   assert.equal(ref.maxInFlight, 1);
@@ -69,7 +68,7 @@ test('a checkpoint is pushed at once; those that end meanwhile ride on the next 
 test('the checkpoints of the units whose end lets others start ride on their started markers', async () => {
   const ref = scriptedRunRef();
   const commits = new GroupCommit(rt, ref);
-  const started = commits.start(['c'], new Map([['started/c', 'c']]), [{ unit: 'b', file: 'units/b.yaml', content: 'b' }], 'fence');
+  const started = commits.start(['c'], new Map([['started/c', 'c']]), [{ unit: 'b', file: 'units/b.yaml', content: 'b' }]);
   await turn();
   assert.equal(ref.pushes.length, 1, 'no push of its own for b');
   assert.deepEqual(ref.pushes[0].files, ['units/b.yaml', 'started/c'], 'one write records both');
@@ -84,7 +83,7 @@ test('the checkpoints of the units whose end lets others start ride on their sta
 test('a checkpoint that arrives while the started markers are written waits for that write', async () => {
   const ref = scriptedRunRef();
   const commits = new GroupCommit(rt, ref);
-  const started = commits.start(['c'], new Map([['started/c', 'c']]), [], 'fence');
+  const started = commits.start(['c'], new Map([['started/c', 'c']]), []);
   await turn();
   commits.add('d', 'units/d.yaml', 'd');
   await turn();
@@ -147,7 +146,7 @@ function answeringRunRef(answers) {
       for (const [k, v] of files) pending.set(k, v);
     },
     hasPending: () => pending.size > 0,
-    async push(mode, message) {
+    async push(message) {
       const answer = answers.shift() ?? 'ok';
       pushes.push({ message, answer });
       if (answer === 'ok') {
