@@ -105,10 +105,7 @@ async function applyWaves(ctx: WaveContext): Promise<void> {
   const queue = new ReadyQueue(ctx.concurrency, ctx.commits);
   try {
     for (;;) {
-      // A forced read where the barrier between waves used to be: when nothing runs.
-      await ctx.signals.poll(queue.idle);
-      noteStops(ctx);
-      const plan = stopAtApprovalWait(ctx, ctx.state.plan());
+      const plan = await planAfterSignals(queue, ctx);
       const riding = queue.takeEnded();
       const more = await dispatch(plan, riding, queue, ctx);
       if (!more && queue.idle) return;
@@ -121,6 +118,30 @@ async function applyWaves(ctx: WaveContext): Promise<void> {
     await queue.settle();
     for (const cp of queue.takeEnded()) ctx.commits.add(cp.unit, cp.file, cp.content);
   }
+}
+
+/**
+ * The plan at a dispatch point, after a look at the hold signals. Where the barrier between waves
+ * used to be (nothing runs), the look reads the signals whatever the poll interval, but only when
+ * the plan has something left to start: a hold changes nothing for a unit that started or ended,
+ * and the run's end reads them anyway (one network round trip less per run). A look that
+ * delivered a hold or stopped the run plans again.
+ */
+async function planAfterSignals(queue: ReadyQueue, ctx: WaveContext): Promise<Plan> {
+  noteStops(ctx);
+  const plan = stopAtApprovalWait(ctx, ctx.state.plan());
+  // Nothing runs and nothing is left to start: the run ends here, and its end reads the signals.
+  if (queue.idle && !startsSomething(plan, queue)) return plan;
+  if (!(await ctx.signals.poll(queue.idle))) return plan;
+  noteStops(ctx);
+  return stopAtApprovalWait(ctx, ctx.state.plan());
+}
+
+/** Does the plan start anything the queue does not hold yet (an execution, a prepare, lifecycle work)? */
+function startsSomething(plan: Plan, queue: ReadyQueue): boolean {
+  const lifecycle = new Set(['prepare', 'retain', 'release']);
+  if ([...plan.units.values()].some((u) => lifecycle.has(u.action.type))) return true;
+  return [...executable(plan), ...teardowns(plan)].some((u) => !queue.has(u.name));
 }
 
 /**

@@ -49,7 +49,9 @@ test('a remote that accepts connections and never answers: status and reconcile 
 });
 
 test('503s at random pushes and fetches, up to two in a row, are retried: the run ends exit 0 with every unit executed once', async () => {
-  const remote = await faultyRemote({ push503: 0.3, fetch503: 0.2, seed: 7, maxInARow: 2 });
+  // A cooldown after each fault: a retry is a read (two POSTs) and a push, and faults drawn on
+  // each of them in turn would be a remote that stays down, not a transient fault.
+  const remote = await faultyRemote({ push503: 0.3, fetch503: 0.2, seed: 7, maxInARow: 2, cooldown: 3 });
   const ctx = setup((log) => Object.fromEntries(['a', 'b', 'c', 'd'].map((n) => [n, `script: 'echo ${n} >> ${log}'`])), { url: remote.url, init: false });
   const init = nyl(ctx.project, ['state', 'init', '-e', 'dev']);
   assert.equal(init.code, 0, init.stdout + init.stderr);

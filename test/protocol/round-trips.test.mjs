@@ -143,3 +143,33 @@ test("a run's first look at hold signals, right after taking the lease, reads th
     world.cleanup();
   }
 });
+
+test('a run reads the hold signals only where a hold can still change what it does: not at a dispatch point with nothing left to start', async () => {
+  const world = await World.create({ units: [{ name: 'a', dependsOn: [] }] });
+  try {
+    await world.process('init').run('state init');
+    await world.process('first').run('reconcile');
+    await world.setUnits([
+      { name: 'a', dependsOn: [] },
+      { name: 'b', dependsOn: [] },
+    ]);
+    const run = world.process('run', { network: true });
+    const calls = [];
+    const inner = run.store;
+    run.store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop === 'snapshotPrefix') return (...args) => (calls.push('read signals'), inner.snapshotPrefix(...args));
+        if (prop === 'write')
+          return (updates) => (calls.push(updates.some((u) => u.ref.startsWith('refs/heads/')) ? 'state' : 'coordination'), inner.write(updates));
+        return Reflect.get(target, prop);
+      },
+    });
+    const r = await run.run('reconcile');
+    assert.equal(r.report.units.b.result, 'executed', JSON.stringify(r.report.units));
+    // After b ended nothing is left to start: the look after the units' end and the one after the
+    // transition (late holds) are the only reads.
+    assert.equal(calls.filter((c) => c === 'read signals').length, 2, calls.join(', '));
+  } finally {
+    world.cleanup();
+  }
+});
