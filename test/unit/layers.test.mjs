@@ -1,4 +1,4 @@
-// The layers of src/ (README, "Source layout"), checked on the real import graph.
+// The layers of src/ (docs/architecture.md, "Layers"), checked on the real import graph.
 //
 // Every .ts file at every depth under src/ is parsed with the TypeScript compiler API, and every
 // import form counts: `import ... from`, `export ... from`, `import type`, side-effect `import 'x'`,
@@ -106,7 +106,7 @@ const PACKAGE = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf
 /**
  * Packages src/ may import: the runtime dependencies, and the packages the CLI bundle
  * (dist/nyl.cjs, scripts/bundle.mjs) carries inside itself. Those are devDependencies: an
- * installed nyl runs the bundle alone and installs nothing else (README, "Install as a package").
+ * installed nyl runs the bundle alone and installs nothing else (README, "Install").
  */
 const BUNDLED_PACKAGES = ['yaml'];
 const RUNTIME_PACKAGES = new Set([...Object.keys(PACKAGE.dependencies ?? {}), ...BUNDLED_PACKAGES]);
@@ -428,11 +428,11 @@ test(`no function of src/ is longer than ${MAX_FUNCTION_LINES} lines`, () => {
 });
 
 /**
- * README's "Source layout" table as rules: rank, folder, and what it may import (backquoted folder
+ * The rank table of docs/architecture.md ("Layers") as rules: rank, folder, and what it may import (backquoted folder
  * names, "everything below" for all lower ranks, "none"; a parenthesis names files allowed more,
  * as "(`runtime` and `json-cache` also `exec` and `git`)").
  */
-export function readmeLayers(markdown) {
+export function layerTable(markdown) {
   const rows = markdown.split('\n').filter((l) => /^\| \d+ \| `src\/[a-z-]+\/` \|/.test(l));
   const rank = {};
   const allowed = {};
@@ -461,21 +461,21 @@ const sortedRows = (table) =>
       .map(([k, v]) => [k, Array.isArray(v) ? [...v].sort() : v]),
   );
 
-test("README's rank table is the one this test enforces", () => {
-  const readme = readmeLayers(fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8'));
-  assert.deepEqual(sortedRows(readme.rank), sortedRows(RANK));
-  assert.deepEqual(sortedRows(readme.allowed), sortedRows(ALLOWED));
-  assert.deepEqual(sortedRows(readme.fileAllowed), sortedRows(FILE_ALLOWED));
+test("docs/architecture.md's rank table is the one this test enforces", () => {
+  const doc = layerTable(fs.readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8'));
+  assert.deepEqual(sortedRows(doc.rank), sortedRows(RANK));
+  assert.deepEqual(sortedRows(doc.allowed), sortedRows(ALLOWED));
+  assert.deepEqual(sortedRows(doc.fileAllowed), sortedRows(FILE_ALLOWED));
 });
 
-test('checker: the README table reader reads ranks, import lists, "everything below", "none" and file exceptions', () => {
+test('checker: the rank table reader reads ranks, import lists, "everything below", "none" and file exceptions', () => {
   const md = [
     '| rank | directory | may import | responsibility |',
     '| 2 | `src/top/` | everything below | x |',
     '| 1 | `src/mid/` | `low` (`port` also `top`) | y |',
     '| 0 | `src/low/` | none | z |',
   ].join('\n');
-  assert.deepEqual(readmeLayers(md), {
+  assert.deepEqual(layerTable(md), {
     rank: { top: 2, mid: 1, low: 0 },
     allowed: { top: ['mid', 'low'], mid: ['low'], low: [] },
     fileAllowed: { 'mid/port.ts': ['top'] },

@@ -3,7 +3,7 @@
  *
  * log reads like `git log`: a line per operation (time, operation, who), then its reason, run,
  * source, commits and unit results indented below. show prints the unit's documents as block
- * YAML. outputs prints one `KEY=VALUE` line per output for scripts (docs/getting-started.md,
+ * YAML. outputs prints one `KEY=VALUE` line per output for scripts (docs/operations.md,
  * "Reading history and outputs"): a string as it is, anything else (and a string of several
  * lines) as JSON, so that each output is one line; a sensitive output as `KEY=(sensitive)`.
  */
