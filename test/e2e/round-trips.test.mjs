@@ -48,7 +48,7 @@ test('hold: the lease fencing the refs this clone saw last, then the commit with
   assert.ok(resumed.remote <= 3, `resume made ${resumed.remote} network calls: ${JSON.stringify(resumed.stats.byCommand)}`);
 });
 
-test('the reconcile of one new unit makes at most 8 network git calls (11 before issue 33)', () => {
+test('the reconcile of one new unit makes at most 7 network git calls (11 before issue 33)', () => {
   const ctx = world('one');
   assert.equal(nyl(ctx.project, ['state', 'init', '-e', 'dev']).code, 0);
   assert.equal(nyl(ctx.project, ['reconcile', '-e', 'dev']).code, 0);
@@ -59,5 +59,10 @@ test('the reconcile of one new unit makes at most 8 network git calls (11 before
   assert.ok(remote <= MAX_ONE_NEW, `the reconcile made ${remote} network calls: ${JSON.stringify(stats.byCommand)}`);
 });
 
-/** 11 before issue 33's changes (bench remote-latency, bench/README.md); the issue's target of 4 needs the engine's changes (docs/design.md). */
-const MAX_ONE_NEW = 8;
+/**
+ * 11 before issue 33's changes (bench remote-latency, bench/README.md): the read, the lease with
+ * the run ref, the started markers, the checkpoint, the look at the signals after the last unit,
+ * the transition with the release, and the look for late holds. The issue's target of 4 needs
+ * the engine's changes (docs/design.md).
+ */
+const MAX_ONE_NEW = 7;
