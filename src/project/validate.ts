@@ -161,15 +161,19 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
     unit.declaredDependsOn.forEach((dep, i) => {
       if (unitNames.has(dep)) return;
       out.push(
-        unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]),
+        unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, {
+          name: unit.name,
+          unit: true,
+        }),
       );
     });
     triggersOf(unit).forEach((name, i) => {
       if (unitNames.has(name)) return;
       out.push(
-        unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, [
-          unit.name,
-        ]),
+        unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, {
+          name: unit.name,
+          unit: true,
+        }),
       );
     });
     for (const ref of unit.references) {
@@ -181,7 +185,7 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
           ref.unit,
           'unit',
           unitNames,
-          [unit.name],
+          { name: unit.name, unit: true },
         ),
       );
     }
@@ -196,6 +200,7 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
           dep,
           'Environment',
           envNames,
+          env,
         ),
       );
     });
@@ -205,7 +210,14 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
     (group.spec.environments ?? []).forEach((name, i) => {
       if (envNames.has(name)) return;
       out.push(
-        unknownName(locate(group.origin, `/spec/environments/${i}`), `group ${group.name} lists unknown environment "${name}"`, name, 'Environment', envNames),
+        unknownName(
+          locate(group.origin, `/spec/environments/${i}`),
+          `group ${group.name} lists unknown environment "${name}"`,
+          name,
+          'Environment',
+          envNames,
+          group,
+        ),
       );
     });
     checkRepositoryRef(group.spec.shared?.state, group, '/spec/shared/state', repoNames, locate, out);
@@ -244,12 +256,26 @@ function firstByName<T extends Named>(list: T[], what: string, rule: string, loc
   return first;
 }
 
-function unknownName(location: SourceLocation, message: string, name: string, kind: string, known: ReadonlySet<string>, units?: string[]): Diagnostic {
-  const guess = closest(name, known);
+/**
+ * `holder`: the resource that holds the reference, never offered as what it meant (a unit b naming
+ * a is no typo of b's own name); a unit's name is also the diagnostic's unit.
+ */
+function unknownName(
+  location: SourceLocation,
+  message: string,
+  name: string,
+  kind: string,
+  known: ReadonlySet<string>,
+  holder: { name: string; unit?: boolean },
+): Diagnostic {
+  const guess = closest(
+    name,
+    [...known].filter((k) => k !== holder.name),
+  );
   const list = [...known].sort();
   const fix =
     (guess ? `did you mean ${guess}? ` : '') + `declare a ${kind} named ${name} or correct the name; known: ${list.length > 0 ? list.join(', ') : '(none)'}`;
-  return sourceError(location, message, fix, units);
+  return sourceError(location, message, fix, holder.unit ? [holder.name] : undefined);
 }
 
 function checkRepositoryRef(
@@ -269,6 +295,7 @@ function checkRepositoryRef(
       ref,
       'GitRepository',
       repositories,
+      owner,
     ),
   );
 }
@@ -356,6 +383,7 @@ function templateUnknownNames(templates: EnvironmentTemplateResource[], unique: 
           dep,
           'Environment',
           envNames,
+          t,
         ),
       );
     });
