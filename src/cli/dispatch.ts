@@ -19,20 +19,21 @@ import { styled } from './style';
 import { createRuntime } from './runtime';
 
 /**
- * -o: the output format a command line asks for: text (or table) and json for every command, and
- * dot and mermaid for a command that draws its report (its registry entry says `drawings`).
+ * -o: the output format a command line asks for, one of the values its -o option lists (text,
+ * table and json everywhere; graph adds the drawings dot and mermaid). Completion offers the same
+ * list, so that what completes is what runs. Table is text.
  */
 function outputOf(p: ParsedCommand): Output {
   const o = stringOpt(p, 'output') ?? 'text';
-  const drawings = p.spec.drawings === true;
-  if (o === 'json') return 'json';
-  if (o === 'text' || o === 'table') return 'text';
-  if (drawings && (o === 'dot' || o === 'mermaid')) return o;
-  throw new NylError(
-    diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format${drawings ? '' : ` of nyl ${p.spec.words.join(' ')}`}`, {
-      fix: drawings ? 'pass -o text, -o dot, -o mermaid or -o json' : 'pass -o text, -o table or -o json',
-    }),
-  );
+  const choices = p.spec.options.find((x) => x.name === 'output')?.choices ?? ['text', 'table', 'json'];
+  if (!choices.includes(o)) {
+    throw new NylError(
+      diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format of nyl ${p.spec.words.join(' ')}`, {
+        fix: `pass ${choices.map((c) => `-o ${c}`).join(', ')}`,
+      }),
+    );
+  }
+  return o === 'table' ? 'text' : (o as Output);
 }
 
 /**
