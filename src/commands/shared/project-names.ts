@@ -17,3 +17,13 @@ export async function projectNames(rt: Runtime, path: string, what: NameKind, en
   if (resolved.length > 0) list = resolved.flatMap((env) => ownershipSet(project, env).map((u) => u.name));
   return [...new Set(list)].sort();
 }
+
+/** Whether `name` names an environment of the project at `path`: a declared one or a template instance. */
+export async function namesEnvironment(rt: Runtime, path: string, name: string): Promise<boolean> {
+  try {
+    return resolveEnvironment(await readDeclarations(rt, path), name) !== undefined;
+  } catch {
+    // No project here, or a name a template's pattern matches that is no valid name: no environment.
+    return false;
+  }
+}

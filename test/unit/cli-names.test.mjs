@@ -1,10 +1,12 @@
-// `nyl __complete` (src/cli/completion.ts), in process: the names a TAB press offers are read
-// from the project at HEAD, and the units narrow to the environments a -e among the typed words
-// names. The shells themselves run the scripts in test/e2e/cli-usability.test.mjs.
+// Names on the command line, in process: what `nyl __complete` (src/cli/completion.ts) offers on
+// a TAB press, read from the project at HEAD, the units narrowed to the environments a -e among
+// the typed words names (the shells themselves run the scripts in test/e2e/cli-usability.test.mjs);
+// and an environment given where the command reads its PATH.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { completion } from '../../dist/cli/completion.js';
-import { COMMANDS } from '../../dist/cli/registry.js';
+import { dispatch } from '../../dist/cli/dispatch.js';
+import { COMMANDS, findCommand } from '../../dist/cli/registry.js';
 import { cleanupAll, hermeticEnv, makeProject } from '../support/git-fixtures.mjs';
 
 after(cleanupAll);
@@ -68,4 +70,37 @@ test('every option that takes unit names completes them; every -o value is an ou
   }
   const graph = COMMANDS.find((c) => c.options.some((o) => o.choices?.includes('mermaid')));
   assert.ok(graph, 'a command draws its report');
+});
+
+/** Runs `nyl argv` in process (as main.ts dispatches it): its exit code and what it wrote to stderr. */
+async function run(...argv) {
+  let err = '';
+  const write = process.stderr.write;
+  process.stderr.write = (chunk, ...rest) => (typeof chunk === 'string' ? ((err += chunk), true) : write.call(process.stderr, chunk, ...rest));
+  try {
+    const { spec, rest } = findCommand(argv);
+    return { code: await dispatch(spec, rest), stderr: err };
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+test('an environment given as PATH (a forgotten -e) is NYL-USAGE whose fix names -e', async () => {
+  for (const argv of [
+    ['reconcile', 'dev'],
+    ['plan', '--unit', 'web', 'prod'],
+    ['state', 'init', 'dev'],
+    ['log', 'dev'],
+  ]) {
+    const r = await run(...argv);
+    assert.equal(r.code, 1, argv.join(' '));
+    assert.match(r.stderr, /NYL-USAGE/, argv.join(' '));
+    const env = argv.at(-1);
+    const fixed = ['nyl', ...argv.slice(0, -1), '-e', env].join(' ');
+    assert.ok(r.stderr.includes(`did you mean -e ${env}? \`${fixed}\``), `${argv.join(' ')}:\n${r.stderr}`);
+  }
+  // A PATH that is no environment keeps the usage error it had.
+  const other = await run('reconcile', 'nowhere');
+  assert.equal(other.code, 1);
+  assert.doesNotMatch(other.stderr, /did you mean/);
 });
