@@ -987,7 +987,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl state reseal`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` over several environments (repeated -e, -l, -g) prints a MultiEnvironmentReport.',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl state reseal`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` and `nyl state init` over several environments (repeated -e, -l, -g) print a MultiEnvironmentReport.',
     oneOfDefs('report', 'multiEnvironmentReport'),
     {
       report: {
@@ -998,7 +998,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
       },
       ...published({
         refusal: stateOperationSection,
-        multiEnvironmentReport: multiEnvironmentReport(['verify'], stateOperationReport, stateOperationSection),
+        multiEnvironmentReport: multiEnvironmentReport(['verify', 'state-init'], stateOperationReport, stateOperationSection),
       }),
       ...teardownDefinitions(unitKinds),
     },

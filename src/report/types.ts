@@ -74,13 +74,13 @@ type ReportKind = (SingleEnvironmentReport | InspectReport | GraphReport | Docto
 export type RefusalDocument = Infer<ReturnType<typeof refusalShape<ReportKind, { operation: Field<StringSchema, false> }>>>;
 
 /**
- * A reconcile, teardown, plan, status or verify over several environments (repeated -e, -l, -g):
+ * A reconcile, teardown, plan, status, verify or state init over several environments (repeated -e, -l, -g):
  * each environment's own document (its report, or the short refusal form) and exit code.
  */
 export type MultiEnvironmentReport = Infer<
   ReturnType<
     typeof multiEnvironmentReport<
-      'reconcile' | 'teardown' | 'plan' | 'status' | 'verify',
+      'reconcile' | 'teardown' | 'plan' | 'status' | 'verify' | 'state-init',
       typeof stateOperationReport | ReturnType<typeof statusReport> | ReturnType<typeof reconcileReport>,
       ReturnType<typeof refusalShape<ReportKind, { operation: Field<StringSchema, false> }>>
     >
