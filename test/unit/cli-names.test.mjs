@@ -8,6 +8,7 @@ import { completion } from '../../dist/cli/completion.js';
 import { dispatch } from '../../dist/cli/dispatch.js';
 import { COMMANDS, findCommand } from '../../dist/cli/registry.js';
 import { cleanupAll, hermeticEnv, makeProject } from '../support/git-fixtures.mjs';
+import { describeErrors, validatorOf } from '../support/schemas.mjs';
 
 after(cleanupAll);
 
@@ -103,4 +104,36 @@ test('an environment given as PATH (a forgotten -e) is NYL-USAGE whose fix names
   const other = await run('reconcile', 'nowhere');
   assert.equal(other.code, 1);
   assert.doesNotMatch(other.stderr, /did you mean/);
+});
+
+/** Runs `nyl argv` in process: its exit code and stdout. */
+async function runOut(...argv) {
+  let out = '';
+  const write = process.stdout.write;
+  process.stdout.write = (chunk, ...rest) => (typeof chunk === 'string' ? ((out += chunk), true) : write.call(process.stdout, chunk, ...rest));
+  try {
+    const { spec, rest } = findCommand(argv);
+    return { code: await dispatch(spec, rest), stdout: out };
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+test('nyl status without -e lists the environments with a hint, and exits 0; -o json is an EnvironmentListReport', async () => {
+  const text = await runOut('status');
+  assert.equal(text.code, 0, text.stdout);
+  assert.match(text.stdout, /^dev +declared$/m);
+  assert.match(text.stdout, /^prod +declared$/m);
+  assert.match(text.stdout, /\n\nnyl status shows one environment: nyl status -e <environment>/);
+  const json = await runOut('status', '-o', 'json');
+  assert.equal(json.code, 0);
+  const doc = JSON.parse(json.stdout);
+  assert.equal(doc.kind, 'EnvironmentListReport');
+  assert.deepEqual(
+    doc.environments.map((e) => e.name),
+    ['dev', 'prod'],
+  );
+  assert.deepEqual(doc.errors, []);
+  const validate = validatorOf('status-report');
+  assert.ok(validate(doc), describeErrors(validate.errors));
 });
