@@ -210,14 +210,7 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
     (group.spec.environments ?? []).forEach((name, i) => {
       if (envNames.has(name)) return;
       out.push(
-        unknownName(
-          locate(group.origin, `/spec/environments/${i}`),
-          `group ${group.name} lists unknown environment "${name}"`,
-          name,
-          'Environment',
-          envNames,
-          group,
-        ),
+        unknownName(locate(group.origin, `/spec/environments/${i}`), `group ${group.name} lists unknown environment "${name}"`, name, 'Environment', envNames),
       );
     });
     checkRepositoryRef(group.spec.shared?.state, group, '/spec/shared/state', repoNames, locate, out);
@@ -257,8 +250,9 @@ function firstByName<T extends Named>(list: T[], what: string, rule: string, loc
 }
 
 /**
- * `holder`: the resource that holds the reference, never offered as what it meant (a unit b naming
- * a is no typo of b's own name); a unit's name is also the diagnostic's unit.
+ * `self`: the resource that holds the reference when it names its own kind (a unit naming a unit,
+ * an environment an environment): never offered as what it meant (a unit b naming a is no typo
+ * of b's own name). A unit's name is also the diagnostic's unit.
  */
 function unknownName(
   location: SourceLocation,
@@ -266,16 +260,16 @@ function unknownName(
   name: string,
   kind: string,
   known: ReadonlySet<string>,
-  holder: { name: string; unit?: boolean },
+  self?: { name: string; unit?: boolean },
 ): Diagnostic {
   const guess = closest(
     name,
-    [...known].filter((k) => k !== holder.name),
+    [...known].filter((k) => k !== self?.name),
   );
   const list = [...known].sort();
   const fix =
     (guess ? `did you mean ${guess}? ` : '') + `declare a ${kind} named ${name} or correct the name; known: ${list.length > 0 ? list.join(', ') : '(none)'}`;
-  return sourceError(location, message, fix, holder.unit ? [holder.name] : undefined);
+  return sourceError(location, message, fix, self?.unit ? [self.name] : undefined);
 }
 
 function checkRepositoryRef(
@@ -295,7 +289,6 @@ function checkRepositoryRef(
       ref,
       'GitRepository',
       repositories,
-      owner,
     ),
   );
 }
@@ -383,7 +376,6 @@ function templateUnknownNames(templates: EnvironmentTemplateResource[], unique: 
           dep,
           'Environment',
           envNames,
-          t,
         ),
       );
     });

@@ -389,6 +389,11 @@ test('a did-you-mean never names the unit that holds the reference', async () =>
   assert.match(errors[1].fix, /^declare a unit named zzzz or correct the name; known: ab, b$/);
   const [env] = await errorsOf({ 'nyl.yaml': documents(resource('Environment', 'dev', 'dependsOn: [de]')) });
   assert.equal(env.fix, 'declare a Environment named de or correct the name; known: dev');
+  // A name of another kind is no self-reference: a group dev listing dve meant the Environment dev.
+  const [group] = await errorsOf({
+    'nyl.yaml': documents(resource('Environment', 'dev'), resource('EnvironmentGroup', 'dev', 'environments: [dve]')),
+  });
+  assert.match(group.fix, /^did you mean dev\? /);
 });
 
 test('a misspelled field is reported as unknown with its did-you-mean, not as the field it misses', async () => {
