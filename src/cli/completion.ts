@@ -1,17 +1,20 @@
 /**
  * `nyl completion bash|zsh|fish`: a shell completion script generated from the registry
  * (src/cli/registry.ts), so that a command or option added there completes without touching
- * this module. It completes commands, the subcommands of `state` and `lease`, each command's options, the values
- * of `-o`, and environment names after `-e` through the hidden `nyl __complete environments`
- * (the Environments the project declares at HEAD, as every command reads them).
+ * this module. It completes commands, the subcommands of `state` and `lease`, each command's
+ * options, the values an option lists (`choices`: each command's own `-o` values), and the names
+ * of the project an option takes (`completes`: environments, units, groups) through the hidden
+ * `nyl __complete <what> <words...>`, which reads the project at HEAD as every command does; the
+ * words typed so far let it complete the units of the environments `-e` names.
  */
-import type { CommandSpec } from '../commands/command';
+import type { CommandSpec, OptionSpec } from '../commands/command';
+import type { NameKind } from '../commands/shared/project-names';
 import { COMMANDS, subcommandsOf } from './registry';
 import { EXTRA_COMMANDS } from './help';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
-/** Fixed values of options; -e asks `nyl __complete environments`. */
-const VALUES: Record<string, string[]> = { output: ['text', 'table', 'json'] };
+/** What `nyl __complete` lists: the names of the project an option takes (OptionSpec.completes). */
+const NAMES: readonly NameKind[] = ['environments', 'units', 'groups'];
 /** Options every command accepts besides its table's (main.ts handles them). */
 const GLOBAL = ['--help', '--no-color'];
 
@@ -29,10 +32,25 @@ function flags(spec: CommandSpec, valued: boolean): string[] {
   return spec.options.filter((o) => (o.type === 'string') === valued).flatMap((o) => [`--${o.name}`, ...(o.short ? [`-${o.short}`] : [])]);
 }
 
-/** The bash `case` arm of one command: its options, and those that take a value. */
+/** An option's spellings as a bash `case` pattern: `-o|--output`. */
+function pattern(o: OptionSpec): string {
+  return [...(o.short ? [`-${o.short}`] : []), `--${o.name}`].join('|');
+}
+
+/**
+ * The bash `case` arm of one command: its options, those that take a value and those that take
+ * a comma-separated list, then what the value before the cursor completes to: the option's own
+ * values (choices), or names of the project (names).
+ */
 function bashArm(spec: CommandSpec): string {
   const all = [...flags(spec, true), ...flags(spec, false), ...GLOBAL];
-  return `    '${spec.words.join(' ')}') opts='${all.join(' ')}'; valued='${flags(spec, true).join(' ')}' ;;`;
+  const lists = spec.options.filter((o) => o.list).flatMap((o) => [`--${o.name}`, ...(o.short ? [`-${o.short}`] : [])]);
+  const values = spec.options.flatMap((o) =>
+    o.choices ? [`${pattern(o)}) choices='${o.choices.join(' ')}' ;;`] : o.completes ? [`${pattern(o)}) names=${o.completes} ;;`] : [],
+  );
+  const head = `    '${spec.words.join(' ')}') opts='${all.join(' ')}'; valued='${flags(spec, true).join(' ')}'; lists='${lists.join(' ')}'`;
+  if (values.length === 0) return `${head} ;;`;
+  return [`${head}`, '      case "$prev" in', ...values.map((v) => `        ${v}`), '      esac ;;'].join('\n');
 }
 
 /** The bash script; zsh runs it too, through bashcompinit. */
@@ -41,7 +59,7 @@ function bashScript(): string {
   return `# nyl completion for bash: source <(nyl completion bash), or save it in
 # ~/.local/share/bash-completion/completions/nyl. Generated from nyl's command table.
 _nyl() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd subs='' opts='' valued=''
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd subs='' opts='' valued='' lists='' choices='' names='' pre=''
   COMPREPLY=()
   case "\${COMP_WORDS[1]}" in
 ${groupArms.join('\n')}
@@ -62,11 +80,15 @@ ${COMMANDS.map(bashArm).join('\n')}
     *) return ;;
   esac
   if [[ " $valued " == *" $prev "* ]]; then
-    case "$prev" in
-      -o|--output) COMPREPLY=($(compgen -W '${VALUES.output!.join(' ')}' -- "$cur")) ;;
-      -e|--environment) COMPREPLY=($(compgen -W "$("\${COMP_WORDS[0]}" __complete environments 2>/dev/null)" -- "$cur")) ;;
-      *) COMPREPLY=($(compgen -f -- "$cur")) ;;
-    esac
+    # A comma-separated list completes its last name.
+    if [[ " $lists " == *" $prev "* && $cur == *,* ]]; then pre="\${cur%,*},"; cur="\${cur##*,}"; fi
+    if [[ -n $choices ]]; then
+      COMPREPLY=($(compgen -P "$pre" -W "$choices" -- "$cur"))
+    elif [[ -n $names ]]; then
+      COMPREPLY=($(compgen -P "$pre" -W "$("\${COMP_WORDS[0]}" __complete "$names" "\${COMP_WORDS[@]:1:COMP_CWORD-1}" 2>/dev/null)" -- "$cur"))
+    else
+      COMPREPLY=($(compgen -f -- "$cur"))
+    fi
     return
   fi
   if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W "$opts" -- "$cur")); else COMPREPLY=($(compgen -d -- "$cur")); fi
@@ -95,8 +117,7 @@ function fishCommand(spec: CommandSpec): string[] {
   const when = spec.words.map((w) => `__fish_seen_subcommand_from ${w}`).join('; and ');
   return spec.options.map((o) => {
     const names = `-l ${o.name}${o.short ? ` -s ${o.short}` : ''}`;
-    const values =
-      o.type !== 'string' ? '' : o.name === 'environment' ? " -x -a '(__nyl_environments)'" : VALUES[o.name] ? ` -x -a '${VALUES[o.name]!.join(' ')}'` : ' -r';
+    const values = o.type !== 'string' ? '' : o.choices ? ` -x -a '${o.choices.join(' ')}'` : o.completes ? ` -x -a '(__nyl_complete ${o.completes})'` : ' -r';
     return `complete -c nyl -n '${when}' ${names}${values} -d ${fishText(o.help)}`;
   });
 }
@@ -109,7 +130,8 @@ function fishScript(): string {
   const lines = [
     '# nyl completion for fish: nyl completion fish | source, or save it as ~/.config/fish/completions/nyl.fish.',
     "# Generated from nyl's command table.",
-    'function __nyl_environments; command nyl __complete environments 2>/dev/null; end',
+    // The words typed so far, without `nyl`: a -e among them narrows the units.
+    'function __nyl_complete; set -l words (commandline -opc); set -e words[1]; command nyl __complete $argv[1] $words 2>/dev/null; end',
     'complete -c nyl -f',
     ...[...summaries].map(([w, s]) => `complete -c nyl -n __fish_use_subcommand -a ${w} -d ${fishText(s)}`),
     ...[...groups()].flatMap(([g, subs]) => {
@@ -124,22 +146,39 @@ function fishScript(): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** `nyl __complete environments`: the project's Environment names, one per line; nothing on a problem. */
-async function environments(): Promise<number> {
+/** The values of `-e` among the words typed (`-e dev`, `-edev`, `--environment=dev`). */
+function environmentsTyped(words: string[]): string[] {
+  const out: string[] = [];
+  words.forEach((w, i) => {
+    if ((w === '-e' || w === '--environment') && words[i + 1] !== undefined) out.push(words[i + 1]!);
+    else if (w.startsWith('--environment=')) out.push(w.slice('--environment='.length));
+    else if (/^-e[^-]/.test(w)) out.push(w.slice(2));
+  });
+  return out;
+}
+
+/**
+ * `nyl __complete environments|units|groups [words...]`: names of the project at HEAD, one per
+ * line; for units, those of the environments a `-e` among the words names (their ownership
+ * sets), else every unit the project declares. Nothing on a problem: a TAB press prints no error.
+ */
+async function names(what: string | undefined, words: string[]): Promise<number> {
+  const kind = NAMES.find((n) => n === what);
+  if (kind === undefined) return 1;
   try {
     const { createRuntime } = await import('./runtime');
-    const { readDeclarations } = await import('../commands/shared/context');
-    const project = await readDeclarations(createRuntime({ ...process.env }, new AbortController().signal), '.');
-    for (const name of [...project.environments.keys()].sort()) process.stdout.write(`${name}\n`);
+    const { projectNames } = await import('../commands/shared/project-names');
+    const rt = createRuntime({ ...process.env }, new AbortController().signal);
+    for (const name of await projectNames(rt, '.', kind, environmentsTyped(words))) process.stdout.write(`${name}\n`);
     return 0;
   } catch {
     return 1;
   }
 }
 
-/** `nyl completion <shell>` and the hidden `nyl __complete environments`. */
+/** `nyl completion <shell>` and the hidden `nyl __complete <what> [words...]`. */
 export async function completion(argv: string[]): Promise<number> {
-  if (argv[0] === '__complete') return argv[1] === 'environments' ? environments() : 1;
+  if (argv[0] === '__complete') return names(argv[1], argv.slice(2));
   const shell = argv[1];
   if (shell === '--help' || shell === '-h') {
     process.stdout.write(

@@ -5,6 +5,7 @@
  * refusal, of the kind the entry names) and returns the exit code. Nothing here names a command.
  * Also here, as only this file needs them: the -o format a line asks for and the signal handlers.
  */
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { type Command, type CommandIo, type Output, type ParsedCommand, refusalOperationOf } from '../commands/command';
 import { stringOpt } from '../commands/request';
@@ -19,20 +20,21 @@ import { styled } from './style';
 import { createRuntime } from './runtime';
 
 /**
- * -o: the output format a command line asks for: text (or table) and json for every command, and
- * dot and mermaid for a command that draws its report (its registry entry says `drawings`).
+ * -o: the output format a command line asks for, one of the values its -o option lists (text,
+ * table and json everywhere; graph adds the drawings dot and mermaid). Completion offers the same
+ * list, so that what completes is what runs. Table is text.
  */
 function outputOf(p: ParsedCommand): Output {
   const o = stringOpt(p, 'output') ?? 'text';
-  const drawings = p.spec.drawings === true;
-  if (o === 'json') return 'json';
-  if (o === 'text' || o === 'table') return 'text';
-  if (drawings && (o === 'dot' || o === 'mermaid')) return o;
-  throw new NylError(
-    diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format${drawings ? '' : ` of nyl ${p.spec.words.join(' ')}`}`, {
-      fix: drawings ? 'pass -o text, -o dot, -o mermaid or -o json' : 'pass -o text, -o table or -o json',
-    }),
-  );
+  const choices = p.spec.options.find((x) => x.name === 'output')?.choices ?? ['text', 'table', 'json'];
+  if (!choices.includes(o)) {
+    throw new NylError(
+      diagnostic('NYL-USAGE', 'error', `-o ${o} is not an output format of nyl ${p.spec.words.join(' ')}`, {
+        fix: `pass ${choices.map((c) => `-o ${c}`).join(', ')}`,
+      }),
+    );
+  }
+  return o === 'table' ? 'text' : (o as Output);
 }
 
 /**
@@ -73,6 +75,15 @@ function environmentOfRefusal(p: ParsedCommand): string {
 }
 
 /**
+ * Whether PATH may be an environment given without -e: the command takes -e, the line selects no
+ * environment, and PATH is no file or directory (suggest.ts then asks the project).
+ */
+function environmentAsPath(p: ParsedCommand): boolean {
+  if (!p.pathGiven || !p.spec.options.some((o) => o.name === 'environment')) return false;
+  return ['environment', 'labels', 'group'].every((name) => p.values[name] === undefined) && !existsSync(p.path);
+}
+
+/**
  * Did the command line ask for JSON? Read from the raw arguments, so that a command line the
  * parser refuses (an unknown option, a missing value) still gets exactly one JSON document.
  */
@@ -98,6 +109,7 @@ export async function dispatch(spec: Command, rest: string[]): Promise<number> {
     environment = environmentOfRefusal(parsed);
     // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
     const rt = createRuntime({ ...process.env }, signals.signal);
+    if (environmentAsPath(parsed)) await (await import('./suggest')).refuseEnvironmentAsPath(rt, parsed, rest);
     const outcome = await spec.execute(rt, parsed, STDERR_IO).finally(() => rt.git?.close());
     // A command that serves (the web view) ends with its exit code instead of a report.
     if (typeof outcome === 'number') return outcome;

@@ -5,7 +5,9 @@
  * Loaded only on such an error.
  */
 import { closest } from '../util/closest';
-import type { CommandSpec } from '../commands/command';
+import type { CommandSpec, ParsedCommand } from '../commands/command';
+import { diagnostic, NylError } from '../errors/diagnostic';
+import type { Runtime } from '../util/runtime';
 import { COMMANDS, groupOf, subcommandsOf } from './registry';
 
 /** A word as sh reads it back: as it is when it holds no special character, else single-quoted. */
@@ -58,4 +60,24 @@ export function unknownOptionFix(spec: CommandSpec, rest: string[], option: stri
   if (!name) return help;
   const fixed = rest.map((a) => (a === option ? `--${name}` : a.startsWith(`${option}=`) ? `--${name}${a.slice(option.length)}` : a));
   return `did you mean --${name}? \`${commandLine([...spec.words, ...fixed])}\``;
+}
+
+/**
+ * `nyl reconcile dev`: a command line that selects no environment and whose PATH is no directory
+ * but an environment of the project here (a forgotten -e) is NYL-USAGE with the command line that
+ * names it by -e as its fix, instead of the usage error (or the missing project) PATH would give.
+ */
+export async function refuseEnvironmentAsPath(rt: Runtime, p: ParsedCommand, rest: string[]): Promise<void> {
+  const { namesEnvironment } = await import('../commands/shared/project-names');
+  if (!(await namesEnvironment(rt, '.', p.path))) return;
+  const valued = new Set(p.spec.options.filter((o) => o.type === 'string').flatMap((o) => [`--${o.name}`, ...(o.short ? [`-${o.short}`] : [])]));
+  // The positional: the last word that is PATH and no option's value.
+  const at = rest.reduce((found, a, i) => (a === p.path && !valued.has(rest[i - 1] ?? '') ? i : found), -1);
+  const fixed = rest.flatMap((a, i) => (i === at ? ['-e', a] : [a]));
+  const command = `nyl ${p.spec.words.join(' ')}`;
+  throw new NylError(
+    diagnostic('NYL-USAGE', 'error', `${command} takes the environment with -e: ${p.path} is no directory here, but an environment of the project`, {
+      fix: `did you mean -e ${p.path}? \`${commandLine([...p.spec.words, ...fixed])}\``,
+    }),
+  );
 }

@@ -7,7 +7,7 @@
  * when the command runs.
  */
 import type { CommandTraits as EnvironmentTraits } from './shared/multi-environment';
-import type { MultiEnvironmentReport, Report, SingleEnvironmentReport } from '../report/types';
+import type { EnvironmentListReport, MultiEnvironmentReport, Report, SingleEnvironmentReport } from '../report/types';
 import type { Runtime } from '../util/runtime';
 import { type Command, type CommandSpec, type CommandTraits, type ParsedCommand, refusalOperationOf, reporting } from './command';
 
@@ -30,21 +30,39 @@ interface AcrossCommand<R extends SingleEnvironmentReport> extends CommandSpec, 
   runOne(rt: Runtime, p: ParsedCommand, target: Target): Promise<R>;
   /** The text of its report, alone or as one environment's section. */
   renderer(): Promise<(report: R) => string>;
+  /**
+   * What it does when the command line selects no environment (status: lists them, as
+   * `kubectl get namespaces` would); without it, that is NYL-USAGE.
+   */
+  unselected?: {
+    run(rt: Runtime, p: ParsedCommand): Promise<EnvironmentListReport>;
+    renderer(): Promise<(report: EnvironmentListReport) => string>;
+  };
 }
 
 /** The registry entry of a command across environments. */
 export function acrossCommand<R extends SingleEnvironmentReport>(def: AcrossCommand<R>): Command {
-  const { check: _check, runOne: _runOne, renderer, across: _across, ...rest } = def;
-  return reporting<MultiEnvironmentReport | R>({
+  const { check: _check, runOne: _runOne, renderer, across: _across, unselected, ...rest } = def;
+  return reporting<MultiEnvironmentReport | EnvironmentListReport | R>({
     ...rest,
-    run: (rt, p) => selectingCommandOf(rt, p, def),
+    run: (rt, p) => (unselected && !selectsAny(p) ? unselected.run(rt, p) : selectingCommandOf(rt, p, def)),
     async renderer() {
       const render = await renderer();
       const { renderMultiEnvironment } = await import('./text/multi-environment');
       const section = sectionRenderer(def.report, render);
-      return (report) => (isMulti(report) ? renderMultiEnvironment(report, section) : render(report));
+      const list = unselected ? await unselected.renderer() : undefined;
+      return (report) => {
+        if (isMulti(report)) return renderMultiEnvironment(report, section);
+        if (report.kind === 'EnvironmentListReport') return list!(report);
+        return render(report);
+      };
     },
   });
+}
+
+/** Whether the command line names any environment: -e, -l or -g. */
+function selectsAny(p: ParsedCommand): boolean {
+  return ['environment', 'labels', 'group'].some((name) => p.values[name] !== undefined);
 }
 
 function isMulti(report: Report): report is MultiEnvironmentReport {

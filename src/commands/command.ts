@@ -21,6 +21,10 @@ export interface OptionSpec {
   list?: boolean;
   value?: string;
   help: string;
+  /** The values it takes, which completion offers (`-o` of graph: text, dot, mermaid, json). */
+  choices?: readonly string[];
+  /** The names of the project it takes, which completion reads from the project at HEAD. */
+  completes?: 'environments' | 'units' | 'groups';
 }
 
 export interface CommandSpec {
@@ -33,7 +37,7 @@ export interface CommandSpec {
   examples: string[];
 }
 
-/** -o: text (or table), json; the drawings dot and mermaid for a command that offers them. */
+/** -o: text (or table), json; the drawings dot and mermaid for a command whose -o lists them (graph). */
 export type Output = 'text' | 'json' | 'dot' | 'mermaid';
 
 /** A command line parsed by its command's options. */
@@ -63,8 +67,6 @@ export interface CommandTraits {
   report: Report['kind'];
   /** The operation its refusals name: by default its words joined by '-'; null for none (status). */
   operation?: string | null;
-  /** It also draws its report: -o dot and -o mermaid. */
-  drawings?: boolean;
 }
 
 /** One registry entry: spec, traits, and its run (a report to render, or an exit code for a server). */

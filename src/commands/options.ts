@@ -10,6 +10,7 @@ export const ENV: OptionSpec = {
   short: 'e',
   type: 'string',
   value: '<name>',
+  completes: 'environments',
   help: 'The environment: a declared one, or an instance of an EnvironmentTemplate (pr-123).',
 };
 /**
@@ -27,7 +28,7 @@ export const SELECTION: OptionSpec[] = [
     value: '<key=value>[,<key=value>]',
     help: 'Select the declared environments that have all these labels (literal values; comma-separated pairs and repeats use AND).',
   },
-  { name: 'group', short: 'g', type: 'string', value: '<name>', help: 'Select the members of this EnvironmentGroup.' },
+  { name: 'group', short: 'g', type: 'string', value: '<name>', completes: 'groups', help: 'Select the members of this EnvironmentGroup.' },
   {
     name: 'environment-concurrency',
     type: 'string',
@@ -65,6 +66,7 @@ export const OUTPUT: OptionSpec = {
   short: 'o',
   type: 'string',
   value: '<text|table|json>',
+  choices: ['text', 'table', 'json'],
   help: 'Human-readable output, or the versioned JSON report.',
 };
 

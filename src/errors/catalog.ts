@@ -25,6 +25,8 @@ interface CodeSpec {
 
 const e = (p: FixParams): string => p.env ?? '<env>';
 const u = (p: FixParams): string => p.unit ?? '<unit>';
+/** "did you mean X? ", when the raiser found a known name close to the one given (`guess`). */
+const meant = (p: FixParams): string => (typeof p.guess === 'string' ? `did you mean ${p.guess}? ` : '');
 /** A word as sh reads it back, so that a fix naming a path runs as printed: as it is, or single-quoted. */
 const shWord = (w: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
@@ -75,7 +77,7 @@ export const CATALOG = {
     fix: (p) => {
       const patterns = (p.patterns as string[] | undefined) ?? [];
       const instances = patterns.length > 0 ? `; or a name matching an EnvironmentTemplate's namePattern: ${patterns.join(', ')}` : '';
-      return `declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}${instances}`;
+      return `${meant(p)}declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}${instances}`;
     },
   },
   'NYL-GROUP-UNKNOWN': {
@@ -280,7 +282,7 @@ export const CATALOG = {
   'NYL-UNIT-UNKNOWN': {
     exit: 1,
     summary: 'No such unit.',
-    fix: (p) => String(p.fix ?? `check the unit name with \`nyl status -e ${e(p)}\``),
+    fix: (p) => meant(p) + String(p.fix ?? `check the unit name with \`nyl status -e ${e(p)}\``),
   },
   'NYL-UNIT-UNCERTAIN': {
     exit: 4,

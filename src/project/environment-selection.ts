@@ -12,6 +12,7 @@
  *   broken by name in code-unit order, so that every machine runs the same order.
  */
 import { fail } from '../errors/diagnostic';
+import { closest } from '../util/closest';
 import { dependencyOrder } from './graph';
 import { groupMembers, matchesLabels } from './selectors';
 import type { EnvironmentResource, Project } from './types';
@@ -74,10 +75,12 @@ function byNames(project: Project, names: readonly string[], lookup: LookupEnvir
   if (names.length === 0) fail('NYL-USAGE', 'no environment selected', { fix: 'pass -e <environment> (repeatable), -l key=value, or -g <group>' });
   const unknown = [...new Set(names)].filter((n) => !lookup(n));
   if (unknown.length > 0) {
+    const known = sortedNames(project.environments.keys());
     fail('NYL-ENVIRONMENT-UNKNOWN', `the project declares no Environment ${unknown.join(', ')}`, {
       env: unknown[0],
       unknown,
-      known: sortedNames(project.environments.keys()),
+      known,
+      guess: closest(unknown[0]!, known),
     });
   }
   return [...new Set(names)].map((n) => lookup(n)!);
@@ -262,6 +265,8 @@ function checkUnitsExist(byEnv: UnitsByEnvironment, unitsOf: (env: string) => Re
   const [unit, envs] = [...sorted][0]!;
   fail('NYL-UNIT-UNKNOWN', `no unit ${where.join('; ')}`, {
     env: envs[0],
+    // A unit that some selected environment has is no typo: only a name none has gets a guess.
+    ...([...byEnv.keys()].some((env) => unitsOf(env).has(unit)) ? {} : { guess: closest(unit, unitsOf(envs[0]!)) }),
     units: [...sorted.keys()],
     environments: Object.fromEntries(sorted),
     fix: `pass --unit <env>/${unit} for only the selected environments that have ${unit}, or check the unit name`,

@@ -13,6 +13,7 @@
  * (isInstance tells one apart). Pure: no I/O.
  */
 import { type Diagnostic, NylError, fail } from '../errors/diagnostic';
+import { closest } from '../util/closest';
 import { nameRule } from '../util/fields';
 import { type SchemaProblem, childPointer, validateSchema } from '../util/schema';
 import { patternSuffix } from './name-pattern';
@@ -65,11 +66,17 @@ function templateMatching(project: Project, name: string): { template: Environme
   return undefined;
 }
 
-/** What NYL-ENVIRONMENT-UNKNOWN lists: the declared names and the templates' patterns, sorted. */
-export function knownEnvironments(project: Project): { known: string[]; patterns: string[] } {
+/**
+ * What NYL-ENVIRONMENT-UNKNOWN lists: the declared names and the templates' patterns, sorted;
+ * with the name given, the declared name closest to it (a did-you-mean).
+ */
+export function knownEnvironments(project: Project, name?: string): { known: string[]; patterns: string[]; guess?: string } {
+  const known = [...project.environments.keys()].sort();
+  const guess = name === undefined ? undefined : closest(name, known);
   return {
-    known: [...project.environments.keys()].sort(),
+    known,
     patterns: [...(project.templates?.values() ?? [])].map((t) => t.spec.namePattern).sort(),
+    ...(guess !== undefined && guess !== name ? { guess } : {}),
   };
 }
 

@@ -192,6 +192,7 @@ function readDocument(doc: SourceDocument, errors: Diagnostic[], declared: Decla
   const refuse = (pointer: string, message: string, fix: string): undefined => {
     for (const p of nul) errors.push(sourceError(at(doc, p.pointer), p.message, p.fix));
     if (!nulAt.has(pointer)) errors.push(sourceError(at(doc, pointer), message, fix));
+    declareAnyKind(declared, value);
     return undefined;
   };
   if (value.apiVersion !== API_VERSION) {
@@ -258,6 +259,17 @@ function declare(declared: Declared, kind: string, name: string | undefined, val
   if (isUnitKind(kind)) declared.units.add(name);
   else if (kind === 'Environment') declared.environments.add(name);
   else if (kind === 'GitRepository') declared.repositories.add(name);
+}
+
+/**
+ * Records the name of a document whose apiVersion or kind did not parse under every kind: it may
+ * declare a unit, an environment or a repository, and a reference to it is no finding of its own
+ * (`kind: Comand` named `a` made `dependsOn: [a]` an unknown unit).
+ */
+function declareAnyKind(declared: Declared, value: Record<string, unknown>): void {
+  const name = isRecord(value.metadata) ? value.metadata.name : undefined;
+  if (typeof name !== 'string') return;
+  for (const names of [declared.units, declared.environments, declared.repositories]) names.add(name);
 }
 
 /** Fields whose line an error after loading may name (a state ref that is a source branch). */

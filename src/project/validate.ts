@@ -161,15 +161,19 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
     unit.declaredDependsOn.forEach((dep, i) => {
       if (unitNames.has(dep)) return;
       out.push(
-        unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, [unit.name]),
+        unknownName(locate(unit.origin, `/spec/dependsOn/${i}`), `unit ${unit.name} depends on unknown unit "${dep}"`, dep, 'unit', unitNames, {
+          name: unit.name,
+          unit: true,
+        }),
       );
     });
     triggersOf(unit).forEach((name, i) => {
       if (unitNames.has(name)) return;
       out.push(
-        unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, [
-          unit.name,
-        ]),
+        unknownName(locate(unit.origin, `/spec/triggers/${i}`), `unit ${unit.name} is triggered by unknown unit "${name}"`, name, 'unit', unitNames, {
+          name: unit.name,
+          unit: true,
+        }),
       );
     });
     for (const ref of unit.references) {
@@ -181,7 +185,7 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
           ref.unit,
           'unit',
           unitNames,
-          [unit.name],
+          { name: unit.name, unit: true },
         ),
       );
     }
@@ -196,6 +200,7 @@ function unknownNames(unique: UniqueResources, invalid: DeclaredNames, locate: L
           dep,
           'Environment',
           envNames,
+          env,
         ),
       );
     });
@@ -244,12 +249,27 @@ function firstByName<T extends Named>(list: T[], what: string, rule: string, loc
   return first;
 }
 
-function unknownName(location: SourceLocation, message: string, name: string, kind: string, known: ReadonlySet<string>, units?: string[]): Diagnostic {
-  const guess = closest(name, known);
+/**
+ * `self`: the resource that holds the reference when it names its own kind (a unit naming a unit,
+ * an environment an environment): never offered as what it meant (a unit b naming a is no typo
+ * of b's own name). A unit's name is also the diagnostic's unit.
+ */
+function unknownName(
+  location: SourceLocation,
+  message: string,
+  name: string,
+  kind: string,
+  known: ReadonlySet<string>,
+  self?: { name: string; unit?: boolean },
+): Diagnostic {
+  const guess = closest(
+    name,
+    [...known].filter((k) => k !== self?.name),
+  );
   const list = [...known].sort();
   const fix =
     (guess ? `did you mean ${guess}? ` : '') + `declare a ${kind} named ${name} or correct the name; known: ${list.length > 0 ? list.join(', ') : '(none)'}`;
-  return sourceError(location, message, fix, units);
+  return sourceError(location, message, fix, self?.unit ? [self.name] : undefined);
 }
 
 function checkRepositoryRef(

@@ -946,15 +946,49 @@ const published = (defs: Record<string, Schema>): Record<string, JsonSchemaObjec
 
 const oneOfDefs = (...names: string[]): JsonSchemaObject => ({ oneOf: names.map((n) => ({ $ref: `#/$defs/${n}` })) });
 
+/** `nyl status` without -e, -l or -g: the environments there are to name (src/commands/inspect/environment-list.ts). */
+export const environmentListReport = object(
+  {
+    ...head,
+    kind: req(constant('EnvironmentListReport')),
+    environments: req(
+      list(
+        object({
+          name: req(str('The name -e takes.')),
+          template: str("An instance's EnvironmentTemplate; absent for a declared Environment."),
+          labels: req(map(string(), 'Its metadata labels (none for an instance).')),
+          dependsOn: req(strings('The environments it depends on (none for an instance).')),
+        }),
+        {
+          description:
+            "The Environments the project declares at HEAD, by name; then the EnvironmentTemplate instances the templates' state locations hold refs of, by name (the web view's list: a closed preview whose state was deleted is listed until its refs are removed).",
+        },
+      ),
+    ),
+    ...tail,
+  },
+  {
+    description:
+      'What `nyl status` prints when no environment is selected: the environments to pick from. Warnings: templates whose instances could not be listed (their state was unreachable).',
+  },
+);
+
 function statusSchema(unitKinds: readonly string[]): JsonSchemaObject {
   const unit = statusUnit(unitKinds);
   const [report, refusal] = [statusReport(unit), refusalShape('StatusReport', {})];
   return document(
     'status-report',
     'Nyl StatusReport',
-    'What `nyl status -e ENV -o json` prints on stdout: exactly one document (a MultiEnvironmentReport when it selects several environments: repeated -e, -l, -g). Units are resolved as the import of runs that wait for it (NYL-RUN-UNIMPORTED) will find them. A command that is refused before it can read state (an unknown environment, invalid source, a usage error) prints the short refusal form instead, with result: refused and the reasons under errors. State that is missing, deleted or moved is reported in the full form, with the code under errors and no units.',
-    oneOfDefs('report', 'refusal', 'multiEnvironmentReport'),
-    published({ report, refusal, multiEnvironmentReport: multiEnvironmentReport(['status'], report, refusal), unit, lease }),
+    'What `nyl status -e ENV -o json` prints on stdout: exactly one document (a MultiEnvironmentReport when it selects several environments: repeated -e, -l, -g; an EnvironmentListReport when it selects none). Units are resolved as the import of runs that wait for it (NYL-RUN-UNIMPORTED) will find them. A command that is refused before it can read state (an unknown environment, invalid source, a usage error) prints the short refusal form instead, with result: refused and the reasons under errors. State that is missing, deleted or moved is reported in the full form, with the code under errors and no units.',
+    oneOfDefs('report', 'refusal', 'multiEnvironmentReport', 'environmentList'),
+    published({
+      report,
+      refusal,
+      multiEnvironmentReport: multiEnvironmentReport(['status'], report, refusal),
+      environmentList: environmentListReport,
+      unit,
+      lease,
+    }),
   );
 }
 
@@ -987,7 +1021,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
   return document(
     'state-operation-report',
     'Nyl StateOperationReport',
-    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl state reseal`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` over several environments (repeated -e, -l, -g) prints a MultiEnvironmentReport.',
+    'What `nyl state init`, `nyl state delete`, `nyl state forget`, `nyl state restore`, `nyl state reseal`, `nyl recover`, `nyl lease break`, `nyl hold`, `nyl resume` and `nyl verify` print on stdout with -o json: exactly one document, also when the command refuses (result: refused, the reasons under errors); `nyl verify` and `nyl state init` over several environments (repeated -e, -l, -g) print a MultiEnvironmentReport.',
     oneOfDefs('report', 'multiEnvironmentReport'),
     {
       report: {
@@ -998,7 +1032,7 @@ function stateOperationSchema(unitKinds: readonly string[]): JsonSchemaObject {
       },
       ...published({
         refusal: stateOperationSection,
-        multiEnvironmentReport: multiEnvironmentReport(['verify'], stateOperationReport, stateOperationSection),
+        multiEnvironmentReport: multiEnvironmentReport(['verify', 'state-init'], stateOperationReport, stateOperationSection),
       }),
       ...teardownDefinitions(unitKinds),
     },

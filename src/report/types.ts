@@ -11,6 +11,7 @@ import type {
   graphEdge,
   graphNode,
   graphReport,
+  environmentListReport,
   hostPrefixCheck,
   lease,
   logEntry,
@@ -61,11 +62,14 @@ export type HostPrefixCheck = Infer<typeof hostPrefixCheck>;
 /** `nyl doctor host URL`: the five pushes of the host check, per coordination prefix. */
 export type DoctorHostReport = Infer<typeof doctorHostReport>;
 
+/** `nyl status` without a selection: the environments to name. */
+export type EnvironmentListReport = Infer<typeof environmentListReport>;
+
 /** What a command about one environment reports. */
 export type SingleEnvironmentReport = StateOperationReport | StatusReport | ReconcileReport;
 
 /** The kind of every report; a refusal takes the kind of its command's family. */
-type ReportKind = (SingleEnvironmentReport | InspectReport | GraphReport | DoctorHostReport)['kind'] | 'MultiEnvironmentReport';
+type ReportKind = (SingleEnvironmentReport | InspectReport | GraphReport | DoctorHostReport | EnvironmentListReport)['kind'] | 'MultiEnvironmentReport';
 
 /**
  * The short form a command prints with -o json when it fails before it has a report: the kind of
@@ -74,20 +78,20 @@ type ReportKind = (SingleEnvironmentReport | InspectReport | GraphReport | Docto
 export type RefusalDocument = Infer<ReturnType<typeof refusalShape<ReportKind, { operation: Field<StringSchema, false> }>>>;
 
 /**
- * A reconcile, teardown, plan, status or verify over several environments (repeated -e, -l, -g):
+ * A reconcile, teardown, plan, status, verify or state init over several environments (repeated -e, -l, -g):
  * each environment's own document (its report, or the short refusal form) and exit code.
  */
 export type MultiEnvironmentReport = Infer<
   ReturnType<
     typeof multiEnvironmentReport<
-      'reconcile' | 'teardown' | 'plan' | 'status' | 'verify',
+      'reconcile' | 'teardown' | 'plan' | 'status' | 'verify' | 'state-init',
       typeof stateOperationReport | ReturnType<typeof statusReport> | ReturnType<typeof reconcileReport>,
       ReturnType<typeof refusalShape<ReportKind, { operation: Field<StringSchema, false> }>>
     >
   >
 >;
 
-export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport | GraphReport | DoctorHostReport;
+export type Report = SingleEnvironmentReport | MultiEnvironmentReport | InspectReport | GraphReport | DoctorHostReport | EnvironmentListReport;
 
 export function emptyDiagnostics(): { errors: Diagnostic[]; warnings: Diagnostic[]; notes: Diagnostic[] } {
   return { errors: [], warnings: [], notes: [] };

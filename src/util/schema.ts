@@ -286,16 +286,20 @@ function applyRule(rule: Rule | undefined, value: string, pointer: string, out: 
 function checkObject(schema: ObjectSchema, value: unknown, pointer: string, out: SchemaProblem[]): void {
   if (!isRecord(value)) return void out.push(wrongType(pointer, 'a mapping', value));
   const known = Object.keys(schema.fields);
+  const unknown = schema.open ? [] : Object.keys(value).filter((key) => !known.includes(key));
+  const guesses = new Map(unknown.map((key) => [key, closest(key, known)]));
+  // Why: a misspelled field (`scirpt`) is the one finding; the field it misses (`script`) follows from it.
+  const meant = new Set([...guesses.values()].filter((g): g is string => g !== undefined && value[g] === undefined));
   for (const [key, field] of Object.entries(schema.fields)) {
     if (value[key] === undefined) {
-      if (field.required) out.push({ pointer: childPointer(pointer, key), message: `${at(pointer)} misses the required field ${key}`, fix: `add ${key}` });
+      if (field.required && !meant.has(key)) {
+        out.push({ pointer: childPointer(pointer, key), message: `${at(pointer)} misses the required field ${key}`, fix: `add ${key}` });
+      }
       continue;
     }
     check(field.schema, value[key], childPointer(pointer, key), out);
   }
-  for (const key of Object.keys(value)) {
-    if (schema.open || known.includes(key)) continue;
-    const guess = closest(key, known);
+  for (const [key, guess] of guesses) {
     out.push({
       pointer: childPointer(pointer, key),
       message: `unknown field ${key}; known fields: ${known.join(', ')}`,
@@ -304,7 +308,7 @@ function checkObject(schema: ObjectSchema, value: unknown, pointer: string, out:
   }
   for (const group of schema.exactlyOne ?? []) {
     const present = group.filter((k) => value[k] !== undefined);
-    if (present.length === 0) {
+    if (present.length === 0 && !group.some((k) => meant.has(k))) {
       out.push({ pointer, message: `${at(pointer)} needs exactly one of ${group.join(', ')}; none is set`, fix: `add one of ${group.join(', ')}` });
     } else if (present.length > 1) {
       out.push(tooMany(pointer, present, 'exactly'));

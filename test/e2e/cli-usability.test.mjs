@@ -146,6 +146,11 @@ describe('completion', () => {
     assert.equal(complete(`${bin} reconcile --unit`), '--unit --units --unit-log-dir');
     assert.equal(complete(`${bin} status -o ''`), 'text table json');
     assert.equal(complete(`${bin} plan -e ''`), 'dev prod');
+    // Each command's own -o values; unit names (not file names) after --unit, the last of a list.
+    assert.equal(complete(`${bin} graph -o ''`), 'text table dot mermaid json');
+    assert.equal(complete(`${bin} reconcile -e dev --unit ''`), 'a b');
+    assert.equal(complete(`${bin} plan --units a,''`), 'a,a a,b');
+    assert.equal(complete(`${bin} state init -e ''`), 'dev prod');
   });
 
   for (const shell of ['zsh', 'fish']) {

@@ -70,7 +70,8 @@ async function platform({ edge = false } = {}) {
         : []),
     ),
   });
-  for (const env of ['network', 'dev', 'staging', ...(edge ? ['edge'] : [])]) await run(project, ['state', 'init', '-e', env]);
+  // One state init over every environment: repeated -e, as the other multi-environment commands take it.
+  await run(project, ['state', 'init', ...['network', 'dev', 'staging', ...(edge ? ['edge'] : [])].flatMap((env) => ['-e', env])]);
   const lines = () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []);
   return { project, dir, lines, edgeBare };
 }
@@ -105,6 +106,28 @@ test('-e three times: dependsOn order, one transaction each, the JSON report; -l
 
   const single = await run(project, ['reconcile', '-e', 'dev', '-o', 'json']);
   assert.equal(single.json.kind, 'ReconcileReport', 'one -e keeps the single-environment report');
+});
+
+test('state init over a selection: repeated -e, -l and -g, one section each; --fresh names one environment', async () => {
+  const { project } = await platform();
+  const r = await run(project, ['state', 'init', '-g', 'apps', '-o', 'json']);
+  assert.equal(r.json.kind, 'MultiEnvironmentReport');
+  assert.equal(r.json.operation, 'state-init');
+  assert.deepEqual(r.json.environmentOrder, ['dev', 'staging']);
+  for (const env of ['dev', 'staging']) {
+    assert.equal(r.json.environments[env].kind, 'StateOperationReport');
+    assert.equal(r.json.environments[env].environment, env);
+    assert.deepEqual(
+      r.json.environments[env].notes.map((n) => n.code),
+      ['NYL-UNCHANGED'],
+      'initialized by platform(): nothing changed',
+    );
+  }
+  const text = await run(project, ['state', 'init', '-l', 'tier=base']);
+  assert.match(text.stdout, /^== environment network \(exit 0\) ==$/m);
+  const fresh = await run(project, ['state', 'init', '-g', 'apps', '--fresh', '--reason', 'x'], 1);
+  assert.match(fresh.stderr, /NYL-USAGE/);
+  assert.match(fresh.stderr, /--fresh/);
 });
 
 test('a failing dependency environment blocks its dependents: exit 3 overall, dev and staging blocked', async () => {

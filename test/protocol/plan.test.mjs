@@ -159,6 +159,10 @@ describe('nyl plan: what the next reconcile would do, per unit and why', () => {
       assert.equal(onlyB.code, 2);
       const proc = world.process();
       await assert.rejects(planOpened(proc.rt, proc.opened(), { units: ['nope'] }), (e) => e instanceof NylError && e.code === 'NYL-UNIT-UNKNOWN');
+      await assert.rejects(
+        planOpened(proc.rt, proc.opened(), { units: ['aa'] }),
+        (e) => e instanceof NylError && /^did you mean a\? pick units of/.test(e.diagnostics[0].fix),
+      );
     } finally {
       world.cleanup();
     }

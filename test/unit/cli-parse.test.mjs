@@ -182,7 +182,7 @@ test('exactly one form of selection: none or two is NYL-USAGE with a fix of the 
 
 test('single-environment commands refuse a repeated -e instead of keeping the last', () => {
   for (const argv of [
-    ['state', 'init', '-e', 'dev', '-e', 'prod'],
+    ['state', 'delete', '-e', 'dev', '-e', 'prod'],
     ['hold', '-e', 'dev', '--unit', 'a', '--environment', 'prod'],
     ['recover', '-e', 'dev', '-e', 'dev'],
     ['lease', 'break', '-e', 'dev', '-e', 'prod', '--reason', 'x'],
@@ -193,9 +193,12 @@ test('single-environment commands refuse a repeated -e instead of keeping the la
   }
   assert.match(usageOf(['reconcile', '-e', 'dev', '--source', 'a', '--source', 'b']).message, /--source takes one value, and was given --source a, --source b/);
   assert.equal(
-    findCommand(['state', 'init']).spec.options.find((o) => o.name === 'labels'),
+    findCommand(['state', 'delete']).spec.options.find((o) => o.name === 'labels'),
     undefined,
   );
+  // state init selects environments as reconcile does: repeated -e, -l or -g.
+  assert.ok(findCommand(['state', 'init']).spec.options.find((o) => o.name === 'labels'));
+  assert.deepEqual(environmentSelectorOf(parsed(['state', 'init', '-e', 'dev', '-e', 'prod'])), { names: ['dev', 'prod'] });
 });
 
 test('the one environment of a command line that names one (a repeat of it included)', () => {

@@ -70,6 +70,12 @@ test('-e: unknown names are NYL-ENVIRONMENT-UNKNOWN listing them and the declare
   assert.equal(refusal(() => selectEnvironments(project, { names: [] })).code, 'NYL-USAGE');
 });
 
+test('-e: an unknown name close to a declared one gets a did-you-mean', () => {
+  const d = refusal(() => selectEnvironments(project, { names: ['prdo'] }));
+  assert.match(d.fix, /^did you mean prod\? declare an Environment prdo/);
+  assert.doesNotMatch(refusal(() => selectEnvironments(project, { names: ['zzzzzz'] })).fix, /did you mean/);
+});
+
 test('-e: names resolve through the lookup (the hook for EnvironmentTemplate instances)', () => {
   const instance = {
     kind: 'Environment',
@@ -182,6 +188,12 @@ test('units: a plain name missing somewhere is NYL-UNIT-UNKNOWN naming where', (
   assert.match(d.message, /audit \(not in prod\); cache \(not in dev, prod\)/);
   assert.match(d.fix, /--unit <env>\/audit/);
   assert.equal(refusal(() => unitsByEnvironment(['dev', 'prod'], ['prod/audit'], unitsOf)).code, 'NYL-UNIT-UNKNOWN');
+});
+
+test('units: an unknown name close to a unit of the environment gets a did-you-mean', () => {
+  const d = refusal(() => unitsByEnvironment(['dev'], ['wbe'], unitsOf));
+  assert.match(d.fix, /^did you mean web\? /);
+  assert.doesNotMatch(refusal(() => unitsByEnvironment(['dev'], ['zzzzzz'], unitsOf)).fix, /did you mean/);
 });
 
 test('units: ENV/UNIT naming an environment not selected, or malformed, is NYL-USAGE', () => {

@@ -359,3 +359,56 @@ test('a NUL byte in a name, a kind or an apiVersion is reported as such, not as 
   );
   for (const d of errors) assert.match(d.fix, /^remove the NUL byte/);
 });
+
+// --- follow-on errors -----------------------------------------------------------------------
+
+test('a document of an unknown kind still declares its name: no unknown-unit follow-on, no did-you-mean naming the referrer', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': documents(resource('Comand', 'a', 'run: [x]'), resource('Command', 'b', 'run: [x]', 'dependsOn: [a]')),
+  });
+  assert.deepEqual(
+    errors.map((e) => [e.location.pointer, e.message]),
+    [['/kind', 'unknown kind "Comand"']],
+  );
+  assert.match(errors[0].fix, /^did you mean Command\?/);
+});
+
+test('a did-you-mean never names the unit that holds the reference', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': documents(
+      resource('Command', 'b', 'run: [x]', 'dependsOn: [a]', 'env:', '  X: "${{ units.zzzz.outputs.y }}"'),
+      resource('Command', 'ab', 'run: [x]', 'triggers: [b]'),
+    ),
+  });
+  assert.deepEqual(
+    errors.map((e) => e.message),
+    ['unit b depends on unknown unit "a"', 'unit b references outputs of unknown unit "zzzz"'],
+  );
+  assert.match(errors[0].fix, /^did you mean ab\? /);
+  for (const e of errors) assert.doesNotMatch(e.fix, /did you mean b\?/);
+  assert.match(errors[1].fix, /^declare a unit named zzzz or correct the name; known: ab, b$/);
+  const [env] = await errorsOf({ 'nyl.yaml': documents(resource('Environment', 'dev', 'dependsOn: [de]')) });
+  assert.equal(env.fix, 'declare a Environment named de or correct the name; known: dev');
+  // A name of another kind is no self-reference: a group dev listing dve meant the Environment dev.
+  const [group] = await errorsOf({
+    'nyl.yaml': documents(resource('Environment', 'dev'), resource('EnvironmentGroup', 'dev', 'environments: [dve]')),
+  });
+  assert.match(group.fix, /^did you mean dev\? /);
+});
+
+test('a misspelled field is reported as unknown with its did-you-mean, not as the field it misses', async () => {
+  const errors = await errorsOf({
+    'nyl.yaml': documents(resource('Command', 'a', 'scirpt: echo hi'), resource('Terraform', 'db', 'modul: m'), resource('Command', 'c', 'dependsOn: [a]')),
+  });
+  assert.deepEqual(
+    errors.map((e) => [e.location.pointer, e.message.split(';')[0]]),
+    [
+      ['/spec/scirpt', 'Command a: unknown field scirpt'],
+      ['/spec/modul', 'Terraform db: unknown field modul'],
+      // Why still reported: nothing written near run or script, so the missing field is the finding.
+      ['/spec', 'Command c: /spec needs exactly one of run, script'],
+    ],
+  );
+  assert.match(errors[0].fix, /^did you mean script\?/);
+  assert.match(errors[1].fix, /^did you mean module\?/);
+});

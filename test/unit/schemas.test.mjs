@@ -85,7 +85,8 @@ test("a misspelled field gets an error that names it, at its own depth, from the
     [resource('Command', { script: 'true', teardown: { script: 'echo bye', workingdir: 'infra' } }), [unknownField('/spec/teardown', 'workingdir')]],
     [resource('Terraform', { module: 'tf' }, { name: 'one', lables: { a: 'b' } }), [unknownField('/metadata', 'lables')]],
     [{ ...resource('GitRepository', { url: 'file:///x' }), specs: {} }, [unknownField('', 'specs')]],
-    // A misspelled required field is also a missing one: both errors name their field.
+    // A misspelled required field is also a missing one: both of the JSON Schema's errors name their
+    // field; Nyl's own validation reports the misspelling only, with its did-you-mean.
     [
       resource('Environment', { state: { repository: { repoUrl: 'file:///s' } } }),
       [missingField('/spec/state/repository', 'repoURL'), unknownField('/spec/state/repository', 'repoUrl')],
@@ -95,9 +96,11 @@ test("a misspelled field gets an error that names it, at its own depth, from the
     const r = validateSource(doc);
     assert.equal(r.valid, false, JSON.stringify(doc));
     assert.deepEqual(ownErrors(r.errors), expected, `${JSON.stringify(doc)}:\n${describeErrors(r.errors)}`);
-    // Nyl's own validation names the same fields.
+    // Nyl's own validation names the same fields, but for a missing one that a misspelling explains.
+    const misspelled = new Set(expected.filter((e) => e.keyword === 'additionalProperties').map((e) => e.instancePath));
+    const own = expected.filter((e) => e.keyword !== 'required' || !misspelled.has(e.instancePath));
     const pointers = validateSchema(resourceSchema(doc.kind), doc).map((p) => p.pointer);
-    assert.deepEqual(pointers.sort(), expected.map(pointerOf).sort(), doc.kind);
+    assert.deepEqual(pointers.sort(), own.map(pointerOf).sort(), doc.kind);
   }
 });
 

@@ -12,7 +12,7 @@ export const holdCommand: Command = reporting<StateOperationReport>({
   description:
     'Writes one desired commit that holds the unit at the desired document of its latest receipt (a unit that never ran gets a held marker), without touching its resources ' +
     'and without rendering source. While a reconcile holds the lease, the hold is delivered to that run (NYL-HOLD-DELIVERED), which records it. Holding a held unit changes nothing.',
-  options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to hold. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],
+  options: [ENV, { name: 'unit', completes: 'units', type: 'string', value: '<name>', help: 'The unit to hold. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],
   examples: ['nyl hold -e dev --unit database --reason "incident 4711"'],
   report: 'StateOperationReport',
   async run(rt, p) {

@@ -5,6 +5,7 @@
  * run applies it. If the run finished before it read the signal, hold takes the signal back (a
  * compare-and-swap delete: exactly one of them applies it) and holds the unit itself.
  */
+import { closest } from '../../util/closest';
 import { diagnostic, fail, NylError } from '../../errors/diagnostic';
 import { brokenError, formatIdentity, type LeaseView, readLease } from '../../lease/lease';
 import { leaseStatus, leaseTiming, RUN_OPERATIONS } from '../../lease/record';
@@ -44,7 +45,8 @@ function checkUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: 
   const { env } = opened;
   const d = view.desiredUnits.get(unit);
   if (!d && !view.observedUnits.has(unit) && !opened.project.units.has(unit)) {
-    fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${env.name} has a unit ${unit}`, { env: env.name, unit });
+    const known = [...view.desiredUnits.keys(), ...view.observedUnits.keys(), ...opened.project.units.keys()];
+    fail('NYL-UNIT-UNKNOWN', `neither the source nor the state of ${env.name} has a unit ${unit}`, { env: env.name, unit, guess: closest(unit, known) });
   }
   if (isRetained(d)) fail('NYL-HOLD-REFUSED', `${unit} is a retained tombstone: nothing reconciles it, so it cannot be held`, { env: env.name, unit });
   if (!isHeld(d)) return undefined;

@@ -12,7 +12,7 @@ export const resumeCommand: Command = reporting<StateOperationReport>({
   usage: 'nyl resume -e <env> --unit <name> [--reason <text>] [options] [PATH]',
   description:
     "Lifts the hold only: keeps the unit's uid, receipt and condition. The next reconcile renders the unit from source again and applies what changed. Resuming a unit that is not held changes nothing.",
-  options: [ENV, { name: 'unit', type: 'string', value: '<name>', help: 'The unit to resume. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],
+  options: [ENV, { name: 'unit', completes: 'units', type: 'string', value: '<name>', help: 'The unit to resume. Required.' }, REASON, WAIT, AUTHOR, OUTPUT],
   examples: ['nyl resume -e dev --unit database --reason "incident 4711 resolved"'],
   report: 'StateOperationReport',
   async run(rt, p) {

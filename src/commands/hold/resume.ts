@@ -3,6 +3,7 @@
  * unit's uid, receipt and condition; the next reconcile renders the unit again and applies what
  * changed. Takes the lease like every state operation.
  */
+import { closest } from '../../util/closest';
 import { diagnostic, fail } from '../../errors/diagnostic';
 import { withLease } from '../../lease/transaction';
 import type { StateOperationReport } from '../../report/types';
@@ -41,7 +42,8 @@ export async function resume(rt: Runtime, req: ResumeRequest): Promise<StateOper
 function requireKnownUnit(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string, underLease: { signalled: boolean } | undefined): void {
   if (view.desiredUnits.has(unit) || view.observedUnits.has(unit)) return;
   if (underLease ? underLease.signalled : opened.project.units.has(unit)) return;
-  fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${unit}`, { env: opened.env.name, unit });
+  const guess = closest(unit, [...view.desiredUnits.keys(), ...view.observedUnits.keys()]);
+  fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${unit}`, { env: opened.env.name, unit, guess });
 }
 
 function unchanged(opened: OpenedEnvironment, report: StateOperationReport, unit: string): StateOperationReport {

@@ -18,11 +18,15 @@ export const graphCommand: Command = reporting<GraphReport>({
   options: [
     ENV,
     LOCAL,
-    { ...OUTPUT, value: '<text|dot|mermaid|json>', help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.' },
+    {
+      ...OUTPUT,
+      value: '<text|dot|mermaid|json>',
+      choices: ['text', 'table', 'dot', 'mermaid', 'json'],
+      help: 'An indented tree, Graphviz DOT, a Mermaid flowchart, or the versioned JSON report.',
+    },
   ],
   examples: ['nyl graph -e dev', 'nyl graph -e dev -o dot | dot -Tsvg > dev.svg', 'nyl graph -e dev -o mermaid'],
   report: 'GraphReport',
-  drawings: true,
   async run(rt, p) {
     const { readRequestOf } = await import('../request');
     const { graph } = await import('./graph');

@@ -4,6 +4,7 @@
  * source ref need not resolve), the state refs read without moving any ref, and missing, deleted
  * or moved state reported as `nyl status` reports it.
  */
+import { closest } from '../../util/closest';
 import { diagnostic, NylError } from '../../errors/diagnostic';
 import type { Diagnostic } from '../../errors/diagnostic';
 import { type EnvironmentStateView, readEnvironmentState } from '../../state/read';
@@ -90,6 +91,13 @@ export function unknownUnit(opened: OpenedEnvironment, view: EnvironmentStateVie
   if (view.desiredUnits.has(unit) || view.observedUnits.has(unit)) return false;
   const env = opened.env.name;
   if (!view.damage.some((d) => d.unit === unit))
-    errors.push(diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, { env, unit, units: [unit] }));
+    errors.push(
+      diagnostic('NYL-UNIT-UNKNOWN', 'error', `the state of ${env} holds no unit ${unit}`, {
+        env,
+        unit,
+        units: [unit],
+        guess: closest(unit, [...view.desiredUnits.keys(), ...view.observedUnits.keys()]),
+      }),
+    );
   return true;
 }

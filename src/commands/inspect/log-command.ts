@@ -17,7 +17,13 @@ export const logCommand: Command = reporting<LogReport>({
     'Shows the newest 20 entries unless -n says otherwise (-n 0: all). A deleted or moved state still shows its history, with a warning. Takes no lease and writes nothing. Exit 0, or 1 on an error.',
   options: [
     ENV,
-    { name: 'unit', type: 'string', value: '<name>', help: 'Only the operations that name this unit or changed its desired or observed document.' },
+    {
+      name: 'unit',
+      completes: 'units',
+      type: 'string',
+      value: '<name>',
+      help: 'Only the operations that name this unit or changed its desired or observed document.',
+    },
     { name: 'max-count', short: 'n', type: 'string', value: '<count>', help: 'Show at most this many entries, newest first. Default 20; 0 shows all.' },
     LOCAL,
     OUTPUT,

@@ -10,6 +10,7 @@
  * (recovery manual: a drift repair, a --reapply, a --local run) can be approved ahead; the run
  * uses the approval only when the planner asks for it.
  */
+import { closest } from '../../util/closest';
 import { fail } from '../../errors/diagnostic';
 import type { Identity } from '../../git/object-writer';
 import { approvalPolicy, mayNeedApproval } from '../../plan/approvals';
@@ -85,6 +86,7 @@ export function approvalGrants(opened: OpenedEnvironment, options: ApprovalOptio
     fail('NYL-UNIT-UNKNOWN', `--approve names ${unknown.join(', ')}, which environment ${opened.env.name} does not have`, {
       env: opened.env.name,
       units: unknown,
+      guess: closest(unknown[0]!, owned.keys()),
       fix: `pick units of ${opened.env.name}: ${[...owned.keys()].sort().join(', ') || '(none)'}`,
     });
   }

@@ -13,6 +13,7 @@ import { ALLOW_DEPENDENTS, ALLOW_INCOMPLETE, ALLOW_TEARDOWN, LOCAL, RUN_OPTIONS,
 const APPROVAL_OPTIONS: OptionSpec[] = [
   {
     name: 'approve',
+    completes: 'units',
     type: 'string',
     multiple: true,
     list: true,
@@ -66,13 +67,14 @@ export const reconcileCommand: Command = acrossCommand<ReconcileReport>({
     ...SELECTION,
     {
       name: 'unit',
+      completes: 'units',
       type: 'string',
       multiple: true,
       list: true,
       value: '<name>',
       help: 'Execute only this unit (repeatable); no lifecycle work. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
     },
-    { name: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
+    { name: 'units', completes: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
     { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
     { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },
     { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source, for this run only." },

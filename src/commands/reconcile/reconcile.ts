@@ -4,6 +4,7 @@
  * (takeover), lets the engine apply the planner's waves, and publishes one transition commit per
  * state ref it changes in the same atomic push that releases the lease.
  */
+import { closest } from '../../util/closest';
 import { createHash } from 'node:crypto';
 import { diagnostic, fail, NylError } from '../../errors/diagnostic';
 import { isLifecycleWork, type Plan, writesDesiredOnly } from '../../plan/actions';
@@ -177,6 +178,7 @@ function requestedOf(opened: OpenedEnvironment, start: Start, req: ReconcileOpti
     fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no incarnation of ${unknown.join(', ')}, so there is nothing to tear down`, {
       env: opened.env.name,
       units: unknown,
+      guess: closest(unknown[0]!, known),
       fix:
         known.length > 0
           ? `pick units the state of ${opened.env.name} holds: ${known.join(', ')}`

@@ -20,6 +20,7 @@ export const teardownCommand: Command = acrossCommand<ReconcileReport>({
     ...SELECTION,
     {
       name: 'unit',
+      completes: 'units',
       type: 'string',
       multiple: true,
       list: true,

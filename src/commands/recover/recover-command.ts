@@ -16,7 +16,7 @@ export const recoverCommand: Command = reporting<StateOperationReport>({
     'One transition commit; exit 0 also when units are left uncertain.',
   options: [
     ENV,
-    { name: 'unit', type: 'string', value: '<name>', help: 'The unit to recover; needs --retry or --accept.' },
+    { name: 'unit', completes: 'units', type: 'string', value: '<name>', help: 'The unit to recover; needs --retry or --accept.' },
     { name: 'retry', type: 'boolean', help: 'Clear the condition; the next reconcile executes the unit.' },
     { name: 'accept', type: 'string', value: '<run>', help: 'Adopt what this run checkpointed for the unit. Needs --unit and --reason.' },
     LOCAL,

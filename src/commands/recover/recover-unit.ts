@@ -4,6 +4,7 @@
  * checkpoint of the unit a run ref or evidence ref holds, newest run first, with whether
  * `--accept` would adopt it. Refusals carry the same listing.
  */
+import { closest } from '../../util/closest';
 import { diagnostic, fail, NylError } from '../../errors/diagnostic';
 import { versionOf } from '../../drivers/kinds';
 import { formatIdentity } from '../../lease/lease';
@@ -174,7 +175,10 @@ export async function decideUnit(
   const name = req.unit!;
   const desired = work.desired.get(name);
   const observed = work.observed.get(name);
-  if (!desired && !observed) fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${name}`, { env: opened.env.name, unit: name });
+  if (!desired && !observed) {
+    const guess = closest(name, [...work.desired.keys(), ...work.observed.keys()]);
+    fail('NYL-UNIT-UNKNOWN', `the state of ${opened.env.name} holds no unit ${name}`, { env: opened.env.name, unit: name, guess });
+  }
   const plan = planEnvironment(planInputOf(opened, generation, work));
   const base = { name, desired, observed, recordedKey: keyOf(opened, desired), resolvedKey: plan.units.get(name)?.executionKey };
   const c: UnitCase = { ...base, evidence: await listEvidence(opened, refs, base, report) };

@@ -130,7 +130,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
         `the project declares no Environment ${req.environment}${atHead.templates?.size ? ", and no EnvironmentTemplate's namePattern matches it" : ''}`,
         {
           env: req.environment,
-          ...knownEnvironments(atHead),
+          ...knownEnvironments(atHead, req.environment),
         },
       );
     }

@@ -3,6 +3,7 @@
  * must be units of the ownership set, checked before anything is read or taken; and the source
  * warnings of the units they select.
  */
+import { closest } from '../../util/closest';
 import { type Diagnostic, fail } from '../../errors/diagnostic';
 import { ownershipSet } from '../../project/selectors';
 import { shellReferenceWarnings } from '../../project/shell-argv';
@@ -17,6 +18,7 @@ export function selectedUnits(opened: OpenedEnvironment, units: string[] | undef
     fail('NYL-UNIT-UNKNOWN', `environment ${opened.env.name} has no unit ${unknown.join(', ')}`, {
       env: opened.env.name,
       units: unknown,
+      guess: closest(unknown[0]!, owned),
       fix: `pick units of ${opened.env.name}: ${[...owned].sort().join(', ') || '(none)'}`,
     });
   }

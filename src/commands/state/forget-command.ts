@@ -16,7 +16,7 @@ export const stateForgetCommand: Command = reporting<StateOperationReport>({
     'tear it down with nyl teardown instead. --reason is required and recorded as the Nyl-Reason trailer.',
   options: [
     ENV,
-    { name: 'unit', type: 'string', value: '<name>', help: 'The unit to drop from state. Required.' },
+    { name: 'unit', completes: 'units', type: 'string', value: '<name>', help: 'The unit to drop from state. Required.' },
     { ...REASON, help: 'Why; required, recorded as the Nyl-Reason trailer.' },
     WAIT,
     AUTHOR,

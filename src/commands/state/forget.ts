@@ -9,6 +9,7 @@
  * Refusals are decided before the lease when the state read shows them (bad input takes no
  * lease), and decided again under the lease on the state as it is then.
  */
+import { closest } from '../../util/closest';
 import { fail } from '../../errors/diagnostic';
 import { withLease } from '../../lease/transaction';
 import type { StateOperationReport } from '../../report/types';
@@ -46,7 +47,12 @@ export async function forget(rt: Runtime, req: ForgetRequest): Promise<StateOper
 function requireForgettable(opened: OpenedEnvironment, view: EnvironmentStateView, unit: string): ForgottenKind {
   const env = opened.env.name;
   const d = forgetDecision(view.desiredUnits.get(unit), view.observedUnits.get(unit));
-  if (d.kind === 'unknown') fail('NYL-UNIT-UNKNOWN', `the state of ${env} holds no unit ${unit}`, { env, unit });
+  if (d.kind === 'unknown')
+    fail('NYL-UNIT-UNKNOWN', `the state of ${env} holds no unit ${unit}`, {
+      env,
+      unit,
+      guess: closest(unit, [...view.desiredUnits.keys(), ...view.observedUnits.keys()]),
+    });
   if (d.kind === 'refused') fail('NYL-FORGET-REFUSED', refusedDetail(unit, d), { env, unit, ...(isHeld(view.desiredUnits.get(unit)) ? { held: true } : {}) });
   return d.was;
 }

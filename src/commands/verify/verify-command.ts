@@ -21,6 +21,7 @@ export const verifyCommand: Command = acrossCommand<StateOperationReport>({
     ...SELECTION,
     {
       name: 'unit',
+      completes: 'units',
       type: 'string',
       multiple: true,
       list: true,

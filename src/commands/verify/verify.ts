@@ -17,6 +17,7 @@
  * (NYL-LEASE-HELD) unless --wait-lease outlasts the holder. A signal stops starting checks; then
  * nothing is written and it refuses with NYL-RUN-CANCELLED.
  */
+import { closest } from '../../util/closest';
 import { diagnostic, type Diagnostic, fail, NylError } from '../../errors/diagnostic';
 import type { LeaseTransaction } from '../../lease/transaction';
 import { withLease } from '../../lease/transaction';
@@ -84,6 +85,7 @@ function requireKnownUnits(opened: OpenedEnvironment, view: EnvironmentStateView
     env,
     unit: unknown[0],
     units: unknown,
+    guess: closest(unknown[0]!, known),
     fix: `pick units of ${env}: ${[...known].sort().join(', ') || '(none)'}`,
   });
 }
