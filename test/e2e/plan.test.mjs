@@ -80,8 +80,15 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
   const text = run(['plan', '-e', 'dev']);
   assert.equal(text.code, 2);
   // The detail names the module's file that changed, not only "execution key changed".
-  assert.match(text.stdout, /^net +Terraform +awaiting-approval +module file infra\/net\/main\.tf\.json changed; approval.required/m);
-  assert.match(units.net.detail, /^module file infra\/net\/main\.tf\.json changed; approval.required/);
+  assert.match(
+    text.stdout,
+    /^net +Terraform +awaiting-approval +spec field approval changed; module file infra\/net\/main\.tf\.json changed; approval.required/m,
+  );
+  assert.match(units.net.detail, /^spec field approval changed; module file infra\/net\/main\.tf\.json changed; approval.required/);
+  assert.deepEqual(units.net.keyChanges, [
+    { read: 'spec', fields: ['approval'] },
+    { read: 'module-file', path: 'infra/net/main.tf.json', how: 'changed' },
+  ]);
   assert.match(text.stdout, new RegExp(`^net \\(awaiting-approval\\):\\n  digest:  ${units.net.digest}\\n  changes: \\+1 ~0 -0$`, 'm'), text.stdout);
   assert.match(text.stdout, /^ {4}\+ {2}echo there$/m);
 

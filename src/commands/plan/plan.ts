@@ -28,7 +28,6 @@ import type { Runtime } from '../../util/runtime';
 import { selectedUnits, shellTextWarnings } from '../shared/selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from '../shared/context';
 import { PlanPhases } from './plan-drivers';
-import { changedReads } from './plan-reads';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from '../reconcile/reconcile-report';
 import { requireActive } from '../state/state-checks';
@@ -76,7 +75,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
     const resolved = await resolvePlan(opened, start, only, phases);
     const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
     report.warnings.unshift(...shellTextWarnings(opened, only));
-    describeRows(report, resolved.plan, await changedReads(opened.sourceReader, resolved.plan));
+    describeRows(report, resolved.plan);
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
     report.warnings.push(...(await coordinationWarnings(opened, start.refs)));
