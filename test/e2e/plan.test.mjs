@@ -120,3 +120,26 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
   assert.equal(stale.code, 2, stale.stdout + stale.stderr);
   assert.equal(stale.json.units.net.approval.reason, 'digest-mismatch');
 });
+
+test('nyl plan before the first commit says to commit first; before state init it previews every unit executing (a warning names state init)', () => {
+  const state = stateRepo();
+  const yaml = `${[doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } }), doc('Command', 'hello', { script: 'echo hi' })]
+    .map((d) => JSON.stringify(d))
+    .join('\n---\n')}\n`;
+  const project = tempDir('nyl-plan-fresh-');
+  git(project, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(project, 'nyl.yaml'), yaml);
+  const uncommitted = nyl(project, ['plan', '-e', 'dev']);
+  assert.equal(uncommitted.code, 1, uncommitted.stdout + uncommitted.stderr);
+  assert.match(uncommitted.stdout + uncommitted.stderr, /the checkout has no commit yet: Nyl renders units from a commit/);
+  assert.match(uncommitted.stdout + uncommitted.stderr, /fix: commit the project first: `git add -A && git commit -m "nyl project"`/);
+  assert.doesNotMatch(uncommitted.stderr, /HEAD HEAD/);
+
+  git(project, 'add', '-A');
+  git(project, '-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'nyl project');
+  const preview = nyl(project, ['plan', '-e', 'dev']);
+  assert.equal(preview.code, 2, preview.stdout + preview.stderr);
+  assert.match(preview.stdout, /^hello +Command +execute +new unit: will execute$/m);
+  assert.match(preview.stdout, /warning NYL-STATE-MISSING\n {2}state missing: every unit would execute/);
+  assert.match(preview.stdout, /fix: create it with `nyl state init -e dev`/);
+});

@@ -55,8 +55,8 @@ function planDetail(unit: UnitPlan): string {
   const detail = statusDetail(unit);
   // upstream-pending says already that it is decided again after its dependencies run.
   if (unit.action.type === 'wait' && unit.action.reason === 'dependency-pending') return joined(detail, 'its digest is decided after its dependencies run');
-  if (wouldExecute(unit) && !(unit.approvalKey ?? unit.executionKey))
-    return joined(detail, 'no digest: it needs no approval, and its execution key includes the uid the run mints for its new incarnation');
+  // A new unit has no digest (its key includes the uid the run mints), and needs none: it needs no approval.
+  if (unit.action.type === 'execute' && unit.action.reason === 'no-incarnation') return `${unit.desired?.uid ? 'new incarnation' : 'new unit'}: will execute`;
   return detail;
 }
 
