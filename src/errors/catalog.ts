@@ -58,6 +58,7 @@ export const CATALOG = {
     exit: 1,
     summary: 'The source revision is not a commit of the checkout that a branch or tag reaches.',
     fix: (p) => {
+      if (p.firstCommit) return 'commit the project first: `git add -A && git commit -m "nyl project"`';
       const other = p.override
         ? 'pass --source a revision of a branch or tag'
         : `point spec.source.ref of ${e(p)} at a branch, a tag or a commit one of them reaches`;
@@ -75,6 +76,7 @@ export const CATALOG = {
     exit: 1,
     summary: 'The project declares no such environment, and no EnvironmentTemplate pattern matches the name.',
     fix: (p) => {
+      if (p.suggest) return `name the instance in lowercase letters, digits and "-": -e ${String(p.suggest)}`;
       const patterns = (p.patterns as string[] | undefined) ?? [];
       const instances = patterns.length > 0 ? `; or a name matching an EnvironmentTemplate's namePattern: ${patterns.join(', ')}` : '';
       return `${meant(p)}declare an Environment ${e(p)} in nyl.yaml, or pick one of: ${(p.known as string[] | undefined)?.join(', ') || '(none)'}${instances}`;

@@ -6,6 +6,7 @@
  * from the reason by ./reasons.ts and never parsed back.
  */
 import type { KeyReads } from '../project/execution-key';
+import type { KeyChange } from './key-changes';
 import type { Diagnostic } from '../errors/diagnostic';
 import type { ConditionRecord, DesiredUnitDoc, DriftRecord, HoldRecord, ObservedUnitDoc } from '../state/documents';
 import type { UnitResource } from '../project/types';
@@ -173,9 +174,18 @@ export interface UnitPlan {
   /** True when the uid is new: the unit starts a new incarnation if it executes. */
   newIncarnation?: boolean;
   rendering?: Record<string, unknown>;
+  /**
+   * A waiting unit's rendering once its dependencies ran, for review: outputs of units that
+   * execute first read `(known after apply)` (./preview.ts). Never executed, never keyed.
+   */
+  preview?: Record<string, unknown>;
   executionKey?: string;
   /** What the unit reads besides its spec (source objects, trigger runs, secret digests): part of its key. */
   reads?: KeyReads;
+  /** The files under the directories it reads, by path: recorded for the next plan's review, not keyed. */
+  readFiles?: Record<string, string>;
+  /** Why its key changed since its receipt, read by read (./key-changes.ts), when it executes for `key-changed`. */
+  keyChanges?: KeyChange[];
   /**
    * The execution key an approval binds to, set when the planner asked for an approval: the
    * execution key, or for a unit without an incarnation yet the key with a placeholder uid (the

@@ -47,6 +47,9 @@ import {
   terminalCondition,
 } from './unit-view';
 import { currentReceiptAction, gateExecution } from './approvals';
+import { ownChanges, previewRendering, unknownOutputs } from './preview';
+import { type KeyChange, keyChanges } from './key-changes';
+import { moduleReads, readFiles } from '../project/read-files';
 
 export { currentUid } from './unit-view';
 import { lifecycleBase, ownedDeletionCause, planLifecycle } from './lifecycle';
@@ -84,6 +87,8 @@ interface Resolved {
   executionKey?: string;
   /** What the unit reads besides its spec, for its desired document (set with the key). */
   reads?: KeyReads;
+  /** The files under the directories it reads, for its desired document: not part of the key. */
+  readFiles?: Record<string, string>;
   /** Set when the rendering is a driver's preparation: the digest of the rendering it was made from, and that rendering. */
   preparedFrom?: string;
   unprepared?: Record<string, unknown>;
@@ -125,6 +130,8 @@ export function resolveUnit(unit: UnitResource, uid: string | undefined, scope: 
   const reads = compactReads({ sources: sourceReads(unit, rendering, scope.objects, scope.kinds, scope.dirCalls), triggers, secrets: rendered.secrets });
   out.executionKey = executionKey({ kind: unit.kind, rendering, uid, driverVersion: versionOf(unit.kind, scope.kinds), reads });
   if (reads) out.reads = reads;
+  const files = readFiles(reads?.sources, scope.objects);
+  if (files) out.readFiles = files;
   return out;
 }
 
@@ -279,6 +286,7 @@ function planOwnedUnit(unit: UnitResource, input: PlanInput, planned: ReadonlyMa
   if (resolved.preparedFrom) plan.preparedFrom = resolved.preparedFrom;
   if (resolved.executionKey) plan.executionKey = resolved.executionKey;
   if (resolved.reads) plan.reads = resolved.reads;
+  if (resolved.readFiles) plan.readFiles = resolved.readFiles;
   const action = decide(plan, unit, input, resolved, planned, () => (plan.approvalKey ??= approvalKeyOf(plan, unit, scope, input)));
   // A unit to prepare is prepared from its rendering as source has it, not a recorded preparation.
   if (action.type === 'prepare' && resolved.unprepared) {
@@ -314,9 +322,14 @@ function decide(
   const condition = conditionOfIncarnation(plan);
   const terminal = condition ? terminalCondition(condition, recoveryOf(unit, input.drivers), input.run?.runId) : undefined;
   if (terminal) return terminal;
-  if (resolved.waits.length > 0) return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
+  if (resolved.waits.length > 0) {
+    const preview = previewOf(unit, input, planned);
+    if (preview) plan.preview = preview;
+    return waitAction(resolved.waits, planned, afterWait(plan, unit, input, planned, condition), condition);
+  }
   const receipt = receiptOfIncarnation(plan);
   const reason = executeReason(plan, condition, resolved.executionKey) ?? currentReceiptAction(unit.name, plan.observed, receipt!, input);
+  if (reason === 'key-changed' && resolved.rendering) plan.keyChanges = changesOf(receipt!, unit, resolved, input);
   if (input.drivers.driver(unit.kind)?.prepare && !input.prepared?.has(unit.name))
     return prepareAction(reason === undefined && resolved.preparedFrom !== undefined);
   if (reason === undefined) return currentAction(plan.desired, receipt!, resolved.absent);
@@ -347,9 +360,40 @@ function afterWait(
   planned: ReadonlyMap<string, UnitPlan>,
   condition: ConditionRecord | undefined,
 ): ExecuteReason | undefined {
-  if (condition || !receiptOfIncarnation(plan)) return executeReason(plan, condition, undefined);
+  const receipt = receiptOfIncarnation(plan);
+  if (condition || !receipt) return executeReason(plan, condition, undefined);
   const provisional = provisionalKey(plan, unit, input, planned);
-  return provisional === undefined ? undefined : executeReason(plan, undefined, provisional);
+  if (provisional?.executionKey !== undefined) {
+    const reason = executeReason(plan, undefined, provisional.executionKey);
+    if (reason === 'key-changed' && provisional.rendering) plan.keyChanges = changesOf(receipt, unit, provisional, input);
+    return reason;
+  }
+  // No key to compare yet: a change of its own in the preview runs it all the same.
+  const recorded = receipt.desired.rendering;
+  const fields = plan.preview && recorded ? ownChanges(plan.preview, recorded) : [];
+  if (fields.length === 0) return undefined;
+  plan.keyChanges = [{ read: 'spec', fields }];
+  return 'key-changed';
+}
+
+/** Why the key changed since the receipt, read by read (./key-changes.ts). */
+function changesOf(receipt: ReceiptRecord, unit: UnitResource, resolved: Resolved, input: PlanInput): KeyChange[] {
+  const rendering = resolved.rendering!;
+  const now = { rendering, ...(resolved.reads ? { reads: resolved.reads } : {}), ...(resolved.readFiles ? { readFiles: resolved.readFiles } : {}) };
+  return keyChanges(receipt.desired, now, moduleReads(unit, rendering, input.drivers, input.project.dirCalls));
+}
+
+/**
+ * The preview of a waiting unit (./preview.ts): producers that execute first lend unknown outputs.
+ * None for a kind that prepares: its recorded rendering is a preparation the preview is not.
+ */
+function previewOf(unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): Record<string, unknown> | undefined {
+  if (input.drivers.driver(unit.kind)?.prepare) return undefined;
+  const receiptOf = (name: string) => {
+    const producer = planned.get(name);
+    return producerReceipt(producer) ?? (willExecute(producer) ? unknownOutputs(receiptOfIncarnation(producer)) : undefined);
+  };
+  return previewRendering(unit, input.env, receiptOf, input.drivers);
 }
 
 /**
@@ -358,10 +402,10 @@ function afterWait(
  * is a change of its own, whatever its dependencies output next. Undefined when that cannot be
  * told: a dependency without any receipt, or a driver that resolves the key in a prepare phase.
  */
-function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): string | undefined {
+function provisionalKey(plan: UnitPlan, unit: UnitResource, input: PlanInput, planned: ReadonlyMap<string, UnitPlan>): Resolved | undefined {
   if (!plan.uid || input.drivers.driver(unit.kind)?.prepare) return undefined;
   const latest = scopeOf(input, (name) => asProducer(receiptOfIncarnation(planned.get(name))));
-  return resolveUnit(unit, plan.uid, latest).executionKey;
+  return resolveUnit(unit, plan.uid, latest);
 }
 
 /**
@@ -502,6 +546,7 @@ function nextDesired(plan: UnitPlan, input: PlanInput): DesiredUnitDoc | undefin
     source: input.sourceCommit,
     rendering: plan.rendering,
     ...(plan.reads ? { reads: plan.reads } : {}),
+    ...(plan.readFiles ? { readFiles: plan.readFiles } : {}),
     ...(plan.preparedFrom ? { preparedFrom: plan.preparedFrom } : {}),
     dependsOn: plan.unit!.dependsOn,
     lifecycle: { state: 'active' },

@@ -6,6 +6,7 @@
 import type { ConditionRecord, DesiredUnitDoc, DriftRecord } from '../state/documents';
 import type { Action, ApprovalNeed, DeletionCause, ExecuteReason, StopReason, TeardownWait, UnitPlan } from './actions';
 import { policyOf } from './lifecycle';
+import type { KeyChange } from './key-changes';
 import { formatWait } from './planner';
 import { notReconciled } from './unit-view';
 
@@ -205,18 +206,46 @@ function executeDetail(reason: ExecuteReason, condition: ConditionRecord | undef
   if (reason === 'reapply') return 'reapplied on request (--reapply)';
   if (reason === 'retry-failure') return `${condition!.reason} (retried by the next reconcile)`;
   if (reason === 'converge-uncertain') return condition!.reason;
-  if (reason === 'key-changed') return 'execution key changed';
+  if (reason === 'key-changed') return keyChangedText(plan?.keyChanges);
   return reason === 'no-incarnation' ? 'no incarnation yet' : 'no receipt';
+}
+
+/** How many changes a detail names before it says how many more. */
+const MAX_NAMED = 8;
+
+function keyChangeText(c: KeyChange): string {
+  switch (c.read) {
+    case 'spec':
+      return `spec ${c.fields.length === 1 ? 'field' : 'fields'} ${names(c.fields)} changed`;
+    case 'trigger':
+      return c.how === 'changed' ? `triggered by ${c.unit}` : `trigger ${c.unit} ${c.how}`;
+    case 'secret':
+      return `sensitive output ${c.unit}.${c.output} changed`;
+    case 'module-file':
+      return `module file ${c.path} ${c.how}`;
+    default:
+      return `${c.read} ${c.path} ${c.how}`;
+  }
+}
+
+/**
+ * Why the key changed, read by read: `input migrations/003.sql added; triggered by deploy`. Only
+ * when nothing recorded tells (state from before reads were recorded): `execution key changed`.
+ */
+function keyChangedText(changes: readonly KeyChange[] | undefined): string {
+  if (!changes || changes.length === 0) return 'execution key changed';
+  const named = changes.slice(0, MAX_NAMED).map(keyChangeText);
+  return [...named, ...(changes.length > MAX_NAMED ? [`and ${changes.length - MAX_NAMED} more`] : [])].join('; ');
 }
 
 /**
  * A waiting unit in status: what it waits for, then what it does after: re-evaluated, or executed
  * for a reason of its own (left unsaid for a unit that never ran: pending says it).
  */
-function waitDetail(a: Extract<Action, { type: 'wait' }>): string {
+function waitDetail(a: Extract<Action, { type: 'wait' }>, plan: UnitPlan): string {
   const wait = formatWait(a.waits[0]!);
   if (a.reason === 'upstream-pending') return `${wait}; re-evaluated after its dependencies run (its receipt may stay current)`;
-  return a.executes === 'no-incarnation' || a.executes === 'no-receipt' ? wait : `${wait}; ${executeDetail(a.executes, a.condition)}`;
+  return a.executes === 'no-incarnation' || a.executes === 'no-receipt' ? wait : `${wait}; ${executeDetail(a.executes, a.condition, plan)}`;
 }
 
 /** The DETAIL of `nyl status`: what the unit is now and what the next reconcile does. */
@@ -230,7 +259,7 @@ export function statusDetail(plan: UnitPlan): string {
     case 'current':
       return `its receipt is current; the desired branch holds another decision, and the next reconcile records ${restoredFrom(plan)}`;
     case 'wait':
-      return waitDetail(a);
+      return waitDetail(a, plan);
     case 'execute':
       return executeDetail(a.reason, a.condition, plan);
     case 'failed':
@@ -292,7 +321,7 @@ export function startReason(plan: UnitPlan): string {
   if (a.reason === 'drift-repair') return 'repairing drift';
   if (a.reason === 'reapply') return 'reapplied on request';
   if (a.reason === 'retry-failure') return 'retrying failure';
-  return a.reason === 'key-changed' ? 'execution key changed' : 'no receipt';
+  return a.reason === 'key-changed' ? keyChangedText(plan.keyChanges) : 'no receipt';
 }
 
 /** Why a held unit or one on its way out is left alone (`nyl verify` checks only active units). */

@@ -45,16 +45,30 @@ export function resolveEnvironment(project: Project, name: string): EnvironmentR
   if (!match) return undefined;
   const invalid = nameRule(name);
   if (invalid) {
+    const suggest = validName(project, name);
     fail(
       'NYL-ENVIRONMENT-UNKNOWN',
       `${name} matches namePattern ${match.template.spec.namePattern} of EnvironmentTemplate ${match.template.name}, but ${invalid.message}: ${invalid.fix}`,
       {
         env: name,
         ...knownEnvironments(project),
+        ...(suggest ? { suggest } : {}),
       },
     );
   }
   return instantiate(match.template, name, match.suffix);
+}
+
+/**
+ * A valid instance name close to an invalid one, for its fix: lowercase, every other character a
+ * `-`, no `-` at either end; only when a template's namePattern matches it too.
+ */
+function validName(project: Project, name: string): string | undefined {
+  const candidate = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+  return !nameRule(candidate) && templateMatching(project, candidate) ? candidate : undefined;
 }
 
 /** The template whose namePattern matches a name, and the suffix its `*` matched. */

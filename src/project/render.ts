@@ -46,7 +46,15 @@ export interface ProducerReceipt {
   sensitive?: Record<string, { sha256: string }>;
   /** The run that produced the receipt. */
   run: string;
+  /**
+   * The producer executes before the consumer does: its plain outputs are not known yet, and every
+   * reference to one renders as KNOWN_AFTER_APPLY (a preview for review, never for a key).
+   */
+  unknown?: true;
 }
+
+/** What a preview renders in place of an output not known before its producer executes (Terraform's words). */
+export const KNOWN_AFTER_APPLY = '(known after apply)';
 
 /** A unit's current receipt, or undefined when it has none. */
 export type ReceiptOf = (unitName: string) => ProducerReceipt | undefined;
@@ -120,6 +128,7 @@ class Rendering {
     }
     const secret = receipt.sensitive?.[ref.output];
     if (secret) return this.keepSecretReference(ref, pointer, secret.sha256);
+    if (receipt.unknown) return KNOWN_AFTER_APPLY;
     const hit = lookupKey(receipt.outputs, ref.output);
     if (!hit.found) {
       return this.fail(

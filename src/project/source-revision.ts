@@ -22,6 +22,9 @@ export async function resolveCommit(reader: BatchReader, rev: string, asker: Sou
     fail('NYL-SOURCE-UNREACHABLE', `${what} ${JSON.stringify(rev)} is not a revision`, { rev, ...params, data: { rev } });
   }
   const obj = await reader.read(`${rev}^{commit}`);
+  // HEAD names no commit only in a repository without one: the first commit is what is missing.
+  if (!obj && rev === 'HEAD')
+    fail('NYL-SOURCE-UNREACHABLE', 'the checkout has no commit yet: Nyl renders units from a commit', { ...params, firstCommit: true });
   if (!obj || obj.type !== 'commit') {
     fail('NYL-SOURCE-UNREACHABLE', `${what} ${rev} does not name a commit of this checkout`, { rev, ...params, data: { rev } });
   }

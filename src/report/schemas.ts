@@ -439,8 +439,22 @@ export function reconcileUnit(unitKinds: readonly string[]) {
       { pattern: '^sha256:[0-9a-f]{64}$' },
     ),
     changes: str("`nyl plan`: the summary of the driver's plan, for a kind whose driver plans.", { examples: ['+1 ~0 -0'] }),
+    keyChanges: list(
+      object({
+        read: req(oneOf(['spec', 'input', 'module-file', 'module', 'trigger', 'secret'])),
+        fields: strings('spec: the top-level fields of its rendering that differ.'),
+        path: str('input, module-file, module: the source path; a directory (its files were not recorded) ends in /.'),
+        how: oneOf(['added', 'changed', 'removed']),
+        unit: str('trigger: the unit named in triggers; secret: the producer.'),
+        output: str('secret: the sensitive output whose value changed.'),
+      }),
+      {
+        description:
+          "`nyl plan`: why the unit's execution key changed since its receipt, read by read (what its detail names: 'input migrations/003.sql added'). Absent when nothing recorded tells (state written before its reads were recorded): the detail then says 'execution key changed'.",
+      },
+    ),
     diff: strings(
-      "`nyl plan`: the unit's recorded rendering against the new one, as YAML (keys sorted) in unified-diff lines: '@@ -a,b +c,d @@' hunk heads, then lines starting with ' ', '-' or '+'.",
+      "`nyl plan`: the unit's recorded rendering against the new one, as YAML (keys sorted) in unified-diff lines: '@@ -a,b +c,d @@' hunk heads, then lines starting with ' ', '-' or '+'. For a unit that waits for its dependencies, the new one is its preview: each output of a unit that executes first reads '(known after apply)'.",
     ),
     approval: object({
       reason: req(oneOf(APPROVAL_REASONS)),

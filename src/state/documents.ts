@@ -54,6 +54,12 @@ export interface DesiredUnitDoc {
   rendering?: Record<string, unknown>;
   /** What the unit read besides its spec when it was rendered: part of its execution key. */
   reads?: KeyReads;
+  /**
+   * Path -> blob id of every file under the directories `reads` names (a module, an input
+   * directory), so that the next plan names a changed file, not only its directory. Not part of
+   * the key (the directory's tree id is); absent in documents written before it existed.
+   */
+  readFiles?: Record<string, string>;
   /** The rendering is a driver's preparation (a pinned image) of the rendering with this digest. */
   preparedFrom?: string;
   dependsOn?: string[];

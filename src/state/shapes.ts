@@ -30,6 +30,7 @@ const desiredFields = {
   source: string(),
   rendering: json('object'),
   reads: object({ sources: json('object'), triggers: json('object'), secrets: list(json('object')) }),
+  readFiles: json('object'),
   preparedFrom: string(),
   dependsOn: list(text()),
   lifecycle: required(object({ state: required(oneOf(['active', 'held', 'deleting', 'pending-teardown', 'retained'])) })),

@@ -80,8 +80,15 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
   const text = run(['plan', '-e', 'dev']);
   assert.equal(text.code, 2);
   // The detail names the module's file that changed, not only "execution key changed".
-  assert.match(text.stdout, /^net +Terraform +awaiting-approval +module file infra\/net\/main\.tf\.json changed; approval.required/m);
-  assert.match(units.net.detail, /^module file infra\/net\/main\.tf\.json changed; approval.required/);
+  assert.match(
+    text.stdout,
+    /^net +Terraform +awaiting-approval +spec field approval changed; module file infra\/net\/main\.tf\.json changed; approval.required/m,
+  );
+  assert.match(units.net.detail, /^spec field approval changed; module file infra\/net\/main\.tf\.json changed; approval.required/);
+  assert.deepEqual(units.net.keyChanges, [
+    { read: 'spec', fields: ['approval'] },
+    { read: 'module-file', path: 'infra/net/main.tf.json', how: 'changed' },
+  ]);
   assert.match(text.stdout, new RegExp(`^net \\(awaiting-approval\\):\\n  digest:  ${units.net.digest}\\n  changes: \\+1 ~0 -0$`, 'm'), text.stdout);
   assert.match(text.stdout, /^ {4}\+ {2}echo there$/m);
 
@@ -112,4 +119,27 @@ test('nyl plan: a module that gains a resource shows +1 ~0 -0 and its digest, a 
   const stale = run(['reconcile', '-e', 'dev', '--approve', `net=${units.net.digest}`, '-o', 'json']);
   assert.equal(stale.code, 2, stale.stdout + stale.stderr);
   assert.equal(stale.json.units.net.approval.reason, 'digest-mismatch');
+});
+
+test('nyl plan before the first commit says to commit first; before state init it previews every unit executing (a warning names state init)', () => {
+  const state = stateRepo();
+  const yaml = `${[doc('Environment', 'dev', { state: { repository: { repoURL: state.url } } }), doc('Command', 'hello', { script: 'echo hi' })]
+    .map((d) => JSON.stringify(d))
+    .join('\n---\n')}\n`;
+  const project = tempDir('nyl-plan-fresh-');
+  git(project, 'init', '-q', '-b', 'main');
+  fs.writeFileSync(path.join(project, 'nyl.yaml'), yaml);
+  const uncommitted = nyl(project, ['plan', '-e', 'dev']);
+  assert.equal(uncommitted.code, 1, uncommitted.stdout + uncommitted.stderr);
+  assert.match(uncommitted.stdout + uncommitted.stderr, /the checkout has no commit yet: Nyl renders units from a commit/);
+  assert.match(uncommitted.stdout + uncommitted.stderr, /fix: commit the project first: `git add -A && git commit -m "nyl project"`/);
+  assert.doesNotMatch(uncommitted.stderr, /HEAD HEAD/);
+
+  git(project, 'add', '-A');
+  git(project, '-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'nyl project');
+  const preview = nyl(project, ['plan', '-e', 'dev']);
+  assert.equal(preview.code, 2, preview.stdout + preview.stderr);
+  assert.match(preview.stdout, /^hello +Command +execute +new unit: will execute$/m);
+  assert.match(preview.stdout, /warning NYL-STATE-MISSING\n {2}state missing: every unit would execute/);
+  assert.match(preview.stdout, /fix: create it with `nyl state init -e dev`/);
 });

@@ -221,7 +221,7 @@ describe('re-runs and source changes', () => {
     assert.deepEqual(stateCounts(ctx.bare), { desired: counts.desired + 1, observed: counts.observed + 1 });
     assert.equal(argv.json.units.tweak.uid, first.json.units.tweak.uid, 'the same incarnation');
     assert.notEqual(argv.json.units.tweak.executionKey, first.json.units.tweak.executionKey);
-    assert.match(argv.stderr, /^\[dev\/tweak\] starting Command \(reconcile\): execution key changed$/m);
+    assert.match(argv.stderr, /^\[dev\/tweak\] starting Command \(reconcile\): spec field run changed$/m);
 
     // The producer changes but its outputs do not: only the producer runs.
     changeUnits(ctx, unitsV({ argvTag: 'x2', dbExtra: ' # same outputs' }));

@@ -96,7 +96,7 @@ describe('status says which units execute and which are re-evaluated after their
         status.report.units.down.detail,
         '/dependsOn/0 waits for up (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)',
       );
-      assert.equal(status.report.units.own.detail, '/dependsOn/0 waits for up (no-current-receipt); execution key changed');
+      assert.equal(status.report.units.own.detail, '/dependsOn/0 waits for up (no-current-receipt); spec field run changed');
       assert.deepEqual(status.report.units.down.waits, [{ pointer: '/dependsOn/0', unit: 'up', reason: 'no-current-receipt' }]);
       assert.equal(status.code, 2, 'not reconciled yet, nothing failed');
 

@@ -59,7 +59,7 @@ describe('nyl plan: what the next reconcile would do, per unit and why', () => {
       assert.deepEqual(rows(report), { a: ['execute', 'execute', 'no-incarnation'], b: ['wait', 'wait', 'dependency-pending'] });
       assert.equal(code, 2);
       assert.equal(report.units.a.digest, undefined);
-      assert.match(report.units.a.detail, /no incarnation yet; no digest: it needs no approval, .*uid the run mints/);
+      assert.equal(report.units.a.detail, 'new unit: will execute');
       assert.match(report.units.b.detail, /\/dependsOn\/0 waits for a .*its digest is decided after its dependencies run/);
       assert.deepEqual(world.counts(), { a: 0, b: 0 }, 'nothing executed');
     } finally {
@@ -88,7 +88,7 @@ describe('nyl plan: what the next reconcile would do, per unit and why', () => {
       assert.equal(report.units.b.diff, undefined);
       const text = renderPlan(report);
       assert.match(text, /^UNIT +KIND +ACTION +DETAIL$/m);
-      assert.match(text, /^a +Command +execute +execution key changed$/m);
+      assert.match(text, /^a +Command +execute +spec field run changed$/m);
       assert.match(
         text,
         new RegExp(
@@ -120,6 +120,61 @@ describe('nyl plan: what the next reconcile would do, per unit and why', () => {
       assert.ok(codes.includes('NYL-PLAN-UNITS-LEAVING'), codes.join());
       assert.ok(codes.includes('NYL-TEARDOWN-PENDING'), codes.join());
       assert.match(renderPlan(report), /^leaving:\nUNIT +KIND +ACTION +DETAIL\ngone +Command +pending-teardown /m);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a unit that waits for a changing producer shows its own diff, with what the producer outputs next as (known after apply)', async () => {
+    const consumer = (mode) => unit('b', { env: { URL: '${{ units.a.outputs.unit }}', MODE: mode } });
+    const world = await reconciled({ units: [unit('a'), consumer('x')] });
+    try {
+      await commitSource(world, [unit('a', { version: 'v2' }), consumer('y')]);
+      const { report } = await plan(world);
+      assert.deepEqual(rows(report).b, ['wait', 'wait', 'dependency-pending']);
+      assert.deepEqual(report.units.b.diff, [
+        '@@ -1,5 +1,5 @@',
+        ' env:',
+        '-  MODE: x',
+        '-  URL: a',
+        '+  MODE: "y"',
+        '+  URL: "(known after apply)"',
+        ' run:',
+        '   - b',
+      ]);
+      assert.match(renderPlan(report), /^b \(wait\):\n  rendering \(recorded -> new\):\n    @@/m);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a unit that waits for a new producer: a change of its own executes it, without "its receipt may stay current"', async () => {
+    const world = await reconciled({ units: [unit('a'), unit('b', { env: { MODE: 'x' } })] });
+    try {
+      await commitSource(world, [unit('a'), unit('c'), unit('b', { env: { MODE: 'y', URL: '${{ units.c.outputs.unit }}' } })]);
+      const { report } = await plan(world);
+      assert.deepEqual(rows(report).b, ['wait', 'wait', 'dependency-pending']);
+      assert.match(report.units.b.detail, /^\/env\/URL waits for c \(no-current-receipt\); /);
+      assert.doesNotMatch(report.units.b.detail, /may stay current/);
+      assert.deepEqual(report.units.b.diff, ['@@ -1,4 +1,5 @@', ' env:', '-  MODE: x', '+  MODE: "y"', '+  URL: "(known after apply)"', ' run:', '   - b']);
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('before state init: a preview in which every unit executes, with a warning that names state init (a reconcile refuses)', async () => {
+    const world = await World.create({ units: [unit('a'), unit('b', { dependsOn: ['a'] })] });
+    try {
+      const { report, code } = await plan(world);
+      assert.deepEqual(rows(report), { a: ['execute', 'execute', 'no-incarnation'], b: ['wait', 'wait', 'dependency-pending'] });
+      assert.equal(report.units.a.detail, 'new unit: will execute');
+      assert.equal(code, 2);
+      assert.deepEqual(report.errors, []);
+      const missing = report.warnings.find((w) => w.code === 'NYL-STATE-MISSING');
+      assert.match(missing?.message ?? '', /^state missing: every unit would execute/);
+      assert.match(missing.fix, /nyl state init -e dev/);
+      const refused = await world.process('run').run('reconcile');
+      assert.deepEqual(refused.codes, ['NYL-STATE-MISSING'], 'a reconcile still refuses');
     } finally {
       world.cleanup();
     }

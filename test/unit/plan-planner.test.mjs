@@ -211,7 +211,7 @@ test('consumers with receipts of an outdated dependency: re-evaluated after it (
   // app's receipt was made from other outputs than db's latest receipt holds, or for another spec: a change of its own.
   const moved = resolve(ctx, { desired, observed: { db: outdatedDb, app: currentReceipt(ctx, 'app', U.app, { db: { url: 'elsewhere' } }) } }).units.get('app');
   assert.deepEqual([moved.action.reason, moved.action.executes, moved.phase], ['dependency-pending', 'key-changed', 'outdated']);
-  assert.equal(moved.detail, '/env/DB waits for db (no-current-receipt); execution key changed');
+  assert.equal(moved.detail, '/env/DB waits for db (no-current-receipt); spec field env changed');
   // Conditions of its own: it executes after db, and status says so as it would without the wait.
   const retry = resolve(ctx, {
     desired,
@@ -232,6 +232,13 @@ test('consumers with receipts of an outdated dependency: re-evaluated after it (
   // db has no receipt at all: nothing tells whether app's own inputs changed.
   const unknown = resolve(ctx, { desired, observed: { app: currentReceipt(ctx, 'app', U.app, out) } }).units.get('app');
   assert.equal(unknown.phase, 'awaiting-dependencies');
+  assert.equal(unknown.detail, '/env/DB waits for db (no-current-receipt); re-evaluated after its dependencies run (its receipt may stay current)');
+  assert.deepEqual(unknown.preview, { env: { DB: '(known after apply)' }, run: ['deploy'] }, 'what db outputs next is not known yet');
+  // ... unless its preview differs where db's outputs do not reach: a change of its own.
+  const edited = await shop();
+  edited.project.units.get('app').spec.run = ['deploy', '--fast'];
+  const own = resolve(edited, { desired, observed: { app: currentReceipt(ctx, 'app', U.app, out) } }).units.get('app');
+  assert.deepEqual([own.action.reason, own.action.executes, own.phase], ['dependency-pending', 'key-changed', 'outdated']);
   // In a run, a waiting unit is reported blocked with its wait, whatever it does after.
   assert.equal(runDetail(res.units.get('app'), 'c1'), '/env/DB waits for db (no-current-receipt)');
 });

@@ -174,6 +174,19 @@ test('an instance whose suffix makes an invalid field is refused at the template
     () => resolveEnvironment(p, 'Bad_Name'),
     (e) => e.code === 'NYL-ENVIRONMENT-UNKNOWN' && /matches namePattern \* of EnvironmentTemplate preview, but invalid name/.test(e.message),
   );
+  // The fix names a valid name the pattern matches, not an Environment to declare.
+  const pr = await load({
+    'nyl.yaml': documents(resource('EnvironmentTemplate', 'preview', 'namePattern: "pr-*"', 'environment: {state: {desiredRef: "x/${{ instance.suffix }}"}}')),
+  });
+  assert.throws(
+    () => resolveEnvironment(pr, 'pr-Fix_Login'),
+    (e) => {
+      const fix = e.diagnostics[0].fix;
+      assert.equal(fix, 'name the instance in lowercase letters, digits and "-": -e pr-fix-login');
+      assert.ok(resolveEnvironment(pr, 'pr-fix-login'), 'the suggested name is an instance');
+      return true;
+    },
+  );
   assert.equal(resolveEnvironment(p, 'ok').spec.state.desiredRef, 'x/ok');
   const bad = await load(
     project(resource('EnvironmentTemplate', 'preview', 'namePattern: "pr*"', 'environment: {state: {desiredRef: "${{ instance.suffix }}"}}')),

@@ -11,6 +11,7 @@ import { logEntryOf } from '../../dist/commands/inspect/log.js';
 import { shownReceipt } from '../../dist/commands/inspect/show.js';
 import { unitOutputs } from '../../dist/commands/inspect/outputs.js';
 import { outputValue, renderOutputs, yamlLines } from '../../dist/commands/inspect/render-inspect.js';
+import { emitYaml } from '../../dist/state/yaml-emit.js';
 
 const RUN = '01900000-0000-7000-8000-000000000001';
 const SOURCE = 'a'.repeat(40);
@@ -242,6 +243,20 @@ test('yamlLines: block YAML for reading, strings that would read as something el
     'f: []',
     'g: deadbeef1',
   ]);
+});
+
+test('yamlLines writes as state files do (emitYaml): a multi-line script as a literal block, not a JSON one-liner', () => {
+  const doc = { rendering: { script: 'set -e\necho "migrating"\n./migrate up\n', env: { A: 'x' } } };
+  assert.deepEqual(yamlLines(doc, '  '), [
+    '  rendering:',
+    '    env:',
+    '      A: x',
+    '    script: |',
+    '      set -e',
+    '      echo "migrating"',
+    '      ./migrate up',
+  ]);
+  assert.deepEqual(yamlLines(doc, '').join('\n'), emitYaml(doc).replace(/\n$/, ''));
 });
 
 test("a run's headline grows linearly with its units: 40,000 outcomes take well under a second (each unit was copied into its group's array again: 12 s)", () => {

@@ -3,11 +3,12 @@
  *
  * log reads like `git log`: a line per operation (time, operation, who), then its reason, run,
  * source, commits and unit results indented below. show prints the unit's documents as block
- * YAML. outputs prints one `KEY=VALUE` line per output for scripts (docs/operations.md,
+ * YAML, as the state files hold them. outputs prints one `KEY=VALUE` line per output for scripts (docs/operations.md,
  * "Reading history and outputs"): a string as it is, anything else (and a string of several
  * lines) as JSON, so that each output is one line; a sensitive output as `KEY=(sensitive)`.
  */
 import type { LogEntry, LogReport, OutputsReport, ShowReport } from '../../report/types';
+import { emitYaml } from '../../state/yaml-emit';
 import { withDiagnostics } from '../text/render';
 
 const short = (oid: string | undefined) => oid?.slice(0, 12);
@@ -33,31 +34,15 @@ export function renderLog(r: LogReport): string {
   return withDiagnostics(blocks.join('\n\n'), [...r.errors, ...r.warnings, ...r.notes]);
 }
 
-/** A scalar as block YAML writes it: plain when it reads back as the same string, else JSON. */
-function scalar(v: unknown): string {
-  const plain = typeof v === 'string' && /^[A-Za-z0-9_/][A-Za-z0-9_./:@+ -]*$/.test(v) && !/[: ]$|: | #/.test(v);
-  if (plain && !/^(true|false|null|yes|no|on|off|~)$/i.test(v) && !/^0[xo]/i.test(v) && !/^[-+]?(\d[\d_]*)?\.?\d*([eE][-+]?\d+)?$/.test(v)) return v;
-  return JSON.stringify(v) ?? 'null';
-}
-
-/** A document as block YAML, indented: enough for reading, not a YAML emitter. */
+/**
+ * A document as block YAML, indented: written by the emitter of the state files and of `nyl
+ * plan`'s diffs (emitYaml), so that a multi-line script reads as a literal block, as it does there.
+ */
 export function yamlLines(value: unknown, indent: string): string[] {
-  const isBlock = (v: unknown) => v !== null && typeof v === 'object' && Object.keys(v).length > 0;
-  const out: string[] = [];
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      if (isBlock(item)) {
-        const [first, ...rest] = yamlLines(item, `${indent}  `);
-        out.push(`${indent}- ${first!.trimStart()}`, ...rest);
-      } else out.push(`${indent}- ${scalar(item)}`);
-    }
-    return out;
-  }
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    if (isBlock(v)) out.push(`${indent}${scalar(k)}:`, ...yamlLines(v, `${indent}  `));
-    else out.push(`${indent}${scalar(k)}: ${Array.isArray(v) ? '[]' : v !== null && typeof v === 'object' ? '{}' : scalar(v)}`);
-  }
-  return out;
+  return emitYaml(value)
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => (line === '' ? line : `${indent}${line}`));
 }
 
 /** The receipt and its outputs, sensitive ones by digest only. */
@@ -67,7 +52,7 @@ function receiptLines(r: ShowReport): string[] {
   const out = [`receipt: run ${rc.run}, finished ${rc.finishedAt}`, `  executionKey: ${rc.executionKey}`, 'outputs:'];
   const sensitive = Object.entries(rc.sensitiveOutputs ?? {});
   if (Object.keys(rc.outputs).length === 0 && sensitive.length === 0) out[2] = 'outputs: none';
-  for (const [k, v] of Object.entries(rc.outputs)) out.push(`  ${k}: ${typeof v === 'string' ? scalar(v) : JSON.stringify(v)}`);
+  if (Object.keys(rc.outputs).length > 0) out.push(...yamlLines(rc.outputs, '  '));
   for (const [k, v] of sensitive) out.push(`  ${k}: (sensitive, ${v.sha256})`);
   if (rc.toolState) out.push('tool state:', ...yamlLines(rc.toolState, '  '));
   if (rc.toolReads) out.push(`tool reads: ${rc.toolReads.join(', ')}`);

@@ -55,8 +55,8 @@ function planDetail(unit: UnitPlan): string {
   const detail = statusDetail(unit);
   // upstream-pending says already that it is decided again after its dependencies run.
   if (unit.action.type === 'wait' && unit.action.reason === 'dependency-pending') return joined(detail, 'its digest is decided after its dependencies run');
-  if (wouldExecute(unit) && !(unit.approvalKey ?? unit.executionKey))
-    return joined(detail, 'no digest: it needs no approval, and its execution key includes the uid the run mints for its new incarnation');
+  // A new unit has no digest (its key includes the uid the run mints), and needs none: it needs no approval.
+  if (unit.action.type === 'execute' && unit.action.reason === 'no-incarnation') return `${unit.desired?.uid ? 'new incarnation' : 'new unit'}: will execute`;
   return detail;
 }
 
@@ -74,36 +74,33 @@ function yamlLines(rendering: Record<string, unknown>): string[] {
   return emitYaml(rendering).replace(/\n$/, '').split('\n');
 }
 
-/** The recorded rendering against the new one, when the unit has both and they differ. */
+/**
+ * The recorded rendering against the new one, when the unit has both and they differ. A waiting
+ * unit's new one is its preview: outputs of units that execute first read `(known after apply)`.
+ */
 function renderingDiff(unit: UnitPlan): string[] | undefined {
   const before = unit.desired?.rendering;
-  const after = unit.rendering;
+  const after = unit.rendering ?? unit.preview;
   if (!before || !after || canonicalJson(before) === canonicalJson(after)) return undefined;
   return unifiedDiff(yamlLines(before), yamlLines(after), DIFF_CONTEXT);
 }
 
-/**
- * A row of the quiet table as the plan says it: action, reason, result, detail, diff. `reads`:
- * what changed in the source the unit reads, said in place of "execution key changed".
- */
-function describeRow(row: ReconcileUnitReport, unit: UnitPlan, reads: string | undefined): void {
+/** A row of the quiet table as the plan says it: action, reason, result, detail (with what changed among the reads of a changed key), diff. */
+function describeRow(row: ReconcileUnitReport, unit: UnitPlan): void {
   row.action = unit.action.type;
   row.reason = reasonOf(unit);
   row.result = planResult(unit, row.result);
-  const detail = planDetail(unit);
-  row.detail = reads && detail.startsWith(KEY_CHANGED) ? `${reads}${detail.slice(KEY_CHANGED.length)}` : detail;
+  row.detail = planDetail(unit);
+  if (unit.keyChanges && unit.keyChanges.length > 0) row.keyChanges = unit.keyChanges;
   const diff = renderingDiff(unit);
   if (diff) row.diff = diff;
 }
 
-/** The detail a changed key renders to (src/plan/reasons.ts), which the changed reads replace. */
-const KEY_CHANGED = 'execution key changed';
-
-/** Says, for every row of the quiet table, what the plan says of its unit; `reads` from ./plan-reads.ts. */
-export function describeRows(report: ReconcileReport, plan: Plan, reads: ReadonlyMap<string, string> = new Map()): void {
+/** Says, for every row of the quiet table, what the plan says of its unit. */
+export function describeRows(report: ReconcileReport, plan: Plan): void {
   for (const name of report.unitOrder) {
     const unit = plan.units.get(name);
-    if (unit) describeRow(report.units[name]!, unit, reads.get(name));
+    if (unit) describeRow(report.units[name]!, unit);
   }
 }
 

@@ -28,10 +28,9 @@ import type { Runtime } from '../../util/runtime';
 import { selectedUnits, shellTextWarnings } from '../shared/selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from '../shared/context';
 import { PlanPhases } from './plan-drivers';
-import { changedReads } from './plan-reads';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from '../reconcile/reconcile-report';
-import { requireActive } from '../state/state-checks';
+import { inactiveStateOf, requireActive } from '../state/state-checks';
 
 interface PlanOptions {
   /** --unit/--units: plan only these, as `reconcile --unit` would run them. */
@@ -48,6 +47,8 @@ interface Start {
   refs: RefSnapshot;
   view: EnvironmentStateView;
   generation: number;
+  /** No state yet (state init has not run): the plan previews every unit executing, with this warning. */
+  missing?: Diagnostic;
 }
 
 /** The plan after the driver's preparations, and the units whose preparation failed. */
@@ -75,8 +76,8 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
   try {
     const resolved = await resolvePlan(opened, start, only, phases);
     const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
-    report.warnings.unshift(...shellTextWarnings(opened, only));
-    describeRows(report, resolved.plan, await changedReads(opened.sourceReader, resolved.plan));
+    report.warnings.unshift(...(start.missing ? [start.missing] : []), ...shellTextWarnings(opened, only));
+    describeRows(report, resolved.plan);
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
     report.warnings.push(...(await coordinationWarnings(opened, start.refs)));
@@ -96,9 +97,22 @@ async function readStart(opened: OpenedEnvironment): Promise<Start> {
   await store.ensureOpen();
   const refs = await store.snapshot({ readOnly: true });
   const view = await readEnvironmentState(store.reader, loc, refs, store.cache);
-  const generation = await requireActive(opened, { refs, view });
+  const missing = await missingState(opened, refs, view);
+  const generation = missing ? 1 : await requireActive(opened, { refs, view });
   await opened.local.requireNoUnpublishedWork(refs, { readOnly: true });
-  return { refs, view, generation };
+  return { refs, view, generation, ...(missing ? { missing } : {}) };
+}
+
+/**
+ * State that does not exist yet, as before `nyl state init`: previewed, as `terraform plan` does
+ * without a state, rather than refused; the warning keeps NYL-STATE-MISSING's fix. Not when the
+ * clone's own branches hold the state (a move is the way there, and refused as reconcile would).
+ */
+async function missingState(opened: OpenedEnvironment, refs: RefSnapshot, view: EnvironmentStateView): Promise<Diagnostic | undefined> {
+  if (view.state || (await opened.local.knownStateBeyond(refs)).size > 0) return undefined;
+  const d = await inactiveStateOf(opened, refs, undefined, 'warning');
+  if (d?.code !== 'NYL-STATE-MISSING') return undefined;
+  return { ...d, message: `state missing: every unit would execute; a reconcile refuses until it exists (${d.message})` };
 }
 
 /** Reconcile's first look: the planner over the state, without lifecycle permissions, --unit as the run's selection. */

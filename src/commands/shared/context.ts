@@ -33,7 +33,7 @@ import { GitStateStore, PARSE_FORMAT } from '../../state/git-store';
 import { LocalState } from '../../state/local-state';
 import { cacheRoot } from '../../util/cache-dir';
 import { type CheckoutFacts, type StateLocation, localLocation, resolveLocation } from '../../state/location';
-import type { ObjectReader, RefSnapshot, StateStore } from '../../state/store';
+import type { RefSnapshot, StateStore } from '../../state/store';
 import type { Trailers } from '../../state/transition';
 import { JsonCache } from '../../util/json-cache';
 import type { Runtime } from '../../util/runtime';
@@ -89,8 +89,6 @@ export interface OpenedEnvironment {
   inputKey?: string;
   /** The checkout and a store of another location of this environment (a state move's old one); absent in-process. */
   checkout?: CheckoutFacts;
-  /** Reads objects of the checkout (source trees of earlier commits too); absent in-process. */
-  sourceReader?: ObjectReader;
   openStoreAt?(loc: StateLocation): { store: StateStore; local: LocalState };
   /** Unpacks the source commit (or another commit of the checkout, a teardown's) into dest; returns the project directory inside it. */
   materialize(dest: string, commit?: string): Promise<string>;
@@ -156,7 +154,6 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       ...(headLoad.treeOid && sourceLoad.treeOid ? { inputKey: `${PARSE_FORMAT}:${headLoad.treeOid}:${sourceLoad.treeOid}:${sourceCommit}` } : {}),
       materialize: materializerOf(rt, checkout, sourceCommit),
       checkout,
-      sourceReader: reader,
       openStoreAt: (at) => {
         const other = new GitStateStore(rt.git, at, checkout, rt.env, reader, cache);
         return { store: other, local: new LocalState(other.repositories) };
