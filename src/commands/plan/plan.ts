@@ -9,7 +9,9 @@
  * (it reads a remote's refs with ls-remote instead of mirroring them, and judges the clone's
  * known branches without fast-forwarding them, as status would). Driver phases run in a scratch
  * copy of the source commit that is removed afterwards (./plan-drivers.ts). It warns
- * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT).
+ * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT),
+ * and NYL-SOURCE-UNDECLARED-READ for one whose action names source paths its key does not cover
+ * (../shared/source-warnings.ts).
  */
 import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
 import type { Failure } from '../../drivers/contract';
@@ -32,6 +34,7 @@ import { changedReads } from './plan-reads';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from '../reconcile/reconcile-report';
 import { requireActive } from '../state/state-checks';
+import { undeclaredReadWarnings } from '../shared/source-warnings';
 
 interface PlanOptions {
   /** --unit/--units: plan only these, as `reconcile --unit` would run them. */
@@ -76,6 +79,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
     const resolved = await resolvePlan(opened, start, only, phases);
     const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
     report.warnings.unshift(...shellTextWarnings(opened, only));
+    report.warnings.push(...undeclaredReadWarnings(opened, resolved.plan, only));
     describeRows(report, resolved.plan, await changedReads(opened.sourceReader, resolved.plan));
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);
