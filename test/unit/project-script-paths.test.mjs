@@ -1,12 +1,15 @@
 // The source paths a Command's action names (src/project/script-paths.ts): the program it runs
 // when that is a path (argv[0] with a slash, an interpreter's script operand, the command words of
 // script: text and of sh -c text), and path-like words (a heuristic); resolving them against
-// workingDir; and which of them the execution key does not cover (undeclared-reads.ts).
+// workingDir; which of them the execution key does not cover (undeclared-reads.ts); and which
+// working files a rendering reads (working-reads.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { actionDir, actionWords, resolveWord, shellCommands } from '../../dist/project/script-paths.js';
 import { undeclaredReads } from '../../dist/project/undeclared-reads.js';
 import { sourceReads } from '../../dist/project/source-reads.js';
+import { pathspecsOf, projectReadPatterns, readsPath } from '../../dist/project/working-reads.js';
+import { loadProject } from '../../dist/project/load.js';
 import { BUILTIN_KINDS, COMMAND_KIND } from '../../dist/drivers/kinds.js';
 import { memoryTree } from '../support/memory-tree.mjs';
 
@@ -121,4 +124,38 @@ test('undeclaredReads: paths the action names that the reads do not cover, with 
   assert.deepEqual(check({ script: 'ls migrations/' }, {}), ['migrations/**']);
   assert.deepEqual(check({ script: 'ls migrations/' }, { 'migrations/001.sql': 'a' }), []);
   assert.deepEqual(check({ script: 'echo hello world. done' }, {}), []);
+});
+
+test('working reads: nyl.yaml, includes, source dirs up to a reference, inputs, programs, and named paths the commit has', async () => {
+  const files = {
+    ...FILES,
+    'units/a.yaml': '',
+    'nyl.yaml': [
+      'apiVersion: nyl.io/v1',
+      'kind: Project',
+      'metadata: {name: p}',
+      'spec: {include: ["units/*.yaml"]}',
+      '---',
+      'apiVersion: nyl.io/v1',
+      'kind: Command',
+      'metadata: {name: m}',
+      'spec:',
+      '  inputs: [migrations/*.sql]',
+      '  script: "./bin/deploy.sh && cat conf/app.yaml && cat missing/file.txt && ./bin/new.sh"',
+      '---',
+      'apiVersion: nyl.io/v1',
+      'kind: Terraform',
+      'metadata: {name: t}',
+      'spec: {module: "stacks/${{ env.name }}"}',
+    ].join('\n'),
+  };
+  const project = await loadProject('/p', memoryTree(files));
+  assert.deepEqual(project.includes, ['units/*.yaml']);
+  const patterns = projectReadPatterns(project, [...project.units.values()], BUILTIN_KINDS);
+  const reads = (p) => readsPath(patterns, p);
+  for (const p of ['nyl.yaml', 'units/b.yaml', 'migrations/003.sql', 'bin/deploy.sh', 'bin/new.sh', 'conf/app.yaml', 'stacks/dev/main.tf'])
+    assert.ok(reads(p), p);
+  for (const p of ['README.md', 'units/sub/c.yaml', 'migrations/README.md', 'missing/file.txt', 'bin/other.sh']) assert.ok(!reads(p), p);
+  assert.deepEqual(pathspecsOf(patterns), ['bin/deploy.sh', 'bin/new.sh', 'conf/app.yaml', 'migrations', 'nyl.yaml', 'stacks', 'units']);
+  assert.deepEqual(pathspecsOf([{ glob: '**/*.sql' }, { prefix: 'a' }]), [''], 'a glob from the root looks at the whole project');
 });

@@ -1,9 +1,12 @@
-// Warnings about source a rendering may miss, in process over a loaded project
-// (src/commands/shared/source-warnings.ts): NYL-SOURCE-UNDECLARED-READ names the source paths a
-// script names that no inputs glob covers, with the glob to add.
+// Warnings about source a rendering may miss, in process over a loaded project and a fake look
+// at the working files (src/commands/shared/source-warnings.ts): NYL-SOURCE-UNCOMMITTED names
+// the working files the rendering reads that differ from HEAD, asks Git only about those paths,
+// and says nothing when the source is not HEAD (--worktree, another source ref: no
+// workingChanges); NYL-SOURCE-UNDECLARED-READ names the source paths a script names that no
+// inputs glob covers, with the glob to add.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { undeclaredReadWarnings } from '../../dist/commands/shared/source-warnings.js';
+import { uncommittedWarnings, undeclaredReadWarnings } from '../../dist/commands/shared/source-warnings.js';
 import { BUILTIN_DRIVERS } from '../../dist/drivers/registry.js';
 import { loadProject } from '../../dist/project/load.js';
 import { memoryTree } from '../support/memory-tree.mjs';
@@ -44,6 +47,47 @@ async function opened(migrateSpec, changes) {
   }
   return { o, asked };
 }
+
+test('NYL-SOURCE-UNCOMMITTED names the changed, added and deleted files the rendering reads, and only those', async () => {
+  const changes = [
+    { path: 'nyl.yaml', change: 'changed' },
+    { path: 'bin/deploy.sh', change: 'deleted' },
+    { path: 'migrations/002.sql', change: 'added' },
+    { path: 'README.md', change: 'changed' },
+  ];
+  const { o, asked } = await opened(MIGRATE, changes);
+  const [w, ...rest] = await uncommittedWarnings(o, 'plan');
+  assert.equal(rest.length, 0);
+  assert.equal(w.code, 'NYL-SOURCE-UNCOMMITTED');
+  assert.equal(w.severity, 'warning');
+  assert.match(w.message, /nyl\.yaml changed, bin\/deploy\.sh deleted, migrations\/002\.sql added; this plan does not show them$/);
+  assert.doesNotMatch(w.message, /README/);
+  assert.deepEqual(
+    w.data.changes.map((c) => c.path),
+    ['nyl.yaml', 'bin/deploy.sh', 'migrations/002.sql'],
+  );
+  assert.match(w.fix, /`git (-C \S+ )?add -A -- nyl\.yaml bin\/deploy\.sh migrations\/002\.sql && git (-C \S+ )?commit`; .*`nyl plan -e dev --worktree`$/);
+  assert.deepEqual(asked, [['bin/deploy.sh', 'migrations', 'nyl.yaml']], 'Git is asked once, about the paths the rendering reads');
+
+  const [r] = await uncommittedWarnings(o, 'reconcile');
+  assert.match(r.message, /this run did not apply them$/);
+  assert.match(r.fix, /`nyl reconcile -e dev --worktree`$/);
+  const [s] = await uncommittedWarnings(o, 'status');
+  assert.match(s.fix, /`nyl plan -e dev --worktree`$/, 'status takes no --worktree: its fix previews with plan');
+});
+
+test('NYL-SOURCE-UNCOMMITTED: nothing when no file the rendering reads changed, or when the source is not HEAD', async () => {
+  assert.deepEqual(await uncommittedWarnings((await opened(MIGRATE, [{ path: 'README.md', change: 'changed' }])).o, 'plan'), []);
+  assert.deepEqual(await uncommittedWarnings((await opened(MIGRATE, undefined)).o, 'plan'), [], 'no look at the working files: --worktree or another source');
+});
+
+test('NYL-SOURCE-UNCOMMITTED caps the files it names', async () => {
+  const changes = Array.from({ length: 30 }, (_, i) => ({ path: `migrations/${String(i).padStart(3, '0')}.sql`, change: 'added' }));
+  const [w] = await uncommittedWarnings((await opened(MIGRATE, changes)).o, 'plan');
+  assert.match(w.message, /30 files it reads differ/);
+  assert.match(w.message, /migrations\/007\.sql added, and 22 more; /);
+  assert.match(w.fix, /^commit them \(`git (-C \S+ )?status` lists them\); /);
+});
 
 test('NYL-SOURCE-UNDECLARED-READ: a script naming migrations/*.sql without inputs, with the glob to add; none once declared', async () => {
   const plan = { units: new Map() };

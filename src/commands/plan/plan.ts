@@ -10,8 +10,9 @@
  * known branches without fast-forwarding them, as status would). Driver phases run in a scratch
  * copy of the source commit that is removed afterwards (./plan-drivers.ts). It warns
  * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT),
- * and NYL-SOURCE-UNDECLARED-READ for one whose action names source paths its key does not cover
- * (../shared/source-warnings.ts).
+ * NYL-SOURCE-UNDECLARED-READ for one whose action names source paths its key does not cover, and
+ * NYL-SOURCE-UNCOMMITTED when working files the rendering reads differ from HEAD, the commit it
+ * renders (../shared/source-warnings.ts).
  */
 import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
 import type { Failure } from '../../drivers/contract';
@@ -34,7 +35,7 @@ import { changedReads } from './plan-reads';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from '../reconcile/reconcile-report';
 import { requireActive } from '../state/state-checks';
-import { undeclaredReadWarnings } from '../shared/source-warnings';
+import { uncommittedWarnings, undeclaredReadWarnings } from '../shared/source-warnings';
 
 interface PlanOptions {
   /** --unit/--units: plan only these, as `reconcile --unit` would run them. */
@@ -64,7 +65,7 @@ export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileRepo
   try {
     const report = await planOpened(rt, opened, req);
     if (opened.worktree) report.sourceWorktree = true;
-    report.warnings.unshift(...worktreeWarning(opened, 'plan'), ...keyFileWarnings(opened.env.name, rt.env));
+    report.warnings.unshift(...worktreeWarning(opened, 'plan'), ...(await uncommittedWarnings(opened, 'plan')), ...keyFileWarnings(opened.env.name, rt.env));
     return report;
   } finally {
     opened.close();

@@ -1,14 +1,50 @@
 /**
- * Warnings about source a command's rendering may miss. NYL-SOURCE-UNDECLARED-READ (plan): a
- * Command's action names source paths its execution key does not cover
- * (../../project/undeclared-reads.ts).
+ * Warnings about source a command's rendering may miss. NYL-SOURCE-UNCOMMITTED (plan, reconcile,
+ * status): working files the rendering reads differ from HEAD, the commit it renders, so the
+ * command does not see those edits. NYL-SOURCE-UNDECLARED-READ (plan): a Command's action names
+ * source paths its execution key does not cover (../../project/undeclared-reads.ts).
  */
+import { relative } from 'node:path';
 import { type Diagnostic, diagnostic } from '../../errors/diagnostic';
 import type { Plan } from '../../plan/actions';
 import { ownershipSet } from '../../project/selectors';
 import { sourceReads } from '../../project/source-reads';
 import { undeclaredReads } from '../../project/undeclared-reads';
+import { pathspecsOf, projectReadPatterns, readsPath } from '../../project/working-reads';
 import type { OpenedEnvironment } from './context';
+
+/** How many changed paths a message names before it says how many more. */
+const MAX_NAMED = 8;
+
+/** What each command does not do with the edits, for the message. */
+const IGNORED_BY = { plan: 'this plan does not show them', reconcile: 'this run did not apply them', status: 'this status does not judge them' } as const;
+
+/**
+ * NYL-SOURCE-UNCOMMITTED when working files the environment's rendering reads differ from HEAD,
+ * the commit it renders: one `git status` limited to those paths. None when the source is another
+ * commit, or --worktree made the working files the source (opened.workingChanges is absent then).
+ */
+export async function uncommittedWarnings(opened: OpenedEnvironment, command: keyof typeof IGNORED_BY): Promise<Diagnostic[]> {
+  if (!opened.workingChanges) return [];
+  const patterns = projectReadPatterns(opened.project, ownershipSet(opened.project, opened.env), opened.drivers);
+  const changes = (await opened.workingChanges(pathspecsOf(patterns))).filter((c) => readsPath(patterns, c.path));
+  if (changes.length === 0) return [];
+  const env = opened.env.name;
+  const named = changes.slice(0, MAX_NAMED).map((c) => `${c.path} ${c.change}`);
+  const more = changes.length > MAX_NAMED ? `, and ${changes.length - MAX_NAMED} more` : '';
+  const files = changes.length === 1 ? 'a file it reads differs' : `${changes.length} files it reads differ`;
+  const message = `${env} renders HEAD (commit ${opened.sourceCommit.slice(0, 12)}), and ${files} in the working tree: ${named.join(', ')}${more}; ${IGNORED_BY[command]}`;
+  const gitDir = relative(process.cwd(), opened.project.root).split('\\').join('/');
+  return [
+    diagnostic('NYL-SOURCE-UNCOMMITTED', 'warning', message, {
+      env,
+      rerun: command === 'status' ? 'plan' : command,
+      paths: changes.map((c) => c.path),
+      ...(gitDir ? { gitDir } : {}),
+      data: { commit: opened.sourceCommit, changes },
+    }),
+  ];
+}
 
 /** NYL-SOURCE-UNDECLARED-READ for each selected unit whose action names source paths its reads do not cover. */
 export function undeclaredReadWarnings(opened: OpenedEnvironment, plan: Plan, only: ReadonlySet<string> | undefined): Diagnostic[] {
