@@ -60,12 +60,13 @@ export const CATALOG = {
       "Working files the rendering reads (nyl.yaml, included files, module directories, inputs, a Command's program and the paths its script names) differ from HEAD, the commit it renders: the command does not see those edits.",
     fix: (p) => {
       const paths = (p.paths as string[] | undefined) ?? [];
-      const dir = p.gitDir ? ` -C ${shWord(String(p.gitDir))}` : '';
+      const dir = p.projectDir ? ` -C ${shWord(String(p.projectDir))}` : '';
       const commit =
         paths.length > 0 && paths.length <= 20
           ? `commit them: \`git${dir} add -A -- ${paths.map(shWord).join(' ')} && git${dir} commit\``
           : `commit them (\`git${dir} status\` lists them)`;
-      return `${commit}; or render the working files as they are: \`nyl ${String(p.rerun ?? 'plan')} -e ${e(p)} --worktree\``;
+      const path = p.projectDir ? ` ${shWord(String(p.projectDir))}` : '';
+      return `${commit}; or render the working files as they are: \`nyl ${String(p.rerun ?? 'plan')} -e ${e(p)} --worktree${path}\``;
     },
   },
   'NYL-SOURCE-UNDECLARED-READ': {

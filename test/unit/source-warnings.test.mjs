@@ -6,6 +6,7 @@
 // inputs glob covers, with the glob to add.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { uncommittedWarnings, undeclaredReadWarnings } from '../../dist/commands/shared/source-warnings.js';
 import { BUILTIN_DRIVERS } from '../../dist/drivers/registry.js';
 import { loadProject } from '../../dist/project/load.js';
@@ -35,8 +36,9 @@ function nylYaml(migrateSpec) {
 const MIGRATE = ['  script: |', '    for f in migrations/*.sql; do apply "$f"; done'];
 const FILES = { 'migrations/001.sql': 'a', 'bin/deploy.sh': 'echo', 'README.md': 'hello' };
 
-async function opened(migrateSpec, changes) {
-  const project = await loadProject('/p', memoryTree({ ...FILES, 'nyl.yaml': nylYaml(migrateSpec) }));
+/** The project as loaded from root (default: the test's working directory, so that fixes name no directory). */
+async function opened(migrateSpec, changes, root = process.cwd()) {
+  const project = await loadProject(root, memoryTree({ ...FILES, 'nyl.yaml': nylYaml(migrateSpec) }));
   const asked = [];
   const o = { project, env: project.environments.get('dev'), sourceCommit: COMMIT, drivers: BUILTIN_DRIVERS };
   if (changes) {
@@ -66,7 +68,7 @@ test('NYL-SOURCE-UNCOMMITTED names the changed, added and deleted files the rend
     w.data.changes.map((c) => c.path),
     ['nyl.yaml', 'bin/deploy.sh', 'migrations/002.sql'],
   );
-  assert.match(w.fix, /`git (-C \S+ )?add -A -- nyl\.yaml bin\/deploy\.sh migrations\/002\.sql && git (-C \S+ )?commit`; .*`nyl plan -e dev --worktree`$/);
+  assert.match(w.fix, /^commit them: `git add -A -- nyl\.yaml bin\/deploy\.sh migrations\/002\.sql && git commit`; .*`nyl plan -e dev --worktree`$/);
   assert.deepEqual(asked, [['bin/deploy.sh', 'migrations', 'nyl.yaml']], 'Git is asked once, about the paths the rendering reads');
 
   const [r] = await uncommittedWarnings(o, 'reconcile');
@@ -86,7 +88,16 @@ test('NYL-SOURCE-UNCOMMITTED caps the files it names', async () => {
   const [w] = await uncommittedWarnings((await opened(MIGRATE, changes)).o, 'plan');
   assert.match(w.message, /30 files it reads differ/);
   assert.match(w.message, /migrations\/007\.sql added, and 22 more; /);
-  assert.match(w.fix, /^commit them \(`git (-C \S+ )?status` lists them\); /);
+  assert.match(w.fix, /^commit them \(`git status` lists them\); /);
+});
+
+test('NYL-SOURCE-UNCOMMITTED run from another directory: git -C and the nyl command name the project directory', async () => {
+  const root = path.join(process.cwd(), 'sub', 'dir with space');
+  const [w] = await uncommittedWarnings((await opened(MIGRATE, [{ path: 'nyl.yaml', change: 'changed' }], root)).o, 'reconcile');
+  assert.equal(
+    w.fix,
+    "commit them: `git -C 'sub/dir with space' add -A -- nyl.yaml && git -C 'sub/dir with space' commit`; or render the working files as they are: `nyl reconcile -e dev --worktree 'sub/dir with space'`",
+  );
 });
 
 test('NYL-SOURCE-UNDECLARED-READ: a script naming migrations/*.sql without inputs, with the glob to add; none once declared', async () => {

@@ -34,13 +34,13 @@ export async function uncommittedWarnings(opened: OpenedEnvironment, command: ke
   const more = changes.length > MAX_NAMED ? `, and ${changes.length - MAX_NAMED} more` : '';
   const files = changes.length === 1 ? 'a file it reads differs' : `${changes.length} files it reads differ`;
   const message = `${env} renders HEAD (commit ${opened.sourceCommit.slice(0, 12)}), and ${files} in the working tree: ${named.join(', ')}${more}; ${IGNORED_BY[command]}`;
-  const gitDir = relative(process.cwd(), opened.project.root).split('\\').join('/');
+  const projectDir = relative(process.cwd(), opened.project.root).split('\\').join('/');
   return [
     diagnostic('NYL-SOURCE-UNCOMMITTED', 'warning', message, {
       env,
       rerun: command === 'status' ? 'plan' : command,
       paths: changes.map((c) => c.path),
-      ...(gitDir ? { gitDir } : {}),
+      ...(projectDir ? { projectDir } : {}),
       data: { commit: opened.sourceCommit, changes },
     }),
   ];
