@@ -212,6 +212,14 @@ export interface KindDescriptor {
    */
   argvFields?: readonly string[];
   /**
+   * For a kind that runs a program of the source: the top-level spec fields of the unit's own
+   * action (an argv, a shell text, the working directory both resolve against). The program file
+   * an action names (`./bin/deploy.sh`, `bash deploy.sh`) enters the execution key as a declared
+   * input does (src/project/script-paths.ts); other paths it names are what `plan` checks
+   * `inputs` cover.
+   */
+  actionFields?: { argv: string; shellText: string; workingDir: string };
+  /**
    * Top-level spec fields naming a directory of source the unit runs (a root module): its Git
    * tree id enters the execution key, so a changed file there executes the unit again.
    */

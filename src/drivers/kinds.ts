@@ -22,6 +22,7 @@ export const COMMAND_KIND: KindDescriptor = {
   defaultRecovery: 'manual',
   shellTextFields: ['/script', '/teardown/script', '/check/script'],
   argvFields: ['/run', '/teardown/run', '/check/run'],
+  actionFields: { argv: 'run', shellText: 'script', workingDir: 'workingDir' },
   secretFields: ['/env', '/teardown/env', '/check/env'],
   spec: commandSpec,
 };

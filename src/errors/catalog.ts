@@ -27,6 +27,8 @@ const e = (p: FixParams): string => p.env ?? '<env>';
 const u = (p: FixParams): string => p.unit ?? '<unit>';
 /** "did you mean X? ", when the raiser found a known name close to the one given (`guess`). */
 const meant = (p: FixParams): string => (typeof p.guess === 'string' ? `did you mean ${p.guess}? ` : '');
+/** An item of a YAML flow list: plain when YAML reads it back as the same string, else single-quoted. */
+const flowItem = (w: string): string => (/^[A-Za-z0-9_.\/-][A-Za-z0-9_.\/*?-]*$/.test(w) ? w : `'${w.replace(/'/g, "''")}'`);
 /** A word as sh reads it back, so that a fix naming a path runs as printed: as it is, or single-quoted. */
 const shWord = (w: string): string => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
 
@@ -52,6 +54,31 @@ export const CATALOG = {
         `pass the value as an environment variable: add env: ${env}${where} and read ${String(p.variables ?? '"$NAME"')} in the script instead; ` +
         `or pass it as an argument after the script: run: ${argv}${where ? ` in ${String(p.action)}:` : ''}, and read ${String(p.positional ?? '"$1"')}`
       );
+    },
+  },
+  'NYL-SOURCE-UNCOMMITTED': {
+    exit: 0,
+    summary:
+      "Working files the rendering reads (nyl.yaml, included files, module directories, inputs, a Command's program and the paths its script names) differ from HEAD, the commit it renders: the command does not see those edits.",
+    fix: (p) => {
+      const paths = (p.paths as string[] | undefined) ?? [];
+      const dir = p.projectDir ? ` -C ${shWord(String(p.projectDir))}` : '';
+      const commit =
+        paths.length > 0 && paths.length <= 20
+          ? `commit them: \`git${dir} add -A -- ${paths.map(shWord).join(' ')} && git${dir} commit\``
+          : `commit them (\`git${dir} status\` lists them)`;
+      const path = p.projectDir ? ` ${shWord(String(p.projectDir))}` : '';
+      return `${commit}; or render the working files as they are: \`nyl ${String(p.rerun ?? 'plan')} -e ${e(p)} --worktree${path}\``;
+    },
+  },
+  'NYL-SOURCE-UNDECLARED-READ': {
+    exit: 0,
+    summary:
+      "A Command's run: or script: names source paths that no inputs glob covers: a change there does not run the unit again (a heuristic: path-like words naming files of the source).",
+    fix: (p) => {
+      const globs = ((p.inputs as string[] | undefined) ?? ['<glob>']).map(flowItem).join(', ');
+      const add = p.hasInputs ? `add ${globs} to the inputs: list of ${u(p)}` : `add inputs: [${globs}] to the spec of ${u(p)}`;
+      return `${add} (relative to the project root), so that a change there runs it again; if the unit does not read them, nothing needs doing`;
     },
   },
   'NYL-SOURCE-UNREACHABLE': {

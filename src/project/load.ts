@@ -88,6 +88,8 @@ export async function loadProject(root: string, tree: SourceTree): Promise<Proje
   const all = [...sortDiagnostics(loading.unread, files), ...sortDiagnostics(loading.errors, files)];
   if (all.length > 0) throw new NylError(all);
   const project = projectOf(absoluteRoot, grouped, loading.resources);
+  const includes = [...new Set(loading.resources.flatMap((r) => (r.kind === 'Project' ? r.include : [])))];
+  if (includes.length > 0) project.includes = includes;
   if (tree.objects && [...project.units.values()].some(readsSource)) {
     project.objects = await tree.objects();
     project.dirCalls = await sourceDirCalls(project, tree, project.objects);

@@ -18,6 +18,7 @@ interface ProjectJson {
   units: [string, unknown][];
   objects?: [string, SourceObject][];
   dirCalls?: [string, readonly string[]][];
+  includes?: string[];
 }
 
 function toJson(p: Project): ProjectJson {
@@ -31,6 +32,7 @@ function toJson(p: Project): ProjectJson {
   if (p.templates && p.templates.size > 0) out.templates = [...p.templates];
   if (p.objects) out.objects = [...p.objects];
   if (p.dirCalls) out.dirCalls = [...p.dirCalls];
+  if (p.includes) out.includes = p.includes;
   return out;
 }
 
@@ -46,6 +48,7 @@ function fromJson(root: string, j: ProjectJson): Project {
   if (j.templates) p.templates = new Map(j.templates) as Project['templates'];
   if (j.objects) p.objects = new Map(j.objects);
   if (j.dirCalls) p.dirCalls = new Map(j.dirCalls);
+  if (j.includes) p.includes = j.includes;
   return p;
 }
 

@@ -2,8 +2,9 @@
  * What a unit reads from source besides its spec, as Git object ids for its execution key: the
  * tree of a directory its kind runs (a Terraform root module: any changed file there plans
  * again, an unchanged one does not), and the files its `inputs` globs match (a migrations
- * directory a Command applies). Object ids rather than contents: the key changes exactly when
- * Git says the files did, and nothing is read but the listing of the commit.
+ * directory a Command applies), and the program file a Command's action runs (`run:
+ * [./bin/deploy.sh]`: ./script-paths.ts). Object ids rather than contents: the key changes exactly
+ * when Git says the files did, and nothing is read but the listing of the commit.
  *
  * A directory a unit runs may name further directories it reads (a module's `source =
  * "../modules/net"`): the kind says which (KindDescriptor.sourceDirCalls), the project load follows
@@ -13,6 +14,7 @@
 import type { KindDescriptor } from '../drivers/contract';
 import { BUILTIN_KINDS, type KindSet } from '../drivers/kinds';
 import { expandGlob, isGlob, normalizePattern } from './glob';
+import { type ActionFields, actionDir, actionWords, resolveWord } from './script-paths';
 import type { Project, SourceObject, SourceTree, UnitResource } from './types';
 
 /** The `inputs` globs of a unit's spec. */
@@ -21,9 +23,14 @@ function inputsOf(unit: UnitResource): string[] {
   return Array.isArray(inputs) ? inputs.filter((p): p is string => typeof p === 'string') : [];
 }
 
-/** Does loading the project need the listing of object ids for this unit? */
+/**
+ * Does loading the project need the listing of object ids for this unit? Also when its action
+ * names a path: its program may be a file of the source, and `plan` checks what `inputs` cover.
+ */
 export function readsSource(unit: UnitResource): boolean {
-  return inputsOf(unit).length > 0 || (BUILTIN_KINDS.descriptor(unit.kind)?.sourceDirFields ?? []).some((f) => typeof unit.spec[f] === 'string');
+  const kind = BUILTIN_KINDS.descriptor(unit.kind);
+  if (inputsOf(unit).length > 0 || (kind?.sourceDirFields ?? []).some((f) => typeof unit.spec[f] === 'string')) return true;
+  return kind?.actionFields !== undefined && actionWords(unit.spec, kind.actionFields).length > 0;
 }
 
 /** A directory as the listing names it: `./infra/` and `infra` are `infra`; the root is ''. */
@@ -59,7 +66,25 @@ export function sourceReads(
     for (const called of calls?.get(path) ?? []) addTree(called, objects, reads);
   }
   for (const pattern of inputsOf(unit)) addMatches(pattern, objects, reads);
+  for (const [path, oid] of programFiles(kinds.descriptor(unit.kind)?.actionFields, rendering, objects)) reads[path] = oid;
   return reads;
+}
+
+/**
+ * The program files the action runs (./script-paths.ts) that are files of the source: each enters
+ * the key as if `inputs` named it, by the same path, so that naming it in `inputs` as well changes
+ * nothing.
+ */
+function programFiles(fields: ActionFields | undefined, rendering: Record<string, unknown>, objects: ReadonlyMap<string, SourceObject>): Map<string, string> {
+  const found = new Map<string, string>();
+  const dir = fields ? actionDir(rendering, fields) : undefined;
+  if (!fields || dir === undefined) return found;
+  for (const { word, program } of actionWords(rendering, fields)) {
+    const named = program ? resolveWord(dir, word) : undefined;
+    const object = named && 'path' in named ? objects.get(named.path) : undefined;
+    if (object?.type === 'blob') found.set((named as { path: string }).path, object.oid);
+  }
+  return found;
 }
 
 type DirCalls = NonNullable<KindDescriptor['sourceDirCalls']>;
@@ -163,7 +188,7 @@ function addMatches(pattern: string, objects: ReadonlyMap<string, SourceObject>,
 /** The blob paths of a listing, once per listing: the planner resolves every unit after each wave. */
 const blobPaths = new WeakMap<ReadonlyMap<string, SourceObject>, string[]>();
 
-function blobsOf(objects: ReadonlyMap<string, SourceObject>): string[] {
+export function blobsOf(objects: ReadonlyMap<string, SourceObject>): string[] {
   let paths = blobPaths.get(objects);
   if (!paths) {
     paths = [...objects].filter(([, o]) => o.type === 'blob').map(([p]) => p);

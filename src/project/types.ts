@@ -134,6 +134,11 @@ export interface Project {
   /** Every unit, keyed by name (unit names are unique across kinds). */
   units: Map<string, UnitResource>;
   /**
+   * The include patterns of every Project document loaded, as written (relative to the project
+   * root): which files are project source, for telling whether a working file is (absent: none).
+   */
+  includes?: string[];
+  /**
    * Every blob and tree of the source commit under the project root ('' is the root itself), by
    * path: what units read from source enters their execution keys. Loaded only when a unit reads
    * source (a module kind, or `inputs`).

@@ -50,9 +50,10 @@ const MIRROR = 'refs/nyl-mirror/';
  * duration bounds and __proto__ keys are refused, and environments keep field locations, so a
  * project validated before must be validated again. v3: units have inputs and triggers, and a
  * project that reads source keeps the object ids of its tree. v4: and the local modules its
- * module directories call.
+ * module directories call. v5: a project keeps its include patterns, and the object ids of its
+ * tree also when a Command's action names a path.
  */
-export const PARSE_FORMAT = `v4-${nylVersion()}`;
+export const PARSE_FORMAT = `v5-${nylVersion()}`;
 
 export class GitStateStore implements StateStore {
   /** Where objects are read and written. */

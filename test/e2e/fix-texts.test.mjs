@@ -1424,6 +1424,17 @@ describe('drift', () => {
     const r = await fx.exec(dir, again, [0]);
     assert.match(r.stdout, /^site +Command +in-sync$/m, show(r));
   });
+
+  group('an uncommitted edit to nyl.yaml: the printed plan --worktree shows it', ['NYL-SOURCE-UNCOMMITTED'], async (fx) => {
+    const { dir, yaml } = project({ site: "script: 'echo v1'" });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    fs.writeFileSync(path.join(dir, 'nyl.yaml'), yaml.replace("echo v1'", "echo v2'"));
+    const planned = await step(dir, ['plan', '-e', ENV, '-o', 'json'], [0]);
+    const printed = fx.printed(planned, 'NYL-SOURCE-UNCOMMITTED', { params: { rerun: 'plan', paths: ['nyl.yaml'] } });
+    const r = await fx.exec(dir, fx.only(printed), [2]);
+    assert.match(r.stdout, /^site +Command +execute/m, `the working nyl.yaml is what it plans: ${show(r)}`);
+  });
 });
 
 /** Runs every printed command of d that this version has; each must exit with one of its `exits` (by command word). */

@@ -90,3 +90,28 @@ describe('triggers: a unit runs again whenever a named unit executed', () => {
     }
   });
 });
+
+describe("a Command's program file enters the key as if inputs named it", () => {
+  const actionFields = { argv: 'run', shellText: 'script', workingDir: 'workingDir' };
+
+  test('run: [./bin/deploy.sh] runs again when deploy.sh changes, and only then', async () => {
+    const units = [unit('deploy', { run: ['./bin/deploy.sh', '--prod'] }), unit('other')];
+    const files = { 'bin/deploy.sh': 'echo v1', 'README.md': 'hello' };
+    const world = await World.create({ units, files, driver: { actionFields } });
+    try {
+      await world.process('init').run('state init');
+      assert.deepEqual(await executed(world, 'first'), ['deploy', 'other']);
+      assert.deepEqual(Object.keys(world.desiredDoc('deploy').reads.sources), ['bin/deploy.sh']);
+      assert.equal(world.desiredDoc('other').reads, undefined, 'a program found on PATH is no file of the source');
+
+      await world.setUnits(units, { ...files, 'README.md': 'changed' });
+      assert.deepEqual(await executed(world, 'unrelated'), []);
+
+      await world.setUnits(units, { ...files, 'bin/deploy.sh': 'echo v2' });
+      assert.deepEqual(await executed(world, 'program changed'), ['deploy']);
+      assert.deepEqual(await executed(world, 'again'), [], 'nothing changed since');
+    } finally {
+      world.cleanup();
+    }
+  });
+});

@@ -34,6 +34,7 @@ import { statusLeavingWarnings } from '../reconcile/lifecycle-report';
 import { approvalWarning, ownedNames } from '../reconcile/reconcile-report';
 import { divergedWarnings, localWorkWarnings, stateLostObserved } from '../shared/report-base';
 import { inactiveStateOf } from '../state/state-checks';
+import { uncommittedWarnings } from '../shared/source-warnings';
 
 type StatusRequest = EnvironmentRequest;
 
@@ -185,7 +186,9 @@ function unitWarnings(env: string, units: UnitStatus[], unimported: ReadonlySet<
 export async function status(rt: Runtime, req: StatusRequest): Promise<StatusReport> {
   const opened = await openEnvironment(rt, req, { writes: false });
   try {
-    return await statusOpened(rt, opened);
+    const report = await statusOpened(rt, opened);
+    report.warnings.unshift(...(await uncommittedWarnings(opened, 'status')));
+    return report;
   } finally {
     opened.close();
   }

@@ -9,7 +9,10 @@
  * (it reads a remote's refs with ls-remote instead of mirroring them, and judges the clone's
  * known branches without fast-forwarding them, as status would). Driver phases run in a scratch
  * copy of the source commit that is removed afterwards (./plan-drivers.ts). It warns
- * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT).
+ * NYL-SOURCE-SHELL-REFERENCE for a unit whose `run:` hands a reference to a shell (sh -c TEXT),
+ * NYL-SOURCE-UNDECLARED-READ for one whose action names source paths its key does not cover, and
+ * NYL-SOURCE-UNCOMMITTED when working files the rendering reads differ from HEAD, the commit it
+ * renders (../shared/source-warnings.ts).
  */
 import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
 import type { Failure } from '../../drivers/contract';
@@ -31,6 +34,7 @@ import { PlanPhases } from './plan-drivers';
 import { describeRows, digestOf, joined, wouldExecute } from './plan-rows';
 import { quietReport } from '../reconcile/reconcile-report';
 import { inactiveStateOf, requireActive } from '../state/state-checks';
+import { uncommittedWarnings, undeclaredReadWarnings } from '../shared/source-warnings';
 
 interface PlanOptions {
   /** --unit/--units: plan only these, as `reconcile --unit` would run them. */
@@ -62,7 +66,7 @@ export async function plan(rt: Runtime, req: PlanRequest): Promise<ReconcileRepo
   try {
     const report = await planOpened(rt, opened, req);
     if (opened.worktree) report.sourceWorktree = true;
-    report.warnings.unshift(...worktreeWarning(opened, 'plan'), ...keyFileWarnings(opened.env.name, rt.env));
+    report.warnings.unshift(...worktreeWarning(opened, 'plan'), ...(await uncommittedWarnings(opened, 'plan')), ...keyFileWarnings(opened.env.name, rt.env));
     return report;
   } finally {
     opened.close();
@@ -77,6 +81,7 @@ export async function planOpened(rt: Runtime, opened: OpenedEnvironment, options
     const resolved = await resolvePlan(opened, start, only, phases);
     const report = quietReport(opened, resolved.plan, start.view, only, 'plan');
     report.warnings.unshift(...(start.missing ? [start.missing] : []), ...shellTextWarnings(opened, only));
+    report.warnings.push(...undeclaredReadWarnings(opened, resolved.plan, only));
     describeRows(report, resolved.plan);
     reportUnprepared(report, resolved);
     await addDigests(opened, report, resolved.plan, phases);

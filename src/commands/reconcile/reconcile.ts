@@ -27,6 +27,7 @@ import { isoSeconds } from '../../util/clock';
 import type { Runtime } from '../../util/runtime';
 import { selectedUnits, shellTextWarnings } from '../shared/selection';
 import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planInputOf, worktreeWarning } from '../shared/context';
+import { uncommittedWarnings } from '../shared/source-warnings';
 import { applyLateHolds } from './late-holds';
 import { quietReport, runReport, unitWarnings } from './reconcile-report';
 import { settleRun, type SettledRun } from './reconcile-settle';
@@ -105,7 +106,13 @@ export async function reconcile(rt: Runtime, req: ReconcileRequest): Promise<Rec
     const report = await reconcileOpened(rt, opened, req);
     if (opened.worktree) report.sourceWorktree = true;
     const shellText = shellTextWarnings(opened, selectedUnits(opened, req.units));
-    report.warnings.unshift(...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'), ...keyFileWarnings(opened.env.name, rt.env), ...shellText);
+    const uncommitted = await uncommittedWarnings(opened, 'reconcile');
+    report.warnings.unshift(
+      ...worktreeWarning(opened, report.committed ? 'retained' : 'unwritten'),
+      ...uncommitted,
+      ...keyFileWarnings(opened.env.name, rt.env),
+      ...shellText,
+    );
     return report;
   } finally {
     opened.close();

@@ -19,6 +19,7 @@ import { type Diagnostic, diagnostic, fail } from '../../errors/diagnostic';
 import { BatchReader } from '../../git/batch-reader';
 import { materializeCommit } from '../../git/materialize';
 import { headCommitOf, snapshotWorktree } from '../../git/worktree-snapshot';
+import { type WorkingChange, workingChanges } from '../../git/working-changes';
 import type { Identity } from '../../git/object-writer';
 import { formatIdentity } from '../../lease/lease';
 import type { TransactionOptions } from '../../lease/transaction';
@@ -92,6 +93,13 @@ export interface OpenedEnvironment {
   openStoreAt?(loc: StateLocation): { store: StateStore; local: LocalState };
   /** Unpacks the source commit (or another commit of the checkout, a teardown's) into dest; returns the project directory inside it. */
   materialize(dest: string, commit?: string): Promise<string>;
+  /**
+   * The working files under these paths (relative to the project root, '' the root) that differ
+   * from the source commit, by path relative to the project root. Present only when the source
+   * commit is the checkout's HEAD: with --worktree the working files are the source, and a source
+   * ref naming another commit is not what the working files were checked out from.
+   */
+  workingChanges?(paths: readonly string[]): Promise<WorkingChange[]>;
   close(): void;
 }
 
@@ -100,6 +108,16 @@ function materializerOf(rt: Runtime, checkout: Checkout, sourceCommit: string): 
   return async (dest, commit = sourceCommit) => {
     const root = await materializeCommit(rt.git, checkout.workTree, commit, dest);
     return checkout.projectPrefix ? `${root}/${checkout.projectPrefix}` : root;
+  };
+}
+
+/** The working files' changes to HEAD under paths of the project, by path relative to the project root. */
+function workingChangesOf(rt: Runtime, checkout: Checkout): (paths: readonly string[]) => Promise<WorkingChange[]> {
+  const prefix = checkout.projectPrefix ? `${checkout.projectPrefix}/` : '';
+  return async (paths) => {
+    const specs = paths.map((p) => (p === '' ? prefix.replace(/\/$/, '') || '.' : `${prefix}${p}`));
+    const changes = await workingChanges(rt.git, checkout.workTree, specs);
+    return changes.filter((c) => c.path.startsWith(prefix)).map((c) => ({ ...c, path: c.path.slice(prefix.length) }));
   };
 }
 
@@ -153,6 +171,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
       drivers: BUILTIN_DRIVERS,
       ...(headLoad.treeOid && sourceLoad.treeOid ? { inputKey: `${PARSE_FORMAT}:${headLoad.treeOid}:${sourceLoad.treeOid}:${sourceCommit}` } : {}),
       materialize: materializerOf(rt, checkout, sourceCommit),
+      ...(!worktree && sourceCommit === head ? { workingChanges: workingChangesOf(rt, checkout) } : {}),
       checkout,
       openStoreAt: (at) => {
         const other = new GitStateStore(rt.git, at, checkout, rt.env, reader, cache);
