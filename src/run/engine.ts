@@ -124,15 +124,18 @@ async function applyWaves(ctx: WaveContext): Promise<void> {
  * The plan at a dispatch point, after a look at the hold signals. Where the barrier between waves
  * used to be (nothing runs), the look reads the signals whatever the poll interval, but only when
  * the plan has something left to start: a hold changes nothing for a unit that started or ended,
- * and the run's end reads them anyway (one network round trip less per run). A look that
- * delivered a hold or stopped the run plans again.
+ * and the run's end reads them anyway (one network round trip less per run). A plan is never
+ * used across a read: units end while it is on its way, and a unit that ended is no longer in the
+ * queue, so a plan made before would start it again.
  */
 async function planAfterSignals(queue: ReadyQueue, ctx: WaveContext): Promise<Plan> {
   noteStops(ctx);
   const plan = stopAtApprovalWait(ctx, ctx.state.plan());
+  const force = queue.idle;
   // Nothing runs and nothing is left to start: the run ends here, and its end reads the signals.
-  if (queue.idle && !startsSomething(plan, queue)) return plan;
-  if (!(await ctx.signals.poll(queue.idle))) return plan;
+  if (force && !startsSomething(plan, queue)) return plan;
+  if (!ctx.signals.due(force)) return plan;
+  await ctx.signals.poll(force);
   noteStops(ctx);
   return stopAtApprovalWait(ctx, ctx.state.plan());
 }

@@ -49,27 +49,24 @@ export class SignalWatch {
     private readonly cancel?: AbortSignal,
   ) {}
 
-  /**
-   * Reads new signals; `force` (at a wave's edges) ignores the poll interval. True when the look
-   * delivered a hold or stopped the run (what the run plans on changed).
-   */
-  async poll(force: boolean): Promise<boolean> {
+  /** Would a look read now? `force` (at a wave's edges) ignores the poll interval. */
+  due(force: boolean): boolean {
     if (!this.source) return false;
-    const now = this.clock.now();
     const hint = this.source.mayExist();
     if (hint === false) return false;
-    if (!force && !this.failing && hint === undefined && now - this.lastRead < this.pollMs) return false;
-    this.lastRead = now;
-    const stopped = this.state.stopped;
+    return force || this.failing || hint !== undefined || this.clock.now() - this.lastRead >= this.pollMs;
+  }
+
+  /** Reads new signals when a look is due (see `due`). */
+  async poll(force: boolean): Promise<void> {
+    if (!this.source || !this.due(force)) return;
+    this.lastRead = this.clock.now();
     const signals = await this.read(this.source);
-    let delivered = false;
     for (const s of signals ?? []) {
       if (this.seen.some((x) => x.ref === s.ref)) continue;
       this.seen.push(s);
       this.state.deliverHold(s.unit, { by: s.by, at: s.at, ...(s.reason ? { reason: s.reason } : {}) });
-      delivered = true;
     }
-    return delivered || this.state.stopped !== stopped;
   }
 
   /** The signals, or undefined when they could not be read (the run stopped, or tries again later). */

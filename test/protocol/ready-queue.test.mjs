@@ -116,3 +116,45 @@ describe('the ready queue', () => {
     assert.ok(median <= 1.05, `median ratio ${median.toFixed(3)}`);
   });
 });
+
+test('a unit that ends while the run reads its hold signals at a dispatch point is not started again', async () => {
+  const world = await World.create({
+    units: [
+      { name: 'a', dependsOn: [] },
+      { name: 'b', dependsOn: [] },
+      { name: 'c', dependsOn: ['a'] },
+    ],
+    delayMs: 1500,
+  });
+  try {
+    await world.process('init').run('state init');
+    const release = world.driver.hold('b');
+    const run = world.process('run', { network: true });
+    const inner = run.store;
+    let released = false;
+    run.store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop !== 'snapshotPrefix') return Reflect.get(target, prop);
+        return async (...args) => {
+          // The read after a ended (b still running): b ends while the read is on its way.
+          if (!released && world.driver.callsOf('a').length === 1) {
+            released = true;
+            release();
+            for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+          }
+          return inner.snapshotPrefix(...args);
+        };
+      },
+    });
+    const r = await run.run('reconcile');
+    assert.ok(released, 'the read happened while b ran');
+    assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
+    assert.deepEqual(
+      ['a', 'b', 'c'].map((u) => world.driver.callsOf(u).length),
+      [1, 1, 1],
+      'every unit ran once',
+    );
+  } finally {
+    world.cleanup();
+  }
+});
