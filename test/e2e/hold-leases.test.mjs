@@ -23,6 +23,7 @@ import {
   logLines,
   openGate,
   pauseAt,
+  readYaml,
   refsUnder,
   resume,
   sleep,
@@ -53,8 +54,14 @@ function errorCodes(r) {
 }
 
 /** The state refs and the coordination refs; `liveRun`: a run ID whose run ref to leave out (a live run moves it itself, with its checkpoints). */
+/**
+ * The state refs and the coordination refs. A live run's own writes move its run ref and renew
+ * its lease (every write of a holder does): with `liveRun`, its run ref is left out and the lease
+ * stands for the run that holds it.
+ */
 function snapshot(bare, { liveRun } = {}) {
   const coordination = Object.fromEntries(Object.entries(refsUnder(bare, 'refs/nyl/dev/')).filter(([ref]) => ref !== `refs/nyl/dev/runs/${liveRun}`));
+  if (liveRun && coordination[LEASE]) coordination[LEASE] = `held by run ${readYaml(bare, LEASE, 'lease.yaml').run}`;
   return { desired: tip(bare, DESIRED), observed: tip(bare, OBSERVED), coordination };
 }
 
