@@ -505,6 +505,20 @@ export const CATALOG = {
     summary: 'Units leave the ownership set.',
     fix: (p) => `restore them in source or in the unitSelector of ${e(p)} if they should stay`,
   },
+  'NYL-TEARDOWN-STARTED': {
+    exit: 1,
+    summary:
+      'nyl teardown --cancel cannot withdraw the request: the teardown started (the unit is deleting, uncertain, or a run not imported yet recorded its start), so its driver may already have removed part of the unit.',
+    // Why hold: a started teardown cannot be undone by state, but a hold pauses it where it is.
+    fix: (p) => {
+      const pause = `pause it where it stopped with \`nyl hold -e ${e(p)} --unit ${u(p)} --reason "<why>"\`, or let it finish with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
+      if (p.why === 'uncertain')
+        return `a started teardown cannot be withdrawn, and this one is uncertain: check what remains, then finish it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\``;
+      if (p.why === 'in-run')
+        return `a started teardown cannot be withdrawn: once run ${String(p.run ?? '')} is imported (it ends, or \`nyl recover -e ${e(p)}\` imports it when it died), ${pause}`;
+      return `a started teardown cannot be withdrawn: ${pause}`;
+    },
+  },
   'NYL-TEARDOWN-PENDING': {
     exit: 2,
     summary: 'A teardown waits.',
