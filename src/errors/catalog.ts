@@ -470,10 +470,28 @@ export const CATALOG = {
     summary: 'nyl state restore brought back an incarnation the state no longer had (resurrected), or took one away (dropped).',
     // Why reapply: a resurrected incarnation's receipt says its resources exist, and the next
     // reconcile trusts it; only running the unit again makes sure.
-    fix: (p) =>
-      p.incarnation === 'resurrected'
-        ? `the next reconcile trusts its receipt: if its resources were removed since, run it again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``
-        : `no state records its resources any more, and they stay as they are: remove them by hand, or accept them unmanaged; a unit still in source starts a new incarnation at the next reconcile`,
+    // Why by `as`: `reconcile --unit` takes only a unit of source that is not held, so a unit
+    // brought back as a released record, a tombstone or a unit that left needs another way.
+    fix: (p) => {
+      if (p.incarnation !== 'resurrected')
+        return 'no state records its resources any more, and they stay as they are: remove them by hand, or accept them unmanaged; a unit still in source starts a new incarnation at the next reconcile';
+      const forget = `\`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+      const reapply = `\`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
+      switch (p.as) {
+        case 'released':
+          return `it is a released record again: its resources were left in place and nothing reconciles them; keep the record, or drop it with ${forget}`;
+        case 'retained':
+          return `it is a retained tombstone again: nothing reconciles it; tear its resources down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop it with ${forget}`;
+        case 'left':
+          return `source no longer declares it: the next reconcile handles it as a unit that left, under its deletionPolicy; see what it will do with \`nyl plan -e ${e(p)}\``;
+        case 'deleting':
+          return `its teardown waits: the next reconcile goes on with it; see what it will do with \`nyl plan -e ${e(p)}\``;
+        case 'held':
+          return `it stays held; after \`nyl resume -e ${e(p)} --unit ${u(p)}\` the next reconcile trusts its receipt: if its resources were removed since, run it again with ${reapply}`;
+        default:
+          return `the next reconcile trusts its receipt: if its resources were removed since, run it again with ${reapply}`;
+      }
+    },
   },
   'NYL-RECOVER-REASON-REQUIRED': {
     exit: 1,
