@@ -209,10 +209,26 @@ export const CATALOG = {
       }
       // Why no `nyl state forget` here: it drops only a retained tombstone, a pending teardown or a
       // released record, and refuses a unit whose teardown started (it is deleting).
+      // Why every name: a fix with `<unit>` left in it cannot run as printed.
       if (p.failed) {
-        return `check what the teardown of ${u(p)} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown. A teardown that timed out or is uncertain needs \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\` first; a unit whose driver cannot claim its removal (a Command without teardown:) needs --allow-incomplete`;
+        const who = p.unit ?? (p.units && p.units.length > 0 ? p.units.join(', ') : '<unit>');
+        const uncertain = Array.isArray(p.uncertain) ? (p.uncertain as string[]) : [];
+        const recover =
+          uncertain.length > 0
+            ? ` An uncertain teardown needs ${uncertain.map((n) => `\`nyl recover -e ${e(p)} --unit ${n} --retry --reason "<why>"\``).join(', ')} first.`
+            : '';
+        return `check what the teardown of ${who} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown.${recover} A unit whose driver cannot claim its removal (a Command without teardown:) needs \`nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"\``;
       }
       return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop a retained tombstone or a pending teardown from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+    },
+  },
+  'NYL-STATE-DELETE-INCOMPLETE': {
+    exit: 1,
+    summary:
+      'state delete --teardown refused before tearing anything down: the drivers of these units cannot claim their removal (a Command without teardown:, an OciImage), so their teardowns need --allow-incomplete; nothing was torn down or deleted.',
+    fix: (p) => {
+      const again = p.again ? ` ${String(p.again)}` : '';
+      return `add a teardown: action to ${String(p.listed ?? u(p))} and commit it, or remove them from state without a claim of removal with \`nyl state delete -e ${e(p)} --teardown${again} --allow-incomplete --reason "<why>"\` and check by hand what remains of them`;
     },
   },
   'NYL-STATE-DELETE-WAITING': {
@@ -565,10 +581,16 @@ export const CATALOG = {
   'NYL-TEARDOWN-INCOMPLETE': {
     exit: 2,
     summary: 'A teardown cannot complete, or completed without a claim of removal.',
-    fix: (p) =>
-      p.removed
-        ? `check what remains of ${u(p)} and remove it by hand`
-        : `add a teardown: action to ${u(p)}, or remove it from state without a claim of removal with --allow-incomplete (\`nyl ${p.command === 'teardown' ? 'teardown' : 'reconcile'} -e ${e(p)} ${p.command === 'teardown' ? `--unit ${u(p)} ` : ''}--allow-incomplete\`), and check what remains`,
+    // Why `units`: state delete --teardown says it once for all its units (one line, every name).
+    fix: (p) => {
+      const who = p.unit ?? (p.units && p.units.length > 0 ? p.units.join(', ') : '<unit>');
+      if (p.removed) return `check what remains of ${who} and remove it by hand`;
+      const again =
+        p.command === 'state-delete'
+          ? `nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"`
+          : `nyl ${p.command === 'teardown' ? 'teardown' : 'reconcile'} -e ${e(p)} ${p.command === 'teardown' ? `--unit ${u(p)} ` : ''}--allow-incomplete`;
+      return `add a teardown: action to ${who}, or remove it from state without a claim of removal with --allow-incomplete (\`${again}\`), and check what remains`;
+    },
   },
   'NYL-TEARDOWN-CATALOG-MANUAL-SYNC': {
     exit: 2,

@@ -78,7 +78,7 @@ export function restoreDocuments(current: UnitDocs, target: UnitDocs): RestoreRe
  * a deleting unit goes on with its teardown; a held one waits for resume; an active one, in
  * source, is trusted at its receipt. `owned`: source declares it (the ownership set).
  */
-export type Resurrected = 'released' | 'retained' | 'left' | 'deleting' | 'held' | 'active';
+type Resurrected = 'released' | 'retained' | 'left' | 'deleting' | 'held' | 'active';
 
 export function resurrectedAs(after: UnitDocs, unit: string, owned: boolean): Resurrected {
   const desired = after.desired.get(unit);

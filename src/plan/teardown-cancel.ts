@@ -16,7 +16,7 @@ import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { incarnationCondition, isDeleting } from './unit-view';
 
 /** Why a request cannot be withdrawn: its teardown started (in state, or in a run's record), or is uncertain. */
-export type StartedWhy = 'deleting' | 'uncertain' | 'in-run';
+type StartedWhy = 'deleting' | 'uncertain' | 'in-run';
 
 export interface StartedTeardown {
   unit: string;

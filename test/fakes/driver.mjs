@@ -16,7 +16,8 @@
 // Options (all optional):
 //   kind ('Command'), version ('fake/1'), defaultRecovery ('manual'), shellTextFields ([]),
 //                secretFields (['/env']: where sensitive references may stand),
-//                spec (KindDescriptor.spec, an ObjectSchema; absent unless given)
+//                spec (KindDescriptor.spec, an ObjectSchema; absent unless given),
+//                removalUnclaimed (KindDescriptor.removalUnclaimed; absent unless given)
 //   apply        an Answer for every unit, or { [unit]: Answer, default?: Answer }
 //                (units not listed: `default`, else receipt({}))
 //   prepare, plan, teardown, check, readOutputs
@@ -219,6 +220,7 @@ export function fakeDriver(options = {}) {
     shellTextFields: options.shellTextFields ?? [],
     secretFields: options.secretFields ?? ['/env'],
     ...(options.spec !== undefined ? { spec: options.spec } : {}),
+    ...(options.removalUnclaimed !== undefined ? { removalUnclaimed: options.removalUnclaimed } : {}),
     apply: (ctx, plan) => phase('apply', options.apply, ctx, plan),
     calls,
     callsOf: (unit, phaseName = 'apply') => calls.filter((c) => c.unit === unit && c.phase === phaseName),
