@@ -212,11 +212,8 @@ export const CATALOG = {
       // Why every name: a fix with `<unit>` left in it cannot run as printed.
       if (p.failed) {
         const who = p.unit ?? (p.units && p.units.length > 0 ? p.units.join(', ') : '<unit>');
-        const uncertain = Array.isArray(p.uncertain) ? (p.uncertain as string[]) : [];
-        const recover =
-          uncertain.length > 0
-            ? ` An uncertain teardown needs ${uncertain.map((n) => `\`nyl recover -e ${e(p)} --unit ${n} --retry --reason "<why>"\``).join(', ')} first.`
-            : '';
+        const names = p.units && p.units.length > 0 ? p.units : [u(p)];
+        const recover = ` A teardown that timed out or is uncertain needs ${names.map((n) => `\`nyl recover -e ${e(p)} --unit ${n} --retry --reason "<why>"\``).join(', ')} first.`;
         return `check what the teardown of ${who} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown.${recover} A unit whose driver cannot claim its removal (a Command without teardown:) needs \`nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"\``;
       }
       return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop a retained tombstone or a pending teardown from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;

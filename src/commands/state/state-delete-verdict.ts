@@ -73,7 +73,6 @@ export function verdictErrors(env: string, report: ReconcileReport, verdict: Exc
             env,
             units: verdict.units,
             failed: true,
-            uncertain: verdict.units.filter((n) => report.units[n]?.result !== 'failed' || report.units[n]?.uncertain === true),
             ...one,
           }),
         ];
