@@ -65,6 +65,11 @@ export interface CommandTraits {
   operation?: string | null;
   /** It also draws its report: -o dot and -o mermaid. */
   drawings?: boolean;
+  /**
+   * A command line that makes it another operation with another report (`nyl teardown --cancel`,
+   * a state operation): that report kind and operation, which its refusal's JSON document names too.
+   */
+  variant?(values: ParsedCommand['values']): { report: Report['kind']; operation: string } | undefined;
 }
 
 /** One registry entry: spec, traits, and its run (a report to render, or an exit code for a server). */

@@ -54,6 +54,8 @@ export const teardownCommand: Command = acrossCommand<ReconcileReport | StateOpe
     'nyl teardown -e dev --cancel --unit migrate --reason "requested by mistake"',
   ],
   report: 'ReconcileReport',
+  // --cancel is a state operation: its report, and its refusals, are StateOperationReports.
+  variant: (values) => (values.cancel === true ? { report: 'StateOperationReport', operation: 'teardown-cancel' } : undefined),
   across: { operation: 'teardown', gate: 'dependents', unitsFrom: 'incarnations' },
   async check(p, units) {
     const checks = await import('./checks');
