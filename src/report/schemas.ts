@@ -653,7 +653,7 @@ const recoveryDetails = {
 /** The details of state delete, restore, verify, reset, move and reseal. */
 const stateDetails = {
   removed: strings(
-    'state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.',
+    'state delete: the units it removed from the state refs (desired and observed documents, held markers, released records), those its teardown removed (--teardown) included, sorted.',
   ),
   teardown: ref(
     'teardownReport',
