@@ -103,8 +103,9 @@ export async function dispatch(spec: Command, rest: string[]): Promise<number> {
   const signals = installSignalHandlers();
   let output: Output = asksForJson(rest) ? 'json' : 'text';
   let environment = '';
+  let parsed: ParsedCommand | undefined;
   try {
-    const parsed = parseCommand(spec, rest);
+    parsed = parseCommand(spec, rest);
     output = outputOf(parsed);
     environment = environmentOfRefusal(parsed);
     // A plain copy: process.env is a view of the C environment, slow to spread for every tool.
@@ -126,7 +127,11 @@ export async function dispatch(spec: Command, rest: string[]): Promise<number> {
       error instanceof NylError ? error.diagnostics : [diagnostic('NYL-INTERNAL', 'error', (error as Error)?.stack ?? String(error))];
     const details = error instanceof NylError ? (error.details ?? {}) : {};
     if (output === 'json') {
-      const doc = refusalDocument(spec.report, refusalOperationOf(spec), environment, diagnostics, details);
+      // A command line of another operation (teardown --cancel) refuses in that operation's report kind.
+      const variant = parsed ? spec.variant?.(parsed.values) : undefined;
+      const doc = variant
+        ? refusalDocument(variant.report, variant.operation, environment, diagnostics, details)
+        : refusalDocument(spec.report, refusalOperationOf(spec), environment, diagnostics, details);
       process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
     } else {
       process.stderr.write(`${styled(process.stderr, () => renderDiagnostics(diagnostics))}\n`);

@@ -67,6 +67,11 @@ export interface CommandTraits {
   report: Report['kind'];
   /** The operation its refusals name: by default its words joined by '-'; null for none (status). */
   operation?: string | null;
+  /**
+   * A command line that makes it another operation with another report (`nyl teardown --cancel`,
+   * a state operation): that report kind and operation, which its refusal's JSON document names too.
+   */
+  variant?(values: ParsedCommand['values']): { report: Report['kind']; operation: string } | undefined;
 }
 
 /** One registry entry: spec, traits, and its run (a report to render, or an exit code for a server). */

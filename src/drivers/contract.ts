@@ -246,6 +246,12 @@ export interface KindDescriptor {
    */
   secretFields?: readonly string[];
   /**
+   * Why a teardown of a unit with this rendering (its spec) cannot claim the removal, if it cannot
+   * (a Command without `teardown:`): known before anything runs, so that `nyl state delete
+   * --teardown` refuses up front what would fail without --allow-incomplete. Absent: it can.
+   */
+  removalUnclaimed?(rendering: Readonly<Record<string, unknown>>): string | undefined;
+  /**
    * The kind's own fields of spec (src/drivers/<kind>/spec.ts); the source model adds the fields
    * every unit shares. Set by the registry for the built-in kinds; a fake driver needs none.
    */

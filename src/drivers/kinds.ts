@@ -24,6 +24,7 @@ export const COMMAND_KIND: KindDescriptor = {
   argvFields: ['/run', '/teardown/run', '/check/run'],
   actionFields: { argv: 'run', shellText: 'script', workingDir: 'workingDir' },
   secretFields: ['/env', '/teardown/env', '/check/env'],
+  removalUnclaimed: (spec) => (spec.teardown ? undefined : 'it declares no teardown: action'),
   spec: commandSpec,
 };
 
@@ -46,6 +47,7 @@ export const OCI_IMAGE_KIND: KindDescriptor = {
   defaultRecovery: 'manual',
   shellTextFields: [],
   secretFields: ['/env'],
+  removalUnclaimed: () => 'a one-shot container leaves nothing Nyl can remove',
   spec: ociImageSpec,
 };
 
@@ -81,4 +83,9 @@ export function argvFieldsOf(kind: string): readonly string[] {
 /** Does this spec field hold shell text (where references are refused)? */
 export function isShellTextField(kind: string, pointer: string): boolean {
   return BUILTIN_KINDS.descriptor(kind)?.shellTextFields.includes(pointer) ?? false;
+}
+
+/** Why a teardown of a unit of this kind and rendering cannot claim its removal, if it cannot (KindDescriptor.removalUnclaimed). */
+export function removalUnclaimed(kind: string, rendering: Readonly<Record<string, unknown>>, kinds: KindSet): string | undefined {
+  return kinds.descriptor(kind)?.removalUnclaimed?.(rendering);
 }

@@ -240,10 +240,23 @@ export const CATALOG = {
       }
       // Why no `nyl state forget` here: it drops only a retained tombstone, a pending teardown or a
       // released record, and refuses a unit whose teardown started (it is deleting).
+      // Why every name: a fix with `<unit>` left in it cannot run as printed.
       if (p.failed) {
-        return `check what the teardown of ${u(p)} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown. A teardown that timed out or is uncertain needs \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\` first; a unit whose driver cannot claim its removal (a Command without teardown:) needs --allow-incomplete`;
+        const who = p.unit ?? (p.units && p.units.length > 0 ? p.units.join(', ') : '<unit>');
+        const names = p.units && p.units.length > 0 ? p.units : [u(p)];
+        const recover = ` A teardown that timed out or is uncertain needs ${names.map((n) => `\`nyl recover -e ${e(p)} --unit ${n} --retry --reason "<why>"\``).join(', ')} first.`;
+        return `check what the teardown of ${who} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown.${recover} A unit whose driver cannot claim its removal (a Command without teardown:) needs \`nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"\``;
       }
       return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop a retained tombstone or a pending teardown from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+    },
+  },
+  'NYL-STATE-DELETE-INCOMPLETE': {
+    exit: 1,
+    summary:
+      'state delete --teardown refused before tearing anything down: the drivers of these units cannot claim their removal (a Command without teardown:, an OciImage), so their teardowns need --allow-incomplete; nothing was torn down or deleted.',
+    fix: (p) => {
+      const again = p.again ? ` ${String(p.again)}` : '';
+      return `add a teardown: action to ${String(p.listed ?? u(p))} and commit it, or remove them from state without a claim of removal with \`nyl state delete -e ${e(p)} --teardown${again} --allow-incomplete --reason "<why>"\` and check by hand what remains of them`;
     },
   },
   'NYL-STATE-DELETE-WAITING': {
@@ -501,10 +514,28 @@ export const CATALOG = {
     summary: 'nyl state restore brought back an incarnation the state no longer had (resurrected), or took one away (dropped).',
     // Why reapply: a resurrected incarnation's receipt says its resources exist, and the next
     // reconcile trusts it; only running the unit again makes sure.
-    fix: (p) =>
-      p.incarnation === 'resurrected'
-        ? `the next reconcile trusts its receipt: if its resources were removed since, run it again with \`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``
-        : `no state records its resources any more, and they stay as they are: remove them by hand, or accept them unmanaged; a unit still in source starts a new incarnation at the next reconcile`,
+    // Why by `as`: `reconcile --unit` takes only a unit of source that is not held, so a unit
+    // brought back as a released record, a tombstone or a unit that left needs another way.
+    fix: (p) => {
+      if (p.incarnation !== 'resurrected')
+        return 'no state records its resources any more, and they stay as they are: remove them by hand, or accept them unmanaged; a unit still in source starts a new incarnation at the next reconcile';
+      const forget = `\`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+      const reapply = `\`nyl reconcile -e ${e(p)} --unit ${u(p)} --reapply --reason "<why>"\``;
+      switch (p.as) {
+        case 'released':
+          return `it is a released record again: its resources were left in place and nothing reconciles them; keep the record, or drop it with ${forget}`;
+        case 'retained':
+          return `it is a retained tombstone again: nothing reconciles it; tear its resources down with \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop it with ${forget}`;
+        case 'left':
+          return `source no longer declares it: the next reconcile handles it as a unit that left, under its deletionPolicy; see what it will do with \`nyl plan -e ${e(p)}\``;
+        case 'deleting':
+          return `its teardown waits: the next reconcile goes on with it; see what it will do with \`nyl plan -e ${e(p)}\``;
+        case 'held':
+          return `it stays held; after \`nyl resume -e ${e(p)} --unit ${u(p)}\` the next reconcile trusts its receipt: if its resources were removed since, run it again with ${reapply}`;
+        default:
+          return `the next reconcile trusts its receipt: if its resources were removed since, run it again with ${reapply}`;
+      }
+    },
   },
   'NYL-RECOVER-REASON-REQUIRED': {
     exit: 1,
@@ -536,6 +567,20 @@ export const CATALOG = {
     summary: 'Units leave the ownership set.',
     fix: (p) => `restore them in source or in the unitSelector of ${e(p)} if they should stay`,
   },
+  'NYL-TEARDOWN-STARTED': {
+    exit: 1,
+    summary:
+      'nyl teardown --cancel cannot withdraw the request: the teardown started (the unit is deleting, uncertain, or a run not imported yet recorded its start), so its driver may already have removed part of the unit.',
+    // Why hold: a started teardown cannot be undone by state, but a hold pauses it where it is.
+    fix: (p) => {
+      const pause = `pause it where it stopped with \`nyl hold -e ${e(p)} --unit ${u(p)} --reason "<why>"\`, or let it finish with \`nyl teardown -e ${e(p)} --unit ${u(p)}\``;
+      if (p.why === 'uncertain')
+        return `a started teardown cannot be withdrawn, and this one is uncertain: check what remains, then finish it with \`nyl recover -e ${e(p)} --unit ${u(p)} --retry --reason "<why>"\``;
+      if (p.why === 'in-run')
+        return `a started teardown cannot be withdrawn: once run ${String(p.run ?? '')} is imported (it ends, or \`nyl recover -e ${e(p)}\` imports it when it died), ${pause}`;
+      return `a started teardown cannot be withdrawn: ${pause}`;
+    },
+  },
   'NYL-TEARDOWN-PENDING': {
     exit: 2,
     summary: 'A teardown waits.',
@@ -564,10 +609,16 @@ export const CATALOG = {
   'NYL-TEARDOWN-INCOMPLETE': {
     exit: 2,
     summary: 'A teardown cannot complete, or completed without a claim of removal.',
-    fix: (p) =>
-      p.removed
-        ? `check what remains of ${u(p)} and remove it by hand`
-        : `add a teardown: action to ${u(p)}, or remove it from state without a claim of removal with --allow-incomplete (\`nyl ${p.command === 'teardown' ? 'teardown' : 'reconcile'} -e ${e(p)} ${p.command === 'teardown' ? `--unit ${u(p)} ` : ''}--allow-incomplete\`), and check what remains`,
+    // Why `units`: state delete --teardown says it once for all its units (one line, every name).
+    fix: (p) => {
+      const who = p.unit ?? (p.units && p.units.length > 0 ? p.units.join(', ') : '<unit>');
+      if (p.removed) return `check what remains of ${who} and remove it by hand`;
+      const again =
+        p.command === 'state-delete'
+          ? `nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"`
+          : `nyl ${p.command === 'teardown' ? 'teardown' : 'reconcile'} -e ${e(p)} ${p.command === 'teardown' ? `--unit ${u(p)} ` : ''}--allow-incomplete`;
+      return `add a teardown: action to ${who}, or remove it from state without a claim of removal with --allow-incomplete (\`${again}\`), and check what remains`;
+    },
   },
   'NYL-TEARDOWN-CATALOG-MANUAL-SYNC': {
     exit: 2,

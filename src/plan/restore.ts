@@ -18,7 +18,7 @@
  */
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../state/documents';
 import { resumeDocument } from './hold';
-import { isHeld, isMarker } from './unit-view';
+import { isDeleting, isHeld, isMarker, isRetained, lifecycleState } from './unit-view';
 
 export interface UnitDocs {
   desired: Map<string, DesiredUnitDoc>;
@@ -69,4 +69,22 @@ export function restoreDocuments(current: UnitDocs, target: UnitDocs): RestoreRe
     if (now && now !== then) dropped[unit] = now;
   }
   return { after, holdsKept: holdsKept.sort(), resurrected, dropped };
+}
+
+/**
+ * What a unit whose incarnation the restore brings back is now, so that the way forward named for
+ * it works: a released record and a retained tombstone are reconciled by nothing; a unit source no
+ * longer declares is handled by the next reconcile as one that left (under its deletionPolicy);
+ * a deleting unit goes on with its teardown; a held one waits for resume; an active one, in
+ * source, is trusted at its receipt. `owned`: source declares it (the ownership set).
+ */
+type Resurrected = 'released' | 'retained' | 'left' | 'deleting' | 'held' | 'active';
+
+export function resurrectedAs(after: UnitDocs, unit: string, owned: boolean): Resurrected {
+  const desired = after.desired.get(unit);
+  if (!desired) return after.observed.get(unit)?.released ? 'released' : 'left';
+  if (isRetained(desired)) return 'retained';
+  if (isHeld(desired)) return 'held';
+  if (!owned) return 'left';
+  return isDeleting(desired) || lifecycleState(desired) === 'pending-teardown' ? 'deleting' : 'active';
 }

@@ -667,7 +667,7 @@ const recoveryDetails = {
 /** The details of state delete, restore, verify, reset, move and reseal. */
 const stateDetails = {
   removed: strings(
-    'state delete: the units whose files the deletion removed from the state refs (desired and observed documents, held markers, released records), sorted.',
+    'state delete: the units it removed from the state refs (desired and observed documents, held markers, released records), those its teardown removed (--teardown) included, sorted.',
   ),
   teardown: ref(
     'teardownReport',
@@ -685,6 +685,10 @@ const stateDetails = {
     'state restore: unit -> the uid the restore takes away, an incarnation the restored commit does not have (warning NYL-RESTORE-INCARNATIONS).',
   ),
   holdsKept: strings('state restore: units held now, which stay held with their current hold.'),
+  withdrawn: strings('teardown --cancel: the units whose teardown request it withdrew (or, unchanged, none), sorted.'),
+  started: strings(
+    'teardown --cancel --all: the units with a request whose teardown started (deleting, uncertain, or started by a run not imported yet): left as they are, each with the warning NYL-TEARDOWN-STARTED.',
+  ),
   units: map(verifiedUnit, 'verify: what the drift check of each checked unit observed, by unit.'),
   discarded: strings('state reset: the units whose local receipts the state repository lacked and the reset discarded, sorted.'),
   branches: list(movedBranch, { description: 'state reset: each local branch it moved.' }),
@@ -714,7 +718,7 @@ const stateDetails = {
 };
 
 const stateOperationDetails = details(
-  'Operation-specific data. state init: location, state. state reset: discarded, branches, reason. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. verify: run, units, skipped. state move: from, to, carried. state reseal: sealingKey, resealed, kept, unchanged, consumersToRun. The refusals of recover --unit keep unit, evidence and condition.',
+  'Operation-specific data. state init: location, state. state reset: discarded, branches, reason. state delete: removed, teardown (with --teardown). recover: unit, evidence, condition (with --unit), runs, imported (when it imported a broken run), recovered, held, repaired, leaseBroken, leaseBrokenEarlier. lease break: holder, run, operation, broken, lease, damaged. hold: unit, marker, deliveredTo. resume: unit, superseded. state forget: unit, was. state restore: restoredFrom, restored, resurrected, dropped, holdsKept. teardown --cancel: withdrawn, started. verify: run, units, skipped. state move: from, to, carried. state reseal: sealingKey, resealed, kept, unchanged, consumersToRun. The refusals of recover --unit keep unit, evidence and condition.',
   { location: ref('location', location), state: stateInitState, ...recoveryDetails, ...stateDetails },
 );
 
@@ -724,7 +728,21 @@ export const stateOperationReport = object({
   operation: req(
     str(
       "The operation, with the command's words joined by '-' (`nyl state forget`: forget, as its commits name it); for an unknown command, the word typed as the command (empty when the command line starts with an option).",
-      { examples: ['state-init', 'state-move', 'state-restore', 'state-reseal', 'recover', 'lease-break', 'hold', 'resume', 'forget', 'verify'] },
+      {
+        examples: [
+          'state-init',
+          'state-move',
+          'state-restore',
+          'state-reseal',
+          'recover',
+          'lease-break',
+          'hold',
+          'resume',
+          'forget',
+          'verify',
+          'teardown-cancel',
+        ],
+      },
     ),
   ),
   environment: req(str('The environment named by -e; empty when the command line had none.')),

@@ -1014,17 +1014,19 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       ['failed', 'failed'],
       show(failed),
     );
-    // Two units failed: the fix names no unit, and the reader picks t, whose teardown timed out.
+    // Two units failed: the fix names both, with a recover for each; the reader picks t's, whose teardown timed out.
     const both = fx.printed(failed, 'NYL-STATE-DELETE-INCARNATIONS (failed)', {
       where: (d) => [...d.units].sort().join() === 'f,t',
-      params: { unit: undefined },
+      params: { unit: undefined, units: ['f', 't'] },
     });
-    const [again, recover] = fx.commands(both, { '<unit>': 't' });
+    const [again, recoverF, recover, incomplete] = fx.commands(both);
     assert.deepEqual(
-      [again.argv.slice(0, 3), recover.argv.slice(0, 5)],
+      [again.argv.slice(0, 3), recoverF.argv.slice(0, 5), recover.argv.slice(0, 5), incomplete.argv.slice(0, 5)],
       [
         ['state', 'delete', '-e'],
+        ['recover', '-e', ENV, '--unit', 'f'],
         ['recover', '-e', ENV, '--unit', 't'],
+        ['state', 'delete', '-e', ENV, '--teardown'],
       ],
     );
 
@@ -1043,12 +1045,54 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
     const onlyT = fx.commands(fx.printed(retried, 'NYL-STATE-DELETE-INCARNATIONS (failed)', { unit: 't' }));
     assert.deepEqual(
       onlyT.map((c) => c.argv),
-      [again.argv, recover.argv],
+      [again.argv, recover.argv, incomplete.argv],
     );
     await fx.exec(other, recover, [0]);
     await fx.exec(other, again, [0]);
     assert.deepEqual(teardownsIn(s.log).sort(), ['-f', '-f', '-t', '-t']);
     assert.match(git(other, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+  });
+
+  group(
+    'state delete --teardown of Commands without teardown:: refused before any teardown, its one fix deletes',
+    ['NYL-STATE-DELETE-INCOMPLETE'],
+    async (fx) => {
+      const s = scratch();
+      const { dir } = project({
+        a: logged(s.log, 'a', { teardown: false }),
+        b: logged(s.log, 'b', { teardown: false, dependsOn: ['a'] }),
+        c: logged(s.log, 'c'),
+      });
+      await step(dir, ['state', 'init', '-e', ENV]);
+      await step(dir, ['reconcile', '-e', ENV]);
+      const refused = await step(dir, ['state', 'delete', '-e', ENV, '--teardown', '--allow-dependents', '--reason', 'decommission', '-o', 'json'], [1]);
+      const d = fx.printed(refused, 'NYL-STATE-DELETE-INCOMPLETE', {
+        params: { unit: undefined, units: ['a', 'b'], listed: 'a, b', again: '--allow-dependents' },
+      });
+      assert.deepEqual(d.units, ['a', 'b']);
+      assert.deepEqual(teardownsIn(s.log), [], 'nothing torn down');
+      const r = await fx.exec(dir, fx.only(d), [0]);
+      assert.deepEqual(teardownsIn(s.log), ['-c']);
+      assert.match(r.stdout, /removed:\n    - a\n    - b\n    - c\n/, show(r));
+      assert.match(git(dir, 'show', `${DESIRED}:state.yaml`), /status: deleted/);
+    },
+  );
+
+  group('teardown --cancel of a teardown that started: its fixes pause it or finish it', ['NYL-TEARDOWN-STARTED'], async (fx) => {
+    const s = scratch();
+    const { dir } = project({ a: logged(s.log, 'a', { teardown: `[ -e ${s.gate} ] && echo -a >> ${s.log}` }) });
+    await step(dir, ['state', 'init', '-e', ENV]);
+    await step(dir, ['reconcile', '-e', ENV]);
+    await step(dir, ['teardown', '-e', ENV, '--unit', 'a', '--reason', 'by mistake'], [3]);
+    const refused = await step(dir, ['teardown', '-e', ENV, '--cancel', '--unit', 'a', '-o', 'json'], [1]);
+    const [hold, finish] = fx.commands(fx.printed(refused, 'NYL-TEARDOWN-STARTED', { unit: 'a', params: { why: 'deleting' } }));
+    assert.deepEqual([hold.argv.slice(0, 1), finish.argv.slice(0, 1)], [['hold'], ['teardown']]);
+    const other = fork(dir);
+    await fx.exec(dir, hold, [0]);
+    assert.deepEqual(teardownsIn(s.log), [], 'paused: nothing torn down');
+    openGate(s.gate);
+    await fx.exec(other, finish, [0]);
+    assert.deepEqual(teardownsIn(s.log), ['-a']);
   });
 
   group('state delete --teardown: a held unit it waits for', ['NYL-STATE-DELETE-WAITING', 'NYL-UNIT-HELD'], async (fx) => {

@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { cleanupAll, git, installProtectHook, makeBareRepo, makeProject, tempDir } from '../support/git-fixtures.mjs';
 import { codes, command, environment, nylAsync, nylYaml } from '../support/cli.mjs';
 import { commitBody, trailer } from '../support/commit-evidence.mjs';
+import { argvOf, nylCommands } from '../support/fix-texts.mjs';
 import { DESIRED, ENV, OBSERVED, Scenario, crashReconcile } from '../support/crash-harness.mjs';
 import { startGitHttp } from '../support/git-http.mjs';
 import { createRef, docAt, editUnits, filesAt } from '../support/state-surgery.mjs';
@@ -314,18 +315,27 @@ describe('nyl state delete', { concurrency: true }, () => {
       assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
     });
 
-    test('a teardown that cannot claim its removal: exit 1, its findings kept; --allow-incomplete needs --teardown and then deletes', async () => {
-      const { dir, bare } = logged({ legacy: { teardown: false } });
+    test('units whose driver cannot claim their removal: refused before anything is torn down (one error, every name); its fix, run as printed, deletes with one summary warning and counts every unit removed', async () => {
+      const { dir, bare, log } = logged({ db: {}, legacy: { teardown: false }, old: { teardown: false, dependsOn: ['legacy'] } });
       await run(dir, ['state', 'init', '-e', ENV]);
       await run(dir, ['reconcile', '-e', ENV]);
       assert.deepEqual(codes(await del(dir, ['--allow-incomplete', '-o', 'json'], 1)), ['NYL-USAGE']);
-      const failed = await del(dir, ['--teardown', '-o', 'json'], 1);
-      assert.ok(codes(failed).includes('NYL-STATE-DELETE-INCARNATIONS'), JSON.stringify(failed.json.errors));
-      assert.equal(failed.json.details.teardown.units.legacy.result, 'failed');
-      assert.equal(docAt(bare, DESIRED, 'units/legacy.yaml').lifecycle.state, 'deleting', 'the teardown started and is kept');
-      const done = await del(dir, ['--teardown', '--allow-incomplete', '-o', 'json']);
+      const refused = await del(dir, ['--teardown', '-o', 'json'], 1);
+      assert.deepEqual(codes(refused), ['NYL-STATE-DELETE-INCOMPLETE']);
+      assert.deepEqual(refused.json.errors[0].units, ['legacy', 'old']);
+      assert.equal(refused.json.details.teardown, undefined, 'no teardown ran');
+      assert.deepEqual(torn(log), []);
+      assert.equal(docAt(bare, DESIRED, 'units/legacy.yaml').lifecycle.state, 'active', 'nothing started');
+      const [fix] = nylCommands(refused.json.errors[0].fix);
+      const done = await run(dir, [...argvOf(fix, { '<why>': 'decommission' }), '-o', 'json']);
       assert.equal(done.json.result, 'done');
-      assert.equal(done.json.details.teardown.units.legacy.incomplete, true);
+      assert.deepEqual(done.json.details.removed, ['db', 'legacy', 'old'], 'what the teardown removed counts');
+      const incomplete = [...done.json.warnings, ...done.json.details.teardown.warnings].filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
+      assert.deepEqual(
+        incomplete.map((w) => w.units),
+        [['legacy', 'old']],
+        'one summary warning',
+      );
       assert.equal(docAt(bare, DESIRED, 'state.yaml').status, 'deleted');
     });
   });

@@ -80,6 +80,35 @@ test('teardown refuses what it cannot do: no --unit nor --all, both, a unit the 
   assert.equal(unknown.json.operation, 'teardown');
 });
 
+test('teardown --cancel withdraws a request made by mistake that waits for a dependent: reconcile exits 2 until then, 0 after; one desired commit teardown-cancel, nothing torn down', () => {
+  const ctx = setup((log) => ({
+    db: unit(log, 'db'),
+    migrate: unit(log, 'migrate', { dependsOn: ['db'] }),
+    app: unit(log, 'app', { dependsOn: ['migrate'] }),
+  }));
+  assert.equal(reconcile(ctx.project).code, 0);
+  logLines(ctx.log, { clear: true });
+  assert.equal(teardown(ctx.project, ['--unit', 'migrate']).code, 2);
+  assert.equal(reconcile(ctx.project).code, 2, 'the request waits for app');
+  const usage = teardown(ctx.project, ['--cancel', '--unit', 'migrate', '--allow-incomplete', '-o', 'json']);
+  assert.deepEqual(codes(usage), ['NYL-USAGE']);
+  const r = teardown(ctx.project, ['--cancel', '--unit', 'migrate', '--reason', 'asked by mistake', '-o', 'json']);
+  assert.equal(r.code, 0, show(r));
+  assert.equal(r.json.kind, 'StateOperationReport');
+  assert.equal(r.json.operation, 'teardown-cancel');
+  assert.deepEqual(r.json.details.withdrawn, ['migrate']);
+  const c = commitAt(ctx.bare, DESIRED);
+  assert.equal(c.body.operation, 'teardown-cancel');
+  assert.deepEqual(c.trailers['Nyl-Operation'], ['teardown-cancel']);
+  assert.deepEqual(c.trailers['Nyl-Reason'], ['asked by mistake']);
+  assert.equal(desiredDoc(ctx.bare, 'migrate').teardownRequest, undefined);
+  const again = teardown(ctx.project, ['--cancel', '--all']);
+  assert.equal(again.code, 0, show(again));
+  assert.match(again.stderr + again.stdout, /NYL-UNCHANGED/);
+  assert.equal(reconcile(ctx.project).code, 0);
+  assert.deepEqual(logLines(ctx.log), [], 'nothing torn down, nothing executed again');
+});
+
 /**
  * Over smart HTTP with protected state branches, where the real SIGKILL and Git transport matter.
  * The same protocol over an in-memory state repository: test/protocol/teardown-command.test.mjs.

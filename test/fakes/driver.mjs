@@ -18,6 +18,7 @@
 //                secretFields (['/env']: where sensitive references may stand),
 //                spec (KindDescriptor.spec, an ObjectSchema; absent unless given),
 //                actionFields (KindDescriptor.actionFields: which argv/script name the program; absent unless given)
+//                removalUnclaimed (KindDescriptor.removalUnclaimed; absent unless given)
 //   apply        an Answer for every unit, or { [unit]: Answer, default?: Answer }
 //                (units not listed: `default`, else receipt({}))
 //   prepare, plan, teardown, check, readOutputs
@@ -221,6 +222,7 @@ export function fakeDriver(options = {}) {
     secretFields: options.secretFields ?? ['/env'],
     ...(options.spec !== undefined ? { spec: options.spec } : {}),
     ...(options.actionFields !== undefined ? { actionFields: options.actionFields } : {}),
+    ...(options.removalUnclaimed !== undefined ? { removalUnclaimed: options.removalUnclaimed } : {}),
     apply: (ctx, plan) => phase('apply', options.apply, ctx, plan),
     calls,
     callsOf: (unit, phaseName = 'apply') => calls.filter((c) => c.unit === unit && c.phase === phaseName),

@@ -35,9 +35,9 @@ function teardownReport(rows) {
   };
 }
 
-/** An environment with two reconciled units: a and b. */
-async function reconciled() {
-  const world = await World.create({ units: [unit('a'), unit('b')] });
+/** An environment with two reconciled units: a and b (driver: the fake driver's options). */
+async function reconciled(driver = {}) {
+  const world = await World.create({ units: [unit('a'), unit('b')], driver });
   const setup = world.process('setup');
   await setup.run('state init');
   assert.equal((await setup.run('reconcile')).code, 0);
@@ -302,7 +302,7 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
       });
       assert.equal(done.exit, 0, JSON.stringify(done.report?.errors ?? done.error?.message));
       assert.equal(done.report.result, 'done');
-      assert.deepEqual(done.report.details.removed, []);
+      assert.deepEqual(done.report.details.removed, ['a', 'b'], 'what the teardown removed counts as removed');
       assert.deepEqual(Object.keys(done.report.details.teardown.units), ['a', 'b']);
       assert.equal(stateStatus(world), 'deleted');
     } finally {
@@ -367,6 +367,63 @@ describe('state delete --teardown around its seam (in process, fake teardowns)',
         ['NYL-LEASE-BROKEN'],
       );
       assert.deepEqual(broken.calls, [], 'the teardown never ran');
+    } finally {
+      world.cleanup();
+    }
+  });
+});
+
+describe('state delete --teardown of units whose driver cannot claim their removal', () => {
+  const unclaimed = { removalUnclaimed: () => 'declares no teardown: action' };
+
+  test('refused before anything is torn down, with one error naming the units and a fix that adds --allow-incomplete', async () => {
+    const world = await reconciled(unclaimed);
+    try {
+      const before = world.refs();
+      const r = await deleteWith(world, async () => assert.fail('nothing is torn down'), { allowDependents: true });
+      assert.equal(r.exit, 1, JSON.stringify(r.error?.diagnostics ?? r.report?.errors));
+      assert.deepEqual(
+        r.error.diagnostics.map((d) => d.code),
+        ['NYL-STATE-DELETE-INCOMPLETE'],
+      );
+      assert.deepEqual(r.error.diagnostics[0].units, ['a', 'b']);
+      assert.match(r.error.diagnostics[0].message, /a, b/);
+      assert.match(r.error.diagnostics[0].fix, /`nyl state delete -e dev --teardown --allow-dependents --allow-incomplete --reason "<why>"`/);
+      assert.doesNotMatch(r.error.diagnostics[0].fix, /<unit>/);
+      assert.deepEqual(r.calls, []);
+      assert.deepEqual(world.refs(), before, 'nothing written');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('with --allow-incomplete: one summary warning naming the units instead of one per unit, and what the teardown removed counted', async () => {
+    const world = await reconciled(unclaimed);
+    try {
+      const perUnit = (u) =>
+        diagnostic('NYL-TEARDOWN-INCOMPLETE', 'warning', `${u} was removed from state without a claim of removal`, {
+          env: ENV,
+          unit: u,
+          units: [u],
+          removed: true,
+        });
+      const done = await deleteWith(
+        world,
+        async () => {
+          dropUnits(world, ['a', 'b']);
+          const report = teardownReport({ a: ['removed', { incomplete: true }], b: ['removed', { incomplete: true }] });
+          report.warnings.push(perUnit('a'), perUnit('b'));
+          return report;
+        },
+        { allowIncomplete: true },
+      );
+      assert.equal(done.exit, 0, JSON.stringify(done.report?.errors ?? done.error?.message));
+      assert.deepEqual(done.report.details.removed, ['a', 'b']);
+      const incomplete = [...done.report.warnings, ...done.report.details.teardown.warnings].filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
+      assert.equal(incomplete.length, 1, JSON.stringify(incomplete));
+      assert.deepEqual(incomplete[0].units, ['a', 'b']);
+      assert.doesNotMatch(incomplete[0].fix, /<unit>/);
+      assert.match(incomplete[0].fix, /a, b/);
     } finally {
       world.cleanup();
     }

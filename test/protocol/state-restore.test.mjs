@@ -94,6 +94,49 @@ describe('state restore', () => {
     }
   });
 
+  test('an incarnation brought back as a released record, or as a unit source no longer declares: each fix names a command that takes it, never reconcile --unit', async () => {
+    const world = await World.create({ units: [unit('app'), unit('legacy', { policy: 'Release' }), unit('old')] });
+    try {
+      const op = world.process('op');
+      await op.run('state init');
+      assert.equal((await op.run('reconcile')).code, 0);
+      const withOld = world.stateRefs();
+      await world.setUnits([unit('app')]);
+      // old (Retain) leaves too: drop its tombstone by hand, so that the restore brings it back.
+      const left = await op.run('reconcile');
+      assert.equal(left.report.units.legacy.result, 'released', JSON.stringify(left.report.units));
+      const released = world.stateRefs();
+      for (const ref of [world.loc.desiredRef, world.loc.observedRef]) world.edit(ref, { 'units/legacy.yaml': null, 'units/old.yaml': null });
+      const r = await op.run('state restore', { to: released.desired, reason: REASON });
+      assert.equal(r.code, 0, JSON.stringify(r.report?.errors ?? r.codes));
+      const warning = (u) => r.report.warnings.find((w) => w.code === 'NYL-RESTORE-INCARNATIONS' && w.units[0] === u);
+      assert.equal(warning('legacy').data.as, 'released');
+      assert.match(warning('legacy').fix, /`nyl state forget -e dev --unit legacy --reason "<why>"`/);
+      assert.doesNotMatch(warning('legacy').fix, /nyl reconcile/);
+      assert.equal(warning('old').data.as, 'retained');
+      assert.match(warning('old').fix, /`nyl teardown -e dev --unit old`/);
+      // Back before anything left, once their records are gone again: active incarnations source no longer declares.
+      for (const ref of [world.loc.desiredRef, world.loc.observedRef]) world.edit(ref, { 'units/legacy.yaml': null, 'units/old.yaml': null });
+      const back = await op.run('state restore', { to: withOld.desired, reason: REASON });
+      const again = back.report.warnings.filter((w) => w.code === 'NYL-RESTORE-INCARNATIONS');
+      assert.deepEqual(
+        again.map((w) => [w.units[0], w.data.as]),
+        [
+          ['legacy', 'left'],
+          ['old', 'left'],
+        ],
+      );
+      for (const w of again) {
+        assert.match(w.fix, /`nyl plan -e dev`/);
+        assert.doesNotMatch(w.fix, /nyl reconcile/);
+      }
+      const next = await op.run('reconcile');
+      assert.equal(next.report.units.legacy.result, 'released', 'the next reconcile handles it as a unit that left');
+    } finally {
+      world.cleanup();
+    }
+  });
+
   test('holds are current admission: a hold of the restored commit that was lifted since is not restored', async () => {
     const world = await World.create({ units: [unit('a')] });
     await world.process('init').run('state init');

@@ -22,6 +22,7 @@ import { reconcileOpened } from '../../dist/commands/reconcile/reconcile.js';
 import { recoverOpened } from '../../dist/commands/recover/recover.js';
 import { resealOpened } from '../../dist/commands/state/reseal.js';
 import { resumeOpened } from '../../dist/commands/hold/resume.js';
+import { teardownCancelOpened } from '../../dist/commands/reconcile/teardown-cancel.js';
 import { stateInitOpened } from '../../dist/commands/state/state-init.js';
 import { stateRestoreOpened } from '../../dist/commands/state/state-restore.js';
 import { statusOpened } from '../../dist/commands/inspect/status.js';
@@ -307,6 +308,7 @@ const OPERATIONS = {
   'lease break': (rt, opened, o) => leaseBreakOpened(rt, opened, { reason: 'the runner was killed', ...o }),
   hold: (rt, opened, o) => holdOpened(rt, opened, o),
   resume: (rt, opened, o) => resumeOpened(rt, opened, o),
+  'teardown cancel': (rt, opened, o) => teardownCancelOpened(rt, opened, o),
   status: (rt, opened) => statusOpened(rt, opened),
   'state restore': (rt, opened, o) => stateRestoreOpened(rt, opened, o),
   'state reseal': (rt, opened, o) => resealOpened(rt, opened, o),

@@ -39,7 +39,7 @@ export function asksForJson(args) {
 
 /**
  * The schema of a command's document, by its first word as the CLI picks the report kind: status
- * and reconcile (teardown and plan too: a ReconcileReport) have their own, as have log, show and outputs; state init, state forget, state
+ * and reconcile (teardown and plan too: a ReconcileReport; teardown --cancel a StateOperationReport) have their own, as have log, show and outputs; state init, state forget, state
  * delete, recover, lease break, hold, resume and a command line that names no command print a
  * StateOperationReport.
  */
@@ -47,6 +47,8 @@ export function schemaOfCommand(args) {
   if (args[0] === 'status') return 'status-report';
   if (args[0] === 'doctor') return 'doctor-host-report';
   if (args[0] === 'log' || args[0] === 'show' || args[0] === 'outputs' || args[0] === 'graph') return `${args[0]}-report`;
+  // teardown --cancel withdraws requests: a state operation.
+  if (args[0] === 'teardown' && args.includes('--cancel')) return 'state-operation-report';
   if (args[0] === 'reconcile' || args[0] === 'teardown' || args[0] === 'plan') return 'reconcile-report';
   return 'state-operation-report';
 }

@@ -12,6 +12,7 @@
  * Held markers (no uid) and released records block nothing: the deletion removes them.
  */
 import { diagnostic, type Diagnostic, NylError } from '../../errors/diagnostic';
+import { type KindSet, removalUnclaimed } from '../../drivers/kinds';
 import { liveIncarnation } from '../../plan/unit-view';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../../state/documents';
 import type { EnvironmentStateView } from '../../state/read';
@@ -79,4 +80,46 @@ function runsDiagnostic(env: string, runs: string[]): Diagnostic {
 export function refuseBlocked(env: string, blockers: UnitBlocker[], runs: string[]): void {
   const found = [...(blockers.length > 0 ? [unitsDiagnostic(env, blockers)] : []), ...(runs.length > 0 ? [runsDiagnostic(env, runs)] : [])];
   if (found.length > 0) throw new NylError(found);
+}
+
+/** A unit whose teardown cannot claim its removal, and why (its driver's words). */
+interface UnclaimedRemoval {
+  unit: string;
+  why: string;
+}
+
+/**
+ * The units `nyl teardown --all` would tear down (those that block the deletion) whose driver
+ * says, from the rendering their desired document recorded, that it cannot claim the removal:
+ * without --allow-incomplete each such teardown fails, and the units that depend on it wait.
+ */
+export function unclaimedRemovals(view: Pick<EnvironmentStateView, 'desiredUnits' | 'observedUnits'>, generation: number, kinds: KindSet): UnclaimedRemoval[] {
+  const out: UnclaimedRemoval[] = [];
+  for (const { unit } of unitBlockers(view, generation)) {
+    const doc = view.desiredUnits.get(unit);
+    const why = doc?.kind && doc.rendering ? removalUnclaimed(doc.kind, doc.rendering, kinds) : undefined;
+    if (why) out.push({ unit, why });
+  }
+  return out;
+}
+
+/**
+ * Refuses up front, before anything is torn down, the units whose removal cannot be claimed: one
+ * error naming them all. `again`: the options of this command line besides --allow-incomplete, so
+ * that the fix runs as printed.
+ */
+export function refuseUnclaimed(env: string, unclaimed: UnclaimedRemoval[], again: string[]): void {
+  if (unclaimed.length === 0) return;
+  const units = unclaimed.map((u) => u.unit);
+  const reasons = [...new Set(unclaimed.map((u) => u.why))];
+  const why = reasons.length === 1 ? reasons[0]! : unclaimed.map((u) => `${u.unit}: ${u.why}`).join('; ');
+  const listed = units.join(', ');
+  throw new NylError(
+    diagnostic(
+      'NYL-STATE-DELETE-INCOMPLETE',
+      'error',
+      `the teardown cannot claim the removal of ${listed} (${why}): without --allow-incomplete each would fail and the units depending on it would wait; nothing was torn down or deleted`,
+      { env, units, ...(units.length === 1 ? { unit: units[0]! } : {}), listed, again: again.join(' ') },
+    ),
+  );
 }

@@ -14,6 +14,7 @@
  */
 import { diagnostic, type Diagnostic } from '../../errors/diagnostic';
 import type { ReconcileReport, ReconcileUnitReport } from '../../report/types';
+import { byCodeUnits } from '../../util/compare';
 
 type TeardownVerdict = { kind: 'delete' } | { kind: 'waiting'; units: string[] } | { kind: 'failed'; units: string[]; errors: Diagnostic[] };
 
@@ -76,4 +77,42 @@ export function verdictErrors(env: string, report: ReconcileReport, verdict: Exc
           }),
         ];
   return [...verdict.errors, ...failed];
+}
+
+/** The units the teardown removed from state (removed or released), as the deletion counts them. */
+export function removedByTeardown(report: ReconcileReport | undefined): string[] {
+  return report ? unitsWhere(report, (row) => GONE.has(row.result)) : [];
+}
+
+/**
+ * The teardown's NYL-TEARDOWN-INCOMPLETE warnings, one per unit, taken out of its report and said
+ * once for all the units: removed without a claim of removal (--allow-incomplete), and, apart,
+ * those whose teardown could not claim it. Decommissioning an environment of Commands without
+ * teardown: would otherwise print the same warning for every unit.
+ */
+export function summarizeIncomplete(env: string, report: ReconcileReport): Diagnostic[] {
+  const incomplete = report.warnings.filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
+  if (incomplete.length <= 1) return [];
+  report.warnings = report.warnings.filter((w) => w.code !== 'NYL-TEARDOWN-INCOMPLETE');
+  const removed = unitsWhere(report, (row) => row.incomplete === true).sort(byCodeUnits);
+  const named = incomplete.flatMap((w) => w.units ?? []);
+  const failed = named.filter((n) => !removed.includes(n)).sort(byCodeUnits);
+  const out: Diagnostic[] = [];
+  if (removed.length > 0)
+    out.push(
+      diagnostic('NYL-TEARDOWN-INCOMPLETE', 'warning', `removed from state without a claim of removal (--allow-incomplete): ${removed.join(', ')}`, {
+        env,
+        units: removed,
+        removed: true,
+      }),
+    );
+  if (failed.length > 0)
+    out.push(
+      diagnostic('NYL-TEARDOWN-INCOMPLETE', 'warning', `the teardown cannot claim the removal of ${failed.join(', ')}`, {
+        env,
+        units: failed,
+        command: 'state-delete',
+      }),
+    );
+  return out;
 }

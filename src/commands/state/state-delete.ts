@@ -29,8 +29,8 @@ import { byCodeUnits } from '../../util/compare';
 import type { Runtime } from '../../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from '../shared/context';
 import { divergedWarnings, stateOperationReport } from '../shared/report-base';
-import { refuseBlocked, unitBlockers } from './state-delete-checks';
-import { teardownVerdict, verdictErrors } from './state-delete-verdict';
+import { refuseBlocked, refuseUnclaimed, unclaimedRemovals, unitBlockers } from './state-delete-checks';
+import { removedByTeardown, summarizeIncomplete, teardownVerdict, verdictErrors } from './state-delete-verdict';
 import { liveHolder, requireActive, type StateRead, stateUnderLease } from './state-checks';
 
 /** What `state delete --teardown` hands on to `nyl teardown --all`. */
@@ -161,13 +161,21 @@ async function tearDownFirst(
   if (lease && leaseStatus(lease.record, rt.clock.now(), leaseTiming(opened.env.spec.lease).skewMs) === 'broken')
     throw brokenError(opened.env.name, lease, false);
   if (unitBlockers(read.view, read.generation).length === 0 && unimportedRuns(opened.loc, read.refs).length === 0) return read;
+  // Before anything is torn down: a teardown that cannot claim its removal would fail, and its dependencies wait.
+  if (!req.allowIncomplete) refuseUnclaimed(opened.env.name, unclaimedRemovals(read.view, read.generation, opened.drivers), optionsAgain(opened, req));
   const teardown = await teardownAll(rt, opened, teardownOptionsOf(req));
   report.details.teardown = teardown;
+  report.warnings.push(...summarizeIncomplete(opened.env.name, teardown));
   const verdict = teardownVerdict(teardown);
   if (verdict.kind === 'delete') return readActive(opened);
   report.result = 'refused';
   report.errors.push(...verdictErrors(opened.env.name, teardown, verdict));
   return undefined;
+}
+
+/** The options of this command line a fix repeats besides --allow-incomplete: --allow-dependents, --source. */
+function optionsAgain(opened: OpenedEnvironment, req: StateDeleteOptions): string[] {
+  return [...(req.allowDependents ? ['--allow-dependents'] : []), ...(opened.sourceOverride ? [`--source ${opened.sourceCommit}`] : [])];
 }
 
 function teardownOptionsOf(req: StateDeleteOptions): TeardownAllOptions {
@@ -195,12 +203,14 @@ async function deleteUnderLease(
   // Under the lease no run lives any more: every run ref left waits for its import.
   refuseBlocked(env.name, unitBlockers(view, generation), unimportedRuns(loc, refs));
   const removed = removedUnits(view);
+  // What the teardown removed is gone from the state read here: it counts as removed all the same.
+  const counted = [...new Set([...removedByTeardown(report.details.teardown as ReconcileReport | undefined), ...removed])].sort(byCodeUnits);
   const transitions = await deletionTransitions(rt, opened, refs, view, removed, req.reason);
   const published = await tx.publish(transitions, () => coordinationDeletions(loc, refs));
   report.result = 'done';
   report.desired = published.commits.get(loc.desiredRef);
   report.observed = published.commits.get(loc.observedRef);
-  report.details.removed = removed;
+  report.details.removed = counted;
   report.warnings.push(...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)));
   return report;
 }

@@ -19,7 +19,8 @@ import type { DesiredUnitDoc, ObservedUnitDoc } from '../../state/documents';
 import { type EnvironmentStateView, readEnvironmentState, readUnitDocs } from '../../state/read';
 import { unimportedRuns } from '../../state/location';
 import { resolveRestorePoint, type RestorePoint } from './restore-point';
-import { restoreDocuments, type RestoreResult, type UnitDocs } from '../../plan/restore';
+import { restoreDocuments, type RestoreResult, resurrectedAs, type UnitDocs } from '../../plan/restore';
+import { ownershipSet } from '../../project/selectors';
 import type { RefSnapshot } from '../../state/store';
 import type { Runtime } from '../../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from '../shared/context';
@@ -128,10 +129,7 @@ export async function stateRestoreOpened(rt: Runtime, opened: OpenedEnvironment,
     report.result = 'done';
     report.desired = published.refs.get(loc.desiredRef);
     report.observed = published.refs.get(loc.observedRef);
-    report.warnings.push(
-      ...incarnationWarnings(env.name, decision.result),
-      ...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)),
-    );
+    report.warnings.push(...incarnationWarnings(opened, decision.result), ...divergedWarnings(env.name, await opened.local.syncKnownBranches(published.refs)));
     return report;
   });
 }
@@ -189,8 +187,14 @@ function restoreBody(d: Decision) {
   };
 }
 
-/** NYL-RESTORE-INCARNATIONS for each incarnation the restore brings back or takes away. */
-function incarnationWarnings(env: string, r: RestoreResult): Diagnostic[] {
+/**
+ * NYL-RESTORE-INCARNATIONS for each incarnation the restore brings back or takes away; one brought
+ * back names what it is now (a released record, a unit source no longer declares, ...), so that its
+ * fix names a command that takes it.
+ */
+function incarnationWarnings(opened: OpenedEnvironment, r: RestoreResult): Diagnostic[] {
+  const env = opened.env.name;
+  const owned = new Set(ownershipSet(opened.project, opened.env).map((u) => u.name));
   const out: Diagnostic[] = [];
   for (const [unit, uid] of Object.entries(r.resurrected)) {
     out.push(
@@ -199,7 +203,8 @@ function incarnationWarnings(env: string, r: RestoreResult): Diagnostic[] {
         unit,
         units: [unit],
         incarnation: 'resurrected',
-        data: { uid },
+        as: resurrectedAs(r.after, unit, owned.has(unit)),
+        data: { uid, as: resurrectedAs(r.after, unit, owned.has(unit)) },
       }),
     );
   }
