@@ -63,6 +63,7 @@ const SLOW_FIRST = [
   'test/e2e/signals-cancel.test.mjs',
   'test/e2e/network-faults.test.mjs',
   'test/e2e/recover-unit.test.mjs',
+  'test/e2e/newcomer-walk.test.mjs',
   'test/e2e/hold-delivery.test.mjs',
   'test/unit/cli-exit.test.mjs',
   'test/e2e/state-move.test.mjs',

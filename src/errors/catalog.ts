@@ -183,12 +183,12 @@ export const CATALOG = {
   },
   'NYL-STATE-DIVERGED': {
     exit: 1,
-    summary: "The clone's known state branch holds work the state repository does not have.",
+    summary: "A local state branch (the clone's known branch, or the own branch of a remote's cache repository) holds work the state repository does not have.",
     fix: (p) =>
       p.init
         ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
         : p.cache
-          ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; discard it with \`nyl state reset -e ${e(p)} --local --discard-all\` (the receipts of a --local run in a cache repository are not published)`
+          ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; publish the --local run's state there with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``
           : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
   },
   'NYL-STATE-LOCAL-WORK': {

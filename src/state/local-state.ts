@@ -13,7 +13,7 @@
 import { NylError, fail } from '../errors/diagnostic';
 import { type KnownBranch, knownBranchesOf, recordedOwner, recordPattern, recordUpdates } from './known-branches';
 import type { LocalRepositories } from './local-repositories';
-import { localWorkDiagnostic } from './local-work';
+import { cacheDivergedDiagnostic, localWorkDiagnostic } from './local-work';
 import { coordinationNamespace, stateRefsOf, stateUnavailable } from './location';
 import { readStateFile } from './read';
 import type { RefWriteResult } from '../git/refs';
@@ -29,6 +29,12 @@ export interface LocalBranch {
   state: string;
   /** `tip` is in the history of `state`: a fast-forward, no local work lost. */
   behind: boolean;
+}
+
+/** The own branches of a remote's cache repository that hold a --local run's receipts. */
+interface CacheWork {
+  cache: string;
+  refs: string[];
 }
 
 /** What a --local run left locally that the state repository lacks (or that lags behind it). */
@@ -135,23 +141,34 @@ export class LocalState {
   }
 
   /**
-   * A remote that is not the checkout's origin keeps --local work in its cache repository: the
-   * clone's branches (what `state move --from local` publishes) do not hold it, so the fix names
-   * only the reset that discards it, and a log that looks where it is.
+   * A remote that is not the checkout's origin keeps --local work in its cache repository's own
+   * branches: online writers refuse it as they refuse the clone's (the fix names `state move
+   * --from local`, which publishes from there, and the reset that discards it).
    */
   private async refuseCacheWork(state: RefSnapshot): Promise<void> {
+    const work = await this.cacheWork(state);
+    if (work) throw new NylError(cacheDivergedDiagnostic(this.loc, work, 'error'));
+  }
+
+  /**
+   * The cache repository's own branches (a --local run's, for a remote that is not origin) that
+   * are not in the history of the state's: receipts the state repository lacks. `status` warns of
+   * them, online writers refuse them; undefined when there are none.
+   */
+  async cacheWork(state: RefSnapshot): Promise<CacheWork | undefined> {
     const cached = (await this.cacheBranches(state)).filter((b) => !b.behind);
-    if (cached.length === 0) return;
-    const cache = this.repos.cacheRepository!;
-    fail(
-      'NYL-STATE-DIVERGED',
-      `the cache repository ${cache}'s ${cached.map((b) => b.ref).join(' and ')} hold${cached.length === 1 ? 's' : ''} state of a --local run the repository ${this.loc.url} does not have; nothing was changed`,
-      {
-        env: this.loc.environment,
-        ref: cached[0]!.ref,
-        cache,
-      },
-    );
+    return cached.length === 0 ? undefined : { cache: this.repos.cacheRepository!, refs: cached.map((b) => b.ref) };
+  }
+
+  /**
+   * Does the cache repository have its own branch `ref`? A --local command on a remote that is not
+   * origin creates it there (from the last fetch), and only then: it is where `state move --from
+   * local` finds that location's local state. False for every other location.
+   */
+  async cacheHasBranch(ref: string): Promise<boolean> {
+    const cache = this.repos.cacheRepository;
+    if (cache === undefined || this.repos.mayHaveRefs(cache, [ref]) === false) return false;
+    return (await this.repos.readRefs(cache, [ref])).has(ref);
   }
 
   /**

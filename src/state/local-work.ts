@@ -4,6 +4,7 @@
  */
 import { type Diagnostic, type Severity, diagnostic } from '../errors/diagnostic';
 import type { ObservedUnitDoc } from './documents';
+import type { StateLocation } from './location';
 
 /**
  * NYL-STATE-LOCAL-WORK: a --local run's lease, run, signal or evidence refs are in the local state
@@ -32,6 +33,26 @@ export function localWorkDiagnostic(env: string, coordination: string, refs: Ite
       left,
       ...(left === 'evidence' ? { unit: evidence[0], units: evidence } : {}),
     },
+  );
+}
+
+/**
+ * NYL-STATE-DIVERGED for the own branches of a remote's cache repository, where a --local run on a
+ * remote that is not the checkout's origin commits: an error for online writers, a warning in
+ * `status`. Its fix (`cache`) inspects them there and names the publication and the discard.
+ */
+export function cacheDivergedDiagnostic(
+  loc: Pick<StateLocation, 'environment' | 'url'>,
+  work: { cache: string; refs: string[] },
+  severity: Severity,
+): Diagnostic {
+  const [first] = work.refs;
+  const what = severity === 'error' ? 'nothing was changed' : 'online writers refuse until it is published or discarded';
+  return diagnostic(
+    'NYL-STATE-DIVERGED',
+    severity,
+    `the cache repository ${work.cache}'s ${work.refs.join(' and ')} hold${work.refs.length === 1 ? 's' : ''} state of a --local run the repository ${loc.url} does not have; ${what}`,
+    { env: loc.environment, ref: first, cache: work.cache },
   );
 }
 

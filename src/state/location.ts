@@ -419,7 +419,7 @@ export function describeLocation(loc: StateLocation, localRepository: string): R
 
 /** Where `nyl state move` moves from: each option defaults to the configured location's value. */
 export interface MoveFrom {
-  /** A URL, a GitRepository name, or `local` (the clone's own branches). */
+  /** A URL, a GitRepository name, or `local` (the clone's own branches; state-move.ts may take a remote's cache repository instead). */
   from?: string;
   desiredRef?: string;
   observedRef?: string;

@@ -634,13 +634,13 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
   );
 
   group(
-    '--local on a remote that is not origin works in its cache repository: refused before one exists, then local receipts there, refused online, discarded as printed',
+    '--local on a remote that is not origin works in its cache repository: refused before one exists, then local receipts there, refused online, discarded or published as printed',
     ['NYL-STATE-DIVERGED (cache)'],
     async (fx) => {
       const s = scratch();
       const origin = remoteOrigin();
       // Not the checkout's origin: read through the cache repository, where --local writes.
-      const { dir } = project({ a: `${logged(s.log, 'a')}\nrecovery: converge` }, { state: origin.aliasURL, publish: origin.url });
+      const { dir, yaml } = project({ a: `${logged(s.log, 'a')}\nrecovery: converge` }, { state: origin.aliasURL, publish: origin.url });
       const missing = await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'], [1]);
       assert.deepEqual(
         diagnosticsOf(missing).map((d) => d.code),
@@ -657,7 +657,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.notEqual(git(dir, 'rev-parse', OBSERVED), git(cache, 'rev-parse', OBSERVED), "the clone's branches are untouched");
 
       const online = await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
-      const discard = fx.only(fx.printed(online, 'NYL-STATE-DIVERGED (cache)', { params: { cache, ref: DESIRED } }));
+      const [publish, discard] = fx.commands(fx.printed(online, 'NYL-STATE-DIVERGED (cache)', { params: { cache, ref: DESIRED } }));
       const plain = await step(dir, ['state', 'reset', '-e', ENV, '--discard-all', '-o', 'json'], [1]);
       assert.deepEqual(
         diagnosticsOf(plain).map((d) => d.code),
@@ -669,6 +669,15 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       for (const ref of [DESIRED, OBSERVED])
         assert.equal(git(cache, 'rev-parse', ref), git(origin.bare, 'rev-parse', ref), `the cache's ${ref} is the remote's`);
       assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'executed', 'the discarded receipt runs online');
+
+      // A changed a runs in a --local run again; this time its receipt is published as printed.
+      commitFiles(dir, { 'nyl.yaml': yaml.replace('echo a >>', 'echo a2 >>') });
+      assert.equal((await step(dir, ['reconcile', '-e', ENV, '--local', '-o', 'json'])).json.units.a.result, 'executed');
+      await step(dir, ['reconcile', '-e', ENV, '-o', 'json'], [1]);
+      await fx.exec(dir, publish, [0]);
+      assert.equal(git(cache, 'rev-parse', OBSERVED), git(origin.bare, 'rev-parse', `${OBSERVED}^2`), "the remote's state continues the cache's branch");
+      assert.equal((await step(dir, ['reconcile', '-e', ENV, '-o', 'json'])).json.units.a.result, 'current', "the --local run's receipt was published");
+      assert.deepEqual(logLines(s.log), ['a', 'a', 'a2'], 'a2 ran once, in the --local run');
     },
   );
 

@@ -33,6 +33,7 @@ import { type EnvironmentRequest, openEnvironment, type OpenedEnvironment, planI
 import { statusLeavingWarnings } from '../reconcile/lifecycle-report';
 import { approvalWarning, ownedNames } from '../reconcile/reconcile-report';
 import { divergedWarnings, localWorkWarnings, stateLostObserved } from '../shared/report-base';
+import { cacheDivergedDiagnostic } from '../../state/local-work';
 import { inactiveStateOf } from '../state/state-checks';
 import { uncommittedWarnings } from '../shared/source-warnings';
 
@@ -422,5 +423,7 @@ async function statusOf(rt: Runtime, opened: OpenedEnvironment, refs: RefSnapsho
   report.warnings.push(...statusLeavingWarnings(env.name, plan, new Map(statuses.map((s) => [s.name, s])), ownedNames(opened)));
   for (const u of plan.units.values()) if (u.action.type === 'blocked' && u.action.reason === 'render-error') report.errors.push(...u.action.errors);
   report.warnings.push(...divergedWarnings(env.name, await opened.local.syncKnownBranches(refs)));
+  const cacheWork = await opened.local.cacheWork(refs);
+  if (cacheWork) report.warnings.push(cacheDivergedDiagnostic(opened.loc, cacheWork, 'warning'));
   report.warnings.push(...localWorkWarnings(env.name, coordinationNamespace(opened.loc), await opened.local.localRunRefs(refs)));
 }

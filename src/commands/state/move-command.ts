@@ -24,7 +24,7 @@ export const stateMoveCommand: Command = reporting<StateOperationReport>({
       name: 'from',
       type: 'string',
       value: '<url|repository|local>',
-      help: "The old repository: a URL, a GitRepository's name, or local (the clone's own branches). Default: the configured repository.",
+      help: "The old repository: a URL, a GitRepository's name, or local (where --local runs commit: a remote's cache repository when it is not origin, else the clone's own branches). Default: the configured repository.",
     },
     { name: 'desired-ref', type: 'string', value: '<ref>', help: 'The old desired ref. Default: the configured one.' },
     { name: 'observed-ref', type: 'string', value: '<ref>', help: 'The old observed ref. Default: the configured one.' },

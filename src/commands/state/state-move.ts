@@ -36,6 +36,8 @@ import { toYaml } from '../../state/documents';
 import {
   coordinationNamespace,
   describeEnd,
+  isCheckoutOrigin,
+  localLocation,
   locationMovedFrom,
   type MoveFrom,
   sameLocation,
@@ -48,6 +50,7 @@ import { readStateDoc } from '../../state/read';
 import type { LocalState } from '../../state/local-state';
 import type { RefSnapshot, StateStore } from '../../state/store';
 import { transitionMessage } from '../../state/transition';
+import { cacheRoot } from '../../util/cache-dir';
 import { isoSeconds } from '../../util/clock';
 import type { Runtime } from '../../util/runtime';
 import { type EnvironmentRequest, leaseOptionsOf, openEnvironment, type OpenedEnvironment, trailersOf } from '../shared/context';
@@ -77,7 +80,7 @@ export async function stateMove(rt: Runtime, req: StateMoveRequest): Promise<Sta
   try {
     // Only a checkout opens a second location; an in-process caller without one is a programming error.
     if (!opened.checkout || !opened.openStoreAt) throw new Error('state move needs an environment opened from a checkout (openEnvironment)');
-    const oldLoc = locationMovedFrom(opened.project, opened.loc, req, opened.checkout);
+    const oldLoc = await oldLocationOf(rt, opened, req);
     if (sameLocation(oldLoc, opened.loc, opened.checkout.workTree)) refuseNothingToMove(opened.loc);
     const opening = opened.openStoreAt(oldLoc);
     old = opening.store;
@@ -93,6 +96,23 @@ export async function stateMove(rt: Runtime, req: StateMoveRequest): Promise<Sta
     old?.close();
     opened.close();
   }
+}
+
+/**
+ * The old location the options name. `--from local` names the local state: where `--local` runs
+ * of the configured location commit. For a remote that is not the checkout's origin that is its
+ * cache repository's own branches, once a --local command made them there; otherwise (the clone,
+ * origin, and the state a clone held before a repository was configured) the clone's own branches.
+ */
+async function oldLocationOf(rt: Runtime, opened: OpenedEnvironment, req: StateMoveRequest): Promise<StateLocation> {
+  const checkout = opened.checkout!;
+  const named = locationMovedFrom(opened.project, opened.loc, req, checkout);
+  if (req.from !== 'local' || opened.loc.kind !== 'remote' || isCheckoutOrigin(opened.loc, checkout)) return named;
+  // Every command creates a remote's cache repository on first use; the move may be the first.
+  await opened.store.ensureOpen();
+  if (!(await opened.local.cacheHasBranch(named.desiredRef))) return named;
+  const { environment, desiredRef, observedRef, statePath, coordinationPrefix } = named;
+  return localLocation({ ...opened.loc, environment, desiredRef, observedRef, statePath, coordinationPrefix }, checkout, cacheRoot(rt.env));
 }
 
 function refuseNothingToMove(loc: StateLocation): never {
