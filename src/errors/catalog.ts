@@ -85,7 +85,10 @@ export const CATALOG = {
     exit: 1,
     summary: 'The source revision is not a commit of the checkout that a branch or tag reaches.',
     fix: (p) => {
-      if (p.firstCommit) return 'commit the project first: `git add -A && git commit -m "nyl project"`';
+      if (p.firstCommit) {
+        const dir = p.projectDir ? ` -C ${shWord(String(p.projectDir))}` : '';
+        return `commit the project first: \`git${dir} add -A && git${dir} commit -m "nyl project"\``;
+      }
       const other = p.override
         ? 'pass --source a revision of a branch or tag'
         : `point spec.source.ref of ${e(p)} at a branch, a tag or a commit one of them reaches`;
@@ -247,7 +250,12 @@ export const CATALOG = {
         const recover = ` A teardown that timed out or is uncertain needs ${names.map((n) => `\`nyl recover -e ${e(p)} --unit ${n} --retry --reason "<why>"\``).join(', ')} first.`;
         return `check what the teardown of ${who} did (details.teardown) and fix the cause, then run \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` again: it retries a failed teardown.${recover} A unit whose driver cannot claim its removal (a Command without teardown:) needs \`nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"\``;
       }
-      return `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${u(p)}\`, or drop a retained tombstone or a pending teardown from state without touching its resources with \`nyl state forget -e ${e(p)} --unit ${u(p)} --reason "<why>"\``;
+      const names = p.units && p.units.length > 0 ? p.units : [u(p)];
+      const tear = `tear them down with \`nyl state delete -e ${e(p)} --teardown --reason "<why>"\` or \`nyl teardown -e ${e(p)} --unit ${names.join(',')}\``;
+      const forgettable = Array.isArray(p.forgettable) ? (p.forgettable as string[]) : [];
+      if (forgettable.length === 0) return tear;
+      const forget = forgettable.map((n) => `\`nyl state forget -e ${e(p)} --unit ${n} --reason "<why>"\``).join(', ');
+      return `${tear}, or drop a retained tombstone or a pending teardown from state without touching its resources with ${forget}`;
     },
   },
   'NYL-STATE-DELETE-INCOMPLETE': {
@@ -256,7 +264,7 @@ export const CATALOG = {
       'state delete --teardown refused before tearing anything down: the drivers of these units cannot claim their removal (a Command without teardown:, an OciImage), so their teardowns need --allow-incomplete; nothing was torn down or deleted.',
     fix: (p) => {
       const again = p.again ? ` ${String(p.again)}` : '';
-      return `add a teardown: action to ${String(p.listed ?? u(p))} and commit it, or remove them from state without a claim of removal with \`nyl state delete -e ${e(p)} --teardown${again} --allow-incomplete --reason "<why>"\` and check by hand what remains of them`;
+      return `a teardown runs the action the state recorded: add a teardown: action to ${String(p.listed ?? u(p))}, commit it and run \`nyl reconcile -e ${e(p)}\` to record it (they run again: their key changes), then delete again; or remove them from state without a claim of removal with \`nyl state delete -e ${e(p)} --teardown${again} --allow-incomplete --reason "<why>"\` and check by hand what remains of them`;
     },
   },
   'NYL-STATE-DELETE-WAITING': {
@@ -617,7 +625,7 @@ export const CATALOG = {
         p.command === 'state-delete'
           ? `nyl state delete -e ${e(p)} --teardown --allow-incomplete --reason "<why>"`
           : `nyl ${p.command === 'teardown' ? 'teardown' : 'reconcile'} -e ${e(p)} ${p.command === 'teardown' ? `--unit ${u(p)} ` : ''}--allow-incomplete`;
-      return `add a teardown: action to ${who}, or remove it from state without a claim of removal with --allow-incomplete (\`${again}\`), and check what remains`;
+      return `a teardown runs the action the state recorded: add a teardown: action to ${who} (back in source if it left), commit it and run \`nyl reconcile -e ${e(p)}\` to record it; or remove it from state without a claim of removal with --allow-incomplete (\`${again}\`), and check what remains`;
     },
   },
   'NYL-TEARDOWN-CATALOG-MANUAL-SYNC': {

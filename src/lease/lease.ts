@@ -419,6 +419,13 @@ export interface PushPart {
 
 type PushBuilder = (step: LeaseStep) => Promise<PushPart> | PushPart;
 
+/** What a push makes of the lease once it lands (`oid` null: released), and what it carried with it. */
+interface PushOutcome {
+  oid: string | null;
+  record: LeaseRecord;
+  landed?: () => void;
+}
+
 export type FencedWriteResult = { ok: true; updates: RefUpdate[] } | { ok: false; lost: boolean; result: RefWriteResult; refs?: RefSnapshot };
 
 /**
@@ -434,6 +441,8 @@ export class LeaseHandle {
   renewalPart: PushBuilder | undefined;
   /** When a push last showed the lease to be ours (clock milliseconds). */
   confirmedAt: number;
+  /** The last push, when its outcome is unknown (the repository could not be reached): what it would have made of the lease. */
+  private unconfirmed: PushOutcome | undefined;
 
   constructor(
     private readonly rt: LeaseRuntime,
@@ -494,18 +503,42 @@ export class LeaseHandle {
     const result = await writeRetried(this.rt, this.store, updates);
     if (result.ok) {
       this.confirmedAt = began;
-      if (lease.oid === null) this.released = true;
-      else {
-        this.oid = lease.oid;
-        this.record = lease.record;
-      }
-      part.landed?.();
+      this.unconfirmed = undefined;
+      this.landed({ ...lease, ...(part.landed ? { landed: part.landed } : {}) });
       return { ok: true, updates };
     }
-    if (result.kind !== 'rejected') return { ok: false, lost: this.lost, result };
+    if (result.kind !== 'rejected') {
+      this.unconfirmed = { ...lease, ...(part.landed ? { landed: part.landed } : {}) };
+      return { ok: false, lost: this.lost, result };
+    }
     const refs = await this.store.snapshot();
+    if (this.adoptUnconfirmed(refs)) return this.writeNow(mode, build);
     this.lost = refs.get(this.ref) !== this.oid;
     return { ok: false, lost: this.lost, result, refs };
+  }
+
+  /** A push of this holder landed: the lease (and what the push carried with it) is as it made them. */
+  private landed(push: PushOutcome): void {
+    if (push.oid === null) this.released = true;
+    else {
+      this.oid = push.oid;
+      this.record = push.record;
+    }
+    push.landed?.();
+  }
+
+  /**
+   * A write rejected because the lease is not where this holder thought: when the lease is where
+   * the last write of unknown outcome would have put it, that write landed after all (only this
+   * holder makes that commit), and the holder takes it as landed instead of counting the lease
+   * as lost. Without this, every checkpoint whose answer was lost would end the run.
+   */
+  private adoptUnconfirmed(refs: RefSnapshot): boolean {
+    const push = this.unconfirmed;
+    this.unconfirmed = undefined;
+    if (!push || (refs.get(this.ref) ?? null) !== push.oid) return false;
+    this.landed(push);
+    return true;
   }
 
   /**

@@ -9,11 +9,16 @@ import type { Git } from '../git/git';
 import { isAncestor, readRefs, refContaining } from '../git/refs';
 import type { Checkout } from './checkout';
 
-/** Who asked for a source revision, for messages and fixes: --source, or the Environment's source.ref. */
+/**
+ * Who asked for a source revision, for messages and fixes: --source, or the Environment's
+ * source.ref. `projectDir`: the project's directory as the user reaches it from where nyl runs
+ * (absent when that is here), so that a fix naming git runs there.
+ */
 interface SourceAsker {
   what: string;
   env?: string;
   override?: boolean;
+  projectDir?: string;
 }
 
 export async function resolveCommit(reader: BatchReader, rev: string, asker: SourceAsker): Promise<string> {

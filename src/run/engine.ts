@@ -166,7 +166,9 @@ async function dispatch(plan: Plan, riding: Checkpointed[], queue: ReadyQueue, c
   else for (const cp of riding) ctx.commits.add(cp.unit, cp.file, cp.content);
   // A prepare takes time (registry lookups) and writes nothing: the checkpoints do not wait for it.
   if (preparing && riding.length > 0) await ctx.commits.idle();
-  const prepares = queuePrepares(plan, queue, ctx);
+  // A plan is never used across an await: a prepare that ended meanwhile left the queue.
+  const awaited = wave.length > 0 || (preparing && riding.length > 0);
+  const prepares = preparing && queuePrepares(awaited ? ctx.state.plan() : plan, queue, ctx);
   return prepares || instant || wave.length > 0;
 }
 

@@ -134,6 +134,13 @@ test('nyl plan before the first commit says to commit first; before state init i
   assert.match(uncommitted.stdout + uncommitted.stderr, /the checkout has no commit yet: Nyl renders units from a commit/);
   assert.match(uncommitted.stdout + uncommitted.stderr, /fix: commit the project first: `git add -A && git commit -m "nyl project"`/);
   assert.doesNotMatch(uncommitted.stderr, /HEAD HEAD/);
+  // Run from elsewhere (the project as PATH), the fix commits there.
+  const elsewhere = nyl(path.dirname(project), ['plan', '-e', 'dev', path.basename(project)]);
+  const dir = path.basename(project);
+  assert.ok(
+    (elsewhere.stdout + elsewhere.stderr).includes(`fix: commit the project first: \`git -C ${dir} add -A && git -C ${dir} commit -m "nyl project"\``),
+    elsewhere.stdout + elsewhere.stderr,
+  );
 
   git(project, 'add', '-A');
   git(project, '-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'nyl project');

@@ -1,11 +1,12 @@
-// A holder's fenced writes against a takeover that happens while the write is in flight.
+// A holder's writes against a takeover that happens while the write is in flight, and after a
+// write whose outcome the holder never learned.
 //
 // A push checks a ref it sends to its own value only against the refs the remote advertised as
 // the push began; only the refs it moves are checked again under the remote's ref lock (pinned
 // for git and for the memory store by test/conformance/state-store.test.mjs, "a ref moved while a
 // push is in flight"). So a fence spelled as "the lease to itself" let a holder whose lease was
-// taken over after the advertisement still land its write. Every fenced write of a holder moves
-// the lease ref instead, and the takeover rejects it.
+// taken over after the advertisement still land its write. Every write of a holder renews the
+// lease instead (a child lease commit), and the takeover rejects it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { acquireLease } from '../../dist/lease/lease.js';
@@ -35,13 +36,13 @@ async function holderWithRacer() {
   const clock = new ManualClock(T0);
   const rt = { clock, cancel: new AbortController().signal, faults: new FaultPoints({}, clock) };
   const { handle } = await acquireLease(rt, store, { operation: 'reconcile', run: 'r1', author: AUTHOR, durationMs: 60_000 });
-  return { repo, handle, taker, checkpoint, armRace: () => (raceArmed = true) };
+  return { repo, handle, clock, taker, checkpoint, armRace: () => (raceArmed = true) };
 }
 
 test('a fenced write of a holder whose lease is taken over while the write is in flight lands nothing', async () => {
   const { repo, handle, taker, checkpoint, armRace } = await holderWithRacer();
   armRace();
-  const written = await handle.write('fence', () => ({ updates: [{ ref: RUN_REF, expect: null, to: checkpoint }] }));
+  const written = await handle.write('renew', () => ({ updates: [{ ref: RUN_REF, expect: null, to: checkpoint }] }));
   assert.equal(written.ok, false, 'the write must not land once the lease is not the holder’s');
   assert.equal(written.lost, true, 'the holder knows it lost the lease');
   assert.equal(repo.refs().get(RUN_REF), undefined, 'the late checkpoint did not reach the repository');
@@ -56,14 +57,53 @@ test('confirming the lease while it is taken over in flight says it is not held'
   assert.equal(repo.refs().get(LEASE), taker);
 });
 
-test('a fenced write that lands moves the lease to a child of the lease it had, with the same record', async () => {
-  const { repo, handle, checkpoint } = await holderWithRacer();
+test('a write that lands renews the lease: a child of the lease it had, with a new deadline', async () => {
+  const { repo, handle, clock, checkpoint } = await holderWithRacer();
   const before = { oid: handle.oid, deadline: handle.record.deadline };
-  const written = await handle.write('fence', () => ({ updates: [{ ref: RUN_REF, expect: null, to: checkpoint }] }));
+  await clock.advance(10_000);
+  const written = await handle.write('renew', () => ({ updates: [{ ref: RUN_REF, expect: null, to: checkpoint }] }));
   assert.equal(written.ok, true);
   assert.notEqual(handle.oid, before.oid, 'the lease moved');
   assert.equal(repo.refs().get(LEASE), handle.oid);
   assert.equal(repo.refs().get(RUN_REF), checkpoint);
-  assert.equal(handle.record.deadline, before.deadline, 'a fence is not a renewal: the deadline stays');
+  assert.equal(Date.parse(handle.record.deadline) - Date.parse(before.deadline), 10_000, 'the deadline moved with the clock');
   assert.match(repo.read(handle.oid).content.toString(), new RegExp(`^parent ${before.oid}$`, 'm'));
+});
+
+test('a write that landed although the holder never heard back does not cost it the lease: the next write adopts it', async () => {
+  const repo = new MemoryRepository('unknown-outcome');
+  const [c1, c2] = repo.writeCommits([
+    { changes: new Map([['a', '1\n']]), message: 'one\n', author: AUTHOR, timeMs: T0 },
+    { changes: new Map([['a', '2\n']]), message: 'two\n', author: AUTHOR, timeMs: T0 },
+  ]);
+  // The first write while the network is down lands, but its answer is lost; everything else
+  // fails until the network is back.
+  let down = false;
+  let silentLanding = false;
+  const store = new MemoryStateStore(repo, memoryLocation('dev'), {
+    unreachable: (call, updates) => {
+      if (!down) return false;
+      if (call === 'write' && silentLanding) {
+        silentLanding = false;
+        repo.applyUpdates(updates, 'push');
+      }
+      return true;
+    },
+  });
+  const clock = new ManualClock(T0, { autoAdvance: true });
+  const rt = { clock, cancel: new AbortController().signal, faults: new FaultPoints({}, clock) };
+  const { handle } = await acquireLease(rt, store, { operation: 'reconcile', run: 'r1', author: AUTHOR, durationMs: 60_000 });
+  let runRef = null;
+  const checkpointTo = (to) => () => ({ updates: [{ ref: RUN_REF, expect: runRef, to }], landed: () => (runRef = to) });
+  down = true;
+  silentLanding = true;
+  const lost = await handle.write('renew', checkpointTo(c1));
+  assert.equal(lost.ok, false, 'the holder never heard that its write landed');
+  assert.equal(repo.refs().get(RUN_REF), c1, 'it did land');
+  down = false;
+  const next = await handle.write('renew', checkpointTo(c2));
+  assert.equal(next.ok, true, JSON.stringify(next));
+  assert.equal(handle.lost, false, 'the lease is still the holder’s');
+  assert.equal(repo.refs().get(RUN_REF), c2);
+  assert.equal(repo.refs().get(LEASE), handle.oid);
 });

@@ -138,8 +138,13 @@ describe('what state delete refuses', () => {
       ])
         assert.ok(d.message.includes(listed), d.message);
       assert.match(d.fix, /--teardown/);
-      assert.match(d.fix, /`nyl teardown -e dev --unit <unit>`/);
-      assert.match(d.fix, /`nyl state forget -e dev --unit <unit> --reason "<why>"`/);
+      // Every command of the fix runs as printed: no <unit> left in it, forget only where it applies.
+      assert.match(d.fix, /`nyl teardown -e dev --unit active,deleting,held,pending,requested,tomb`/);
+      assert.match(
+        d.fix,
+        /`nyl state forget -e dev --unit pending --reason "<why>"`, `nyl state forget -e dev --unit requested --reason "<why>"`, `nyl state forget -e dev --unit tomb --reason "<why>"`$/,
+      );
+      assert.doesNotMatch(d.fix, /<unit>/);
       assert.deepEqual(world.refs(), before, 'nothing changed, no lease left');
 
       // Once only the held marker and the released record are left, the deletion removes them.
@@ -392,6 +397,21 @@ describe('state delete --teardown of units whose driver cannot claim their remov
       assert.doesNotMatch(r.error.diagnostics[0].fix, /<unit>/);
       assert.deepEqual(r.calls, []);
       assert.deepEqual(world.refs(), before, 'nothing written');
+    } finally {
+      world.cleanup();
+    }
+  });
+
+  test('a held unit is not refused up front: the deletion waits for it (spec: exit 2), whatever its driver can claim', async () => {
+    const world = await reconciled(unclaimed);
+    try {
+      for (const u of ['a', 'b']) assert.equal((await world.process('op').run('hold', { unit: u, reason: 'incident' })).code, 0);
+      const r = await deleteWith(world, async () => teardownReport({ a: 'held', b: 'held' }));
+      assert.notDeepEqual(
+        (r.error?.diagnostics ?? r.report?.errors ?? []).map((d) => d.code),
+        ['NYL-STATE-DELETE-INCOMPLETE'],
+      );
+      assert.equal(r.calls.length, 1, 'the teardown ran (it waits for the held units)');
     } finally {
       world.cleanup();
     }

@@ -13,7 +13,7 @@
  * It also derives, from an opened environment, the inputs every operation hands on (the plan
  * input, the lease options, the commit trailers), so that each is assembled one way.
  */
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { BUILTIN_DRIVERS, type DriverSet } from '../../drivers/registry';
 import { type Diagnostic, diagnostic, fail } from '../../errors/diagnostic';
 import { BatchReader } from '../../git/batch-reader';
@@ -132,7 +132,7 @@ export async function openEnvironment(rt: Runtime, req: EnvironmentRequest, opti
   const reader = new BatchReader(rt.git, checkout.workTree);
   let store: StateStore | undefined;
   try {
-    const head = await resolveCommit(reader, 'HEAD', { what: "the checkout's HEAD" });
+    const head = await resolveCommit(reader, 'HEAD', headAsker(checkout));
     const worktree = req.worktree ? await worktreeSource(rt, checkout, reader, head) : undefined;
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
     // The declaration commit: HEAD, or with --worktree the snapshot (also the source commit).
@@ -267,11 +267,17 @@ export function trailersOf(opened: OpenedEnvironment, reason: string | undefined
  * The project at the checkout's HEAD, where Environments are declared: what a multi-environment
  * command selects from (-e names, -l labels, -g groups) before it opens each environment.
  */
+/** HEAD's asker: the fix for a checkout without a commit names its directory when nyl runs elsewhere. */
+function headAsker(checkout: Checkout): { what: string; projectDir?: string } {
+  const projectDir = relative(process.cwd(), checkout.projectRoot).split('\\').join('/');
+  return { what: "the checkout's HEAD", ...(projectDir ? { projectDir } : {}) };
+}
+
 export async function readDeclarations(rt: Runtime, path: string): Promise<Project> {
   const checkout = await openCheckout(rt.git, path);
   const reader = new BatchReader(rt.git, checkout.workTree);
   try {
-    const head = await resolveCommit(reader, 'HEAD', { what: "the checkout's HEAD" });
+    const head = await resolveCommit(reader, 'HEAD', headAsker(checkout));
     const cache = new JsonCache(join(cacheRoot(rt.env), 'parsed'), PARSE_FORMAT);
     return (await loadProjectAt(checkout.projectRoot, reader, head, checkout.projectPrefix, cache)).project;
   } finally {

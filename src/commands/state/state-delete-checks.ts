@@ -13,7 +13,7 @@
  */
 import { diagnostic, type Diagnostic, NylError } from '../../errors/diagnostic';
 import { type KindSet, removalUnclaimed } from '../../drivers/kinds';
-import { liveIncarnation } from '../../plan/unit-view';
+import { isHeld, liveIncarnation } from '../../plan/unit-view';
 import type { DesiredUnitDoc, ObservedUnitDoc } from '../../state/documents';
 import type { EnvironmentStateView } from '../../state/read';
 import { byCodeUnits } from '../../util/compare';
@@ -51,8 +51,12 @@ export function unitBlockers(view: Pick<EnvironmentStateView, 'desiredUnits' | '
   return out.sort((a, b) => byCodeUnits(a.unit, b.unit));
 }
 
+/** What `nyl state forget` drops from state: a retained tombstone, a pending teardown, a teardown request. */
+const FORGETTABLE: ReadonlySet<string> = new Set(['retained', 'pending-teardown', 'teardown requested']);
+
 function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnostic {
   const units = blockers.map((b) => b.unit);
+  const forgettable = blockers.filter((b) => FORGETTABLE.has(b.why)).map((b) => b.unit);
   const listed = blockers.map((b) => `${b.unit} (${b.why})`).join(', ');
   return diagnostic(
     'NYL-STATE-DELETE-INCARNATIONS',
@@ -62,6 +66,7 @@ function unitsDiagnostic(env: string, blockers: UnitBlocker[]): Diagnostic {
       env,
       units,
       ...(units.length === 1 ? { unit: units[0]! } : {}),
+      forgettable,
     },
   );
 }
@@ -89,14 +94,17 @@ interface UnclaimedRemoval {
 }
 
 /**
- * The units `nyl teardown --all` would tear down (those that block the deletion) whose driver
- * says, from the rendering their desired document recorded, that it cannot claim the removal:
- * without --allow-incomplete each such teardown fails, and the units that depend on it wait.
+ * The units `nyl teardown --all` would tear down (those that block the deletion, held ones apart)
+ * whose driver says, from the rendering their desired document recorded, that it cannot claim
+ * the removal: without --allow-incomplete each such teardown fails, and the units it depends on
+ * wait (a teardown goes consumers first).
  */
 export function unclaimedRemovals(view: Pick<EnvironmentStateView, 'desiredUnits' | 'observedUnits'>, generation: number, kinds: KindSet): UnclaimedRemoval[] {
   const out: UnclaimedRemoval[] = [];
   for (const { unit } of unitBlockers(view, generation)) {
     const doc = view.desiredUnits.get(unit);
+    // A held unit is not torn down: the deletion waits for it (exit 2), whatever its driver can claim.
+    if (isHeld(doc)) continue;
     const why = doc?.kind && doc.rendering ? removalUnclaimed(doc.kind, doc.rendering, kinds) : undefined;
     if (why) out.push({ unit, why });
   }
@@ -118,7 +126,7 @@ export function refuseUnclaimed(env: string, unclaimed: UnclaimedRemoval[], agai
     diagnostic(
       'NYL-STATE-DELETE-INCOMPLETE',
       'error',
-      `the teardown cannot claim the removal of ${listed} (${why}): without --allow-incomplete each would fail and the units depending on it would wait; nothing was torn down or deleted`,
+      `the teardown cannot claim the removal of ${listed} (${why}): without --allow-incomplete each would fail and the units it depends on would wait; nothing was torn down or deleted`,
       { env, units, ...(units.length === 1 ? { unit: units[0]! } : {}), listed, again: again.join(' ') },
     ),
   );
