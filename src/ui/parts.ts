@@ -5,6 +5,7 @@
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import type { LeaseSummary, LogEntry } from '../report/types';
+import type { ReadFailure } from './environment-reads';
 import { html, type Html, type HtmlValue, pathOf } from './html';
 
 /**
@@ -142,4 +143,11 @@ export function valueText(value: unknown): string {
 export function fields(rows: [string, HtmlValue][]): Html {
   const shown = rows.filter(([, v]) => v !== undefined && v !== '' && v !== null);
   return html`<dl class="fields">${shown.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
+}
+
+/** Why an environment shows nothing: when it could not be read, and when the view reads it again. */
+export function unreadable(env: string, failure: ReadFailure): Html {
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+  const why = failure.timedOut ? 'did not answer in time' : 'could not be read';
+  return html`<p class="unreadable" data-retry-at="${iso(failure.retryAt)}">The state of ${env} ${why} at ${time(iso(failure.at))}; nyl ui reads it again at ${time(iso(failure.retryAt))}, not before.</p>`;
 }

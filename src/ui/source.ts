@@ -16,6 +16,7 @@ import {
   historyPage,
   projectOverview,
   type ProjectOverview,
+  type ReadGuard,
   runPage,
   type RunPageData,
   stateVersion,
@@ -25,25 +26,47 @@ import {
 import type { Runtime } from '../util/runtime';
 
 export interface ViewSource {
-  overview(): Promise<ProjectOverview>;
+  /** Every environment's summary, each environment (and each template's listing) read through `guard`. */
+  overview(guard: ReadGuard): Promise<ProjectOverview>;
   environment(name: string): Promise<EnvironmentPageData>;
   unit(environment: string, unit: string): Promise<UnitPageData>;
   /** At most `limit` operations, newest first (0: all). */
   history(environment: string, limit: number): Promise<LogReport>;
   run(environment: string, run: string): Promise<RunPageData>;
   /** The version of the state refs of the declared environments, the instances state holds, and `environment` (the one a page shows). */
+  version(environment: string | undefined, guard: ReadGuard): Promise<string>;
+}
+
+/** The view source as the pages read it: every read of one environment already guarded. */
+export interface GuardedSource extends Omit<ViewSource, 'overview' | 'version'> {
+  overview(): Promise<ProjectOverview>;
   version(environment?: string): Promise<string>;
+}
+
+/**
+ * The source with every read of one environment through `guard` (environment-reads.ts): the
+ * pages of one environment as a whole, the overview and the version environment by environment.
+ */
+export function guardedSource(source: ViewSource, guard: ReadGuard): GuardedSource {
+  return {
+    overview: () => source.overview(guard),
+    environment: (name) => guard(name, () => source.environment(name)),
+    unit: (environment, unit) => guard(environment, () => source.unit(environment, unit)),
+    history: (environment, limit) => guard(environment, () => source.history(environment, limit)),
+    run: (environment, run) => guard(environment, () => source.run(environment, run)),
+    version: (environment) => source.version(environment, guard),
+  };
 }
 
 /** The view source over the project at `path` and its state refs. */
 export function stateRefsSource(rt: Runtime, path: string, local: boolean): ViewSource {
   const req = (environment: string) => ({ path, environment, ...(local ? { local: true } : {}) });
   return {
-    overview: () => projectOverview(rt, path, local),
+    overview: (guard) => projectOverview(rt, path, local, guard),
     environment: (name) => environmentPage(rt, req(name)),
     unit: (environment, unit) => unitPage(rt, { ...req(environment), unit }),
     history: (environment, limit) => historyPage(rt, { ...req(environment), limit }),
     run: (environment, run) => runPage(rt, { ...req(environment), run }),
-    version: (environment) => stateVersion(rt, path, environment, local),
+    version: (environment, guard) => stateVersion(rt, path, environment, local, guard),
   };
 }

@@ -144,7 +144,7 @@ function fakeSource() {
       const entries = run === 'run-1' ? [entry] : [];
       return source.track('run', { log: { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries, truncated: false }, entries, status });
     },
-    version: () => source.track('version', source.versionValue),
+    version: (_env, _guard) => source.track('version', source.versionValue),
   };
   return source;
 }
@@ -535,4 +535,82 @@ test('--listen: host:port, [v6]:port or a bare port; anything else is a usage er
       bad,
     );
   }
+});
+
+test('an unreachable environment is read once per interval and a slow one is cut at the time box; the pages say when it is read again', async () => {
+  const { EnvironmentReads } = await import('../../dist/ui/environment-reads.js');
+  let now = Date.parse('2026-12-02T08:00:00Z');
+  const reads = { far: 0, slow: 0, dev: 0 };
+  const unavailable = (env) =>
+    new NylError(diagnostic('NYL-STATE-UNAVAILABLE', 'error', `the state repository of ${env} cannot be read: connection refused`, { env }));
+  /** One environment's read: dev answers, far fails, slow answers after two seconds. */
+  const readOne = async (env) => {
+    reads[env]++;
+    if (env === 'far') throw unavailable(env);
+    if (env === 'slow') await new Promise((r) => setTimeout(r, 2000));
+    return `refs of ${env}`;
+  };
+  const names = ['dev', 'far', 'slow'];
+  const source = fakeSource();
+  source.overview = async (guard) => ({
+    project: 'shop',
+    patterns: [],
+    instances: [],
+    errors: [],
+    environments: await Promise.all(
+      names.map(async (name) => {
+        try {
+          await guard(name, () => readOne(name));
+          return { name, labels: {}, status: statusOf(name, [unitStatus('api', 'current')]), errors: [] };
+        } catch (error) {
+          return { name, labels: {}, errors: error.diagnostics };
+        }
+      }),
+    ),
+  });
+  source.version = async (env, guard) => {
+    const parts = [];
+    for (const name of [...names, ...(env && !names.includes(env) ? [env] : [])])
+      parts.push(await guard(name, () => readOne(name)).catch((e) => e.diagnostics.map((d) => d.code).join()));
+    return parts.join('|');
+  };
+  const environment = source.environment;
+  source.environment = async (env) => (names.includes(env) ? (await readOne(env), environment('dev')) : environment(env));
+  const guardReads = new EnvironmentReads({ timeBoxMs: 150, memoryMs: 30_000, now: () => now });
+  const logged = [];
+  const server = await startUiServer(source, { host: '127.0.0.1', port: 0, pollMs: 50, allowHosts: [], log: (l) => logged.push(l), reads: guardReads });
+  servers.push(server);
+  const url = server.url;
+
+  const far = await request(url, { path: '/environments/far' });
+  assert.equal(far.status, 503);
+  assert.match(
+    far.body,
+    /The state of far could not be read at <time datetime="2026-12-02T08:00:00Z">.*nyl ui reads it again at <time datetime="2026-12-02T08:00:30Z">/,
+  );
+  assert.match(far.body, /NYL-STATE-UNAVAILABLE/);
+  assert.equal(far.headers.refresh, '30', 'the page reloads itself when the environment is read again');
+  assert.equal(reads.far, 1, 'the version read found it unreachable; the page did not read it again');
+  const started = Date.now();
+  for (const path of ['/environments/far', '/environments/far/history', '/', '/version']) await request(url, { path });
+  assert.equal(reads.far, 1, 'no request reads it again within the interval');
+  const first = (await request(url, { path: '/' })).body;
+  assert.match(/<tr data-environment="far">[\s\S]*?<\/tr>/.exec(first)[0], /class="unreadable"[^]*could not be read at/);
+  assert.match(/<tr data-environment="dev">[\s\S]*?<\/tr>/.exec(first)[0], /state-current/);
+  assert.ok(Date.now() - started < 1500, 'pages answer without waiting for the slow environment again');
+  // The slow environment was cut at the time box by the first version read, and is remembered as not answering.
+  assert.equal(reads.slow, 1);
+  const slow = await request(url, { path: '/environments/slow' });
+  assert.equal(slow.status, 503);
+  assert.match(slow.body, /The state of slow did not answer in time/);
+  assert.match(slow.body, /not read within 0\.15 s/);
+  assert.equal(reads.slow, 1);
+  now += 30_000;
+  assert.equal((await request(url, { path: '/environments/far' })).status, 503);
+  assert.equal(reads.far, 2, 'read again once the interval passed');
+
+  // The read went on in the background: once it ends well, the environment is read again at the next request.
+  await new Promise((r) => setTimeout(r, 2100));
+  assert.equal(guardReads.failure('slow'), undefined);
+  assert.deepEqual(logged, []);
 });
