@@ -72,6 +72,9 @@ ol.entries { list-style: none; padding: 0; margin: 0; }
 .entry-units { margin-top: 3px; }
 .entry-units a { margin-right: 3px; }
 .graph-box { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; padding: 10px; background: var(--panel); }
+section.neighbours { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 0 24px; }
+ul.neighbours { list-style: none; padding: 0; margin: 0; }
+ul.neighbours li { padding: 3px 0; }
 .masked { letter-spacing: 2px; color: var(--muted); }
 details { margin: 6px 0; }
 summary { cursor: pointer; }

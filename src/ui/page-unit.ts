@@ -5,7 +5,8 @@
  * without the digests of sensitive values.
  */
 import type { UnitPageData } from '../commands/inspect/web-view';
-import type { ShowReport, UnitStatus } from '../report/types';
+import { edgeReason } from '../report/graph-edge';
+import type { GraphEdge, GraphReport, ShowReport, UnitStatus } from '../report/types';
 import { html, type Html } from './html';
 import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText, type Live } from './parts';
 import { whyOf } from './page-environment';
@@ -20,6 +21,34 @@ function conditionSection(env: string, u: UnitStatus | undefined): Html {
     ['Run', html`<a class="run" href="${runHref(env, c.run)}">${c.run}</a>`],
     ['Since', time(c.since)],
   ])}</section>`;
+}
+
+/** One neighbour of the unit: its link, its state, and why the edge exists (each reason once). */
+function neighbourItem(env: string, name: string, edges: readonly GraphEdge[], graph: GraphReport): Html {
+  const node = graph.nodes.find((n) => n.name === name);
+  const reasons = [...new Set(edges.map(edgeReason))];
+  return html`<li data-unit="${name}"><a class="unit" href="${unitHref(env, name)}">${name}</a> ${node ? badge(node.state) : ''} <span class="muted">${reasons.join('; ')}</span></li>`;
+}
+
+/** The units on one side of this one in the graph, grouped by neighbour, in the graph's order. */
+function neighbourList(env: string, unit: string, graph: GraphReport, side: 'dependencies' | 'dependents', empty: string): Html {
+  const [mine, theirs] = side === 'dependencies' ? (['to', 'from'] as const) : (['from', 'to'] as const);
+  const edges = graph.edges.filter((e) => e[mine] === unit);
+  const names = graph.nodes.map((n) => n.name).filter((n) => edges.some((e) => e[theirs] === n));
+  if (names.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<ul class="neighbours ${side}">${names.map((n) =>
+    neighbourItem(
+      env,
+      n,
+      edges.filter((e) => e[theirs] === n),
+      graph,
+    ),
+  )}</ul>`;
+}
+
+/** What the unit waits for and what waits for it, as links (the graph drawn on the environment's page, for one unit). */
+function neighboursSection(env: string, unit: string, graph: GraphReport): Html {
+  return html`<section class="neighbours"><div><h2>Depends on</h2>${neighbourList(env, unit, graph, 'dependencies', 'Nothing: it runs first.')}</div><div><h2>Dependents</h2>${neighbourList(env, unit, graph, 'dependents', 'Nothing depends on it.')}</div></section>`;
 }
 
 function driftSection(u: UnitStatus | undefined): Html {
@@ -76,13 +105,14 @@ function documentsSection(show: ShowReport): Html {
 }
 
 export function unitPageOf(data: UnitPageData, live: Live | undefined): Html {
-  const { status, show } = data;
+  const { status, show, graph } = data;
   const env = status.environment;
   const u = status.units[show.unit];
   const body = html`<h1>${show.unit} ${u ? html`<span class="muted">${u.kind}</span> ${badge(u.state)}` : ''}</h1>
 ${diagnostics([...show.errors, ...show.warnings])}
 ${u ? html`<section class="state"><h2>State</h2><p>${whyOf(env, u)}</p></section>` : ''}
 ${conditionSection(env, u)}
+${neighboursSection(env, show.unit, graph)}
 ${driftSection(u)}
 ${receiptSection(env, show)}
 <section><h2>Latest operations</h2>${entryList(env, show.lastRuns)}</section>

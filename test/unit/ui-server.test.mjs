@@ -122,6 +122,22 @@ function fakeSource() {
           },
           observedDocument: { receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } } },
         },
+        graph: {
+          ...base(),
+          kind: 'GraphReport',
+          operation: 'graph',
+          environment: env,
+          nodes: [...new Set(['db', unit, 'web'])].map((n) => ({ name: n, kind: 'Command', state: n === unit ? 'failed' : 'current', detail: '' })),
+          edges:
+            unit !== 'api'
+              ? []
+              : [
+                  { from: 'db', to: unit, via: 'reference', output: 'url', pointer: '/env/DB' },
+                  { from: 'db', to: unit, via: 'dependsOn' },
+                  { from: unit, to: 'web', via: 'dependsOn' },
+                  { from: 'db', to: 'web', via: 'dependsOn' },
+                ],
+        },
       }),
     history: (env, limit) =>
       source.track(`history:${limit}`, { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries: [entry], truncated: limit > 0 }),
@@ -613,4 +629,27 @@ test('an unreachable environment is read once per interval and a slow one is cut
   await new Promise((r) => setTimeout(r, 2100));
   assert.equal(guardReads.failure('slow'), undefined);
   assert.deepEqual(logged, []);
+});
+
+test("a unit's page lists its dependencies and its dependents as links, each with its state and why the edge exists", async () => {
+  const { url } = await serve();
+  const body = (await request(url, { path: '/environments/dev/units/api' })).body;
+  const list = () => /<ul class="neighbours ([a-z]+)">([\s\S]*?)<\/ul>/g;
+  const sides = Object.fromEntries(
+    [...body.matchAll(list())].map((m) => [
+      m[1],
+      [
+        ...m[2].matchAll(
+          /<li data-unit="([^"]+)"><a class="unit" href="([^"]+)">[^<]*<\/a> <span class="badge state-([a-z-]+)"[^>]*>[^<]*<\/span> <span class="muted">([^<]*)<\/span>/g,
+        ),
+      ].map((l) => l.slice(1).join(' ')),
+    ]),
+  );
+  assert.deepEqual(sides, {
+    dependencies: ['db /environments/dev/units/db current outputs.url at /env/DB; dependsOn'],
+    dependents: ['web /environments/dev/units/web current dependsOn'],
+  });
+  const lonely = (await request(url, { path: '/environments/dev/units/lonely' })).body;
+  assert.match(lonely, /<h2>Depends on<\/h2><p class="empty">Nothing: it runs first\.<\/p>/);
+  assert.match(lonely, /<h2>Dependents<\/h2><p class="empty">Nothing depends on it\.<\/p>/);
 });

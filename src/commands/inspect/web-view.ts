@@ -50,10 +50,11 @@ export interface EnvironmentPageData {
   recent: LogReport;
 }
 
-/** What a unit's page shows: the environment's status (the unit's state and why) and the unit's documents. */
+/** What a unit's page shows: the environment's status (the unit's state and why), the unit's documents, and the graph (its dependencies and dependents). */
 export interface UnitPageData {
   status: StatusReport;
   show: ShowReport;
+  graph: GraphReport;
 }
 
 /**
@@ -115,7 +116,7 @@ export async function environmentPage(rt: Runtime, req: EnvironmentRequest): Pro
 export async function unitPage(rt: Runtime, req: EnvironmentRequest & { unit: string }): Promise<UnitPageData> {
   return withRenderedEnvironment(rt, req, async (opened) => {
     const { report: status, refs } = await statusWithRefs(rt, opened);
-    return { status, show: await showOpened(opened, req.unit, refs) };
+    return { status, show: await showOpened(opened, req.unit, refs), graph: graphOf(opened, status) };
   });
 }
 
