@@ -78,6 +78,7 @@ ul.neighbours li { padding: 3px 0; }
 .masked { letter-spacing: 2px; color: var(--muted); }
 details { margin: 6px 0; }
 summary { cursor: pointer; }
+pre.output { background: var(--panel); border-left: 3px solid var(--bad); padding: 6px 10px; border-radius: 4px; max-height: 24em; overflow: auto; }
 pre.document { background: var(--panel); padding: 10px; border-radius: 6px; margin-top: 6px; }
 form { margin: 8px 0; }
 input { font: inherit; padding: 3px 6px; }

@@ -11,13 +11,36 @@ import { html, type Html } from './html';
 import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText, type Live } from './parts';
 import { whyOf } from './page-environment';
 
-function conditionSection(env: string, u: UnitStatus | undefined): Html {
+/** A list of strings from a document of state, or nothing when it holds something else. */
+function linesOf(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string') ? value : undefined;
+}
+
+/**
+ * What the observed document records of the condition besides what status reports: the last
+ * lines the tool printed (masked when recorded), its evidence, whether a retry needs a reason.
+ * Only the record of the same run: it describes the condition status shows.
+ */
+function recordedCondition(show: ShowReport, run: string): { output?: string[]; evidence?: string[]; acknowledgement: boolean } {
+  const c = show.observedDocument?.condition as Record<string, unknown> | undefined;
+  if (!c || typeof c !== 'object' || c.run !== run) return { acknowledgement: false };
+  const [output, evidence] = [linesOf(c.output), linesOf(c.evidence)];
+  return { ...(output ? { output } : {}), ...(evidence ? { evidence } : {}), acknowledgement: c.acknowledgementRequired === true };
+}
+
+function conditionSection(env: string, u: UnitStatus | undefined, show: ShowReport): Html {
   const c = u?.condition;
   if (!c) return html``;
+  // The tool's own words say why far more often than its exit code does: shown, not left in the raw document.
+  const recorded = recordedCondition(show, c.run);
+  const lines = (list: string[] | undefined, cls: string) => (list ? html`<pre class="${cls}">${list.join('\n')}</pre>` : undefined);
   return html`<section class="condition"><h2>Condition</h2>${fields([
     ['Type', badge(c.type)],
     ['Reason', html`<pre class="text">${c.reason}</pre>`],
-    ['Retryable', c.retryable ? 'yes: the next reconcile runs it again' : 'no'],
+    ['Last lines of output', lines(recorded.output, 'output')],
+    ['Code', c.code ? html`<code>${c.code}</code>` : undefined],
+    ['Evidence', lines(recorded.evidence, 'text')],
+    ['Retryable', c.retryable ? 'yes: the next reconcile runs it again' : recorded.acknowledgement ? 'after recover --retry --reason' : 'no'],
     ['Run', html`<a class="run" href="${runHref(env, c.run)}">${c.run}</a>`],
     ['Since', time(c.since)],
   ])}</section>`;
@@ -111,7 +134,7 @@ export function unitPageOf(data: UnitPageData, live: Live | undefined): Html {
   const body = html`<h1>${show.unit} ${u ? html`<span class="muted">${u.kind}</span> ${badge(u.state)}` : ''}</h1>
 ${diagnostics([...show.errors, ...show.warnings])}
 ${u ? html`<section class="state"><h2>State</h2><p>${whyOf(env, u)}</p></section>` : ''}
-${conditionSection(env, u)}
+${conditionSection(env, u, show)}
 ${neighboursSection(env, show.unit, graph)}
 ${driftSection(u)}
 ${receiptSection(env, show)}

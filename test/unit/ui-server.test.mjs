@@ -100,7 +100,16 @@ function fakeSource() {
     unit: (env, unit) =>
       source.track('unit', {
         status: statusOf(env, [
-          unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } }),
+          unitStatus(unit, 'failed', {
+            condition: {
+              type: 'failed',
+              retryable: false,
+              reason: HOSTILE,
+              run: 'run-1',
+              since: '2026-12-02T07:58:05Z',
+              ...(unit === 'migrate' ? { reason: 'command exited with code 3' } : {}),
+            },
+          }),
         ]),
         show: {
           ...base(),
@@ -120,7 +129,13 @@ function fakeSource() {
             note: HOSTILE,
             reads: { secrets: [{ pointer: '/env/T', unit: 'db', output: 'password', sha256: `hmac-sha256:0123456789abcdef:${'e'.repeat(64)}` }] },
           },
-          observedDocument: { receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } } },
+          observedDocument: {
+            receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } },
+            // The last lines of output the failed execution left in state (the status report carries no output).
+            ...(unit === 'migrate'
+              ? { condition: { type: 'failed', run: 'run-1', output: ['applying 003_users.sql', `ERROR: relation "users" already exists ${HOSTILE}`] } }
+              : {}),
+          },
         },
         graph: {
           ...base(),
@@ -652,4 +667,19 @@ test("a unit's page lists its dependencies and its dependents as links, each wit
   const lonely = (await request(url, { path: '/environments/dev/units/lonely' })).body;
   assert.match(lonely, /<h2>Depends on<\/h2><p class="empty">Nothing: it runs first\.<\/p>/);
   assert.match(lonely, /<h2>Dependents<\/h2><p class="empty">Nothing depends on it\.<\/p>/);
+});
+
+test("a failed unit's condition shows the last lines its tool printed, not only the exit code", async () => {
+  const { url } = await serve();
+  const body = (await request(url, { path: '/environments/dev/units/migrate' })).body;
+  const condition = /<section class="condition">[\s\S]*?<\/section>/.exec(body)[0];
+  assert.match(condition, /<dt>Reason<\/dt><dd><pre class="text">command exited with code 3<\/pre><\/dd>/);
+  assert.ok(
+    condition.includes(
+      `<dt>Last lines of output</dt><dd><pre class="output">applying 003_users.sql\nERROR: relation &quot;users&quot; already exists ${escapeHtml(HOSTILE)}</pre></dd>`,
+    ),
+    condition,
+  );
+  // A condition without output shows no empty block.
+  assert.doesNotMatch((await request(url, { path: '/environments/dev/units/api' })).body, /Last lines of output/);
 });
