@@ -43,9 +43,9 @@ function environmentRow(s: EnvironmentSummary, failureOf: FailureOf): Html {
   const labels = Object.entries(s.labels).map(([k, v]) => html`<span class="label">${k}=${v}</span> `);
   return html`<tr data-environment="${s.name}">
 <td><a class="env" href="${environmentHref(s.name)}">${s.name}</a><div>${labels}</div></td>
-<td>${unitsCell(s)}${failure ? unreadable(s.name, failure) : ''}${diagnostics(problems)}</td>
-<td>${lastCell(s)}</td>
-<td>${leaseText(s.status?.lease)}</td>
+<td data-label="Units">${unitsCell(s)}${failure ? unreadable(s.name, failure) : ''}${diagnostics(problems)}</td>
+<td data-label="Last operation">${lastCell(s)}</td>
+<td data-label="Lease">${leaseText(s.status?.lease)}</td>
 </tr>`;
 }
 

@@ -45,6 +45,7 @@ ${liveMeta(shell.live)}<title>${shell.title} \u00b7 nyl</title>
 <link rel="stylesheet" href="/assets/nyl.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <script src="/assets/refresh.js" defer></script>
+<script src="/assets/graph.js" defer></script>
 </head>
 <body>
 <header class="top"><a class="brand" href="/">nyl</a>${crumbsOf(shell.crumbs)}<span class="live" id="live" title="Refreshes when the state refs change">read-only</span></header>

@@ -13,7 +13,7 @@
  *   page elsewhere can make it read state by embedding its addresses. A browser that sends no
  *   fetch metadata still sends Origin with a scripted request: a foreign one is refused alike.
  * - Pages are built by src/ui/html.ts (every value escaped), under a Content-Security-Policy that
- *   allows only this server's own script and stylesheet; assets come from a fixed table, never
+ *   allows only this server's own scripts and stylesheet; assets come from a fixed table, never
  *   from a file named by the request.
  * - Reads run one at a time, so two pages never fetch into the same cache repository at once;
  *   once the server closes, reads still queued do not start.
