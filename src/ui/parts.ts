@@ -149,6 +149,6 @@ export function fields(rows: [string, HtmlValue][]): Html {
 /** Why an environment shows nothing: when it could not be read, and when the view reads it again. */
 export function unreadable(env: string, failure: ReadFailure): Html {
   const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-  const why = failure.timedOut ? 'did not answer in time' : 'could not be read';
-  return html`<p class="unreadable" data-retry-at="${iso(failure.retryAt)}">The state of ${env} ${why} at ${time(iso(failure.at))}; nyl ui reads it again at ${time(iso(failure.retryAt))}, not before.</p>`;
+  const why = failure.timedOut ? ' (it did not answer in time)' : '';
+  return html`<p class="unreadable" data-retry-at="${iso(failure.retryAt)}">nyl ui could not read the state of ${env} at ${time(iso(failure.at))}${why}; it reads it again at ${time(iso(failure.retryAt))}, not before.</p>`;
 }
