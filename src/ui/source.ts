@@ -9,6 +9,7 @@
  * safe for concurrent calls. The real one is `stateRefsSource` (operations over Git); unit tests
  * of the server and pages use an in-memory fake.
  */
+import type { Diagnostic } from '../errors/diagnostic';
 import type { LogReport } from '../report/types';
 import {
   environmentPage,
@@ -20,6 +21,7 @@ import {
   runPage,
   type RunPageData,
   stateVersion,
+  throwUnreachable,
   unitPage,
   type UnitPageData,
 } from '../commands/inspect/web-view';
@@ -48,12 +50,18 @@ export interface GuardedSource extends Omit<ViewSource, 'overview' | 'version'> 
  * pages of one environment as a whole, the overview and the version environment by environment.
  */
 export function guardedSource(source: ViewSource, guard: ReadGuard): GuardedSource {
+  // A page's reports say that the state repository cannot be read among their errors: thrown, the guard remembers it.
+  const checked = <T>(read: Promise<T>, errors: (data: T) => readonly Diagnostic[]) =>
+    read.then((data) => {
+      throwUnreachable(errors(data));
+      return data;
+    });
   return {
     overview: () => source.overview(guard),
-    environment: (name) => guard(name, () => source.environment(name)),
-    unit: (environment, unit) => guard(environment, () => source.unit(environment, unit)),
-    history: (environment, limit) => guard(environment, () => source.history(environment, limit)),
-    run: (environment, run) => guard(environment, () => source.run(environment, run)),
+    environment: (name) => guard(name, () => checked(source.environment(name), (d) => d.status.errors)),
+    unit: (environment, unit) => guard(environment, () => checked(source.unit(environment, unit), (d) => d.status.errors)),
+    history: (environment, limit) => guard(environment, () => checked(source.history(environment, limit), (d) => d.errors)),
+    run: (environment, run) => guard(environment, () => checked(source.run(environment, run), (d) => d.status.errors)),
     version: (environment) => source.version(environment, guard),
   };
 }

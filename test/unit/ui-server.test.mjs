@@ -640,6 +640,17 @@ test('an unreachable environment is read once per interval and a slow one is cut
   assert.equal((await request(url, { path: '/environments/far' })).status, 503);
   assert.equal(reads.far, 2, 'read again once the interval passed');
 
+  // A page whose report says the repository cannot be read (status and log report it as data, not as an exception) is remembered alike.
+  let lostReads = 0;
+  const history = source.history;
+  source.history = (env, limit) =>
+    env !== 'lost'
+      ? history(env, limit)
+      : (lostReads++, history(env, limit).then((log) => ({ ...log, entries: [], errors: [unavailable(env).diagnostics[0]] })));
+  assert.equal((await request(url, { path: '/environments/lost/history' })).status, 503);
+  const again = await request(url, { path: '/environments/lost/history' });
+  assert.match(again.body, /could not read the state of lost at/);
+  assert.equal(lostReads, 1);
   // The read went on in the background: once it ends well, the environment is read again at the next request.
   await new Promise((r) => setTimeout(r, 2100));
   assert.equal(guardReads.failure('slow'), undefined);

@@ -66,6 +66,16 @@ export type ReadGuard = <T>(environment: string, read: () => Promise<T>) => Prom
 
 const unguarded: ReadGuard = (_environment, read) => read();
 
+/**
+ * Reports carry a state repository that cannot be read as data (NYL-STATE-UNAVAILABLE among their
+ * errors) rather than throwing it: inside a guarded read it is thrown, so that the guard sees the
+ * failure and remembers it.
+ */
+export function throwUnreachable(errors: readonly Diagnostic[]): void {
+  const unreachable = errors.filter((d) => d.code === 'NYL-STATE-UNAVAILABLE');
+  if (unreachable.length > 0) throw new NylError(unreachable);
+}
+
 /** How many operations an environment's page lists before linking to its history. */
 const RECENT_OPERATIONS = 5;
 
@@ -96,6 +106,7 @@ async function summaryOf(rt: Runtime, req: EnvironmentRequest, guard: ReadGuard)
     return await guard(req.environment, () =>
       withRenderedEnvironment(rt, req, async (opened) => {
         const { report: status, refs } = await statusWithRefs(rt, opened);
+        throwUnreachable(status.errors);
         const last = (await logOpened(opened, { ...req, limit: 1 }, refs)).entries[0];
         return { status, ...(last ? { last } : {}), errors: [] };
       }),
@@ -167,6 +178,7 @@ async function refsOf(rt: Runtime, req: EnvironmentRequest, guard: ReadGuard): P
     return await guard(req.environment, () =>
       withEnvironmentRead(rt, req, async (opened) => {
         const read = await readRefs(opened);
+        throwUnreachable(read.errors ?? []);
         return read.refs ? [...read.refs].sort(([a], [b]) => byCodeUnits(a, b)) : read.errors.map((d) => d.code);
       }),
     );
