@@ -3,8 +3,11 @@
 // repository; the browser finds the environments, the units with their states and why they wait,
 // follows the links to the history and to a run, sees a page refresh by itself when another nyl
 // process changes the state refs, and takes the screenshot of docs/web-view.md
-// (NYL_UPDATE_SCREENSHOTS=1 writes it to docs/images/). A sensitive output's value reaches no
-// page, and a hostile reason runs no script.
+// (NYL_UPDATE_SCREENSHOTS=1 writes it to docs/images/). The graph has its legend and highlights a
+// unit's edges on hover and focus; a unit's page links its dependencies and dependents; at 420
+// pixels wide no page scrolls sideways (screenshots at 420 px go to a temp dir, kept with
+// NYL_KEEP_SCREENSHOTS=<dir> for a look). A sensitive output's value reaches no page, and a
+// hostile reason runs no script.
 //
 // Without Chromium the browser tests skip, unless NYL_REQUIRE_BROWSER=1 (set by .ci/run) makes
 // that a failure. NYL_CHROMIUM names another executable.
@@ -218,14 +221,13 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   await page.$eval('svg.graph a.node[data-unit="network"]', (a) => a.focus());
   assert.deepEqual((await highlighted()).outOf.sort(), ['cache', 'database']);
   await page.$eval('svg.graph a.node[data-unit="network"]', (a) => a.blur());
-  await page.screenshot({ path: path.join(path.dirname(shot), 'environment-1280.png'), fullPage: true });
 
   // At 420 pixels wide (a phone): the page never scrolls sideways (the graph scrolls in its box, tables become blocks), and every page says so.
   await page.setViewport({ width: 420, height: 860 });
-  const narrow = async (name) => {
+  const narrow = async (name, screenshot = true) => {
     const overflow = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, view: window.innerWidth }));
     assert.ok(overflow.page <= overflow.view, `${name} at 420 px: the document is ${overflow.page} px wide`);
-    await page.screenshot({ path: path.join(path.dirname(shot), `${name}-420.png`), fullPage: true });
+    if (screenshot) await page.screenshot({ path: path.join(path.dirname(shot), `${name}-420.png`), fullPage: true });
   };
   await narrow('environment');
   const box = await page.$eval('.graph-box', (b) => ({
@@ -246,7 +248,13 @@ test('the web view of examples/shop in Chromium: environments, units and why the
     ),
     { dependencies: ['/environments/dev/units/database'], dependents: ['/environments/dev/units/smoke-test'] },
   );
+  const runHref = await page.$eval('section.receipt a.run', (a) => a.getAttribute('href'));
+  await page.goto(`${url}environments/dev/history`, { waitUntil: 'load' });
+  await narrow('history', false);
+  await page.goto(new URL(runHref, url).href, { waitUntil: 'load' });
+  await narrow('run', false);
   await page.setViewport({ width: 1280, height: 900 });
+  await page.goto(`${url}environments/dev/units/migrate`, { waitUntil: 'load' });
   await page.screenshot({ path: path.join(path.dirname(shot), 'unit-1280.png'), fullPage: true });
   if (process.env.NYL_KEEP_SCREENSHOTS) fs.cpSync(path.dirname(shot), process.env.NYL_KEEP_SCREENSHOTS, { recursive: true });
   await page.goto(`${url}environments/dev`, { waitUntil: 'load' });
