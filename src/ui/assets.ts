@@ -1,11 +1,12 @@
 /**
- * The web view's own assets, compiled into Nyl: a stylesheet, the refresh script and an icon.
- * They are served from this fixed table and nothing else is: the server never reads a file to
- * answer a request, so no path can reach outside them.
+ * The web view's own assets, compiled into Nyl: a stylesheet, two scripts and an icon. They are
+ * served from this fixed table and nothing else is: the server never reads a file to answer a
+ * request, so no path can reach outside them.
  *
- * The refresh script is the only script: while its tab is visible it asks /version every few
- * seconds and reloads the page when the version of the state refs differs from the one the page
- * was rendered at. Without it every page is complete, only not live.
+ * The refresh script, while its tab is visible, asks /version every few seconds and reloads the
+ * page when the version of the state refs differs from the one the page was rendered at. The
+ * graph script highlights a unit's edges on hover and focus. Without them every page is complete,
+ * only not live and not highlighted.
  */
 import { GRAPH_CSS } from './graph-svg';
 
@@ -71,10 +72,35 @@ ol.entries { list-style: none; padding: 0; margin: 0; }
 .entry .reason { font-size: 13px; }
 .entry-units { margin-top: 3px; }
 .entry-units a { margin-right: 3px; }
-.graph-box { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; padding: 10px; background: var(--panel); }
+/* The graph keeps its size and scrolls in its box (labels stay legible on a phone); the page itself never scrolls sideways. */
+.graph-box { overflow: auto; max-height: 85vh; border: 1px solid var(--line); border-radius: 6px; padding: 10px; background: var(--panel); }
+.graph-legend { list-style: none; display: flex; flex-wrap: wrap; gap: 4px 16px; padding: 0; margin: 8px 0 0; font-size: 12.5px; color: var(--muted); }
+.graph-legend li { white-space: nowrap; }
+.graph-legend li.muted { white-space: normal; }
+/* A long word (a digest, a run id) breaks rather than widening the page; 'anywhere' would also squeeze table columns mid-word. */
+td, dd, .entry-meta, .headline, .detail, code { overflow-wrap: break-word; }
+@media (max-width: 640px) {
+  header.top { padding: 8px 12px; gap: 10px; flex-wrap: wrap; }
+  main { padding: 4px 12px 16px; }
+  footer { padding: 12px; }
+  /* Tables become one block per row, each cell on its own line with its column's name. */
+  table, thead, tbody, tr, th, td { display: block; width: auto; }
+  thead { display: none; }
+  tr { border-bottom: 1px solid var(--line); padding: 6px 0; }
+  th, td { border: 0; padding: 2px 0; }
+  table.outputs th { width: auto; }
+  td, dd, .entry-meta, .headline, .detail, code { overflow-wrap: anywhere; }
+  td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: 12px; }
+  dl.fields { grid-template-columns: 1fr; gap: 0; }
+  dl.fields dd { margin-bottom: 6px; }
+}
+section.neighbours { display: grid; grid-template-columns: repeat(auto-fit, minmax(240px, 1fr)); gap: 0 24px; }
+ul.neighbours { list-style: none; padding: 0; margin: 0; }
+ul.neighbours li { padding: 3px 0; }
 .masked { letter-spacing: 2px; color: var(--muted); }
 details { margin: 6px 0; }
 summary { cursor: pointer; }
+pre.output { background: var(--panel); border-left: 3px solid var(--bad); padding: 6px 10px; border-radius: 4px; max-height: 24em; overflow: auto; }
 pre.document { background: var(--panel); padding: 10px; border-radius: 6px; margin-top: 6px; }
 form { margin: 8px 0; }
 input { font: inherit; padding: 3px 6px; }
@@ -112,11 +138,52 @@ const REFRESH = `'use strict';
 })();
 `;
 
+/**
+ * The graph's highlight: pointing at a unit (or tabbing to it) dims the rest of the drawing and
+ * colours the edges into it (its dependencies) and out of it (its dependents), so that "what does
+ * cron depend on" is answered at a glance however many edges there are. Classes only: the CSP
+ * forbids inline styles, and GRAPH_CSS says what the classes look like.
+ */
+const GRAPH_SCRIPT = `'use strict';
+// nyl ui: highlights a unit's edges in the dependency graph on hover and keyboard focus.
+(function () {
+  var svg = document.querySelector('svg.graph:not(.graph-key)');
+  if (!svg) return;
+  var edges = svg.querySelectorAll('.edge');
+  var nodes = svg.querySelectorAll('.node');
+  function show(unit) {
+    var near = {};
+    svg.classList.toggle('focused', unit !== null);
+    edges.forEach(function (e) {
+      var into = e.getAttribute('data-to') === unit, outOf = e.getAttribute('data-from') === unit;
+      e.classList.toggle('into', into);
+      e.classList.toggle('out-of', outOf);
+      if (into) near[e.getAttribute('data-from')] = true;
+      if (outOf) near[e.getAttribute('data-to')] = true;
+    });
+    nodes.forEach(function (n) {
+      var name = n.getAttribute('data-unit');
+      n.classList.toggle('focus', name === unit);
+      n.classList.toggle('near', near[name] === true);
+    });
+  }
+  function unitOf(target) {
+    var node = target && target.closest ? target.closest('.node') : null;
+    return node ? node.getAttribute('data-unit') : null;
+  }
+  svg.addEventListener('mouseover', function (e) { show(unitOf(e.target)); });
+  svg.addEventListener('mouseleave', function () { show(unitOf(document.activeElement)); });
+  svg.addEventListener('focusin', function (e) { show(unitOf(e.target)); });
+  svg.addEventListener('focusout', function () { show(null); });
+})();
+`;
+
 const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1f5fbf"/><path d="M4 12V4l8 8V4" stroke="#fff" stroke-width="2" fill="none"/></svg>`;
 
 /** The assets by path. Nothing outside this table is ever served. */
 export const ASSETS: ReadonlyMap<string, Asset> = new Map([
   ['/assets/nyl.css', { type: 'text/css; charset=utf-8', body: STYLE + GRAPH_CSS }],
   ['/assets/refresh.js', { type: 'text/javascript; charset=utf-8', body: REFRESH }],
+  ['/assets/graph.js', { type: 'text/javascript; charset=utf-8', body: GRAPH_SCRIPT }],
   ['/assets/favicon.svg', { type: 'image/svg+xml', body: FAVICON }],
 ]);

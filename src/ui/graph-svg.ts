@@ -11,11 +11,16 @@
  * column like a unit does, so the ordering makes room for it and the link never runs behind a unit
  * it does not join. Within a column, units start in the report's dependency order (dummies after
  * them, in link order) and a few barycenter sweeps move each vertex towards its neighbours to
- * untangle crossings. A link is then drawn as one path: a cubic with horizontal tangents across
- * each gap between columns, a straight horizontal run through each of its lanes, the arrowhead at
- * the dependent's left middle. Everything is deterministic and rounded, so the same report gives
- * the same bytes. A graph library would buy better routing, but the graphs are small and the page
- * must stay dependency-free.
+ * untangle crossings. Heights are then assigned, not stacked: each vertex moves towards the mean
+ * height of its neighbours as far as its column's order allows (a lane pulls harder), so a long
+ * link's lanes line up and it runs straight instead of looping round the columns it crosses. A
+ * link is drawn as one path: from its port on the dependency's right side, a cubic with horizontal
+ * tangents across each gap between columns, a straight horizontal run through each of its lanes,
+ * the arrowhead at its port on the dependent's left side. The links of one side of a unit spread
+ * over that side, ordered by where they go, so that a unit with ten edges shows ten. Everything
+ * is deterministic and rounded, so the same report gives the same bytes. A graph library would
+ * buy better routing, but the graphs are small and the page must stay dependency-free. The
+ * highlight of a unit's edges on hover and focus is the page's script (assets.ts), by class.
  */
 import { edgeReason } from '../report/graph-edge';
 import type { GraphEdge, GraphNode, GraphReport } from '../report/types';
@@ -75,6 +80,8 @@ interface Layered {
 interface Layout {
   boxes: Map<string, Box>;
   lanes: Map<Link, string[]>;
+  /** Where each link leaves its dependency (`out`) and enters its dependent (`in`): the y of its end on that side. */
+  ports: Map<Link, { out: number; in: number }>;
   width: number;
   height: number;
 }
@@ -304,44 +311,145 @@ function columnHeight(ids: readonly string[]): number {
   return ids.reduce((sum, id) => sum + slotHeight(id), 0) + (ids.length - 1) * ROW_GAP;
 }
 
-/** Slots stacked in columns, one column per layer, each column centred vertically on the tallest. */
-function place(columns: readonly string[][], lanes: Map<Link, string[]>): Layout {
-  const tallest = Math.max(...columns.map(columnHeight));
-  const boxes = new Map<string, Box>();
-  columns.forEach((ids, c) => {
-    let top = MARGIN + (tallest - columnHeight(ids)) / 2;
-    const x = round(MARGIN + c * (NODE_WIDTH + COLUMN_GAP));
-    for (const id of ids) {
-      boxes.set(id, { x, y: round(top) });
-      top += slotHeight(id) + ROW_GAP;
+/** Rounds of moving every vertex towards its neighbours: enough for a long link's lanes to line up. */
+const STRAIGHTENING_ROUNDS = 24;
+/** A lane pulls harder towards its neighbours than a unit does: a long link drawn straight reads best. */
+const LANE_WEIGHT = 8;
+/** The most room between two ports on one side of a unit, and what is kept clear at its corners. */
+const PORT_STEP = 8;
+const PORT_INSET = 6;
+
+/**
+ * One column's centres as close as its order allows to where each vertex wants to be: each
+ * centre at least half of both slots and a ROW_GAP below the one above. With each centre measured
+ * from its place in a tight stack, the order is a plain "non-decreasing" constraint, and the
+ * closest weighted fit is found by pooling adjacent violators (isotonic regression).
+ */
+function packColumn(ids: readonly string[], wanted: ReadonlyMap<string, number>, centres: Map<string, number>): void {
+  const offsets: number[] = [];
+  ids.forEach((id, i) => offsets.push(i === 0 ? 0 : offsets[i - 1]! + (slotHeight(ids[i - 1]!) + slotHeight(id)) / 2 + ROW_GAP));
+  const blocks: { sum: number; weight: number; count: number }[] = [];
+  ids.forEach((id, i) => {
+    const weight = isDummy(id) ? LANE_WEIGHT : 1;
+    blocks.push({ sum: weight * (wanted.get(id)! - offsets[i]!), weight, count: 1 });
+    while (
+      blocks.length > 1 &&
+      blocks[blocks.length - 2]!.sum / blocks[blocks.length - 2]!.weight > blocks[blocks.length - 1]!.sum / blocks[blocks.length - 1]!.weight
+    ) {
+      const last = blocks.pop()!;
+      const before = blocks[blocks.length - 1]!;
+      Object.assign(before, { sum: before.sum + last.sum, weight: before.weight + last.weight, count: before.count + last.count });
     }
   });
-  const width = 2 * MARGIN + columns.length * NODE_WIDTH + (columns.length - 1) * COLUMN_GAP;
-  return { boxes, lanes, width: round(width), height: round(2 * MARGIN + tallest) };
+  let i = 0;
+  for (const block of blocks) for (let k = 0; k < block.count; k++, i++) centres.set(ids[i]!, block.sum / block.weight + offsets[i]!);
 }
 
-/** Where every unit and every dummy goes. */
+/**
+ * Each vertex's vertical centre: columns start as centred stacks, then each vertex moves towards
+ * the mean of its neighbours' centres, column by column, alternately left to right and back. A
+ * long link's lanes line up with its ends, so it runs straight instead of around the column.
+ */
+function centresOf(columns: readonly string[][], segments: readonly Segment[]): Map<string, number> {
+  const tallest = Math.max(...columns.map(columnHeight));
+  const centres = new Map<string, number>();
+  for (const ids of columns) {
+    let top = (tallest - columnHeight(ids)) / 2;
+    for (const id of ids) {
+      centres.set(id, top + slotHeight(id) / 2);
+      top += slotHeight(id) + ROW_GAP;
+    }
+  }
+  const ids = columns.flat();
+  const around = new Map<string, string[]>(ids.map((id) => [id, []]));
+  for (const { from, to } of segments) around.get(from)!.push(to), around.get(to)!.push(from);
+  for (let round = 0; round < STRAIGHTENING_ROUNDS; round++) {
+    const order = round % 2 === 0 ? columns : [...columns].reverse();
+    for (const column of order) {
+      const wanted = new Map<string, number>();
+      for (const id of column) {
+        const others = around.get(id)!;
+        wanted.set(id, others.length === 0 ? centres.get(id)! : others.reduce((sum, o) => sum + centres.get(o)!, 0) / others.length);
+      }
+      packColumn(column, wanted, centres);
+    }
+  }
+  return centres;
+}
+
+/** Slots in columns, one column per layer, each at its centre (centresOf), the whole moved to the margin. */
+function place(columns: readonly string[][], { segments, lanes }: Layered): Layout {
+  const centres = centresOf(columns, segments);
+  const tops = new Map([...centres].map(([id, centre]) => [id, centre - slotHeight(id) / 2]));
+  const highest = Math.min(...tops.values());
+  const lowest = Math.max(...[...tops].map(([id, top]) => top + slotHeight(id)));
+  const boxes = new Map<string, Box>();
+  columns.forEach((ids, c) => {
+    const x = round(MARGIN + c * (NODE_WIDTH + COLUMN_GAP));
+    for (const id of ids) boxes.set(id, { x, y: round(MARGIN + tops.get(id)! - highest) });
+  });
+  const width = 2 * MARGIN + columns.length * NODE_WIDTH + (columns.length - 1) * COLUMN_GAP;
+  return { boxes, lanes, width: round(width), height: round(2 * MARGIN + lowest - highest), ports: new Map() };
+}
+
+/** Where every unit and every dummy goes, and where each link leaves and enters its units. */
 function layout(nodes: readonly GraphNode[], links: readonly Link[]): Layout {
   const names = nodes.map((node) => node.name);
   const dag = withoutBackEdges(names, links);
   const column = columnsOf(names, dag);
   const layered = withDummies(groupByColumn(names, column), dag, column);
-  return place(orderColumns(layered), layered.lanes);
+  const placed = place(orderColumns(layered), layered);
+  return { ...placed, ports: portsOf(links, placed) };
+}
+
+/** The centre of a vertex's slot. */
+function centreOf(id: string, boxes: ReadonlyMap<string, Box>): number {
+  return boxes.get(id)!.y + slotHeight(id) / 2;
 }
 
 /**
- * Where a link's path goes: from the right middle of the dependency, in and out of each of its
- * lanes (the left and right end of the lane's middle line), to the left middle of the dependent.
+ * Where each link leaves its dependency and enters its dependent: the links on one side of a unit
+ * spread over that side, ordered by where their next vertex (a lane, or the unit at the other end)
+ * is, so that they fan out without crossing at the box; one link alone stays at the middle.
  */
-function routeOf(link: Link, { boxes, lanes }: Layout): Point[] {
+function portsOf(links: readonly Link[], { boxes, lanes }: Omit<Layout, 'ports'>): Map<Link, { out: number; in: number }> {
+  const ports = new Map(links.map((link) => [link, { out: 0, in: 0 }]));
+  const next = (link: Link) => centreOf(lanes.get(link)?.[0] ?? link.to, boxes);
+  const previous = (link: Link) => centreOf(lanes.get(link)?.at(-1) ?? link.from, boxes);
+  const spread = (unit: string, side: Link[], key: (link: Link) => number, set: (link: Link, y: number) => void) => {
+    const sorted = side.map((link, index) => ({ link, index, key: key(link) })).sort((a, b) => a.key - b.key || a.index - b.index);
+    const step = Math.min(PORT_STEP, (NODE_HEIGHT - 2 * PORT_INSET) / Math.max(1, sorted.length - 1));
+    sorted.forEach(({ link }, i) => set(link, centreOf(unit, boxes) + (i - (sorted.length - 1) / 2) * step));
+  };
+  for (const [unit, side] of linksBy(
+    [...boxes.keys()].filter((id) => !isDummy(id)),
+    links,
+    'from',
+  ))
+    spread(unit, side, next, (link, y) => (ports.get(link)!.out = y));
+  for (const [unit, side] of linksBy(
+    [...boxes.keys()].filter((id) => !isDummy(id)),
+    links,
+    'to',
+  ))
+    spread(unit, side, previous, (link, y) => (ports.get(link)!.in = y));
+  return ports;
+}
+
+/**
+ * Where a link's path goes: from its port on the right of the dependency, in and out of each of
+ * its lanes (the left and right end of the lane's middle line), to its port on the left of the dependent.
+ */
+function routeOf(link: Link, { boxes, lanes, ports }: Layout): Point[] {
   const [from, to] = [boxes.get(link.from)!, boxes.get(link.to)!];
-  const route: Point[] = [{ x: from.x + NODE_WIDTH, y: from.y + NODE_HEIGHT / 2 }];
+  const port = ports.get(link)!;
+  const route: Point[] = [{ x: from.x + NODE_WIDTH, y: port.out }];
   for (const id of lanes.get(link) ?? []) {
     const lane = boxes.get(id)!;
     const y = lane.y + LANE_HEIGHT / 2;
     route.push({ x: lane.x, y }, { x: lane.x + NODE_WIDTH, y });
   }
-  route.push({ x: to.x, y: to.y + NODE_HEIGHT / 2 });
+  route.push({ x: to.x, y: port.in });
   return route;
 }
 
@@ -376,7 +484,7 @@ function nodeMarkup(node: GraphNode, box: Box, unitHref: (unit: string) => strin
 
 /** The arrowhead every edge ends with, defined once. */
 function arrowDefinition(): Html {
-  return html`<defs><marker id="${ARROW_ID}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto-start-reverse"><path class="arrowhead" d="M0 0L10 5L0 10z"/></marker></defs>`;
+  return html`<defs><marker id="${ARROW_ID}" viewBox="0 0 10 10" refX="10" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse"><path class="arrowhead" d="M0 0L10 5L0 10z"/></marker></defs>`;
 }
 
 /** The graph as an inline <svg>; each node links to unitHref(name). */
@@ -391,9 +499,36 @@ export function graphSvg(report: Pick<GraphReport, 'nodes' | 'edges' | 'environm
   return html`<svg class="graph" role="img" aria-label="Dependency graph of ${report.environment}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}">${arrowDefinition()}<g class="edges">${join(edges)}</g><g class="nodes">${join(nodes)}</g></svg>`;
 }
 
+/** A short sample of an edge of one kind, for the legend: drawn by the same classes as the graph's. */
+function edgeSample(via: Via): Html {
+  return html`<svg class="graph graph-key" width="40" height="10" viewBox="0 0 40 10" aria-hidden="true"><path class="edge via-${via}" d="M1 5H39"/></svg>`;
+}
+
+/**
+ * What the drawing's lines and colours mean, under it: an edge's kind by its dash (why the
+ * dependent waits), a unit's state by its outline, and that pointing at a unit highlights its edges.
+ */
+export function graphLegend(): Html {
+  const item = (sample: Html, text: string) => html`<li>${sample} ${text}</li>`;
+  const box = (state: string) =>
+    html`<svg class="graph graph-key" width="18" height="12" viewBox="0 0 18 12" aria-hidden="true"><g class="node state-${state}"><rect x="1" y="1" width="16" height="10" rx="2"/></g></svg>`;
+  return html`<ul class="graph-legend" aria-label="Legend of the graph">${[
+    item(edgeSample('dependsOn'), 'dependsOn'),
+    item(edgeSample('reference'), 'reads an output'),
+    item(edgeSample('trigger'), 'triggers'),
+    item(box('current'), 'current'),
+    item(box('pending'), 'waiting or held'),
+    item(box('failed'), 'failed or uncertain'),
+    html`<li class="muted">Point at or tab to a unit: its dependencies' edges turn blue, its dependents' purple.</li>`,
+  ]}</ul>`;
+}
+
 /** CSS for the drawing (classes above), appended to the page's stylesheet by the caller. */
 export const GRAPH_CSS = `
-.graph { max-width: 100%; height: auto; font-family: inherit; }
+/* Drawn at its own size: the box around it scrolls rather than shrinking the labels to nothing. */
+.graph { display: block; max-width: none; font-family: inherit; }
+.graph.graph-key { display: inline-block; vertical-align: middle; }
+.graph a.node, .graph a.node:hover { text-decoration: none; }
 .graph text { font-family: inherit; }
 .graph .node rect { fill: #ffffff; stroke: #8c959f; stroke-width: 1.5; }
 .graph .node:hover rect, .graph .node:focus-visible rect { stroke-width: 3; }
@@ -409,9 +544,16 @@ export const GRAPH_CSS = `
 .graph .state-retained .node-name, .graph .state-released .node-name { fill: #57606a; }
 .graph .edge { fill: none; stroke: #8c959f; stroke-width: 1.5; }
 .graph .edge:hover { stroke-width: 3; }
+.graph.focused .edge { opacity: 0.12; }
+.graph.focused .node { opacity: 0.4; }
+.graph.focused .node.near, .graph.focused .node.focus { opacity: 1; }
+.graph.focused .node.focus rect { stroke-width: 3; }
+.graph.focused .edge.into, .graph.focused .edge.out-of { opacity: 1; stroke-width: 2.5; }
+.graph.focused .edge.into { stroke: #1f6feb; }
+.graph.focused .edge.out-of { stroke: #8250df; }
 .graph .edge.via-reference { stroke: #6e7781; stroke-dasharray: 6 3; }
 .graph .edge.via-trigger { stroke-dasharray: 2 3; }
-.graph .arrowhead { fill: #8c959f; }
+.graph .arrowhead { fill: #8c959f; fill: context-stroke; }
 @media (prefers-color-scheme: dark) {
   .graph .node rect { fill: #161b22; stroke: #6e7681; }
   .graph .node-name { fill: #e6edf3; }
@@ -426,6 +568,6 @@ export const GRAPH_CSS = `
   .graph .state-retained .node-name, .graph .state-released .node-name { fill: #9198a1; }
   .graph .edge { stroke: #6e7681; }
   .graph .edge.via-reference { stroke: #8b949e; }
-  .graph .arrowhead { fill: #6e7681; }
+  .graph .arrowhead { fill: #6e7681; fill: context-stroke; }
 }
 `;

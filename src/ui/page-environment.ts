@@ -5,7 +5,7 @@
  */
 import type { EnvironmentPageData } from '../commands/inspect/web-view';
 import type { StatusReport, UnitStatus } from '../report/types';
-import { graphSvg } from './graph-svg';
+import { graphLegend, graphSvg } from './graph-svg';
 import { html, type Html } from './html';
 import { badge, diagnostics, entryList, environmentHref, fields, historyHref, leaseText, oid, page, runHref, time, unitHref, type Live } from './parts';
 
@@ -30,11 +30,11 @@ function lastRunCell(env: string, u: UnitStatus): Html {
 function unitRow(env: string, u: UnitStatus): Html {
   return html`<tr data-unit="${u.name}" data-state="${u.state}">
 <td><a class="unit" href="${unitHref(env, u.name)}">${u.name}</a></td>
-<td>${u.kind}</td>
-<td>${badge(u.state)}</td>
-<td>${whyOf(env, u)}</td>
-<td>${u.receipt}</td>
-<td>${lastRunCell(env, u)}</td>
+<td data-label="Kind">${u.kind}</td>
+<td data-label="State">${badge(u.state)}</td>
+<td data-label="Why">${whyOf(env, u)}</td>
+<td data-label="Receipt">${u.receipt}</td>
+<td data-label="Last run">${lastRunCell(env, u)}</td>
 </tr>`;
 }
 
@@ -62,7 +62,7 @@ export function environmentPageOf(data: EnvironmentPageData, live: Live | undefi
   const body = html`<h1>${env}</h1>
 ${stateFields(status)}
 ${diagnostics([...status.errors, ...status.warnings, ...status.notes])}
-<section><h2>Graph</h2><div class="graph-box">${graphSvg(graph, (u) => unitHref(env, u))}</div></section>
+<section class="graph-section"><h2>Graph</h2><div class="graph-box">${graphSvg(graph, (u) => unitHref(env, u))}</div>${graph.nodes.length > 0 ? graphLegend() : ''}</section>
 <section><h2>Units</h2>${unitsTable(status)}</section>
 <section><h2>Latest operations</h2>${entryList(env, recent.entries)}<p><a class="history" href="${historyHref(env)}">Full history of ${env}</a></p></section>`;
   return page({ title: env, crumbs: [[env, environmentHref(env)]], live, body });

@@ -6,7 +6,8 @@
 import type { EnvironmentSummary, ProjectOverview } from '../commands/inspect/web-view';
 import type { StatusReport } from '../report/types';
 import { html, type Html } from './html';
-import { badge, diagnostics, environmentHref, historyHref, leaseText, page, time, type Live } from './parts';
+import type { FailureOf } from './environment-reads';
+import { badge, diagnostics, environmentHref, historyHref, leaseText, page, time, unreadable, type Live } from './parts';
 
 /** The units of a status counted by state, most urgent first. */
 function stateCounts(status: StatusReport | undefined): [string, number][] {
@@ -36,29 +37,30 @@ function lastCell(s: EnvironmentSummary): Html {
   return html`${badge(s.last.operation)} ${s.last.headline}<div class="entry-meta">${time(s.last.at)}${s.last.by ? html` by ${s.last.by}` : ''} \u00b7 <a href="${historyHref(s.name)}">history</a></div>`;
 }
 
-function environmentRow(s: EnvironmentSummary): Html {
+function environmentRow(s: EnvironmentSummary, failureOf: FailureOf): Html {
   const problems = [...s.errors, ...(s.status?.errors ?? [])];
+  const failure = failureOf(s.name);
   const labels = Object.entries(s.labels).map(([k, v]) => html`<span class="label">${k}=${v}</span> `);
   return html`<tr data-environment="${s.name}">
 <td><a class="env" href="${environmentHref(s.name)}">${s.name}</a><div>${labels}</div></td>
-<td>${unitsCell(s)}${diagnostics(problems)}</td>
-<td>${lastCell(s)}</td>
-<td>${leaseText(s.status?.lease)}</td>
+<td data-label="Units">${unitsCell(s)}${failure ? unreadable(s.name, failure) : ''}${diagnostics(problems)}</td>
+<td data-label="Last operation">${lastCell(s)}</td>
+<td data-label="Lease">${leaseText(s.status?.lease)}</td>
 </tr>`;
 }
 
-function environmentsTable(summaries: readonly EnvironmentSummary[]): Html {
+function environmentsTable(summaries: readonly EnvironmentSummary[], failureOf: FailureOf): Html {
   return html`<table class="environments">
 <thead><tr><th>Environment</th><th>Units</th><th>Last operation</th><th>Lease</th></tr></thead>
-<tbody>${summaries.map(environmentRow)}</tbody>
+<tbody>${summaries.map((s) => environmentRow(s, failureOf))}</tbody>
 </table>`;
 }
 
 /** The instances state holds, and a form that opens any instance by name (one whose state was deleted, or one a template cannot list). */
-function templatesSection(overview: ProjectOverview): Html {
+function templatesSection(overview: ProjectOverview, failureOf: FailureOf): Html {
   const { patterns, instances } = overview;
   if (patterns.length === 0) return html``;
-  const listed = instances.length > 0 ? environmentsTable(instances) : html`<p class="empty">No instance has state.</p>`;
+  const listed = instances.length > 0 ? environmentsTable(instances, failureOf) : html`<p class="empty">No instance has state.</p>`;
   return html`<section class="templates"><h2>Instances of ${patterns.map((p, i) => html`${i > 0 ? ', ' : ''}<code>${p}</code>`)}</h2>
 ${diagnostics(overview.errors)}
 ${listed}
@@ -66,9 +68,9 @@ ${listed}
 </section>`;
 }
 
-export function environmentsPage(overview: ProjectOverview, live: Live | undefined): Html {
+export function environmentsPage(overview: ProjectOverview, live: Live | undefined, failureOf: FailureOf = () => undefined): Html {
   const body = html`<h1>Environments${overview.project ? html` <span class="muted">of ${overview.project}</span>` : ''}</h1>
-${overview.environments.length === 0 ? html`<p class="empty">The project declares no Environment.</p>` : environmentsTable(overview.environments)}
-${templatesSection(overview)}`;
+${overview.environments.length === 0 ? html`<p class="empty">The project declares no Environment.</p>` : environmentsTable(overview.environments, failureOf)}
+${templatesSection(overview, failureOf)}`;
   return page({ title: 'Environments', crumbs: [], live, body });
 }

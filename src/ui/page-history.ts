@@ -52,7 +52,7 @@ function liveNote(data: RunPageData, run: string): Html {
 
 function runUnitsTable(env: string, units: [string, string][]): Html {
   if (units.length === 0) return html`<p class="empty">No operation of this run named a unit.</p>`;
-  const rows = units.map(([u, r]) => html`<tr data-unit="${u}"><td><a href="${unitHref(env, u)}">${u}</a></td><td>${badge(r)}</td></tr>`);
+  const rows = units.map(([u, r]) => html`<tr data-unit="${u}"><td><a href="${unitHref(env, u)}">${u}</a></td><td data-label="Result">${badge(r)}</td></tr>`);
   return html`<table class="run-units"><thead><tr><th>Unit</th><th>Result</th></tr></thead><tbody>${rows}</tbody></table>`;
 }
 

@@ -5,21 +5,73 @@
  * without the digests of sensitive values.
  */
 import type { UnitPageData } from '../commands/inspect/web-view';
-import type { ShowReport, UnitStatus } from '../report/types';
+import { edgeReason } from '../report/graph-edge';
+import type { GraphEdge, GraphReport, ShowReport, UnitStatus } from '../report/types';
 import { html, type Html } from './html';
 import { badge, diagnostics, entryList, environmentHref, fields, page, runHref, time, unitHref, valueText, type Live } from './parts';
 import { whyOf } from './page-environment';
 
-function conditionSection(env: string, u: UnitStatus | undefined): Html {
+/** A list of strings from a document of state, or nothing when it holds something else. */
+function linesOf(value: unknown): string[] | undefined {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string') ? value : undefined;
+}
+
+/**
+ * What the observed document records of the condition besides what status reports: the last
+ * lines the tool printed (masked when recorded), its evidence, whether a retry needs a reason.
+ * Only the record of the same run: it describes the condition status shows.
+ */
+function recordedCondition(show: ShowReport, run: string): { output?: string[]; evidence?: string[]; acknowledgement: boolean } {
+  const c = show.observedDocument?.condition as Record<string, unknown> | undefined;
+  if (!c || typeof c !== 'object' || c.run !== run) return { acknowledgement: false };
+  const [output, evidence] = [linesOf(c.output), linesOf(c.evidence)];
+  return { ...(output ? { output } : {}), ...(evidence ? { evidence } : {}), acknowledgement: c.acknowledgementRequired === true };
+}
+
+function conditionSection(env: string, u: UnitStatus | undefined, show: ShowReport): Html {
   const c = u?.condition;
   if (!c) return html``;
+  // The tool's own words say why far more often than its exit code does: shown, not left in the raw document.
+  const recorded = recordedCondition(show, c.run);
+  const lines = (list: string[] | undefined, cls: string) => (list ? html`<pre class="${cls}">${list.join('\n')}</pre>` : undefined);
   return html`<section class="condition"><h2>Condition</h2>${fields([
     ['Type', badge(c.type)],
     ['Reason', html`<pre class="text">${c.reason}</pre>`],
-    ['Retryable', c.retryable ? 'yes: the next reconcile runs it again' : 'no'],
+    ['Last lines of output', lines(recorded.output, 'output')],
+    ['Code', c.code ? html`<code>${c.code}</code>` : undefined],
+    ['Evidence', lines(recorded.evidence, 'text')],
+    ['Retryable', c.retryable ? 'yes: the next reconcile runs it again' : recorded.acknowledgement ? 'after recover --retry --reason' : 'no'],
     ['Run', html`<a class="run" href="${runHref(env, c.run)}">${c.run}</a>`],
     ['Since', time(c.since)],
   ])}</section>`;
+}
+
+/** One neighbour of the unit: its link, its state, and why the edge exists (each reason once). */
+function neighbourItem(env: string, name: string, edges: readonly GraphEdge[], graph: GraphReport): Html {
+  const node = graph.nodes.find((n) => n.name === name);
+  const reasons = [...new Set(edges.map(edgeReason))];
+  return html`<li data-unit="${name}"><a class="unit" href="${unitHref(env, name)}">${name}</a> ${node ? badge(node.state) : ''} <span class="muted">${reasons.join('; ')}</span></li>`;
+}
+
+/** The units on one side of this one in the graph, grouped by neighbour, in the graph's order. */
+function neighbourList(env: string, unit: string, graph: GraphReport, side: 'dependencies' | 'dependents', empty: string): Html {
+  const [mine, theirs] = side === 'dependencies' ? (['to', 'from'] as const) : (['from', 'to'] as const);
+  const edges = graph.edges.filter((e) => e[mine] === unit);
+  const names = graph.nodes.map((n) => n.name).filter((n) => edges.some((e) => e[theirs] === n));
+  if (names.length === 0) return html`<p class="empty">${empty}</p>`;
+  return html`<ul class="neighbours ${side}">${names.map((n) =>
+    neighbourItem(
+      env,
+      n,
+      edges.filter((e) => e[theirs] === n),
+      graph,
+    ),
+  )}</ul>`;
+}
+
+/** What the unit waits for and what waits for it, as links (the graph drawn on the environment's page, for one unit). */
+function neighboursSection(env: string, unit: string, graph: GraphReport): Html {
+  return html`<section class="neighbours"><div><h2>Depends on</h2>${neighbourList(env, unit, graph, 'dependencies', 'Nothing: it runs first.')}</div><div><h2>Dependents</h2>${neighbourList(env, unit, graph, 'dependents', 'Nothing depends on it.')}</div></section>`;
 }
 
 function driftSection(u: UnitStatus | undefined): Html {
@@ -76,13 +128,14 @@ function documentsSection(show: ShowReport): Html {
 }
 
 export function unitPageOf(data: UnitPageData, live: Live | undefined): Html {
-  const { status, show } = data;
+  const { status, show, graph } = data;
   const env = status.environment;
   const u = status.units[show.unit];
   const body = html`<h1>${show.unit} ${u ? html`<span class="muted">${u.kind}</span> ${badge(u.state)}` : ''}</h1>
 ${diagnostics([...show.errors, ...show.warnings])}
 ${u ? html`<section class="state"><h2>State</h2><p>${whyOf(env, u)}</p></section>` : ''}
-${conditionSection(env, u)}
+${conditionSection(env, u, show)}
+${neighboursSection(env, show.unit, graph)}
 ${driftSection(u)}
 ${receiptSection(env, show)}
 <section><h2>Latest operations</h2>${entryList(env, show.lastRuns)}</section>

@@ -6,14 +6,15 @@
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import { NylError } from '../errors/diagnostic';
-import { html, render } from './html';
+import { html, type Html, render } from './html';
 import { environmentPageOf } from './page-environment';
 import { environmentsPage } from './page-environments';
 import { HISTORY_PAGE_SIZE, historyPageOf, runKnown, runPageOf } from './page-history';
 import { unitPageOf } from './page-unit';
-import { diagnostics, environmentHref, type Live, page } from './parts';
+import { diagnostics, environmentHref, type Live, page, unreadable } from './parts';
 import type { Route } from './routes';
-import type { ViewSource } from './source';
+import type { FailureOf } from './environment-reads';
+import type { GuardedSource } from './source';
 
 export interface Answer {
   status: number;
@@ -37,6 +38,8 @@ interface Problem {
   diagnostics?: readonly Diagnostic[];
   /** A sentence, for a problem without a diagnostic (a run no operation names). */
   text?: string;
+  /** Why an environment shows nothing (unreadable()), above the diagnostics. */
+  failure?: Html;
   retrySeconds?: number;
 }
 
@@ -47,17 +50,22 @@ interface Problem {
  */
 export function problemPage(status: number, title: string, problem: Problem = {}): Answer {
   const { retrySeconds } = problem;
-  const retry = retrySeconds !== undefined ? html`<p class="muted">This page tries again every ${retrySeconds} seconds.</p>` : '';
+  const retry =
+    retrySeconds === undefined
+      ? ''
+      : problem.failure
+        ? html`<p class="muted">This page reloads itself then.</p>`
+        : html`<p class="muted">This page tries again every ${retrySeconds} seconds.</p>`;
   const text = problem.text !== undefined ? html`<p>${problem.text}</p>` : '';
-  const body = html`<h1>${title}</h1>${text}${diagnostics(problem.diagnostics ?? [])}${retry}<p><a href="/">All environments</a></p>`;
+  const body = html`<h1>${title}</h1>${text}${problem.failure ?? ''}${diagnostics(problem.diagnostics ?? [])}${retry}<p><a href="/">All environments</a></p>`;
   const headers = retrySeconds !== undefined ? { refresh: String(retrySeconds) } : undefined;
   return { status, type: HTML_TYPE, body: render(page({ title, crumbs: [[title, '']], live: undefined, body })), ...(headers ? { headers } : {}) };
 }
 
-async function pageOf(route: PageRoute, source: ViewSource, live: Live | undefined): Promise<Answer> {
+async function pageOf(route: PageRoute, source: GuardedSource, live: Live | undefined, failureOf: FailureOf): Promise<Answer> {
   switch (route.page) {
     case 'environments':
-      return ok(environmentsPage(await source.overview(), live));
+      return ok(environmentsPage(await source.overview(), live, failureOf));
     case 'environment':
       return ok(environmentPageOf(await source.environment(route.env), live));
     case 'unit': {
@@ -77,16 +85,21 @@ async function pageOf(route: PageRoute, source: ViewSource, live: Live | undefin
   }
 }
 
-/** The answer to a page route; an environment that cannot be opened answers with its diagnostics. */
-export async function answerOf(route: PageRoute, source: ViewSource, live: Live | undefined): Promise<Answer> {
+/**
+ * The answer to a page route; an environment that cannot be opened answers with its diagnostics.
+ * One whose failure is remembered (environment-reads.ts) says when it was read and when it will be
+ * read again, and the page reloads itself then.
+ */
+export async function answerOf(route: PageRoute, source: GuardedSource, live: Live | undefined, failureOf: FailureOf = () => undefined): Promise<Answer> {
   try {
-    return await pageOf(route, source, live);
+    return await pageOf(route, source, live, failureOf);
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
-    const unknown = error.diagnostics.some((d) => d.code === 'NYL-ENVIRONMENT-UNKNOWN');
-    return unknown
-      ? problemPage(404, 'No such environment', { diagnostics: error.diagnostics })
-      : problemPage(500, 'This page cannot be read', { diagnostics: error.diagnostics, retrySeconds: RETRY_SECONDS });
+    if (error.diagnostics.some((d) => d.code === 'NYL-ENVIRONMENT-UNKNOWN')) return problemPage(404, 'No such environment', { diagnostics: error.diagnostics });
+    const failure = 'env' in route ? failureOf(route.env) : undefined;
+    if (!failure || !('env' in route)) return problemPage(500, 'This page cannot be read', { diagnostics: error.diagnostics, retrySeconds: RETRY_SECONDS });
+    const retrySeconds = Math.max(1, Math.ceil(failure.retryInMs / 1000));
+    return problemPage(503, `${route.env} cannot be read just now`, { diagnostics: error.diagnostics, failure: unreadable(route.env, failure), retrySeconds });
   }
 }
 

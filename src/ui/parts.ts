@@ -5,6 +5,7 @@
  */
 import type { Diagnostic } from '../errors/diagnostic';
 import type { LeaseSummary, LogEntry } from '../report/types';
+import type { ReadFailure } from './environment-reads';
 import { html, type Html, type HtmlValue, pathOf } from './html';
 
 /**
@@ -44,6 +45,7 @@ ${liveMeta(shell.live)}<title>${shell.title} \u00b7 nyl</title>
 <link rel="stylesheet" href="/assets/nyl.css">
 <link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <script src="/assets/refresh.js" defer></script>
+<script src="/assets/graph.js" defer></script>
 </head>
 <body>
 <header class="top"><a class="brand" href="/">nyl</a>${crumbsOf(shell.crumbs)}<span class="live" id="live" title="Refreshes when the state refs change">read-only</span></header>
@@ -142,4 +144,11 @@ export function valueText(value: unknown): string {
 export function fields(rows: [string, HtmlValue][]): Html {
   const shown = rows.filter(([, v]) => v !== undefined && v !== '' && v !== null);
   return html`<dl class="fields">${shown.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
+}
+
+/** Why an environment shows nothing: when it could not be read, and when the view reads it again. */
+export function unreadable(env: string, failure: ReadFailure): Html {
+  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+  const why = failure.timedOut ? ' (it did not answer in time)' : '';
+  return html`<p class="unreadable" data-retry-at="${iso(failure.retryAt)}">nyl ui could not read the state of ${env} at ${time(iso(failure.at))}${why}; it reads it again at ${time(iso(failure.retryAt))}, not before.</p>`;
 }

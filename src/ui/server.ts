@@ -13,7 +13,7 @@
  *   page elsewhere can make it read state by embedding its addresses. A browser that sends no
  *   fetch metadata still sends Origin with a scripted request: a foreign one is refused alike.
  * - Pages are built by src/ui/html.ts (every value escaped), under a Content-Security-Policy that
- *   allows only this server's own script and stylesheet; assets come from a fixed table, never
+ *   allows only this server's own scripts and stylesheet; assets come from a fixed table, never
  *   from a file named by the request.
  * - Reads run one at a time, so two pages never fetch into the same cache repository at once;
  *   once the server closes, reads still queued do not start.
@@ -25,7 +25,8 @@ import { hostAllowed, type HostPolicy, hostPolicyOf, originMatchesHost } from '.
 import { type Answer, answerOf, type PageRoute, plainAnswer, problemPage, RETRY_SECONDS, TEXT_TYPE } from './pages';
 import type { Live } from './parts';
 import { routeOf } from './routes';
-import type { ViewSource } from './source';
+import { EnvironmentReads } from './environment-reads';
+import { type GuardedSource, guardedSource, type ViewSource } from './source';
 import { VersionCache } from './version-cache';
 
 interface UiServerOptions {
@@ -37,6 +38,8 @@ interface UiServerOptions {
   allowHosts: readonly string[];
   /** Where unexpected failures are reported (stderr), besides the 500 page. */
   log: (line: string) => void;
+  /** How one environment's reads are cut and their failures remembered (tests shorten them). */
+  reads?: EnvironmentReads;
 }
 
 interface UiServer {
@@ -93,12 +96,17 @@ class UiHandler {
   policy: HostPolicy | undefined;
   closed = false;
   private readonly run = serialized();
+  private readonly reads: EnvironmentReads;
+  private readonly source: GuardedSource;
 
   constructor(
-    private readonly source: ViewSource,
+    source: ViewSource,
     private readonly options: UiServerOptions,
   ) {
-    this.versions = new VersionCache((env) => this.read(() => source.version(env)), options.pollMs);
+    const reads = options.reads ?? new EnvironmentReads();
+    this.reads = reads;
+    this.source = guardedSource(source, (environment, read) => reads.read(environment, read));
+    this.versions = new VersionCache((env) => this.read(() => this.source.version(env)), options.pollMs);
   }
 
   /** One read of the source, after those before it; none once the server closed. */
@@ -148,7 +156,7 @@ class UiHandler {
       const version = await this.versions.fresh(env).catch(() => undefined);
       const live: Live | undefined =
         version === undefined ? undefined : { version, pollMs: this.options.pollMs, ...(env !== undefined ? { environment: env } : {}) };
-      return await this.read(() => answerOf(route, this.source, live));
+      return await this.read(() => answerOf(route, this.source, live, (name) => this.reads.failure(name)));
     } catch (error) {
       if (!this.closed) this.options.log(`nyl ui: ${(error as Error)?.stack ?? String(error)}`);
       return problemPage(500, 'nyl ui failed to read this page', { retrySeconds: RETRY_SECONDS });

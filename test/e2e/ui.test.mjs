@@ -3,8 +3,11 @@
 // repository; the browser finds the environments, the units with their states and why they wait,
 // follows the links to the history and to a run, sees a page refresh by itself when another nyl
 // process changes the state refs, and takes the screenshot of docs/web-view.md
-// (NYL_UPDATE_SCREENSHOTS=1 writes it to docs/images/). A sensitive output's value reaches no
-// page, and a hostile reason runs no script.
+// (NYL_UPDATE_SCREENSHOTS=1 writes it to docs/images/). The graph has its legend and highlights a
+// unit's edges on hover and focus; a unit's page links its dependencies and dependents; at 420
+// pixels wide no page scrolls sideways (screenshots at 420 px go to a temp dir, kept with
+// NYL_KEEP_SCREENSHOTS=<dir> for a look). A sensitive output's value reaches no page, and a
+// hostile reason runs no script.
 //
 // Without Chromium the browser tests skip, unless NYL_REQUIRE_BROWSER=1 (set by .ci/run) makes
 // that a failure. NYL_CHROMIUM names another executable.
@@ -188,7 +191,7 @@ test('the web view of examples/shop in Chromium: environments, units and why the
     await page.$$eval('svg.graph a.node', (nodes) => nodes.map((n) => `${n.dataset.unit}:${[...n.classList].find((c) => c.startsWith('state-'))}`).sort()),
     ['cache:state-held', 'database:state-outdated', 'migrate:state-awaiting-dependencies', 'network:state-current', 'smoke-test:state-awaiting-dependencies'],
   );
-  assert.equal(await page.$$eval('svg.graph path.edge', (e) => e.length), 5);
+  assert.equal(await page.$$eval('svg.graph:not(.graph-key) path.edge', (e) => e.length), 5);
   await page.waitForFunction(() => document.documentElement.dataset.live === 'on', { timeout: 10_000 });
   const shot = path.join(tempDir('nyl-ui-shot-'), 'environment.png');
   await page.screenshot({ path: shot, fullPage: true });
@@ -196,6 +199,65 @@ test('the web view of examples/shop in Chromium: environments, units and why the
   assert.equal(png.subarray(1, 4).toString(), 'PNG');
   assert.equal(png.readUInt32BE(16), 1280, 'the screenshot is the page at 1280 pixels wide');
   if (process.env.NYL_UPDATE_SCREENSHOTS === '1') fs.copyFileSync(shot, SCREENSHOT);
+
+  // The graph's legend, and a unit's edges highlighted on hover and on keyboard focus: migrate's dependency (database) and dependent (smoke-test).
+  assert.deepEqual(await page.$$eval('ul.graph-legend li', (items) => items.map((i) => i.textContent.trim()).slice(0, 3)), [
+    'dependsOn',
+    'reads an output',
+    'triggers',
+  ]);
+  const highlighted = () =>
+    page.$eval('svg.graph:not(.graph-key)', (svg) => ({
+      focused: svg.classList.contains('focused'),
+      into: [...svg.querySelectorAll('.edge.into')].map((e) => e.dataset.from),
+      outOf: [...svg.querySelectorAll('.edge.out-of')].map((e) => e.dataset.to),
+      near: [...svg.querySelectorAll('.node.near')].map((n) => n.dataset.unit).sort(),
+      dimmed: getComputedStyle(svg.querySelector('.edge:not(.into):not(.out-of)')).opacity,
+    }));
+  await page.hover('svg.graph a.node[data-unit="migrate"]');
+  assert.deepEqual(await highlighted(), { focused: true, into: ['database'], outOf: ['smoke-test'], near: ['database', 'smoke-test'], dimmed: '0.12' });
+  await page.mouse.move(5, 5);
+  assert.equal((await highlighted()).focused, false, 'leaving the graph ends the highlight');
+  await page.$eval('svg.graph a.node[data-unit="network"]', (a) => a.focus());
+  assert.deepEqual((await highlighted()).outOf.sort(), ['cache', 'database']);
+  await page.$eval('svg.graph a.node[data-unit="network"]', (a) => a.blur());
+
+  // At 420 pixels wide (a phone): the page never scrolls sideways (the graph scrolls in its box, tables become blocks), and every page says so.
+  await page.setViewport({ width: 420, height: 860 });
+  const narrow = async (name, screenshot = true) => {
+    const overflow = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, view: window.innerWidth }));
+    assert.ok(overflow.page <= overflow.view, `${name} at 420 px: the document is ${overflow.page} px wide`);
+    if (screenshot) await page.screenshot({ path: path.join(path.dirname(shot), `${name}-420.png`), fullPage: true });
+  };
+  await narrow('environment');
+  const box = await page.$eval('.graph-box', (b) => ({
+    scroll: b.scrollWidth,
+    client: b.clientWidth,
+    font: getComputedStyle(b.querySelector('.node-name')).fontSize,
+  }));
+  assert.ok(box.scroll > box.client, 'the graph keeps its size and scrolls in its box');
+  assert.equal(box.font, '13px', 'its labels are not shrunk');
+  await page.goto(url, { waitUntil: 'load' });
+  await narrow('environments');
+  await page.goto(`${url}environments/dev/units/migrate`, { waitUntil: 'load' });
+  await narrow('unit');
+  // A unit's page: its dependencies and dependents, as links.
+  assert.deepEqual(
+    await page.$$eval('ul.neighbours', (lists) =>
+      Object.fromEntries(lists.map((l) => [l.classList[1], [...l.querySelectorAll('a.unit')].map((a) => a.getAttribute('href'))])),
+    ),
+    { dependencies: ['/environments/dev/units/database'], dependents: ['/environments/dev/units/smoke-test'] },
+  );
+  const runHref = await page.$eval('section.receipt a.run', (a) => a.getAttribute('href'));
+  await page.goto(`${url}environments/dev/history`, { waitUntil: 'load' });
+  await narrow('history', false);
+  await page.goto(new URL(runHref, url).href, { waitUntil: 'load' });
+  await narrow('run', false);
+  await page.setViewport({ width: 1280, height: 900 });
+  await page.goto(`${url}environments/dev/units/migrate`, { waitUntil: 'load' });
+  await page.screenshot({ path: path.join(path.dirname(shot), 'unit-1280.png'), fullPage: true });
+  if (process.env.NYL_KEEP_SCREENSHOTS) fs.cpSync(path.dirname(shot), process.env.NYL_KEEP_SCREENSHOTS, { recursive: true });
+  await page.goto(`${url}environments/dev`, { waitUntil: 'load' });
 
   // The history, by its link: the hold with its reason, the reconcile, the state init.
   await Promise.all([page.waitForNavigation(), page.click('a.history')]);

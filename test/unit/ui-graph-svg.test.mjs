@@ -6,7 +6,8 @@
 // join (an edge spanning several columns goes round the units in between).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GRAPH_CSS, graphSvg } from '../../dist/ui/graph-svg.js';
+import { GRAPH_CSS, graphLegend, graphSvg } from '../../dist/ui/graph-svg.js';
+import { ASSETS } from '../../dist/ui/assets.js';
 import { pathOf, render } from '../../dist/ui/html.js';
 
 const node = (name, state = 'current', detail = '') => ({ name, kind: 'Command', state, detail });
@@ -191,20 +192,56 @@ test('the shop: one column per layer (longest path), no overlapping boxes', () =
   for (const box of all) assert.ok(box.x >= 0 && box.y >= 0 && box.x + box.w <= vw && box.y + box.h <= vh, 'every box inside the drawing');
 });
 
-test('the shop: edges run from the right middle of the dependency to the left middle of the dependent, before the nodes', () => {
-  const markup = shop();
+/**
+ * Where each edge leaves and enters: on the right side of the dependency and the left side of the
+ * dependent, inside the box's height; the edges of one side at distinct heights, ordered like the
+ * heights of their other ends (so they fan out without crossing at the box); one alone at the middle.
+ */
+function checkPorts(markup) {
   const tree = parse(markup);
   const b = boxes(tree);
   const paths = edgePaths(tree);
-  assert.equal(paths.length, 5, 'one path per pair of units');
+  const sides = new Map();
   for (const path of paths) {
     const { start, end } = edgeEnds(path);
     const from = b.get(path.attrs['data-from']);
     const to = b.get(path.attrs['data-to']);
-    assert.deepEqual(start, { x: from.x + from.w, y: from.y + from.h / 2 });
-    assert.deepEqual(end, { x: to.x, y: to.y + to.h / 2 });
-    assert.equal(path.attrs['marker-end'], 'url(#nyl-arrow)');
+    assert.equal(start.x, from.x + from.w, 'leaves on the right side');
+    assert.equal(end.x, to.x, 'enters on the left side');
+    for (const [p, box] of [
+      [start, from],
+      [end, to],
+    ])
+      assert.ok(p.y >= box.y + 4 && p.y <= box.y + box.h - 4, `inside the side of the box: ${path.attrs.d}`);
+    const all = commands(path.attrs.d);
+    const second = all[1].points[all[1].points.length - 1];
+    const last = all[all.length - 1];
+    for (const [key, y, other] of [
+      [`out:${path.attrs['data-from']}`, start.y, second.y],
+      [`in:${path.attrs['data-to']}`, end.y, last.from.y],
+    ])
+      sides.set(key, [...(sides.get(key) ?? []), { y, other }]);
   }
+  for (const [key, ports] of sides) {
+    const box = b.get(key.slice(key.indexOf(':') + 1));
+    if (ports.length === 1) assert.equal(ports[0].y, box.y + box.h / 2, `${key}: one edge alone at the middle`);
+    const ys = ports.map((p) => p.y);
+    assert.equal(new Set(ys).size, ys.length, `${key}: each edge at its own height`);
+    const byPort = [...ports].sort((p, q) => p.y - q.y).map((p) => p.other);
+    assert.deepEqual(
+      byPort,
+      [...byPort].sort((p, q) => p - q),
+      `${key}: ordered like their other ends`,
+    );
+  }
+  return { tree, paths };
+}
+
+test('the shop: edges leave the right side of the dependency and enter the left side of the dependent, spread and ordered, before the nodes', () => {
+  const markup = shop();
+  const { tree, paths } = checkPorts(markup);
+  assert.equal(paths.length, 5, 'one path per pair of units');
+  for (const path of paths) assert.equal(path.attrs['marker-end'], 'url(#nyl-arrow)');
   assert.equal(byName(tree, 'marker').length, 1);
   assert.equal(byName(tree, 'marker')[0].attrs.id, 'nyl-arrow');
   assert.ok(markup.lastIndexOf('class="edge') < markup.indexOf('class="node'), 'edges are drawn first, under the nodes');
@@ -247,8 +284,8 @@ test('long edges: one smooth path each, horizontal at every joint, a straight ru
   for (const path of paths) {
     const [from, to] = [b.get(path.attrs['data-from']), b.get(path.attrs['data-to'])];
     const { start, end } = edgeEnds(path);
-    assert.deepEqual(start, { x: from.x + from.w, y: from.y + from.h / 2 });
-    assert.deepEqual(end, { x: to.x, y: to.y + to.h / 2 }, 'the arrowhead stays at the left middle of the dependent');
+    assert.equal(start.x, from.x + from.w);
+    assert.equal(end.x, to.x, 'the arrowhead stays on the left side of the dependent');
     const segments = commands(path.attrs.d).slice(1);
     for (const { op, from: p0, points } of segments) {
       if (op === 'C')
@@ -266,6 +303,44 @@ test('long edges: one smooth path each, horizontal at every joint, a straight ru
     );
   }
   assert.equal(longEdges(), longEdges(), 'deterministic');
+});
+
+/** How far each edge's path (its points and control points) strays above or below the band between its two ends, by edge. */
+function excursions(markup) {
+  return Object.fromEntries(
+    edgePaths(parse(markup)).map((path) => {
+      const ys = commands(path.attrs.d).flatMap((c) => c.points.map((p) => p.y));
+      const [a, b] = [ys[0], ys[ys.length - 1]];
+      return [`${path.attrs['data-from']}>${path.attrs['data-to']}`, Math.max(0, ...ys.map((y) => Math.max(y - Math.max(a, b), Math.min(a, b) - y)))];
+    }),
+  );
+}
+
+test('long edges run straight through the columns they cross instead of looping round them', () => {
+  // Pins: each column was stacked and centred on its own, so a long link's lanes sat wherever the stack put them.
+  assert.deepEqual(excursions(longEdges()), { 'a>b': 0, 'b>c': 0, 'c>d': 0, 'a>d': 0, 'x>d': 0 });
+  const fan = svgOf(
+    ['s', 'a', 'b', 'c', 't'].map((n) => node(n)),
+    ['s>a', 'a>b', 'b>c', 'c>t', 's>t', 's>b'].map((p) => ({ from: p[0], to: p[2], via: 'dependsOn' })),
+  );
+  const strayed = Object.values(excursions(fan)).reduce((sum, e) => sum + e, 0);
+  assert.ok(strayed <= 24, `the edges of the fan stray ${strayed} px outside their ends' band`);
+  checkPorts(fan);
+});
+
+test('a unit with many edges: its ports spread over its sides, ordered, none crossing at the box', () => {
+  const names = ['hub', 'a', 'b', 'c', 'd', 'e', 'f', 'g'];
+  const edges = [
+    ...['a', 'b', 'c'].map((n) => ({ from: n, to: 'hub', via: 'dependsOn' })),
+    ...['d', 'e', 'f', 'g'].map((n) => ({ from: 'hub', to: n, via: n === 'e' ? 'reference' : 'dependsOn', output: 'x', pointer: '/env/X' })),
+    { from: 'a', to: 'g', via: 'trigger' },
+  ];
+  checkPorts(
+    svgOf(
+      names.map((n) => node(n)),
+      edges,
+    ),
+  );
 });
 
 test('the shop: the svg, node and label markup the page relies on', () => {
@@ -477,4 +552,28 @@ test('GRAPH_CSS: colours by state class, dashed or distinct references, a dark s
   assert.match(GRAPH_CSS, /@media \(prefers-color-scheme: dark\)/);
   assert.match(GRAPH_CSS, /\.node:hover rect[^{]*\{[^}]*stroke-width/);
   assert.equal((GRAPH_CSS.match(/\{/g) ?? []).length, (GRAPH_CSS.match(/\}/g) ?? []).length);
+});
+
+test('the legend says what solid, dashed and dotted edges and the outlines mean, drawn with the classes of the graph itself', () => {
+  const legend = parse(render(graphLegend()));
+  const items = byName(legend, 'li');
+  const samples = items.flatMap((li) => byName(li, 'path').map((p) => `${p.attrs.class} ${li.text.trim()}`));
+  assert.deepEqual(samples, ['edge via-dependsOn dependsOn', 'edge via-reference reads an output', 'edge via-trigger triggers']);
+  assert.deepEqual(
+    items.flatMap((li) => byName(li, 'g').map((g) => `${g.attrs.class}: ${li.text.trim()}`)),
+    ['node state-current: current', 'node state-pending: waiting or held', 'node state-failed: failed or uncertain'],
+  );
+  assert.match(GRAPH_CSS, /\.via-reference[^{]*\{[^}]*stroke-dasharray: 6 3/);
+  assert.match(GRAPH_CSS, /\.via-trigger[^{]*\{[^}]*stroke-dasharray: 2 3/);
+});
+
+test("hover and focus highlight a unit's edges: the script sets classes the stylesheet colours, and nothing else", () => {
+  const script = ASSETS.get('/assets/graph.js');
+  assert.equal(script.type, 'text/javascript; charset=utf-8');
+  for (const event of ['mouseover', 'mouseleave', 'focusin', 'focusout']) assert.ok(script.body.includes(`'${event}'`), event);
+  assert.doesNotMatch(script.body, /\.style\b|innerHTML|fetch\(|eval\(/, 'classes only: the CSP forbids inline styles');
+  for (const cls of ['focused', 'into', 'out-of', 'near', 'focus']) assert.ok(script.body.includes(`'${cls}'`), cls);
+  assert.match(GRAPH_CSS, /\.graph\.focused \.edge \{ opacity/);
+  assert.match(GRAPH_CSS, /\.graph\.focused \.edge\.into \{ stroke/);
+  assert.match(GRAPH_CSS, /\.graph\.focused \.edge\.out-of \{ stroke/);
 });

@@ -100,7 +100,16 @@ function fakeSource() {
     unit: (env, unit) =>
       source.track('unit', {
         status: statusOf(env, [
-          unitStatus(unit, 'failed', { condition: { type: 'failed', retryable: false, reason: HOSTILE, run: 'run-1', since: '2026-12-02T07:58:05Z' } }),
+          unitStatus(unit, 'failed', {
+            condition: {
+              type: 'failed',
+              retryable: false,
+              reason: HOSTILE,
+              run: 'run-1',
+              since: '2026-12-02T07:58:05Z',
+              ...(unit === 'migrate' ? { reason: 'command exited with code 3' } : {}),
+            },
+          }),
         ]),
         show: {
           ...base(),
@@ -120,7 +129,29 @@ function fakeSource() {
             note: HOSTILE,
             reads: { secrets: [{ pointer: '/env/T', unit: 'db', output: 'password', sha256: `hmac-sha256:0123456789abcdef:${'e'.repeat(64)}` }] },
           },
-          observedDocument: { receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } } },
+          observedDocument: {
+            receipt: { run: 'run-1', sensitiveOutputs: { password: { sha256: `sha256:${'d'.repeat(64)}` } } },
+            // The last lines of output the failed execution left in state (the status report carries no output).
+            ...(unit === 'migrate'
+              ? { condition: { type: 'failed', run: 'run-1', output: ['applying 003_users.sql', `ERROR: relation "users" already exists ${HOSTILE}`] } }
+              : {}),
+          },
+        },
+        graph: {
+          ...base(),
+          kind: 'GraphReport',
+          operation: 'graph',
+          environment: env,
+          nodes: [...new Set(['db', unit, 'web'])].map((n) => ({ name: n, kind: 'Command', state: n === unit ? 'failed' : 'current', detail: '' })),
+          edges:
+            unit !== 'api'
+              ? []
+              : [
+                  { from: 'db', to: unit, via: 'reference', output: 'url', pointer: '/env/DB' },
+                  { from: 'db', to: unit, via: 'dependsOn' },
+                  { from: unit, to: 'web', via: 'dependsOn' },
+                  { from: 'db', to: 'web', via: 'dependsOn' },
+                ],
         },
       }),
     history: (env, limit) =>
@@ -144,7 +175,7 @@ function fakeSource() {
       const entries = run === 'run-1' ? [entry] : [];
       return source.track('run', { log: { ...base(), kind: 'LogReport', operation: 'log', environment: env, entries, truncated: false }, entries, status });
     },
-    version: () => source.track('version', source.versionValue),
+    version: (_env, _guard) => source.track('version', source.versionValue),
   };
   return source;
 }
@@ -535,4 +566,131 @@ test('--listen: host:port, [v6]:port or a bare port; anything else is a usage er
       bad,
     );
   }
+});
+
+test('an unreachable environment is read once per interval and a slow one is cut at the time box; the pages say when it is read again', async () => {
+  const { EnvironmentReads } = await import('../../dist/ui/environment-reads.js');
+  let now = Date.parse('2026-12-02T08:00:00Z');
+  const reads = { far: 0, slow: 0, dev: 0 };
+  const unavailable = (env) =>
+    new NylError(diagnostic('NYL-STATE-UNAVAILABLE', 'error', `the state repository of ${env} cannot be read: connection refused`, { env }));
+  /** One environment's read: dev answers, far fails, slow answers after two seconds. */
+  const readOne = async (env) => {
+    reads[env]++;
+    if (env === 'far') throw unavailable(env);
+    if (env === 'slow') await new Promise((r) => setTimeout(r, 2000));
+    return `refs of ${env}`;
+  };
+  const names = ['dev', 'far', 'slow'];
+  const source = fakeSource();
+  source.overview = async (guard) => ({
+    project: 'shop',
+    patterns: [],
+    instances: [],
+    errors: [],
+    environments: await Promise.all(
+      names.map(async (name) => {
+        try {
+          await guard(name, () => readOne(name));
+          return { name, labels: {}, status: statusOf(name, [unitStatus('api', 'current')]), errors: [] };
+        } catch (error) {
+          return { name, labels: {}, errors: error.diagnostics };
+        }
+      }),
+    ),
+  });
+  source.version = async (env, guard) => {
+    const parts = [];
+    for (const name of [...names, ...(env && !names.includes(env) ? [env] : [])])
+      parts.push(await guard(name, () => readOne(name)).catch((e) => e.diagnostics.map((d) => d.code).join()));
+    return parts.join('|');
+  };
+  const environment = source.environment;
+  source.environment = async (env) => (names.includes(env) ? (await readOne(env), environment('dev')) : environment(env));
+  const guardReads = new EnvironmentReads({ timeBoxMs: 150, memoryMs: 30_000, now: () => now });
+  const logged = [];
+  const server = await startUiServer(source, { host: '127.0.0.1', port: 0, pollMs: 50, allowHosts: [], log: (l) => logged.push(l), reads: guardReads });
+  servers.push(server);
+  const url = server.url;
+
+  const far = await request(url, { path: '/environments/far' });
+  assert.equal(far.status, 503);
+  assert.match(
+    far.body,
+    /nyl ui could not read the state of far at <time datetime="2026-12-02T08:00:00Z">[^;]*<\/time>; it reads it again at <time datetime="2026-12-02T08:00:30Z">/,
+  );
+  assert.match(far.body, /NYL-STATE-UNAVAILABLE/);
+  assert.equal(far.headers.refresh, '30', 'the page reloads itself when the environment is read again');
+  assert.equal(reads.far, 1, 'the version read found it unreachable; the page did not read it again');
+  const started = Date.now();
+  for (const path of ['/environments/far', '/environments/far/history', '/', '/version']) await request(url, { path });
+  assert.equal(reads.far, 1, 'no request reads it again within the interval');
+  const first = (await request(url, { path: '/' })).body;
+  assert.match(/<tr data-environment="far">[\s\S]*?<\/tr>/.exec(first)[0], /class="unreadable"[^]*could not read the state of far at/);
+  assert.match(/<tr data-environment="dev">[\s\S]*?<\/tr>/.exec(first)[0], /state-current/);
+  assert.ok(Date.now() - started < 1500, 'pages answer without waiting for the slow environment again');
+  // The slow environment was cut at the time box by the first version read, and is remembered as not answering.
+  assert.equal(reads.slow, 1);
+  const slow = await request(url, { path: '/environments/slow' });
+  assert.equal(slow.status, 503);
+  assert.match(slow.body, /could not read the state of slow at <time[^>]*>[^<]*<\/time> \(it did not answer in time\)/);
+  assert.match(slow.body, /not read within 0\.15 s/);
+  assert.equal(reads.slow, 1);
+  now += 30_000;
+  assert.equal((await request(url, { path: '/environments/far' })).status, 503);
+  assert.equal(reads.far, 2, 'read again once the interval passed');
+
+  // A page whose report says the repository cannot be read (status and log report it as data, not as an exception) is remembered alike.
+  let lostReads = 0;
+  const history = source.history;
+  source.history = (env, limit) =>
+    env !== 'lost'
+      ? history(env, limit)
+      : (lostReads++, history(env, limit).then((log) => ({ ...log, entries: [], errors: [unavailable(env).diagnostics[0]] })));
+  assert.equal((await request(url, { path: '/environments/lost/history' })).status, 503);
+  const again = await request(url, { path: '/environments/lost/history' });
+  assert.match(again.body, /could not read the state of lost at/);
+  assert.equal(lostReads, 1);
+  // The read went on in the background: once it ends well, the environment is read again at the next request.
+  await new Promise((r) => setTimeout(r, 2100));
+  assert.equal(guardReads.failure('slow'), undefined);
+  assert.deepEqual(logged, []);
+});
+
+test("a unit's page lists its dependencies and its dependents as links, each with its state and why the edge exists", async () => {
+  const { url } = await serve();
+  const body = (await request(url, { path: '/environments/dev/units/api' })).body;
+  const list = () => /<ul class="neighbours ([a-z]+)">([\s\S]*?)<\/ul>/g;
+  const sides = Object.fromEntries(
+    [...body.matchAll(list())].map((m) => [
+      m[1],
+      [
+        ...m[2].matchAll(
+          /<li data-unit="([^"]+)"><a class="unit" href="([^"]+)">[^<]*<\/a> <span class="badge state-([a-z-]+)"[^>]*>[^<]*<\/span> <span class="muted">([^<]*)<\/span>/g,
+        ),
+      ].map((l) => l.slice(1).join(' ')),
+    ]),
+  );
+  assert.deepEqual(sides, {
+    dependencies: ['db /environments/dev/units/db current outputs.url at /env/DB; dependsOn'],
+    dependents: ['web /environments/dev/units/web current dependsOn'],
+  });
+  const lonely = (await request(url, { path: '/environments/dev/units/lonely' })).body;
+  assert.match(lonely, /<h2>Depends on<\/h2><p class="empty">Nothing: it runs first\.<\/p>/);
+  assert.match(lonely, /<h2>Dependents<\/h2><p class="empty">Nothing depends on it\.<\/p>/);
+});
+
+test("a failed unit's condition shows the last lines its tool printed, not only the exit code", async () => {
+  const { url } = await serve();
+  const body = (await request(url, { path: '/environments/dev/units/migrate' })).body;
+  const condition = /<section class="condition">[\s\S]*?<\/section>/.exec(body)[0];
+  assert.match(condition, /<dt>Reason<\/dt><dd><pre class="text">command exited with code 3<\/pre><\/dd>/);
+  assert.ok(
+    condition.includes(
+      `<dt>Last lines of output</dt><dd><pre class="output">applying 003_users.sql\nERROR: relation &quot;users&quot; already exists ${escapeHtml(HOSTILE)}</pre></dd>`,
+    ),
+    condition,
+  );
+  // A condition without output shows no empty block.
+  assert.doesNotMatch((await request(url, { path: '/environments/dev/units/api' })).body, /Last lines of output/);
 });

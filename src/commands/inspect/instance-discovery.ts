@@ -90,13 +90,24 @@ async function templateInstances(rt: Runtime, path: string, template: Environmen
   return names.filter((n) => n !== probeName && patternSuffix(template.spec.namePattern, n) !== undefined);
 }
 
-/** The instances of every template that have state, each name once, sorted; what could not be listed, as errors. */
-export async function discoverInstances(rt: Runtime, path: string, project: Project, local = false): Promise<DiscoveredInstances> {
+/**
+ * The instances of every template that have state, each name once, sorted; what could not be
+ * listed, as errors. `guard` reads each template's location (named by its probe instance), as
+ * the web view reads an environment: remembering a failure, cutting a slow read.
+ */
+export async function discoverInstances(
+  rt: Runtime,
+  path: string,
+  project: Project,
+  local = false,
+  guard: <T>(environment: string, read: () => Promise<T>) => Promise<T> = (_environment, read) => read(),
+): Promise<DiscoveredInstances> {
   const names = new Set<string>();
   const errors: Diagnostic[] = [];
   for (const template of [...(project.templates?.values() ?? [])].sort((a, b) => byCodeUnits(a.name, b.name))) {
     try {
-      for (const n of await templateInstances(rt, path, template, local)) if (!project.environments.has(n)) names.add(n);
+      const probe = template.spec.namePattern.replace('*', PROBE);
+      for (const n of await guard(probe, () => templateInstances(rt, path, template, local))) if (!project.environments.has(n)) names.add(n);
     } catch (error) {
       if (!(error instanceof NylError)) throw error;
       errors.push(...error.diagnostics);

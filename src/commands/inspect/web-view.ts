@@ -50,10 +50,30 @@ export interface EnvironmentPageData {
   recent: LogReport;
 }
 
-/** What a unit's page shows: the environment's status (the unit's state and why) and the unit's documents. */
+/** What a unit's page shows: the environment's status (the unit's state and why), the unit's documents, and the graph (its dependencies and dependents). */
 export interface UnitPageData {
   status: StatusReport;
   show: ShowReport;
+  graph: GraphReport;
+}
+
+/**
+ * How the view reads one environment (the name of what is opened, and the read): `nyl ui`
+ * remembers a failure for a while and cuts a slow read (src/ui/environment-reads.ts), so that an
+ * unreachable state repository does not slow every page down. Plain reads by default.
+ */
+export type ReadGuard = <T>(environment: string, read: () => Promise<T>) => Promise<T>;
+
+const unguarded: ReadGuard = (_environment, read) => read();
+
+/**
+ * Reports carry a state repository that cannot be read as data (NYL-STATE-UNAVAILABLE among their
+ * errors) rather than throwing it: inside a guarded read it is thrown, so that the guard sees the
+ * failure and remembers it.
+ */
+export function throwUnreachable(errors: readonly Diagnostic[]): void {
+  const unreachable = errors.filter((d) => d.code === 'NYL-STATE-UNAVAILABLE');
+  if (unreachable.length > 0) throw new NylError(unreachable);
 }
 
 /** How many operations an environment's page lists before linking to its history. */
@@ -65,29 +85,32 @@ function withRenderedEnvironment<T>(rt: Runtime, req: EnvironmentRequest, fn: (o
 }
 
 /** The declared environments and the instances state holds, each with its status and its latest operation, by name. */
-export async function projectOverview(rt: Runtime, path: string, local = false): Promise<ProjectOverview> {
+export async function projectOverview(rt: Runtime, path: string, local = false, guard: ReadGuard = unguarded): Promise<ProjectOverview> {
   const project = await readDeclarations(rt, path);
   const { known, patterns } = knownEnvironments(project);
   const req = (environment: string) => ({ path, environment, ...(local ? { local: true } : {}) });
   const environments: EnvironmentSummary[] = [];
-  for (const name of known) environments.push({ name, labels: project.environments.get(name)!.labels, ...(await summaryOf(rt, req(name))) });
-  const discovered = await discoverInstances(rt, path, project, local);
+  for (const name of known) environments.push({ name, labels: project.environments.get(name)!.labels, ...(await summaryOf(rt, req(name), guard)) });
+  const discovered = await discoverInstances(rt, path, project, local, guard);
   const instances: EnvironmentSummary[] = [];
   for (const name of discovered.names) {
-    const summary = { name, labels: {}, ...(await summaryOf(rt, req(name))) };
+    const summary = { name, labels: {}, ...(await summaryOf(rt, req(name), guard)) };
     // A closed preview's deleted state stays in Git; the list is of the live ones.
     if (!summary.status?.errors.some((d) => d.code === 'NYL-STATE-DELETED')) instances.push(summary);
   }
   return { ...(project.name !== undefined ? { project: project.name } : {}), environments, patterns, instances, errors: discovered.errors };
 }
 
-async function summaryOf(rt: Runtime, req: EnvironmentRequest): Promise<Omit<EnvironmentSummary, 'name' | 'labels'>> {
+async function summaryOf(rt: Runtime, req: EnvironmentRequest, guard: ReadGuard): Promise<Omit<EnvironmentSummary, 'name' | 'labels'>> {
   try {
-    return await withRenderedEnvironment(rt, req, async (opened) => {
-      const { report: status, refs } = await statusWithRefs(rt, opened);
-      const last = (await logOpened(opened, { ...req, limit: 1 }, refs)).entries[0];
-      return { status, ...(last ? { last } : {}), errors: [] };
-    });
+    return await guard(req.environment, () =>
+      withRenderedEnvironment(rt, req, async (opened) => {
+        const { report: status, refs } = await statusWithRefs(rt, opened);
+        throwUnreachable(status.errors);
+        const last = (await logOpened(opened, { ...req, limit: 1 }, refs)).entries[0];
+        return { status, ...(last ? { last } : {}), errors: [] };
+      }),
+    );
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     return { errors: error.diagnostics };
@@ -104,7 +127,7 @@ export async function environmentPage(rt: Runtime, req: EnvironmentRequest): Pro
 export async function unitPage(rt: Runtime, req: EnvironmentRequest & { unit: string }): Promise<UnitPageData> {
   return withRenderedEnvironment(rt, req, async (opened) => {
     const { report: status, refs } = await statusWithRefs(rt, opened);
-    return { status, show: await showOpened(opened, req.unit, refs) };
+    return { status, show: await showOpened(opened, req.unit, refs), graph: graphOf(opened, status) };
   });
 }
 
@@ -136,26 +159,29 @@ export async function runPage(rt: Runtime, req: EnvironmentRequest & { run: stri
  * when one of them does, when an environment is declared or removed, and when one starts or stops
  * being readable.
  */
-export async function stateVersion(rt: Runtime, path: string, environment: string | undefined, local = false): Promise<string> {
+export async function stateVersion(rt: Runtime, path: string, environment: string | undefined, local = false, guard: ReadGuard = unguarded): Promise<string> {
   const project = await readDeclarations(rt, path);
   const { known } = knownEnvironments(project);
-  const discovered = await discoverInstances(rt, path, project, local);
+  const discovered = await discoverInstances(rt, path, project, local, guard);
   const named = environment === undefined ? [] : [environment];
   const hash = createHash('sha256');
   // Sorted: the same set of environments gives the same version, whatever order it was named in.
   for (const env of [...new Set([...known, ...discovered.names, ...named])].sort(byCodeUnits)) {
     hash.update(`${env}\n`);
-    hash.update(`${JSON.stringify(await refsOf(rt, { path, environment: env, ...(local ? { local: true } : {}) }))}\n`);
+    hash.update(`${JSON.stringify(await refsOf(rt, { path, environment: env, ...(local ? { local: true } : {}) }, guard))}\n`);
   }
   return hash.digest('hex').slice(0, 16);
 }
 
-async function refsOf(rt: Runtime, req: EnvironmentRequest): Promise<[string, string][] | string[]> {
+async function refsOf(rt: Runtime, req: EnvironmentRequest, guard: ReadGuard): Promise<[string, string][] | string[]> {
   try {
-    return await withEnvironmentRead(rt, req, async (opened) => {
-      const read = await readRefs(opened);
-      return read.refs ? [...read.refs].sort(([a], [b]) => byCodeUnits(a, b)) : read.errors.map((d) => d.code);
-    });
+    return await guard(req.environment, () =>
+      withEnvironmentRead(rt, req, async (opened) => {
+        const read = await readRefs(opened);
+        throwUnreachable(read.errors ?? []);
+        return read.refs ? [...read.refs].sort(([a], [b]) => byCodeUnits(a, b)) : read.errors.map((d) => d.code);
+      }),
+    );
   } catch (error) {
     if (!(error instanceof NylError)) throw error;
     return error.diagnostics.map((d) => d.code);
