@@ -66,7 +66,11 @@ export function sourceReads(
     for (const called of calls?.get(path) ?? []) addTree(called, objects, reads);
   }
   for (const pattern of inputsOf(unit)) addMatches(pattern, objects, reads);
-  for (const [path, oid] of programFiles(kinds.descriptor(unit.kind)?.actionFields, rendering, objects)) reads[path] = oid;
+  // Only when the unit's own spec names a path (readsSource): whether the listing is loaded at
+  // all depends on every unit of the project, and a program that only a reference renders would
+  // enter the key once an unrelated unit gained `inputs`, and run this one again.
+  const fields = kinds.descriptor(unit.kind)?.actionFields;
+  if (fields && actionWords(unit.spec, fields).length > 0) for (const [path, oid] of programFiles(fields, rendering, objects)) reads[path] = oid;
   return reads;
 }
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { actionDir, actionWords, resolveWord, shellCommands } from '../../dist/project/script-paths.js';
 import { undeclaredReads } from '../../dist/project/undeclared-reads.js';
-import { sourceReads } from '../../dist/project/source-reads.js';
+import { readsSource, sourceReads } from '../../dist/project/source-reads.js';
 import { pathspecsOf, projectReadPatterns, readsPath } from '../../dist/project/working-reads.js';
 import { loadProject } from '../../dist/project/load.js';
 import { BUILTIN_KINDS, COMMAND_KIND } from '../../dist/drivers/kinds.js';
@@ -158,4 +158,14 @@ test('working reads: nyl.yaml, includes, source dirs up to a reference, inputs, 
   for (const p of ['README.md', 'units/sub/c.yaml', 'migrations/README.md', 'missing/file.txt', 'bin/other.sh']) assert.ok(!reads(p), p);
   assert.deepEqual(pathspecsOf(patterns), ['bin/deploy.sh', 'bin/new.sh', 'conf/app.yaml', 'migrations', 'nyl.yaml', 'stacks', 'units']);
   assert.deepEqual(pathspecsOf([{ glob: '**/*.sql' }, { prefix: 'a' }]), [''], 'a glob from the root looks at the whole project');
+});
+
+test('a program that only a reference renders is not read: the key never depends on whether other units load the listing', async () => {
+  const all = await objects();
+  const unit = (spec) => ({ kind: 'Command', spec });
+  // Whether the listing is loaded depends on the whole project (readsSource of any unit); what
+  // a unit reads must follow from its own spec, or an unrelated unit's inputs would run it again.
+  const spec = { run: ['${{ units.build.outputs.program }}'] };
+  assert.equal(readsSource(unit(spec)), false);
+  assert.deepEqual(sourceReads(unit(spec), { run: ['./bin/deploy.sh'] }, all, BUILTIN_KINDS), {});
 });
