@@ -191,8 +191,8 @@ export const CATALOG = {
       p.init
         ? `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish the clone's state there with \`nyl state move -e ${e(p)} --from local\`, or start over deliberately on top of it with \`nyl state init -e ${e(p)} --fresh\` (every unit becomes a new incarnation)`
         : p.cache
-          ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; publish the --local run's state there with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``
-          : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\`, or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
+          ? `inspect it with \`git -C ${String(p.cache)} log ${String(p.ref ?? 'the branch')}\`; publish the --local run's state there with \`nyl state move -e ${e(p)} --from local\` (it publishes while the state repository has not moved since the --local run read it; once it has, the move refuses, and discarding is the way on), or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``
+          : `inspect it with \`git log ${String(p.ref ?? 'the branch')}\`; publish local state with \`nyl state move -e ${e(p)} --from local\` (it publishes while the state repository has not moved since the --local run read it; once it has, the move refuses, and discarding is the way on), or discard it with \`nyl state reset -e ${e(p)} --local --discard-all\``,
   },
   'NYL-STATE-LOCAL-WORK': {
     exit: 1,
@@ -212,7 +212,7 @@ export const CATALOG = {
     exit: 1,
     summary: 'state reset --local would discard local receipts the state repository does not have; it names the units.',
     fix: (p) =>
-      `discard them deliberately with \`nyl state reset -e ${e(p)} --local --discard ${(p.units ?? [u(p)]).join(',')}\` (or --discard-all), or publish them with \`nyl state move -e ${e(p)} --from local\``,
+      `discard them deliberately with \`nyl state reset -e ${e(p)} --local --discard ${(p.units ?? [u(p)]).join(',')}\` (or --discard-all), or publish them with \`nyl state move -e ${e(p)} --from local\` (it publishes while the state repository has not moved since the --local run read it; once it has, the move refuses, and discarding is the way on)`,
   },
   'NYL-STATE-CORRUPT': {
     exit: 1,

@@ -163,6 +163,13 @@ class Fixes {
     return cmds[0];
   }
 
+  /** The one command d's fix names that passes `flag` (asserted): the way of a fix that names two. */
+  taking(d, flag, fill) {
+    const cmds = this.commands(d, fill).filter((c) => c.argv.includes(flag));
+    assert.equal(cmds.length, 1, `one runnable command with ${flag} in: ${d.fix}`);
+    return cmds[0];
+  }
+
   /** Runs a printed command in cwd; it must be accepted and exit with one of `exits`. */
   async exec(cwd, cmd, exits, { env = {} } = {}) {
     const r = await runNyl(cwd, cmd.argv, { env });
@@ -929,7 +936,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.deepEqual(teardownsIn(s.log), ['-td'], 'td is torn down; base waits for the tombstone user');
       assert.equal(unitFile(dir, DESIRED, 'td'), false);
 
-      const incomplete = fx.only(fx.printed(started, 'NYL-TEARDOWN-INCOMPLETE', { unit: 'bare' }));
+      const incomplete = fx.taking(fx.printed(started, 'NYL-TEARDOWN-INCOMPLETE', { unit: 'bare' }), '--allow-incomplete');
       const forgetUser = fx.only(fx.printed(started, 'NYL-TEARDOWN-HAS-DEPENDENTS (dependents)', { unit: 'base', params: { dependents: ['user'] } }));
       await fx.exec(dir, incomplete, [2]); // base still waits for --allow-teardown
       assert.equal(unitFile(dir, DESIRED, 'bare'), false, 'bare is removed without a claim of removal');
@@ -969,7 +976,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       for (const u of ['app', 'db']) assert.equal(unitFile(dir, DESIRED, u), false, `${u} is torn down`);
 
       const bare = await step(dir, ['teardown', '-e', ENV, '--unit', 'x', '-o', 'json'], [3]);
-      await fx.exec(dir, fx.only(fx.printed(bare, 'NYL-TEARDOWN-INCOMPLETE (teardown)', { unit: 'x' })), [0]);
+      await fx.exec(dir, fx.taking(fx.printed(bare, 'NYL-TEARDOWN-INCOMPLETE (teardown)', { unit: 'x' }), '--allow-incomplete'), [0]);
       assert.equal(unitFile(dir, DESIRED, 'x'), false, 'x is removed without a claim of removal');
     },
   );
@@ -987,7 +994,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       assert.equal(kept.json.units.a.result, 'retained', show(kept));
       const deleteIt = ['state', 'delete', '-e', ENV, '--reason', 'decommission', '-o', 'json'];
       const refused = await step(dir, deleteIt, [1]);
-      const [all, teardown, forget] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS', { unit: 'a' }));
+      const [all, teardown, forget] = fx.commands(fx.printed(refused, 'NYL-STATE-DELETE-INCARNATIONS', { unit: 'a', params: { forgettable: ['a'] } }));
       assert.deepEqual(
         [all, teardown, forget].map((c) => c.argv.slice(0, 2)),
         [
@@ -1080,7 +1087,7 @@ describe('fix texts work as printed', { concurrency: 2 }, () => {
       });
       assert.deepEqual(d.units, ['a', 'b']);
       assert.deepEqual(teardownsIn(s.log), [], 'nothing torn down');
-      const r = await fx.exec(dir, fx.only(d), [0]);
+      const r = await fx.exec(dir, fx.taking(d, '--allow-incomplete'), [0]);
       assert.deepEqual(teardownsIn(s.log), ['-c']);
       assert.match(r.stdout, /removed:\n    - a\n    - b\n    - c\n/, show(r));
       assert.match(git(dir, 'show', `${DESIRED}:state.yaml`), /status: deleted/);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { NylError, diagnostic } from '../../dist/errors/diagnostic.js';
 import { exitCodeOf } from '../../dist/report/exit-code.js';
 import { stateDeleteOpened } from '../../dist/commands/state/state-delete.js';
+import { renderStateDelete } from '../../dist/commands/state/render-delete.js';
 import { toYaml } from '../../dist/state/documents.js';
 import { ENV, World } from './world.mjs';
 
@@ -439,8 +440,15 @@ describe('state delete --teardown of units whose driver cannot claim their remov
       );
       assert.equal(done.exit, 0, JSON.stringify(done.report?.errors ?? done.error?.message));
       assert.deepEqual(done.report.details.removed, ['a', 'b']);
-      const incomplete = [...done.report.warnings, ...done.report.details.teardown.warnings].filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
+      const incomplete = done.report.warnings.filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
       assert.equal(incomplete.length, 1, JSON.stringify(incomplete));
+      assert.deepEqual(
+        done.report.details.teardown.warnings.filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE').flatMap((w) => w.units),
+        ['a', 'b'],
+        "the teardown's own report stays as the teardown wrote it",
+      );
+      const text = renderStateDelete(done.report);
+      assert.equal(text.match(/NYL-TEARDOWN-INCOMPLETE/g)?.length, 1, text);
       assert.deepEqual(incomplete[0].units, ['a', 'b']);
       assert.doesNotMatch(incomplete[0].fix, /<unit>/);
       assert.match(incomplete[0].fix, /a, b/);

@@ -12,5 +12,10 @@ export function renderStateDelete(r: StateOperationReport): string {
 
 function teardownSection(r: StateOperationReport): string {
   const teardown = r.details.teardown as ReconcileReport | undefined;
-  return teardown ? `\nteardown ${r.environment}:\n${renderReconcile(teardown)}` : '';
+  if (!teardown) return '';
+  // The report sums the teardown's NYL-TEARDOWN-INCOMPLETE warnings up in one (its own, in
+  // details.teardown, stays as the teardown wrote it): the text says it once.
+  const summed = r.warnings.some((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
+  const shown = summed ? { ...teardown, warnings: teardown.warnings.filter((w) => w.code !== 'NYL-TEARDOWN-INCOMPLETE') } : teardown;
+  return `\nteardown ${r.environment}:\n${renderReconcile(shown)}`;
 }

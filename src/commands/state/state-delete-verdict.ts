@@ -85,15 +85,15 @@ export function removedByTeardown(report: ReconcileReport | undefined): string[]
 }
 
 /**
- * The teardown's NYL-TEARDOWN-INCOMPLETE warnings, one per unit, taken out of its report and said
- * once for all the units: removed without a claim of removal (--allow-incomplete), and, apart,
- * those whose teardown could not claim it. Decommissioning an environment of Commands without
- * teardown: would otherwise print the same warning for every unit.
+ * The teardown's NYL-TEARDOWN-INCOMPLETE warnings, one per unit, said once for all the units in
+ * the state delete's own report: removed without a claim of removal (--allow-incomplete), and,
+ * apart, those whose teardown could not claim it. Decommissioning an environment of Commands
+ * without teardown: would otherwise print the same warning for every unit. The teardown's own
+ * report (details.teardown) keeps them as it wrote them; the text leaves them out there.
  */
 export function summarizeIncomplete(env: string, report: ReconcileReport): Diagnostic[] {
   const incomplete = report.warnings.filter((w) => w.code === 'NYL-TEARDOWN-INCOMPLETE');
   if (incomplete.length <= 1) return [];
-  report.warnings = report.warnings.filter((w) => w.code !== 'NYL-TEARDOWN-INCOMPLETE');
   const removed = unitsWhere(report, (row) => row.incomplete === true).sort(byCodeUnits);
   const named = incomplete.flatMap((w) => w.units ?? []);
   const failed = named.filter((n) => !removed.includes(n)).sort(byCodeUnits);
