@@ -25,6 +25,20 @@ function counting(proc) {
   return calls;
 }
 
+/** The reads of hold signals ('read signals') and the writes (named by `nameWrite`) of a process's store, in order. */
+function callsOf(proc, nameWrite) {
+  const calls = [];
+  const inner = proc.store;
+  proc.store = new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'snapshotPrefix') return (...args) => (calls.push('read signals'), inner.snapshotPrefix(...args));
+      if (prop === 'write') return (updates) => (calls.push(nameWrite(updates)), inner.write(updates));
+      return Reflect.get(target, prop);
+    },
+  });
+  return calls;
+}
+
 test('hold and resume read the refs once and write twice: the lease, then the commit with the release', async () => {
   const world = await World.create();
   try {
@@ -113,20 +127,9 @@ test("a run's first look at hold signals, right after taking the lease, reads th
   try {
     await world.process('init').run('state init');
     const run = world.process('run', { network: true });
-    const calls = [];
-    const inner = run.store;
-    run.store = new Proxy(inner, {
-      get(target, prop) {
-        if (prop === 'snapshotPrefix') return (...args) => (calls.push('read signals'), inner.snapshotPrefix(...args));
-        if (prop === 'write') {
-          return (updates) => {
-            const runRef = updates.find((u) => u.ref.includes('/runs/'));
-            calls.push(runRef?.expect === null ? 'take the lease' : runRef && runRef.to ? 'write the run ref' : 'other write');
-            return inner.write(updates);
-          };
-        }
-        return Reflect.get(target, prop);
-      },
+    const calls = callsOf(run, (updates) => {
+      const runRef = updates.find((u) => u.ref.includes('/runs/'));
+      return runRef?.expect === null ? 'take the lease' : runRef && runRef.to ? 'write the run ref' : 'other write';
     });
     const r = await run.run('reconcile');
     assert.equal(r.code, 0, JSON.stringify(r.codes ?? r.report.units));
@@ -154,16 +157,7 @@ test('a run reads the hold signals only where a hold can still change what it do
       { name: 'b', dependsOn: [] },
     ]);
     const run = world.process('run', { network: true });
-    const calls = [];
-    const inner = run.store;
-    run.store = new Proxy(inner, {
-      get(target, prop) {
-        if (prop === 'snapshotPrefix') return (...args) => (calls.push('read signals'), inner.snapshotPrefix(...args));
-        if (prop === 'write')
-          return (updates) => (calls.push(updates.some((u) => u.ref.startsWith('refs/heads/')) ? 'state' : 'coordination'), inner.write(updates));
-        return Reflect.get(target, prop);
-      },
-    });
+    const calls = callsOf(run, (updates) => (updates.some((u) => u.ref.startsWith('refs/heads/')) ? 'state' : 'coordination'));
     const r = await run.run('reconcile');
     assert.equal(r.report.units.b.result, 'executed', JSON.stringify(r.report.units));
     // After b ended nothing is left to start: the look after the units' end and the one after the
