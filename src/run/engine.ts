@@ -151,7 +151,7 @@ function startsSomething(plan: Plan, queue: ReadyQueue): boolean {
  * Queues what the plan lets start now: prepare phases and executions, or, once none is left
  * queued or running, lifecycle work. `riding` (checkpoints of units that ended) goes with the
  * wave's started markers, or to group commit when there is no wave. False when the plan had
- * nothing new (the engine then waits for a unit to end, or is done).
+ * nothing new and nothing was awaited (the engine then waits for a unit to end, or is done).
  */
 async function dispatch(plan: Plan, riding: Checkpointed[], queue: ReadyQueue, ctx: WaveContext): Promise<boolean> {
   const executions = executable(plan);
@@ -166,10 +166,11 @@ async function dispatch(plan: Plan, riding: Checkpointed[], queue: ReadyQueue, c
   else for (const cp of riding) ctx.commits.add(cp.unit, cp.file, cp.content);
   // A prepare takes time (registry lookups) and writes nothing: the checkpoints do not wait for it.
   if (preparing && riding.length > 0) await ctx.commits.idle();
-  // A plan is never used across an await: a prepare that ended meanwhile left the queue.
+  // A plan is never used across an await: a prepare that ended meanwhile left the queue, and what
+  // it prepared may execute now. After an await the loop plans again (more), whatever this plan had.
   const awaited = wave.length > 0 || (preparing && riding.length > 0);
   const prepares = preparing && queuePrepares(awaited ? ctx.state.plan() : plan, queue, ctx);
-  return prepares || instant || wave.length > 0;
+  return prepares || instant || awaited;
 }
 
 /**

@@ -158,3 +158,34 @@ test('a unit that ends while the run reads its hold signals at a dispatch point 
     world.cleanup();
   }
 });
+
+test('a prepare that ends while the checkpoints before it are pushed: its unit still executes in this run', async () => {
+  let releasePrepare;
+  const world = await World.create({
+    units: [
+      { name: 'y', dependsOn: [] },
+      { name: 'p', dependsOn: [] },
+    ],
+    driver: { prepare: true },
+    storeOptions: {
+      // y's checkpoint push: p's prepare ends while it is on its way.
+      async beforeWrite(updates) {
+        const runRef = updates.find((u) => u.ref.includes('/runs/') && u.to);
+        if (!releasePrepare || !runRef || !/^nyl: checkpoint y/m.test(world.repo.object(runRef.to).content.toString())) return;
+        releasePrepare();
+        releasePrepare = undefined;
+        for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+      },
+    },
+  });
+  try {
+    await world.process('init').run('state init');
+    releasePrepare = world.driver.hold('p', 'prepare');
+    const r = await world.process('run').run('reconcile');
+    assert.equal(releasePrepare, undefined, "p's prepare ended during y's checkpoint push");
+    assert.deepEqual([r.report.units.y.result, r.report.units.p.result], ['executed', 'executed'], JSON.stringify(r.report.units));
+    assert.equal(world.driver.callsOf('p', 'prepare').length, 1, 'prepared once');
+  } finally {
+    world.cleanup();
+  }
+});
