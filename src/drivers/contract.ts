@@ -247,8 +247,9 @@ export interface KindDescriptor {
   secretFields?: readonly string[];
   /**
    * Why a teardown of a unit with this rendering (its spec) cannot claim the removal, if it cannot
-   * (a Command without `teardown:`): known before anything runs, so that `nyl state delete
-   * --teardown` refuses up front what would fail without --allow-incomplete. Absent: it can.
+   * (a Command without `teardown:`), as words that follow the unit's name. The one rule: the
+   * driver's teardown answers `incomplete` with it, and `nyl state delete --teardown` refuses up
+   * front with it what would fail without --allow-incomplete. Absent: it can.
    */
   removalUnclaimed?(rendering: Readonly<Record<string, unknown>>): string | undefined;
   /**

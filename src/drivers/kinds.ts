@@ -24,7 +24,7 @@ export const COMMAND_KIND: KindDescriptor = {
   argvFields: ['/run', '/teardown/run', '/check/run'],
   actionFields: { argv: 'run', shellText: 'script', workingDir: 'workingDir' },
   secretFields: ['/env', '/teardown/env', '/check/env'],
-  removalUnclaimed: (spec) => (spec.teardown ? undefined : 'it declares no teardown: action'),
+  removalUnclaimed: (spec) => (spec.teardown ? undefined : 'declares no teardown: action, so nothing can claim its removal'),
   spec: commandSpec,
 };
 
@@ -47,7 +47,7 @@ export const OCI_IMAGE_KIND: KindDescriptor = {
   defaultRecovery: 'manual',
   shellTextFields: [],
   secretFields: ['/env'],
-  removalUnclaimed: () => 'a one-shot container leaves nothing Nyl can remove',
+  removalUnclaimed: () => 'ran a one-shot container, which leaves nothing Nyl can remove, so nothing can claim a removal of what it did',
   spec: ociImageSpec,
 };
 

@@ -120,7 +120,7 @@ export function refuseUnclaimed(env: string, unclaimed: UnclaimedRemoval[], agai
   if (unclaimed.length === 0) return;
   const units = unclaimed.map((u) => u.unit);
   const reasons = [...new Set(unclaimed.map((u) => u.why))];
-  const why = reasons.length === 1 ? reasons[0]! : unclaimed.map((u) => `${u.unit}: ${u.why}`).join('; ');
+  const why = reasons.length === 1 ? `each ${reasons[0]!}` : unclaimed.map((u) => `${u.unit} ${u.why}`).join('; ');
   const listed = units.join(', ');
   throw new NylError(
     diagnostic(

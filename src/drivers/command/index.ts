@@ -141,8 +141,10 @@ function inheriting(spec: CommandSpec, action: CommandAction): CommandAction {
  */
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
   const spec = ctx.rendering as CommandSpec;
-  if (!spec.teardown) return { result: 'incomplete', reason: `${ctx.unit} declares no teardown: action, so nothing can claim its removal` };
-  const action = inheriting(spec, spec.teardown);
+  // The kind's one rule (COMMAND_KIND.removalUnclaimed), which state delete also asks up front.
+  const unclaimed = COMMAND_KIND.removalUnclaimed?.(spec);
+  if (unclaimed !== undefined) return { result: 'incomplete', reason: `${ctx.unit} ${unclaimed}` };
+  const action = inheriting(spec, spec.teardown!);
   const receiptFile = join(ctx.scratchDir(), 'receipt-outputs.json');
   writeFileSync(receiptFile, JSON.stringify(ctx.receiptOutputs ?? {}), { mode: 0o600 });
   try {

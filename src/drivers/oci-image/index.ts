@@ -176,10 +176,7 @@ async function apply(ctx: DriverContext): Promise<ApplyOutcome> {
 }
 
 async function teardown(ctx: DriverContext): Promise<TeardownOutcome> {
-  return {
-    result: 'incomplete',
-    reason: `${ctx.unit} ran a one-shot container, which leaves nothing Nyl can remove, so nothing can claim a removal of what it did`,
-  };
+  return { result: 'incomplete', reason: `${ctx.unit} ${OCI_IMAGE_KIND.removalUnclaimed?.(ctx.rendering)}` };
 }
 
 /**
