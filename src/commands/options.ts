@@ -50,6 +50,21 @@ export const WORKTREE: OptionSpec = {
     'Render from a snapshot of the working files (tracked files as modified, deletions, untracked files that are not ignored), the Environment included, instead of a commit; ' +
     'one named environment only; conflicts with --source. The snapshot is pushed with the state (a parent of the desired transition): .gitignore what must not be. Warns NYL-SOURCE-WORKTREE.',
 };
+/**
+ * `--unit` of a command that selects environments: repeatable, comma lists, unit names completed;
+ * `does` says what it does to the unit, and the help adds how a name picks its environment.
+ */
+export function selectedUnitOption(does: string): OptionSpec {
+  return {
+    name: 'unit',
+    completes: 'units',
+    type: 'string',
+    multiple: true,
+    list: true,
+    value: '<name>',
+    help: `${does} <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.`,
+  };
+}
 export const AUTHOR: OptionSpec = {
   name: 'author',
   type: 'string',

@@ -5,7 +5,7 @@
 import type { ReconcileReport } from '../../report/types';
 import { acrossCommand } from '../across';
 import type { Command } from '../command';
-import { OUTPUT, SELECTION, WORKTREE } from '../options';
+import { OUTPUT, SELECTION, WORKTREE, selectedUnitOption } from '../options';
 
 export const planCommand: Command = acrossCommand<ReconcileReport>({
   words: ['plan'],
@@ -20,15 +20,7 @@ export const planCommand: Command = acrossCommand<ReconcileReport>({
     'Exit codes as reconcile: 0 nothing to do, 2 something would change or waits, 3 a unit failed and needs an operator, 4 a unit is uncertain, 1 an error.',
   options: [
     ...SELECTION,
-    {
-      name: 'unit',
-      completes: 'units',
-      type: 'string',
-      multiple: true,
-      list: true,
-      value: '<name>',
-      help: 'Plan only this unit (repeatable), as reconcile --unit would run it. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
-    },
+    selectedUnitOption('Plan only this unit (repeatable), as reconcile --unit would run it.'),
     { name: 'units', completes: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Plan only these units (comma-separated).' },
     { name: 'source', type: 'string', value: '<rev>', help: "Render units at this revision instead of the Environment's source." },
     WORKTREE,

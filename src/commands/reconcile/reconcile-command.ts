@@ -7,7 +7,7 @@
 import type { ReconcileReport } from '../../report/types';
 import { acrossCommand } from '../across';
 import type { Command, OptionSpec, ParsedCommand } from '../command';
-import { ALLOW_DEPENDENTS, ALLOW_INCOMPLETE, ALLOW_TEARDOWN, LOCAL, RUN_OPTIONS, SELECTION, WORKTREE } from '../options';
+import { ALLOW_DEPENDENTS, ALLOW_INCOMPLETE, ALLOW_TEARDOWN, LOCAL, RUN_OPTIONS, SELECTION, WORKTREE, selectedUnitOption } from '../options';
 
 /** --approve and its companions: reconcile's (and later teardown's) approval flags. */
 const APPROVAL_OPTIONS: OptionSpec[] = [
@@ -65,15 +65,7 @@ export const reconcileCommand: Command = acrossCommand<ReconcileReport>({
     'Exit codes: 0 every selected unit is current, 1 an error, 2 something waits (blocked, held, awaiting approval, drifted, lease held), 3 a unit failed, 4 a unit is uncertain, the lease was lost or the run cancelled; 4 > 3 > 1 > 2 > 0.',
   options: [
     ...SELECTION,
-    {
-      name: 'unit',
-      completes: 'units',
-      type: 'string',
-      multiple: true,
-      list: true,
-      value: '<name>',
-      help: 'Execute only this unit (repeatable); no lifecycle work. <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
-    },
+    selectedUnitOption('Execute only this unit (repeatable); no lifecycle work.'),
     { name: 'units', completes: 'units', type: 'string', multiple: true, list: true, value: '<a>,<b>', help: 'Execute only these units (comma-separated).' },
     { name: 'fail-fast', type: 'boolean', help: 'Start no further unit after the first failure or uncertain outcome.' },
     { name: 'concurrency', type: 'string', value: '<n>', help: 'Units a wave executes at once. Default 4.' },

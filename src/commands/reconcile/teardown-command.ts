@@ -7,7 +7,7 @@
 import type { ReconcileReport, StateOperationReport } from '../../report/types';
 import { acrossCommand } from '../across';
 import type { Command } from '../command';
-import { ALLOW_DEPENDENTS, ALLOW_INCOMPLETE, RUN_OPTIONS, SELECTION } from '../options';
+import { ALLOW_DEPENDENTS, ALLOW_INCOMPLETE, RUN_OPTIONS, SELECTION, selectedUnitOption } from '../options';
 
 export const teardownCommand: Command = acrossCommand<ReconcileReport | StateOperationReport>({
   words: ['teardown'],
@@ -21,15 +21,7 @@ export const teardownCommand: Command = acrossCommand<ReconcileReport | StateOpe
     '--cancel withdraws recorded requests whose teardown has not started, in one environment: a state operation like `nyl resume` (lease, one commit with the operation teardown-cancel, a StateOperationReport; NYL-UNCHANGED when there is nothing to withdraw). The units keep their uid, receipt, condition and hold. A unit named whose teardown started (deleting, uncertain, or started by a run not imported yet) is refused with NYL-TEARDOWN-STARTED (exit 1) and nothing is withdrawn; --all withdraws every other request and warns about those.',
   options: [
     ...SELECTION,
-    {
-      name: 'unit',
-      completes: 'units',
-      type: 'string',
-      multiple: true,
-      list: true,
-      value: '<name>',
-      help: 'Tear down this unit (repeatable, or comma-separated). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
-    },
+    selectedUnitOption('Tear down this unit (repeatable, or comma-separated).'),
     { name: 'all', type: 'boolean', help: 'Tear down every unit of the environment that has an incarnation (with --cancel: withdraw every request).' },
     {
       name: 'cancel',

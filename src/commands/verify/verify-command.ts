@@ -5,7 +5,7 @@
 import type { StateOperationReport } from '../../report/types';
 import { acrossCommand } from '../across';
 import type { Command } from '../command';
-import { AUTHOR, OUTPUT, SELECTION, WAIT } from '../options';
+import { AUTHOR, OUTPUT, SELECTION, WAIT, selectedUnitOption } from '../options';
 
 export const verifyCommand: Command = acrossCommand<StateOperationReport>({
   words: ['verify'],
@@ -17,21 +17,7 @@ export const verifyCommand: Command = acrossCommand<StateOperationReport>({
     'Units without a receipt, held units and tombstones are skipped and listed with why. Nothing executes, and the desired state never changes. ' +
     "The next reconcile repairs a drifted unit as the Environment's driftRepair says. Run it from a scheduled CI job to detect drift. " +
     'Exit codes: 0 nothing drifted, 2 a unit drifted (or the lease is held), 1 a check failed or an error.',
-  options: [
-    ...SELECTION,
-    {
-      name: 'unit',
-      completes: 'units',
-      type: 'string',
-      multiple: true,
-      list: true,
-      value: '<name>',
-      help: 'Check only this unit (repeatable). <env>/<unit> names a unit of one selected environment; a plain name must exist in every selected one.',
-    },
-    WAIT,
-    AUTHOR,
-    OUTPUT,
-  ],
+  options: [...SELECTION, selectedUnitOption('Check only this unit (repeatable).'), WAIT, AUTHOR, OUTPUT],
   examples: ['nyl verify -e prod', 'nyl verify -e prod --unit network -o json'],
   report: 'StateOperationReport',
   across: { operation: 'verify', gate: 'none', unitsFrom: 'verifiable' },
